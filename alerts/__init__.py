@@ -1,0 +1,1 @@
+"""Prometheus alert rules for the log cleaner and tombstones (rule files live beside this module)."""

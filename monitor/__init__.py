@@ -1,0 +1,1 @@
+"""Kafka compaction-health monitor: the pure core (format reader, compaction model, configuration)."""

@@ -1,0 +1,90 @@
+"""Kafka's offset-checkpoint text files, parsed strictly.
+
+``cleaner-offset-checkpoint``, ``recovery-point-offset-checkpoint``,
+``log-start-offset-checkpoint`` and ``replication-offset-checkpoint`` share one
+format (CheckpointFile / OffsetCheckpointFile)::
+
+    0                 version, must be 0
+    2                 number of entry lines
+    orders 0 1523     <topic> <partition> <offset>
+    orders 1 0
+
+An empty file means no entries. Kafka writes ``<file>.tmp`` and renames it, so a
+reader never sees half a file; anything else that does not fit is an error that
+names the file and line, because a wrong dirty offset would make every ratio wrong.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+CHECKPOINT_VERSION = 0
+CHECKPOINT_FILES = (
+    "cleaner-offset-checkpoint",
+    "recovery-point-offset-checkpoint",
+    "log-start-offset-checkpoint",
+    "replication-offset-checkpoint",
+)
+
+
+class CheckpointError(ValueError):
+    def __init__(self, file: str, line: int, reason: str):
+        self.file, self.line, self.reason = str(file), line, reason
+        super().__init__(f"{file}: line {line}: {reason}")
+
+
+def parse_checkpoint(text: str, file: str = "<checkpoint>") -> dict[tuple[str, int], int]:
+    """``{(topic, partition): offset}`` from checkpoint text; CheckpointError when malformed."""
+    lines = text.splitlines()
+    if not lines or (len(lines) == 1 and not lines[0].strip()):
+        return {}
+    try:
+        version = int(lines[0].strip())
+    except ValueError:
+        raise CheckpointError(file, 1, f"version {lines[0].strip()!r} is not a number") from None
+    if version != CHECKPOINT_VERSION:
+        raise CheckpointError(file, 1, f"unsupported version {version} (expected {CHECKPOINT_VERSION})")
+    if len(lines) < 2:
+        raise CheckpointError(file, 2, "missing entry count")
+    try:
+        expected = int(lines[1].strip())
+    except ValueError:
+        raise CheckpointError(file, 2, f"entry count {lines[1].strip()!r} is not a number") from None
+    if expected < 0:
+        raise CheckpointError(file, 2, f"negative entry count {expected}")
+    entries: dict[tuple[str, int], int] = {}
+    body = lines[2:]
+    while body and not body[-1].strip():
+        body.pop()
+    for i, line in enumerate(body, start=3):
+        parts = line.split()
+        if len(parts) != 3:
+            raise CheckpointError(file, i, f"expected '<topic> <partition> <offset>', got {line!r}")
+        topic, part, off = parts
+        try:
+            entries[(topic, int(part))] = int(off)
+        except ValueError:
+            raise CheckpointError(file, i, f"partition or offset is not a number in {line!r}") from None
+    if len(body) != expected:
+        raise CheckpointError(file, 2 + len(body) + 1 if len(body) < expected else 2,
+                              f"header says {expected} entries, found {len(body)}")
+    return entries
+
+
+def read_checkpoint(path: str | Path) -> dict[tuple[str, int], int]:
+    """Read and parse one checkpoint file; a missing file is an empty checkpoint."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CheckpointError(str(path), 0, f"cannot read: {exc}") from exc
+    return parse_checkpoint(text, str(path))
+
+
+def format_checkpoint(entries: dict[tuple[str, int], int]) -> str:
+    """The text Kafka writes for ``entries`` (for fixtures and round-trip tests)."""
+    lines = [str(CHECKPOINT_VERSION), str(len(entries))]
+    lines += [f"{t} {p} {o}" for (t, p), o in entries.items()]
+    return "\n".join(lines) + "\n"

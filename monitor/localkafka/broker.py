@@ -1,0 +1,424 @@
+"""A real single-node Apache Kafka (KRaft) broker on loopback, for the demo and the tests.
+
+Kafka is not on PyPI or in Debian, so the broker's jars (and Kafka's own
+``kafka-dump-log`` tool, and the Prometheus JMX exporter agent) come from
+Maven Central through ``mvn`` and the small ``pom.xml`` beside this file. They
+are cached outside the work tree (``~/.cache/compaction-monitor`` or
+``$COMPACTION_MONITOR_CACHE``) so a second start downloads nothing.
+
+This module starts processes; it imports no Kafka client. Everything about a
+running broker is kept in ``<dir>/broker.json`` so that another process
+(``compaction-monitor broker status``, a test, the demo) can find it.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+import xml.etree.ElementTree as ET
+from importlib import resources
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+STATE_FILE = "broker.json"
+STARTED_MARKER = "Kafka Server started"
+
+
+class BrokerError(RuntimeError):
+    """The local broker could not be fetched, started, or found."""
+
+
+# --------------------------------------------------------------------- jars
+
+
+def _pom_property(name: str) -> str:
+    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+    root = ET.parse(HERE / "pom.xml").getroot()
+    node = root.find(f"m:properties/m:{name}", ns)
+    if node is None or not node.text:
+        raise BrokerError(f"pom.xml has no <{name}> property")
+    return node.text.strip()
+
+
+KAFKA_VERSION = _pom_property("kafka.version")
+JMX_EXPORTER_VERSION = _pom_property("jmx.exporter.version")
+
+
+def cache_root() -> Path:
+    env = os.environ.get("COMPACTION_MONITOR_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "compaction-monitor"
+
+
+def libs_dir() -> Path:
+    """Folder of every jar the broker and its tools need, keyed by the pom's content."""
+    digest = _pom_digest()
+    return cache_root() / f"kafka-{KAFKA_VERSION}-{digest}" / "libs"
+
+
+def _pom_digest() -> str:
+    import hashlib
+
+    return hashlib.sha1((HERE / "pom.xml").read_bytes()).hexdigest()[:10]
+
+
+def fetch_jars(progress=print) -> Path:
+    """Resolve the jars with Maven once; later calls return the cached folder at once."""
+    target = libs_dir()
+    if (target / ".complete").exists():
+        return target
+    mvn = shutil.which("mvn")
+    if not mvn:
+        raise BrokerError("Maven (`mvn`) is not on PATH: install it (Debian: apt-get install maven)")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="libs-", dir=target.parent))
+    progress(f"resolving Apache Kafka {KAFKA_VERSION} and JMX exporter {JMX_EXPORTER_VERSION} from Maven Central ...")
+    cmd = [
+        mvn, "-q", "-B", "-f", str(HERE / "pom.xml"),
+        "dependency:copy-dependencies", f"-DoutputDirectory={tmp}", "-DincludeScope=runtime",
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise BrokerError(f"mvn failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    (tmp / ".complete").write_text(KAFKA_VERSION + "\n")
+    if target.exists():
+        shutil.rmtree(target)
+    tmp.rename(target)
+    progress(f"cached {len(list(target.glob('*.jar')))} jars in {target}")
+    return target
+
+
+def _java() -> str:
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").exists():
+        return str(Path(home) / "bin" / "java")
+    java = shutil.which("java")
+    if not java:
+        raise BrokerError("no `java` on PATH and no JAVA_HOME: install a Java 17+ runtime")
+    return java
+
+
+def _classpath(libs: Path) -> str:
+    jars = sorted(p for p in libs.glob("*.jar") if not p.name.startswith("jmx_prometheus_javaagent"))
+    return os.pathsep.join(str(j) for j in jars)
+
+
+def _agent_jar(libs: Path) -> Path:
+    found = sorted(libs.glob("jmx_prometheus_javaagent-*.jar"))
+    if not found:
+        raise BrokerError(f"no JMX exporter agent jar in {libs}")
+    return found[0]
+
+
+# ------------------------------------------------------------------- state
+
+
+@dataclasses.dataclass(frozen=True)
+class BrokerState:
+    """What a running local broker is: written to ``broker.json`` at start."""
+
+    dir: str
+    pid: int
+    node_id: int
+    cluster_id: str
+    bootstrap: str
+    controller: str
+    jmx_url: str
+    log_dir: str
+    logs_dir: str
+    kafka_version: str
+    started_at: float
+
+    @property
+    def server_log(self) -> Path:
+        return Path(self.logs_dir) / "server.log"
+
+    @property
+    def cleaner_log(self) -> Path:
+        return Path(self.logs_dir) / "log-cleaner.log"
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), indent=2)
+
+
+def read_state(directory: Path) -> BrokerState | None:
+    path = Path(directory) / STATE_FILE
+    if not path.exists():
+        return None
+    try:
+        return BrokerState(**json.loads(path.read_text()))
+    except (ValueError, TypeError) as exc:
+        raise BrokerError(f"{path}: not a broker state file ({exc})") from exc
+
+
+def is_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child still answers kill(0); look at /proc when we can.
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+# -------------------------------------------------------------------- start
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port the kernel has just handed out; two runs never get the same one at once."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def kafka_uuid() -> str:
+    """Kafka's Uuid text form: URL-safe base64 of 16 random bytes, no padding."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+# Settings that let compaction happen within seconds. Topic configs
+# (segment.ms, min.cleanable.dirty.ratio, ...) do the rest per test.
+FAST_CLEANER = {
+    "log.cleaner.backoff.ms": "500",
+    "log.retention.check.interval.ms": "1000",
+    "log.segment.delete.delay.ms": "1000",
+    "file.delete.delay.ms": "1000",
+    "log.initial.task.delay.ms": "0",
+}
+
+
+def server_properties(node_id: int, bport: int, cport: int, log_dir: Path, extra: dict | None) -> str:
+    props = {
+        "process.roles": "broker,controller",
+        "node.id": str(node_id),
+        "controller.quorum.voters": f"{node_id}@127.0.0.1:{cport}",
+        "listeners": f"PLAINTEXT://127.0.0.1:{bport},CONTROLLER://127.0.0.1:{cport}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{bport}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        "log.dirs": str(log_dir),
+        "num.partitions": "1",
+        "offsets.topic.replication.factor": "1",
+        "offsets.topic.num.partitions": "3",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "transaction.state.log.num.partitions": "3",
+        "share.coordinator.state.topic.replication.factor": "1",
+        "share.coordinator.state.topic.min.isr": "1",
+        "group.initial.rebalance.delay.ms": "0",
+        "auto.create.topics.enable": "false",
+        **FAST_CLEANER,
+    }
+    props.update(extra or {})
+    return "".join(f"{k}={v}\n" for k, v in props.items())
+
+
+def _run_java(libs: Path, main: str, args: list[str], jvm: list[str] | None = None, **kw):
+    cmd = [_java(), *(jvm or []), "-cp", _classpath(libs), main, *args]
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def start(
+    directory: Path,
+    *,
+    extra_config: dict | None = None,
+    heap: str = "512m",
+    timeout: float = 120.0,
+    progress=print,
+) -> BrokerState:
+    """Format KRaft storage under ``directory`` and start a broker+controller; wait until it serves."""
+    directory = Path(directory).resolve()
+    existing = read_state(directory)
+    if existing and is_alive(existing.pid):
+        raise BrokerError(f"a broker is already running from {directory} (pid {existing.pid}, {existing.bootstrap})")
+    libs = fetch_jars(progress=progress)
+    directory.mkdir(parents=True, exist_ok=True)
+    log_dir = directory / "data"
+    logs_dir = directory / "logs"
+    logs_dir.mkdir(exist_ok=True)
+    node_id = 1
+    bport, cport, jport = free_port(), free_port(), free_port()
+    while len({bport, cport, jport}) < 3:
+        cport, jport = free_port(), free_port()
+
+    props = directory / "server.properties"
+    props.write_text(server_properties(node_id, bport, cport, log_dir, extra_config))
+    jmx_cfg = directory / "jmx-exporter.yaml"
+    jmx_cfg.write_text((HERE / "jmx-exporter.yaml").read_text())
+    log4j = directory / "log4j2.yaml"
+    log4j.write_text((HERE / "log4j2.yaml").read_text())
+
+    meta = log_dir / "meta.properties"
+    if meta.exists():
+        cluster_id = _read_properties(meta).get("cluster.id", "")
+    else:
+        cluster_id = kafka_uuid()
+        progress(f"formatting KRaft storage in {log_dir}")
+        fmt = _run_java(libs, "kafka.tools.StorageTool",
+                        ["format", "-t", cluster_id, "-c", str(props), "--ignore-formatted"],
+                        jvm=[f"-Dlog4j2.configurationFile={log4j}", f"-Dkafka.logs.dir={logs_dir}"])
+        if fmt.returncode != 0:
+            raise BrokerError(f"kafka-storage format failed:\n{fmt.stdout}\n{fmt.stderr}")
+
+    jvm = [
+        f"-Xmx{heap}", f"-Xms{heap}", "-XX:+UseG1GC", "-Djava.awt.headless=true",
+        f"-Dlog4j2.configurationFile={log4j}", f"-Dkafka.logs.dir={logs_dir}",
+        f"-javaagent:{_agent_jar(libs)}=127.0.0.1:{jport}:{jmx_cfg}",
+    ]
+    cmd = [_java(), *jvm, "-cp", _classpath(libs), "kafka.Kafka", str(props)]
+    out = open(logs_dir / "stdout.log", "ab")
+    progress(f"starting Kafka {KAFKA_VERSION} on 127.0.0.1:{bport} (JMX exporter on :{jport})")
+    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            start_new_session=True, cwd=directory)
+    out.close()
+    state = BrokerState(
+        dir=str(directory), pid=proc.pid, node_id=node_id, cluster_id=cluster_id,
+        bootstrap=f"127.0.0.1:{bport}", controller=f"127.0.0.1:{cport}",
+        jmx_url=f"http://127.0.0.1:{jport}/metrics", log_dir=str(log_dir), logs_dir=str(logs_dir),
+        kafka_version=KAFKA_VERSION, started_at=time.time(),
+    )
+    (directory / STATE_FILE).write_text(state.to_json())
+    try:
+        _wait_ready(state, proc, timeout)
+    except BaseException:
+        _terminate(proc.pid)
+        raise
+    progress(f"broker ready: bootstrap {state.bootstrap}, metrics {state.jmx_url}")
+    return state
+
+
+def _read_properties(path: Path) -> dict:
+    out = {}
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#") and "=" in line:
+            k, v = line.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+def _wait_ready(state: BrokerState, proc: subprocess.Popen, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    host, port = state.bootstrap.split(":")
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            tail = _tail(Path(state.logs_dir) / "stdout.log") + _tail(state.server_log)
+            raise BrokerError(f"broker exited with {proc.returncode} while starting:\n{tail}")
+        if _log_contains(state.server_log, STARTED_MARKER) and _port_open(host, int(port)) and _http_ok(state.jmx_url):
+            return
+        time.sleep(0.3)
+    raise BrokerError(f"broker did not start within {timeout:.0f}s; see {state.server_log}")
+
+
+def _tail(path: Path, n: int = 4000) -> str:
+    try:
+        return path.read_text(errors="replace")[-n:]
+    except OSError:
+        return ""
+
+
+def _log_contains(path: Path, text: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return text.encode() in fh.read()
+    except OSError:
+        return False
+
+
+def _port_open(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _http_ok(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as resp:
+            return resp.status == 200
+    except OSError:
+        return False
+
+
+# --------------------------------------------------------------------- stop
+
+
+def _terminate(pid: int, grace: float = 30.0) -> None:
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return
+        except ChildProcessError:
+            if not is_alive(pid):
+                return
+        time.sleep(0.2)
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def stop(directory: Path, progress=print) -> bool:
+    """Stop the broker started from ``directory``; keep its data and logs. False if none ran."""
+    state = read_state(directory)
+    if state is None or not is_alive(state.pid):
+        return False
+    progress(f"stopping broker pid {state.pid}")
+    _terminate(state.pid)
+    progress(f"stopped; logs kept in {state.logs_dir}")
+    return True
+
+
+# -------------------------------------------------------------- dump tool
+
+
+def dump_log(files: list[Path | str], *args: str, timeout: float = 600) -> str:
+    """Run Kafka's own ``kafka-dump-log`` (DumpLogSegments) on ``files``; return its stdout.
+
+    ``args`` are passed through, e.g. ``"--print-data-log"`` or ``"--deep-iteration"``.
+    """
+    libs = fetch_jars(progress=lambda *_: None)
+    argv = ["--files", ",".join(str(f) for f in files), *args]
+    proc = _run_java(libs, "org.apache.kafka.tools.DumpLogSegments", argv,
+                     jvm=["-Xmx512m", "-Dlog4j2.level=WARN"], timeout=timeout)
+    if proc.returncode != 0:
+        raise BrokerError(f"kafka-dump-log failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return proc.stdout
+
+
+def dump_log_command(files: list[str], *args: str) -> list[str]:
+    """The java command line of ``kafka-dump-log``, for callers that stream its output."""
+    libs = fetch_jars(progress=lambda *_: None)
+    return [_java(), "-Xmx512m", "-cp", _classpath(libs), "org.apache.kafka.tools.DumpLogSegments",
+            "--files", ",".join(files), *args]
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(fetch_jars(), file=sys.stderr)

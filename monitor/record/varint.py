@@ -1,0 +1,43 @@
+"""Protobuf-style zigzag varints as Kafka's DefaultRecord writes them.
+
+``n`` is encoded as ``(n << 1) ^ (n >> 63)``, then 7 bits per byte, least
+significant group first, high bit set on every byte but the last.
+"""
+
+from __future__ import annotations
+
+MAX_VARLONG_BYTES = 10
+
+
+class VarintError(ValueError):
+    pass
+
+
+def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
+    """Decode one zigzag varint/varlong at ``pos``; return (value, next position)."""
+    b = buf[pos]
+    pos += 1
+    if b < 0x80:
+        return (b >> 1) ^ -(b & 1), pos
+    result = b & 0x7F
+    shift = 7
+    while True:
+        if shift >= 70:
+            raise VarintError("varint longer than 10 bytes")
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return (result >> 1) ^ -(result & 1), pos
+        shift += 7
+
+
+def encode_varint(value: int) -> bytes:
+    """Zigzag-encode ``value`` (64-bit); used by tests and by writers of fixtures."""
+    n = ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)

@@ -1,0 +1,51 @@
+"""Shared fixtures: one real Kafka broker for the whole session, and paths to the record corpus.
+
+The broker runs on loopback ports the kernel hands out, under pytest's temp
+dir, so two runs on one machine never collide; it is stopped at the end of
+the session (and at interpreter exit if pytest dies on the way).
+"""
+
+from __future__ import annotations
+
+import atexit
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+CORPUS = ROOT.parent / "shared" / "corpus" / "segments"
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    if not CORPUS.is_dir():
+        pytest.fail(f"the shared record corpus is missing at {CORPUS}")
+    return CORPUS
+
+
+@pytest.fixture(scope="session")
+def kafka(tmp_path_factory):
+    """A running single-node KRaft broker (``BrokerState``): bootstrap, jmx_url, log_dir, logs."""
+    from monitor.localkafka import broker
+
+    directory = tmp_path_factory.mktemp("kafka")
+    state = broker.start(directory, progress=lambda m: print(f"[kafka] {m}", file=sys.stderr))
+    atexit.register(broker.stop, directory, progress=lambda *_: None)
+    yield state
+    broker.stop(directory, progress=lambda *_: None)
+    # keep server.log / log-cleaner.log for inspection after a failed run
+    ARTIFACTS.mkdir(exist_ok=True)
+    for log in (state.server_log, state.cleaner_log):
+        if log.exists():
+            (ARTIFACTS / log.name).write_bytes(log.read_bytes())
+
+
+@pytest.fixture(scope="session")
+def kafka_admin(kafka):
+    from confluent_kafka.admin import AdminClient
+
+    return AdminClient({"bootstrap.servers": kafka.bootstrap})
