@@ -1,0 +1,169 @@
+"""The on-disk layout of a broker log dir: partition folders, segments, checkpoint files.
+
+A log dir (one entry of ``log.dirs``) holds one folder per replica named
+``<topic>-<partition>`` (topic names may contain ``-``, so the split is on the
+last one), plus broker-level files: the four offset checkpoints and
+``meta.properties``. Folders ending ``-delete`` (pending deletion), ``-future``
+(being moved between dirs) and ``-stray`` (KRaft strays) are not live replicas:
+they are listed apart, with the reason, never read as partitions.
+
+Nothing here reads record bytes: this is the cheap directory walk that the
+collector repeats on every refresh.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from monitor.checkpoint import CHECKPOINT_FILES, CheckpointError, read_checkpoint
+
+SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex")
+TOPIC_CHARS = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
+NOT_LIVE = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)\.(?P<id>[0-9a-zA-Z_-]+)-(?P<kind>delete|future|stray)$")
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One segment: its base offset and the files that exist for it. Sizes are the ``.log`` file's."""
+
+    base_offset: int
+    log: Path
+    size: int
+    mtime_ns: int
+    has_index: bool = False
+    has_timeindex: bool = False
+    has_txnindex: bool = False
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        """What identifies unchanged content: name, size, mtime (used for incremental reads)."""
+        return (str(self.log), self.size, self.mtime_ns)
+
+
+@dataclass
+class PartitionDir:
+    topic: str
+    partition: int
+    path: Path
+    segments: list[Segment] = field(default_factory=list)
+    snapshots: list[int] = field(default_factory=list)
+    leftovers: list[str] = field(default_factory=list)  # .cleaned / .swap / .deleted files
+
+    @property
+    def size(self) -> int:
+        return sum(s.size for s in self.segments)
+
+    @property
+    def active_segment(self) -> Segment | None:
+        return self.segments[-1] if self.segments else None
+
+
+@dataclass
+class LogDir:
+    path: Path
+    partitions: list[PartitionDir] = field(default_factory=list)
+    not_live: list[tuple[str, str]] = field(default_factory=list)  # (folder, kind)
+    unrecognised: list[str] = field(default_factory=list)
+    checkpoints: dict[str, dict[tuple[str, int], int]] = field(default_factory=dict)
+    checkpoint_errors: dict[str, str] = field(default_factory=dict)
+    meta: dict[str, str] = field(default_factory=dict)
+
+    def partition(self, topic: str, partition: int) -> PartitionDir | None:
+        for p in self.partitions:
+            if p.topic == topic and p.partition == partition:
+                return p
+        return None
+
+
+def parse_partition_dir_name(name: str) -> tuple[str, int] | None:
+    """``orders.v2-eu-3`` -> ``("orders.v2-eu", 3)``; None for anything that is not a live replica."""
+    if NOT_LIVE.match(name):
+        return None
+    m = PARTITION_DIR.match(name)
+    if not m or not TOPIC_CHARS.match(m.group("topic")):
+        return None
+    return m.group("topic"), int(m.group("partition"))
+
+
+def scan_partition(path: str | Path) -> PartitionDir:
+    """The segments of one partition folder, in offset order, with their sizes and mtimes."""
+    path = Path(path)
+    parsed = parse_partition_dir_name(path.name)
+    topic, partition = parsed if parsed else (path.name, -1)
+    part = PartitionDir(topic, partition, path)
+    files: dict[int, dict[str, os.stat_result]] = {}
+    with os.scandir(path) as it:
+        for entry in it:
+            name = entry.name
+            stem, dot, suffix = name.partition(".")
+            if not (stem.isdigit() and dot):
+                continue
+            suffix = "." + suffix
+            if suffix in SEGMENT_SUFFIXES:
+                try:
+                    files.setdefault(int(stem), {})[suffix] = entry.stat()
+                except FileNotFoundError:  # deleted by the broker while we listed
+                    continue
+            elif suffix == ".snapshot":
+                part.snapshots.append(int(stem))
+            else:
+                part.leftovers.append(name)
+    for base in sorted(files):
+        f = files[base]
+        st = f.get(".log")
+        if st is None:
+            continue
+        part.segments.append(Segment(
+            base_offset=base, log=path / f"{base:020d}.log", size=st.st_size, mtime_ns=st.st_mtime_ns,
+            has_index=".index" in f, has_timeindex=".timeindex" in f, has_txnindex=".txnindex" in f,
+        ))
+    part.snapshots.sort()
+    return part
+
+
+def read_meta_properties(path: str | Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError:
+        return out
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("#", "!")) and "=" in line:
+            k, v = line.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+def scan_log_dir(path: str | Path) -> LogDir:
+    """Walk one log dir: partitions, not-live folders, checkpoints (errors kept, not raised)."""
+    path = Path(path)
+    if not path.is_dir():
+        raise FileNotFoundError(f"{path}: not a directory")
+    ld = LogDir(path)
+    for entry in sorted(os.scandir(path), key=lambda e: e.name):
+        if not entry.is_dir():
+            continue
+        m = NOT_LIVE.match(entry.name)
+        if m:
+            ld.not_live.append((entry.name, m.group("kind")))
+            continue
+        if parse_partition_dir_name(entry.name) is None:
+            ld.unrecognised.append(entry.name)
+            continue
+        try:
+            ld.partitions.append(scan_partition(entry.path))
+        except FileNotFoundError:  # partition deleted while we walked
+            ld.not_live.append((entry.name, "vanished"))
+    for name in CHECKPOINT_FILES:
+        try:
+            ld.checkpoints[name] = read_checkpoint(path / name)
+        except CheckpointError as exc:
+            ld.checkpoints[name] = {}
+            ld.checkpoint_errors[name] = str(exc)
+    ld.meta = read_meta_properties(path / "meta.properties")
+    return ld
