@@ -15,7 +15,7 @@ Shapes handled (fields are matched by name, not position, both spellings):
 
 * 2.x: ``Starting offset:``, ``keysize:``/``valuesize:``, codec names in capitals, no ``deleteHorizonMs``.
 * legacy (magic 0/1) batches: ``offset: N position: ...`` instead of ``baseOffset: ...``;
-  record lines ending in ``isValid: ... crc: ...``.
+  record lines with ``isValid: ... crc: ...`` after the sizes, before key and payload.
 * ``--skip-record-metadata``: ``| key: ... payload: ...`` only.
 * ``Found N invalid bytes at the end of F``, ``Non-consecutive offsets in F`` and its
   ``  A is followed by B`` lines (stderr, but often captured with ``2>&1``), and the lines of
@@ -46,7 +46,7 @@ RECORD_META = re.compile(
     r"(?: headerKeys: \[(?P<hk>.*?)\])?"
     r"(?P<rest>.*)$"
 )
-LEGACY_TAIL = re.compile(r"^(?P<body>.*?)(?: magic: \d+)?(?: compresscodec: \S+)?(?: crc: \d+)?(?: isvalid: \S+)?$", re.I)
+LEGACY_VALIDITY = re.compile(r"^ isValid: \S+ crc: \S+", re.I)  # legacy record lines, before key/payload
 CONTROL = re.compile(r"^ endTxnMarker: (?P<type>\w+) coordinatorEpoch: (?P<epoch>-?\d+)")
 SET_ASIDE = (
     re.compile(r"^Found \d+ invalid bytes at the end of "),
@@ -56,7 +56,9 @@ SET_ASIDE = (
     re.compile(r"^timestamp: -?\d+ offset: -?\d+$"),  # .timeindex
     re.compile(r"^version: \d+ producerId: "),  # .txnindex
     re.compile(r"^producerId: -?\d+ producerEpoch: "),  # .snapshot
-    re.compile(r"^Found timestamp mismatch|^Found out of order timestamp|^Index |^Mismatches in :"),
+    re.compile(r"^Found timestamp mismatch|^Found out of order timestamp|^\s+Index timestamp: |^Mismatches in :"),
+    re.compile(r"^The following indexed offsets are not found|^Indexed offset: "),
+    re.compile(r"^Snapshot end offset: |^KRaft bootstrap snapshot$"),
 )
 
 
@@ -266,7 +268,7 @@ class DumpParser:
             raise ValueError("record line does not start with 'offset:'")
         rest = m.group("rest")
         if batch.magic < 2:
-            rest = LEGACY_TAIL.match(rest).group("body")
+            rest = LEGACY_VALIDITY.sub("", rest)
         ks = int(m.group("ks")) if m.group("ks") is not None else -2
         vs = int(m.group("vs")) if m.group("vs") is not None else -2
         hk = [h for h in (m.group("hk") or "").split(",") if h]

@@ -1,0 +1,99 @@
+"""The dump parser on the line shapes of Kafka 2.x, 3.x and 4.x, and on lines it does not know."""
+
+from __future__ import annotations
+
+import pytest
+
+from monitor.dump import DumpFormatError, DumpParser, looks_like_dump, parse_dump_text
+
+DUMP_4X = """\
+Dumping /data/kafka/orders-3/00000000000000001200.log
+Log starting offset: 1200
+baseOffset: 1200 lastOffset: 1204 count: 2 baseSequence: -1 lastSequence: -1 producerId: -1 producerEpoch: -1 partitionLeaderEpoch: 4 isTransactional: false isControl: false deleteHorizonMs: OptionalLong.empty position: 0 CreateTime: 1763805600001 size: 86 magic: 2 compresscodec: none crc: 2807553961 isvalid: true
+| offset: 1200 CreateTime: 1763805600000 keySize: 3 valueSize: 5 sequence: -1 headerKeys: [] key: k17 payload: hello
+| offset: 1203 CreateTime: 1763805600001 keySize: 3 valueSize: -1 sequence: -1 headerKeys: [h1,h2] key: k18
+baseOffset: 1205 lastOffset: 1205 count: 1 baseSequence: -1 lastSequence: -1 producerId: 7 producerEpoch: 0 partitionLeaderEpoch: 4 isTransactional: true isControl: true deleteHorizonMs: OptionalLong[1763892000000] position: 86 CreateTime: 1763805600002 size: 78 magic: 2 compresscodec: none crc: 1188329551 isvalid: true
+| offset: 1205 CreateTime: 1763805600002 keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] endTxnMarker: COMMIT coordinatorEpoch: 0
+"""
+
+DUMP_2X = """\
+Dumping 00000000000000000000.log
+Starting offset: 0
+baseOffset: 0 lastOffset: 1 count: 2 baseSequence: -1 lastSequence: -1 producerId: -1 producerEpoch: -1 partitionLeaderEpoch: 0 isTransactional: false isControl: false position: 0 CreateTime: 1563805600001 size: 80 magic: 2 compresscodec: GZIP crc: 1 isvalid: true
+| offset: 0 CreateTime: 1563805600000 keysize: 1 valuesize: 3 sequence: -1 headerKeys: [] key: a payload: one
+| offset: 1 CreateTime: 1563805600001 keysize: -1 valuesize: 3 sequence: -1 headerKeys: [] payload: two
+offset: 2 position: 80 CreateTime: 1563805600005 size: 39 magic: 1 compresscodec: NONE crc: 99 isvalid: true
+| offset: 2 CreateTime: 1563805600005 keysize: 1 valuesize: 4 isValid: true crc: 99 key: b payload: four
+"""
+
+
+def test_4x_shape():
+    batches, parser = parse_dump_text(DUMP_4X)
+    assert not parser.problems
+    assert [b.base_offset for b in batches] == [1200, 1205]
+    b0, b1 = batches
+    assert b0.file == "/data/kafka/orders-3/00000000000000001200.log" and b0.size == 86 and b0.crc == 2807553961
+    assert b0.delete_horizon_ms is None and b1.delete_horizon_ms == 1763892000000
+    r = b0.records()
+    assert [x.offset for x in r] == [1200, 1203]
+    assert r[0].key == b"k17" and r[0].value == b"hello" and r[0].key_size == 3 and r[0].value_size == 5
+    assert r[1].is_tombstone and r[1].header_keys == ["h1", "h2"]
+    assert b1.is_control and b1.records()[0].control_type == "COMMIT" and not b1.records()[0].is_tombstone
+
+
+def test_2x_shape_and_legacy_batches():
+    batches, parser = parse_dump_text(DUMP_2X)
+    assert not parser.problems, parser.problems
+    assert [b.compression for b in batches] == ["gzip", "none"]
+    assert batches[0].records()[1].key is None and batches[0].records()[1].key_size == -1
+    legacy = batches[1]
+    assert legacy.magic == 1 and legacy.base_offset == legacy.last_offset == 2 and legacy.position == 80
+    rec = legacy.records()[0]
+    assert rec.key == b"b" and rec.value == b"four" and rec.value_size == 4
+
+
+def test_payload_with_newlines_and_markers_in_text():
+    text = ("baseOffset: 0 lastOffset: 0 count: 1 position: 0 CreateTime: 5 size: 90 magic: 2 "
+            "compresscodec: none crc: 1 isvalid: true\n"
+            "| offset: 0 CreateTime: 5 keySize: 12 valueSize: 28 sequence: -1 headerKeys: [] "
+            "key: a payload: b payload: c payload: line one\nline two\n")
+    batches, parser = parse_dump_text(text)
+    assert not parser.problems
+    rec = batches[0].records()[0]
+    assert rec.key == b"a payload: b" and rec.value == b"c payload: line one\nline two"
+
+
+def test_unknown_lines_are_reported_with_line_numbers():
+    text = DUMP_4X.replace("| offset: 1203", "something odd\n| offset: 1203")
+    batches, parser = parse_dump_text(text)
+    assert [(p.line, p.reason) for p in parser.problems] == [(5, "unrecognised line")]
+    assert sum(len(b.records()) for b in batches) == 3
+    with pytest.raises(DumpFormatError, match="line 5"):
+        parse_dump_text(text, "x.txt", strict=True)
+
+
+def test_stderr_lines_and_index_dumps_are_set_aside():
+    text = DUMP_4X + ("Found 12 invalid bytes at the end of 00000000000000001200.log\n"
+                      "Non-consecutive offsets in /data/kafka/orders-3/00000000000000001200.log\n"
+                      "  1200 is followed by 1203\n"
+                      "offset: 1300 position: 4096\n"
+                      "timestamp: 1763805600001 offset: 1300\n")
+    batches, parser = parse_dump_text(text)
+    assert not parser.problems and parser.set_aside == 5
+    assert parser.invalid_bytes == {"00000000000000001200.log": 12}
+
+
+def test_record_line_before_batch_is_a_problem():
+    _, parser = parse_dump_text("| offset: 1 CreateTime: 1 keySize: 1 valueSize: 1 sequence: -1 headerKeys: [] key: a payload: b\n")
+    assert parser.problems[0].line == 1
+
+
+def test_skip_record_metadata_shape():
+    text = DUMP_4X.splitlines()[2] + "\n| key: k17 payload: hello\n"
+    batches, parser = parse_dump_text(text)
+    assert not parser.problems and batches[0].records()[0].value == b"hello"
+
+
+def test_sniffing():
+    assert looks_like_dump(DUMP_4X.encode()[:64]) and looks_like_dump(DUMP_2X.encode()[:64])
+    assert not looks_like_dump(b"\x00" * 64)

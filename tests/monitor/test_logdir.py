@@ -1,0 +1,51 @@
+"""The log dir walk: partition folder names, not-live folders, segments, checkpoints."""
+
+import pytest
+
+from monitor.logdir import parse_partition_dir_name, scan_log_dir
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("orders-0", ("orders", 0)),
+    ("orders.v2-eu-12", ("orders.v2-eu", 12)),
+    ("__consumer_offsets-49", ("__consumer_offsets", 49)),
+    ("my_topic-with-dashes-3", ("my_topic-with-dashes", 3)),
+    ("orders-0.5b3c1e2f9c8d4e6fa1b2c3d4e5f60718-delete", None),
+    ("orders-0.5b3c1e2f9c8d4e6fa1b2c3d4e5f60718-future", None),
+    ("orders-0.5b3c1e2f9c8d4e6fa1b2c3d4e5f60718-stray", None),
+    ("lost+found", None),
+    ("orders", None),
+])
+def test_partition_dir_names(name, expected):
+    assert parse_partition_dir_name(name) == expected
+
+
+def test_scan_reports_not_live_and_bad_checkpoints(tmp_path):
+    (tmp_path / "orders.v2-eu-3").mkdir()
+    (tmp_path / "orders.v2-eu-3" / "00000000000000000000.log").write_bytes(b"")
+    (tmp_path / "orders.v2-eu-3" / "00000000000000000100.log").write_bytes(b"x" * 10)
+    (tmp_path / "orders.v2-eu-3" / "00000000000000000100.index").write_bytes(b"")
+    (tmp_path / "orders.v2-eu-3" / "00000000000000000100.snapshot").write_bytes(b"")
+    (tmp_path / "orders.v2-eu-3" / "00000000000000000000.log.cleaned").write_bytes(b"")
+    (tmp_path / "orders-1.abcdef0123456789abcdef0123456789-delete").mkdir()
+    (tmp_path / "orders-2.abcdef0123456789abcdef0123456789-future").mkdir()
+    (tmp_path / "lost+found").mkdir()
+    (tmp_path / "cleaner-offset-checkpoint").write_text("0\n5\norders.v2-eu 3 40\n")
+    (tmp_path / "meta.properties").write_text("version=1\nnode.id=3\ncluster.id=abc\n")
+    ld = scan_log_dir(tmp_path)
+    assert [(p.topic, p.partition) for p in ld.partitions] == [("orders.v2-eu", 3)]
+    p = ld.partitions[0]
+    assert [s.base_offset for s in p.segments] == [0, 100] and p.size == 10
+    assert p.segments[1].has_index and not p.segments[0].has_index
+    assert p.snapshots == [100] and p.leftovers == ["00000000000000000000.log.cleaned"]
+    assert sorted(k for _, k in ld.not_live) == ["delete", "future"]
+    assert ld.unrecognised == ["lost+found"]
+    assert "cleaner-offset-checkpoint" in ld.checkpoint_errors and "header says 5" in ld.checkpoint_errors["cleaner-offset-checkpoint"]
+    assert ld.meta["node.id"] == "3"
+
+
+def test_scan_real_broker_log_dir(kafka):
+    ld = scan_log_dir(kafka.log_dir)
+    assert ld.meta.get("cluster.id") == kafka.cluster_id
+    assert not ld.checkpoint_errors
+    assert any(p.topic == "__cluster_metadata" for p in ld.partitions)
