@@ -160,7 +160,8 @@ class BatchV2:
 
 
 def _decode_records(buf: bytes, batch: BatchV2) -> list[Record]:
-    """The hot loop: varints decoded inline, one slice per key, values left in place."""
+    """The hot loop: one- and two-byte varints decoded inline (almost every field of a record),
+    longer ones by ``_varint_tail``; one slice per key, values left in place."""
     out = []
     append = out.append
     count = batch.records_count
@@ -172,53 +173,95 @@ def _decode_records(buf: bytes, batch: BatchV2) -> list[Record]:
     pos = 0
     for _ in range(count):
         # length
-        b = buf[pos]; pos += 1  # noqa: E702
+        b = buf[pos]
         if b < 0x80:
             length = (b >> 1) ^ -(b & 1)
+            pos += 1
         else:
-            length, pos = _varint_tail(buf, pos, b)
+            c = buf[pos + 1]
+            if c < 0x80:
+                n = (b & 0x7F) | (c << 7)
+                length = (n >> 1) ^ -(n & 1)
+                pos += 2
+            else:
+                length, pos = _varint_tail(buf, pos + 1, b)
         rec_end = pos + length
         if length < 0 or rec_end > end:
             raise RecordDecodeError(f"record length {length} at {pos} runs past the records ({end} bytes)")
         pos += 1  # attributes (unused)
         # timestampDelta
-        b = buf[pos]; pos += 1  # noqa: E702
+        b = buf[pos]
         if b < 0x80:
             ts_delta = (b >> 1) ^ -(b & 1)
+            pos += 1
         else:
-            ts_delta, pos = _varint_tail(buf, pos, b)
+            c = buf[pos + 1]
+            if c < 0x80:
+                n = (b & 0x7F) | (c << 7)
+                ts_delta = (n >> 1) ^ -(n & 1)
+                pos += 2
+            else:
+                ts_delta, pos = _varint_tail(buf, pos + 1, b)
         # offsetDelta
-        b = buf[pos]; pos += 1  # noqa: E702
+        b = buf[pos]
         if b < 0x80:
             off_delta = (b >> 1) ^ -(b & 1)
+            pos += 1
         else:
-            off_delta, pos = _varint_tail(buf, pos, b)
+            c = buf[pos + 1]
+            if c < 0x80:
+                n = (b & 0x7F) | (c << 7)
+                off_delta = (n >> 1) ^ -(n & 1)
+                pos += 2
+            else:
+                off_delta, pos = _varint_tail(buf, pos + 1, b)
         # key
-        b = buf[pos]; pos += 1  # noqa: E702
+        b = buf[pos]
         if b < 0x80:
             klen = (b >> 1) ^ -(b & 1)
+            pos += 1
         else:
-            klen, pos = _varint_tail(buf, pos, b)
+            c = buf[pos + 1]
+            if c < 0x80:
+                n = (b & 0x7F) | (c << 7)
+                klen = (n >> 1) ^ -(n & 1)
+                pos += 2
+            else:
+                klen, pos = _varint_tail(buf, pos + 1, b)
         if klen >= 0:
             key = buf[pos : pos + klen]
             pos += klen
         else:
             key = None
         # value
-        b = buf[pos]; pos += 1  # noqa: E702
+        b = buf[pos]
         if b < 0x80:
             vlen = (b >> 1) ^ -(b & 1)
+            pos += 1
         else:
-            vlen, pos = _varint_tail(buf, pos, b)
+            c = buf[pos + 1]
+            if c < 0x80:
+                n = (b & 0x7F) | (c << 7)
+                vlen = (n >> 1) ^ -(n & 1)
+                pos += 2
+            else:
+                vlen, pos = _varint_tail(buf, pos + 1, b)
         vpos = pos
         if vlen > 0:
             pos += vlen
         # headers
-        b = buf[pos]; pos += 1  # noqa: E702
+        b = buf[pos]
         if b < 0x80:
             nh = (b >> 1) ^ -(b & 1)
+            pos += 1
         else:
-            nh, pos = _varint_tail(buf, pos, b)
+            c = buf[pos + 1]
+            if c < 0x80:
+                n = (b & 0x7F) | (c << 7)
+                nh = (n >> 1) ^ -(n & 1)
+                pos += 2
+            else:
+                nh, pos = _varint_tail(buf, pos + 1, b)
         headers = _headers(buf, pos, nh, rec_end) if nh else ()
         if pos > rec_end or (not nh and pos != rec_end):
             raise RecordDecodeError(f"record fields run to {pos}, past its declared end {rec_end}")

@@ -1,0 +1,21 @@
+"""``python -m bench NAME [options]`` (or ``./dev bench NAME``): run one benchmark."""
+
+import sys
+
+BENCHES = {
+    "reader": "bench.bench_reader",
+}
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] not in BENCHES:
+        print(f"usage: python -m bench {{{','.join(BENCHES)}}} [options]", file=sys.stderr)
+        return 2
+    import importlib
+
+    return importlib.import_module(BENCHES[argv[0]]).main(argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""What the compaction model needs to know about one segment, read once and cached.
+
+A ``SegmentSummary`` is small (no record data, tombstones kept as two compact
+arrays) and keyed by what identifies unchanged content: path, size, mtime and
+inode. A cleaned segment is swapped in as a new file (new inode) even when it
+keeps the name, size and mtime of the one it replaces, so the inode is needed.
+A segment that only grew (the active one) is read from where the last read
+stopped and merged, so a steady-state refresh reads only new bytes.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from monitor.record import RecordFormatError, SegmentReader
+from monitor.record.codecs import CodecError
+from monitor.record.legacy import LegacyDecodeError
+from monitor.record.v2 import RecordDecodeError
+
+
+@dataclass
+class SegmentSummary:
+    path: str
+    base_offset: int
+    size: int = 0  # bytes of .log read so far (== file size once read to the end)
+    mtime_ns: int = 0
+    inode: int = 0
+    end_position: int = 0  # where the next incremental read starts (a batch boundary)
+    batches: int = 0
+    records: int = 0
+    next_offset: int | None = None  # last offset + 1 of the last batch
+    first_batch_max_timestamp: int = -1  # Kafka's "first batch timestamp" (max.compaction.lag)
+    max_timestamp: int = -1  # Kafka's largestTimestamp when >= 0 (min.compaction.lag)
+    control_records: int = 0
+    transactional_batches: int = 0
+    keyed_bytes: int = 0
+    tombstone_offsets: array = field(default_factory=lambda: array("q"))
+    tombstone_timestamps: array = field(default_factory=lambda: array("q"))
+    tombstone_horizons: array = field(default_factory=lambda: array("q"))  # -1 when the batch has none
+    faults: list[str] = field(default_factory=list)
+
+    @property
+    def tombstones(self) -> int:
+        return len(self.tombstone_offsets)
+
+    def largest_timestamp(self) -> int:
+        """LogSegment.largestTimestamp: the max record timestamp, else the file's mtime (ms)."""
+        return self.max_timestamp if self.max_timestamp >= 0 else self.mtime_ns // 1_000_000
+
+
+def _stat(path: Path):
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def summarize(path: str | Path, base_offset: int, previous: SegmentSummary | None = None) -> SegmentSummary:
+    """Summarize a segment, reusing ``previous`` when nothing changed or only bytes were appended.
+
+    Faults (a corrupt or truncated batch) are recorded in ``faults``; reading stops
+    at a fault that cannot be skipped, and the summary covers what came before it.
+    """
+    path = Path(path)
+    size, mtime_ns, inode = _stat(path)
+    if previous is not None and previous.inode == inode and previous.path == str(path):
+        if previous.size == size and previous.mtime_ns == mtime_ns:
+            return previous
+        if size > previous.size and not previous.faults:
+            s = previous
+            s.size, s.mtime_ns = size, mtime_ns
+            _read_into(s, path, start=previous.end_position)
+            return s
+    s = SegmentSummary(str(path), base_offset, size=size, mtime_ns=mtime_ns, inode=inode)
+    _read_into(s, path, start=0)
+    return s
+
+
+def _read_into(s: SegmentSummary, path: Path, start: int) -> None:
+    reader = SegmentReader(path, start=start, skip_corrupt=True)
+    t_off, t_ts, t_hz = s.tombstone_offsets, s.tombstone_timestamps, s.tombstone_horizons
+    try:
+        for batch in reader.batches():
+            s.batches += 1
+            if s.first_batch_max_timestamp < 0 and s.batches == 1 and start == 0:
+                s.first_batch_max_timestamp = batch.max_timestamp
+            if batch.max_timestamp > s.max_timestamp:
+                s.max_timestamp = batch.max_timestamp
+            s.next_offset = batch.last_offset + 1
+            if batch.is_transactional:
+                s.transactional_batches += 1
+            if batch.is_control:
+                s.control_records += batch.records_count
+                s.records += batch.records_count
+                continue
+            try:
+                recs = batch.records()
+            except (RecordDecodeError, LegacyDecodeError, CodecError) as exc:
+                s.faults.append(f"{path}: byte {batch.position}: {exc}")
+                continue
+            horizon = batch.delete_horizon_ms
+            hz = -1 if horizon is None else horizon
+            for r in recs:
+                s.records += 1
+                if r.value_size < 0:
+                    t_off.append(r.offset)
+                    t_ts.append(r.timestamp)
+                    t_hz.append(hz)
+    except RecordFormatError as exc:  # cannot-read errors (the file vanished, permissions)
+        s.faults.append(str(exc))
+    s.end_position = reader.end_position
+    # A truncated tail (a batch being appended right now) is not a fault of the log:
+    # the next read starts at end_position and picks the batch up once complete.
+    for f in reader.faults:
+        if f.kind == "truncated" and f.position == reader.end_position:
+            continue
+        s.faults.append(str(f))
