@@ -76,6 +76,56 @@ def cmd_inspect(args: argparse.Namespace) -> int:
                        out=sys.stdout, err=sys.stderr)
 
 
+def _load_config(args: argparse.Namespace):
+    from monitor.config import ConfigError, load_config, with_command_line
+
+    try:
+        cfg = load_config(getattr(args, "config", None))
+        return with_command_line(
+            cfg, bootstrap_servers=getattr(args, "bootstrap_servers", None),
+            jmx_urls=getattr(args, "jmx_url", None) or (), jolokia_urls=getattr(args, "jolokia_url", None) or (),
+            log_dirs=getattr(args, "log_dir", None) or (), cluster=getattr(args, "cluster", None),
+            port=getattr(args, "port", None), address=getattr(args, "address", None))
+    except ConfigError as exc:
+        _err(f"config error: {exc}")
+        return None
+
+
+def cmd_collect(args: argparse.Namespace) -> int:
+    cfg = _load_config(args)
+    if cfg is None:
+        return 2
+    from collectors.app import run_collect
+
+    return run_collect(cfg, once=args.once)
+
+
+def cmd_logdir(args: argparse.Namespace) -> int:
+    cfg = _load_config(argparse.Namespace(config=args.config))
+    if cfg is None:
+        return 2
+    overrides = {}
+    for item in args.topic_config or []:
+        try:
+            topic, kv = item.split(":", 1)
+            k, v = kv.split("=", 1)
+        except ValueError:
+            _err(f"--topic-config {item!r}: expected TOPIC:KEY=VALUE")
+            return 2
+        overrides.setdefault(topic, {})[k] = v
+    from monitor.topicconfig import ConfigValueError, TopicConfig
+
+    try:
+        for t, c in overrides.items():
+            TopicConfig.from_strings(c)
+    except ConfigValueError as exc:
+        _err(f"--topic-config: {exc}")
+        return 2
+    from collectors.app import run_logdir
+
+    return run_logdir(args.paths, config=cfg, fmt=args.format, include_all=args.all, topic_overrides=overrides)
+
+
 def _not_yet(name: str):
     def handler(args: argparse.Namespace) -> int:
         _err(f"`{name}` is not built yet")
@@ -106,9 +156,28 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--strict", action="store_true", help="stop at the first corrupt batch instead of skipping it")
     i.set_defaults(func=cmd_inspect)
 
+    ld = sub.add_parser("logdir", help="per-partition compaction state of broker log dirs (no broker needed)")
+    ld.add_argument("paths", nargs="+", metavar="PATH", help="a broker log dir (an entry of log.dirs)")
+    ld.add_argument("--format", choices=["json", "table"], default="table")
+    ld.add_argument("--config", help="monitor.yaml (topic configs under clusters[0].topics)")
+    ld.add_argument("--topic-config", action="append", metavar="TOPIC:KEY=VALUE",
+                    help="a topic config, e.g. orders:min.cleanable.dirty.ratio=0.3 (repeatable)")
+    ld.add_argument("--all", action="store_true", help="also partitions of topics not known to be compacted")
+    ld.set_defaults(func=cmd_logdir)
+
+    c = sub.add_parser("collect", help="serve compaction metrics to Prometheus")
+    c.add_argument("--config", help="monitor.yaml")
+    c.add_argument("--bootstrap-servers", help="Kafka bootstrap servers (admin API, consumer groups)")
+    c.add_argument("--jmx-url", action="append", help="a broker's JMX exporter /metrics URL (repeatable)")
+    c.add_argument("--jolokia-url", action="append", help="a broker's Jolokia base URL (repeatable)")
+    c.add_argument("--log-dir", action="append", help="a broker log dir readable here (repeatable)")
+    c.add_argument("--cluster", help="the cluster label (default: the config's, else 'default')")
+    c.add_argument("--port", type=int, help="listen port (default 9690; 0 picks a free one)")
+    c.add_argument("--address", help="listen address (default 0.0.0.0)")
+    c.add_argument("--once", action="store_true", help="refresh every source once, print the metrics, exit")
+    c.set_defaults(func=cmd_collect)
+
     for name, help_ in [
-        ("logdir", "per-partition compaction state of one broker log dir"),
-        ("collect", "serve compaction metrics to Prometheus"),
         ("audit", "Spark audit of segments, dumps or a live topic"),
         ("dashboard", "the Streamlit dashboard"),
         ("rules", "render the Prometheus alert rules"),

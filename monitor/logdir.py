@@ -103,11 +103,13 @@ def scan_partition(path: str | Path) -> PartitionDir:
             if not (stem.isdigit() and dot):
                 continue
             suffix = "." + suffix
-            if suffix in SEGMENT_SUFFIXES:
+            if suffix == ".log":  # only .log sizes matter; the others are noted, not stat'ed
                 try:
                     files.setdefault(int(stem), {})[suffix] = entry.stat()
                 except FileNotFoundError:  # deleted by the broker while we listed
                     continue
+            elif suffix in SEGMENT_SUFFIXES:
+                files.setdefault(int(stem), {})[suffix] = None
             elif suffix == ".snapshot":
                 part.snapshots.append(int(stem))
             else:

@@ -56,8 +56,10 @@ def _stat(path: Path):
     return st.st_size, st.st_mtime_ns, st.st_ino
 
 
-def summarize(path: str | Path, base_offset: int, previous: SegmentSummary | None = None) -> SegmentSummary:
+def summarize(path: str | Path, base_offset: int, previous: SegmentSummary | None = None
+              ) -> tuple[SegmentSummary, int]:
     """Summarize a segment, reusing ``previous`` when nothing changed or only bytes were appended.
+    Returns the summary and how many bytes of the file this call read.
 
     Faults (a corrupt or truncated batch) are recorded in ``faults``; reading stops
     at a fault that cannot be skipped, and the summary covers what came before it.
@@ -66,15 +68,16 @@ def summarize(path: str | Path, base_offset: int, previous: SegmentSummary | Non
     size, mtime_ns, inode = _stat(path)
     if previous is not None and previous.inode == inode and previous.path == str(path):
         if previous.size == size and previous.mtime_ns == mtime_ns:
-            return previous
+            return previous, 0
         if size > previous.size and not previous.faults:
             s = previous
+            start = previous.end_position
             s.size, s.mtime_ns = size, mtime_ns
-            _read_into(s, path, start=previous.end_position)
-            return s
+            _read_into(s, path, start=start)
+            return s, size - start
     s = SegmentSummary(str(path), base_offset, size=size, mtime_ns=mtime_ns, inode=inode)
     _read_into(s, path, start=0)
-    return s
+    return s, size
 
 
 def _read_into(s: SegmentSummary, path: Path, start: int) -> None:

@@ -1,0 +1,202 @@
+"""What the Kafka admin API says: compacted topics, their effective configs, offsets, and
+consumer groups' lag in records and in time (the timestamp of the record at the committed
+offset against now). A group whose time lag exceeds the topic's ``delete.retention.ms`` may
+miss tombstones: the cleaner is free to drop a delete before the group reads it.
+
+All librdkafka settings of the cluster's ``client`` section (SASL, TLS) are passed through.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, IsolationLevel, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient, ConfigResource, OffsetSpec, ResourceType
+
+from monitor.config import ClusterConfig
+from monitor.topicconfig import ConfigValueError, TopicConfig
+
+COMPACTION_KEYS = ("cleanup.policy", "min.cleanable.dirty.ratio", "min.compaction.lag.ms", "max.compaction.lag.ms",
+                   "delete.retention.ms", "segment.bytes", "segment.ms")
+
+
+@dataclass(frozen=True)
+class PartitionOffsets:
+    leader: int
+    earliest: int
+    latest: int  # log end offset (high watermark)
+    stable: int  # last stable offset (read_committed end)
+
+
+@dataclass(frozen=True)
+class TopicInfo:
+    name: str
+    config: TopicConfig
+    partitions: dict = field(default_factory=dict)  # partition -> PartitionOffsets
+
+
+@dataclass(frozen=True)
+class GroupLag:
+    group: str
+    topic: str
+    partition: int
+    committed: int
+    end_offset: int
+    lag_records: int
+    lag_seconds: float | None  # None: the record at the committed offset could not be read
+    delete_retention_seconds: float
+
+    @property
+    def retention_fraction(self) -> float | None:
+        if self.lag_seconds is None or self.delete_retention_seconds <= 0:
+            return None
+        return self.lag_seconds / self.delete_retention_seconds
+
+
+@dataclass(frozen=True)
+class AdminSnapshot:
+    taken_at: float
+    topics: dict = field(default_factory=dict)  # name -> TopicInfo (compacted topics only)
+    errors: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GroupSnapshot:
+    taken_at: float
+    lags: tuple = ()
+    errors: dict = field(default_factory=dict)
+
+
+def _client_conf(cluster: ClusterConfig) -> dict:
+    if not cluster.bootstrap_servers:
+        raise ValueError(f"cluster {cluster.name}: no bootstrap_servers")
+    conf = {"bootstrap.servers": cluster.bootstrap_servers}
+    conf.update({k: v for k, v in cluster.client.items()})
+    return conf
+
+
+class AdminFetcher:
+    def __init__(self, cluster: ClusterConfig, timeout: float = 10.0, clock=time.time):
+        self.cluster = cluster
+        self.timeout = timeout
+        self.clock = clock
+        self._admin = AdminClient(_client_conf(cluster))
+        self._consumer = None
+        self._ts_cache: dict[tuple[str, int, int], int | None] = {}
+
+    def close(self) -> None:
+        if self._consumer is not None:
+            self._consumer.close()
+            self._consumer = None
+        self._admin = None
+
+    # ------------------------------------------------------------------ topics
+    def topics(self) -> AdminSnapshot:
+        now = self.clock()
+        md = self._admin.list_topics(timeout=self.timeout)
+        names = [t for t in md.topics if not md.topics[t].error]
+        resources = [ConfigResource(ResourceType.TOPIC, t) for t in names]
+        errors = {}
+        configs = {}
+        if resources:
+            for res, fut in self._admin.describe_configs(resources, request_timeout=self.timeout).items():
+                try:
+                    entries = fut.result(timeout=self.timeout)
+                except KafkaException as exc:
+                    errors[res.name] = str(exc)
+                    continue
+                raw = {k: entries[k].value for k in COMPACTION_KEYS if k in entries}
+                try:
+                    configs[res.name] = TopicConfig.from_strings(raw)
+                except ConfigValueError as exc:
+                    errors[res.name] = str(exc)
+        compacted = {t: c for t, c in configs.items() if c.compacted}
+        tps = [TopicPartition(t, p) for t in compacted for p in md.topics[t].partitions]
+        offsets = self._offsets(tps) if tps else {}
+        topics = {}
+        for t, cfg in compacted.items():
+            parts = {}
+            for p, pm in md.topics[t].partitions.items():
+                e, l, s = offsets.get((t, p), (-1, -1, -1))
+                parts[p] = PartitionOffsets(pm.leader, e, l, s)
+            topics[t] = TopicInfo(t, cfg, parts)
+        return AdminSnapshot(now, topics, errors)
+
+    def _offsets(self, tps) -> dict:
+        out = {}
+        specs = {"earliest": OffsetSpec.earliest(), "latest": OffsetSpec.latest()}
+        got = {}
+        for label, spec in specs.items():
+            res = self._admin.list_offsets({tp: spec for tp in tps}, request_timeout=self.timeout)
+            got[label] = {(tp.topic, tp.partition): f.result(timeout=self.timeout).offset for tp, f in res.items()}
+        res = self._admin.list_offsets({tp: OffsetSpec.latest() for tp in tps},
+                                       isolation_level=IsolationLevel.READ_COMMITTED, request_timeout=self.timeout)
+        got["stable"] = {(tp.topic, tp.partition): f.result(timeout=self.timeout).offset for tp, f in res.items()}
+        for key in got["latest"]:
+            out[key] = (got["earliest"].get(key, -1), got["latest"][key], got["stable"].get(key, -1))
+        return out
+
+    # ------------------------------------------------------------------ groups
+    def group_lags(self, topics: dict) -> GroupSnapshot:
+        """Lag of every consumer group on the compacted ``topics`` (from ``topics()``)."""
+        now = self.clock()
+        errors = {}
+        listing = self._admin.list_consumer_groups(request_timeout=self.timeout).result(timeout=self.timeout)
+        group_ids = sorted(g.group_id for g in listing.valid)
+        lags = []
+        for gid in group_ids:
+            try:
+                fut = self._admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(gid)],
+                                                               request_timeout=self.timeout)[gid]
+                committed = fut.result(timeout=self.timeout).topic_partitions
+            except KafkaException as exc:
+                errors[gid] = str(exc)
+                continue
+            for tp in committed:
+                info = topics.get(tp.topic)
+                if info is None or tp.offset < 0:
+                    continue
+                po = info.partitions.get(tp.partition)
+                if po is None:
+                    continue
+                end = po.latest
+                lag = max(end - tp.offset, 0)
+                if lag == 0:
+                    lag_s = 0.0
+                else:
+                    ts = self._timestamp_at(tp.topic, tp.partition, tp.offset)
+                    lag_s = None if ts is None else max(now - ts / 1000.0, 0.0)
+                lags.append(GroupLag(gid, tp.topic, tp.partition, tp.offset, end, lag, lag_s,
+                                     info.config.delete_retention_ms / 1000.0))
+        return GroupSnapshot(now, tuple(lags), errors)
+
+    def _timestamp_at(self, topic: str, partition: int, offset: int) -> int | None:
+        """Timestamp of the first record at or after ``offset`` (compaction leaves gaps); cached."""
+        key = (topic, partition, offset)
+        if key in self._ts_cache:
+            return self._ts_cache[key]
+        if self._consumer is None:
+            conf = _client_conf(self.cluster)
+            conf.update({"group.id": "kafka-compaction-monitor-lookups", "enable.auto.commit": False,
+                         "enable.auto.offset.store": False, "fetch.max.bytes": 1048576,
+                         "max.partition.fetch.bytes": 1048576, "isolation.level": "read_uncommitted"})
+            self._consumer = Consumer(conf)
+        c = self._consumer
+        c.assign([TopicPartition(topic, partition, offset)])
+        ts = None
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            msg = c.poll(0.5)
+            if msg is None:
+                continue
+            if msg.error():
+                continue
+            ts = msg.timestamp()[1]
+            break
+        c.unassign()
+        if ts is not None:
+            if len(self._ts_cache) > 100_000:
+                self._ts_cache.clear()
+            self._ts_cache[key] = ts
+        return ts

@@ -1,0 +1,196 @@
+"""Wiring a config into sources and an HTTP exporter: ``collect`` and ``logdir``.
+
+Fetching (sources) and exposing (the collectors in ``exporter``) meet only in
+the ``Store``.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+
+import requests
+from prometheus_client import CollectorRegistry, generate_latest, start_http_server
+
+from collectors.cleaner_metrics import jolokia_read_url, parse_exposition, parse_jolokia
+from collectors.exporter import register_all
+from collectors.http import get_text
+from collectors.logdirs import LogDirScanner
+from collectors.runner import Runner, Source, Store
+from monitor.config import ClusterConfig, Config
+from monitor.topicconfig import TopicConfig
+
+
+@dataclass
+class Collector:
+    config: Config
+    store: Store
+    runner: Runner
+    registry: CollectorRegistry
+    closers: list
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)
+
+    def close(self) -> None:
+        self.runner.stop()
+        for c in self.closers:
+            try:
+                c()
+            except Exception:  # noqa: BLE001
+                pass
+
+
+def _config_lookup(cluster: ClusterConfig, store: Store, admin_name: str | None):
+    """Topic configs for the log-dir scanner: the admin API's, else the config file's, else defaults."""
+    overrides = {t: TopicConfig.from_strings(v) for t, v in cluster.topics.items()}
+
+    def lookup(topic: str):
+        snap = store.snapshot(admin_name) if admin_name else None
+        if snap is not None:
+            info = snap.topics.get(topic)
+            if info is not None:
+                return info.config, "admin"
+        if topic in overrides:
+            cfg = overrides[topic]
+            if "cleanup.policy" not in cluster.topics[topic]:
+                cfg = TopicConfig(**{**cfg.__dict__, "cleanup_policy": ("compact",)})
+            return cfg, "config"
+        return None, "default"
+
+    return lookup
+
+
+def build_sources(config: Config, store: Store, include_all: bool = False) -> tuple[list[Source], list]:
+    sources, closers = [], []
+    session = requests.Session()
+    closers.append(session.close)
+    to = config.timeouts
+    for cluster in config.clusters:
+        admin_name = None
+        if cluster.bootstrap_servers:
+            from collectors.admin import AdminFetcher
+
+            fetcher = AdminFetcher(cluster, timeout=to.admin)
+            closers.append(fetcher.close)
+            admin_name = f"admin:{cluster.name}"
+            sources.append(Source(admin_name, "admin", cluster.name, fetcher.topics, config.intervals.admin))
+            if cluster.consumer_groups:
+                groups_fetcher = AdminFetcher(cluster, timeout=to.admin)  # its own clients: its own thread
+                closers.append(groups_fetcher.close)
+
+                def groups(f=groups_fetcher, name=admin_name):
+                    snap = store.snapshot(name)
+                    if snap is None:
+                        raise RuntimeError("no topic list yet from the admin source")
+                    return f.group_lags(snap.topics)
+
+                sources.append(Source(f"consumer_groups:{cluster.name}", "consumer_groups", cluster.name, groups,
+                                      config.intervals.consumer_groups))
+        for b in cluster.brokers:
+            if b.jmx_url:
+                def jmx(url=b.jmx_url, c=cluster):
+                    return parse_exposition(get_text(url, timeout=to.jmx, max_bytes=to.max_page_bytes, session=session),
+                                            c, url)
+
+                sources.append(Source(f"jmx:{cluster.name}:{b.id}", "jmx", cluster.name, jmx, config.intervals.jmx, b.id))
+            if b.jolokia_url:
+                def jolokia(url=b.jolokia_url):
+                    u = jolokia_read_url(url)
+                    return parse_jolokia(get_text(u, timeout=to.jmx, max_bytes=to.max_page_bytes, session=session), u)
+
+                sources.append(Source(f"jolokia:{cluster.name}:{b.id}", "jolokia", cluster.name, jolokia,
+                                      config.intervals.jmx, b.id))
+            if b.log_dirs:
+                scanner = LogDirScanner(b.log_dirs, _config_lookup(cluster, store, admin_name), include_all=include_all)
+                sources.append(Source(f"log_dirs:{cluster.name}:{b.id}", "log_dirs", cluster.name, scanner.refresh,
+                                      config.intervals.log_dirs, b.id))
+    return sources, closers
+
+
+def build(config: Config) -> Collector:
+    store = Store()
+    sources, closers = build_sources(config, store)
+    registry = CollectorRegistry(auto_describe=False)
+    register_all(registry, store)
+    return Collector(config, store, Runner(store, sources), registry, closers)
+
+
+def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.stderr) -> int:
+    if not any(c.brokers or c.bootstrap_servers for c in config.clusters):
+        print("collect: nothing to collect: give --bootstrap-servers, --jmx-url, --log-dir or a --config", file=err)
+        return 2
+    col = build(config)
+    try:
+        if once:
+            # the admin source first, so log dirs and groups see the topic configs
+            ok = col.runner.refresh_all()
+            out.write(col.exposition().decode())
+            for st in col.store.statuses():
+                if not st.up:
+                    print(f"collect: source {st.name} failed: {st.last_error}", file=err)
+            return 0 if ok else 1
+        server, thread = start_http_server(config.listen_port, config.listen_address, registry=col.registry)
+        col.runner.start()
+        port = server.server_address[1]
+        print(f"collect: serving http://{config.listen_address}:{port}/metrics "
+              f"({len(col.runner.sources)} sources)", file=err, flush=True)
+        done = threading.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: done.set())
+        done.wait()
+        server.shutdown()
+        return 0
+    finally:
+        col.close()
+
+
+def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool = False, out=sys.stdout,
+               err=sys.stderr, topic_overrides: dict | None = None) -> int:
+    """Per-partition state of log dirs, no broker needed."""
+    cluster = config.clusters[0] if config.clusters else ClusterConfig()
+    if topic_overrides:
+        topics = dict(cluster.topics)
+        for t, cfg in topic_overrides.items():
+            topics[t] = {**topics.get(t, {}), **cfg}
+        cluster = ClusterConfig(**{**cluster.__dict__, "topics": topics})
+    store = Store()
+    scanner = LogDirScanner(paths, _config_lookup(cluster, store, None), include_all=include_all)
+    snap = scanner.refresh()
+    for d, reason in snap.log_dir_errors.items():
+        print(f"logdir: {d}: {reason}", file=err)
+    for p, reason in snap.partition_errors.items():
+        print(f"logdir: {p}: {reason}", file=err)
+    for d, folder, kind in snap.not_live:
+        print(f"logdir: {d}/{folder}: not a live replica ({kind}), skipped", file=err)
+    rows = [r.state.as_dict() | {"log_dir": r.log_dir, "config_source": r.config_source} for r in snap.partitions]
+    if fmt == "json":
+        json.dump(rows, out, indent=2)
+        out.write("\n")
+    else:
+        cols = [("topic", 28), ("partition", 9), ("first_dirty_offset", 12), ("clean_bytes", 12),
+                ("dirty_bytes", 12), ("cleanable_ratio", 8), ("eligible", 8), ("tombstones", 10),
+                ("oldest_tombstone_age_ms", 14)]
+        heads = ["topic", "part", "first dirty", "clean B", "dirty B", "ratio", "eligible", "tombstones",
+                 "oldest tomb s"]
+        out.write("  ".join(h.ljust(w) for h, (_, w) in zip(heads, cols)) + "\n")
+        for r in rows:
+            vals = []
+            for k, w in cols:
+                v = r[k]
+                if k == "cleanable_ratio":
+                    v = f"{v:.3f}"
+                elif k == "oldest_tombstone_age_ms":
+                    v = "-" if v is None else f"{v / 1000:.0f}"
+                vals.append(str(v)[:w].ljust(w))
+            out.write("  ".join(vals) + "\n")
+    fatal = bool(snap.log_dir_errors) and not snap.partitions
+    return 2 if fatal else (1 if snap.partition_errors else 0)
+
+
+def now() -> float:
+    return time.time()

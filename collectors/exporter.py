@@ -1,0 +1,170 @@
+"""Prometheus custom collectors: metric families built at scrape time from the store.
+
+One collector per area (broker cleaner gauges, partitions, consumer groups,
+topic configs, the collector's own health). Each reads the latest snapshots
+and keeps no state of its own; a source that is down contributes nothing but
+its ``source_up 0``.
+"""
+
+from __future__ import annotations
+
+import time
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from collectors import metrics as M
+from collectors.runner import Store
+from monitor.topicconfig import LONG_MAX
+
+
+def _family(name: str, extra_labels: tuple[str, ...] = ()):
+    kind, help_, labels = M.METRICS[name]
+    cls = CounterMetricFamily if kind == "counter" else GaugeMetricFamily
+    base = name[: -len("_total")] if name.endswith("_total") else name
+    return cls(base, help_, labels=list(labels))
+
+
+class _StoreCollector(Collector):
+    names: tuple[str, ...] = ()
+
+    def __init__(self, store: Store, clock=time.time):
+        self.store = store
+        self.clock = clock
+
+    def describe(self):  # cheap: no refresh at registration
+        return [_family(n) for n in self.names]
+
+
+class BrokerCleanerCollector(_StoreCollector):
+    names = (M.BROKER_DIRTY_RATIO, M.BROKER_SINCE_LAST_RUN, M.BROKER_CLEAN_TIME, M.BROKER_BUFFER, M.BROKER_RECOPY,
+             M.BROKER_DELAY, M.BROKER_DEAD, M.BROKER_UNCLEANABLE_PARTS, M.BROKER_UNCLEANABLE_BYTES)
+
+    def collect(self):
+        fams = {n: _family(n) for n in self.names}
+        for st in self.store.statuses():
+            if st.kind not in ("jmx", "jolokia") or st.snapshot is None:
+                continue
+            g = st.snapshot
+            lb = [st.cluster, st.broker or ""]
+            for name, value in ((M.BROKER_DIRTY_RATIO, g.dirty_ratio()),
+                                (M.BROKER_SINCE_LAST_RUN, g.time_since_last_run_seconds()),
+                                (M.BROKER_CLEAN_TIME, g.max_clean_time_seconds()),
+                                (M.BROKER_BUFFER, g.buffer_utilization_ratio()),
+                                (M.BROKER_RECOPY, g.recopy_ratio()),
+                                (M.BROKER_DELAY, g.compaction_delay_seconds()),
+                                (M.BROKER_DEAD, g.dead_threads())):
+                if value is not None:
+                    fams[name].add_metric(lb, value)
+            for d, v in g.per_log_dir.get("uncleanable_partitions_count", {}).items():
+                fams[M.BROKER_UNCLEANABLE_PARTS].add_metric(lb + [d], v)
+            for d, v in g.per_log_dir.get("uncleanable_bytes", {}).items():
+                fams[M.BROKER_UNCLEANABLE_BYTES].add_metric(lb + [d], v)
+        yield from fams.values()
+
+
+class PartitionCollector(_StoreCollector):
+    names = (M.P_RATIO, M.P_DIRTY_RATIO_TOTAL, M.P_BLOCKED, M.P_MIN_RATIO, M.P_DIRTY_BYTES, M.P_CLEAN_BYTES, M.P_LOG_BYTES, M.P_HEAD_BYTES,
+             M.P_FIRST_DIRTY, M.P_FIRST_UNCLEANABLE, M.P_END, M.P_ELIGIBLE, M.P_ELIGIBLE_SECONDS, M.P_DELAY,
+             M.P_TOMBSTONES, M.P_OLDEST_TOMBSTONE, M.P_RETENTION, M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_FAULTS)
+
+    def collect(self):
+        fams = {n: _family(n) for n in self.names}
+        now = self.clock()
+        for st in self.store.statuses():
+            if st.kind != "log_dirs" or st.snapshot is None:
+                continue
+            for rep in st.snapshot.partitions:
+                s = rep.state
+                lb = [st.cluster, st.broker or "", s.topic, str(s.partition)]
+                add = lambda n, v: fams[n].add_metric(lb, v)  # noqa: E731
+                add(M.P_RATIO, s.cleanable_ratio)
+                add(M.P_DIRTY_RATIO_TOTAL, s.dirty_ratio_total)
+                if s.blocked_by:
+                    fams[M.P_BLOCKED].add_metric(lb + [s.blocked_by], 1.0)
+                add(M.P_MIN_RATIO, s.min_cleanable_dirty_ratio)
+                add(M.P_DIRTY_BYTES, s.dirty_bytes)
+                add(M.P_CLEAN_BYTES, s.clean_bytes)
+                add(M.P_LOG_BYTES, s.log_bytes)
+                add(M.P_HEAD_BYTES, s.not_yet_cleanable_bytes)
+                add(M.P_FIRST_DIRTY, s.first_dirty_offset)
+                add(M.P_FIRST_UNCLEANABLE, s.first_uncleanable_offset)
+                add(M.P_END, s.log_end_offset)
+                add(M.P_ELIGIBLE, 1.0 if s.eligible else 0.0)
+                add(M.P_ELIGIBLE_SECONDS, max(now - rep.eligible_since, 0.0) if rep.eligible_since else 0.0)
+                add(M.P_DELAY, s.compaction_delay_ms / 1000.0)
+                fams[M.P_TOMBSTONES].add_metric(lb + ["clean"], s.tombstones_clean)
+                fams[M.P_TOMBSTONES].add_metric(lb + ["dirty"], s.tombstones_dirty)
+                if s.oldest_tombstone_age_ms is not None:
+                    add(M.P_OLDEST_TOMBSTONE, s.oldest_tombstone_age_ms / 1000.0)
+                add(M.P_RETENTION, s.delete_retention_ms / 1000.0)
+                add(M.P_PAST_RETENTION, s.tombstones_past_retention)
+                add(M.P_PAST_HORIZON, s.tombstones_past_horizon)
+                add(M.P_FAULTS, s.faults)
+        yield from fams.values()
+
+
+class ConsumerGroupCollector(_StoreCollector):
+    names = (M.G_LAG, M.G_LAG_SECONDS, M.G_RETENTION_FRACTION, M.G_AT_RISK)
+
+    def collect(self):
+        fams = {n: _family(n) for n in self.names}
+        for st in self.store.statuses():
+            if st.kind != "consumer_groups" or st.snapshot is None:
+                continue
+            for lag in st.snapshot.lags:
+                lb = [st.cluster, lag.group, lag.topic, str(lag.partition)]
+                fams[M.G_LAG].add_metric(lb, lag.lag_records)
+                if lag.lag_seconds is not None:
+                    fams[M.G_LAG_SECONDS].add_metric(lb, lag.lag_seconds)
+                frac = lag.retention_fraction
+                if frac is not None:
+                    fams[M.G_RETENTION_FRACTION].add_metric(lb, frac)
+                    fams[M.G_AT_RISK].add_metric(lb, 1.0 if frac >= 1.0 else 0.0)
+        yield from fams.values()
+
+
+class TopicCollector(_StoreCollector):
+    names = (M.T_MIN_RATIO, M.T_RETENTION, M.T_MIN_LAG, M.T_MAX_LAG, M.T_PARTITIONS)
+
+    def collect(self):
+        fams = {n: _family(n) for n in self.names}
+        for st in self.store.statuses():
+            if st.kind != "admin" or st.snapshot is None:
+                continue
+            for t, info in st.snapshot.topics.items():
+                lb = [st.cluster, t]
+                c = info.config
+                fams[M.T_MIN_RATIO].add_metric(lb, c.min_cleanable_dirty_ratio)
+                fams[M.T_RETENTION].add_metric(lb, c.delete_retention_ms / 1000.0)
+                fams[M.T_MIN_LAG].add_metric(lb, c.min_compaction_lag_ms / 1000.0)
+                # Kafka's default (Long.MAX_VALUE) means "no maximum": +Inf
+                fams[M.T_MAX_LAG].add_metric(lb, float("inf") if c.max_compaction_lag_ms >= LONG_MAX
+                                             else c.max_compaction_lag_ms / 1000.0)
+                fams[M.T_PARTITIONS].add_metric(lb, len(info.partitions))
+        yield from fams.values()
+
+
+class SelfCollector(_StoreCollector):
+    names = (M.SRC_UP, M.SRC_LAST_SUCCESS, M.SRC_DURATION, M.SRC_ERRORS)
+
+    def collect(self):
+        fams = {n: _family(n) for n in self.names}
+        for st in self.store.statuses():
+            lb = [st.cluster, st.name, st.kind]
+            fams[M.SRC_UP].add_metric(lb, 1.0 if st.up else 0.0)
+            if st.last_success is not None:
+                fams[M.SRC_LAST_SUCCESS].add_metric(lb, st.last_success)
+            if st.last_duration is not None:
+                fams[M.SRC_DURATION].add_metric(lb, st.last_duration)
+            for kind, n in sorted(st.errors.items()):
+                fams[M.SRC_ERRORS].add_metric(lb + [kind], n)
+        yield from fams.values()
+
+
+ALL = (BrokerCleanerCollector, PartitionCollector, ConsumerGroupCollector, TopicCollector, SelfCollector)
+
+
+def register_all(registry, store: Store, clock=time.time) -> None:
+    for cls in ALL:
+        registry.register(cls(store, clock))

@@ -1,0 +1,126 @@
+"""Per-partition compaction state read from broker log dirs, incrementally.
+
+One ``LogDirScanner`` per broker keeps the summaries of segments it has read,
+keyed by path; a segment whose size, mtime and inode have not changed is not
+read again, and a growing active segment is read only from where it stopped.
+A partition that cannot be read (deleted while walking, a truncated or
+unreadable file) is reported as a fault of that partition; the others go on.
+
+Which partitions are compacted: the topic's ``cleanup.policy`` when known (from
+the admin API or the config file); otherwise a partition counts as compacted
+when the cleaner has a checkpoint for it, or it is one of Kafka's internal
+compacted topics.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from monitor.compaction import PartitionState, partition_state
+from monitor.logdir import scan_log_dir
+from monitor.summary import SegmentSummary, summarize
+from monitor.topicconfig import TopicConfig
+
+INTERNAL_COMPACTED = {"__consumer_offsets", "__transaction_state", "__share_group_state"}
+NOT_CLEANED_BY_LOG_CLEANER = {"__cluster_metadata"}  # KRaft's metadata log: snapshots, not the cleaner
+
+
+@dataclass(frozen=True)
+class PartitionReport:
+    log_dir: str
+    state: PartitionState
+    eligible_since: float | None  # unix seconds when it was first seen eligible (this run)
+    config_source: str  # admin | config | default
+
+
+@dataclass(frozen=True)
+class LogDirSnapshot:
+    taken_at: float
+    partitions: tuple[PartitionReport, ...] = ()
+    log_dir_errors: dict = field(default_factory=dict)  # log_dir -> reason
+    partition_errors: dict = field(default_factory=dict)  # "topic-p" -> reason
+    not_live: tuple = ()  # (log_dir, folder, kind)
+    segments_read: int = 0
+    bytes_read: int = 0
+
+
+TopicConfigLookup = Callable[[str], tuple[TopicConfig | None, str]]
+
+
+def default_lookup(topic: str) -> tuple[TopicConfig | None, str]:
+    return None, "default"
+
+
+class LogDirScanner:
+    def __init__(self, log_dirs, config_lookup: TopicConfigLookup = default_lookup,
+                 clock: Callable[[], float] = time.time, include_all: bool = False):
+        self.log_dirs = [str(d) for d in log_dirs]
+        self.config_lookup = config_lookup
+        self.clock = clock
+        self.include_all = include_all
+        self._cache: dict[str, SegmentSummary] = {}
+        self._eligible_since: dict[tuple[str, int], float] = {}
+
+    def refresh(self) -> LogDirSnapshot:
+        now = self.clock()
+        now_ms = int(now * 1000)
+        reports, dir_errors, part_errors, not_live = [], {}, {}, []
+        seen_paths: set[str] = set()
+        read_before = self._reads
+        bytes_before = self._bytes
+        for d in self.log_dirs:
+            try:
+                ld = scan_log_dir(d)
+            except OSError as exc:
+                dir_errors[d] = f"cannot read log dir: {exc}"
+                continue
+            for name, err in ld.checkpoint_errors.items():
+                dir_errors[f"{d}/{name}"] = err
+            not_live += [(d, folder, kind) for folder, kind in ld.not_live]
+            cleaner_cp = ld.checkpoints.get("cleaner-offset-checkpoint", {})
+            start_cp = ld.checkpoints.get("log-start-offset-checkpoint", {})
+            for part in ld.partitions:
+                key = (part.topic, part.partition)
+                if part.topic in NOT_CLEANED_BY_LOG_CLEANER or not part.segments:
+                    continue
+                cfg, source = self.config_lookup(part.topic)
+                if cfg is None:
+                    cfg = TopicConfig(cleanup_policy=("compact",)) if (
+                        key in cleaner_cp or part.topic in INTERNAL_COMPACTED) else TopicConfig()
+                if not cfg.compacted and not self.include_all:
+                    continue
+                try:
+                    summaries = [self._summary(seg) for seg in part.segments]
+                except OSError as exc:  # a segment vanished (cleaned, deleted) while we read
+                    part_errors[f"{part.topic}-{part.partition}"] = f"{part.path}: {exc}"
+                    continue
+                seen_paths.update(s.path for s in summaries)
+                state = partition_state(part.topic, part.partition, summaries, cfg, now_ms,
+                                        checkpoint=cleaner_cp.get(key), log_start_offset=start_cp.get(key))
+                faults = [f for s in summaries for f in s.faults]
+                if faults:
+                    part_errors[f"{part.topic}-{part.partition}"] = faults[0]
+                since = None
+                if state.eligible:
+                    since = self._eligible_since.setdefault(key, now)
+                else:
+                    self._eligible_since.pop(key, None)
+                reports.append(PartitionReport(d, state, since, source))
+        for path in list(self._cache):  # forget segments that are gone
+            if path not in seen_paths:
+                del self._cache[path]
+        return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live),
+                              self._reads - read_before, self._bytes - bytes_before)
+
+    _reads = 0
+    _bytes = 0
+
+    def _summary(self, seg) -> SegmentSummary:
+        s, read = summarize(seg.log, seg.base_offset, self._cache.get(str(seg.log)))
+        if read:
+            self._reads += 1
+            self._bytes += read
+        self._cache[str(seg.log)] = s
+        return s

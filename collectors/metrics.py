@@ -1,0 +1,96 @@
+"""Every metric the collector exports, defined once: name, type, help, labels.
+
+Names follow Prometheus conventions (base units in the name, ``_total`` only on
+counters) and use Kafka's label names: cluster, broker, topic, partition.
+The alert rules and the dashboard refer to these names only (a test checks it).
+"""
+
+from __future__ import annotations
+
+NS = "kafka_compaction"
+B = ("cluster", "broker")
+P = ("cluster", "broker", "topic", "partition")
+G = ("cluster", "group", "topic", "partition")
+
+METRICS: dict[str, tuple[str, str, tuple[str, ...]]] = {}
+
+
+def _m(name: str, kind: str, help_: str, labels: tuple[str, ...]) -> str:
+    full = f"{NS}_{name}"
+    METRICS[full] = (kind, help_, labels)
+    return full
+
+
+# --- broker log-cleaner gauges, re-exported in base units (JMX exporter or Jolokia) ---
+BROKER_DIRTY_RATIO = _m("broker_max_dirty_ratio", "gauge",
+                        "Kafka's max-dirty-percent as a 0..1 ratio: the highest cleanable dirty ratio of the cleaner's last pick.", B)
+BROKER_SINCE_LAST_RUN = _m("broker_cleaner_time_since_last_run_seconds", "gauge",
+                           "Seconds since a cleaner thread last looked for work (time-since-last-run-ms).", B)
+BROKER_CLEAN_TIME = _m("broker_cleaner_max_clean_time_seconds", "gauge",
+                       "Longest last clean of any cleaner thread (max-clean-time-secs); absent before the first clean.", B)
+BROKER_BUFFER = _m("broker_cleaner_max_buffer_utilization_ratio", "gauge",
+                   "Highest dedupe-buffer utilization of the last cleans (max-buffer-utilization-percent / 100).", B)
+BROKER_RECOPY = _m("broker_cleaner_recopy_ratio", "gauge",
+                   "Bytes written / bytes read by the last cleans (cleaner-recopy-percent / 100).", B)
+BROKER_DELAY = _m("broker_max_compaction_delay_seconds", "gauge",
+                  "How far past max.compaction.lag.ms the most overdue log was (max-compaction-delay-secs).", B)
+BROKER_DEAD = _m("broker_cleaner_dead_threads", "gauge", "Log cleaner threads that died (DeadThreadCount).", B)
+BROKER_UNCLEANABLE_PARTS = _m("broker_uncleanable_partitions", "gauge",
+                              "Partitions the cleaner marked uncleanable after an error, per log dir.", B + ("log_dir",))
+BROKER_UNCLEANABLE_BYTES = _m("broker_uncleanable_bytes", "gauge",
+                              "Cleanable bytes of the uncleanable partitions, per log dir.", B + ("log_dir",))
+
+# --- per partition, computed from the log dirs as LogCleanerManager does ---
+P_RATIO = _m("partition_cleanable_dirty_ratio", "gauge",
+             "cleanableBytes / (cleanBytes + cleanableBytes), as Kafka's LogCleanerManager computes it.", P)
+P_MIN_RATIO = _m("partition_min_cleanable_dirty_ratio", "gauge",
+                 "The topic's min.cleanable.dirty.ratio (the ratio the cleaner waits for).", P)
+P_DIRTY_BYTES = _m("partition_dirty_bytes", "gauge", "Cleanable bytes: segments from the first dirty offset to the first uncleanable one.", P)
+P_DIRTY_RATIO_TOTAL = _m("partition_dirty_ratio", "gauge",
+                         "All not-yet-cleaned bytes below the active segment over the log's clean+dirty bytes, "
+                         "including what min.compaction.lag.ms or open transactions hold back.", P)
+P_BLOCKED = _m("partition_compaction_blocked", "gauge",
+               "1 when dirty bytes are held back from the cleaner, by reason (min_compaction_lag, last_stable_offset).",
+               P + ("reason",))
+P_CLEAN_BYTES = _m("partition_clean_bytes", "gauge", "Bytes of segments below the first dirty offset (already cleaned).", P)
+P_LOG_BYTES = _m("partition_log_bytes", "gauge", "Bytes of all .log segments of the partition.", P)
+P_HEAD_BYTES = _m("partition_not_yet_cleanable_bytes", "gauge",
+                  "Bytes the cleaner may not touch yet: the active segment and min.compaction.lag.ms.", P)
+P_FIRST_DIRTY = _m("partition_first_dirty_offset", "gauge", "First offset not yet cleaned (cleaner-offset-checkpoint).", P)
+P_FIRST_UNCLEANABLE = _m("partition_first_uncleanable_offset", "gauge", "First offset the cleaner may not clean yet.", P)
+P_END = _m("partition_log_end_offset", "gauge", "Next offset to be written, from the segments.", P)
+P_ELIGIBLE = _m("partition_eligible", "gauge", "1 when the cleaner may pick this log now (ratio above threshold, or max lag due).", P)
+P_ELIGIBLE_SECONDS = _m("partition_eligible_seconds", "gauge", "How long the log has been eligible without being cleaned.", P)
+P_DELAY = _m("partition_compaction_delay_seconds", "gauge", "How far past max.compaction.lag.ms the log is (0 when not overdue).", P)
+P_TOMBSTONES = _m("partition_tombstones", "gauge", "Tombstones on disk, in the cleaned and the dirty section.", P + ("section",))
+P_OLDEST_TOMBSTONE = _m("partition_oldest_tombstone_age_seconds", "gauge", "Age of the oldest tombstone on disk.", P)
+P_RETENTION = _m("partition_delete_retention_seconds", "gauge", "The topic's delete.retention.ms, in seconds.", P)
+P_PAST_RETENTION = _m("partition_tombstones_past_retention", "gauge",
+                      "Tombstones older than delete.retention.ms still on disk.", P)
+P_PAST_HORIZON = _m("partition_tombstones_past_delete_horizon", "gauge",
+                    "Tombstones whose batch's delete horizon has passed, still on disk (the cleaner missed them).", P)
+P_FAULTS = _m("partition_read_faults", "gauge", "Corrupt or unreadable batches met while reading the partition.", P)
+
+# --- consumer groups on compacted topics ---
+G_LAG = _m("consumer_group_lag_records", "gauge", "Records between the group's committed offset and the log end.", G)
+G_LAG_SECONDS = _m("consumer_group_lag_seconds", "gauge",
+                   "Now minus the timestamp of the record at the group's committed offset.", G)
+G_RETENTION_FRACTION = _m("consumer_group_lag_retention_ratio", "gauge",
+                          "Time lag / delete.retention.ms: at 1 the group may miss tombstones.", G)
+G_AT_RISK = _m("consumer_group_tombstone_risk", "gauge",
+               "1 when the group's time lag exceeds the topic's delete.retention.ms.", G)
+
+# --- topic configs (admin API) ---
+T = ("cluster", "topic")
+T_MIN_RATIO = _m("topic_min_cleanable_dirty_ratio", "gauge", "min.cleanable.dirty.ratio of a compacted topic.", T)
+T_RETENTION = _m("topic_delete_retention_seconds", "gauge", "delete.retention.ms of a compacted topic, in seconds.", T)
+T_MIN_LAG = _m("topic_min_compaction_lag_seconds", "gauge", "min.compaction.lag.ms of a compacted topic, in seconds.", T)
+T_MAX_LAG = _m("topic_max_compaction_lag_seconds", "gauge", "max.compaction.lag.ms of a compacted topic, in seconds.", T)
+T_PARTITIONS = _m("topic_partitions", "gauge", "Partitions of a compacted topic.", T)
+
+# --- the collector itself ---
+S = ("cluster", "source", "kind")
+SRC_UP = _m("source_up", "gauge", "1 when the source's last refresh succeeded.", S)
+SRC_LAST_SUCCESS = _m("source_last_success_timestamp_seconds", "gauge", "Unix time of the last successful refresh.", S)
+SRC_DURATION = _m("source_refresh_duration_seconds", "gauge", "How long the last refresh took.", S)
+SRC_ERRORS = _m("source_errors", "counter", "Refresh errors by source and error kind.", S + ("error",))

@@ -1,0 +1,129 @@
+"""Sources refreshed in the background, each on its own thread and interval, into one store.
+
+A source is anything with ``refresh() -> snapshot``. A slow or dead source
+blocks only its own thread; the HTTP answer reads the store's latest
+snapshots and never waits for a refresh. A failed refresh keeps the last good
+snapshot out of the exposition (``up`` goes to 0) and is counted by kind.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from collectors.http import FetchError
+
+
+@dataclass
+class SourceStatus:
+    name: str
+    kind: str  # jmx | jolokia | log_dirs | admin | consumer_groups
+    cluster: str
+    broker: str | None = None
+    snapshot: Any = None
+    up: bool = False
+    last_success: float | None = None
+    last_duration: float | None = None
+    last_error: str | None = None
+    errors: Counter = field(default_factory=Counter)
+
+
+def error_kind(exc: BaseException) -> str:
+    if isinstance(exc, FetchError):
+        return exc.kind
+    if isinstance(exc, TimeoutError):
+        return "timeout"
+    if isinstance(exc, OSError):
+        return "io"
+    name = type(exc).__name__
+    if name == "KafkaException":
+        return "kafka"
+    return "error"
+
+
+class Store:
+    """The latest snapshot and health of every source; read by the exposers at scrape time."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._status: dict[str, SourceStatus] = {}
+
+    def register(self, name: str, kind: str, cluster: str, broker: str | None = None) -> None:
+        with self._lock:
+            self._status.setdefault(name, SourceStatus(name, kind, cluster, broker))
+
+    def success(self, name: str, snapshot, duration: float, now: float) -> None:
+        with self._lock:
+            s = self._status[name]
+            s.snapshot, s.up, s.last_success, s.last_duration, s.last_error = snapshot, True, now, duration, None
+
+    def failure(self, name: str, exc: BaseException, duration: float) -> None:
+        with self._lock:
+            s = self._status[name]
+            s.up, s.last_duration, s.last_error = False, duration, f"{type(exc).__name__}: {exc}"
+            s.snapshot = None  # a down source publishes nothing rather than stale numbers
+            s.errors[error_kind(exc)] += 1
+
+    def statuses(self) -> list[SourceStatus]:
+        with self._lock:
+            return [SourceStatus(**{**s.__dict__, "errors": Counter(s.errors)}) for s in self._status.values()]
+
+    def snapshot(self, name: str):
+        with self._lock:
+            s = self._status.get(name)
+            return s.snapshot if s else None
+
+
+@dataclass
+class Source:
+    name: str
+    kind: str
+    cluster: str
+    refresh: Callable[[], Any]
+    interval: float
+    broker: str | None = None
+
+
+def refresh_once(store: Store, source: Source, clock=time.time) -> bool:
+    t0 = time.monotonic()
+    try:
+        snap = source.refresh()
+    except Exception as exc:  # noqa: BLE001 - one bad source must never stop the collector
+        store.failure(source.name, exc, time.monotonic() - t0)
+        return False
+    store.success(source.name, snap, time.monotonic() - t0, clock())
+    return True
+
+
+class Runner:
+    def __init__(self, store: Store, sources: list[Source]):
+        self.store = store
+        self.sources = sources
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        for s in sources:
+            store.register(s.name, s.kind, s.cluster, s.broker)
+
+    def refresh_all(self) -> bool:
+        """Each source once, in order (``collect --once``); True when all succeeded."""
+        return all([refresh_once(self.store, s) for s in self.sources])
+
+    def start(self) -> None:
+        for s in self.sources:
+            t = threading.Thread(target=self._loop, args=(s,), name=f"source-{s.name}", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def _loop(self, source: Source) -> None:
+        while not self._stop.is_set():
+            t0 = time.monotonic()
+            refresh_once(self.store, source)
+            self._stop.wait(max(source.interval - (time.monotonic() - t0), 0.5))
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join(timeout)

@@ -1,0 +1,185 @@
+"""Per-partition compaction state, computed the way Kafka's LogCleanerManager does.
+
+Inputs are segment summaries (``monitor.summary``), the cleaner's checkpoint
+for the partition, the log start offset and the topic config; nothing here
+touches the disk or the network, so the same function serves the collector,
+the ``logdir`` command and the audit.
+
+Kafka's rules (LogCleanerManager.cleanableOffsets / LogToClean / maxCompactionDelay):
+
+* firstDirtyOffset = the checkpoint, or the log start offset when there is none
+  or it lies outside [logStartOffset, logEndOffset].
+* firstUncleanableDirtyOffset = max(firstDirty, min(active segment base,
+  last stable offset if known, base of the first non-active segment from the
+  one holding firstDirty whose largest timestamp > now - min.compaction.lag.ms
+  when that lag is > 0)).
+* U = base offset of the segment holding firstUncleanable (the active one when
+  it lies there); cleanableBytes = .log sizes of the segments from the one
+  holding firstDirty up to, not including, U; cleanBytes = sizes of segments with
+  base < firstDirty (a segment holding firstDirty mid-way counts in both).
+  cleanableRatio = cleanableBytes / (cleanBytes + cleanableBytes).
+* maxCompactionDelay: over non-active segments from the one holding firstDirty,
+  E = min of first-batch timestamps > 0; cleanUntil = now - max.compaction.lag.ms;
+  delay = cleanUntil - E when E < cleanUntil.
+* eligible = (delay > 0 and cleanableBytes > 0) or ratio > min.cleanable.dirty.ratio.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import asdict, dataclass
+from typing import Sequence
+
+from monitor.summary import SegmentSummary
+from monitor.topicconfig import LONG_MAX, TopicConfig
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    topic: str
+    partition: int
+    log_start_offset: int
+    log_end_offset: int
+    checkpoint_offset: int | None  # the cleaner's checkpoint, as on disk
+    first_dirty_offset: int
+    first_uncleanable_offset: int
+    uncleanable_reason: str  # active_segment | min_compaction_lag | last_stable_offset
+    clean_bytes: int
+    dirty_bytes: int  # Kafka's cleanableBytes
+    not_yet_cleanable_bytes: int  # the tail the cleaner may not touch yet (incl. the active segment)
+    dirty_bytes_total: int  # every non-active byte not yet cleaned, whatever holds it back
+    dirty_ratio_total: float  # dirty_bytes_total / (clean_bytes + dirty_bytes_total)
+    blocked_by: str | None  # min_compaction_lag | last_stable_offset when that holds back dirty bytes
+    log_bytes: int
+    cleanable_ratio: float
+    min_cleanable_dirty_ratio: float
+    above_threshold: bool
+    compaction_delay_ms: int  # > 0: max.compaction.lag.ms is overdue by this much
+    needs_compaction_now: bool
+    eligible: bool
+    segments: int
+    records: int
+    tombstones: int
+    tombstones_clean: int
+    tombstones_dirty: int
+    oldest_tombstone_timestamp: int | None
+    oldest_tombstone_age_ms: int | None
+    delete_retention_ms: int
+    tombstones_past_retention: int  # older than delete.retention.ms, still on disk
+    tombstones_past_horizon: int  # their batch's delete horizon has passed, still on disk
+    faults: int
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _index_of_segment(bases: Sequence[int], offset: int) -> int:
+    """Index of the segment that holds ``offset`` (the last with base <= offset), 0 if before all."""
+    return max(bisect_right(bases, offset) - 1, 0)
+
+
+def partition_state(
+    topic: str,
+    partition: int,
+    segments: Sequence[SegmentSummary],
+    config: TopicConfig,
+    now_ms: int,
+    *,
+    checkpoint: int | None = None,
+    log_start_offset: int | None = None,
+    last_stable_offset: int | None = None,
+) -> PartitionState:
+    if not segments:
+        raise ValueError(f"{topic}-{partition}: no segments")
+    bases = [s.base_offset for s in segments]
+    active = segments[-1]
+    log_start = bases[0] if log_start_offset is None else max(log_start_offset, bases[0])
+    log_end = active.next_offset if active.next_offset is not None else active.base_offset
+    for s in reversed(segments):  # an empty active segment: the end is the last batch before it
+        if s.next_offset is not None:
+            log_end = max(log_end, s.next_offset)
+            break
+
+    # firstDirtyOffset
+    first_dirty = checkpoint if checkpoint is not None else log_start
+    if first_dirty < log_start or first_dirty > log_end:
+        first_dirty = log_start
+    dirty_idx = _index_of_segment(bases, first_dirty)
+
+    # firstUncleanableDirtyOffset
+    candidates = [(active.base_offset, "active_segment")]
+    if last_stable_offset is not None:
+        candidates.append((last_stable_offset, "last_stable_offset"))
+    if config.min_compaction_lag_ms > 0:
+        horizon = now_ms - config.min_compaction_lag_ms
+        for s in segments[dirty_idx:-1]:
+            if s.largest_timestamp() > horizon:
+                candidates.append((s.base_offset, "min_compaction_lag"))
+                break
+    fu, reason = min(candidates)
+    first_uncleanable = max(first_dirty, fu)
+
+    # cleanable / clean bytes, segment aligned
+    u_idx = _index_of_segment(bases, first_uncleanable)
+    upper = bases[u_idx]
+    lo_idx = _index_of_segment(bases, min(first_dirty, upper))
+    dirty_bytes = sum(s.size for s in segments[lo_idx:u_idx])
+    clean_bytes = sum(s.size for s in segments if s.base_offset < first_dirty)
+    log_bytes = sum(s.size for s in segments)
+    total = clean_bytes + dirty_bytes
+    ratio = dirty_bytes / total if total else 0.0
+
+    # what would be dirty if nothing but the active segment held the cleaner back
+    last_idx = len(segments) - 1
+    dirty_total = sum(s.size for s in segments[lo_idx:last_idx]) if segments[lo_idx] is not active else 0
+    total_all = clean_bytes + dirty_total
+    ratio_total = dirty_total / total_all if total_all else 0.0
+    blocked_by = reason if reason != "active_segment" and dirty_total > dirty_bytes else None
+
+    # max.compaction.lag.ms
+    delay = 0
+    if config.max_compaction_lag_ms < LONG_MAX:
+        firsts = [s.first_batch_max_timestamp for s in segments[dirty_idx:-1] if s.first_batch_max_timestamp > 0]
+        if firsts:
+            earliest = min(firsts)
+            clean_until = now_ms - max(config.max_compaction_lag_ms, 0)
+            if earliest < clean_until:
+                delay = clean_until - earliest
+    needs_now = delay > 0
+    above = ratio > config.min_cleanable_dirty_ratio
+    eligible = (needs_now and dirty_bytes > 0) or above
+
+    # tombstones
+    t_total = t_clean = past_ret = past_hz = 0
+    oldest = None
+    for s in segments:
+        offs, tss, hzs = s.tombstone_offsets, s.tombstone_timestamps, s.tombstone_horizons
+        n = len(offs)
+        if not n:
+            continue
+        t_total += n
+        if s.base_offset < first_dirty:
+            t_clean += sum(1 for o in offs if o < first_dirty) if (s.next_offset or 0) > first_dirty else n
+        m = min(tss)
+        if oldest is None or m < oldest:
+            oldest = m
+        cutoff = now_ms - config.delete_retention_ms
+        past_ret += sum(1 for t in tss if 0 <= t < cutoff)
+        past_hz += sum(1 for h in hzs if 0 <= h <= now_ms)
+
+    return PartitionState(
+        topic=topic, partition=partition, log_start_offset=log_start, log_end_offset=log_end,
+        checkpoint_offset=checkpoint, first_dirty_offset=first_dirty, first_uncleanable_offset=first_uncleanable,
+        uncleanable_reason=reason, clean_bytes=clean_bytes, dirty_bytes=dirty_bytes,
+        not_yet_cleanable_bytes=sum(s.size for s in segments[u_idx:]), log_bytes=log_bytes,
+        dirty_bytes_total=dirty_total, dirty_ratio_total=ratio_total, blocked_by=blocked_by,
+        cleanable_ratio=ratio, min_cleanable_dirty_ratio=config.min_cleanable_dirty_ratio,
+        above_threshold=above, compaction_delay_ms=delay, needs_compaction_now=needs_now, eligible=eligible,
+        segments=len(segments), records=sum(s.records for s in segments),
+        tombstones=t_total, tombstones_clean=t_clean, tombstones_dirty=t_total - t_clean,
+        oldest_tombstone_timestamp=oldest,
+        oldest_tombstone_age_ms=None if oldest is None else max(now_ms - oldest, 0),
+        delete_retention_ms=config.delete_retention_ms,
+        tombstones_past_retention=past_ret, tombstones_past_horizon=past_hz,
+        faults=sum(len(s.faults) for s in segments),
+    )
