@@ -62,6 +62,9 @@ class LogDirScanner:
         self.include_all = include_all
         self._cache: dict[str, SegmentSummary] = {}
         self._eligible_since: dict[tuple[str, int], float] = {}
+        # partitions once seen in a cleaner checkpoint stay known as compacted, so that a
+        # malformed or missing checkpoint later does not make them vanish from the export
+        self._known_compacted: set[tuple[str, int]] = set()
 
     def refresh(self) -> LogDirSnapshot:
         now = self.clock()
@@ -80,6 +83,7 @@ class LogDirScanner:
                 dir_errors[f"{d}/{name}"] = err
             not_live += [(d, folder, kind) for folder, kind in ld.not_live]
             cleaner_cp = ld.checkpoints.get("cleaner-offset-checkpoint", {})
+            self._known_compacted.update(cleaner_cp)
             start_cp = ld.checkpoints.get("log-start-offset-checkpoint", {})
             for part in ld.partitions:
                 key = (part.topic, part.partition)
@@ -88,7 +92,7 @@ class LogDirScanner:
                 cfg, source = self.config_lookup(part.topic)
                 if cfg is None:
                     cfg = TopicConfig(cleanup_policy=("compact",)) if (
-                        key in cleaner_cp or part.topic in INTERNAL_COMPACTED) else TopicConfig()
+                        key in self._known_compacted or part.topic in INTERNAL_COMPACTED) else TopicConfig()
                 if not cfg.compacted and not self.include_all:
                     continue
                 try:

@@ -1,0 +1,68 @@
+"""Parsing the broker's cleaner gauges from JMX exporter pages and Jolokia answers."""
+
+import json
+
+import pytest
+
+from collectors.cleaner_metrics import parse_exposition, parse_jolokia
+from collectors.http import FetchError
+from monitor.config import ClusterConfig
+
+PAGE = """\
+# HELP kafka_log_logcleanermanager_max_dirty_percent Attribute exposed for management
+# TYPE kafka_log_logcleanermanager_max_dirty_percent untyped
+kafka_log_logcleanermanager_max_dirty_percent 42.0
+kafka_log_logcleanermanager_time_since_last_run_ms 1500.0
+kafka_log_logcleaner_max_clean_time_secs -1.795345094E9
+kafka_log_logcleaner_max_buffer_utilization_percent 12.0
+kafka_log_logcleaner_cleaner_recopy_percent 80.0
+kafka_log_logcleaner_max_compaction_delay_secs 3.0
+kafka_log_logcleaner_deadthreadcount 1.0
+kafka_log_logcleanermanager_uncleanable_bytes{logdirectory="\\"/data/a\\""} 100.0
+kafka_log_logcleanermanager_uncleanable_partitions_count{logDirectory="/data/b"} 2.0
+jvm_memory_bytes_used{area="heap"} 1.0
+"""
+
+
+def test_catch_all_names_in_base_units():
+    g = parse_exposition(PAGE, ClusterConfig())
+    assert g.dirty_ratio() == 0.42 and g.time_since_last_run_seconds() == 1.5
+    assert g.max_clean_time_seconds() is None  # Kafka 4.x's negative value before the first clean
+    assert g.buffer_utilization_ratio() == 0.12 and g.recopy_ratio() == 0.8
+    assert g.compaction_delay_seconds() == 3 and g.dead_threads() == 1
+    assert g.per_log_dir["uncleanable_bytes"] == {"/data/a": 100.0}
+    assert g.per_log_dir["uncleanable_partitions_count"] == {"/data/b": 2.0}
+
+
+def test_renamed_metrics_mapping():
+    page = "site_cleaner_dirty 7\nsite_dead 0\n"
+    c = ClusterConfig(metric_names={"max_dirty_percent": "site_cleaner_dirty", "dead_thread_count": "site_dead"})
+    g = parse_exposition(page, c)
+    assert g.dirty_ratio() == 0.07 and g.dead_threads() == 0
+
+
+@pytest.mark.parametrize("page, kind", [
+    ("<html><body><h1>Login</h1></body></html>", "parse"),
+    ("kafka_log_logcleanermanager_max_dirty_percent {{{ garbage", "parse"),
+    ("up 1\nsomething_else 2\n", "no_cleaner_metrics"),
+    ("", "no_cleaner_metrics"),
+])
+def test_bad_pages(page, kind):
+    with pytest.raises(FetchError) as exc:
+        parse_exposition(page, ClusterConfig(), "http://b1:7071/metrics")
+    assert exc.value.kind == kind and "http://b1:7071/metrics" in str(exc.value)
+
+
+def test_jolokia_answer_and_error():
+    ans = {"status": 200, "value": {
+        "kafka.log:name=max-dirty-percent,type=LogCleanerManager": {"Value": 55},
+        "kafka.log:name=DeadThreadCount,type=LogCleaner": {"Value": 0},
+        'kafka.log:logDirectory="/data/a",name=uncleanable-bytes,type=LogCleanerManager': {"Value": 9},
+    }}
+    g = parse_jolokia(json.dumps(ans))
+    assert g.dirty_ratio() == 0.55 and g.dead_threads() == 0 and g.per_log_dir["uncleanable_bytes"] == {"/data/a": 9.0}
+    with pytest.raises(FetchError) as exc:
+        parse_jolokia(json.dumps({"status": 404, "error": "javax.management.InstanceNotFoundException"}), "j")
+    assert exc.value.kind == "jolokia"
+    with pytest.raises(FetchError):
+        parse_jolokia("<html>", "j")

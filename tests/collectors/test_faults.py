@@ -1,0 +1,195 @@
+"""A long-running collector never dies of one bad source: it keeps answering /metrics, marks the
+source down, counts the error by kind, and recovers when the source does.
+
+The endpoint here is a fake on purpose: it injects what a real broker cannot be made to show
+(an HTML login page, a 500, garbage, a hang, a huge page)."""
+
+from __future__ import annotations
+
+import http.server
+import shutil
+import threading
+import time
+import urllib.request
+
+import pytest
+from prometheus_client import start_http_server
+from prometheus_client.parser import text_string_to_metric_families
+
+from collectors.app import build
+from monitor.config import BrokerConfig, ClusterConfig, Config, Intervals, Timeouts
+
+GOOD = (b"kafka_log_logcleanermanager_max_dirty_percent 12.0\n"
+        b"kafka_log_logcleaner_deadthreadcount 0.0\n")
+
+
+class FaultServer:
+    def __init__(self):
+        self.mode = "ok"
+        outer = self
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                m = outer.mode
+                if m == "hang":
+                    time.sleep(3)
+                if m == "500":
+                    self.send_response(500)
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self.end_headers()
+                try:
+                    if m == "html":
+                        self.wfile.write(b"<html><body>Please log in</body></html>")
+                    elif m == "garbage":
+                        self.wfile.write(b"\x00\xff garbage {{{ not prometheus\n")
+                    elif m == "huge":
+                        for _ in range(400):
+                            self.wfile.write(b"x" * 65536)
+                    else:
+                        self.wfile.write(GOOD)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/metrics"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def running(tmp_path):
+    fs = FaultServer()
+    cfg = Config(clusters=(ClusterConfig(name="c", brokers=(BrokerConfig(id="1", jmx_url=fs.url),)),),
+                 intervals=Intervals(jmx=0.2, log_dirs=0.2), timeouts=Timeouts(jmx=1, max_page_bytes=1 << 20))
+    col = build(cfg)
+    server, _ = start_http_server(0, "127.0.0.1", registry=col.registry)
+    col.runner.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/metrics"
+    yield fs, col, url
+    col.close()
+    server.shutdown()
+    server.server_close()
+    fs.close()
+
+
+def scrape(url):
+    t0 = time.monotonic()
+    text = urllib.request.urlopen(url, timeout=5).read().decode()
+    took = time.monotonic() - t0
+    out = {}
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return out, took
+
+
+def value(samples, name, **labels):
+    for (n, lb), v in samples.items():
+        if n == name and all(dict(lb).get(k) == str(w) for k, w in labels.items()):
+            return v
+    return None
+
+
+def wait(url, pred, timeout=10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        s, took = scrape(url)
+        assert took < 1.0, f"/metrics took {took:.2f}s while a source misbehaves"
+        if pred(s):
+            return s
+        time.sleep(0.1)
+    raise AssertionError(f"condition not met; last scrape: { {k: v for k, v in s.items() if 'source' in k[0]} }")
+
+
+@pytest.mark.parametrize("mode, kind", [("html", "parse"), ("500", "http"), ("garbage", "parse"),
+                                        ("hang", "timeout"), ("huge", "too_large")])
+def test_bad_source_is_marked_down_counted_and_recovers(running, mode, kind):
+    fs, col, url = running
+    wait(url, lambda s: value(s, "kafka_compaction_source_up", kind="jmx") == 1.0
+         and value(s, "kafka_compaction_broker_max_dirty_ratio") == 0.12)
+    fs.mode = mode
+    s = wait(url, lambda s: (value(s, "kafka_compaction_source_errors_total", kind="jmx", error=kind) or 0) >= 1
+             and value(s, "kafka_compaction_source_up", kind="jmx") == 0.0)
+    assert value(s, "kafka_compaction_broker_max_dirty_ratio") is None  # no stale numbers from a down source
+    fs.mode = "ok"
+    wait(url, lambda s: value(s, "kafka_compaction_source_up", kind="jmx") == 1.0
+         and value(s, "kafka_compaction_broker_max_dirty_ratio") == 0.12)
+
+
+def test_broker_gone_is_a_connect_error(running):
+    fs, col, url = running
+    wait(url, lambda s: value(s, "kafka_compaction_source_up", kind="jmx") == 1.0)
+    fs.close()
+    wait(url, lambda s: (value(s, "kafka_compaction_source_errors_total", kind="jmx", error="connect") or 0) >= 1)
+
+
+# ------------------------------------------------------------------ log dirs
+
+def _log_dir(tmp_path, corpus):
+    d = tmp_path / "logs"
+    src = corpus / "kafka-go-fetch-fixtures" / "v2c-v2-v2c__test-natty-0.records.bin"
+    for t in ("good-0", "broken-0"):
+        (d / t).mkdir(parents=True)
+        shutil.copy(src, d / t / "00000000000000000000.log")
+        (d / t / "00000000000000000006.log").write_bytes(b"")
+    (d / "cleaner-offset-checkpoint").write_text("0\n2\ngood 0 0\nbroken 0 0\n")
+    return d
+
+
+def test_log_dir_faults_do_not_stop_other_partitions(tmp_path, corpus):
+    from collectors.logdirs import LogDirScanner
+
+    d = _log_dir(tmp_path, corpus)
+    scanner = LogDirScanner([d])
+    snap = scanner.refresh()
+    assert {r.state.topic for r in snap.partitions} == {"good", "broken"} and not snap.partition_errors
+
+    # a segment truncated while the broker was writing it / corrupted on disk
+    seg = d / "broken-0" / "00000000000000000000.log"
+    data = seg.read_bytes()
+    seg.write_bytes(data[:100] + b"\xff" * 50 + data[150:])
+    # a partition being deleted, a malformed checkpoint
+    (d / "gone-0.0123456789abcdef0123456789abcdef-delete").mkdir()
+    (d / "cleaner-offset-checkpoint").write_text("0\n5\ngood 0 0\n")
+    snap = scanner.refresh()
+    assert {r.state.topic for r in snap.partitions} == {"good", "broken"}
+    assert "broken-0" in snap.partition_errors and "byte" in snap.partition_errors["broken-0"]
+    assert any("cleaner-offset-checkpoint" in k for k in snap.log_dir_errors)
+    assert ("gone-0.0123456789abcdef0123456789abcdef-delete", "delete") in [(f, k) for _, f, k in snap.not_live]
+
+    # an unreadable file: a dangling symlink where a segment should be
+    (d / "broken-0" / "00000000000000000003.log").symlink_to(tmp_path / "nowhere")
+    snap = scanner.refresh()
+    assert [r.state.topic for r in snap.partitions] == ["good"] and "broken-0" in snap.partition_errors
+
+    # the whole log dir vanishes: an error for it, no exception
+    shutil.rmtree(d)
+    snap = scanner.refresh()
+    assert not snap.partitions and str(d) in snap.log_dir_errors
+
+
+def test_incremental_refresh_reads_only_what_changed(tmp_path, corpus):
+    from collectors.logdirs import LogDirScanner
+
+    d = _log_dir(tmp_path, corpus)
+    scanner = LogDirScanner([d])
+    first = scanner.refresh()
+    assert first.segments_read == 2  # the two non-empty segments
+    again = scanner.refresh()
+    assert again.segments_read == 0 and again.bytes_read == 0
+    active = d / "good-0" / "00000000000000000006.log"
+    src = corpus / "kafka-go-fetch-fixtures" / "v2-v2__test-lucid-0.records.bin"
+    active.write_bytes(src.read_bytes())  # appended to the empty active segment
+    third = scanner.refresh()
+    assert third.segments_read == 1 and third.bytes_read == src.stat().st_size
+    good = next(r.state for r in third.partitions if r.state.topic == "good")
+    assert good.records == 6 + 4
