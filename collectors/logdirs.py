@@ -95,6 +95,9 @@ class LogDirScanner:
                         key in self._known_compacted or part.topic in INTERNAL_COMPACTED) else TopicConfig()
                 if not cfg.compacted and not self.include_all:
                     continue
+                if part.unreadable:
+                    part_errors[f"{part.topic}-{part.partition}"] = part.unreadable[0]
+                    continue
                 try:
                     summaries = [self._summary(seg) for seg in part.segments]
                 except OSError as exc:  # a segment vanished (cleaned, deleted) while we read

@@ -52,6 +52,7 @@ class PartitionDir:
     segments: list[Segment] = field(default_factory=list)
     snapshots: list[int] = field(default_factory=list)
     leftovers: list[str] = field(default_factory=list)  # .cleaned / .swap / .deleted files
+    unreadable: list[str] = field(default_factory=list)  # segment files that exist but cannot be stat'ed
 
     @property
     def size(self) -> int:
@@ -106,7 +107,12 @@ def scan_partition(path: str | Path) -> PartitionDir:
             if suffix == ".log":  # only .log sizes matter; the others are noted, not stat'ed
                 try:
                     files.setdefault(int(stem), {})[suffix] = entry.stat()
-                except FileNotFoundError:  # deleted by the broker while we listed
+                except FileNotFoundError:
+                    if entry.is_symlink():  # a dangling link is broken, not deleted
+                        part.unreadable.append(f"{entry.path}: dangling symlink")
+                    continue  # else deleted by the broker while we listed
+                except OSError as exc:
+                    part.unreadable.append(f"{entry.path}: {exc.strerror or exc}")
                     continue
             elif suffix in SEGMENT_SUFFIXES:
                 files.setdefault(int(stem), {})[suffix] = None
