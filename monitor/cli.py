@@ -62,6 +62,7 @@ def _print_state(state, alive: bool) -> None:
     print(f"kafka:       {state.kafka_version}")
     print(f"bootstrap:   {state.bootstrap}")
     print(f"jmx metrics: {state.jmx_url}")
+    print(f"jolokia:     {state.jolokia_url}")
     print(f"log dir:     {state.log_dir}")
     print(f"logs:        {state.logs_dir} (server.log, log-cleaner.log)")
 

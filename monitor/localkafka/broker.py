@@ -112,15 +112,18 @@ def _java() -> str:
     return java
 
 
+AGENT_PREFIXES = ("jmx_prometheus_javaagent", "jolokia-agent-jvm")
+
+
 def _classpath(libs: Path) -> str:
-    jars = sorted(p for p in libs.glob("*.jar") if not p.name.startswith("jmx_prometheus_javaagent"))
+    jars = sorted(p for p in libs.glob("*.jar") if not p.name.startswith(AGENT_PREFIXES))
     return os.pathsep.join(str(j) for j in jars)
 
 
-def _agent_jar(libs: Path) -> Path:
-    found = sorted(libs.glob("jmx_prometheus_javaagent-*.jar"))
+def _agent_jar(libs: Path, prefix: str = "jmx_prometheus_javaagent") -> Path:
+    found = sorted(libs.glob(f"{prefix}-*.jar"))
     if not found:
-        raise BrokerError(f"no JMX exporter agent jar in {libs}")
+        raise BrokerError(f"no {prefix} agent jar in {libs}")
     return found[0]
 
 
@@ -142,6 +145,8 @@ class BrokerState:
     logs_dir: str
     kafka_version: str
     started_at: float
+    jolokia_url: str = ""
+    server_log_offset: int = 0  # where this run's lines start in server.log
 
     @property
     def server_log(self) -> Path:
@@ -206,6 +211,33 @@ FAST_CLEANER = {
 }
 
 
+def _ports(previous: "BrokerState | None") -> tuple[int, int, int, int]:
+    """Broker, controller, JMX exporter and Jolokia ports: the previous run's when they are
+    still free (a restarted broker keeps its addresses), else fresh ones from the kernel."""
+    if previous is not None and previous.jolokia_url:
+        old = [int(previous.bootstrap.rsplit(":", 1)[1]), int(previous.controller.rsplit(":", 1)[1]),
+               int(previous.jmx_url.rsplit(":", 1)[1].split("/")[0]),
+               int(previous.jolokia_url.rsplit(":", 1)[1].split("/")[0])]
+        if previous.jolokia_url and all(_port_free(p) for p in old):
+            return tuple(old)
+    ports: list[int] = []
+    while len(ports) < 4:
+        p = free_port()
+        if p not in ports:
+            ports.append(p)
+    return tuple(ports)
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
 def server_properties(node_id: int, bport: int, cport: int, log_dir: Path, extra: dict | None) -> str:
     props = {
         "process.roles": "broker,controller",
@@ -257,9 +289,7 @@ def start(
     logs_dir = directory / "logs"
     logs_dir.mkdir(exist_ok=True)
     node_id = 1
-    bport, cport, jport = free_port(), free_port(), free_port()
-    while len({bport, cport, jport}) < 3:
-        cport, jport = free_port(), free_port()
+    bport, cport, jport, jlport = _ports(existing)
 
     props = directory / "server.properties"
     props.write_text(server_properties(node_id, bport, cport, log_dir, extra_config))
@@ -284,8 +314,10 @@ def start(
         f"-Xmx{heap}", f"-Xms{heap}", "-XX:+UseG1GC", "-Djava.awt.headless=true",
         f"-Dlog4j2.configurationFile={log4j}", f"-Dkafka.logs.dir={logs_dir}",
         f"-javaagent:{_agent_jar(libs)}=127.0.0.1:{jport}:{jmx_cfg}",
+        f"-javaagent:{_agent_jar(libs, 'jolokia-agent-jvm')}=host=127.0.0.1,port={jlport},discoveryEnabled=false",
     ]
     cmd = [_java(), *jvm, "-cp", _classpath(libs), "kafka.Kafka", str(props)]
+    log_offset = (logs_dir / "server.log").stat().st_size if (logs_dir / "server.log").exists() else 0
     out = open(logs_dir / "stdout.log", "ab")
     progress(f"starting Kafka {KAFKA_VERSION} on 127.0.0.1:{bport} (JMX exporter on :{jport})")
     proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -294,8 +326,9 @@ def start(
     state = BrokerState(
         dir=str(directory), pid=proc.pid, node_id=node_id, cluster_id=cluster_id,
         bootstrap=f"127.0.0.1:{bport}", controller=f"127.0.0.1:{cport}",
-        jmx_url=f"http://127.0.0.1:{jport}/metrics", log_dir=str(log_dir), logs_dir=str(logs_dir),
-        kafka_version=KAFKA_VERSION, started_at=time.time(),
+        jmx_url=f"http://127.0.0.1:{jport}/metrics", jolokia_url=f"http://127.0.0.1:{jlport}/jolokia",
+        log_dir=str(log_dir), logs_dir=str(logs_dir),
+        kafka_version=KAFKA_VERSION, started_at=time.time(), server_log_offset=log_offset,
     )
     (directory / STATE_FILE).write_text(state.to_json())
     try:
@@ -324,7 +357,8 @@ def _wait_ready(state: BrokerState, proc: subprocess.Popen, timeout: float) -> N
         if proc.poll() is not None:
             tail = _tail(Path(state.logs_dir) / "stdout.log") + _tail(state.server_log)
             raise BrokerError(f"broker exited with {proc.returncode} while starting:\n{tail}")
-        if _log_contains(state.server_log, STARTED_MARKER) and _port_open(host, int(port)) and _http_ok(state.jmx_url):
+        if (_log_contains(state.server_log, STARTED_MARKER, state.server_log_offset) and _port_open(host, int(port))
+                and _http_ok(state.jmx_url) and _http_ok(state.jolokia_url + "/version")):
             return
         time.sleep(0.3)
     raise BrokerError(f"broker did not start within {timeout:.0f}s; see {state.server_log}")
@@ -337,9 +371,10 @@ def _tail(path: Path, n: int = 4000) -> str:
         return ""
 
 
-def _log_contains(path: Path, text: str) -> bool:
+def _log_contains(path: Path, text: str, offset: int = 0) -> bool:
     try:
         with open(path, "rb") as fh:
+            fh.seek(offset)
             return text.encode() in fh.read()
     except OSError:
         return False
