@@ -4,6 +4,7 @@ import sys
 
 BENCHES = {
     "reader": "bench.bench_reader",
+    "logdir": "bench.bench_logdir",
 }
 
 
