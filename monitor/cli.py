@@ -127,6 +127,30 @@ def cmd_logdir(args: argparse.Namespace) -> int:
     return run_logdir(args.paths, config=cfg, fmt=args.format, include_all=args.all, topic_overrides=overrides)
 
 
+def cmd_rules(args: argparse.Namespace) -> int:
+    from monitor.config import ConfigError, load_config
+
+    try:
+        cfg = load_config(args.config)
+    except ConfigError as exc:
+        _err(f"config error: {exc}")
+        return 2
+    from alerts.promtool_tests import render_tests
+    from alerts.render import render_rules
+
+    text = render_rules(cfg.thresholds)
+    if args.out:
+        Path(args.out).write_text(text)
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    if args.tests:
+        rule_file = Path(args.out).name if args.out else "compaction.rules.yml"
+        Path(args.tests).write_text(render_tests(cfg.thresholds, rule_file=rule_file))
+        print(f"wrote {args.tests} (run: promtool test rules {args.tests})", file=sys.stderr)
+    return 0
+
+
 def _not_yet(name: str):
     def handler(args: argparse.Namespace) -> int:
         _err(f"`{name}` is not built yet")
@@ -178,10 +202,16 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--once", action="store_true", help="refresh every source once, print the metrics, exit")
     c.set_defaults(func=cmd_collect)
 
+    r = sub.add_parser("rules", help="render the Prometheus alert rules from monitor.yaml's thresholds")
+    r.add_argument("action", choices=["render"])
+    r.add_argument("--config", help="monitor.yaml (thresholds:)")
+    r.add_argument("--out", help="write the rule file here (default: stdout)")
+    r.add_argument("--tests", metavar="FILE", help="also write promtool unit tests for the rendered rules")
+    r.set_defaults(func=cmd_rules)
+
     for name, help_ in [
         ("audit", "Spark audit of segments, dumps or a live topic"),
         ("dashboard", "the Streamlit dashboard"),
-        ("rules", "render the Prometheus alert rules"),
         ("demo", "a local broker, workload, collector, Prometheus and dashboard"),
     ]:
         s = sub.add_parser(name, help=help_)

@@ -127,3 +127,10 @@ def wait_cleaned(log_dir, topic: str, partition: int = 0, past: int = 0, timeout
     """Wait until the cleaner's checkpoint for the partition is beyond ``past``; return it."""
     return wait_for(lambda: (lambda v: v if v is not None and v > past else None)(
         cleaner_checkpoint(log_dir, topic, partition)), timeout, what=f"the cleaner to clean {topic}-{partition}")
+
+
+def write_rounds_min_lag(bootstrap: str, topic: str, rounds: int = 3, keys: int = 100) -> None:
+    """Several rolled segments of keyed updates (for topics kept dirty by min.compaction.lag.ms)."""
+    for r in range(rounds):
+        produce(bootstrap, topic, [(f"k{i}".encode(), f"v{r}".encode() * 20) for i in range(keys)])
+        roll(bootstrap, topic)

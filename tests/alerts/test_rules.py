@@ -1,0 +1,115 @@
+"""The alert rules: one source of thresholds, promtool-valid, a firing and a near-miss test per
+alert, a runbook section per alert, and only metric names the collector defines."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from alerts.promtool_tests import render_tests
+from alerts.render import alerts, render_rules
+from collectors.metrics import METRICS
+from monitor.config import Thresholds, parse_config
+
+ROOT = Path(__file__).resolve().parents[2]
+RULES = ROOT / "alerts" / "compaction.rules.yml"
+TESTS = ROOT / "alerts" / "compaction.rules.test.yml"
+PROMTOOL = shutil.which("promtool")
+
+
+def test_committed_rules_are_the_render_of_the_default_config():
+    assert RULES.read_text() == render_rules(Thresholds()), "run: compaction-monitor rules render --out " \
+        "alerts/compaction.rules.yml --tests alerts/compaction.rules.test.yml"
+    assert TESTS.read_text() == render_tests(Thresholds())
+
+
+def _promtool(*args, cwd=None):
+    if PROMTOOL is None:
+        pytest.fail("promtool is missing: ./dev installs Debian's prometheus package")
+    return subprocess.run([PROMTOOL, *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_promtool_check_and_unit_tests():
+    r = _promtool("check", "rules", str(RULES))
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = _promtool("test", "rules", TESTS.name, cwd=RULES.parent)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_every_alert_has_a_firing_and_a_near_miss_test():
+    names = [t["name"] for t in yaml.safe_load(TESTS.read_text())["tests"]]
+    for a in alerts(Thresholds()):
+        assert f"{a.name} ({a.severity}) fires" in names
+        assert f"{a.name} ({a.severity}) near miss does not fire" in names
+
+
+def test_alerts_have_severity_summary_description_and_a_runbook_section():
+    runbook = (ROOT / "alerts" / "RUNBOOK.md").read_text()
+    sections = {m.lower() for m in re.findall(r"^## (\w+)$", runbook, re.M)}
+    doc = yaml.safe_load(RULES.read_text())
+    seen = set()
+    for g in doc["groups"]:
+        for r in g["rules"]:
+            if "alert" not in r:
+                continue
+            seen.add(r["alert"])
+            assert r["labels"]["severity"] in ("warning", "critical")
+            ann = r["annotations"]
+            assert ann["summary"] and ann["description"]
+            anchor = ann["runbook"].split("#", 1)[1]
+            assert anchor in sections, f"RUNBOOK.md has no section for {r['alert']}"
+    assert seen >= {"LogCleanerThreadDead", "LogCleanerStalled", "CompactionLagging", "CompactionOverdue",
+                    "UncleanablePartitions", "CleanerBufferSaturated", "CleanerSlow", "TombstonesPilingUp",
+                    "TombstonesPastRetention", "ConsumerMayMissTombstones", "CompactionMonitorDown"}
+
+
+def test_expressions_use_only_metrics_the_collector_defines():
+    doc = yaml.safe_load(RULES.read_text())
+    recorded = {r["record"] for g in doc["groups"] for r in g["rules"] if "record" in r}
+    exported = {n + ("_total" if kind == "counter" else "") for n, (kind, _, _) in METRICS.items()}
+    for g in doc["groups"]:
+        for r in g["rules"]:
+            for name in re.findall(r"\b(kafka_compaction[:a-z_]*)", r["expr"]):
+                assert name in exported or name in recorded, f"{name} in {r.get('alert', r.get('record'))}"
+
+
+def test_thresholds_from_config_reach_the_rules_and_still_pass_promtool(tmp_path):
+    cfg = parse_config({"thresholds": {"dirty_ratio_margin": 0.25, "lagging_for": "2h",
+                                       "buffer_utilization_ratio": 0.7, "tombstone_growth_per_hour": 5000}})
+    text = render_rules(cfg.thresholds)
+    assert "kafka_compaction:partition_dirty_over_threshold:ratio > 0.25" in text
+    assert "for: 2h" in text and "max_buffer_utilization_ratio > 0.7" in text
+    (tmp_path / "compaction.rules.yml").write_text(text)
+    (tmp_path / "t.yml").write_text(render_tests(cfg.thresholds))
+    r = _promtool("test", "rules", "t.yml", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout
+
+
+def test_rules_render_cli(tmp_path):
+    import sys
+
+    cfg = tmp_path / "monitor.yaml"
+    cfg.write_text("thresholds: {cleaner_stalled_seconds: 1200}\n")
+    out = tmp_path / "r.yml"
+    r = subprocess.run([sys.executable, "-m", "monitor.cli", "rules", "render", "--config", str(cfg), "--out",
+                        str(out), "--tests", str(tmp_path / "r.test.yml")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "time_since_last_run_seconds > 1200" in out.read_text()
+    assert _promtool("test", "rules", "r.test.yml", cwd=tmp_path).returncode == 0
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("thresholds: {lagging_forr: 1h}\n")
+    r = subprocess.run([sys.executable, "-m", "monitor.cli", "rules", "render", "--config", str(bad)],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "thresholds.lagging_forr" in r.stderr
+
+
+def test_example_configs_parse():
+    am = yaml.safe_load((ROOT / "alerts" / "alertmanager.example.yml").read_text())
+    assert {r["matchers"][0] for r in am["route"]["routes"]} == {'severity="critical"', 'severity="warning"'}
+    prom = yaml.safe_load((ROOT / "deploy" / "prometheus.yml").read_text())
+    assert prom["scrape_configs"][0]["job_name"] == Thresholds().monitor_job
