@@ -63,3 +63,12 @@ def test_ci_runs_the_readme_test_command():
     ci = (ROOT / ".ci" / "run").read_text()
     assert "./dev test" in readme and "./dev test" in ci
     assert "./dev demo" in readme
+
+
+def test_readme_lists_every_exported_metric():
+    from collectors.metrics import METRICS
+
+    readme = (ROOT / "README.md").read_text()
+    for name, (kind, _, _) in METRICS.items():
+        full = name + ("_total" if kind == "counter" else "")
+        assert f"`{full}`" in readme, f"README does not document {full}"
