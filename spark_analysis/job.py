@@ -1,0 +1,261 @@
+"""The audit job: ``compaction-monitor audit ...`` locally, or unchanged under ``spark-submit``:
+
+    spark-submit --master yarn --py-files compaction_monitor.zip spark_analysis/job.py \\
+        --input hdfs://nn/kafka-copy/ --out hdfs://nn/audits/
+
+Each run writes a new folder ``<out>/run-<UTC time>/`` (nothing earlier is overwritten) with Parquet
+tables (partitions, topics, tombstone_buckets, top_keys, top_producers, faults), ``summary.json`` and
+a self-contained ``report.html``, and points ``<out>/latest.json`` at it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+SPARK_KAFKA_PACKAGE = "org.apache.spark:spark-sql-kafka-0-10_2.13:{version}"
+
+
+def log(msg: str) -> None:
+    print(f"[audit] {msg}", file=sys.stderr, flush=True)
+
+
+def session(master: str | None, app: str = "kafka-compaction-audit", kafka_source: bool = False, conf: dict | None = None):
+    """A SparkSession; in local mode the Python workers use this interpreter (its packages)."""
+    from pyspark.sql import SparkSession
+    import pyspark
+
+    local = master is None or master.startswith("local")
+    if local:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    b = SparkSession.builder.appName(app)
+    if master:
+        b = b.master(master)
+    b = (b.config("spark.ui.showConsoleProgress", "true")
+          .config("spark.sql.shuffle.partitions", os.environ.get("AUDIT_SHUFFLE_PARTITIONS", "16"))
+          .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
+    if local:
+        b = b.config("spark.ui.enabled", "false").config("spark.driver.memory", "2g")
+    if kafka_source:
+        b = b.config("spark.jars.packages", SPARK_KAFKA_PACKAGE.format(version=pyspark.__version__))
+    for k, v in (conf or {}).items():
+        b = b.config(k, v)
+    spark = b.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    if not local:
+        spark.sparkContext.addPyFile(_code_zip())
+    return spark
+
+
+def _code_zip() -> str:
+    """Ship ``monitor`` and ``spark_analysis`` to executors that do not have them installed."""
+    root = Path(__file__).resolve().parent.parent
+    out = Path(tempfile.mkdtemp()) / "compaction_monitor_code.zip"
+    with zipfile.ZipFile(out, "w") as z:
+        for pkg in ("monitor", "spark_analysis"):
+            for f in (root / pkg).rglob("*.py"):
+                z.write(f, f.relative_to(root))
+    return str(out)
+
+
+SKIP_TOPICS = ("__cluster_metadata",)  # KRaft's metadata log is snapshotted, not cleaned
+
+
+def list_inputs(kind: str, inputs: list[str]) -> list[tuple[str, int]]:
+    """The files a run will read, listed once on the driver (names and sizes only).
+    Segments must sit in ``<topic>-<partition>`` folders; -delete/-future/-stray folders are left out."""
+    from spark_analysis.arrow_rows import topic_partition
+    from spark_analysis.fs import list_files
+
+    suffix = (".log",) if kind == "segments" else (".txt", ".dump", ".out")
+    files = []
+    for uri in inputs:
+        files += list_files(uri, suffix)
+    if kind == "segments":
+        kept = []
+        for uri, size in files:
+            topic, _ = topic_partition(uri)
+            if topic is None or topic in SKIP_TOPICS:
+                continue
+            kept.append((uri, size))
+        files = kept
+    if not files:
+        what = "segment files (<topic>-<partition>/*.log)" if kind == "segments" else "dump files (*.txt, *.dump, *.out)"
+        raise FileNotFoundError(f"no {what} under {', '.join(inputs)}")
+    return files
+
+
+def load_records(spark, kind: str, inputs: list[str], *, bootstrap: str | None = None, topics: list[str] | None = None,
+                 kafka_options: dict | None = None, target_bytes: int | None = None):
+    from spark_analysis.sources import register
+
+    register(spark)
+    if kind in ("segments", "dumps"):
+        files = list_inputs(kind, inputs)
+        reader = spark.read.format("kafka-segments" if kind == "segments" else "kafka-dumps")
+        reader = reader.option("files", json.dumps(files))
+        if target_bytes:
+            reader = reader.option("targetBytes", str(target_bytes))
+        return reader.load()
+    if kind == "topic":
+        from spark_analysis.topic_input import read_topic
+
+        return read_topic(spark, bootstrap, topics or inputs, kafka_options or {})
+    raise ValueError(f"unknown input kind {kind!r}")
+
+
+def read_checkpoints(inputs: list[str]) -> tuple[dict, dict]:
+    """cleaner-offset-checkpoint and log-start-offset-checkpoint of every log dir under the inputs."""
+    from monitor.checkpoint import CheckpointError, parse_checkpoint
+    from spark_analysis.fs import list_files, read_text
+
+    cleaner, starts = {}, {}
+    for uri in inputs:
+        try:
+            found = list_files(uri, ("cleaner-offset-checkpoint", "log-start-offset-checkpoint"))
+        except (FileNotFoundError, OSError):
+            continue
+        for f, _ in found:
+            text = read_text(f)
+            if text is None:
+                continue
+            try:
+                entries = parse_checkpoint(text, f)
+            except CheckpointError as exc:
+                log(f"ignoring {exc}")
+                continue
+            (cleaner if f.endswith("cleaner-offset-checkpoint") else starts).update(entries)
+    return cleaner, starts
+
+
+def cleaner_params(args, throughput_from_log: float | None):
+    from monitor.estimate import DEFAULT_THROUGHPUT, CleanerParams
+
+    if args.throughput:
+        tp, src = args.throughput * (1 << 20), "given"
+    elif throughput_from_log:
+        tp, src = throughput_from_log, "learned from log-cleaner.log"
+    else:
+        tp, src = DEFAULT_THROUGHPUT, "default"
+    return CleanerParams(threads=args.cleaner_threads, dedupe_buffer_size=args.dedupe_buffer_size,
+                         load_factor=args.load_factor, hash_bytes=args.hash_bytes,
+                         io_max_bytes_per_second=args.io_max_bytes_per_second or float("inf"),
+                         throughput=tp, throughput_source=src)
+
+
+def write_outputs(spark, result, out: str, run_name: str | None = None) -> str:
+    from spark_analysis.fs import filesystem, qualify
+    from spark_analysis.report import render_report
+
+    run = run_name or "run-" + dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    base = out.rstrip("/") + "/" + run
+    tables = {"partitions": result.partitions, "topics": result.topics, "tombstone_buckets": result.tombstone_buckets,
+              "top_keys": result.top_keys, "top_producers": result.top_producers, "faults": result.faults}
+    for name, df in tables.items():
+        df.coalesce(1).write.mode("errorifexists").parquet(f"{base}/{name}")
+    topics = [r.asDict() for r in result.topics.collect()]
+    parts = [r.asDict() for r in result.partitions.collect()]
+    buckets = [r.asDict() for r in result.tombstone_buckets.collect()]
+    keys = [r.asDict() for r in result.top_keys.collect()]
+    summary = {**result.summary, "run": run, "tables": list(tables)}
+    fs, path = filesystem(base)
+    with fs.open_output_stream(path + "/summary.json") as fh:
+        fh.write(json.dumps(summary, indent=2, default=str).encode())
+    with fs.open_output_stream(path + "/report.html") as fh:
+        fh.write(render_report(summary, topics, parts, buckets, keys).encode())
+    fs_out, out_path = filesystem(out)
+    with fs_out.open_output_stream(out_path.rstrip("/") + "/latest.json") as fh:
+        fh.write(json.dumps({"run": run, "path": base, "generated_at_ms": summary["generated_at_ms"]}).encode())
+    return base
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="compaction-monitor audit",
+                                 description="Spark audit of Kafka log segments, kafka-dump-log dumps or a live topic.")
+    ap.add_argument("--input", action="append", required=True,
+                    help="log dir tree or segment file (segments), dump text files (dumps), or topic name (topic); "
+                         "file:, hdfs: or s3a: paths; repeatable")
+    ap.add_argument("--input-kind", choices=["segments", "dumps", "topic"], default="segments")
+    ap.add_argument("--out", required=True, help="output folder; each run adds run-<time>/ under it")
+    ap.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
+    ap.add_argument("--config", help="monitor.yaml: topic configs under clusters[0].topics, bootstrap servers")
+    ap.add_argument("--bootstrap-servers", help="for --input-kind topic (and topic configs via the admin API)")
+    ap.add_argument("--cleaner-log", action="append", default=[],
+                    help="a broker's log-cleaner.log: calibrates the cleaner's throughput")
+    ap.add_argument("--throughput", type=float, help="the cleaner's throughput in MiB/s (overrides the log)")
+    ap.add_argument("--cleaner-threads", type=int, default=1)
+    ap.add_argument("--dedupe-buffer-size", type=int, default=134_217_728)
+    ap.add_argument("--load-factor", type=float, default=0.9)
+    ap.add_argument("--hash-bytes", type=int, default=16, help="16 for MD5 (Kafka up to 4.3), 32 for SHA-256")
+    ap.add_argument("--io-max-bytes-per-second", type=float, help="log.cleaner.io.max.bytes.per.second")
+    ap.add_argument("--top", type=int, default=20, help="top keys / producers per topic")
+    ap.add_argument("--bucket", choices=["minute", "hour", "day", "auto"], default="auto",
+                    help="tombstone build-up bucket")
+    ap.add_argument("--now-ms", type=int, help=argparse.SUPPRESS)
+    return ap
+
+
+BUCKETS = {"minute": 60_000, "hour": 3_600_000, "day": 86_400_000, "auto": None}
+
+
+def run(args, topic_configs: dict | None = None, spark=None) -> tuple[str, dict]:
+    """Run the audit; returns the run folder and the summary. ``topic_configs``: topic -> TopicConfig."""
+    from monitor.cleanerlog import learned_throughput, parse_cleaner_log
+    from spark_analysis.audit import AuditInputs, run_audit
+    from spark_analysis.fs import read_text
+
+    t0 = time.time()
+    stats = []
+    for f in args.cleaner_log:
+        text = read_text(f)
+        if text is None:
+            raise FileNotFoundError(f"{f}: cannot read the cleaner log")
+        stats += parse_cleaner_log(text.splitlines())
+    params = cleaner_params(args, learned_throughput(stats))
+    if args.input_kind in ("segments", "dumps"):
+        list_inputs(args.input_kind, args.input)  # a path with nothing to read fails here, before Spark starts
+    own = spark is None
+    if own:
+        log(f"starting Spark ({args.master or 'default master'}) ...")
+        spark = session(args.master or (None if os.environ.get("SPARK_ENV_LOADED") else "local[*]"),
+                        kafka_source=args.input_kind == "topic")
+    try:
+        log(f"reading {args.input_kind}: {', '.join(args.input)}")
+        records = load_records(spark, args.input_kind, args.input, bootstrap=args.bootstrap_servers)
+        cps, starts = read_checkpoints(args.input) if args.input_kind == "segments" else ({}, {})
+        inputs = AuditInputs(records=records, kind=args.input_kind, checkpoints=cps, log_starts=starts,
+                             topic_configs=topic_configs or {}, cleaner=params,
+                             now_ms=args.now_ms or int(time.time() * 1000), bucket_ms=BUCKETS[args.bucket],
+                             top_n=args.top)
+        result = run_audit(spark, inputs, progress=lambda m: log(m))
+        log("writing Parquet tables, summary.json and report.html")
+        base = write_outputs(spark, result, args.out)
+        summary = result.summary
+        log(f"done in {time.time() - t0:.0f}s: {summary['partitions']} partitions, "
+            f"{summary['reclaimable_bytes'] / (1 << 20):,.1f} MiB reclaimable of {summary['bytes'] / (1 << 20):,.1f} MiB, "
+            f"{summary['faults']} fault(s); report: {base}/report.html")
+        return base, summary
+    finally:
+        if own:
+            spark.stop()
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        run(args)
+    except FileNotFoundError as exc:
+        print(f"audit: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""The audit's self-contained HTML report: plotly charts with plotly.js inlined once, so the file
+opens from a mail or a CI artefact store with no network."""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+
+import plotly.graph_objects as go
+import plotly.io as pio
+from plotly.offline import get_plotlyjs
+
+
+def _mb(v: float) -> str:
+    return f"{v / (1 << 20):,.1f} MiB"
+
+
+def _dur(s: float) -> str:
+    if s < 120:
+        return f"{s:,.1f} s"
+    if s < 7200:
+        return f"{s / 60:,.1f} min"
+    return f"{s / 3600:,.1f} h"
+
+
+def _fig_html(fig) -> str:
+    fig.update_layout(template="plotly_white", margin=dict(l=60, r=20, t=50, b=60), height=380)
+    return pio.to_html(fig, full_html=False, include_plotlyjs=False)
+
+
+def figures(topics: list[dict], buckets: list[dict]) -> list:
+    figs = []
+    top = sorted(topics, key=lambda t: -t["bytes"])[:25]
+    names = [t["topic"] for t in top]
+    fig = go.Figure()
+    fig.add_bar(name="kept after compaction", x=names, y=[t["projected_bytes"] / (1 << 20) for t in top])
+    fig.add_bar(name="reclaimable", x=names, y=[t["reclaimable_bytes"] / (1 << 20) for t in top])
+    fig.update_layout(barmode="stack", title="Size per topic: what a full compaction would reclaim",
+                      yaxis_title="MiB")
+    figs.append(fig)
+    est = sorted(topics, key=lambda t: -t["estimated_clean_seconds"])[:25]
+    fig = go.Figure(go.Bar(x=[t["topic"] for t in est], y=[t["estimated_clean_seconds"] for t in est],
+                           marker_color="#d62728"))
+    fig.update_layout(title="Estimated time for the cleaner to clean the dirty section", yaxis_title="seconds")
+    figs.append(fig)
+    if buckets:
+        fig = go.Figure()
+        by_topic: dict[str, list] = {}
+        for b in buckets:
+            by_topic.setdefault(b["topic"], []).append(b)
+        for topic, rows in sorted(by_topic.items(), key=lambda kv: -sum(r["tombstones"] for r in kv[1]))[:10]:
+            xs = [dt.datetime.fromtimestamp(r["bucket_start_ms"] / 1000, dt.timezone.utc) for r in rows]
+            fig.add_scatter(x=xs, y=[r["tombstones"] for r in rows], mode="lines+markers", name=topic)
+        fig.update_layout(title="Tombstones on disk by the time they were written", yaxis_title="tombstones")
+        figs.append(fig)
+    return figs
+
+
+def _table(rows: list[dict], cols: list[tuple[str, str]], fmt: dict | None = None) -> str:
+    fmt = fmt or {}
+    head = "".join(f"<th>{html.escape(label)}</th>" for _, label in cols)
+    body = []
+    for r in rows:
+        cells = []
+        for key, _ in cols:
+            v = r.get(key)
+            v = fmt[key](v) if key in fmt and v is not None else v
+            cells.append(f"<td>{html.escape(str(v))}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def render_report(summary: dict, topics: list[dict], partitions: list[dict], buckets: list[dict],
+                  top_keys: list[dict]) -> str:
+    when = dt.datetime.fromtimestamp(summary["generated_at_ms"] / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    cards = [
+        ("Data scanned", _mb(summary["bytes"])),
+        ("Reclaimable", _mb(summary["reclaimable_bytes"])),
+        ("After full compaction", _mb(summary["projected_bytes"])),
+        ("Dirty (cleanable) now", _mb(summary["dirty_bytes"])),
+        ("Estimated cleaning time", _dur(summary["estimated_clean_seconds"])),
+        ("Tombstones", f"{summary['tombstones']:,}"),
+        ("Tombstones past delete.retention.ms", f"{summary['tombstones_past_retention']:,}"),
+        ("Corrupt or unreadable spots", f"{summary['faults']:,}"),
+    ]
+    card_html = "".join(f'<div class="card"><div class="v">{html.escape(v)}</div><div class="l">{html.escape(k)}</div></div>'
+                        for k, v in cards)
+    charts = "".join(f'<div class="chart">{_fig_html(f)}</div>' for f in figures(topics, buckets))
+    worst = sorted(partitions, key=lambda p: -p["reclaimable_bytes"])[:30]
+    part_table = _table(worst, [("topic", "topic"), ("partition", "partition"), ("bytes", "size"),
+                                ("reclaimable_bytes", "reclaimable"), ("cleanable_ratio", "dirty ratio"),
+                                ("cleaner_passes", "passes"), ("estimated_clean_seconds", "est. clean"),
+                                ("tombstones", "tombstones"), ("tombstones_past_retention", "past retention")],
+                        {"bytes": _mb, "reclaimable_bytes": _mb, "cleanable_ratio": lambda v: f"{v:.2f}",
+                         "estimated_clean_seconds": _dur})
+    keys = [{**k, "key": _key_text(k.get("key"))} for k in top_keys[:40]]
+    key_table = _table(keys, [("topic", "topic"), ("key", "key"), ("updates", "updates"),
+                              ("tombstones", "tombstones"), ("obsolete_bytes", "obsolete bytes")],
+                       {"obsolete_bytes": _mb})
+    faults = summary.get("fault_list") or []
+    fault_html = (_table(faults, [("file", "file"), ("position", "byte"), ("kind", "kind"), ("reason", "reason")])
+                  if faults else "<p>None: every batch read was valid.</p>")
+    c = summary["cleaner"]
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Kafka compaction audit {html.escape(when)}</title>
+<script>{get_plotlyjs()}</script>
+<style>
+body{{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222}}
+h1{{margin-bottom:4px}} .sub{{color:#666;margin-bottom:18px}}
+.cards{{display:flex;flex-wrap:wrap;gap:12px;margin-bottom:18px}}
+.card{{border:1px solid #ddd;border-radius:8px;padding:12px 16px;min-width:170px}}
+.card .v{{font-size:22px;font-weight:600}} .card .l{{color:#666;font-size:13px}}
+.chart{{border:1px solid #eee;border-radius:8px;margin-bottom:16px}}
+table{{border-collapse:collapse;font-size:13px;margin-bottom:18px}}
+td,th{{border-bottom:1px solid #eee;padding:4px 10px;text-align:left}}
+</style></head><body>
+<h1>Kafka compaction audit</h1>
+<div class="sub">{html.escape(when)} &middot; input: {html.escape(summary['input_kind'])} &middot;
+{summary['topics']} topics, {summary['partitions']} partitions, {summary['records']:,} records &middot;
+cleaner model: {c['threads']} thread(s), {c['keys_per_pass']:,} keys per pass,
+{c['throughput_bytes_per_second'] / (1 << 20):.1f} MiB/s ({html.escape(c['throughput_source'])})</div>
+<div class="cards">{card_html}</div>
+{charts}
+<h2>Partitions with the most to reclaim</h2>{part_table}
+<h2>Most updated keys</h2>{key_table}
+<h2>Corrupt or truncated input</h2>{fault_html}
+</body></html>"""
+
+
+def _key_text(key) -> str:
+    if key is None:
+        return "(null)"
+    b = bytes(key)
+    try:
+        s = b.decode("utf-8")
+        if s.isprintable():
+            return s[:80]
+    except UnicodeDecodeError:
+        pass
+    return "0x" + b.hex()[:80]

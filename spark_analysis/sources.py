@@ -1,0 +1,126 @@
+"""PySpark Python data sources ``kafka-segments`` and ``kafka-dumps``.
+
+``partitions()`` runs on the driver and only lists files (names and sizes); ``read()`` runs on the
+executors, opens its own files and yields Arrow batches, so no record data passes through the
+driver. Each task reads whole files; small files are grouped up to ``targetBytes`` per task.
+
+    spark.dataSource.register(KafkaSegmentsDataSource)
+    df = spark.read.format("kafka-segments").load("s3a://bucket/kafka-copy/")
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+from spark_analysis.schema import DDL
+
+DEFAULT_TARGET_BYTES = 128 * 1024 * 1024
+
+
+@dataclass
+class FilesPartition(InputPartition):
+    files: list  # [(uri, size)]
+
+    def __init__(self, files):
+        self.files = files
+
+
+def plan(files: list[tuple[str, int]], target: int) -> list[FilesPartition]:
+    """Whole files per task; consecutive small files grouped up to ``target`` bytes."""
+    parts, current, size = [], [], 0
+    for uri, n in files:
+        if current and size + n > target:
+            parts.append(FilesPartition(current))
+            current, size = [], 0
+        current.append((uri, n))
+        size += n
+    if current:
+        parts.append(FilesPartition(current))
+    return parts
+
+
+class _FilesReader(DataSourceReader):
+    suffix: tuple[str, ...] = ()
+
+    def __init__(self, options: dict):
+        self.options = options
+
+    def _files(self) -> list[tuple[str, int]]:
+        from spark_analysis.fs import list_files
+
+        if "files" in self.options:  # a precomputed listing (the audit lists once, for several reads)
+            return [tuple(x) for x in json.loads(self.options["files"])]
+        out = []
+        for p in self._paths():
+            out += list_files(p, self.suffix)
+        return out
+
+    def _paths(self) -> list[str]:
+        paths = self.options.get("paths")
+        if paths:
+            return json.loads(paths)
+        return [self.options["path"]]
+
+    def partitions(self):
+        files = self._files()
+        if not files:
+            raise FileNotFoundError(f"no {'/'.join(self.suffix)} files under {', '.join(self._paths())}")
+        return plan(files, int(self.options.get("targetBytes", DEFAULT_TARGET_BYTES)))
+
+
+class _SegmentsReader(_FilesReader):
+    suffix = (".log",)
+
+    def read(self, partition: FilesPartition):
+        from spark_analysis.arrow_rows import segment_batches
+        from spark_analysis.fs import open_input
+
+        for uri, size in partition.files:
+            yield from segment_batches(uri, size, open_input)
+
+
+class _DumpsReader(_FilesReader):
+    suffix = (".txt", ".dump", ".out")
+
+    def read(self, partition: FilesPartition):
+        from spark_analysis.arrow_rows import dump_batches
+        from spark_analysis.fs import open_input
+
+        for uri, size in partition.files:
+            yield from dump_batches(uri, size, open_input)
+
+
+class KafkaSegmentsDataSource(DataSource):
+    """Records of Kafka log segments (``*.log`` under the path: broker log dirs or copies)."""
+
+    @classmethod
+    def name(cls):
+        return "kafka-segments"
+
+    def schema(self):
+        return DDL
+
+    def reader(self, schema):
+        return _SegmentsReader(self.options)
+
+
+class KafkaDumpsDataSource(DataSource):
+    """Records of ``kafka-dump-log --print-data-log`` text files (``*.txt``, ``*.dump``, ``*.out``)."""
+
+    @classmethod
+    def name(cls):
+        return "kafka-dumps"
+
+    def schema(self):
+        return DDL
+
+    def reader(self, schema):
+        return _DumpsReader(self.options)
+
+
+def register(spark) -> None:
+    spark.dataSource.register(KafkaSegmentsDataSource)
+    spark.dataSource.register(KafkaDumpsDataSource)
