@@ -20,7 +20,10 @@ import time
 import zipfile
 from pathlib import Path
 
-SPARK_KAFKA_PACKAGE = "org.apache.spark:spark-sql-kafka-0-10_2.13:{version}"
+# Spark's Kafka source, resolved from Maven Central through spark.jars.packages. Its 4.3.0 build is
+# not published there (yet): 4.1.1 is, and reads topics under Spark 4.3 (the tests do so).
+# Override with AUDIT_SPARK_KAFKA_PACKAGE, e.g. to match a cluster's Spark.
+SPARK_KAFKA_PACKAGE = "org.apache.spark:spark-sql-kafka-0-10_2.13:4.1.1"
 
 
 def log(msg: str) -> None:
@@ -30,7 +33,6 @@ def log(msg: str) -> None:
 def session(master: str | None, app: str = "kafka-compaction-audit", kafka_source: bool = False, conf: dict | None = None):
     """A SparkSession; in local mode the Python workers use this interpreter (its packages)."""
     from pyspark.sql import SparkSession
-    import pyspark
 
     local = master is None or master.startswith("local")
     if local:
@@ -44,7 +46,7 @@ def session(master: str | None, app: str = "kafka-compaction-audit", kafka_sourc
     if local:
         b = b.config("spark.ui.enabled", "false").config("spark.driver.memory", "2g")
     if kafka_source:
-        b = b.config("spark.jars.packages", SPARK_KAFKA_PACKAGE.format(version=pyspark.__version__))
+        b = b.config("spark.jars.packages", os.environ.get("AUDIT_SPARK_KAFKA_PACKAGE", SPARK_KAFKA_PACKAGE))
     for k, v in (conf or {}).items():
         b = b.config(k, v)
     spark = b.getOrCreate()
