@@ -5,6 +5,7 @@ import sys
 BENCHES = {
     "reader": "bench.bench_reader",
     "logdir": "bench.bench_logdir",
+    "audit": "bench.bench_audit",
 }
 
 

@@ -59,6 +59,14 @@ class CleanStats:
     end_messages: int | None = None
 
     @property
+    def duration(self) -> float:
+        """The clean's seconds, from MB / (MB/sec) when both are finite: the printed seconds are
+        rounded to 0.1 s, the rate is not rounded as coarsely."""
+        if self.processed_mb > 0 and 0 < self.mb_per_sec < float("inf"):
+            return self.processed_mb / self.mb_per_sec
+        return self.seconds
+
+    @property
     def topic_partition(self) -> tuple[str, int]:
         topic, _, p = self.log.rpartition("-")
         return topic, int(p)
@@ -106,7 +114,8 @@ def learned_throughput(stats: Iterable[CleanStats], min_mb: float = 1.0) -> floa
     """Bytes per second over the cleans big enough to time (total MB / total seconds)."""
     mb = secs = 0.0
     for s in stats:
-        if s.processed_mb >= min_mb and 0 < s.seconds < float("inf"):
+        d = s.duration
+        if s.processed_mb >= min_mb and 0 < d < float("inf"):
             mb += s.processed_mb
-            secs += s.seconds
+            secs += d
     return mb * MB / secs if secs > 0 else None

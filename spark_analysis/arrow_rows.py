@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 
+import numpy as np
 import pyarrow as pa
 
 from monitor.dump import DumpParser
@@ -29,33 +30,46 @@ def segment_base(path: str) -> int | None:
     return int(stem) if stem.isdigit() else None
 
 
+PER_RECORD = ("offset", "timestamp", "key", "key_size", "value_size", "record_bytes", "tombstone")
+
+
 class Columns:
-    """Column lists filled batch by batch; ``flush()`` makes an Arrow RecordBatch."""
+    """Rows collected batch by batch: per-record columns as lists, per-batch columns as runs
+    (value, length) that ``flush()`` expands in C (numpy repeat, dictionary decode)."""
 
     def __init__(self):
-        self.cols = {n: [] for n in NAMES}
+        self.per_record = {n: [] for n in PER_RECORD}
+        self.runs: list[tuple[int, dict]] = []
         self.n = 0
 
-    def add_batch(self, consts: dict, recs, rec_cols: dict) -> None:
-        k = len(recs)
-        for name, value in consts.items():
-            self.cols[name].extend([value] * k)
+    def add_batch(self, consts: dict, k: int, rec_cols: dict) -> None:
+        self.runs.append((k, consts))
         for name, values in rec_cols.items():
-            self.cols[name].extend(values)
+            self.per_record[name].extend(values)
         self.n += k
 
     def add_fault(self, consts: dict, kind: str, position: int, reason: str) -> None:
-        for name in NAMES:
-            self.cols[name].append(consts.get(name))
-        self.cols["fault_kind"][-1] = kind
-        self.cols["fault_position"][-1] = position
-        self.cols["fault_reason"][-1] = reason
-        self.n += 1
+        self.add_batch({**consts, "fault_kind": kind, "fault_position": position, "fault_reason": reason}, 1,
+                       {n: [None] for n in PER_RECORD})
 
     def flush(self) -> pa.RecordBatch:
-        batch = pa.RecordBatch.from_arrays([pa.array(self.cols[n], type=ARROW_SCHEMA.field(n).type) for n in NAMES],
-                                           schema=ARROW_SCHEMA)
-        self.cols = {n: [] for n in NAMES}
+        lengths = np.fromiter((k for k, _ in self.runs), dtype=np.int64, count=len(self.runs))
+        run_index = np.repeat(np.arange(len(self.runs), dtype=np.int32), lengths)
+        arrays = []
+        for name in NAMES:
+            typ = ARROW_SCHEMA.field(name).type
+            if name in self.per_record:
+                arrays.append(pa.array(self.per_record[name], type=typ))
+                continue
+            values = [c.get(name) for _, c in self.runs]
+            if all(v is None for v in values):
+                arrays.append(pa.nulls(self.n, type=typ))
+                continue
+            dictionary = pa.array(values, type=typ)
+            arrays.append(dictionary.take(pa.array(run_index)))
+        batch = pa.RecordBatch.from_arrays(arrays, schema=ARROW_SCHEMA)
+        self.per_record = {n: [] for n in PER_RECORD}
+        self.runs = []
         self.n = 0
         return batch
 
@@ -80,13 +94,14 @@ def segment_batches(uri: str, size: int, opener):
         reader = SegmentReader(fh, name=uri, skip_corrupt=True)
         for batch in reader.batches():
             try:
-                recs = batch.records()
+                c = batch.columns()
             except (RecordDecodeError, LegacyDecodeError, CodecError) as exc:
                 cols.add_fault(seg_consts, "corrupt", batch.position, f"{uri}: byte {batch.position}: {exc}")
                 continue
-            if not recs:
+            if not len(c):
                 continue
-            _add(cols, seg_consts, batch, recs)
+            key_sizes = [-1 if k is None else len(k) for k in c.keys]
+            _add(cols, seg_consts, batch, c.offsets, c.timestamps, c.keys, key_sizes, c.value_sizes)
             if cols.n >= ROWS_PER_BATCH:
                 yield cols.flush()
         for f in reader.faults:
@@ -95,9 +110,8 @@ def segment_batches(uri: str, size: int, opener):
         yield cols.flush()
 
 
-def _add(cols: Columns, seg_consts: dict, batch, recs) -> None:
-    sizes = [(r.key_size if r.key_size > 0 else 0) + (r.value_size if r.value_size > 0 else 0) + RECORD_OVERHEAD
-             for r in recs]
+def _add(cols: Columns, seg_consts: dict, batch, offsets, timestamps, keys, key_sizes, value_sizes) -> None:
+    sizes = [(k if k > 0 else 0) + (v if v > 0 else 0) + RECORD_OVERHEAD for k, v in zip(key_sizes, value_sizes)]
     share = batch.size / sum(sizes)
     control = batch.is_control
     consts = dict(seg_consts)
@@ -108,15 +122,14 @@ def _add(cols: Columns, seg_consts: dict, batch, recs) -> None:
         "delete_horizon_ms": batch.delete_horizon_ms, "fault_kind": None, "fault_position": None,
         "fault_reason": None,
     })
-    vsizes = [r.value_size for r in recs]
-    cols.add_batch(consts, recs, {
-        "offset": [r.offset for r in recs],
-        "timestamp": [r.timestamp for r in recs],
-        "key": [r.key for r in recs],
-        "key_size": [r.key_size for r in recs],
-        "value_size": vsizes,
+    cols.add_batch(consts, len(offsets), {
+        "offset": offsets,
+        "timestamp": timestamps,
+        "key": keys,
+        "key_size": key_sizes,
+        "value_size": value_sizes,
         "record_bytes": [s * share for s in sizes],
-        "tombstone": [v < 0 and not control for v in vsizes],
+        "tombstone": [False] * len(offsets) if control else [v < 0 for v in value_sizes],
     })
 
 
@@ -146,7 +159,8 @@ def dump_batches(uri: str, size: int, opener):
             sizes[seg] = max(sizes.get(seg, 0), batch.position + batch.size)
             consts = {"topic": topic, "partition": partition, "segment": seg, "segment_base_offset": segment_base(seg),
                       "segment_bytes": None}
-            _add(cols, consts, batch, recs)
+            _add(cols, consts, batch, [r.offset for r in recs], [r.timestamp for r in recs], [r.key for r in recs],
+                 [r.key_size for r in recs], [r.value_size for r in recs])
             if cols.n >= ROWS_PER_BATCH:
                 yield cols.flush()
         for p in parser.problems:

@@ -104,61 +104,86 @@ def partition_bounds(spark: SparkSession, inputs: AuditInputs, segs: list) -> tu
     return bounds, states
 
 
+NARROW = ["topic", "partition", "segment", "segment_base_offset", "segment_bytes", "batch_position", "batch_bytes",
+          "offset", "timestamp", "key", "record_bytes", "tombstone", "control", "producer_id"]
+
+
 def run_audit(spark: SparkSession, inputs: AuditInputs, progress=lambda msg: None) -> AuditResult:
+    """One read of the input (cached narrow), one aggregation per key, small tables to the driver."""
+    from pyspark import StorageLevel
+
     df = inputs.records
     faults = df.filter(F.col("fault_kind").isNotNull()).select("segment", "fault_kind", "fault_position", "fault_reason")
-    data = df.filter(F.col("fault_kind").isNull() & F.col("offset").isNotNull()).withColumn(
-        "key_hash", F.xxhash64("key"))
-    data = data.persist()
+    data = (df.filter(F.col("fault_kind").isNull() & F.col("offset").isNotNull()).select(*NARROW)
+            .withColumn("key_hash", F.xxhash64("key")))
+    data = data.persist(StorageLevel.MEMORY_AND_DISK)
+    now = inputs.now_ms
 
-    progress("reading segments and building the segment table")
+    progress("reading the input and building the segment table")
     segs = segment_table(data)
     if not segs:
         raise ValueError("no records were read: the input holds no segments (or only corrupt ones)")
     bounds, states = partition_bounds(spark, inputs, segs)
-    now = inputs.now_ms
+    counts = {(r["topic"], r["partition"]): r for r in (
+        data.groupBy("topic", "partition").agg(F.count(F.when(~F.col("control"), 1)).alias("records"),
+                                               F.count(F.when(F.col("control"), 1)).alias("control_records"),
+                                               F.min("timestamp").alias("first_timestamp"),
+                                               F.max("timestamp").alias("last_timestamp")).collect())}
 
-    progress("finding superseded records, tombstones and keys")
-    j = data.join(F.broadcast(bounds), ["topic", "partition"])
-    keyed = F.col("key").isNotNull() & ~F.col("control")
-    w = Window.partitionBy("topic", "partition", "key_hash")
+    progress("aggregating per key: superseded records, tombstones, what a clean would keep")
+    j = data.filter(F.col("key").isNotNull() & ~F.col("control")).join(F.broadcast(bounds), ["topic", "partition"])
     eligible = F.col("offset") < F.col("upper")
-    j = (j.withColumn("last_any", F.when(keyed, F.max(F.when(keyed, F.col("offset"))).over(w)))
-          .withColumn("last_eligible", F.when(keyed, F.max(F.when(keyed & eligible, F.col("offset"))).over(w))))
-    expired = F.col("timestamp") < (F.lit(now) - F.col("retention_ms"))
-    obsolete = keyed & (F.col("offset") < F.col("last_any"))
-    removable = keyed & eligible & ((F.col("offset") < F.col("last_eligible"))
-                                    | (F.col("tombstone") & (F.col("offset") == F.col("last_eligible")) & expired))
-    j = j.withColumn("obsolete", obsolete).withColumn("removable", removable)
-    j = j.persist()
-
-    in_dirty = keyed & (F.col("offset") >= F.col("first_dirty")) & eligible
-    per_part = (j.groupBy("topic", "partition").agg(
-        F.count(F.when(~F.col("control"), 1)).alias("records"),
-        F.count(F.when(F.col("control"), 1)).alias("control_records"),
-        F.countDistinct(F.when(keyed, F.col("key_hash"))).alias("distinct_keys"),
-        F.count(F.when(F.col("obsolete"), 1)).alias("obsolete_records"),
-        F.count(F.when(F.col("removable"), 1)).alias("removable_records"),
-        F.sum(F.when(F.col("removable"), F.col("record_bytes")).otherwise(0.0)).alias("reclaimable_bytes"),
-        F.countDistinct(F.when(in_dirty, F.col("key_hash"))).alias("dirty_distinct_keys"),
+    expired_ts = F.col("timestamp") < (F.lit(now) - F.col("retention_ms"))
+    in_dirty = eligible & (F.col("offset") >= F.col("first_dirty"))
+    last = F.struct("offset", "tombstone", "timestamp", "record_bytes", "producer_id")
+    per_key = (j.groupBy("topic", "partition", "key_hash").agg(
+        F.count("*").alias("updates"),
+        F.sum("record_bytes").alias("bytes"),
+        F.max(last).alias("last"),
+        F.max(F.when(eligible, last)).alias("last_eligible"),
+        F.count(F.when(eligible, 1)).alias("eligible_records"),
+        F.sum(F.when(eligible, F.col("record_bytes")).otherwise(0.0)).alias("eligible_bytes"),
+        F.max(F.when(in_dirty, 1).otherwise(0)).alias("dirty"),
         F.count(F.when(F.col("tombstone"), 1)).alias("tombstones"),
-        F.count(F.when(F.col("tombstone") & expired, 1)).alias("tombstones_past_retention"),
-        F.count(F.when(F.col("tombstone") & (F.col("offset") == F.col("last_any")), 1)).alias("keys_last_tombstone"),
-        F.min("timestamp").alias("first_timestamp"), F.max("timestamp").alias("last_timestamp"),
-    ).collect())
+        F.count(F.when(F.col("tombstone") & expired_ts, 1)).alias("tombstones_expired"),
+        F.first("key").alias("key"),
+        F.first("retention_ms").alias("retention_ms"))
+        .withColumn("last_eligible_expired_tombstone",
+                    F.coalesce(F.col("last_eligible.tombstone") &
+                               (F.col("last_eligible.timestamp") < F.lit(now) - F.col("retention_ms")), F.lit(False)))
+        .withColumn("removable_records",
+                    F.greatest(F.col("eligible_records") - 1, F.lit(0))
+                    + F.col("last_eligible_expired_tombstone").cast("int"))
+        .withColumn("reclaimable_bytes",
+                    F.when(F.col("eligible_records") > 0,
+                           F.col("eligible_bytes") - F.col("last_eligible.record_bytes")
+                           + F.when(F.col("last_eligible_expired_tombstone"), F.col("last_eligible.record_bytes"))
+                           .otherwise(0.0)).otherwise(0.0))
+        .withColumn("obsolete_bytes", F.col("bytes") - F.col("last.record_bytes")))
+    per_key = per_key.persist(StorageLevel.MEMORY_AND_DISK)
+    per_part = (per_key.groupBy("topic", "partition").agg(
+        F.count("*").alias("distinct_keys"),
+        F.sum(F.col("updates") - 1).alias("obsolete_records"),
+        F.sum("removable_records").alias("removable_records"),
+        F.sum("reclaimable_bytes").alias("reclaimable_bytes"),
+        F.sum("dirty").alias("dirty_distinct_keys"),
+        F.sum("tombstones").alias("tombstones"),
+        F.sum("tombstones_expired").alias("tombstones_past_retention"),
+        F.count(F.when(F.col("last.tombstone"), 1)).alias("keys_last_tombstone")).collect())
 
     progress("estimating cleaning time")
     state_by = {(s["topic"], s["partition"]): s for s in states}
     rows = []
     for r in per_part:
-        s = state_by[(r["topic"], r["partition"])]
+        key = (r["topic"], r["partition"])
+        s, c = state_by[key], counts[key]
         st = s["state"]
         est = estimate_clean(st.clean_bytes, st.dirty_bytes, r["dirty_distinct_keys"], inputs.cleaner)
         size = st.log_bytes
         reclaim = float(r["reclaimable_bytes"] or 0.0)
         rows.append({
             "topic": r["topic"], "partition": r["partition"], "segments": s["segments"],
-            "records": r["records"], "control_records": r["control_records"], "bytes": size,
+            "records": c["records"], "control_records": c["control_records"], "bytes": size,
             "distinct_keys": r["distinct_keys"], "obsolete_records": r["obsolete_records"],
             "removable_records": r["removable_records"], "reclaimable_bytes": reclaim,
             "projected_bytes": max(size - reclaim, 0.0),
@@ -171,7 +196,7 @@ def run_audit(spark: SparkSession, inputs: AuditInputs, progress=lambda msg: Non
             "tombstones_past_retention": r["tombstones_past_retention"],
             "keys_last_tombstone": r["keys_last_tombstone"],
             "delete_retention_ms": s["retention_ms"],
-            "first_timestamp": r["first_timestamp"], "last_timestamp": r["last_timestamp"],
+            "first_timestamp": c["first_timestamp"], "last_timestamp": c["last_timestamp"],
         })
     partitions = spark.createDataFrame(rows, PARTITION_DDL) if rows else spark.createDataFrame([], PARTITION_DDL)
     topics = (partitions.groupBy("topic").agg(
@@ -185,27 +210,33 @@ def run_audit(spark: SparkSession, inputs: AuditInputs, progress=lambda msg: Non
         .orderBy(F.desc("reclaimable_bytes")))
 
     progress("tombstone build-up, top keys, top producers")
-    span = max((r["last_timestamp"] or 0) - (r["first_timestamp"] or 0) for r in per_part) if per_part else 0
+    span = max(((c["last_timestamp"] or 0) - (c["first_timestamp"] or 0) for c in counts.values()), default=0)
     bucket = inputs.bucket_ms or _bucket_for(span)
-    tomb_buckets = (j.filter(F.col("tombstone"))
+    retention = bounds.select("topic", "partition", "retention_ms")
+    tomb_buckets = (data.filter(F.col("tombstone")).join(F.broadcast(retention), ["topic", "partition"])
                     .withColumn("bucket_start_ms", F.floor(F.col("timestamp") / bucket) * bucket)
                     .groupBy("topic", "bucket_start_ms")
                     .agg(F.count("*").alias("tombstones"),
-                         F.count(F.when(expired, 1)).alias("past_retention"))
+                         F.count(F.when(F.col("timestamp") < F.lit(now) - F.col("retention_ms"), 1))
+                         .alias("past_retention"))
                     .withColumn("bucket_ms", F.lit(bucket))
                     .orderBy("topic", "bucket_start_ms"))
     rank = Window.partitionBy("topic").orderBy(F.desc("updates"), F.asc("key_hash"))
-    top_keys = (j.filter(keyed).groupBy("topic", "key_hash")
-                .agg(F.count("*").alias("updates"), F.first("key").alias("key"),
-                     F.count(F.when(F.col("tombstone"), 1)).alias("tombstones"),
-                     F.sum(F.when(F.col("obsolete"), F.col("record_bytes")).otherwise(0.0)).alias("obsolete_bytes"))
+    top_keys = (per_key.groupBy("topic", "key_hash")
+                .agg(F.sum("updates").alias("updates"), F.first("key").alias("key"),
+                     F.sum("tombstones").alias("tombstones"), F.sum("obsolete_bytes").alias("obsolete_bytes"))
                 .withColumn("rank", F.row_number().over(rank)).filter(F.col("rank") <= inputs.top_n)
                 .orderBy("topic", "rank"))
+    # obsolete bytes of a producer = all it wrote to keyed records - what it wrote that is still the latest
+    written = (data.filter(F.col("key").isNotNull() & ~F.col("control")).groupBy("topic", "producer_id")
+               .agg(F.sum("record_bytes").alias("written_bytes"), F.count("*").alias("records")))
+    latest = (per_key.groupBy("topic", F.col("last.producer_id").alias("producer_id"))
+              .agg(F.sum("last.record_bytes").alias("latest_bytes"), F.count("*").alias("latest_records")))
     prank = Window.partitionBy("topic").orderBy(F.desc("obsolete_bytes"), F.asc("producer_id"))
-    top_producers = (j.filter(keyed).groupBy("topic", "producer_id")
-                     .agg(F.sum(F.when(F.col("obsolete"), F.col("record_bytes")).otherwise(0.0)).alias("obsolete_bytes"),
-                          F.count(F.when(F.col("obsolete"), 1)).alias("obsolete_records"),
-                          F.count("*").alias("records"))
+    top_producers = (written.join(latest, ["topic", "producer_id"], "left")
+                     .select("topic", "producer_id", "records",
+                             (F.col("written_bytes") - F.coalesce(F.col("latest_bytes"), F.lit(0.0))).alias("obsolete_bytes"),
+                             (F.col("records") - F.coalesce(F.col("latest_records"), F.lit(0))).alias("obsolete_records"))
                      .withColumn("rank", F.row_number().over(prank)).filter(F.col("rank") <= inputs.top_n)
                      .orderBy("topic", "rank"))
     fault_rows = faults.collect()

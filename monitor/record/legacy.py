@@ -126,6 +126,12 @@ class LegacyMessage:
     def records_count(self) -> int:
         return len(self.records())
 
+    def columns(self):
+        """The same column view as a v2 batch (legacy sets are small: built from the records)."""
+        from monitor.record.v2 import RecordColumns
+
+        return RecordColumns.from_records(self.records())
+
     def records(self) -> list[Record]:
         if self._records is None:
             self._records = self._decode()

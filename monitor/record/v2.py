@@ -148,22 +148,56 @@ class BatchV2:
     # -- records ---------------------------------------------------------------
     def records(self) -> list[Record]:
         """Decode every record (decompressing once); raises RecordDecodeError or CodecError."""
+        c = self.columns()
+        buf = c.buf
+        return [Record(o, t, k, v, h, self, buf, p)
+                for o, t, k, v, p, h in zip(c.offsets, c.timestamps, c.keys, c.value_sizes, c.value_positions, c.headers)]
+
+    def columns(self) -> "RecordColumns":
+        """The records as parallel lists (no object per record): what bulk scans want."""
         if self._body is None:
             raise ValueError("batch was scanned without its body")
         data = self._body
         if self.codec:
             data = decompress(self.codec, data)
         try:
-            return _decode_records(data, self)
+            return _decode_columns(data, self)
         except (IndexError, VarintError) as exc:
             raise RecordDecodeError(f"record data ends early or is malformed: {exc}") from exc
 
 
-def _decode_records(buf: bytes, batch: BatchV2) -> list[Record]:
+class RecordColumns:
+    """A batch's records column by column; ``buf`` holds the values at ``value_positions``."""
+
+    __slots__ = ("buf", "offsets", "timestamps", "keys", "value_sizes", "value_positions", "headers")
+
+    def __init__(self, buf):
+        self.buf = buf
+        self.offsets, self.timestamps, self.keys = [], [], []
+        self.value_sizes, self.value_positions, self.headers = [], [], []
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    @classmethod
+    def from_records(cls, records) -> "RecordColumns":
+        c = cls(None)
+        for r in records:
+            c.offsets.append(r.offset)
+            c.timestamps.append(r.timestamp)
+            c.keys.append(r.key)
+            c.value_sizes.append(r.value_size)
+            c.value_positions.append(-1)
+            c.headers.append(r.headers)
+        return c
+
+
+def _decode_columns(buf: bytes, batch: BatchV2) -> RecordColumns:
     """The hot loop: one- and two-byte varints decoded inline (almost every field of a record),
     longer ones by ``_varint_tail``; one slice per key, values left in place."""
-    out = []
-    append = out.append
+    cols = RecordColumns(buf)
+    add_offset, add_ts, add_key = cols.offsets.append, cols.timestamps.append, cols.keys.append
+    add_vsize, add_vpos, add_headers = cols.value_sizes.append, cols.value_positions.append, cols.headers.append
     count = batch.records_count
     base_offset = batch.base_offset
     log_append = batch.attributes & TIMESTAMP_TYPE_MASK
@@ -266,14 +300,15 @@ def _decode_records(buf: bytes, batch: BatchV2) -> list[Record]:
         if pos > rec_end or (not nh and pos != rec_end):
             raise RecordDecodeError(f"record fields run to {pos}, past its declared end {rec_end}")
         pos = rec_end
-        append(Record(
-            base_offset + off_delta,
-            max_ts if log_append else base_ts + ts_delta,
-            key, vlen, headers, batch, buf, vpos,
-        ))
+        add_offset(base_offset + off_delta)
+        add_ts(max_ts if log_append else base_ts + ts_delta)
+        add_key(key)
+        add_vsize(vlen)
+        add_vpos(vpos)
+        add_headers(headers)
     if pos != end:
         raise RecordDecodeError(f"{end - pos} bytes left after {count} records")
-    return out
+    return cols
 
 
 def _varint_tail(buf: bytes, pos: int, first: int) -> tuple[int, int]:

@@ -1,0 +1,242 @@
+"""Where the dashboard's numbers come from, apart from how they are laid out.
+
+Two sources give the same shape (a DataFrame of samples: ``name`` plus label columns plus ``value``):
+* Prometheus' HTTP API (``/api/v1/query``, ``query_range``, ``/api/v1/alerts``): current values,
+  history, and the alert states Prometheus evaluates from our rules;
+* a running collector's ``/metrics``: current values only; alert states are then evaluated here
+  (``dashboards.health``) with the same thresholds, so the pages still show them.
+
+Nothing here imports Streamlit; ``dashboards.cache`` wraps these calls with a refresh interval.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import requests
+from prometheus_client.parser import text_string_to_metric_families
+
+PREFIX = "kafka_compaction_"
+LABELS = ["cluster", "broker", "topic", "partition", "group", "section", "reason", "log_dir", "source", "kind",
+          "error", "instance", "job"]
+
+
+class SourceError(RuntimeError):
+    """The configured source cannot be read; the message names it and says why."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    prometheus_url: str | None = None
+    collector_url: str | None = None
+    audit_dir: str | None = None
+    refresh_seconds: int = 30
+    config_path: str | None = None
+
+    @property
+    def mode(self) -> str:
+        if self.prometheus_url:
+            return "prometheus"
+        if self.collector_url:
+            return "collector"
+        return "none"
+
+
+def settings_from_env() -> Settings:
+    """From ``monitor.yaml`` (COMPACTION_MONITOR_CONFIG) and COMPACTION_MONITOR_* overrides."""
+    from monitor.config import load_config
+
+    path = os.environ.get("COMPACTION_MONITOR_CONFIG")
+    cfg = load_config(path) if path else None
+    env = os.environ.get
+    return Settings(
+        prometheus_url=env("COMPACTION_MONITOR_PROMETHEUS_URL") or (cfg.prometheus_url if cfg else None),
+        collector_url=env("COMPACTION_MONITOR_COLLECTOR_URL") or (cfg.collector_url if cfg else None),
+        audit_dir=env("COMPACTION_MONITOR_AUDIT_DIR") or (cfg.audit_dir if cfg else None),
+        refresh_seconds=int(env("COMPACTION_MONITOR_REFRESH", "30")),
+        config_path=path,
+    )
+
+
+def _frame(rows: list[dict]) -> pd.DataFrame:
+    df = pd.DataFrame(rows)
+    for col in ["name", *LABELS, "value"]:
+        if col not in df.columns:
+            df[col] = None
+    return df
+
+
+def _get(url: str, timeout: float = 5.0, **params) -> requests.Response:
+    try:
+        resp = requests.get(url, params=params or None, timeout=timeout)
+    except requests.RequestException as exc:
+        raise SourceError(f"{url}: cannot connect ({exc.__class__.__name__})") from None
+    if resp.status_code != 200:
+        raise SourceError(f"{url}: HTTP {resp.status_code}")
+    return resp
+
+
+# ------------------------------------------------------------------ collector
+
+
+def collector_samples(url: str) -> pd.DataFrame:
+    """Current samples from a collector's /metrics page."""
+    text = _get(url).text
+    rows = []
+    try:
+        for fam in text_string_to_metric_families(text):
+            for s in fam.samples:
+                if s.name.startswith(PREFIX):
+                    rows.append({"name": s.name, **s.labels, "value": float(s.value)})
+    except ValueError as exc:
+        raise SourceError(f"{url}: not a Prometheus text page ({exc})") from None
+    return _frame(rows)
+
+
+# ----------------------------------------------------------------- prometheus
+
+
+def _api(base: str, path: str, **params) -> dict:
+    resp = _get(base.rstrip("/") + path, **params)
+    try:
+        data = resp.json()
+    except ValueError:
+        raise SourceError(f"{base}{path}: not JSON") from None
+    if data.get("status") != "success":
+        raise SourceError(f"{base}{path}: {data.get('error', 'query failed')}")
+    return data["data"]
+
+
+def prometheus_samples(base: str) -> pd.DataFrame:
+    """Current samples of every kafka_compaction_* series."""
+    data = _api(base, "/api/v1/query", query=f'{{__name__=~"{PREFIX}.+"}}')
+    rows = [{"name": r["metric"].get("__name__"), **{k: v for k, v in r["metric"].items() if k != "__name__"},
+             "value": float(r["value"][1])} for r in data["result"]]
+    return _frame(rows)
+
+
+def prometheus_range(base: str, query: str, seconds: int = 3600, step: int | None = None) -> pd.DataFrame:
+    """A range query as long rows: labels, ``time`` (UTC datetime), ``value``."""
+    end = time.time()
+    step = step or max(int(seconds / 240), 1)
+    data = _api(base, "/api/v1/query_range", query=query, start=end - seconds, end=end, step=step)
+    rows = []
+    for r in data["result"]:
+        labels = {k: v for k, v in r["metric"].items() if k != "__name__"}
+        for ts, v in r["values"]:
+            rows.append({**labels, "time": pd.to_datetime(float(ts), unit="s", utc=True), "value": float(v)})
+    return pd.DataFrame(rows)
+
+
+def prometheus_alerts(base: str) -> pd.DataFrame:
+    data = _api(base, "/api/v1/alerts")
+    rows = []
+    for a in data.get("alerts", []):
+        lb = a.get("labels", {})
+        if not lb.get("alertname"):
+            continue
+        rows.append({"alert": lb.get("alertname"), "severity": lb.get("severity", ""), "state": a.get("state"),
+                     "summary": a.get("annotations", {}).get("summary", ""),
+                     "description": a.get("annotations", {}).get("description", ""),
+                     "runbook": a.get("annotations", {}).get("runbook", ""),
+                     "since": a.get("activeAt"), **{k: lb.get(k) for k in ("cluster", "broker", "topic", "partition",
+                                                                          "group")}})
+    return pd.DataFrame(rows, columns=["alert", "severity", "state", "summary", "description", "runbook", "since",
+                                       "cluster", "broker", "topic", "partition", "group"])
+
+
+# ------------------------------------------------------------------ the pages' view
+
+
+def current(settings: Settings) -> pd.DataFrame:
+    if settings.mode == "prometheus":
+        return prometheus_samples(settings.prometheus_url)
+    if settings.mode == "collector":
+        return collector_samples(settings.collector_url)
+    raise SourceError("no data source configured: set prometheus_url or collector_url in monitor.yaml "
+                      "(or COMPACTION_MONITOR_PROMETHEUS_URL / COMPACTION_MONITOR_COLLECTOR_URL)")
+
+
+def alerts(settings: Settings, samples: pd.DataFrame) -> pd.DataFrame:
+    if settings.mode == "prometheus":
+        return prometheus_alerts(settings.prometheus_url)
+    from dashboards.health import evaluate
+    from monitor.config import load_config
+
+    cfg = load_config(settings.config_path) if settings.config_path else None
+    return evaluate(samples, cfg.thresholds if cfg else None)
+
+
+def metric(samples: pd.DataFrame, name: str) -> pd.DataFrame:
+    """The rows of one metric (full name or without the kafka_compaction_ prefix)."""
+    full = name if name.startswith(PREFIX) else PREFIX + name
+    return samples[samples["name"] == full].copy()
+
+
+def partitions_table(samples: pd.DataFrame) -> pd.DataFrame:
+    """One row per partition with the figures the Partitions page shows."""
+    keys = ["cluster", "broker", "topic", "partition"]
+    base = metric(samples, "partition_cleanable_dirty_ratio")
+    if base.empty:
+        return pd.DataFrame(columns=keys + ["dirty_ratio", "cleanable_ratio", "threshold", "dirty_bytes", "log_bytes",
+                                            "eligible_seconds", "tombstones", "oldest_tombstone_age_seconds",
+                                            "tombstones_past_horizon", "blocked"])
+    out = base[keys].copy()
+    out["cleanable_ratio"] = base["value"].values
+
+    def join(name: str, col: str, **where):
+        nonlocal out
+        m = metric(samples, name)
+        for k, v in where.items():
+            m = m[m[k] == v]
+        if m.empty:
+            out[col] = None
+            return
+        m = m.groupby(keys, as_index=False)["value"].sum().rename(columns={"value": col})
+        out = out.merge(m, on=keys, how="left")
+
+    join("partition_dirty_ratio", "dirty_ratio")
+    join("partition_min_cleanable_dirty_ratio", "threshold")
+    join("partition_dirty_bytes", "dirty_bytes")
+    join("partition_log_bytes", "log_bytes")
+    join("partition_eligible_seconds", "eligible_seconds")
+    join("partition_tombstones", "tombstones")
+    join("partition_oldest_tombstone_age_seconds", "oldest_tombstone_age_seconds")
+    join("partition_tombstones_past_delete_horizon", "tombstones_past_horizon")
+    join("partition_compaction_delay_seconds", "overdue_seconds")
+    blocked = metric(samples, "partition_compaction_blocked")
+    out["blocked"] = ""
+    if not blocked.empty:
+        b = blocked.groupby(keys, as_index=False)["reason"].first().rename(columns={"reason": "blocked_by"})
+        out = out.merge(b, on=keys, how="left")
+        out["blocked"] = out["blocked_by"].fillna("")
+        out = out.drop(columns=["blocked_by"])
+    out["partition"] = out["partition"].astype(int)
+    return out.sort_values(["topic", "partition"]).reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------- audits
+
+
+def audit_runs(audit_dir: str | None) -> list[str]:
+    """Run folders under the audit output dir, newest first."""
+    if not audit_dir or not Path(audit_dir).is_dir():
+        return []
+    return sorted((p.name for p in Path(audit_dir).iterdir() if p.name.startswith("run-") and
+                   (p / "summary.json").exists()), reverse=True)
+
+
+def audit_run(audit_dir: str, run: str) -> dict:
+    import pyarrow.parquet as pq
+
+    base = Path(audit_dir) / run
+    out = {"summary": json.loads((base / "summary.json").read_text())}
+    for table in ("partitions", "topics", "tombstone_buckets", "top_keys", "top_producers", "faults"):
+        p = base / table
+        out[table] = pq.read_table(p).to_pandas() if p.exists() else pd.DataFrame()
+    return out

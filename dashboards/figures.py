@@ -1,0 +1,122 @@
+"""Plotly figures for the pages: pure functions of DataFrames, testable without Streamlit."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+
+LAYOUT = dict(template="plotly_white", margin=dict(l=50, r=20, t=50, b=40), height=340,
+              legend=dict(orientation="h", y=-0.2))
+
+
+def _styled(fig: go.Figure, title: str) -> go.Figure:
+    fig.update_layout(title=title, **LAYOUT)
+    return fig
+
+
+def broker_series(df: pd.DataFrame, title: str, y_title: str, threshold: float | None = None,
+                  threshold_label: str = "alert threshold") -> go.Figure:
+    """Lines per broker over time (Prometheus history), with the alert threshold drawn in red."""
+    fig = go.Figure()
+    if not df.empty:
+        for broker, g in df.sort_values("time").groupby("broker"):
+            fig.add_scatter(x=g["time"], y=g["value"], mode="lines", name=f"broker {broker}")
+    if threshold is not None:
+        fig.add_hline(y=threshold, line_dash="dash", line_color="#d62728", annotation_text=threshold_label,
+                      annotation_position="top left")
+    fig.update_yaxes(title=y_title)
+    return _styled(fig, title)
+
+
+def broker_bars(df: pd.DataFrame, title: str, y_title: str, threshold: float | None = None) -> go.Figure:
+    """Current value per broker (no history without Prometheus), with the threshold line."""
+    fig = go.Figure()
+    if not df.empty:
+        fig.add_bar(x=[f"broker {b}" for b in df["broker"]], y=df["value"], marker_color="#1f77b4")
+    if threshold is not None:
+        fig.add_hline(y=threshold, line_dash="dash", line_color="#d62728", annotation_text="alert threshold")
+    fig.update_yaxes(title=y_title)
+    return _styled(fig, title)
+
+
+def dirty_heatmap(table: pd.DataFrame) -> go.Figure:
+    """Dirty ratio minus the topic's min.cleanable.dirty.ratio, topic x partition: red means above."""
+    t = table.copy()
+    t["over"] = t["dirty_ratio"].fillna(t["cleanable_ratio"]).astype(float) - t["threshold"].astype(float)
+    grid = t.pivot_table(index="topic", columns="partition", values="over", aggfunc="max")
+    text = t.pivot_table(index="topic", columns="partition", values="dirty_ratio", aggfunc="max")
+    fig = go.Figure(go.Heatmap(
+        z=grid.values, x=[str(c) for c in grid.columns], y=list(grid.index), zmid=0, zmin=-1, zmax=1,
+        colorscale=[[0, "#2ca02c"], [0.5, "#f7f7f7"], [1, "#d62728"]],
+        text=text.reindex_like(grid).map(lambda v: "" if pd.isna(v) else f"{v:.2f}").values,
+        texttemplate="%{text}", colorbar=dict(title="ratio − threshold"),
+        hovertemplate="topic %{y}<br>partition %{x}<br>dirty ratio %{text}<br>above threshold by %{z:.2f}<extra></extra>"))
+    fig.update_xaxes(title="partition", type="category")
+    fig.update_layout(title="Dirty ratio against each topic's min.cleanable.dirty.ratio",
+                      **{**LAYOUT, "height": max(260, 60 + 32 * len(grid.index))})
+    return fig
+
+
+def tombstone_history(df: pd.DataFrame) -> go.Figure:
+    fig = go.Figure()
+    if not df.empty:
+        for topic, g in df.sort_values("time").groupby("topic"):
+            fig.add_scatter(x=g["time"], y=g["value"], mode="lines", name=topic, stackgroup=None)
+    fig.update_yaxes(title="tombstones on disk")
+    return _styled(fig, "Tombstones on disk over time, per topic")
+
+
+def tombstone_bars(table: pd.DataFrame) -> go.Figure:
+    t = table.groupby("topic", as_index=False)[["tombstones", "tombstones_past_horizon"]].sum()
+    fig = go.Figure()
+    fig.add_bar(x=t["topic"], y=t["tombstones"] - t["tombstones_past_horizon"].fillna(0), name="within retention")
+    fig.add_bar(x=t["topic"], y=t["tombstones_past_horizon"], name="past delete horizon (missed)",
+                marker_color="#d62728")
+    fig.update_layout(barmode="stack")
+    fig.update_yaxes(title="tombstones")
+    return _styled(fig, "Tombstones on disk now, per topic")
+
+
+def consumer_risk(df: pd.DataFrame, warning_fraction: float) -> go.Figure:
+    """Each group's time lag as a fraction of delete.retention.ms; 1.0 is where deletes can be missed."""
+    d = df.copy()
+    d["label"] = d["group"] + " · " + d["topic"] + "-" + d["partition"].astype(str)
+    d = d.sort_values("value", ascending=True)
+    colors = ["#d62728" if v >= 1 else "#ff7f0e" if v > warning_fraction else "#2ca02c" for v in d["value"]]
+    fig = go.Figure(go.Bar(x=d["value"], y=d["label"], orientation="h", marker_color=colors,
+                           hovertemplate="%{y}<br>%{x:.0%} of delete.retention.ms<extra></extra>"))
+    fig.add_vline(x=1.0, line_color="#d62728", line_dash="dash", annotation_text="delete.retention.ms")
+    fig.add_vline(x=warning_fraction, line_color="#ff7f0e", line_dash="dot", annotation_text="warning")
+    fig.update_xaxes(title="time lag / delete.retention.ms", tickformat=".0%")
+    fig.update_layout(title="Consumer groups: time lag against delete.retention.ms",
+                      **{**LAYOUT, "height": max(240, 80 + 28 * len(d))})
+    return fig
+
+
+def audit_sizes(topics: pd.DataFrame) -> go.Figure:
+    t = topics.sort_values("bytes", ascending=False).head(25)
+    fig = go.Figure()
+    fig.add_bar(x=t["topic"], y=t["projected_bytes"] / 2**20, name="kept after compaction")
+    fig.add_bar(x=t["topic"], y=t["reclaimable_bytes"] / 2**20, name="reclaimable", marker_color="#d62728")
+    fig.update_layout(barmode="stack")
+    fig.update_yaxes(title="MiB")
+    return _styled(fig, "What a full compaction would reclaim, per topic")
+
+
+def audit_clean_time(topics: pd.DataFrame) -> go.Figure:
+    t = topics.sort_values("estimated_clean_seconds", ascending=False).head(25)
+    fig = px.bar(t, x="topic", y="estimated_clean_seconds")
+    fig.update_yaxes(title="seconds")
+    return _styled(fig, "Estimated time for the cleaner to clean what is dirty now")
+
+
+def audit_tombstone_buckets(buckets: pd.DataFrame) -> go.Figure:
+    fig = go.Figure()
+    if not buckets.empty:
+        b = buckets.copy()
+        b["time"] = pd.to_datetime(b["bucket_start_ms"], unit="ms", utc=True)
+        for topic, g in b.groupby("topic"):
+            fig.add_scatter(x=g["time"], y=g["tombstones"], mode="lines+markers", name=topic)
+    fig.update_yaxes(title="tombstones")
+    return _styled(fig, "Tombstones on disk by the time they were written")

@@ -1,0 +1,37 @@
+"""Audit: the latest Spark audit report from the output folder, with a picker for older runs."""
+
+import streamlit as st
+
+from dashboards import data, figures, ui
+
+s = ui.settings()
+st.title("Compaction audit")
+st.caption(f"Reports of `compaction-monitor audit` in {s.audit_dir or '(no audit_dir configured)'}.")
+runs = data.audit_runs(s.audit_dir)
+if not runs:
+    st.info("No audit yet. Run `compaction-monitor audit --input LOG_DIRS --out DIR` and set `audit_dir: DIR` "
+            "in monitor.yaml (or COMPACTION_MONITOR_AUDIT_DIR).")
+else:
+    run = st.selectbox("Run", runs, index=0, key="audit.run")
+    a = data.audit_run(s.audit_dir, run)
+    sm = a["summary"]
+    c = st.columns(5)
+    c[0].metric("Scanned", f"{sm['bytes'] / 2**20:,.1f} MiB")
+    c[1].metric("Reclaimable", f"{sm['reclaimable_bytes'] / 2**20:,.1f} MiB")
+    c[2].metric("Estimated cleaning time", f"{sm['estimated_clean_seconds']:,.1f} s")
+    c[3].metric("Tombstones past retention", f"{sm['tombstones_past_retention']:,}")
+    c[4].metric("Corrupt spots", sm["faults"])
+    if not a["topics"].empty:
+        st.plotly_chart(figures.audit_sizes(a["topics"]), use_container_width=True)
+        st.plotly_chart(figures.audit_clean_time(a["topics"]), use_container_width=True)
+    if not a["tombstone_buckets"].empty:
+        st.plotly_chart(figures.audit_tombstone_buckets(a["tombstone_buckets"]), use_container_width=True)
+    st.subheader("Most updated keys")
+    keys = a["top_keys"]
+    if not keys.empty:
+        keys = keys.assign(key=keys["key"].map(lambda b: "(null)" if b is None else bytes(b).decode("utf-8", "replace")))
+        st.dataframe(keys[["topic", "rank", "key", "updates", "tombstones", "obsolete_bytes"]], hide_index=True,
+                     use_container_width=True)
+    if sm["faults"]:
+        st.subheader("Corrupt or truncated input")
+        st.dataframe(a["faults"], hide_index=True, use_container_width=True)

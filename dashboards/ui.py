@@ -1,0 +1,90 @@
+"""Shared page plumbing: settings, cached loading, and the states a page shows instead of a traceback."""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+import streamlit as st
+
+from dashboards import data
+
+TTL = int(os.environ.get("COMPACTION_MONITOR_REFRESH", "30"))
+
+
+@st.cache_data(ttl=TTL, show_spinner=False)
+def _current(s: data.Settings) -> pd.DataFrame:
+    return data.current(s)
+
+
+@st.cache_data(ttl=TTL, show_spinner=False)
+def _alerts(s: data.Settings, samples: pd.DataFrame) -> pd.DataFrame:
+    return data.alerts(s, samples)
+
+
+@st.cache_data(ttl=TTL, show_spinner=False)
+def history(s: data.Settings, query: str, seconds: int = 3600) -> pd.DataFrame:
+    return data.prometheus_range(s.prometheus_url, query, seconds)
+
+
+def settings() -> data.Settings:
+    return data.settings_from_env()
+
+
+def header(title: str, s: data.Settings, caption: str) -> None:
+    st.title(title)
+    source = {"prometheus": f"Prometheus at {s.prometheus_url}",
+              "collector": f"the collector at {s.collector_url} (current values only, no history)",
+              "none": "no source configured"}[s.mode]
+    st.caption(f"{caption} Data: {source}. Refreshes every {TTL}s.")
+
+
+def load(s: data.Settings) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    """Current samples and alerts, or a clear message (and None) when the source cannot be read."""
+    try:
+        samples = _current(s)
+    except data.SourceError as exc:
+        st.error(f"Cannot read the data source: {exc}", icon="🚫")
+        st.info("Check that the collector (`compaction-monitor collect`) or Prometheus is running and that "
+                "`prometheus_url` / `collector_url` in monitor.yaml point at it.")
+        return None, None
+    try:
+        alerts = _alerts(s, samples)
+    except data.SourceError as exc:
+        st.warning(f"Alerts unavailable: {exc}")
+        alerts = None
+    return samples, alerts
+
+
+def no_compacted_topics(samples: pd.DataFrame) -> bool:
+    if data.metric(samples, "partition_cleanable_dirty_ratio").empty:
+        st.info("No compacted partition is reported yet: the collector has no log dir to read, or no topic has "
+                "`cleanup.policy=compact`. Broker-wide cleaner gauges are on the Brokers page.")
+        return True
+    return False
+
+
+def auto_refresh() -> None:
+    """Rerun the page on the refresh interval (a no-op under the test harness)."""
+    if TTL > 0 and not os.environ.get("COMPACTION_MONITOR_NO_AUTOREFRESH"):
+        @st.fragment(run_every=TTL)
+        def _tick():
+            if st.session_state.get("_ticks", 0) > 0:
+                st.rerun()
+            st.session_state["_ticks"] = st.session_state.get("_ticks", 0) + 1
+
+        _tick()
+
+
+def alerts_table(alerts: pd.DataFrame | None, only: str | None = None) -> None:
+    if alerts is None:
+        return
+    a = alerts if only is None else alerts[alerts["alert"].isin([only] if isinstance(only, str) else only)]
+    if a.empty:
+        st.success("No alert is firing or pending.", icon="✅")
+        return
+    order = {"critical": 0, "warning": 1}
+    a = a.assign(_o=a["severity"].map(order).fillna(2)).sort_values(["_o", "alert"]).drop(columns="_o")
+    cols = [c for c in ["severity", "state", "alert", "summary", "cluster", "broker", "topic", "partition", "group",
+                        "since", "runbook"] if c in a.columns]
+    st.dataframe(a[cols], hide_index=True, use_container_width=True)
