@@ -86,9 +86,12 @@ def consumer_risk(df: pd.DataFrame, warning_fraction: float) -> go.Figure:
     colors = ["#d62728" if v >= 1 else "#ff7f0e" if v > warning_fraction else "#2ca02c" for v in d["value"]]
     fig = go.Figure(go.Bar(x=d["value"], y=d["label"], orientation="h", marker_color=colors,
                            hovertemplate="%{y}<br>%{x:.0%} of delete.retention.ms<extra></extra>"))
-    fig.add_vline(x=1.0, line_color="#d62728", line_dash="dash", annotation_text="delete.retention.ms")
-    fig.add_vline(x=warning_fraction, line_color="#ff7f0e", line_dash="dot", annotation_text="warning")
-    fig.update_xaxes(title="time lag / delete.retention.ms", tickformat=".0%")
+    fig.add_vline(x=1.0, line_color="#d62728", line_dash="dash", annotation_text="delete.retention.ms",
+                  annotation_position="top right")
+    fig.add_vline(x=warning_fraction, line_color="#ff7f0e", line_dash="dot", annotation_text="warning",
+                  annotation_position="bottom left")
+    top = max(1.2, float(d["value"].max()) * 1.05) if not d.empty else 1.2
+    fig.update_xaxes(title="time lag / delete.retention.ms", tickformat=".0%", range=[0, top])
     fig.update_layout(title="Consumer groups: time lag against delete.retention.ms",
                       **{**LAYOUT, "height": max(240, 80 + 28 * len(d))})
     return fig

@@ -32,6 +32,10 @@ def evaluate(samples: pd.DataFrame, t: Thresholds | None = None) -> pd.DataFrame
 
     if samples.empty:
         return pd.DataFrame(columns=COLUMNS)
+    samples = samples.copy()
+    for col in ("cluster", "broker", "topic", "partition", "group", "log_dir", "source"):
+        if col not in samples.columns:
+            samples[col] = None
     for _, r in _rows(samples, "broker_cleaner_dead_threads").iterrows():
         if r["value"] > 0:
             add("LogCleanerThreadDead", "critical", r, f"{int(r['value'])} dead cleaner thread(s) on broker {r['broker']}")

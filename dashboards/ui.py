@@ -44,7 +44,7 @@ def load(s: data.Settings) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
     try:
         samples = _current(s)
     except data.SourceError as exc:
-        st.error(f"Cannot read the data source: {exc}", icon="🚫")
+        st.error(f"Cannot read the data source: {exc}", icon=":material/error:")
         st.info("Check that the collector (`compaction-monitor collect`) or Prometheus is running and that "
                 "`prometheus_url` / `collector_url` in monitor.yaml point at it.")
         return None, None
@@ -81,7 +81,7 @@ def alerts_table(alerts: pd.DataFrame | None, only: str | None = None) -> None:
         return
     a = alerts if only is None else alerts[alerts["alert"].isin([only] if isinstance(only, str) else only)]
     if a.empty:
-        st.success("No alert is firing or pending.", icon="✅")
+        st.success("No alert is firing or pending.", icon=":material/check_circle:")
         return
     order = {"critical": 0, "warning": 1}
     a = a.assign(_o=a["severity"].map(order).fillna(2)).sort_values(["_o", "alert"]).drop(columns="_o")

@@ -190,12 +190,37 @@ def cmd_audit(argv: list[str]) -> int:
     return 0
 
 
-def _not_yet(name: str):
-    def handler(args: argparse.Namespace) -> int:
-        _err(f"`{name}` is not built yet")
-        return 2
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    import os
+    import subprocess
 
-    return handler
+    from monitor.cli_demo import dashboard_command
+
+    env = dict(os.environ)
+    if args.config:
+        from monitor.config import ConfigError, load_config
+
+        try:
+            load_config(args.config)
+        except ConfigError as exc:
+            _err(f"config error: {exc}")
+            return 2
+        env["COMPACTION_MONITOR_CONFIG"] = str(Path(args.config).resolve())
+    for flag, var in (("prometheus_url", "COMPACTION_MONITOR_PROMETHEUS_URL"),
+                      ("collector_url", "COMPACTION_MONITOR_COLLECTOR_URL"), ("audit_dir", "COMPACTION_MONITOR_AUDIT_DIR")):
+        if getattr(args, flag):
+            env[var] = getattr(args, flag)
+    print(f"dashboard: http://{args.address}:{args.port}/", file=sys.stderr)
+    try:
+        return subprocess.run(dashboard_command(args.port, args.address), env=env).returncode
+    except KeyboardInterrupt:
+        return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from monitor.cli_demo import run_demo
+
+    return run_demo(Path(args.dir), args.duration, fast=args.fast)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -252,13 +277,20 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("rest", nargs=argparse.REMAINDER)
     a.set_defaults(func=lambda args: cmd_audit(args.rest))
 
-    for name, help_ in [
-        ("dashboard", "the Streamlit dashboard"),
-        ("demo", "a local broker, workload, collector, Prometheus and dashboard"),
-    ]:
-        s = sub.add_parser(name, help=help_)
-        s.add_argument("rest", nargs=argparse.REMAINDER)
-        s.set_defaults(func=_not_yet(name))
+    d = sub.add_parser("dashboard", help="the Streamlit dashboard")
+    d.add_argument("--config", help="monitor.yaml (prometheus_url, collector_url, audit_dir)")
+    d.add_argument("--port", type=int, default=8501)
+    d.add_argument("--address", default="127.0.0.1")
+    d.add_argument("--prometheus-url")
+    d.add_argument("--collector-url")
+    d.add_argument("--audit-dir")
+    d.set_defaults(func=cmd_dashboard)
+
+    dm = sub.add_parser("demo", help="a local broker, workload, collector, Prometheus, audit and dashboard")
+    dm.add_argument("--dir", default=".compaction-monitor/demo", help="where everything is kept")
+    dm.add_argument("--duration", type=float, help="stop after this many seconds (default: until Ctrl-C)")
+    dm.add_argument("--fast", action="store_true", help="short segment and retention times (for tests)")
+    dm.set_defaults(func=cmd_demo)
     return p
 
 

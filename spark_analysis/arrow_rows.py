@@ -86,6 +86,11 @@ def segment_batches(uri: str, size: int, opener):
     cols = Columns()
     try:
         fh = opener(uri)
+    except FileNotFoundError:
+        # a live log dir: the cleaner or retention replaced the segment after it was listed
+        cols.add_fault(seg_consts, "vanished", 0, f"{uri}: removed by the broker after it was listed")
+        yield cols.flush()
+        return
     except OSError as exc:
         cols.add_fault(seg_consts, "unreadable", 0, f"{uri}: cannot read: {exc}")
         yield cols.flush()

@@ -239,7 +239,9 @@ def run_audit(spark: SparkSession, inputs: AuditInputs, progress=lambda msg: Non
                              (F.col("records") - F.coalesce(F.col("latest_records"), F.lit(0))).alias("obsolete_records"))
                      .withColumn("rank", F.row_number().over(prank)).filter(F.col("rank") <= inputs.top_n)
                      .orderBy("topic", "rank"))
-    fault_rows = faults.collect()
+    all_faults = faults.collect()
+    vanished = [f for f in all_faults if f["fault_kind"] == "vanished"]
+    fault_rows = [f for f in all_faults if f["fault_kind"] != "vanished"]
     summary = {
         "input_kind": inputs.kind,
         "generated_at_ms": now,
@@ -254,6 +256,7 @@ def run_audit(spark: SparkSession, inputs: AuditInputs, progress=lambda msg: Non
         "tombstones": sum(r["tombstones"] for r in rows),
         "tombstones_past_retention": sum(r["tombstones_past_retention"] for r in rows),
         "faults": len(fault_rows),
+        "vanished_segments": len(vanished),
         "fault_list": [{"file": f["segment"], "kind": f["fault_kind"], "position": f["fault_position"],
                         "reason": f["fault_reason"]} for f in fault_rows[:1000]],
         "cleaner": {"threads": inputs.cleaner.threads, "keys_per_pass": inputs.cleaner.keys_per_pass,

@@ -120,6 +120,8 @@ td,th{{border-bottom:1px solid #eee;padding:4px 10px;text-align:left}}
 cleaner model: {c['threads']} thread(s), {c['keys_per_pass']:,} keys per pass,
 {c['throughput_bytes_per_second'] / (1 << 20):.1f} MiB/s ({html.escape(c['throughput_source'])})</div>
 <div class="cards">{card_html}</div>
+{f'<p>{summary["vanished_segments"]} segment(s) were replaced by the broker while the audit read a live log dir; '
+ 'audit a copy for exact figures.</p>' if summary.get("vanished_segments") else ''}
 {charts}
 <h2>Partitions with the most to reclaim</h2>{part_table}
 <h2>Most updated keys</h2>{key_table}

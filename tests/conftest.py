@@ -49,3 +49,14 @@ def kafka_admin(kafka):
     from confluent_kafka.admin import AdminClient
 
     return AdminClient({"bootstrap.servers": kafka.bootstrap})
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local Spark session (2 cores) for all tests that need Spark, with Spark's Kafka source
+    resolved from Maven Central; stopped at the end of the session."""
+    from spark_analysis.job import session
+
+    s = session("local[2]", app="compaction-monitor-tests", kafka_source=True)
+    yield s
+    s.stop()

@@ -17,7 +17,7 @@ if samples is not None:
         st.plotly_chart(figures.tombstone_bars(table), use_container_width=True)
         missed = table[table["tombstones_past_horizon"].fillna(0) > 0]
         if missed.empty:
-            st.success("No tombstone is past its delete horizon.", icon="✅")
+            st.success("No tombstone is past its delete horizon.", icon=":material/check_circle:")
         else:
             st.warning(f"{int(missed['tombstones_past_horizon'].sum())} tombstone(s) are past their delete horizon "
                        f"and still on disk, on {len(missed)} partition(s).")

@@ -24,10 +24,11 @@ if samples is not None and not ui.no_compacted_topics(samples):
                                 "dirty_bytes": st.column_config.NumberColumn("dirty bytes", format="%d"),
                                 "log_bytes": st.column_config.NumberColumn("log bytes", format="%d")})
     st.subheader("One partition")
-    labels = [f"{r.topic}-{r.partition}" for r in view.itertuples()]
+    ranked = view.sort_values("dirty_ratio", ascending=False)  # the dirtiest first: the likeliest question
+    labels = [f"{r.topic}-{r.partition}" for r in ranked.itertuples()]
     pick = st.selectbox("Partition", labels, key="partitions.pick") if labels else None
     if pick:
-        row = view.iloc[labels.index(pick)]
+        row = ranked.iloc[labels.index(pick)]
         c = st.columns(4)
         c[0].metric("Dirty ratio", f"{row['dirty_ratio']:.2f}", help="including what min.compaction.lag.ms holds back")
         c[1].metric("Threshold", f"{row['threshold']:.2f}")

@@ -1,0 +1,341 @@
+"""``compaction-monitor demo``: a real broker, compacted topics of different health, a workload,
+the collector, Prometheus with the alert rules, a first Spark audit and the dashboard.
+
+Part of the command line (it wires the edges together, each started as its own process), so it
+may import Kafka's client; the tests drive the same scenario.
+
+Topics:
+* ``demo.healthy-changelog``: a changelog the cleaner keeps clean;
+* ``demo.lagging-cdc``: kept dirty by a long ``min.compaction.lag.ms`` (CompactionLagging fires);
+* ``demo.tombstone-flood``: waves of deletes, short ``delete.retention.ms``;
+* consumer group ``demo-reporting`` reads ``demo.tombstone-flood`` once, commits and stops
+  (ConsumerMayMissTombstones fires once its lag passes ``delete.retention.ms``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+HEALTHY, LAGGING, FLOOD = "demo.healthy-changelog", "demo.lagging-cdc", "demo.tombstone-flood"
+GROUP = "demo-reporting"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def say(msg: str) -> None:
+    print(f"[demo] {msg}", file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """How fast the scenario moves: seconds for the demo, faster for tests."""
+
+    segment_ms: int = 5_000
+    flood_retention_ms: int = 60_000
+    updates_per_second: int = 200
+    flood_every_s: float = 10.0
+    lagging_for: str = "30s"
+    consumer_lag_for: str = "10s"
+    scrape_s: int = 5
+
+
+FAST = Timing(segment_ms=1_000, flood_retention_ms=4_000, updates_per_second=100, flood_every_s=2.0,
+              lagging_for="3s", consumer_lag_for="2s", scrape_s=1)
+
+
+def topic_configs(t: Timing) -> dict[str, dict]:
+    base = {"cleanup.policy": "compact", "segment.ms": str(t.segment_ms)}
+    return {
+        HEALTHY: {**base, "min.cleanable.dirty.ratio": "0.1", "delete.retention.ms": "3600000"},
+        LAGGING: {**base, "min.cleanable.dirty.ratio": "0.5", "min.compaction.lag.ms": str(24 * 3600 * 1000)},
+        FLOOD: {**base, "min.cleanable.dirty.ratio": "0.3", "delete.retention.ms": str(t.flood_retention_ms)},
+    }
+
+
+def create_topics(bootstrap: str, t: Timing, partitions: int = 3) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    wanted = [NewTopic(name, partitions, 1, config=cfg) for name, cfg in topic_configs(t).items()]
+    for name, fut in admin.create_topics(wanted).items():
+        try:
+            fut.result(30)
+        except Exception as exc:  # noqa: BLE001 - an existing topic is fine on a second run
+            if "TOPIC_ALREADY_EXISTS" not in str(exc):
+                raise
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        md = admin.list_topics(timeout=5)
+        if all(n in md.topics and all(p.leader >= 0 for p in md.topics[n].partitions.values())
+               for n in topic_configs(t)):
+            return
+        time.sleep(0.2)
+    raise TimeoutError("demo topics have no leaders")
+
+
+class Workload(threading.Thread):
+    """Steady keyed updates to every topic, and waves of tombstones on the flood topic."""
+
+    def __init__(self, bootstrap: str, t: Timing, keys: int = 2000):
+        super().__init__(name="demo-workload", daemon=True)
+        from confluent_kafka import Producer
+
+        self.t = t
+        self.keys = keys
+        self.stop_event = threading.Event()
+        self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
+        self.sent = 0
+
+    def run(self) -> None:
+        i = 0
+        last_flood = time.monotonic()
+        period = 1.0 / max(self.t.updates_per_second, 1)
+        while not self.stop_event.is_set():
+            k = f"key-{(i * 7919) % self.keys}".encode()
+            value = (f'{{"n": {i}, "status": "updated", "payload": "' + "x" * 200 + '"}').encode()
+            for topic in (HEALTHY, LAGGING, FLOOD):
+                self.producer.produce(topic, key=k, value=value)
+            self.sent += 3
+            i += 1
+            if time.monotonic() - last_flood > self.t.flood_every_s:
+                for j in range(0, self.keys, 3):
+                    self.producer.produce(FLOOD, key=f"key-{j}".encode(), value=None)
+                self.sent += self.keys // 3
+                last_flood = time.monotonic()
+            self.producer.poll(0)
+            self.stop_event.wait(period)
+        self.producer.flush(10)
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.join(15)
+
+
+def stopped_consumer(bootstrap: str, topic: str = FLOOD, group: str = GROUP, records: int = 50) -> None:
+    """A group that reads a little of every partition, commits, and goes away."""
+    from confluent_kafka import Consumer
+
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+                  "enable.auto.commit": False})
+    c.subscribe([topic])
+    got = 0
+    deadline = time.time() + 30
+    while got < records and time.time() < deadline:
+        m = c.poll(0.5)
+        if m is not None and not m.error():
+            got += 1
+    c.commit(asynchronous=False)
+    c.close()
+
+
+# --------------------------------------------------------------------- processes
+
+
+def free_port() -> int:
+    from monitor.localkafka.broker import free_port as fp
+
+    return fp()
+
+
+def wait_http(url: str, timeout: float, proc: subprocess.Popen | None = None, log: Path | None = None) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc is not None and proc.poll() is not None:
+            tail = log.read_text(errors="replace")[-3000:] if log and log.exists() else ""
+            raise RuntimeError(f"process exited with {proc.returncode} before {url} answered:\n{tail}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.25)
+    raise TimeoutError(f"{url} did not answer within {timeout:.0f}s")
+
+
+@contextmanager
+def process(cmd: list[str], log: Path, ready_url: str | None = None, timeout: float = 60, env: dict | None = None):
+    """Run ``cmd`` in its own process group; stop it (TERM, then KILL) when the block ends."""
+    with open(log, "ab") as out:
+        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                             start_new_session=True, env={**os.environ, **(env or {})})
+    try:
+        if ready_url:
+            wait_http(ready_url, timeout, p, log)
+        yield p
+    finally:
+        try:
+            os.killpg(p.pid, signal.SIGTERM)
+            p.wait(15)
+        except ProcessLookupError:
+            pass
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait(5)
+
+
+def monitor_config(state, t: Timing, port: int, prometheus_url: str | None, audit_dir: Path) -> dict:
+    return {
+        "listen": {"address": "127.0.0.1", "port": port},
+        "clusters": [{"name": "demo", "bootstrap_servers": state.bootstrap,
+                      "brokers": [{"id": state.node_id, "jmx_url": state.jmx_url, "log_dirs": [state.log_dir]}]}],
+        "intervals": {"jmx": t.scrape_s, "log_dirs": t.scrape_s, "admin": t.scrape_s * 2,
+                      "consumer_groups": t.scrape_s * 2},
+        "thresholds": {"lagging_for": t.lagging_for, "consumer_lag_for": t.consumer_lag_for,
+                       "monitor_down_for": "1m"},
+        "prometheus_url": prometheus_url,
+        "collector_url": f"http://127.0.0.1:{port}/metrics",
+        "audit_dir": str(audit_dir),
+    }
+
+
+def prometheus_config(rules: Path, collector_port: int, t: Timing) -> dict:
+    import yaml
+
+    cfg = yaml.safe_load((ROOT / "deploy" / "prometheus.yml").read_text())
+    cfg["global"] = {"scrape_interval": f"{t.scrape_s}s", "evaluation_interval": f"{t.scrape_s}s"}
+    cfg["rule_files"] = [str(rules)]
+    cfg.pop("alerting", None)
+    cfg["scrape_configs"][0]["static_configs"] = [{"targets": [f"127.0.0.1:{collector_port}"]}]
+    return cfg
+
+
+@dataclass
+class Running:
+    config_path: Path
+    collector_url: str
+    prometheus_url: str | None
+    dashboard_url: str | None
+    audit_dir: Path
+
+
+@contextmanager
+def stack(state, workdir: Path, t: Timing, *, prometheus: bool = True, dashboard: bool = True):
+    """Collector, Prometheus (when installed) and the dashboard over a running broker."""
+    import yaml
+
+    from alerts.render import render_rules
+    from monitor.config import parse_config
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    cport = free_port()
+    prom_bin = shutil.which("prometheus") if prometheus else None
+    pport = free_port() if prom_bin else None
+    prom_url = f"http://127.0.0.1:{pport}" if prom_bin else None
+    audit_dir = workdir / "audits"
+    audit_dir.mkdir(exist_ok=True)
+    cfg = monitor_config(state, t, cport, prom_url, audit_dir)
+    cfg_path = workdir / "monitor.yaml"
+    cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    with ExitStack() as es:
+        say(f"starting the collector on :{cport}")
+        es.enter_context(process([sys.executable, "-m", "monitor.cli", "collect", "--config", str(cfg_path)],
+                                 workdir / "collector.log", f"http://127.0.0.1:{cport}/metrics"))
+        if prom_bin:
+            rules = workdir / "compaction.rules.yml"
+            rules.write_text(render_rules(parse_config(cfg).thresholds))
+            (workdir / "prometheus.yml").write_text(yaml.safe_dump(prometheus_config(rules, cport, t)))
+            say(f"starting Prometheus on :{pport} with the alert rules")
+            es.enter_context(process([prom_bin, f"--config.file={workdir / 'prometheus.yml'}",
+                                      f"--storage.tsdb.path={workdir / 'prometheus-data'}",
+                                      f"--web.listen-address=127.0.0.1:{pport}", "--log.level=warn"],
+                                     workdir / "prometheus.log", f"{prom_url}/-/ready"))
+        elif prometheus:
+            say("Debian's prometheus is not installed: the dashboard reads the collector directly (no history)")
+        dash_url = None
+        if dashboard:
+            dport = free_port()
+            dash_url = f"http://127.0.0.1:{dport}"
+            say(f"starting the dashboard on :{dport}")
+            es.enter_context(process(dashboard_command(dport, "127.0.0.1"), workdir / "dashboard.log",
+                                     f"{dash_url}/_stcore/health", timeout=90,
+                                     env={"COMPACTION_MONITOR_CONFIG": str(cfg_path),
+                                          "COMPACTION_MONITOR_REFRESH": str(max(t.scrape_s * 2, 5))}))
+        yield Running(cfg_path, f"http://127.0.0.1:{cport}/metrics", prom_url, dash_url, audit_dir)
+
+
+def dashboard_command(port: int, address: str) -> list[str]:
+    return [sys.executable, "-m", "streamlit", "run", str(ROOT / "dashboards" / "app.py"),
+            "--server.port", str(port), "--server.address", address, "--server.headless", "true",
+            "--browser.gatherUsageStats", "false", "--theme.base", "light"]
+
+
+def run_audit(state, audit_dir: Path, log: Path) -> int:
+    """A first audit of the broker's log dir, with its log-cleaner.log for calibration."""
+    cmd = [sys.executable, "-m", "monitor.cli", "audit", "--input", state.log_dir, "--out", str(audit_dir),
+           "--master", "local[2]", "--bootstrap-servers", state.bootstrap]
+    if Path(state.cleaner_log).exists():
+        cmd += ["--cleaner-log", str(state.cleaner_log)]
+    with open(log, "ab") as out:
+        return subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT).returncode
+
+
+def alerts(prom_url: str) -> list[dict]:
+    with urllib.request.urlopen(f"{prom_url}/api/v1/alerts", timeout=5) as r:
+        return json.load(r)["data"]["alerts"]
+
+
+# --------------------------------------------------------------------------- demo
+
+
+def run_demo(directory: Path, duration: float | None, fast: bool = False) -> int:
+    from monitor.localkafka import broker
+
+    t = FAST if fast else Timing()
+    directory = directory.resolve()
+    broker_dir = directory / "broker"
+    state = broker.read_state(broker_dir)
+    started_broker = False
+    if state is None or not broker.is_alive(state.pid):
+        say("starting a local Apache Kafka broker (KRaft) ...")
+        state = broker.start(broker_dir, progress=say)
+        started_broker = True
+    workload = None
+    try:
+        say("creating compacted topics: healthy, lagging (min.compaction.lag.ms), tombstone flood")
+        create_topics(state.bootstrap, t)
+        workload = Workload(state.bootstrap, t)
+        workload.start()
+        time.sleep(2)
+        say(f"consumer group {GROUP} reads {FLOOD} once, commits, and stops")
+        stopped_consumer(state.bootstrap)
+        with stack(state, directory / "run", t) as run:
+            say("running a first Spark audit in the background ...")
+            audit_log = directory / "run" / "audit.log"
+            audit_thread = threading.Thread(target=run_audit, args=(state, run.audit_dir, audit_log), daemon=True)
+            audit_thread.start()
+            print(f"""
+  Kafka bootstrap      {state.bootstrap}
+  Broker JMX metrics   {state.jmx_url}
+  Collector metrics    {run.collector_url}
+  Prometheus           {run.prometheus_url or '(not installed)'}{'/alerts' if run.prometheus_url else ''}
+  Dashboard            {run.dashboard_url}
+  Audit reports        {run.audit_dir}  (first one in about a minute; log: {audit_log})
+  Broker logs          {state.logs_dir}
+
+  Within a few minutes: {LAGGING} shows as lagging and {GROUP} as at risk of missing tombstones.
+  Press Ctrl-C to stop everything this demo started.
+""", file=sys.stderr, flush=True)
+            stop = threading.Event()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, lambda *_: stop.set())
+            stop.wait(duration)
+            say("stopping ...")
+            audit_thread.join(1)
+    finally:
+        if workload is not None:
+            workload.stop()
+        if started_broker:
+            broker.stop(broker_dir, progress=say)
+    say(f"stopped. Data kept in {directory} (broker data and logs, audits, Prometheus data, process logs).")
+    return 0

@@ -1,0 +1,178 @@
+"""Every dashboard page with AppTest, fed by a real collector and a real Prometheus over the local
+broker running the demo's scenario; and the unreachable, empty and no-audit states."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+from streamlit.testing.v1 import AppTest
+
+from monitor import cli_demo
+
+pytestmark = pytest.mark.kafka
+VIEWS = Path(__file__).resolve().parents[2] / "dashboards" / "views"
+
+
+def wait_alerts(prom: str, names: set, timeout: float = 120) -> list:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        got = cli_demo.alerts(prom)
+        if names <= {a["labels"]["alertname"] for a in got if a["state"] == "firing"}:
+            return got
+        time.sleep(1)
+    raise TimeoutError(f"alerts {names} did not fire; last: {[(a['labels']['alertname'], a['state']) for a in got]}")
+
+
+@pytest.fixture(scope="module")
+def live(kafka, tmp_path_factory):
+    """The demo's scenario on the session broker, with the collector and Prometheus over it."""
+    t = cli_demo.FAST
+    cli_demo.create_topics(kafka.bootstrap, t)
+    work = cli_demo.Workload(kafka.bootstrap, t)
+    work.start()
+    time.sleep(2)
+    cli_demo.stopped_consumer(kafka.bootstrap)
+    try:
+        with cli_demo.stack(kafka, tmp_path_factory.mktemp("dash"), t, dashboard=False) as run:
+            wait_alerts(run.prometheus_url, {"CompactionLagging", "ConsumerMayMissTombstones"})
+            yield run
+    finally:
+        work.stop()
+
+
+def page(name: str, monkeypatch, **env) -> AppTest:
+    monkeypatch.setenv("COMPACTION_MONITOR_NO_AUTOREFRESH", "1")
+    for var in ("COMPACTION_MONITOR_CONFIG", "COMPACTION_MONITOR_PROMETHEUS_URL", "COMPACTION_MONITOR_COLLECTOR_URL",
+                "COMPACTION_MONITOR_AUDIT_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(f"COMPACTION_MONITOR_{k.upper()}", str(v))
+    at = AppTest.from_file(str(VIEWS / f"{name}.py"), default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def metrics(at) -> dict:
+    return {m.label: m.value for m in at.metric}
+
+
+def charts(at) -> int:
+    return len(at.get("plotly_chart"))
+
+
+def test_overview_from_prometheus(live, monkeypatch):
+    """The on-call engineer opens the overview: the lagging topic and the stopped group are counted,
+    and Prometheus' firing alerts are listed."""
+    at = page("overview", monkeypatch, prometheus_url=live.prometheus_url)
+    m = metrics(at)
+    assert int(m["Dirty partitions"]) >= 3  # the three partitions of demo.lagging-cdc
+    assert int(m["Groups at risk"]) >= 1 and int(m["Dead threads"]) == 0 and int(m["Sources down"]) == 0
+    alerts = at.dataframe[0].value
+    firing = set(alerts[alerts["state"] == "firing"]["alert"])
+    assert {"CompactionLagging", "ConsumerMayMissTombstones"} <= firing
+    lagging = alerts[alerts["alert"] == "CompactionLagging"]
+    assert set(lagging["topic"]) == {cli_demo.LAGGING}
+    assert charts(at) == 1  # the heatmap
+
+
+def test_brokers_show_gauges_over_time(live, monkeypatch):
+    at = page("brokers", monkeypatch, prometheus_url=live.prometheus_url)
+    assert charts(at) == 6
+
+
+def test_partitions_table_and_drill_down(live, monkeypatch):
+    """The engineer finds which partitions are dirty and why: min.compaction.lag.ms holds them."""
+    at = page("partitions", monkeypatch, prometheus_url=live.prometheus_url)
+    table = at.dataframe[0].value
+    lag = table[table["topic"] == cli_demo.LAGGING]
+    assert len(lag) == 3 and (lag["dirty_ratio"] == 1.0).all() and (lag["blocked"] == "min_compaction_lag").all()
+    assert (lag["threshold"] == 0.5).all()
+    at.selectbox(key="partitions.pick").set_value(f"{cli_demo.LAGGING}-1").run()
+    assert not at.exception
+    assert any("min_compaction_lag" in w.value for w in at.warning)
+    assert metrics(at)["Dirty ratio"] == "1.00"
+    at.multiselect(key="partitions.topics").set_value([cli_demo.HEALTHY]).run()
+    assert set(at.dataframe[0].value["topic"]) == {cli_demo.HEALTHY}
+
+
+def test_tombstones_and_groups_at_risk(live, monkeypatch):
+    at = page("tombstones", monkeypatch, prometheus_url=live.prometheus_url)
+    lags = at.dataframe[-2].value if len(at.dataframe) > 2 else at.dataframe[0].value
+    groups = [df for df in (d.value for d in at.dataframe) if "group" in df.columns and "time lag (s)" in df.columns]
+    assert groups and cli_demo.GROUP in set(groups[0]["group"])
+    assert (groups[0][groups[0]["group"] == cli_demo.GROUP]["time lag (s)"] > 4).all()  # > delete.retention.ms
+    assert charts(at) >= 3  # history, per-topic bars, consumer risk
+    assert lags is not None
+
+
+def test_collector_only_evaluates_alerts_in_python(live, monkeypatch):
+    """Without Prometheus the pages still show health, from the collector's current values."""
+    at = page("overview", monkeypatch, collector_url=live.collector_url)
+    alerts = at.dataframe[0].value
+    assert {"CompactionLagging", "ConsumerMayMissTombstones"} <= set(alerts["alert"])
+    assert set(alerts["state"]) == {"active"}
+    at = page("brokers", monkeypatch, collector_url=live.collector_url)
+    assert charts(at) == 6
+
+
+def test_unreachable_sources_say_so(monkeypatch):
+    from monitor.localkafka.broker import free_port
+
+    port = free_port()
+    for env in ({"prometheus_url": f"http://127.0.0.1:{port}"}, {"collector_url": f"http://127.0.0.1:{port}/metrics"}):
+        for name in ("overview", "brokers", "partitions", "tombstones"):
+            at = page(name, monkeypatch, **env)
+            assert any("Cannot read the data source" in e.value and str(port) in e.value for e in at.error), name
+    at = page("overview", monkeypatch)
+    assert any("no data source configured" in e.value for e in at.error)
+
+
+def test_no_compacted_topic_and_no_audit(kafka, tmp_path, monkeypatch):
+    """A collector that only sees a broker's JMX page: no partitions to show, and no audit yet."""
+    port = cli_demo.free_port()
+    cfg = {"listen": {"address": "127.0.0.1", "port": port},
+           "clusters": [{"name": "j", "brokers": [{"id": 1, "jmx_url": kafka.jmx_url}]}]}
+    (tmp_path / "m.yaml").write_text(yaml.safe_dump(cfg))
+    url = f"http://127.0.0.1:{port}/metrics"
+    import sys
+
+    with cli_demo.process([sys.executable, "-m", "monitor.cli", "collect", "--config", str(tmp_path / "m.yaml")],
+                          tmp_path / "c.log", url):
+        deadline = time.time() + 30
+        while 'kind="jmx",source="jmx:j:1"} 1.0' not in urllib.request.urlopen(url).read().decode():
+            assert time.time() < deadline, "the collector's JMX source never came up"
+            time.sleep(0.2)
+        for name in ("partitions", "tombstones"):
+            at = page(name, monkeypatch, collector_url=url)
+            assert any("No compacted partition" in i.value for i in at.info), name
+        at = page("brokers", monkeypatch, collector_url=url)
+        assert charts(at) == 6
+    (tmp_path / "audits").mkdir()
+    at = page("audit", monkeypatch, audit_dir=tmp_path / "audits")
+    assert any("No audit yet" in i.value for i in at.info)
+
+
+def test_audit_page_shows_runs_and_picks_older_ones(live, kafka, spark, tmp_path, monkeypatch):
+    from argparse import Namespace
+
+    from spark_analysis.job import build_parser, run
+
+    out = tmp_path / "audits"
+    args = build_parser().parse_args(["--input", kafka.log_dir, "--out", str(out)])
+    first, s1 = run(args, spark=spark)
+    time.sleep(1.1)
+    second, s2 = run(args, spark=spark)
+    at = page("audit", monkeypatch, audit_dir=out)
+    m = metrics(at)
+    assert m["Scanned"].endswith("MiB") and charts(at) >= 2
+    assert at.selectbox(key="audit.run").value == Path(second).name
+    at.selectbox(key="audit.run").set_value(Path(first).name).run()
+    assert not at.exception
+    keys = at.dataframe[0].value
+    assert cli_demo.LAGGING in set(keys["topic"])
