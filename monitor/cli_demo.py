@@ -119,6 +119,7 @@ class Workload(threading.Thread):
     def stop(self) -> None:
         self.stop_event.set()
         self.join(15)
+        self.producer = None  # release the client now, before the broker goes away
 
 
 def stopped_consumer(bootstrap: str, topic: str = FLOOD, group: str = GROUP, records: int = 50) -> None:

@@ -1,0 +1,78 @@
+"""The main job end to end: `compaction-monitor demo` run headless for a bounded time brings up a
+real broker, the workload, the collector, Prometheus, an audit and the dashboard; the lagging topic
+and the stopped consumer fire their alerts; on exit everything it started is stopped."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.kafka
+
+
+def urls(text: str) -> dict:
+    out = {}
+    for label in ("Kafka bootstrap", "Collector metrics", "Prometheus", "Dashboard"):
+        m = re.search(rf"^  {label}\s+(\S+)", text, re.M)  # the URL block the demo prints
+        if m:
+            out[label] = m.group(1)
+    return out
+
+
+def test_demo_headless(tmp_path):
+    log = tmp_path / "demo.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "monitor.cli", "demo", "--dir", str(tmp_path / "demo"),
+                                 "--fast", "--duration", "150"], stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    try:
+        deadline = time.time() + 120
+        found = {}
+        while time.time() < deadline and len(found) < 4:
+            found = urls(log.read_text(errors="replace"))
+            assert proc.poll() is None, log.read_text()[-3000:]
+            time.sleep(1)
+        assert len(found) == 4, log.read_text()[-3000:]
+        prom = found["Prometheus"].removesuffix("/alerts")
+
+        firing = set()
+        deadline = time.time() + 120
+        while time.time() < deadline and not {"CompactionLagging", "ConsumerMayMissTombstones"} <= firing:
+            data = json.load(urllib.request.urlopen(f"{prom}/api/v1/alerts", timeout=5))["data"]["alerts"]
+            firing = {(a["labels"]["alertname"]) for a in data if a["state"] == "firing"}
+            time.sleep(2)
+        assert {"CompactionLagging", "ConsumerMayMissTombstones"} <= firing, firing
+        lagging = [a for a in data if a["labels"]["alertname"] == "CompactionLagging"]
+        assert {a["labels"]["topic"] for a in lagging} == {"demo.lagging-cdc"}
+
+        metrics = urllib.request.urlopen(found["Collector metrics"], timeout=5).read().decode()
+        assert 'kafka_compaction_consumer_group_tombstone_risk{cluster="demo",group="demo-reporting"' in metrics
+        assert re.search(r'kafka_compaction_partition_dirty_ratio\{[^}]*topic="demo.lagging-cdc"[^}]*\} 1.0', metrics)
+        assert "kafka_compaction_broker_cleaner_dead_threads" in metrics
+        assert urllib.request.urlopen(f"{found['Dashboard']}/_stcore/health", timeout=5).status == 200
+
+        assert proc.wait(timeout=240) == 0, log.read_text()[-3000:]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGINT)
+            proc.wait(60)
+    text = log.read_text()
+    assert "stopped. Data kept in" in text
+    audits = list((tmp_path / "demo" / "run" / "audits").glob("run-*/report.html"))
+    assert audits, (tmp_path / "demo" / "run" / "audit.log").read_text()[-2000:]
+    state = json.loads((tmp_path / "demo" / "broker" / "broker.json").read_text())
+    from monitor.localkafka.broker import is_alive
+
+    assert not is_alive(state["pid"]), "the demo left its broker running"
+    for url in (found["Collector metrics"], prom + "/-/ready", found["Dashboard"]):
+        with pytest.raises(OSError):
+            urllib.request.urlopen(url, timeout=2)
