@@ -32,7 +32,7 @@ from crc32c import crc32c
 
 from monitor.record.codecs import CODEC_NAMES, CodecError, decompress
 from monitor.record.model import Record
-from monitor.record.varint import VarintError
+from monitor.record.varint import VarintError, read_varint, varint_tail
 
 HEADER = struct.Struct(
     ">q"  # baseOffset
@@ -194,7 +194,7 @@ class RecordColumns:
 
 def _decode_columns(buf: bytes, batch: BatchV2) -> RecordColumns:
     """The hot loop: one- and two-byte varints decoded inline (almost every field of a record),
-    longer ones by ``_varint_tail``; one slice per key, values left in place."""
+    longer ones by ``varint_tail``; one slice per key, values left in place."""
     cols = RecordColumns(buf)
     add_offset, add_ts, add_key = cols.offsets.append, cols.timestamps.append, cols.keys.append
     add_vsize, add_vpos, add_headers = cols.value_sizes.append, cols.value_positions.append, cols.headers.append
@@ -218,7 +218,7 @@ def _decode_columns(buf: bytes, batch: BatchV2) -> RecordColumns:
                 length = (n >> 1) ^ -(n & 1)
                 pos += 2
             else:
-                length, pos = _varint_tail(buf, pos + 1, b)
+                length, pos = varint_tail(buf, pos + 1, b)
         rec_end = pos + length
         if length < 0 or rec_end > end:
             raise RecordDecodeError(f"record length {length} at {pos} runs past the records ({end} bytes)")
@@ -235,7 +235,7 @@ def _decode_columns(buf: bytes, batch: BatchV2) -> RecordColumns:
                 ts_delta = (n >> 1) ^ -(n & 1)
                 pos += 2
             else:
-                ts_delta, pos = _varint_tail(buf, pos + 1, b)
+                ts_delta, pos = varint_tail(buf, pos + 1, b)
         # offsetDelta
         b = buf[pos]
         if b < 0x80:
@@ -248,7 +248,7 @@ def _decode_columns(buf: bytes, batch: BatchV2) -> RecordColumns:
                 off_delta = (n >> 1) ^ -(n & 1)
                 pos += 2
             else:
-                off_delta, pos = _varint_tail(buf, pos + 1, b)
+                off_delta, pos = varint_tail(buf, pos + 1, b)
         # key
         b = buf[pos]
         if b < 0x80:
@@ -261,7 +261,7 @@ def _decode_columns(buf: bytes, batch: BatchV2) -> RecordColumns:
                 klen = (n >> 1) ^ -(n & 1)
                 pos += 2
             else:
-                klen, pos = _varint_tail(buf, pos + 1, b)
+                klen, pos = varint_tail(buf, pos + 1, b)
         if klen >= 0:
             key = buf[pos : pos + klen]
             pos += klen
@@ -279,7 +279,7 @@ def _decode_columns(buf: bytes, batch: BatchV2) -> RecordColumns:
                 vlen = (n >> 1) ^ -(n & 1)
                 pos += 2
             else:
-                vlen, pos = _varint_tail(buf, pos + 1, b)
+                vlen, pos = varint_tail(buf, pos + 1, b)
         vpos = pos
         if vlen > 0:
             pos += vlen
@@ -295,7 +295,7 @@ def _decode_columns(buf: bytes, batch: BatchV2) -> RecordColumns:
                 nh = (n >> 1) ^ -(n & 1)
                 pos += 2
             else:
-                nh, pos = _varint_tail(buf, pos + 1, b)
+                nh, pos = varint_tail(buf, pos + 1, b)
         headers = _headers(buf, pos, nh, rec_end) if nh else ()
         if pos > rec_end or (not nh and pos != rec_end):
             raise RecordDecodeError(f"record fields run to {pos}, past its declared end {rec_end}")
@@ -311,23 +311,7 @@ def _decode_columns(buf: bytes, batch: BatchV2) -> RecordColumns:
     return cols
 
 
-def _varint_tail(buf: bytes, pos: int, first: int) -> tuple[int, int]:
-    result = first & 0x7F
-    shift = 7
-    while True:
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return (result >> 1) ^ -(result & 1), pos
-        shift += 7
-        if shift >= 70:
-            raise VarintError("varint longer than 10 bytes")
-
-
 def _headers(buf: bytes, pos: int, n: int, rec_end: int) -> list[tuple[str, bytes | None]]:
-    from monitor.record.varint import read_varint
-
     if n < 0:
         raise RecordDecodeError(f"negative header count {n}")
     out = []

@@ -16,20 +16,25 @@ class VarintError(ValueError):
 def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
     """Decode one zigzag varint/varlong at ``pos``; return (value, next position)."""
     b = buf[pos]
-    pos += 1
     if b < 0x80:
-        return (b >> 1) ^ -(b & 1), pos
-    result = b & 0x7F
+        return (b >> 1) ^ -(b & 1), pos + 1
+    return varint_tail(buf, pos + 1, b)
+
+
+def varint_tail(buf: bytes, pos: int, first: int) -> tuple[int, int]:
+    """The rest of a varint whose first byte (``first``, high bit set) was already read;
+    ``pos`` is the position of the second byte. The hot loops inline the one-byte case."""
+    result = first & 0x7F
     shift = 7
     while True:
-        if shift >= 70:
-            raise VarintError("varint longer than 10 bytes")
         b = buf[pos]
         pos += 1
         result |= (b & 0x7F) << shift
         if b < 0x80:
             return (result >> 1) ^ -(result & 1), pos
         shift += 7
+        if shift >= 70:
+            raise VarintError("varint longer than 10 bytes")
 
 
 def encode_varint(value: int) -> bytes:
