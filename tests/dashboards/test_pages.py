@@ -76,8 +76,9 @@ def test_overview_from_prometheus(live, monkeypatch):
     alerts = at.dataframe[0].value
     firing = set(alerts[alerts["state"] == "firing"]["alert"])
     assert {"CompactionLagging", "ConsumerMayMissTombstones"} <= firing
-    lagging = alerts[alerts["alert"] == "CompactionLagging"]
-    assert set(lagging["topic"]) == {cli_demo.LAGGING}
+    lagging = set(alerts[alerts["alert"] == "CompactionLagging"]["topic"])
+    # other tests' deliberately dirty topics share the broker and may fire too
+    assert cli_demo.LAGGING in lagging and cli_demo.HEALTHY not in lagging
     assert charts(at) == 1  # the heatmap
 
 
