@@ -98,17 +98,17 @@ def _read_into(s: SegmentSummary, path: Path, start: int) -> None:
                 s.records += batch.records_count
                 continue
             try:
-                recs = batch.records()
+                c = batch.columns()
             except (RecordDecodeError, LegacyDecodeError, CodecError) as exc:
                 s.faults.append(f"{path}: byte {batch.position}: {exc}")
                 continue
             horizon = batch.delete_horizon_ms
             hz = -1 if horizon is None else horizon
-            for r in recs:
-                s.records += 1
-                if r.value_size < 0:
-                    t_off.append(r.offset)
-                    t_ts.append(r.timestamp)
+            s.records += len(c)
+            for off, ts, vs in zip(c.offsets, c.timestamps, c.value_sizes):
+                if vs < 0:
+                    t_off.append(off)
+                    t_ts.append(ts)
                     t_hz.append(hz)
     except RecordFormatError as exc:  # cannot-read errors (the file vanished, permissions)
         s.faults.append(str(exc))

@@ -26,6 +26,7 @@ key (UTF-8), valueLength varint, value.
 
 from __future__ import annotations
 
+import os
 import struct
 
 from crc32c import crc32c
@@ -33,6 +34,13 @@ from crc32c import crc32c
 from monitor.record.codecs import CODEC_NAMES, CodecError, decompress
 from monitor.record.model import Record
 from monitor.record.varint import VarintError, read_varint, varint_tail
+
+try:  # the same loop in C, built by setup.py where a compiler exists; see _decode.c
+    if os.environ.get("COMPACTION_MONITOR_PURE_PYTHON"):
+        raise ImportError("pure Python requested")
+    from monitor.record._decode import decode_columns as _c_decode_columns
+except ImportError:
+    _c_decode_columns = None
 
 HEADER = struct.Struct(
     ">q"  # baseOffset
@@ -160,6 +168,15 @@ class BatchV2:
         data = self._body
         if self.codec:
             data = decompress(self.codec, data)
+        if _c_decode_columns is not None:
+            try:
+                cols = RecordColumns(data)
+                (cols.offsets, cols.timestamps, cols.keys, cols.value_sizes, cols.value_positions,
+                 cols.headers) = _c_decode_columns(data, self.records_count, self.base_offset, self.base_timestamp,
+                                                   self.max_timestamp, bool(self.attributes & TIMESTAMP_TYPE_MASK))
+                return cols
+            except ValueError as exc:
+                raise RecordDecodeError(str(exc)) from exc
         try:
             return _decode_columns(data, self)
         except (IndexError, VarintError) as exc:

@@ -1,0 +1,69 @@
+"""The optional C decode loop and the Python loop give the same columns, and fail alike."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+
+from monitor.record import SegmentReader, v2
+
+pytestmark = pytest.mark.skipif(v2._c_decode_columns is None and not os.environ.get("CI"),
+                                reason="the C decoder was not built here")
+
+
+def both(batch):
+    py = v2._decode_columns(batch._body if not batch.codec else v2.decompress(batch.codec, batch._body), batch)
+    data = batch._body if not batch.codec else v2.decompress(batch.codec, batch._body)
+    c = v2._c_decode_columns(data, batch.records_count, batch.base_offset, batch.base_timestamp, batch.max_timestamp,
+                             bool(batch.attributes & v2.TIMESTAMP_TYPE_MASK))
+    return py, c
+
+
+def test_the_c_decoder_is_built_on_this_machine():
+    """CI's machines have a compiler: the fast path must really be there (it is optional only for slim images)."""
+    assert v2._c_decode_columns is not None
+
+
+def test_same_columns_on_real_broker_bytes(corpus):
+    n = 0
+    for path in sorted(corpus.glob("*/*")):
+        if path.suffix not in (".bin", ".log") or "invalid_crc" in path.name:
+            continue
+        for batch in SegmentReader(path).batches():
+            if batch.magic != 2:
+                continue
+            py, c = both(batch)
+            assert (py.offsets, py.timestamps, py.keys, py.value_sizes, py.value_positions) == tuple(c[:5]), path
+            assert [list(h) for h in py.headers] == [list(h) for h in c[5]], path
+            n += len(py.offsets)
+    assert n > 800
+
+
+def test_same_failures_on_mangled_records(corpus):
+    src = corpus / "kafka-go-fetch-fixtures" / "v2-v2__test-lucid-0.records.bin"
+    batch = next(iter(SegmentReader(src).batches()))
+    body = bytearray(batch._body)
+    rnd = random.Random(7)
+    disagreements = []
+    for trial in range(400):
+        mutated = bytearray(body)
+        for _ in range(rnd.randint(1, 4)):
+            mutated[rnd.randrange(len(mutated))] = rnd.randrange(256)
+        if trial % 5 == 0:
+            mutated = mutated[: rnd.randrange(len(mutated))]
+        data = bytes(mutated)
+        try:
+            py = v2._decode_columns(data, batch)
+            py_res = (py.offsets, py.timestamps, py.keys, py.value_sizes, py.value_positions)
+        except (v2.RecordDecodeError, IndexError, v2.VarintError):
+            py_res = "error"
+        try:
+            c_res = tuple(v2._c_decode_columns(data, batch.records_count, batch.base_offset, batch.base_timestamp,
+                                               batch.max_timestamp, False)[:5])
+        except ValueError:
+            c_res = "error"
+        if py_res != c_res:
+            disagreements.append(trial)
+    assert not disagreements
