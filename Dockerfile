@@ -5,12 +5,14 @@
 #       kafka-compaction-monitor collect --config /etc/compaction-monitor/monitor.yaml
 FROM python:3.11-slim-bookworm
 
+# gcc builds the optional C record decoder (monitor/record/_decode.c); without it the image still
+# works, on the slower pure-Python loop.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends openjdk-17-jre-headless \
+ && apt-get install -y --no-install-recommends openjdk-17-jre-headless gcc libc6-dev \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /opt/compaction-monitor
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py README.md ./
 COPY monitor ./monitor
 COPY collectors ./collectors
 COPY spark_analysis ./spark_analysis
