@@ -50,7 +50,7 @@ def main(argv) -> int:
         log(f"reference reader: {total / 1e6 / ref.wall:.1f} MB/s ({n} records)")
 
         from spark_analysis.audit import AuditInputs, run_audit
-        from spark_analysis.job import load_records, session
+        from spark_analysis.job import load_batches, load_records, session
 
         spark = session(args.master, app="bench-audit")
         try:
@@ -60,7 +60,7 @@ def main(argv) -> int:
                 count = load_records(spark, "segments", [str(log_dir)]).count()
             with Timer() as full:
                 res = run_audit(spark, AuditInputs(records=load_records(spark, "segments", [str(log_dir)]),
-                                                   kind="segments"))
+                                                   batches=load_batches(spark, [str(log_dir)]), kind="segments"))
                 res.partitions.collect()
         finally:
             spark.stop()

@@ -32,6 +32,7 @@ from monitor.topicconfig import TopicConfig
 class AuditInputs:
     records: DataFrame
     kind: str  # segments | dumps | topic
+    batches: DataFrame | None = None  # one row per batch from headers (segments): the cheap segment table
     checkpoints: dict = field(default_factory=dict)  # (topic, partition) -> first dirty offset
     log_starts: dict = field(default_factory=dict)
     topic_configs: dict = field(default_factory=dict)  # topic -> TopicConfig
@@ -68,6 +69,25 @@ def segment_table(data: DataFrame) -> list:
                  F.min("offset").alias("first_offset"))
             .collect())
     return rows
+
+
+def segment_table_from_batches(batches: DataFrame) -> list:
+    """The segment table from batch headers alone: no record is decoded for it."""
+    return (batches.groupBy("topic", "partition", "segment", "segment_base_offset")
+            .agg(F.max("segment_bytes").alias("size"), (F.max("last_offset") + 1).alias("next_offset"),
+                 F.max("max_timestamp").alias("max_timestamp"),
+                 F.max(F.when(F.col("batch_position") == 0, F.col("max_timestamp"))).alias("first_batch_max_ts"),
+                 F.min("base_offset").alias("first_offset"))
+            .collect())
+
+
+def counts_from_batches(batches: DataFrame) -> dict:
+    rows = (batches.groupBy("topic", "partition")
+            .agg(F.sum(F.when(~F.col("control"), F.col("records")).otherwise(0)).alias("records"),
+                 F.sum(F.when(F.col("control"), F.col("records")).otherwise(0)).alias("control_records"),
+                 F.min("max_timestamp").alias("first_timestamp"), F.max("max_timestamp").alias("last_timestamp"))
+            .collect())
+    return {(r["topic"], r["partition"]): r for r in rows}
 
 
 def partition_bounds(spark: SparkSession, inputs: AuditInputs, segs: list) -> tuple[DataFrame, list[dict]]:
@@ -116,19 +136,23 @@ def run_audit(spark: SparkSession, inputs: AuditInputs, progress=lambda msg: Non
     faults = df.filter(F.col("fault_kind").isNotNull()).select("segment", "fault_kind", "fault_position", "fault_reason")
     data = (df.filter(F.col("fault_kind").isNull() & F.col("offset").isNotNull()).select(*NARROW)
             .withColumn("key_hash", F.xxhash64("key")))
-    data = data.persist(StorageLevel.MEMORY_AND_DISK)
     now = inputs.now_ms
 
-    progress("reading the input and building the segment table")
-    segs = segment_table(data)
+    progress("building the segment table")
+    if inputs.batches is not None:  # segments: from batch headers, and the records are read once per pass
+        segs = segment_table_from_batches(inputs.batches)
+        counts = counts_from_batches(inputs.batches)
+    else:  # dumps, a live topic: only records to go by, so keep them for the passes below
+        data = data.persist(StorageLevel.MEMORY_AND_DISK)
+        segs = segment_table(data)
+        counts = {(r["topic"], r["partition"]): r for r in (
+            data.groupBy("topic", "partition").agg(F.count(F.when(~F.col("control"), 1)).alias("records"),
+                                                   F.count(F.when(F.col("control"), 1)).alias("control_records"),
+                                                   F.min("timestamp").alias("first_timestamp"),
+                                                   F.max("timestamp").alias("last_timestamp")).collect())}
     if not segs:
         raise ValueError("no records were read: the input holds no segments (or only corrupt ones)")
     bounds, states = partition_bounds(spark, inputs, segs)
-    counts = {(r["topic"], r["partition"]): r for r in (
-        data.groupBy("topic", "partition").agg(F.count(F.when(~F.col("control"), 1)).alias("records"),
-                                               F.count(F.when(F.col("control"), 1)).alias("control_records"),
-                                               F.min("timestamp").alias("first_timestamp"),
-                                               F.max("timestamp").alias("last_timestamp")).collect())}
 
     progress("aggregating per key: superseded records, tombstones, what a clean would keep")
     j = data.filter(F.col("key").isNotNull() & ~F.col("control")).join(F.broadcast(bounds), ["topic", "partition"])
@@ -176,7 +200,8 @@ def run_audit(spark: SparkSession, inputs: AuditInputs, progress=lambda msg: Non
     rows = []
     for r in per_part:
         key = (r["topic"], r["partition"])
-        s, c = state_by[key], counts[key]
+        s, c = state_by[key], counts.get(key) or {"records": 0, "control_records": 0, "first_timestamp": None,
+                                                    "last_timestamp": None}
         st = s["state"]
         est = estimate_clean(st.clean_bytes, st.dirty_bytes, r["dirty_distinct_keys"], inputs.cleaner)
         size = st.log_bytes

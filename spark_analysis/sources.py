@@ -93,6 +93,34 @@ class _DumpsReader(_FilesReader):
             yield from dump_batches(uri, size, open_input)
 
 
+class _BatchesReader(_FilesReader):
+    suffix = (".log",)
+
+    def read(self, partition: FilesPartition):
+        from spark_analysis.arrow_rows import segment_header_batches
+        from spark_analysis.fs import open_input
+
+        for uri, size in partition.files:
+            yield from segment_header_batches(uri, size, open_input)
+
+
+class KafkaSegmentBatchesDataSource(DataSource):
+    """One row per record batch of Kafka log segments, from the batch headers only (cheap)."""
+
+    @classmethod
+    def name(cls):
+        return "kafka-segment-batches"
+
+    def schema(self):
+        from spark_analysis.arrow_rows import BATCH_FIELDS
+        from spark_analysis.schema import _SPARK_TYPES
+
+        return ", ".join(f"{n} {_SPARK_TYPES[t]}" for n, t in BATCH_FIELDS)
+
+    def reader(self, schema):
+        return _BatchesReader(self.options)
+
+
 class KafkaSegmentsDataSource(DataSource):
     """Records of Kafka log segments (``*.log`` under the path: broker log dirs or copies)."""
 
@@ -124,3 +152,4 @@ class KafkaDumpsDataSource(DataSource):
 def register(spark) -> None:
     spark.dataSource.register(KafkaSegmentsDataSource)
     spark.dataSource.register(KafkaDumpsDataSource)
+    spark.dataSource.register(KafkaSegmentBatchesDataSource)
