@@ -1,4 +1,5 @@
-"""PySpark Python data sources ``kafka-segments`` and ``kafka-dumps``.
+"""PySpark Python data sources ``kafka-segments`` (records), ``kafka-segment-batches`` (one row per
+batch, from headers only) and ``kafka-dumps`` (records of kafka-dump-log text).
 
 ``partitions()`` runs on the driver and only lists files (names and sizes); ``read()`` runs on the
 executors, opens its own files and yields Arrow batches, so no record data passes through the
