@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import resource
 import sys
 import time
 from contextlib import contextmanager
@@ -75,9 +74,6 @@ def produce_bulk(bootstrap: str, topic: str, total_bytes: int, codec: str, keys:
         bar.update(min(progress(sent), total_bytes) - bar.n)
     return n
 
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 class Timer:

@@ -10,7 +10,6 @@ import json
 import signal
 import sys
 import threading
-import time
 from dataclasses import dataclass
 
 import requests
@@ -191,6 +190,3 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
     fatal = bool(snap.log_dir_errors) and not snap.partitions
     return 2 if fatal else (1 if snap.partition_errors else 0)
 
-
-def now() -> float:
-    return time.time()

@@ -74,9 +74,6 @@ class Columns:
         return batch
 
 
-def _fill_nulls(consts: dict) -> dict:
-    return {**{n: None for n in NAMES if n not in consts}, **consts}
-
 
 def segment_batches(uri: str, size: int, opener):
     """Arrow batches for one segment file; faults become rows."""
