@@ -12,8 +12,6 @@ import math
 import re
 from dataclasses import dataclass, field
 
-import yaml
-
 from alerts.render import alerts, dump_yaml
 from monitor.config import Thresholds
 

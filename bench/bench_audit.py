@@ -14,7 +14,6 @@ import argparse
 import json
 import shutil
 import tempfile
-import time
 from pathlib import Path
 
 from bench.common import OUT, Timer, broker, log, produce_bulk

@@ -13,7 +13,6 @@ import json
 import resource
 import shutil
 import tempfile
-import time
 import tracemalloc
 from pathlib import Path
 

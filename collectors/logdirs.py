@@ -65,6 +65,8 @@ class LogDirScanner:
         # partitions once seen in a cleaner checkpoint stay known as compacted, so that a
         # malformed or missing checkpoint later does not make them vanish from the export
         self._known_compacted: set[tuple[str, int]] = set()
+        self._reads = 0  # segment reads and bytes read since start, for the snapshot's counters
+        self._bytes = 0
 
     def refresh(self) -> LogDirSnapshot:
         now = self.clock()
@@ -120,9 +122,6 @@ class LogDirScanner:
                 del self._cache[path]
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live),
                               self._reads - read_before, self._bytes - bytes_before)
-
-    _reads = 0
-    _bytes = 0
 
     def _summary(self, seg) -> SegmentSummary:
         s, read = summarize(seg.log, seg.base_offset, self._cache.get(str(seg.log)))

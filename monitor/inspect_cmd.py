@@ -58,28 +58,15 @@ def iter_file(path: Path, summary: Summary, skip_corrupt: bool) -> Iterator[tupl
         return
     reader = SegmentReader(path, skip_corrupt=skip_corrupt)
     try:
-        for batch in reader.batches():
+        for batch, recs in reader.decoded():
             summary.batches += 1
             summary.bytes += batch.size
-            try:
-                recs = batch.records()
-            except Exception as exc:  # decode faults become reader faults below
-                reader._fault(_decode_fault(path, batch, exc))
-                continue
             for rec in recs:
                 yield batch, rec
     finally:
         summary.skipped += reader.batches_skipped
         summary.faults += [str(f) for f in reader.faults]
 
-
-def _decode_fault(path, batch, exc) -> RecordFormatError:
-    from monitor.record.errors import CorruptBatchError, UnsupportedCodecError
-    from monitor.record.codecs import CodecError
-
-    if isinstance(exc, CodecError):
-        return UnsupportedCodecError(str(path), batch.position, str(exc), length=batch.size)
-    return CorruptBatchError(str(path), batch.position, str(exc), length=batch.size, resumable=True)
 
 
 def record_json(path: Path, batch, rec) -> dict:

@@ -16,9 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from monitor.record import RecordFormatError, SegmentReader
-from monitor.record.codecs import CodecError
-from monitor.record.legacy import LegacyDecodeError
-from monitor.record.v2 import RecordDecodeError
 
 
 @dataclass
@@ -84,7 +81,7 @@ def _read_into(s: SegmentSummary, path: Path, start: int) -> None:
     reader = SegmentReader(path, start=start, skip_corrupt=True)
     t_off, t_ts, t_hz = s.tombstone_offsets, s.tombstone_timestamps, s.tombstone_horizons
     try:
-        for batch in reader.batches():
+        for batch, c in reader.decoded(columns=True):
             s.batches += 1
             if s.first_batch_max_timestamp < 0 and s.batches == 1 and start == 0:
                 s.first_batch_max_timestamp = batch.max_timestamp
@@ -96,11 +93,6 @@ def _read_into(s: SegmentSummary, path: Path, start: int) -> None:
             if batch.is_control:
                 s.control_records += batch.records_count
                 s.records += batch.records_count
-                continue
-            try:
-                c = batch.columns()
-            except (RecordDecodeError, LegacyDecodeError, CodecError) as exc:
-                s.faults.append(f"{path}: byte {batch.position}: {exc}")
                 continue
             horizon = batch.delete_horizon_ms
             hz = -1 if horizon is None else horizon

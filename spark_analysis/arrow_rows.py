@@ -10,9 +10,6 @@ import pyarrow as pa
 from monitor.dump import DumpParser
 from monitor.logdir import parse_partition_dir_name
 from monitor.record import SegmentReader
-from monitor.record.codecs import CodecError
-from monitor.record.legacy import LegacyDecodeError
-from monitor.record.v2 import RecordDecodeError
 from spark_analysis.schema import ARROW_SCHEMA, NAMES
 
 ROWS_PER_BATCH = 65536
@@ -94,12 +91,7 @@ def segment_batches(uri: str, size: int, opener):
         return
     with fh:
         reader = SegmentReader(fh, name=uri, skip_corrupt=True)
-        for batch in reader.batches():
-            try:
-                c = batch.columns()
-            except (RecordDecodeError, LegacyDecodeError, CodecError) as exc:
-                cols.add_fault(seg_consts, "corrupt", batch.position, f"{uri}: byte {batch.position}: {exc}")
-                continue
+        for batch, c in reader.decoded(columns=True):
             if not len(c):
                 continue
             key_sizes = [-1 if k is None else len(k) for k in c.keys]
@@ -151,14 +143,12 @@ def dump_batches(uri: str, size: int, opener):
 
         text = io.TextIOWrapper(fh, encoding="utf-8", errors="surrogateescape")
         parser = DumpParser(text, uri)
-        sizes: dict[str, int] = {}
         for batch in parser.batches():
             seg = batch.file
             topic, partition = topic_partition(seg)
             recs = batch.records()
             if not recs:
                 continue
-            sizes[seg] = max(sizes.get(seg, 0), batch.position + batch.size)
             consts = {"topic": topic, "partition": partition, "segment": seg, "segment_base_offset": segment_base(seg),
                       "segment_bytes": None}
             _add(cols, consts, batch, [r.offset for r in recs], [r.timestamp for r in recs], [r.key for r in recs],

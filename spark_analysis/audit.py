@@ -59,12 +59,10 @@ def _config(inputs: AuditInputs, topic: str) -> TopicConfig:
 
 def segment_table(data: DataFrame) -> list:
     """One row per segment: size, offsets, timestamps (the collector's SegmentSummary, from records)."""
-    first_batch = F.min("batch_position")
     rows = (data.groupBy("topic", "partition", "segment", "segment_base_offset")
             .agg(F.coalesce(F.max("segment_bytes"), F.max(F.col("batch_position") + F.col("batch_bytes"))).alias("size"),
                  (F.max("offset") + 1).alias("next_offset"),
                  F.max("timestamp").alias("max_timestamp"),
-                 first_batch.alias("first_pos"),
                  F.max(F.when(F.col("batch_position") == 0, F.col("timestamp"))).alias("first_batch_max_ts"),
                  F.min("offset").alias("first_offset"))
             .collect())

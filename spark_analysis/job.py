@@ -161,7 +161,7 @@ def cleaner_params(args, throughput_from_log: float | None):
 
 
 def write_outputs(spark, result, out: str, run_name: str | None = None) -> str:
-    from spark_analysis.fs import filesystem, qualify
+    from spark_analysis.fs import filesystem
     from spark_analysis.report import render_report
 
     run = run_name or "run-" + dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")

@@ -27,7 +27,6 @@ import time
 import urllib.request
 import uuid
 import xml.etree.ElementTree as ET
-from importlib import resources
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent

@@ -169,17 +169,23 @@ class SegmentReader:
         self.batches_skipped += 1
 
     # ---------------------------------------------------------------- records
-    def records(self) -> Iterator[Record]:
-        """Every record of every batch; a batch whose records do not decode is a fault."""
+    def decoded(self, columns: bool = False) -> Iterator[tuple]:
+        """(batch, its records) for every batch, or (batch, its RecordColumns) with ``columns``;
+        a batch whose records do not decode (bad record data, a codec that refuses) is a fault."""
         for batch in self.batches():
             try:
-                recs = batch.records()
+                data = batch.columns() if columns else batch.records()
             except (v2.RecordDecodeError, legacy.LegacyDecodeError) as exc:
                 self._fault(CorruptBatchError(self.name, batch.position, str(exc), length=batch.size, resumable=True))
                 continue
             except CodecError as exc:
                 self._fault(UnsupportedCodecError(self.name, batch.position, str(exc), length=batch.size))
                 continue
+            yield batch, data
+
+    def records(self) -> Iterator[Record]:
+        """Every record of every batch; a batch whose records do not decode is a fault."""
+        for _, recs in self.decoded():
             yield from recs
 
 

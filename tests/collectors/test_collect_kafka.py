@@ -7,7 +7,6 @@ import io
 import json
 import math
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest

@@ -4,7 +4,6 @@ in test-artifacts/screenshots/."""
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 

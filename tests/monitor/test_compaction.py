@@ -1,8 +1,6 @@
 """The LogCleanerManager model on hand-built segment summaries (real-broker agreement is in
 tests/collectors/test_collect_kafka.py)."""
 
-from array import array
-
 import pytest
 
 from monitor.compaction import partition_state

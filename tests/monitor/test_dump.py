@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from monitor.dump import DumpFormatError, DumpParser, looks_like_dump, parse_dump_text
+from monitor.dump import DumpFormatError, looks_like_dump, parse_dump_text
 
 DUMP_4X = """\
 Dumping /data/kafka/orders-3/00000000000000001200.log

@@ -9,7 +9,6 @@ import shutil
 import subprocess
 import sys
 import time
-from argparse import Namespace
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -21,7 +20,7 @@ from monitor.dump import DumpParser
 from monitor.localkafka.broker import dump_log
 from monitor.topicconfig import TopicConfig
 from spark_analysis.audit import AuditInputs, run_audit
-from spark_analysis.job import build_parser, load_batches, load_records, read_checkpoints, run
+from spark_analysis.job import load_batches, load_records, read_checkpoints
 
 pytestmark = pytest.mark.kafka
 

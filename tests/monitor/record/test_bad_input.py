@@ -6,7 +6,6 @@ The bytes are real broker output from the corpus with one fault injected each.""
 from __future__ import annotations
 
 import os
-import shutil
 import struct
 import subprocess
 import sys
