@@ -10,6 +10,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <string.h>
 
 /* 0 ok; -1 ran past the data; -2 longer than 10 bytes */
 static int read_varint(const unsigned char *buf, Py_ssize_t end, Py_ssize_t *pos, int64_t *out) {
@@ -122,10 +123,148 @@ error:
     return result;
 }
 
+/*
+ * XXH64 (xxHash, 64 bit), as Spark's xxhash64() computes it on binary with seed 42: a key hash that
+ * the Spark side of the audit reproduces for inputs decoded in the JVM (dumps, a live topic).
+ */
+#define P1 11400714785074694791ULL
+#define P2 14029467366897019727ULL
+#define P3 1609587929392839161ULL
+#define P4 9650029242287828579ULL
+#define P5 2870177450012600261ULL
+static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+static inline uint64_t rd64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline uint32_t rd32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint64_t xxh_round(uint64_t acc, uint64_t in) { acc += in * P2; acc = rotl64(acc, 31); return acc * P1; }
+static inline uint64_t xxh_merge(uint64_t acc, uint64_t v) { acc ^= xxh_round(0, v); return acc * P1 + P4; }
+
+static uint64_t xxh64(const unsigned char *p, size_t len, uint64_t seed) {
+    const unsigned char *end = p + len;
+    uint64_t h;
+    if (len >= 32) {
+        const unsigned char *limit = end - 32;
+        uint64_t v1 = seed + P1 + P2, v2 = seed + P2, v3 = seed, v4 = seed - P1;
+        do {
+            v1 = xxh_round(v1, rd64(p)); v2 = xxh_round(v2, rd64(p + 8));
+            v3 = xxh_round(v3, rd64(p + 16)); v4 = xxh_round(v4, rd64(p + 24));
+            p += 32;
+        } while (p <= limit);
+        h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18);
+        h = xxh_merge(h, v1); h = xxh_merge(h, v2); h = xxh_merge(h, v3); h = xxh_merge(h, v4);
+    } else {
+        h = seed + P5;
+    }
+    h += (uint64_t)len;
+    while (p + 8 <= end) { h ^= xxh_round(0, rd64(p)); h = rotl64(h, 27) * P1 + P4; p += 8; }
+    if (p + 4 <= end) { h ^= (uint64_t)rd32(p) * P1; h = rotl64(h, 23) * P2 + P3; p += 4; }
+    while (p < end) { h ^= (*p) * P5; h = rotl64(h, 11) * P1; p++; }
+    h ^= h >> 33; h *= P2; h ^= h >> 29; h *= P3; h ^= h >> 32;
+    return h;
+}
+
+static PyObject *py_xxh64(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    unsigned long long seed = 42;
+    if (!PyArg_ParseTuple(args, "y*|K", &view, &seed)) return NULL;
+    uint64_t h = xxh64((const unsigned char *)view.buf, (size_t)view.len, seed);
+    PyBuffer_Release(&view);
+    return PyLong_FromLongLong((long long)h);
+}
+
+/*
+ * The same walk as decode_columns, into fixed-width arrays instead of Python objects: what bulk scans
+ * turn into numpy / Arrow columns without a Python object per record. Returns bytes objects holding
+ * native int64 offsets, timestamps and key hashes (XXH64 seed 42; 42 for a null key, as Spark), int32
+ * key and value sizes (-1 for null) and the keys back to back. Headers are checked, not kept.
+ */
+static PyObject *decode_arrays(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t count;
+    long long base_offset, base_ts, max_ts;
+    int log_append;
+    if (!PyArg_ParseTuple(args, "y*nLLLp", &view, &count, &base_offset, &base_ts, &max_ts, &log_append))
+        return NULL;
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    Py_ssize_t end = view.len, pos = 0, keys_len = 0;
+    PyObject *result = NULL, *keys = NULL;
+    if (count < 0 || count > end) { PyErr_Format(PyExc_ValueError, "record count %zd does not fit %zd bytes", count, end); PyBuffer_Release(&view); return NULL; }
+    PyObject *o_off = PyBytes_FromStringAndSize(NULL, count * 8), *o_ts = PyBytes_FromStringAndSize(NULL, count * 8);
+    PyObject *o_hash = PyBytes_FromStringAndSize(NULL, count * 8), *o_ks = PyBytes_FromStringAndSize(NULL, count * 4);
+    PyObject *o_vs = PyBytes_FromStringAndSize(NULL, count * 4);
+    Py_ssize_t *kstart = PyMem_Malloc((count + 1) * sizeof(Py_ssize_t));
+    if (!o_off || !o_ts || !o_hash || !o_ks || !o_vs || !kstart) { PyErr_NoMemory(); goto error; }
+    int64_t *offs = (int64_t *)PyBytes_AS_STRING(o_off), *tss = (int64_t *)PyBytes_AS_STRING(o_ts);
+    int64_t *hashes = (int64_t *)PyBytes_AS_STRING(o_hash);
+    int32_t *ks = (int32_t *)PyBytes_AS_STRING(o_ks), *vs = (int32_t *)PyBytes_AS_STRING(o_vs);
+
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int64_t length, ts_delta, off_delta, klen, vlen, nh;
+        VARINT(length);
+        Py_ssize_t rec_end = pos + length;
+        if (length < 0 || rec_end > end)
+            FAIL("record length %lld at %zd runs past the records (%zd bytes)", (long long)length, pos, end);
+        pos += 1;
+        VARINT(ts_delta);
+        VARINT(off_delta);
+        VARINT(klen);
+        if (klen >= 0) {
+            if (pos + klen > rec_end) FAIL("key of %lld bytes at %zd runs past its record", (long long)klen, pos);
+            hashes[i] = (int64_t)xxh64(buf + pos, (size_t)klen, 42);
+            kstart[i] = pos;
+            keys_len += klen;
+            pos += klen;
+        } else {
+            hashes[i] = 42;
+            kstart[i] = -1;
+        }
+        VARINT(vlen);
+        Py_ssize_t vpos = pos;
+        if (vlen > 0) pos += vlen;
+        VARINT(nh);
+        if (nh > 0) {
+            for (int64_t h = 0; h < nh; h++) {
+                int64_t hk, hv;
+                int rc = read_varint(buf, rec_end, &pos, &hk);
+                if (rc < 0 || hk < 0 || pos + hk > rec_end) FAIL("header %lld of the record at %zd is malformed", (long long)h, vpos);
+                pos += hk;
+                rc = read_varint(buf, rec_end, &pos, &hv);
+                if (rc < 0 || (hv >= 0 && pos + hv > rec_end)) FAIL("header %lld of the record at %zd is malformed", (long long)h, vpos);
+                if (hv > 0) pos += hv;
+            }
+            if (pos != rec_end) FAIL("headers end at %zd, record declared end %zd", pos, rec_end);
+        } else {
+            if (nh < 0) FAIL("negative header count %lld", (long long)nh);
+            if (pos != rec_end) FAIL("record fields run to %zd, past its declared end %zd", pos, rec_end);
+        }
+        pos = rec_end;
+        offs[i] = base_offset + off_delta;
+        tss[i] = log_append ? max_ts : base_ts + ts_delta;
+        ks[i] = (int32_t)klen;
+        vs[i] = (int32_t)(vlen < 0 ? -1 : vlen);
+    }
+    if (pos != end) FAIL("%zd bytes left after %zd records", end - pos, count);
+    keys = PyBytes_FromStringAndSize(NULL, keys_len);
+    if (!keys) goto error;
+    char *kp = PyBytes_AS_STRING(keys);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (ks[i] > 0) { memcpy(kp, buf + kstart[i], ks[i]); kp += ks[i]; }
+    }
+    result = PyTuple_Pack(6, o_off, o_ts, o_hash, o_ks, o_vs, keys);
+error:
+    Py_XDECREF(o_off); Py_XDECREF(o_ts); Py_XDECREF(o_hash); Py_XDECREF(o_ks); Py_XDECREF(o_vs); Py_XDECREF(keys);
+    PyMem_Free(kstart);
+    PyBuffer_Release(&view);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"decode_columns", decode_columns, METH_VARARGS,
      "decode_columns(records, count, base_offset, base_timestamp, max_timestamp, log_append) -> "
      "(offsets, timestamps, keys, value_sizes, value_positions, headers)"},
+    {"decode_arrays", decode_arrays, METH_VARARGS,
+     "decode_arrays(records, count, base_offset, base_timestamp, max_timestamp, log_append) -> (offsets int64, "
+     "timestamps int64, key_hashes int64, key_sizes int32, value_sizes int32, keys) as bytes"},
+    {"xxh64", py_xxh64, METH_VARARGS, "xxh64(data, seed=42) -> signed 64-bit XXH64, as Spark's xxhash64"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -28,17 +28,20 @@ class CodecError(ValueError):
     pass
 
 
-def decompress(codec: int, data: bytes) -> bytes:
-    """The uncompressed bytes of ``data``; ``CodecError`` says what went wrong."""
+def decompress(codec: int, data: bytes, copy: bool = True) -> bytes:
+    """The uncompressed bytes of ``data``; ``CodecError`` says what went wrong. ``copy=False``: lz4
+    and zstd give cramjam's buffer as it is (bytes-like, no copy) for callers that only read it."""
     try:
         if codec == GZIP:
             return _gunzip(data)
         if codec == SNAPPY:
             return _unsnappy(data)
         if codec == LZ4:
-            return bytes(cramjam.lz4.decompress(data))
+            out = cramjam.lz4.decompress(data)
+            return bytes(out) if copy else out
         if codec == ZSTD:
-            return bytes(cramjam.zstd.decompress(data))
+            out = cramjam.zstd.decompress(data)
+            return bytes(out) if copy else out
     except CodecError:
         raise
     except Exception as exc:  # the codec libraries raise their own types

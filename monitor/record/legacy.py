@@ -132,6 +132,11 @@ class LegacyMessage:
 
         return RecordColumns.from_records(self.records())
 
+    def arrays(self):
+        from monitor.record.arrays import RecordArrays
+
+        return RecordArrays.from_columns(self.columns())
+
     def records(self) -> list[Record]:
         if self._records is None:
             self._records = self._decode()

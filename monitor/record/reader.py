@@ -169,12 +169,13 @@ class SegmentReader:
         self.batches_skipped += 1
 
     # ---------------------------------------------------------------- records
-    def decoded(self, columns: bool = False) -> Iterator[tuple]:
-        """(batch, its records) for every batch, or (batch, its RecordColumns) with ``columns``;
-        a batch whose records do not decode (bad record data, a codec that refuses) is a fault."""
+    def decoded(self, columns: bool = False, arrays: bool = False) -> Iterator[tuple]:
+        """(batch, its records) for every batch, or (batch, its RecordColumns) with ``columns``, or
+        (batch, its RecordArrays) with ``arrays``; a batch whose records do not decode (bad record
+        data, a codec that refuses) is a fault."""
         for batch in self.batches():
             try:
-                data = batch.columns() if columns else batch.records()
+                data = batch.arrays() if arrays else batch.columns() if columns else batch.records()
             except (v2.RecordDecodeError, legacy.LegacyDecodeError) as exc:
                 self._fault(CorruptBatchError(self.name, batch.position, str(exc), length=batch.size, resumable=True))
                 continue

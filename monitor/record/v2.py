@@ -31,6 +31,7 @@ import struct
 
 from crc32c import crc32c
 
+from monitor.record.arrays import RecordArrays
 from monitor.record.codecs import CODEC_NAMES, CodecError, decompress
 from monitor.record.model import Record
 from monitor.record.varint import VarintError, read_varint, varint_tail
@@ -38,9 +39,10 @@ from monitor.record.varint import VarintError, read_varint, varint_tail
 try:  # the same loop in C, built by setup.py where a compiler exists; see _decode.c
     if os.environ.get("COMPACTION_MONITOR_PURE_PYTHON"):
         raise ImportError("pure Python requested")
+    from monitor.record._decode import decode_arrays as _c_decode_arrays
     from monitor.record._decode import decode_columns as _c_decode_columns
 except ImportError:
-    _c_decode_columns = None
+    _c_decode_columns = _c_decode_arrays = None
 
 HEADER = struct.Struct(
     ">q"  # baseOffset
@@ -181,6 +183,20 @@ class BatchV2:
             return _decode_columns(data, self)
         except (IndexError, VarintError) as exc:
             raise RecordDecodeError(f"record data ends early or is malformed: {exc}") from exc
+
+
+    def arrays(self) -> RecordArrays:
+        """The records as fixed-width arrays (see ``arrays.py``): what columnar scans want."""
+        if self._body is None:
+            raise ValueError("batch was scanned without its body")
+        if _c_decode_arrays is None:
+            return RecordArrays.from_columns(self.columns())
+        data = decompress(self.codec, self._body, copy=False) if self.codec else self._body
+        try:
+            return RecordArrays(*_c_decode_arrays(data, self.records_count, self.base_offset, self.base_timestamp,
+                                                  self.max_timestamp, bool(self.attributes & TIMESTAMP_TYPE_MASK)))
+        except ValueError as exc:
+            raise RecordDecodeError(str(exc)) from exc
 
 
 class RecordColumns:

@@ -1,0 +1,83 @@
+"""The arrays view (``RecordArrays``): the same records as the column view, the C loop and the
+Python way to it agree, and the key hash is XXH64 as published (Spark's agreement is checked in the
+Spark tests)."""
+
+from __future__ import annotations
+
+import os
+import random
+from array import array
+
+import pytest
+
+from monitor.record import SegmentReader, v2
+from monitor.record.arrays import RecordArrays, _xxh64_py, xxh64
+
+
+def _unpack(a: RecordArrays):
+    keys, pos = [], 0
+    for size in array("i", a.key_sizes):
+        keys.append(None if size < 0 else a.keys[pos:pos + size])
+        pos += max(size, 0)
+    return (list(array("q", a.offsets)), list(array("q", a.timestamps)), keys, list(array("i", a.value_sizes)),
+            list(array("q", a.key_hashes)))
+
+
+def test_xxh64_known_values():
+    # reference values of XXH64 (seed 0) from the xxHash project's sanity checks
+    assert _xxh64_py(b"", 0) == 0xEF46DB3751D8E999 - (1 << 64)
+    assert _xxh64_py(b"a", 0) == -3292477735350538661  # 0xd24ec4f1a98c6e5b
+    assert xxh64(b"abc", 0) == _xxh64_py(b"abc", 0) == 0x44BC2CF5AD770999
+
+
+@pytest.mark.skipif(v2._c_decode_arrays is None and not os.environ.get("CI"), reason="the C decoder was not built here")
+def test_c_and_python_hash_alike_at_every_length():
+    from monitor.record._decode import xxh64 as c_xxh64
+
+    rnd = random.Random(3)
+    for n in range(0, 200):
+        data = bytes(rnd.randrange(256) for _ in range(n))
+        for seed in (0, 42, 2**63 + 5):
+            assert c_xxh64(data, seed) == _xxh64_py(data, seed), (n, seed)
+
+
+def test_arrays_match_columns_on_real_broker_bytes(corpus):
+    """Every magic and codec of the corpus: offsets, timestamps, keys, value sizes and hashes."""
+    n = 0
+    for path in sorted(corpus.glob("*/*")):
+        if path.suffix not in (".bin", ".log") or "invalid_crc" in path.name:
+            continue
+        for batch, arr in SegmentReader(path).decoded(arrays=True):
+            cols = batch.columns()
+            offsets, timestamps, keys, vsizes, hashes = _unpack(arr)
+            assert offsets == cols.offsets and timestamps == cols.timestamps and keys == cols.keys, path
+            assert vsizes == [max(v, -1) for v in cols.value_sizes], path
+            assert hashes == [42 if k is None else _xxh64_py(k) for k in cols.keys], path
+            n += len(arr)
+    assert n > 800
+
+
+@pytest.mark.skipif(v2._c_decode_arrays is None and not os.environ.get("CI"), reason="the C decoder was not built here")
+def test_c_arrays_fail_where_the_column_loop_fails(corpus):
+    src = corpus / "kafka-go-fetch-fixtures" / "v2-v2__test-lucid-0.records.bin"
+    batch = next(iter(SegmentReader(src).batches()))
+    body = bytes(batch._body)
+    rnd = random.Random(11)
+    for trial in range(300):
+        mutated = bytearray(body)
+        for _ in range(rnd.randint(1, 4)):
+            mutated[rnd.randrange(len(mutated))] = rnd.randrange(256)
+        if trial % 5 == 0:
+            mutated = mutated[: rnd.randrange(len(mutated))]
+        data = bytes(mutated)
+        args = (data, batch.records_count, batch.base_offset, batch.base_timestamp, batch.max_timestamp, False)
+        try:
+            cols = v2._c_decode_columns(*args)
+        except ValueError:
+            with pytest.raises(ValueError):
+                v2._c_decode_arrays(*args)
+            continue
+        arr = RecordArrays(*v2._c_decode_arrays(*args))
+        offsets, timestamps, keys, vsizes, _ = _unpack(arr)
+        assert (offsets, timestamps, keys) == (cols[0], cols[1], cols[2])
+        assert vsizes == [max(v, -1) for v in cols[3]]
