@@ -159,34 +159,3 @@ def dump_batches(uri: str, size: int, opener):
             cols.add_fault(file_consts, "dump_line", p.line, f"{uri}: line {p.line}: {p.reason}: {p.text[:120]}")
     if cols.n:
         yield cols.flush()
-
-
-BATCH_FIELDS = [
-    ("topic", pa.string()), ("partition", pa.int32()), ("segment", pa.string()), ("segment_base_offset", pa.int64()),
-    ("segment_bytes", pa.int64()), ("batch_position", pa.int64()), ("batch_bytes", pa.int32()),
-    ("base_offset", pa.int64()), ("last_offset", pa.int64()), ("max_timestamp", pa.int64()),
-    ("records", pa.int32()), ("control", pa.bool_()),
-]
-BATCH_SCHEMA = pa.schema(BATCH_FIELDS)
-
-
-def segment_header_batches(uri: str, size: int, opener):
-    """One row per batch from headers alone (no decompression, no records): what the segment table needs."""
-    topic, partition = topic_partition(uri)
-    rows = {n: [] for n, _ in BATCH_FIELDS}
-    try:
-        fh = opener(uri)
-    except OSError:
-        return  # vanished or unreadable: the records pass reports it
-    with fh:
-        reader = SegmentReader(fh, name=uri, skip_corrupt=True)
-        for b in reader.batches(bodies=False):
-            for name, value in (("topic", topic), ("partition", partition), ("segment", uri),
-                                ("segment_base_offset", segment_base(uri)), ("segment_bytes", size),
-                                ("batch_position", b.position), ("batch_bytes", b.size),
-                                ("base_offset", b.base_offset), ("last_offset", b.last_offset),
-                                ("max_timestamp", b.max_timestamp), ("records", b.records_count),
-                                ("control", b.is_control)):
-                rows[name].append(value)
-    if rows["topic"]:
-        yield pa.RecordBatch.from_arrays([pa.array(rows[n], type=t) for n, t in BATCH_FIELDS], schema=BATCH_SCHEMA)

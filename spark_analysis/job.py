@@ -113,14 +113,6 @@ def load_records(spark, kind: str, inputs: list[str], *, bootstrap: str | None =
     raise ValueError(f"unknown input kind {kind!r}")
 
 
-def load_batches(spark, inputs: list[str]):
-    """One row per batch of the segments, from headers only (the audit's segment table)."""
-    from spark_analysis.sources import register
-
-    register(spark)
-    return spark.read.format("kafka-segment-batches").option("files", json.dumps(list_inputs("segments", inputs))).load()
-
-
 def read_checkpoints(inputs: list[str]) -> tuple[dict, dict]:
     """cleaner-offset-checkpoint and log-start-offset-checkpoint of every log dir under the inputs."""
     from monitor.checkpoint import CheckpointError, parse_checkpoint
@@ -238,10 +230,12 @@ def run(args, topic_configs: dict | None = None, spark=None) -> tuple[str, dict]
                         kafka_source=args.input_kind == "topic")
     try:
         log(f"reading {args.input_kind}: {', '.join(args.input)}")
-        records = load_records(spark, args.input_kind, args.input, bootstrap=args.bootstrap_servers)
-        cps, starts = read_checkpoints(args.input) if args.input_kind == "segments" else ({}, {})
-        batches = load_batches(spark, args.input) if args.input_kind == "segments" else None
-        inputs = AuditInputs(records=records, kind=args.input_kind, batches=batches, checkpoints=cps, log_starts=starts,
+        segments = args.input_kind == "segments"
+        records = None if segments else load_records(spark, args.input_kind, args.input,
+                                                     bootstrap=args.bootstrap_servers)
+        cps, starts = read_checkpoints(args.input) if segments else ({}, {})
+        files = list_inputs("segments", args.input) if segments else None
+        inputs = AuditInputs(records=records, files=files, kind=args.input_kind, checkpoints=cps, log_starts=starts,
                              topic_configs=topic_configs or {}, cleaner=params,
                              now_ms=args.now_ms or int(time.time() * 1000), bucket_ms=BUCKETS[args.bucket],
                              top_n=args.top)

@@ -1,5 +1,6 @@
-"""PySpark Python data sources ``kafka-segments`` (records), ``kafka-segment-batches`` (one row per
-batch, from headers only) and ``kafka-dumps`` (records of kafka-dump-log text).
+"""PySpark Python data sources ``kafka-segments`` (records), ``kafka-dumps`` (records of
+kafka-dump-log text) and ``kafka-segment-keys`` (the segments audit: one task per partition, see
+``partition_audit``).
 
 ``partitions()`` runs on the driver and only lists files (names and sizes); ``read()`` runs on the
 executors, opens its own files and yields Arrow batches, so no record data passes through the
@@ -11,7 +12,9 @@ driver. Each task reads whole files; small files are grouped up to ``targetBytes
 
 from __future__ import annotations
 
+import base64
 import json
+import pickle
 from dataclasses import dataclass
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
@@ -94,32 +97,52 @@ class _DumpsReader(_FilesReader):
             yield from dump_batches(uri, size, open_input)
 
 
-class _BatchesReader(_FilesReader):
-    suffix = (".log",)
+def encode_tasks(tasks: list) -> str:
+    """``PartitionTask``s as one option string (options are strings; the tasks hold configs)."""
+    return base64.b64encode(pickle.dumps(tasks)).decode()
 
-    def read(self, partition: FilesPartition):
-        from spark_analysis.arrow_rows import segment_header_batches
+
+@dataclass
+class TaskPartition(InputPartition):
+    task: object  # a partition_audit.PartitionTask
+
+    def __init__(self, task):
+        self.task = task
+
+
+class _KeysReader(DataSourceReader):
+    def __init__(self, options: dict):
+        if "tasks" not in options:
+            raise ValueError("kafka-segment-keys reads the tasks the audit planned (option 'tasks'), not a path")
+        self.tasks = pickle.loads(base64.b64decode(options["tasks"]))
+
+    def partitions(self):
+        return [TaskPartition(t) for t in self.tasks]
+
+    def read(self, partition: TaskPartition):
         from spark_analysis.fs import open_input
+        from spark_analysis.partition_audit import audit_partition
 
-        for uri, size in partition.files:
-            yield from segment_header_batches(uri, size, open_input)
+        yield from audit_partition(partition.task, open_input)
 
 
-class KafkaSegmentBatchesDataSource(DataSource):
-    """One row per record batch of Kafka log segments, from the batch headers only (cheap)."""
+class KafkaSegmentKeysDataSource(DataSource):
+    """The segments audit's per-partition results (``keyfold.SCHEMA``): one task per partition reads
+    its segments and folds the records per key on the executor. The audit plans the tasks and passes
+    them as the ``tasks`` option (``encode_tasks``)."""
 
     @classmethod
     def name(cls):
-        return "kafka-segment-batches"
+        return "kafka-segment-keys"
 
     def schema(self):
-        from spark_analysis.arrow_rows import BATCH_FIELDS
+        from spark_analysis.keyfold import FIELDS
         from spark_analysis.schema import _SPARK_TYPES
 
-        return ", ".join(f"{n} {_SPARK_TYPES[t]}" for n, t in BATCH_FIELDS)
+        return ", ".join(f"{n} {_SPARK_TYPES[t]}" for n, t in FIELDS)
 
     def reader(self, schema):
-        return _BatchesReader(self.options)
+        return _KeysReader(self.options)
 
 
 class KafkaSegmentsDataSource(DataSource):
@@ -153,4 +176,4 @@ class KafkaDumpsDataSource(DataSource):
 def register(spark) -> None:
     spark.dataSource.register(KafkaSegmentsDataSource)
     spark.dataSource.register(KafkaDumpsDataSource)
-    spark.dataSource.register(KafkaSegmentBatchesDataSource)
+    spark.dataSource.register(KafkaSegmentKeysDataSource)

@@ -20,7 +20,7 @@ from monitor.dump import DumpParser
 from monitor.localkafka.broker import dump_log
 from monitor.topicconfig import TopicConfig
 from spark_analysis.audit import AuditInputs, run_audit
-from spark_analysis.job import load_batches, load_records, read_checkpoints
+from spark_analysis.job import list_inputs, load_records, read_checkpoints
 
 pytestmark = pytest.mark.kafka
 
@@ -99,10 +99,12 @@ def cleaned(kafka, tmp_path_factory):
 
 
 def audit(spark, kind, inputs, configs, **kw):
-    records = load_records(spark, kind, [str(i) for i in inputs], bootstrap=kw.pop("bootstrap", None))
-    cps, starts = read_checkpoints([str(i) for i in inputs]) if kind == "segments" else ({}, {})
-    batches = load_batches(spark, [str(i) for i in inputs]) if kind == "segments" else None
-    return run_audit(spark, AuditInputs(records=records, kind=kind, batches=batches, checkpoints=cps,
+    paths = [str(i) for i in inputs]
+    bootstrap = kw.pop("bootstrap", None)
+    records = None if kind == "segments" else load_records(spark, kind, paths, bootstrap=bootstrap)
+    cps, starts = read_checkpoints(paths) if kind == "segments" else ({}, {})
+    files = list_inputs("segments", paths) if kind == "segments" else None
+    return run_audit(spark, AuditInputs(records=records, kind=kind, files=files, checkpoints=cps,
                                         log_starts=starts, topic_configs=configs, **kw))
 
 
@@ -153,6 +155,44 @@ def test_segments_dumps_and_live_topic_give_the_same_counts(spark, kafka, tmp_pa
     assert {f: seg[f] for f in fields} == {f: dmp[f] for f in fields} == {f: live[f] for f in fields}
     assert seg["bytes"] == dmp["bytes"] == size(folder)
     assert seg["records"] == 3 * (500 + 50) + 3 + 50 + 1  # updates, rolls, tombstones, last roll
+
+
+def test_segments_folded_per_partition_agree_with_spark_grouping_the_records(spark, kafka, tmp_path):
+    """The segments path (a task per partition folds keys in numpy, C key hash) against the same
+    records grouped by Spark (dumps: Spark's xxhash64), and against itself with the key table sent
+    in parts and merged by Spark: every number, the top keys (hashes included) and producers."""
+    t = create_topic(kafka.bootstrap, unique_topic("agree"), **CFG)
+    fill(kafka.bootstrap, t, rounds=3, keys=400, value_bytes=80, hot=6, tombstones=range(0, 400, 9))
+    folder = copy_partition(partition_dir(kafka.log_dir, t), tmp_path / "seg")
+    text, _ = dump_records(folder)
+    (tmp_path / "dumps").mkdir()
+    (tmp_path / "dumps" / f"{t}.txt").write_text(text)
+    cfg = {t: TopicConfig.from_strings(CFG)}
+    now = int(time.time() * 1000) + 2 * DAY  # the tombstones are past delete.retention.ms
+    runs = {"segments": audit(spark, "segments", [tmp_path / "seg"], cfg, now_ms=now),
+            "parts": audit(spark, "segments", [tmp_path / "seg"], cfg, now_ms=now, max_keys=100),
+            "dumps": audit(spark, "dumps", [tmp_path / "dumps"], cfg, now_ms=now)}
+    rows = {k: row(r, t) for k, r in runs.items()}
+    assert rows["segments"]["tombstones_past_retention"] == len(range(0, 400, 9))
+    for other in ("parts", "dumps"):
+        for f, v in rows["segments"].items():
+            want = pytest.approx(v, rel=1e-9) if isinstance(v, float) else v
+            assert rows[other][f] == want, (other, f)
+
+    def top(res):
+        return [(r["partition"], r["key_hash"], bytes(r["key"]), r["updates"], r["tombstones"],
+                 round(r["obsolete_bytes"], 3)) for r in res.top_keys.collect()]
+
+    def producers(res):
+        return [(r["producer_id"], r["records"], round(r["obsolete_bytes"], 3), r["obsolete_records"])
+                for r in res.top_producers.collect()]
+
+    assert top(runs["segments"]) == top(runs["parts"]) == top(runs["dumps"])
+    assert top(runs["segments"])[0][3] == 3 * 10  # a hot key: 10 updates a round
+    assert producers(runs["segments"]) == producers(runs["parts"]) == producers(runs["dumps"])
+    buckets = [sorted((r["bucket_start_ms"], r["tombstones"], r["past_retention"]) for r in x.tombstone_buckets.collect())
+               for x in runs.values()]
+    assert buckets[0] == buckets[1] == buckets[2] and sum(b[1] for b in buckets[0]) == len(range(0, 400, 9))
 
 
 def test_corrupt_and_truncated_segments_are_listed_and_the_job_finishes(spark, kafka, tmp_path):

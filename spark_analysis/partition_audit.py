@@ -1,0 +1,210 @@
+"""One partition's audit, start to end, on one executor: what the segments audit's tasks run.
+
+Why a task per partition: compaction is per partition (Kafka cleans one partition with one thread,
+its keys never meet another partition's), and everything the audit asks of a partition follows from
+its own segments: Kafka's bounds from the batch headers (active segment, ``min.compaction.lag.ms``,
+the checkpoint), then one pass over the records folded per key (``keyfold``). The task hands Spark
+one row for the partition, its top keys, producer and tombstone-bucket totals and its faults: no
+per-record or per-key rows cross into the JVM, unless a partition has more keys than one task holds
+(then its key table goes out in parts and Spark merges them; ``spark_analysis.audit``).
+
+No Spark import here: plain reading code, tested on its own.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from monitor.compaction import partition_state
+from monitor.estimate import CleanerParams, estimate_clean
+from monitor.record import SegmentReader
+from monitor.summary import SegmentSummary
+from monitor.topicconfig import TopicConfig
+from spark_analysis.arrow_rows import segment_base
+from spark_analysis.keyfold import MAX_KEYS, WINDOW_RECORDS, Bounds, PartitionFold, rows_batch, RecordWindow, fault_batch
+
+BUCKETS_MS = (60_000, 3_600_000, 86_400_000, 7 * 86_400_000)
+
+
+def bucket_for(span_ms: int) -> int:
+    """The tombstone build-up bucket: the finest of minute, hour, day, week with at most 200 buckets."""
+    for b in BUCKETS_MS[:-1]:
+        if span_ms / b <= 200:
+            return b
+    return BUCKETS_MS[-1]
+
+
+@dataclass
+class PartitionTask:
+    """What the driver sends: one partition's segments (offset order) and what to judge them by."""
+
+    topic: str
+    partition: int
+    files: list  # [(uri, size)]
+    config: TopicConfig
+    cleaner: CleanerParams
+    now_ms: int
+    checkpoint: int | None = None
+    log_start: int | None = None
+    bucket_ms: int | None = None  # None: chosen from the partition's time span
+    top_n: int = 20
+    max_keys: int = MAX_KEYS
+    window: int = WINDOW_RECORDS
+
+
+@dataclass
+class HeaderScan:
+    summaries: list = field(default_factory=list)
+    records: int = 0
+    control_records: int = 0
+    first_timestamp: int | None = None
+    last_timestamp: int | None = None
+
+
+def scan_headers(files, opener) -> HeaderScan:
+    """Kafka's segment facts from batch headers alone (no record decoded). Faults are left to the
+    record pass, which reports them; a segment that cannot be opened is left out here."""
+    scan = HeaderScan()
+    for uri, size in files:
+        try:
+            fh = opener(uri)
+        except OSError:
+            continue
+        s = SegmentSummary(uri, segment_base(uri) or 0, size=size)
+        with fh:
+            for b in SegmentReader(fh, name=uri, skip_corrupt=True).batches(bodies=False):
+                if s.first_batch_max_timestamp < 0 and s.batches == 0:
+                    s.first_batch_max_timestamp = b.max_timestamp
+                s.batches += 1
+                s.next_offset = b.last_offset + 1
+                s.max_timestamp = max(s.max_timestamp, b.max_timestamp)
+                n = b.records_count
+                if b.is_control:
+                    scan.control_records += n
+                else:
+                    scan.records += n
+                first = b.max_timestamp if b.timestamp_type != "create" or _horizon(b) else b.base_timestamp
+                if first is not None and first >= 0:
+                    scan.first_timestamp = first if scan.first_timestamp is None else min(scan.first_timestamp, first)
+                if b.max_timestamp >= 0:
+                    scan.last_timestamp = max(scan.last_timestamp or b.max_timestamp, b.max_timestamp)
+        if s.next_offset is None:
+            s.next_offset = s.base_offset
+        scan.summaries.append(s)
+    return scan
+
+
+def _horizon(b) -> bool:
+    return getattr(b, "has_delete_horizon", False)
+
+
+def bounds_for(topic: str, partition: int, summaries: list, cfg: TopicConfig, now_ms: int, checkpoint: int | None,
+               log_start: int | None, live_topic: bool = False) -> tuple:
+    """Kafka's LogCleanerManager state for the partition, and the segment-aligned eligible bound."""
+    summaries = sorted(summaries, key=lambda s: s.base_offset)
+    if live_topic:  # a live topic has no segments: everything read is one closed, cleanable section
+        summaries.append(SegmentSummary("<end>", summaries[-1].next_offset or 0, size=0))
+    st = partition_state(topic, partition, summaries, cfg, now_ms, checkpoint=checkpoint, log_start_offset=log_start)
+    # the real exclusive bound is segment aligned: the base of the segment holding firstUncleanable
+    upper = max(s.base_offset for s in summaries if s.base_offset <= st.first_uncleanable_offset)
+    return st, upper
+
+
+def partition_row(topic: str, partition: int, st, segments: int, counts: dict, keys: dict | None,
+                  cfg: TopicConfig, cleaner: CleanerParams) -> dict:
+    """The audit's row for one partition (``PARTITION_DDL``); ``keys`` are the per-key totals
+    (None: not known yet, Spark fills them in from merged key parts)."""
+    k = keys or {}
+    reclaim = float(k.get("reclaimable_bytes") or 0.0)
+    dirty_keys = k.get("dirty_distinct_keys") or 0
+    est = estimate_clean(st.clean_bytes, st.dirty_bytes, dirty_keys, cleaner)
+    return {
+        "topic": topic, "partition": partition, "segments": segments,
+        "records": counts.get("records", 0), "control_records": counts.get("control_records", 0),
+        "bytes": st.log_bytes, "distinct_keys": k.get("distinct_keys", 0),
+        "obsolete_records": k.get("obsolete_records", 0), "removable_records": k.get("removable_records", 0),
+        "reclaimable_bytes": reclaim, "projected_bytes": max(st.log_bytes - reclaim, 0.0),
+        "first_dirty_offset": st.first_dirty_offset, "checkpoint_offset": st.checkpoint_offset,
+        "first_uncleanable_offset": st.first_uncleanable_offset, "clean_bytes": st.clean_bytes,
+        "dirty_bytes": st.dirty_bytes, "cleanable_ratio": st.cleanable_ratio,
+        "min_cleanable_dirty_ratio": st.min_cleanable_dirty_ratio, "eligible": st.eligible,
+        "dirty_distinct_keys": dirty_keys, "cleaner_passes": est.passes, "estimated_clean_seconds": est.seconds,
+        "tombstones": k.get("tombstones", 0), "tombstones_past_retention": k.get("tombstones_past_retention", 0),
+        "keys_last_tombstone": k.get("keys_last_tombstone", 0), "delete_retention_ms": cfg.delete_retention_ms,
+        "first_timestamp": counts.get("first_timestamp"), "last_timestamp": counts.get("last_timestamp"),
+    }
+
+
+def key_totals(t: dict) -> dict:
+    """Per-partition totals of a complete key table; the same sums as the Spark side's ``with_outcome``:
+    a clean keeps the latest eligible record of a key (unless it is a tombstone past retention)."""
+    elig = t["eligible_records"]
+    goes = t["last_eligible_expired"]
+    removable = np.maximum(elig - 1, 0) + goes
+    reclaim = np.where(elig > 0, t["eligible_bytes"] - t["last_eligible_bytes"] + np.where(goes, t["last_eligible_bytes"], 0.0), 0.0)
+    return {
+        "distinct_keys": int(len(elig)), "obsolete_records": int((t["updates"] - 1).sum()),
+        "removable_records": int(removable.sum()), "reclaimable_bytes": float(reclaim.sum()),
+        "dirty_distinct_keys": int(t["dirty"].sum()), "tombstones": int(t["tombstones"].sum()),
+        "tombstones_past_retention": int(t["tombstones_expired"].sum()),
+        "keys_last_tombstone": int(t["last_tombstone"].sum()),
+    }
+
+
+def audit_partition(task: PartitionTask, opener):
+    """Arrow batches (``keyfold.SCHEMA``) for one partition: its row, top keys, producers, buckets, faults."""
+    scan = scan_headers(task.files, opener)
+    if not scan.summaries:  # every segment vanished or is unreadable: the record pass says which
+        yield from _record_pass(task, opener, None, None)
+        return
+    st, upper = bounds_for(task.topic, task.partition, scan.summaries, task.config, task.now_ms, task.checkpoint,
+                           task.log_start)
+    span = (scan.last_timestamp or 0) - (scan.first_timestamp or 0)
+    b = Bounds(task.topic, task.partition, upper=upper, first_dirty=st.first_dirty_offset,
+               expired_before_ms=task.now_ms - task.config.delete_retention_ms,
+               bucket_ms=task.bucket_ms or bucket_for(span))
+    yield from _record_pass(task, opener, b, (st, scan))
+
+
+def _record_pass(task: PartitionTask, opener, b: Bounds | None, state):
+    acc = PartitionFold(b, task.max_keys) if b else None
+    win = RecordWindow()
+    for uri, _size in task.files:
+        try:
+            fh = opener(uri)
+        except FileNotFoundError:  # a live log dir: cleaned or deleted after the listing
+            yield fault_batch(uri, "vanished", 0, f"{uri}: removed by the broker after it was listed")
+            continue
+        except OSError as exc:
+            yield fault_batch(uri, "unreadable", 0, f"{uri}: cannot read: {exc}")
+            continue
+        with fh:
+            reader = SegmentReader(fh, name=uri, skip_corrupt=True)
+            for batch, arr in reader.decoded(arrays=True):
+                if acc is None or batch.is_control or not len(arr):
+                    continue  # transaction markers: neither keys nor tombstones
+                win.add(batch, arr)
+                if win.n >= task.window:
+                    yield from acc.add(win.columns())
+                    win = RecordWindow()
+            for f in reader.faults:
+                yield fault_batch(uri, f.kind, f.position, str(f))
+    if acc is None:
+        return
+    if win.n:
+        yield from acc.add(win.columns())
+    st, scan = state
+    complete = not acc.flushed
+    table = acc.keys
+    totals = None if not complete else key_totals(table) if table is not None else {}
+    counts = {"records": scan.records, "control_records": scan.control_records,
+              "first_timestamp": scan.first_timestamp, "last_timestamp": scan.last_timestamp}
+    row = partition_row(task.topic, task.partition, st, len(scan.summaries), counts, totals, task.config, task.cleaner)
+    row["complete"] = complete
+    row["bucket_ms"] = b.bucket_ms
+    yield rows_batch(1, b, {"kind": ["partition"], "payload": [json.dumps(row)]})
+    yield from acc.finish(task.top_n if complete else None)
+

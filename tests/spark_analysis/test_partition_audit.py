@@ -1,0 +1,129 @@
+"""One partition's audit (``partition_audit`` + ``keyfold``), no Spark: the numbers against a
+record-by-record account of the same broker-written segments, whatever the window and key-table
+sizes (folding in windows, sending the key table in parts)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from kafkatools import create_topic, partition_dir, produce, roll, unique_topic
+from monitor.estimate import CleanerParams
+from monitor.record import SegmentReader
+from monitor.topicconfig import TopicConfig
+from spark_analysis.arrow_rows import RECORD_OVERHEAD
+from spark_analysis.keyfold import KEY_COLUMNS, fold
+from spark_analysis.partition_audit import PartitionTask, audit_partition, bounds_for, key_totals, scan_headers
+
+pytestmark = pytest.mark.kafka
+
+DAY = 86_400_000
+CFG = {"cleanup.policy": "compact", "segment.ms": 300, "min.cleanable.dirty.ratio": 1.0,
+       "delete.retention.ms": DAY, "min.compaction.lag.ms": 0}
+
+
+@pytest.fixture(scope="module")
+def partition(kafka, tmp_path_factory):
+    """Three rounds of 3,000 keys (hot keys updated more often), a round of tombstones, a copy."""
+    import shutil
+
+    t = create_topic(kafka.bootstrap, unique_topic("fold"), **CFG)
+    for r in range(3):
+        items = [(f"k{i}".encode(), b"x" * (50 + i % 200)) for i in range(3000)]
+        items += [(f"hot{i % 7}".encode(), b"h" * 30) for i in range(700)]
+        produce(kafka.bootstrap, t, items, **{"linger.ms": 20, "batch.size": 64_000})
+        roll(kafka.bootstrap, t, wait=0.4)
+    produce(kafka.bootstrap, t, [(f"k{i}".encode(), None) for i in range(0, 3000, 5)])
+    roll(kafka.bootstrap, t, wait=0.4)
+    dst = tmp_path_factory.mktemp("fold") / f"{t}-0"
+    shutil.copytree(partition_dir(kafka.log_dir, t), dst)
+    files = sorted((str(f), f.stat().st_size) for f in dst.glob("*.log"))
+    return t, files
+
+
+def by_hand(files, upper, first_dirty, expired_before):
+    """Record by record: each key's history, what a clean keeps, per Kafka's rules."""
+    keys = defaultdict(list)
+    for uri, _ in files:
+        for batch, recs in SegmentReader(uri).decoded():
+            if batch.is_control:
+                continue
+            sizes = [max(r.key_size, 0) + max(r.value_size, 0) + RECORD_OVERHEAD for r in recs]
+            share = batch.size / sum(sizes)
+            for r, s in zip(recs, sizes):
+                if r.key is not None:
+                    keys[r.key].append((r.offset, r.timestamp, r.value_size < 0, s * share))
+    out = dict(distinct_keys=len(keys), obsolete_records=0, removable_records=0, reclaimable_bytes=0.0,
+               dirty_distinct_keys=0, tombstones=0, tombstones_past_retention=0, keys_last_tombstone=0)
+    for hist in keys.values():
+        out["obsolete_records"] += len(hist) - 1
+        elig = [h for h in hist if h[0] < upper]
+        if elig:
+            last = elig[-1]
+            goes = last[2] and last[1] < expired_before
+            out["removable_records"] += len(elig) - 1 + goes
+            out["reclaimable_bytes"] += sum(h[3] for h in elig[:-1]) + (last[3] if goes else 0.0)
+        out["dirty_distinct_keys"] += any(first_dirty <= h[0] < upper for h in hist)
+        out["tombstones"] += sum(h[2] for h in hist)
+        out["tombstones_past_retention"] += sum(h[2] and h[1] < expired_before for h in hist)
+        out["keys_last_tombstone"] += hist[-1][2]
+    return out, {k: len(h) for k, h in keys.items()}
+
+
+def run(task):
+    batches = list(audit_partition(task, lambda u: open(u, "rb")))
+    table = pa.Table.from_batches(batches)
+    return {kind: table.filter(pa.compute.equal(table["kind"], kind)).to_pylist()
+            for kind in ("partition", "top_key", "key", "producer", "bucket", "fault")}
+
+
+@pytest.mark.parametrize("days_later", [0, 2])
+@pytest.mark.parametrize("window", [1 << 20, 500])
+def test_partition_row_matches_a_record_by_record_account(partition, days_later, window):
+    topic, files = partition
+    now = int(time.time() * 1000) + days_later * DAY
+    cfg = TopicConfig.from_strings(CFG)
+    task = PartitionTask(topic, 0, files, cfg, CleanerParams(), now, window=window, top_n=5)
+    out = run(task)
+    assert not out["fault"]
+    row = json.loads(out["partition"][0]["payload"])
+    assert row["complete"]
+    st, upper = bounds_for(topic, 0, scan_headers(files, lambda u: open(u, "rb")).summaries, cfg, now, None, None)
+    want, updates = by_hand(files, upper, st.first_dirty_offset, now - DAY)
+    for k, v in want.items():
+        assert row[k] == pytest.approx(v, rel=1e-9), k
+    assert row["tombstones"] == 600 and (row["tombstones_past_retention"] == 600) == (days_later == 2)
+    assert row["records"] == sum(updates.values())  # every record has a key here
+    # top keys: five of the seven hot keys, most updates first (ties: lower key hash)
+    top = [(r["key"], r["updates"]) for r in out["top_key"]]
+    assert [n for _, n in top] == sorted(updates.values(), reverse=True)[:5]
+    assert {k for k, _ in top} <= {f"hot{i}".encode() for i in range(7)}
+    buckets = sum(r["tombstones"] for r in out["bucket"])
+    assert buckets == 600
+
+
+def test_a_key_table_sent_in_parts_folds_to_the_same_totals(partition):
+    """``max_keys`` small: the task sends its key table in parts; folding them gives the same totals."""
+    topic, files = partition
+    now = int(time.time() * 1000) + 2 * DAY
+    cfg = TopicConfig.from_strings(CFG)
+    whole = json.loads(run(PartitionTask(topic, 0, files, cfg, CleanerParams(), now))["partition"][0]["payload"])
+    out = run(PartitionTask(topic, 0, files, cfg, CleanerParams(), now, window=700, max_keys=1000))
+    row = json.loads(out["partition"][0]["payload"])
+    assert not row["complete"] and not out["top_key"]
+    parts = out["key"]
+    assert len(parts) > whole["distinct_keys"]  # several parts hold the same key
+    table = {"key_hash": np.array([r["key_hash"] for r in parts], dtype=np.int64),
+             "key": pa.array([r["key"] for r in parts], pa.binary())}
+    for name, typ, _ in KEY_COLUMNS:
+        table[name] = np.array([r[name] for r in parts], dtype=typ.to_pandas_dtype())
+    merged = key_totals(fold([table]))
+    for k, v in merged.items():
+        assert whole[k] == pytest.approx(v, rel=1e-9), k
+    written = sum(r["updates"] for r in out["producer"])
+    assert written == sum(r["updates"] for r in parts)
