@@ -26,8 +26,8 @@ import pyarrow as pa
 from monitor.record import SegmentReader
 from spark_analysis.arrow_rows import RECORD_OVERHEAD
 
-WINDOW_RECORDS = 1 << 20  # records folded at a time
-MAX_KEYS = 4 << 20  # keys held per task before the table is emitted as it is
+WINDOW_RECORDS = 1 << 18  # records folded at a time
+MAX_KEYS = 2 << 20  # keys held per task before the table is emitted as it is (about 100 bytes a key)
 
 # (name, Arrow type, fold): how two partial rows of the same key combine, earlier row first.
 #   sum: added; or: any; last: the later row's; elig: the later row's among rows with eligible records

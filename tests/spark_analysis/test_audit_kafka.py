@@ -193,6 +193,21 @@ def test_segments_folded_per_partition_agree_with_spark_grouping_the_records(spa
     buckets = [sorted((r["bucket_start_ms"], r["tombstones"], r["past_retention"]) for r in x.tombstone_buckets.collect())
                for x in runs.values()]
     assert buckets[0] == buckets[1] == buckets[2] and sum(b[1] for b in buckets[0]) == len(range(0, 400, 9))
+    # the record-level inputs, one schema: segments through spark.read.format("kafka-segments").load(path)
+    from pyspark.sql import functions as F
+
+    from spark_analysis.sources import register
+
+    register(spark)
+
+    def records(df):
+        return (df.filter(F.col("fault_kind").isNull() & ~F.col("control"))
+                .agg(F.count("*"), F.sum(F.col("tombstone").cast("int")), F.sum("key_size"), F.sum("value_size"),
+                     F.countDistinct("key"), F.max("offset")).collect()[0])
+
+    seg_records = spark.read.format("kafka-segments").load(str(tmp_path / "seg"))
+    assert records(seg_records) == records(load_records(spark, "dumps", [str(tmp_path / "dumps")]))
+    assert records(seg_records)[0] == rows["segments"]["records"]
 
 
 def test_corrupt_and_truncated_segments_are_listed_and_the_job_finishes(spark, kafka, tmp_path):
