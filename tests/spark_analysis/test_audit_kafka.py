@@ -140,13 +140,20 @@ def test_projected_size_tombstones_and_time_match_the_broker(spark, cleaned):
     assert r["cleaner_passes"] == 1 and r["dirty_distinct_keys"] == KEYS + 51
 
 
-def test_segments_dumps_and_live_topic_give_the_same_counts(spark, kafka, tmp_path):
-    t = create_topic(kafka.bootstrap, unique_topic("same"), **CFG)
-    fill(kafka.bootstrap, t, rounds=3, keys=500, value_bytes=50, hot=5, tombstones=range(0, 500, 10))
+def segments_and_dumps(kafka, tmp_path, prefix: str, **fill_args) -> tuple[str, Path]:
+    """A topic written by the broker, its partition copied to seg/ and dumped by kafka-dump-log to dumps/."""
+    t = create_topic(kafka.bootstrap, unique_topic(prefix), **CFG)
+    fill(kafka.bootstrap, t, rounds=3, **fill_args)
     folder = copy_partition(partition_dir(kafka.log_dir, t), tmp_path / "seg")
     text, _ = dump_records(folder)
     (tmp_path / "dumps").mkdir()
     (tmp_path / "dumps" / f"{t}.txt").write_text(text)
+    return t, folder
+
+
+def test_segments_dumps_and_live_topic_give_the_same_counts(spark, kafka, tmp_path):
+    t, folder = segments_and_dumps(kafka, tmp_path, "same", keys=500, value_bytes=50, hot=5,
+                                   tombstones=range(0, 500, 10))
     cfg = {t: TopicConfig.from_strings(CFG)}
     fields = ("records", "tombstones", "distinct_keys", "obsolete_records", "keys_last_tombstone")
     seg = row(audit(spark, "segments", [tmp_path / "seg"], cfg), t)
@@ -161,12 +168,7 @@ def test_segments_folded_per_partition_agree_with_spark_grouping_the_records(spa
     """The segments path (a task per partition folds keys in numpy, C key hash) against the same
     records grouped by Spark (dumps: Spark's xxhash64), and against itself with the key table sent
     in parts and merged by Spark: every number, the top keys (hashes included) and producers."""
-    t = create_topic(kafka.bootstrap, unique_topic("agree"), **CFG)
-    fill(kafka.bootstrap, t, rounds=3, keys=400, value_bytes=80, hot=6, tombstones=range(0, 400, 9))
-    folder = copy_partition(partition_dir(kafka.log_dir, t), tmp_path / "seg")
-    text, _ = dump_records(folder)
-    (tmp_path / "dumps").mkdir()
-    (tmp_path / "dumps" / f"{t}.txt").write_text(text)
+    t, _ = segments_and_dumps(kafka, tmp_path, "agree", keys=400, value_bytes=80, hot=6, tombstones=range(0, 400, 9))
     cfg = {t: TopicConfig.from_strings(CFG)}
     now = int(time.time() * 1000) + 2 * DAY  # the tombstones are past delete.retention.ms
     runs = {"segments": audit(spark, "segments", [tmp_path / "seg"], cfg, now_ms=now),

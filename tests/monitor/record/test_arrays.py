@@ -12,6 +12,7 @@ import pytest
 
 from monitor.record import SegmentReader, v2
 from monitor.record.arrays import RecordArrays, _xxh64_py, xxh64
+from test_native_decoder import mangled
 
 
 def _unpack(a: RecordArrays):
@@ -61,15 +62,7 @@ def test_arrays_match_columns_on_real_broker_bytes(corpus):
 def test_c_arrays_fail_where_the_column_loop_fails(corpus):
     src = corpus / "kafka-go-fetch-fixtures" / "v2-v2__test-lucid-0.records.bin"
     batch = next(iter(SegmentReader(src).batches()))
-    body = bytes(batch._body)
-    rnd = random.Random(11)
-    for trial in range(300):
-        mutated = bytearray(body)
-        for _ in range(rnd.randint(1, 4)):
-            mutated[rnd.randrange(len(mutated))] = rnd.randrange(256)
-        if trial % 5 == 0:
-            mutated = mutated[: rnd.randrange(len(mutated))]
-        data = bytes(mutated)
+    for _, data in mangled(bytes(batch._body), 11, 300):
         args = (data, batch.records_count, batch.base_offset, batch.base_timestamp, batch.max_timestamp, False)
         try:
             cols = v2._c_decode_columns(*args)

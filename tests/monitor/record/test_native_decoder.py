@@ -41,19 +41,23 @@ def test_same_columns_on_real_broker_bytes(corpus):
     assert n > 800
 
 
-def test_same_failures_on_mangled_records(corpus):
-    src = corpus / "kafka-go-fetch-fixtures" / "v2-v2__test-lucid-0.records.bin"
-    batch = next(iter(SegmentReader(src).batches()))
-    body = bytearray(batch._body)
-    rnd = random.Random(7)
-    disagreements = []
-    for trial in range(400):
+def mangled(body: bytes, seed: int, trials: int):
+    """``body`` with 1 to 4 random bytes changed, every fifth one also cut short."""
+    rnd = random.Random(seed)
+    for trial in range(trials):
         mutated = bytearray(body)
         for _ in range(rnd.randint(1, 4)):
             mutated[rnd.randrange(len(mutated))] = rnd.randrange(256)
         if trial % 5 == 0:
             mutated = mutated[: rnd.randrange(len(mutated))]
-        data = bytes(mutated)
+        yield trial, bytes(mutated)
+
+
+def test_same_failures_on_mangled_records(corpus):
+    src = corpus / "kafka-go-fetch-fixtures" / "v2-v2__test-lucid-0.records.bin"
+    batch = next(iter(SegmentReader(src).batches()))
+    disagreements = []
+    for trial, data in mangled(bytes(batch._body), 7, 400):
         try:
             py = v2._decode_columns(data, batch)
             py_res = (py.offsets, py.timestamps, py.keys, py.value_sizes, py.value_positions)
