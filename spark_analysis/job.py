@@ -51,7 +51,10 @@ def session(master: str | None, app: str = "kafka-compaction-audit", kafka_sourc
         b = b.config(k, v)
     spark = b.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
-    if not local:
+    if not local and os.environ.get("AUDIT_SHIP_CODE", "1") != "0":
+        # executors without the package get the sources; they then run the pure-Python decoder, which
+        # is several times slower than the C one: a venv with the package installed, shipped with
+        # --archives and AUDIT_SHIP_CODE=0, keeps the C decoder (a zip cannot carry an extension)
         spark.sparkContext.addPyFile(_code_zip())
     return spark
 
