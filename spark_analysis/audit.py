@@ -126,9 +126,7 @@ def audit_segments(spark: SparkSession, inputs: AuditInputs, progress) -> Found:
     fault_rows = [r for r in small if r["kind"] == "fault"]
     if not rows:
         raise ValueError("no records were read: the input holds only corrupt or vanished segments")
-    bucket = inputs.bucket_ms or max(r.pop("bucket_ms") for r in rows)
-    for r in rows:
-        r.pop("bucket_ms", None)
+    bucket = max(r.pop("bucket_ms") for r in rows)  # the tasks' own (the given one, or by their span)
     top = out.filter(F.col("kind") == "top_key").select(
         "topic", "partition", "key_hash", "key", "updates", "tombstones", F.col("bytes").alias("obsolete_bytes"))
     producers = out.filter(F.col("kind") == "producer").select(

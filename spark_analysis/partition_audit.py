@@ -76,7 +76,7 @@ def scan_headers(files, opener) -> HeaderScan:
         s = SegmentSummary(uri, segment_base(uri) or 0, size=size)
         with fh:
             for b in SegmentReader(fh, name=uri, skip_corrupt=True).batches(bodies=False):
-                if s.first_batch_max_timestamp < 0 and s.batches == 0:
+                if s.batches == 0:
                     s.first_batch_max_timestamp = b.max_timestamp
                 s.batches += 1
                 s.next_offset = b.last_offset + 1
@@ -89,8 +89,8 @@ def scan_headers(files, opener) -> HeaderScan:
                 first = b.max_timestamp if b.timestamp_type != "create" or _horizon(b) else b.base_timestamp
                 if first is not None and first >= 0:
                     scan.first_timestamp = first if scan.first_timestamp is None else min(scan.first_timestamp, first)
-                if b.max_timestamp >= 0:
-                    scan.last_timestamp = max(scan.last_timestamp or b.max_timestamp, b.max_timestamp)
+                if b.max_timestamp >= 0 and (scan.last_timestamp is None or b.max_timestamp > scan.last_timestamp):
+                    scan.last_timestamp = b.max_timestamp
         if s.next_offset is None:
             s.next_offset = s.base_offset
         scan.summaries.append(s)
