@@ -41,6 +41,77 @@ static int append_new(PyObject *list, PyObject *item) {
     return rc;
 }
 
+/* One record's fields, walked and checked once for both decoders below. */
+typedef struct {
+    int64_t ts_delta, off_delta, klen, vlen, nh;
+    Py_ssize_t kpos, vpos, hpos, end;
+} record_t;
+
+/* 0 and *ppos at the record's end, or -1 with a ValueError saying what is wrong and where. */
+static int walk_record(const unsigned char *buf, Py_ssize_t end, Py_ssize_t *ppos, record_t *r) {
+    Py_ssize_t pos = *ppos;
+    int64_t length;
+    VARINT(length);
+    Py_ssize_t rec_end = pos + length;
+    if (length < 0 || rec_end > end)
+        FAIL("record length %lld at %zd runs past the records (%zd bytes)", (long long)length, pos, end);
+    pos += 1; /* attributes, unused */
+    VARINT(r->ts_delta);
+    VARINT(r->off_delta);
+    VARINT(r->klen);
+    r->kpos = pos;
+    if (r->klen >= 0) {
+        if (pos + r->klen > rec_end) FAIL("key of %lld bytes at %zd runs past its record", (long long)r->klen, pos);
+        pos += r->klen;
+    }
+    VARINT(r->vlen);
+    r->vpos = pos;
+    if (r->vlen > 0) pos += r->vlen;
+    VARINT(r->nh);
+    r->hpos = pos;
+    if (r->nh > 0) {
+        for (int64_t h = 0; h < r->nh; h++) {
+            int64_t hk, hv;
+            int rc = read_varint(buf, rec_end, &pos, &hk);
+            if (rc < 0 || hk < 0 || pos + hk > rec_end) FAIL("header %lld of the record at %zd is malformed", (long long)h, r->vpos);
+            pos += hk;
+            rc = read_varint(buf, rec_end, &pos, &hv);
+            if (rc < 0 || (hv >= 0 && pos + hv > rec_end)) FAIL("header %lld of the record at %zd is malformed", (long long)h, r->vpos);
+            if (hv > 0) pos += hv;
+        }
+        if (pos != rec_end) FAIL("headers end at %zd, record declared end %zd", pos, rec_end);
+    } else {
+        if (r->nh < 0) FAIL("negative header count %lld", (long long)r->nh);
+        if (pos != rec_end) FAIL("record fields run to %zd, past its declared end %zd", pos, rec_end);
+    }
+    r->end = rec_end;
+    *ppos = rec_end;
+    return 0;
+error:
+    return -1;
+}
+
+/* A checked record's headers as a list of (key str, value bytes or None). */
+static PyObject *record_headers(const unsigned char *buf, const record_t *r) {
+    PyObject *hdrs = PyList_New(0);
+    Py_ssize_t pos = r->hpos;
+    for (int64_t h = 0; hdrs && h < r->nh; h++) {
+        int64_t hk, hv;
+        read_varint(buf, r->end, &pos, &hk);
+        PyObject *hkey = PyUnicode_DecodeUTF8((const char *)buf + pos, hk, "replace");
+        pos += hk;
+        read_varint(buf, r->end, &pos, &hv);
+        PyObject *hval;
+        if (hv >= 0) { hval = PyBytes_FromStringAndSize((const char *)buf + pos, hv); pos += hv; }
+        else { hval = Py_None; Py_INCREF(hval); }
+        PyObject *pair = (hkey && hval) ? PyTuple_Pack(2, hkey, hval) : NULL;
+        Py_XDECREF(hkey);
+        Py_XDECREF(hval);
+        if (append_new(hdrs, pair) < 0) { Py_DECREF(hdrs); hdrs = NULL; }
+    }
+    return hdrs;
+}
+
 static PyObject *decode_columns(PyObject *self, PyObject *args) {
     Py_buffer view;
     Py_ssize_t count;
@@ -57,62 +128,20 @@ static PyObject *decode_columns(PyObject *self, PyObject *args) {
     if (!offsets || !timestamps || !keys || !vsizes || !vpositions || !headers || !no_headers) goto error;
 
     for (Py_ssize_t i = 0; i < count; i++) {
-        int64_t length, ts_delta, off_delta, klen, vlen, nh;
-        VARINT(length);
-        Py_ssize_t rec_end = pos + length;
-        if (length < 0 || rec_end > end)
-            FAIL("record length %lld at %zd runs past the records (%zd bytes)", (long long)length, pos, end);
-        pos += 1; /* attributes, unused */
-        VARINT(ts_delta);
-        VARINT(off_delta);
-        VARINT(klen);
+        record_t r;
+        if (walk_record(buf, end, &pos, &r) < 0) goto error;
         PyObject *key;
-        if (klen >= 0) {
-            if (pos + klen > rec_end) FAIL("key of %lld bytes at %zd runs past its record", (long long)klen, pos);
-            key = PyBytes_FromStringAndSize((const char *)buf + pos, klen);
-            pos += klen;
-        } else {
-            key = Py_None;
-            Py_INCREF(key);
-        }
+        if (r.klen >= 0) key = PyBytes_FromStringAndSize((const char *)buf + r.kpos, r.klen);
+        else { key = Py_None; Py_INCREF(key); }
         if (append_new(keys, key) < 0) goto error;
-        VARINT(vlen);
-        Py_ssize_t vpos = pos;
-        if (vlen > 0) pos += vlen;
-        VARINT(nh);
         PyObject *hdrs;
-        if (nh > 0) {
-            hdrs = PyList_New(0);
-            if (!hdrs) goto error;
-            for (int64_t h = 0; h < nh; h++) {
-                int64_t hk, hv;
-                int rc = read_varint(buf, rec_end, &pos, &hk);
-                if (rc < 0 || hk < 0 || pos + hk > rec_end) { Py_DECREF(hdrs); FAIL("header %lld of the record at %zd is malformed", (long long)h, vpos); }
-                PyObject *hkey = PyUnicode_DecodeUTF8((const char *)buf + pos, hk, "replace");
-                pos += hk;
-                rc = read_varint(buf, rec_end, &pos, &hv);
-                if (rc < 0 || !hkey || (hv >= 0 && pos + hv > rec_end)) { Py_XDECREF(hkey); Py_DECREF(hdrs); FAIL("header %lld of the record at %zd is malformed", (long long)h, vpos); }
-                PyObject *hval;
-                if (hv >= 0) { hval = PyBytes_FromStringAndSize((const char *)buf + pos, hv); pos += hv; }
-                else { hval = Py_None; Py_INCREF(hval); }
-                PyObject *pair = hval ? PyTuple_Pack(2, hkey, hval) : NULL;
-                Py_DECREF(hkey);
-                Py_XDECREF(hval);
-                if (append_new(hdrs, pair) < 0) { Py_DECREF(hdrs); goto error; }
-            }
-            if (pos != rec_end) { Py_DECREF(hdrs); FAIL("headers end at %zd, record declared end %zd", pos, rec_end); }
-        } else {
-            if (nh < 0) FAIL("negative header count %lld", (long long)nh);
-            if (pos != rec_end) FAIL("record fields run to %zd, past its declared end %zd", pos, rec_end);
-            hdrs = no_headers;
-            Py_INCREF(hdrs);
-        }
+        if (r.nh > 0) hdrs = record_headers(buf, &r);
+        else { hdrs = no_headers; Py_INCREF(hdrs); }
         if (append_new(headers, hdrs) < 0) goto error;
-        pos = rec_end;
-        if (append_new(offsets, PyLong_FromLongLong(base_offset + off_delta)) < 0) goto error;
-        if (append_new(timestamps, PyLong_FromLongLong(log_append ? max_ts : base_ts + ts_delta)) < 0) goto error;
-        if (append_new(vsizes, PyLong_FromLongLong(vlen)) < 0) goto error;
-        if (append_new(vpositions, PyLong_FromSsize_t(vpos)) < 0) goto error;
+        if (append_new(offsets, PyLong_FromLongLong(base_offset + r.off_delta)) < 0) goto error;
+        if (append_new(timestamps, PyLong_FromLongLong(log_append ? max_ts : base_ts + r.ts_delta)) < 0) goto error;
+        if (append_new(vsizes, PyLong_FromLongLong(r.vlen)) < 0) goto error;
+        if (append_new(vpositions, PyLong_FromSsize_t(r.vpos)) < 0) goto error;
     }
     if (pos != end) FAIL("%zd bytes left after %zd records", end - pos, count);
     result = PyTuple_Pack(6, offsets, timestamps, keys, vsizes, vpositions, headers);
@@ -172,7 +201,7 @@ static PyObject *py_xxh64(PyObject *self, PyObject *args) {
 }
 
 /*
- * The same walk as decode_columns, into fixed-width arrays instead of Python objects: what bulk scans
+ * The same records as decode_columns, into fixed-width arrays instead of Python objects: what bulk scans
  * turn into numpy / Arrow columns without a Python object per record. Returns bytes objects holding
  * native int64 offsets, timestamps and key hashes (XXH64 seed 42; 42 for a null key, as Spark), int32
  * key and value sizes (-1 for null) and the keys back to back. Headers are checked, not kept.
@@ -198,49 +227,20 @@ static PyObject *decode_arrays(PyObject *self, PyObject *args) {
     int32_t *ks = (int32_t *)PyBytes_AS_STRING(o_ks), *vs = (int32_t *)PyBytes_AS_STRING(o_vs);
 
     for (Py_ssize_t i = 0; i < count; i++) {
-        int64_t length, ts_delta, off_delta, klen, vlen, nh;
-        VARINT(length);
-        Py_ssize_t rec_end = pos + length;
-        if (length < 0 || rec_end > end)
-            FAIL("record length %lld at %zd runs past the records (%zd bytes)", (long long)length, pos, end);
-        pos += 1;
-        VARINT(ts_delta);
-        VARINT(off_delta);
-        VARINT(klen);
-        if (klen >= 0) {
-            if (pos + klen > rec_end) FAIL("key of %lld bytes at %zd runs past its record", (long long)klen, pos);
-            hashes[i] = (int64_t)xxh64(buf + pos, (size_t)klen, 42);
-            kstart[i] = pos;
-            keys_len += klen;
-            pos += klen;
+        record_t r;
+        if (walk_record(buf, end, &pos, &r) < 0) goto error;
+        if (r.klen >= 0) {
+            hashes[i] = (int64_t)xxh64(buf + r.kpos, (size_t)r.klen, 42);
+            kstart[i] = r.kpos;
+            keys_len += r.klen;
         } else {
             hashes[i] = 42;
             kstart[i] = -1;
         }
-        VARINT(vlen);
-        Py_ssize_t vpos = pos;
-        if (vlen > 0) pos += vlen;
-        VARINT(nh);
-        if (nh > 0) {
-            for (int64_t h = 0; h < nh; h++) {
-                int64_t hk, hv;
-                int rc = read_varint(buf, rec_end, &pos, &hk);
-                if (rc < 0 || hk < 0 || pos + hk > rec_end) FAIL("header %lld of the record at %zd is malformed", (long long)h, vpos);
-                pos += hk;
-                rc = read_varint(buf, rec_end, &pos, &hv);
-                if (rc < 0 || (hv >= 0 && pos + hv > rec_end)) FAIL("header %lld of the record at %zd is malformed", (long long)h, vpos);
-                if (hv > 0) pos += hv;
-            }
-            if (pos != rec_end) FAIL("headers end at %zd, record declared end %zd", pos, rec_end);
-        } else {
-            if (nh < 0) FAIL("negative header count %lld", (long long)nh);
-            if (pos != rec_end) FAIL("record fields run to %zd, past its declared end %zd", pos, rec_end);
-        }
-        pos = rec_end;
-        offs[i] = base_offset + off_delta;
-        tss[i] = log_append ? max_ts : base_ts + ts_delta;
-        ks[i] = (int32_t)klen;
-        vs[i] = (int32_t)(vlen < 0 ? -1 : vlen);
+        offs[i] = base_offset + r.off_delta;
+        tss[i] = log_append ? max_ts : base_ts + r.ts_delta;
+        ks[i] = (int32_t)r.klen;
+        vs[i] = (int32_t)(r.vlen < 0 ? -1 : r.vlen);
     }
     if (pos != end) FAIL("%zd bytes left after %zd records", end - pos, count);
     keys = PyBytes_FromStringAndSize(NULL, keys_len);
