@@ -31,6 +31,10 @@ def cmd_broker(args: argparse.Namespace) -> int:
             print(path)
             return 0
         if args.action == "start":
+            bad = [kv for kv in args.override or [] if "=" not in kv]
+            if bad:
+                _err(f"--override {bad[0]!r}: expected KEY=VALUE")
+                return 2
             extra = dict(kv.split("=", 1) for kv in args.override or [])
             state = broker.start(Path(args.dir), extra_config=extra, progress=progress)
             _print_state(state, alive=True)
@@ -231,12 +235,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     b = sub.add_parser("broker", help="run a real single-node Kafka (KRaft) broker on loopback")
-    b.add_argument("action", choices=["fetch", "start", "stop", "status", "dump-log"])
-    b.add_argument("--dir", default=str(DEFAULT_BROKER_DIR), help="state, data and logs (default: %(default)s)")
-    b.add_argument("--override", action="append", metavar="KEY=VALUE", help="extra broker property (start)")
-    b.add_argument("files", nargs="*", help="segment files (dump-log)")
-    b.add_argument("--dump-arg", dest="dump_args", action="append", default=[],
-                   help="argument passed to kafka-dump-log, e.g. --dump-arg=--print-data-log")
+    # One sub-parser per action, so that each takes its own arguments in any order
+    # (`dump-log FILE --dir D` as well as `dump-log --dir D FILE`).
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--dir", default=str(DEFAULT_BROKER_DIR), help="state, data and logs (default: %(default)s)")
+    actions = b.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions.add_parser("fetch", parents=[common], help="resolve the broker jars with Maven (once)")
+    st = actions.add_parser("start", parents=[common], help="format storage if needed and start the broker")
+    st.add_argument("--override", action="append", metavar="KEY=VALUE", help="extra broker property")
+    actions.add_parser("stop", parents=[common], help="stop the broker; keep its data and logs")
+    actions.add_parser("status", parents=[common], help="print the broker's addresses")
+    dl = actions.add_parser("dump-log", parents=[common], help="run Kafka's own kafka-dump-log on segment files")
+    dl.add_argument("files", nargs="+", metavar="FILE", help="segment, index or snapshot files")
+    dl.add_argument("--dump-arg", dest="dump_args", action="append", default=[],
+                    help="argument passed to kafka-dump-log, e.g. --dump-arg=--print-data-log")
     b.set_defaults(func=cmd_broker)
 
     i = sub.add_parser("inspect", help="print the records of segment files, dumps or partition folders")
@@ -294,6 +306,22 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+FILE_ARGUMENTS = ("files", "paths")  # the positional lists of subcommands that take files
+
+
+def parse_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """``parse_args``, except that a subcommand's files may stand anywhere among its options
+    (argparse alone takes one run of positionals: ``dump-log A --dir D B`` would refuse ``B``)."""
+    args, extra = parser.parse_known_args(argv)
+    target = next((name for name in FILE_ARGUMENTS if isinstance(getattr(args, name, None), list)), None)
+    unknown = [a for a in extra if a.startswith("-") and a != "-"] if target else extra
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    if target and extra:
+        getattr(args, target).extend(extra)
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["audit"]:  # the audit's own parser takes every option
@@ -301,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_audit(argv[1:])
         except KeyboardInterrupt:
             return 130
-    args = build_parser().parse_args(argv)
+    args = parse_args(build_parser(), argv)
     try:
         return args.func(args)
     except KeyboardInterrupt:

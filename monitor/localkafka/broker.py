@@ -194,9 +194,33 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
-def kafka_uuid() -> str:
-    """Kafka's Uuid text form: URL-safe base64 of 16 random bytes, no padding."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+# Uuid.java: the all-zero id and the metadata topic's id (0, 1) are never handed out.
+RESERVED_UUIDS = frozenset({bytes(16), (1).to_bytes(16, "big")})
+
+
+def kafka_uuid(draw=lambda: uuid.uuid4().bytes) -> str:
+    """A random id in Kafka's Uuid text form (URL-safe base64 of 16 bytes, no padding), drawn the
+    way Kafka's ``Uuid.randomUuid()`` draws one: again while it is reserved or its text starts with
+    ``-``, so that no tool can read it as an option. (``draw`` is for tests.)"""
+    while True:
+        raw = draw()
+        text = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+        if raw not in RESERVED_UUIDS and not text.startswith("-"):
+            return text
+
+
+def option(name: str, value: object) -> str:
+    """``--name=value`` as one argument: a value that starts with ``-`` (a generated id, a topic or
+    a path) can then never be read by a Kafka tool as an option of its own."""
+    return f"{name}={value}"
+
+
+def format_storage(libs: Path, props: Path, cluster_id: str, logs_dir: Path, log4j: Path | None = None):
+    """Run ``kafka-storage format`` for ``props`` with ``cluster_id``; return the finished process."""
+    jvm = [f"-Dkafka.logs.dir={logs_dir}"] + ([f"-Dlog4j2.configurationFile={log4j}"] if log4j else [])
+    return _run_java(libs, "kafka.tools.StorageTool",
+                     ["format", option("--cluster-id", cluster_id), option("--config", props), "--ignore-formatted"],
+                     jvm=jvm)
 
 
 # Settings that let compaction happen within seconds. Topic configs
@@ -303,9 +327,7 @@ def start(
     else:
         cluster_id = kafka_uuid()
         progress(f"formatting KRaft storage in {log_dir}")
-        fmt = _run_java(libs, "kafka.tools.StorageTool",
-                        ["format", "-t", cluster_id, "-c", str(props), "--ignore-formatted"],
-                        jvm=[f"-Dlog4j2.configurationFile={log4j}", f"-Dkafka.logs.dir={logs_dir}"])
+        fmt = format_storage(libs, props, cluster_id, logs_dir, log4j)
         if fmt.returncode != 0:
             raise BrokerError(f"kafka-storage format failed:\n{fmt.stdout}\n{fmt.stderr}")
 
@@ -439,7 +461,7 @@ def dump_log(files: list[Path | str], *args: str, timeout: float = 600) -> str:
     ``args`` are passed through, e.g. ``"--print-data-log"`` or ``"--deep-iteration"``.
     """
     libs = fetch_jars(progress=lambda *_: None)
-    argv = ["--files", ",".join(str(f) for f in files), *args]
+    argv = [option("--files", ",".join(str(f) for f in files)), *args]
     proc = _run_java(libs, "org.apache.kafka.tools.DumpLogSegments", argv,
                      jvm=["-Xmx512m", "-Dlog4j2.level=WARN"], timeout=timeout)
     if proc.returncode != 0:
@@ -451,7 +473,7 @@ def dump_log_command(files: list[str], *args: str) -> list[str]:
     """The java command line of ``kafka-dump-log``, for callers that stream its output."""
     libs = fetch_jars(progress=lambda *_: None)
     return [_java(), "-Xmx512m", "-cp", _classpath(libs), "org.apache.kafka.tools.DumpLogSegments",
-            "--files", ",".join(files), *args]
+            option("--files", ",".join(files)), *args]
 
 
 if __name__ == "__main__":  # pragma: no cover

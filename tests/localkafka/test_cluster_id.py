@@ -1,0 +1,92 @@
+"""Cluster ids and arguments that Kafka's tools always accept (issue: one broker start in 64 failed
+because a generated id began with ``-`` and ``kafka-storage format -t -Xyz`` read it as an option)."""
+
+from __future__ import annotations
+
+import base64
+import shutil
+from pathlib import Path
+
+import pytest
+
+from monitor.cli import main
+from monitor.localkafka import broker
+
+# The first base64 character comes from the first byte's top six bits: 62 is "-", 63 is "_".
+DASH = bytes([0xF8]) + bytes(range(1, 16))
+UNDERSCORE = bytes([0xFC]) + bytes(range(1, 16))
+
+
+def _text(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def test_ten_thousand_ids_none_starts_with_a_dash():
+    ids = [broker.kafka_uuid() for _ in range(10_000)]
+    assert not [i for i in ids if i.startswith("-")]
+    assert all(len(i) == 22 and len(base64.urlsafe_b64decode(i + "==")) == 16 for i in ids)
+    assert len(set(ids)) == len(ids)
+
+
+def test_a_dash_or_reserved_draw_is_drawn_again():
+    """Kafka's Uuid.randomUuid rule: draw again while the id is reserved or starts with "-";
+    an id that starts with "_" is fine."""
+    draws = iter([DASH, bytes(16), (1).to_bytes(16, "big"), UNDERSCORE])
+    assert _text(DASH).startswith("-") and _text(UNDERSCORE).startswith("_")
+    assert broker.kafka_uuid(draw=lambda: next(draws)) == _text(UNDERSCORE)
+
+
+@pytest.mark.parametrize("raw", [UNDERSCORE, DASH], ids=["underscore", "dash"])
+def test_real_kafka_storage_format_accepts_the_id(tmp_path, raw):
+    """The real ``kafka-storage format`` takes an id starting with "_" (one we hand out) and, passed
+    as ``--cluster-id=ID``, even one starting with "-" (one we never hand out)."""
+    libs = broker.fetch_jars(progress=lambda *_: None)
+    (tmp_path / "logs").mkdir()
+    props = tmp_path / "server.properties"
+    props.write_text(broker.server_properties(1, 1, 2, tmp_path / "data", None))
+    proc = broker.format_storage(libs, props, _text(raw), tmp_path / "logs")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    meta = broker._read_properties(tmp_path / "data" / "meta.properties")
+    assert meta["cluster.id"] == _text(raw)
+
+
+def test_the_split_form_is_what_failed(tmp_path):
+    """Why ``option()`` exists: the same dash id as a separate argument is refused by the tool."""
+    libs = broker.fetch_jars(progress=lambda *_: None)
+    props = tmp_path / "server.properties"
+    props.write_text(broker.server_properties(1, 1, 2, tmp_path / "data", None))
+    proc = broker._run_java(libs, "kafka.tools.StorageTool", ["format", "-t", _text(DASH), "-c", str(props)])
+    assert proc.returncode != 0
+    assert "--cluster-id" in proc.stderr and "expected one argument" in proc.stderr
+
+
+@pytest.fixture()
+def metadata_segment(kafka, tmp_path) -> Path:
+    """A copy of a segment the broker wrote (the metadata log always has one)."""
+    src = Path(kafka.log_dir) / "__cluster_metadata-0" / "00000000000000000000.log"
+    dst = tmp_path / "00000000000000000000.log"
+    shutil.copyfile(src, dst)
+    return dst
+
+
+@pytest.mark.kafka
+@pytest.mark.parametrize("order", ["options-first", "file-first"])
+def test_dump_log_takes_files_anywhere(metadata_segment, tmp_path, capsys, order):
+    d = str(tmp_path / "broker")
+    argv = (["broker", "dump-log", "--dir", d, "--dump-arg=--print-data-log", str(metadata_segment)]
+            if order == "options-first" else
+            ["broker", "dump-log", str(metadata_segment), "--dir", d, "--dump-arg=--print-data-log"])
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"Dumping {metadata_segment}" in out
+    assert "baseOffset: 0" in out and "payload:" in out  # --print-data-log reached the tool
+
+
+@pytest.mark.kafka
+def test_dump_log_of_a_relative_path_that_starts_with_a_dash(metadata_segment, monkeypatch):
+    weird = metadata_segment.parent / "-segments"
+    weird.mkdir()
+    shutil.copyfile(metadata_segment, weird / metadata_segment.name)
+    monkeypatch.chdir(metadata_segment.parent)
+    out = broker.dump_log([f"-segments/{metadata_segment.name}"])
+    assert "Dumping -segments/00000000000000000000.log" in out and "baseOffset: 0" in out
