@@ -20,11 +20,11 @@ def inspect_jsonl(paths) -> list[dict]:
     return [json.loads(line) for line in out.getvalue().splitlines()]
 
 
-def dump(files) -> tuple[str, list]:
-    """kafka-dump-log's text for ``files`` and its batches as ``DumpParser`` reads them."""
-    text = dump_log(list(files), "--print-data-log")
-    # the tool ends lines with "\n" only; str.splitlines would also cut raw payloads at \r, \x1c..\x1e,
-    # \x85 (a KRaft metadata record's UUID bytes hold them)
+def dump(files, *args: str) -> tuple[str, list]:
+    """kafka-dump-log's text for ``files`` (``--print-data-log`` unless other ``args`` are given) and
+    its batches as ``DumpParser`` reads them."""
+    text = dump_log(list(files), *(args or ("--print-data-log",)))
+    # the tool ends lines with "\n" only; str.splitlines would also cut printed payloads at \r, \x1c..\x1e
     parser = DumpParser(text.split("\n"), "kafka-dump-log")
     batches = list(parser.batches())
     assert not parser.problems, parser.problems[:5]
