@@ -18,6 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from collectors.app import build
 from monitor.config import BrokerConfig, ClusterConfig, Config, Intervals, Timeouts
+from recordfixtures import items, three_v2_batches, v2, write
 
 GOOD = (b"kafka_log_logcleanermanager_max_dirty_percent 12.0\n"
         b"kafka_log_logcleaner_deadthreadcount 0.0\n")
@@ -134,21 +135,20 @@ def test_broker_gone_is_a_connect_error(running):
 
 # ------------------------------------------------------------------ log dirs
 
-def _log_dir(tmp_path, corpus):
+def _log_dir(tmp_path):
+    """Two partitions, each a rolled segment of offsets 0..5 (three v2 batches) and an empty active one."""
     d = tmp_path / "logs"
-    src = corpus / "kafka-go-fetch-fixtures" / "v2c-v2-v2c__test-natty-0.records.bin"
     for t in ("good-0", "broken-0"):
-        (d / t).mkdir(parents=True)
-        shutil.copy(src, d / t / "00000000000000000000.log")
+        three_v2_batches(d / t / "00000000000000000000.log")
         (d / t / "00000000000000000006.log").write_bytes(b"")
     (d / "cleaner-offset-checkpoint").write_text("0\n2\ngood 0 0\nbroken 0 0\n")
     return d
 
 
-def test_log_dir_faults_do_not_stop_other_partitions(tmp_path, corpus):
+def test_log_dir_faults_do_not_stop_other_partitions(tmp_path):
     from collectors.logdirs import LogDirScanner
 
-    d = _log_dir(tmp_path, corpus)
+    d = _log_dir(tmp_path)
     scanner = LogDirScanner([d])
     snap = scanner.refresh()
     assert {r.state.topic for r in snap.partitions} == {"good", "broken"} and not snap.partition_errors
@@ -177,19 +177,19 @@ def test_log_dir_faults_do_not_stop_other_partitions(tmp_path, corpus):
     assert not snap.partitions and str(d) in snap.log_dir_errors
 
 
-def test_incremental_refresh_reads_only_what_changed(tmp_path, corpus):
+def test_incremental_refresh_reads_only_what_changed(tmp_path):
     from collectors.logdirs import LogDirScanner
 
-    d = _log_dir(tmp_path, corpus)
+    d = _log_dir(tmp_path)
     scanner = LogDirScanner([d])
     first = scanner.refresh()
     assert first.segments_read == 2  # the two non-empty segments
     again = scanner.refresh()
     assert again.segments_read == 0 and again.bytes_read == 0
     active = d / "good-0" / "00000000000000000006.log"
-    src = corpus / "kafka-go-fetch-fixtures" / "v2-v2__test-lucid-0.records.bin"
-    active.write_bytes(src.read_bytes())  # appended to the empty active segment
+    src = write(tmp_path / "src" / "00000000000000000006.log", [v2(items(range(6, 8))), v2(items(range(8, 10)), "lz4")])
+    active.write_bytes(src.path.read_bytes())  # appended to the empty active segment
     third = scanner.refresh()
-    assert third.segments_read == 1 and third.bytes_read == src.stat().st_size
+    assert third.segments_read == 1 and third.bytes_read == src.path.stat().st_size
     good = next(r.state for r in third.partitions if r.state.topic == "good")
     assert good.records == 6 + 4

@@ -1,11 +1,13 @@
 """Every kind of bad segment bytes gives a typed error naming file and byte position,
 after every valid batch before it; ``skip_corrupt`` goes on where the length can be trusted.
 
-The bytes are real broker output from the corpus with one fault injected each."""
+The bytes are three v2 batches made by kafka-python's record builder (tests/recordfixtures.py),
+offsets 0..5, with one fault injected each; random faults come from a seeded generator."""
 
 from __future__ import annotations
 
 import os
+import random
 import struct
 import subprocess
 import sys
@@ -23,14 +25,18 @@ from monitor.record import (
     read_segment,
 )
 
-SOURCE = "kafka-go-fetch-fixtures/v2c-v2-v2c__test-natty-0.records.bin"  # 3 v2 batches, gzip and plain
+from recordfixtures import three_v2_batches
+
+SEED = 20  # of the random bytes below: fixed, so a failure replays
 
 
 @pytest.fixture
-def good(corpus, tmp_path):
-    data = (corpus / SOURCE).read_bytes()
-    sizes = [b.size for b in SegmentReader(corpus / SOURCE).batches()]
-    assert len(sizes) == 3 and sum(sizes) == len(data)
+def good(tmp_path):
+    """The bytes of three v2 batches (gzip, none, gzip; two records each) and the batch sizes."""
+    seg = three_v2_batches(tmp_path / "source" / "00000000000000000000.log")
+    data = seg.path.read_bytes()
+    sizes = [len(w.data) for w in seg.batches]
+    assert [b.size for b in SegmentReader(seg.path).batches()] == sizes and sum(sizes) == len(data)
     return data, sizes
 
 
@@ -106,7 +112,8 @@ def test_zero_filled_tail(tmp_path, good):
 
 
 def test_garbage(tmp_path):
-    p = _write(tmp_path, os.urandom(16) + b"\x07" + os.urandom(500))
+    rnd = random.Random(SEED)
+    p = _write(tmp_path, rnd.randbytes(16) + b"\x07" + rnd.randbytes(500))
     with pytest.raises(RecordFormatError) as exc:
         read_segment(p)
     assert exc.value.position == 0 and exc.value.file == str(p)
@@ -115,7 +122,7 @@ def test_garbage(tmp_path):
 def test_garbage_with_plausible_header(tmp_path, good):
     data, sizes = good
     bad = bytearray(data[: sizes[0]])
-    bad[61:] = os.urandom(len(bad) - 61)  # records scrambled, header intact: CRC catches it
+    bad[61:] = random.Random(SEED).randbytes(len(bad) - 61)  # records scrambled, header intact: CRC catches it
     p = _write(tmp_path, bytes(bad))
     with pytest.raises(CrcMismatchError):
         read_segment(p)

@@ -1,87 +1,138 @@
-"""The reader against record bytes written by real brokers (magic 0, 1, 2; gzip, snappy)."""
+"""The reader against a corpus made at test time (tests/recordfixtures.py): magic 0, 1 and 2, every
+codec each allows (snappy with xerial framing), LogAppendTime, compressed wrappers, transactions
+and their markers, a cleaned batch with gaps, an emptied batch, magics mixed in one file, and
+corrupted CRCs. kafka-python's record builders write the bytes; the expected records are what the
+builder was given, so every value is compared exactly."""
 
 from __future__ import annotations
 
-import json
+import struct
 
 import pytest
 
-from monitor.record import CrcMismatchError, SegmentReader, read_segment
-
-KAFKA_GO_VALUES = {"a": "alpha", "b": "beta", "c": "gamma", "d": "delta", "e": "epsilon", "f": "zeta",
-                   "g": "eta", "h": "theta"}
-KAFKA_GO = {  # file stem -> key sequence, from kafka-go's message_test.go (see SOURCE.md)
-    "v2b-v1__test-feisty-0": "abab",
-    "v2bc-v1c__test-karmic-0": "abab",
-    "v2bc-v1__test-hardy-0": "abcd",
-    "v2bc-v1-v1c__test-hardy-0": "abcdef",
-    "v1-v1__test-edgy-0": "abcd",
-    "v1c-v1c__test-gutsy-0": "abcd",
-    "v1c-v1-v1c__test-breezy-0": "abcdef",
-    "v2-v2__test-lucid-0": "abcd",
-    "v2c-v2c__test-oneiric-0": "abcd",
-    "v2c-v2-v2c__test-natty-0": "abcdef",
-    "v1-v1c-v2-v2c-v2b-v2b-v2b-v2bc-v1b-v1bc__test-88-0": "ababcdcdefefghghghgh",
-}
+from monitor.record import CrcMismatchError, SegmentReader, UnsupportedCodecError, read_segment
+from monitor.record.codecs import CodecError
+from recordfixtures import GALLERY, READER_GAPS, T0, Rec, items, legacy, v2, write
 
 
-@pytest.mark.parametrize("stem", sorted(KAFKA_GO))
-def test_kafka_go_fixtures_keys_values_and_offsets(corpus, stem):
-    recs = read_segment(corpus / "kafka-go-fetch-fixtures" / f"{stem}.records.bin")
-    keys = "".join(r.key.decode() for r in recs)
-    expected = "".join(KAFKA_GO_VALUES[c] for c in KAFKA_GO[stem])
-    assert keys == expected
-    assert [r.offset for r in recs] == list(range(len(recs)))
-    for r in recs:
-        body = json.loads(r.value)
-        assert body["count"] >= 0 and set(body["filler"]) <= set("abcdefgh")
-    magics = {r.batch.magic for r in recs}
-    name = stem.split("__")[0]
-    assert magics == {int(tok[1]) for tok in name.split("-")}
-    if "c" in name.replace("v1", "").replace("v2", "").replace("b", ""):
-        assert "gzip" in {r.batch.compression for r in recs}
+def _read(rec) -> Rec:
+    return Rec(rec.offset, rec.timestamp, rec.key, rec.value, tuple(tuple(h) for h in rec.headers))
 
 
-def test_kafka_rust_legacy_magic0_codecs_agree(corpus):
-    d = corpus / "kafka-rust-fetch-0.8-0.9"
-    plain = read_segment(d / "fetch1.mytopic.1p.nocompression.kafka.0821__my-topic-0.messageset.bin")
-    assert len(plain) == 42 and {r.batch.magic for r in plain} == {0}
-    for codec in ("gzip.kafka.0821", "snappy.kafka.0821", "snappy.kafka.0822"):
-        recs = read_segment(d / f"fetch1.mytopic.1p.{codec}__my-topic-0.messageset.bin")
-        assert [r.value for r in recs] == [r.value for r in plain]
-        assert [r.offset for r in recs] == [r.offset for r in plain]
-        assert {r.batch.compression for r in recs} == {codec.split(".")[0]}
+def _expected_batch(w, position: int) -> tuple:
+    return (position, len(w.data), w.magic, w.compression, w.timestamp_type, w.last_offset,
+            len(w.records), w.transactional, w.control is not None, w.producer_id)
 
 
-def test_corrupted_crc_is_named_with_file_and_position(corpus):
-    path = corpus / "kafka-rust-fetch-0.8-0.9" / "fetch2.mytopic.nocompression.invalid_crc.kafka.0900__my-topic-0.messageset.bin"
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(raises=(CodecError, UnsupportedCodecError), strict=True, reason=READER_GAPS[n]))
+    if n in READER_GAPS else n for n in GALLERY])
+def test_reads_exactly_what_the_builder_wrote(record_gallery, name):
+    seg = record_gallery[name]
+    reader = SegmentReader(seg.path)
+    batches = list(reader.batches())
+    assert [(b.position, b.size, b.magic, b.compression, b.timestamp_type, b.last_offset, b.records_count,
+             b.is_transactional, b.is_control, b.producer_id) for b in batches] == \
+        [_expected_batch(w, pos) for w, pos in zip(seg.batches, seg.positions)]
+    assert [_read(r) for b in batches for r in b.records()] == seg.records
+    assert not reader.faults
+    assert sum(b.size for b in batches) == seg.path.stat().st_size
+
+
+def test_log_append_time_stamps_every_record_with_the_broker_time(record_gallery):
+    """Magic 1 (plain messages and a compressed wrapper) and magic 2: the time the broker stamped,
+    not the producer's create time, on every record."""
+    legacy_recs = read_segment(record_gallery["magic1-log-append-time"].path)
+    assert [(r.offset, r.timestamp) for r in legacy_recs] == \
+        [(o, T0 + 3_600_000) for o in range(3)] + [(o, T0 + 3_600_005) for o in range(3, 8)]
+    assert [r.batch.timestamp_type for r in legacy_recs] == ["log_append"] * 8
+    v2_recs = read_segment(record_gallery["magic2-log-append-time"].path)
+    assert [(r.offset, r.timestamp) for r in v2_recs] == \
+        [(o, T0 + 3_600_000) for o in range(10)] + [(o, T0 + 3_600_001) for o in (10, 11)]
+    assert {r.batch.max_timestamp for r in v2_recs} == {T0 + 3_600_000, T0 + 3_600_001}
+
+
+def test_mixed_magics_in_one_segment(record_gallery):
+    recs = read_segment(record_gallery["mixed-magics"].path)
+    assert [(r.offset, r.batch.magic, r.batch.compression) for r in recs] == \
+        [(o, 0, "none") for o in range(3)] + [(o, 0, "snappy") for o in range(3, 6)] \
+        + [(o, 1, "gzip") for o in range(6, 9)] + [(o, 1, "none") for o in (9, 10)] \
+        + [(o, 2, "zstd") for o in range(11, 20)] + [(o, 2, "none") for o in range(20, 23)]
+    assert [r.timestamp for r in recs[:6]] == [-1] * 6  # magic 0 has no timestamp
+
+
+def test_transaction_markers_and_cleaned_layouts(record_gallery):
+    txn = SegmentReader(record_gallery["magic2-transactions"].path)
+    assert [(b.base_offset, b.last_offset, b.is_transactional, b.is_control, b.producer_id, b.producer_epoch,
+             b.base_sequence) for b in txn.batches()] == \
+        [(0, 4, True, False, 4000, 2, 0), (5, 5, True, True, 4000, 2, -1), (6, 8, True, False, 4000, 2, 5),
+         (9, 9, True, True, 4000, 2, -1)]
+    assert [(r.offset, r.control_type) for r in read_segment(record_gallery["magic2-transactions"].path) if r.batch.is_control] == \
+        [(5, "COMMIT"), (9, "ABORT")]
+    cleaned = list(SegmentReader(record_gallery["magic2-cleaned"].path).batches())
+    assert [(b.base_offset, b.last_offset, b.next_offset, b.records_count) for b in cleaned] == \
+        [(0, 12, 13, 8), (12, 29, 30, 12), (30, 34, 35, 0)]
+    assert [r.offset for r in cleaned[0].records()] == [0, 2, 3, 5, 6, 8, 9, 11]
+    assert (cleaned[2].producer_id, cleaned[2].base_sequence, cleaned[2].records()) == (77, 30, [])
+
+
+def test_tombstones_and_null_keys_of_every_magic(record_gallery):
+    for name in ("magic1-gzip", "magic2-zstd"):
+        seg = record_gallery[name]
+        recs = read_segment(seg.path)
+        assert [r.offset for r in recs if r.is_tombstone] == [r.offset for r in seg.records if r.value is None]
+        assert [r.offset for r in recs if r.key is None] == [r.offset for r in seg.records if r.key is None]
+        assert any(r.is_tombstone for r in recs) and any(r.key is None for r in recs), name
+
+
+@pytest.mark.parametrize("magic", [0, 1])
+def test_corrupted_crc_of_a_legacy_message_is_named_with_file_and_position(tmp_path, magic):
+    batches = legacy(magic, items(range(0, 3)))
+    seg = write(tmp_path / "00000000000000000000.log", batches)
+    data = bytearray(seg.path.read_bytes())
+    second = seg.positions[1]
+    data[second + len(batches[1].data) - 1] ^= 0x01  # the last byte of the second message's value
+    seg.path.write_bytes(bytes(data))
     with pytest.raises(CrcMismatchError) as exc:
-        read_segment(path)
-    assert exc.value.file == str(path) and exc.value.position == 0
-    assert str(path) in str(exc.value) and "byte 0" in str(exc.value)
+        read_segment(seg.path)
+    assert exc.value.file == str(seg.path) and exc.value.position == second
+    assert str(seg.path) in str(exc.value) and f"byte {second}" in str(exc.value)
+    reader = SegmentReader(seg.path, skip_corrupt=True)
+    assert [r.offset for r in reader.records()] == [0, 2]
+    assert [(type(f), f.position) for f in reader.faults] == [(CrcMismatchError, second)]
 
 
-def test_kafkajs_mixed_formats_and_snappy(corpus):
-    d = corpus / "kafkajs-fetch-fixtures"
-    mixed = read_segment(d / "v4_response_mixed_formats__test-mixed-message-formats-0.records.bin")
-    assert len(mixed) == 2425
-    assert sum(r.batch.magic == 1 for r in mixed) == 1611
-    assert [r.offset for r in mixed] == sorted(r.offset for r in mixed)
-    snappy = read_segment(d / "v4_response_snappy__topic-test-3.records.bin")
-    assert snappy and {r.batch.compression for r in snappy} == {"snappy"}
-    assert all(r.key.startswith(b"key-") for r in snappy)
+def test_corrupted_crc_of_a_compressed_v2_batch(tmp_path):
+    batches = [v2(items(range(0, 4)), "lz4"), v2(items(range(4, 9)), "zstd"), v2(items(range(9, 12)), "snappy")]
+    seg = write(tmp_path / "00000000000000000000.log", batches)
+    data = bytearray(seg.path.read_bytes())
+    second = seg.positions[1]
+    (stored,) = struct.unpack_from(">I", data, second + 17)
+    struct.pack_into(">I", data, second + 17, stored ^ 0x80000000)  # the stored CRC-32C itself
+    seg.path.write_bytes(bytes(data))
+    with pytest.raises(CrcMismatchError) as exc:
+        read_segment(seg.path)
+    assert exc.value.position == second and f"byte {second}" in str(exc.value)
+    reader = SegmentReader(seg.path, skip_corrupt=True)
+    assert [r.offset for r in reader.records()] == [0, 1, 2, 3, 9, 10, 11]
+    assert reader.batches_skipped == 1
 
 
-def test_log_append_time_batch(corpus):
-    recs = read_segment(corpus / "kafkajs-fetch-fixtures" / "v0_recordbatch.bin")
-    b = recs[0].batch
-    assert b.timestamp_type == "log_append"
-    assert all(r.timestamp == b.max_timestamp for r in recs)
+def test_the_generated_corpus_has_the_framings_it_names():
+    """Guards the fixtures themselves, on their bytes: Java-style xerial snappy in the wrappers and
+    batches, raw snappy where named, and every compressed file really compressed."""
+    from recordfixtures import gallery_batches
 
-
-def test_kraft_metadata_logs_read_without_fault(corpus):
-    for folder in ("kafka-gleam", "codecrafters-kafka-go"):
-        reader = SegmentReader(corpus / folder / "00000000000000000000.log")
-        recs = list(reader.records())
-        assert recs and not reader.faults
-        assert all(r.batch.magic == 2 for r in recs)
+    xerial = b"\x82SNAPPY\x00"
+    g = gallery_batches()
+    # a legacy wrapper's value starts after offset, size, crc, magic, attributes, [timestamp], null key, length
+    assert [w.data[26:34] for w in g["magic0-snappy"]] == [xerial] * 2
+    assert [w.data[34:42] for w in g["magic1-snappy"]] == [xerial] * 2
+    assert [w.data[61:69] for w in g["magic2-snappy"]] == [xerial] * 2  # a v2 batch's records follow its 61-byte header
+    assert g["magic2-snappy-raw"][0].data[61:69] != xerial
+    codec_ids = {"gzip": 1, "snappy": 2, "snappy-raw": 2, "lz4": 3, "zstd": 4}  # Kafka's CompressionType ids
+    for name, batches in g.items():
+        codec = name.split("-", 1)[1]
+        if codec in codec_ids:  # the attributes' low 3 bits: byte 22 of a v2 batch, 17 of a legacy message
+            assert [(w.data[22] if w.magic == 2 else w.data[17]) & 0x07 for w in batches] == \
+                [codec_ids[codec]] * len(batches), name

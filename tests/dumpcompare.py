@@ -1,0 +1,64 @@
+"""Compare what this project reads from segment files with what Kafka's own ``kafka-dump-log``
+prints for them, record by record: the independent source for bytes a real broker wrote."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+
+from monitor.dump import DumpParser
+from monitor.inspect_cmd import run_inspect
+from monitor.localkafka.broker import dump_log
+
+
+def inspect_jsonl(paths) -> list[dict]:
+    """``compaction-monitor inspect --format jsonl`` on ``paths``: one dict per record."""
+    out, err = io.StringIO(), io.StringIO()
+    rc = run_inspect([str(p) for p in paths], fmt="jsonl", out=out, err=err)
+    assert rc == 0, err.getvalue()
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def dump(files, *args: str) -> tuple[str, list]:
+    """kafka-dump-log's text for ``files`` (``--print-data-log`` unless other ``args`` are given) and
+    its batches as ``DumpParser`` reads them."""
+    text = dump_log(list(files), *(args or ("--print-data-log",)))
+    # the tool ends lines with "\n" only; str.splitlines would also cut printed payloads at \r, \x1c..\x1e
+    parser = DumpParser(text.split("\n"), "kafka-dump-log")
+    batches = list(parser.batches())
+    assert not parser.problems, parser.problems[:5]
+    return text, batches
+
+
+def compare(ours: list[dict], batches) -> None:
+    """Every field ``inspect`` prints equals kafka-dump-log's, record by record."""
+    theirs = [(b, r) for b in batches for r in b.records()]
+    assert len(ours) == len(theirs) > 0
+    for o, (b, r) in zip(ours, theirs):
+        ctx = f"offset {o['offset']}"
+        assert o["offset"] == r.offset, ctx
+        if b.magic >= 2:  # a legacy batch line prints only the wrapper's (last) offset
+            assert o["batch_base_offset"] == b.base_offset, ctx
+        assert o["batch_last_offset"] == b.last_offset, ctx
+        assert o["batch_position"] == b.position, ctx
+        assert o["timestamp"] == r.timestamp, ctx
+        assert o["key_size"] == r.key_size, ctx
+        assert o["value_size"] == r.value_size, ctx
+        assert o["control"] == b.is_control, ctx
+        assert o["transactional"] == b.is_transactional, ctx
+        assert o["compression"] == b.compression, ctx
+        assert o["producer_id"] == b.producer_id, ctx
+        assert o["delete_horizon_ms"] == b.delete_horizon_ms, ctx
+        assert o["header_keys"] == r.header_keys, ctx
+        assert o["timestamp_type"] == b.timestamp_type, ctx
+        if b.is_control:
+            assert o["control_type"] == r.control_type, ctx
+        if o["key"] is not None and not b.is_control:
+            assert base64.b64decode(o["key"]) == r.key, ctx
+
+
+def batch_facts(batches) -> list[tuple]:
+    """Batch-level facts both sides print: base offset, size, CRC, count, leader epoch, sequence."""
+    return [(b.base_offset, b.size, b.crc, b.records_count, b.partition_leader_epoch, b.base_sequence)
+            for b in batches]
