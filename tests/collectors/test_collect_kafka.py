@@ -124,6 +124,14 @@ def test_a_healthy_topic_ratio_falls_after_clean_and_agrees_with_broker(kafka, c
     rows = {(r["topic"], r["partition"]): r for r in json.loads(out.getvalue())}
     assert rows[(t, 0)]["first_dirty_offset"] == cleaner_checkpoint(kafka.log_dir, t)
     assert rows[(t, 0)]["cleanable_ratio"] == pytest.approx(mine)
+    # no admin API here: the cleaner's checkpoint says compacted, Kafka's default threshold applies,
+    # until the command line overrides it (effective_config's precedence)
+    assert rows[(t, 0)]["config_source"] == "default" and rows[(t, 0)]["min_cleanable_dirty_ratio"] == 0.5
+    out = io.StringIO()
+    run_logdir([kafka.log_dir], config=Config(), fmt="json", out=out, err=io.StringIO(),
+               topic_overrides={t: {"min.cleanable.dirty.ratio": "0.01"}})
+    row = next(r for r in json.loads(out.getvalue()) if (r["topic"], r["partition"]) == (t, 0))
+    assert row["config_source"] == "command-line" and row["min_cleanable_dirty_ratio"] == 0.01
 
 
 def test_b_topic_kept_dirty_by_min_compaction_lag(kafka, collector):
