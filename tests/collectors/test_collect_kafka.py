@@ -18,7 +18,7 @@ from kafkatools import (cleaner_checkpoint, compacted, create_topic, partition_d
                         wait_cleaned, wait_for)
 from monitor.config import BrokerConfig, ClusterConfig, Config
 from monitor.dump import DumpParser
-from monitor.localkafka.broker import dump_log
+from localkafka.broker import dump_log
 
 pytestmark = pytest.mark.kafka
 
@@ -223,12 +223,12 @@ def test_collect_once_cli_against_the_broker(kafka):
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "monitor.cli", "collect", "--once", "--bootstrap-servers",
+    proc = subprocess.run([sys.executable, "-m", "cli", "collect", "--once", "--bootstrap-servers",
                            kafka.bootstrap, "--jmx-url", kafka.jmx_url, "--log-dir", kafka.log_dir],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert 'kafka_compaction_source_up{cluster="default",kind="jmx",source="jmx:default:1"} 1.0' in proc.stdout
     assert "kafka_compaction_partition_cleanable_dirty_ratio{" in proc.stdout
-    bad = subprocess.run([sys.executable, "-m", "monitor.cli", "collect", "--once", "--jmx-url",
+    bad = subprocess.run([sys.executable, "-m", "cli", "collect", "--once", "--jmx-url",
                           "http://127.0.0.1:1/metrics"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and "127.0.0.1:1" in bad.stderr

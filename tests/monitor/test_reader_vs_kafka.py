@@ -14,8 +14,8 @@ from confluent_kafka import Producer
 
 from kafkatools import (compacted, create_topic, partition_dir, produce, roll, unique_topic, wait_cleaned)
 from monitor.dump import DumpParser
-from monitor.inspect_cmd import run_inspect
-from monitor.localkafka.broker import dump_log
+from cli.inspect_cmd import run_inspect
+from localkafka.broker import dump_log
 
 pytestmark = pytest.mark.kafka
 

@@ -1,8 +1,8 @@
-"""``compaction-monitor``: the one command line that wires the edges together.
+"""``compaction-monitor``: the subcommands, their flags, and the wiring of core and edges.
 
 Each subcommand imports its edge (collectors, Spark, Streamlit, the local
-broker) lazily, inside its handler, so ``compaction-monitor inspect`` never
-pays for importing PySpark and the core stays importable without them.
+broker) inside its handler, so ``compaction-monitor inspect`` never pays for
+importing PySpark, and a subcommand runs where only its own edge is installed.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def _err(msg: str) -> None:
 
 
 def cmd_broker(args: argparse.Namespace) -> int:
-    from monitor.localkafka import broker
+    from localkafka import broker
 
     progress = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
     try:
@@ -75,7 +75,7 @@ def _print_state(state, alive: bool) -> None:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from monitor.inspect_cmd import run_inspect
+    from cli.inspect_cmd import run_inspect
 
     return run_inspect(args.paths, fmt=args.format, skip_corrupt=not args.strict,
                        out=sys.stdout, err=sys.stderr)
@@ -198,7 +198,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     import os
     import subprocess
 
-    from monitor.cli_demo import dashboard_command
+    from cli.demo import dashboard_command
 
     env = dict(os.environ)
     if args.config:
@@ -222,7 +222,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from monitor.cli_demo import run_demo
+    from cli.demo import run_demo
 
     return run_demo(Path(args.dir), args.duration, fast=args.fast)
 
