@@ -18,6 +18,8 @@ COPY collectors ./collectors
 COPY spark_analysis ./spark_analysis
 COPY dashboards ./dashboards
 COPY alerts ./alerts
+COPY cli ./cli
+COPY localkafka ./localkafka
 RUN pip install --no-cache-dir . \
  && useradd --system --uid 10001 --home-dir /var/lib/compaction-monitor --create-home monitor
 

@@ -17,7 +17,7 @@ def log(msg: str) -> None:
 
 @contextmanager
 def broker(directory: Path):
-    from monitor.localkafka import broker as lk
+    from localkafka import broker as lk
 
     directory.mkdir(parents=True, exist_ok=True)
     state = lk.start(directory, progress=log, heap="1g")

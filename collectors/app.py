@@ -21,7 +21,7 @@ from collectors.http import get_text
 from collectors.logdirs import LogDirScanner
 from collectors.runner import Runner, Source, Store
 from monitor.config import ClusterConfig, Config
-from monitor.topicconfig import TopicConfig
+from monitor.topicconfig import effective_config
 
 
 @dataclass
@@ -44,22 +44,17 @@ class Collector:
                 pass
 
 
-def _config_lookup(cluster: ClusterConfig, store: Store, admin_name: str | None):
-    """Topic configs for the log-dir scanner: the admin API's, else the config file's, else defaults."""
-    overrides = {t: TopicConfig.from_strings(v) for t, v in cluster.topics.items()}
+def _config_lookup(cluster: ClusterConfig, store: Store, admin_name: str | None, command_line: dict | None = None):
+    """Topic configs for the log-dir scanner, by ``effective_config``'s precedence: the admin source's
+    latest snapshot, the config file's topics, Kafka's defaults, then ``command_line`` overrides."""
+    command_line = command_line or {}
 
-    def lookup(topic: str):
+    def lookup(topic: str, compacted: bool):
         snap = store.snapshot(admin_name) if admin_name else None
-        if snap is not None:
-            info = snap.topics.get(topic)
-            if info is not None:
-                return info.config, "admin"
-        if topic in overrides:
-            cfg = overrides[topic]
-            if "cleanup.policy" not in cluster.topics[topic]:
-                cfg = TopicConfig(**{**cfg.__dict__, "cleanup_policy": ("compact",)})
-            return cfg, "config"
-        return None, "default"
+        info = snap.topics.get(topic) if snap is not None else None
+        return effective_config(topic, admin=info.config if info is not None else None,
+                                file=cluster.topics.get(topic), command_line=command_line.get(topic),
+                                compacted=compacted)
 
     return lookup
 
@@ -152,13 +147,7 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
                err=sys.stderr, topic_overrides: dict | None = None) -> int:
     """Per-partition state of log dirs, no broker needed."""
     cluster = config.clusters[0] if config.clusters else ClusterConfig()
-    if topic_overrides:
-        topics = dict(cluster.topics)
-        for t, cfg in topic_overrides.items():
-            topics[t] = {**topics.get(t, {}), **cfg}
-        cluster = ClusterConfig(**{**cluster.__dict__, "topics": topics})
-    store = Store()
-    scanner = LogDirScanner(paths, _config_lookup(cluster, store, None), include_all=include_all)
+    scanner = LogDirScanner(paths, _config_lookup(cluster, Store(), None, topic_overrides), include_all=include_all)
     snap = scanner.refresh()
     for d, reason in snap.log_dir_errors.items():
         print(f"logdir: {d}: {reason}", file=err)

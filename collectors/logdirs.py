@@ -6,10 +6,11 @@ read again, and a growing active segment is read only from where it stopped.
 A partition that cannot be read (deleted while walking, a truncated or
 unreadable file) is reported as a fault of that partition; the others go on.
 
-Which partitions are compacted: the topic's ``cleanup.policy`` when known (from
-the admin API or the config file); otherwise a partition counts as compacted
-when the cleaner has a checkpoint for it, or it is one of Kafka's internal
-compacted topics.
+Which partitions are compacted: the topic's ``cleanup.policy`` by the one
+precedence of ``monitor.topicconfig.effective_config`` (admin API, config file,
+command line, Kafka's defaults); without a configured policy a partition counts
+as compacted when the cleaner has a checkpoint for it, or it is one of Kafka's
+internal compacted topics.
 """
 
 from __future__ import annotations
@@ -21,10 +22,7 @@ from typing import Callable
 from monitor.compaction import PartitionState, partition_state
 from monitor.logdir import scan_log_dir
 from monitor.summary import SegmentSummary, summarize
-from monitor.topicconfig import TopicConfig
-
-INTERNAL_COMPACTED = {"__consumer_offsets", "__transaction_state", "__share_group_state"}
-NOT_CLEANED_BY_LOG_CLEANER = {"__cluster_metadata"}  # KRaft's metadata log: snapshots, not the cleaner
+from monitor.topicconfig import NOT_CLEANED_BY_LOG_CLEANER, EffectiveConfig, effective_config
 
 
 @dataclass(frozen=True)
@@ -32,7 +30,7 @@ class PartitionReport:
     log_dir: str
     state: PartitionState
     eligible_since: float | None  # unix seconds when it was first seen eligible (this run)
-    config_source: str  # admin | config | default
+    config_source: str  # EffectiveConfig.source: command-line | admin | config | default
 
 
 @dataclass(frozen=True)
@@ -46,11 +44,12 @@ class LogDirSnapshot:
     bytes_read: int = 0
 
 
-TopicConfigLookup = Callable[[str], tuple[TopicConfig | None, str]]
+# (topic, has a cleaner checkpoint) -> the topic's config; the caller's sources fed to effective_config
+TopicConfigLookup = Callable[[str, bool], EffectiveConfig]
 
 
-def default_lookup(topic: str) -> tuple[TopicConfig | None, str]:
-    return None, "default"
+def default_lookup(topic: str, compacted: bool) -> EffectiveConfig:
+    return effective_config(topic, compacted=compacted)
 
 
 class LogDirScanner:
@@ -91,10 +90,8 @@ class LogDirScanner:
                 key = (part.topic, part.partition)
                 if part.topic in NOT_CLEANED_BY_LOG_CLEANER or not part.segments:
                     continue
-                cfg, source = self.config_lookup(part.topic)
-                if cfg is None:
-                    cfg = TopicConfig(cleanup_policy=("compact",)) if (
-                        key in self._known_compacted or part.topic in INTERNAL_COMPACTED) else TopicConfig()
+                found = self.config_lookup(part.topic, key in self._known_compacted)
+                cfg = found.config
                 if not cfg.compacted and not self.include_all:
                     continue
                 if part.unreadable:
@@ -116,7 +113,7 @@ class LogDirScanner:
                     since = self._eligible_since.setdefault(key, now)
                 else:
                     self._eligible_since.pop(key, None)
-                reports.append(PartitionReport(d, state, since, source))
+                reports.append(PartitionReport(d, state, since, found.source))
         for path in list(self._cache):  # forget segments that are gone
             if path not in seen_paths:
                 del self._cache[path]

@@ -1,4 +1,5 @@
-"""Topic configs that govern compaction, with Kafka's defaults (LogConfig / CleanerConfig).
+"""Topic configs that govern compaction: Kafka's defaults (LogConfig / CleanerConfig), and the one
+precedence between the places a topic's config can come from (``effective_config``).
 
 Values arrive as strings (describe_configs, a YAML file, CLI flags); ``TopicConfig.from_strings``
 turns them into numbers with a clear error naming the config key.
@@ -7,6 +8,7 @@ turns them into numbers with a clear error naming the config key.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Mapping
 
 LONG_MAX = 9223372036854775807
 
@@ -20,6 +22,11 @@ DEFAULTS = {
     "segment.bytes": 1_073_741_824,
     "segment.ms": 604_800_000,
 }
+# Kafka's internal topics that the broker creates with cleanup.policy=compact
+INTERNAL_COMPACTED = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+# KRaft's metadata log: kept by snapshots, never by the log cleaner
+NOT_CLEANED_BY_LOG_CLEANER = frozenset({"__cluster_metadata"})
+
 BROKER_DEFAULTS = {  # broker-only cleaner settings
     "log.cleaner.threads": 1,
     "log.cleaner.dedupe.buffer.size": 134_217_728,
@@ -80,3 +87,56 @@ class TopicConfig:
             v = getattr(self, f.name)
             out[f.name.replace("_", ".")] = ",".join(v) if isinstance(v, tuple) else str(v)
         return out
+
+
+# where a topic config value came from, highest precedence first
+COMMAND_LINE, ADMIN, CONFIG_FILE, DEFAULT = "command-line", "admin", "config", "default"
+
+
+@dataclass(frozen=True)
+class EffectiveConfig:
+    """A topic's config, and where each of its values came from (Kafka config name -> source)."""
+
+    config: TopicConfig
+    sources: Mapping[str, str]
+
+    @property
+    def source(self) -> str:
+        """The topic's config source: the highest-precedence place any value came from."""
+        return next(s for s in (COMMAND_LINE, ADMIN, CONFIG_FILE, DEFAULT) if s in self.sources.values())
+
+
+def effective_config(topic: str, *, admin: TopicConfig | None = None, file: Mapping[str, object] | None = None,
+                     command_line: Mapping[str, object] | None = None, compacted: bool = False) -> EffectiveConfig:
+    """The one precedence of topic configs, for every command and edge.
+
+    * ``admin``: the broker's effective config (the admin API's describe_configs), when known, is the
+      topic's config as a whole: it already folds the broker's own defaults and overrides;
+    * else ``file``: the topic's entry in the config file (``clusters[].topics``), over Kafka's defaults;
+    * else Kafka's defaults. Kafka's default ``cleanup.policy`` is ``delete``; a topic is taken as
+      compacted instead when it is named in the config file or on the command line (those name
+      compacted topics), when it is one of Kafka's internal compacted topics, or when the caller has
+      other evidence (``compacted``: a cleaner checkpoint, a segments audit);
+    * then ``command_line`` (``--topic-config``) overrides, value by value, whatever came before.
+
+    String values are checked as ``TopicConfig.from_strings`` does (``ConfigValueError`` names the key).
+    """
+    if admin is not None:
+        values = admin.to_strings()
+        sources = dict.fromkeys(values, ADMIN)
+    else:
+        values = TopicConfig().to_strings()
+        sources = dict.fromkeys(values, DEFAULT)
+        if file is not None or command_line is not None or compacted or topic in INTERNAL_COMPACTED:
+            values["cleanup.policy"] = "compact"
+            sources["cleanup.policy"] = (CONFIG_FILE if file is not None else
+                                         COMMAND_LINE if command_line is not None else DEFAULT)
+        for key, value in (file or {}).items():
+            if key in values:
+                values[key], sources[key] = value, CONFIG_FILE
+    for key, value in (command_line or {}).items():
+        if key in values:
+            values[key], sources[key] = value, COMMAND_LINE
+    if admin is not None and not command_line:
+        return EffectiveConfig(admin, sources)
+    return EffectiveConfig(TopicConfig.from_strings(values), sources)

@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 
 from monitor.estimate import CleanerParams, estimate_clean
 from monitor.summary import SegmentSummary
-from monitor.topicconfig import TopicConfig
+from monitor.topicconfig import TopicConfig, effective_config
 
 
 @dataclass
@@ -59,7 +59,9 @@ class AuditResult:
 
 
 def _config(inputs: AuditInputs, topic: str) -> TopicConfig:
-    return inputs.topic_configs.get(topic) or TopicConfig(cleanup_policy=("compact",))
+    """The caller's config for the topic (admin API or config file), else Kafka's defaults for a
+    compacted topic: the audit reads its segments as a compacted topic's."""
+    return effective_config(topic, admin=inputs.topic_configs.get(topic), compacted=True).config
 
 
 def run_audit(spark: SparkSession, inputs: AuditInputs, progress=lambda msg: None) -> AuditResult:

@@ -70,12 +70,10 @@ def _code_zip() -> str:
     return str(out)
 
 
-SKIP_TOPICS = ("__cluster_metadata",)  # KRaft's metadata log is snapshotted, not cleaned
-
-
 def list_inputs(kind: str, inputs: list[str]) -> list[tuple[str, int]]:
     """The files a run will read, listed once on the driver (names and sizes only).
     Segments must sit in ``<topic>-<partition>`` folders; -delete/-future/-stray folders are left out."""
+    from monitor.topicconfig import NOT_CLEANED_BY_LOG_CLEANER
     from spark_analysis.arrow_rows import topic_partition
     from spark_analysis.fs import list_files
 
@@ -87,7 +85,7 @@ def list_inputs(kind: str, inputs: list[str]) -> list[tuple[str, int]]:
         kept = []
         for uri, size in files:
             topic, _ = topic_partition(uri)
-            if topic is None or topic in SKIP_TOPICS:
+            if topic is None or topic in NOT_CLEANED_BY_LOG_CLEANER:
                 continue
             kept.append((uri, size))
         files = kept

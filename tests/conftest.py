@@ -42,7 +42,7 @@ def record_gallery(tmp_path_factory):
 @pytest.fixture(scope="session")
 def kafka(tmp_path_factory):
     """A running single-node KRaft broker (``BrokerState``): bootstrap, jmx_url, log_dir, logs."""
-    from monitor.localkafka import broker
+    from localkafka import broker
 
     directory = tmp_path_factory.mktemp("kafka")
     state = broker.start(directory, progress=lambda m: print(f"[kafka] {m}", file=sys.stderr))

@@ -8,8 +8,8 @@ import io
 import json
 
 from monitor.dump import DumpParser
-from monitor.inspect_cmd import run_inspect
-from monitor.localkafka.broker import dump_log
+from cli.inspect_cmd import run_inspect
+from localkafka.broker import dump_log
 
 
 def inspect_jsonl(paths) -> list[dict]:

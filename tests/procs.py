@@ -1,3 +1,3 @@
 """Helper processes for tests: the demo's own helpers (free loopback ports, start and always stop)."""
 
-from monitor.cli_demo import free_port, process, wait_http  # noqa: F401
+from cli.demo import free_port, process, wait_http  # noqa: F401

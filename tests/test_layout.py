@@ -1,47 +1,126 @@
-"""Guards on the project's shape: the pure core stays pure, the Dockerfile copies what exists."""
+"""Guards on the project's shape: who may import what (checked on imports, not file names), the
+Dockerfile copies what exists, the README documents what is exported."""
 
 from __future__ import annotations
 
 import ast
 import re
 import shlex
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FORBIDDEN_IN_CORE = {"pyspark", "streamlit", "plotly", "prometheus_client", "confluent_kafka", "requests",
-                     "collectors", "spark_analysis", "dashboards"}
+
+CORE = "monitor"  # the pure core: Kafka's formats, the compaction model, configuration
+EDGES = {"collectors", "spark_analysis", "dashboards", "alerts", "localkafka"}  # each reaches one outside world
+COMPOSITION_ROOT = "cli"  # the command line: the only package that imports several edges
+TOOLS = {"bench"}  # developer tools beside the product, like tests/: may import anything
+OURS = {CORE, COMPOSITION_ROOT} | EDGES | TOOLS
+
+# Pure data libraries the core may use besides the standard library: CRC-32C of record batches,
+# the compression codecs, YAML for monitor.yaml.
+CORE_LIBRARIES = {"crc32c", "cramjam", "yaml"}
+# Standard-library modules that talk to the network or start processes: edges' business, not the core's.
+NETWORK_OR_PROCESS = {"socket", "ssl", "http", "urllib.request", "ftplib", "smtplib", "poplib", "imaplib",
+                      "nntplib", "telnetlib", "xmlrpc", "socketserver", "wsgiref", "webbrowser", "asyncio",
+                      "subprocess", "multiprocessing", "concurrent"}
+HEAVY = {"pyspark", "streamlit", "plotly", "prometheus_client", "confluent_kafka", "requests", "pandas",
+         "pyarrow", "numpy"}
 
 
-def _imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(), str(path))
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(source: str, module: str, is_package: bool = False, top_level_only: bool = False) -> set[str]:
+    """Every module a source imports, dotted and absolute: ``import``, ``from ... import`` (relative
+    ones resolved against ``module``), ``importlib.import_module("...")`` and ``__import__("...")``,
+    at module level and inside functions and classes (unless ``top_level_only``)."""
+    tree = ast.parse(source)
+    package = module if is_package else module.rpartition(".")[0]
     found = set()
-    for node in ast.walk(tree):
+    nodes = tree.body if top_level_only else ast.walk(tree)
+    for node in nodes:
         if isinstance(node, ast.Import):
-            found |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module.split(".")[0])
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                found.add(".".join(base + ([node.module] if node.module else [])))
+            else:
+                found.add(node.module)
+        elif isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+            if name in ("import_module", "__import__"):
+                arg = node.args[0] if node.args else None
+                found.add(arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+                          else "<dynamic import>")
     return found
 
 
-def test_core_imports_no_edge():
-    """monitor/ (but its command line, which wires the edges lazily) imports no Spark, Streamlit,
-    network client or edge package."""
-    for path in (ROOT / "monitor").rglob("*.py"):
-        if path.name.startswith("cli"):  # the command line wires the edges together
-            continue
-        bad = _imports(path) & FORBIDDEN_IN_CORE
-        assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+def _package_imports(package: str) -> dict[str, set[str]]:
+    out = {}
+    for path in sorted((ROOT / package).rglob("*.py")):
+        out[str(path.relative_to(ROOT))] = imports(path.read_text(), _module_name(path), path.name == "__init__.py")
+    return out
 
 
-def test_cli_imports_edges_lazily():
-    tree = ast.parse((ROOT / "monitor" / "cli.py").read_text())
-    top = set()
-    for node in tree.body:
-        if isinstance(node, ast.Import):
-            top |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            top.add(node.module.split(".")[0])
-    assert not top & (FORBIDDEN_IN_CORE | {"monitor"}), top
+def _top(name: str) -> str:
+    return name.split(".")[0]
+
+
+def _is(name: str, prefixes) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def test_the_walker_sees_every_kind_of_import():
+    src = ("import os\nfrom . import sibling\nfrom ..up import x\n"
+           "def f():\n    import collectors.app\n    from pyspark.sql import F\n"
+           "class C:\n    def g(self):\n        importlib.import_module('alerts.render')\n"
+           "        return __import__(name)\n")
+    assert imports(src, "monitor.record.reader") == {
+        "os", "monitor.record", "monitor.up", "collectors.app", "pyspark.sql", "alerts.render", "<dynamic import>"}
+    assert imports(src, "monitor.record.reader", top_level_only=True) == {"os", "monitor.record", "monitor.up"}
+
+
+def test_every_package_has_a_place_in_the_layout():
+    packages = {p.parent.name for p in ROOT.glob("*/__init__.py")}
+    assert packages == OURS, f"unclassified: {sorted(packages - OURS)}; gone: {sorted(OURS - packages)}"
+
+
+def test_core_imports_only_the_standard_library_itself_and_pure_data_libraries():
+    """monitor/ imports no edge, no command line, no network client, no process launcher."""
+    for path, found in _package_imports(CORE).items():
+        for name in found:
+            top = _top(name)
+            ok = (top == CORE or top in CORE_LIBRARIES
+                  or (top in sys.stdlib_module_names and not _is(name, NETWORK_OR_PROCESS)))
+            assert ok, f"{path} imports {name}: the core may import only the standard library (no network, " \
+                       f"no processes), {CORE} and {sorted(CORE_LIBRARIES)}"
+
+
+def test_edges_import_only_the_core_and_libraries():
+    for edge in sorted(EDGES):
+        for path, found in _package_imports(edge).items():
+            bad = {n for n in found if _top(n) in OURS - {edge, CORE} or n == "<dynamic import>"}
+            assert not bad, f"{path} imports {sorted(bad)}: an edge imports only {CORE} and libraries"
+
+
+def test_only_the_command_line_imports_it():
+    for package in sorted(OURS - TOOLS - {COMPOSITION_ROOT}):
+        for path, found in _package_imports(package).items():
+            assert not {n for n in found if _top(n) == COMPOSITION_ROOT}, f"{path} imports the command line"
+
+
+def test_command_line_imports_edges_lazily():
+    """Its modules import no edge and no heavy library at module level: ``compaction-monitor inspect``
+    does not pay for PySpark, and each subcommand needs only its own edge installed."""
+    for path in sorted((ROOT / COMPOSITION_ROOT).rglob("*.py")):
+        top = {_top(n) for n in imports(path.read_text(), _module_name(path), path.name == "__init__.py",
+                                         top_level_only=True)}
+        assert not top & (EDGES | HEAVY), f"{path.relative_to(ROOT)} imports {sorted(top & (EDGES | HEAVY))} at load"
 
 
 def test_dockerfile_copies_existing_paths():

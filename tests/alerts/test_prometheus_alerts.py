@@ -53,7 +53,7 @@ def test_compaction_lagging_goes_pending_then_firing(kafka, tmp_path):
     prom_cfg["scrape_configs"][0]["static_configs"] = [{"targets": [f"127.0.0.1:{cport}"]}]
     (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(prom_cfg))
 
-    collector = [sys.executable, "-m", "monitor.cli", "collect", "--config", str(tmp_path / "monitor.yaml")]
+    collector = [sys.executable, "-m", "cli", "collect", "--config", str(tmp_path / "monitor.yaml")]
     prom_cmd = [prometheus, f"--config.file={tmp_path / 'prometheus.yml'}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
                 f"--web.listen-address=127.0.0.1:{pport}", "--log.level=warn"]
     prom = f"http://127.0.0.1:{pport}"

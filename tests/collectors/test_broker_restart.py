@@ -9,7 +9,7 @@ import pytest
 
 from collectors.app import build
 from monitor.config import BrokerConfig, ClusterConfig, Config, Timeouts
-from monitor.localkafka import broker as lk
+from localkafka import broker as lk
 
 pytestmark = pytest.mark.kafka
 

@@ -18,7 +18,7 @@ from kafkatools import (cleaner_checkpoint, compacted, create_topic, partition_d
                         wait_cleaned, wait_for)
 from monitor.config import BrokerConfig, ClusterConfig, Config
 from monitor.dump import DumpParser
-from monitor.localkafka.broker import dump_log
+from localkafka.broker import dump_log
 
 pytestmark = pytest.mark.kafka
 
@@ -124,6 +124,14 @@ def test_a_healthy_topic_ratio_falls_after_clean_and_agrees_with_broker(kafka, c
     rows = {(r["topic"], r["partition"]): r for r in json.loads(out.getvalue())}
     assert rows[(t, 0)]["first_dirty_offset"] == cleaner_checkpoint(kafka.log_dir, t)
     assert rows[(t, 0)]["cleanable_ratio"] == pytest.approx(mine)
+    # no admin API here: the cleaner's checkpoint says compacted, Kafka's default threshold applies,
+    # until the command line overrides it (effective_config's precedence)
+    assert rows[(t, 0)]["config_source"] == "default" and rows[(t, 0)]["min_cleanable_dirty_ratio"] == 0.5
+    out = io.StringIO()
+    run_logdir([kafka.log_dir], config=Config(), fmt="json", out=out, err=io.StringIO(),
+               topic_overrides={t: {"min.cleanable.dirty.ratio": "0.01"}})
+    row = next(r for r in json.loads(out.getvalue()) if (r["topic"], r["partition"]) == (t, 0))
+    assert row["config_source"] == "command-line" and row["min_cleanable_dirty_ratio"] == 0.01
 
 
 def test_b_topic_kept_dirty_by_min_compaction_lag(kafka, collector):
@@ -215,12 +223,12 @@ def test_collect_once_cli_against_the_broker(kafka):
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "monitor.cli", "collect", "--once", "--bootstrap-servers",
+    proc = subprocess.run([sys.executable, "-m", "cli", "collect", "--once", "--bootstrap-servers",
                            kafka.bootstrap, "--jmx-url", kafka.jmx_url, "--log-dir", kafka.log_dir],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert 'kafka_compaction_source_up{cluster="default",kind="jmx",source="jmx:default:1"} 1.0' in proc.stdout
     assert "kafka_compaction_partition_cleanable_dirty_ratio{" in proc.stdout
-    bad = subprocess.run([sys.executable, "-m", "monitor.cli", "collect", "--once", "--jmx-url",
+    bad = subprocess.run([sys.executable, "-m", "cli", "collect", "--once", "--jmx-url",
                           "http://127.0.0.1:1/metrics"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and "127.0.0.1:1" in bad.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from monitor import cli_demo
+from cli import demo as cli_demo
 from tests_support_browser import browser, wait_rendered  # noqa: F401
 
 pytestmark = pytest.mark.kafka

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from streamlit.testing.v1 import AppTest
 
-from monitor import cli_demo
+from cli import demo as cli_demo
 
 pytestmark = pytest.mark.kafka
 VIEWS = Path(__file__).resolve().parents[2] / "dashboards" / "views"
@@ -120,7 +120,7 @@ def test_collector_only_evaluates_alerts_in_python(live, monkeypatch):
 
 
 def test_unreachable_sources_say_so(monkeypatch):
-    from monitor.localkafka.broker import free_port
+    from localkafka.broker import free_port
 
     port = free_port()
     for env in ({"prometheus_url": f"http://127.0.0.1:{port}"}, {"collector_url": f"http://127.0.0.1:{port}/metrics"}):
@@ -140,7 +140,7 @@ def test_no_compacted_topic_and_no_audit(kafka, tmp_path, monkeypatch):
     url = f"http://127.0.0.1:{port}/metrics"
     import sys
 
-    with cli_demo.process([sys.executable, "-m", "monitor.cli", "collect", "--config", str(tmp_path / "m.yaml")],
+    with cli_demo.process([sys.executable, "-m", "cli", "collect", "--config", str(tmp_path / "m.yaml")],
                           tmp_path / "c.log", url):
         deadline = time.time() + 30
         while 'kind="jmx",source="jmx:j:1"} 1.0' not in urllib.request.urlopen(url).read().decode():

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from monitor.cli import main
-from monitor.localkafka import broker
+from cli.main import main
+from localkafka import broker
 
 # The first base64 character comes from the first byte's top six bits: 62 is "-", 63 is "_".
 DASH = bytes([0xF8]) + bytes(range(1, 16))

@@ -17,7 +17,7 @@ import pytest
 from kafkatools import create_topic, partition_dir, produce, roll, unique_topic, wait_cleaned, wait_for
 from monitor.cleanerlog import learned_throughput, parse_cleaner_log
 from monitor.dump import DumpParser
-from monitor.localkafka.broker import dump_log
+from localkafka.broker import dump_log
 from monitor.topicconfig import TopicConfig
 from spark_analysis.audit import AuditInputs, run_audit
 from spark_analysis.job import list_inputs, load_records, read_checkpoints
@@ -232,7 +232,7 @@ def test_corrupt_and_truncated_segments_are_listed_and_the_job_finishes(spark, k
 
 def test_cli_runs_writes_every_output_and_never_overwrites(cleaned, kafka, tmp_path):
     out = tmp_path / "audits"
-    cmd = [sys.executable, "-m", "monitor.cli", "audit", "--input", str(cleaned["snapshot"]), "--out", str(out),
+    cmd = [sys.executable, "-m", "cli", "audit", "--input", str(cleaned["snapshot"]), "--out", str(out),
            "--master", "local[2]", "--cleaner-log", str(kafka.cleaner_log), "--bootstrap-servers", kafka.bootstrap]
     first = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert first.returncode == 0, first.stderr[-3000:]
@@ -254,6 +254,6 @@ def test_cli_runs_writes_every_output_and_never_overwrites(cleaned, kafka, tmp_p
     topics = pq.read_table(runs[-1] / "partitions").to_pylist()
     assert {r["topic"] for r in topics} == {cleaned["target"]}
     assert topics[0]["min_cleanable_dirty_ratio"] == 0.01  # from the admin API, the live value
-    nothing = subprocess.run([sys.executable, "-m", "monitor.cli", "audit", "--input", str(tmp_path / "none"),
+    nothing = subprocess.run([sys.executable, "-m", "cli", "audit", "--input", str(tmp_path / "none"),
                               "--out", str(out)], capture_output=True, text=True, timeout=60)
     assert nothing.returncode == 2 and "no such file or directory" in nothing.stderr

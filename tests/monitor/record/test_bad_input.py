@@ -191,7 +191,7 @@ def test_inspect_exits_nonzero_and_counts_skipped(tmp_path, good):
     bad = bytearray(data)
     bad[sizes[0] + 70] ^= 0xFF
     p = _write(tmp_path, bytes(bad) + b"\x00" * 100)
-    proc = subprocess.run([sys.executable, "-m", "monitor.cli", "inspect", "--format", "jsonl", str(p)],
+    proc = subprocess.run([sys.executable, "-m", "cli", "inspect", "--format", "jsonl", str(p)],
                           capture_output=True, text=True)
     assert proc.returncode == 1
     assert len(proc.stdout.splitlines()) == 4

@@ -5,6 +5,9 @@ contract: scripts and the tests rely on them); ``--format table`` is for
 people. A summary goes to stderr. The exit status is 1 when corruption was met
 (how many batches were skipped is in the summary), 2 for a path that cannot
 be used at all.
+
+It lives with the command line, not in the core: it is presentation (formats, messages, exit
+statuses) over the core's readers (``monitor.record``, ``monitor.dump``, ``monitor.logdir``).
 """
 
 from __future__ import annotations

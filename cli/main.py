@@ -1,8 +1,8 @@
-"""``compaction-monitor``: the one command line that wires the edges together.
+"""``compaction-monitor``: the subcommands, their flags, and the wiring of core and edges.
 
 Each subcommand imports its edge (collectors, Spark, Streamlit, the local
-broker) lazily, inside its handler, so ``compaction-monitor inspect`` never
-pays for importing PySpark and the core stays importable without them.
+broker) inside its handler, so ``compaction-monitor inspect`` never pays for
+importing PySpark, and a subcommand runs where only its own edge is installed.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def _err(msg: str) -> None:
 
 
 def cmd_broker(args: argparse.Namespace) -> int:
-    from monitor.localkafka import broker
+    from localkafka import broker
 
     progress = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
     try:
@@ -75,7 +75,7 @@ def _print_state(state, alive: bool) -> None:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from monitor.inspect_cmd import run_inspect
+    from cli.inspect_cmd import run_inspect
 
     return run_inspect(args.paths, fmt=args.format, skip_corrupt=not args.strict,
                        out=sys.stdout, err=sys.stderr)
@@ -156,19 +156,20 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(argv: list[str]) -> int:
-    """The Spark audit; topic configs from the config file, else the admin API, else Kafka's defaults."""
+    """The Spark audit; topic configs by ``effective_config``: the admin API's, else the config file's,
+    else Kafka's defaults (for a topic neither knows, applied in the audit)."""
     from spark_analysis.job import build_parser, run
 
     args = build_parser().parse_args(argv)
     from monitor.config import ConfigError, load_config
-    from monitor.topicconfig import TopicConfig
+    from monitor.topicconfig import effective_config
 
     try:
         cfg = load_config(args.config)
     except ConfigError as exc:
         _err(f"config error: {exc}")
         return 2
-    configs = {}
+    admin = {}
     cluster = cfg.clusters[0] if cfg.clusters else None
     bootstrap = args.bootstrap_servers or (cluster.bootstrap_servers if cluster else None)
     if bootstrap and not args.bootstrap_servers:
@@ -179,13 +180,12 @@ def cmd_audit(argv: list[str]) -> int:
             from monitor.config import ClusterConfig
 
             fetcher = AdminFetcher(cluster or ClusterConfig(bootstrap_servers=bootstrap), timeout=10)
-            configs = {t: info.config for t, info in fetcher.topics().topics.items()}
+            admin = {t: info.config for t, info in fetcher.topics().topics.items()}
             fetcher.close()
         except Exception as exc:  # noqa: BLE001 - the audit can go on with defaults
             _err(f"topic configs from {bootstrap} unavailable ({exc}); using the config file and Kafka's defaults")
-    if cluster:
-        for t, c in cluster.topics.items():
-            configs.setdefault(t, TopicConfig.from_strings({"cleanup.policy": "compact", **c}))
+    file = cluster.topics if cluster else {}
+    configs = {t: effective_config(t, admin=admin.get(t), file=file.get(t)).config for t in {*admin, *file}}
     try:
         run(args, topic_configs=configs)
     except (FileNotFoundError, ValueError) as exc:
@@ -198,7 +198,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     import os
     import subprocess
 
-    from monitor.cli_demo import dashboard_command
+    from cli.demo import dashboard_command
 
     env = dict(os.environ)
     if args.config:
@@ -222,7 +222,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from monitor.cli_demo import run_demo
+    from cli.demo import run_demo
 
     return run_demo(Path(args.dir), args.duration, fast=args.fast)
 

@@ -1,8 +1,9 @@
 """``compaction-monitor demo``: a real broker, compacted topics of different health, a workload,
 the collector, Prometheus with the alert rules, a first Spark audit and the dashboard.
 
-Part of the command line (it wires the edges together, each started as its own process), so it
-may import Kafka's client; the tests drive the same scenario.
+Part of the command line package (it wires the local broker, the collector, the alert rules and the
+dashboard together, each started as its own process), so it may import several edges and Kafka's
+client; the tests drive the same scenario.
 
 Topics:
 * ``demo.healthy-changelog``: a changelog the cleaner keeps clean;
@@ -143,7 +144,7 @@ def stopped_consumer(bootstrap: str, topic: str = FLOOD, group: str = GROUP, rec
 
 
 def free_port() -> int:
-    from monitor.localkafka.broker import free_port as fp
+    from localkafka.broker import free_port as fp
 
     return fp()
 
@@ -240,7 +241,7 @@ def stack(state, workdir: Path, t: Timing, *, prometheus: bool = True, dashboard
     cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     with ExitStack() as es:
         say(f"starting the collector on :{cport}")
-        es.enter_context(process([sys.executable, "-m", "monitor.cli", "collect", "--config", str(cfg_path)],
+        es.enter_context(process([sys.executable, "-m", "cli", "collect", "--config", str(cfg_path)],
                                  workdir / "collector.log", f"http://127.0.0.1:{cport}/metrics"))
         if prom_bin:
             rules = workdir / "compaction.rules.yml"
@@ -273,7 +274,7 @@ def dashboard_command(port: int, address: str) -> list[str]:
 
 def run_audit(state, audit_dir: Path, log: Path) -> int:
     """A first audit of the broker's log dir, with its log-cleaner.log for calibration."""
-    cmd = [sys.executable, "-m", "monitor.cli", "audit", "--input", state.log_dir, "--out", str(audit_dir),
+    cmd = [sys.executable, "-m", "cli", "audit", "--input", state.log_dir, "--out", str(audit_dir),
            "--master", "local[2]", "--bootstrap-servers", state.bootstrap]
     if Path(state.cleaner_log).exists():
         cmd += ["--cleaner-log", str(state.cleaner_log)]
@@ -290,7 +291,7 @@ def alerts(prom_url: str) -> list[dict]:
 
 
 def run_demo(directory: Path, duration: float | None, fast: bool = False) -> int:
-    from monitor.localkafka import broker
+    from localkafka import broker
 
     t = FAST if fast else Timing()
     directory = directory.resolve()

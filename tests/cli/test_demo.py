@@ -30,7 +30,7 @@ def urls(text: str) -> dict:
 def test_demo_headless(tmp_path):
     log = tmp_path / "demo.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "monitor.cli", "demo", "--dir", str(tmp_path / "demo"),
+        proc = subprocess.Popen([sys.executable, "-m", "cli", "demo", "--dir", str(tmp_path / "demo"),
                                  "--fast", "--duration", "150"], stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
     try:
@@ -69,7 +69,7 @@ def test_demo_headless(tmp_path):
     audits = list((tmp_path / "demo" / "run" / "audits").glob("run-*/report.html"))
     assert audits, (tmp_path / "demo" / "run" / "audit.log").read_text()[-2000:]
     state = json.loads((tmp_path / "demo" / "broker" / "broker.json").read_text())
-    from monitor.localkafka.broker import is_alive
+    from localkafka.broker import is_alive
 
     assert not is_alive(state["pid"]), "the demo left its broker running"
     for url in (found["Collector metrics"], prom + "/-/ready", found["Dashboard"]):

@@ -1,0 +1,65 @@
+"""The one topic-config precedence (``effective_config``): admin API, else config file, else Kafka's
+defaults, then command-line overrides; expected defaults are Kafka's (LogConfig, TopicConfig docs)."""
+
+from __future__ import annotations
+
+import pytest
+
+from monitor.topicconfig import ConfigValueError, TopicConfig, effective_config
+
+KAFKA_DEFAULTS = {  # https://kafka.apache.org/documentation/#topicconfigs
+    "cleanup.policy": "delete", "min.cleanable.dirty.ratio": "0.5", "min.compaction.lag.ms": "0",
+    "max.compaction.lag.ms": "9223372036854775807", "delete.retention.ms": "86400000",
+    "segment.bytes": "1073741824", "segment.ms": "604800000",
+}
+
+
+def test_nothing_known_is_kafkas_defaults():
+    got = effective_config("orders")
+    assert got.config.to_strings() == KAFKA_DEFAULTS
+    assert got.source == "default" and set(got.sources.values()) == {"default"}
+
+
+@pytest.mark.parametrize("topic, compacted", [("orders", True), ("__consumer_offsets", False),
+                                              ("__transaction_state", False)])
+def test_evidence_of_compaction_makes_the_default_policy_compact(topic, compacted):
+    got = effective_config(topic, compacted=compacted)
+    assert got.config.cleanup_policy == ("compact",) and got.config.compacted
+    assert got.config.min_cleanable_dirty_ratio == 0.5 and got.source == "default"
+
+
+def test_config_file_over_defaults_and_names_a_compacted_topic():
+    got = effective_config("orders", file={"min.cleanable.dirty.ratio": "0.2", "unknown.key": "x"})
+    assert got.config.cleanup_policy == ("compact",) and got.config.min_cleanable_dirty_ratio == 0.2
+    assert got.config.delete_retention_ms == 86_400_000
+    assert got.sources["min.cleanable.dirty.ratio"] == "config" and got.sources["cleanup.policy"] == "config"
+    assert got.sources["delete.retention.ms"] == "default" and "unknown.key" not in got.sources
+    assert got.source == "config"
+    assert effective_config("t", file={"cleanup.policy": "delete"}, compacted=True).config.cleanup_policy == ("delete",)
+
+
+def test_admin_wins_over_the_file_as_a_whole():
+    broker = TopicConfig(cleanup_policy=("compact", "delete"), min_cleanable_dirty_ratio=0.9)
+    got = effective_config("orders", admin=broker, file={"min.cleanable.dirty.ratio": "0.1",
+                                                         "delete.retention.ms": "5"})
+    assert got.config == broker and got.source == "admin" and set(got.sources.values()) == {"admin"}
+
+
+def test_command_line_overrides_value_by_value():
+    broker = TopicConfig(cleanup_policy=("compact",), delete_retention_ms=1000)
+    got = effective_config("orders", admin=broker, command_line={"min.cleanable.dirty.ratio": "0.3"})
+    assert got.config.min_cleanable_dirty_ratio == 0.3 and got.config.delete_retention_ms == 1000
+    assert got.sources["min.cleanable.dirty.ratio"] == "command-line" and got.sources["delete.retention.ms"] == "admin"
+    assert got.source == "command-line"
+    over_file = effective_config("orders", file={"segment.ms": "10", "min.cleanable.dirty.ratio": "0.2"},
+                                 command_line={"segment.ms": "20"})
+    assert over_file.config.segment_ms == 20 and over_file.config.min_cleanable_dirty_ratio == 0.2
+    # a topic named only on the command line is a compacted topic, as one named in the file
+    assert effective_config("orders", command_line={"segment.ms": "20"}).config.compacted
+
+
+def test_bad_values_name_the_key():
+    with pytest.raises(ConfigValueError, match="min.cleanable.dirty.ratio"):
+        effective_config("orders", command_line={"min.cleanable.dirty.ratio": "2"})
+    with pytest.raises(ConfigValueError, match="segment.ms"):
+        effective_config("orders", file={"segment.ms": "soon"})
