@@ -57,7 +57,7 @@ def load(s: data.Settings) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
 
 
 def no_compacted_topics(samples: pd.DataFrame) -> bool:
-    if data.metric(samples, "partition_cleanable_dirty_ratio").empty:
+    if data.metric(samples, "partition_cleanable_ratio").empty:
         st.info("No compacted partition is reported yet: the collector has no log dir to read, or no topic has "
                 "`cleanup.policy=compact`. Broker-wide cleaner gauges are on the Brokers page.")
         return True
