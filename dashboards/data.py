@@ -25,7 +25,7 @@ import requests
 from prometheus_client.parser import text_string_to_metric_families
 
 from monitor.config import Thresholds, load_config
-from monitor.rule_eval import Sample, evaluate
+from monitor.rule_eval import Sample, evaluate, unknown_rules
 
 PREFIX = "kafka_compaction_"
 LABELS = ["cluster", "broker", "topic", "partition", "group", "section", "reason", "log_dir", "source", "kind",
@@ -170,7 +170,9 @@ def evaluated_alerts(samples: pd.DataFrame, t: Thresholds) -> pd.DataFrame:
     rows = [{"alert": a.alert, "severity": a.severity, "state": a.state, **a.annotations, "since": None,
              **{k: a.labels.get(k) for k in ("cluster", "broker", "topic", "partition", "group")}}
             for a in evaluate(found, t)]
-    return pd.DataFrame(rows, columns=ALERT_COLUMNS)
+    out = pd.DataFrame(rows, columns=ALERT_COLUMNS)
+    out.attrs["unknown"] = unknown_rules()  # alert -> why it cannot be evaluated here
+    return out
 
 
 def alerting(alerts: pd.DataFrame | None, name: str, keys: list[str], states=FIRING) -> pd.DataFrame:

@@ -79,7 +79,11 @@ def auto_refresh() -> None:
 def alerts_table(alerts: pd.DataFrame | None, only: str | None = None) -> None:
     if alerts is None:
         return
-    a = alerts if only is None else alerts[alerts["alert"].isin([only] if isinstance(only, str) else only)]
+    names = None if only is None else ([only] if isinstance(only, str) else list(only))
+    unknown = {k: v for k, v in alerts.attrs.get("unknown", {}).items() if names is None or k in names}
+    for name, why in unknown.items():
+        st.caption(f"{name} is not evaluated without Prometheus: it {why}.")
+    a = alerts if names is None else alerts[alerts["alert"].isin(names)]
     if a.empty:
         st.success("No alert is firing or pending.", icon=":material/check_circle:")
         return

@@ -131,7 +131,8 @@ def evaluate(samples: Iterable[Sample], t: Thresholds | None = None,
     return out
 
 
-def unknown_rules(earlier: Mapping[str, Iterable[Sample]] | None = None) -> list[str]:
-    """Alerts that ``evaluate`` cannot decide without the earlier samples they need."""
+def unknown_rules(earlier: Mapping[str, Iterable[Sample]] | None = None) -> dict[str, str]:
+    """Alerts that ``evaluate`` cannot decide without the earlier samples they need, with the reason."""
     have = set(earlier or {})
-    return sorted({r.alert for r in RULES for c in r.clauses if c.delta is not None and c.delta not in have})
+    return {r.alert: f"needs samples from {c.delta} earlier (the change over {c.delta})"
+            for r in RULES for c in r.clauses if c.delta is not None and c.delta not in have}

@@ -8,8 +8,9 @@ Two forms are generated from this table, and a test keeps them in agreement:
 
 A threshold is a number, a field of ``Thresholds`` (``monitor.yaml``'s ``thresholds:``), or a metric
 holding a threshold per series (``min.cleanable.dirty.ratio`` per partition). Nothing else in the
-project compares a metric with a threshold: the dashboard counts "lagging" and "at risk" from the
-evaluated alerts and draws its threshold lines with ``threshold_of``.
+project defines a comparison with a threshold: the dashboard counts "lagging" and "at risk" from the
+evaluated alerts and draws its threshold lines with ``threshold_of``; the compaction model and the
+exporter apply two of the table's comparisons (``CLEANABLE_RATIO_ABOVE_MIN``, ``LAG_PAST_RETENTION``).
 
 Annotation templates use only ``{{ $labels.x }}``, ``{{ $value }}`` and ``{{ $value | humanize... }}``,
 which ``monitor.gotemplate`` renders as Prometheus does; ``<for>`` is replaced by the rule's window

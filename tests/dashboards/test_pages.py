@@ -83,6 +83,7 @@ def test_overview_from_prometheus(live, monkeypatch):
     # held back by design is not lagging: nothing of it is cleanable (other tests' topics may lag)
     assert cli_demo.LAGGING not in set(lagging["topic"]) and cli_demo.HEALTHY not in set(lagging["topic"])
     assert charts(at) == 1  # the heatmap
+    assert not any("not evaluated" in c.value for c in at.caption)
 
 
 def test_brokers_show_gauges_over_time(live, monkeypatch):
@@ -121,7 +122,8 @@ def test_collector_only_evaluates_alerts_in_python(live, monkeypatch):
     alerts = at.dataframe[0].value
     assert "ConsumerMayMissTombstones" in set(alerts["alert"])
     assert set(alerts["state"]) == {"active"}
-    assert "TombstonesPilingUp" not in set(alerts["alert"])  # needs an hour of history
+    assert "TombstonesPilingUp" not in set(alerts["alert"])  # needs an hour of history, and says so
+    assert any(c.value.startswith("TombstonesPilingUp is not evaluated without Prometheus") for c in at.caption)
     at = page("brokers", monkeypatch, collector_url=live.collector_url)
     assert charts(at) == 6
 

@@ -41,7 +41,8 @@ def test_delta_needs_an_earlier_sample_and_is_unknown_without():
     other = {**P, "partition": "1"}
     assert ("TombstonesPilingUp", "warning") not in fired(now, earlier={"1h": [
         s("partition_tombstones", 0, section="dirty", **other)]})  # no earlier sample of this series
-    assert unknown_rules({"1h": hour_ago}) == []
+    assert unknown_rules({"1h": hour_ago}) == {}
+    assert unknown_rules()["TombstonesPilingUp"] == "needs samples from 1h earlier (the change over 1h)"
 
 
 def test_compaction_lagging_compares_the_cleanable_ratio_strictly():
