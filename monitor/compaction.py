@@ -59,7 +59,7 @@ class PartitionState:
     log_bytes: int
     cleanable_ratio: float  # Kafka's cleanableRatio: cleanable_bytes / (clean_bytes + cleanable_bytes)
     min_cleanable_dirty_ratio: float
-    above_threshold: bool  # cleanable_ratio > min_cleanable_dirty_ratio (Kafka's test, for eligible)
+    cleanable_ratio_above_min: bool  # cleanable_ratio > min_cleanable_dirty_ratio (Kafka's test, for eligible)
     compaction_delay_ms: int  # > 0: max.compaction.lag.ms is overdue by this much
     needs_compaction_now: bool
     eligible: bool
@@ -180,7 +180,7 @@ def partition_state(
         not_yet_cleanable_bytes=sum(s.size for s in segments[u_idx:]), log_bytes=log_bytes,
         uncleaned_bytes=uncleaned, uncleaned_ratio=uncleaned_ratio, blocked_by=blocked_by,
         cleanable_ratio=ratio, min_cleanable_dirty_ratio=config.min_cleanable_dirty_ratio,
-        above_threshold=above, compaction_delay_ms=delay, needs_compaction_now=needs_now, eligible=eligible,
+        cleanable_ratio_above_min=above, compaction_delay_ms=delay, needs_compaction_now=needs_now, eligible=eligible,
         segments=len(segments), records=sum(s.records for s in segments),
         tombstones=t_total, tombstones_clean=t_clean, tombstones_dirty=t_total - t_clean,
         oldest_tombstone_timestamp=oldest,

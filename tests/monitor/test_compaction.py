@@ -27,14 +27,14 @@ def test_no_checkpoint_everything_below_active_is_dirty():
     st = partition_state("t", 0, [seg(0, 100, 10), seg(10, 100, 20), seg(20, 50, 25)], CFG, NOW)
     assert (st.first_dirty_offset, st.first_uncleanable_offset) == (0, 20)
     assert (st.clean_bytes, st.cleanable_bytes, st.cleanable_ratio) == (0, 200, 1.0)
-    assert st.eligible and st.above_threshold and st.uncleanable_reason == "active_segment"
+    assert st.eligible and st.cleanable_ratio_above_min and st.uncleanable_reason == "active_segment"
 
 
 def test_checkpoint_mid_segment_counts_in_both():
     segs = [seg(0, 100, 10), seg(10, 100, 20), seg(20, 100, 30), seg(30, 10, 31)]
     st = partition_state("t", 0, segs, CFG, NOW, checkpoint=15)
     assert st.clean_bytes == 200 and st.cleanable_bytes == 200  # segment 10 in both
-    assert st.cleanable_ratio == pytest.approx(0.5) and not st.above_threshold  # strictly greater
+    assert st.cleanable_ratio == pytest.approx(0.5) and not st.cleanable_ratio_above_min  # strictly greater
 
 
 def test_checkpoint_out_of_range_falls_back_to_log_start():
@@ -59,7 +59,7 @@ def test_max_compaction_lag_overdue_forces_eligibility():
     cfg = TopicConfig(cleanup_policy=("compact",), min_cleanable_dirty_ratio=0.99, max_compaction_lag_ms=60_000)
     segs = [seg(0, 100, 10), seg(10, 100, 20, first_ts=NOW - 100_000), seg(20, 10, 21)]
     st = partition_state("t", 0, segs, cfg, NOW, checkpoint=10)
-    assert st.compaction_delay_ms == 40_000 and st.needs_compaction_now and st.eligible and not st.above_threshold
+    assert st.compaction_delay_ms == 40_000 and st.needs_compaction_now and st.eligible and not st.cleanable_ratio_above_min
     assert partition_state("t", 0, segs, TopicConfig(cleanup_policy=("compact",), min_cleanable_dirty_ratio=0.99,
                                                      max_compaction_lag_ms=LONG_MAX), NOW,
                            checkpoint=10).compaction_delay_ms == 0
