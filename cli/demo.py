@@ -7,7 +7,8 @@ client; the tests drive the same scenario.
 
 Topics:
 * ``demo.healthy-changelog``: a changelog the cleaner keeps clean;
-* ``demo.lagging-cdc``: kept dirty by a long ``min.compaction.lag.ms`` (CompactionLagging fires);
+* ``demo.lagging-cdc``: kept dirty by a long ``min.compaction.lag.ms`` (held back: uncleaned, nothing
+  cleanable, so CompactionLagging rightly stays quiet; ``compaction_blocked`` names the reason);
 * ``demo.tombstone-flood``: waves of deletes, short ``delete.retention.ms``;
 * consumer group ``demo-reporting`` reads ``demo.tombstone-flood`` once, commits and stops
   (ConsumerMayMissTombstones fires once its lag passes ``delete.retention.ms``).
@@ -325,7 +326,8 @@ def run_demo(directory: Path, duration: float | None, fast: bool = False) -> int
   Audit reports        {run.audit_dir}  (first one in about a minute; log: {audit_log})
   Broker logs          {state.logs_dir}
 
-  Within a few minutes: {LAGGING} shows as lagging and {GROUP} as at risk of missing tombstones.
+  Within a few minutes: {LAGGING} shows as held back by min.compaction.lag.ms and {GROUP} as at
+  risk of missing tombstones (ConsumerMayMissTombstones fires).
   Press Ctrl-C to stop everything this demo started.
 """, file=sys.stderr, flush=True)
             stop = threading.Event()

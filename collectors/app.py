@@ -161,9 +161,9 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
         out.write("\n")
     else:
         cols = [("topic", 28), ("partition", 9), ("first_dirty_offset", 12), ("clean_bytes", 12),
-                ("dirty_bytes", 12), ("cleanable_ratio", 8), ("eligible", 8), ("tombstones", 10),
+                ("cleanable_bytes", 12), ("cleanable_ratio", 8), ("eligible", 8), ("tombstones", 10),
                 ("oldest_tombstone_age_ms", 14)]
-        heads = ["topic", "part", "first dirty", "clean B", "dirty B", "ratio", "eligible", "tombstones",
+        heads = ["topic", "part", "first dirty", "clean B", "cleanable B", "ratio", "eligible", "tombstones",
                  "oldest tomb s"]
         out.write("  ".join(h.ljust(w) for h, (_, w) in zip(heads, cols)) + "\n")
         for r in rows:

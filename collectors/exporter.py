@@ -15,6 +15,7 @@ from prometheus_client.registry import Collector
 
 from collectors import metrics as M
 from collectors.runner import Store
+from monitor.rules import LAG_PAST_RETENTION, holds
 from monitor.topicconfig import LONG_MAX
 
 
@@ -64,7 +65,8 @@ class BrokerCleanerCollector(_StoreCollector):
 
 
 class PartitionCollector(_StoreCollector):
-    names = (M.P_RATIO, M.P_DIRTY_RATIO_TOTAL, M.P_BLOCKED, M.P_MIN_RATIO, M.P_DIRTY_BYTES, M.P_CLEAN_BYTES, M.P_LOG_BYTES, M.P_HEAD_BYTES,
+    names = (M.P_CLEANABLE_RATIO, M.P_UNCLEANED_RATIO, M.P_BLOCKED, M.P_MIN_RATIO, M.P_CLEANABLE_BYTES,
+             M.P_UNCLEANED_BYTES, M.P_CLEAN_BYTES, M.P_LOG_BYTES, M.P_HEAD_BYTES,
              M.P_FIRST_DIRTY, M.P_FIRST_UNCLEANABLE, M.P_END, M.P_ELIGIBLE, M.P_ELIGIBLE_SECONDS, M.P_DELAY,
              M.P_TOMBSTONES, M.P_OLDEST_TOMBSTONE, M.P_RETENTION, M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_FAULTS)
 
@@ -78,12 +80,13 @@ class PartitionCollector(_StoreCollector):
                 s = rep.state
                 lb = [st.cluster, st.broker or "", s.topic, str(s.partition)]
                 add = lambda n, v: fams[n].add_metric(lb, v)  # noqa: E731
-                add(M.P_RATIO, s.cleanable_ratio)
-                add(M.P_DIRTY_RATIO_TOTAL, s.dirty_ratio_total)
+                add(M.P_CLEANABLE_RATIO, s.cleanable_ratio)
+                add(M.P_UNCLEANED_RATIO, s.uncleaned_ratio)
                 if s.blocked_by:
                     fams[M.P_BLOCKED].add_metric(lb + [s.blocked_by], 1.0)
                 add(M.P_MIN_RATIO, s.min_cleanable_dirty_ratio)
-                add(M.P_DIRTY_BYTES, s.dirty_bytes)
+                add(M.P_CLEANABLE_BYTES, s.cleanable_bytes)
+                add(M.P_UNCLEANED_BYTES, s.uncleaned_bytes)
                 add(M.P_CLEAN_BYTES, s.clean_bytes)
                 add(M.P_LOG_BYTES, s.log_bytes)
                 add(M.P_HEAD_BYTES, s.not_yet_cleanable_bytes)
@@ -99,7 +102,7 @@ class PartitionCollector(_StoreCollector):
                     add(M.P_OLDEST_TOMBSTONE, s.oldest_tombstone_age_ms / 1000.0)
                 add(M.P_RETENTION, s.delete_retention_ms / 1000.0)
                 add(M.P_PAST_RETENTION, s.tombstones_past_retention)
-                add(M.P_PAST_HORIZON, s.tombstones_past_horizon)
+                add(M.P_PAST_HORIZON, s.tombstones_past_delete_horizon)
                 add(M.P_FAULTS, s.faults)
         yield from fams.values()
 
@@ -120,7 +123,8 @@ class ConsumerGroupCollector(_StoreCollector):
                 frac = lag.retention_fraction
                 if frac is not None:
                     fams[M.G_RETENTION_FRACTION].add_metric(lb, frac)
-                    fams[M.G_AT_RISK].add_metric(lb, 1.0 if frac >= 1.0 else 0.0)
+                    past = holds(LAG_PAST_RETENTION, frac, LAG_PAST_RETENTION.threshold.number)
+                    fams[M.G_AT_RISK].add_metric(lb, 1.0 if past else 0.0)
         yield from fams.values()
 
 

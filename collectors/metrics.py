@@ -2,7 +2,8 @@
 
 Names follow Prometheus conventions (base units in the name, ``_total`` only on
 counters) and use Kafka's label names: cluster, broker, topic, partition.
-The alert rules and the dashboard refer to these names only (a test checks it).
+The rule table (``monitor/rules.py``), hence the alert rules and the dashboard's evaluator, refer to
+these names only (a test checks it).
 """
 
 from __future__ import annotations
@@ -41,16 +42,23 @@ BROKER_UNCLEANABLE_BYTES = _m("broker_uncleanable_bytes", "gauge",
                               "Cleanable bytes of the uncleanable partitions, per log dir.", B + ("log_dir",))
 
 # --- per partition, computed from the log dirs as LogCleanerManager does ---
-P_RATIO = _m("partition_cleanable_dirty_ratio", "gauge",
-             "cleanableBytes / (cleanBytes + cleanableBytes), as Kafka's LogCleanerManager computes it.", P)
+# cleanable_*: Kafka's view (LogCleanerManager's cleanableBytes and cleanable ratio, which the cleaner
+# compares with min.cleanable.dirty.ratio); uncleaned_*: every byte below the active segment not yet
+# cleaned, whatever holds it back.
+P_CLEANABLE_RATIO = _m("partition_cleanable_ratio", "gauge",
+                       "cleanableBytes / (cleanBytes + cleanableBytes), as Kafka's LogCleanerManager computes it: "
+                       "the ratio the cleaner compares with min.cleanable.dirty.ratio.", P)
 P_MIN_RATIO = _m("partition_min_cleanable_dirty_ratio", "gauge",
                  "The topic's min.cleanable.dirty.ratio (the ratio the cleaner waits for).", P)
-P_DIRTY_BYTES = _m("partition_dirty_bytes", "gauge", "Cleanable bytes: segments from the first dirty offset to the first uncleanable one.", P)
-P_DIRTY_RATIO_TOTAL = _m("partition_dirty_ratio", "gauge",
-                         "All not-yet-cleaned bytes below the active segment over the log's clean+dirty bytes, "
-                         "including what min.compaction.lag.ms or open transactions hold back.", P)
+P_CLEANABLE_BYTES = _m("partition_cleanable_bytes", "gauge",
+                       "Kafka's cleanableBytes: segments from the first dirty offset to the first uncleanable one.", P)
+P_UNCLEANED_BYTES = _m("partition_uncleaned_bytes", "gauge",
+                       "Bytes below the active segment not yet cleaned, including what min.compaction.lag.ms or an "
+                       "open transaction holds back.", P)
+P_UNCLEANED_RATIO = _m("partition_uncleaned_ratio", "gauge",
+                       "uncleaned bytes / (clean bytes + uncleaned bytes).", P)
 P_BLOCKED = _m("partition_compaction_blocked", "gauge",
-               "1 when dirty bytes are held back from the cleaner, by reason (min_compaction_lag, last_stable_offset).",
+               "1 when uncleaned bytes are held back from the cleaner, by reason (min_compaction_lag, last_stable_offset).",
                P + ("reason",))
 P_CLEAN_BYTES = _m("partition_clean_bytes", "gauge", "Bytes of segments below the first dirty offset (already cleaned).", P)
 P_LOG_BYTES = _m("partition_log_bytes", "gauge", "Bytes of all .log segments of the partition.", P)

@@ -3,10 +3,13 @@
 Two sources give the same shape (a DataFrame of samples: ``name`` plus label columns plus ``value``):
 * Prometheus' HTTP API (``/api/v1/query``, ``query_range``, ``/api/v1/alerts``): current values,
   history, and the alert states Prometheus evaluates from our rules;
-* a running collector's ``/metrics``: current values only; alert states are then evaluated here
-  (``dashboards.health``) with the same thresholds, so the pages still show them.
+* a running collector's ``/metrics``: current values only; alert states are then evaluated here by
+  the rule table's Python evaluator (``monitor.rule_eval``), with the thresholds of the loaded
+  ``monitor.yaml``, so the pages still show them.
 
-Nothing here imports Streamlit; ``dashboards.cache`` wraps these calls with a refresh interval.
+The pages count "lagging", "overdue" and "at risk" from these alerts (``alerting``), never by comparing
+a metric with a threshold themselves. Nothing here imports Streamlit; ``dashboards.ui`` caches these
+calls for the refresh interval.
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ from pathlib import Path
 import pandas as pd
 import requests
 from prometheus_client.parser import text_string_to_metric_families
+
+from monitor.config import Thresholds, load_config
+from monitor.rule_eval import Sample, evaluate, unknown_rules
 
 PREFIX = "kafka_compaction_"
 LABELS = ["cluster", "broker", "topic", "partition", "group", "section", "reason", "log_dir", "source", "kind",
@@ -37,6 +43,7 @@ class Settings:
     audit_dir: str | None = None
     refresh_seconds: int = 30
     config_path: str | None = None
+    thresholds: Thresholds = Thresholds()  # the loaded monitor.yaml's (its defaults when there is none)
 
     @property
     def mode(self) -> str:
@@ -49,17 +56,16 @@ class Settings:
 
 def settings_from_env() -> Settings:
     """From ``monitor.yaml`` (COMPACTION_MONITOR_CONFIG) and COMPACTION_MONITOR_* overrides."""
-    from monitor.config import load_config
-
     path = os.environ.get("COMPACTION_MONITOR_CONFIG")
-    cfg = load_config(path) if path else None
+    cfg = load_config(path)
     env = os.environ.get
     return Settings(
-        prometheus_url=env("COMPACTION_MONITOR_PROMETHEUS_URL") or (cfg.prometheus_url if cfg else None),
-        collector_url=env("COMPACTION_MONITOR_COLLECTOR_URL") or (cfg.collector_url if cfg else None),
-        audit_dir=env("COMPACTION_MONITOR_AUDIT_DIR") or (cfg.audit_dir if cfg else None),
+        prometheus_url=env("COMPACTION_MONITOR_PROMETHEUS_URL") or cfg.prometheus_url,
+        collector_url=env("COMPACTION_MONITOR_COLLECTOR_URL") or cfg.collector_url,
+        audit_dir=env("COMPACTION_MONITOR_AUDIT_DIR") or cfg.audit_dir,
         refresh_seconds=int(env("COMPACTION_MONITOR_REFRESH", "30")),
         config_path=path,
+        thresholds=cfg.thresholds,
     )
 
 
@@ -133,6 +139,11 @@ def prometheus_range(base: str, query: str, seconds: int = 3600, step: int | Non
     return pd.DataFrame(rows)
 
 
+ALERT_COLUMNS = ["alert", "severity", "state", "summary", "description", "runbook", "since", "cluster", "broker",
+                 "topic", "partition", "group"]
+FIRING = ("firing", "active")  # Prometheus' state past the rule's window; the evaluator's, which knows no window
+
+
 def prometheus_alerts(base: str) -> pd.DataFrame:
     data = _api(base, "/api/v1/alerts")
     rows = []
@@ -146,8 +157,30 @@ def prometheus_alerts(base: str) -> pd.DataFrame:
                      "runbook": a.get("annotations", {}).get("runbook", ""),
                      "since": a.get("activeAt"), **{k: lb.get(k) for k in ("cluster", "broker", "topic", "partition",
                                                                           "group")}})
-    return pd.DataFrame(rows, columns=["alert", "severity", "state", "summary", "description", "runbook", "since",
-                                       "cluster", "broker", "topic", "partition", "group"])
+    return pd.DataFrame(rows, columns=ALERT_COLUMNS)
+
+
+def evaluated_alerts(samples: pd.DataFrame, t: Thresholds) -> pd.DataFrame:
+    """The rule table evaluated on current samples (state ``active``; no history, so no
+    TombstonesPilingUp: see ``monitor.rule_eval``)."""
+    found = []
+    for row in samples.to_dict("records"):
+        labels = {k: str(v) for k, v in row.items() if k not in ("name", "value") and v is not None and v == v}
+        found.append(Sample(row["name"], labels, float(row["value"])))
+    rows = [{"alert": a.alert, "severity": a.severity, "state": a.state, **a.annotations, "since": None,
+             **{k: a.labels.get(k) for k in ("cluster", "broker", "topic", "partition", "group")}}
+            for a in evaluate(found, t)]
+    out = pd.DataFrame(rows, columns=ALERT_COLUMNS)
+    out.attrs["unknown"] = unknown_rules()  # alert -> why it cannot be evaluated here
+    return out
+
+
+def alerting(alerts: pd.DataFrame | None, name: str, keys: list[str], states=FIRING) -> pd.DataFrame:
+    """The distinct ``keys`` (e.g. a partition's labels) that alert ``name`` is raised for."""
+    if alerts is None or alerts.empty:
+        return pd.DataFrame(columns=keys)
+    a = alerts[(alerts["alert"] == name) & alerts["state"].isin(states)]
+    return a[keys].drop_duplicates().reset_index(drop=True)
 
 
 # ------------------------------------------------------------------ the pages' view
@@ -165,11 +198,7 @@ def current(settings: Settings) -> pd.DataFrame:
 def alerts(settings: Settings, samples: pd.DataFrame) -> pd.DataFrame:
     if settings.mode == "prometheus":
         return prometheus_alerts(settings.prometheus_url)
-    from dashboards.health import evaluate
-    from monitor.config import load_config
-
-    cfg = load_config(settings.config_path) if settings.config_path else None
-    return evaluate(samples, cfg.thresholds if cfg else None)
+    return evaluated_alerts(samples, settings.thresholds)
 
 
 def metric(samples: pd.DataFrame, name: str) -> pd.DataFrame:
@@ -178,14 +207,19 @@ def metric(samples: pd.DataFrame, name: str) -> pd.DataFrame:
     return samples[samples["name"] == full].copy()
 
 
-def partitions_table(samples: pd.DataFrame) -> pd.DataFrame:
-    """One row per partition with the figures the Partitions page shows."""
-    keys = ["cluster", "broker", "topic", "partition"]
-    base = metric(samples, "partition_cleanable_dirty_ratio")
+PARTITION = ["cluster", "broker", "topic", "partition"]
+
+
+def partitions_table(samples: pd.DataFrame, alerts: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per partition with the figures the Partitions page shows; ``lagging`` where
+    CompactionLagging is raised for it."""
+    keys = PARTITION
+    base = metric(samples, "partition_cleanable_ratio")
     if base.empty:
-        return pd.DataFrame(columns=keys + ["dirty_ratio", "cleanable_ratio", "threshold", "dirty_bytes", "log_bytes",
-                                            "eligible_seconds", "tombstones", "oldest_tombstone_age_seconds",
-                                            "tombstones_past_horizon", "blocked"])
+        return pd.DataFrame(columns=keys + ["lagging", "cleanable_ratio", "uncleaned_ratio", "threshold",
+                                            "cleanable_bytes", "uncleaned_bytes", "log_bytes", "eligible_seconds",
+                                            "tombstones", "oldest_tombstone_age_seconds",
+                                            "tombstones_past_delete_horizon", "overdue_seconds", "blocked"])
     out = base[keys].copy()
     out["cleanable_ratio"] = base["value"].values
 
@@ -200,14 +234,15 @@ def partitions_table(samples: pd.DataFrame) -> pd.DataFrame:
         m = m.groupby(keys, as_index=False)["value"].sum().rename(columns={"value": col})
         out = out.merge(m, on=keys, how="left")
 
-    join("partition_dirty_ratio", "dirty_ratio")
+    join("partition_uncleaned_ratio", "uncleaned_ratio")
     join("partition_min_cleanable_dirty_ratio", "threshold")
-    join("partition_dirty_bytes", "dirty_bytes")
+    join("partition_cleanable_bytes", "cleanable_bytes")
+    join("partition_uncleaned_bytes", "uncleaned_bytes")
     join("partition_log_bytes", "log_bytes")
     join("partition_eligible_seconds", "eligible_seconds")
     join("partition_tombstones", "tombstones")
     join("partition_oldest_tombstone_age_seconds", "oldest_tombstone_age_seconds")
-    join("partition_tombstones_past_delete_horizon", "tombstones_past_horizon")
+    join("partition_tombstones_past_delete_horizon", "tombstones_past_delete_horizon")
     join("partition_compaction_delay_seconds", "overdue_seconds")
     blocked = metric(samples, "partition_compaction_blocked")
     out["blocked"] = ""
@@ -216,6 +251,8 @@ def partitions_table(samples: pd.DataFrame) -> pd.DataFrame:
         out = out.merge(b, on=keys, how="left")
         out["blocked"] = out["blocked_by"].fillna("")
         out = out.drop(columns=["blocked_by"])
+    lagging = {tuple(r) for r in alerting(alerts, "CompactionLagging", keys).astype(str).values}
+    out["lagging"] = [tuple(str(v) for v in r) in lagging for r in out[keys].values]
     out["partition"] = out["partition"].astype(int)
     return out.sort_values(["topic", "partition"]).reset_index(drop=True)
 

@@ -1,4 +1,8 @@
-"""Plotly figures for the pages: pure functions of DataFrames, testable without Streamlit."""
+"""Plotly figures for the pages: pure functions of DataFrames, testable without Streamlit.
+
+A figure draws threshold lines it is given and colours what the alerts say (a ``lagging`` column, an
+alert ``severity``); it never compares a value with a threshold itself.
+"""
 
 from __future__ import annotations
 
@@ -40,20 +44,21 @@ def broker_bars(df: pd.DataFrame, title: str, y_title: str, threshold: float | N
     return _styled(fig, title)
 
 
-def dirty_heatmap(table: pd.DataFrame) -> go.Figure:
-    """Dirty ratio minus the topic's min.cleanable.dirty.ratio, topic x partition: red means above."""
+def cleanable_heatmap(table: pd.DataFrame) -> go.Figure:
+    """Kafka's cleanable ratio, topic x partition; a partition CompactionLagging is raised for is marked "!"."""
     t = table.copy()
-    t["over"] = t["dirty_ratio"].fillna(t["cleanable_ratio"]).astype(float) - t["threshold"].astype(float)
-    grid = t.pivot_table(index="topic", columns="partition", values="over", aggfunc="max")
-    text = t.pivot_table(index="topic", columns="partition", values="dirty_ratio", aggfunc="max")
+    t["cell"] = [("" if pd.isna(v) else f"{v:.2f}") + (" !" if lag else "")
+                 for v, lag in zip(t["cleanable_ratio"], t["lagging"])]
+    grid = t.pivot_table(index="topic", columns="partition", values="cleanable_ratio", aggfunc="max")
+    text = t.pivot_table(index="topic", columns="partition", values="cell", aggfunc="first")
     fig = go.Figure(go.Heatmap(
-        z=grid.values, x=[str(c) for c in grid.columns], y=list(grid.index), zmid=0, zmin=-1, zmax=1,
-        colorscale=[[0, "#2ca02c"], [0.5, "#f7f7f7"], [1, "#d62728"]],
-        text=text.reindex_like(grid).map(lambda v: "" if pd.isna(v) else f"{v:.2f}").values,
-        texttemplate="%{text}", colorbar=dict(title="ratio − threshold"),
-        hovertemplate="topic %{y}<br>partition %{x}<br>dirty ratio %{text}<br>above threshold by %{z:.2f}<extra></extra>"))
+        z=grid.values, x=[str(c) for c in grid.columns], y=list(grid.index), zmin=0, zmax=1,
+        colorscale=[[0, "#f7f7f7"], [1, "#d62728"]],
+        text=text.reindex_like(grid).fillna("").values,
+        texttemplate="%{text}", colorbar=dict(title="cleanable ratio"),
+        hovertemplate="topic %{y}<br>partition %{x}<br>cleanable ratio %{z:.2f}<extra></extra>"))
     fig.update_xaxes(title="partition", type="category")
-    fig.update_layout(title="Dirty ratio against each topic's min.cleanable.dirty.ratio",
+    fig.update_layout(title="Kafka's cleanable ratio per partition (! = CompactionLagging)",
                       **{**LAYOUT, "height": max(260, 60 + 32 * len(grid.index))})
     return fig
 
@@ -68,29 +73,34 @@ def tombstone_history(df: pd.DataFrame) -> go.Figure:
 
 
 def tombstone_bars(table: pd.DataFrame) -> go.Figure:
-    t = table.groupby("topic", as_index=False)[["tombstones", "tombstones_past_horizon"]].sum()
+    t = table.groupby("topic", as_index=False)[["tombstones", "tombstones_past_delete_horizon"]].sum()
     fig = go.Figure()
-    fig.add_bar(x=t["topic"], y=t["tombstones"] - t["tombstones_past_horizon"].fillna(0), name="within retention")
-    fig.add_bar(x=t["topic"], y=t["tombstones_past_horizon"], name="past delete horizon (missed)",
+    fig.add_bar(x=t["topic"], y=t["tombstones"] - t["tombstones_past_delete_horizon"].fillna(0),
+                name="before their delete horizon")
+    fig.add_bar(x=t["topic"], y=t["tombstones_past_delete_horizon"], name="past delete horizon (missed)",
                 marker_color="#d62728")
     fig.update_layout(barmode="stack")
     fig.update_yaxes(title="tombstones")
     return _styled(fig, "Tombstones on disk now, per topic")
 
 
-def consumer_risk(df: pd.DataFrame, warning_fraction: float) -> go.Figure:
-    """Each group's time lag as a fraction of delete.retention.ms; 1.0 is where deletes can be missed."""
+SEVERITY_COLOR = {"critical": "#d62728", "warning": "#ff7f0e"}
+
+
+def consumer_risk(df: pd.DataFrame, warning_fraction: float, critical_fraction: float) -> go.Figure:
+    """Each group's time lag as a fraction of delete.retention.ms; 1.0 is where deletes can be missed.
+    ``df`` has the alert's ``severity`` per group and partition (empty where no alert is raised)."""
     d = df.copy()
     d["label"] = d["group"] + " · " + d["topic"] + "-" + d["partition"].astype(str)
     d = d.sort_values("value", ascending=True)
-    colors = ["#d62728" if v >= 1 else "#ff7f0e" if v > warning_fraction else "#2ca02c" for v in d["value"]]
+    colors = [SEVERITY_COLOR.get(s, "#2ca02c") for s in d["severity"]]
     fig = go.Figure(go.Bar(x=d["value"], y=d["label"], orientation="h", marker_color=colors,
                            hovertemplate="%{y}<br>%{x:.0%} of delete.retention.ms<extra></extra>"))
-    fig.add_vline(x=1.0, line_color="#d62728", line_dash="dash", annotation_text="delete.retention.ms",
+    fig.add_vline(x=critical_fraction, line_color="#d62728", line_dash="dash", annotation_text="delete.retention.ms",
                   annotation_position="top right")
     fig.add_vline(x=warning_fraction, line_color="#ff7f0e", line_dash="dot", annotation_text="warning",
                   annotation_position="bottom left")
-    top = max(1.2, float(d["value"].max()) * 1.05) if not d.empty else 1.2
+    top = max(critical_fraction * 1.2, float(d["value"].max()) * 1.05) if not d.empty else 1.2
     fig.update_xaxes(title="time lag / delete.retention.ms", tickformat=".0%", range=[0, top])
     fig.update_layout(title="Consumer groups: time lag against delete.retention.ms",
                       **{**LAYOUT, "height": max(240, 80 + 28 * len(d))})

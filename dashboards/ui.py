@@ -57,7 +57,7 @@ def load(s: data.Settings) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
 
 
 def no_compacted_topics(samples: pd.DataFrame) -> bool:
-    if data.metric(samples, "partition_cleanable_dirty_ratio").empty:
+    if data.metric(samples, "partition_cleanable_ratio").empty:
         st.info("No compacted partition is reported yet: the collector has no log dir to read, or no topic has "
                 "`cleanup.policy=compact`. Broker-wide cleaner gauges are on the Brokers page.")
         return True
@@ -79,7 +79,11 @@ def auto_refresh() -> None:
 def alerts_table(alerts: pd.DataFrame | None, only: str | None = None) -> None:
     if alerts is None:
         return
-    a = alerts if only is None else alerts[alerts["alert"].isin([only] if isinstance(only, str) else only)]
+    names = None if only is None else ([only] if isinstance(only, str) else list(only))
+    unknown = {k: v for k, v in alerts.attrs.get("unknown", {}).items() if names is None or k in names}
+    for name, why in unknown.items():
+        st.caption(f"{name} is not evaluated without Prometheus: it {why}.")
+    a = alerts if names is None else alerts[alerts["alert"].isin(names)]
     if a.empty:
         st.success("No alert is firing or pending.", icon=":material/check_circle:")
         return

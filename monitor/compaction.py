@@ -22,6 +22,11 @@ Kafka's rules (LogCleanerManager.cleanableOffsets / LogToClean / maxCompactionDe
   E = min of first-batch timestamps > 0; cleanUntil = now - max.compaction.lag.ms;
   delay = cleanUntil - E when E < cleanUntil.
 * eligible = (delay > 0 and cleanableBytes > 0) or ratio > min.cleanable.dirty.ratio.
+
+Besides Kafka's view (``cleanable_*``), the state has what Kafka does not expose: ``uncleaned_*``,
+every byte below the active segment not yet cleaned, whatever holds it back (min.compaction.lag.ms,
+an open transaction), and tombstone counts. Field names are the exported metric names
+(``kafka_compaction_partition_<field>``) where a field is exported.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from bisect import bisect_right
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
+from monitor.rules import CLEANABLE_RATIO_ABOVE_MIN, holds
 from monitor.summary import SegmentSummary
 from monitor.topicconfig import LONG_MAX, TopicConfig
 
@@ -45,15 +51,15 @@ class PartitionState:
     first_uncleanable_offset: int
     uncleanable_reason: str  # active_segment | min_compaction_lag | last_stable_offset
     clean_bytes: int
-    dirty_bytes: int  # Kafka's cleanableBytes
+    cleanable_bytes: int  # Kafka's cleanableBytes: from the first dirty offset to the first uncleanable one
     not_yet_cleanable_bytes: int  # the tail the cleaner may not touch yet (incl. the active segment)
-    dirty_bytes_total: int  # every non-active byte not yet cleaned, whatever holds it back
-    dirty_ratio_total: float  # dirty_bytes_total / (clean_bytes + dirty_bytes_total)
-    blocked_by: str | None  # min_compaction_lag | last_stable_offset when that holds back dirty bytes
+    uncleaned_bytes: int  # every byte below the active segment not yet cleaned, whatever holds it back
+    uncleaned_ratio: float  # uncleaned_bytes / (clean_bytes + uncleaned_bytes)
+    blocked_by: str | None  # min_compaction_lag | last_stable_offset when that holds back uncleaned bytes
     log_bytes: int
-    cleanable_ratio: float
+    cleanable_ratio: float  # Kafka's cleanableRatio: cleanable_bytes / (clean_bytes + cleanable_bytes)
     min_cleanable_dirty_ratio: float
-    above_threshold: bool
+    cleanable_ratio_above_min: bool  # cleanable_ratio > min_cleanable_dirty_ratio (Kafka's test, for eligible)
     compaction_delay_ms: int  # > 0: max.compaction.lag.ms is overdue by this much
     needs_compaction_now: bool
     eligible: bool
@@ -66,7 +72,7 @@ class PartitionState:
     oldest_tombstone_age_ms: int | None
     delete_retention_ms: int
     tombstones_past_retention: int  # older than delete.retention.ms, still on disk
-    tombstones_past_horizon: int  # their batch's delete horizon has passed, still on disk
+    tombstones_past_delete_horizon: int  # their batch's delete horizon has passed, still on disk
     faults: int
 
     def as_dict(self) -> dict:
@@ -123,18 +129,18 @@ def partition_state(
     u_idx = _index_of_segment(bases, first_uncleanable)
     upper = bases[u_idx]
     lo_idx = _index_of_segment(bases, min(first_dirty, upper))
-    dirty_bytes = sum(s.size for s in segments[lo_idx:u_idx])
+    cleanable_bytes = sum(s.size for s in segments[lo_idx:u_idx])
     clean_bytes = sum(s.size for s in segments if s.base_offset < first_dirty)
     log_bytes = sum(s.size for s in segments)
-    total = clean_bytes + dirty_bytes
-    ratio = dirty_bytes / total if total else 0.0
+    total = clean_bytes + cleanable_bytes
+    ratio = cleanable_bytes / total if total else 0.0
 
-    # what would be dirty if nothing but the active segment held the cleaner back
+    # uncleaned: what would be cleanable if nothing but the active segment held the cleaner back
     last_idx = len(segments) - 1
-    dirty_total = sum(s.size for s in segments[lo_idx:last_idx]) if segments[lo_idx] is not active else 0
-    total_all = clean_bytes + dirty_total
-    ratio_total = dirty_total / total_all if total_all else 0.0
-    blocked_by = reason if reason != "active_segment" and dirty_total > dirty_bytes else None
+    uncleaned = sum(s.size for s in segments[lo_idx:last_idx]) if segments[lo_idx] is not active else 0
+    total_all = clean_bytes + uncleaned
+    uncleaned_ratio = uncleaned / total_all if total_all else 0.0
+    blocked_by = reason if reason != "active_segment" and uncleaned > cleanable_bytes else None
 
     # max.compaction.lag.ms
     delay = 0
@@ -146,8 +152,8 @@ def partition_state(
             if earliest < clean_until:
                 delay = clean_until - earliest
     needs_now = delay > 0
-    above = ratio > config.min_cleanable_dirty_ratio
-    eligible = (needs_now and dirty_bytes > 0) or above
+    above = holds(CLEANABLE_RATIO_ABOVE_MIN, ratio, config.min_cleanable_dirty_ratio)  # Kafka's test
+    eligible = (needs_now and cleanable_bytes > 0) or above
 
     # tombstones
     t_total = t_clean = past_ret = past_hz = 0
@@ -170,16 +176,16 @@ def partition_state(
     return PartitionState(
         topic=topic, partition=partition, log_start_offset=log_start, log_end_offset=log_end,
         checkpoint_offset=checkpoint, first_dirty_offset=first_dirty, first_uncleanable_offset=first_uncleanable,
-        uncleanable_reason=reason, clean_bytes=clean_bytes, dirty_bytes=dirty_bytes,
+        uncleanable_reason=reason, clean_bytes=clean_bytes, cleanable_bytes=cleanable_bytes,
         not_yet_cleanable_bytes=sum(s.size for s in segments[u_idx:]), log_bytes=log_bytes,
-        dirty_bytes_total=dirty_total, dirty_ratio_total=ratio_total, blocked_by=blocked_by,
+        uncleaned_bytes=uncleaned, uncleaned_ratio=uncleaned_ratio, blocked_by=blocked_by,
         cleanable_ratio=ratio, min_cleanable_dirty_ratio=config.min_cleanable_dirty_ratio,
-        above_threshold=above, compaction_delay_ms=delay, needs_compaction_now=needs_now, eligible=eligible,
+        cleanable_ratio_above_min=above, compaction_delay_ms=delay, needs_compaction_now=needs_now, eligible=eligible,
         segments=len(segments), records=sum(s.records for s in segments),
         tombstones=t_total, tombstones_clean=t_clean, tombstones_dirty=t_total - t_clean,
         oldest_tombstone_timestamp=oldest,
         oldest_tombstone_age_ms=None if oldest is None else max(now_ms - oldest, 0),
         delete_retention_ms=config.delete_retention_ms,
-        tombstones_past_retention=past_ret, tombstones_past_horizon=past_hz,
+        tombstones_past_retention=past_ret, tombstones_past_delete_horizon=past_hz,
         faults=sum(len(s.faults) for s in segments),
     )

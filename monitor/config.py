@@ -54,10 +54,11 @@ DEFAULT_METRIC_NAMES = {
 
 @dataclass(frozen=True)
 class Thresholds:
-    """What counts as unhealthy; rendered into the alert rules and used by the dashboard."""
+    """What counts as unhealthy: the numbers and windows of the rule table (``monitor.rules``), read by
+    the rendered alert rules and the dashboard's evaluator alike."""
 
-    dirty_ratio_margin: float = 0.1  # CompactionLagging: ratio > min.cleanable.dirty.ratio + margin
-    lagging_for: str = "30m"
+    lagging_for: str = "30m"  # CompactionLagging: cleanable ratio above min.cleanable.dirty.ratio this long
+    dead_thread_for: str = "1m"
     cleaner_stalled_seconds: float = 900  # time since last run
     cleaner_stalled_for: str = "10m"
     buffer_utilization_ratio: float = 0.85
@@ -66,7 +67,7 @@ class Thresholds:
     cleaner_slow_for: str = "1h"
     tombstone_growth_per_hour: float = 100_000
     tombstones_piling_for: str = "6h"
-    tombstones_past_retention_for: str = "1h"
+    tombstones_past_horizon_for: str = "1h"
     consumer_lag_warning_fraction: float = 0.5  # of delete.retention.ms
     consumer_lag_for: str = "5m"
     overdue_for: str = "15m"

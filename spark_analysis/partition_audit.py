@@ -120,7 +120,7 @@ def partition_row(topic: str, partition: int, st, segments: int, counts: dict, k
     k = keys or {}
     reclaim = float(k.get("reclaimable_bytes") or 0.0)
     dirty_keys = k.get("dirty_distinct_keys") or 0
-    est = estimate_clean(st.clean_bytes, st.dirty_bytes, dirty_keys, cleaner)
+    est = estimate_clean(st.clean_bytes, st.cleanable_bytes, dirty_keys, cleaner)
     return {
         "topic": topic, "partition": partition, "segments": segments,
         "records": counts.get("records", 0), "control_records": counts.get("control_records", 0),
@@ -129,7 +129,7 @@ def partition_row(topic: str, partition: int, st, segments: int, counts: dict, k
         "reclaimable_bytes": reclaim, "projected_bytes": max(st.log_bytes - reclaim, 0.0),
         "first_dirty_offset": st.first_dirty_offset, "checkpoint_offset": st.checkpoint_offset,
         "first_uncleanable_offset": st.first_uncleanable_offset, "clean_bytes": st.clean_bytes,
-        "dirty_bytes": st.dirty_bytes, "cleanable_ratio": st.cleanable_ratio,
+        "dirty_bytes": st.cleanable_bytes, "cleanable_ratio": st.cleanable_ratio,
         "min_cleanable_dirty_ratio": st.min_cleanable_dirty_ratio, "eligible": st.eligible,
         "dirty_distinct_keys": dirty_keys, "cleaner_passes": est.passes, "estimated_clean_seconds": est.seconds,
         "tombstones": k.get("tombstones", 0), "tombstones_past_retention": k.get("tombstones_past_retention", 0),

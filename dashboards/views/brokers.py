@@ -1,29 +1,29 @@
-"""Brokers: the log cleaner's own gauges per broker, over time, with the alert thresholds."""
+"""Brokers: the log cleaner's own gauges per broker, over time, with the alert thresholds of the loaded
+monitor.yaml (as the rule table applies them)."""
 
 import streamlit as st
 
 from dashboards import data, figures, ui
-from monitor.config import Thresholds
+from monitor.rules import threshold_of
 
 s = ui.settings()
 ui.header("Log cleaner per broker", s, "Kafka's cleaner gauges (JMX), in base units.")
 samples, alerts = ui.load(s)
-t = Thresholds()
 PANELS = [
-    ("broker_max_dirty_ratio", "Max dirty ratio (the cleaner's last pick)", "ratio", None),
-    ("broker_cleaner_time_since_last_run_seconds", "Time since the cleaner last looked for work", "seconds",
-     t.cleaner_stalled_seconds),
-    ("broker_cleaner_max_clean_time_seconds", "Longest recent clean", "seconds", t.clean_time_seconds),
-    ("broker_cleaner_max_buffer_utilization_ratio", "Dedupe buffer utilization", "ratio", t.buffer_utilization_ratio),
-    ("broker_cleaner_recopy_ratio", "Recopy ratio (bytes written / read)", "ratio", None),
-    ("broker_cleaner_dead_threads", "Dead cleaner threads", "threads", 0.5),
+    ("broker_max_dirty_ratio", "Max dirty ratio (the cleaner's last pick)", "ratio"),
+    ("broker_cleaner_time_since_last_run_seconds", "Time since the cleaner last looked for work", "seconds"),
+    ("broker_cleaner_max_clean_time_seconds", "Longest recent clean", "seconds"),
+    ("broker_cleaner_max_buffer_utilization_ratio", "Dedupe buffer utilization", "ratio"),
+    ("broker_cleaner_recopy_ratio", "Recopy ratio (bytes written / read)", "ratio"),
+    ("broker_cleaner_dead_threads", "Dead cleaner threads", "threads"),
 ]
 if samples is not None:
     if data.metric(samples, "broker_cleaner_dead_threads").empty:
         st.info("No broker cleaner gauges yet: give the collector each broker's JMX exporter or Jolokia URL.")
     else:
         cols = st.columns(2)
-        for i, (name, title, unit, thr) in enumerate(PANELS):
+        for i, (name, title, unit) in enumerate(PANELS):
+            thr = threshold_of(name, s.thresholds)
             with cols[i % 2]:
                 if s.mode == "prometheus":
                     hist = ui.history(s, data.PREFIX + name)

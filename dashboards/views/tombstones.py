@@ -1,37 +1,52 @@
-"""Tombstones: where deletes pile up, which ones the cleaner missed, and who may miss them."""
+"""Tombstones: where deletes pile up, which ones the cleaner missed, and who may miss them. Which
+partitions and groups are flagged comes from the alerts; the warning line from the loaded monitor.yaml."""
 
 import streamlit as st
 
 from dashboards import data, figures, ui
-from monitor.config import Thresholds
+from monitor.rules import bound
 
 s = ui.settings()
 ui.header("Tombstones and consumers", s, "Deletes on compacted topics, and consumer groups that may never see them.")
 samples, alerts = ui.load(s)
 if samples is not None:
     if not ui.no_compacted_topics(samples):
-        table = data.partitions_table(samples)
+        table = data.partitions_table(samples, alerts)
         if s.mode == "prometheus":
             hist = ui.history(s, "sum by (topic) (kafka_compaction_partition_tombstones)", 3 * 3600)
             st.plotly_chart(figures.tombstone_history(hist), use_container_width=True)
         st.plotly_chart(figures.tombstone_bars(table), use_container_width=True)
-        missed = table[table["tombstones_past_horizon"].fillna(0) > 0]
+        flagged = data.alerting(alerts, "TombstonesPastDeleteHorizon", data.PARTITION,
+                                states=("pending", "firing", "active"))
+        keyed = table.assign(partition=table["partition"].astype(str))
+        missed = keyed.merge(flagged.astype(str), on=data.PARTITION) if not flagged.empty else keyed.iloc[:0]
         if missed.empty:
             st.success("No tombstone is past its delete horizon.", icon=":material/check_circle:")
         else:
-            st.warning(f"{int(missed['tombstones_past_horizon'].sum())} tombstone(s) are past their delete horizon "
-                       f"and still on disk, on {len(missed)} partition(s).")
-            st.dataframe(missed[["topic", "partition", "tombstones", "tombstones_past_horizon",
+            st.warning(f"{int(missed['tombstones_past_delete_horizon'].sum())} tombstone(s) are past their delete "
+                       f"horizon and still on disk, on {len(missed)} partition(s).")
+            st.dataframe(missed[["topic", "partition", "tombstones", "tombstones_past_delete_horizon",
                                  "oldest_tombstone_age_seconds"]], hide_index=True, use_container_width=True)
     st.subheader("Consumer groups on compacted topics")
     ratio = data.metric(samples, "consumer_group_lag_retention_ratio")
     if ratio.empty:
         st.info("No consumer group reads a compacted topic (or the collector has no bootstrap servers).")
     else:
-        st.plotly_chart(figures.consumer_risk(ratio, Thresholds().consumer_lag_warning_fraction),
+        keys = ["cluster", "group", "topic", "partition"]
+        sev = (alerts[alerts["alert"] == "ConsumerMayMissTombstones"][keys + ["severity"]].astype(str)
+               if alerts is not None else None)
+        if sev is not None and not sev.empty:
+            sev = sev.assign(_o=sev["severity"].map({"critical": 0}).fillna(1)).sort_values("_o")
+            ratio = ratio.astype({k: str for k in keys}).merge(sev.drop_duplicates(keys).drop(columns="_o"),
+                                                              on=keys, how="left")
+        else:
+            ratio = ratio.assign(severity=None)
+        t = s.thresholds
+        st.plotly_chart(figures.consumer_risk(ratio, bound("ConsumerMayMissTombstones", "warning", t),
+                                              bound("ConsumerMayMissTombstones", "critical", t)),
                         use_container_width=True)
         lag = data.metric(samples, "consumer_group_lag_seconds")[["group", "topic", "partition", "value"]]
         st.dataframe(lag.rename(columns={"value": "time lag (s)"}).sort_values("time lag (s)", ascending=False),
                      hide_index=True, use_container_width=True)
-    ui.alerts_table(alerts, ["ConsumerMayMissTombstones", "TombstonesPastRetention", "TombstonesPilingUp"])
+    ui.alerts_table(alerts, ["ConsumerMayMissTombstones", "TombstonesPastDeleteHorizon", "TombstonesPilingUp"])
 ui.auto_refresh()

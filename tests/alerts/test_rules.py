@@ -1,5 +1,6 @@
-"""The alert rules: one source of thresholds, promtool-valid, a firing and a near-miss test per
-alert, a runbook section per alert, and only metric names the collector defines."""
+"""The alert rules: rendered from the one rule table, promtool-valid, a firing and a near-miss test per
+alert and severity, the same verdicts from promtool and the Python evaluator, a runbook section per
+alert, and only metric names the collector defines."""
 
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from alerts.promtool_tests import render_tests
-from alerts.render import alerts, render_rules
+from dataclasses import replace
+
+from alerts.promtool_tests import cases, evaluated, render_tests
+from alerts.render import render_rules
 from collectors.metrics import METRICS
 from monitor.config import Thresholds, parse_config
+from monitor.rules import RULES as TABLE
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "alerts" / "compaction.rules.yml"
@@ -34,18 +38,36 @@ def _promtool(*args, cwd=None):
     return subprocess.run([PROMTOOL, *args], capture_output=True, text=True, cwd=cwd)
 
 
-def test_promtool_check_and_unit_tests():
+def test_promtool_and_the_python_evaluator_agree_on_every_case():
+    """The agreement test: each promtool case expects exactly the alerts (labels, annotations with
+    $value) the Python evaluator finds on the same samples; promtool runs the PromQL and must agree."""
     r = _promtool("check", "rules", str(RULES))
     assert r.returncode == 0, r.stdout + r.stderr
     r = _promtool("test", "rules", TESTS.name, cwd=RULES.parent)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+def test_the_evaluator_fires_exactly_on_the_firing_cases():
+    t = Thresholds()
+    for case in cases(t):
+        fired = {(a.alert, a.severity) for a in evaluated(case, t)}
+        assert ((case.alert, case.severity) in fired) == case.fires, (case.alert, case.severity, case.series)
+
+
+def test_a_rule_file_that_disagrees_with_the_evaluator_fails_promtool(tmp_path):
+    """The agreement test can fail: PromQL rendered with another threshold than the evaluator's."""
+    t = Thresholds()
+    (tmp_path / "compaction.rules.yml").write_text(render_rules(replace(t, buffer_utilization_ratio=0.95)))
+    (tmp_path / "t.yml").write_text(render_tests(t))
+    r = _promtool("test", "rules", "t.yml", cwd=tmp_path)
+    assert r.returncode != 0 and "CleanerBufferSaturated" in r.stdout + r.stderr
+
+
 def test_every_alert_has_a_firing_and_a_near_miss_test():
     names = [t["name"] for t in yaml.safe_load(TESTS.read_text())["tests"]]
-    for a in alerts(Thresholds()):
-        assert f"{a.name} ({a.severity}) fires" in names
-        assert f"{a.name} ({a.severity}) near miss does not fire" in names
+    for r in TABLE:
+        assert f"{r.alert} ({r.severity}) fires" in names
+        assert f"{r.alert} ({r.severity}) near miss does not fire" in names
 
 
 def test_alerts_have_severity_summary_description_and_a_runbook_section():
@@ -65,7 +87,7 @@ def test_alerts_have_severity_summary_description_and_a_runbook_section():
             assert anchor in sections, f"RUNBOOK.md has no section for {r['alert']}"
     assert seen >= {"LogCleanerThreadDead", "LogCleanerStalled", "CompactionLagging", "CompactionOverdue",
                     "UncleanablePartitions", "CleanerBufferSaturated", "CleanerSlow", "TombstonesPilingUp",
-                    "TombstonesPastRetention", "ConsumerMayMissTombstones", "CompactionMonitorDown"}
+                    "TombstonesPastDeleteHorizon", "ConsumerMayMissTombstones", "CompactionMonitorDown"}
 
 
 def test_expressions_use_only_metrics_the_collector_defines():
@@ -79,11 +101,12 @@ def test_expressions_use_only_metrics_the_collector_defines():
 
 
 def test_thresholds_from_config_reach_the_rules_and_still_pass_promtool(tmp_path):
-    cfg = parse_config({"thresholds": {"dirty_ratio_margin": 0.25, "lagging_for": "2h",
+    cfg = parse_config({"thresholds": {"consumer_lag_warning_fraction": 0.25, "lagging_for": "2h",
                                        "buffer_utilization_ratio": 0.7, "tombstone_growth_per_hour": 5000}})
     text = render_rules(cfg.thresholds)
-    assert "kafka_compaction:partition_dirty_over_threshold:ratio > 0.25" in text
+    assert "kafka_compaction_consumer_group_lag_retention_ratio > 0.25" in text
     assert "for: 2h" in text and "max_buffer_utilization_ratio > 0.7" in text
+    assert "tombstones:sum[1h]) > 5000" in text
     (tmp_path / "compaction.rules.yml").write_text(text)
     (tmp_path / "t.yml").write_text(render_tests(cfg.thresholds))
     r = _promtool("test", "rules", "t.yml", cwd=tmp_path)

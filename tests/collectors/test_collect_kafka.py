@@ -87,7 +87,7 @@ def test_a_healthy_topic_ratio_falls_after_clean_and_agrees_with_broker(kafka, c
     t = create_topic(kafka.bootstrap, unique_topic("healthy"), **compacted(**{"min.cleanable.dirty.ratio": 1.0}))
     write_rounds(kafka.bootstrap, t, 4)
     reg = refresh(collector)
-    before = pval(reg, "kafka_compaction_partition_cleanable_dirty_ratio", t)
+    before = pval(reg, "kafka_compaction_partition_cleanable_ratio", t)
     assert before == 1.0  # never cleaned: no clean section
     assert pval(reg, "kafka_compaction_partition_eligible", t) == 0.0  # 1.0 is not > 1.0
     assert pval(reg, "kafka_compaction_partition_min_cleanable_dirty_ratio", t) == 1.0  # from the admin API
@@ -96,7 +96,7 @@ def test_a_healthy_topic_ratio_falls_after_clean_and_agrees_with_broker(kafka, c
     set_topic_config(kafka.bootstrap, t, **{"min.cleanable.dirty.ratio": 0.01})
     cp = wait_cleaned(kafka.log_dir, t)
     reg = refresh(collector)
-    after = pval(reg, "kafka_compaction_partition_cleanable_dirty_ratio", t)
+    after = pval(reg, "kafka_compaction_partition_cleanable_ratio", t)
     assert after < before and after == 0.0
     assert pval(reg, "kafka_compaction_partition_first_dirty_offset", t) == cp
     assert pval(reg, "kafka_compaction_partition_clean_bytes", t) > 0
@@ -107,7 +107,7 @@ def test_a_healthy_topic_ratio_falls_after_clean_and_agrees_with_broker(kafka, c
     agreed = None
     for _ in range(40):
         reg = refresh(collector)
-        ours = max(s.value for m in reg.collect() if m.name == "kafka_compaction_partition_cleanable_dirty_ratio"
+        ours = max(s.value for m in reg.collect() if m.name == "kafka_compaction_partition_cleanable_ratio"
                    for s in m.samples)
         broker = reg.get_sample_value("kafka_compaction_broker_max_dirty_ratio", {"cluster": "local", "broker": "1"})
         if broker is not None and abs(math.floor(ours * 100) / 100 - broker) <= 0.011:
@@ -116,7 +116,7 @@ def test_a_healthy_topic_ratio_falls_after_clean_and_agrees_with_broker(kafka, c
         time.sleep(0.3)
     assert agreed, f"ours {ours} vs broker max-dirty-percent {broker}"
     print("agreement (ours, broker):", agreed)
-    mine = pval(reg, "kafka_compaction_partition_cleanable_dirty_ratio", t)
+    mine = pval(reg, "kafka_compaction_partition_cleanable_ratio", t)
     assert 0 < mine < 1
 
     out = io.StringIO()
@@ -135,18 +135,21 @@ def test_a_healthy_topic_ratio_falls_after_clean_and_agrees_with_broker(kafka, c
 
 
 def test_b_topic_kept_dirty_by_min_compaction_lag(kafka, collector):
-    """Dirty above its threshold, yet not cleanable: min.compaction.lag.ms holds it back."""
+    """Uncleaned far above its threshold, yet not cleanable: min.compaction.lag.ms holds it back."""
     t = create_topic(kafka.bootstrap, unique_topic("lagged"),
                      **compacted(**{"min.compaction.lag.ms": 3_600_000, "min.cleanable.dirty.ratio": 0.1}))
     write_rounds(kafka.bootstrap, t, 3)
     time.sleep(2)  # several cleaner passes (backoff 500 ms)
     assert cleaner_checkpoint(kafka.log_dir, t) is None  # the broker really did not clean it
     reg = refresh(collector)
-    assert pval(reg, "kafka_compaction_partition_dirty_ratio", t) == 1.0  # > 0.1 threshold
-    assert pval(reg, "kafka_compaction_partition_cleanable_dirty_ratio", t) == 0.0  # Kafka's view: nothing cleanable
+    assert pval(reg, "kafka_compaction_partition_uncleaned_ratio", t) == 1.0  # > 0.1 threshold
+    assert pval(reg, "kafka_compaction_partition_cleanable_ratio", t) == 0.0  # Kafka's view: nothing cleanable
     assert pval(reg, "kafka_compaction_partition_compaction_blocked", t, reason="min_compaction_lag") == 1.0
     assert pval(reg, "kafka_compaction_partition_eligible", t) == 0.0
-    assert pval(reg, "kafka_compaction_partition_dirty_bytes", t) == 0.0
+    assert pval(reg, "kafka_compaction_partition_cleanable_bytes", t) == 0.0
+    logs = sorted(partition_dir(kafka.log_dir, t).glob("*.log"))
+    assert len(logs) > 1 and pval(reg, "kafka_compaction_partition_uncleaned_bytes", t) == \
+        sum(f.stat().st_size for f in logs[:-1])  # every segment below the active one
     assert pval(reg, "kafka_compaction_partition_not_yet_cleanable_bytes", t) == \
         pval(reg, "kafka_compaction_partition_log_bytes", t)
 
@@ -228,7 +231,7 @@ def test_collect_once_cli_against_the_broker(kafka):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert 'kafka_compaction_source_up{cluster="default",kind="jmx",source="jmx:default:1"} 1.0' in proc.stdout
-    assert "kafka_compaction_partition_cleanable_dirty_ratio{" in proc.stdout
+    assert "kafka_compaction_partition_cleanable_ratio{" in proc.stdout
     bad = subprocess.run([sys.executable, "-m", "cli", "collect", "--once", "--jmx-url",
                           "http://127.0.0.1:1/metrics"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and "127.0.0.1:1" in bad.stderr

@@ -3,6 +3,7 @@ broker running the demo's scenario; and the unreachable, empty and no-audit stat
 
 from __future__ import annotations
 
+import json
 import time
 import urllib.request
 from pathlib import Path
@@ -38,7 +39,7 @@ def live(kafka, tmp_path_factory):
     cli_demo.stopped_consumer(kafka.bootstrap)
     try:
         with cli_demo.stack(kafka, tmp_path_factory.mktemp("dash"), t, dashboard=False) as run:
-            wait_alerts(run.prometheus_url, {"CompactionLagging", "ConsumerMayMissTombstones"})
+            wait_alerts(run.prometheus_url, {"ConsumerMayMissTombstones"})
             yield run
     finally:
         work.stop()
@@ -66,19 +67,23 @@ def charts(at) -> int:
 
 
 def test_overview_from_prometheus(live, monkeypatch):
-    """The on-call engineer opens the overview: the lagging topic and the stopped group are counted,
-    and Prometheus' firing alerts are listed."""
+    """The on-call engineer opens the overview: the held-back topic and the stopped group are counted,
+    and Prometheus' firing alerts are listed; the counts are those of the alerts."""
     at = page("overview", monkeypatch, prometheus_url=live.prometheus_url)
     m = metrics(at)
-    assert int(m["Dirty partitions"]) >= 3  # the three partitions of demo.lagging-cdc
+    assert int(m["Held back"]) >= 3  # the three partitions of demo.lagging-cdc, held by min.compaction.lag.ms
     assert int(m["Groups at risk"]) >= 1 and int(m["Dead threads"]) == 0 and int(m["Sources down"]) == 0
     alerts = at.dataframe[0].value
-    firing = set(alerts[alerts["state"] == "firing"]["alert"])
-    assert {"CompactionLagging", "ConsumerMayMissTombstones"} <= firing
-    lagging = set(alerts[alerts["alert"] == "CompactionLagging"]["topic"])
-    # other tests' deliberately dirty topics share the broker and may fire too
-    assert cli_demo.LAGGING in lagging and cli_demo.HEALTHY not in lagging
+    firing = alerts[alerts["state"] == "firing"]
+    assert "ConsumerMayMissTombstones" in set(firing["alert"])
+    groups = firing[firing["alert"] == "ConsumerMayMissTombstones"][["cluster", "group"]].drop_duplicates()
+    assert int(m["Groups at risk"]) == len(groups) and cli_demo.GROUP in set(groups["group"])
+    lagging = firing[firing["alert"] == "CompactionLagging"]
+    assert int(m["Lagging partitions"]) == len(lagging[["cluster", "broker", "topic", "partition"]].drop_duplicates())
+    # held back by design is not lagging: nothing of it is cleanable (other tests' topics may lag)
+    assert cli_demo.LAGGING not in set(lagging["topic"]) and cli_demo.HEALTHY not in set(lagging["topic"])
     assert charts(at) == 1  # the heatmap
+    assert not any("not evaluated" in c.value for c in at.caption)
 
 
 def test_brokers_show_gauges_over_time(live, monkeypatch):
@@ -87,16 +92,18 @@ def test_brokers_show_gauges_over_time(live, monkeypatch):
 
 
 def test_partitions_table_and_drill_down(live, monkeypatch):
-    """The engineer finds which partitions are dirty and why: min.compaction.lag.ms holds them."""
+    """The engineer finds which partitions are uncleaned and why: min.compaction.lag.ms holds them back,
+    so nothing is cleanable and they are not lagging."""
     at = page("partitions", monkeypatch, prometheus_url=live.prometheus_url)
     table = at.dataframe[0].value
     lag = table[table["topic"] == cli_demo.LAGGING]
-    assert len(lag) == 3 and (lag["dirty_ratio"] == 1.0).all() and (lag["blocked"] == "min_compaction_lag").all()
-    assert (lag["threshold"] == 0.5).all()
+    assert len(lag) == 3 and (lag["uncleaned_ratio"] == 1.0).all() and (lag["cleanable_ratio"] == 0.0).all()
+    assert (lag["blocked"] == "min_compaction_lag").all() and not lag["lagging"].any()
+    assert (lag["threshold"] == 0.5).all() and (lag["uncleaned_bytes"] > 0).all() and (lag["cleanable_bytes"] == 0).all()
     at.selectbox(key="partitions.pick").set_value(f"{cli_demo.LAGGING}-1").run()
     assert not at.exception
     assert any("min_compaction_lag" in w.value for w in at.warning)
-    assert metrics(at)["Dirty ratio"] == "1.00"
+    assert metrics(at)["Uncleaned ratio"] == "1.00" and metrics(at)["Kafka's cleanable ratio"] == "0.00"
     at.multiselect(key="partitions.topics").set_value([cli_demo.HEALTHY]).run()
     assert set(at.dataframe[0].value["topic"]) == {cli_demo.HEALTHY}
 
@@ -113,10 +120,41 @@ def test_collector_only_evaluates_alerts_in_python(live, monkeypatch):
     """Without Prometheus the pages still show health, from the collector's current values."""
     at = page("overview", monkeypatch, collector_url=live.collector_url)
     alerts = at.dataframe[0].value
-    assert {"CompactionLagging", "ConsumerMayMissTombstones"} <= set(alerts["alert"])
+    assert "ConsumerMayMissTombstones" in set(alerts["alert"])
     assert set(alerts["state"]) == {"active"}
+    assert "TombstonesPilingUp" not in set(alerts["alert"])  # needs an hour of history, and says so
+    assert any(c.value.startswith("TombstonesPilingUp is not evaluated without Prometheus") for c in at.caption)
     at = page("brokers", monkeypatch, collector_url=live.collector_url)
     assert charts(at) == 6
+
+
+def _lines(chart, axis: str) -> list[float]:
+    """Where a Plotly chart draws its horizontal (``y``) or vertical (``x``) threshold lines."""
+    spec = json.loads(chart.proto.spec)
+    return [sh[f"{axis}0"] for sh in spec["layout"].get("shapes", []) if sh.get(f"{axis}0") == sh.get(f"{axis}1")]
+
+
+def test_thresholds_come_from_the_loaded_config(live, tmp_path, monkeypatch):
+    """monitor.yaml's thresholds, not Thresholds() defaults, are what the pages draw and evaluate with."""
+    cfg = tmp_path / "m.yaml"
+    cfg.write_text(yaml.safe_dump({"thresholds": {"clean_time_seconds": 1234, "consumer_lag_warning_fraction": 0.3}}))
+    at = page("brokers", monkeypatch, collector_url=live.collector_url, config=cfg)
+    assert [1234] in [_lines(c, "y") for c in at.get("plotly_chart")]
+    default = page("brokers", monkeypatch, collector_url=live.collector_url)
+    assert [1234] not in [_lines(c, "y") for c in default.get("plotly_chart")]
+    at = page("tombstones", monkeypatch, collector_url=live.collector_url, config=cfg)
+    assert any(0.3 in _lines(c, "x") and 1 in _lines(c, "x") for c in at.get("plotly_chart"))
+    monkeypatch.setenv("COMPACTION_MONITOR_CONFIG", str(cfg))
+    monkeypatch.setenv("COMPACTION_MONITOR_COLLECTOR_URL", live.collector_url)
+    from dashboards import data
+
+    settings = data.settings_from_env()
+    assert settings.thresholds.clean_time_seconds == 1234
+    # the collector's real samples, evaluated with the loaded thresholds: the stopped group is past
+    # delete.retention.ms whatever the warning fraction, so it stays critical
+    alerts = data.alerts(settings, data.current(settings))
+    risk = alerts[alerts["alert"] == "ConsumerMayMissTombstones"]
+    assert set(risk[risk["group"] == cli_demo.GROUP]["severity"]) == {"critical"}
 
 
 def test_unreachable_sources_say_so(monkeypatch):

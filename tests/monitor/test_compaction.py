@@ -26,15 +26,15 @@ CFG = TopicConfig(cleanup_policy=("compact",), min_cleanable_dirty_ratio=0.5)
 def test_no_checkpoint_everything_below_active_is_dirty():
     st = partition_state("t", 0, [seg(0, 100, 10), seg(10, 100, 20), seg(20, 50, 25)], CFG, NOW)
     assert (st.first_dirty_offset, st.first_uncleanable_offset) == (0, 20)
-    assert (st.clean_bytes, st.dirty_bytes, st.cleanable_ratio) == (0, 200, 1.0)
-    assert st.eligible and st.above_threshold and st.uncleanable_reason == "active_segment"
+    assert (st.clean_bytes, st.cleanable_bytes, st.cleanable_ratio) == (0, 200, 1.0)
+    assert st.eligible and st.cleanable_ratio_above_min and st.uncleanable_reason == "active_segment"
 
 
 def test_checkpoint_mid_segment_counts_in_both():
     segs = [seg(0, 100, 10), seg(10, 100, 20), seg(20, 100, 30), seg(30, 10, 31)]
     st = partition_state("t", 0, segs, CFG, NOW, checkpoint=15)
-    assert st.clean_bytes == 200 and st.dirty_bytes == 200  # segment 10 in both
-    assert st.cleanable_ratio == pytest.approx(0.5) and not st.above_threshold  # strictly greater
+    assert st.clean_bytes == 200 and st.cleanable_bytes == 200  # segment 10 in both
+    assert st.cleanable_ratio == pytest.approx(0.5) and not st.cleanable_ratio_above_min  # strictly greater
 
 
 def test_checkpoint_out_of_range_falls_back_to_log_start():
@@ -49,17 +49,17 @@ def test_min_compaction_lag_blocks_recent_segments():
     segs = [seg(0, 100, 10, max_ts=NOW - 120_000), seg(10, 100, 20, max_ts=NOW - 1000), seg(20, 10, 21)]
     st = partition_state("t", 0, segs, cfg, NOW, checkpoint=0)
     assert st.first_uncleanable_offset == 10 and st.uncleanable_reason == "min_compaction_lag"
-    assert st.dirty_bytes == 100 and st.dirty_bytes_total == 200 and st.blocked_by == "min_compaction_lag"
+    assert st.cleanable_bytes == 100 and st.uncleaned_bytes == 200 and st.blocked_by == "min_compaction_lag"
     everything_recent = [seg(0, 100, 10, max_ts=NOW - 1), seg(10, 10, 11)]
     st = partition_state("t", 0, everything_recent, cfg, NOW)
-    assert st.dirty_bytes == 0 and st.cleanable_ratio == 0 and st.dirty_ratio_total == 1.0 and not st.eligible
+    assert st.cleanable_bytes == 0 and st.cleanable_ratio == 0 and st.uncleaned_ratio == 1.0 and not st.eligible
 
 
 def test_max_compaction_lag_overdue_forces_eligibility():
     cfg = TopicConfig(cleanup_policy=("compact",), min_cleanable_dirty_ratio=0.99, max_compaction_lag_ms=60_000)
     segs = [seg(0, 100, 10), seg(10, 100, 20, first_ts=NOW - 100_000), seg(20, 10, 21)]
     st = partition_state("t", 0, segs, cfg, NOW, checkpoint=10)
-    assert st.compaction_delay_ms == 40_000 and st.needs_compaction_now and st.eligible and not st.above_threshold
+    assert st.compaction_delay_ms == 40_000 and st.needs_compaction_now and st.eligible and not st.cleanable_ratio_above_min
     assert partition_state("t", 0, segs, TopicConfig(cleanup_policy=("compact",), min_cleanable_dirty_ratio=0.99,
                                                      max_compaction_lag_ms=LONG_MAX), NOW,
                            checkpoint=10).compaction_delay_ms == 0
@@ -72,4 +72,4 @@ def test_tombstones_by_section_and_against_retention():
     st = partition_state("t", 0, segs, cfg, NOW, checkpoint=5)
     assert st.tombstones == 4 and st.tombstones_clean == 1 and st.tombstones_dirty == 3
     assert st.oldest_tombstone_age_ms == 9_000
-    assert st.tombstones_past_retention == 2 and st.tombstones_past_horizon == 2
+    assert st.tombstones_past_retention == 2 and st.tombstones_past_delete_horizon == 2

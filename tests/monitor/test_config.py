@@ -18,13 +18,13 @@ clusters:
     topics:
       orders: {min.cleanable.dirty.ratio: 0.3}
 intervals: {jmx: 10}
-thresholds: {dirty_ratio_margin: 0.2}
+thresholds: {consumer_lag_warning_fraction: 0.2}
 """)
     cfg = load_config(p)
     c = cfg.clusters[0]
     assert cfg.listen_port == 9700 and c.bootstrap_servers == "k1:9093,k2:9093"
     assert c.brokers[0].log_dirs == ("/data/kafka",) and c.client["security.protocol"] == "SASL_SSL"
-    assert cfg.intervals.jmx == 10 and cfg.intervals.log_dirs == 60 and cfg.thresholds.dirty_ratio_margin == 0.2
+    assert cfg.intervals.jmx == 10 and cfg.intervals.log_dirs == 60 and cfg.thresholds.consumer_lag_warning_fraction == 0.2
 
 
 @pytest.mark.parametrize("data, key, reason", [

@@ -1,0 +1,251 @@
+"""The alert rules, defined once: what each alert compares, with which threshold, for how long, how it
+joins other series, its severity, its runbook section and its annotation templates.
+
+Two forms are generated from this table, and a test keeps them in agreement:
+
+* the Prometheus rule file (``alerts/render.py``) and its promtool tests (``alerts/promtool_tests.py``);
+* the Python evaluator (``monitor.rule_eval``) that the dashboard uses when there is no Prometheus.
+
+A threshold is a number, a field of ``Thresholds`` (``monitor.yaml``'s ``thresholds:``), or a metric
+holding a threshold per series (``min.cleanable.dirty.ratio`` per partition). Nothing else in the
+project defines a comparison with a threshold: the dashboard counts "lagging" and "at risk" from the
+evaluated alerts and draws its threshold lines with ``threshold_of``; the compaction model and the
+exporter apply two of the table's comparisons (``CLEANABLE_RATIO_ABOVE_MIN``, ``LAG_PAST_RETENTION``).
+
+Annotation templates use only ``{{ $labels.x }}``, ``{{ $value }}`` and ``{{ $value | humanize... }}``,
+which ``monitor.gotemplate`` renders as Prometheus does; ``<for>`` is replaced by the rule's window
+when the rule is rendered.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+
+from monitor.config import Thresholds
+
+NS = "kafka_compaction_"
+OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le, "==": operator.eq,
+       "!=": operator.ne}
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """What a series is compared with: a number, a ``Thresholds`` field, or a per-series metric (the
+    sample of ``metric`` with the same labels, as PromQL matches two vectors one-to-one)."""
+
+    number: float | None = None
+    field: str | None = None
+    metric: str | None = None
+
+    def value(self, t: Thresholds) -> float | None:
+        """The number this threshold stands for under ``t``; None for a per-series threshold."""
+        if self.field is not None:
+            return float(getattr(t, self.field))
+        return self.number
+
+    def promql(self, t: Thresholds) -> str:
+        return self.metric if self.metric is not None else f"{self.value(t):g}"
+
+
+def number(v: float) -> Threshold:
+    return Threshold(number=v)
+
+
+def setting(field: str) -> Threshold:
+    if field not in Thresholds.__dataclass_fields__:
+        raise ValueError(f"Thresholds has no field {field!r}")
+    return Threshold(field=field)
+
+
+def per_series(metric: str) -> Threshold:
+    return Threshold(metric=metric)
+
+
+@dataclass(frozen=True)
+class Compare:
+    op: str
+    threshold: Threshold
+
+
+@dataclass(frozen=True)
+class Join:
+    """Keep a series only where, for the same ``on`` labels, some series of ``metric`` has ``op value``
+    (PromQL: ``and on (on) count by (on) (metric op value) > 0``)."""
+
+    on: tuple[str, ...]
+    metric: str
+    op: str
+    value: float
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One selected series, compared; every comparison must hold (PromQL ``and`` on the same series).
+
+    ``sum_without`` sums labels away first (a recording rule in PromQL). ``delta`` compares the change
+    over that window instead of the value: PromQL's ``delta(x[window])``; in Python, the current sample
+    minus the sample taken one window earlier (see ``monitor.rule_eval``)."""
+
+    metric: str
+    compare: tuple[Compare, ...]
+    matchers: tuple[tuple[str, str], ...] = ()
+    sum_without: tuple[str, ...] = ()
+    delta: str | None = None
+    join: Join | None = None
+
+    @property
+    def recorded(self) -> str | None:
+        """The recording rule's name when labels are summed away first."""
+        if not self.sum_without:
+            return None
+        return "kafka_compaction:" + self.metric[len(NS):] + ":sum"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One alert at one severity. It fires where any clause holds (PromQL ``or``: per label set, the
+    first clause that holds gives the value) for the window in the ``Thresholds`` field ``for_``."""
+
+    alert: str
+    severity: str
+    group: str
+    for_: str
+    clauses: tuple[Clause, ...]
+    summary: str
+    description: str
+
+    def window(self, t: Thresholds) -> str:
+        return getattr(t, self.for_)
+
+    def runbook(self, t: Thresholds) -> str:
+        return f"{t.runbook_base}#{self.alert.lower()}"
+
+    def annotations(self, t: Thresholds) -> dict[str, str]:
+        """Go templates, as they go into the rule file."""
+        w = self.window(t)
+        return {"summary": self.summary.replace("<for>", w), "description": self.description.replace("<for>", w),
+                "runbook": self.runbook(t)}
+
+
+# Two comparisons that are also facts the collector states, so they are defined here and used there:
+# Kafka's own test for picking a log by ratio (LogCleanerManager: cleanableRatio > minCleanableRatio),
+# which ``monitor.compaction`` applies for ``eligible``; and a group lagging past delete.retention.ms,
+# which the exporter states as ``consumer_group_tombstone_risk``.
+CLEANABLE_RATIO_ABOVE_MIN = Compare(">", per_series(NS + "partition_min_cleanable_dirty_ratio"))
+LAG_PAST_RETENTION = Compare(">=", number(1))
+
+
+def holds(c: Compare, value: float, threshold: float) -> bool:
+    return OPS[c.op](value, threshold)
+
+
+def _c(metric: str, op: str, threshold: Threshold, **kw) -> Clause:
+    return Clause(NS + metric, (Compare(op, threshold),), **kw)
+
+
+P = 'topic {{ $labels.topic }} partition {{ $labels.partition }} on broker {{ $labels.broker }} (cluster {{ $labels.cluster }})'
+B = 'broker {{ $labels.broker }} (cluster {{ $labels.cluster }})'
+G = ('group {{ $labels.group }} on topic {{ $labels.topic }} partition {{ $labels.partition }} '
+     '(cluster {{ $labels.cluster }})')
+LAG_RATIO = NS + "consumer_group_lag_retention_ratio"
+
+RULES: tuple[Rule, ...] = (
+    Rule("LogCleanerThreadDead", "critical", "kafka-log-cleaner", "dead_thread_for",
+         (_c("broker_cleaner_dead_threads", ">", number(0)),),
+         "A log cleaner thread died on " + B,
+         "{{ $value }} log cleaner thread(s) died on " + B + ". Compaction on its log dirs has stopped or "
+         "slowed; dirty logs and tombstones will pile up until the broker is restarted."),
+    # Time since the cleaner last looked for work only matters where there is work: a partition of the
+    # same broker that Kafka's cleaner may pick now.
+    Rule("LogCleanerStalled", "critical", "kafka-log-cleaner", "cleaner_stalled_for",
+         (_c("broker_cleaner_time_since_last_run_seconds", ">", setting("cleaner_stalled_seconds"),
+             join=Join(("cluster", "broker"), NS + "partition_eligible", "==", 1)),),
+         "The log cleaner has not run for a while on " + B,
+         "The cleaner on " + B + " last looked for work {{ $value | humanizeDuration }} ago while "
+         "partitions are eligible for cleaning."),
+    Rule("UncleanablePartitions", "critical", "kafka-log-cleaner", "uncleanable_for",
+         (_c("broker_uncleanable_partitions", ">", number(0)), _c("broker_uncleanable_bytes", ">", number(0))),
+         "Uncleanable partitions on " + B,
+         "Log dir {{ $labels.log_dir }} of " + B + " has uncleanable partitions ({{ $value }}): the cleaner "
+         "met an error and will not compact them again until the broker restarts."),
+    Rule("CleanerBufferSaturated", "warning", "kafka-log-cleaner", "buffer_saturated_for",
+         (_c("broker_cleaner_max_buffer_utilization_ratio", ">", setting("buffer_utilization_ratio")),),
+         "The cleaner's dedupe buffer is full on " + B,
+         "Dedupe buffer utilization on " + B + " is {{ $value | humanizePercentage }}: each clean covers "
+         "only part of the dirty section. Raise log.cleaner.dedupe.buffer.size."),
+    Rule("CleanerSlow", "warning", "kafka-log-cleaner", "cleaner_slow_for",
+         (_c("broker_cleaner_max_clean_time_seconds", ">", setting("clean_time_seconds")),),
+         "Log cleaning is slow on " + B,
+         "The longest recent clean on " + B + " took {{ $value | humanizeDuration }}."),
+    # Kafka's cleaner picks a log when its cleanable ratio (LogCleanerManager's cleanableBytes over clean
+    # plus cleanable bytes) exceeds the topic's min.cleanable.dirty.ratio, and a healthy cleaner does so
+    # within log.cleaner.backoff.ms. A log that stays above for the window is one the cleaner is not
+    # keeping up with. Bytes that min.compaction.lag.ms or an open transaction hold back are not
+    # cleanable and do not count (kafka_compaction_partition_uncleaned_ratio shows them).
+    Rule("CompactionLagging", "warning", "kafka-compaction", "lagging_for",
+         (Clause(NS + "partition_cleanable_ratio", (CLEANABLE_RATIO_ABOVE_MIN,)),),
+         "Compaction is lagging on " + P,
+         "Kafka's cleanable ratio of " + P + " has stayed above its min.cleanable.dirty.ratio for <for> "
+         "(now {{ $value | humanizePercentage }}): the log is eligible and the cleaner has not cleaned it."),
+    Rule("CompactionOverdue", "warning", "kafka-compaction", "overdue_for",
+         (_c("partition_compaction_delay_seconds", ">", number(0)),
+          _c("broker_max_compaction_delay_seconds", ">", number(0))),
+         "max.compaction.lag.ms is exceeded",
+         "Compaction is overdue by {{ $value | humanizeDuration }} past max.compaction.lag.ms "
+         "(broker {{ $labels.broker }}, topic {{ $labels.topic }}, partition {{ $labels.partition }}, "
+         "cluster {{ $labels.cluster }})."),
+    Rule("TombstonesPilingUp", "warning", "kafka-tombstones", "tombstones_piling_for",
+         (_c("partition_tombstones", ">", setting("tombstone_growth_per_hour"), sum_without=("section",),
+             delta="1h"),),
+         "Tombstones are piling up on " + P,
+         "Tombstones on " + P + " grew by {{ $value | humanize }} in the last hour."),
+    Rule("TombstonesPastDeleteHorizon", "warning", "kafka-tombstones", "tombstones_past_horizon_for",
+         (_c("partition_tombstones_past_delete_horizon", ">", number(0)),),
+         "Tombstones past their delete horizon on " + P,
+         "{{ $value }} tombstone(s) on " + P + " are past their delete horizon and still on disk: the "
+         "cleaner has not revisited this log."),
+    Rule("ConsumerMayMissTombstones", "warning", "kafka-consumers", "consumer_lag_for",
+         (Clause(LAG_RATIO, (Compare(">", setting("consumer_lag_warning_fraction")), Compare("<", number(1)))),),
+         "A consumer group's lag approaches delete.retention.ms",
+         "Consumer " + G + " lags {{ $value | humanizePercentage }} of delete.retention.ms behind: once it "
+         "passes 100% the cleaner may drop deletes before the group reads them."),
+    Rule("ConsumerMayMissTombstones", "critical", "kafka-consumers", "consumer_lag_for",
+         (Clause(LAG_RATIO, (LAG_PAST_RETENTION,)),),
+         "A consumer group may miss tombstones",
+         "Consumer " + G + " lags {{ $value | humanizePercentage }} of delete.retention.ms behind: deletes "
+         "may already have been removed before it read them."),
+    Rule("CompactionMonitorDown", "warning", "kafka-compaction-monitor", "monitor_down_for",
+         (_c("source_up", "==", number(0)),
+          Clause("up", (Compare("==", number(0)),), matchers=(("job", "<monitor_job>"),))),
+         "A compaction-monitor source is down",
+         "Source {{ $labels.source }} (cluster {{ $labels.cluster }}, instance {{ $labels.instance }}) "
+         "has not answered for <for>."),
+)
+
+
+def matchers(clause: Clause, t: Thresholds) -> tuple[tuple[str, str], ...]:
+    """The clause's label matchers with ``<monitor_job>`` resolved from ``t``."""
+    return tuple((k, t.monitor_job if v == "<monitor_job>" else v) for k, v in clause.matchers)
+
+
+def rule(alert: str, severity: str) -> Rule:
+    for r in RULES:
+        if (r.alert, r.severity) == (alert, severity):
+            return r
+    raise KeyError((alert, severity))
+
+
+def bound(alert: str, severity: str, t: Thresholds) -> float:
+    """The number the rule's first clause is first compared with (e.g. ConsumerMayMissTombstones'
+    warning fraction, or 1 for its critical)."""
+    return rule(alert, severity).clauses[0].compare[0].threshold.value(t)
+
+
+def threshold_of(metric: str, t: Thresholds) -> float | None:
+    """The number a metric is compared with by the rules (the lowest, for a metric with several), for
+    drawing a threshold line; None when no rule compares it with a number."""
+    name = metric if metric.startswith(NS) else NS + metric
+    found = [c.threshold.value(t) for r in RULES for cl in r.clauses if cl.metric == name and cl.delta is None
+             for c in cl.compare if c.op in (">", ">=") and c.threshold.metric is None]
+    return min(found) if found else None
