@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def cleaner_off(tmp_path_factory):
     """A second real broker started with ``log.cleaner.enable=false`` (deprecated in Kafka 4, still
     honoured): a cleaner that cannot keep up, for real. Stopped at the end of the module."""
-    from monitor.localkafka import broker
+    from localkafka import broker
 
     directory = tmp_path_factory.mktemp("kafka-cleaner-off")
     state = broker.start(directory, extra_config={"log.cleaner.enable": "false"},
