@@ -9,7 +9,7 @@ import json
 
 from monitor.dump import DumpParser
 from monitor.inspect_cmd import run_inspect
-from monitor.localkafka.broker import dump_log
+from kafkatools import localbroker
 
 
 def inspect_jsonl(paths) -> list[dict]:
@@ -23,7 +23,7 @@ def inspect_jsonl(paths) -> list[dict]:
 def dump(files, *args: str) -> tuple[str, list]:
     """kafka-dump-log's text for ``files`` (``--print-data-log`` unless other ``args`` are given) and
     its batches as ``DumpParser`` reads them."""
-    text = dump_log(list(files), *(args or ("--print-data-log",)))
+    text = localbroker.dump_log(list(files), *(args or ("--print-data-log",)))
     # the tool ends lines with "\n" only; str.splitlines would also cut printed payloads at \r, \x1c..\x1e
     parser = DumpParser(text.split("\n"), "kafka-dump-log")
     batches = list(parser.batches())
