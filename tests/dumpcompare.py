@@ -9,7 +9,7 @@ import json
 
 from monitor.dump import DumpParser
 from monitor.inspect_cmd import run_inspect
-from kafkatools import localbroker
+from kafkatools import copy_partition, localbroker
 
 
 def inspect_jsonl(paths) -> list[dict]:
@@ -29,6 +29,12 @@ def dump(files, *args: str) -> tuple[str, list]:
     batches = list(parser.batches())
     assert not parser.problems, parser.problems[:5]
     return text, batches
+
+
+def dump_partition(folder, tmp_root, *args: str) -> tuple[str, list]:
+    """``dump`` of a live partition's segments, taken from a copy that no segment swap by the cleaner
+    cut through (``kafkatools.copy_partition``)."""
+    return dump(sorted(copy_partition(folder, tmp_root).glob("*.log")), *args)
 
 
 def compare(ours: list[dict], batches) -> None:

@@ -49,8 +49,10 @@ def test_scan_real_broker_log_dir(kafka):
     """This test's topic as the broker laid it out: its partition folders and segments (by hand:
     round 0 is offsets 0..9, its roll record 10 starts a segment, round 1 is 11..20 and its roll
     record 21 starts the active one; partition 1 has only its empty first segment)."""
-    t = create_topic(kafka.bootstrap, unique_topic("logdir"), partitions=2, **{"segment.ms": 200})
-    write_rounds(kafka.bootstrap, t, 2, keys=10)
+    # segment.ms of 1 s: a round (one batch) lands in its segment long before that, however loaded
+    # the machine, and each roll record, 1.2 s after the round, starts a new segment
+    t = create_topic(kafka.bootstrap, unique_topic("logdir"), partitions=2, **{"segment.ms": 1000})
+    write_rounds(kafka.bootstrap, t, 2, keys=10, roll_wait=1.2)
     ld = scan_log_dir(kafka.log_dir)
     assert ld.meta.get("cluster.id") == kafka.cluster_id and ld.meta.get("node.id") == str(kafka.node_id)
     assert not ld.checkpoint_errors
