@@ -1,5 +1,9 @@
 """Shared fixtures: one real Kafka broker for the whole session, record segments made at test time
-(tests/recordfixtures.py), and the optional shared record corpus.
+(tests/recordfixtures.py), the optional shared record corpus, Spark sessions, and the seed of each
+test's random inputs. Also the rule for the ``slow`` marker (``pytest -m "not slow"`` runs the rest).
+
+Helpers the tests share live beside this file: kafkatools.py (topics, writing rounds, copying a
+partition, waiting for the cleaner), waiting.py (``wait_for``), dumpcompare.py (kafka-dump-log).
 
 The broker runs on loopback ports the kernel hands out, under pytest's temp
 dir, so two runs on one machine never collide; it is stopped at the end of
@@ -9,7 +13,9 @@ the session (and at interpreter exit if pytest dies on the way).
 from __future__ import annotations
 
 import atexit
+import os
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
@@ -18,6 +24,42 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 ARTIFACTS = ROOT / "test-artifacts"
+
+# Tests that use these fixtures start or drive a JVM (the broker, Spark): marked slow automatically.
+SLOW_FIXTURES = {"kafka", "kafka_admin", "spark", "spark_kafka"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """The ``slow`` rule: every test that uses the broker or Spark, plus those marked by hand (the ones
+    that run a Kafka tool or start a broker of their own). Tests on the broker also get ``kafka``."""
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        if used & SLOW_FIXTURES:
+            item.add_marker(pytest.mark.slow)
+        if used & {"kafka", "kafka_admin"}:
+            item.add_marker(pytest.mark.kafka)
+
+
+SEED_ENV = "TEST_SEED"
+_seed_key = pytest.StashKey[int]()
+
+
+@pytest.fixture
+def seed(request) -> int:
+    """The seed of this test's random inputs: ``$TEST_SEED`` if set, else one fixed per test (from its
+    id), so every run draws the same inputs. A failing test prints it (see the report hook below)."""
+    value = int(os.environ.get(SEED_ENV) or zlib.crc32(request.node.nodeid.encode()))
+    request.node.stash[_seed_key] = value
+    return value
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and _seed_key in item.stash:
+        report.sections.append(("random inputs", f"seed {item.stash[_seed_key]}: replay with "
+                                                 f"{SEED_ENV}={item.stash[_seed_key]} pytest '{item.nodeid}'"))
 
 
 @pytest.fixture(scope="session")
@@ -42,7 +84,7 @@ def record_gallery(tmp_path_factory):
 @pytest.fixture(scope="session")
 def kafka(tmp_path_factory):
     """A running single-node KRaft broker (``BrokerState``): bootstrap, jmx_url, log_dir, logs."""
-    from localkafka import broker
+    from kafkatools import localbroker as broker
 
     directory = tmp_path_factory.mktemp("kafka")
     state = broker.start(directory, progress=lambda m: print(f"[kafka] {m}", file=sys.stderr))
@@ -63,12 +105,59 @@ def kafka_admin(kafka):
     return AdminClient({"bootstrap.servers": kafka.bootstrap})
 
 
-@pytest.fixture(scope="session")
-def spark():
-    """One local Spark session (2 cores) for all tests that need Spark, with Spark's Kafka source
-    resolved from Maven Central; stopped at the end of the session."""
-    from spark_analysis.job import session
+class _SparkSessions:
+    """At most one local Spark session at a time (Spark allows one per process). A plain one for most
+    tests; the one test that reads a live topic asks for Spark's Kafka source, which is resolved from
+    Maven only then: the plain session and its JVM are stopped, and a new JVM starts with the package.
+    Later tests reuse that session (it can do everything the plain one can)."""
 
-    s = session("local[2]", app="compaction-monitor-tests", kafka_source=True)
-    yield s
-    s.stop()
+    def __init__(self):
+        self.current = None
+        self.with_kafka = False
+
+    def get(self, kafka_source: bool):
+        from spark_analysis.job import session
+
+        if self.current is not None and (self.with_kafka or not kafka_source):
+            return self.current
+        self.stop()
+        self.current = session("local[2]", app="compaction-monitor-tests", kafka_source=kafka_source)
+        self.with_kafka = kafka_source
+        return self.current
+
+    def stop(self):
+        if self.current is None:
+            return
+        from pyspark import SparkContext
+
+        self.current.stop()
+        self.current = None
+        gateway = SparkContext._gateway
+        if gateway is not None:  # the JVM reads spark.jars.packages only at its start: end it
+            gateway.shutdown()
+            proc = getattr(gateway, "proc", None)
+            if proc is not None:
+                proc.stdin.close()
+                proc.wait(60)
+            SparkContext._gateway = None
+            SparkContext._jvm = None
+
+
+@pytest.fixture(scope="session")
+def _spark_sessions():
+    sessions = _SparkSessions()
+    yield sessions
+    sessions.stop()
+
+
+@pytest.fixture
+def spark(_spark_sessions):
+    """A local Spark session (2 cores), shared by the session's Spark tests; stopped at its end."""
+    return _spark_sessions.get(kafka_source=False)
+
+
+@pytest.fixture
+def spark_kafka(_spark_sessions):
+    """A local Spark session with Spark's Kafka source (``spark.jars.packages``, resolved from Maven
+    the first time): only for the test that reads a live topic through Spark."""
+    return _spark_sessions.get(kafka_source=True)

@@ -9,7 +9,7 @@ import json
 
 from monitor.dump import DumpParser
 from cli.inspect_cmd import run_inspect
-from localkafka.broker import dump_log
+from kafkatools import copy_partition, localbroker
 
 
 def inspect_jsonl(paths) -> list[dict]:
@@ -23,12 +23,18 @@ def inspect_jsonl(paths) -> list[dict]:
 def dump(files, *args: str) -> tuple[str, list]:
     """kafka-dump-log's text for ``files`` (``--print-data-log`` unless other ``args`` are given) and
     its batches as ``DumpParser`` reads them."""
-    text = dump_log(list(files), *(args or ("--print-data-log",)))
+    text = localbroker.dump_log(list(files), *(args or ("--print-data-log",)))
     # the tool ends lines with "\n" only; str.splitlines would also cut printed payloads at \r, \x1c..\x1e
     parser = DumpParser(text.split("\n"), "kafka-dump-log")
     batches = list(parser.batches())
     assert not parser.problems, parser.problems[:5]
     return text, batches
+
+
+def dump_partition(folder, tmp_root, *args: str) -> tuple[str, list]:
+    """``dump`` of a live partition's segments, taken from a copy that no segment swap by the cleaner
+    cut through (``kafkatools.copy_partition``)."""
+    return dump(sorted(copy_partition(folder, tmp_root).glob("*.log")), *args)
 
 
 def compare(ours: list[dict], batches) -> None:

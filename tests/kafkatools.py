@@ -1,35 +1,56 @@
-"""Helpers the tests use to drive the real broker: topics, producing, waiting for the cleaner."""
+"""Helpers the tests use to drive the real broker: topics and their configs, writing rounds,
+copying a partition while the cleaner may swap its files, waiting for the cleaner.
+
+This module (with tests/waiting.py and tests/dumpcompare.py) is the one set of such helpers; test
+modules import them from here rather than writing their own. It is also the one place the tests
+name the local-broker package and the command line (they move in issue 20)."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import struct
 import time
 import uuid
 from pathlib import Path
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic,
+                                   ResourceType)
 
 from monitor.checkpoint import read_checkpoint
+from localkafka import broker as localbroker  # noqa: F401  (re-exported: the one import of the package)
+from waiting import wait_for
+
+CLI_MODULE = "cli"  # what ``python -m`` runs for the command line
+
+
+def cli_main(argv: list[str]) -> int:
+    """The command line's ``main`` (imported late: it pulls in every edge)."""
+    from cli.main import main
+
+    return main(argv)
 
 
 def unique_topic(prefix: str) -> str:
+    """A topic name no other test uses: every test owns its topics."""
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
 def create_topic(bootstrap: str, name: str, partitions: int = 1, **configs) -> str:
-    """Create ``name`` with topic ``configs`` (use dots: pass a dict via **{"a.b": v}) and wait for it."""
+    """Create ``name`` with topic ``configs`` (use dots: pass a dict via **{"a.b": v}) and wait until
+    every partition has a leader."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     cfg = {k: str(v) for k, v in configs.items()}
-    fut = admin.create_topics([NewTopic(name, partitions, 1, config=cfg)])[name]
-    fut.result(timeout=30)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        md = admin.list_topics(name, timeout=5)
-        t = md.topics.get(name)
-        if t and not t.error and len(t.partitions) == partitions and all(p.leader >= 0 for p in t.partitions.values()):
-            return name
-        time.sleep(0.1)
-    raise TimeoutError(f"topic {name} has no leader after 30s")
+    admin.create_topics([NewTopic(name, partitions, 1, config=cfg)])[name].result(timeout=30)
+
+    def led():
+        t = admin.list_topics(name, timeout=5).topics.get(name)
+        return bool(t and not t.error and len(t.partitions) == partitions
+                    and all(p.leader >= 0 for p in t.partitions.values()))
+
+    wait_for(led, 30, f"a leader for every partition of topic {name}")
+    return name
 
 
 def compacted(**extra) -> dict:
@@ -43,6 +64,27 @@ def compacted(**extra) -> dict:
     }
     cfg.update(extra)
     return cfg
+
+
+def topic_config(bootstrap: str, topic: str) -> dict[str, str]:
+    """The topic's configs as the broker describes them (what it has in force)."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    res = ConfigResource(ResourceType.TOPIC, topic)
+    entries = admin.describe_configs([res])[res].result(30)
+    return {k: e.value for k, e in entries.items()}
+
+
+def set_topic_config(bootstrap: str, topic: str, **cfg) -> None:
+    """Set topic configs (``min_cleanable_dirty_ratio=0.5`` or ``**{"min.cleanable.dirty.ratio": 0.5}``)
+    and wait until the broker describes them as set: it applies config changes asynchronously."""
+    want = {k.replace("_", "."): str(v) for k, v in cfg.items()}
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # must outlive its futures
+    res = ConfigResource(ResourceType.TOPIC, topic, incremental_configs=[
+        ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in want.items()])
+    for fut in admin.incremental_alter_configs([res]).values():
+        fut.result(30)
+    wait_for(lambda: all(topic_config(bootstrap, topic).get(k) == v for k, v in want.items()), 30,
+             f"the broker to put {want} in force on {topic}")
 
 
 def producer(bootstrap: str, **conf) -> Producer:
@@ -68,10 +110,36 @@ def produce(bootstrap: str, topic: str, items, partition: int = 0, **conf) -> in
     return n
 
 
-def roll(bootstrap: str, topic: str, partition: int = 0, wait: float = 0.3, key: bytes = b"__roll__") -> None:
-    """Make the broker roll the active segment: wait past segment.ms, then append one record."""
-    time.sleep(wait)
+ROLL_KEY = b"__roll__"
+
+
+def roll(bootstrap: str, topic: str, partition: int = 0, wait: float = 0.3, key: bytes = ROLL_KEY) -> None:
+    """Make the broker roll the active segment: let ``wait`` seconds pass (more than the topic's
+    segment.ms), then append one record, which the broker writes to a new segment."""
+    time.sleep(wait)  # time passes on purpose: the segment must be older than segment.ms to roll
     produce(bootstrap, topic, [(key, b"x")], partition=partition)
+
+
+def write_rounds(bootstrap: str, topic: str, rounds: int, keys: int = 200, tombstones=(), partition: int = 0,
+                 value=lambda r, i: f"value-{r}-{i}".encode() * 4, roll_wait: float = 0.3, **conf) -> int:
+    """``rounds`` rounds of one update to each of ``keys`` keys ``k0``, ``k1``, ..., each round rolled
+    into its own segment (see ``roll``); then, if given, a tombstone for each key index in
+    ``tombstones``, rolled too. Returns how many records were written (roll records included)."""
+    n = 0
+    for r in range(rounds):
+        n += produce(bootstrap, topic, [(f"k{i}".encode(), value(r, i)) for i in range(keys)], partition, **conf)
+        roll(bootstrap, topic, partition, wait=roll_wait)
+        n += 1
+    if tombstones:
+        n += produce(bootstrap, topic, [(f"k{i}".encode(), None) for i in tombstones], partition, **conf)
+        roll(bootstrap, topic, partition, wait=roll_wait)
+        n += 1
+    return n
+
+
+def write_rounds_min_lag(bootstrap: str, topic: str, rounds: int = 3, keys: int = 100) -> None:
+    """Several rolled segments of keyed updates (for topics kept dirty by min.compaction.lag.ms)."""
+    write_rounds(bootstrap, topic, rounds, keys, value=lambda r, i: f"v{r}".encode() * 20)
 
 
 def consume_all(bootstrap: str, topic: str, partition: int = 0, timeout: float = 20.0) -> list:
@@ -85,21 +153,30 @@ def consume_all(bootstrap: str, topic: str, partition: int = 0, timeout: float =
         if hi <= lo:
             return out
         c.assign([TopicPartition(topic, partition, lo)])
-        deadline = time.time() + timeout
-        while time.time() < deadline:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
             m = c.poll(0.5)
             if m is None:
                 continue
             if m.error():
                 if m.error().code() == -191:  # _PARTITION_EOF
                     if out and out[-1].offset() >= hi - 1 or m.offset() >= hi:
-                        break
+                        return out
                     continue
                 raise KafkaException(m.error())
             out.append(m)
             if m.offset() >= hi - 1:
-                break
-        return out
+                return out
+        raise TimeoutError(f"read {len(out)} records of {topic}-{partition} up to offset {hi} in {timeout:g}s")
+    finally:
+        c.close()
+
+
+def watermarks(bootstrap: str, topic: str, partition: int = 0) -> tuple[int, int]:
+    """The broker's (log start offset, high watermark) of the partition."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"t-{uuid.uuid4().hex[:6]}"})
+    try:
+        return c.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
     finally:
         c.close()
 
@@ -108,29 +185,80 @@ def partition_dir(log_dir: str | Path, topic: str, partition: int = 0) -> Path:
     return Path(log_dir) / f"{topic}-{partition}"
 
 
+def segment_bases(folder: str | Path) -> list[int]:
+    """The base offsets of a partition folder's segments, from the file names (Kafka's own naming)."""
+    return sorted(int(f.name[:-4]) for f in Path(folder).glob("*.log"))
+
+
 def cleaner_checkpoint(log_dir: str | Path, topic: str, partition: int = 0) -> int | None:
     return read_checkpoint(Path(log_dir) / "cleaner-offset-checkpoint").get((topic, partition))
-
-
-def wait_for(predicate, timeout: float = 60.0, interval: float = 0.25, what: str = "condition"):
-    deadline = time.time() + timeout
-    last = None
-    while time.time() < deadline:
-        last = predicate()
-        if last:
-            return last
-        time.sleep(interval)
-    raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
 
 
 def wait_cleaned(log_dir, topic: str, partition: int = 0, past: int = 0, timeout: float = 90.0) -> int:
     """Wait until the cleaner's checkpoint for the partition is beyond ``past``; return it."""
     return wait_for(lambda: (lambda v: v if v is not None and v > past else None)(
-        cleaner_checkpoint(log_dir, topic, partition)), timeout, what=f"the cleaner to clean {topic}-{partition}")
+        cleaner_checkpoint(log_dir, topic, partition)), timeout, f"the cleaner to clean {topic}-{partition} past {past}")
 
 
-def write_rounds_min_lag(bootstrap: str, topic: str, rounds: int = 3, keys: int = 100) -> None:
-    """Several rolled segments of keyed updates (for topics kept dirty by min.compaction.lag.ms)."""
-    for r in range(rounds):
-        produce(bootstrap, topic, [(f"k{i}".encode(), f"v{r}".encode() * 20) for i in range(keys)])
-        roll(bootstrap, topic)
+def wait_cleaned_up_to_active(log_dir, topic: str, partition: int = 0, timeout: float = 90.0) -> int:
+    """Wait until the cleaner has cleaned everything below the active segment: its checkpoint equals
+    the base offset of the newest segment file. Returns that offset."""
+    folder = partition_dir(log_dir, topic, partition)
+    return wait_for(lambda: (lambda cp: cp if cp is not None and cp == segment_bases(folder)[-1] else None)(
+        cleaner_checkpoint(log_dir, topic, partition)), timeout,
+        f"the cleaner's checkpoint of {topic}-{partition} to reach its active segment")
+
+
+# ------------------------------------------------------------------ copying a partition
+
+def whole_batches(data: bytes) -> bytes:
+    """``data`` cut after its last complete batch (each is 12 + its int32 length bytes), so a copy of
+    an active segment taken mid-append holds only whole batches."""
+    pos = 0
+    while pos + 12 <= len(data):
+        (length,) = struct.unpack_from(">i", data, pos + 8)
+        if length <= 0 or pos + 12 + length > len(data):
+            break
+        pos += 12 + length
+    return data[:pos]
+
+
+def _listing(folder: Path, suffixes) -> dict[str, int] | None:
+    """name -> inode of the folder's files with ``suffixes``; None while a segment swap is under way
+    (a ``.swap`` file exists: the old segment may already be renamed away, the new not yet in place)."""
+    out = {}
+    with os.scandir(folder) as it:
+        for e in it:
+            if e.name.endswith(".swap"):
+                return None
+            if e.name.endswith(tuple(suffixes)):
+                out[e.name] = e.inode()
+    return out
+
+
+def copy_partition(src: str | Path, dst_root: str | Path, suffixes=(".log",), timeout: float = 60.0) -> Path:
+    """Copy a live partition folder's files (segments by default) into ``dst_root/<folder name>``, as
+    one consistent state although the cleaner may swap segments meanwhile.
+
+    The cleaner replaces segments by renaming (``.cleaned`` -> ``.swap``, old segment -> ``.deleted``,
+    ``.swap`` -> ``.log``), so a copy is kept only when no swap was under way and the same files (by
+    name and inode) were there before and after it; otherwise it is taken again. Segments are cut
+    after their last whole batch (the active one may be appended to mid-copy)."""
+    src, dst = Path(src), Path(dst_root) / Path(src).name
+
+    def attempt():
+        before = _listing(src, suffixes)
+        if not before:
+            return None
+        if dst.exists():
+            shutil.rmtree(dst)
+        dst.mkdir(parents=True)
+        try:
+            for name in sorted(before):
+                data = (src / name).read_bytes()
+                (dst / name).write_bytes(whole_batches(data) if name.endswith(".log") else data)
+        except FileNotFoundError:  # renamed away by a swap: take it again
+            return None
+        return dst if _listing(src, suffixes) == before else None
+
+    return wait_for(attempt, timeout, f"a copy of {src} that no segment swap cut through")

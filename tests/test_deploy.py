@@ -1,5 +1,8 @@
-"""The deployment examples parse and point at files that exist; the example configs load."""
+"""The deployment examples parse, agree with each other, and point at files that exist; the example
+configs load to what their YAML says."""
 
+import importlib.util
+import re
 from pathlib import Path
 
 import yaml
@@ -11,10 +14,20 @@ DEPLOY = ROOT / "deploy"
 
 
 def test_example_configs_load():
-    cfg = load_config(DEPLOY / "monitor.example.yaml")
-    c = cfg.clusters[0]
+    raw = yaml.safe_load((DEPLOY / "monitor.example.yaml").read_text())["clusters"][0]
+    c = load_config(DEPLOY / "monitor.example.yaml").clusters[0]
+    assert [(b.id, b.jmx_url) for b in c.brokers] == [(str(b["id"]), b["jmx_url"]) for b in raw["brokers"]]
     assert len(c.brokers) == 3 and c.client["security.protocol"] == "SASL_SSL"
-    assert load_config(DEPLOY / "monitor.compose.yaml").clusters[0].brokers[0].log_dirs
+
+
+def test_compose_monitor_reads_the_log_dir_its_container_mounts():
+    """monitor.compose.yaml's log dir is where docker-compose.yml mounts Kafka's data, read-only."""
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())["services"]
+    broker = load_config(DEPLOY / "monitor.compose.yaml").clusters[0].brokers[0]
+    assert broker.log_dirs == ("/var/lib/kafka/data",)
+    mounts = [v.split(":") for v in compose["compaction-monitor"]["volumes"]]
+    assert [m[1:] for m in mounts if m[0] == "kafka-data"] == [["/var/lib/kafka/data", "ro"]]
+    assert any(v.split(":")[0] == "kafka-data" for v in compose["kafka"]["volumes"])
 
 
 def test_compose_services_and_mounts():
@@ -30,10 +43,19 @@ def test_compose_services_and_mounts():
 
 def test_k8s_sidecar_reads_the_volume_read_only():
     doc = yaml.safe_load((DEPLOY / "k8s" / "kafka-logdir-sidecar.yaml").read_text())
-    side = [c for c in doc["spec"]["template"]["spec"]["containers"] if c["name"] == "compaction-monitor"][0]
-    assert side["volumeMounts"][0]["readOnly"] is True and "collect" in side["args"]
+    containers = {c["name"]: c for c in doc["spec"]["template"]["spec"]["containers"]}
+    side = containers["compaction-monitor"]
+    (mount,) = side["volumeMounts"]
+    assert mount["readOnly"] is True and side["args"][0] == "collect"
+    assert side["args"][side["args"].index("--log-dir") + 1] == mount["mountPath"]
+    broker_mounts = [m for c in containers.values() if c is not side for m in c.get("volumeMounts", [])]
+    assert {"name": mount["name"], "mountPath": mount["mountPath"]} in broker_mounts  # the broker's own data
 
 
 def test_cron_and_spark_submit_run_the_audit():
-    assert "compaction-monitor audit" in (DEPLOY / "audit.cron").read_text()
-    assert "spark_analysis.job" in (DEPLOY / "spark-submit.sh").read_text()
+    lines = [ln for ln in (DEPLOY / "audit.cron").read_text().splitlines() if ln and not ln.startswith("#")
+             and "=" not in ln.split()[0]]
+    assert len(lines) == 1 and re.match(r"^(\S+\s+){5}kafka\s+\S*compaction-monitor audit ", lines[0]), lines
+    script = (DEPLOY / "spark-submit.sh").read_text()
+    (module,) = re.findall(r"import (spark_analysis\.\w+) as j", script)
+    assert importlib.util.find_spec(module) is not None, f"spark-submit.sh runs {module}, which does not exist"

@@ -9,7 +9,6 @@ from __future__ import annotations
 import http.server
 import shutil
 import threading
-import time
 import urllib.request
 
 import pytest
@@ -19,14 +18,21 @@ from prometheus_client.parser import text_string_to_metric_families
 from collectors.app import build
 from monitor.config import BrokerConfig, ClusterConfig, Config, Intervals, Timeouts
 from recordfixtures import items, three_v2_batches, v2, write
+from waiting import wait_for
 
 GOOD = (b"kafka_log_logcleanermanager_max_dirty_percent 12.0\n"
         b"kafka_log_logcleaner_deadthreadcount 0.0\n")
 
 
 class FaultServer:
+    """Serves the cleaner gauges, or in ``mode`` a fault. In "hang" a request is held until the test
+    releases it (``release``), so a test can see the collector answer while a fetch is still stuck."""
+
     def __init__(self):
         self.mode = "ok"
+        self.release = threading.Event()
+        self.held = 0  # requests the server is holding right now
+        lock = threading.Lock()
         outer = self
 
         class H(http.server.BaseHTTPRequestHandler):
@@ -36,7 +42,12 @@ class FaultServer:
             def do_GET(self):
                 m = outer.mode
                 if m == "hang":
-                    time.sleep(3)
+                    with lock:
+                        outer.held += 1
+                    outer.release.wait(120)
+                    with lock:
+                        outer.held -= 1
+                    return
                 if m == "500":
                     self.send_response(500)
                     self.end_headers()
@@ -61,16 +72,26 @@ class FaultServer:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/metrics"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
+    def set_mode(self, mode: str):
+        self.mode = mode
+        if mode != "hang":
+            self.release.set()  # let held requests go
+
     def close(self):
+        self.release.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 
 
 @pytest.fixture
-def running(tmp_path):
+def running(request):
+    """A collector scraping the fault server every 0.2 s, served on /metrics; the JMX fetch timeout is
+    1 s unless the test passes another (indirect parametrization)."""
     fs = FaultServer()
+    jmx_timeout = getattr(request, "param", 1)
     cfg = Config(clusters=(ClusterConfig(name="c", brokers=(BrokerConfig(id="1", jmx_url=fs.url),)),),
-                 intervals=Intervals(jmx=0.2, log_dirs=0.2), timeouts=Timeouts(jmx=1, max_page_bytes=1 << 20))
+                 intervals=Intervals(jmx=0.2, log_dirs=0.2),
+                 timeouts=Timeouts(jmx=jmx_timeout, max_page_bytes=1 << 20))
     col = build(cfg)
     server, _ = start_http_server(0, "127.0.0.1", registry=col.registry)
     col.runner.start()
@@ -83,14 +104,12 @@ def running(tmp_path):
 
 
 def scrape(url):
-    t0 = time.monotonic()
-    text = urllib.request.urlopen(url, timeout=5).read().decode()
-    took = time.monotonic() - t0
+    text = urllib.request.urlopen(url, timeout=10).read().decode()
     out = {}
     for fam in text_string_to_metric_families(text):
         for s in fam.samples:
             out[(s.name, tuple(sorted(s.labels.items())))] = s.value
-    return out, took
+    return out
 
 
 def value(samples, name, **labels):
@@ -100,37 +119,56 @@ def value(samples, name, **labels):
     return None
 
 
-def wait(url, pred, timeout=10):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        s, took = scrape(url)
-        assert took < 1.0, f"/metrics took {took:.2f}s while a source misbehaves"
-        if pred(s):
-            return s
-        time.sleep(0.1)
-    raise AssertionError(f"condition not met; last scrape: { {k: v for k, v in s.items() if 'source' in k[0]} }")
+def wait(url, pred, what):
+    """Scrape /metrics until ``pred`` holds on the samples; return them."""
+    return wait_for(lambda: (lambda s: s if pred(s) else None)(scrape(url)), 10, what)
+
+
+def up_with_gauges(s):
+    return value(s, "kafka_compaction_source_up", kind="jmx") == 1.0 \
+        and value(s, "kafka_compaction_broker_max_dirty_ratio") == 0.12  # 12.0 percent on the fake's page
 
 
 @pytest.mark.parametrize("mode, kind", [("html", "parse"), ("500", "http"), ("garbage", "parse"),
                                         ("hang", "timeout"), ("huge", "too_large")])
 def test_bad_source_is_marked_down_counted_and_recovers(running, mode, kind):
     fs, col, url = running
-    wait(url, lambda s: value(s, "kafka_compaction_source_up", kind="jmx") == 1.0
-         and value(s, "kafka_compaction_broker_max_dirty_ratio") == 0.12)
-    fs.mode = mode
+    wait(url, up_with_gauges, "the source up with the fake's gauges")
+    fs.set_mode(mode)
     s = wait(url, lambda s: (value(s, "kafka_compaction_source_errors_total", kind="jmx", error=kind) or 0) >= 1
-             and value(s, "kafka_compaction_source_up", kind="jmx") == 0.0)
+             and value(s, "kafka_compaction_source_up", kind="jmx") == 0.0,
+             f"the source marked down with a {kind} error counted")
     assert value(s, "kafka_compaction_broker_max_dirty_ratio") is None  # no stale numbers from a down source
-    fs.mode = "ok"
-    wait(url, lambda s: value(s, "kafka_compaction_source_up", kind="jmx") == 1.0
-         and value(s, "kafka_compaction_broker_max_dirty_ratio") == 0.12)
+    if mode == "hang":
+        # /metrics answers while the collector's fetch is still held by the source
+        assert fs.held >= 1
+        s = scrape(url)
+        assert value(s, "kafka_compaction_source_up", kind="jmx") == 0.0 and fs.held >= 1
+    fs.set_mode("ok")
+    wait(url, up_with_gauges, "the source up again with the fake's gauges")
+
+
+@pytest.mark.parametrize("running", [300], indirect=True)  # a fetch timeout far beyond the scrape's
+def test_metrics_answers_while_a_fetch_is_held(running):
+    """/metrics is served from what the collector last knew: it does not wait for a source, even one
+    that holds the collector's fetch open for longer than the scraper would wait."""
+    fs, col, url = running
+    wait(url, up_with_gauges, "the source up with the fake's gauges")
+    fs.set_mode("hang")
+    wait_for(lambda: fs.held >= 1, 10, "the fault server to hold a fetch")
+    s = scrape(url)  # urlopen gives up after 10 s: a /metrics that waited for the fetch fails here
+    assert fs.held >= 1, "the fetch was let go before /metrics answered"
+    assert value(s, "kafka_compaction_source_up", kind="jmx") is not None
+    fs.set_mode("ok")
+    wait(url, up_with_gauges, "the source up again once the fetch is let go")
 
 
 def test_broker_gone_is_a_connect_error(running):
     fs, col, url = running
-    wait(url, lambda s: value(s, "kafka_compaction_source_up", kind="jmx") == 1.0)
+    wait(url, lambda s: value(s, "kafka_compaction_source_up", kind="jmx") == 1.0, "the source up")
     fs.close()
-    wait(url, lambda s: (value(s, "kafka_compaction_source_errors_total", kind="jmx", error="connect") or 0) >= 1)
+    wait(url, lambda s: (value(s, "kafka_compaction_source_errors_total", kind="jmx", error="connect") or 0) >= 1,
+         "a connect error counted")
 
 
 # ------------------------------------------------------------------ log dirs

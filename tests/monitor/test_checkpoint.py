@@ -1,7 +1,11 @@
 """Checkpoint files are parsed strictly: a wrong dirty offset would make every ratio wrong."""
 
+from pathlib import Path
+
 import pytest
 
+from kafkatools import (compacted, create_topic, partition_dir, segment_bases, unique_topic, wait_cleaned_up_to_active,
+                        wait_for, watermarks, write_rounds)
 from monitor.checkpoint import CheckpointError, format_checkpoint, parse_checkpoint, read_checkpoint
 
 
@@ -31,11 +35,32 @@ def test_malformed(text, line, reason):
     assert str(exc.value).startswith(f"cleaner-offset-checkpoint: line {line}:")
 
 
-def test_real_broker_checkpoint(kafka):
-    """The broker's own files parse (version 0, counts consistent)."""
-    from pathlib import Path
+CHECKPOINTS = ("cleaner-offset-checkpoint", "recovery-point-offset-checkpoint", "log-start-offset-checkpoint",
+               "replication-offset-checkpoint")
 
-    for name in ("recovery-point-offset-checkpoint", "log-start-offset-checkpoint", "replication-offset-checkpoint"):
-        path = Path(kafka.log_dir) / name
-        if path.exists():
-            read_checkpoint(path)
+
+def test_real_broker_checkpoints_hold_what_the_broker_reports(kafka):
+    """The broker's own checkpoint files parse, and for a topic of this test hold what the broker shows
+    by other means: the cleaner's offset is the base offset of the active segment (from the segment
+    file names) once everything below it is cleaned; the replication checkpoint is the high watermark."""
+    t = create_topic(kafka.bootstrap, unique_topic("checkpoint"), partitions=2, **compacted())
+    # by hand: round 0 is offsets 0..49 and a roll record at 50, round 1 is 51..100 and a roll
+    # record at 101, which starts the active segment; partition 1 stays empty
+    write_rounds(kafka.bootstrap, t, 2, keys=50)
+    assert watermarks(kafka.bootstrap, t) == (0, 102)
+    assert wait_cleaned_up_to_active(kafka.log_dir, t) == 101
+    assert segment_bases(partition_dir(kafka.log_dir, t))[-1] == 101
+
+    log_dir = Path(kafka.log_dir)
+    assert read_checkpoint(log_dir / "cleaner-offset-checkpoint")[(t, 0)] == 101
+    assert (t, 1) not in read_checkpoint(log_dir / "cleaner-offset-checkpoint")  # never cleaned: nothing to clean
+    # the broker writes the high watermarks every replica.high.watermark.checkpoint.interval.ms (5 s)
+    replication = wait_for(
+        lambda: (lambda c: c if c.get((t, 0)) == 102 else None)(read_checkpoint(log_dir / "replication-offset-checkpoint")),
+        30, f"the replication checkpoint to hold {t}-0 at its high watermark 102")
+    assert replication[(t, 1)] == 0
+    # recovery points and log start offsets are written at start and every 60 s (too late to wait
+    # for this topic): all four files are there and parse strictly (read_checkpoint raises on a bad line)
+    for name in CHECKPOINTS:
+        assert (log_dir / name).is_file(), name
+        read_checkpoint(log_dir / name)

@@ -60,4 +60,5 @@ def test_flags_alone(tmp_path):
                             log_dirs=[str(tmp_path)])
     c = cfg.clusters[0]
     assert c.bootstrap_servers == "h:9092" and len(c.brokers) == 1
-    assert c.brokers[0].id == "7" and c.brokers[0].jmx_url and c.brokers[0].log_dirs == (str(tmp_path),)
+    assert c.brokers[0].id == "7" and c.brokers[0].jmx_url == "http://h:7071/metrics"  # node.id from meta.properties
+    assert c.brokers[0].log_dirs == (str(tmp_path),)

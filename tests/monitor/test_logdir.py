@@ -2,6 +2,7 @@
 
 import pytest
 
+from kafkatools import create_topic, partition_dir, unique_topic, write_rounds
 from monitor.logdir import parse_partition_dir_name, scan_log_dir
 
 
@@ -45,7 +46,18 @@ def test_scan_reports_not_live_and_bad_checkpoints(tmp_path):
 
 
 def test_scan_real_broker_log_dir(kafka):
+    """This test's topic as the broker laid it out: its partition folders and segments (by hand:
+    round 0 is offsets 0..9, its roll record 10 starts a segment, round 1 is 11..20 and its roll
+    record 21 starts the active one; partition 1 has only its empty first segment)."""
+    # segment.ms of 1 s: a round (one batch) lands in its segment long before that, however loaded
+    # the machine, and each roll record, 1.2 s after the round, starts a new segment
+    t = create_topic(kafka.bootstrap, unique_topic("logdir"), partitions=2, **{"segment.ms": 1000})
+    write_rounds(kafka.bootstrap, t, 2, keys=10, roll_wait=1.2)
     ld = scan_log_dir(kafka.log_dir)
-    assert ld.meta.get("cluster.id") == kafka.cluster_id
+    assert ld.meta.get("cluster.id") == kafka.cluster_id and ld.meta.get("node.id") == str(kafka.node_id)
     assert not ld.checkpoint_errors
-    assert any(p.topic == "__cluster_metadata" for p in ld.partitions)
+    p0, p1 = ld.partition(t, 0), ld.partition(t, 1)
+    assert [s.base_offset for s in p0.segments] == [0, 10, 21] and all(s.has_index for s in p0.segments)
+    assert [(s.base_offset, s.size) for s in p1.segments] == [(0, 0)]
+    assert p0.size == sum((partition_dir(kafka.log_dir, t) / f"{b:020d}.log").stat().st_size for b in (0, 10, 21))
+    assert not p0.leftovers and not p1.leftovers

@@ -7,9 +7,7 @@ wrappers, mixed magics, raw snappy, emptied batches), made by kafka-python's bui
 from __future__ import annotations
 
 import re
-import shutil
 import struct
-import time
 from array import array
 
 import pytest
@@ -17,11 +15,12 @@ import xxhash
 from confluent_kafka import Producer
 
 from dumpcompare import batch_facts, compare, dump, inspect_jsonl
-from kafkatools import (compacted, create_topic, partition_dir, produce, roll, unique_topic, wait_cleaned)
+from kafkatools import (compacted, copy_partition, create_topic, partition_dir, unique_topic,
+                        wait_cleaned_up_to_active, write_rounds)
 from monitor.record import SegmentReader
 from recordfixtures import READER_GAPS
 
-pytestmark = pytest.mark.kafka
+pytestmark = [pytest.mark.kafka, pytest.mark.slow]  # every test runs kafka-dump-log (a JVM)
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 
@@ -68,24 +67,11 @@ def written(kafka, tmp_path_factory):
     topics["txn"] = t
 
     t = create_topic(kafka.bootstrap, unique_topic("cleaned"), **compacted(**{"delete.retention.ms": 3_600_000}))
-    for rnd in range(3):
-        produce(kafka.bootstrap, t, [(f"k{i}".encode(), f"v{rnd}".encode() * 10) for i in range(100)])
-        roll(kafka.bootstrap, t)
-    produce(kafka.bootstrap, t, [(f"k{i}".encode(), None) for i in range(0, 100, 5)])
-    roll(kafka.bootstrap, t)
-    wait_cleaned(kafka.log_dir, t)
-    time.sleep(1)
+    write_rounds(kafka.bootstrap, t, 3, keys=100, tombstones=range(0, 100, 5), value=lambda r, i: f"v{r}".encode() * 10)
+    wait_cleaned_up_to_active(kafka.log_dir, t)  # every segment below the active one cleaned
     topics["cleaned"] = t
 
-    out = {}
-    for label, topic in topics.items():
-        src = partition_dir(kafka.log_dir, topic)
-        dst = snap / src.name
-        dst.mkdir()
-        for f in sorted(src.glob("*.log")):
-            shutil.copy2(f, dst / f.name)
-        out[label] = dst
-    return out
+    return {label: copy_partition(partition_dir(kafka.log_dir, topic), snap) for label, topic in topics.items()}
 
 
 @pytest.mark.parametrize("label", [f"codec-{c}" for c in CODECS] + ["logappend", "txn", "cleaned"])
@@ -155,21 +141,13 @@ def test_features_are_really_present(written):
     la = [r for f in sorted(written["logappend"].glob("*.log")) for r in read_segment(f)]
     assert {r.batch.timestamp_type for r in la} == {"log_append"}
     cleaned = [r for f in sorted(written["cleaned"].glob("*.log")) for r in read_segment(f)]
-    offsets = [r.offset for r in cleaned]
-    assert any(b - a > 1 for a, b in zip(offsets, offsets[1:])), "compaction left no offset gap"
-    assert any(r.batch.delete_horizon_ms for r in cleaned if r.is_tombstone), "no delete horizon on tombstones"
-
-
-def _whole_batches(data: bytes) -> bytes:
-    """``data`` cut after its last complete batch (each is 12 + its int32 length bytes), so a copy
-    of an active segment taken mid-append compares cleanly."""
-    pos = 0
-    while pos + 12 <= len(data):
-        (length,) = struct.unpack_from(">i", data, pos + 8)
-        if length <= 0 or pos + 12 + length > len(data):
-            break
-        pos += 12 + length
-    return data[:pos]
+    # by hand: round r wrote k0..k99 at offsets 101r..101r+99 and a roll record at 101r+100; the
+    # tombstones of k0, k5, .., k95 are at 303..322 and the last roll record (the active segment) at
+    # 323. Cleaned up to 323, each key keeps its last record: round 2's value, or its tombstone.
+    assert [r.offset for r in cleaned] == sorted([202 + i for i in range(100) if i % 5] + [302]
+                                                 + list(range(303, 324)))
+    assert [r.key for r in cleaned if r.is_tombstone] == [f"k{i}".encode() for i in range(0, 100, 5)]
+    assert all(r.batch.delete_horizon_ms for r in cleaned if r.is_tombstone), "a tombstone without a delete horizon"
 
 
 def test_every_generated_layout_matches_kafka_dump_log(record_gallery):
@@ -202,10 +180,9 @@ def test_magic0_lz4_reads_as_kafka_reads_it(record_gallery):
 
 def test_kraft_metadata_log_matches_kafka_dump_log(kafka, tmp_path):
     """The session broker's own ``__cluster_metadata`` log: control and metadata records, magic 2."""
-    src = sorted((partition_dir(kafka.log_dir, "__cluster_metadata")).glob("*.log"))
-    assert src, "the broker has no metadata log"
-    copy = tmp_path / src[0].name
-    copy.write_bytes(_whole_batches(src[0].read_bytes()))
+    copied = sorted(copy_partition(partition_dir(kafka.log_dir, "__cluster_metadata"), tmp_path).glob("*.log"))
+    assert copied, "the broker has no metadata log"
+    copy = copied[0]
     reader = SegmentReader(copy)
     batches = list(reader.batches())
     assert not reader.faults and batches and {b.magic for b in batches} == {2}

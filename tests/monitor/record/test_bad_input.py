@@ -2,7 +2,8 @@
 after every valid batch before it; ``skip_corrupt`` goes on where the length can be trusted.
 
 The bytes are three v2 batches made by kafka-python's record builder (tests/recordfixtures.py),
-offsets 0..5, with one fault injected each; random faults come from a seeded generator."""
+offsets 0..5, with one fault injected each; random bytes come from a seeded generator (the ``seed``
+fixture: printed when a test fails)."""
 
 from __future__ import annotations
 
@@ -25,10 +26,8 @@ from monitor.record import (
     read_segment,
 )
 
+from kafkatools import CLI_MODULE
 from recordfixtures import three_v2_batches
-
-SEED = 20  # of the random bytes below: fixed, so a failure replays
-
 
 @pytest.fixture
 def good(tmp_path):
@@ -111,18 +110,18 @@ def test_zero_filled_tail(tmp_path, good):
     assert len(list(reader.records())) == 6 and len(reader.faults) == 1
 
 
-def test_garbage(tmp_path):
-    rnd = random.Random(SEED)
+def test_garbage(tmp_path, seed):
+    rnd = random.Random(seed)
     p = _write(tmp_path, rnd.randbytes(16) + b"\x07" + rnd.randbytes(500))
     with pytest.raises(RecordFormatError) as exc:
         read_segment(p)
     assert exc.value.position == 0 and exc.value.file == str(p)
 
 
-def test_garbage_with_plausible_header(tmp_path, good):
+def test_garbage_with_plausible_header(tmp_path, good, seed):
     data, sizes = good
     bad = bytearray(data[: sizes[0]])
-    bad[61:] = random.Random(SEED).randbytes(len(bad) - 61)  # records scrambled, header intact: CRC catches it
+    bad[61:] = random.Random(seed).randbytes(len(bad) - 61)  # records scrambled, header intact: CRC catches it
     p = _write(tmp_path, bytes(bad))
     with pytest.raises(CrcMismatchError):
         read_segment(p)
@@ -191,7 +190,7 @@ def test_inspect_exits_nonzero_and_counts_skipped(tmp_path, good):
     bad = bytearray(data)
     bad[sizes[0] + 70] ^= 0xFF
     p = _write(tmp_path, bytes(bad) + b"\x00" * 100)
-    proc = subprocess.run([sys.executable, "-m", "cli", "inspect", "--format", "jsonl", str(p)],
+    proc = subprocess.run([sys.executable, "-m", CLI_MODULE, "inspect", "--format", "jsonl", str(p)],
                           capture_output=True, text=True)
     assert proc.returncode == 1
     assert len(proc.stdout.splitlines()) == 4

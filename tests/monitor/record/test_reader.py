@@ -4,8 +4,8 @@ from monitor.record import SegmentReader
 from recordfixtures import items, many_batches, v2, write
 
 
-def test_header_scan_matches_full_read(tmp_path):
-    seg = many_batches(tmp_path / "00000000000000000000.log", legacy_messages=1200, v2_batches=3)
+def test_header_scan_matches_full_read(tmp_path, seed):
+    seg = many_batches(tmp_path / "00000000000000000000.log", legacy_messages=1200, v2_batches=3, seed=seed)
     expected = [(pos, len(w.data), w.last_offset) for w, pos in zip(seg.batches, seg.positions)]
     full = [(b.position, b.size, b.last_offset) for b in SegmentReader(seg.path).batches()]
     cheap = [(b.position, b.size, b.last_offset) for b in SegmentReader(seg.path).batches(bodies=False)]

@@ -108,7 +108,7 @@ def test_kraft_metadata_logs_read_without_fault(corpus, folder):
     assert [r.offset for r in recs] == list(range(recs[0].offset, recs[0].offset + len(recs)))
 
 
-@pytest.mark.kafka
+@pytest.mark.slow  # runs kafka-dump-log (a JVM)
 def test_whole_corpus_matches_kafka_dump_log(corpus, tmp_path):
     """Every file but the corrupted one, read by us and by Kafka's tool (one run for all), record by
     record; the KRaft metadata logs included."""
