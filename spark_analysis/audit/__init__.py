@@ -43,6 +43,7 @@ class AuditInputs:
     bucket_ms: int | None = None  # tombstone build-up bucket; None: chosen from the time span
     top_n: int = 20
     max_keys: int | None = None  # keys one task holds before sending them in parts (tests lower it)
+    window: int | None = None  # records a task folds at a time (tests lower it)
 
     def config(self, topic: str) -> TopicConfig:
         return self.topic_configs.get(topic) or TopicConfig(cleanup_policy=("compact",))

@@ -69,18 +69,18 @@ def judge_partitions(inputs: AuditInputs, segs: list) -> list[tuple]:
     return [({**f, "bucket_ms": bucket}, Bounds(**{**b.to_json(), "bucket_ms": bucket})) for f, b in judged]
 
 
-def fold_partitions(bounds: dict, top_n: int, max_keys: int | None, window: int | None = None):
+def fold_partitions(bounds: dict, top_n: int, max_keys: int | None, window: int | None):
     """The ``mapInArrow`` function: records sorted by (topic, partition, offset) folded a partition at
     a time by ``PartitionFold``; ``bounds``: "topic/partition" -> ``Bounds.to_json()``."""
 
     def run(batches):
         import numpy as np
         import pyarrow as pa
+        import pyarrow.compute as pc
 
         from spark_analysis.keyfold import Bounds
         from spark_analysis.partition_fold import MAX_KEYS, WINDOW_RECORDS, PartitionFold, arrow_columns
 
-        size = window or WINDOW_RECORDS
         acc, acc_key, pending, held = None, None, [], 0
 
         def fold_pending():
@@ -91,14 +91,13 @@ def fold_partitions(bounds: dict, top_n: int, max_keys: int | None, window: int 
         for batch in batches:
             if not batch.num_rows:
                 continue
-            parts = batch.column("partition").to_numpy(zero_copy_only=False)
-            topics = batch.column("topic")
-            change = np.flatnonzero((parts[1:] != parts[:-1])
-                                    | np.asarray(topics.slice(1).to_numpy(zero_copy_only=False)
-                                                 != topics.slice(0, len(topics) - 1).to_numpy(zero_copy_only=False)))
-            for lo, hi in zip(np.concatenate(([0], change + 1)), np.concatenate((change + 1, [batch.num_rows]))):
-                run_ = batch.slice(int(lo), int(hi - lo))
-                key = f"{topics[int(lo)].as_py()}/{int(parts[lo])}"
+            n = batch.num_rows
+            topics, parts = batch.column("topic"), batch.column("partition")
+            change = np.flatnonzero(pc.or_(pc.not_equal(topics.slice(1), topics.slice(0, n - 1)),
+                                           pc.not_equal(parts.slice(1), parts.slice(0, n - 1))).to_numpy(zero_copy_only=False))
+            for lo, hi in zip(np.concatenate(([0], change + 1)).tolist(), np.concatenate((change + 1, [n])).tolist()):
+                run_ = batch.slice(lo, hi - lo)
+                key = f"{topics[lo].as_py()}/{parts[lo].as_py()}"
                 if key != acc_key:
                     if acc is not None:
                         if pending:
@@ -107,7 +106,7 @@ def fold_partitions(bounds: dict, top_n: int, max_keys: int | None, window: int 
                     acc, acc_key, held = PartitionFold(Bounds(**bounds[key]), max_keys or MAX_KEYS), key, 0
                 pending.append(run_)
                 held += run_.num_rows
-                if held >= size:
+                if held >= (window or WINDOW_RECORDS):
                     yield from fold_pending()
                     held = 0
         if acc is not None:
@@ -137,7 +136,7 @@ def audit_records(spark: SparkSession, inputs: AuditInputs, progress) -> Found:
     progress(f"folding the records of {len(judged)} partitions, a partition at a time in offset order")
     out = (data.filter(~F.col("control")).withColumn("key_hash", F.xxhash64("key")).select(*FOLDED)
            .repartition("topic", "partition").sortWithinPartitions("topic", "partition", "offset")
-           .mapInArrow(fold_partitions(bounds, inputs.top_n, inputs.max_keys), ddl())
+           .mapInArrow(fold_partitions(bounds, inputs.top_n, inputs.max_keys, inputs.window), ddl())
            .persist(StorageLevel.MEMORY_AND_DISK))
     totals = [r["key_totals"].asDict() for r in out.filter(F.col("key_totals").isNotNull()).select("key_totals").collect()]
     return Found([f for f, _ in judged], totals, out, faults, [r.asDict() for r in faults.collect()])

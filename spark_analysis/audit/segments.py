@@ -27,7 +27,7 @@ def partition_tasks(inputs: AuditInputs) -> list:
         if topic is None:
             continue
         files.sort(key=lambda f: (segment_base(f[0]) or 0, f[0]))
-        extra = {"max_keys": inputs.max_keys} if inputs.max_keys else {}
+        extra = {k: v for k, v in (("max_keys", inputs.max_keys), ("window", inputs.window)) if v}
         tasks.append(PartitionTask(topic, part, files, inputs.config(topic), inputs.now_ms,
                                    checkpoint=inputs.checkpoints.get((topic, part)),
                                    log_start=inputs.log_starts.get((topic, part)), bucket_ms=inputs.bucket_ms,

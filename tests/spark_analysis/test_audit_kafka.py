@@ -186,8 +186,8 @@ def test_segments_dumps_and_live_topic_give_the_same_tables(spark, kafka, tmp_pa
     now = int(time.time() * 1000) + 2 * DAY  # the tombstones are past delete.retention.ms
     seg = tables(audit(spark, "segments", [tmp_path / "seg"], cfg, now_ms=now))
     for run in (audit(spark, "dumps", [tmp_path / "dumps"], cfg, now_ms=now),
-                audit(spark, "dumps", [tmp_path / "dumps"], cfg, now_ms=now, max_keys=64),
-                audit(spark, "segments", [tmp_path / "seg"], cfg, now_ms=now, max_keys=64)):
+                audit(spark, "dumps", [tmp_path / "dumps"], cfg, now_ms=now, max_keys=64, window=300),
+                audit(spark, "segments", [tmp_path / "seg"], cfg, now_ms=now, max_keys=64, window=300)):
         other = tables(run)
         for name in seg:
             same(seg[name], other[name])
