@@ -7,8 +7,9 @@ Two ways in, one fold (``keyfold``), one set of tables:
 * records (``audit.records``): kafka-dump-log dumps and a live topic arrive as a DataFrame of records;
   Kafka's bounds come from a small per-partition aggregate, then the records are folded a partition
   per task (``mapInArrow`` over records sorted by offset within their partition).
-Either way the tasks hand Spark the row types of ``rows``; ``audit.tables`` merges key tables sent in
-parts (``merge``) and builds the report tables. The driver only ever collects per-partition rows.
+Either way the tasks hand Spark the row types of ``rows``, the driver collects the few per partition
+in one job, and ``audit.tables`` merges key tables sent in parts (``merge``) and builds the report
+tables. No record or key row passes through the driver.
 
 What Kafka keeps, and so what is not counted as reclaimable:
 * the active segment and whatever ``min.compaction.lag.ms`` holds back (above the bound U);
@@ -23,11 +24,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame, SparkSession
 
 from monitor.estimate import CleanerParams
 from monitor.topicconfig import TopicConfig
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 @dataclass
@@ -54,10 +59,9 @@ class Found:
     """What either path found, for the shared report tables."""
 
     facts: list  # rows.ROW_TYPES["facts"] dicts, one per partition
-    totals: list  # key_totals dicts (a partition may have several partial ones, or none: its keys came in parts)
-    out: DataFrame  # the fold tasks' rows (rows.SCHEMA): key parts, top keys, producers, buckets
-    faults: DataFrame  # segment, fault_kind, fault_position, fault_reason
-    fault_rows: list
+    rows: "pa.Table"  # the fold tasks' rows (rows.SCHEMA) but key parts, collected: a few per partition
+    out: DataFrame  # the fold tasks' rows in Spark, where key parts stay until merged
+    faults: list  # dicts: segment, fault_kind, fault_position, fault_reason
 
 
 @dataclass

@@ -138,5 +138,5 @@ def audit_records(spark: SparkSession, inputs: AuditInputs, progress) -> Found:
            .repartition("topic", "partition").sortWithinPartitions("topic", "partition", "offset")
            .mapInArrow(fold_partitions(bounds, inputs.top_n, inputs.max_keys, inputs.window), ddl())
            .persist(StorageLevel.MEMORY_AND_DISK))
-    totals = [r["key_totals"].asDict() for r in out.filter(F.col("key_totals").isNotNull()).select("key_totals").collect()]
-    return Found([f for f, _ in judged], totals, out, faults, [r.asDict() for r in faults.collect()])
+    return Found([f for f, _ in judged], out.filter(F.col("key").isNull()).toArrow(), out,
+                 [r.asDict() for r in faults.collect()])

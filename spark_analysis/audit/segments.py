@@ -38,6 +38,7 @@ def partition_tasks(inputs: AuditInputs) -> list:
 def audit_segments(spark: SparkSession, inputs: AuditInputs, progress) -> Found:
     from pyspark import StorageLevel
 
+    from spark_analysis.rows import rows_of
     from spark_analysis.sources import register
     from spark_analysis.sources.partition_audit import encode_tasks
 
@@ -48,12 +49,8 @@ def audit_segments(spark: SparkSession, inputs: AuditInputs, progress) -> Found:
     progress(f"auditing {len(tasks)} partitions, a task each: bounds from headers, records folded per key")
     out = (spark.read.format("kafka-partition-audit").option("tasks", encode_tasks(tasks)).load()
            .persist(StorageLevel.MEMORY_AND_DISK))
-    small = (out.filter(F.col("facts").isNotNull() | F.col("key_totals").isNotNull() | F.col("fault").isNotNull())
-             .select("facts", "key_totals", "fault").collect())
-    facts = [r["facts"].asDict() for r in small if r["facts"] is not None]
+    small = out.filter(F.col("key").isNull()).toArrow()
+    facts = rows_of(small, "facts")
     if not facts:
         raise ValueError("no records were read: the input holds only corrupt or vanished segments")
-    totals = [r["key_totals"].asDict() for r in small if r["key_totals"] is not None]
-    fault_rows = [r["fault"].asDict() for r in small if r["fault"] is not None]
-    faults = out.filter(F.col("fault").isNotNull()).select("fault.*")
-    return Found(facts, totals, out, faults, fault_rows)
+    return Found(facts, small, out, rows_of(small, "fault"))

@@ -1,80 +1,101 @@
 """The audit's report tables, the same whichever path found the rows: partitions, topics, tombstone
 buckets, top keys, top producers, faults and the summary.
 
-Here key tables sent in parts are merged and finished (``merge``), each partition's row is made from
-its facts and key totals (``partition_audit.partition_row``), and the small tables (top N per topic,
-buckets) are computed side by side and kept on the driver for the writers.
+By now the tasks have left a few rows per partition (facts, key totals, top-key candidates, producer
+and bucket partials, faults): the paths collect them in one Spark job, and the tables are made here
+on the driver, with no further Spark job. Only key tables sent in parts are large: Spark merges and
+finishes them first (``merge``). Each partition's row is made from its facts and key totals
+(``partition_audit.partition_row``).
 """
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, SparkSession, Window
+import pyarrow as pa
+from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from spark_analysis.audit import AuditInputs, AuditResult, Found
+from spark_analysis.rows import rows_of
+
+BUCKETS_DDL = "topic string, bucket_start_ms bigint, tombstones bigint, past_retention bigint, bucket_ms int"
+TOP_KEYS_DDL = ("topic string, partition int, key_hash bigint, key binary, updates bigint, tombstones bigint, "
+                "obsolete_bytes double, rank int")
+TOP_PRODUCERS_DDL = ("topic string, producer_id bigint, records bigint, obsolete_bytes double, "
+                     "obsolete_records bigint, rank int")
+FAULTS_DDL = "segment string, fault_kind string, fault_position bigint, fault_reason string"
 
 
 def report(spark: SparkSession, inputs: AuditInputs, found: Found, progress) -> AuditResult:
     from spark_analysis.merge import finish_key_parts
     from spark_analysis.partition_audit import partition_row
 
-    out = found.out
-    totals = sum_totals(found.totals)
+    small = found.rows
+    totals = sum_rows(rows_of(small, "key_totals"), ("topic", "partition"))
     parted = {(f["topic"], f["partition"]) for f in found.facts} - set(totals)
     if parted:
         progress(f"merging the key tables of {len(parted)} partition(s) with more keys than a task holds")
-        merged = finish_key_parts(out.filter(F.col("key").isNotNull()).select("key.*"), inputs.top_n).cache()
-        totals.update(sum_totals(r["key_totals"].asDict() for r in
-                                 merged.filter(F.col("key_totals").isNotNull()).select("key_totals").collect()))
-        out = out.unionByName(merged)
-    rows = [partition_row(f, totals.get((f["topic"], f["partition"]), {}), inputs.cleaner) for f in found.facts]
-    bucket = max(f["bucket_ms"] for f in found.facts)  # the tasks' own (the given one, or by their span)
+        keys = found.out.filter(F.col("key").isNotNull()).select("key.*")
+        small = pa.concat_tables([small, finish_key_parts(keys, inputs.top_n).toArrow().cast(small.schema)])
+        totals = sum_rows(rows_of(small, "key_totals"), ("topic", "partition"))
     progress("estimates, top keys, top producers, tombstone build-up")
-    buckets = (out.filter(F.col("bucket").isNotNull()).select("bucket.*")
-               .withColumn("bucket_start_ms", F.floor(F.col("bucket_start_ms") / bucket) * bucket)
-               .groupBy("topic", "bucket_start_ms")
-               .agg(F.sum("tombstones").alias("tombstones"), F.sum("past_retention").alias("past_retention")))
-    top = out.filter(F.col("top_key").isNotNull()).select("top_key.*")
-    producers = (out.filter(F.col("producer").isNotNull()).select("producer.*").groupBy("topic", "producer_id").agg(
-        *(F.sum(c).alias(c) for c in ("written_bytes", "records", "latest_bytes", "latest_records"))))
-    return tables(spark, inputs, rows, bucket, top, producers, buckets, found)
+    rows = sorted((partition_row(f, totals.get((f["topic"], f["partition"]), {}), inputs.cleaner)
+                   for f in found.facts), key=lambda r: (r["topic"], r["partition"]))
+    bucket = max(f["bucket_ms"] for f in found.facts)  # the tasks' own (the given one, or by their span)
+    summary = summarize(inputs, rows, bucket, found.faults)
+    return AuditResult(
+        spark.createDataFrame(rows, PARTITION_DDL), spark.createDataFrame(topic_rows(rows), TOPIC_DDL),
+        spark.createDataFrame(bucket_rows(rows_of(small, "bucket"), bucket), BUCKETS_DDL),
+        spark.createDataFrame(top_key_rows(rows_of(small, "top_key"), inputs.top_n), TOP_KEYS_DDL),
+        spark.createDataFrame(top_producer_rows(rows_of(small, "producer"), inputs.top_n), TOP_PRODUCERS_DDL),
+        spark.createDataFrame(found.faults, FAULTS_DDL), summary)
 
 
-def sum_totals(parts) -> dict:
-    """Partial key totals summed per (topic, partition): totals over disjoint keys add up."""
+def sum_rows(parts, by: tuple) -> dict:
+    """Partial rows summed per ``by`` (partial totals of disjoint keys or records add up)."""
     out: dict = {}
     for t in parts:
-        acc = out.setdefault((t["topic"], t["partition"]), {})
+        acc = out.setdefault(tuple(t[k] for k in by), dict(zip(by, (t[k] for k in by))))
         for k, v in t.items():
-            if k not in ("topic", "partition"):
+            if k not in by:
                 acc[k] = acc.get(k, 0) + (v or 0)
     return out
 
 
-def tables(spark: SparkSession, inputs: AuditInputs, rows: list, bucket: int, top: DataFrame, producers: DataFrame,
-           buckets: DataFrame, found: Found) -> AuditResult:
-    rows = sorted(rows, key=lambda r: (r["topic"], r["partition"]))
-    partitions = spark.createDataFrame(rows, PARTITION_DDL) if rows else spark.createDataFrame([], PARTITION_DDL)
-    topics = spark.createDataFrame(topic_rows(rows), TOPIC_DDL) if rows else spark.createDataFrame([], TOPIC_DDL)
-    tomb_buckets = buckets.withColumn("bucket_ms", F.lit(bucket)).orderBy("topic", "bucket_start_ms")
+def bucket_rows(parts: list, bucket: int) -> list:
+    """Tombstones per topic and bucket (tasks that chose a finer bucket are floored to ``bucket``)."""
+    floored = [{**b, "bucket_start_ms": b["bucket_start_ms"] // bucket * bucket} for b in parts]
+    return [{**b, "bucket_ms": bucket} for _, b in sorted(sum_rows(floored, ("topic", "bucket_start_ms")).items())]
+
+
+def ranked(rows: list, order, n: int) -> list:
+    """The first ``n`` rows of each topic by ``order``, with their ``rank``."""
+    out, seen = [], {}
+    for r in sorted(rows, key=lambda r: (r["topic"], order(r))):
+        seen[r["topic"]] = seen.get(r["topic"], 0) + 1
+        if seen[r["topic"]] <= n:
+            out.append({**r, "rank": seen[r["topic"]]})
+    return out
+
+
+def top_key_rows(candidates: list, n: int) -> list:
     # a key is a key of one partition: compaction never meets the same key in two partitions
-    rank = Window.partitionBy("topic").orderBy(F.desc("updates"), F.asc("key_hash"), F.asc("partition"))
-    top_keys = (top.withColumn("rank", F.row_number().over(rank)).filter(F.col("rank") <= inputs.top_n)
-                .orderBy("topic", "rank"))
-    # obsolete bytes of a producer = all it wrote to keyed records - what it wrote that is still the latest
-    prank = Window.partitionBy("topic").orderBy(F.desc("obsolete_bytes"), F.asc("producer_id"))
-    top_producers = (producers
-                     .select("topic", "producer_id", "records",
-                             (F.col("written_bytes") - F.col("latest_bytes")).alias("obsolete_bytes"),
-                             (F.col("records") - F.col("latest_records")).alias("obsolete_records"))
-                     .withColumn("rank", F.row_number().over(prank)).filter(F.col("rank") <= inputs.top_n)
-                     .orderBy("topic", "rank"))
-    # the report tables are small by now (top N per topic, buckets): computed at once, side by side,
-    # so that the Spark jobs' fixed costs overlap, and kept on the driver for the writers
-    tomb_buckets, top_keys, top_producers = collect_together(spark, tomb_buckets, top_keys, top_producers)
-    vanished = [f for f in found.fault_rows if f["fault_kind"] == "vanished"]
-    fault_rows = [f for f in found.fault_rows if f["fault_kind"] != "vanished"]
-    summary = {
+    return ranked(candidates, lambda r: (-r["updates"], r["key_hash"], r["partition"]), n)
+
+
+def top_producer_rows(parts: list, n: int) -> list:
+    """Producers by obsolete bytes: all they wrote to keyed records - what is still the latest of its key.
+    A producer id is unknown (null) for a live topic."""
+    producers = [{"topic": p["topic"], "producer_id": p["producer_id"], "records": p["records"],
+                  "obsolete_bytes": float(p["written_bytes"] - p["latest_bytes"]),
+                  "obsolete_records": p["records"] - p["latest_records"]}
+                 for p in sum_rows(parts, ("topic", "producer_id")).values()]
+    return ranked(producers, lambda r: (-r["obsolete_bytes"], r["producer_id"] is not None, r["producer_id"] or 0), n)
+
+
+def summarize(inputs: AuditInputs, rows: list, bucket: int, faults: list) -> dict:
+    vanished = [f for f in faults if f["fault_kind"] == "vanished"]
+    fault_rows = [f for f in faults if f["fault_kind"] != "vanished"]
+    return {
         "input_kind": inputs.kind,
         "generated_at_ms": inputs.now_ms,
         "partitions": len(rows),
@@ -97,16 +118,6 @@ def tables(spark: SparkSession, inputs: AuditInputs, rows: list, bucket: int, to
                     "io_max_bytes_per_second": inputs.cleaner.io_max_bytes_per_second},
         "tombstone_bucket_ms": bucket,
     }
-    return AuditResult(partitions, topics, tomb_buckets, top_keys, top_producers, found.faults, summary)
-
-
-def collect_together(spark: SparkSession, *frames: DataFrame) -> list[DataFrame]:
-    """Collect small DataFrames in parallel jobs; local DataFrames of the rows come back."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(len(frames)) as pool:
-        rows = list(pool.map(lambda df: df.collect(), frames))
-    return [spark.createDataFrame(r, df.schema) for r, df in zip(rows, frames)]
 
 
 TOPIC_SUMS = ["records", "bytes", "distinct_keys", "obsolete_records", "reclaimable_bytes", "projected_bytes",
