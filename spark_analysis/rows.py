@@ -5,8 +5,10 @@ schema per DataFrame, and a task that reads a partition once produces several ou
 partition's facts, its key totals, top keys, key parts, producers, tombstone buckets, faults).
 Reading the partition once per output would decode it several times, so each task yields one
 DataFrame whose columns are the row types, each a struct with its own fields: in a row exactly one
-struct is set. The audit persists that DataFrame once and selects each struct (``select("fault.*")``
-where ``fault`` is set): every output keeps its own names and types, no column means two things.
+struct is set. The audit persists that DataFrame once, collects every row but the key parts in one
+job (a few per partition; ``rows_of`` picks one type) and leaves the key parts to Spark's merge
+(``select("key.*")`` where ``key`` is set): every output keeps its own names and types, and no
+column means two things.
 """
 
 from __future__ import annotations
