@@ -86,7 +86,8 @@ def main(argv) -> int:
         total = sum(f.stat().st_size for f in files)
         log(f"{len(files)} segment files, {total / 1e6:.0f} MB")
 
-        from spark_analysis.audit import AuditInputs, partition_tasks, run_audit
+        from spark_analysis.audit import AuditInputs, run_audit
+        from spark_analysis.audit.segments import partition_tasks
         from spark_analysis.job import list_inputs, session
 
         now = int(time.time() * 1000)

@@ -1,74 +1,68 @@
-"""Per-key folding on the executors: a task reads whole segments of one partition, in offset order,
-and hands Spark one row per key instead of one row per record.
+"""The one record-level fold of the audit: what a full clean keeps of each key, in numpy.
 
-Why here and not in a Spark ``groupBy``: the audit's questions are per key within a partition, and
-a partition's records arrive in offset order, so "the latest record of a key" is simply the last one
-seen. Folding them in numpy next to the decoder (``RecordArrays``: no Python object per record)
-leaves the JVM a few rows per key to merge, where a ``groupBy`` over records spends most of the audit
-turning each record into a row. The rows are partial aggregates that merge with sums and "the later
-row wins" (``merge_partials`` in the audit does the same in Spark): a partition split over several
-tasks, or a task that flushed its key table to stay within memory, merges there.
+Every input (segments, kafka-dump-log dumps, a live topic) reaches this fold a partition at a time,
+in offset order, as numpy columns (``partition_fold``); nothing else in the audit decides what a
+clean keeps. A record becomes a partial row of its key (``record_partials``), partial rows of the same
+key merge by the rule each column declares in ``KEY_COLUMNS`` (``fold`` here; Spark's merge of key
+tables sent in parts, ``merge``, is generated from the same table), and a key's outcome under a clean
+(``outcome``) and the partition's totals (``key_totals``) are computed from the merged rows.
 
-Memory per task is bounded whatever the segment size: records are folded a window at a time, and
-the key table is emitted and restarted once it holds ``max_keys`` keys.
+Why numpy next to the decoder and not a Spark ``groupBy``: the questions are per key within a
+partition, and a partition's records arrive in offset order, so folding them where they are decoded
+leaves Spark a few rows per partition instead of one row per record.
 
 What "eligible" means (the section below ``upper``), the dirty section and the retention cut-off
-come from the driver's ``Bounds``; see ``spark_analysis.audit`` for what Kafka keeps.
+come from ``Bounds``; see ``spark_analysis.audit`` for what Kafka keeps.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
 
-from monitor.record import SegmentReader
-from spark_analysis.arrow_rows import RECORD_OVERHEAD
+SUM, MAX, ANY, LAST = "sum", "max", "any", "last"
+NO_PRODUCER = np.iinfo(np.int64).min  # a live topic: a consumer does not see producer ids (null in the outputs)
 
-WINDOW_RECORDS = 1 << 18  # records folded at a time
-MAX_KEYS = 2 << 20  # keys held per task before the table is emitted as it is (about 100 bytes a key)
 
-# (name, Arrow type, fold): how two partial rows of the same key combine, earlier row first.
-#   sum: added; or: any; last: the later row's; elig: the later row's among rows with eligible records
+class Column(NamedTuple):
+    """A column of a key's partial row and how two partial rows of the same key merge:
+    ``sum``, ``max`` (``or`` for booleans), ``any`` (equal in every row), or ``last`` (the value of the
+    row with the highest ``by``, an offset)."""
+
+    name: str
+    type: pa.DataType
+    merge: str
+    by: str | None = None
+
+
 KEY_COLUMNS = [
-    ("updates", pa.int64(), "sum"),
-    ("bytes", pa.float64(), "sum"),
-    ("last_offset", pa.int64(), "last"),
-    ("last_timestamp", pa.int64(), "last"),
-    ("last_bytes", pa.float64(), "last"),
-    ("last_producer_id", pa.int64(), "last"),
-    ("last_tombstone", pa.bool_(), "last"),
-    ("eligible_records", pa.int64(), "sum"),
-    ("eligible_bytes", pa.float64(), "sum"),
-    ("last_eligible_offset", pa.int64(), "elig"),
-    ("last_eligible_bytes", pa.float64(), "elig"),
-    ("last_eligible_tombstone", pa.bool_(), "elig"),
-    ("last_eligible_expired", pa.bool_(), "elig"),
-    ("dirty", pa.bool_(), "or"),
-    ("tombstones", pa.int64(), "sum"),
-    ("tombstones_expired", pa.int64(), "sum"),
+    Column("key", pa.binary(), ANY),
+    Column("updates", pa.int64(), SUM),
+    Column("bytes", pa.float64(), SUM),
+    Column("last_offset", pa.int64(), MAX),
+    Column("last_timestamp", pa.int64(), LAST, "last_offset"),
+    Column("last_bytes", pa.float64(), LAST, "last_offset"),
+    Column("last_producer_id", pa.int64(), LAST, "last_offset"),
+    Column("last_tombstone", pa.bool_(), LAST, "last_offset"),
+    Column("eligible_records", pa.int64(), SUM),
+    Column("eligible_bytes", pa.float64(), SUM),
+    Column("last_eligible_offset", pa.int64(), MAX),  # -1: no eligible record (then the columns below are 0)
+    Column("last_eligible_bytes", pa.float64(), LAST, "last_eligible_offset"),
+    Column("last_eligible_tombstone", pa.bool_(), LAST, "last_eligible_offset"),
+    Column("last_eligible_expired", pa.bool_(), LAST, "last_eligible_offset"),
+    Column("dirty", pa.bool_(), MAX),
+    Column("tombstones", pa.int64(), SUM),
+    Column("tombstones_expired", pa.int64(), SUM),
 ]
-
-# One schema for everything a task reports; ``kind`` says which columns a row fills:
-#   partition: the partition's audit row as JSON in ``payload`` (``complete`` false when key parts follow);
-#   top_key: one of the partition's top keys by updates (``bytes`` is its obsolete bytes);
-#   key: one key's partial aggregate, when the key table had to go out in parts;
-#   producer: bytes and records a producer wrote to keyed records, and (complete) what is still latest;
-#   bucket: tombstones in one time bucket; fault: a corrupt, truncated or vanished segment.
-FIELDS = ([("kind", pa.string()), ("topic", pa.string()), ("partition", pa.int32()), ("key_hash", pa.int64()),
-           ("key", pa.binary())]
-          + [(n, t) for n, t, _ in KEY_COLUMNS]
-          + [("producer_id", pa.int64()), ("latest_bytes", pa.float64()), ("latest_records", pa.int64()),
-             ("bucket_start_ms", pa.int64()), ("bucket_ms", pa.int64()), ("segment", pa.string()),
-             ("fault_kind", pa.string()), ("fault_position", pa.int64()), ("fault_reason", pa.string()),
-             ("payload", pa.string())])
-SCHEMA = pa.schema(FIELDS)
+NUMERIC = [c for c in KEY_COLUMNS if c.name != "key"]
 
 
 @dataclass(frozen=True)
 class Bounds:
-    """The driver's view of one partition: what a clean may touch and what counts as expired."""
+    """What a clean of one partition may touch and what counts as expired (from Kafka's state)."""
 
     topic: str
     partition: int
@@ -77,51 +71,8 @@ class Bounds:
     expired_before_ms: int  # now - delete.retention.ms: tombstones older than this are past retention
     bucket_ms: int  # tombstone build-up bucket
 
-
-class RecordWindow:
-    """Decoded batches waiting to be folded: the arrays' bytes and one entry per batch."""
-
-    def __init__(self):
-        self.pieces = {n: [] for n in ("offsets", "timestamps", "key_hashes", "key_sizes", "value_sizes", "keys")}
-        self.counts, self.sizes, self.producers = [], [], []
-        self.n = 0
-
-    def add(self, batch, arr) -> None:
-        for name, parts in self.pieces.items():
-            parts.append(getattr(arr, name))
-        k = len(arr)
-        self.counts.append(k)
-        self.sizes.append(batch.size)
-        self.producers.append(batch.producer_id)
-        self.n += k
-
-    def columns(self) -> dict:
-        """The window as numpy columns, with each record's share of its batch's bytes on disk."""
-        c = {n: b"".join(p) for n, p in self.pieces.items()}
-        ks = np.frombuffer(c["key_sizes"], dtype=np.int32)
-        vs = np.frombuffer(c["value_sizes"], dtype=np.int32)
-        counts = np.asarray(self.counts, dtype=np.int64)
-        size = np.maximum(ks, 0).astype(np.float64) + np.maximum(vs, 0) + RECORD_OVERHEAD
-        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        nonempty = counts > 0
-        producers = np.asarray(self.producers, dtype=np.int64)
-        share = np.zeros(len(counts))
-        share[nonempty] = np.asarray(self.sizes, dtype=np.float64)[nonempty] / np.add.reduceat(size, starts[nonempty])
-        rb = size * np.repeat(share, counts)
-        keyed = ks >= 0
-        key_offsets = np.concatenate(([0], np.cumsum(np.maximum(ks, 0), dtype=np.int64))).astype(np.int32)
-        keys = pa.Array.from_buffers(pa.binary(), len(ks), [None, pa.py_buffer(key_offsets), pa.py_buffer(c["keys"])])
-        return {
-            "offset": np.frombuffer(c["offsets"], dtype=np.int64),
-            "timestamp": np.frombuffer(c["timestamps"], dtype=np.int64),
-            "key_hash": np.frombuffer(c["key_hashes"], dtype=np.int64),
-            "key_size": ks, "value_size": vs, "key": keys,
-            "record_bytes": rb,
-            "producer_id": np.repeat(producers, counts),
-            "batch_producer_id": producers[nonempty],
-            "batch_keyed_bytes": np.add.reduceat(np.where(keyed, rb, 0.0), starts[nonempty]),
-            "batch_keyed_records": np.add.reduceat(keyed.astype(np.int64), starts[nonempty]),
-        }
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
 
 
 def record_partials(c: dict, b: Bounds) -> dict:
@@ -145,13 +96,12 @@ def record_partials(c: dict, b: Bounds) -> dict:
 
 
 def fold(tables: list[dict]) -> dict:
-    """Partial rows (earlier tables first, rows in offset order) folded to one row per key hash.
-    Row order stands for time: a key's latest row is its highest row number, so the sort by hash
-    need not be stable."""
+    """Partial rows folded to one row per key hash, each column by its ``merge`` rule (in any row
+    order: ``last`` goes by the offset it names, not by the row's place)."""
     if len(tables) == 1:
         p = tables[0]
     else:
-        p = {n: np.concatenate([t[n] for t in tables]) for n in ["key_hash"] + [c for c, _, _ in KEY_COLUMNS]}
+        p = {n: np.concatenate([t[n] for t in tables]) for n in ["key_hash"] + [c.name for c in NUMERIC]}
         p["key"] = pa.concat_arrays([t["key"] for t in tables])
     h = p["key_hash"]
     n = len(h)
@@ -164,131 +114,88 @@ def fold(tables: list[dict]) -> dict:
     np.not_equal(hs[1:], hs[:-1], out=new[1:])
     starts = np.flatnonzero(new)
     groups = len(starts)
-    inv = np.empty(n, dtype=np.int64)
-    inv[order] = np.cumsum(new) - 1
-    first, last = np.minimum.reduceat(order, starts), np.maximum.reduceat(order, starts)
-    elig = np.maximum.reduceat(np.where(p["eligible_records"][order] > 0, order, -1), starts)
-    has_elig, elig_rows = elig >= 0, np.maximum(elig, 0)
-    out = {"key_hash": hs[starts], "key": p["key"].take(pa.array(first))}
-    for name, _, how in KEY_COLUMNS:
-        col = p[name]
-        if how == "sum":
-            out[name] = np.bincount(inv, weights=col, minlength=groups).astype(col.dtype)
-        elif how == "or":
-            out[name] = np.bincount(inv, weights=col, minlength=groups) > 0
-        elif how == "last":
-            out[name] = col[last]
-        else:  # elig: the latest row that had eligible records; none: -1 / 0 / False
-            out[name] = np.where(has_elig, col[elig_rows], -1 if name.endswith("offset") else 0).astype(col.dtype)
+    group = np.empty(n, dtype=np.int64)  # each row's group (key) number
+    group[order] = np.cumsum(new) - 1
+    out = {"key_hash": hs[starts]}
+    lasts: dict = {}
+    for c in KEY_COLUMNS:
+        col = p[c.name]
+        if c.merge == ANY:
+            out[c.name] = col.take(pa.array(order[starts]))
+        elif c.merge == SUM:
+            out[c.name] = np.zeros(groups, dtype=col.dtype)
+            np.add.at(out[c.name], group, col)
+        elif c.merge == MAX:
+            out[c.name] = np.full(groups, _lowest(col.dtype), dtype=col.dtype)
+            np.maximum.at(out[c.name], group, col)
+        else:  # last: the value of the row holding the group's highest ``by`` (any of them on a tie)
+            if c.by not in lasts:
+                rows = np.flatnonzero(p[c.by] == out[c.by][group])
+                lasts[c.by] = np.empty(groups, dtype=np.int64)
+                lasts[c.by][group[rows]] = rows
+            out[c.name] = col[lasts[c.by]]
     return out
 
 
-class PartitionFold:
-    """The running aggregates of one task: key table, producers, tombstone buckets."""
-
-    def __init__(self, bounds: Bounds, max_keys: int = MAX_KEYS):
-        self.b = bounds
-        self.max_keys = max_keys
-        self.keys: dict | None = None
-        self.flushed = False  # the key table went out in parts: Spark merges them
-        self.producers: dict[int, list] = {}  # producer id -> [bytes, records]
-        self.buckets: dict[int, list] = {}  # bucket start -> [tombstones, past retention]
-
-    def add(self, c: dict):
-        """Fold one window; yields a key table when it outgrew ``max_keys``."""
-        self._count_tombstones(c)
-        self._count_producers(c)
-        part = record_partials(c, self.b)
-        self.keys = fold([self.keys, part] if self.keys is not None else [part])
-        if len(self.keys["key_hash"]) >= self.max_keys:
-            yield self.key_batch()
-            self.keys = None
-            self.flushed = True
-
-    def _count_tombstones(self, c: dict) -> None:
-        tomb = c["value_size"] < 0
-        if not tomb.any():
-            return
-        ts = c["timestamp"][tomb]
-        start = (ts // self.b.bucket_ms) * self.b.bucket_ms
-        past = ts < self.b.expired_before_ms
-        uniq, inv = np.unique(start, return_inverse=True)
-        counts, pasts = np.bincount(inv), np.bincount(inv, weights=past)
-        for s, n, x in zip(uniq.tolist(), counts.tolist(), pasts.tolist()):
-            acc = self.buckets.setdefault(s, [0, 0])
-            acc[0] += n
-            acc[1] += int(x)
-
-    def _count_producers(self, c: dict) -> None:
-        """Bytes and records each producer wrote to keyed records (a batch has one producer)."""
-        for pid, w, r in zip(c["batch_producer_id"].tolist(), c["batch_keyed_bytes"].tolist(),
-                             c["batch_keyed_records"].tolist()):
-            if r:
-                acc = self.producers.setdefault(pid, [0.0, 0])
-                acc[0] += w
-                acc[1] += r
-
-    def key_batch(self) -> pa.RecordBatch:
-        k = self.keys
-        n = len(k["key_hash"])
-        cols = {"kind": pa.repeat("key", n),
-                "key_hash": k["key_hash"], "key": k["key"], **{name: k[name] for name, _, _ in KEY_COLUMNS}}
-        return rows_batch(n, self.b, cols)
-
-    def finish(self, top_n: int | None):
-        """The rest: with ``top_n`` (a complete key table), its top keys and each producer's latest
-        records; otherwise the key table as parts, for Spark to merge."""
-        latest: dict = {}
-        k = self.keys
-        if k is not None and len(k["key_hash"]):
-            if top_n is None:
-                yield self.key_batch()
-            else:
-                yield self.top_keys(top_n)
-                uniq, inv = np.unique(k["last_producer_id"], return_inverse=True)
-                lb, lr = np.bincount(inv, weights=k["last_bytes"]), np.bincount(inv)
-                latest = {p: (b, r) for p, b, r in zip(uniq.tolist(), lb.tolist(), lr.tolist())}
-        pids = sorted(set(self.producers) | set(latest))
-        if pids:
-            complete = top_n is not None
-            yield rows_batch(len(pids), self.b, {
-                "kind": ["producer"] * len(pids), "producer_id": pids,
-                "bytes": [self.producers.get(p, [0.0, 0])[0] for p in pids],
-                "updates": [self.producers.get(p, [0.0, 0])[1] for p in pids],
-                "latest_bytes": [latest.get(p, (0.0, 0))[0] for p in pids] if complete else None,
-                "latest_records": [latest.get(p, (0.0, 0))[1] for p in pids] if complete else None})
-        if self.buckets:
-            starts = sorted(self.buckets)
-            yield rows_batch(len(starts), self.b, {
-                "kind": ["bucket"] * len(starts), "bucket_start_ms": starts,
-                "bucket_ms": [self.b.bucket_ms] * len(starts),
-                "tombstones": [self.buckets[s][0] for s in starts],
-                "tombstones_expired": [self.buckets[s][1] for s in starts]})
-
-    def top_keys(self, n: int) -> pa.RecordBatch:
-        """The ``n`` keys with the most updates (ties: lower key hash), with their obsolete bytes."""
-        k = self.keys
-        order = np.lexsort((k["key_hash"], -k["updates"]))[:n]
-        return rows_batch(len(order), self.b, {
-            "kind": ["top_key"] * len(order), "key_hash": k["key_hash"][order], "key": k["key"].take(pa.array(order)),
-            "updates": k["updates"][order], "tombstones": k["tombstones"][order],
-            "bytes": (k["bytes"] - k["last_bytes"])[order]})
+def _lowest(dtype):
+    return False if dtype == np.bool_ else np.iinfo(dtype).min if dtype.kind == "i" else -np.inf
 
 
-def rows_batch(n: int, b: Bounds | None, cols: dict) -> pa.RecordBatch:
-    base = {"topic": pa.repeat(b.topic if b else None, n), "partition": pa.repeat(b.partition if b else None, n)}
-    arrays = []
-    for name, typ in FIELDS:
-        v = cols.get(name, base.get(name))
-        if v is None:
-            arrays.append(pa.nulls(n, type=typ))
-        elif isinstance(v, pa.Array):
-            arrays.append(v.cast(typ) if v.type != typ else v)
+def outcome(k: dict) -> dict:
+    """What a full clean does to each key: it keeps the latest eligible record, unless that is a
+    tombstone past retention; every earlier eligible record goes."""
+    elig = k["eligible_records"]
+    goes = k["last_eligible_expired"]
+    kept = np.where(goes, 0.0, k["last_eligible_bytes"])
+    return {
+        "removable_records": np.maximum(elig - 1, 0) + goes,
+        "reclaimable_bytes": np.where(elig > 0, k["eligible_bytes"] - kept, 0.0),
+        "obsolete_bytes": k["bytes"] - k["last_bytes"],
+    }
+
+
+def key_totals(k: dict) -> dict:
+    """A partition's key-derived totals (``rows.KEY_TOTALS``); sums over keys, so totals of disjoint
+    sets of keys add up."""
+    o = outcome(k)
+    return {
+        "distinct_keys": int(len(k["updates"])), "obsolete_records": int((k["updates"] - 1).sum()),
+        "removable_records": int(o["removable_records"].sum()), "reclaimable_bytes": float(o["reclaimable_bytes"].sum()),
+        "dirty_distinct_keys": int(k["dirty"].sum()), "tombstones": int(k["tombstones"].sum()),
+        "tombstones_past_retention": int(k["tombstones_expired"].sum()),
+        "keys_last_tombstone": int(k["last_tombstone"].sum()),
+    }
+
+
+def top_keys(k: dict, n: int) -> dict:
+    """The ``n`` keys with the most updates (ties: lower key hash), with their obsolete bytes."""
+    order = np.lexsort((k["key_hash"], -k["updates"]))[:n]
+    return {"key_hash": k["key_hash"][order], "key": k["key"].take(pa.array(order)), "updates": k["updates"][order],
+            "tombstones": k["tombstones"][order], "obsolete_bytes": outcome(k)["obsolete_bytes"][order]}
+
+
+def latest_by_producer(k: dict) -> dict:
+    """Per producer id: bytes and records that are still the latest record of their key."""
+    uniq, inv = np.unique(k["last_producer_id"], return_inverse=True)
+    return {int(p): (float(b), int(r)) for p, b, r in
+            zip(uniq, np.bincount(inv, weights=k["last_bytes"]), np.bincount(inv))}
+
+
+def from_arrow(batch) -> dict:
+    """Key rows (``rows.ROW_TYPES["key"]`` fields) from Arrow back to the fold's numpy columns."""
+    out = {"key_hash": batch.column("key_hash").to_numpy(zero_copy_only=False)}
+    for c in KEY_COLUMNS:
+        col = batch.column(c.name)
+        if c.name == "key":
+            out["key"] = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        elif c.name == "last_producer_id":
+            out[c.name] = col.fill_null(NO_PRODUCER).to_numpy(zero_copy_only=False)
         else:
-            arrays.append(pa.array(v, type=typ))
-    return pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
+            out[c.name] = col.to_numpy(zero_copy_only=False)
+    return out
 
 
-def fault_batch(segment: str, kind: str, position: int, reason: str) -> pa.RecordBatch:
-    return rows_batch(1, None, {"kind": ["fault"], "segment": [segment], "fault_kind": [kind],
-                            "fault_position": [position], "fault_reason": [reason]})
+def producer_ids(ids) -> pa.Array:
+    """Producer ids for the outputs: ``NO_PRODUCER`` becomes null."""
+    a = np.asarray(ids, dtype=np.int64)
+    return pa.array(a, mask=a == NO_PRODUCER)

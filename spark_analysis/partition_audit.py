@@ -3,28 +3,28 @@
 Why a task per partition: compaction is per partition (Kafka cleans one partition with one thread,
 its keys never meet another partition's), and everything the audit asks of a partition follows from
 its own segments: Kafka's bounds from the batch headers (active segment, ``min.compaction.lag.ms``,
-the checkpoint), then one pass over the records folded per key (``keyfold``). The task hands Spark
-one row for the partition, its top keys, producer and tombstone-bucket totals and its faults: no
-per-record or per-key rows cross into the JVM, unless a partition has more keys than one task holds
-(then its key table goes out in parts and Spark merges them; ``spark_analysis.audit``).
+the checkpoint), then one pass over the records through the one fold (``partition_fold``). The task
+hands Spark the partition's facts, its key totals, top keys, producer and tombstone-bucket totals and
+its faults (``rows``): no per-record or per-key rows cross into the JVM, unless a partition has more
+keys than one task holds (then its key table goes out in parts and Spark merges them, ``merge``).
 
+The task is plain JSON (``PartitionTask.to_json``), so the driver hands it to Spark as a string.
 No Spark import here: plain reading code, tested on its own.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-
-import numpy as np
 
 from monitor.compaction import partition_state
 from monitor.estimate import CleanerParams, estimate_clean
 from monitor.record import SegmentReader
 from monitor.summary import SegmentSummary
 from monitor.topicconfig import TopicConfig
+from spark_analysis import rows
 from spark_analysis.arrow_rows import segment_base
-from spark_analysis.keyfold import MAX_KEYS, WINDOW_RECORDS, Bounds, PartitionFold, rows_batch, RecordWindow, fault_batch
+from spark_analysis.keyfold import Bounds
+from spark_analysis.partition_fold import MAX_KEYS, WINDOW_RECORDS, PartitionFold, RecordWindow
 
 BUCKETS_MS = (60_000, 3_600_000, 86_400_000, 7 * 86_400_000)
 
@@ -45,7 +45,6 @@ class PartitionTask:
     partition: int
     files: list  # [(uri, size)]
     config: TopicConfig
-    cleaner: CleanerParams
     now_ms: int
     checkpoint: int | None = None
     log_start: int | None = None
@@ -53,6 +52,13 @@ class PartitionTask:
     top_n: int = 20
     max_keys: int = MAX_KEYS
     window: int = WINDOW_RECORDS
+
+    def to_json(self) -> dict:
+        return {**self.__dict__, "files": [list(f) for f in self.files], "config": self.config.to_strings()}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "PartitionTask":
+        return cls(**{**d, "files": [tuple(f) for f in d["files"]], "config": TopicConfig.from_strings(d["config"])})
 
 
 @dataclass
@@ -113,52 +119,40 @@ def bounds_for(topic: str, partition: int, summaries: list, cfg: TopicConfig, no
     return st, upper
 
 
-def partition_row(topic: str, partition: int, st, segments: int, counts: dict, keys: dict | None,
-                  cfg: TopicConfig, cleaner: CleanerParams) -> dict:
-    """The audit's row for one partition (``PARTITION_DDL``); ``keys`` are the per-key totals
-    (None: not known yet, Spark fills them in from merged key parts)."""
-    k = keys or {}
-    reclaim = float(k.get("reclaimable_bytes") or 0.0)
-    dirty_keys = k.get("dirty_distinct_keys") or 0
-    est = estimate_clean(st.clean_bytes, st.cleanable_bytes, dirty_keys, cleaner)
+def partition_facts(topic: str, partition: int, st, segments: int, counts: dict, cfg: TopicConfig,
+                    bucket_ms: int) -> dict:
+    """Kafka's view of the partition (``rows.ROW_TYPES["facts"]``) from its state and record counts."""
     return {
         "topic": topic, "partition": partition, "segments": segments,
         "records": counts.get("records", 0), "control_records": counts.get("control_records", 0),
-        "bytes": st.log_bytes, "distinct_keys": k.get("distinct_keys", 0),
-        "obsolete_records": k.get("obsolete_records", 0), "removable_records": k.get("removable_records", 0),
-        "reclaimable_bytes": reclaim, "projected_bytes": max(st.log_bytes - reclaim, 0.0),
-        "first_dirty_offset": st.first_dirty_offset, "checkpoint_offset": st.checkpoint_offset,
+        "bytes": st.log_bytes, "first_dirty_offset": st.first_dirty_offset, "checkpoint_offset": st.checkpoint_offset,
         "first_uncleanable_offset": st.first_uncleanable_offset, "clean_bytes": st.clean_bytes,
-        "dirty_bytes": st.cleanable_bytes, "cleanable_ratio": st.cleanable_ratio,
+        "cleanable_bytes": st.cleanable_bytes, "cleanable_ratio": st.cleanable_ratio,
         "min_cleanable_dirty_ratio": st.min_cleanable_dirty_ratio, "eligible": st.eligible,
-        "dirty_distinct_keys": dirty_keys, "cleaner_passes": est.passes, "estimated_clean_seconds": est.seconds,
-        "tombstones": k.get("tombstones", 0), "tombstones_past_retention": k.get("tombstones_past_retention", 0),
-        "keys_last_tombstone": k.get("keys_last_tombstone", 0), "delete_retention_ms": cfg.delete_retention_ms,
+        "delete_retention_ms": cfg.delete_retention_ms,
         "first_timestamp": counts.get("first_timestamp"), "last_timestamp": counts.get("last_timestamp"),
+        "bucket_ms": bucket_ms,
     }
 
 
-def key_totals(t: dict) -> dict:
-    """Per-partition totals of a complete key table; the same sums as the Spark side's ``with_outcome``:
-    a clean keeps the latest eligible record of a key (unless it is a tombstone past retention)."""
-    elig = t["eligible_records"]
-    goes = t["last_eligible_expired"]
-    removable = np.maximum(elig - 1, 0) + goes
-    reclaim = np.where(elig > 0, t["eligible_bytes"] - t["last_eligible_bytes"] + np.where(goes, t["last_eligible_bytes"], 0.0), 0.0)
-    return {
-        "distinct_keys": int(len(elig)), "obsolete_records": int((t["updates"] - 1).sum()),
-        "removable_records": int(removable.sum()), "reclaimable_bytes": float(reclaim.sum()),
-        "dirty_distinct_keys": int(t["dirty"].sum()), "tombstones": int(t["tombstones"].sum()),
-        "tombstones_past_retention": int(t["tombstones_expired"].sum()),
-        "keys_last_tombstone": int(t["last_tombstone"].sum()),
-    }
+def partition_row(facts: dict, totals: dict, cleaner: CleanerParams) -> dict:
+    """The audit's row for one partition (``PARTITION_DDL``): its facts, its key totals (from the
+    fold; empty when it has no keyed record) and the cleaner's estimate."""
+    reclaim = float(totals.get("reclaimable_bytes") or 0.0)
+    est = estimate_clean(facts["clean_bytes"], facts["cleanable_bytes"], totals.get("dirty_distinct_keys") or 0, cleaner)
+    row = {k: v for k, v in facts.items() if k != "bucket_ms"}
+    row.update({k: totals.get(k) or 0 for k, _ in rows.KEY_TOTALS})
+    row.update({"reclaimable_bytes": reclaim, "projected_bytes": max(facts["bytes"] - reclaim, 0.0),
+                "cleaner_passes": est.passes, "estimated_clean_seconds": est.seconds})
+    return row
 
 
 def audit_partition(task: PartitionTask, opener):
-    """Arrow batches (``keyfold.SCHEMA``) for one partition: its row, top keys, producers, buckets, faults."""
+    """Arrow batches (``rows.SCHEMA``) for one partition: facts, key totals, top keys, producers,
+    buckets, faults (or key parts instead of totals and top keys)."""
     scan = scan_headers(task.files, opener)
     if not scan.summaries:  # every segment vanished or is unreadable: the record pass says which
-        yield from _record_pass(task, opener, None, None)
+        yield from _record_pass(task, opener, None)
         return
     st, upper = bounds_for(task.topic, task.partition, scan.summaries, task.config, task.now_ms, task.checkpoint,
                            task.log_start)
@@ -166,20 +160,24 @@ def audit_partition(task: PartitionTask, opener):
     b = Bounds(task.topic, task.partition, upper=upper, first_dirty=st.first_dirty_offset,
                expired_before_ms=task.now_ms - task.config.delete_retention_ms,
                bucket_ms=task.bucket_ms or bucket_for(span))
-    yield from _record_pass(task, opener, b, (st, scan))
+    counts = {"records": scan.records, "control_records": scan.control_records,
+              "first_timestamp": scan.first_timestamp, "last_timestamp": scan.last_timestamp}
+    yield rows.batch("facts", 1, partition_facts(task.topic, task.partition, st, len(scan.summaries), counts,
+                                                 task.config, b.bucket_ms))
+    yield from _record_pass(task, opener, b)
 
 
-def _record_pass(task: PartitionTask, opener, b: Bounds | None, state):
+def _record_pass(task: PartitionTask, opener, b: Bounds | None):
     acc = PartitionFold(b, task.max_keys) if b else None
     win = RecordWindow()
     for uri, _size in task.files:
         try:
             fh = opener(uri)
         except FileNotFoundError:  # a live log dir: cleaned or deleted after the listing
-            yield fault_batch(uri, "vanished", 0, f"{uri}: removed by the broker after it was listed")
+            yield rows.fault_batch(uri, "vanished", 0, f"{uri}: removed by the broker after it was listed")
             continue
         except OSError as exc:
-            yield fault_batch(uri, "unreadable", 0, f"{uri}: cannot read: {exc}")
+            yield rows.fault_batch(uri, "unreadable", 0, f"{uri}: cannot read: {exc}")
             continue
         with fh:
             reader = SegmentReader(fh, name=uri, skip_corrupt=True)
@@ -191,20 +189,9 @@ def _record_pass(task: PartitionTask, opener, b: Bounds | None, state):
                     yield from acc.add(win.columns())
                     win = RecordWindow()
             for f in reader.faults:
-                yield fault_batch(uri, f.kind, f.position, str(f))
+                yield rows.fault_batch(uri, f.kind, f.position, str(f))
     if acc is None:
         return
     if win.n:
         yield from acc.add(win.columns())
-    st, scan = state
-    complete = not acc.flushed
-    table = acc.keys
-    totals = None if not complete else key_totals(table) if table is not None else {}
-    counts = {"records": scan.records, "control_records": scan.control_records,
-              "first_timestamp": scan.first_timestamp, "last_timestamp": scan.last_timestamp}
-    row = partition_row(task.topic, task.partition, st, len(scan.summaries), counts, totals, task.config, task.cleaner)
-    row["complete"] = complete
-    row["bucket_ms"] = b.bucket_ms
-    yield rows_batch(1, b, {"kind": ["partition"], "payload": [json.dumps(row)]})
-    yield from acc.finish(task.top_n if complete else None)
-
+    yield from acc.finish(task.top_n)

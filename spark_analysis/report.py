@@ -77,7 +77,7 @@ def render_report(summary: dict, topics: list[dict], partitions: list[dict], buc
         ("Data scanned", _mb(summary["bytes"])),
         ("Reclaimable", _mb(summary["reclaimable_bytes"])),
         ("After full compaction", _mb(summary["projected_bytes"])),
-        ("Dirty (cleanable) now", _mb(summary["dirty_bytes"])),
+        ("Dirty (cleanable) now", _mb(summary["cleanable_bytes"])),
         ("Estimated cleaning time", _dur(summary["estimated_clean_seconds"])),
         ("Tombstones", f"{summary['tombstones']:,}"),
         ("Tombstones past delete.retention.ms", f"{summary['tombstones_past_retention']:,}"),

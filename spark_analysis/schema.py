@@ -35,9 +35,9 @@ FIELDS = [
 ]
 ARROW_SCHEMA = pa.schema(FIELDS)
 
-_SPARK_TYPES = {
+SPARK_TYPES = {
     pa.string(): "string", pa.int32(): "int", pa.int64(): "bigint", pa.binary(): "binary",
     pa.float64(): "double", pa.bool_(): "boolean",
 }
-DDL = ", ".join(f"{name} {_SPARK_TYPES[t]}" for name, t in FIELDS)
+DDL = ", ".join(f"{name} {SPARK_TYPES[t]}" for name, t in FIELDS)
 NAMES = [name for name, _ in FIELDS]

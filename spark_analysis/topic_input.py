@@ -7,7 +7,7 @@ from __future__ import annotations
 from pyspark.sql import functions as F
 
 from spark_analysis.arrow_rows import RECORD_OVERHEAD
-from spark_analysis.schema import FIELDS, _SPARK_TYPES
+from spark_analysis.schema import FIELDS, SPARK_TYPES
 
 
 def read_topic(spark, bootstrap: str | None, topics: list[str], options: dict):
@@ -34,5 +34,5 @@ def read_topic(spark, bootstrap: str | None, topics: list[str], options: dict):
     out = []
     for name, t in FIELDS:
         expr = cols.get(name, F.lit(None))
-        out.append(expr.cast(_SPARK_TYPES[t]).alias(name))
+        out.append(expr.cast(SPARK_TYPES[t]).alias(name))
     return raw.select(*out)

@@ -1,6 +1,6 @@
 """The audit against what the real broker does: the size it leaves after cleaning, the tombstones
-kafka-dump-log counts, the time log-cleaner.log reports; and the same counts over segments, their
-dumps and the live topic."""
+kafka-dump-log counts, the time log-cleaner.log reports; the same tables over segments, their dumps
+and the live topic (one fold); the public record source."""
 
 from __future__ import annotations
 
@@ -135,81 +135,98 @@ def test_projected_size_tombstones_and_time_match_the_broker(spark, cleaned):
     # the estimated cleaning time, calibrated on the other topic, within a factor 2 of the broker's
     assert actual.duration > 0
     ratio = r["estimated_clean_seconds"] / actual.duration
-    print(f"estimated {r['estimated_clean_seconds']:.3f}s vs logged {actual.duration:.3f}s (x{ratio:.2f}); dirty {r['dirty_bytes']} clean {r['clean_bytes']} tp {tp:.0f} calib {[(c.processed_mb, c.duration) for c in calib]} target {(actual.processed_mb, actual.duration)}")
+    print(f"estimated {r['estimated_clean_seconds']:.3f}s vs logged {actual.duration:.3f}s (x{ratio:.2f}); dirty {r["cleanable_bytes"]} clean {r['clean_bytes']} tp {tp:.0f} calib {[(c.processed_mb, c.duration) for c in calib]} target {(actual.processed_mb, actual.duration)}")
     assert 0.5 <= ratio <= 2.0
     assert r["cleaner_passes"] == 1 and r["dirty_distinct_keys"] == KEYS + 51
 
 
 def segments_and_dumps(kafka, tmp_path, prefix: str, **fill_args) -> tuple[str, Path]:
-    """A topic written by the broker, its partition copied to seg/ and dumped by kafka-dump-log to dumps/."""
-    t = create_topic(kafka.bootstrap, unique_topic(prefix), **CFG)
+    """A topic of two partitions written by the broker (partition 0 by ``fill``, partition 1 smaller),
+    copied to seg/ and dumped by kafka-dump-log, both partitions in one text, to dumps/."""
+    t = create_topic(kafka.bootstrap, unique_topic(prefix), partitions=2, **CFG)
     fill(kafka.bootstrap, t, rounds=3, **fill_args)
+    for r in range(2):
+        produce(kafka.bootstrap, t, [(f"p1-{i % 40}".encode(), f"{r}-{i}".encode()) for i in range(120)], partition=1)
+        roll(kafka.bootstrap, t, partition=1, wait=0.4)
+    produce(kafka.bootstrap, t, [(f"p1-{i}".encode(), None) for i in range(0, 40, 4)], partition=1)
+    roll(kafka.bootstrap, t, partition=1, wait=0.4)
     folder = copy_partition(partition_dir(kafka.log_dir, t), tmp_path / "seg")
-    text, _ = dump_records(folder)
+    other = copy_partition(partition_dir(kafka.log_dir, t, 1), tmp_path / "seg")
     (tmp_path / "dumps").mkdir()
+    text = dump_log(sorted(folder.glob("*.log")) + sorted(other.glob("*.log")), "--print-data-log")
     (tmp_path / "dumps" / f"{t}.txt").write_text(text)
     return t, folder
 
 
-def test_segments_dumps_and_live_topic_give_the_same_counts(spark, kafka, tmp_path):
+def tables(res) -> dict:
+    """Every output table of a run as plain rows (the summary without what names the input)."""
+    out = {name: [r.asDict() for r in getattr(res, name).collect()]
+           for name in ("partitions", "topics", "tombstone_buckets", "top_keys", "top_producers", "faults")}
+    out["summary"] = [{k: v for k, v in res.summary.items() if k != "input_kind"}]
+    return out
+
+
+def same(a, b, fields=None):
+    """Equal rows (floats to 1e-9 relative: sums of byte shares in another order), only ``fields`` if given."""
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        for f in fields or x:
+            want = pytest.approx(x[f], rel=1e-9) if isinstance(x[f], float) else x[f]
+            assert y[f] == want, f
+
+
+def test_segments_dumps_and_live_topic_give_the_same_tables(spark_kafka, kafka, tmp_path):
+    spark = spark_kafka  # the live topic is read through Spark's Kafka source
+    """One fold for every input: the segments path (a task per partition) and the records path (dumps,
+    a live topic: records grouped per partition by Spark), with key tables whole or sent in parts,
+    give the same tables. A live topic shows a consumer's view: no segments, batch framing or
+    producer ids, so its byte figures and Kafka's bounds differ; every count per key is the same."""
     t, folder = segments_and_dumps(kafka, tmp_path, "same", keys=500, value_bytes=50, hot=5,
                                    tombstones=range(0, 500, 10))
     cfg = {t: TopicConfig.from_strings(CFG)}
-    fields = ("records", "tombstones", "distinct_keys", "obsolete_records", "keys_last_tombstone")
-    seg = row(audit(spark, "segments", [tmp_path / "seg"], cfg), t)
-    dmp = row(audit(spark, "dumps", [tmp_path / "dumps"], cfg), t)
-    live = row(audit(spark, "topic", [t], cfg, bootstrap=kafka.bootstrap), t)
-    assert {f: seg[f] for f in fields} == {f: dmp[f] for f in fields} == {f: live[f] for f in fields}
-    assert seg["bytes"] == dmp["bytes"] == size(folder)
-    assert seg["records"] == 3 * (500 + 50) + 3 + 50 + 1  # updates, rolls, tombstones, last roll
-
-
-def test_segments_folded_per_partition_agree_with_spark_grouping_the_records(spark, kafka, tmp_path):
-    """The segments path (a task per partition folds keys in numpy, C key hash) against the same
-    records grouped by Spark (dumps: Spark's xxhash64), and against itself with the key table sent
-    in parts and merged by Spark: every number, the top keys (hashes included) and producers."""
-    t, _ = segments_and_dumps(kafka, tmp_path, "agree", keys=400, value_bytes=80, hot=6, tombstones=range(0, 400, 9))
-    cfg = {t: TopicConfig.from_strings(CFG)}
     now = int(time.time() * 1000) + 2 * DAY  # the tombstones are past delete.retention.ms
-    runs = {"segments": audit(spark, "segments", [tmp_path / "seg"], cfg, now_ms=now),
-            "parts": audit(spark, "segments", [tmp_path / "seg"], cfg, now_ms=now, max_keys=100),
-            "dumps": audit(spark, "dumps", [tmp_path / "dumps"], cfg, now_ms=now)}
-    rows = {k: row(r, t) for k, r in runs.items()}
-    assert rows["segments"]["tombstones_past_retention"] == len(range(0, 400, 9))
-    for other in ("parts", "dumps"):
-        for f, v in rows["segments"].items():
-            want = pytest.approx(v, rel=1e-9) if isinstance(v, float) else v
-            assert rows[other][f] == want, (other, f)
+    seg = tables(audit(spark, "segments", [tmp_path / "seg"], cfg, now_ms=now))
+    for run in (audit(spark, "dumps", [tmp_path / "dumps"], cfg, now_ms=now),
+                audit(spark, "dumps", [tmp_path / "dumps"], cfg, now_ms=now, max_keys=64, window=300),
+                audit(spark, "segments", [tmp_path / "seg"], cfg, now_ms=now, max_keys=64, window=300)):
+        other = tables(run)
+        for name in seg:
+            same(seg[name], other[name])
+    p = seg["partitions"][0]
+    assert [r["partition"] for r in seg["partitions"]] == [0, 1]
+    assert p["bytes"] == size(folder)
+    assert p["records"] == 3 * (500 + 50) + 3 + 50 + 1  # updates, rolls, tombstones, last roll
+    assert p["tombstones"] == p["tombstones_past_retention"] == p["keys_last_tombstone"] == 50
+    assert seg["top_keys"][0]["updates"] == 3 * 10  # a hot key: 10 updates a round
+    assert sum(b["tombstones"] for b in seg["tombstone_buckets"]) == 50 + 10
+    live = tables(audit(spark, "topic", [t], cfg, now_ms=now, bootstrap=kafka.bootstrap))
+    same(seg["partitions"], live["partitions"], ("records", "tombstones", "distinct_keys", "obsolete_records",
+                                                 "keys_last_tombstone", "tombstones_past_retention"))
+    same(seg["top_keys"], live["top_keys"], ("partition", "key_hash", "key", "updates", "tombstones", "rank"))
+    same(seg["tombstone_buckets"], live["tombstone_buckets"])
+    assert [r["producer_id"] for r in live["top_producers"]] == [None]  # a consumer does not see producer ids
+    assert live["top_producers"][0]["records"] == sum(r["records"] for r in seg["partitions"])  # all keyed
 
-    def top(res):
-        return [(r["partition"], r["key_hash"], bytes(r["key"]), r["updates"], r["tombstones"],
-                 round(r["obsolete_bytes"], 3)) for r in res.top_keys.collect()]
 
-    def producers(res):
-        return [(r["producer_id"], r["records"], round(r["obsolete_bytes"], 3), r["obsolete_records"])
-                for r in res.top_producers.collect()]
-
-    assert top(runs["segments"]) == top(runs["parts"]) == top(runs["dumps"])
-    assert top(runs["segments"])[0][3] == 3 * 10  # a hot key: 10 updates a round
-    assert producers(runs["segments"]) == producers(runs["parts"]) == producers(runs["dumps"])
-    buckets = [sorted((r["bucket_start_ms"], r["tombstones"], r["past_retention"]) for r in x.tombstone_buckets.collect())
-               for x in runs.values()]
-    assert buckets[0] == buckets[1] == buckets[2] and sum(b[1] for b in buckets[0]) == len(range(0, 400, 9))
-    # the record-level inputs, one schema: segments through spark.read.format("kafka-segments").load(path)
+def test_kafka_segments_is_the_records_kafka_dump_log_prints(spark, kafka, tmp_path):
+    """The public record source: ``spark.read.format("kafka-segments").load(path)`` gives the records
+    of the dump of the same segments, and as many as the audit counts."""
     from pyspark.sql import functions as F
 
     from spark_analysis.sources import register
 
+    t, _ = segments_and_dumps(kafka, tmp_path, "records", keys=300, value_bytes=80, hot=3, tombstones=range(0, 300, 9))
     register(spark)
 
     def records(df):
-        return (df.filter(F.col("fault_kind").isNull() & ~F.col("control"))
+        return (df.filter(F.col("fault_kind").isNull() & ~F.col("control")).groupBy("partition")
                 .agg(F.count("*"), F.sum(F.col("tombstone").cast("int")), F.sum("key_size"), F.sum("value_size"),
-                     F.countDistinct("key"), F.max("offset")).collect()[0])
+                     F.countDistinct("key"), F.max("offset"), F.sum("record_bytes")).orderBy("partition").collect())
 
-    seg_records = spark.read.format("kafka-segments").load(str(tmp_path / "seg"))
-    assert records(seg_records) == records(load_records(spark, "dumps", [str(tmp_path / "dumps")]))
-    assert records(seg_records)[0] == rows["segments"]["records"]
+    seg_records = records(spark.read.format("kafka-segments").load(str(tmp_path / "seg")))
+    assert seg_records == records(load_records(spark, "dumps", [str(tmp_path / "dumps")]))
+    audited = audit(spark, "segments", [tmp_path / "seg"], {t: TopicConfig.from_strings(CFG)})
+    assert [r[1] for r in seg_records] == [r["records"] for r in audited.partitions.collect()]
 
 
 def test_corrupt_and_truncated_segments_are_listed_and_the_job_finishes(spark, kafka, tmp_path):

@@ -1,10 +1,10 @@
-"""One partition's audit (``partition_audit`` + ``keyfold``), no Spark: the numbers against a
-record-by-record account of the same broker-written segments, whatever the window and key-table
-sizes (folding in windows, sending the key table in parts)."""
+"""One partition's audit (``partition_audit`` + ``partition_fold`` + ``keyfold``), no Spark: the numbers
+against a record-by-record account of the same broker-written segments, whatever the window and
+key-table sizes (folding in windows, sending the key table in parts); the fold's merge rules against
+a fold of the records in one go."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections import defaultdict
 
@@ -17,8 +17,9 @@ from monitor.estimate import CleanerParams
 from monitor.record import SegmentReader
 from monitor.topicconfig import TopicConfig
 from spark_analysis.arrow_rows import RECORD_OVERHEAD
-from spark_analysis.keyfold import KEY_COLUMNS, fold
-from spark_analysis.partition_audit import PartitionTask, audit_partition, bounds_for, key_totals, scan_headers
+from spark_analysis.keyfold import from_arrow, fold, key_totals
+from spark_analysis.partition_audit import PartitionTask, audit_partition, bounds_for, partition_row, scan_headers
+from spark_analysis.rows import ROW_TYPES, rows_of
 
 pytestmark = pytest.mark.kafka
 
@@ -76,10 +77,12 @@ def by_hand(files, upper, first_dirty, expired_before):
 
 
 def run(task):
-    batches = list(audit_partition(task, lambda u: open(u, "rb")))
-    table = pa.Table.from_batches(batches)
-    return {kind: table.filter(pa.compute.equal(table["kind"], kind)).to_pylist()
-            for kind in ("partition", "top_key", "key", "producer", "bucket", "fault")}
+    """Every row type the task yields; ``partition``: its audit row (facts and totals, when complete)."""
+    table = pa.Table.from_batches(list(audit_partition(task, lambda u: open(u, "rb"))))
+    out = {kind: rows_of(table, kind) for kind in ROW_TYPES}
+    if out["key_totals"]:
+        out["partition"] = partition_row(out["facts"][0], out["key_totals"][0], CleanerParams())
+    return out
 
 
 @pytest.mark.parametrize("days_later", [0, 2])
@@ -88,11 +91,10 @@ def test_partition_row_matches_a_record_by_record_account(partition, days_later,
     topic, files = partition
     now = int(time.time() * 1000) + days_later * DAY
     cfg = TopicConfig.from_strings(CFG)
-    task = PartitionTask(topic, 0, files, cfg, CleanerParams(), now, window=window, top_n=5)
-    out = run(task)
-    assert not out["fault"]
-    row = json.loads(out["partition"][0]["payload"])
-    assert row["complete"]
+    task = PartitionTask(topic, 0, files, cfg, now, window=window, top_n=5)
+    out = run(PartitionTask.from_json(task.to_json()))  # as the driver sends it: plain JSON
+    assert not out["fault"] and not out["key"]
+    row = out["partition"]
     st, upper = bounds_for(topic, 0, scan_headers(files, lambda u: open(u, "rb")).summaries, cfg, now, None, None)
     want, updates = by_hand(files, upper, st.first_dirty_offset, now - DAY)
     for k, v in want.items():
@@ -112,18 +114,15 @@ def test_a_key_table_sent_in_parts_folds_to_the_same_totals(partition):
     topic, files = partition
     now = int(time.time() * 1000) + 2 * DAY
     cfg = TopicConfig.from_strings(CFG)
-    whole = json.loads(run(PartitionTask(topic, 0, files, cfg, CleanerParams(), now))["partition"][0]["payload"])
-    out = run(PartitionTask(topic, 0, files, cfg, CleanerParams(), now, window=700, max_keys=1000))
-    row = json.loads(out["partition"][0]["payload"])
-    assert not row["complete"] and not out["top_key"]
+    whole = run(PartitionTask(topic, 0, files, cfg, now))["partition"]
+    out = run(PartitionTask(topic, 0, files, cfg, now, window=700, max_keys=1000))
+    assert not out["key_totals"] and not out["top_key"] and out["facts"]
     parts = out["key"]
     assert len(parts) > whole["distinct_keys"]  # several parts hold the same key
-    table = {"key_hash": np.array([r["key_hash"] for r in parts], dtype=np.int64),
-             "key": pa.array([r["key"] for r in parts], pa.binary())}
-    for name, typ, _ in KEY_COLUMNS:
-        table[name] = np.array([r[name] for r in parts], dtype=typ.to_pandas_dtype())
+    # shuffled: the merge rules (sum, max, last by offset) do not depend on the order of the parts
+    order = np.random.default_rng(7).permutation(len(parts))
+    table = from_arrow(pa.Table.from_pylist([parts[i] for i in order], pa.schema(ROW_TYPES["key"])))
     merged = key_totals(fold([table]))
     for k, v in merged.items():
         assert whole[k] == pytest.approx(v, rel=1e-9), k
-    written = sum(r["updates"] for r in out["producer"])
-    assert written == sum(r["updates"] for r in parts)
+    assert sum(r["records"] for r in out["producer"]) == sum(r["updates"] for r in parts)

@@ -1,0 +1,91 @@
+"""The compaction audit: what a full compaction would reclaim, how long the cleaner needs, where
+tombstones build up, which keys and producers drive it.
+
+Two ways in, one fold (``keyfold``), one set of tables:
+* segments (``audit.segments``): one Spark task per partition reads its segments, takes Kafka's bounds
+  from the batch headers and folds the records next to the decoder;
+* records (``audit.records``): kafka-dump-log dumps and a live topic arrive as a DataFrame of records;
+  Kafka's bounds come from a small per-partition aggregate, then the records are folded a partition
+  per task (``mapInArrow`` over records sorted by offset within their partition).
+Either way the tasks hand Spark the row types of ``rows``, the driver collects the few per partition
+in one job, and ``audit.tables`` merges key tables sent in parts (``merge``) and builds the report
+tables. No record or key row passes through the driver.
+
+What Kafka keeps, and so what is not counted as reclaimable:
+* the active segment and whatever ``min.compaction.lag.ms`` holds back (above the bound U);
+* control batches (transaction markers) and transactional data (aborted data is dropped by Kafka
+  using ``.txnindex``, which the audit does not read: it is counted as kept);
+* tombstones that are the latest record of their key and still inside ``delete.retention.ms``.
+A record below U superseded by a later record of its key below U is removed; a tombstone that is the
+latest of its key and older than ``delete.retention.ms`` is removed too (over at most two cleans).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from pyspark.sql import DataFrame, SparkSession
+
+from monitor.estimate import CleanerParams
+from monitor.topicconfig import TopicConfig, effective_config
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+@dataclass
+class AuditInputs:
+    kind: str  # segments | dumps | topic
+    records: DataFrame | None = None  # dumps, topic: the records
+    files: list | None = None  # segments: [(uri, size)] of the *.log files, listed once on the driver
+    checkpoints: dict = field(default_factory=dict)  # (topic, partition) -> first dirty offset
+    log_starts: dict = field(default_factory=dict)
+    topic_configs: dict = field(default_factory=dict)  # topic -> TopicConfig
+    cleaner: CleanerParams = CleanerParams()
+    now_ms: int = field(default_factory=lambda: int(time.time() * 1000))
+    bucket_ms: int | None = None  # tombstone build-up bucket; None: chosen from the time span
+    top_n: int = 20
+    max_keys: int | None = None  # keys one task holds before sending them in parts (tests lower it)
+    window: int | None = None  # records a task folds at a time (tests lower it)
+
+    def config(self, topic: str) -> TopicConfig:
+        """The caller's config for the topic (admin API or config file), else Kafka's defaults for a
+        compacted topic: the audit reads its segments as a compacted topic's."""
+        return effective_config(topic, admin=self.topic_configs.get(topic), compacted=True).config
+
+
+@dataclass
+class Found:
+    """What either path found, for the shared report tables."""
+
+    facts: list  # rows.ROW_TYPES["facts"] dicts, one per partition
+    rows: "pa.Table"  # the fold tasks' rows (rows.SCHEMA) but key parts, collected: a few per partition
+    out: DataFrame  # the fold tasks' rows in Spark, where key parts stay until merged
+    faults: list  # dicts: segment, fault_kind, fault_position, fault_reason
+
+
+@dataclass
+class AuditResult:
+    partitions: DataFrame
+    topics: DataFrame
+    tombstone_buckets: DataFrame
+    top_keys: DataFrame
+    top_producers: DataFrame
+    faults: DataFrame
+    summary: dict
+
+
+def run_audit(spark: SparkSession, inputs: AuditInputs, progress=lambda msg: None) -> AuditResult:
+    from spark_analysis.audit.records import audit_records
+    from spark_analysis.audit.segments import audit_segments
+    from spark_analysis.audit.tables import report
+
+    if inputs.kind == "segments":
+        if inputs.files is None:
+            raise ValueError("a segments audit needs the segment files (AuditInputs.files)")
+        found = audit_segments(spark, inputs, progress)
+    else:
+        found = audit_records(spark, inputs, progress)
+    return report(spark, inputs, found, progress)

@@ -1,0 +1,157 @@
+"""The audit's report tables, the same whichever path found the rows: partitions, topics, tombstone
+buckets, top keys, top producers, faults and the summary.
+
+By now the tasks have left a few rows per partition (facts, key totals, top-key candidates, producer
+and bucket partials, faults): the paths collect them in one Spark job, and the tables are made here
+on the driver, with no further Spark job. Only key tables sent in parts are large: Spark merges and
+finishes them first (``merge``). Each partition's row is made from its facts and key totals
+(``partition_audit.partition_row``).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from spark_analysis.audit import AuditInputs, AuditResult, Found
+from spark_analysis.rows import rows_of
+
+BUCKETS_DDL = "topic string, bucket_start_ms bigint, tombstones bigint, past_retention bigint, bucket_ms int"
+TOP_KEYS_DDL = ("topic string, partition int, key_hash bigint, key binary, updates bigint, tombstones bigint, "
+                "obsolete_bytes double, rank int")
+TOP_PRODUCERS_DDL = ("topic string, producer_id bigint, records bigint, obsolete_bytes double, "
+                     "obsolete_records bigint, rank int")
+FAULTS_DDL = "segment string, fault_kind string, fault_position bigint, fault_reason string"
+
+
+def report(spark: SparkSession, inputs: AuditInputs, found: Found, progress) -> AuditResult:
+    from spark_analysis.merge import finish_key_parts
+    from spark_analysis.partition_audit import partition_row
+
+    small = found.rows
+    totals = sum_rows(rows_of(small, "key_totals"), ("topic", "partition"))
+    parted = {(f["topic"], f["partition"]) for f in found.facts} - set(totals)
+    if parted:
+        progress(f"merging the key tables of {len(parted)} partition(s) with more keys than a task holds")
+        keys = found.out.filter(F.col("key").isNotNull()).select("key.*")
+        small = pa.concat_tables([small, finish_key_parts(keys, inputs.top_n).toArrow().cast(small.schema)])
+        totals = sum_rows(rows_of(small, "key_totals"), ("topic", "partition"))
+    progress("estimates, top keys, top producers, tombstone build-up")
+    rows = sorted((partition_row(f, totals.get((f["topic"], f["partition"]), {}), inputs.cleaner)
+                   for f in found.facts), key=lambda r: (r["topic"], r["partition"]))
+    bucket = max(f["bucket_ms"] for f in found.facts)  # the tasks' own (the given one, or by their span)
+    summary = summarize(inputs, rows, bucket, found.faults)
+    return AuditResult(
+        spark.createDataFrame(rows, PARTITION_DDL), spark.createDataFrame(topic_rows(rows), TOPIC_DDL),
+        spark.createDataFrame(bucket_rows(rows_of(small, "bucket"), bucket), BUCKETS_DDL),
+        spark.createDataFrame(top_key_rows(rows_of(small, "top_key"), inputs.top_n), TOP_KEYS_DDL),
+        spark.createDataFrame(top_producer_rows(rows_of(small, "producer"), inputs.top_n), TOP_PRODUCERS_DDL),
+        spark.createDataFrame(found.faults, FAULTS_DDL), summary)
+
+
+def sum_rows(parts, by: tuple) -> dict:
+    """Partial rows summed per ``by`` (partial totals of disjoint keys or records add up)."""
+    out: dict = {}
+    for t in parts:
+        acc = out.setdefault(tuple(t[k] for k in by), dict(zip(by, (t[k] for k in by))))
+        for k, v in t.items():
+            if k not in by:
+                acc[k] = acc.get(k, 0) + (v or 0)
+    return out
+
+
+def bucket_rows(parts: list, bucket: int) -> list:
+    """Tombstones per topic and bucket (tasks that chose a finer bucket are floored to ``bucket``)."""
+    floored = [{**b, "bucket_start_ms": b["bucket_start_ms"] // bucket * bucket} for b in parts]
+    return [{**b, "bucket_ms": bucket} for _, b in sorted(sum_rows(floored, ("topic", "bucket_start_ms")).items())]
+
+
+def ranked(rows: list, order, n: int) -> list:
+    """The first ``n`` rows of each topic by ``order``, with their ``rank``."""
+    out, seen = [], {}
+    for r in sorted(rows, key=lambda r: (r["topic"], order(r))):
+        seen[r["topic"]] = seen.get(r["topic"], 0) + 1
+        if seen[r["topic"]] <= n:
+            out.append({**r, "rank": seen[r["topic"]]})
+    return out
+
+
+def top_key_rows(candidates: list, n: int) -> list:
+    # a key is a key of one partition: compaction never meets the same key in two partitions
+    return ranked(candidates, lambda r: (-r["updates"], r["key_hash"], r["partition"]), n)
+
+
+def top_producer_rows(parts: list, n: int) -> list:
+    """Producers by obsolete bytes: all they wrote to keyed records - what is still the latest of its key.
+    A producer id is unknown (null) for a live topic."""
+    producers = [{"topic": p["topic"], "producer_id": p["producer_id"], "records": p["records"],
+                  "obsolete_bytes": float(p["written_bytes"] - p["latest_bytes"]),
+                  "obsolete_records": p["records"] - p["latest_records"]}
+                 for p in sum_rows(parts, ("topic", "producer_id")).values()]
+    return ranked(producers, lambda r: (-r["obsolete_bytes"], r["producer_id"] is not None, r["producer_id"] or 0), n)
+
+
+def summarize(inputs: AuditInputs, rows: list, bucket: int, faults: list) -> dict:
+    vanished = [f for f in faults if f["fault_kind"] == "vanished"]
+    fault_rows = [f for f in faults if f["fault_kind"] != "vanished"]
+    return {
+        "input_kind": inputs.kind,
+        "generated_at_ms": inputs.now_ms,
+        "partitions": len(rows),
+        "topics": len({r["topic"] for r in rows}),
+        "records": sum(r["records"] for r in rows),
+        "bytes": sum(r["bytes"] for r in rows),
+        "reclaimable_bytes": sum(r["reclaimable_bytes"] for r in rows),
+        "projected_bytes": sum(r["projected_bytes"] for r in rows),
+        "cleanable_bytes": sum(r["cleanable_bytes"] for r in rows),
+        "estimated_clean_seconds": sum(r["estimated_clean_seconds"] for r in rows),
+        "tombstones": sum(r["tombstones"] for r in rows),
+        "tombstones_past_retention": sum(r["tombstones_past_retention"] for r in rows),
+        "faults": len(fault_rows),
+        "vanished_segments": len(vanished),
+        "fault_list": [{"file": f["segment"], "kind": f["fault_kind"], "position": f["fault_position"],
+                        "reason": f["fault_reason"]} for f in fault_rows[:1000]],
+        "cleaner": {"threads": inputs.cleaner.threads, "keys_per_pass": inputs.cleaner.keys_per_pass,
+                    "throughput_bytes_per_second": inputs.cleaner.throughput,
+                    "throughput_source": inputs.cleaner.throughput_source,
+                    "io_max_bytes_per_second": inputs.cleaner.io_max_bytes_per_second},
+        "tombstone_bucket_ms": bucket,
+    }
+
+
+TOPIC_SUMS = ["records", "bytes", "distinct_keys", "obsolete_records", "reclaimable_bytes", "projected_bytes",
+              "cleanable_bytes", "estimated_clean_seconds", "tombstones", "tombstones_past_retention",
+              "keys_last_tombstone"]
+TOPIC_DDL = ("topic string, partitions long, records long, bytes long, distinct_keys long, obsolete_records long, "
+             "reclaimable_bytes double, projected_bytes double, cleanable_bytes long, max_cleanable_ratio double, "
+             "estimated_clean_seconds double, tombstones long, tombstones_past_retention long, "
+             "keys_last_tombstone long")
+
+
+def topic_rows(rows: list[dict]) -> list[dict]:
+    """Per-topic sums of the partition rows, the most reclaimable topic first."""
+    out: dict = {}
+    for r in rows:
+        t = out.setdefault(r["topic"], {"topic": r["topic"], "partitions": 0, "max_cleanable_ratio": None,
+                                        **{k: 0 for k in TOPIC_SUMS}})
+        t["partitions"] += 1
+        for k in TOPIC_SUMS:
+            t[k] += r[k] or 0
+        if r["cleanable_ratio"] is not None:
+            t["max_cleanable_ratio"] = max(t["max_cleanable_ratio"] or 0.0, r["cleanable_ratio"])
+    for t in out.values():
+        t["reclaimable_bytes"] = float(t["reclaimable_bytes"])
+        t["projected_bytes"] = float(t["projected_bytes"])
+        t["estimated_clean_seconds"] = float(t["estimated_clean_seconds"])
+    return sorted(out.values(), key=lambda t: -t["reclaimable_bytes"])
+
+
+PARTITION_DDL = (
+    "topic string, partition int, segments int, records long, control_records long, bytes long, "
+    "distinct_keys long, obsolete_records long, removable_records long, reclaimable_bytes double, "
+    "projected_bytes double, first_dirty_offset long, checkpoint_offset long, first_uncleanable_offset long, "
+    "clean_bytes long, cleanable_bytes long, cleanable_ratio double, min_cleanable_dirty_ratio double, "
+    "eligible boolean, dirty_distinct_keys long, cleaner_passes int, estimated_clean_seconds double, "
+    "tombstones long, tombstones_past_retention long, keys_last_tombstone long, delete_retention_ms long, "
+    "first_timestamp long, last_timestamp long")

@@ -1,0 +1,91 @@
+"""The row types the audit's tasks hand Spark: one Arrow schema per output, and the union they travel in.
+
+Why a union: a Spark Python data source (``DataSourceReader.read``) and ``mapInArrow`` return one
+schema per DataFrame, and a task that reads a partition once produces several outputs (the
+partition's facts, its key totals, top keys, key parts, producers, tombstone buckets, faults).
+Reading the partition once per output would decode it several times, so each task yields one
+DataFrame whose columns are the row types, each a struct with its own fields: in a row exactly one
+struct is set. The audit persists that DataFrame once, collects every row but the key parts in one
+job (a few per partition; ``rows_of`` picks one type) and leaves the key parts to Spark's merge
+(``select("key.*")`` where ``key`` is set): every output keeps its own names and types, and no
+column means two things.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from spark_analysis.keyfold import KEY_COLUMNS
+from spark_analysis.schema import SPARK_TYPES
+
+_PART = [("topic", pa.string()), ("partition", pa.int32())]
+
+# the key-derived totals of a partition; additive over keys, so partial totals sum
+KEY_TOTALS = [
+    ("distinct_keys", pa.int64()), ("obsolete_records", pa.int64()), ("removable_records", pa.int64()),
+    ("reclaimable_bytes", pa.float64()), ("dirty_distinct_keys", pa.int64()), ("tombstones", pa.int64()),
+    ("tombstones_past_retention", pa.int64()), ("keys_last_tombstone", pa.int64()),
+]
+
+ROW_TYPES: dict[str, list] = {
+    # Kafka's view of a partition from its batch headers (``partition_audit.partition_facts``)
+    "facts": _PART + [
+        ("segments", pa.int32()), ("records", pa.int64()), ("control_records", pa.int64()), ("bytes", pa.int64()),
+        ("first_dirty_offset", pa.int64()), ("checkpoint_offset", pa.int64()),
+        ("first_uncleanable_offset", pa.int64()), ("clean_bytes", pa.int64()), ("cleanable_bytes", pa.int64()),
+        ("cleanable_ratio", pa.float64()), ("min_cleanable_dirty_ratio", pa.float64()), ("eligible", pa.bool_()),
+        ("delete_retention_ms", pa.int64()), ("first_timestamp", pa.int64()), ("last_timestamp", pa.int64()),
+        ("bucket_ms", pa.int64())],
+    "key_totals": _PART + KEY_TOTALS,
+    # one key's partial aggregate, when a key table goes out in parts (merged by ``merge``)
+    "key": _PART + [("key_hash", pa.int64())] + [(c.name, c.type) for c in KEY_COLUMNS],
+    "top_key": _PART + [("key_hash", pa.int64()), ("key", pa.binary()), ("updates", pa.int64()),
+                        ("tombstones", pa.int64()), ("obsolete_bytes", pa.float64())],
+    # written_*: what a producer wrote to keyed records; latest_*: what of it is still the latest of its key
+    "producer": [("topic", pa.string()), ("producer_id", pa.int64()), ("written_bytes", pa.float64()),
+                 ("records", pa.int64()), ("latest_bytes", pa.float64()), ("latest_records", pa.int64())],
+    "bucket": [("topic", pa.string()), ("bucket_start_ms", pa.int64()), ("tombstones", pa.int64()),
+               ("past_retention", pa.int64())],
+    "fault": [("segment", pa.string()), ("fault_kind", pa.string()), ("fault_position", pa.int64()),
+              ("fault_reason", pa.string())],
+}
+STRUCTS = {kind: pa.struct(fields) for kind, fields in ROW_TYPES.items()}
+SCHEMA = pa.schema([(kind, t) for kind, t in STRUCTS.items()])
+
+
+
+def ddl(kind: str | None = None) -> str:
+    """The union as a Spark DDL schema string, or the fields of one row type."""
+    if kind:
+        return ", ".join(f"{n} {SPARK_TYPES[t]}" for n, t in ROW_TYPES[kind])
+    return ", ".join(f"`{k}` struct<{', '.join(f'{n}: {SPARK_TYPES[t]}' for n, t in fields)}>"
+                     for k, fields in ROW_TYPES.items())
+
+
+def batch(kind: str, n: int, cols: dict) -> pa.RecordBatch:
+    """``n`` rows of one type: its fields from ``cols`` (missing ones null), every other struct null."""
+    arrays = []
+    for name, typ in ROW_TYPES[kind]:
+        v = cols.get(name)
+        if v is None:
+            arrays.append(pa.nulls(n, type=typ))
+        elif isinstance(v, pa.Array):
+            arrays.append(v.cast(typ) if v.type != typ else v)
+        elif isinstance(v, (str, int, float, bool)):
+            arrays.append(pa.repeat(pa.scalar(v, type=typ), n))
+        else:
+            arrays.append(pa.array(v, type=typ))
+    filled = pa.StructArray.from_arrays(arrays, fields=list(STRUCTS[kind]))
+    return pa.RecordBatch.from_arrays(
+        [filled if k == kind else pa.nulls(n, type=t) for k, t in STRUCTS.items()], schema=SCHEMA)
+
+
+def fault_batch(segment: str, kind: str, position: int, reason: str) -> pa.RecordBatch:
+    return batch("fault", 1, {"segment": [segment], "fault_kind": [kind], "fault_position": [position],
+                              "fault_reason": [reason]})
+
+
+def rows_of(table: pa.Table, kind: str) -> list[dict]:
+    """The rows of one type in a table of the union (tests, one-process runs)."""
+    col = table[kind]
+    return [r for r in col.to_pylist() if r is not None]
