@@ -176,11 +176,11 @@ def same(a, b, fields=None):
 
 
 def test_segments_dumps_and_live_topic_give_the_same_tables(spark_kafka, kafka, tmp_path):
-    spark = spark_kafka  # the live topic is read through Spark's Kafka source
     """One fold for every input: the segments path (a task per partition) and the records path (dumps,
     a live topic: records grouped per partition by Spark), with key tables whole or sent in parts,
     give the same tables. A live topic shows a consumer's view: no segments, batch framing or
     producer ids, so its byte figures and Kafka's bounds differ; every count per key is the same."""
+    spark = spark_kafka  # the live topic is read through Spark's Kafka source
     t, folder = segments_and_dumps(kafka, tmp_path, "same", keys=500, value_bytes=50, hot=5,
                                    tombstones=range(0, 500, 10))
     cfg = {t: TopicConfig.from_strings(CFG)}
