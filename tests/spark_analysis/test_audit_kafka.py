@@ -135,7 +135,7 @@ def test_projected_size_tombstones_and_time_match_the_broker(spark, cleaned):
     # the estimated cleaning time, calibrated on the other topic, within a factor 2 of the broker's
     assert actual.duration > 0
     ratio = r["estimated_clean_seconds"] / actual.duration
-    print(f"estimated {r['estimated_clean_seconds']:.3f}s vs logged {actual.duration:.3f}s (x{ratio:.2f}); dirty {r["cleanable_bytes"]} clean {r['clean_bytes']} tp {tp:.0f} calib {[(c.processed_mb, c.duration) for c in calib]} target {(actual.processed_mb, actual.duration)}")
+    print(f"estimated {r['estimated_clean_seconds']:.3f}s vs logged {actual.duration:.3f}s (x{ratio:.2f}); dirty {r['cleanable_bytes']} clean {r['clean_bytes']} tp {tp:.0f} calib {[(c.processed_mb, c.duration) for c in calib]} target {(actual.processed_mb, actual.duration)}")
     assert 0.5 <= ratio <= 2.0
     assert r["cleaner_passes"] == 1 and r["dirty_distinct_keys"] == KEYS + 51
 
