@@ -6,6 +6,7 @@ BENCHES = {
     "reader": "bench.bench_reader",
     "logdir": "bench.bench_logdir",
     "audit": "bench.bench_audit",
+    "estimate": "bench.bench_estimate",
 }
 
 

@@ -12,13 +12,13 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from kafkatools import create_topic, partition_dir, produce, roll, unique_topic
+from kafkatools import copy_partition, create_topic, partition_dir, produce, roll, segment_bases, unique_topic, watermarks
 from monitor.estimate import CleanerParams
 from monitor.record import SegmentReader
 from monitor.topicconfig import TopicConfig
 from spark_analysis.arrow_rows import RECORD_OVERHEAD
 from spark_analysis.keyfold import from_arrow, fold, key_totals
-from spark_analysis.partition_audit import PartitionTask, audit_partition, bounds_for, partition_row, scan_headers
+from spark_analysis.partition_audit import PartitionTask, audit_partition, partition_row
 from spark_analysis.rows import ROW_TYPES, rows_of
 
 pytestmark = pytest.mark.kafka
@@ -30,21 +30,26 @@ CFG = {"cleanup.policy": "compact", "segment.ms": 300, "min.cleanable.dirty.rati
 
 @pytest.fixture(scope="module")
 def partition(kafka, tmp_path_factory):
-    """Three rounds of 3,000 keys (hot keys updated more often), a round of tombstones, a copy."""
-    import shutil
-
+    """Three rounds of 3,000 keys (hot keys updated more often), a round of tombstones, each rolled into
+    segments of their own, and a copy. Also the wall-clock time between the second and the third round
+    (``between``) and the offset of the first record written after it (``first_after``): what
+    min.compaction.lag.ms holds back when it ends there."""
     t = create_topic(kafka.bootstrap, unique_topic("fold"), **CFG)
+    between = first_after = None
     for r in range(3):
+        if r == 2:
+            between = int(time.time() * 1000)
+            first_after = watermarks(kafka.bootstrap, t)[1]  # offsets count the records written so far
         items = [(f"k{i}".encode(), b"x" * (50 + i % 200)) for i in range(3000)]
         items += [(f"hot{i % 7}".encode(), b"h" * 30) for i in range(700)]
         produce(kafka.bootstrap, t, items, **{"linger.ms": 20, "batch.size": 64_000})
         roll(kafka.bootstrap, t, wait=0.4)
     produce(kafka.bootstrap, t, [(f"k{i}".encode(), None) for i in range(0, 3000, 5)])
     roll(kafka.bootstrap, t, wait=0.4)
-    dst = tmp_path_factory.mktemp("fold") / f"{t}-0"
-    shutil.copytree(partition_dir(kafka.log_dir, t), dst)
+    dst = copy_partition(partition_dir(kafka.log_dir, t), tmp_path_factory.mktemp("fold"))
     files = sorted((str(f), f.stat().st_size) for f in dst.glob("*.log"))
-    return t, files
+    return {"topic": t, "files": files, "bases": segment_bases(dst), "log_end": watermarks(kafka.bootstrap, t)[1],
+            "between": between, "first_after": first_after}
 
 
 def by_hand(files, upper, first_dirty, expired_before):
@@ -85,21 +90,64 @@ def run(task):
     return out
 
 
+def kafka_bounds(bases: list, sizes: list, checkpoint, log_end: int, held_back_from=None) -> dict:
+    """Kafka's bounds from the segment file names (``bases``) and the cleaner checkpoint, by hand
+    (LogCleanerManager.cleanableOffsets): the first dirty offset is the checkpoint if it lies within
+    [log start, log end], else the log start; the first uncleanable offset is the active segment's
+    base, or the base of the first segment min.compaction.lag.ms holds back (``held_back_from``: an
+    offset in it); the bound is the base of the segment holding it. Clean bytes: segments below the
+    first dirty offset; cleanable: from the segment holding it up to the bound."""
+    log_start = bases[0]
+    first_dirty = checkpoint if checkpoint is not None and log_start <= checkpoint <= log_end else log_start
+    held = bases[-1] if held_back_from is None else max(b for b in bases if b <= held_back_from)
+    first_uncleanable = max(first_dirty, held)
+    upper = max(b for b in bases if b <= first_uncleanable)
+    dirty_seg = max(b for b in bases if b <= first_dirty)
+    return {"first_dirty_offset": first_dirty, "first_uncleanable_offset": first_uncleanable, "upper": upper,
+            "clean_bytes": sum(s for b, s in zip(bases, sizes) if b < first_dirty),
+            "cleanable_bytes": sum(s for b, s in zip(bases, sizes) if dirty_seg <= b < upper)}
+
+
+BOUNDS_CASES = {
+    "no checkpoint": dict(checkpoint=None),
+    "checkpoint at the third segment": dict(checkpoint=2),  # an index into the segments: its base
+    "checkpoint past the log end": dict(checkpoint="past"),
+    "min.compaction.lag.ms holds back the third round": dict(checkpoint=None, lag=True),
+}
+
+
 @pytest.mark.parametrize("days_later", [0, 2])
 @pytest.mark.parametrize("window", [1 << 20, 500])
-def test_partition_row_matches_a_record_by_record_account(partition, days_later, window):
-    topic, files = partition
+@pytest.mark.parametrize("case", list(BOUNDS_CASES))
+def test_partition_row_matches_kafkas_bounds_and_a_record_by_record_account(partition, case, days_later, window):
+    """The bounds against Kafka's rules applied by hand to the file names and the checkpoint; the key
+    totals against a record-by-record account within those bounds."""
+    topic, files, bases = partition["topic"], partition["files"], partition["bases"]
+    spec = BOUNDS_CASES[case]
+    cp = spec["checkpoint"]
+    checkpoint = None if cp is None else partition["log_end"] + 100 if cp == "past" else bases[cp]
+    strings = dict(CFG)
     now = int(time.time() * 1000) + days_later * DAY
-    cfg = TopicConfig.from_strings(CFG)
-    task = PartitionTask(topic, 0, files, cfg, now, window=window, top_n=5)
+    if spec.get("lag"):  # now - min.compaction.lag.ms = ``between``: the third round is too young to clean
+        now = partition["between"] + DAY + days_later * DAY
+        strings["min.compaction.lag.ms"] = DAY + days_later * DAY
+    cfg = TopicConfig.from_strings(strings)
+    want_bounds = kafka_bounds(bases, [size for _, size in files], checkpoint, partition["log_end"],
+                               held_back_from=partition["first_after"] if spec.get("lag") else None)
+    if spec.get("lag"):  # the case means something only if the lag holds back segments below the active one
+        assert want_bounds["upper"] < bases[-1]
+    task = PartitionTask(topic, 0, files, cfg, now, checkpoint=checkpoint, window=window, top_n=5)
     out = run(PartitionTask.from_json(task.to_json()))  # as the driver sends it: plain JSON
     assert not out["fault"] and not out["key"]
     row = out["partition"]
-    st, upper = bounds_for(topic, 0, scan_headers(files, lambda u: open(u, "rb")).summaries, cfg, now, None, None)
-    want, updates = by_hand(files, upper, st.first_dirty_offset, now - DAY)
+    for k, v in want_bounds.items():
+        if k != "upper":
+            assert row[k] == v, k
+    want, updates = by_hand(files, want_bounds["upper"], want_bounds["first_dirty_offset"],
+                            now - cfg.delete_retention_ms)
     for k, v in want.items():
         assert row[k] == pytest.approx(v, rel=1e-9), k
-    assert row["tombstones"] == 600 and (row["tombstones_past_retention"] == 600) == (days_later == 2)
+    assert row["tombstones"] == 600 and row["tombstones_past_retention"] == (600 if days_later else 0)
     assert row["records"] == sum(updates.values())  # every record has a key here
     # top keys: five of the seven hot keys, most updates first (ties: lower key hash)
     top = [(r["key"], r["updates"]) for r in out["top_key"]]
@@ -109,9 +157,9 @@ def test_partition_row_matches_a_record_by_record_account(partition, days_later,
     assert buckets == 600
 
 
-def test_a_key_table_sent_in_parts_folds_to_the_same_totals(partition):
+def test_a_key_table_sent_in_parts_and_folded_in_any_order_gives_the_whole_tables_totals(partition, seed):
     """``max_keys`` small: the task sends its key table in parts; folding them gives the same totals."""
-    topic, files = partition
+    topic, files = partition["topic"], partition["files"]
     now = int(time.time() * 1000) + 2 * DAY
     cfg = TopicConfig.from_strings(CFG)
     whole = run(PartitionTask(topic, 0, files, cfg, now))["partition"]
@@ -120,7 +168,7 @@ def test_a_key_table_sent_in_parts_folds_to_the_same_totals(partition):
     parts = out["key"]
     assert len(parts) > whole["distinct_keys"]  # several parts hold the same key
     # shuffled: the merge rules (sum, max, last by offset) do not depend on the order of the parts
-    order = np.random.default_rng(7).permutation(len(parts))
+    order = np.random.default_rng(seed).permutation(len(parts))
     table = from_arrow(pa.Table.from_pylist([parts[i] for i in order], pa.schema(ROW_TYPES["key"])))
     merged = key_totals(fold([table]))
     for k, v in merged.items():
