@@ -153,11 +153,26 @@ def cleaner_params(args, throughput_from_log: float | None):
                          throughput=tp, throughput_source=src)
 
 
+def _new_run_name(out: str, name: str) -> str:
+    """``name``, or ``name-2``, ``-3``... when a run of the same second exists: a run never fails on,
+    nor writes into, an earlier one (the suffixes sort after the plain name, so runs stay in order)."""
+    import pyarrow.fs as pafs
+
+    from spark_analysis.fs import filesystem
+
+    fs, path = filesystem(out.rstrip("/"))
+    candidate, n = name, 1
+    while fs.get_file_info(f"{path}/{candidate}").type != pafs.FileType.NotFound:
+        n += 1
+        candidate = f"{name}-{n}"
+    return candidate
+
+
 def write_outputs(spark, result, out: str, run_name: str | None = None) -> str:
     from spark_analysis.fs import filesystem
     from spark_analysis.report import render_report
 
-    run = run_name or "run-" + dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    run = run_name or _new_run_name(out, "run-" + dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ"))
     base = out.rstrip("/") + "/" + run
     tables = {"partitions": result.partitions, "topics": result.topics, "tombstone_buckets": result.tombstone_buckets,
               "top_keys": result.top_keys, "top_producers": result.top_producers, "faults": result.faults}
