@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 import shutil
 import struct
+import sys
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
@@ -30,6 +32,19 @@ def cli_main(argv: list[str]) -> int:
     from cli.main import main
 
     return main(argv)
+
+
+@contextmanager
+def own_broker(directory: str | Path, name: str = "own broker", **extra_config):
+    """A broker of the test's own (a ``BrokerState``), for checks whose expected values cover every
+    partition on a broker (a broker-wide gauge, a page's counts): no other test's topic is on it.
+    ``extra_config`` are broker settings (use dots via **{"a.b": v}). Stopped when the block ends."""
+    state = localbroker.start(Path(directory), extra_config={k: str(v) for k, v in extra_config.items()} or None,
+                              progress=lambda m: print(f"[{name}] {m}", file=sys.stderr))
+    try:
+        yield state
+    finally:
+        localbroker.stop(Path(directory), progress=lambda *_: None)
 
 
 def unique_topic(prefix: str) -> str:
