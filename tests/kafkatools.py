@@ -16,7 +16,7 @@ import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic,
                                    ResourceType)
 
@@ -194,6 +194,22 @@ def watermarks(bootstrap: str, topic: str, partition: int = 0) -> tuple[int, int
         return c.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
     finally:
         c.close()
+
+
+def wait_records(bootstrap: str, topic: str, partitions: int, count: int, timeout: float = 60.0) -> int:
+    """Wait until the topic's ``partitions`` hold ``count`` records or more between them (by their high
+    watermarks), as when another thread writes to it; return how many. A new partition whose leader does
+    not serve yet counts as holding none."""
+    def records():
+        try:
+            return sum(watermarks(bootstrap, topic, p)[1] for p in range(partitions))
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError.NOT_LEADER_FOR_PARTITION:
+                raise
+            return 0
+
+    return wait_for(lambda: (lambda n: n if n >= count else None)(records()), timeout,
+                    f"{count} records on {topic}'s {partitions} partitions")
 
 
 def partition_dir(log_dir: str | Path, topic: str, partition: int = 0) -> Path:

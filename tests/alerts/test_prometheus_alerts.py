@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import yaml
 from alerts.render import render_rules
 from kafkatools import compacted, create_topic, own_broker, unique_topic, write_rounds_min_lag
 from monitor.config import parse_config
-from procs import free_port, process
+from procs import free_port, process, prometheus_query
 from waiting import wait_for
 
 pytestmark = pytest.mark.kafka
@@ -38,11 +37,6 @@ def cleaner_off(tmp_path_factory):
 def alerts_for(prom: str, name: str, topic: str) -> list[dict]:
     data = json.load(urllib.request.urlopen(f"{prom}/api/v1/alerts", timeout=5))["data"]["alerts"]
     return [a for a in data if a["labels"].get("alertname") == name and a["labels"].get("topic") == topic]
-
-
-def query(prom: str, q: str) -> list[dict]:
-    url = f"{prom}/api/v1/query?query={urllib.parse.quote(q)}"
-    return json.load(urllib.request.urlopen(url, timeout=5))["data"]["result"]
 
 
 def test_compaction_lagging_goes_pending_then_firing_only_where_the_cleaner_falls_behind(kafka, cleaner_off,
@@ -100,8 +94,8 @@ def test_compaction_lagging_goes_pending_then_firing_only_where_the_cleaner_fall
         assert alert["annotations"]["runbook"].endswith("#compactionlagging")
         # the held-back log: scraped all along, all uncleaned, nothing cleanable, no alert in any state
         held_sel = f'{{topic="{held}"}}'
-        assert query(prom, f"kafka_compaction_partition_uncleaned_ratio{held_sel}")[0]["value"][1] == "1"
-        assert query(prom, f"kafka_compaction_partition_cleanable_ratio{held_sel}")[0]["value"][1] == "0"
+        assert prometheus_query(prom, f"kafka_compaction_partition_uncleaned_ratio{held_sel}")[0]["value"][1] == "1"
+        assert prometheus_query(prom, f"kafka_compaction_partition_cleanable_ratio{held_sel}")[0]["value"][1] == "0"
         assert alerts_for(prom, "CompactionLagging", held) == []
         # the collector's own health is visible to Prometheus too
-        assert query(prom, "min(kafka_compaction_source_up)")[0]["value"][1] == "1"
+        assert prometheus_query(prom, "min(kafka_compaction_source_up)")[0]["value"][1] == "1"
