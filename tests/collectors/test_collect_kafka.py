@@ -123,6 +123,7 @@ def test_cleanable_ratio_before_and_after_the_first_clean(kafka, collector, tmp_
     assert row["config_source"] == "command-line" and row["min_cleanable_dirty_ratio"] == 0.01
 
 
+@pytest.mark.slow  # a broker of its own (conftest marks the tests on the session's broker)
 def test_max_dirty_ratio_agrees_with_the_brokers_gauge(tmp_path_factory):
     """Kafka's max-dirty-percent is broker-wide (the dirtiest compacted log), so it is checked on a broker
     of this test's own, where the one partition with data is this topic's: the broker's gauge is our
