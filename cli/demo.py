@@ -5,7 +5,7 @@ Part of the command line package (it wires the local broker, the collector, the 
 dashboard together, each started as its own process), so it may import several edges and Kafka's
 client; the tests drive the same scenario.
 
-Topics:
+Topics (named from one prefix, ``demo`` here; the tests pass their own, see ``Names``):
 * ``demo.healthy-changelog``: a changelog the cleaner keeps clean;
 * ``demo.lagging-cdc``: kept dirty by a long ``min.compaction.lag.ms`` (held back: uncleaned, nothing
   cleanable, so CompactionLagging rightly stays quiet; ``compaction_blocked`` names the reason);
@@ -29,8 +29,6 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-HEALTHY, LAGGING, FLOOD = "demo.healthy-changelog", "demo.lagging-cdc", "demo.tombstone-flood"
-GROUP = "demo-reporting"
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -55,20 +53,52 @@ FAST = Timing(segment_ms=1_000, flood_retention_ms=4_000, updates_per_second=100
               lagging_for="3s", consumer_lag_for="2s", scrape_s=1)
 
 
-def topic_configs(t: Timing) -> dict[str, dict]:
+@dataclass(frozen=True)
+class Names:
+    """The scenario's topics and consumer group, all named from one prefix: ``demo`` for the demo; the
+    tests pass prefixes of their own, so each owns its topics on a shared broker."""
+
+    prefix: str = "demo"
+
+    @property
+    def healthy(self) -> str:
+        return f"{self.prefix}.healthy-changelog"
+
+    @property
+    def lagging(self) -> str:
+        return f"{self.prefix}.lagging-cdc"
+
+    @property
+    def flood(self) -> str:
+        return f"{self.prefix}.tombstone-flood"
+
+    @property
+    def group(self) -> str:
+        return f"{self.prefix}-reporting"
+
+    @property
+    def topics(self) -> tuple[str, str, str]:
+        return self.healthy, self.lagging, self.flood
+
+
+DEMO = Names()
+HEALTHY, LAGGING, FLOOD, GROUP = DEMO.healthy, DEMO.lagging, DEMO.flood, DEMO.group
+
+
+def topic_configs(t: Timing, names: Names = DEMO) -> dict[str, dict]:
     base = {"cleanup.policy": "compact", "segment.ms": str(t.segment_ms)}
     return {
-        HEALTHY: {**base, "min.cleanable.dirty.ratio": "0.1", "delete.retention.ms": "3600000"},
-        LAGGING: {**base, "min.cleanable.dirty.ratio": "0.5", "min.compaction.lag.ms": str(24 * 3600 * 1000)},
-        FLOOD: {**base, "min.cleanable.dirty.ratio": "0.3", "delete.retention.ms": str(t.flood_retention_ms)},
+        names.healthy: {**base, "min.cleanable.dirty.ratio": "0.1", "delete.retention.ms": "3600000"},
+        names.lagging: {**base, "min.cleanable.dirty.ratio": "0.5", "min.compaction.lag.ms": str(24 * 3600 * 1000)},
+        names.flood: {**base, "min.cleanable.dirty.ratio": "0.3", "delete.retention.ms": str(t.flood_retention_ms)},
     }
 
 
-def create_topics(bootstrap: str, t: Timing, partitions: int = 3) -> None:
+def create_topics(bootstrap: str, t: Timing, partitions: int = 3, names: Names = DEMO) -> None:
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    wanted = [NewTopic(name, partitions, 1, config=cfg) for name, cfg in topic_configs(t).items()]
+    wanted = [NewTopic(name, partitions, 1, config=cfg) for name, cfg in topic_configs(t, names).items()]
     for name, fut in admin.create_topics(wanted).items():
         try:
             fut.result(30)
@@ -79,7 +109,7 @@ def create_topics(bootstrap: str, t: Timing, partitions: int = 3) -> None:
     while time.time() < deadline:
         md = admin.list_topics(timeout=5)
         if all(n in md.topics and all(p.leader >= 0 for p in md.topics[n].partitions.values())
-               for n in topic_configs(t)):
+               for n in names.topics):
             return
         time.sleep(0.2)
     raise TimeoutError("demo topics have no leaders")
@@ -88,11 +118,12 @@ def create_topics(bootstrap: str, t: Timing, partitions: int = 3) -> None:
 class Workload(threading.Thread):
     """Steady keyed updates to every topic, and waves of tombstones on the flood topic."""
 
-    def __init__(self, bootstrap: str, t: Timing, keys: int = 2000):
+    def __init__(self, bootstrap: str, t: Timing, keys: int = 2000, names: Names = DEMO):
         super().__init__(name="demo-workload", daemon=True)
         from confluent_kafka import Producer
 
         self.t = t
+        self.names = names
         self.keys = keys
         self.stop_event = threading.Event()
         self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
@@ -105,13 +136,13 @@ class Workload(threading.Thread):
         while not self.stop_event.is_set():
             k = f"key-{(i * 7919) % self.keys}".encode()
             value = (f'{{"n": {i}, "status": "updated", "payload": "' + "x" * 200 + '"}').encode()
-            for topic in (HEALTHY, LAGGING, FLOOD):
+            for topic in self.names.topics:
                 self.producer.produce(topic, key=k, value=value)
             self.sent += 3
             i += 1
             if time.monotonic() - last_flood > self.t.flood_every_s:
                 for j in range(0, self.keys, 3):
-                    self.producer.produce(FLOOD, key=f"key-{j}".encode(), value=None)
+                    self.producer.produce(self.names.flood, key=f"key-{j}".encode(), value=None)
                 self.sent += self.keys // 3
                 last_flood = time.monotonic()
             self.producer.poll(0)

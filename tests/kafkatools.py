@@ -10,11 +10,13 @@ from __future__ import annotations
 import os
 import shutil
 import struct
+import sys
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic,
                                    ResourceType)
 
@@ -30,6 +32,19 @@ def cli_main(argv: list[str]) -> int:
     from cli.main import main
 
     return main(argv)
+
+
+@contextmanager
+def own_broker(directory: str | Path, name: str = "own broker", **extra_config):
+    """A broker of the test's own (a ``BrokerState``), for checks whose expected values cover every
+    partition on a broker (a broker-wide gauge, a page's counts): no other test's topic is on it.
+    ``extra_config`` are broker settings (use dots via **{"a.b": v}). Stopped when the block ends."""
+    state = localbroker.start(Path(directory), extra_config={k: str(v) for k, v in extra_config.items()} or None,
+                              progress=lambda m: print(f"[{name}] {m}", file=sys.stderr))
+    try:
+        yield state
+    finally:
+        localbroker.stop(Path(directory), progress=lambda *_: None)
 
 
 def unique_topic(prefix: str) -> str:
@@ -179,6 +194,22 @@ def watermarks(bootstrap: str, topic: str, partition: int = 0) -> tuple[int, int
         return c.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
     finally:
         c.close()
+
+
+def wait_records(bootstrap: str, topic: str, partitions: int, count: int, timeout: float = 60.0) -> int:
+    """Wait until the topic's ``partitions`` hold ``count`` records or more between them (by their high
+    watermarks), as when another thread writes to it; return how many. A new partition whose leader does
+    not serve yet counts as holding none."""
+    def records():
+        try:
+            return sum(watermarks(bootstrap, topic, p)[1] for p in range(partitions))
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError.NOT_LEADER_FOR_PARTITION:
+                raise
+            return 0
+
+    return wait_for(lambda: (lambda n: n if n >= count else None)(records()), timeout,
+                    f"{count} records on {topic}'s {partitions} partitions")
 
 
 def partition_dir(log_dir: str | Path, topic: str, partition: int = 0) -> Path:

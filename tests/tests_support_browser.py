@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-import time
 from contextlib import contextmanager
 
 import pytest
+
+from waiting import wait_for
 
 FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -44,19 +45,19 @@ return {
   skeleton: q('[data-testid="stSkeleton"]').length,
   running: q('[data-testid="stStatusWidget"]').length,
   errors: q('[data-testid="stException"]').length,
-  charts: q('.js-plotly-plot .main-svg').length > 0 ? q('.js-plotly-plot').length : 0,
+  charts: q('.js-plotly-plot').length,
+  drawn: Array.from(q('.js-plotly-plot')).filter(p => p.querySelector('.main-svg')).length,
 };
 """
 
 
 def wait_rendered(d, min_charts: int, timeout: float = 60) -> dict:
-    """Wait until the page has its title, no skeleton, no running script and enough charts."""
-    deadline = time.time() + timeout
-    state = {}
-    while time.time() < deadline:
-        state = d.execute_script(RENDER_STATE)
-        if state["title"] and not state["skeleton"] and not state["running"] and state["charts"] >= min_charts:
-            time.sleep(1.0)  # let plotly finish drawing
-            return d.execute_script(RENDER_STATE)
-        time.sleep(0.5)
-    return state
+    """Wait until the page has its title, no skeleton, no running script, and at least ``min_charts``
+    charts, every one drawn by Plotly; return that state."""
+    def rendered():
+        s = d.execute_script(RENDER_STATE)
+        done = s["title"] and not s["skeleton"] and not s["running"] and s["drawn"] == s["charts"] >= min_charts
+        return s if done else None
+
+    return wait_for(rendered, timeout, f"the page {d.current_url} rendered with {min_charts} or more charts drawn",
+                    interval=0.5)

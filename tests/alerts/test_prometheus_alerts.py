@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-import time
-import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -18,9 +16,10 @@ import pytest
 import yaml
 
 from alerts.render import render_rules
-from kafkatools import compacted, create_topic, unique_topic, write_rounds_min_lag
+from kafkatools import compacted, create_topic, own_broker, unique_topic, write_rounds_min_lag
 from monitor.config import parse_config
-from procs import free_port, process
+from procs import free_port, process, prometheus_query
+from waiting import wait_for
 
 pytestmark = pytest.mark.kafka
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,25 +29,14 @@ ROOT = Path(__file__).resolve().parents[2]
 def cleaner_off(tmp_path_factory):
     """A second real broker started with ``log.cleaner.enable=false`` (deprecated in Kafka 4, still
     honoured): a cleaner that cannot keep up, for real. Stopped at the end of the module."""
-    from localkafka import broker
-
-    directory = tmp_path_factory.mktemp("kafka-cleaner-off")
-    state = broker.start(directory, extra_config={"log.cleaner.enable": "false"},
-                         progress=lambda m: print(f"[kafka cleaner off] {m}", file=sys.stderr))
-    try:
+    with own_broker(tmp_path_factory.mktemp("kafka-cleaner-off"), "kafka cleaner off",
+                    **{"log.cleaner.enable": "false"}) as state:
         yield state
-    finally:
-        broker.stop(directory, progress=lambda *_: None)
 
 
 def alerts_for(prom: str, name: str, topic: str) -> list[dict]:
     data = json.load(urllib.request.urlopen(f"{prom}/api/v1/alerts", timeout=5))["data"]["alerts"]
     return [a for a in data if a["labels"].get("alertname") == name and a["labels"].get("topic") == topic]
-
-
-def query(prom: str, q: str) -> list[dict]:
-    url = f"{prom}/api/v1/query?query={urllib.parse.quote(q)}"
-    return json.load(urllib.request.urlopen(url, timeout=5))["data"]["result"]
 
 
 def test_compaction_lagging_goes_pending_then_firing_only_where_the_cleaner_falls_behind(kafka, cleaner_off,
@@ -88,18 +76,17 @@ def test_compaction_lagging_goes_pending_then_firing_only_where_the_cleaner_fall
     prom = f"http://127.0.0.1:{pport}"
     with process(collector, tmp_path / "collector.log", f"http://127.0.0.1:{cport}/metrics"), \
             process(prom_cmd, tmp_path / "prometheus.log", f"{prom}/-/ready"):
-        states = []
-        deadline = time.time() + 90
-        while time.time() < deadline:
+        states = []  # the alert's states in the order seen
+
+        def firing():
             found = alerts_for(prom, "CompactionLagging", behind)
-            if found:
-                state = found[0]["state"]
-                if not states or states[-1] != state:
-                    states.append(state)
-                if state == "firing":
-                    break
-            time.sleep(0.5)
-        assert states[:1] == ["pending"] and states[-1] == "firing", states
+            if found and (not states or states[-1] != found[0]["state"]):
+                states.append(found[0]["state"])
+                print("CompactionLagging:", states[-1])  # shown with a failure
+            return states[-1:] == ["firing"]
+
+        wait_for(firing, 90, f"CompactionLagging firing for {behind}", interval=0.5)
+        assert states == ["pending", "firing"], states
         alert = alerts_for(prom, "CompactionLagging", behind)[0]
         assert alert["labels"]["severity"] == "warning" and alert["labels"]["partition"] == "0"
         assert alert["labels"]["cluster"] == "cleaner-off"
@@ -107,8 +94,8 @@ def test_compaction_lagging_goes_pending_then_firing_only_where_the_cleaner_fall
         assert alert["annotations"]["runbook"].endswith("#compactionlagging")
         # the held-back log: scraped all along, all uncleaned, nothing cleanable, no alert in any state
         held_sel = f'{{topic="{held}"}}'
-        assert query(prom, f"kafka_compaction_partition_uncleaned_ratio{held_sel}")[0]["value"][1] == "1"
-        assert query(prom, f"kafka_compaction_partition_cleanable_ratio{held_sel}")[0]["value"][1] == "0"
+        assert prometheus_query(prom, f"kafka_compaction_partition_uncleaned_ratio{held_sel}")[0]["value"][1] == "1"
+        assert prometheus_query(prom, f"kafka_compaction_partition_cleanable_ratio{held_sel}")[0]["value"][1] == "0"
         assert alerts_for(prom, "CompactionLagging", held) == []
         # the collector's own health is visible to Prometheus too
-        assert query(prom, "min(kafka_compaction_source_up)")[0]["value"][1] == "1"
+        assert prometheus_query(prom, "min(kafka_compaction_source_up)")[0]["value"][1] == "1"

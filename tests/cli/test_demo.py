@@ -11,12 +11,14 @@ import re
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
 
 import pytest
 
-pytestmark = pytest.mark.kafka
+from kafkatools import CLI_MODULE
+from waiting import wait_for
+
+pytestmark = [pytest.mark.kafka, pytest.mark.slow]  # about three minutes: the demo runs for 150 s
 
 
 def urls(text: str) -> dict:
@@ -31,26 +33,25 @@ def urls(text: str) -> dict:
 def test_demo_headless(tmp_path):
     log = tmp_path / "demo.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "cli", "demo", "--dir", str(tmp_path / "demo"),
+        proc = subprocess.Popen([sys.executable, "-m", CLI_MODULE, "demo", "--dir", str(tmp_path / "demo"),
                                  "--fast", "--duration", "150"], stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
     try:
-        deadline = time.time() + 120
-        found = {}
-        while time.time() < deadline and len(found) < 4:
-            found = urls(log.read_text(errors="replace"))
-            assert proc.poll() is None, log.read_text()[-3000:]
-            time.sleep(1)
-        assert len(found) == 4, log.read_text()[-3000:]
+        def printed_urls():
+            assert proc.poll() is None, log.read_text()[-3000:]  # the demo died: fail at once
+            got = urls(log.read_text(errors="replace"))
+            return got if len(got) == 4 else None
+
+        found = wait_for(printed_urls, 120, "the demo printing its four URLs", interval=1)
         prom = found["Prometheus"].removesuffix("/alerts")
 
-        firing = set()
-        deadline = time.time() + 120
-        while time.time() < deadline and "ConsumerMayMissTombstones" not in firing:
+        def alerts_once_consumer_alert_fires():
             data = json.load(urllib.request.urlopen(f"{prom}/api/v1/alerts", timeout=5))["data"]["alerts"]
-            firing = {(a["labels"]["alertname"]) for a in data if a["state"] == "firing"}
-            time.sleep(2)
-        assert "ConsumerMayMissTombstones" in firing, firing
+            firing = {a["labels"]["alertname"] for a in data if a["state"] == "firing"}
+            return data if "ConsumerMayMissTombstones" in firing else None
+
+        data = wait_for(alerts_once_consumer_alert_fires, 120, "ConsumerMayMissTombstones firing in the demo's Prometheus",
+                        interval=2)
         lagging = [a for a in data if a["labels"]["alertname"] == "CompactionLagging"]
         assert "demo.lagging-cdc" not in {a["labels"].get("topic") for a in lagging}
 
