@@ -162,7 +162,7 @@ def cmd_audit(argv: list[str]) -> int:
 
     args = build_parser().parse_args(argv)
     from monitor.config import ConfigError, load_config
-    from monitor.topicconfig import effective_config
+    from monitor.topicconfig import effective_configs
 
     try:
         cfg = load_config(args.config)
@@ -184,10 +184,8 @@ def cmd_audit(argv: list[str]) -> int:
             fetcher.close()
         except Exception as exc:  # noqa: BLE001 - the audit can go on with defaults
             _err(f"topic configs from {bootstrap} unavailable ({exc}); using the config file and Kafka's defaults")
-    file = cluster.topics if cluster else {}
-    configs = {t: effective_config(t, admin=admin.get(t), file=file.get(t)).config for t in {*admin, *file}}
     try:
-        run(args, topic_configs=configs)
+        run(args, topic_configs=effective_configs(admin, cluster.topics if cluster else {}))
     except (FileNotFoundError, ValueError) as exc:
         _err(f"audit: {exc}")
         return 2

@@ -140,3 +140,12 @@ def effective_config(topic: str, *, admin: TopicConfig | None = None, file: Mapp
     if admin is not None and not command_line:
         return EffectiveConfig(admin, sources)
     return EffectiveConfig(TopicConfig.from_strings(values), sources)
+
+
+def effective_configs(admin: Mapping[str, TopicConfig] | None = None,
+                      file: Mapping[str, Mapping[str, object]] | None = None) -> dict[str, TopicConfig]:
+    """``effective_config`` of every topic the admin API or the config file knows (the audit's input:
+    a topic neither knows gets Kafka's defaults inside the audit)."""
+    admin, file = admin or {}, file or {}
+    return {t: effective_config(t, admin=admin.get(t), file=file.get(t)).config for t in {*admin, *file}}
+

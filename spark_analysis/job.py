@@ -269,9 +269,25 @@ def run(args, topic_configs: dict | None = None, spark=None) -> tuple[str, dict]
 
 
 def main(argv=None) -> int:
+    """``spark-submit spark_analysis/job.py ...``: the audit without the command line. Topic configs come
+    from ``--config``'s topics, else Kafka's defaults; the admin API is the command line's to ask
+    (``compaction-monitor audit --bootstrap-servers``), since this edge imports no other."""
+    from monitor.config import ConfigError, load_config
+    from monitor.topicconfig import ConfigValueError, effective_configs
+
     args = build_parser().parse_args(argv)
     try:
-        run(args)
+        cfg = load_config(args.config)
+        cluster = cfg.clusters[0] if cfg.clusters else None
+        configs = effective_configs(file=cluster.topics if cluster else {})
+    except (ConfigError, ConfigValueError) as exc:
+        print(f"audit: config error: {exc}", file=sys.stderr)
+        return 2
+    if args.bootstrap_servers:
+        log("topic configs from the admin API need `compaction-monitor audit`; using --config's topics "
+            "and Kafka's defaults")
+    try:
+        run(args, topic_configs=configs)
     except FileNotFoundError as exc:
         print(f"audit: {exc}", file=sys.stderr)
         return 2

@@ -63,3 +63,14 @@ def test_bad_values_name_the_key():
         effective_config("orders", command_line={"min.cleanable.dirty.ratio": "2"})
     with pytest.raises(ConfigValueError, match="segment.ms"):
         effective_config("orders", file={"segment.ms": "soon"})
+
+
+def test_effective_configs_of_every_topic_either_source_knows():
+    from monitor.topicconfig import effective_configs
+
+    admin = {"a": TopicConfig.from_strings({"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.3"})}
+    file = {"a": {"min.cleanable.dirty.ratio": 0.9}, "b": {"delete.retention.ms": 1000}}
+    got = effective_configs(admin, file)
+    assert set(got) == {"a", "b"}
+    assert got["a"].min_cleanable_dirty_ratio == 0.3  # the admin API's config is the topic's whole config
+    assert got["b"].delete_retention_ms == 1000 and got["b"].compacted and got["b"].min_cleanable_dirty_ratio == 0.5
