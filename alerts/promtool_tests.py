@@ -161,6 +161,10 @@ def cases(t: Thresholds) -> list[Case]:
          {sel("kafka_compaction_source_up", src): f"0x{n}"},
          {sel("kafka_compaction_source_up", src): f"1x{n}",
           sel("up", {"job": "other", "instance": "h:1"}): f"0x{n}"})
+    log_dir = {**BROKER, "log_dir": "/data/kafka"}
+    both("CompactionMonitorDown", "warning",  # a log dir down (a malformed checkpoint) while its source answers
+         {sel("kafka_compaction_source_up", src): f"1x{n}", sel("kafka_compaction_log_dir_up", log_dir): f"0x{n}"},
+         {sel("kafka_compaction_source_up", src): f"1x{n}", sel("kafka_compaction_log_dir_up", log_dir): f"1x{n}"})
     return c
 
 

@@ -127,6 +127,10 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
             for st in col.store.statuses():
                 if not st.up:
                     print(f"collect: source {st.name} failed: {st.last_error}", file=err)
+                down = getattr(st.snapshot, "down", {})
+                for d, (_, reason) in down.items():
+                    print(f"collect: source {st.name}: log dir {d} down: {reason}", file=err)
+                ok = ok and not down
             return 0 if ok else 1
         server, thread = start_http_server(config.listen_port, config.listen_address, registry=col.registry)
         col.runner.start()
@@ -149,8 +153,10 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
     cluster = config.clusters[0] if config.clusters else ClusterConfig()
     scanner = LogDirScanner(paths, _config_lookup(cluster, Store(), None, topic_overrides), include_all=include_all)
     snap = scanner.refresh()
-    for d, reason in snap.log_dir_errors.items():
-        print(f"logdir: {d}: {reason}", file=err)
+    for d, reason in snap.log_dir_errors.items():  # a checkpoint error already names its file and line
+        print(f"logdir: {reason}" if reason.startswith(d) else f"logdir: {d}: {reason}", file=err)
+    for d in snap.down:
+        print(f"logdir: {d}: log dir down, none of its partitions printed", file=err)
     for p, reason in snap.partition_errors.items():
         print(f"logdir: {p}: {reason}", file=err)
     for d, folder, kind in snap.not_live:
@@ -176,6 +182,6 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
                     v = "-" if v is None else f"{v / 1000:.0f}"
                 vals.append(str(v)[:w].ljust(w))
             out.write("  ".join(vals) + "\n")
-    fatal = bool(snap.log_dir_errors) and not snap.partitions
-    return 2 if fatal else (1 if snap.partition_errors else 0)
+    fatal = all(snap.down.get(d, ("",))[0] == "io" for d in snap.log_dirs)  # no path given was a readable log dir
+    return 2 if fatal else (1 if snap.log_dir_errors or snap.partition_errors else 0)
 

@@ -68,7 +68,8 @@ class PartitionCollector(_StoreCollector):
     names = (M.P_CLEANABLE_RATIO, M.P_UNCLEANED_RATIO, M.P_BLOCKED, M.P_MIN_RATIO, M.P_CLEANABLE_BYTES,
              M.P_UNCLEANED_BYTES, M.P_CLEAN_BYTES, M.P_LOG_BYTES, M.P_HEAD_BYTES,
              M.P_FIRST_DIRTY, M.P_FIRST_UNCLEANABLE, M.P_END, M.P_ELIGIBLE, M.P_ELIGIBLE_SECONDS, M.P_DELAY,
-             M.P_TOMBSTONES, M.P_OLDEST_TOMBSTONE, M.P_RETENTION, M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_FAULTS)
+             M.P_TOMBSTONES, M.P_OLDEST_TOMBSTONE, M.P_RETENTION, M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_FAULTS,
+             M.LOG_DIR_UP)
 
     def collect(self):
         fams = {n: _family(n) for n in self.names}
@@ -76,6 +77,8 @@ class PartitionCollector(_StoreCollector):
         for st in self.store.statuses():
             if st.kind != "log_dirs" or st.snapshot is None:
                 continue
+            for d in st.snapshot.log_dirs:
+                fams[M.LOG_DIR_UP].add_metric([st.cluster, st.broker or "", d], 0.0 if d in st.snapshot.down else 1.0)
             for rep in st.snapshot.partitions:
                 s = rep.state
                 lb = [st.cluster, st.broker or "", s.topic, str(s.partition)]

@@ -5,6 +5,9 @@ keyed by path; a segment whose size, mtime and inode have not changed is not
 read again, and a growing active segment is read only from where it stopped.
 A partition that cannot be read (deleted while walking, a truncated or
 unreadable file) is reported as a fault of that partition; the others go on.
+A log dir whose cleaner or log-start checkpoint is malformed, or that cannot be
+listed, is down as a whole: its partitions are left out rather than computed as
+if there were no checkpoint (every ratio would read 1.0); the other log dirs go on.
 
 Which partitions are compacted: the topic's ``cleanup.policy`` by the one
 precedence of ``monitor.topicconfig.effective_config`` (admin API, config file,
@@ -40,9 +43,19 @@ class LogDirSnapshot:
     log_dir_errors: dict = field(default_factory=dict)  # log_dir -> reason
     partition_errors: dict = field(default_factory=dict)  # "topic-p" -> reason
     not_live: tuple = ()  # (log_dir, folder, kind)
+    log_dirs: tuple = ()  # every log dir of the broker, up or down
+    down: dict = field(default_factory=dict)  # log_dir -> (error kind: checkpoint | io, reason); partitions left out
     segments_read: int = 0
     bytes_read: int = 0
 
+    @property
+    def error_kinds(self) -> list[str]:
+        """One error kind per down log dir, counted by the store although the refresh succeeded."""
+        return [kind for kind, _ in self.down.values()]
+
+
+# checkpoints the per-partition state is computed from: a malformed one takes its log dir down
+STATE_CHECKPOINTS = ("cleaner-offset-checkpoint", "log-start-offset-checkpoint")
 
 # (topic, has a cleaner checkpoint) -> the topic's config; the caller's sources fed to effective_config
 TopicConfigLookup = Callable[[str, bool], EffectiveConfig]
@@ -62,7 +75,7 @@ class LogDirScanner:
         self._cache: dict[str, SegmentSummary] = {}
         self._eligible_since: dict[tuple[str, int], float] = {}
         # partitions once seen in a cleaner checkpoint stay known as compacted, so that a
-        # malformed or missing checkpoint later does not make them vanish from the export
+        # missing checkpoint later does not make them vanish from the export (a malformed one takes the log dir down)
         self._known_compacted: set[tuple[str, int]] = set()
         self._reads = 0  # segment reads and bytes read since start, for the snapshot's counters
         self._bytes = 0
@@ -70,7 +83,7 @@ class LogDirScanner:
     def refresh(self) -> LogDirSnapshot:
         now = self.clock()
         now_ms = int(now * 1000)
-        reports, dir_errors, part_errors, not_live = [], {}, {}, []
+        reports, dir_errors, part_errors, not_live, down = [], {}, {}, [], {}
         seen_paths: set[str] = set()
         read_before = self._reads
         bytes_before = self._bytes
@@ -79,9 +92,14 @@ class LogDirScanner:
                 ld = scan_log_dir(d)
             except OSError as exc:
                 dir_errors[d] = f"cannot read log dir: {exc}"
+                down[d] = ("io", dir_errors[d])
                 continue
             for name, err in ld.checkpoint_errors.items():
                 dir_errors[f"{d}/{name}"] = err
+                if name in STATE_CHECKPOINTS:
+                    down.setdefault(d, ("checkpoint", err))
+            if d in down:
+                continue
             not_live += [(d, folder, kind) for folder, kind in ld.not_live]
             cleaner_cp = ld.checkpoints.get("cleaner-offset-checkpoint", {})
             self._known_compacted.update(cleaner_cp)
@@ -117,8 +135,8 @@ class LogDirScanner:
         for path in list(self._cache):  # forget segments that are gone
             if path not in seen_paths:
                 del self._cache[path]
-        return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live),
-                              self._reads - read_before, self._bytes - bytes_before)
+        return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(self.log_dirs),
+                              down, self._reads - read_before, self._bytes - bytes_before)
 
     def _summary(self, seg) -> SegmentSummary:
         s, read = summarize(seg.log, seg.base_offset, self._cache.get(str(seg.log)))

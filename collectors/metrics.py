@@ -79,6 +79,11 @@ P_PAST_HORIZON = _m("partition_tombstones_past_delete_horizon", "gauge",
                     "Tombstones whose batch's delete horizon has passed, still on disk (the cleaner missed them).", P)
 P_FAULTS = _m("partition_read_faults", "gauge", "Corrupt or unreadable batches met while reading the partition.", P)
 
+LOG_DIR_UP = _m("log_dir_up", "gauge",
+                "1 when the log dir's files were read and understood; 0 when it cannot be listed or its cleaner or "
+                "log-start checkpoint is malformed (its partition series are then withdrawn, not guessed).",
+                B + ("log_dir",))
+
 # --- consumer groups on compacted topics ---
 G_LAG = _m("consumer_group_lag_records", "gauge", "Records between the group's committed offset and the log end.", G)
 G_LAG_SECONDS = _m("consumer_group_lag_seconds", "gauge",

@@ -59,6 +59,8 @@ class Store:
         with self._lock:
             s = self._status[name]
             s.snapshot, s.up, s.last_success, s.last_duration, s.last_error = snapshot, True, now, duration, None
+            # a part of the source that failed while the rest succeeded (a log dir down) is counted too
+            s.errors.update(getattr(snapshot, "error_kinds", ()))
 
     def failure(self, name: str, exc: BaseException, duration: float) -> None:
         with self._lock:

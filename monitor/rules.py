@@ -217,10 +217,11 @@ RULES: tuple[Rule, ...] = (
          "may already have been removed before it read them."),
     Rule("CompactionMonitorDown", "warning", "kafka-compaction-monitor", "monitor_down_for",
          (_c("source_up", "==", number(0)),
+          _c("log_dir_up", "==", number(0)),  # a log dir whose checkpoint is malformed: its partitions withdrawn
           Clause("up", (Compare("==", number(0)),), matchers=(("job", "<monitor_job>"),))),
          "A compaction-monitor source is down",
-         "Source {{ $labels.source }} (cluster {{ $labels.cluster }}, instance {{ $labels.instance }}) "
-         "has not answered for <for>."),
+         "Source {{ $labels.source }}{{ $labels.log_dir }} (cluster {{ $labels.cluster }}, instance "
+         "{{ $labels.instance }}) has not answered, or its files were not understood, for <for>."),
 )
 
 

@@ -195,14 +195,21 @@ def test_log_dir_faults_do_not_stop_other_partitions(tmp_path):
     seg = d / "broken-0" / "00000000000000000000.log"
     data = seg.read_bytes()
     seg.write_bytes(data[:100] + b"\xff" * 50 + data[150:])
-    # a partition being deleted, a malformed checkpoint
+    # a partition being deleted
     (d / "gone-0.0123456789abcdef0123456789abcdef-delete").mkdir()
-    (d / "cleaner-offset-checkpoint").write_text("0\n5\ngood 0 0\n")
     snap = scanner.refresh()
     assert {r.state.topic for r in snap.partitions} == {"good", "broken"}
     assert "broken-0" in snap.partition_errors and "byte" in snap.partition_errors["broken-0"]
-    assert any("cleaner-offset-checkpoint" in k for k in snap.log_dir_errors)
     assert ("gone-0.0123456789abcdef0123456789abcdef-delete", "delete") in [(f, k) for _, f, k in snap.not_live]
+    assert not snap.down
+
+    # a malformed cleaner checkpoint: the log dir is down, none of its partitions computed without it
+    good_checkpoint = (d / "cleaner-offset-checkpoint").read_text()
+    (d / "cleaner-offset-checkpoint").write_text("0\n5\ngood 0 0\n")
+    snap = scanner.refresh()
+    assert not snap.partitions and snap.down[str(d)][0] == "checkpoint"
+    assert any("cleaner-offset-checkpoint" in k for k in snap.log_dir_errors)
+    (d / "cleaner-offset-checkpoint").write_text(good_checkpoint)
 
     # an unreadable file: a dangling symlink where a segment should be
     (d / "broken-0" / "00000000000000000003.log").symlink_to(tmp_path / "nowhere")
@@ -212,7 +219,7 @@ def test_log_dir_faults_do_not_stop_other_partitions(tmp_path):
     # the whole log dir vanishes: an error for it, no exception
     shutil.rmtree(d)
     snap = scanner.refresh()
-    assert not snap.partitions and str(d) in snap.log_dir_errors
+    assert not snap.partitions and str(d) in snap.log_dir_errors and snap.down[str(d)][0] == "io"
 
 
 def test_incremental_refresh_reads_only_what_changed(tmp_path):

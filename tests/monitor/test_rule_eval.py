@@ -72,7 +72,16 @@ def test_or_takes_the_first_clause_that_holds():
 def test_label_matchers_and_the_job_from_the_thresholds():
     assert not fired([Sample("up", {"job": "other", "instance": "h:1"}, 0)])
     a = fired([Sample("up", {"job": T.monitor_job, "instance": "h:1"}, 0)])[("CompactionMonitorDown", "warning")]
-    assert a.annotations["description"] == "Source  (cluster , instance h:1) has not answered for 5m."
+    assert a.annotations["description"] == ("Source  (cluster , instance h:1) has not answered, or its files were "
+                                            "not understood, for 5m.")
+
+
+def test_a_log_dir_down_while_its_source_answers():
+    src = {"cluster": "c", "source": "log_dirs:c:1", "kind": "log_dirs"}
+    ld = {"cluster": "c", "broker": "1", "log_dir": "/data/kafka"}
+    assert not fired([s("source_up", 1, **src), s("log_dir_up", 1, **ld)])
+    a = fired([s("source_up", 1, **src), s("log_dir_up", 0, **ld)])[("CompactionMonitorDown", "warning")]
+    assert a.annotations["description"].startswith("Source /data/kafka (cluster c, instance )")
 
 
 def test_consumer_lag_warning_then_critical():
