@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from monitor.record import RecordFormatError, SegmentReader
+from monitor.record.model import control_type_code
+from monitor.transactions import ABORT, COMMIT, DATA, TxnEvent
 
 
 @dataclass
@@ -38,6 +40,10 @@ class SegmentSummary:
     tombstone_timestamps: array = field(default_factory=lambda: array("q"))
     tombstone_horizons: array = field(default_factory=lambda: array("q"))  # -1 when the batch has none
     faults: list[str] = field(default_factory=list)
+    # transactional data runs and COMMIT/ABORT markers, in offset order (monitor.transactions)
+    txn_events: list[TxnEvent] = field(default_factory=list)
+    # producer id -> index in txn_events of its data run still extendable (no marker of it since)
+    txn_runs: dict[int, int] = field(default_factory=dict, repr=False)
 
     @property
     def tombstones(self) -> int:
@@ -90,6 +96,7 @@ def _read_into(s: SegmentSummary, path: Path, start: int) -> None:
             s.next_offset = batch.last_offset + 1
             if batch.is_transactional:
                 s.transactional_batches += 1
+                _txn_event(s, batch, c)
             if batch.is_control:
                 s.control_records += batch.records_count
                 s.records += batch.records_count
@@ -111,3 +118,21 @@ def _read_into(s: SegmentSummary, path: Path, start: int) -> None:
         if f.kind == "truncated" and f.position == reader.end_position:
             continue
         s.faults.append(str(f))
+
+
+def _txn_event(s: SegmentSummary, batch, c) -> None:
+    """Record a transactional batch: a marker, or a data batch extending its producer's run."""
+    pid, epoch = batch.producer_id, batch.producer_epoch
+    events, runs = s.txn_events, s.txn_runs
+    if batch.is_control:
+        kind = control_type_code(c.keys[0]) if len(c) else None
+        if kind in (ABORT, COMMIT):
+            runs.pop(pid, None)
+            events.append(TxnEvent(pid, epoch, batch.base_offset, batch.last_offset, kind, batch.max_timestamp))
+        return
+    i = runs.get(pid)
+    if i is not None and events[i].producer_epoch == epoch:
+        events[i] = events[i]._replace(last_offset=batch.last_offset)
+        return
+    runs[pid] = len(events)
+    events.append(TxnEvent(pid, epoch, batch.base_offset, batch.last_offset, DATA, batch.max_timestamp))
