@@ -114,7 +114,7 @@ def partition_state(
             log_end = max(log_end, s.next_offset)
             break
 
-    txns = open_transactions((e for s in segments for e in s.txn_events), now_ms)
+    txns = open_transactions((e for s in segments for e in s.txn_events()), now_ms)
     if last_stable_offset is None and txns:
         last_stable_offset = txns[0].first_offset
     lso = log_end if last_stable_offset is None else last_stable_offset

@@ -40,14 +40,31 @@ class SegmentSummary:
     tombstone_timestamps: array = field(default_factory=lambda: array("q"))
     tombstone_horizons: array = field(default_factory=lambda: array("q"))  # -1 when the batch has none
     faults: list[str] = field(default_factory=list)
-    # transactional data runs and COMMIT/ABORT markers, in offset order (monitor.transactions)
-    txn_events: list[TxnEvent] = field(default_factory=list)
-    # producer id -> index in txn_events of its data run still extendable (no marker of it since)
-    txn_runs: dict[int, int] = field(default_factory=dict, repr=False)
+    # The segment's net effect on open transactions (monitor.transactions), per producer id: its last
+    # COMMIT/ABORT marker here, and its run of transactional data batches after that marker (a
+    # transaction still open at the segment's end). At most two events per producer, however many
+    # transactions the segment holds (an exactly-once changelog commits many times a second).
+    txn_markers: dict[int, TxnEvent] = field(default_factory=dict)
+    txn_runs: dict[int, TxnEvent] = field(default_factory=dict)
 
     @property
     def tombstones(self) -> int:
         return len(self.tombstone_offsets)
+
+    def txn_events(self) -> list[TxnEvent]:
+        """The net transaction events, in offset order, for ``monitor.transactions.open_transactions``."""
+        return sorted([*self.txn_markers.values(), *self.txn_runs.values()], key=lambda e: e.first_offset)
+
+    def add_txn_event(self, e: TxnEvent) -> None:
+        """Fold one event (in offset order) into the net effect: a marker ends its producer's run;
+        a data batch opens a run or extends it (first offset and timestamp kept, epoch and last offset updated)."""
+        if e.marker != DATA:
+            self.txn_runs.pop(e.producer_id, None)
+            self.txn_markers[e.producer_id] = e
+            return
+        run = self.txn_runs.get(e.producer_id)
+        self.txn_runs[e.producer_id] = e if run is None else run._replace(
+            producer_epoch=e.producer_epoch, last_offset=e.last_offset)
 
     def largest_timestamp(self) -> int:
         """LogSegment.largestTimestamp: the max record timestamp, else the file's mtime (ms)."""
@@ -121,18 +138,12 @@ def _read_into(s: SegmentSummary, path: Path, start: int) -> None:
 
 
 def _txn_event(s: SegmentSummary, batch, c) -> None:
-    """Record a transactional batch: a marker, or a data batch extending its producer's run."""
-    pid, epoch = batch.producer_id, batch.producer_epoch
-    events, runs = s.txn_events, s.txn_runs
+    """A transactional batch as an event: a COMMIT/ABORT marker, or a data batch (other control types
+    and empty control batches, whose transaction the cleaner removed, change nothing)."""
+    kind = DATA
     if batch.is_control:
         kind = control_type_code(c.keys[0]) if len(c) else None
-        if kind in (ABORT, COMMIT):
-            runs.pop(pid, None)
-            events.append(TxnEvent(pid, epoch, batch.base_offset, batch.last_offset, kind, batch.max_timestamp))
-        return
-    i = runs.get(pid)
-    if i is not None and events[i].producer_epoch == epoch:
-        events[i] = events[i]._replace(last_offset=batch.last_offset)
-        return
-    runs[pid] = len(events)
-    events.append(TxnEvent(pid, epoch, batch.base_offset, batch.last_offset, DATA, batch.max_timestamp))
+        if kind not in (ABORT, COMMIT):
+            return
+    s.add_txn_event(TxnEvent(batch.producer_id, batch.producer_epoch, batch.base_offset, batch.last_offset, kind,
+                             batch.max_timestamp))

@@ -7,9 +7,9 @@ first offset of an open transaction, else the log end offset; the cleaner never 
 or past it. A transaction left open (a crashed producer, KIP-664) freezes the LSO and so
 the cleaner.
 
-Segment summaries (``monitor.summary``) record each segment's transaction events once,
-compactly (one event per run of data batches of one producer and epoch, one per marker);
-``open_transactions`` folds them across segments in offset order. Like Kafka when it loads
+Segment summaries (``monitor.summary``) record each segment's net effect once, compactly (per
+producer, its last marker in the segment and the run of data batches after it);
+``open_transactions`` folds these events across segments in offset order. Like Kafka when it loads
 producer state from the log (replication origin), a marker closes the transaction whatever
 its epoch, and an epoch bump on data keeps the transaction's first offset.
 Aborted ranges (``.txnindex``) are not derived here yet.
@@ -26,7 +26,7 @@ COMMIT = 1
 
 
 class TxnEvent(NamedTuple):
-    """A run of transactional data batches of one producer and epoch (marker DATA), or a marker."""
+    """A run of transactional data batches of one producer (marker DATA), or a marker."""
 
     producer_id: int
     producer_epoch: int

@@ -63,9 +63,11 @@ def test_unknown_timestamp_gives_unknown_age():
 
 
 def _seg(base, next_offset, size, events=()):
-    return SegmentSummary(f"/x/{base:020d}.log", base, size=size, next_offset=next_offset,
-                          max_timestamp=NOW - 10_000, first_batch_max_timestamp=NOW - 10_000,
-                          txn_events=list(events))
+    s = SegmentSummary(f"/x/{base:020d}.log", base, size=size, next_offset=next_offset,
+                       max_timestamp=NOW - 10_000, first_batch_max_timestamp=NOW - 10_000)
+    for e in events:
+        s.add_txn_event(e)
+    return s
 
 
 def test_open_transaction_holds_the_cleaner_at_its_first_offset():
@@ -90,10 +92,11 @@ def test_open_transaction_holds_the_cleaner_at_its_first_offset():
     assert st.blocked_by is None and st.blocked_detail is None
 
 
-def test_segment_summary_records_runs_and_markers_and_extends_them_on_append(tmp_path):
-    """Runs of one producer's data batches collapse to one event (first offset and timestamp kept,
-    last offset extended), also across an incremental read of an appended segment; a marker ends
-    the run. The incremental summary equals a full read of the same file."""
+def test_segment_summary_keeps_the_net_effect_and_extends_it_on_append(tmp_path):
+    """Per producer, a segment keeps its last marker and the run of data batches after it (first
+    offset and timestamp kept, last offset and epoch extended), also across an incremental read of
+    an appended segment; complete transactions before that leave nothing. The incremental summary
+    equals a full read of the same file, and the fold over it equals the fold over every event."""
     from monitor.summary import summarize
     from recordfixtures import T0, control, items, v2
 
@@ -101,20 +104,25 @@ def test_segment_summary_records_runs_and_markers_and_extends_them_on_append(tmp
         return v2(items(range(lo, hi), f"p{pid}"), producer_id=pid, producer_epoch=epoch, base_sequence=0,
                   transactional=True)
 
+    ts = lambda hi: T0 + (hi - 1) * 7  # noqa: E731  (create time of the last record of a batch ending before hi)
     path = tmp_path / "00000000000000000000.log"
     first = [tx(0, 3, 7), v2(items(range(3, 5))), tx(5, 7, 8), tx(7, 9, 7)]
     path.write_bytes(b"".join(b.data for b in first))
     s, _ = summarize(path, 0)
-    ts = lambda hi: T0 + (hi - 1) * 7  # noqa: E731  (create time of the last record of a batch ending before hi)
-    assert s.txn_events == [TxnEvent(7, 0, 0, 8, DATA, ts(3)), TxnEvent(8, 0, 5, 6, DATA, ts(7))]
-    more = [tx(9, 10, 8), control(10, "COMMIT", 7, 0, T0 + 5000), tx(11, 12, 7), tx(12, 13, 8, epoch=1)]
+    assert s.txn_events() == [TxnEvent(7, 0, 0, 8, DATA, ts(3)), TxnEvent(8, 0, 5, 6, DATA, ts(7))]
+    more = [tx(9, 10, 8), control(10, "COMMIT", 7, 0, T0 + 5000), tx(11, 12, 7), tx(12, 13, 8, epoch=1),
+            control(13, "ABORT", 7, 0, T0 + 6000), tx(14, 15, 7), control(15, "COMMIT", 7, 0, T0 + 7000),
+            tx(16, 17, 7)]
     with path.open("ab") as f:
         f.write(b"".join(b.data for b in more))
     s2, read = summarize(path, 0, s)
     assert s2 is s and 0 < read < path.stat().st_size  # extended, not read again
-    assert s.txn_events == [TxnEvent(7, 0, 0, 8, DATA, ts(3)), TxnEvent(8, 0, 5, 9, DATA, ts(7)),
-                            TxnEvent(7, 0, 10, 10, COMMIT, T0 + 5000), TxnEvent(7, 0, 11, 11, DATA, ts(12)),
-                            TxnEvent(8, 1, 12, 12, DATA, ts(13))]
-    assert summarize(path, 0)[0].txn_events == s.txn_events
-    assert [(t.producer_id, t.producer_epoch, t.first_offset) for t in open_transactions(s.txn_events, NOW)] == [
-        (8, 1, 5), (7, 0, 11)]
+    assert s.txn_events() == [TxnEvent(8, 1, 5, 12, DATA, ts(7)), TxnEvent(7, 0, 15, 15, COMMIT, T0 + 7000),
+                              TxnEvent(7, 0, 16, 16, DATA, ts(17))]
+    assert summarize(path, 0)[0].txn_events() == s.txn_events()
+    every = [data(7, 0, 8), data(8, 5, 9), marker(7, 10), data(7, 11, 11), data(8, 12, 12, epoch=1),
+             marker(7, 13, ABORT), data(7, 14, 14), marker(7, 15), data(7, 16, 16)]
+    assert [(t.producer_id, t.producer_epoch, t.first_offset, t.last_offset)
+            for t in open_transactions(s.txn_events(), NOW)] == [
+        (t.producer_id, t.producer_epoch, t.first_offset, t.last_offset) for t in open_transactions(every, NOW)] == [
+        (8, 1, 5, 12), (7, 0, 16, 16)]
