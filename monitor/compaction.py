@@ -13,7 +13,7 @@ Kafka's rules (LogCleanerManager.cleanableOffsets / LogToClean / maxCompactionDe
   last stable offset if known, base of the first non-active segment from the
   one holding firstDirty whose largest timestamp > now - min.compaction.lag.ms
   when that lag is > 0)).
-  The LSO is Kafka's when given, else folded from the segments' transaction events
+  The LSO is Kafka's when given, else folded from the transaction events of the dirty section
   (``monitor.transactions``): the first offset of the oldest open transaction.
 * U = base offset of the segment holding firstUncleanable (the active one when
   it lies there); cleanableBytes = .log sizes of the segments from the one
@@ -114,16 +114,20 @@ def partition_state(
             log_end = max(log_end, s.next_offset)
             break
 
-    txns = open_transactions((e for s in segments for e in s.txn_events()), now_ms)
-    if last_stable_offset is None and txns:
-        last_stable_offset = txns[0].first_offset
-    lso = log_end if last_stable_offset is None else last_stable_offset
-
     # firstDirtyOffset
     first_dirty = checkpoint if checkpoint is not None else log_start
     if first_dirty < log_start or first_dirty > log_end:
         first_dirty = log_start
     dirty_idx = _index_of_segment(bases, first_dirty)
+
+    # The LSO never decreases and the cleaner never passes it, so a transaction open now starts at or
+    # after the first dirty offset: the fold reads the dirty section only (what lies before it, such
+    # as a batch the cleaner emptied but kept for its producer, cannot open one).
+    txns = open_transactions((e for s in segments[dirty_idx:] for e in s.txn_events() if e.first_offset >= first_dirty),
+                             now_ms)
+    if last_stable_offset is None and txns:
+        last_stable_offset = txns[0].first_offset
+    lso = log_end if last_stable_offset is None else last_stable_offset
 
     # firstUncleanableDirtyOffset
     candidates = [(active.base_offset, "active_segment")]

@@ -71,4 +71,5 @@ def last_stable_offset(open_txns: Sequence[OpenTransaction], log_end_offset: int
 def describe(t: OpenTransaction) -> str:
     """The blocked reason's words for one open transaction."""
     age = "unknown age" if t.age_ms is None else f"open {t.age_ms / 1000:.0f} s"
-    return f"open transaction of producer {t.producer_id} (epoch {t.producer_epoch}) from offset {t.first_offset}, {age}"
+    return (f"open transaction of producer {t.producer_id} (epoch {t.producer_epoch}) "
+            f"from offset {t.first_offset}, {age}")

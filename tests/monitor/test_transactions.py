@@ -126,3 +126,14 @@ def test_segment_summary_keeps_the_net_effect_and_extends_it_on_append(tmp_path)
             for t in open_transactions(s.txn_events(), NOW)] == [
         (t.producer_id, t.producer_epoch, t.first_offset, t.last_offset) for t in open_transactions(every, NOW)] == [
         (8, 1, 5, 12), (7, 0, 16, 16)]
+
+
+def test_only_the_dirty_section_can_hold_an_open_transaction():
+    # a transactional batch below the cleaner's checkpoint with no marker after it (the cleaner removed
+    # the marker and kept the producer's last batch, emptied): the LSO never went back, so it is not open
+    segs = [_seg(0, 100, 1000, [data(5, 40, 40)]), _seg(100, 200, 1000), _seg(200, 210, 100)]
+    st = partition_state("t", 0, segs, TopicConfig(min_cleanable_dirty_ratio=0.01), NOW, checkpoint=100)
+    assert st.open_transactions == () and st.last_stable_offset == 210 and st.first_uncleanable_offset == 200
+    # without a checkpoint the whole log is dirty, and the same batch is an open transaction
+    st = partition_state("t", 0, segs, TopicConfig(min_cleanable_dirty_ratio=0.01), NOW)
+    assert [t.first_offset for t in st.open_transactions] == [40] and st.first_uncleanable_offset == 40
