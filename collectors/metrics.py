@@ -66,6 +66,12 @@ P_HEAD_BYTES = _m("partition_not_yet_cleanable_bytes", "gauge",
                   "Bytes the cleaner may not touch yet: the active segment and min.compaction.lag.ms.", P)
 P_FIRST_DIRTY = _m("partition_first_dirty_offset", "gauge", "First offset not yet cleaned (cleaner-offset-checkpoint).", P)
 P_FIRST_UNCLEANABLE = _m("partition_first_uncleanable_offset", "gauge", "First offset the cleaner may not clean yet.", P)
+P_LSO = _m("partition_last_stable_offset", "gauge",
+           "Last stable offset read from the log: first offset of the oldest open transaction, else the log end.", P)
+P_OPEN_TXNS = _m("partition_open_transactions", "gauge",
+                 "Transactions open in the log (a transactional batch of the producer, no COMMIT/ABORT marker yet).", P)
+P_OLDEST_TXN_AGE = _m("partition_oldest_open_transaction_age_seconds", "gauge",
+                      "Age of the oldest open transaction, from its first batch's timestamp (absent when none is open).", P)
 P_END = _m("partition_log_end_offset", "gauge", "Next offset to be written, from the segments.", P)
 P_ELIGIBLE = _m("partition_eligible", "gauge", "1 when the cleaner may pick this log now (ratio above threshold, or max lag due).", P)
 P_ELIGIBLE_SECONDS = _m("partition_eligible_seconds", "gauge", "How long the log has been eligible without being cleaned.", P)

@@ -13,6 +13,8 @@ Kafka's rules (LogCleanerManager.cleanableOffsets / LogToClean / maxCompactionDe
   last stable offset if known, base of the first non-active segment from the
   one holding firstDirty whose largest timestamp > now - min.compaction.lag.ms
   when that lag is > 0)).
+  The LSO is Kafka's when given, else folded from the transaction events of the dirty section
+  (``monitor.transactions``): the first offset of the oldest open transaction.
 * U = base offset of the segment holding firstUncleanable (the active one when
   it lies there); cleanableBytes = .log sizes of the segments from the one
   holding firstDirty up to, not including, U; cleanBytes = sizes of segments with
@@ -38,6 +40,7 @@ from typing import Sequence
 from monitor.rules import CLEANABLE_RATIO_ABOVE_MIN, holds
 from monitor.summary import SegmentSummary
 from monitor.topicconfig import LONG_MAX, TopicConfig
+from monitor.transactions import OpenTransaction, describe, open_transactions
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,9 @@ class PartitionState:
     uncleaned_bytes: int  # every byte below the active segment not yet cleaned, whatever holds it back
     uncleaned_ratio: float  # uncleaned_bytes / (clean_bytes + uncleaned_bytes)
     blocked_by: str | None  # min_compaction_lag | last_stable_offset when that holds back uncleaned bytes
+    blocked_detail: str | None  # what holds them back, in words (the open transaction: producer, offset, age)
+    last_stable_offset: int  # the given LSO, else the oldest open transaction's first offset, else the log end
+    open_transactions: tuple[OpenTransaction, ...]  # from the segments' transaction events, by first offset
     log_bytes: int
     cleanable_ratio: float  # Kafka's cleanableRatio: cleanable_bytes / (clean_bytes + cleanable_bytes)
     min_cleanable_dirty_ratio: float
@@ -95,6 +101,8 @@ def partition_state(
     log_start_offset: int | None = None,
     last_stable_offset: int | None = None,
 ) -> PartitionState:
+    """The partition's compaction state at ``now_ms``; ``last_stable_offset`` when Kafka gave it,
+    else the LSO is folded from the open transactions in the segments."""
     if not segments:
         raise ValueError(f"{topic}-{partition}: no segments")
     bases = [s.base_offset for s in segments]
@@ -111,6 +119,15 @@ def partition_state(
     if first_dirty < log_start or first_dirty > log_end:
         first_dirty = log_start
     dirty_idx = _index_of_segment(bases, first_dirty)
+
+    # The LSO never decreases and the cleaner never passes it, so a transaction open now starts at or
+    # after the first dirty offset: the fold reads the dirty section only (what lies before it, such
+    # as a batch the cleaner emptied but kept for its producer, cannot open one).
+    txns = open_transactions((e for s in segments[dirty_idx:] for e in s.txn_events() if e.first_offset >= first_dirty),
+                             now_ms)
+    if last_stable_offset is None and txns:
+        last_stable_offset = txns[0].first_offset
+    lso = log_end if last_stable_offset is None else last_stable_offset
 
     # firstUncleanableDirtyOffset
     candidates = [(active.base_offset, "active_segment")]
@@ -141,6 +158,12 @@ def partition_state(
     total_all = clean_bytes + uncleaned
     uncleaned_ratio = uncleaned / total_all if total_all else 0.0
     blocked_by = reason if reason != "active_segment" and uncleaned > cleanable_bytes else None
+    detail = None
+    if blocked_by == "last_stable_offset":
+        held = [t for t in txns if t.first_offset == lso]
+        detail = describe(held[0]) if held else f"last stable offset {lso}"
+    elif blocked_by == "min_compaction_lag":
+        detail = f"min.compaction.lag.ms {config.min_compaction_lag_ms} from offset {fu}"
 
     # max.compaction.lag.ms
     delay = 0
@@ -179,6 +202,7 @@ def partition_state(
         uncleanable_reason=reason, clean_bytes=clean_bytes, cleanable_bytes=cleanable_bytes,
         not_yet_cleanable_bytes=sum(s.size for s in segments[u_idx:]), log_bytes=log_bytes,
         uncleaned_bytes=uncleaned, uncleaned_ratio=uncleaned_ratio, blocked_by=blocked_by,
+        blocked_detail=detail, last_stable_offset=lso, open_transactions=txns,
         cleanable_ratio=ratio, min_cleanable_dirty_ratio=config.min_cleanable_dirty_ratio,
         cleanable_ratio_above_min=above, compaction_delay_ms=delay, needs_compaction_now=needs_now, eligible=eligible,
         segments=len(segments), records=sum(s.records for s in segments),

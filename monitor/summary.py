@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from monitor.record import RecordFormatError, SegmentReader
+from monitor.record.model import control_type_code
+from monitor.transactions import ABORT, COMMIT, DATA, TxnEvent
 
 
 @dataclass
@@ -38,10 +40,31 @@ class SegmentSummary:
     tombstone_timestamps: array = field(default_factory=lambda: array("q"))
     tombstone_horizons: array = field(default_factory=lambda: array("q"))  # -1 when the batch has none
     faults: list[str] = field(default_factory=list)
+    # The segment's net effect on open transactions (monitor.transactions), per producer id: its last
+    # COMMIT/ABORT marker here, and its run of transactional data batches after that marker (a
+    # transaction still open at the segment's end). At most two events per producer, however many
+    # transactions the segment holds (an exactly-once changelog commits many times a second).
+    txn_markers: dict[int, TxnEvent] = field(default_factory=dict)
+    txn_runs: dict[int, TxnEvent] = field(default_factory=dict)
 
     @property
     def tombstones(self) -> int:
         return len(self.tombstone_offsets)
+
+    def txn_events(self) -> list[TxnEvent]:
+        """The net transaction events, in offset order, for ``monitor.transactions.open_transactions``."""
+        return sorted([*self.txn_markers.values(), *self.txn_runs.values()], key=lambda e: e.first_offset)
+
+    def add_txn_event(self, e: TxnEvent) -> None:
+        """Fold one event (in offset order) into the net effect: a marker ends its producer's run;
+        a data batch opens a run or extends it (first offset and timestamp kept, epoch and last offset updated)."""
+        if e.marker != DATA:
+            self.txn_runs.pop(e.producer_id, None)
+            self.txn_markers[e.producer_id] = e
+            return
+        run = self.txn_runs.get(e.producer_id)
+        self.txn_runs[e.producer_id] = e if run is None else run._replace(
+            producer_epoch=e.producer_epoch, last_offset=e.last_offset)
 
     def largest_timestamp(self) -> int:
         """LogSegment.largestTimestamp: the max record timestamp, else the file's mtime (ms)."""
@@ -90,6 +113,7 @@ def _read_into(s: SegmentSummary, path: Path, start: int) -> None:
             s.next_offset = batch.last_offset + 1
             if batch.is_transactional:
                 s.transactional_batches += 1
+                _txn_event(s, batch, c)
             if batch.is_control:
                 s.control_records += batch.records_count
                 s.records += batch.records_count
@@ -111,3 +135,15 @@ def _read_into(s: SegmentSummary, path: Path, start: int) -> None:
         if f.kind == "truncated" and f.position == reader.end_position:
             continue
         s.faults.append(str(f))
+
+
+def _txn_event(s: SegmentSummary, batch, c) -> None:
+    """A transactional batch as an event: a COMMIT/ABORT marker, or a data batch (other control types
+    and empty control batches, whose transaction the cleaner removed, change nothing)."""
+    kind = DATA
+    if batch.is_control:
+        kind = control_type_code(c.keys[0]) if len(c) else None
+        if kind not in (ABORT, COMMIT):
+            return
+    s.add_txn_event(TxnEvent(batch.producer_id, batch.producer_epoch, batch.base_offset, batch.last_offset, kind,
+                             batch.max_timestamp))

@@ -23,6 +23,13 @@ CONTROL_TYPES = {
 }
 
 
+def control_type_code(key: bytes | None) -> int | None:
+    """The type of a control record from its key (int16 version, int16 type); None when too short."""
+    if key is None or len(key) < 4:
+        return None
+    return int.from_bytes(key[2:4], "big", signed=True)
+
+
 class Record:
     """One record as stored: offset, timestamp, key, value size, headers, and its batch's facts."""
 
@@ -66,10 +73,8 @@ class Record:
     @property
     def control_type(self) -> str | None:
         """ABORT/COMMIT/... for a control record (key = int16 version, int16 type)."""
-        if not self.batch.is_control or self.key is None or len(self.key) < 4:
-            return None
-        t = int.from_bytes(self.key[2:4], "big", signed=True)
-        return CONTROL_TYPES.get(t, "UNKNOWN")
+        t = control_type_code(self.key) if self.batch.is_control else None
+        return None if t is None else CONTROL_TYPES.get(t, "UNKNOWN")
 
     def __repr__(self) -> str:
         return f"Record(offset={self.offset}, key={self.key!r}, value_size={self.value_size})"

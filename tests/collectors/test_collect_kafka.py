@@ -17,22 +17,16 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from collectors.app import build, run_logdir
+from collecting import make_collector, pval, refresh
+from collectors.app import run_logdir
 from dumpcompare import dump_partition
 from kafkatools import (CLI_MODULE, cleaner_checkpoint, compacted, copy_partition, create_topic, own_broker,
                         partition_dir, produce, producer, roll, set_topic_config, unique_topic, wait_cleaned,
                         wait_cleaned_up_to_active, write_rounds)
-from monitor.config import BrokerConfig, ClusterConfig, Config
+from monitor.config import Config
 from waiting import wait_for
 
 pytestmark = pytest.mark.kafka
-
-
-def make_collector(state):
-    cfg = Config(clusters=(ClusterConfig(
-        name="local", bootstrap_servers=state.bootstrap,
-        brokers=(BrokerConfig(id=str(state.node_id), jmx_url=state.jmx_url, log_dirs=(state.log_dir,)),)),))
-    return build(cfg)
 
 
 @pytest.fixture
@@ -40,16 +34,6 @@ def collector(kafka):
     col = make_collector(kafka)
     yield col
     col.close()
-
-
-def refresh(col):
-    assert col.runner.refresh_all(), [s.last_error for s in col.store.statuses() if not s.up]
-    return col.registry
-
-
-def pval(reg, name, topic, partition=0, **extra):
-    return reg.get_sample_value(name, {"cluster": "local", "broker": "1", "topic": topic,
-                                       "partition": str(partition), **extra})
 
 
 def segment_sizes(folder: Path) -> dict[int, int]:

@@ -1,0 +1,75 @@
+"""Open transactions and the last stable offset, read from the log itself.
+
+Kafka's ProducerStateManager keeps, per producer id, the first offset of its ongoing
+transaction: the first transactional data batch of that producer opens it, a COMMIT or
+ABORT marker of the same producer closes it. The last stable offset (LSO) is the smallest
+first offset of an open transaction, else the log end offset; the cleaner never cleans at
+or past it. A transaction left open (a crashed producer, KIP-664) freezes the LSO and so
+the cleaner.
+
+Segment summaries (``monitor.summary``) record each segment's net effect once, compactly (per
+producer, its last marker in the segment and the run of data batches after it);
+``open_transactions`` folds these events across segments in offset order. Like Kafka when it loads
+producer state from the log (replication origin), a marker closes the transaction whatever
+its epoch, and an epoch bump on data keeps the transaction's first offset.
+Aborted ranges (``.txnindex``) are not derived here yet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, NamedTuple, Sequence
+
+DATA = -1  # TxnEvent.marker of a transactional data run; markers use Kafka's control types
+ABORT = 0
+COMMIT = 1
+
+
+class TxnEvent(NamedTuple):
+    """A run of transactional data batches of one producer (marker DATA), or a marker."""
+
+    producer_id: int
+    producer_epoch: int
+    first_offset: int
+    last_offset: int
+    marker: int  # DATA, ABORT or COMMIT
+    timestamp: int  # max timestamp of the run's first batch, or of the marker batch
+
+
+@dataclass(frozen=True)
+class OpenTransaction:
+    producer_id: int
+    producer_epoch: int
+    first_offset: int
+    last_offset: int  # of the last data batch seen so far
+    first_timestamp: int  # max timestamp of the transaction's first batch (ms)
+    age_ms: int | None  # now - first_timestamp; None when the batch has no timestamp
+
+
+def open_transactions(events: Iterable[TxnEvent], now_ms: int) -> tuple[OpenTransaction, ...]:
+    """Fold events in offset order into the transactions still open, by first offset."""
+    ongoing: dict[int, list] = {}  # producer id -> [epoch, first, last, timestamp]
+    for e in events:
+        if e.marker == DATA:
+            cur = ongoing.get(e.producer_id)
+            if cur is None:
+                ongoing[e.producer_id] = [e.producer_epoch, e.first_offset, e.last_offset, e.timestamp]
+            else:
+                cur[0], cur[2] = e.producer_epoch, e.last_offset
+        elif e.marker in (ABORT, COMMIT):
+            ongoing.pop(e.producer_id, None)
+    out = [OpenTransaction(pid, ep, first, last, ts, max(now_ms - ts, 0) if ts >= 0 else None)
+           for pid, (ep, first, last, ts) in ongoing.items()]
+    return tuple(sorted(out, key=lambda t: t.first_offset))
+
+
+def last_stable_offset(open_txns: Sequence[OpenTransaction], log_end_offset: int) -> int:
+    """Kafka's LSO: the first offset of the oldest open transaction, else the log end offset."""
+    return min((t.first_offset for t in open_txns), default=log_end_offset)
+
+
+def describe(t: OpenTransaction) -> str:
+    """The blocked reason's words for one open transaction."""
+    age = "unknown age" if t.age_ms is None else f"open {t.age_ms / 1000:.0f} s"
+    return (f"open transaction of producer {t.producer_id} (epoch {t.producer_epoch}) "
+            f"from offset {t.first_offset}, {age}")
