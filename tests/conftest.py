@@ -1,5 +1,5 @@
 """Shared fixtures: one real Kafka broker for the whole session, record segments made at test time
-(tests/recordfixtures.py), the optional shared record corpus, Spark sessions, and the seed of each
+(tests/recordfixtures.py), Spark sessions, and the seed of each
 test's random inputs. Also the rule for the ``slow`` marker (``pytest -m "not slow"`` runs the rest).
 
 Helpers the tests share live beside this file: kafkatools.py (topics, writing rounds, copying a
@@ -60,17 +60,6 @@ def pytest_runtest_makereport(item, call):
     if report.failed and _seed_key in item.stash:
         report.sections.append(("random inputs", f"seed {item.stash[_seed_key]}: replay with "
                                                  f"{SEED_ENV}={item.stash[_seed_key]} pytest '{item.nodeid}'"))
-
-
-@pytest.fixture(scope="session")
-def corpus() -> Path:
-    """Other projects' record bytes in ../shared (never part of this repository): an optional extra
-    check, skipped with its reason where the folder is absent, as in a plain clone."""
-    from recordfixtures import SHARED_CORPUS, SHARED_CORPUS_ABSENT
-
-    if not SHARED_CORPUS.is_dir():
-        pytest.skip(SHARED_CORPUS_ABSENT)
-    return SHARED_CORPUS
 
 
 @pytest.fixture(scope="session")

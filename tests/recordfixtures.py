@@ -27,12 +27,6 @@ from kafka.record.legacy_records import LegacyRecordBatchBuilder
 from kafka.codec import snappy_encode
 from kafka.record.util import calc_crc32c
 
-# Other projects' record bytes, beside the checkout and never in it: an optional extra check
-# (tests/monitor/record/test_shared_corpus.py) that is skipped, with this reason, where it is absent.
-SHARED_CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "segments"
-SHARED_CORPUS_ABSENT = (f"optional check over the shared record corpus: {SHARED_CORPUS} is absent (a plain clone "
-                        f"has no ../shared); every other record test uses segments made at test time")
-
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 LEGACY_CODECS = ("none", "gzip", "snappy", "lz4")  # zstd came with magic 2
 TIMESTAMP_TYPE_BIT = 0x08
