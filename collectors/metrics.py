@@ -72,6 +72,9 @@ P_OPEN_TXNS = _m("partition_open_transactions", "gauge",
                  "Transactions open in the log (a transactional batch of the producer, no COMMIT/ABORT marker yet).", P)
 P_OLDEST_TXN_AGE = _m("partition_oldest_open_transaction_age_seconds", "gauge",
                       "Age of the oldest open transaction, from its first batch's timestamp (absent when none is open).", P)
+P_HANGING_TXNS = _m("partition_hanging_transactions", "gauge",
+                    "Open transactions older than the broker's transaction.max.timeout.ms: the coordinator should "
+                    "have aborted them, so they hang (KIP-664) until kafka-transactions.sh abort.", P)
 P_END = _m("partition_log_end_offset", "gauge", "Next offset to be written, from the segments.", P)
 P_ELIGIBLE = _m("partition_eligible", "gauge", "1 when the cleaner may pick this log now (ratio above threshold, or max lag due).", P)
 P_ELIGIBLE_SECONDS = _m("partition_eligible_seconds", "gauge", "How long the log has been eligible without being cleaned.", P)
@@ -83,6 +86,12 @@ P_PAST_RETENTION = _m("partition_tombstones_past_retention", "gauge",
                       "Tombstones older than delete.retention.ms still on disk.", P)
 P_PAST_HORIZON = _m("partition_tombstones_past_delete_horizon", "gauge",
                     "Tombstones whose batch's delete horizon has passed, still on disk (the cleaner missed them).", P)
+P_UNCLEANABLE = _m("partition_uncleanable", "gauge",
+                   "1 while log-cleaner.log says the cleaner marked the partition uncleanable (until the broker "
+                   "restarts), with the exception's class.", P + ("exception",))
+P_CAUSE = _m("partition_compaction_cause", "gauge",
+             "1 for the one cause that best says why the partition is (not) compacting (monitor.causes).",
+             P + ("cause",))
 P_FAULTS = _m("partition_read_faults", "gauge", "Corrupt or unreadable batches met while reading the partition.", P)
 
 LOG_DIR_UP = _m("log_dir_up", "gauge",

@@ -119,3 +119,37 @@ def learned_throughput(stats: Iterable[CleanStats], min_mb: float = 1.0) -> floa
             mb += s.processed_mb
             secs += d
     return mb * MB / secs if secs > 0 else None
+
+
+# --- what the cleaner log says beyond the stats blocks (filled by the cleaner-log reader) ---
+
+@dataclass(frozen=True)
+class Uncleanable:
+    """A partition the cleaner marked uncleanable: Kafka skips it until the broker restarts."""
+
+    topic: str
+    partition: int
+    exception: str  # the exception's class name, e.g. CorruptRecordException
+    message: str  # the exception's message (first line)
+    timestamp_ms: int | None  # when the line was logged
+    log_dir: str | None = None  # when the line names it
+    source: str = ""  # file:line of the evidence
+
+
+@dataclass(frozen=True)
+class ThreadDeath:
+    """A cleaner thread that stopped on an error (Kafka's DeadThreadCount counts these)."""
+
+    thread: str  # e.g. kafka-log-cleaner-thread-0
+    error: str  # the last error, first line
+    timestamp_ms: int | None
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class CleanerLogState:
+    """Everything read from one broker's log-cleaner.log so far."""
+
+    uncleanable: dict  # (topic, partition) -> Uncleanable
+    thread_deaths: tuple  # of ThreadDeath
+    cleans: tuple  # of CleanStats, oldest first

@@ -40,7 +40,7 @@ from typing import Sequence
 from monitor.rules import CLEANABLE_RATIO_ABOVE_MIN, holds
 from monitor.summary import SegmentSummary
 from monitor.topicconfig import LONG_MAX, TopicConfig
-from monitor.transactions import OpenTransaction, describe, open_transactions
+from monitor.transactions import DEFAULT_TRANSACTION_MAX_TIMEOUT_MS, OpenTransaction, describe, hanging, open_transactions
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,7 @@ class PartitionState:
     blocked_detail: str | None  # what holds them back, in words (the open transaction: producer, offset, age)
     last_stable_offset: int  # the given LSO, else the oldest open transaction's first offset, else the log end
     open_transactions: tuple[OpenTransaction, ...]  # from the segments' transaction events, by first offset
+    hanging_transactions: int  # open longer than the broker's transaction.max.timeout.ms (KIP-664)
     log_bytes: int
     cleanable_ratio: float  # Kafka's cleanableRatio: cleanable_bytes / (clean_bytes + cleanable_bytes)
     min_cleanable_dirty_ratio: float
@@ -100,6 +101,7 @@ def partition_state(
     checkpoint: int | None = None,
     log_start_offset: int | None = None,
     last_stable_offset: int | None = None,
+    transaction_max_timeout_ms: int = DEFAULT_TRANSACTION_MAX_TIMEOUT_MS,
 ) -> PartitionState:
     """The partition's compaction state at ``now_ms``; ``last_stable_offset`` when Kafka gave it,
     else the LSO is folded from the open transactions in the segments."""
@@ -203,6 +205,7 @@ def partition_state(
         not_yet_cleanable_bytes=sum(s.size for s in segments[u_idx:]), log_bytes=log_bytes,
         uncleaned_bytes=uncleaned, uncleaned_ratio=uncleaned_ratio, blocked_by=blocked_by,
         blocked_detail=detail, last_stable_offset=lso, open_transactions=txns,
+        hanging_transactions=sum(1 for t in txns if hanging(t, transaction_max_timeout_ms)),
         cleanable_ratio=ratio, min_cleanable_dirty_ratio=config.min_cleanable_dirty_ratio,
         cleanable_ratio_above_min=above, compaction_delay_ms=delay, needs_compaction_now=needs_now, eligible=eligible,
         segments=len(segments), records=sum(s.records for s in segments),

@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, NamedTuple, Sequence
 
+DEFAULT_TRANSACTION_MAX_TIMEOUT_MS = 900_000  # Kafka's transaction.max.timeout.ms default (15 min)
+
 DATA = -1  # TxnEvent.marker of a transactional data run; markers use Kafka's control types
 ABORT = 0
 COMMIT = 1
@@ -66,6 +68,13 @@ def open_transactions(events: Iterable[TxnEvent], now_ms: int) -> tuple[OpenTran
 def last_stable_offset(open_txns: Sequence[OpenTransaction], log_end_offset: int) -> int:
     """Kafka's LSO: the first offset of the oldest open transaction, else the log end offset."""
     return min((t.first_offset for t in open_txns), default=log_end_offset)
+
+
+def hanging(t: OpenTransaction, transaction_max_timeout_ms: int = DEFAULT_TRANSACTION_MAX_TIMEOUT_MS) -> bool:
+    """A transaction open longer than the broker's transaction.max.timeout.ms: no producer may set a
+    longer transaction.timeout.ms, so the coordinator should have aborted it; it is hanging (KIP-664).
+    Unknown age (no timestamp) is not called hanging."""
+    return t.age_ms is not None and t.age_ms > transaction_max_timeout_ms
 
 
 def describe(t: OpenTransaction) -> str:
