@@ -4,48 +4,8 @@ ShutdownableThread's "Error due to"), read into uncleanable partitions, thread d
 
 import pytest
 
+from cleanerlogfixtures import L2, START, head, stats_block, uncleanable
 from monitor.cleanerlog import MB, CleanerLogParser, read_cleaner_log, root_exception
-
-L4 = "org.apache.kafka.storage.internals.log.LogCleaner$CleanerThread"  # the 4.x logger
-L2 = "kafka.log.LogCleaner"  # 2.x/3.x: CleanerThread logs under LogCleaner's name
-
-
-def head(ts, level, msg, logger=L4):
-    """Kafka's log4j layout: "[%d] %p %m (%c)%n"."""
-    return f"[{ts}] {level} {msg} ({logger})"
-
-
-def stats_block(ts, thread, log, start, end, read_b, secs, idx_secs, util, written_b, msgs_in, msgs_out, logger=L4):
-    """recordStats' message, as Kafka formats it (mb(x) = x / 2^20; %,.1f groups thousands)."""
-    mb = lambda b: b / MB  # noqa: E731
-    msg = ("\n\tLog cleaner thread %d cleaned log %s (dirty section = [%d, %d])\n" % (thread, log, start, end)
-           + "\t{:,.1f} MB of log processed in {:,.1f} seconds ({:,.1f} MB/sec).\n".format(
-               mb(read_b), secs, mb(read_b / secs))
-           + "\tIndexed {:,.1f} MB in {:.1f} seconds ({:,.1f} Mb/sec, {:.1f}% of total time)\n".format(
-               mb(read_b), idx_secs, mb(read_b) / idx_secs, 100 * idx_secs / secs)
-           + "\tBuffer utilization: {:.1f}%\n".format(100 * util)
-           + "\tCleaned {:,.1f} MB in {:.1f} seconds ({:,.1f} Mb/sec, {:.1f}% of total time)\n".format(
-               mb(read_b), secs - idx_secs, mb(read_b) / (secs - idx_secs), 100 * (secs - idx_secs) / secs)
-           + "\tStart size: {:,.1f} MB ({:,d} messages)\n".format(mb(read_b), msgs_in)
-           + "\tEnd size: {:,.1f} MB ({:,d} messages)\n".format(mb(written_b), msgs_out)
-           + "\t{:.1f}% size reduction ({:.1f}% fewer messages)\n".format(
-               100 * (1 - written_b / read_b), 100 * (1 - msgs_out / msgs_in)))
-    return head(ts, "INFO", f"[kafka-log-cleaner-thread-{thread}]: {msg}", logger).splitlines()
-
-
-def uncleanable(ts, log_repr, tp, cause_cls, cause_msg, wrapper="org.apache.kafka.storage.internals.log", logger=L4):
-    """tryCleanFilthiestLog's WARN with the LogCleaningException (message = the cause's) and its cause."""
-    return [head(ts, "WARN", f"[kafka-log-cleaner-thread-0]: Unexpected exception thrown when cleaning log "
-                 f"{log_repr}. Marking its partition ({tp}) as uncleanable", logger),
-            f"{wrapper}.LogCleaningException: {cause_msg}",
-            "\tat org.apache.kafka.storage.internals.log.LogCleaner$CleanerThread.cleanFilthiestLog(LogCleaner.java:570) ~[kafka-storage-4.3.0.jar:?]",
-            "\tat org.apache.kafka.server.util.ShutdownableThread.run(ShutdownableThread.java:136) [kafka-server-common-4.3.0.jar:?]",
-            f"Caused by: {cause_cls}: {cause_msg}",
-            "\t... 4 more"]
-
-
-START = [head("2026-11-22 09:00:00,000", "INFO", "Starting the log cleaner", "org.apache.kafka.storage.internals.log.LogCleaner"),
-         head("2026-11-22 09:00:00,100", "INFO", "[kafka-log-cleaner-thread-0]: Starting")]
 
 
 def test_uncleanable_partitions_of_each_kafka_generation():
