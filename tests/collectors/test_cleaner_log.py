@@ -125,3 +125,43 @@ def test_collector_source_and_logdir_rows(tmp_path):
     rc = run_logdir([str(tmp_path)], config=Config(), fmt="json", out=io.StringIO(), err=err,
                     cleaner_log=str(tmp_path / "missing.log"))
     assert "missing.log: cannot read the cleaner log" in err.getvalue()
+
+
+def test_exported_in_base_units(tmp_path):
+    from cleanerlogfixtures import L2, head
+
+    p = tmp_path / "log-cleaner.log"
+    write(p, START + uncleanable("2026-11-22 10:00:00,000", "Log(dir=/d/orders-0)", "orders-0",
+                                 "org.apache.kafka.common.InvalidRecordException", "Invalid record size")
+          + stats_block("2026-11-22 12:00:00,000", 0, "pay-1", 0, 9, 1536 * MB, 12.0, 4.0, 0.375, 512 * MB, 400, 100)
+          + [head("2026-11-22 13:00:00,000", "ERROR", "[kafka-log-cleaner-thread-0]: Error due to", L2),
+             "java.lang.IllegalStateException: " + "x" * 500, "\tat a.b(C.java:1)"])
+    write(p, ["garbage"])  # inside the death's event: a stack trace line, not malformed
+    col = build(Config(clusters=(ClusterConfig(name="c", brokers=(BrokerConfig(id="1", cleaner_log=str(p)),)),)))
+    try:
+        assert col.runner.refresh_all()
+        reg = col.registry
+        b = {"cluster": "c", "broker": "1"}
+        assert reg.get_sample_value("kafka_compaction_partition_uncleanable", {
+            **b, "topic": "orders", "partition": "0", "exception": "InvalidRecordException"}) == 1
+        assert reg.get_sample_value("kafka_compaction_cleaner_log_cleans_total", b) == 1
+        assert reg.get_sample_value("kafka_compaction_cleaner_log_processed_bytes_total", b) == 1536 * MB
+        assert reg.get_sample_value("kafka_compaction_cleaner_log_last_clean_throughput_bytes_per_second", b) == 128 * MB
+        assert reg.get_sample_value("kafka_compaction_cleaner_log_last_clean_buffer_utilization_ratio", b) == 0.375
+        assert reg.get_sample_value("kafka_compaction_cleaner_log_last_clean_size_reduction_ratio", b) == \
+            pytest.approx(2 / 3, abs=5e-4)
+        assert reg.get_sample_value("kafka_compaction_cleaner_log_learned_throughput_bytes_per_second", b) == \
+            pytest.approx(128 * MB)
+        assert reg.get_sample_value("kafka_compaction_cleaner_log_thread_deaths_total", b) == 1
+        info = [s for m in reg.collect() for s in m.samples if s.name == "kafka_compaction_cleaner_log_last_thread_error_info"]
+        assert len(info) == 1 and info[0].labels["exception"] == "IllegalStateException"
+        assert len(info[0].labels["message"]) == 200
+        assert reg.get_sample_value("kafka_compaction_source_up", {"cluster": "c", "source": "cleaner_log:c:1",
+                                                                   "kind": "cleaner_log"}) == 1
+        write(p, START)  # the broker restarted: what was uncleanable is no more
+        assert col.runner.refresh_all()
+        assert reg.get_sample_value("kafka_compaction_partition_uncleanable", {
+            **b, "topic": "orders", "partition": "0", "exception": "InvalidRecordException"}) is None
+        assert reg.get_sample_value("kafka_compaction_cleaner_log_thread_deaths_total", b) == 1
+    finally:
+        col.close()
