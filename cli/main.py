@@ -89,7 +89,8 @@ def _load_config(args: argparse.Namespace):
         return with_command_line(
             cfg, bootstrap_servers=getattr(args, "bootstrap_servers", None),
             jmx_urls=getattr(args, "jmx_url", None) or (), jolokia_urls=getattr(args, "jolokia_url", None) or (),
-            log_dirs=getattr(args, "log_dir", None) or (), cluster=getattr(args, "cluster", None),
+            log_dirs=getattr(args, "log_dir", None) or (), cleaner_log=getattr(args, "cleaner_log", None),
+            cluster=getattr(args, "cluster", None),
             port=getattr(args, "port", None), address=getattr(args, "address", None))
     except ConfigError as exc:
         _err(f"config error: {exc}")
@@ -128,7 +129,8 @@ def cmd_logdir(args: argparse.Namespace) -> int:
         return 2
     from collectors.app import run_logdir
 
-    return run_logdir(args.paths, config=cfg, fmt=args.format, include_all=args.all, topic_overrides=overrides)
+    return run_logdir(args.paths, config=cfg, fmt=args.format, include_all=args.all, topic_overrides=overrides,
+                      cleaner_log=args.cleaner_log)
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -262,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     ld.add_argument("--topic-config", action="append", metavar="TOPIC:KEY=VALUE",
                     help="a topic config, e.g. orders:min.cleanable.dirty.ratio=0.3 (repeatable)")
     ld.add_argument("--all", action="store_true", help="also partitions of topics not known to be compacted")
+    ld.add_argument("--cleaner-log", help="the broker's log-cleaner.log: names uncleanable partitions and why")
     ld.set_defaults(func=cmd_logdir)
 
     c = sub.add_parser("collect", help="serve compaction metrics to Prometheus")
@@ -270,6 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--jmx-url", action="append", help="a broker's JMX exporter /metrics URL (repeatable)")
     c.add_argument("--jolokia-url", action="append", help="a broker's Jolokia base URL (repeatable)")
     c.add_argument("--log-dir", action="append", help="a broker log dir readable here (repeatable)")
+    c.add_argument("--cleaner-log", help="the broker's log-cleaner.log, followed through rotation")
     c.add_argument("--cluster", help="the cluster label (default: the config's, else 'default')")
     c.add_argument("--port", type=int, help="listen port (default 9690; 0 picks a free one)")
     c.add_argument("--address", help="listen address (default 0.0.0.0)")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import requests
 from prometheus_client import CollectorRegistry, generate_latest, start_http_server
 
+from collectors.cleaner_log import CleanerLogFollower
 from collectors.cleaner_metrics import jolokia_read_url, parse_exposition, parse_jolokia
 from collectors.exporter import register_all
 from collectors.http import get_text
@@ -103,6 +104,11 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
                 scanner = LogDirScanner(b.log_dirs, _config_lookup(cluster, store, admin_name), include_all=include_all)
                 sources.append(Source(f"log_dirs:{cluster.name}:{b.id}", "log_dirs", cluster.name, scanner.refresh,
                                       config.intervals.log_dirs, b.id))
+            if b.cleaner_log:
+                follower = CleanerLogFollower(b.cleaner_log)
+                closers.append(follower.close)
+                sources.append(Source(f"cleaner_log:{cluster.name}:{b.id}", "cleaner_log", cluster.name,
+                                      follower.refresh, config.intervals.cleaner_log, b.id))
     return sources, closers
 
 
@@ -147,12 +153,31 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
         col.close()
 
 
+def _read_cleaner_log(path: str, err) -> tuple[dict, bool]:
+    """(topic, partition) -> Uncleanable from a whole log-cleaner.log; False when it cannot be read."""
+    follower = CleanerLogFollower(path)
+    try:
+        snap = follower.refresh()
+    except OSError as exc:
+        print(f"logdir: {path}: cannot read the cleaner log: {exc.strerror or exc}", file=err)
+        return {}, False
+    finally:
+        follower.close()
+    for bad in snap.state.malformed:
+        print(f"logdir: {bad}", file=err)
+    if snap.state.malformed_total > len(snap.state.malformed):
+        print(f"logdir: {path}: {snap.state.malformed_total} malformed lines in all", file=err)
+    return snap.state.uncleanable, True
+
+
 def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool = False, out=sys.stdout,
-               err=sys.stderr, topic_overrides: dict | None = None) -> int:
-    """Per-partition state of log dirs, no broker needed."""
+               err=sys.stderr, topic_overrides: dict | None = None, cleaner_log: str | None = None) -> int:
+    """Per-partition state of log dirs, no broker needed; with the broker's ``cleaner_log``, each row
+    also says whether the cleaner marked the partition uncleanable, and why."""
     cluster = config.clusters[0] if config.clusters else ClusterConfig()
     scanner = LogDirScanner(paths, _config_lookup(cluster, Store(), None, topic_overrides), include_all=include_all)
     snap = scanner.refresh()
+    uncleanable, log_ok = _read_cleaner_log(cleaner_log, err) if cleaner_log else ({}, True)
     for d, reason in snap.log_dir_errors.items():  # a checkpoint error already names its file and line
         print(f"logdir: {reason}" if reason.startswith(d) else f"logdir: {d}: {reason}", file=err)
     for d in snap.down:
@@ -162,6 +187,11 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
     for d, folder, kind in snap.not_live:
         print(f"logdir: {d}/{folder}: not a live replica ({kind}), skipped", file=err)
     rows = [r.state.as_dict() | {"log_dir": r.log_dir, "config_source": r.config_source} for r in snap.partitions]
+    if cleaner_log:
+        for r in rows:
+            u = uncleanable.get((r["topic"], r["partition"])) if log_ok else None
+            r["uncleanable"] = None if u is None else {"exception": u.exception, "message": u.message,
+                                                       "source": u.source}
     if fmt == "json":
         json.dump(rows, out, indent=2)
         out.write("\n")
@@ -182,6 +212,11 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
                     v = "-" if v is None else f"{v / 1000:.0f}"
                 vals.append(str(v)[:w].ljust(w))
             out.write("  ".join(vals) + "\n")
+        for r in rows:
+            if r.get("uncleanable"):
+                u = r["uncleanable"]
+                out.write(f"uncleanable: {r['topic']}-{r['partition']}: {u['exception']}: {u['message']} "
+                          f"({u['source']}; clears on a broker restart)\n")
     fatal = all(snap.down.get(d, ("",))[0] == "io" for d in snap.log_dirs)  # no path given was a readable log dir
-    return 2 if fatal else (1 if snap.log_dir_errors or snap.partition_errors else 0)
+    return 2 if fatal else (1 if snap.log_dir_errors or snap.partition_errors or not log_ok else 0)
 

@@ -115,6 +115,42 @@ class PartitionCollector(_StoreCollector):
         yield from fams.values()
 
 
+class CleanerLogCollector(_StoreCollector):
+    """What the followed log-cleaner.log says: uncleanable partitions and why, dead threads, cleans."""
+
+    names = (M.P_UNCLEANABLE, M.CL_THREAD_DEATHS, M.CL_LAST_ERROR, M.CL_CLEANS, M.CL_PROCESSED,
+             M.CL_LAST_THROUGHPUT, M.CL_LAST_BUFFER, M.CL_LAST_REDUCTION, M.CL_LEARNED)
+    MAX_LABEL = 200  # the message label is cut: one series per broker, of bounded size
+
+    def collect(self):
+        fams = {n: _family(n) for n in self.names}
+        for st in self.store.statuses():
+            if st.kind != "cleaner_log" or st.snapshot is None:
+                continue
+            s = st.snapshot.state
+            lb = [st.cluster, st.broker or ""]
+            for (topic, partition), u in sorted(s.uncleanable.items()):
+                fams[M.P_UNCLEANABLE].add_metric(lb + [topic, str(partition), u.exception], 1.0)
+            fams[M.CL_THREAD_DEATHS].add_metric(lb, s.thread_deaths_total)
+            d = s.last_thread_death
+            if d is not None:
+                fams[M.CL_LAST_ERROR].add_metric(lb + [d.thread, d.exception, d.error[: self.MAX_LABEL]], 1.0)
+            fams[M.CL_CLEANS].add_metric(lb, s.cleans_total)
+            fams[M.CL_PROCESSED].add_metric(lb, s.processed_bytes_total)
+            c = s.last_clean
+            if c is not None:
+                if c.mb_per_sec == c.mb_per_sec and c.mb_per_sec != float("inf"):  # Kafka prints NaN/Infinity at 0 s
+                    fams[M.CL_LAST_THROUGHPUT].add_metric(lb, c.throughput_bytes_per_second)
+                if c.buffer_utilization is not None:
+                    fams[M.CL_LAST_BUFFER].add_metric(lb, c.buffer_utilization)
+                if c.size_reduction is not None and c.size_reduction == c.size_reduction:
+                    fams[M.CL_LAST_REDUCTION].add_metric(lb, c.size_reduction)
+            learned = s.learned_throughput()
+            if learned is not None:
+                fams[M.CL_LEARNED].add_metric(lb, learned)
+        yield from fams.values()
+
+
 class ConsumerGroupCollector(_StoreCollector):
     names = (M.G_LAG, M.G_LAG_SECONDS, M.G_RETENTION_FRACTION, M.G_AT_RISK)
 
@@ -174,7 +210,8 @@ class SelfCollector(_StoreCollector):
         yield from fams.values()
 
 
-ALL = (BrokerCleanerCollector, PartitionCollector, ConsumerGroupCollector, TopicCollector, SelfCollector)
+ALL = (BrokerCleanerCollector, PartitionCollector, CleanerLogCollector, ConsumerGroupCollector, TopicCollector,
+       SelfCollector)
 
 
 def register_all(registry, store: Store, clock=time.time) -> None:

@@ -99,6 +99,26 @@ LOG_DIR_UP = _m("log_dir_up", "gauge",
                 "log-start checkpoint is malformed (its partition series are then withdrawn, not guessed).",
                 B + ("log_dir",))
 
+# --- from the broker's log-cleaner.log (collectors.cleaner_log), per broker ---
+CL_THREAD_DEATHS = _m("cleaner_log_thread_deaths", "counter",
+                      "Cleaner threads log-cleaner.log says died (\"Error due to\"), since the collector started "
+                      "reading it.", B)
+CL_LAST_ERROR = _m("cleaner_log_last_thread_error_info", "gauge",
+                   "1, labelled with the last cleaner-thread death's thread, exception class and message "
+                   "(cut to 200 characters); absent when none died.", B + ("thread", "exception", "message"))
+CL_CLEANS = _m("cleaner_log_cleans", "counter", "Cleans log-cleaner.log reported (one stats block each).", B)
+CL_PROCESSED = _m("cleaner_log_processed_bytes", "counter",
+                  "Bytes of log the cleans processed (Kafka prints MB to 0.1 MB, read as 2^20 bytes).", B)
+CL_LAST_THROUGHPUT = _m("cleaner_log_last_clean_throughput_bytes_per_second", "gauge",
+                        "The last clean's bytes processed per second (its MB/sec, in bytes).", B)
+CL_LAST_BUFFER = _m("cleaner_log_last_clean_buffer_utilization_ratio", "gauge",
+                    "The last clean's dedupe buffer utilization, 0..1.", B)
+CL_LAST_REDUCTION = _m("cleaner_log_last_clean_size_reduction_ratio", "gauge",
+                       "1 - bytes written / bytes read of the last clean, 0..1.", B)
+CL_LEARNED = _m("cleaner_log_learned_throughput_bytes_per_second", "gauge",
+                "The cleaner's throughput over the recent cleans of 1 MB or more (total MB / total seconds): the "
+                "rate the cleaning-time estimate uses; absent until one such clean.", B)
+
 # --- consumer groups on compacted topics ---
 G_LAG = _m("consumer_group_lag_records", "gauge", "Records between the group's committed offset and the log end.", G)
 G_LAG_SECONDS = _m("consumer_group_lag_seconds", "gauge",

@@ -20,7 +20,7 @@ from collectors.http import FetchError
 @dataclass
 class SourceStatus:
     name: str
-    kind: str  # jmx | jolokia | log_dirs | admin | consumer_groups
+    kind: str  # jmx | jolokia | log_dirs | cleaner_log | admin | consumer_groups
     cluster: str
     broker: str | None = None
     snapshot: Any = None

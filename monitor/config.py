@@ -14,10 +14,11 @@ works. Errors name the key path and the reason, at start, never mid-run::
           - id: 1
             jmx_url: http://kafka-1:7071/metrics
             log_dirs: [/var/lib/kafka/data]
+            cleaner_log: /var/log/kafka/log-cleaner.log   # followed: uncleanable partitions, thread deaths
         metric_names: {max_dirty_percent: my_renamed_metric}
         topics:                      # config overrides (else the admin API, else Kafka's defaults)
           orders: {min.cleanable.dirty.ratio: 0.3}
-    intervals: {jmx: 15, log_dirs: 60, admin: 30, consumer_groups: 30}
+    intervals: {jmx: 15, log_dirs: 60, cleaner_log: 15, admin: 30, consumer_groups: 30}
     timeouts:  {jmx: 5, admin: 10}
     thresholds: {...}                # what the alert rules and the dashboard call unhealthy
 """
@@ -83,6 +84,7 @@ class BrokerConfig:
     jmx_url: str | None = None
     jolokia_url: str | None = None
     log_dirs: tuple[str, ...] = ()
+    cleaner_log: str | None = None  # the broker's log-cleaner.log, readable here
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,7 @@ class ClusterConfig:
 class Intervals:
     jmx: float = 15
     log_dirs: float = 60
+    cleaner_log: float = 15
     admin: float = 30
     consumer_groups: float = 30
 
@@ -166,7 +169,7 @@ def _dataclass_from(cls, d, path: str, file):
 def _broker(d, path: str, file) -> BrokerConfig:
     if not isinstance(d, dict):
         raise ConfigError(path.rstrip("."), "must be a mapping", file)
-    _check_keys(d, {"id", "jmx_url", "jolokia_url", "log_dirs"}, path, file)
+    _check_keys(d, {"id", "jmx_url", "jolokia_url", "log_dirs", "cleaner_log"}, path, file)
     if "id" not in d:
         raise ConfigError(f"{path}id", "is required", file)
     for k in ("jmx_url", "jolokia_url"):
@@ -176,7 +179,11 @@ def _broker(d, path: str, file) -> BrokerConfig:
     dirs = d.get("log_dirs") or []
     if isinstance(dirs, str):
         dirs = [dirs]
-    return BrokerConfig(str(d["id"]), d.get("jmx_url"), d.get("jolokia_url"), tuple(str(x) for x in dirs))
+    cleaner_log = d.get("cleaner_log")
+    if cleaner_log is not None and not isinstance(cleaner_log, str):
+        raise ConfigError(f"{path}cleaner_log", "must be one path (the broker's log-cleaner.log)", file)
+    return BrokerConfig(str(d["id"]), d.get("jmx_url"), d.get("jolokia_url"), tuple(str(x) for x in dirs),
+                        cleaner_log)
 
 
 def _cluster(d, path: str, file) -> ClusterConfig:
@@ -247,19 +254,24 @@ def load_config(path: str | Path | None) -> Config:
 
 
 def with_command_line(cfg: Config, *, bootstrap_servers=None, jmx_urls=(), jolokia_urls=(), log_dirs=(),
-                      cluster=None, port=None, address=None) -> Config:
-    """Flags on top of a file: they add to (or create) the first cluster."""
+                      cleaner_log=None, cluster=None, port=None, address=None) -> Config:
+    """Flags on top of a file: they add to (or create) the first cluster. ``cleaner_log`` belongs to the
+    one broker the flags describe (with several, give each its ``cleaner_log`` in the file)."""
     clusters = list(cfg.clusters) or [ClusterConfig(name=cluster or "default")]
     c = clusters[0]
     brokers = list(c.brokers)
     jmx_urls, jolokia_urls, log_dirs = list(jmx_urls), list(jolokia_urls), list(log_dirs)
-    if len(jmx_urls) <= 1 and len(jolokia_urls) <= 1 and (jmx_urls or jolokia_urls or log_dirs):
-        # one broker described by flags: one label for its gauges and its partitions
+    if len(jmx_urls) <= 1 and len(jolokia_urls) <= 1 and (jmx_urls or jolokia_urls or log_dirs or cleaner_log):
+        # one broker described by flags: one label for its gauges, its partitions and its cleaner log
         url = (jmx_urls or jolokia_urls or [None])[0]
         bid = _node_id(log_dirs) or (_broker_id_from_url(url, 0) if url else "local")
         brokers.append(BrokerConfig(id=bid, jmx_url=jmx_urls[0] if jmx_urls else None,
-                                    jolokia_url=jolokia_urls[0] if jolokia_urls else None, log_dirs=tuple(log_dirs)))
+                                    jolokia_url=jolokia_urls[0] if jolokia_urls else None, log_dirs=tuple(log_dirs),
+                                    cleaner_log=cleaner_log))
     else:
+        if cleaner_log:
+            raise ConfigError("--cleaner-log", "belongs to one broker: with several --jmx-url/--jolokia-url, "
+                              "give each broker's cleaner_log in the config file")
         for i, url in enumerate(jmx_urls):
             brokers.append(BrokerConfig(id=_broker_id_from_url(url, i), jmx_url=url))
         for i, url in enumerate(jolokia_urls):
