@@ -13,7 +13,8 @@ Which partitions are compacted: the topic's ``cleanup.policy`` by the one
 precedence of ``monitor.topicconfig.effective_config`` (admin API, config file,
 command line, Kafka's defaults); without a configured policy a partition counts
 as compacted when the cleaner has a checkpoint for it, or it is one of Kafka's
-internal compacted topics.
+internal compacted topics. The brokers' ``transaction.max.timeout.ms`` (which open transactions are
+hanging) comes by the same precedence (``effective_broker_setting``), once per refresh.
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ from typing import Callable
 from monitor.compaction import PartitionState, partition_state
 from monitor.logdir import scan_log_dir
 from monitor.summary import SegmentSummary, summarize
-from monitor.topicconfig import NOT_CLEANED_BY_LOG_CLEANER, EffectiveConfig, effective_config
+from monitor.topicconfig import (NOT_CLEANED_BY_LOG_CLEANER, BrokerSetting, EffectiveConfig, effective_broker_setting,
+                                 effective_config)
+
+TRANSACTION_MAX_TIMEOUT = "transaction.max.timeout.ms"
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,7 @@ class LogDirSnapshot:
     down: dict = field(default_factory=dict)  # log_dir -> (error kind: checkpoint | io, reason); partitions left out
     segments_read: int = 0
     bytes_read: int = 0
+    transaction_max_timeout: BrokerSetting | None = None  # the value the partitions' hanging counts used
 
     @property
     def error_kinds(self) -> list[str]:
@@ -65,11 +70,21 @@ def default_lookup(topic: str, compacted: bool) -> EffectiveConfig:
     return effective_config(topic, compacted=compacted)
 
 
+# () -> the brokers' transaction.max.timeout.ms and its source, by effective_broker_setting
+BrokerSettingLookup = Callable[[], BrokerSetting]
+
+
+def default_broker_setting() -> BrokerSetting:
+    return effective_broker_setting(TRANSACTION_MAX_TIMEOUT)
+
+
 class LogDirScanner:
     def __init__(self, log_dirs, config_lookup: TopicConfigLookup = default_lookup,
-                 clock: Callable[[], float] = time.time, include_all: bool = False):
+                 clock: Callable[[], float] = time.time, include_all: bool = False,
+                 transaction_max_timeout: BrokerSettingLookup = default_broker_setting):
         self.log_dirs = [str(d) for d in log_dirs]
         self.config_lookup = config_lookup
+        self.transaction_max_timeout = transaction_max_timeout
         self.clock = clock
         self.include_all = include_all
         self._cache: dict[str, SegmentSummary] = {}
@@ -87,6 +102,7 @@ class LogDirScanner:
         seen_paths: set[str] = set()
         read_before = self._reads
         bytes_before = self._bytes
+        txn_timeout = self.transaction_max_timeout()
         for d in self.log_dirs:
             try:
                 ld = scan_log_dir(d)
@@ -122,7 +138,8 @@ class LogDirScanner:
                     continue
                 seen_paths.update(s.path for s in summaries)
                 state = partition_state(part.topic, part.partition, summaries, cfg, now_ms,
-                                        checkpoint=cleaner_cp.get(key), log_start_offset=start_cp.get(key))
+                                        checkpoint=cleaner_cp.get(key), log_start_offset=start_cp.get(key),
+                                        transaction_max_timeout_ms=txn_timeout.value)
                 faults = [f for s in summaries for f in s.faults]
                 if faults:
                     part_errors[f"{part.topic}-{part.partition}"] = faults[0]
@@ -136,7 +153,7 @@ class LogDirScanner:
             if path not in seen_paths:
                 del self._cache[path]
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(self.log_dirs),
-                              down, self._reads - read_before, self._bytes - bytes_before)
+                              down, self._reads - read_before, self._bytes - bytes_before, txn_timeout)
 
     def _summary(self, seg) -> SegmentSummary:
         s, read = summarize(seg.log, seg.base_offset, self._cache.get(str(seg.log)))
