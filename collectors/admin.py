@@ -142,6 +142,14 @@ class AdminFetcher:
                 errors[f"broker {bid} {TRANSACTION_MAX_TIMEOUT}"] = f"{type(exc).__name__}: {exc}"
         return max(values) if values else None
 
+    # The producers' view (DescribeProducers, KIP-664: per partition, each active producer's
+    # currentTxnStartOffset, as `kafka-transactions.sh describe-producers` prints it) would check the
+    # log's open transactions producer by producer, but this client cannot ask for it: confluent-kafka
+    # 2.16.1's AdminClient has no describe_producers, and its librdkafka 2.16.0 exports no
+    # DescribeProducers (nor List/DescribeTransactions). kafka-python 3.0.12 can
+    # (KafkaAdminClient.describe_producers, to the leader or to a given replica), but it is a test
+    # dependency only and would need the `client:` section's librdkafka settings translated.
+    # So the check is on the LSO (ListOffsets at READ_COMMITTED, below; monitor.lsocheck).
     def _offsets(self, tps) -> dict:
         out = {}
         specs = {"earliest": OffsetSpec.earliest(), "latest": OffsetSpec.latest()}

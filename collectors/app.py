@@ -21,6 +21,7 @@ from collectors.http import get_text
 from collectors.logdirs import TRANSACTION_MAX_TIMEOUT, LogDirScanner
 from collectors.runner import Runner, Source, Store
 from monitor.config import ClusterConfig, Config
+from monitor.lsocheck import LeaderLso
 from monitor.topicconfig import effective_broker_setting, effective_config
 
 
@@ -72,6 +73,21 @@ def _transaction_max_timeout(cluster: ClusterConfig, store: Store, admin_name: s
     return lookup
 
 
+def _leader_lso(store: Store, admin_name: str | None):
+    """The leader's LSO of a partition, from the admin source's latest snapshot (ListOffsets at
+    READ_COMMITTED and READ_UNCOMMITTED), for the log-dir scanner's check (``monitor.lsocheck``)."""
+
+    def lookup(topic: str, partition: int) -> LeaderLso | None:
+        snap = store.snapshot(admin_name) if admin_name else None
+        info = snap.topics.get(topic) if snap is not None else None
+        po = info.partitions.get(partition) if info is not None else None
+        if po is None or po.stable < 0:
+            return None
+        return LeaderLso(po.leader, po.stable, po.latest, snap.taken_at)
+
+    return lookup
+
+
 def build_sources(config: Config, store: Store, include_all: bool = False) -> tuple[list[Source], list]:
     sources, closers = [], []
     session = requests.Session()
@@ -114,7 +130,8 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
                                       config.intervals.jmx, b.id))
             if b.log_dirs:
                 scanner = LogDirScanner(b.log_dirs, _config_lookup(cluster, store, admin_name), include_all=include_all,
-                                        transaction_max_timeout=_transaction_max_timeout(cluster, store, admin_name))
+                                        transaction_max_timeout=_transaction_max_timeout(cluster, store, admin_name),
+                                        leader_lso=_leader_lso(store, admin_name), broker_id=b.id)
                 sources.append(Source(f"log_dirs:{cluster.name}:{b.id}", "log_dirs", cluster.name, scanner.refresh,
                                       config.intervals.log_dirs, b.id))
     return sources, closers

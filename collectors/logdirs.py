@@ -15,6 +15,10 @@ command line, Kafka's defaults); without a configured policy a partition counts
 as compacted when the cleaner has a checkpoint for it, or it is one of Kafka's
 internal compacted topics. The brokers' ``transaction.max.timeout.ms`` (which open transactions are
 hanging) comes by the same precedence (``effective_broker_setting``), once per refresh.
+
+The LSO folded from each partition's log is checked against the leader's from the admin source
+(``monitor.lsocheck``: which one the model uses, and a disagreement kept while the same side holds
+the same offset).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Callable
 
 from monitor.compaction import PartitionState, partition_state
 from monitor.logdir import scan_log_dir
+from monitor.lsocheck import ADMIN, LeaderLso, LsoCheck, LsoDisagreement, check_lso, persist
 from monitor.summary import SegmentSummary, summarize
 from monitor.topicconfig import (NOT_CLEANED_BY_LOG_CLEANER, BrokerSetting, EffectiveConfig, effective_broker_setting,
                                  effective_config)
@@ -38,6 +43,8 @@ class PartitionReport:
     state: PartitionState
     eligible_since: float | None  # unix seconds when it was first seen eligible (this run)
     config_source: str  # EffectiveConfig.source: command-line | admin | config | default
+    lso_check: LsoCheck | None = None  # the log's LSO against the leader's (admin API)
+    lso_disagreement: LsoDisagreement | None = None  # a disagreement, since when the same one holds
 
 
 @dataclass(frozen=True)
@@ -78,11 +85,23 @@ def default_broker_setting() -> BrokerSetting:
     return effective_broker_setting(TRANSACTION_MAX_TIMEOUT)
 
 
+# (topic, partition) -> the leader's LSO from the admin source, None when it has none
+LeaderLsoLookup = Callable[[str, int], "LeaderLso | None"]
+
+
+def no_leader_lso(topic: str, partition: int) -> None:
+    return None
+
+
 class LogDirScanner:
     def __init__(self, log_dirs, config_lookup: TopicConfigLookup = default_lookup,
                  clock: Callable[[], float] = time.time, include_all: bool = False,
-                 transaction_max_timeout: BrokerSettingLookup = default_broker_setting):
+                 transaction_max_timeout: BrokerSettingLookup = default_broker_setting,
+                 leader_lso: LeaderLsoLookup = no_leader_lso, broker_id: str | None = None):
         self.log_dirs = [str(d) for d in log_dirs]
+        self.leader_lso = leader_lso
+        self.broker_id = broker_id
+        self._lso_disagreements: dict[tuple[str, int], LsoDisagreement] = {}
         self.config_lookup = config_lookup
         self.transaction_max_timeout = transaction_max_timeout
         self.clock = clock
@@ -137,9 +156,19 @@ class LogDirScanner:
                     part_errors[f"{part.topic}-{part.partition}"] = f"{part.path}: {exc}"
                     continue
                 seen_paths.update(s.path for s in summaries)
-                state = partition_state(part.topic, part.partition, summaries, cfg, now_ms,
-                                        checkpoint=cleaner_cp.get(key), log_start_offset=start_cp.get(key),
-                                        transaction_max_timeout_ms=txn_timeout.value)
+                args = dict(checkpoint=cleaner_cp.get(key), log_start_offset=start_cp.get(key),
+                            transaction_max_timeout_ms=txn_timeout.value)
+                state = partition_state(part.topic, part.partition, summaries, cfg, now_ms, **args)
+                check = check_lso(state.last_stable_offset, state.log_end_offset, state.faults,
+                                  self.leader_lso(part.topic, part.partition), self.broker_id)
+                if check.source == ADMIN:
+                    state = partition_state(part.topic, part.partition, summaries, cfg, now_ms,
+                                            last_stable_offset=check.value, **args)
+                disagreement = persist(self._lso_disagreements.get(key), check, now)
+                if disagreement is None:
+                    self._lso_disagreements.pop(key, None)
+                else:
+                    self._lso_disagreements[key] = disagreement
                 faults = [f for s in summaries for f in s.faults]
                 if faults:
                     part_errors[f"{part.topic}-{part.partition}"] = faults[0]
@@ -148,7 +177,7 @@ class LogDirScanner:
                     since = self._eligible_since.setdefault(key, now)
                 else:
                     self._eligible_since.pop(key, None)
-                reports.append(PartitionReport(d, state, since, found.source))
+                reports.append(PartitionReport(d, state, since, found.source, check, disagreement))
         for path in list(self._cache):  # forget segments that are gone
             if path not in seen_paths:
                 del self._cache[path]
