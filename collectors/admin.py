@@ -1,5 +1,5 @@
-"""What the Kafka admin API says: compacted topics, their effective configs, offsets, and
-consumer groups' lag in records and in time (the timestamp of the record at the committed
+"""What the Kafka admin API says: compacted topics, their effective configs, offsets (the leader's
+last stable offset among them), the brokers' ``transaction.max.timeout.ms``, and consumer groups' lag in records and in time (the timestamp of the record at the committed
 offset against now). A group whose time lag exceeds the topic's ``delete.retention.ms`` may
 miss tombstones: the cleaner is free to drop a delete before the group reads it.
 
@@ -19,6 +19,7 @@ from monitor.topicconfig import ConfigValueError, TopicConfig
 
 COMPACTION_KEYS = ("cleanup.policy", "min.cleanable.dirty.ratio", "min.compaction.lag.ms", "max.compaction.lag.ms",
                    "delete.retention.ms", "segment.bytes", "segment.ms")
+TRANSACTION_MAX_TIMEOUT = "transaction.max.timeout.ms"
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class AdminSnapshot:
     taken_at: float
     topics: dict = field(default_factory=dict)  # name -> TopicInfo (compacted topics only)
     errors: dict = field(default_factory=dict)
+    transaction_max_timeout_ms: int | None = None  # the largest of the brokers' (None: none could tell)
 
 
 @dataclass(frozen=True)
@@ -121,8 +123,33 @@ class AdminFetcher:
                 e, l, s = offsets.get((t, p), (-1, -1, -1))
                 parts[p] = PartitionOffsets(pm.leader, e, l, s)
             topics[t] = TopicInfo(t, cfg, parts)
-        return AdminSnapshot(now, topics, errors)
+        return AdminSnapshot(now, topics, errors, self._transaction_max_timeout(md.brokers, errors))
 
+    def _transaction_max_timeout(self, brokers, errors: dict) -> int | None:
+        """The brokers' ``transaction.max.timeout.ms`` (describe_configs on each BROKER resource: the value
+        in force, Kafka's default included), the largest of them. Each transaction coordinator refuses a
+        producer a longer transaction.timeout.ms and aborts a transaction older than the producer's, so a
+        transaction open longer than the largest any broker allows is hanging whichever coordinator owns
+        it. None when no broker answered (the caller falls back on the config file, then the default)."""
+        values = []
+        for bid in sorted(brokers):  # one request per broker: a BROKER resource is answered by that broker
+            res = ConfigResource(ResourceType.BROKER, str(bid))
+            try:
+                entries = self._admin.describe_configs([res], request_timeout=self.timeout)[res].result(
+                    timeout=self.timeout)
+                values.append(int(entries[TRANSACTION_MAX_TIMEOUT].value))
+            except (KafkaException, KeyError, TypeError, ValueError) as exc:
+                errors[f"broker {bid} {TRANSACTION_MAX_TIMEOUT}"] = f"{type(exc).__name__}: {exc}"
+        return max(values) if values else None
+
+    # The producers' view (DescribeProducers, KIP-664: per partition, each active producer's
+    # currentTxnStartOffset, as `kafka-transactions.sh describe-producers` prints it) would check the
+    # log's open transactions producer by producer, but this client cannot ask for it: confluent-kafka
+    # 2.16.1's AdminClient has no describe_producers, and its librdkafka 2.16.0 exports no
+    # DescribeProducers (nor List/DescribeTransactions). kafka-python 3.0.12 can
+    # (KafkaAdminClient.describe_producers, to the leader or to a given replica), but it is a test
+    # dependency only and would need the `client:` section's librdkafka settings translated.
+    # So the check is on the LSO (ListOffsets at READ_COMMITTED, below; monitor.lsocheck).
     def _offsets(self, tps) -> dict:
         out = {}
         specs = {"earliest": OffsetSpec.earliest(), "latest": OffsetSpec.latest()}

@@ -19,10 +19,11 @@ from collectors.cleaner_log import CleanerLogFollower
 from collectors.cleaner_metrics import jolokia_read_url, parse_exposition, parse_jolokia
 from collectors.exporter import register_all
 from collectors.http import get_text
-from collectors.logdirs import LogDirScanner
+from collectors.logdirs import TRANSACTION_MAX_TIMEOUT, LogDirScanner
 from collectors.runner import Runner, Source, Store
 from monitor.config import ClusterConfig, Config
-from monitor.topicconfig import effective_config
+from monitor.lsocheck import LeaderLso
+from monitor.topicconfig import effective_broker_setting, effective_config
 
 
 @dataclass
@@ -56,6 +57,34 @@ def _config_lookup(cluster: ClusterConfig, store: Store, admin_name: str | None,
         return effective_config(topic, admin=info.config if info is not None else None,
                                 file=cluster.topics.get(topic), command_line=command_line.get(topic),
                                 compacted=compacted)
+
+    return lookup
+
+
+def _transaction_max_timeout(cluster: ClusterConfig, store: Store, admin_name: str | None):
+    """The brokers' transaction.max.timeout.ms for the log-dir scanner, by ``effective_broker_setting``'s
+    precedence: the admin source's latest snapshot, the config file's value, Kafka's default."""
+
+    def lookup():
+        snap = store.snapshot(admin_name) if admin_name else None
+        return effective_broker_setting(TRANSACTION_MAX_TIMEOUT,
+                                        admin=snap.transaction_max_timeout_ms if snap is not None else None,
+                                        file=cluster.transaction_max_timeout_ms)
+
+    return lookup
+
+
+def _leader_lso(store: Store, admin_name: str | None):
+    """The leader's LSO of a partition, from the admin source's latest snapshot (ListOffsets at
+    READ_COMMITTED and READ_UNCOMMITTED), for the log-dir scanner's check (``monitor.lsocheck``)."""
+
+    def lookup(topic: str, partition: int) -> LeaderLso | None:
+        snap = store.snapshot(admin_name) if admin_name else None
+        info = snap.topics.get(topic) if snap is not None else None
+        po = info.partitions.get(partition) if info is not None else None
+        if po is None or po.stable < 0:
+            return None
+        return LeaderLso(po.leader, po.stable, po.latest, snap.taken_at)
 
     return lookup
 
@@ -101,7 +130,9 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
                 sources.append(Source(f"jolokia:{cluster.name}:{b.id}", "jolokia", cluster.name, jolokia,
                                       config.intervals.jmx, b.id))
             if b.log_dirs:
-                scanner = LogDirScanner(b.log_dirs, _config_lookup(cluster, store, admin_name), include_all=include_all)
+                scanner = LogDirScanner(b.log_dirs, _config_lookup(cluster, store, admin_name), include_all=include_all,
+                                        transaction_max_timeout=_transaction_max_timeout(cluster, store, admin_name),
+                                        leader_lso=_leader_lso(store, admin_name), broker_id=b.id)
                 sources.append(Source(f"log_dirs:{cluster.name}:{b.id}", "log_dirs", cluster.name, scanner.refresh,
                                       config.intervals.log_dirs, b.id))
             if b.cleaner_log:
@@ -175,7 +206,8 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
     """Per-partition state of log dirs, no broker needed; with the broker's ``cleaner_log``, each row
     also says whether the cleaner marked the partition uncleanable, and why."""
     cluster = config.clusters[0] if config.clusters else ClusterConfig()
-    scanner = LogDirScanner(paths, _config_lookup(cluster, Store(), None, topic_overrides), include_all=include_all)
+    scanner = LogDirScanner(paths, _config_lookup(cluster, Store(), None, topic_overrides), include_all=include_all,
+                            transaction_max_timeout=_transaction_max_timeout(cluster, Store(), None))
     snap = scanner.refresh()
     uncleanable, log_ok = _read_cleaner_log(cleaner_log, err) if cleaner_log else ({}, True)
     for d, reason in snap.log_dir_errors.items():  # a checkpoint error already names its file and line
@@ -186,7 +218,10 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
         print(f"logdir: {p}: {reason}", file=err)
     for d, folder, kind in snap.not_live:
         print(f"logdir: {d}/{folder}: not a live replica ({kind}), skipped", file=err)
-    rows = [r.state.as_dict() | {"log_dir": r.log_dir, "config_source": r.config_source} for r in snap.partitions]
+    tmt = snap.transaction_max_timeout
+    rows = [r.state.as_dict() | {"log_dir": r.log_dir, "config_source": r.config_source,
+                                 "transaction_max_timeout_ms": tmt.value,
+                                 "transaction_max_timeout_ms_source": tmt.source} for r in snap.partitions]
     if cleaner_log:
         for r in rows:
             u = uncleanable.get((r["topic"], r["partition"])) if log_ok else None

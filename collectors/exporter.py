@@ -67,7 +67,7 @@ class BrokerCleanerCollector(_StoreCollector):
 class PartitionCollector(_StoreCollector):
     names = (M.P_CLEANABLE_RATIO, M.P_UNCLEANED_RATIO, M.P_BLOCKED, M.P_MIN_RATIO, M.P_CLEANABLE_BYTES,
              M.P_UNCLEANED_BYTES, M.P_CLEAN_BYTES, M.P_LOG_BYTES, M.P_HEAD_BYTES,
-             M.P_FIRST_DIRTY, M.P_FIRST_UNCLEANABLE, M.P_LSO, M.P_OPEN_TXNS, M.P_OLDEST_TXN_AGE, M.P_END,
+             M.P_FIRST_DIRTY, M.P_FIRST_UNCLEANABLE, M.P_LSO, M.P_LSO_DISAGREEMENT, M.P_OPEN_TXNS, M.P_OLDEST_TXN_AGE, M.P_END,
              M.P_ELIGIBLE, M.P_ELIGIBLE_SECONDS, M.P_DELAY, M.P_TOMBSTONES, M.P_OLDEST_TOMBSTONE, M.P_RETENTION,
              M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_FAULTS, M.LOG_DIR_UP)
 
@@ -96,6 +96,10 @@ class PartitionCollector(_StoreCollector):
                 add(M.P_FIRST_DIRTY, s.first_dirty_offset)
                 add(M.P_FIRST_UNCLEANABLE, s.first_uncleanable_offset)
                 add(M.P_LSO, s.last_stable_offset)
+                if rep.lso_check is not None and rep.lso_check.agree is not None:
+                    d = rep.lso_disagreement
+                    fams[M.P_LSO_DISAGREEMENT].add_metric(lb + [s.last_stable_offset_source],
+                                                          0.0 if d is None else max(now - d.since, 0.0))
                 add(M.P_OPEN_TXNS, len(s.open_transactions))
                 ages = [t.age_ms for t in s.open_transactions if t.age_ms is not None]
                 if ages:
@@ -173,7 +177,7 @@ class ConsumerGroupCollector(_StoreCollector):
 
 
 class TopicCollector(_StoreCollector):
-    names = (M.T_MIN_RATIO, M.T_RETENTION, M.T_MIN_LAG, M.T_MAX_LAG, M.T_PARTITIONS)
+    names = (M.T_MIN_RATIO, M.T_RETENTION, M.T_MIN_LAG, M.T_MAX_LAG, M.T_PARTITIONS, M.P_LEADER_LSO)
 
     def collect(self):
         fams = {n: _family(n) for n in self.names}
@@ -190,6 +194,9 @@ class TopicCollector(_StoreCollector):
                 fams[M.T_MAX_LAG].add_metric(lb, float("inf") if c.max_compaction_lag_ms >= LONG_MAX
                                              else c.max_compaction_lag_ms / 1000.0)
                 fams[M.T_PARTITIONS].add_metric(lb, len(info.partitions))
+                for p, po in sorted(info.partitions.items()):
+                    if po.stable >= 0:
+                        fams[M.P_LEADER_LSO].add_metric([st.cluster, str(po.leader), t, str(p)], po.stable)
         yield from fams.values()
 
 

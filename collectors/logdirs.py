@@ -13,7 +13,12 @@ Which partitions are compacted: the topic's ``cleanup.policy`` by the one
 precedence of ``monitor.topicconfig.effective_config`` (admin API, config file,
 command line, Kafka's defaults); without a configured policy a partition counts
 as compacted when the cleaner has a checkpoint for it, or it is one of Kafka's
-internal compacted topics.
+internal compacted topics. The brokers' ``transaction.max.timeout.ms`` (which open transactions are
+hanging) comes by the same precedence (``effective_broker_setting``), once per refresh.
+
+The LSO folded from each partition's log is checked against the leader's from the admin source
+(``monitor.lsocheck``: which one the model uses, and a disagreement kept while the same side holds
+the same offset).
 """
 
 from __future__ import annotations
@@ -24,8 +29,12 @@ from typing import Callable
 
 from monitor.compaction import PartitionState, partition_state
 from monitor.logdir import scan_log_dir
+from monitor.lsocheck import ADMIN, LeaderLso, LsoCheck, LsoDisagreement, check_lso, persist
 from monitor.summary import SegmentSummary, summarize
-from monitor.topicconfig import NOT_CLEANED_BY_LOG_CLEANER, EffectiveConfig, effective_config
+from monitor.topicconfig import (NOT_CLEANED_BY_LOG_CLEANER, BrokerSetting, EffectiveConfig, effective_broker_setting,
+                                 effective_config)
+
+TRANSACTION_MAX_TIMEOUT = "transaction.max.timeout.ms"
 
 
 @dataclass(frozen=True)
@@ -34,6 +43,8 @@ class PartitionReport:
     state: PartitionState
     eligible_since: float | None  # unix seconds when it was first seen eligible (this run)
     config_source: str  # EffectiveConfig.source: command-line | admin | config | default
+    lso_check: LsoCheck | None = None  # the log's LSO against the leader's (admin API)
+    lso_disagreement: LsoDisagreement | None = None  # a disagreement, since when the same one holds
 
 
 @dataclass(frozen=True)
@@ -47,6 +58,7 @@ class LogDirSnapshot:
     down: dict = field(default_factory=dict)  # log_dir -> (error kind: checkpoint | io, reason); partitions left out
     segments_read: int = 0
     bytes_read: int = 0
+    transaction_max_timeout: BrokerSetting | None = None  # the value the partitions' hanging counts used
 
     @property
     def error_kinds(self) -> list[str]:
@@ -65,11 +77,33 @@ def default_lookup(topic: str, compacted: bool) -> EffectiveConfig:
     return effective_config(topic, compacted=compacted)
 
 
+# () -> the brokers' transaction.max.timeout.ms and its source, by effective_broker_setting
+BrokerSettingLookup = Callable[[], BrokerSetting]
+
+
+def default_broker_setting() -> BrokerSetting:
+    return effective_broker_setting(TRANSACTION_MAX_TIMEOUT)
+
+
+# (topic, partition) -> the leader's LSO from the admin source, None when it has none
+LeaderLsoLookup = Callable[[str, int], "LeaderLso | None"]
+
+
+def no_leader_lso(topic: str, partition: int) -> None:
+    return None
+
+
 class LogDirScanner:
     def __init__(self, log_dirs, config_lookup: TopicConfigLookup = default_lookup,
-                 clock: Callable[[], float] = time.time, include_all: bool = False):
+                 clock: Callable[[], float] = time.time, include_all: bool = False,
+                 transaction_max_timeout: BrokerSettingLookup = default_broker_setting,
+                 leader_lso: LeaderLsoLookup = no_leader_lso, broker_id: str | None = None):
         self.log_dirs = [str(d) for d in log_dirs]
+        self.leader_lso = leader_lso
+        self.broker_id = broker_id
+        self._lso_disagreements: dict[tuple[str, int], LsoDisagreement] = {}
         self.config_lookup = config_lookup
+        self.transaction_max_timeout = transaction_max_timeout
         self.clock = clock
         self.include_all = include_all
         self._cache: dict[str, SegmentSummary] = {}
@@ -87,6 +121,7 @@ class LogDirScanner:
         seen_paths: set[str] = set()
         read_before = self._reads
         bytes_before = self._bytes
+        txn_timeout = self.transaction_max_timeout()
         for d in self.log_dirs:
             try:
                 ld = scan_log_dir(d)
@@ -121,8 +156,19 @@ class LogDirScanner:
                     part_errors[f"{part.topic}-{part.partition}"] = f"{part.path}: {exc}"
                     continue
                 seen_paths.update(s.path for s in summaries)
-                state = partition_state(part.topic, part.partition, summaries, cfg, now_ms,
-                                        checkpoint=cleaner_cp.get(key), log_start_offset=start_cp.get(key))
+                args = dict(checkpoint=cleaner_cp.get(key), log_start_offset=start_cp.get(key),
+                            transaction_max_timeout_ms=txn_timeout.value)
+                state = partition_state(part.topic, part.partition, summaries, cfg, now_ms, **args)
+                check = check_lso(state.last_stable_offset, state.log_end_offset, state.faults,
+                                  self.leader_lso(part.topic, part.partition), self.broker_id)
+                if check.source == ADMIN:
+                    state = partition_state(part.topic, part.partition, summaries, cfg, now_ms,
+                                            last_stable_offset=check.value, **args)
+                disagreement = persist(self._lso_disagreements.get(key), check, now)
+                if disagreement is None:
+                    self._lso_disagreements.pop(key, None)
+                else:
+                    self._lso_disagreements[key] = disagreement
                 faults = [f for s in summaries for f in s.faults]
                 if faults:
                     part_errors[f"{part.topic}-{part.partition}"] = faults[0]
@@ -131,12 +177,12 @@ class LogDirScanner:
                     since = self._eligible_since.setdefault(key, now)
                 else:
                     self._eligible_since.pop(key, None)
-                reports.append(PartitionReport(d, state, since, found.source))
+                reports.append(PartitionReport(d, state, since, found.source, check, disagreement))
         for path in list(self._cache):  # forget segments that are gone
             if path not in seen_paths:
                 del self._cache[path]
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(self.log_dirs),
-                              down, self._reads - read_before, self._bytes - bytes_before)
+                              down, self._reads - read_before, self._bytes - bytes_before, txn_timeout)
 
     def _summary(self, seg) -> SegmentSummary:
         s, read = summarize(seg.log, seg.base_offset, self._cache.get(str(seg.log)))

@@ -67,7 +67,15 @@ P_HEAD_BYTES = _m("partition_not_yet_cleanable_bytes", "gauge",
 P_FIRST_DIRTY = _m("partition_first_dirty_offset", "gauge", "First offset not yet cleaned (cleaner-offset-checkpoint).", P)
 P_FIRST_UNCLEANABLE = _m("partition_first_uncleanable_offset", "gauge", "First offset the cleaner may not clean yet.", P)
 P_LSO = _m("partition_last_stable_offset", "gauge",
-           "Last stable offset read from the log: first offset of the oldest open transaction, else the log end.", P)
+           "Last stable offset the model uses: read from the log (first offset of the oldest open transaction, else "
+           "the log end), or the leader's when the log could not be read whole (monitor.lsocheck).", P)
+P_LEADER_LSO = _m("partition_leader_last_stable_offset", "gauge",
+                  "The partition leader's last stable offset from the admin API (ListOffsets at READ_COMMITTED); "
+                  "broker is the leader's id.", P)
+P_LSO_DISAGREEMENT = _m("partition_last_stable_offset_disagreement_seconds", "gauge",
+                        "How long the LSO read from this replica's log and the leader's (admin API) have disagreed "
+                        "on the same offset (0 while they agree; absent without the leader's); lso_source is the "
+                        "one the model uses: log or admin.", P + ("lso_source",))
 P_OPEN_TXNS = _m("partition_open_transactions", "gauge",
                  "Transactions open in the log (a transactional batch of the producer, no COMMIT/ABORT marker yet).", P)
 P_OLDEST_TXN_AGE = _m("partition_oldest_open_transaction_age_seconds", "gauge",

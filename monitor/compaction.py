@@ -37,6 +37,7 @@ from bisect import bisect_right
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
+from monitor.lsocheck import ADMIN as LSO_FROM_ADMIN, LOG as LSO_FROM_LOG
 from monitor.rules import CLEANABLE_RATIO_ABOVE_MIN, holds
 from monitor.summary import SegmentSummary
 from monitor.topicconfig import LONG_MAX, TopicConfig
@@ -61,6 +62,7 @@ class PartitionState:
     blocked_by: str | None  # min_compaction_lag | last_stable_offset when that holds back uncleaned bytes
     blocked_detail: str | None  # what holds them back, in words (the open transaction: producer, offset, age)
     last_stable_offset: int  # the given LSO, else the oldest open transaction's first offset, else the log end
+    last_stable_offset_source: str  # admin: given (the admin API's, monitor.lsocheck); log: folded from the segments
     open_transactions: tuple[OpenTransaction, ...]  # from the segments' transaction events, by first offset
     hanging_transactions: int  # open longer than the broker's transaction.max.timeout.ms (KIP-664)
     log_bytes: int
@@ -103,8 +105,10 @@ def partition_state(
     last_stable_offset: int | None = None,
     transaction_max_timeout_ms: int = DEFAULT_TRANSACTION_MAX_TIMEOUT_MS,
 ) -> PartitionState:
-    """The partition's compaction state at ``now_ms``; ``last_stable_offset`` when Kafka gave it,
-    else the LSO is folded from the open transactions in the segments."""
+    """The partition's compaction state at ``now_ms``; ``last_stable_offset`` when Kafka gave it (the
+    admin API's, when ``monitor.lsocheck.check_lso`` chose it), else the LSO is folded from the open
+    transactions in the segments."""
+    lso_source = LSO_FROM_LOG if last_stable_offset is None else LSO_FROM_ADMIN
     if not segments:
         raise ValueError(f"{topic}-{partition}: no segments")
     bases = [s.base_offset for s in segments]
@@ -204,7 +208,7 @@ def partition_state(
         uncleanable_reason=reason, clean_bytes=clean_bytes, cleanable_bytes=cleanable_bytes,
         not_yet_cleanable_bytes=sum(s.size for s in segments[u_idx:]), log_bytes=log_bytes,
         uncleaned_bytes=uncleaned, uncleaned_ratio=uncleaned_ratio, blocked_by=blocked_by,
-        blocked_detail=detail, last_stable_offset=lso, open_transactions=txns,
+        blocked_detail=detail, last_stable_offset=lso, last_stable_offset_source=lso_source, open_transactions=txns,
         hanging_transactions=sum(1 for t in txns if hanging(t, transaction_max_timeout_ms)),
         cleanable_ratio=ratio, min_cleanable_dirty_ratio=config.min_cleanable_dirty_ratio,
         cleanable_ratio_above_min=above, compaction_delay_ms=delay, needs_compaction_now=needs_now, eligible=eligible,

@@ -18,6 +18,8 @@ works. Errors name the key path and the reason, at start, never mid-run::
         metric_names: {max_dirty_percent: my_renamed_metric}
         topics:                      # config overrides (else the admin API, else Kafka's defaults)
           orders: {min.cleanable.dirty.ratio: 0.3}
+        transaction_max_timeout_ms: 900000   # the brokers' transaction.max.timeout.ms when the admin
+                                             # API cannot tell (hanging transactions are older than it)
     intervals: {jmx: 15, log_dirs: 60, cleaner_log: 15, admin: 30, consumer_groups: 30}
     timeouts:  {jmx: 5, admin: 10}
     thresholds: {...}                # what the alert rules and the dashboard call unhealthy
@@ -96,6 +98,9 @@ class ClusterConfig:
     metric_names: dict = field(default_factory=dict)
     topics: dict = field(default_factory=dict)  # topic -> TopicConfig overrides (strings)
     consumer_groups: bool = True
+    # the brokers' transaction.max.timeout.ms, used when the admin API cannot give it (None: Kafka's
+    # default); monitor.topicconfig.effective_broker_setting is the precedence
+    transaction_max_timeout_ms: int | None = None
 
     def metric_name_candidates(self, key: str) -> list[str]:
         custom = self.metric_names.get(key)
@@ -189,8 +194,8 @@ def _broker(d, path: str, file) -> BrokerConfig:
 def _cluster(d, path: str, file) -> ClusterConfig:
     if not isinstance(d, dict):
         raise ConfigError(path.rstrip("."), "must be a mapping", file)
-    _check_keys(d, {"name", "bootstrap_servers", "client", "brokers", "metric_names", "topics", "consumer_groups"},
-                path, file)
+    _check_keys(d, {"name", "bootstrap_servers", "client", "brokers", "metric_names", "topics", "consumer_groups",
+                    "transaction_max_timeout_ms"}, path, file)
     brokers = tuple(_broker(b, f"{path}brokers[{i}].", file) for i, b in enumerate(d.get("brokers") or []))
     names = d.get("metric_names") or {}
     for k in names:
@@ -206,8 +211,14 @@ def _cluster(d, path: str, file) -> ClusterConfig:
     bs = d.get("bootstrap_servers")
     if isinstance(bs, list):
         bs = ",".join(bs)
+    tmt = d.get("transaction_max_timeout_ms")
+    if tmt is not None:  # Kafka: an int of at least 1 (TransactionStateManagerConfig)
+        if isinstance(tmt, bool) or not isinstance(tmt, int):
+            raise ConfigError(f"{path}transaction_max_timeout_ms", f"{tmt!r} is not a whole number of ms", file)
+        if not 1 <= tmt <= 2**31 - 1:
+            raise ConfigError(f"{path}transaction_max_timeout_ms", "must be between 1 and 2147483647 (an int)", file)
     return ClusterConfig(str(d.get("name", "default")), bs, dict(d.get("client") or {}), brokers, dict(names),
-                         dict(topics), bool(d.get("consumer_groups", True)))
+                         dict(topics), bool(d.get("consumer_groups", True)), tmt)
 
 
 def parse_config(data: dict | None, file: str | None = None) -> Config:

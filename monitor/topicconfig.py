@@ -1,5 +1,7 @@
 """Topic configs that govern compaction: Kafka's defaults (LogConfig / CleanerConfig), and the one
-precedence between the places a topic's config can come from (``effective_config``).
+precedence between the places a topic's config can come from (``effective_config``); the same
+precedence for the broker settings the model reads (``effective_broker_setting``:
+``transaction.max.timeout.ms``).
 
 Values arrive as strings (describe_configs, a YAML file, CLI flags); ``TopicConfig.from_strings``
 turns them into numbers with a clear error naming the config key.
@@ -9,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from typing import Mapping
+
+from monitor.transactions import DEFAULT_TRANSACTION_MAX_TIMEOUT_MS
 
 LONG_MAX = 9223372036854775807
 
@@ -33,7 +37,11 @@ BROKER_DEFAULTS = {  # broker-only cleaner settings
     "log.cleaner.io.buffer.load.factor": 0.9,
     "log.cleaner.io.max.bytes.per.second": float("inf"),
     "log.cleaner.backoff.ms": 15_000,
+    # TransactionStateManagerConfig: the longest transaction.timeout.ms a producer may ask for
+    "transaction.max.timeout.ms": DEFAULT_TRANSACTION_MAX_TIMEOUT_MS,
 }
+# broker settings the per-partition model reads, with ``effective_broker_setting``'s precedence
+MODEL_BROKER_SETTINGS = ("transaction.max.timeout.ms",)
 
 
 class ConfigValueError(ValueError):
@@ -149,3 +157,26 @@ def effective_configs(admin: Mapping[str, TopicConfig] | None = None,
     admin, file = admin or {}, file or {}
     return {t: effective_config(t, admin=admin.get(t), file=file.get(t)).config for t in {*admin, *file}}
 
+
+
+@dataclass(frozen=True)
+class BrokerSetting:
+    """One broker setting the model uses, and where its value came from (admin | config | default)."""
+
+    key: str
+    value: int
+    source: str
+
+
+def effective_broker_setting(key: str, *, admin: int | None = None, file: int | None = None) -> BrokerSetting:
+    """The one precedence of a broker setting the model reads, as ``effective_config``'s for topics:
+    the broker's own value from the admin API (describe_configs on the BROKER resource: what it has in
+    force, its default included) when known, else the config file's (``clusters[].<key with _>``),
+    else Kafka's default (``BROKER_DEFAULTS``)."""
+    if key not in MODEL_BROKER_SETTINGS:
+        raise KeyError(f"{key}: not a broker setting the model reads ({', '.join(MODEL_BROKER_SETTINGS)})")
+    if admin is not None:
+        return BrokerSetting(key, int(admin), ADMIN)
+    if file is not None:
+        return BrokerSetting(key, int(file), CONFIG_FILE)
+    return BrokerSetting(key, int(BROKER_DEFAULTS[key]), DEFAULT)

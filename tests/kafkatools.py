@@ -108,6 +108,15 @@ def producer(bootstrap: str, **conf) -> Producer:
     return Producer(base)
 
 
+def transactional_producer(bootstrap: str, transactional_id: str, **conf) -> Producer:
+    """A transactional producer, initialised. Its transaction.timeout.ms (10 min) is far longer than a
+    test, so the coordinator never aborts a transaction the test leaves open on purpose; a broker's
+    transaction.max.timeout.ms must allow it."""
+    p = producer(bootstrap, **{"transactional.id": transactional_id, "transaction.timeout.ms": 600_000, **conf})
+    p.init_transactions(30)
+    return p
+
+
 def produce(bootstrap: str, topic: str, items, partition: int = 0, **conf) -> int:
     """Produce ``(key, value)`` pairs (bytes/str/None) and flush; returns how many."""
     p = producer(bootstrap, **conf)

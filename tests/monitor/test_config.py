@@ -17,6 +17,7 @@ clusters:
       - {id: 1, jmx_url: "http://k1:7071/metrics", log_dirs: /data/kafka}
     topics:
       orders: {min.cleanable.dirty.ratio: 0.3}
+    transaction_max_timeout_ms: 3600000
 intervals: {jmx: 10}
 thresholds: {consumer_lag_warning_fraction: 0.2}
 """)
@@ -25,6 +26,8 @@ thresholds: {consumer_lag_warning_fraction: 0.2}
     assert cfg.listen_port == 9700 and c.bootstrap_servers == "k1:9093,k2:9093"
     assert c.brokers[0].log_dirs == ("/data/kafka",) and c.client["security.protocol"] == "SASL_SSL"
     assert cfg.intervals.jmx == 10 and cfg.intervals.log_dirs == 60 and cfg.thresholds.consumer_lag_warning_fraction == 0.2
+    assert c.transaction_max_timeout_ms == 3_600_000
+    assert parse_config({"clusters": [{"name": "x"}]}).clusters[0].transaction_max_timeout_ms is None
 
 
 @pytest.mark.parametrize("data, key, reason", [
@@ -38,6 +41,9 @@ thresholds: {consumer_lag_warning_fraction: 0.2}
      "clusters[0].topics.t.min.cleanable.dirty.ratio", "between 0 and 1"),
     ({"clusters": [{"metric_names": {"bogus": "x"}}]}, "clusters[0].metric_names.bogus", "unknown gauge"),
     ({"clusters": [{"name": "a"}, {"name": "a"}]}, "clusters", "unique"),
+    ({"clusters": [{"transaction_max_timeout_ms": "15m"}]}, "clusters[0].transaction_max_timeout_ms", "whole number"),
+    ({"clusters": [{"transaction_max_timeout_ms": 0}]}, "clusters[0].transaction_max_timeout_ms", "between 1 and"),
+    ({"clusters": [{"transaction_max_timeout_ms": 2**31}]}, "clusters[0].transaction_max_timeout_ms", "between 1 and"),
 ])
 def test_errors_name_key_and_reason(data, key, reason):
     with pytest.raises(ConfigError) as exc:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from monitor.topicconfig import ConfigValueError, TopicConfig, effective_config
+from monitor.topicconfig import ConfigValueError, TopicConfig, effective_broker_setting, effective_config
 
 KAFKA_DEFAULTS = {  # https://kafka.apache.org/documentation/#topicconfigs
     "cleanup.policy": "delete", "min.cleanable.dirty.ratio": "0.5", "min.compaction.lag.ms": "0",
@@ -74,3 +74,15 @@ def test_effective_configs_of_every_topic_either_source_knows():
     assert set(got) == {"a", "b"}
     assert got["a"].min_cleanable_dirty_ratio == 0.3  # the admin API's config is the topic's whole config
     assert got["b"].delete_retention_ms == 1000 and got["b"].compacted and got["b"].min_cleanable_dirty_ratio == 0.5
+
+
+def test_broker_setting_precedence_admin_then_file_then_kafkas_default():
+    key = "transaction.max.timeout.ms"
+    # Kafka's default: 15 minutes (TransactionStateManagerConfig, the broker configs' documentation)
+    assert effective_broker_setting(key) == (d := effective_broker_setting(key, admin=None, file=None))
+    assert (d.value, d.source) == (900_000, "default")
+    assert (lambda s: (s.value, s.source))(effective_broker_setting(key, file=60_000)) == (60_000, "config")
+    assert (lambda s: (s.value, s.source))(effective_broker_setting(key, admin=7_200_000, file=60_000)) == (
+        7_200_000, "admin")
+    with pytest.raises(KeyError, match="log.retention.ms"):
+        effective_broker_setting("log.retention.ms")

@@ -137,3 +137,21 @@ def test_only_the_dirty_section_can_hold_an_open_transaction():
     # without a checkpoint the whole log is dirty, and the same batch is an open transaction
     st = partition_state("t", 0, segs, TopicConfig(min_cleanable_dirty_ratio=0.01), NOW)
     assert [t.first_offset for t in st.open_transactions] == [40] and st.first_uncleanable_offset == 40
+
+
+def test_a_given_lso_is_used_and_named_admin_and_the_hanging_count_follows_the_timeout():
+    # the fold sees producer 9's transaction open from 100 (first batch 5 s old); given the leader's LSO
+    # 300 (monitor.lsocheck chose it), the model uses that and says where it came from
+    segs = [_seg(0, 100, 1000), _seg(100, 200, 1000, [data(9, 100, 120)]), _seg(200, 300, 1000), _seg(300, 310, 100)]
+    cfg = TopicConfig(min_cleanable_dirty_ratio=0.01)
+    folded = partition_state("t", 0, segs, cfg, NOW, checkpoint=100)
+    assert (folded.last_stable_offset, folded.last_stable_offset_source) == (100, "log")
+    given = partition_state("t", 0, segs, cfg, NOW, checkpoint=100, last_stable_offset=300)
+    assert (given.last_stable_offset, given.last_stable_offset_source) == (300, "admin")
+    assert given.first_uncleanable_offset == 300 and given.uncleanable_reason == "active_segment"
+    # hanging: open longer than transaction.max.timeout.ms (the age is 5000 ms)
+    assert partition_state("t", 0, segs, cfg, NOW, checkpoint=100).hanging_transactions == 0  # Kafka's 15 min
+    assert partition_state("t", 0, segs, cfg, NOW, checkpoint=100,
+                           transaction_max_timeout_ms=4_999).hanging_transactions == 1
+    assert partition_state("t", 0, segs, cfg, NOW, checkpoint=100,
+                           transaction_max_timeout_ms=5_000).hanging_transactions == 0
