@@ -322,7 +322,7 @@ CAUSES = tuple(name for name, _, _ in PRECEDENCE)
 def _unchecked(f: _Facts) -> dict:
     out = {}
     if f.cleaner is None:
-        out["uncleanable"] = "no cleaner log read (log-cleaner.log)"
+        out["uncleanable"] = "log-cleaner.log was not read"
     if f.broker is None or f.broker.dead_threads is None:
         out["cleaner_dead"] = "the broker's DeadThreadCount gauge was not read"
     return out
@@ -466,3 +466,31 @@ def unknown_cause(topic: str, partition: int, reason: str) -> Cause:
     return Cause(topic, partition, "unknown", f"cannot tell: {reason}", {"reason": reason}, ("fix the named input",),
                  {k: _unknown_at(reason) for k in ("threshold", "next_clean_due", "active_segment_roll")}
                  | {"write_rate_bytes_per_second": None, "write_rate_basis": reason})
+
+
+def fix_outline(cause: str, topic: str, partition: int, *, last_stable_offset: int | None = None,
+                bootstrap: str | None = None) -> str:
+    """The fix of a cause in one line, from what a metric series carries (the dashboard's view: no
+    segments at hand); ``explain`` gives the full fix with the partition's own numbers."""
+    b = bootstrap or BOOTSTRAP_PLACEHOLDER
+    start = "<first offset>" if last_stable_offset is None else last_stable_offset
+    return {
+        "uncleanable": "repair what the exception in log-cleaner.log names, then restart the broker "
+                       "(uncleanable partitions are kept in memory until a restart)",
+        "cleaner_dead": "read the error in log-cleaner.log, then restart the broker",
+        "unknown": f"run `compaction-monitor explain {topic}-{partition} --log-dir <log dir>` for the reason",
+        "hanging_transaction": abort_transaction(b, topic, partition, start),
+        "open_transaction": "let the producer commit or abort; if it is gone: "
+                            + abort_transaction(b, topic, partition, start),
+        "overdue": "the cleaner lacks capacity: " + alter_brokers(b, "log.cleaner.threads", "<more threads>"),
+        "waiting": "nothing if it is cleaned soon; else " + alter_brokers(b, "log.cleaner.threads", "<more threads>"),
+        "min_compaction_lag": "nothing if intended; else " + alter_topic(b, topic, "min.compaction.lag.ms", "<lower>"),
+        "below_threshold": "nothing (configured); to compact sooner: "
+                           + alter_topic(b, topic, "min.cleanable.dirty.ratio", "<lower>"),
+        "active_segment_only": "nothing if the roll time is acceptable; else "
+                               + alter_topic(b, topic, "segment.ms", "<lower>"),
+        "clean": "nothing",
+    }[cause]
+
+
+WHY = {name: why for name, _, why in PRECEDENCE}  # why each cause stands where it does, for the pages
