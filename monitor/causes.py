@@ -204,7 +204,7 @@ def _hanging_transaction(f: _Facts) -> Found | None:
 
 def _open_transaction(f: _Facts) -> Found | None:
     s = f.state
-    if s.blocked_by != "last_stable_offset" or not _would_be_eligible(s):
+    if s.blocked_by != "last_stable_offset":
         return None
     held = [t for t in s.open_transactions if t.first_offset == s.last_stable_offset]
     t = held[0] if held else None
@@ -302,14 +302,15 @@ PRECEDENCE: tuple[tuple[str, Callable[[_Facts], Found | None], str], ...] = (
     ("hanging_transaction", _hanging_transaction,
      "a transaction past transaction.max.timeout.ms never ends by itself and holds the cleaner at the LSO"),
     ("open_transaction", _open_transaction,
-     "the LSO is a hard limit: whatever else holds, nothing past it is cleaned (counted when lifting it would "
-     "make the partition eligible)"),
+     "the LSO is a hard limit that only the producer (or an abort) moves: whatever else holds, nothing past it "
+     "is cleaned, and every byte written meanwhile piles up behind it (counted whatever the ratio)"),
     ("overdue", _overdue,
      "eligible and past max.compaction.lag.ms: a broken promise, more urgent than an ordinary wait"),
     ("waiting", _waiting,
      "eligible: the config is satisfied, only the cleaner has not come yet"),
     ("min_compaction_lag", _min_compaction_lag,
-     "a configured hold: counted when lifting it would make the partition eligible"),
+     "a configured hold that releases by itself: counted only when lifting it would make the partition "
+     "eligible (else the ratio is the reason)"),
     ("below_threshold", _below_threshold,
      "dirty bytes below the active segment, but not enough of them: Kafka's configured behaviour"),
     ("active_segment_only", _active_segment_only,

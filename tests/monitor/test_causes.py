@@ -227,3 +227,18 @@ def test_the_pages_one_line_fix_names_what_explain_does(tmp_path):
         assert command in " ".join(c.fix), (c.cause, command, c.fix)
         got.add(c.cause)
     assert got == {"below_threshold", "min_compaction_lag", "open_transaction", "hanging_transaction"}
+
+
+def test_a_lag_counts_only_if_it_decides_an_open_transaction_always(tmp_path):
+    """min.compaction.lag.ms releases by itself: below the threshold anyway, the ratio is the cause. The
+    LSO moves only when the producer (or an abort) ends the transaction: it is the cause whatever the ratio."""
+    strict = dict(cleanup_policy=("compact",), min_cleanable_dirty_ratio=0.99)
+    lag = TopicConfig(**strict, min_compaction_lag_ms=3_600_000)
+    state, cfg, _ = build(tmp_path / "lag", [plain(0, 40), plain(40, 45), plain(45, 46)], lag, checkpoint=40)
+    assert state.blocked_by == "min_compaction_lag"
+    c = explain(state, cfg, now_ms=T0 + 10_000)
+    assert c.cause == "below_threshold" and c.evidence["blocked_by"] == "min_compaction_lag"
+    now = T0 + 60_000
+    state, cfg, _ = build(tmp_path / "txn", _txn_layout(), TopicConfig(**strict), now=now, checkpoint=20)
+    assert state.uncleaned_ratio < 0.99
+    assert explain(state, cfg, now_ms=now).cause == "open_transaction"
