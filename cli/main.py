@@ -106,10 +106,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
     return run_collect(cfg, once=args.once)
 
 
-def cmd_logdir(args: argparse.Namespace) -> int:
-    cfg = _load_config(argparse.Namespace(config=args.config))
-    if cfg is None:
-        return 2
+def _topic_overrides(args: argparse.Namespace) -> dict | None:
+    """``--topic-config TOPIC:KEY=VALUE`` items by topic; None (after saying why) when one is malformed."""
     overrides = {}
     for item in args.topic_config or []:
         try:
@@ -117,7 +115,7 @@ def cmd_logdir(args: argparse.Namespace) -> int:
             k, v = kv.split("=", 1)
         except ValueError:
             _err(f"--topic-config {item!r}: expected TOPIC:KEY=VALUE")
-            return 2
+            return None
         overrides.setdefault(topic, {})[k] = v
     from monitor.topicconfig import ConfigValueError, TopicConfig
 
@@ -126,11 +124,57 @@ def cmd_logdir(args: argparse.Namespace) -> int:
             TopicConfig.from_strings(c)
     except ConfigValueError as exc:
         _err(f"--topic-config: {exc}")
+        return None
+    return overrides
+
+
+def cmd_logdir(args: argparse.Namespace) -> int:
+    cfg = _load_config(argparse.Namespace(config=args.config))
+    overrides = _topic_overrides(args)
+    if cfg is None or overrides is None:
         return 2
     from collectors.app import run_logdir
 
     return run_logdir(args.paths, config=cfg, fmt=args.format, include_all=args.all, topic_overrides=overrides,
                       cleaner_log=args.cleaner_log)
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    """Why each selected partition is (not) compacting. Log dirs from --log-dir, else the config's first
+    cluster's brokers; topic configs from the admin API when a bootstrap server is known."""
+    cfg = _load_config(argparse.Namespace(config=args.config, bootstrap_servers=args.bootstrap_server,
+                                          log_dir=args.log_dir, cleaner_log=args.cleaner_log))
+    overrides = _topic_overrides(args)
+    if cfg is None or overrides is None:
+        return 2
+    cluster = cfg.clusters[0] if cfg.clusters else None
+    log_dirs = [d for b in (cluster.brokers if cluster else ()) for d in b.log_dirs]
+    cleaner_logs = [b.cleaner_log for b in (cluster.brokers if cluster else ()) if b.cleaner_log]
+    if len(cleaner_logs) > 1:
+        _err("explain: several brokers have a cleaner_log; explain reads one broker's log dirs: give --log-dir "
+             "and --cleaner-log of one broker")
+        return 2
+    if not log_dirs:
+        _err("explain: no log dir: give --log-dir (or brokers[].log_dirs in --config)")
+        return 2
+    bootstrap = cluster.bootstrap_servers if cluster else None
+    admin = None
+    if bootstrap:
+        try:
+            from collectors.admin import AdminFetcher
+
+            fetcher = AdminFetcher(cluster, timeout=10)
+            try:
+                admin = fetcher.topics()
+            finally:
+                fetcher.close()
+        except Exception as exc:  # noqa: BLE001 - explain goes on with the config file and Kafka's defaults
+            _err(f"explain: topic configs from {bootstrap} unavailable ({exc}); using the config file and "
+                 "Kafka's defaults (each config's source says which)")
+    from collectors.app import run_explain
+
+    return run_explain(args.paths, config=cfg, log_dirs=log_dirs, fmt=args.format, bootstrap=bootstrap,
+                       topic_overrides=overrides, admin=admin, cleaner_log=cleaner_logs[0] if cleaner_logs else None)
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -266,6 +310,17 @@ def build_parser() -> argparse.ArgumentParser:
     ld.add_argument("--all", action="store_true", help="also partitions of topics not known to be compacted")
     ld.add_argument("--cleaner-log", help="the broker's log-cleaner.log: names uncleanable partitions and why")
     ld.set_defaults(func=cmd_logdir)
+
+    e = sub.add_parser("explain", help="why each partition is (not) compacting: cause, evidence, fix, forecast")
+    e.add_argument("paths", nargs="*", metavar="TOPIC[-PARTITION]", help="topics or partitions (default: all)")
+    e.add_argument("--log-dir", action="append", help="a broker log dir readable here (repeatable)")
+    e.add_argument("--config", help="monitor.yaml (log dirs, bootstrap servers, topic configs)")
+    e.add_argument("--bootstrap-server", help="Kafka bootstrap servers: topic configs, and the fixes' commands")
+    e.add_argument("--topic-config", action="append", metavar="TOPIC:KEY=VALUE",
+                   help="a topic config, e.g. orders:min.cleanable.dirty.ratio=0.3 (repeatable)")
+    e.add_argument("--cleaner-log", help="the broker's log-cleaner.log: uncleanable partitions and dead threads")
+    e.add_argument("--format", choices=["text", "json"], default="text")
+    e.set_defaults(func=cmd_explain)
 
     c = sub.add_parser("collect", help="serve compaction metrics to Prometheus")
     c.add_argument("--config", help="monitor.yaml")

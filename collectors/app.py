@@ -21,6 +21,7 @@ from collectors.exporter import register_all
 from collectors.http import get_text
 from collectors.logdirs import TRANSACTION_MAX_TIMEOUT, LogDirScanner
 from collectors.runner import Runner, Source, Store
+from monitor.causes import duration, unknown_cause
 from monitor.config import ClusterConfig, Config
 from monitor.lsocheck import LeaderLso
 from monitor.topicconfig import effective_broker_setting, effective_config
@@ -184,58 +185,82 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
         col.close()
 
 
-def _read_cleaner_log(path: str, err) -> tuple[dict, bool]:
-    """(topic, partition) -> Uncleanable from a whole log-cleaner.log; False when it cannot be read."""
+def _read_cleaner_log(path: str, err, prog: str):
+    """What a whole log-cleaner.log says (``CleanerLogState``), problems printed naming file and line;
+    None when it cannot be read."""
     follower = CleanerLogFollower(path)
     try:
         snap = follower.refresh()
     except OSError as exc:
-        print(f"logdir: {path}: cannot read the cleaner log: {exc.strerror or exc}", file=err)
-        return {}, False
+        print(f"{prog}: {path}: cannot read the cleaner log: {exc.strerror or exc}", file=err)
+        return None
     finally:
         follower.close()
     for bad in snap.state.malformed:
-        print(f"logdir: {bad}", file=err)
+        print(f"{prog}: {bad}", file=err)
     if snap.state.malformed_total > len(snap.state.malformed):
-        print(f"logdir: {path}: {snap.state.malformed_total} malformed lines in all", file=err)
-    return snap.state.uncleanable, True
+        print(f"{prog}: {path}: {snap.state.malformed_total} malformed lines in all", file=err)
+    return snap.state
+
+
+def _scan_once(paths, config: Config, topic_overrides: dict | None, err, prog: str, admin=None,
+               include_all: bool = False):
+    """One refresh of a scanner over ``paths`` (``logdir``, ``explain``), with every problem printed to
+    ``err`` naming the log dir, file or partition. ``admin``: an admin source's snapshot, for topic configs."""
+    cluster = config.clusters[0] if config.clusters else ClusterConfig()
+    store, admin_name = Store(), None
+    if admin is not None:
+        admin_name = "admin"
+        store.register(admin_name, "admin", cluster.name)
+        store.success(admin_name, admin, 0.0, 0.0)
+    scanner = LogDirScanner(paths, _config_lookup(cluster, store, admin_name, topic_overrides), include_all=include_all,
+                            transaction_max_timeout=_transaction_max_timeout(cluster, store, admin_name))
+    snap = scanner.refresh()
+    for d, reason in snap.log_dir_errors.items():  # a checkpoint error already names its file and line
+        print(f"{prog}: {reason}" if reason.startswith(d) else f"{prog}: {d}: {reason}", file=err)
+    for d in snap.down:
+        print(f"{prog}: {d}: log dir down, none of its partitions printed", file=err)
+    for p, reason in snap.partition_errors.items():
+        print(f"{prog}: {p}: {reason}", file=err)
+    for d, folder, kind in snap.not_live:
+        print(f"{prog}: {d}/{folder}: not a live replica ({kind}), skipped", file=err)
+    return snap
+
+
+def _exit_code(snap, cleaner_ok: bool = True) -> int:
+    fatal = all(snap.down.get(d, ("",))[0] == "io" for d in snap.log_dirs)  # no path given was a readable log dir
+    return 2 if fatal else (1 if snap.log_dir_errors or snap.partition_errors or not cleaner_ok else 0)
 
 
 def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool = False, out=sys.stdout,
                err=sys.stderr, topic_overrides: dict | None = None, cleaner_log: str | None = None) -> int:
-    """Per-partition state of log dirs, no broker needed; with the broker's ``cleaner_log``, each row
-    also says whether the cleaner marked the partition uncleanable, and why."""
-    cluster = config.clusters[0] if config.clusters else ClusterConfig()
-    scanner = LogDirScanner(paths, _config_lookup(cluster, Store(), None, topic_overrides), include_all=include_all,
-                            transaction_max_timeout=_transaction_max_timeout(cluster, Store(), None))
-    snap = scanner.refresh()
-    uncleanable, log_ok = _read_cleaner_log(cleaner_log, err) if cleaner_log else ({}, True)
-    for d, reason in snap.log_dir_errors.items():  # a checkpoint error already names its file and line
-        print(f"logdir: {reason}" if reason.startswith(d) else f"logdir: {d}: {reason}", file=err)
-    for d in snap.down:
-        print(f"logdir: {d}: log dir down, none of its partitions printed", file=err)
-    for p, reason in snap.partition_errors.items():
-        print(f"logdir: {p}: {reason}", file=err)
-    for d, folder, kind in snap.not_live:
-        print(f"logdir: {d}/{folder}: not a live replica ({kind}), skipped", file=err)
+    """Per-partition state of log dirs, no broker needed; each row with its cause (``monitor.causes``);
+    with the broker's ``cleaner_log``, each row also says whether the cleaner marked the partition
+    uncleanable, and why."""
+    snap = _scan_once(paths, config, topic_overrides, err, "logdir", include_all=include_all)
+    cleaner = _read_cleaner_log(cleaner_log, err, "logdir") if cleaner_log else None
     tmt = snap.transaction_max_timeout
-    rows = [r.state.as_dict() | {"log_dir": r.log_dir, "config_source": r.config_source,
-                                 "transaction_max_timeout_ms": tmt.value,
-                                 "transaction_max_timeout_ms_source": tmt.source} for r in snap.partitions]
-    if cleaner_log:
-        for r in rows:
-            u = uncleanable.get((r["topic"], r["partition"])) if log_ok else None
-            r["uncleanable"] = None if u is None else {"exception": u.exception, "message": u.message,
-                                                       "source": u.source}
+    rows = []
+    for r in snap.partitions:
+        cause = r.cause(snap.taken_at, one_shot=True, cleaner=cleaner).as_dict()
+        del cause["topic"], cause["partition"]
+        row = r.state.as_dict() | {"log_dir": r.log_dir, "config_source": r.config_source,
+                                   "transaction_max_timeout_ms": tmt.value,
+                                   "transaction_max_timeout_ms_source": tmt.source, "cause": cause}
+        if cleaner_log:
+            u = cleaner.uncleanable.get((r.state.topic, r.state.partition)) if cleaner is not None else None
+            row["uncleanable"] = None if u is None else {"exception": u.exception, "message": u.message,
+                                                         "source": u.source}
+        rows.append(row)
     if fmt == "json":
         json.dump(rows, out, indent=2)
         out.write("\n")
     else:
         cols = [("topic", 28), ("partition", 9), ("first_dirty_offset", 12), ("clean_bytes", 12),
                 ("cleanable_bytes", 12), ("cleanable_ratio", 8), ("eligible", 8), ("tombstones", 10),
-                ("oldest_tombstone_age_ms", 14)]
+                ("oldest_tombstone_age_ms", 14), ("cause", 20)]
         heads = ["topic", "part", "first dirty", "clean B", "cleanable B", "ratio", "eligible", "tombstones",
-                 "oldest tomb s"]
+                 "oldest tomb s", "cause"]
         out.write("  ".join(h.ljust(w) for h, (_, w) in zip(heads, cols)) + "\n")
         for r in rows:
             vals = []
@@ -245,6 +270,8 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
                     v = f"{v:.3f}"
                 elif k == "oldest_tombstone_age_ms":
                     v = "-" if v is None else f"{v / 1000:.0f}"
+                elif k == "cause":
+                    v = v["cause"]
                 vals.append(str(v)[:w].ljust(w))
             out.write("  ".join(vals) + "\n")
         for r in rows:
@@ -252,6 +279,90 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
                 u = r["uncleanable"]
                 out.write(f"uncleanable: {r['topic']}-{r['partition']}: {u['exception']}: {u['message']} "
                           f"({u['source']}; clears on a broker restart)\n")
-    fatal = all(snap.down.get(d, ("",))[0] == "io" for d in snap.log_dirs)  # no path given was a readable log dir
-    return 2 if fatal else (1 if snap.log_dir_errors or snap.partition_errors or not log_ok else 0)
+    return _exit_code(snap, cleaner_ok=cleaner is not None or not cleaner_log)
 
+
+def parse_selectors(selectors, topics) -> tuple[set, set, list]:
+    """``TOPIC`` or ``TOPIC-PARTITION`` (topic names may hold ``-``: a whole topic name wins) against the
+    topics found; returns (topics, (topic, partition) pairs, selectors that match nothing)."""
+    whole, parts, missing = set(), set(), []
+    for sel in selectors:
+        if sel in topics:
+            whole.add(sel)
+            continue
+        topic, _, p = sel.rpartition("-")
+        if p.isdigit() and topic in topics:
+            parts.add((topic, int(p)))
+        else:
+            missing.append(sel)
+    return whole, parts, missing
+
+
+def run_explain(selectors, *, config: Config, log_dirs, fmt: str = "text", bootstrap: str | None = None,
+                topic_overrides: dict | None = None, admin=None, cleaner_log: str | None = None, out=sys.stdout,
+                err=sys.stderr) -> int:
+    """``explain``: each selected partition's one cause, with evidence, fix and forecast. One read of the
+    log dirs: the write rate is the one-shot estimate from each dirty section, and how long a partition has
+    been eligible is unknown (the collector measures both)."""
+    snap = _scan_once(log_dirs, config, topic_overrides, err, "explain", admin=admin)
+    cleaner = _read_cleaner_log(cleaner_log, err, "explain") if cleaner_log else None
+    topics = {r.state.topic for r in snap.partitions} | {k.rpartition("-")[0] for k in snap.partition_errors}
+    whole, parts, missing = parse_selectors(selectors, topics)
+    for sel in missing:
+        print(f"explain: {sel}: no such compacted topic or partition in {', '.join(map(str, log_dirs))}", file=err)
+    chosen = [r for r in snap.partitions
+              if not selectors or r.state.topic in whole or (r.state.topic, r.state.partition) in parts]
+    causes = [(r.log_dir, r.cause(snap.taken_at, bootstrap=bootstrap, one_shot=True, cleaner=cleaner)) for r in chosen]
+    for key, reason in snap.partition_errors.items():  # unreadable partitions have no state: unknown
+        topic, _, p = key.rpartition("-")
+        if p.isdigit() and not any(c.topic == topic and c.partition == int(p) for _, c in causes) and (
+                not selectors or topic in whole or (topic, int(p)) in parts):
+            causes.append((None, unknown_cause(topic, int(p), reason)))
+    causes.sort(key=lambda x: (x[1].topic, x[1].partition))
+    if fmt == "json":
+        json.dump([c.as_dict() | {"log_dir": d} for d, c in causes], out, indent=2)
+        out.write("\n")
+    else:
+        for d, c in causes:
+            out.write(format_cause(c, d) + "\n")
+    if missing:
+        return 2
+    return _exit_code(snap, cleaner_ok=cleaner is not None or not cleaner_log)
+
+
+def format_cause(c, log_dir: str | None) -> str:
+    """A cause for a person: the sentence, the evidence that matters, the fix and the forecast."""
+    ev = c.evidence
+    lines = [f"{c.topic}-{c.partition}" + (f"  ({log_dir})" if log_dir else ""),
+             f"  cause:     {c.cause}", f"  why:       {c.summary}"]
+    if "first_dirty_offset" in ev:
+        lines.append(f"  offsets:   log start {ev['log_start_offset']}, first dirty {ev['first_dirty_offset']} "
+                     f"(checkpoint {ev['checkpoint_offset']}), first uncleanable {ev['first_uncleanable_offset']} "
+                     f"({ev['uncleanable_reason']}), last stable {ev['last_stable_offset']}, "
+                     f"log end {ev['log_end_offset']}")
+        lines.append(f"  sizes:     clean {ev['clean_bytes']} B, cleanable {ev['cleanable_bytes']} B, uncleaned "
+                     f"{ev['uncleaned_bytes']} B (cleanable ratio {ev['cleanable_ratio']:.3f}, "
+                     f"min.cleanable.dirty.ratio {ev['min_cleanable_dirty_ratio']:g}); active segment "
+                     f"{ev['active_segment']}")
+    for k, v in ev.items():
+        if k in ("configs",) and v:
+            lines.append("  configs:   " + ", ".join(f"{n}={x['value']} ({x['source']})" for n, x in v.items()))
+        elif k == "transaction" and v:
+            lines.append(f"  txn:       producer {v['producer_id']} epoch {v['producer_epoch']} from offset "
+                         f"{v['first_offset']}, age {duration(v['age_ms'])}")
+        elif k in ("exception", "message", "cleaner_log", "dead_threads", "last_error", "first_fault", "reason",
+                   "held_from_segment", "compaction_delay_ms") and v is not None:
+            lines.append(f"  {k + ':':<10} {v}")
+    for i, fix in enumerate(c.fix):
+        lines.append(f"  {'fix:' if i == 0 else '':<10} {fix}")
+    names = {"threshold": "ratio above min.cleanable.dirty.ratio", "next_clean_due": "next clean due",
+             "active_segment_roll": "active segment rolls"}
+    for k, label in names.items():
+        f = c.forecast[k]
+        when = ("unknown" if f["at_ms"] is None else "now" if f["in_seconds"] == 0
+                else f"in {duration(f['in_seconds'] * 1000)}")
+        lines.append(f"  forecast:  {label}: {when} ({f['reason']})")
+    lines.append(f"  rate:      {c.forecast['write_rate_basis']}")
+    for k, why in c.unchecked.items():
+        lines.append(f"  unchecked: {k} ({why})")
+    return "\n".join(lines)

@@ -15,6 +15,8 @@ from prometheus_client.registry import Collector
 
 from collectors import metrics as M
 from collectors.runner import Store
+from monitor.causes import BrokerFacts
+from monitor.cleanerlog import CleanerLogState
 from monitor.rules import LAG_PAST_RETENTION, holds
 from monitor.topicconfig import LONG_MAX
 
@@ -69,14 +71,21 @@ class PartitionCollector(_StoreCollector):
              M.P_UNCLEANED_BYTES, M.P_CLEAN_BYTES, M.P_LOG_BYTES, M.P_HEAD_BYTES,
              M.P_FIRST_DIRTY, M.P_FIRST_UNCLEANABLE, M.P_LSO, M.P_LSO_DISAGREEMENT, M.P_OPEN_TXNS, M.P_OLDEST_TXN_AGE, M.P_END,
              M.P_ELIGIBLE, M.P_ELIGIBLE_SECONDS, M.P_DELAY, M.P_TOMBSTONES, M.P_OLDEST_TOMBSTONE, M.P_RETENTION,
-             M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_FAULTS, M.LOG_DIR_UP)
+             M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_FAULTS, M.LOG_DIR_UP, M.P_CAUSE)
 
     def collect(self):
         fams = {n: _family(n) for n in self.names}
         now = self.clock()
-        for st in self.store.statuses():
+        statuses = self.store.statuses()
+        for st in statuses:
             if st.kind != "log_dirs" or st.snapshot is None:
                 continue
+            broker, cleaner = _broker_facts(statuses, st), _cleaner_log(statuses, st)
+            for tp in st.snapshot.partition_errors:  # unreadable: no state, so the cause is unknown
+                topic, _, p = tp.rpartition("-")
+                if p.isdigit() and not any(r.state.topic == topic and r.state.partition == int(p)
+                                           for r in st.snapshot.partitions):
+                    fams[M.P_CAUSE].add_metric([st.cluster, st.broker or "", topic, p, "unknown"], 1.0)
             for d in st.snapshot.log_dirs:
                 fams[M.LOG_DIR_UP].add_metric([st.cluster, st.broker or "", d], 0.0 if d in st.snapshot.down else 1.0)
             for rep in st.snapshot.partitions:
@@ -116,7 +125,28 @@ class PartitionCollector(_StoreCollector):
                 add(M.P_PAST_RETENTION, s.tombstones_past_retention)
                 add(M.P_PAST_HORIZON, s.tombstones_past_delete_horizon)
                 add(M.P_FAULTS, s.faults)
+                # only the current cause's series (one per partition, not one per cause): count by (cause) works
+                fams[M.P_CAUSE].add_metric(lb + [rep.cause(now, broker=broker, cleaner=cleaner).cause], 1.0)
         yield from fams.values()
+
+
+def _broker_facts(statuses, logdirs) -> BrokerFacts | None:
+    """DeadThreadCount of the broker whose log dirs these are, from its JMX or Jolokia source."""
+    for st in statuses:
+        if st.kind in ("jmx", "jolokia") and st.snapshot is not None and (st.cluster, st.broker) == (
+                logdirs.cluster, logdirs.broker):
+            return BrokerFacts(st.snapshot.dead_threads(), st.name)
+    return None
+
+
+def _cleaner_log(statuses, logdirs) -> CleanerLogState | None:
+    """What this broker's log-cleaner.log says, from its cleaner_log source (None: not read here)."""
+    for st in statuses:
+        if st.kind == "cleaner_log" and st.snapshot is not None and (st.cluster, st.broker) == (
+                logdirs.cluster, logdirs.broker):
+            state = st.snapshot.state
+            return state if isinstance(state, CleanerLogState) else None
+    return None
 
 
 class CleanerLogCollector(_StoreCollector):

@@ -27,6 +27,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from monitor.causes import BrokerFacts, Cause, WriteRate, explain, rate_from_dirty_section
+from monitor.cleanerlog import CleanerLogState
 from monitor.compaction import PartitionState, partition_state
 from monitor.logdir import scan_log_dir
 from monitor.lsocheck import ADMIN, LeaderLso, LsoCheck, LsoDisagreement, check_lso, persist
@@ -43,8 +45,23 @@ class PartitionReport:
     state: PartitionState
     eligible_since: float | None  # unix seconds when it was first seen eligible (this run)
     config_source: str  # EffectiveConfig.source: command-line | admin | config | default
+    config: EffectiveConfig  # the topic's config and where each value came from
+    write_rate: WriteRate  # measured between this refresh and the previous one (bytes_per_second None at first)
+    faults: tuple = ()  # the read faults' texts
     lso_check: LsoCheck | None = None  # the log's LSO against the leader's (admin API)
     lso_disagreement: LsoDisagreement | None = None  # a disagreement, since when the same one holds
+
+    def cause(self, now: float, *, broker: BrokerFacts | None = None, cleaner: CleanerLogState | None = None,
+              bootstrap: str | None = None, one_shot: bool = False) -> Cause:
+        """The partition's one cause (``monitor.causes.explain``) from what this report knows; without a
+        measured write rate, the one-shot estimate from the dirty section. ``one_shot``: a single refresh
+        (``logdir``, ``explain``), which cannot know how long the partition has been eligible."""
+        now_ms = int(now * 1000)
+        since = None if self.eligible_since is None or one_shot else max(now - self.eligible_since, 0.0)
+        rate = self.write_rate if self.write_rate.bytes_per_second is not None else \
+            rate_from_dirty_section(self.state, now_ms)
+        return explain(self.state, self.config, now_ms=now_ms, cleaner=cleaner, broker=broker,
+                       eligible_seconds=since, write_rate=rate, faults=self.faults, bootstrap=bootstrap)
 
 
 @dataclass(frozen=True)
@@ -111,6 +128,8 @@ class LogDirScanner:
         # partitions once seen in a cleaner checkpoint stay known as compacted, so that a
         # missing checkpoint later does not make them vanish from the export (a malformed one takes the log dir down)
         self._known_compacted: set[tuple[str, int]] = set()
+        # per partition at the last refresh: (time, active segment base, active segment bytes), for the write rate
+        self._last_head: dict[tuple[str, int], tuple[float, int, int]] = {}
         self._reads = 0  # segment reads and bytes read since start, for the snapshot's counters
         self._bytes = 0
 
@@ -177,12 +196,27 @@ class LogDirScanner:
                     since = self._eligible_since.setdefault(key, now)
                 else:
                     self._eligible_since.pop(key, None)
-                reports.append(PartitionReport(d, state, since, found.source, check, disagreement))
+                rate = self._write_rate(key, now, part.segments)
+                reports.append(PartitionReport(d, state, since, found.source, found, rate, tuple(faults), check,
+                                               disagreement))
         for path in list(self._cache):  # forget segments that are gone
             if path not in seen_paths:
                 del self._cache[path]
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(self.log_dirs),
                               down, self._reads - read_before, self._bytes - bytes_before, txn_timeout)
+
+    def _write_rate(self, key, now: float, segments) -> WriteRate:
+        """Bytes appended since the last refresh: what lies from the then active segment on, less its
+        size then (a cleaned and merged segment can shrink it: the rate is then unknown for this interval)."""
+        head = (now, segments[-1].base_offset, segments[-1].size)
+        last, self._last_head[key] = self._last_head.get(key), head
+        if last is None or now <= last[0]:
+            return WriteRate(None, "measured between refreshes: no previous refresh yet")
+        t0, base, size = last
+        written = sum(s.size for s in segments if s.base_offset >= base) - size
+        if written < 0:
+            return WriteRate(None, "measured between refreshes: the segments changed under the cleaner")
+        return WriteRate(written / (now - t0), f"measured: {written} bytes appended in the last {now - t0:.0f} s")
 
     def _summary(self, seg) -> SegmentSummary:
         s, read = summarize(seg.log, seg.base_offset, self._cache.get(str(seg.log)))

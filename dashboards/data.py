@@ -24,12 +24,13 @@ import pandas as pd
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
+from monitor.causes import fix_outline
 from monitor.config import Thresholds, load_config
 from monitor.rule_eval import Sample, evaluate, unknown_rules
 
 PREFIX = "kafka_compaction_"
-LABELS = ["cluster", "broker", "topic", "partition", "group", "section", "reason", "log_dir", "source", "kind",
-          "error", "instance", "job"]
+LABELS = ["cluster", "broker", "topic", "partition", "group", "section", "reason", "cause", "log_dir", "source",
+          "kind", "error", "instance", "job"]
 
 
 class SourceError(RuntimeError):
@@ -219,7 +220,10 @@ def partitions_table(samples: pd.DataFrame, alerts: pd.DataFrame | None = None) 
         return pd.DataFrame(columns=keys + ["lagging", "cleanable_ratio", "uncleaned_ratio", "threshold",
                                             "cleanable_bytes", "uncleaned_bytes", "log_bytes", "eligible_seconds",
                                             "tombstones", "oldest_tombstone_age_seconds",
-                                            "tombstones_past_delete_horizon", "overdue_seconds", "blocked"])
+                                            "tombstones_past_delete_horizon", "overdue_seconds", "blocked", "cause",
+                                            "fix", "last_stable_offset", "open_transactions",
+                                            "oldest_open_transaction_age_seconds", "first_dirty_offset",
+                                            "first_uncleanable_offset", "log_end_offset"])
     out = base[keys].copy()
     out["cleanable_ratio"] = base["value"].values
 
@@ -244,6 +248,19 @@ def partitions_table(samples: pd.DataFrame, alerts: pd.DataFrame | None = None) 
     join("partition_oldest_tombstone_age_seconds", "oldest_tombstone_age_seconds")
     join("partition_tombstones_past_delete_horizon", "tombstones_past_delete_horizon")
     join("partition_compaction_delay_seconds", "overdue_seconds")
+    for name in ("last_stable_offset", "open_transactions", "oldest_open_transaction_age_seconds",
+                 "first_dirty_offset", "first_uncleanable_offset", "log_end_offset"):
+        join(f"partition_{name}", name)
+    cause = metric(samples, "partition_compaction_cause")
+    cause = cause[cause["value"] == 1] if not cause.empty else cause
+    if cause.empty:
+        out["cause"] = "unknown"
+    else:
+        c = cause.groupby(keys, as_index=False)["cause"].first()
+        out = out.merge(c, on=keys, how="left")
+        out["cause"] = out["cause"].fillna("unknown")
+    out["fix"] = [fix_outline(c, t, int(p), last_stable_offset=None if lso != lso or lso is None else int(lso))
+                  for c, t, p, lso in zip(out["cause"], out["topic"], out["partition"], out["last_stable_offset"])]
     blocked = metric(samples, "partition_compaction_blocked")
     out["blocked"] = ""
     if not blocked.empty:

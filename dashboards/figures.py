@@ -133,3 +133,18 @@ def audit_tombstone_buckets(buckets: pd.DataFrame) -> go.Figure:
             fig.add_scatter(x=g["time"], y=g["tombstones"], mode="lines+markers", name=topic)
     fig.update_yaxes(title="tombstones")
     return _styled(fig, "Tombstones on disk by the time they were written")
+
+
+def cause_counts(table: pd.DataFrame) -> go.Figure:
+    """How many partitions have each cause (``monitor.causes``), in the causes' precedence order."""
+    from monitor.causes import CAUSES
+
+    counts = table["cause"].value_counts() if not table.empty else pd.Series(dtype=int)
+    names = [c for c in CAUSES if c in counts.index]
+    fig = go.Figure(go.Bar(x=[int(counts[c]) for c in names], y=names, orientation="h", marker_color="#1f77b4",
+                           hovertemplate="%{y}: %{x} partitions<extra></extra>"))
+    fig.update_xaxes(title="partitions")
+    fig.update_yaxes(autorange="reversed")
+    fig.update_layout(title="Why partitions are (not) compacting: partitions per cause",
+                      **{**LAYOUT, "height": max(220, 80 + 30 * len(names))})
+    return fig

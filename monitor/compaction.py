@@ -83,6 +83,12 @@ class PartitionState:
     tombstones_past_retention: int  # older than delete.retention.ms, still on disk
     tombstones_past_delete_horizon: int  # their batch's delete horizon has passed, still on disk
     faults: int
+    # what monitor.causes needs to say when the active segment rolls and when max.compaction.lag.ms is due
+    active_segment_base_offset: int = 0
+    active_segment_bytes: int = 0
+    active_segment_first_timestamp: int = -1  # its first batch's max timestamp (LogSegment.rollingBasedTimestamp)
+    first_dirty_timestamp: int | None = None  # Kafka's E: min first-batch timestamp of the dirty non-active segments
+    checkpoint_segment_base_offset: int = 0  # base of the segment holding the first dirty offset
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -173,10 +179,10 @@ def partition_state(
 
     # max.compaction.lag.ms
     delay = 0
+    firsts = [s.first_batch_max_timestamp for s in segments[dirty_idx:-1] if s.first_batch_max_timestamp > 0]
+    earliest = min(firsts) if firsts else None
     if config.max_compaction_lag_ms < LONG_MAX:
-        firsts = [s.first_batch_max_timestamp for s in segments[dirty_idx:-1] if s.first_batch_max_timestamp > 0]
-        if firsts:
-            earliest = min(firsts)
+        if earliest is not None:
             clean_until = now_ms - max(config.max_compaction_lag_ms, 0)
             if earliest < clean_until:
                 delay = clean_until - earliest
@@ -219,4 +225,7 @@ def partition_state(
         delete_retention_ms=config.delete_retention_ms,
         tombstones_past_retention=past_ret, tombstones_past_delete_horizon=past_hz,
         faults=sum(len(s.faults) for s in segments),
+        active_segment_base_offset=active.base_offset, active_segment_bytes=active.size,
+        active_segment_first_timestamp=active.first_batch_max_timestamp, first_dirty_timestamp=earliest,
+        checkpoint_segment_base_offset=bases[dirty_idx],
     )

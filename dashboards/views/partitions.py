@@ -1,9 +1,11 @@
 """Partitions: which compacted partitions have uncleaned bytes, which the cleaner is not keeping up
-with (CompactionLagging), for how long, and what holds the rest back."""
+with (CompactionLagging), for how long, what holds the rest back, and each one's cause
+(``monitor.causes``, exported as partition_compaction_cause) with the fix for it."""
 
 import streamlit as st
 
 from dashboards import data, figures, ui
+from monitor.causes import WHY
 
 s = ui.settings()
 ui.header("Compacted partitions", s, "Computed from the brokers' log dirs the way Kafka's LogCleanerManager does.")
@@ -13,14 +15,15 @@ if samples is not None and not ui.no_compacted_topics(samples):
     topics = sorted(table["topic"].unique())
     chosen = st.multiselect("Topics", topics, default=topics, key="partitions.topics")
     view = table[table["topic"].isin(chosen)]
+    st.plotly_chart(figures.cause_counts(view), use_container_width=True)
     st.plotly_chart(figures.cleanable_heatmap(view), use_container_width=True)
     ratio = st.column_config.ProgressColumn
     shown = view.assign(
         eligible_since=view["eligible_seconds"].map(lambda v: "" if not v else f"{v / 60:.1f} min ago"),
         oldest_tombstone=view["oldest_tombstone_age_seconds"].map(lambda v: "" if v != v or v is None else f"{v:,.0f} s"),
-    )[["topic", "partition", "broker", "lagging", "cleanable_ratio", "threshold", "uncleaned_ratio", "cleanable_bytes",
-       "uncleaned_bytes", "log_bytes", "eligible_since", "blocked", "tombstones", "oldest_tombstone",
-       "tombstones_past_delete_horizon"]]
+    )[["topic", "partition", "broker", "cause", "lagging", "cleanable_ratio", "threshold", "uncleaned_ratio",
+       "cleanable_bytes", "uncleaned_bytes", "log_bytes", "eligible_since", "blocked", "last_stable_offset",
+       "open_transactions", "tombstones", "oldest_tombstone", "tombstones_past_delete_horizon", "fix"]]
     st.dataframe(shown.sort_values("uncleaned_ratio", ascending=False), hide_index=True, use_container_width=True,
                  column_config={"cleanable_ratio": ratio("cleanable ratio", min_value=0, max_value=1, format="%.2f"),
                                 "threshold": st.column_config.NumberColumn("min.cleanable.dirty.ratio", format="%.2f"),
@@ -42,6 +45,17 @@ if samples is not None and not ui.no_compacted_topics(samples):
                     help="what the cleaner compares with min.cleanable.dirty.ratio")
         c[2].metric("min.cleanable.dirty.ratio", f"{row['threshold']:.2f}")
         c[3].metric("Tombstones", int(row["tombstones"] or 0))
+        st.info(f"Cause: **{row['cause']}** ({WHY.get(row['cause'], '')}).  \nFix: `{row['fix']}`")
+
+        def num(v):
+            return "unknown" if v is None or v != v else f"{int(v):,}"
+
+        age = row["oldest_open_transaction_age_seconds"]
+        st.caption(f"Evidence: first dirty offset {num(row['first_dirty_offset'])}, first uncleanable offset "
+                   f"{num(row['first_uncleanable_offset'])}, last stable offset {num(row['last_stable_offset'])}, "
+                   f"log end offset {num(row['log_end_offset'])}; open transactions {num(row['open_transactions'])}"
+                   + ("" if age is None or age != age else f", the oldest open {age:,.0f} s")
+                   + f". The full evidence and forecast: `compaction-monitor explain {pick} --log-dir <log dir>`.")
         if row["lagging"]:
             st.error("CompactionLagging: the log is eligible and the cleaner has not cleaned it.")
         if row["blocked"]:

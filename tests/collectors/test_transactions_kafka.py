@@ -116,6 +116,10 @@ def test_open_transaction_holds_the_cleaner_at_the_lso(kafka, collector, tmp_pat
             first_open.producer_id, first_open.producer_epoch, lso, first_open.max_timestamp)
         assert f"producer {first_open.producer_id} " in row["blocked_detail"]
         assert f"from offset {lso}," in row["blocked_detail"]
+        # the row's cause names the open transaction, and the abort at the broker's LSO (monitor.causes)
+        assert row["cause"]["cause"] == "open_transaction"
+        assert row["cause"]["evidence"]["transaction"]["producer_id"] == first_open.producer_id
+        assert row["cause"]["fix"][0].endswith(f"abort --topic {t} --partition 0 --start-offset {lso}")
 
         reg = refresh(collector)
         assert pval(reg, "kafka_compaction_partition_last_stable_offset", t) == lso
@@ -138,6 +142,7 @@ def test_open_transaction_holds_the_cleaner_at_the_lso(kafka, collector, tmp_pat
     assert row["open_transactions"] == [] and row["blocked_detail"] is None
     assert row["last_stable_offset"] == row["log_end_offset"]
     assert row["uncleanable_reason"] == "active_segment"
+    assert row["cause"]["cause"] != "open_transaction"
     reg = refresh(collector)
     assert pval(reg, "kafka_compaction_partition_open_transactions", t) == 0
     assert pval(reg, "kafka_compaction_partition_oldest_open_transaction_age_seconds", t) is None

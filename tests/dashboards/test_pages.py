@@ -125,9 +125,19 @@ def test_partitions_table_and_drill_down(live, monkeypatch):
     assert len(lag) == PARTITIONS and (lag["uncleaned_ratio"] == 1.0).all() and (lag["cleanable_ratio"] == 0.0).all()
     assert (lag["blocked"] == "min_compaction_lag").all() and not lag["lagging"].any()
     assert (lag["threshold"] == 0.5).all() and (lag["uncleaned_bytes"] > 0).all() and (lag["cleanable_bytes"] == 0).all()
+    # each partition's cause (partition_compaction_cause): min.compaction.lag.ms holds the lagging topic,
+    # with the config to change; the chart counts the table's causes
+    assert (lag["cause"] == "min_compaction_lag").all()
+    assert lag["fix"].str.contains(f"--entity-name {NAMES.lagging} --add-config min.compaction.lag.ms=").all()
+    assert (lag["open_transactions"] == 0).all() and (lag["last_stable_offset"] > 0).all()
+    [bars] = [json.loads(c.proto.spec) for c in at.get("plotly_chart")
+              if "per cause" in json.loads(c.proto.spec)["layout"]["title"]["text"]]
+    drawn = dict(zip(bars["data"][0]["y"], bars["data"][0]["x"]))
+    assert drawn == table["cause"].value_counts().to_dict()
     at.selectbox(key="partitions.pick").set_value(f"{NAMES.lagging}-1").run()
     assert not at.exception
     assert any("min_compaction_lag" in w.value for w in at.warning)
+    assert any("Cause: **min_compaction_lag**" in i.value for i in at.info)
     assert metrics(at)["Uncleaned ratio"] == "1.00" and metrics(at)["Kafka's cleanable ratio"] == "0.00"
     at.multiselect(key="partitions.topics").set_value([NAMES.healthy]).run()
     assert set(at.dataframe[0].value["topic"]) == {NAMES.healthy}
