@@ -182,6 +182,23 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
                     v = "-" if v is None else f"{v / 1000:.0f}"
                 vals.append(str(v)[:w].ljust(w))
             out.write("  ".join(vals) + "\n")
+        _open_transactions_table(rows, out)
     fatal = all(snap.down.get(d, ("",))[0] == "io" for d in snap.log_dirs)  # no path given was a readable log dir
     return 2 if fatal else (1 if snap.log_dir_errors or snap.partition_errors else 0)
+
+
+def _open_transactions_table(rows: list[dict], out) -> None:
+    """Below the partition table, one line per open transaction (from ``PartitionState.as_dict``),
+    with whether it hangs (open longer than transaction.max.timeout.ms)."""
+    txns = [(r, t) for r in rows for t in r["open_transactions"]]
+    if not txns:
+        return
+    out.write("\nopen transactions (hanging: open longer than transaction.max.timeout.ms)\n")
+    heads = [("partition", 34), ("producer id", 12), ("epoch", 6), ("first offset", 13), ("age s", 9), ("hanging", 7)]
+    out.write("  ".join(h.ljust(w) for h, w in heads) + "\n")
+    for r, t in txns:
+        age = "-" if t["age_ms"] is None else f"{t['age_ms'] / 1000:.0f}"
+        vals = [f"{r['topic']}-{r['partition']}", t["producer_id"], t["producer_epoch"], t["first_offset"], age,
+                "yes" if t["hanging"] else "no"]
+        out.write("  ".join(str(v)[:w].ljust(w) for v, (_, w) in zip(vals, heads)) + "\n")
 

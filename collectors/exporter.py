@@ -67,7 +67,8 @@ class BrokerCleanerCollector(_StoreCollector):
 class PartitionCollector(_StoreCollector):
     names = (M.P_CLEANABLE_RATIO, M.P_UNCLEANED_RATIO, M.P_BLOCKED, M.P_MIN_RATIO, M.P_CLEANABLE_BYTES,
              M.P_UNCLEANED_BYTES, M.P_CLEAN_BYTES, M.P_LOG_BYTES, M.P_HEAD_BYTES,
-             M.P_FIRST_DIRTY, M.P_FIRST_UNCLEANABLE, M.P_LSO, M.P_OPEN_TXNS, M.P_OLDEST_TXN_AGE, M.P_END,
+             M.P_FIRST_DIRTY, M.P_FIRST_UNCLEANABLE, M.P_LSO, M.P_OPEN_TXNS, M.P_HANGING_TXNS,
+             M.P_OLDEST_TXN_AGE, M.P_END,
              M.P_ELIGIBLE, M.P_ELIGIBLE_SECONDS, M.P_DELAY, M.P_TOMBSTONES, M.P_OLDEST_TOMBSTONE, M.P_RETENTION,
              M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_FAULTS, M.LOG_DIR_UP)
 
@@ -97,6 +98,7 @@ class PartitionCollector(_StoreCollector):
                 add(M.P_FIRST_UNCLEANABLE, s.first_uncleanable_offset)
                 add(M.P_LSO, s.last_stable_offset)
                 add(M.P_OPEN_TXNS, len(s.open_transactions))
+                add(M.P_HANGING_TXNS, s.hanging_transactions)
                 ages = [t.age_ms for t in s.open_transactions if t.age_ms is not None]
                 if ages:
                     add(M.P_OLDEST_TXN_AGE, max(ages) / 1000.0)

@@ -81,9 +81,14 @@ class PartitionState:
     tombstones_past_retention: int  # older than delete.retention.ms, still on disk
     tombstones_past_delete_horizon: int  # their batch's delete horizon has passed, still on disk
     faults: int
+    transaction_max_timeout_ms: int = DEFAULT_TRANSACTION_MAX_TIMEOUT_MS  # what hanging_transactions was counted with
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        """The state as plain data (``logdir --format json``); each open transaction says whether it hangs."""
+        d = asdict(self)
+        for t, row in zip(self.open_transactions, d["open_transactions"]):
+            row["hanging"] = hanging(t, self.transaction_max_timeout_ms)
+        return d
 
 
 def _index_of_segment(bases: Sequence[int], offset: int) -> int:
@@ -214,5 +219,5 @@ def partition_state(
         oldest_tombstone_age_ms=None if oldest is None else max(now_ms - oldest, 0),
         delete_retention_ms=config.delete_retention_ms,
         tombstones_past_retention=past_ret, tombstones_past_delete_horizon=past_hz,
-        faults=sum(len(s.faults) for s in segments),
+        faults=sum(len(s.faults) for s in segments), transaction_max_timeout_ms=transaction_max_timeout_ms,
     )
