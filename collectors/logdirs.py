@@ -18,12 +18,14 @@ internal compacted topics.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
 from monitor.compaction import PartitionState, partition_state
 from monitor.logdir import scan_log_dir
+from monitor.producer_snapshot import ProducerSnapshot, ProducerSnapshotError, read_producer_snapshot
 from monitor.summary import SegmentSummary, summarize
 from monitor.topicconfig import NOT_CLEANED_BY_LOG_CLEANER, EffectiveConfig, effective_config
 
@@ -73,6 +75,7 @@ class LogDirScanner:
         self.clock = clock
         self.include_all = include_all
         self._cache: dict[str, SegmentSummary] = {}
+        self._snapshots: dict[str, tuple] = {}  # path -> ((size, mtime, inode), ProducerSnapshot or error text)
         self._eligible_since: dict[tuple[str, int], float] = {}
         # partitions once seen in a cleaner checkpoint stay known as compacted, so that a
         # missing checkpoint later does not make them vanish from the export (a malformed one takes the log dir down)
@@ -121,9 +124,15 @@ class LogDirScanner:
                     part_errors[f"{part.topic}-{part.partition}"] = f"{part.path}: {exc}"
                     continue
                 seen_paths.update(s.path for s in summaries)
+                snapshot = self._latest_snapshot(part)
+                if snapshot is not None:
+                    seen_paths.add(snapshot[0])
+                snap = snapshot[1] if snapshot is not None else None
                 state = partition_state(part.topic, part.partition, summaries, cfg, now_ms,
-                                        checkpoint=cleaner_cp.get(key), log_start_offset=start_cp.get(key))
-                faults = [f for s in summaries for f in s.faults]
+                                        checkpoint=cleaner_cp.get(key), log_start_offset=start_cp.get(key),
+                                        producer_snapshot=snap if isinstance(snap, ProducerSnapshot) else None,
+                                        producer_snapshot_error=snap if isinstance(snap, str) else None)
+                faults = [f for s in summaries for f in s.faults] + list(state.transaction_faults)
                 if faults:
                     part_errors[f"{part.topic}-{part.partition}"] = faults[0]
                 since = None
@@ -132,11 +141,34 @@ class LogDirScanner:
                 else:
                     self._eligible_since.pop(key, None)
                 reports.append(PartitionReport(d, state, since, found.source))
-        for path in list(self._cache):  # forget segments that are gone
-            if path not in seen_paths:
-                del self._cache[path]
+        for cache in (self._cache, self._snapshots):  # forget segments and snapshots that are gone
+            for path in list(cache):
+                if path not in seen_paths:
+                    del cache[path]
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(self.log_dirs),
                               down, self._reads - read_before, self._bytes - bytes_before)
+
+    def _latest_snapshot(self, part) -> tuple[str, ProducerSnapshot | str] | None:
+        """(path, the partition's latest producer-state snapshot or why it cannot be read), read again only
+        when the file changed; None when there is none (or the broker deleted it while we listed)."""
+        if not part.snapshots:
+            return None
+        path = str(part.path / f"{part.snapshots[-1]:020d}.snapshot")
+        try:
+            st = os.stat(path)
+            key = (st.st_size, st.st_mtime_ns, st.st_ino)
+            cached = self._snapshots.get(path)
+            if cached is None or cached[0] != key:
+                try:
+                    cached = (key, read_producer_snapshot(path))
+                except ProducerSnapshotError as exc:
+                    cached = (key, str(exc))
+                self._snapshots[path] = cached
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return path, f"{path}: {exc.strerror or exc}"
+        return path, cached[1]
 
     def _summary(self, seg) -> SegmentSummary:
         s, read = summarize(seg.log, seg.base_offset, self._cache.get(str(seg.log)))

@@ -40,7 +40,8 @@ from typing import Sequence
 from monitor.rules import CLEANABLE_RATIO_ABOVE_MIN, holds
 from monitor.summary import SegmentSummary
 from monitor.topicconfig import LONG_MAX, TopicConfig
-from monitor.transactions import DEFAULT_TRANSACTION_MAX_TIMEOUT_MS, OpenTransaction, describe, hanging, open_transactions
+from monitor.transactions import (DEFAULT_TRANSACTION_MAX_TIMEOUT_MS, OpenTransaction, describe, disagreement, hanging,
+                                  open_transactions, open_transactions_after_snapshot)
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,10 @@ class PartitionState:
     tombstones_past_delete_horizon: int  # their batch's delete horizon has passed, still on disk
     faults: int
     transaction_max_timeout_ms: int = DEFAULT_TRANSACTION_MAX_TIMEOUT_MS  # what hanging_transactions was counted with
+    # the producer-state snapshot the log's fold was checked against (None: none usable), and what went
+    # wrong: a snapshot that cannot be read, or folds that disagree (counted in faults, never silent)
+    transactions_checked_with: str | None = None
+    transaction_faults: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
         """The state as plain data (``logdir --format json``); each open transaction says whether it hangs."""
@@ -107,9 +112,13 @@ def partition_state(
     log_start_offset: int | None = None,
     last_stable_offset: int | None = None,
     transaction_max_timeout_ms: int = DEFAULT_TRANSACTION_MAX_TIMEOUT_MS,
+    producer_snapshot=None,
+    producer_snapshot_error: str | None = None,
 ) -> PartitionState:
     """The partition's compaction state at ``now_ms``; ``last_stable_offset`` when Kafka gave it,
-    else the LSO is folded from the open transactions in the segments."""
+    else the LSO is folded from the open transactions in the segments. ``producer_snapshot``: the
+    partition's latest ``monitor.producer_snapshot.ProducerSnapshot``, to check that fold against;
+    ``producer_snapshot_error``: why it could not be read."""
     if not segments:
         raise ValueError(f"{topic}-{partition}: no segments")
     bases = [s.base_offset for s in segments]
@@ -132,6 +141,9 @@ def partition_state(
     # as a batch the cleaner emptied but kept for its producer, cannot open one).
     txns = open_transactions((e for s in segments[dirty_idx:] for e in s.txn_events() if e.first_offset >= first_dirty),
                              now_ms)
+    checked_with, txn_faults = _check_with_snapshot(segments, txns, producer_snapshot, first_dirty, log_end, now_ms)
+    if producer_snapshot_error:
+        txn_faults = (producer_snapshot_error, *txn_faults)
     if last_stable_offset is None and txns:
         last_stable_offset = txns[0].first_offset
     lso = log_end if last_stable_offset is None else last_stable_offset
@@ -219,5 +231,19 @@ def partition_state(
         oldest_tombstone_age_ms=None if oldest is None else max(now_ms - oldest, 0),
         delete_retention_ms=config.delete_retention_ms,
         tombstones_past_retention=past_ret, tombstones_past_delete_horizon=past_hz,
-        faults=sum(len(s.faults) for s in segments), transaction_max_timeout_ms=transaction_max_timeout_ms,
+        faults=sum(len(s.faults) for s in segments) + len(txn_faults),
+        transaction_max_timeout_ms=transaction_max_timeout_ms, transactions_checked_with=checked_with,
+        transaction_faults=txn_faults,
     )
+
+
+def _check_with_snapshot(segments, txns, snapshot, first_dirty: int, log_end: int, now_ms: int):
+    """(snapshot path or None, faults): the open transactions folded from the snapshot and the log's
+    events after it, against ``txns`` from the dirty section. Usable only when the snapshot's offset lies
+    in the dirty section (below it, the cleaner may have removed markers the snapshot's transactions
+    were closed by; past the log end, it is from a later listing than the segments)."""
+    if snapshot is None or not first_dirty <= snapshot.offset <= log_end:
+        return None, ()
+    events = (e for s in segments if (s.next_offset or 0) > snapshot.offset for e in s.txn_events())
+    differs = disagreement(txns, open_transactions_after_snapshot(snapshot.ongoing(), snapshot.offset, events, now_ms))
+    return snapshot.path, (() if differs is None else (f"{snapshot.path}: {differs}",))
