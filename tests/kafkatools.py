@@ -22,6 +22,7 @@ from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, 
 
 from monitor.checkpoint import read_checkpoint
 from localkafka import broker as localbroker  # noqa: F401  (re-exported: the one import of the package)
+from localkafka.rawproduce import produce_raw, transactional_batch  # noqa: F401  (re-exported)
 from waiting import wait_for
 
 CLI_MODULE = "cli"  # what ``python -m`` runs for the command line
@@ -294,43 +295,3 @@ def copy_partition(src: str | Path, dst_root: str | Path, suffixes=(".log",), ti
 
     return wait_for(attempt, timeout, f"a copy of {src} that no segment swap cut through")
 
-
-# ------------------------------------------------------------------ raw produce requests
-
-def produce_raw(bootstrap: str, topic: str, batch: bytes, partition: int = 0, transactional_id: str | None = None,
-                timeout: float = 30.0) -> tuple[int, int]:
-    """Send one record batch as it is (``batch``: the bytes of a v2 batch, e.g. from recordfixtures.v2)
-    in a ProduceRequest v3, the oldest Kafka 4 accepts (KIP-896), and return the partition's (error
-    code, base offset). A client refuses to write what a test needs here: a transactional batch of a
-    producer id the coordinator never gave out (with transaction.partition.verification.enable=false
-    the broker appends it: the KIP-664 fault). Encoded by hand from Kafka's ProduceRequest.json /
-    ProduceResponse.json (v3: request header v1, non-flexible)."""
-    import socket
-
-    def string(s: str | None) -> bytes:
-        return struct.pack(">h", -1) if s is None else struct.pack(">h", len(s.encode())) + s.encode()
-
-    body = (string(transactional_id) + struct.pack(">hi", -1, int(timeout * 1000))  # acks=all
-            + struct.pack(">i", 1) + string(topic) + struct.pack(">i", 1)
-            + struct.pack(">ii", partition, len(batch)) + batch)
-    request = struct.pack(">hhi", 0, 3, 1) + string("compaction-monitor-tests") + body  # api key 0 v3, correlation 1
-    host, port = bootstrap.split(",")[0].rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=timeout) as sock:
-        sock.sendall(struct.pack(">i", len(request)) + request)
-
-        def read(n: int) -> bytes:
-            buf = b""
-            while len(buf) < n:
-                chunk = sock.recv(n - len(buf))
-                if not chunk:
-                    raise ConnectionError(f"{bootstrap} closed the connection after {len(buf)} of {n} bytes")
-                buf += chunk
-            return buf
-
-        (size,) = struct.unpack(">i", read(4))
-        resp = read(size)
-    pos = 4 + 4  # correlation id, topics count (1)
-    (name_len,) = struct.unpack_from(">h", resp, pos)
-    pos += 2 + name_len + 4  # name, partitions count (1)
-    _, error, base_offset = struct.unpack_from(">ihq", resp, pos)
-    return error, base_offset
