@@ -11,7 +11,13 @@ Topics (named from one prefix, ``demo`` here; the tests pass their own, see ``Na
   cleanable, so CompactionLagging rightly stays quiet; ``compaction_blocked`` names the reason);
 * ``demo.tombstone-flood``: waves of deletes, short ``delete.retention.ms``;
 * consumer group ``demo-reporting`` reads ``demo.tombstone-flood`` once, commits and stops
-  (ConsumerMayMissTombstones fires once its lag passes ``delete.retention.ms``).
+  (ConsumerMayMissTombstones fires once its lag passes ``delete.retention.ms``);
+* ``demo.eos-changelog``: an exactly-once producer's transactions, committed and (every fifth) aborted,
+  and on partition 0 one transaction no coordinator will ever end (KIP-664: a transactional batch of a
+  producer id the coordinator never gave out, which a broker the demo starts accepts because its
+  ``transaction.partition.verification.enable`` is off). It holds the partition's last stable offset,
+  and the cleaner with it, until ``kafka-transactions.sh abort``; once older than the broker's
+  ``transaction.max.timeout.ms`` (lowered by the demo) it is hanging.
 """
 
 from __future__ import annotations
@@ -47,10 +53,19 @@ class Timing:
     lagging_for: str = "30s"
     consumer_lag_for: str = "10s"
     scrape_s: int = 5
+    txn_every_s: float = 1.0  # one exactly-once transaction per this many seconds
+    transaction_max_timeout_ms: int = 180_000  # the demo broker's transaction.max.timeout.ms
 
 
 FAST = Timing(segment_ms=1_000, flood_retention_ms=4_000, updates_per_second=100, flood_every_s=2.0,
-              lagging_for="3s", consumer_lag_for="2s", scrape_s=1)
+              lagging_for="3s", consumer_lag_for="2s", scrape_s=1, txn_every_s=0.5, transaction_max_timeout_ms=20_000)
+
+
+def broker_config(t: Timing) -> dict[str, str]:
+    """Settings of a broker the demo starts: it accepts the crashed producer's transactional batch
+    (no verification with the coordinator), and calls transactions hanging sooner than Kafka's 15 min."""
+    return {"transaction.partition.verification.enable": "false",
+            "transaction.max.timeout.ms": str(t.transaction_max_timeout_ms)}
 
 
 @dataclass(frozen=True)
@@ -78,7 +93,21 @@ class Names:
 
     @property
     def topics(self) -> tuple[str, str, str]:
+        """The topics the plain workload writes to."""
         return self.healthy, self.lagging, self.flood
+
+    @property
+    def eos(self) -> str:
+        """The exactly-once producer's topic (with the hanging transaction on partition 0)."""
+        return f"{self.prefix}.eos-changelog"
+
+    @property
+    def transactional_id(self) -> str:
+        return f"{self.prefix}-eos-producer"
+
+    @property
+    def crashed_transactional_id(self) -> str:
+        return f"{self.prefix}-eos-crashed"
 
 
 DEMO = Names()
@@ -91,6 +120,7 @@ def topic_configs(t: Timing, names: Names = DEMO) -> dict[str, dict]:
         names.healthy: {**base, "min.cleanable.dirty.ratio": "0.1", "delete.retention.ms": "3600000"},
         names.lagging: {**base, "min.cleanable.dirty.ratio": "0.5", "min.compaction.lag.ms": str(24 * 3600 * 1000)},
         names.flood: {**base, "min.cleanable.dirty.ratio": "0.3", "delete.retention.ms": str(t.flood_retention_ms)},
+        names.eos: {**base, "min.cleanable.dirty.ratio": "0.1"},
     }
 
 
@@ -109,7 +139,7 @@ def create_topics(bootstrap: str, t: Timing, partitions: int = 3, names: Names =
     while time.time() < deadline:
         md = admin.list_topics(timeout=5)
         if all(n in md.topics and all(p.leader >= 0 for p in md.topics[n].partitions.values())
-               for n in names.topics):
+               for n in topic_configs(t, names)):
             return
         time.sleep(0.2)
     raise TimeoutError("demo topics have no leaders")
@@ -153,6 +183,79 @@ class Workload(threading.Thread):
         self.stop_event.set()
         self.join(15)
         self.producer = None  # release the client now, before the broker goes away
+
+
+class TransactionalWorkload(threading.Thread):
+    """An exactly-once producer (a transactional.id, confluent_kafka's transactions): a transaction of
+    ``batch`` keyed updates every ``txn_every_s``, every fifth aborted, the rest committed. Each
+    transaction ends before the next wait, so stopping leaves none open."""
+
+    def __init__(self, bootstrap: str, t: Timing, names: Names = DEMO, keys: int = 500, batch: int = 20):
+        super().__init__(name="demo-eos-workload", daemon=True)
+        from confluent_kafka import Producer
+
+        self.t, self.names, self.keys, self.batch = t, names, keys, batch
+        self.stop_event = threading.Event()
+        self.producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": names.transactional_id,
+                                  "transaction.timeout.ms": min(60_000, t.transaction_max_timeout_ms),
+                                  "linger.ms": 5})
+        self.committed = self.aborted = 0
+        self.error: str | None = None
+
+    def run(self) -> None:
+        from confluent_kafka import KafkaException
+
+        try:
+            self.producer.init_transactions(30)
+            n = 0
+            while not self.stop_event.is_set():
+                self.producer.begin_transaction()
+                for j in range(self.batch):
+                    k = f"key-{(n * self.batch + j) % self.keys}".encode()
+                    self.producer.produce(self.names.eos, key=k, value=f'{{"txn": {n}, "i": {j}}}'.encode())
+                if n % 5 == 4:
+                    self.producer.abort_transaction(30)
+                    self.aborted += 1
+                else:
+                    self.producer.commit_transaction(30)
+                    self.committed += 1
+                n += 1
+                self.stop_event.wait(self.t.txn_every_s)
+        except KafkaException as exc:  # the demo goes on without it; the log says why
+            self.error = str(exc)
+            say(f"the exactly-once producer stopped: {exc}")
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.join(60)
+        self.producer = None
+
+
+# Kafka's error codes (Errors.java) a produce may meet while a new topic's leadership settles
+RETRIABLE = {3, 5, 6}  # UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER
+CRASHED_PRODUCER_ID = 1_000_000_000_000  # far above the ids a demo broker's coordinator hands out (from 0 on)
+
+
+def leave_hanging_transaction(bootstrap: str, names: Names = DEMO) -> tuple[int, int] | None:
+    """Write the KIP-664 fault: a transactional batch on ``names.eos`` partition 0 of a producer id the
+    coordinator never gave out, as a producer that crashed after its write would leave it if the
+    coordinator had lost its state. Returns (producer id, first offset), or None when the broker refuses
+    it (a broker that verifies transactions with the coordinator, as Kafka does by default)."""
+    from localkafka.rawproduce import produce_raw, transactional_batch
+
+    records = [(f"key-{i}".encode(), b'{"status": "in-flight, never committed"}') for i in range(10)]
+    batch = transactional_batch(records, CRASHED_PRODUCER_ID, 0, int(time.time() * 1000))
+    deadline = time.time() + 30
+    while True:
+        error, offset = produce_raw(bootstrap, names.eos, batch, partition=0,
+                                    transactional_id=names.crashed_transactional_id)
+        if error not in RETRIABLE or time.time() > deadline:
+            break
+        time.sleep(0.5)  # a new topic's leader is not serving yet
+    if error:
+        say(f"the broker refused the crashed producer's batch (error code {error}): no hanging transaction")
+        return None
+    return CRASHED_PRODUCER_ID, offset
 
 
 def stopped_consumer(bootstrap: str, topic: str = FLOOD, group: str = GROUP, records: int = 50) -> None:
@@ -322,6 +425,17 @@ def alerts(prom_url: str) -> list[dict]:
 # --------------------------------------------------------------------------- demo
 
 
+def _hanging_note(state, hanging: tuple[int, int] | None, t: Timing) -> str:
+    if not hanging:
+        return ""
+    return (f"""
+  {DEMO.eos}-0 holds an open transaction of producer {hanging[0]} from offset {hanging[1]}: its last
+  stable offset, and the cleaner, stay there; hanging once older than transaction.max.timeout.ms
+  ({t.transaction_max_timeout_ms / 1000:.0f} s on a broker the demo starts). The fix, as for a real one:
+    kafka-transactions.sh --bootstrap-server {state.bootstrap} abort --topic {DEMO.eos} --partition 0 \\
+        --start-offset {hanging[1]}""")
+
+
 def run_demo(directory: Path, duration: float | None, fast: bool = False) -> int:
     from localkafka import broker
 
@@ -332,14 +446,19 @@ def run_demo(directory: Path, duration: float | None, fast: bool = False) -> int
     started_broker = False
     if state is None or not broker.is_alive(state.pid):
         say("starting a local Apache Kafka broker (KRaft) ...")
-        state = broker.start(broker_dir, progress=say)
+        state = broker.start(broker_dir, extra_config=broker_config(t), progress=say)
         started_broker = True
-    workload = None
+    workload = eos = None
     try:
-        say("creating compacted topics: healthy, lagging (min.compaction.lag.ms), tombstone flood")
+        say("creating compacted topics: healthy, lagging (min.compaction.lag.ms), tombstone flood, exactly-once")
         create_topics(state.bootstrap, t)
+        hanging = leave_hanging_transaction(state.bootstrap)
+        if hanging:
+            say(f"left a transaction of producer {hanging[0]} open on {DEMO.eos}-0 from offset {hanging[1]}")
         workload = Workload(state.bootstrap, t)
         workload.start()
+        eos = TransactionalWorkload(state.bootstrap, t)
+        eos.start()
         time.sleep(2)
         say(f"consumer group {GROUP} reads {FLOOD} once, commits, and stops")
         stopped_consumer(state.bootstrap)
@@ -358,7 +477,7 @@ def run_demo(directory: Path, duration: float | None, fast: bool = False) -> int
   Broker logs          {state.logs_dir}
 
   Within a few minutes: {LAGGING} shows as held back by min.compaction.lag.ms and {GROUP} as at
-  risk of missing tombstones (ConsumerMayMissTombstones fires).
+  risk of missing tombstones (ConsumerMayMissTombstones fires).{_hanging_note(state, hanging, t)}
   Press Ctrl-C to stop everything this demo started.
 """, file=sys.stderr, flush=True)
             stop = threading.Event()
@@ -370,6 +489,8 @@ def run_demo(directory: Path, duration: float | None, fast: bool = False) -> int
     finally:
         if workload is not None:
             workload.stop()
+        if eos is not None:
+            eos.stop()
         if started_broker:
             broker.stop(broker_dir, progress=say)
     say(f"stopped. Data kept in {directory} (broker data and logs, audits, Prometheus data, process logs).")

@@ -279,6 +279,7 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
                 u = r["uncleanable"]
                 out.write(f"uncleanable: {r['topic']}-{r['partition']}: {u['exception']}: {u['message']} "
                           f"({u['source']}; clears on a broker restart)\n")
+        _open_transactions_table(rows, out)
     return _exit_code(snap, cleaner_ok=cleaner is not None or not cleaner_log)
 
 
@@ -366,3 +367,19 @@ def format_cause(c, log_dir: str | None) -> str:
     for k, why in c.unchecked.items():
         lines.append(f"  unchecked: {k} ({why})")
     return "\n".join(lines)
+
+
+def _open_transactions_table(rows: list[dict], out) -> None:
+    """Below the partition table, one line per open transaction (from ``PartitionState.as_dict``),
+    with whether it hangs (open longer than transaction.max.timeout.ms)."""
+    txns = [(r, t) for r in rows for t in r["open_transactions"]]
+    if not txns:
+        return
+    out.write("\nopen transactions (hanging: open longer than transaction.max.timeout.ms)\n")
+    heads = [("partition", 34), ("producer id", 12), ("epoch", 6), ("first offset", 13), ("age s", 9), ("hanging", 7)]
+    out.write("  ".join(h.ljust(w) for h, w in heads) + "\n")
+    for r, t in txns:
+        age = "-" if t["age_ms"] is None else f"{t['age_ms'] / 1000:.0f}"
+        vals = [f"{r['topic']}-{r['partition']}", t["producer_id"], t["producer_epoch"], t["first_offset"], age,
+                "yes" if t["hanging"] else "no"]
+        out.write("  ".join(str(v)[:w].ljust(w) for v, (_, w) in zip(vals, heads)) + "\n")

@@ -69,7 +69,8 @@ class BrokerCleanerCollector(_StoreCollector):
 class PartitionCollector(_StoreCollector):
     names = (M.P_CLEANABLE_RATIO, M.P_UNCLEANED_RATIO, M.P_BLOCKED, M.P_MIN_RATIO, M.P_CLEANABLE_BYTES,
              M.P_UNCLEANED_BYTES, M.P_CLEAN_BYTES, M.P_LOG_BYTES, M.P_HEAD_BYTES,
-             M.P_FIRST_DIRTY, M.P_FIRST_UNCLEANABLE, M.P_LSO, M.P_LSO_DISAGREEMENT, M.P_OPEN_TXNS, M.P_OLDEST_TXN_AGE, M.P_END,
+             M.P_FIRST_DIRTY, M.P_FIRST_UNCLEANABLE, M.P_LSO, M.P_LSO_DISAGREEMENT, M.P_OPEN_TXNS, M.P_HANGING_TXNS,
+             M.P_OLDEST_TXN_AGE, M.P_END,
              M.P_ELIGIBLE, M.P_ELIGIBLE_SECONDS, M.P_DELAY, M.P_TOMBSTONES, M.P_OLDEST_TOMBSTONE, M.P_RETENTION,
              M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_FAULTS, M.LOG_DIR_UP, M.P_CAUSE)
 
@@ -110,6 +111,7 @@ class PartitionCollector(_StoreCollector):
                     fams[M.P_LSO_DISAGREEMENT].add_metric(lb + [s.last_stable_offset_source],
                                                           0.0 if d is None else max(now - d.since, 0.0))
                 add(M.P_OPEN_TXNS, len(s.open_transactions))
+                add(M.P_HANGING_TXNS, s.hanging_transactions)
                 ages = [t.age_ms for t in s.open_transactions if t.age_ms is not None]
                 if ages:
                     add(M.P_OLDEST_TXN_AGE, max(ages) / 1000.0)

@@ -23,6 +23,7 @@ the same offset).
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -32,6 +33,7 @@ from monitor.cleanerlog import CleanerLogState
 from monitor.compaction import PartitionState, partition_state
 from monitor.logdir import scan_log_dir
 from monitor.lsocheck import ADMIN, LeaderLso, LsoCheck, LsoDisagreement, check_lso, persist
+from monitor.producer_snapshot import ProducerSnapshot, ProducerSnapshotError, read_producer_snapshot
 from monitor.summary import SegmentSummary, summarize
 from monitor.topicconfig import (NOT_CLEANED_BY_LOG_CLEANER, BrokerSetting, EffectiveConfig, effective_broker_setting,
                                  effective_config)
@@ -124,6 +126,7 @@ class LogDirScanner:
         self.clock = clock
         self.include_all = include_all
         self._cache: dict[str, SegmentSummary] = {}
+        self._snapshots: dict[str, tuple] = {}  # path -> ((size, mtime, inode), ProducerSnapshot or error text)
         self._eligible_since: dict[tuple[str, int], float] = {}
         # partitions once seen in a cleaner checkpoint stay known as compacted, so that a
         # missing checkpoint later does not make them vanish from the export (a malformed one takes the log dir down)
@@ -175,8 +178,14 @@ class LogDirScanner:
                     part_errors[f"{part.topic}-{part.partition}"] = f"{part.path}: {exc}"
                     continue
                 seen_paths.update(s.path for s in summaries)
+                snapshot = self._latest_snapshot(part)
+                if snapshot is not None:
+                    seen_paths.add(snapshot[0])
+                snap = snapshot[1] if snapshot is not None else None
                 args = dict(checkpoint=cleaner_cp.get(key), log_start_offset=start_cp.get(key),
-                            transaction_max_timeout_ms=txn_timeout.value)
+                            transaction_max_timeout_ms=txn_timeout.value,
+                            producer_snapshot=snap if isinstance(snap, ProducerSnapshot) else None,
+                            producer_snapshot_error=snap if isinstance(snap, str) else None)
                 state = partition_state(part.topic, part.partition, summaries, cfg, now_ms, **args)
                 check = check_lso(state.last_stable_offset, state.log_end_offset, state.faults,
                                   self.leader_lso(part.topic, part.partition), self.broker_id)
@@ -188,7 +197,7 @@ class LogDirScanner:
                     self._lso_disagreements.pop(key, None)
                 else:
                     self._lso_disagreements[key] = disagreement
-                faults = [f for s in summaries for f in s.faults]
+                faults = [f for s in summaries for f in s.faults] + list(state.transaction_faults)
                 if faults:
                     part_errors[f"{part.topic}-{part.partition}"] = faults[0]
                 since = None
@@ -199,9 +208,10 @@ class LogDirScanner:
                 rate = self._write_rate(key, now, part.segments)
                 reports.append(PartitionReport(d, state, since, found.source, found, rate, tuple(faults), check,
                                                disagreement))
-        for path in list(self._cache):  # forget segments that are gone
-            if path not in seen_paths:
-                del self._cache[path]
+        for cache in (self._cache, self._snapshots):  # forget segments and snapshots that are gone
+            for path in list(cache):
+                if path not in seen_paths:
+                    del cache[path]
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(self.log_dirs),
                               down, self._reads - read_before, self._bytes - bytes_before, txn_timeout)
 
@@ -217,6 +227,28 @@ class LogDirScanner:
         if written < 0:
             return WriteRate(None, "measured between refreshes: the segments changed under the cleaner")
         return WriteRate(written / (now - t0), f"measured: {written} bytes appended in the last {now - t0:.0f} s")
+
+    def _latest_snapshot(self, part) -> tuple[str, ProducerSnapshot | str] | None:
+        """(path, the partition's latest producer-state snapshot or why it cannot be read), read again only
+        when the file changed; None when there is none (or the broker deleted it while we listed)."""
+        if not part.snapshots:
+            return None
+        path = str(part.path / f"{part.snapshots[-1]:020d}.snapshot")
+        try:
+            st = os.stat(path)
+            key = (st.st_size, st.st_mtime_ns, st.st_ino)
+            cached = self._snapshots.get(path)
+            if cached is None or cached[0] != key:
+                try:
+                    cached = (key, read_producer_snapshot(path))
+                except ProducerSnapshotError as exc:
+                    cached = (key, str(exc))
+                self._snapshots[path] = cached
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return path, f"{path}: {exc.strerror or exc}"
+        return path, cached[1]
 
     def _summary(self, seg) -> SegmentSummary:
         s, read = summarize(seg.log, seg.base_offset, self._cache.get(str(seg.log)))

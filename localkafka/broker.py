@@ -469,6 +469,14 @@ def dump_log(files: list[Path | str], *args: str, timeout: float = 600) -> str:
     return proc.stdout
 
 
+def transactions_tool(bootstrap: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run Kafka's own ``kafka-transactions.sh`` (TransactionsCommand) against ``bootstrap``, e.g.
+    ``find-hanging --broker-id 1`` or ``abort --topic T --partition 0 --start-offset N``."""
+    libs = fetch_jars(progress=lambda *_: None)
+    return _run_java(libs, "org.apache.kafka.tools.TransactionsCommand", ["--bootstrap-server", bootstrap, *args],
+                     jvm=["-Xmx256m", "-Dlog4j2.level=WARN"], timeout=timeout)
+
+
 def dump_log_command(files: list[str], *args: str) -> list[str]:
     """The java command line of ``kafka-dump-log``, for callers that stream its output."""
     libs = fetch_jars(progress=lambda *_: None)

@@ -41,7 +41,8 @@ from monitor.lsocheck import ADMIN as LSO_FROM_ADMIN, LOG as LSO_FROM_LOG
 from monitor.rules import CLEANABLE_RATIO_ABOVE_MIN, holds
 from monitor.summary import SegmentSummary
 from monitor.topicconfig import LONG_MAX, TopicConfig
-from monitor.transactions import DEFAULT_TRANSACTION_MAX_TIMEOUT_MS, OpenTransaction, describe, hanging, open_transactions
+from monitor.transactions import (DEFAULT_TRANSACTION_MAX_TIMEOUT_MS, OpenTransaction, describe, disagreement, hanging,
+                                  open_transactions, open_transactions_after_snapshot)
 
 
 @dataclass(frozen=True)
@@ -89,9 +90,18 @@ class PartitionState:
     active_segment_first_timestamp: int = -1  # its first batch's max timestamp (LogSegment.rollingBasedTimestamp)
     first_dirty_timestamp: int | None = None  # Kafka's E: min first-batch timestamp of the dirty non-active segments
     checkpoint_segment_base_offset: int = 0  # base of the segment holding the first dirty offset
+    transaction_max_timeout_ms: int = DEFAULT_TRANSACTION_MAX_TIMEOUT_MS  # what hanging_transactions was counted with
+    # the producer-state snapshot the log's fold was checked against (None: none usable), and what went
+    # wrong: a snapshot that cannot be read, or folds that disagree (counted in faults, never silent)
+    transactions_checked_with: str | None = None
+    transaction_faults: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        """The state as plain data (``logdir --format json``); each open transaction says whether it hangs."""
+        d = asdict(self)
+        for t, row in zip(self.open_transactions, d["open_transactions"]):
+            row["hanging"] = hanging(t, self.transaction_max_timeout_ms)
+        return d
 
 
 def _index_of_segment(bases: Sequence[int], offset: int) -> int:
@@ -110,10 +120,14 @@ def partition_state(
     log_start_offset: int | None = None,
     last_stable_offset: int | None = None,
     transaction_max_timeout_ms: int = DEFAULT_TRANSACTION_MAX_TIMEOUT_MS,
+    producer_snapshot=None,
+    producer_snapshot_error: str | None = None,
 ) -> PartitionState:
     """The partition's compaction state at ``now_ms``; ``last_stable_offset`` when Kafka gave it (the
     admin API's, when ``monitor.lsocheck.check_lso`` chose it), else the LSO is folded from the open
-    transactions in the segments."""
+    transactions in the segments. ``producer_snapshot``: the partition's latest
+    ``monitor.producer_snapshot.ProducerSnapshot``, to check that fold against; ``producer_snapshot_error``:
+    why it could not be read."""
     lso_source = LSO_FROM_LOG if last_stable_offset is None else LSO_FROM_ADMIN
     if not segments:
         raise ValueError(f"{topic}-{partition}: no segments")
@@ -137,6 +151,9 @@ def partition_state(
     # as a batch the cleaner emptied but kept for its producer, cannot open one).
     txns = open_transactions((e for s in segments[dirty_idx:] for e in s.txn_events() if e.first_offset >= first_dirty),
                              now_ms)
+    checked_with, txn_faults = _check_with_snapshot(segments, txns, producer_snapshot, first_dirty, log_end, now_ms)
+    if producer_snapshot_error:
+        txn_faults = (producer_snapshot_error, *txn_faults)
     if last_stable_offset is None and txns:
         last_stable_offset = txns[0].first_offset
     lso = log_end if last_stable_offset is None else last_stable_offset
@@ -224,8 +241,22 @@ def partition_state(
         oldest_tombstone_age_ms=None if oldest is None else max(now_ms - oldest, 0),
         delete_retention_ms=config.delete_retention_ms,
         tombstones_past_retention=past_ret, tombstones_past_delete_horizon=past_hz,
-        faults=sum(len(s.faults) for s in segments),
+        faults=sum(len(s.faults) for s in segments) + len(txn_faults),
         active_segment_base_offset=active.base_offset, active_segment_bytes=active.size,
         active_segment_first_timestamp=active.first_batch_max_timestamp, first_dirty_timestamp=earliest,
         checkpoint_segment_base_offset=bases[dirty_idx],
+        transaction_max_timeout_ms=transaction_max_timeout_ms, transactions_checked_with=checked_with,
+        transaction_faults=txn_faults,
     )
+
+
+def _check_with_snapshot(segments, txns, snapshot, first_dirty: int, log_end: int, now_ms: int):
+    """(snapshot path or None, faults): the open transactions folded from the snapshot and the log's
+    events after it, against ``txns`` from the dirty section. Usable only when the snapshot's offset lies
+    in the dirty section (below it, the cleaner may have removed markers the snapshot's transactions
+    were closed by; past the log end, it is from a later listing than the segments)."""
+    if snapshot is None or not first_dirty <= snapshot.offset <= log_end:
+        return None, ()
+    events = (e for s in segments if (s.next_offset or 0) > snapshot.offset for e in s.txn_events())
+    differs = disagreement(txns, open_transactions_after_snapshot(snapshot.ongoing(), snapshot.offset, events, now_ms))
+    return snapshot.path, (() if differs is None else (f"{snapshot.path}: {differs}",))

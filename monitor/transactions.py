@@ -82,3 +82,33 @@ def describe(t: OpenTransaction) -> str:
     age = "unknown age" if t.age_ms is None else f"open {t.age_ms / 1000:.0f} s"
     return (f"open transaction of producer {t.producer_id} (epoch {t.producer_epoch}) "
             f"from offset {t.first_offset}, {age}")
+
+
+def snapshot_events(ongoing) -> list[TxnEvent]:
+    """The ongoing transactions of a producer-state snapshot (``monitor.producer_snapshot``: entries with
+    producer_id, epoch, last_offset, timestamp, current_txn_first_offset >= 0) as DATA events that open
+    them, to fold before the log's events from the snapshot's offset on (Kafka loads producer state the
+    same way: the latest snapshot, then the log after it). The entry's timestamp is that of the
+    producer's last batch, not the transaction's first: ages from it are lower bounds."""
+    return [TxnEvent(e.producer_id, e.epoch, e.current_txn_first_offset,
+                     max(e.last_offset, e.current_txn_first_offset), DATA, e.timestamp)
+            for e in sorted(ongoing, key=lambda e: e.current_txn_first_offset)]
+
+
+def open_transactions_after_snapshot(ongoing, snapshot_offset: int, events: Iterable[TxnEvent],
+                                     now_ms: int) -> tuple[OpenTransaction, ...]:
+    """Open transactions folded from a snapshot's ongoing ones and the events reaching its offset or past
+    it (a segment's net events are per producer, so a run that began before the offset and goes on after
+    it is kept: it only extends a transaction the snapshot already has open)."""
+    later = [e for e in events if e.last_offset >= snapshot_offset]
+    return open_transactions([*snapshot_events(ongoing), *later], now_ms)
+
+
+def disagreement(from_log: Sequence[OpenTransaction], from_snapshot: Sequence[OpenTransaction]) -> str | None:
+    """None when both folds find the same open transactions (producer id and first offset), else what differs."""
+    a = sorted((t.producer_id, t.first_offset) for t in from_log)
+    b = sorted((t.producer_id, t.first_offset) for t in from_snapshot)
+    if a == b:
+        return None
+    return (f"open transactions (producer id, first offset) folded from the log {a} differ from those of the "
+            f"snapshot and the log after it {b}")

@@ -22,6 +22,7 @@ from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, 
 
 from monitor.checkpoint import read_checkpoint
 from localkafka import broker as localbroker  # noqa: F401  (re-exported: the one import of the package)
+from localkafka.rawproduce import produce_raw, transactional_batch  # noqa: F401  (re-exported)
 from waiting import wait_for
 
 CLI_MODULE = "cli"  # what ``python -m`` runs for the command line
@@ -302,3 +303,4 @@ def copy_partition(src: str | Path, dst_root: str | Path, suffixes=(".log",), ti
         return dst if _listing(src, suffixes) == before else None
 
     return wait_for(attempt, timeout, f"a copy of {src} that no segment swap cut through")
+

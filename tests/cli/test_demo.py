@@ -1,10 +1,13 @@
 """The main job end to end: `compaction-monitor demo` run headless for a bounded time brings up a
 real broker, the workload, the collector, Prometheus, an audit and the dashboard; the stopped consumer
 fires its alert, the topic held back by min.compaction.lag.ms is shown as blocked and fires no
-CompactionLagging (nothing in it is cleanable); on exit everything it started is stopped."""
+CompactionLagging (nothing in it is cleanable); the exactly-once topic's transaction left open is the one
+the broker's own kafka-transactions.sh find-hanging names, at the broker's last stable offset, and holds
+the cleaner there; on exit everything it started is stopped."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -14,9 +17,15 @@ import sys
 import urllib.request
 
 import pytest
+from confluent_kafka import IsolationLevel, TopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from kafkatools import CLI_MODULE
+from collectors.app import run_logdir
+from kafkatools import CLI_MODULE, localbroker
+from monitor.config import Config
 from waiting import wait_for
+
+EOS = "demo.eos-changelog"
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]  # about three minutes: the demo runs for 150 s
 
@@ -62,6 +71,7 @@ def test_demo_headless(tmp_path):
         assert re.search(r'kafka_compaction_partition_compaction_blocked\{(?=[^}]*reason="min_compaction_lag")'
                          r'(?=[^}]*topic="demo.lagging-cdc")[^}]*\} 1.0', metrics)
         assert "kafka_compaction_broker_cleaner_dead_threads" in metrics
+        check_open_transaction(found, tmp_path / "demo" / "broker" / "data")
         assert urllib.request.urlopen(f"{found['Dashboard']}/_stcore/health", timeout=5).status == 200
 
         assert proc.wait(timeout=240) == 0, log.read_text()[-3000:]
@@ -80,3 +90,47 @@ def test_demo_headless(tmp_path):
     for url in (found["Collector metrics"], prom + "/-/ready", found["Dashboard"]):
         with pytest.raises(OSError):
             urllib.request.urlopen(url, timeout=2)
+
+
+def _sample(metrics: str, name: str, **labels) -> float | None:
+    want = "".join(f'(?=[^}}]*{k}="{re.escape(v)}")' for k, v in labels.items())
+    m = re.search(rf"^{name}\{{{want}[^}}]*\}} (\S+)$", metrics, re.M)
+    return float(m.group(1)) if m else None
+
+
+def check_open_transaction(found: dict, log_dir) -> None:
+    """The transaction the demo leaves open on demo.eos-changelog-0: the broker's find-hanging names its
+    producer id and start offset (timeout 0: every open transaction the coordinator does not know), the
+    broker's READ_COMMITTED end offset (its LSO) is that start offset; logdir folds the same from the log,
+    and the collector exports that LSO and the partition as held back by it."""
+    bootstrap = found["Kafka bootstrap"]
+    proc = localbroker.transactions_tool(bootstrap, "find-hanging", "--topic", EOS, "--partition", "0",
+                                         "--max-transaction-timeout", "0")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = [ln.split() for ln in proc.stdout.splitlines() if ln.strip()]
+    rows = [dict(zip(lines[0], r)) for r in lines[1:]]
+    assert rows, f"find-hanging lists no open transaction on {EOS}-0:\n{proc.stdout}"
+    ghost = min(rows, key=lambda r: int(r["StartOffset"]))  # the oldest: the demo's, written before any other
+    pid, start = int(ghost["ProducerId"]), int(ghost["StartOffset"])
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    tp = TopicPartition(EOS, 0)
+    lso = admin.list_offsets({tp: OffsetSpec.latest()}, isolation_level=IsolationLevel.READ_COMMITTED)[tp].result(30)
+    assert lso.offset == start
+
+    out, err = io.StringIO(), io.StringIO()
+    run_logdir([log_dir], config=Config(), fmt="json", out=out, err=err,
+               topic_overrides={EOS: {"cleanup.policy": "compact"}})
+    [row] = [r for r in json.loads(out.getvalue()) if r["topic"] == EOS and r["partition"] == 0]
+    first = row["open_transactions"][0]
+    assert (first["producer_id"], first["first_offset"]) == (pid, start)
+    assert row["last_stable_offset"] == start and row["transaction_faults"] == []
+
+    def exported():
+        m = urllib.request.urlopen(found["Collector metrics"], timeout=5).read().decode()
+        held = _sample(m, "kafka_compaction_partition_compaction_blocked", topic=EOS, partition="0",
+                       reason="last_stable_offset")
+        return m if held == 1.0 else None
+
+    metrics = wait_for(exported, 90, f"the collector showing {EOS}-0 held back by its last stable offset", interval=2)
+    assert _sample(metrics, "kafka_compaction_partition_last_stable_offset", topic=EOS, partition="0") == start
+    assert _sample(metrics, "kafka_compaction_partition_open_transactions", topic=EOS, partition="0") >= 1

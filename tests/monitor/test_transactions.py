@@ -155,3 +155,18 @@ def test_a_given_lso_is_used_and_named_admin_and_the_hanging_count_follows_the_t
                            transaction_max_timeout_ms=4_999).hanging_transactions == 1
     assert partition_state("t", 0, segs, cfg, NOW, checkpoint=100,
                            transaction_max_timeout_ms=5_000).hanging_transactions == 0
+
+
+def test_hanging_counts_transactions_open_longer_than_transaction_max_timeout_ms():
+    segs = [_seg(0, 100, 1000, [data(5, 10, 20, ts=NOW - 60_000), data(6, 30, 30, ts=NOW - 1000),
+                                data(7, 40, 40, ts=-1)]), _seg(100, 110, 100)]
+    cfg = TopicConfig(min_cleanable_dirty_ratio=0.01)
+    st = partition_state("t", 0, segs, cfg, NOW)
+    assert st.hanging_transactions == 0  # Kafka's default, 15 min: none is that old
+    assert [r["hanging"] for r in st.as_dict()["open_transactions"]] == [False, False, False]
+    st = partition_state("t", 0, segs, cfg, NOW, transaction_max_timeout_ms=59_999)
+    assert st.hanging_transactions == 1 and st.transaction_max_timeout_ms == 59_999
+    # the one open 60 s hangs; the one without a timestamp is of unknown age, never called hanging
+    assert [(r["producer_id"], r["hanging"]) for r in st.as_dict()["open_transactions"]] == [
+        (5, True), (6, False), (7, False)]
+    assert partition_state("t", 0, segs, cfg, NOW, transaction_max_timeout_ms=60_000).hanging_transactions == 0

@@ -1,0 +1,96 @@
+"""Kafka's producer-state snapshot files (``<offset>.snapshot`` in a partition folder), read strictly.
+
+The broker's ProducerStateManager writes one when a segment rolls (and on a clean shutdown): its
+table of producers as of offset ``<offset>`` (the file name, exclusive), among them, per producer,
+the first offset of its ongoing transaction. That gives a second way to know the open transactions
+(the snapshot, then the log's events from its offset on) to check the fold from the log against
+(``monitor.transactions.snapshot_events``).
+
+The layout (ProducerStateManager.java, PRODUCER_SNAPSHOT_VERSION 1, PID_SNAPSHOT_MAP_SCHEMA): version
+int16, crc uint32 (CRC-32C of every byte after it), producer_entries: an int32 count and that many
+fixed-size entries (``ENTRY_LAYOUT``). Kafka's readSnapshot refuses another version and a CRC
+mismatch; so does this reader, and also a short file or bytes after the last entry, each error naming
+the file and the byte position.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import namedtuple
+from dataclasses import dataclass
+from pathlib import Path
+
+from crc32c import crc32c
+
+VERSION = 1  # ProducerStateManager.PRODUCER_SNAPSHOT_VERSION
+HEADER = struct.Struct(">hIi")  # version, crc, producer_entries count
+CRC_START = 6  # PRODUCER_ENTRIES_OFFSET: the CRC covers the count and the entries
+# One producer entry (PRODUCER_SNAPSHOT_ENTRY_SCHEMA), field names and Kafka types in Kafka's order.
+ENTRY_LAYOUT = (
+    ("producer_id", "q"),  # INT64
+    ("epoch", "h"),  # INT16
+    ("last_sequence", "i"),  # INT32
+    ("last_offset", "q"),  # INT64, -1 when the producer has no data batch (only a marker)
+    ("offset_delta", "i"),  # INT32
+    ("timestamp", "q"),  # INT64, max timestamp of the producer's last batch
+    ("coordinator_epoch", "i"),  # INT32
+    ("current_txn_first_offset", "q"),  # INT64, -1 when no transaction is ongoing
+)
+ENTRY = struct.Struct(">" + "".join(code for _, code in ENTRY_LAYOUT))
+ProducerEntry = namedtuple("ProducerEntry", [name for name, _ in ENTRY_LAYOUT])
+
+
+class ProducerSnapshotError(ValueError):
+    """A snapshot file that is not what Kafka writes, at ``position`` of ``file``."""
+
+    def __init__(self, file: str | Path, position: int, reason: str):
+        self.file, self.position, self.reason = str(file), position, reason
+        super().__init__(f"{self.file}: byte {position}: {reason}")
+
+
+@dataclass(frozen=True)
+class ProducerSnapshot:
+    path: str
+    offset: int  # the producer state is as of this offset (exclusive): the file name
+    entries: tuple  # ProducerEntry, in file order
+
+    def ongoing(self) -> list:
+        """The entries with an ongoing transaction, by its first offset."""
+        return sorted((e for e in self.entries if e.current_txn_first_offset >= 0),
+                      key=lambda e: e.current_txn_first_offset)
+
+
+def snapshot_offset(path: str | Path) -> int:
+    """The offset in a snapshot file's name (``00000000000000000402.snapshot`` -> 402)."""
+    stem = Path(path).name.removesuffix(".snapshot")
+    if not stem.isdigit():
+        raise ProducerSnapshotError(path, 0, "file name is not <offset>.snapshot")
+    return int(stem)
+
+
+def parse_producer_snapshot(data: bytes, path: str | Path) -> ProducerSnapshot:
+    offset = snapshot_offset(path)
+    if len(data) < HEADER.size:
+        raise ProducerSnapshotError(path, len(data), f"file ends inside the {HEADER.size}-byte header")
+    version, crc, count = HEADER.unpack_from(data, 0)
+    if version != VERSION:
+        raise ProducerSnapshotError(path, 0, f"unknown snapshot version {version} (Kafka writes {VERSION})")
+    computed = crc32c(memoryview(data)[CRC_START:])
+    if computed != crc:
+        raise ProducerSnapshotError(path, 2, f"CRC-32C mismatch: stored {crc}, computed {computed} "
+                                             f"over bytes {CRC_START}..{len(data)}")
+    if count < 0:
+        raise ProducerSnapshotError(path, CRC_START, f"negative producer entry count {count}")
+    end = HEADER.size + count * ENTRY.size
+    if len(data) < end:
+        at = HEADER.size + (len(data) - HEADER.size) // ENTRY.size * ENTRY.size
+        raise ProducerSnapshotError(path, at, f"file ends inside producer entry {(at - HEADER.size) // ENTRY.size} "
+                                              f"of {count} ({ENTRY.size} bytes each)")
+    if len(data) > end:
+        raise ProducerSnapshotError(path, end, f"{len(data) - end} bytes after the last of {count} producer entries")
+    entries = tuple(ProducerEntry._make(t) for t in ENTRY.iter_unpack(memoryview(data)[HEADER.size:end]))
+    return ProducerSnapshot(str(path), offset, entries)
+
+
+def read_producer_snapshot(path: str | Path) -> ProducerSnapshot:
+    return parse_producer_snapshot(Path(path).read_bytes(), path)
