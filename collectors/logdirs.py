@@ -19,13 +19,14 @@ internal compacted topics.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from monitor.compaction import PartitionState, partition_state
 from monitor.logdir import scan_log_dir
 from monitor.summary import SegmentSummary, summarize
 from monitor.topicconfig import NOT_CLEANED_BY_LOG_CLEANER, EffectiveConfig, effective_config
+from monitor.txnindex import txn_index_faults
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,10 @@ class LogDirScanner:
                 state = partition_state(part.topic, part.partition, summaries, cfg, now_ms,
                                         checkpoint=cleaner_cp.get(key), log_start_offset=start_cp.get(key))
                 faults = [f for s in summaries for f in s.faults]
+                txn_faults = txn_index_faults(summaries, state.first_dirty_offset)
+                if txn_faults:  # a .txnindex that is malformed or disagrees with the log: a read fault
+                    faults += txn_faults
+                    state = replace(state, faults=state.faults + len(txn_faults))
                 if faults:
                     part_errors[f"{part.topic}-{part.partition}"] = faults[0]
                 since = None

@@ -139,6 +139,9 @@ def aborted_transactions(segments: Sequence, from_offset: int | None = None) -> 
         for i, s in enumerate(segments):
             if s.base_offset <= from_offset:
                 start_idx = i
+    # before the first folded segment the log may have held (cleaned away, deleted) the start of a
+    # transaction: an abort there with no run of its own may or may not complete one (first offset None)
+    unknown_past = bool(segments) and (start_idx > 0 or segments[start_idx].base_offset > 0)
     for i, s in enumerate(segments):
         dropped += s.txn_aborts_dropped
         folded = i >= start_idx
@@ -150,6 +153,8 @@ def aborted_transactions(segments: Sequence, from_offset: int | None = None) -> 
                 continue
             first = carried[pid] if first_marker_here and pid in carried else run_first
             if first < 0:
+                if i == start_idx and unknown_past and first_marker_here:
+                    out.append(AbortedTxn(pid, None, last, None, s.base_offset))
                 continue  # no transaction open: Kafka completes none
             others = [f for q, f in carried.items()
                       if q != pid and s.txn_first_markers.get(q, last + 1) > last]
