@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from monitor.causes import BrokerFacts, Cause, WriteRate, explain, rate_from_dirty_section
@@ -39,6 +39,7 @@ from monitor.topicconfig import (NOT_CLEANED_BY_LOG_CLEANER, BrokerSetting, Effe
                                  effective_config)
 
 TRANSACTION_MAX_TIMEOUT = "transaction.max.timeout.ms"
+from monitor.txnindex import txn_index_faults
 
 
 @dataclass(frozen=True)
@@ -198,6 +199,10 @@ class LogDirScanner:
                 else:
                     self._lso_disagreements[key] = disagreement
                 faults = [f for s in summaries for f in s.faults] + list(state.transaction_faults)
+                txn_faults = txn_index_faults(summaries, state.first_dirty_offset)
+                if txn_faults:  # a .txnindex that is malformed or disagrees with the log: a read fault
+                    faults += txn_faults
+                    state = replace(state, faults=state.faults + len(txn_faults))
                 if faults:
                     part_errors[f"{part.topic}-{part.partition}"] = faults[0]
                 since = None

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from monitor.record import RecordFormatError, SegmentReader
 from monitor.record.model import control_type_code
-from monitor.transactions import ABORT, COMMIT, DATA, TxnEvent
+from monitor.transactions import ABORT, ABORT_FIELDS, COMMIT, DATA, MAX_ABORTS_PER_SEGMENT, TxnEvent
 
 
 @dataclass
@@ -46,6 +46,13 @@ class SegmentSummary:
     # transactions the segment holds (an exactly-once changelog commits many times a second).
     txn_markers: dict[int, TxnEvent] = field(default_factory=dict)
     txn_runs: dict[int, TxnEvent] = field(default_factory=dict)
+    # The aborted transactions this segment completes (monitor.transactions.aborted_transactions folds
+    # them across segments into Kafka's AbortedTxn entries): ABORT_FIELDS per ABORT marker that closes
+    # an open run, flat. Aborts are rare; past MAX_ABORTS_PER_SEGMENT a segment records no more and
+    # counts them in ``txn_aborts_dropped`` (the fold then says its aborted ranges are incomplete).
+    txn_aborts: array = field(default_factory=lambda: array("q"))
+    txn_aborts_dropped: int = 0
+    txn_first_markers: dict[int, int] = field(default_factory=dict)  # producer id -> its first marker's offset here
 
     @property
     def tombstones(self) -> int:
@@ -55,16 +62,39 @@ class SegmentSummary:
         """The net transaction events, in offset order, for ``monitor.transactions.open_transactions``."""
         return sorted([*self.txn_markers.values(), *self.txn_runs.values()], key=lambda e: e.first_offset)
 
+    def aborts(self) -> list[tuple[int, ...]]:
+        """The recorded aborts as ``ABORT_FIELDS`` tuples, in offset order."""
+        a, n = self.txn_aborts, len(ABORT_FIELDS)
+        return [tuple(a[i:i + n]) for i in range(0, len(a), n)]
+
     def add_txn_event(self, e: TxnEvent) -> None:
         """Fold one event (in offset order) into the net effect: a marker ends its producer's run;
-        a data batch opens a run or extends it (first offset and timestamp kept, epoch and last offset updated)."""
+        a data batch opens a run or extends it (first offset and timestamp kept, epoch and last offset updated).
+        An ABORT marker is also recorded as an abort (``txn_aborts``), with what the segment knows of
+        the transaction it closes and of the others open at that moment (Kafka's AbortedTxn)."""
+        if e.marker == ABORT:
+            self._record_abort(e)
         if e.marker != DATA:
+            self.txn_first_markers.setdefault(e.producer_id, e.first_offset)
             self.txn_runs.pop(e.producer_id, None)
             self.txn_markers[e.producer_id] = e
             return
         run = self.txn_runs.get(e.producer_id)
         self.txn_runs[e.producer_id] = e if run is None else run._replace(
             producer_epoch=e.producer_epoch, last_offset=e.last_offset)
+
+    def _record_abort(self, e: TxnEvent) -> None:
+        pid = e.producer_id
+        run = self.txn_runs.get(pid)
+        first_here = pid not in self.txn_first_markers  # then the transaction may have opened before this segment
+        if run is None and not first_here:
+            return  # a marker with no transaction open: Kafka completes none (ProducerAppendInfo.appendEndTxnMarker)
+        if len(self.txn_aborts) >= MAX_ABORTS_PER_SEGMENT * len(ABORT_FIELDS):
+            self.txn_aborts_dropped += 1
+            return
+        others = [r.first_offset for q, r in self.txn_runs.items() if q != pid]
+        self.txn_aborts.extend((pid, -1 if run is None else run.first_offset, e.first_offset,
+                                min(others, default=-1), int(first_here)))
 
     def largest_timestamp(self) -> int:
         """LogSegment.largestTimestamp: the max record timestamp, else the file's mtime (ms)."""
@@ -138,12 +168,18 @@ def _read_into(s: SegmentSummary, path: Path, start: int) -> None:
 
 
 def _txn_event(s: SegmentSummary, batch, c) -> None:
-    """A transactional batch as an event: a COMMIT/ABORT marker, or a data batch (other control types
-    and empty control batches, whose transaction the cleaner removed, change nothing)."""
+    e = txn_event(batch, c.keys[0] if batch.is_control and len(c) else None)
+    if e is not None:
+        s.add_txn_event(e)
+
+
+def txn_event(batch, control_key: bytes | None) -> TxnEvent | None:
+    """A transactional batch as an event, from its header and (for a control batch) its record's key;
+    None for other control types and empty control batches (whose transaction the cleaner removed)."""
     kind = DATA
     if batch.is_control:
-        kind = control_type_code(c.keys[0]) if len(c) else None
+        kind = control_type_code(control_key)
         if kind not in (ABORT, COMMIT):
-            return
-    s.add_txn_event(TxnEvent(batch.producer_id, batch.producer_epoch, batch.base_offset, batch.last_offset, kind,
-                             batch.max_timestamp))
+            return None
+    return TxnEvent(batch.producer_id, batch.producer_epoch, batch.base_offset, batch.last_offset, kind,
+                    batch.max_timestamp)

@@ -12,7 +12,8 @@ producer, its last marker in the segment and the run of data batches after it);
 ``open_transactions`` folds these events across segments in offset order. Like Kafka when it loads
 producer state from the log (replication origin), a marker closes the transaction whatever
 its epoch, and an epoch bump on data keeps the transaction's first offset.
-Aborted ranges (``.txnindex``) are not derived here yet.
+Aborted transactions (Kafka's ``AbortedTxn`` entries of ``.txnindex``) are folded from the segments'
+recorded aborts by ``aborted_transactions`` (below).
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from dataclasses import dataclass
 from typing import Iterable, NamedTuple, Sequence
 
 DEFAULT_TRANSACTION_MAX_TIMEOUT_MS = 900_000  # Kafka's transaction.max.timeout.ms default (15 min)
+
+MAX_ABORTS_PER_SEGMENT = 65_536  # aborts a segment summary records (5 int64 each); past it they are counted only
+ABORT_FIELDS = ("producer_id", "run_first_offset", "last_offset", "others_first_offset", "first_marker_here")
 
 DATA = -1  # TxnEvent.marker of a transactional data run; markers use Kafka's control types
 ABORT = 0
@@ -112,3 +116,86 @@ def disagreement(from_log: Sequence[OpenTransaction], from_snapshot: Sequence[Op
         return None
     return (f"open transactions (producer id, first offset) folded from the log {a} differ from those of the "
             f"snapshot and the log after it {b}")
+
+
+class AbortedTxn(NamedTuple):
+    """Kafka's AbortedTxn (storage .../log/AbortedTxn.java; written by ProducerStateManager when an ABORT
+    marker completes a transaction): ``last_offset`` is the marker's offset, ``last_stable_offset`` the
+    first offset of the oldest other open transaction at that moment, else the marker's offset + 1
+    (ProducerStateManager.lastStableOffset(CompletedTxn)). ``first_offset`` is None when the
+    transaction opened before the part of the log folded (``segment``: base offset of the segment
+    holding the marker, whose .txnindex holds the entry)."""
+
+    producer_id: int
+    first_offset: int | None
+    last_offset: int
+    last_stable_offset: int | None
+    segment: int
+
+
+@dataclass(frozen=True)
+class AbortedRanges:
+    """The aborted transactions completed in the folded segments, by marker offset. ``complete`` is
+    False when a segment held more aborts than its summary records (``dropped`` of them): the list
+    then misses those, and nothing may be concluded from an absence."""
+
+    aborted: tuple[AbortedTxn, ...]
+    dropped: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return self.dropped == 0
+
+
+def aborted_transactions(segments: Sequence, from_offset: int | None = None) -> AbortedRanges:
+    """Fold segment summaries (``monitor.summary.SegmentSummary``, offset order) into Kafka's aborted
+    transactions, as ProducerStateManager completes them while appending: an ABORT marker of a producer
+    with an open transaction completes it, from the transaction's first offset to the marker.
+
+    Each summary records, per abort, what the segment alone knows (the run of the producer's data in
+    the segment, other producers' runs open at that moment, whether it was the producer's first
+    marker in the segment); the transactions open when a segment starts come from the earlier
+    segments' net events, as in ``open_transactions``. ``from_offset`` (the first dirty offset) starts
+    the fold at the segment holding it, for the reason ``monitor.compaction`` gives: a batch the cleaner
+    emptied but kept below it would open a transaction that is not there. Aborts in segments before it
+    are still listed, with ``first_offset`` and ``last_stable_offset`` None (what the log left of them).
+    """
+    n = len(ABORT_FIELDS)
+    carried: dict[int, int] = {}  # producer id -> first offset of its transaction open at the segment's start
+    out: list[AbortedTxn] = []
+    dropped = 0
+    start_idx = 0
+    if from_offset is not None:
+        for i, s in enumerate(segments):
+            if s.base_offset <= from_offset:
+                start_idx = i
+    # before the first folded segment the log may have held (cleaned away, deleted) the start of a
+    # transaction: an abort there with no run of its own may or may not complete one (first offset None)
+    unknown_past = bool(segments) and (start_idx > 0 or segments[start_idx].base_offset > 0)
+    for i, s in enumerate(segments):
+        dropped += s.txn_aborts_dropped
+        folded = i >= start_idx
+        a = s.txn_aborts
+        for j in range(0, len(a), n):
+            pid, run_first, last, others_here, first_marker_here = a[j:j + n]
+            if not folded:
+                out.append(AbortedTxn(pid, None, last, None, s.base_offset))
+                continue
+            first = carried[pid] if first_marker_here and pid in carried else run_first
+            if first < 0:
+                if i == start_idx and unknown_past and first_marker_here:
+                    out.append(AbortedTxn(pid, None, last, None, s.base_offset))
+                continue  # no transaction open: Kafka completes none
+            others = [f for q, f in carried.items()
+                      if q != pid and s.txn_first_markers.get(q, last + 1) > last]
+            if others_here >= 0:
+                others.append(others_here)
+            out.append(AbortedTxn(pid, first, last, min(others, default=last + 1), s.base_offset))
+        if not folded:
+            continue
+        for e in s.txn_events():
+            if e.marker == DATA:
+                carried.setdefault(e.producer_id, e.first_offset)
+            else:
+                carried.pop(e.producer_id, None)
+    return AbortedRanges(tuple(out), dropped)

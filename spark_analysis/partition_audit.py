@@ -3,7 +3,10 @@
 Why a task per partition: compaction is per partition (Kafka cleans one partition with one thread,
 its keys never meet another partition's), and everything the audit asks of a partition follows from
 its own segments: Kafka's bounds from the batch headers (active segment, ``min.compaction.lag.ms``,
-the checkpoint), then one pass over the records through the one fold (``partition_fold``). The task
+the checkpoint, the LSO and the aborted transactions from the transactional batches and markers),
+then one pass over the records through the one fold (``partition_fold``), beside which one clean's
+decisions on aborted data and markers are counted (``monitor.txncleaner``; aborted data is no key's
+record). The task
 hands Spark the partition's facts, its key totals, top keys, producer and tombstone-bucket totals and
 its faults (``rows``): no per-record or per-key rows cross into the JVM, unless a partition has more
 keys than one task holds (then its key table goes out in parts and Spark merges them, ``merge``).
@@ -19,8 +22,10 @@ from dataclasses import dataclass, field
 from monitor.compaction import partition_state
 from monitor.estimate import CleanerParams, estimate_clean
 from monitor.record import SegmentReader
-from monitor.summary import SegmentSummary
+from monitor.summary import SegmentSummary, txn_event
 from monitor.topicconfig import TopicConfig
+from monitor.transactions import aborted_transactions
+from monitor.txncleaner import TxnCleaning
 from spark_analysis import rows
 from spark_analysis.arrow_rows import segment_base
 from spark_analysis.keyfold import Bounds
@@ -68,11 +73,14 @@ class HeaderScan:
     control_records: int = 0
     first_timestamp: int | None = None
     last_timestamp: int | None = None
+    last_data_offsets: dict = field(default_factory=dict)  # producer id -> last offset of its last data batch
 
 
 def scan_headers(files, opener) -> HeaderScan:
-    """Kafka's segment facts from batch headers alone (no record decoded). Faults are left to the
-    record pass, which reports them; a segment that cannot be opened is left out here."""
+    """Kafka's segment facts from batch headers alone (no record decoded but the transaction markers',
+    whose type is in their one record's key), with the transaction events (``monitor.summary``): the
+    LSO and the aborted transactions follow. Faults are left to the record pass, which reports them; a
+    segment that cannot be opened is left out here."""
     scan = HeaderScan()
     for uri, size in files:
         try:
@@ -80,8 +88,13 @@ def scan_headers(files, opener) -> HeaderScan:
         except OSError:
             continue
         s = SegmentSummary(uri, segment_base(uri) or 0, size=size)
+        txn = []
         with fh:
             for b in SegmentReader(fh, name=uri, skip_corrupt=True).batches(bodies=False):
+                if b.is_transactional:
+                    txn.append(b)
+                if not b.is_control and b.producer_id >= 0:
+                    scan.last_data_offsets[b.producer_id] = b.last_offset
                 if s.batches == 0:
                     s.first_batch_max_timestamp = b.max_timestamp
                 s.batches += 1
@@ -99,8 +112,31 @@ def scan_headers(files, opener) -> HeaderScan:
                     scan.last_timestamp = b.max_timestamp
         if s.next_offset is None:
             s.next_offset = s.base_offset
+        keys = control_keys(uri, opener, [b.position for b in txn if b.is_control and b.records_count])
+        for b in txn:
+            e = txn_event(b, keys.get(b.position))
+            if e is not None:
+                s.add_txn_event(e)
         scan.summaries.append(s)
     return scan
+
+
+def control_keys(uri: str, opener, positions: list) -> dict:
+    """The record key of each control batch at ``positions`` (its type: COMMIT, ABORT, ...)."""
+    out: dict = {}
+    if not positions:
+        return out
+    try:
+        fh = opener(uri)
+    except OSError:
+        return out
+    with fh:
+        for pos in positions:
+            for batch, c in SegmentReader(fh, name=uri, start=pos, skip_corrupt=True).decoded(columns=True):
+                if len(c):
+                    out[pos] = c.keys[0]
+                break
+    return out
 
 
 def _horizon(b) -> bool:
@@ -132,16 +168,22 @@ def partition_facts(topic: str, partition: int, st, segments: int, counts: dict,
         "delete_retention_ms": cfg.delete_retention_ms,
         "first_timestamp": counts.get("first_timestamp"), "last_timestamp": counts.get("last_timestamp"),
         "bucket_ms": bucket_ms,
+        "txn_removable_records": counts.get("txn_removable_records", 0),
+        "txn_reclaimable_bytes": float(counts.get("txn_reclaimable_bytes", 0.0)),
     }
+
+
+FACTS_ONLY = ("bucket_ms", "txn_removable_records", "txn_reclaimable_bytes")  # facts not in the partition row
 
 
 def partition_row(facts: dict, totals: dict, cleaner: CleanerParams) -> dict:
     """The audit's row for one partition (``PARTITION_DDL``): its facts, its key totals (from the
     fold; empty when it has no keyed record) and the cleaner's estimate."""
-    reclaim = float(totals.get("reclaimable_bytes") or 0.0)
+    reclaim = float(totals.get("reclaimable_bytes") or 0.0) + (facts.get("txn_reclaimable_bytes") or 0.0)
     est = estimate_clean(facts["clean_bytes"], facts["cleanable_bytes"], totals.get("dirty_distinct_keys") or 0, cleaner)
-    row = {k: v for k, v in facts.items() if k != "bucket_ms"}
+    row = {k: v for k, v in facts.items() if k not in FACTS_ONLY}
     row.update({k: totals.get(k) or 0 for k, _ in rows.KEY_TOTALS})
+    row["removable_records"] += facts.get("txn_removable_records") or 0  # aborted data and markers a clean drops
     row.update({"reclaimable_bytes": reclaim, "projected_bytes": max(facts["bytes"] - reclaim, 0.0),
                 "cleaner_passes": est.passes, "estimated_clean_seconds": est.seconds})
     return row
@@ -160,14 +202,17 @@ def audit_partition(task: PartitionTask, opener):
     b = Bounds(task.topic, task.partition, upper=upper, first_dirty=st.first_dirty_offset,
                expired_before_ms=task.now_ms - task.config.delete_retention_ms,
                bucket_ms=task.bucket_ms or bucket_for(span))
+    txn = TxnCleaning(aborted_transactions(scan.summaries, st.first_dirty_offset), scan.last_data_offsets, upper,
+                      task.now_ms)
+    yield from _record_pass(task, opener, b, txn)
     counts = {"records": scan.records, "control_records": scan.control_records,
-              "first_timestamp": scan.first_timestamp, "last_timestamp": scan.last_timestamp}
+              "first_timestamp": scan.first_timestamp, "last_timestamp": scan.last_timestamp,
+              "txn_removable_records": txn.removable_records, "txn_reclaimable_bytes": txn.reclaimable_bytes}
     yield rows.batch("facts", 1, partition_facts(task.topic, task.partition, st, len(scan.summaries), counts,
                                                  task.config, b.bucket_ms))
-    yield from _record_pass(task, opener, b)
 
 
-def _record_pass(task: PartitionTask, opener, b: Bounds | None):
+def _record_pass(task: PartitionTask, opener, b: Bounds | None, txn: TxnCleaning | None = None):
     acc = PartitionFold(b, task.max_keys) if b else None
     win = RecordWindow()
     for uri, _size in task.files:
@@ -182,8 +227,14 @@ def _record_pass(task: PartitionTask, opener, b: Bounds | None):
         with fh:
             reader = SegmentReader(fh, name=uri, skip_corrupt=True)
             for batch, arr in reader.decoded(arrays=True):
+                if txn is not None:  # aborted data is no key's record; markers are neither keys nor tombstones
+                    if batch.is_control:
+                        txn.control_batch(batch, bytes(arr.keys[:4]) if len(arr) else None)
+                        continue
+                    if txn.data_batch(batch):
+                        continue
                 if acc is None or batch.is_control or not len(arr):
-                    continue  # transaction markers: neither keys nor tombstones
+                    continue
                 win.add(batch, arr)
                 if win.n >= task.window:
                     yield from acc.add(win.columns())

@@ -35,7 +35,9 @@ ROW_TYPES: dict[str, list] = {
         ("first_uncleanable_offset", pa.int64()), ("clean_bytes", pa.int64()), ("cleanable_bytes", pa.int64()),
         ("cleanable_ratio", pa.float64()), ("min_cleanable_dirty_ratio", pa.float64()), ("eligible", pa.bool_()),
         ("delete_retention_ms", pa.int64()), ("first_timestamp", pa.int64()), ("last_timestamp", pa.int64()),
-        ("bucket_ms", pa.int64())],
+        ("bucket_ms", pa.int64()),
+        # what one clean drops of aborted transactions and markers (monitor.txncleaner), from the record pass
+        ("txn_removable_records", pa.int64()), ("txn_reclaimable_bytes", pa.float64())],
     "key_totals": _PART + KEY_TOTALS,
     # one key's partial aggregate, when a key table goes out in parts (merged by ``merge``)
     "key": _PART + [("key_hash", pa.int64())] + [(c.name, c.type) for c in KEY_COLUMNS],

@@ -12,10 +12,15 @@ in one job, and ``audit.tables`` merges key tables sent in parts (``merge``) and
 tables. No record or key row passes through the driver.
 
 What Kafka keeps, and so what is not counted as reclaimable:
-* the active segment and whatever ``min.compaction.lag.ms`` holds back (above the bound U);
-* control batches (transaction markers) and transactional data (aborted data is dropped by Kafka
-  using ``.txnindex``, which the audit does not read: it is counted as kept);
+* the active segment and whatever ``min.compaction.lag.ms`` or the last stable offset (an open
+  transaction) holds back (above the bound U);
+* transaction markers until one clean finds their transaction's data gone and their batch's delete
+  horizon passed (``monitor.txncleaner``; segments path);
 * tombstones that are the latest record of their key and still inside ``delete.retention.ms``.
+Aborted transactional data below U is removed whole, and is never a key's record (it supersedes
+nothing); the aborted ranges are folded from the log's own markers (``monitor.transactions``), as the
+cleaner takes them from ``.txnindex``. The records path (dumps, a live topic) sees neither markers'
+types nor transactions: there transactional data counts as plain records and the LSO is not applied.
 A record below U superseded by a later record of its key below U is removed; a tombstone that is the
 latest of its key and older than ``delete.retention.ms`` is removed too (over at most two cleans).
 """

@@ -5,10 +5,13 @@ COMMIT/ABORT marker closes)."""
 
 from __future__ import annotations
 
+import random
+
 from monitor.compaction import partition_state
 from monitor.summary import SegmentSummary
 from monitor.topicconfig import TopicConfig
-from monitor.transactions import ABORT, COMMIT, DATA, TxnEvent, last_stable_offset, open_transactions
+from monitor.transactions import (ABORT, COMMIT, DATA, TxnEvent, aborted_transactions, last_stable_offset,
+                                  open_transactions)
 
 NOW = 1_000_000
 
@@ -170,3 +173,80 @@ def test_hanging_counts_transactions_open_longer_than_transaction_max_timeout_ms
     assert [(r["producer_id"], r["hanging"]) for r in st.as_dict()["open_transactions"]] == [
         (5, True), (6, False), (7, False)]
     assert partition_state("t", 0, segs, cfg, NOW, transaction_max_timeout_ms=60_000).hanging_transactions == 0
+
+
+# ---------------------------------------------------------------- aborted transactions (Kafka's AbortedTxn)
+
+def kafka_aborts(events):
+    """ProducerStateManager event by event over the whole log: a producer's first data batch opens its
+    transaction; its ABORT marker completes it as AbortedTxn(producer, first, marker offset, LSO), the
+    LSO being the oldest other open transaction's first offset, else the marker's offset + 1
+    (ProducerStateManager.lastStableOffset(CompletedTxn)); a marker with nothing open completes none."""
+    ongoing, out = {}, []
+    for e in events:
+        if e.marker == DATA:
+            ongoing.setdefault(e.producer_id, e.first_offset)
+            continue
+        first = ongoing.pop(e.producer_id, None)
+        if e.marker == ABORT and first is not None:
+            out.append((e.producer_id, first, e.first_offset, min(ongoing.values(), default=e.first_offset + 1)))
+    return out
+
+
+def _segments_of(events, cuts):
+    """Events split into segments at the offsets ``cuts`` (each segment's base)."""
+    bases = [0, *cuts]
+    segs = []
+    for i, base in enumerate(bases):
+        end = bases[i + 1] if i + 1 < len(bases) else 1 << 40
+        segs.append(_seg(base, end, 100, [e for e in events if base <= e.first_offset < end]))
+    return segs
+
+
+def test_aborts_across_segments_equal_kafkas_abortedtxn_entries():
+    # producer 7's transaction opens in segment 0 and is aborted in segment 1 (first offset from segment
+    # 0); producer 8's is open across both while 7 aborts, so it is the entry's LSO; 9 aborts twice in
+    # segment 1, first while 8 is still open (LSO 5), then with nothing else open (LSO = marker + 1);
+    # a COMMIT, or an ABORT with nothing open, completes nothing
+    ev = [data(7, 0, 4), data(8, 5, 6), data(7, 7, 8),
+          data(8, 10, 11), marker(7, 12, ABORT), data(9, 13, 14), marker(9, 15, ABORT), marker(8, 16),
+          data(9, 17, 17), marker(9, 18, ABORT), marker(9, 19, ABORT)]
+    want = [(7, 0, 12, 5), (9, 13, 15, 5), (9, 17, 18, 19)]
+    assert kafka_aborts(ev) == want
+    got = aborted_transactions(_segments_of(ev, [10]))
+    assert got.complete
+    assert [(a.producer_id, a.first_offset, a.last_offset, a.last_stable_offset) for a in got.aborted] == want
+    assert [a.segment for a in got.aborted] == [10, 10, 10]
+
+
+def test_abort_fold_over_random_segment_cuts_equals_the_event_by_event_account(seed):
+    rng = random.Random(seed)
+    for _ in range(200):
+        ev, off = [], 0
+        for _ in range(rng.randint(1, 40)):
+            pid = rng.randint(1, 4)
+            kind = rng.choice([DATA, DATA, DATA, ABORT, COMMIT])
+            n = rng.randint(1, 3) if kind == DATA else 1
+            ev.append(TxnEvent(pid, 0, off, off + n - 1, kind, NOW))
+            off += n
+        cuts = sorted(rng.sample(range(1, off), min(rng.randint(0, 4), off - 1))) if off > 1 else []
+        got = aborted_transactions(_segments_of(ev, cuts)).aborted
+        assert [(a.producer_id, a.first_offset, a.last_offset, a.last_stable_offset) for a in got] == \
+            kafka_aborts(ev), (ev, cuts)
+
+
+def test_aborts_before_the_first_dirty_offset_keep_only_what_the_log_shows():
+    # below the checkpoint the cleaner emptied producer 5's batch: the fold starts at the dirty segment
+    ev = [data(5, 0, 0), data(6, 1, 2), marker(6, 3, ABORT), data(5, 100, 101), marker(5, 102, ABORT)]
+    got = aborted_transactions(_segments_of(ev, [100]), from_offset=100).aborted
+    assert [(a.producer_id, a.first_offset, a.last_offset, a.last_stable_offset) for a in got] == [
+        (6, None, 3, None), (5, 100, 102, 103)]
+
+
+def test_a_segment_past_the_abort_bound_says_its_list_is_incomplete(monkeypatch):
+    import monitor.summary as summary
+
+    monkeypatch.setattr(summary, "MAX_ABORTS_PER_SEGMENT", 2)
+    ev = [e for i in range(5) for e in (data(7, 2 * i, 2 * i), marker(7, 2 * i + 1, ABORT))]
+    got = aborted_transactions(_segments_of(ev, []))
+    assert [a.last_offset for a in got.aborted] == [1, 3] and got.dropped == 3 and not got.complete
