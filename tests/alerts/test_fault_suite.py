@@ -199,10 +199,10 @@ def distinct_keys(bootstrap: str, topic: str, keys: int) -> None:
 
 
 def buffer_saturated_case(b) -> Case:
-    """A near-miss topic whose keys fit the offset map (cleaned in one pass), cleaned first; then a topic
-    with more distinct keys than one pass can map. Its min.cleanable.dirty.ratio of 0.9 keeps the cleaner
-    from a second pass (after the first, half its bytes count as clean), so the last clean stays the
-    saturated one."""
+    """A near-miss topic whose keys fit the offset map, written and cleaned in one pass; and the case's
+    topic, created empty (the test writes it, more distinct keys than one pass maps, once it has seen
+    the near miss). Its min.cleanable.dirty.ratio of 0.9 keeps the cleaner from a second pass (after
+    the first, half its bytes count as clean), so the last clean stays the saturated one."""
     near = create_topic(b.bootstrap, unique_topic("buffer-fits"), **compacted())
     distinct_keys(b.bootstrap, near, KEYS_PER_PASS * 4 // 5)
     wait_cleaned(b.log_dir, near, past=KEYS_PER_PASS * 4 // 5 - 1)
