@@ -5,10 +5,10 @@ near miss on the same broker (a topic, or the same broker a moment before) that 
 One broker of the module's own serves every case (one JVM start for the suite). Its cleaner has a
 dedupe buffer at its minimum (``log.cleaner.dedupe.buffer.size``; Kafka 4.3's KafkaConfig.validateValues
 requires size / log.cleaner.threads > 1048576, "at least 1MB per cleaner thread"), so some 40,000
-distinct keys fill it. The cases run in file order because the cleaner's
-gauges are the last clean's: the buffer case reads its gauge before anything else is cleaned, and the
-throttle case (``log.cleaner.io.max.bytes.per.second``, a dynamic broker config) comes last, since the
-throttle slows every clean after it. Each case has a helper that makes its fault and returns its
+distinct keys fill it. The cases run in file order because the cleaner's gauges are the last clean's:
+the buffer case reads its gauge before anything else is cleaned, and the throttle case
+(``log.cleaner.io.max.bytes.per.second``, a dynamic broker config) comes last, since the throttle slows
+every clean after it. Each case has a helper that makes its fault and returns its
 ``Case`` (topic, partition, near-miss topic), for assertions that name the cause of that partition.
 
 Thresholds and ``for`` windows are shortened through the collector's monitor.yaml, as an operator
@@ -58,8 +58,6 @@ THRESHOLDS = {
     "open_transaction_for": "2s",
 }
 ROLL_AFTER_MS = 1000  # more than compacted()'s segment.ms
-THROTTLE_BYTES_PER_SECOND = 2_000_000  # read + write
-NEVER_ROLLS_ROUNDS = 2
 
 
 @dataclass(frozen=True)
@@ -233,7 +231,7 @@ def test_a_dedupe_buffer_too_small_for_the_keys_fires_cleaner_buffer_saturated(f
 # ------------------------------------------------------------------ an open transaction
 
 KILLED_PRODUCER = textwrap.dedent("""
-    import sys, time
+    import signal, sys
     from confluent_kafka import Producer
     bootstrap, topic, txn_id = sys.argv[1:4]
     p = Producer({"bootstrap.servers": bootstrap, "transactional.id": txn_id,
@@ -246,7 +244,7 @@ KILLED_PRODUCER = textwrap.dedent("""
                   on_delivery=lambda err, msg: offsets.append(msg.offset()) if err is None else None)
     p.flush(30)
     print(min(offsets), flush=True)  # the open transaction's first offset, acknowledged by the broker
-    time.sleep(3600)  # killed here, before any commit
+    signal.pause()  # killed here by SIGKILL, before any commit
 """)
 
 
