@@ -131,6 +131,17 @@ def cases(t: Thresholds) -> list[Case]:
           sel("kafka_compaction_broker_uncleanable_bytes", ld): f"0x{n}"},
          {sel("kafka_compaction_broker_uncleanable_partitions", ld): f"0x{n}",
           sel("kafka_compaction_broker_uncleanable_bytes", ld): f"0x{n}"})
+    # where log-cleaner.log names the partition: that alert alone, not the log dir's of the same broker
+    # too; a partition named on another broker leaves this broker's log-dir alert in place
+    marked = {**PART, "exception": "CorruptRecordException"}
+    both("UncleanablePartitions", "critical",
+         {sel("kafka_compaction_partition_uncleanable", marked): f"1x{n}",
+          sel("kafka_compaction_broker_uncleanable_partitions", ld): f"1x{n}",
+          sel("kafka_compaction_broker_uncleanable_bytes", ld): f"4096x{n}",
+          sel("kafka_compaction_partition_uncleanable", {**marked, "broker": "2"}): f"1x{n}",
+          sel("kafka_compaction_broker_uncleanable_partitions", {**ld, "broker": "3"}): f"1x{n}"},
+         {sel("kafka_compaction_partition_uncleanable", marked): f"0x{n}",
+          sel("kafka_compaction_broker_uncleanable_partitions", ld): f"0x{n}"})
     both("CleanerBufferSaturated", "warning",
          {sel("kafka_compaction_broker_cleaner_max_buffer_utilization_ratio", BROKER):
           f"{t.buffer_utilization_ratio + 0.05:g}x{n}"},
@@ -139,6 +150,15 @@ def cases(t: Thresholds) -> list[Case]:
     both("CleanerSlow", "warning",
          {sel("kafka_compaction_broker_cleaner_max_clean_time_seconds", BROKER): f"{t.clean_time_seconds + 200:g}x{n}"},
          {sel("kafka_compaction_broker_cleaner_max_clean_time_seconds", BROKER): f"{t.clean_time_seconds - 200:g}x{n}"})
+    txn_age = "kafka_compaction_partition_oldest_open_transaction_age_seconds"
+    both("CompactionBlockedByTransaction", "warning",  # one transaction left open: its age grows
+         {sel(txn_age, PART): f"{t.open_transaction_seconds + 60:g}+60x{n}"},
+         {sel(txn_age, PART): f"{t.open_transaction_seconds:g}x{n}",  # exactly the threshold: not above
+          sel(txn_age, {**PART, "partition": "4"}): f"{t.open_transaction_seconds / 10:g}x{n}"})
+    both("HangingTransaction", "critical",
+         {sel("kafka_compaction_partition_hanging_transactions", PART): f"0 0 1x{n}"},
+         {sel("kafka_compaction_partition_hanging_transactions", PART): f"0x{n}",
+          sel("kafka_compaction_partition_open_transactions", PART): f"1x{n}"})
     per_min = math.ceil(t.tombstone_growth_per_hour * 2 / 60)
     both("TombstonesPilingUp", "warning",
          {sel("kafka_compaction_partition_tombstones", {**PART, "section": "dirty"}): f"0+{per_min}x{n}"},

@@ -28,7 +28,10 @@ def clause_promql(clause: Clause, t: Thresholds) -> str:
     if clause.join is not None:
         j = clause.join
         on = ", ".join(j.on)
-        text += f"\nand on ({on})\ncount by ({on}) ({j.metric} {j.op} {j.value:g}) > 0"
+        if j.unless:
+            text += f"\nunless on ({on})\n{j.metric} {j.op} {j.value:g}"
+        else:
+            text += f"\nand on ({on})\ncount by ({on}) ({j.metric} {j.op} {j.value:g}) > 0"
     return text
 
 

@@ -75,6 +75,13 @@ class Thresholds:
     consumer_lag_for: str = "5m"
     overdue_for: str = "15m"
     uncleanable_for: str = "5m"
+    # CompactionBlockedByTransaction: an open transaction older than this holds the LSO, and the cleaner
+    # with it. 300 s is 30x Kafka Streams' exactly-once transaction.timeout.ms (10 s) and 5x the producer
+    # default (60 s): a transaction that old has outlived any timeout a producer commonly sets, while the
+    # coordinator would still abort it before transaction.max.timeout.ms (15 min) makes it hanging.
+    open_transaction_seconds: float = 300
+    open_transaction_for: str = "2m"
+    hanging_transaction_for: str = "1m"  # HangingTransaction: the count already means 15 min past its start
     monitor_down_for: str = "5m"
     monitor_job: str = "kafka-compaction-monitor"  # the Prometheus job that scrapes the collector
     runbook_base: str = "alerts/RUNBOOK.md"  # or the URL where your copy of the runbook lives

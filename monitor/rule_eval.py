@@ -11,9 +11,10 @@ What a result means, against Prometheus:
   Prometheus' ``delta`` gives for a series that changes at a steady rate; a series missing in either
   is not evaluated. Without earlier samples (a collector's page has none) the rule is unknown, not
   quiet: ``unknown_rules`` names it.
-* Comparisons, joins, ``or`` (the first clause that holds gives the value for a label set), per-series
-  thresholds (one-to-one on identical labels) and the annotations (``monitor.gotemplate``) are the
-  PromQL ones; ``alerts/promtool_tests.py`` feeds the same samples to promtool to keep it so.
+* Comparisons, joins (``and on`` / ``unless on``), ``or`` (the first clause that holds gives the
+  value for a label set), per-series thresholds (one-to-one on identical labels) and the annotations
+  (``monitor.gotemplate``) are the PromQL ones; ``alerts/promtool_tests.py`` feeds the same samples
+  to promtool to keep it so.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ def _clause(clause: Clause, now: dict, earlier: Mapping[str, dict], t: Threshold
         j = clause.join
         allowed = {tuple(s.labels.get(x) or "" for x in j.on) for s in now.get(j.metric, ())
                    if OPS[j.op](float(s.value), j.value)}
-        kept = {k: v for k, v in kept.items() if tuple(dict(k).get(x, "") for x in j.on) in allowed}
+        kept = {k: v for k, v in kept.items() if (tuple(dict(k).get(x, "") for x in j.on) in allowed) != j.unless}
     return kept
 
 

@@ -71,12 +71,14 @@ class Compare:
 @dataclass(frozen=True)
 class Join:
     """Keep a series only where, for the same ``on`` labels, some series of ``metric`` has ``op value``
-    (PromQL: ``and on (on) count by (on) (metric op value) > 0``)."""
+    (PromQL: ``and on (on) count by (on) (metric op value) > 0``); with ``unless``, only where none has
+    (PromQL: ``unless on (on) metric op value``)."""
 
     on: tuple[str, ...]
     metric: str
     op: str
     value: float
+    unless: bool = False
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,8 @@ def _c(metric: str, op: str, threshold: Threshold, **kw) -> Clause:
     return Clause(NS + metric, (Compare(op, threshold),), **kw)
 
 
+UNCLEANABLE_NOT_NAMED = Join(("cluster", "broker"), NS + "partition_uncleanable", ">", 0, unless=True)
+
 P = 'topic {{ $labels.topic }} partition {{ $labels.partition }} on broker {{ $labels.broker }} (cluster {{ $labels.cluster }})'
 B = 'broker {{ $labels.broker }} (cluster {{ $labels.cluster }})'
 G = ('group {{ $labels.group }} on topic {{ $labels.topic }} partition {{ $labels.partition }} '
@@ -164,11 +168,21 @@ RULES: tuple[Rule, ...] = (
          "The log cleaner has not run for a while on " + B,
          "The cleaner on " + B + " last looked for work {{ $value | humanizeDuration }} ago while "
          "partitions are eligible for cleaning."),
+    # Two rules, one alert: the partition and its exception where the broker's log-cleaner.log is read
+    # (kafka_compaction_partition_uncleanable), else the count per log dir from the broker's gauges. A
+    # broker with named partitions does not also alert per log dir.
     Rule("UncleanablePartitions", "critical", "kafka-log-cleaner", "uncleanable_for",
-         (_c("broker_uncleanable_partitions", ">", number(0)), _c("broker_uncleanable_bytes", ">", number(0))),
+         (_c("partition_uncleanable", ">", number(0)),),
+         "A partition is uncleanable on " + P,
+         "The cleaner marked " + P + " uncleanable after a {{ $labels.exception }} (log-cleaner.log): it will "
+         "not compact it again until the broker restarts."),
+    Rule("UncleanablePartitions", "critical", "kafka-log-cleaner", "uncleanable_for",
+         (_c("broker_uncleanable_partitions", ">", number(0), join=UNCLEANABLE_NOT_NAMED),
+          _c("broker_uncleanable_bytes", ">", number(0), join=UNCLEANABLE_NOT_NAMED)),
          "Uncleanable partitions on " + B,
          "Log dir {{ $labels.log_dir }} of " + B + " has uncleanable partitions ({{ $value }}): the cleaner "
-         "met an error and will not compact them again until the broker restarts."),
+         "met an error and will not compact them again until the broker restarts. No readable "
+         "log-cleaner.log names them: look there on the broker."),
     Rule("CleanerBufferSaturated", "warning", "kafka-log-cleaner", "buffer_saturated_for",
          (_c("broker_cleaner_max_buffer_utilization_ratio", ">", setting("buffer_utilization_ratio")),),
          "The cleaner's dedupe buffer is full on " + B,
@@ -195,6 +209,19 @@ RULES: tuple[Rule, ...] = (
          "Compaction is overdue by {{ $value | humanizeDuration }} past max.compaction.lag.ms "
          "(broker {{ $labels.broker }}, topic {{ $labels.topic }}, partition {{ $labels.partition }}, "
          "cluster {{ $labels.cluster }})."),
+    # The cleaner never cleans past the last stable offset (LogCleanerManager caps the first uncleanable
+    # offset at the LSO), so the oldest open transaction holds compaction back for as long as it is open.
+    Rule("CompactionBlockedByTransaction", "warning", "kafka-transactions", "open_transaction_for",
+         (_c("partition_oldest_open_transaction_age_seconds", ">", setting("open_transaction_seconds")),),
+         "An open transaction holds compaction back on " + P,
+         "The oldest open transaction on " + P + " started {{ $value | humanizeDuration }} ago: the last "
+         "stable offset stays at its first offset, and the cleaner cleans nothing past it."),
+    Rule("HangingTransaction", "critical", "kafka-transactions", "hanging_transaction_for",
+         (_c("partition_hanging_transactions", ">", number(0)),),
+         "A hanging transaction on " + P,
+         "{{ $value }} transaction(s) on " + P + " have been open longer than the broker's "
+         "transaction.max.timeout.ms: the coordinator will not end them (KIP-664). Compaction and "
+         "read_committed consumers stay at the last stable offset until kafka-transactions.sh abort."),
     Rule("TombstonesPilingUp", "warning", "kafka-tombstones", "tombstones_piling_for",
          (_c("partition_tombstones", ">", setting("tombstone_growth_per_hour"), sum_without=("section",),
              delta="1h"),),
@@ -231,6 +258,8 @@ def matchers(clause: Clause, t: Thresholds) -> tuple[tuple[str, str], ...]:
 
 
 def rule(alert: str, severity: str) -> Rule:
+    """The first rule of the alert at that severity (an alert with two forms, UncleanablePartitions, has
+    one window for both)."""
     for r in RULES:
         if (r.alert, r.severity) == (alert, severity):
             return r

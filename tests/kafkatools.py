@@ -118,13 +118,14 @@ def transactional_producer(bootstrap: str, transactional_id: str, **conf) -> Pro
     return p
 
 
-def produce(bootstrap: str, topic: str, items, partition: int = 0, **conf) -> int:
-    """Produce ``(key, value)`` pairs (bytes/str/None) and flush; returns how many."""
+def produce(bootstrap: str, topic: str, items, partition: int = 0, timestamp_ms: int | None = None, **conf) -> int:
+    """Produce ``(key, value)`` pairs (bytes/str/None) and flush; returns how many. ``timestamp_ms``
+    gives every record that CreateTime (else the producer's clock)."""
     p = producer(bootstrap, **conf)
     errors = []
     n = 0
     for key, value in items:
-        p.produce(topic, key=key, value=value, partition=partition,
+        p.produce(topic, key=key, value=value, partition=partition, timestamp=timestamp_ms or 0,
                   on_delivery=lambda err, msg: errors.append(err) if err else None)
         n += 1
         if n % 1000 == 0:
@@ -143,6 +144,14 @@ def roll(bootstrap: str, topic: str, partition: int = 0, wait: float = 0.3, key:
     segment.ms), then append one record, which the broker writes to a new segment."""
     time.sleep(wait)  # time passes on purpose: the segment must be older than segment.ms to roll
     produce(bootstrap, topic, [(key, b"x")], partition=partition)
+
+
+def roll_at(bootstrap: str, topic: str, timestamp_ms: int, partition: int = 0, key: bytes = ROLL_KEY) -> None:
+    """Roll the active segment without waiting: append one record whose timestamp is more than the
+    topic's segment.ms after the segment's first batch. Kafka compares record timestamps, not the
+    clock, when the segment's batches carry them (LogSegment.shouldRoll / timeWaitedForRoll), so records
+    written with one ``timestamp_ms`` before it stay in one segment however long writing them took."""
+    produce(bootstrap, topic, [(key, b"x")], partition=partition, timestamp_ms=timestamp_ms)
 
 
 def write_rounds(bootstrap: str, topic: str, rounds: int, keys: int = 200, tombstones=(), partition: int = 0,

@@ -68,5 +68,6 @@ if samples is not None and not ui.no_compacted_topics(samples):
                                             float(row["threshold"]), "min.cleanable.dirty.ratio")
                 st.plotly_chart(fig, use_container_width=True)
     st.subheader("Partition alerts")
-    ui.alerts_table(alerts, ["CompactionLagging", "CompactionOverdue"])
+    ui.alerts_table(alerts, ["CompactionLagging", "CompactionOverdue", "CompactionBlockedByTransaction",
+                            "HangingTransaction"])
 ui.auto_refresh()

@@ -87,7 +87,8 @@ def test_alerts_have_severity_summary_description_and_a_runbook_section():
             assert anchor in sections, f"RUNBOOK.md has no section for {r['alert']}"
     assert seen >= {"LogCleanerThreadDead", "LogCleanerStalled", "CompactionLagging", "CompactionOverdue",
                     "UncleanablePartitions", "CleanerBufferSaturated", "CleanerSlow", "TombstonesPilingUp",
-                    "TombstonesPastDeleteHorizon", "ConsumerMayMissTombstones", "CompactionMonitorDown"}
+                    "TombstonesPastDeleteHorizon", "ConsumerMayMissTombstones", "CompactionMonitorDown",
+                    "CompactionBlockedByTransaction", "HangingTransaction"}
 
 
 def test_expressions_use_only_metrics_the_collector_defines():

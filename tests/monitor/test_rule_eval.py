@@ -98,3 +98,17 @@ def test_thresholds_come_from_the_config_given():
     assert threshold_of("broker_cleaner_max_buffer_utilization_ratio", t) == 0.7
     assert threshold_of("kafka_compaction_broker_cleaner_max_clean_time_seconds", t) == 60
     assert threshold_of("broker_cleaner_recopy_ratio", t) is None
+
+
+def test_uncleanable_partitions_names_the_partition_and_alerts_per_log_dir_only_where_none_is_named():
+    """``unless on (cluster, broker)``: a broker whose cleaner log names the partition gets that alert,
+    not its log dir's as well; a broker without named partitions keeps the log-dir alert."""
+    ld = {**B, "log_dir": "/data"}
+    samples = [s("partition_uncleanable", 1, **P, exception="CorruptRecordException"),
+               s("broker_uncleanable_partitions", 1, **ld),
+               s("broker_uncleanable_partitions", 2, **{**ld, "broker": "2"})]
+    got = [a for a in evaluate(samples, T) if a.alert == "UncleanablePartitions"]
+    assert sorted((a.labels["broker"], a.labels.get("topic"), a.value) for a in got) == [("1", "t", 1), ("2", None, 2)]
+    named = next(a for a in got if a.labels["broker"] == "1")
+    assert "CorruptRecordException" in named.annotations["description"]
+    assert "topic t partition 0" in named.annotations["description"]

@@ -1,0 +1,467 @@
+"""Faults made on a real broker, seen through the real collector by a real Prometheus with the rendered
+rules: each case ends with its alert firing, labelled with the case's broker or partition, and with a
+near miss on the same broker (a topic, or the same broker a moment before) that never alerts.
+
+One broker of the module's own serves every case (one JVM start for the suite). Its cleaner has a
+dedupe buffer at its minimum (``log.cleaner.dedupe.buffer.size``; Kafka 4.3's KafkaConfig.validateValues
+requires size / log.cleaner.threads > 1048576, "at least 1MB per cleaner thread"), so some 40,000
+distinct keys fill it. The cases run in file order because the cleaner's gauges are the last clean's:
+the buffer case reads its gauge before anything else is cleaned, and the throttle case
+(``log.cleaner.io.max.bytes.per.second``, a dynamic broker config) comes last, since the throttle slows
+every clean after it. Each case has a helper that makes its fault and returns its
+``Case`` (topic, partition, near-miss topic), for assertions that name the cause of that partition.
+
+Thresholds and ``for`` windows are shortened through the collector's monitor.yaml, as an operator
+would; the rule file is rendered from the same thresholds.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+from confluent_kafka import Consumer, IsolationLevel, TopicPartition
+from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, OffsetSpec,
+                                   ResourceType)
+
+from alerts.render import render_rules
+from kafkatools import (cleaner_checkpoint, compacted, create_topic, own_broker, partition_dir, produce, producer,
+                        roll, roll_at, unique_topic, wait_cleaned)
+from monitor.config import parse_config
+from procs import free_port, process, prometheus_query
+from waiting import wait_for
+
+pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+ROOT = Path(__file__).resolve().parents[2]
+CLUSTER = "faults"
+
+# The cleaner's offset map (Kafka 4.3: CleanerConfig.HASH_ALGORITHM "MD5", SkimpyOffsetMap): a slot is
+# the 16-byte hash plus an 8-byte offset; a pass stops adding keys at slots x
+# log.cleaner.io.buffer.load.factor (Cleaner.buildOffsetMapForSegment's maxDesiredMapSize).
+DEDUPE_BUFFER_BYTES = 1024 * 1024 + 1  # the minimum, with one cleaner thread
+MAP_SLOTS = DEDUPE_BUFFER_BYTES // (16 + 8)
+KEYS_PER_PASS = int(MAP_SLOTS * 0.9)  # log.cleaner.io.buffer.load.factor default
+
+THRESHOLDS = {
+    "lagging_for": "2s", "overdue_for": "2s", "buffer_saturated_for": "2s", "cleaner_slow_for": "2s",
+    "clean_time_seconds": 5, "consumer_lag_for": "2s", "open_transaction_seconds": 5,
+    "open_transaction_for": "2s",
+}
+ROLL_AFTER_MS = 1000  # more than compacted()'s segment.ms
+
+
+@dataclass(frozen=True)
+class Case:
+    """Where a fault was made: its topic and partition, and the near-miss topic beside it."""
+
+    topic: str
+    partition: int
+    near_miss: str
+
+
+@dataclass(frozen=True)
+class Faults:
+    broker: object  # localkafka BrokerState
+    prom: str  # Prometheus' URL
+
+
+@pytest.fixture(scope="module")
+def faults(tmp_path_factory):
+    """The module's broker, a collector scraping it every second and a Prometheus evaluating the rules
+    rendered from the same thresholds every second; all stopped at the end of the module."""
+    prometheus = shutil.which("prometheus")
+    if prometheus is None:
+        pytest.fail("prometheus is missing: ./dev installs Debian's prometheus package")
+    tmp = tmp_path_factory.mktemp("faults")
+    with own_broker(tmp / "kafka", "kafka faults", **{"log.cleaner.dedupe.buffer.size": DEDUPE_BUFFER_BYTES}) as b:
+        cport, pport = free_port(), free_port()
+        cfg = {
+            "listen": {"address": "127.0.0.1", "port": cport},
+            "clusters": [{"name": CLUSTER, "bootstrap_servers": b.bootstrap,
+                          "brokers": [{"id": b.node_id, "jmx_url": b.jmx_url, "log_dirs": [b.log_dir]}]}],
+            "intervals": {"jmx": 1, "log_dirs": 1, "admin": 1, "consumer_groups": 1},
+            "thresholds": THRESHOLDS,
+        }
+        (tmp / "monitor.yaml").write_text(yaml.safe_dump(cfg))
+        rules = tmp / "compaction.rules.yml"
+        rules.write_text(render_rules(parse_config(cfg).thresholds))
+        prom_cfg = yaml.safe_load((ROOT / "deploy" / "prometheus.yml").read_text())
+        prom_cfg["global"] = {"scrape_interval": "1s", "evaluation_interval": "1s"}
+        prom_cfg["rule_files"] = [str(rules)]
+        prom_cfg.pop("alerting")
+        prom_cfg["scrape_configs"][0]["static_configs"] = [{"targets": [f"127.0.0.1:{cport}"]}]
+        (tmp / "prometheus.yml").write_text(yaml.safe_dump(prom_cfg))
+        collector = [sys.executable, "-m", "cli", "collect", "--config", str(tmp / "monitor.yaml")]
+        prom_cmd = [prometheus, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'tsdb'}",
+                    f"--web.listen-address=127.0.0.1:{pport}", "--log.level=warn"]
+        prom = f"http://127.0.0.1:{pport}"
+        with process(collector, tmp / "collector.log", f"http://127.0.0.1:{cport}/metrics"), \
+                process(prom_cmd, tmp / "prometheus.log", f"{prom}/-/ready"):
+            yield Faults(b, prom)
+
+
+# ------------------------------------------------------------------ reading Prometheus
+
+def alerts(prom: str, name: str, **labels) -> list[dict]:
+    """The alerts named ``name`` (pending or firing) whose labels include ``labels``."""
+    data = json.load(urllib.request.urlopen(f"{prom}/api/v1/alerts", timeout=5))["data"]["alerts"]
+    return [a for a in data if a["labels"].get("alertname") == name
+            and all(a["labels"].get(k) == str(v) for k, v in labels.items())]
+
+
+def wait_firing(prom: str, name: str, timeout: float = 120, **labels) -> dict:
+    """The alert, once Prometheus says it fires."""
+    found = wait_for(lambda: [a for a in alerts(prom, name, **labels) if a["state"] == "firing"], timeout,
+                     f"{name} firing for {labels}", interval=0.5)
+    return found[0]
+
+
+def _selector(**labels) -> str:
+    return "{" + ",".join(f'{k}="{v}"' for k, v in labels.items()) + "}"
+
+
+def never_alerted(prom: str, name: str, **labels) -> bool:
+    """True when Prometheus never had the alert pending or firing for these labels (its ALERTS series,
+    kept for both states, is empty over the module's lifetime)."""
+    return prometheus_query(prom, f"count_over_time(ALERTS{_selector(alertname=name, **labels)}[1h])") == []
+
+
+def value(prom: str, metric: str, **labels) -> float | None:
+    got = prometheus_query(prom, metric + _selector(cluster=CLUSTER, **labels))
+    return float(got[0]["value"][1]) if got else None
+
+
+def wait_value(prom: str, metric: str, ok, what: str, timeout: float = 90, **labels) -> float:
+    """The metric's value in Prometheus once ``ok(value)`` holds (a failure names the last value)."""
+    seen = []
+
+    def check():
+        v = value(prom, metric, **labels)
+        seen[:] = [v]
+        return v is not None and ok(v)
+
+    try:
+        wait_for(check, timeout, what, interval=0.5)
+    except TimeoutError as exc:
+        raise TimeoutError(f"{exc}; {metric} was {seen}") from None
+    return seen[0]
+
+
+def held_for(prom: str, expr: str, seconds: int) -> bool:
+    """True when the PromQL condition ``expr`` held at every second of the last ``seconds``."""
+    got = prometheus_query(prom, f"count_over_time(({expr})[{seconds}s:1s])")
+    return bool(got) and float(got[0]["value"][1]) >= seconds
+
+
+def set_broker_config(bootstrap: str, broker_id: int, **cfg) -> None:
+    """A numeric dynamic per-broker config (as ``kafka-configs --entity-type brokers --entity-name N
+    --alter``), waited for until the broker describes it as set."""
+    want = {k.replace("_", "."): str(v) for k, v in cfg.items()}
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    res = ConfigResource(ResourceType.BROKER, str(broker_id), incremental_configs=[
+        ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in want.items()])
+    for fut in admin.incremental_alter_configs([res]).values():
+        fut.result(30)
+
+    def in_force():
+        d = ConfigResource(ResourceType.BROKER, str(broker_id))
+        entries = admin.describe_configs([d])[d].result(30)
+        return all(entries[k].value is not None and float(entries[k].value) == float(v)  # a DOUBLE: "100000.0"
+                   for k, v in want.items())
+
+    wait_for(in_force, 30, f"broker {broker_id} to put {want} in force")
+
+
+# ------------------------------------------------------------------ the dedupe buffer
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def distinct_keys(bootstrap: str, topic: str, keys: int) -> None:
+    """``keys`` records with distinct keys in one segment (one timestamp: no time-based roll among them),
+    then a roll: all of them below the active segment."""
+    t = now_ms()
+    produce(bootstrap, topic, [(f"key-{i:06d}".encode(), b"v") for i in range(keys)], timestamp_ms=t)
+    roll_at(bootstrap, topic, t + ROLL_AFTER_MS)
+
+
+def buffer_saturated_case(b) -> Case:
+    """A near-miss topic whose keys fit the offset map, written and cleaned in one pass; and the case's
+    topic, created empty (the test writes it, more distinct keys than one pass maps, once it has seen
+    the near miss). Its min.cleanable.dirty.ratio of 0.9 keeps the cleaner from a second pass (after
+    the first, half its bytes count as clean), so the last clean stays the saturated one."""
+    near = create_topic(b.bootstrap, unique_topic("buffer-fits"), **compacted())
+    distinct_keys(b.bootstrap, near, KEYS_PER_PASS * 4 // 5)
+    wait_cleaned(b.log_dir, near, past=KEYS_PER_PASS * 4 // 5 - 1)
+    full = create_topic(b.bootstrap, unique_topic("buffer-full"), **compacted(**{"min.cleanable.dirty.ratio": 0.9}))
+    return Case(full, 0, near)
+
+
+def test_a_dedupe_buffer_too_small_for_the_keys_fires_cleaner_buffer_saturated(faults):
+    b, prom = faults.broker, faults.prom
+    case = buffer_saturated_case(b)
+    util = "kafka_compaction_broker_cleaner_max_buffer_utilization_ratio"
+    fits = int(100 * (KEYS_PER_PASS * 4 // 5) / MAP_SLOTS) / 100  # Kafka's int percent of entries / slots
+    # the near miss: the clean whose keys fit, shown for longer than the rule's window, never alerts
+    wait_value(prom, util, lambda v: abs(v - fits) < 0.011, f"buffer utilization {fits} of the near miss's clean")
+    wait_for(lambda: held_for(prom, f'abs({util}{{cluster="{CLUSTER}"}} - {fits}) < 0.011', 5), 60,
+             "the near miss's utilization held for 5 s (more than the rule's window)")
+    assert never_alerted(prom, "CleanerBufferSaturated", cluster=CLUSTER)
+
+    distinct_keys(b.bootstrap, case.topic, KEYS_PER_PASS + 500)
+    # one pass maps KEYS_PER_PASS keys and stops there: the checkpoint is the first offset not mapped
+    assert wait_cleaned(b.log_dir, case.topic) == KEYS_PER_PASS
+    alert = wait_firing(prom, "CleanerBufferSaturated", cluster=CLUSTER)
+    assert alert["labels"]["broker"] == str(b.node_id) and alert["labels"]["severity"] == "warning"
+    assert value(prom, util) == pytest.approx(0.9, abs=0.011)
+    assert cleaner_checkpoint(b.log_dir, case.topic) == KEYS_PER_PASS  # no second pass cleared the gauge
+
+
+# ------------------------------------------------------------------ an open transaction
+
+KILLED_PRODUCER = textwrap.dedent("""
+    import signal, sys
+    from confluent_kafka import Producer
+    bootstrap, topic, txn_id = sys.argv[1:4]
+    p = Producer({"bootstrap.servers": bootstrap, "transactional.id": txn_id,
+                  "transaction.timeout.ms": 600000})  # the coordinator must not abort it during the test
+    p.init_transactions(30)
+    p.begin_transaction()
+    offsets = []
+    for i in range(5):
+        p.produce(topic, key=b"open-%d" % i, value=b"uncommitted", partition=0,
+                  on_delivery=lambda err, msg: offsets.append(msg.offset()) if err is None else None)
+    p.flush(30)
+    print(min(offsets), flush=True)  # the open transaction's first offset, acknowledged by the broker
+    signal.pause()  # killed here by SIGKILL, before any commit
+""")
+
+
+def transactional_writes(bootstrap: str, topic: str, kill: bool) -> int | None:
+    """A committed transaction, then a second producer's transaction, left open by SIGKILL (``kill``)
+    or committed; then non-transactional records and a roll. Returns the open transaction's first offset."""
+    p = producer(bootstrap, **{"transactional.id": f"{topic}-committed"})
+    p.init_transactions(30)
+    p.begin_transaction()
+    for i in range(10):
+        p.produce(topic, key=f"k{i}".encode(), value=b"committed", partition=0)
+    p.commit_transaction(30)
+    first_open = None
+    if kill:
+        proc = subprocess.Popen([sys.executable, "-c", KILLED_PRODUCER, bootstrap, topic, f"{topic}-killed"],
+                                stdout=subprocess.PIPE, text=True)
+        try:
+            first_open = int(proc.stdout.readline())
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(30)
+            proc.stdout.close()
+    else:
+        q = producer(bootstrap, **{"transactional.id": f"{topic}-finished"})
+        q.init_transactions(30)
+        q.begin_transaction()
+        for i in range(5):
+            q.produce(topic, key=f"open-{i}".encode(), value=b"committed", partition=0)
+        q.commit_transaction(30)
+    produce(bootstrap, topic, [(f"k{i}".encode(), b"after") for i in range(10)])
+    roll(bootstrap, topic)
+    return first_open
+
+
+def open_transaction_case(b) -> tuple[Case, int]:
+    """A topic whose transaction a killed producer left open, and a near-miss topic written the same
+    way whose producer committed. Returns the case and the open transaction's first offset."""
+    held = create_topic(b.bootstrap, unique_topic("txn-open"), **compacted())
+    near = create_topic(b.bootstrap, unique_topic("txn-committed"), **compacted())
+    first_open = transactional_writes(b.bootstrap, held, kill=True)
+    transactional_writes(b.bootstrap, near, kill=False)
+    return Case(held, 0, near), first_open
+
+
+def end_offset(bootstrap: str, topic: str, isolation: IsolationLevel, partition: int = 0) -> int:
+    """The broker's end offset (ListOffsets latest) for consumers of that isolation level: the last
+    stable offset for READ_COMMITTED, the high watermark for READ_UNCOMMITTED."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    tp = TopicPartition(topic, partition)
+    res = admin.list_offsets({tp: OffsetSpec.latest()}, isolation_level=isolation)
+    return res[tp].result(30).offset
+
+
+def test_a_producer_killed_inside_a_transaction_fires_compaction_blocked_by_transaction(faults):
+    b, prom = faults.broker, faults.prom
+    case, first_open = open_transaction_case(b)
+    alert = wait_firing(prom, "CompactionBlockedByTransaction", topic=case.topic)
+    assert alert["labels"]["partition"] == "0" and alert["labels"]["broker"] == str(b.node_id)
+    assert alert["labels"]["severity"] == "warning" and case.topic in alert["annotations"]["description"]
+    # the LSO the collector read from the log is the broker's, and the open transaction's first offset
+    lso = end_offset(b.bootstrap, case.topic, IsolationLevel.READ_COMMITTED)
+    assert lso == first_open
+    assert value(prom, "kafka_compaction_partition_last_stable_offset", topic=case.topic) == lso
+    assert end_offset(b.bootstrap, case.topic, IsolationLevel.READ_UNCOMMITTED) > lso
+    assert value(prom, "kafka_compaction_partition_open_transactions", topic=case.topic) == 1
+    # the near miss: every transaction ended, its LSO is its log end, no open transaction, no alert
+    end = end_offset(b.bootstrap, case.near_miss, IsolationLevel.READ_UNCOMMITTED)
+    assert end_offset(b.bootstrap, case.near_miss, IsolationLevel.READ_COMMITTED) == end
+    assert value(prom, "kafka_compaction_partition_last_stable_offset", topic=case.near_miss) == end
+    assert value(prom, "kafka_compaction_partition_open_transactions", topic=case.near_miss) == 0
+    assert never_alerted(prom, "CompactionBlockedByTransaction", topic=case.near_miss)
+
+
+# ------------------------------------------------------------------ a stopped consumer group
+
+def stopped_group(bootstrap: str, topic: str, group: str, committed: int = 1) -> None:
+    """20 records, and a group that committed offset ``committed`` and stopped: it consumes no more."""
+    produce(bootstrap, topic, [(f"k{i}".encode(), b"v") for i in range(20)])
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+    try:
+        c.commit(offsets=[TopicPartition(topic, 0, committed)], asynchronous=False)
+    finally:
+        c.close()
+
+
+def stopped_consumer_case(b) -> tuple[Case, str]:
+    """A group stopped on a topic with delete.retention.ms of 5 s, and the same on a near-miss topic
+    whose delete.retention.ms is a day. Returns the case and the group."""
+    short = create_topic(b.bootstrap, unique_topic("retention-short"), **compacted(**{"delete.retention.ms": 5000}))
+    day = create_topic(b.bootstrap, unique_topic("retention-day"), **compacted(**{"delete.retention.ms": 86_400_000}))
+    group = unique_topic("stopped-group")
+    stopped_group(b.bootstrap, short, group)
+    stopped_group(b.bootstrap, day, group)
+    return Case(short, 0, day), group
+
+
+def test_a_consumer_group_stopped_past_delete_retention_fires_consumer_may_miss_tombstones(faults):
+    b, prom = faults.broker, faults.prom
+    case, group = stopped_consumer_case(b)
+    alert = wait_firing(prom, "ConsumerMayMissTombstones", severity="critical", topic=case.topic)
+    assert alert["labels"]["group"] == group and alert["labels"]["partition"] == "0"
+    assert value(prom, "kafka_compaction_consumer_group_lag_retention_ratio", topic=case.topic) >= 1
+    assert value(prom, "kafka_compaction_consumer_group_lag_records", topic=case.topic) == 20 - 1
+    # the near miss: stopped as long, as far behind, well within its delete.retention.ms
+    assert value(prom, "kafka_compaction_consumer_group_lag_records", topic=case.near_miss) == 20 - 1
+    assert value(prom, "kafka_compaction_consumer_group_lag_retention_ratio", topic=case.near_miss) < 0.01
+    assert never_alerted(prom, "ConsumerMayMissTombstones", topic=case.near_miss)
+
+
+# ------------------------------------------------------------------ a throttled cleaner; segments that never roll
+
+# Kafka's Throttler (storage.internals.utils.Throttler, used by Cleaner for every read and write) checks
+# the rate only when 300 ms have passed since its last check; it then sleeps observed / rate - elapsed
+# and starts a new period. An unthrottled cleaner here reads cached segments at 100+ MB/s, so within a
+# clean only the first read (after an idle cleaner) is checked; with 256 KiB reads that first check
+# observes too little to sleep, and cleans of several MB ran unthrottled (seen: 16 MB in 0.1 s under
+# 2 MB/s). So the suite raises log.cleaner.io.buffer.size (dynamic too) until one read takes in the
+# whole backlog segment: the first check of its clean then observes all of it and sleeps
+# BACKLOG_BYTES / THROTTLE - (time since the cleaner's previous check), which a clean just before it
+# (``tick``) keeps to seconds.
+BACKLOG_KEYS, BACKLOG_ROUNDS = 1000, 4  # 1 KiB values: a 4 MB segment
+BACKLOG_BYTES = BACKLOG_KEYS * BACKLOG_ROUNDS * 1024
+THROTTLE_BYTES_PER_SECOND = 250_000  # read + write: the backlog's first read alone costs ~16 s
+IO_BUFFER_BYTES = 16 * 1024 * 1024  # split in a read and a write buffer: 8 MiB reads, one per backlog segment
+NEVER_ROLLS_ROUNDS = 2
+
+
+def backlog(bootstrap: str, topic: str, rolled: bool = True, rounds: int = BACKLOG_ROUNDS) -> None:
+    """``rounds`` updates of ``BACKLOG_KEYS`` keys, 1 KiB each, in one segment, then a roll (``rolled``)."""
+    t = now_ms()
+    produce(bootstrap, topic, [(f"k{i}".encode(), bytes([65 + r]) * 1024)
+                               for r in range(rounds) for i in range(BACKLOG_KEYS)], timestamp_ms=t)
+    if rolled:
+        roll_at(bootstrap, topic, t + ROLL_AFTER_MS)
+
+
+def tick(b, prefix: str) -> None:
+    """A small clean, waited for: the cleaner's last check of its throttle is now."""
+    t = create_topic(b.bootstrap, unique_topic(prefix), **compacted())
+    distinct_keys(b.bootstrap, t, 100)
+    wait_cleaned(b.log_dir, t, past=99)
+
+
+def throttled_backlog_case(b) -> Case:
+    """A backlog on a topic with max.compaction.lag.ms of 3 s under the throttled cleaner, and the same
+    backlog on a near-miss topic without max.compaction.lag.ms, which min.compaction.lag.ms (1 h) keeps
+    from the cleaner: uncleaned as long, never overdue, and never cleaned after the backlog (the cleaner's
+    gauges keep the backlog's clean)."""
+    near = create_topic(b.bootstrap, unique_topic("no-max-lag"), **compacted(**{"min.compaction.lag.ms": 3_600_000}))
+    backlog(b.bootstrap, near)
+    tick(b, "tick")
+    overdue = create_topic(b.bootstrap, unique_topic("overdue"), **compacted(**{"max.compaction.lag.ms": 3000}))
+    backlog(b.bootstrap, overdue)
+    return Case(overdue, 0, near)
+
+
+def active_segment_only_case(b, rolled_twin: str) -> Case:
+    """A backlog on a topic whose segment.ms (7 days) is far beyond its traffic: it never rolls, so all
+    of it stays in the active segment, which the cleaner never cleans. ``rolled_twin`` is a rolled
+    backlog on the same broker that does lag (the case's contrast)."""
+    never = create_topic(b.bootstrap, unique_topic("never-rolls"), **compacted(**{"segment.ms": 604_800_000}))
+    backlog(b.bootstrap, never, rolled=False, rounds=NEVER_ROLLS_ROUNDS)
+    return Case(never, 0, rolled_twin)
+
+
+def wait_fired(prom: str, name: str, timeout: float = 120, **labels) -> dict:
+    """The labels of the alert once Prometheus has had it firing (it may have resolved since: the
+    backlog's alerts end when its clean does)."""
+    q = f'last_over_time(ALERTS{_selector(alertname=name, alertstate="firing", **labels)}[1h])'
+    return wait_for(lambda: prometheus_query(prom, q), timeout, f"{name} firing for {labels}",
+                    interval=0.5)[0]["metric"]
+
+
+def peak(prom: str, metric: str, **labels) -> float | None:
+    got = prometheus_query(prom, f"max_over_time({metric}{_selector(cluster=CLUSTER, **labels)}[1h])")
+    return float(got[0]["value"][1]) if got else None
+
+
+def test_a_throttled_cleaner_under_a_backlog_fires_overdue_and_slow_and_an_unrolled_segment_never_lags(faults):
+    b, prom = faults.broker, faults.prom
+    slow = "kafka_compaction_broker_cleaner_max_clean_time_seconds"
+    limit = THRESHOLDS["clean_time_seconds"]
+    # the near miss for CleanerSlow: the same broker, unthrottled, with a clean behind it
+    tick(b, "unthrottled")
+    wait_value(prom, slow, lambda v: v < limit, "a clean time below the threshold before the throttle")
+    assert never_alerted(prom, "CleanerSlow", cluster=CLUSTER)
+
+    set_broker_config(b.bootstrap, b.node_id, **{"log.cleaner.io.max.bytes.per.second": THROTTLE_BYTES_PER_SECOND,
+                                                 "log.cleaner.io.buffer.size": IO_BUFFER_BYTES})
+    case = throttled_backlog_case(b)
+    never = active_segment_only_case(b, case.topic)
+
+    overdue = wait_fired(prom, "CompactionOverdue", topic=case.topic)
+    assert overdue["partition"] == "0" and overdue["broker"] == str(b.node_id)
+    assert peak(prom, "kafka_compaction_partition_compaction_delay_seconds", topic=case.topic) > 0
+    lagging = wait_fired(prom, "CompactionLagging", topic=case.topic)  # eligible, behind the throttle
+    assert lagging["partition"] == "0"
+    cleaner_slow = wait_fired(prom, "CleanerSlow", cluster=CLUSTER)
+    assert cleaner_slow["broker"] == str(b.node_id)
+    assert value(prom, slow) > limit
+    assert wait_cleaned(b.log_dir, case.topic) == BACKLOG_KEYS * BACKLOG_ROUNDS  # the backlog, up to the roll
+    # the near miss: as far behind, never eligible (min.compaction.lag.ms), never overdue without a maximum
+    near = {"topic": case.near_miss}
+    assert value(prom, "kafka_compaction_partition_uncleaned_bytes", **near) > BACKLOG_BYTES
+    assert peak(prom, "kafka_compaction_partition_compaction_delay_seconds", **near) == 0
+    assert never_alerted(prom, "CompactionOverdue", topic=case.near_miss)
+    assert cleaner_checkpoint(b.log_dir, case.near_miss) is None
+
+    # segment.ms far beyond the traffic: every byte is in the active segment, nothing is cleanable or
+    # uncleaned below it, the log is never eligible, and CompactionLagging never fires for it
+    active = partition_dir(b.log_dir, never.topic) / "00000000000000000000.log"
+    sel = {"topic": never.topic, "partition": "0"}
+    assert [p.name for p in partition_dir(b.log_dir, never.topic).glob("*.log")] == [active.name]
+    assert value(prom, "kafka_compaction_partition_log_bytes", **sel) == active.stat().st_size
+    assert value(prom, "kafka_compaction_partition_not_yet_cleanable_bytes", **sel) == active.stat().st_size
+    assert value(prom, "kafka_compaction_partition_log_end_offset", **sel) == BACKLOG_KEYS * NEVER_ROLLS_ROUNDS
+    assert value(prom, "kafka_compaction_partition_first_uncleanable_offset", **sel) == 0
+    for metric in ("cleanable_bytes", "cleanable_ratio", "uncleaned_bytes", "eligible"):
+        assert peak(prom, f"kafka_compaction_partition_{metric}", **sel) == 0, metric
+    assert never_alerted(prom, "CompactionLagging", topic=never.topic)
