@@ -1,14 +1,12 @@
 """A long-running collector never dies of one bad source: it keeps answering /metrics, marks the
 source down, counts the error by kind, and recovers when the source does.
 
-The endpoint here is a fake on purpose: it injects what a real broker cannot be made to show
-(an HTML login page, a 500, garbage, a hang, a huge page)."""
+The endpoint here is a fake on purpose (tests/faultserver.py): it injects what a real broker cannot be
+made to show (an HTML login page, a 500, garbage, a hang, a huge, endless or dripping page)."""
 
 from __future__ import annotations
 
-import http.server
 import shutil
-import threading
 import urllib.request
 
 import pytest
@@ -16,71 +14,10 @@ from prometheus_client import start_http_server
 from prometheus_client.parser import text_string_to_metric_families
 
 from collectors.app import build
+from faultserver import FaultServer
 from monitor.config import BrokerConfig, ClusterConfig, Config, Intervals, Timeouts
 from recordfixtures import items, three_v2_batches, v2, write
 from waiting import wait_for
-
-GOOD = (b"kafka_log_logcleanermanager_max_dirty_percent 12.0\n"
-        b"kafka_log_logcleaner_deadthreadcount 0.0\n")
-
-
-class FaultServer:
-    """Serves the cleaner gauges, or in ``mode`` a fault. In "hang" a request is held until the test
-    releases it (``release``), so a test can see the collector answer while a fetch is still stuck."""
-
-    def __init__(self):
-        self.mode = "ok"
-        self.release = threading.Event()
-        self.held = 0  # requests the server is holding right now
-        lock = threading.Lock()
-        outer = self
-
-        class H(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def do_GET(self):
-                m = outer.mode
-                if m == "hang":
-                    with lock:
-                        outer.held += 1
-                    outer.release.wait(120)
-                    with lock:
-                        outer.held -= 1
-                    return
-                if m == "500":
-                    self.send_response(500)
-                    self.end_headers()
-                    return
-                self.send_response(200)
-                self.end_headers()
-                try:
-                    if m == "html":
-                        self.wfile.write(b"<html><body>Please log in</body></html>")
-                    elif m == "garbage":
-                        self.wfile.write(b"\x00\xff garbage {{{ not prometheus\n")
-                    elif m == "huge":
-                        for _ in range(400):
-                            self.wfile.write(b"x" * 65536)
-                    else:
-                        self.wfile.write(GOOD)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/metrics"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def set_mode(self, mode: str):
-        self.mode = mode
-        if mode != "hang":
-            self.release.set()  # let held requests go
-
-    def close(self):
-        self.release.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture
@@ -130,7 +67,9 @@ def up_with_gauges(s):
 
 
 @pytest.mark.parametrize("mode, kind", [("html", "parse"), ("500", "http"), ("garbage", "parse"),
-                                        ("hang", "timeout"), ("huge", "too_large")])
+                                        ("hang", "timeout"), ("huge", "too_large"), ("endless", "too_large"),
+                                        ("claims_huge", "too_large"), ("drip", "deadline"),
+                                        ("drip_headers", "deadline"), ("close", "read"), ("bomb", "parse")])
 def test_bad_source_is_marked_down_counted_and_recovers(running, mode, kind):
     fs, col, url = running
     wait(url, up_with_gauges, "the source up with the fake's gauges")
@@ -238,3 +177,28 @@ def test_incremental_refresh_reads_only_what_changed(tmp_path):
     assert third.segments_read == 1 and third.bytes_read == src.path.stat().st_size
     good = next(r.state for r in third.partitions if r.state.topic == "good")
     assert good.records == 6 + 4
+
+
+@pytest.mark.parametrize("mode, kind", [("drip", "deadline"), ("endless", "too_large"), ("drip_headers", "deadline")])
+def test_collect_once_ends_by_the_deadline_on_a_dripping_or_endless_page(tmp_path, mode, kind):
+    """`collect --once` against a page that never ends: exit 1 (a data fault), the source named down with
+    the reason, the error counted by kind in the printed metrics."""
+    import subprocess
+    import sys
+
+    fs = FaultServer()
+    try:
+        fs.set_mode(mode)
+        cfg = tmp_path / "monitor.yaml"
+        cfg.write_text(f"clusters:\n  - name: c\n    brokers:\n      - id: 1\n        jmx_url: {fs.url}\n"
+                       f"timeouts: {{jmx: 1, max_page_bytes: 1048576}}\n")
+        proc = subprocess.run([sys.executable, "-m", "cli", "collect", "--once", "--config", str(cfg)],
+                              capture_output=True, text=True, timeout=120)  # a hang guard, not a timing
+    finally:
+        fs.close()
+    assert proc.returncode == 1, proc.stderr
+    assert f"source jmx:c:1 failed: FetchError: {fs.url}" in proc.stderr and "Traceback" not in proc.stderr
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+               for fam in text_string_to_metric_families(proc.stdout) for s in fam.samples}
+    assert value(samples, "kafka_compaction_source_errors_total", kind="jmx", error=kind) == 1.0
+    assert value(samples, "kafka_compaction_source_up", kind="jmx") == 0.0
