@@ -141,8 +141,8 @@ class LogDirScanner:
             start_cp = ld.checkpoints.get("log-start-offset-checkpoint", {})
             for part in ld.partitions:
                 key = (part.topic, part.partition)
-                if part.topic in NOT_CLEANED_BY_LOG_CLEANER or not part.segments:
-                    continue
+                if part.topic in NOT_CLEANED_BY_LOG_CLEANER or not (part.segments or part.unreadable):
+                    continue  # (a partition whose only segment cannot be read is a fault, not empty)
                 found = self.config_lookup(part.topic, key in self._known_compacted)
                 cfg = found.config
                 if not cfg.compacted and not self.include_all:

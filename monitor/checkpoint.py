@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from monitor.regularfile import read_text_regular
+
 CHECKPOINT_VERSION = 0
 CHECKPOINT_FILES = (
     "cleaner-offset-checkpoint",
@@ -75,7 +77,7 @@ def read_checkpoint(path: str | Path) -> dict[tuple[str, int], int]:
     """Read and parse one checkpoint file; a missing file is an empty checkpoint."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_regular(path)
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:

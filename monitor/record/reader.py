@@ -29,6 +29,7 @@ from monitor.record.errors import (
     ZeroFillError,
 )
 from monitor.record.model import Record
+from monitor.regularfile import open_regular
 
 PREFIX = struct.Struct(">qiib")  # baseOffset/offset, length, (leader epoch | crc), magic: same bytes in every format
 PREFIX_SIZE = PREFIX.size  # 17
@@ -61,7 +62,7 @@ class SegmentReader:
     def _open(self) -> tuple[BinaryIO, int | None, bool]:
         if isinstance(self._source, (str, os.PathLike)):
             try:
-                fh = open(self._source, "rb", buffering=READ_BUFFER)
+                fh = open_regular(self._source, READ_BUFFER)
             except OSError as exc:
                 raise RecordFormatError(self.name, self.start, f"cannot read: {exc.strerror or exc}") from exc
             size = os.fstat(fh.fileno()).st_size
