@@ -72,6 +72,7 @@ class LogDir:
     unrecognised: list[str] = field(default_factory=list)
     checkpoints: dict[str, dict[tuple[str, int], int]] = field(default_factory=dict)
     checkpoint_errors: dict[str, str] = field(default_factory=dict)
+    checkpoint_lines: dict[str, dict] = field(default_factory=dict)  # file name -> {(topic, partition): line}
     meta: dict[str, str] = field(default_factory=dict)
 
     def partition(self, topic: str, partition: int) -> PartitionDir | None:
@@ -173,7 +174,8 @@ def scan_log_dir(path: str | Path) -> LogDir:
             ld.not_live.append((entry.name, "vanished"))
     for name in CHECKPOINT_FILES:
         try:
-            ld.checkpoints[name] = read_checkpoint(path / name)
+            ld.checkpoint_lines[name] = {}
+            ld.checkpoints[name] = read_checkpoint(path / name, ld.checkpoint_lines[name])
         except CheckpointError as exc:
             ld.checkpoints[name] = {}
             ld.checkpoint_errors[name] = str(exc)

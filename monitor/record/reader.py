@@ -135,6 +135,13 @@ class SegmentReader:
                     break
                 data = head + rest
                 batch = self._parse(pos, magic, data)
+            if batch is not None and magic == 2 and batch.records_count < 0:
+                # Kafka's DefaultRecordBatch reads the count as a signed int32 and fails on a negative
+                # one (InvalidRecordException "Found invalid record count"): a read fault, not 0 records
+                self._fault(CorruptBatchError(self.name, pos, f"negative record count {batch.records_count} in the "
+                                                              f"header of the batch at offset {batch.base_offset}",
+                                              length=total, resumable=True))
+                batch = None
             if batch is not None:
                 self.batches_read += 1
                 pos += total

@@ -202,3 +202,38 @@ def test_collect_once_ends_by_the_deadline_on_a_dripping_or_endless_page(tmp_pat
                for fam in text_string_to_metric_families(proc.stdout) for s in fam.samples}
     assert value(samples, "kafka_compaction_source_errors_total", kind="jmx", error=kind) == 1.0
     assert value(samples, "kafka_compaction_source_up", kind="jmx") == 0.0
+
+
+def test_impossible_checkpoint_entries_make_only_their_partition_unknown(tmp_path):
+    """A well-formed checkpoint with an offset past the log end, a negative offset and a negative
+    partition: the two partitions are left out with their problem named (file and line), the third
+    partition and the log dir stay up, and each entry is counted as a checkpoint_entry error."""
+    d = tmp_path / "logs"
+    for t in ("good-0", "past-0", "neg-0"):
+        three_v2_batches(d / t / "00000000000000000000.log")  # offsets 0..5
+        (d / t / "00000000000000000006.log").write_bytes(b"")
+    (d / "cleaner-offset-checkpoint").write_text("0\n4\ngood 0 6\npast 0 7\nneg 0 3\nghost -2 0\n")
+    (d / "log-start-offset-checkpoint").write_text("0\n1\nneg 0 -1\n")
+    cfg = Config(clusters=(ClusterConfig(name="c", brokers=(BrokerConfig(id="1", log_dirs=(str(d),)),)),))
+    col = build(cfg)
+    try:
+        assert col.runner.refresh_all()
+        reg = col.registry
+        part = {"cluster": "c", "broker": "1", "partition": "0"}
+        assert reg.get_sample_value("kafka_compaction_partition_cleanable_ratio", {**part, "topic": "good"}) == 0.0
+        for t in ("past", "neg"):
+            assert reg.get_sample_value("kafka_compaction_partition_cleanable_ratio", {**part, "topic": t}) is None
+        assert reg.get_sample_value("kafka_compaction_log_dir_up", {"cluster": "c", "broker": "1",
+                                                                    "log_dir": str(d)}) == 1.0
+        errors = {s.labels["error"]: s.value for fam in reg.collect() for s in fam.samples
+                  if s.name == "kafka_compaction_source_errors_total"}
+        assert errors == {"checkpoint_entry": 3.0}
+        snap = col.store.snapshot("log_dirs:c:1")
+        assert snap.partition_errors["past-0"] == (f"{d}/cleaner-offset-checkpoint: line 4: past 0 7: offset 7 is past "
+                                                   "the log end offset 6; the partition's compaction figures are unknown")
+        assert snap.partition_errors["neg-0"].startswith(f"{d}/log-start-offset-checkpoint: line 3: neg 0 -1: "
+                                                         "negative offset -1")
+        assert snap.log_dir_errors[f"{d}/cleaner-offset-checkpoint:6"].endswith(
+            "line 6: ghost -2 0: negative partition -2; it names no partition, ignored")
+    finally:
+        col.close()
