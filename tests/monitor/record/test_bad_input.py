@@ -225,3 +225,23 @@ def test_negative_record_count_is_a_read_fault_not_zero_records(tmp_path, good):
     proc = subprocess.run([sys.executable, "-m", CLI_MODULE, "inspect", "--format", "jsonl", str(p)],
                           capture_output=True, text=True)
     assert proc.returncode == 1 and f"{p}: byte {sizes[0]}" in proc.stderr and "negative record count" in proc.stderr
+
+
+def test_a_decompression_bomb_is_a_read_fault(tmp_path, good):
+    """A zstd batch of a few KiB that inflates to 64 MiB of zeros (a valid CRC over it): the records
+    do not parse, so the batch is a fault naming file and byte, and inspect exits 1. (Its memory is
+    the inflated size: decompression is not capped, see README "Bad input and faults".)"""
+    import cramjam
+    from crc32c import crc32c
+
+    data, sizes = good
+    b = bytearray(data[: 61]) + bytes(cramjam.zstd.compress(b"\0" * (64 << 20), 19))
+    struct.pack_into(">i", b, 8, len(b) - 12)  # batch length
+    struct.pack_into(">h", b, 21, 4)  # attributes: zstd
+    struct.pack_into(">I", b, 17, crc32c(bytes(b[21:])))
+    p = _write(tmp_path, bytes(b))
+    with pytest.raises(CorruptBatchError) as exc:
+        list(SegmentReader(p).records())
+    assert exc.value.position == 0
+    proc = subprocess.run([sys.executable, "-m", CLI_MODULE, "inspect", str(p)], capture_output=True, text=True)
+    assert proc.returncode == 1 and f"{p}: byte 0" in proc.stderr
