@@ -46,16 +46,14 @@ def list_files(uri: str, suffix: str | tuple[str, ...], refused: list | None = N
         raise FileNotFoundError(f"{uri}: no such file or directory")
     local = isinstance(fs, pafs.LocalFileSystem)
     if info.type != pafs.FileType.Directory:
-        if local or info.type != pafs.FileType.File:
-            check_regular(path) if local else _refuse(uri)
+        _check(path, info, local)
         return [(uri, info.size)]
     out = []
     for f in fs.get_file_info(pafs.FileSelector(path, recursive=True)):
         if f.type == pafs.FileType.Directory or not f.base_name.endswith(suffix):
             continue
         try:
-            if local or f.type != pafs.FileType.File:
-                check_regular(f.path) if local else _refuse(f.path)
+            _check(f.path, f, local)
         except OSError as exc:
             if refused is not None:
                 refused.append(str(exc) if isinstance(exc, NotRegularFile) else f"{f.path}: {exc}")
@@ -64,8 +62,12 @@ def list_files(uri: str, suffix: str | tuple[str, ...], refused: list | None = N
     return sorted(out)
 
 
-def _refuse(path: str):
-    raise NotRegularFile(path, "not a file")
+def _check(path: str, info, local: bool) -> None:
+    """NotRegularFile unless ``path`` is a regular file (stat'ed when local, else as listed)."""
+    if local:
+        check_regular(path)
+    elif info.type != pafs.FileType.File:
+        raise NotRegularFile(path, "not a file")
 
 
 def open_input(uri: str):
