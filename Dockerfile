@@ -14,6 +14,7 @@ RUN apt-get update \
 WORKDIR /opt/compaction-monitor
 COPY pyproject.toml setup.py README.md ./
 COPY monitor ./monitor
+COPY boundedhttp ./boundedhttp
 COPY collectors ./collectors
 COPY spark_analysis ./spark_analysis
 COPY dashboards ./dashboards

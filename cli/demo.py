@@ -30,12 +30,14 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from boundedhttp import FetchError, get, get_text
+
 ROOT = Path(__file__).resolve().parent.parent
+MAX_PAGE_BYTES = 16 * 1024 * 1024  # the demo's own Prometheus and collector: Timeouts.max_page_bytes' default
 
 
 def say(msg: str) -> None:
@@ -291,10 +293,9 @@ def wait_http(url: str, timeout: float, proc: subprocess.Popen | None = None, lo
             tail = log.read_text(errors="replace")[-3000:] if log and log.exists() else ""
             raise RuntimeError(f"process exited with {proc.returncode} before {url} answered:\n{tail}")
         try:
-            with urllib.request.urlopen(url, timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
+            if get(url, deadline=2, max_bytes=MAX_PAGE_BYTES).status == 200:
+                return
+        except FetchError:
             pass
         time.sleep(0.25)
     raise TimeoutError(f"{url} did not answer within {timeout:.0f}s")
@@ -418,8 +419,7 @@ def run_audit(state, audit_dir: Path, log: Path) -> int:
 
 
 def alerts(prom_url: str) -> list[dict]:
-    with urllib.request.urlopen(f"{prom_url}/api/v1/alerts", timeout=5) as r:
-        return json.load(r)["data"]["alerts"]
+    return json.loads(get_text(f"{prom_url}/api/v1/alerts", deadline=5, max_bytes=MAX_PAGE_BYTES))["data"]["alerts"]
 
 
 # --------------------------------------------------------------------------- demo

@@ -13,6 +13,7 @@ statuses) over the core's readers (``monitor.record``, ``monitor.dump``, ``monit
 from __future__ import annotations
 
 import base64
+import io
 import json
 import sys
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from typing import Iterator, TextIO
 from monitor.dump import DumpParser, looks_like_dump
 from monitor.logdir import scan_partition
 from monitor.record import RecordFormatError, SegmentReader
+from monitor.regularfile import NotRegularFile, open_regular
 
 
 @dataclass
@@ -37,20 +39,22 @@ class Summary:
     dump_problems: list[str] = field(default_factory=list)
 
 
-def expand(path: Path) -> list[Path]:
-    """A partition folder becomes its ``.log`` files in offset order; a file stays itself."""
+def expand(path: Path) -> tuple[list[Path], list[str]]:
+    """A partition folder becomes its ``.log`` files in offset order, and the ones it cannot read (a
+    FIFO, a dangling link: named, with why); a file stays itself."""
     if path.is_dir():
-        return [s.log for s in scan_partition(path).segments]
-    return [path]
+        part = scan_partition(path)
+        return [s.log for s in part.segments], list(part.unreadable)
+    return [path], []
 
 
 def iter_file(path: Path, summary: Summary, skip_corrupt: bool) -> Iterator[tuple[object, object]]:
     """(batch, record) pairs of one segment or dump file; faults recorded in ``summary``."""
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         head = fh.read(64)
     summary.files += 1
     if looks_like_dump(head):
-        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+        with io.TextIOWrapper(open_regular(path), encoding="utf-8", errors="surrogateescape") as fh:
             parser = DumpParser(fh, str(path))
             for batch in parser.batches():
                 summary.batches += 1
@@ -131,7 +135,11 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
             print(f"inspect: {path}: no such file or directory", file=err)
             status = 2
             continue
-        for f in expand(path):
+        files, unreadable = expand(path)
+        for problem in unreadable:
+            print(f"inspect: cannot read: {problem}", file=err)
+            status = 2
+        for f in files:
             try:
                 for batch, rec in iter_file(f, summary, skip_corrupt):
                     summary.records += 1
@@ -146,6 +154,9 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
                 summary.skipped += 1
             except BrokenPipeError:
                 raise
+            except NotRegularFile as exc:
+                print(f"inspect: {exc}", file=err)
+                status = 2
             except OSError as exc:
                 print(f"inspect: {f}: cannot read: {exc.strerror or exc}", file=err)
                 status = 2

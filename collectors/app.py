@@ -12,13 +12,12 @@ import sys
 import threading
 from dataclasses import dataclass
 
-import requests
+from boundedhttp import get_text
 from prometheus_client import CollectorRegistry, generate_latest, start_http_server
 
 from collectors.cleaner_log import CleanerLogFollower
 from collectors.cleaner_metrics import jolokia_read_url, parse_exposition, parse_jolokia
 from collectors.exporter import register_all
-from collectors.http import get_text
 from collectors.logdirs import TRANSACTION_MAX_TIMEOUT, LogDirScanner
 from collectors.runner import Runner, Source, Store
 from monitor.causes import duration, unknown_cause
@@ -92,8 +91,6 @@ def _leader_lso(store: Store, admin_name: str | None):
 
 def build_sources(config: Config, store: Store, include_all: bool = False) -> tuple[list[Source], list]:
     sources, closers = [], []
-    session = requests.Session()
-    closers.append(session.close)
     to = config.timeouts
     for cluster in config.clusters:
         admin_name = None
@@ -119,14 +116,14 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
         for b in cluster.brokers:
             if b.jmx_url:
                 def jmx(url=b.jmx_url, c=cluster):
-                    return parse_exposition(get_text(url, timeout=to.jmx, max_bytes=to.max_page_bytes, session=session),
+                    return parse_exposition(get_text(url, deadline=to.jmx, max_bytes=to.max_page_bytes),
                                             c, url)
 
                 sources.append(Source(f"jmx:{cluster.name}:{b.id}", "jmx", cluster.name, jmx, config.intervals.jmx, b.id))
             if b.jolokia_url:
                 def jolokia(url=b.jolokia_url):
                     u = jolokia_read_url(url)
-                    return parse_jolokia(get_text(u, timeout=to.jmx, max_bytes=to.max_page_bytes, session=session), u)
+                    return parse_jolokia(get_text(u, deadline=to.jmx, max_bytes=to.max_page_bytes), u)
 
                 sources.append(Source(f"jolokia:{cluster.name}:{b.id}", "jolokia", cluster.name, jolokia,
                                       config.intervals.jmx, b.id))

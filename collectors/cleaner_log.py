@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 
 from monitor.cleanerlog import CleanerLogParser, CleanerLogState
+from monitor.regularfile import open_regular
 
 HEAD_BYTES = 128  # the start of the file, to recognise it after a copytruncate
 
@@ -85,7 +86,7 @@ class CleanerLogFollower:
     # --- internals
 
     def _open(self) -> None:
-        fh = open(self.path, "rb")
+        fh = open_regular(self.path)
         st = os.fstat(fh.fileno())
         self._fh, self._id, self._offset, self._head, self._partial, self._lineno = (
             fh, (st.st_dev, st.st_ino), 0, b"", b"", 0)

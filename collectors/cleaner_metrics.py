@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from collectors.http import FetchError
+from boundedhttp import FetchError
 from monitor.config import ClusterConfig
 
 GAUGE_KEYS = ("max_dirty_percent", "time_since_last_run_ms", "max_compaction_delay_secs", "max_clean_time_secs",

@@ -29,8 +29,9 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from monitor.causes import BrokerFacts, Cause, WriteRate, explain, rate_from_dirty_section
+from monitor.checkpoint import describe_entry_problem, entry_problem
 from monitor.cleanerlog import CleanerLogState
-from monitor.compaction import PartitionState, partition_state
+from monitor.compaction import PartitionState, checkpoint_problems, partition_state
 from monitor.logdir import scan_log_dir
 from monitor.lsocheck import ADMIN, LeaderLso, LsoCheck, LsoDisagreement, check_lso, persist
 from monitor.producer_snapshot import ProducerSnapshot, ProducerSnapshotError, read_producer_snapshot
@@ -79,15 +80,23 @@ class LogDirSnapshot:
     segments_read: int = 0
     bytes_read: int = 0
     transaction_max_timeout: BrokerSetting | None = None  # the value the partitions' hanging counts used
+    # Checkpoint entries that cannot be right (monitor.checkpoint.entry_problem), each naming file and
+    # line. Unlike a malformed file, which takes its log dir down (the file as a whole cannot be
+    # trusted), one impossible entry in a well-formed file says nothing about the others: only that
+    # partition's figures are unknown (left out, its problem in partition_errors); an entry for a
+    # negative partition, which names no partition folder, is a log-dir error with the dir still up.
+    entry_problems: tuple = ()
 
     @property
     def error_kinds(self) -> list[str]:
-        """One error kind per down log dir, counted by the store although the refresh succeeded."""
-        return [kind for kind, _ in self.down.values()]
+        """One error kind per down log dir and per impossible checkpoint entry, counted by the store
+        although the refresh succeeded."""
+        return [kind for kind, _ in self.down.values()] + ["checkpoint_entry"] * len(self.entry_problems)
 
 
 # checkpoints the per-partition state is computed from: a malformed one takes its log dir down
 STATE_CHECKPOINTS = ("cleaner-offset-checkpoint", "log-start-offset-checkpoint")
+CHECKPOINT_OF = {"cleaner": "cleaner-offset-checkpoint", "log_start": "log-start-offset-checkpoint"}
 
 # (topic, has a cleaner checkpoint) -> the topic's config; the caller's sources fed to effective_config
 TopicConfigLookup = Callable[[str, bool], EffectiveConfig]
@@ -141,6 +150,7 @@ class LogDirScanner:
         now = self.clock()
         now_ms = int(now * 1000)
         reports, dir_errors, part_errors, not_live, down = [], {}, {}, [], {}
+        entry_problems: list[str] = []
         seen_paths: set[str] = set()
         read_before = self._reads
         bytes_before = self._bytes
@@ -162,10 +172,18 @@ class LogDirScanner:
             cleaner_cp = ld.checkpoints.get("cleaner-offset-checkpoint", {})
             self._known_compacted.update(cleaner_cp)
             start_cp = ld.checkpoints.get("log-start-offset-checkpoint", {})
+            for name in STATE_CHECKPOINTS:  # an entry for a negative partition names no partition folder
+                for (topic, partition), offset in ld.checkpoints.get(name, {}).items():
+                    why = entry_problem(partition, offset) if partition < 0 else None
+                    if why:
+                        line = ld.checkpoint_lines.get(name, {}).get((topic, partition))
+                        msg = describe_entry_problem(f"{d}/{name}", line, topic, partition, offset, why)
+                        dir_errors[f"{d}/{name}:{line}"] = msg
+                        entry_problems.append(msg)
             for part in ld.partitions:
                 key = (part.topic, part.partition)
-                if part.topic in NOT_CLEANED_BY_LOG_CLEANER or not part.segments:
-                    continue
+                if part.topic in NOT_CLEANED_BY_LOG_CLEANER or not (part.segments or part.unreadable):
+                    continue  # (a partition whose only segment cannot be read is a fault, not empty)
                 found = self.config_lookup(part.topic, key in self._known_compacted)
                 cfg = found.config
                 if not cfg.compacted and not self.include_all:
@@ -179,6 +197,18 @@ class LogDirScanner:
                     part_errors[f"{part.topic}-{part.partition}"] = f"{part.path}: {exc}"
                     continue
                 seen_paths.update(s.path for s in summaries)
+                bad = checkpoint_problems(part.partition, summaries, checkpoint=cleaner_cp.get(key),
+                                          log_start_offset=start_cp.get(key))
+                if bad:  # unknown, not wrong: this partition only (see LogDirSnapshot.entry_problems)
+                    msgs = []
+                    for which, why in bad.items():
+                        name = CHECKPOINT_OF[which]
+                        offset = (cleaner_cp if which == "cleaner" else start_cp)[key]
+                        msgs.append(describe_entry_problem(f"{d}/{name}", ld.checkpoint_lines.get(name, {}).get(key),
+                                                           part.topic, part.partition, offset, why))
+                    part_errors[f"{part.topic}-{part.partition}"] = "; ".join(msgs)
+                    entry_problems += msgs
+                    continue
                 snapshot = self._latest_snapshot(part)
                 if snapshot is not None:
                     seen_paths.add(snapshot[0])
@@ -218,7 +248,8 @@ class LogDirScanner:
                 if path not in seen_paths:
                     del cache[path]
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(self.log_dirs),
-                              down, self._reads - read_before, self._bytes - bytes_before, txn_timeout)
+                              down, self._reads - read_before, self._bytes - bytes_before, txn_timeout,
+                              tuple(entry_problems))
 
     def _write_rate(self, key, now: float, segments) -> WriteRate:
         """Bytes appended since the last refresh: what lies from the then active segment on, less its

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from collectors.http import FetchError
+from boundedhttp import FetchError
 
 
 @dataclass

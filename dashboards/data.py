@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-import requests
+from boundedhttp import FetchError, get_text
 from prometheus_client.parser import text_string_to_metric_families
 
 from monitor.causes import fix_outline
@@ -34,7 +34,12 @@ LABELS = ["cluster", "broker", "topic", "partition", "group", "section", "reason
 
 
 class SourceError(RuntimeError):
-    """The configured source cannot be read; the message names it and says why."""
+    """The configured source cannot be read; the message names it and says why, ``kind`` says how
+    (boundedhttp's kinds: connect, timeout, deadline, too_large, http, read; or parse)."""
+
+    def __init__(self, message: str, kind: str = "error"):
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,8 @@ class Settings:
     refresh_seconds: int = 30
     config_path: str | None = None
     thresholds: Thresholds = Thresholds()  # the loaded monitor.yaml's (its defaults when there is none)
+    fetch_deadline: float = 10.0  # seconds for one whole fetch (timeouts.dashboard, within the refresh interval)
+    max_page_bytes: int = 16 * 1024 * 1024  # timeouts.max_page_bytes, as for the collector
 
     @property
     def mode(self) -> str:
@@ -60,14 +67,23 @@ def settings_from_env() -> Settings:
     path = os.environ.get("COMPACTION_MONITOR_CONFIG")
     cfg = load_config(path)
     env = os.environ.get
+    refresh = int(env("COMPACTION_MONITOR_REFRESH", "30"))
     return Settings(
         prometheus_url=env("COMPACTION_MONITOR_PROMETHEUS_URL") or cfg.prometheus_url,
         collector_url=env("COMPACTION_MONITOR_COLLECTOR_URL") or cfg.collector_url,
         audit_dir=env("COMPACTION_MONITOR_AUDIT_DIR") or cfg.audit_dir,
-        refresh_seconds=int(env("COMPACTION_MONITOR_REFRESH", "30")),
+        refresh_seconds=refresh,
         config_path=path,
         thresholds=cfg.thresholds,
+        fetch_deadline=fetch_deadline(cfg.timeouts.dashboard, refresh),
+        max_page_bytes=cfg.timeouts.max_page_bytes,
     )
+
+
+def fetch_deadline(configured: float, refresh_seconds: int) -> float:
+    """A fetch ends within the refresh interval, so a source that hangs or drips is shown down, with
+    the reason, before the page's next refresh."""
+    return min(configured, refresh_seconds) if refresh_seconds > 0 else configured
 
 
 def _frame(rows: list[dict]) -> pd.DataFrame:
@@ -78,22 +94,21 @@ def _frame(rows: list[dict]) -> pd.DataFrame:
     return df
 
 
-def _get(url: str, timeout: float = 5.0, **params) -> requests.Response:
+def _get(url: str, limits: Settings, **params) -> str:
+    """The page at ``url`` through the one bounded fetch (boundedhttp), with the settings' deadline
+    and byte cap; SourceError naming the endpoint, the reason and the kind."""
     try:
-        resp = requests.get(url, params=params or None, timeout=timeout)
-    except requests.RequestException as exc:
-        raise SourceError(f"{url}: cannot connect ({exc.__class__.__name__})") from None
-    if resp.status_code != 200:
-        raise SourceError(f"{url}: HTTP {resp.status_code}")
-    return resp
+        return get_text(url, deadline=limits.fetch_deadline, max_bytes=limits.max_page_bytes, params=params or None)
+    except FetchError as exc:
+        raise SourceError(str(exc), exc.kind) from None
 
 
 # ------------------------------------------------------------------ collector
 
 
-def collector_samples(url: str) -> pd.DataFrame:
+def collector_samples(url: str, limits: Settings = Settings()) -> pd.DataFrame:
     """Current samples from a collector's /metrics page."""
-    text = _get(url).text
+    text = _get(url, limits)
     rows = []
     try:
         for fam in text_string_to_metric_families(text):
@@ -101,42 +116,51 @@ def collector_samples(url: str) -> pd.DataFrame:
                 if s.name.startswith(PREFIX):
                     rows.append({"name": s.name, **s.labels, "value": float(s.value)})
     except ValueError as exc:
-        raise SourceError(f"{url}: not a Prometheus text page ({exc})") from None
+        raise SourceError(f"{url}: not a Prometheus text page ({str(exc)[:200]})", "parse") from None
     return _frame(rows)
 
 
 # ----------------------------------------------------------------- prometheus
 
 
-def _api(base: str, path: str, **params) -> dict:
-    resp = _get(base.rstrip("/") + path, **params)
+def _api(base: str, path: str, limits: Settings, **params) -> dict:
+    text = _get(base.rstrip("/") + path, limits, **params)
     try:
-        data = resp.json()
+        data = json.loads(text)
     except ValueError:
-        raise SourceError(f"{base}{path}: not JSON") from None
-    if data.get("status") != "success":
-        raise SourceError(f"{base}{path}: {data.get('error', 'query failed')}")
+        raise SourceError(f"{base}{path}: not JSON", "parse") from None
+    if not isinstance(data, dict) or data.get("status") != "success" or not isinstance(data.get("data"), dict):
+        why = data.get("error", "query failed") if isinstance(data, dict) else "not a Prometheus API answer"
+        raise SourceError(f"{base}{path}: {str(why)[:200]}", "parse")
     return data["data"]
 
 
-def prometheus_samples(base: str) -> pd.DataFrame:
+def prometheus_samples(base: str, limits: Settings = Settings()) -> pd.DataFrame:
     """Current samples of every kafka_compaction_* series."""
-    data = _api(base, "/api/v1/query", query=f'{{__name__=~"{PREFIX}.+"}}')
-    rows = [{"name": r["metric"].get("__name__"), **{k: v for k, v in r["metric"].items() if k != "__name__"},
-             "value": float(r["value"][1])} for r in data["result"]]
+    data = _api(base, "/api/v1/query", limits, query=f'{{__name__=~"{PREFIX}.+"}}')
+    try:
+        rows = [{"name": r["metric"].get("__name__"), **{k: v for k, v in r["metric"].items() if k != "__name__"},
+                 "value": float(r["value"][1])} for r in data["result"]]
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise SourceError(f"{base}/api/v1/query: not a Prometheus vector ({type(exc).__name__})", "parse") from None
     return _frame(rows)
 
 
-def prometheus_range(base: str, query: str, seconds: int = 3600, step: int | None = None) -> pd.DataFrame:
+def prometheus_range(base: str, query: str, seconds: int = 3600, step: int | None = None,
+                     limits: Settings = Settings()) -> pd.DataFrame:
     """A range query as long rows: labels, ``time`` (UTC datetime), ``value``."""
     end = time.time()
     step = step or max(int(seconds / 240), 1)
-    data = _api(base, "/api/v1/query_range", query=query, start=end - seconds, end=end, step=step)
+    data = _api(base, "/api/v1/query_range", limits, query=query, start=end - seconds, end=end, step=step)
     rows = []
-    for r in data["result"]:
-        labels = {k: v for k, v in r["metric"].items() if k != "__name__"}
-        for ts, v in r["values"]:
-            rows.append({**labels, "time": pd.to_datetime(float(ts), unit="s", utc=True), "value": float(v)})
+    try:
+        for r in data["result"]:
+            labels = {k: v for k, v in r["metric"].items() if k != "__name__"}
+            for ts, v in r["values"]:
+                rows.append({**labels, "time": pd.to_datetime(float(ts), unit="s", utc=True), "value": float(v)})
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise SourceError(f"{base}/api/v1/query_range: not a Prometheus matrix ({type(exc).__name__})",
+                          "parse") from None
     return pd.DataFrame(rows)
 
 
@@ -145,8 +169,16 @@ ALERT_COLUMNS = ["alert", "severity", "state", "summary", "description", "runboo
 FIRING = ("firing", "active")  # Prometheus' state past the rule's window; the evaluator's, which knows no window
 
 
-def prometheus_alerts(base: str) -> pd.DataFrame:
-    data = _api(base, "/api/v1/alerts")
+def prometheus_alerts(base: str, limits: Settings = Settings()) -> pd.DataFrame:
+    data = _api(base, "/api/v1/alerts", limits)
+    try:
+        return _alert_rows(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise SourceError(f"{base}/api/v1/alerts: not a Prometheus alerts answer ({type(exc).__name__})",
+                          "parse") from None
+
+
+def _alert_rows(data: dict) -> pd.DataFrame:
     rows = []
     for a in data.get("alerts", []):
         lb = a.get("labels", {})
@@ -189,16 +221,16 @@ def alerting(alerts: pd.DataFrame | None, name: str, keys: list[str], states=FIR
 
 def current(settings: Settings) -> pd.DataFrame:
     if settings.mode == "prometheus":
-        return prometheus_samples(settings.prometheus_url)
+        return prometheus_samples(settings.prometheus_url, settings)
     if settings.mode == "collector":
-        return collector_samples(settings.collector_url)
+        return collector_samples(settings.collector_url, settings)
     raise SourceError("no data source configured: set prometheus_url or collector_url in monitor.yaml "
                       "(or COMPACTION_MONITOR_PROMETHEUS_URL / COMPACTION_MONITOR_COLLECTOR_URL)")
 
 
 def alerts(settings: Settings, samples: pd.DataFrame) -> pd.DataFrame:
     if settings.mode == "prometheus":
-        return prometheus_alerts(settings.prometheus_url)
+        return prometheus_alerts(settings.prometheus_url, settings)
     return evaluated_alerts(samples, settings.thresholds)
 
 

@@ -23,8 +23,17 @@ def _alerts(s: data.Settings, samples: pd.DataFrame) -> pd.DataFrame:
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)
+def _history(s: data.Settings, query: str, seconds: int = 3600) -> pd.DataFrame:
+    return data.prometheus_range(s.prometheus_url, query, seconds, limits=s)
+
+
 def history(s: data.Settings, query: str, seconds: int = 3600) -> pd.DataFrame:
-    return data.prometheus_range(s.prometheus_url, query, seconds)
+    """A range query's rows, or none with a warning naming why when Prometheus cannot answer it."""
+    try:
+        return _history(s, query, seconds)
+    except data.SourceError as exc:
+        st.warning(f"History unavailable ({exc.kind}): {exc}")
+        return pd.DataFrame()
 
 
 def settings() -> data.Settings:
@@ -44,7 +53,7 @@ def load(s: data.Settings) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
     try:
         samples = _current(s)
     except data.SourceError as exc:
-        st.error(f"Cannot read the data source: {exc}", icon=":material/error:")
+        st.error(f"Cannot read the data source ({exc.kind}): {exc}", icon=":material/error:")
         st.info("Check that the collector (`compaction-monitor collect`) or Prometheus is running and that "
                 "`prometheus_url` / `collector_url` in monitor.yaml point at it.")
         return None, None

@@ -24,10 +24,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 import uuid
 import xml.etree.ElementTree as ET
 from pathlib import Path
+
+from boundedhttp import FetchError, get
 
 HERE = Path(__file__).resolve().parent
 STATE_FILE = "broker.json"
@@ -411,9 +412,8 @@ def _port_open(host: str, port: int) -> bool:
 
 def _http_ok(url: str) -> bool:
     try:
-        with urllib.request.urlopen(url, timeout=2) as resp:
-            return resp.status == 200
-    except OSError:
+        return get(url, deadline=2, max_bytes=16 * 1024 * 1024).status == 200
+    except FetchError:
         return False
 
 

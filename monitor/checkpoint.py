@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from monitor.regularfile import read_text_regular
+
 CHECKPOINT_VERSION = 0
 CHECKPOINT_FILES = (
     "cleaner-offset-checkpoint",
@@ -33,8 +35,9 @@ class CheckpointError(ValueError):
         super().__init__(f"{file}: line {line}: {reason}")
 
 
-def parse_checkpoint(text: str, file: str = "<checkpoint>") -> dict[tuple[str, int], int]:
-    """``{(topic, partition): offset}`` from checkpoint text; CheckpointError when malformed."""
+def parse_checkpoint(text: str, file: str = "<checkpoint>", lines_of: dict | None = None) -> dict[tuple[str, int], int]:
+    """``{(topic, partition): offset}`` from checkpoint text; CheckpointError when malformed. With
+    ``lines_of``, each entry's line number is put there (for ``entry_problem``'s messages)."""
     lines = text.splitlines()
     if not lines or (len(lines) == 1 and not lines[0].strip()):
         return {}
@@ -63,6 +66,8 @@ def parse_checkpoint(text: str, file: str = "<checkpoint>") -> dict[tuple[str, i
         topic, part, off = parts
         try:
             entries[(topic, int(part))] = int(off)
+            if lines_of is not None:
+                lines_of[(topic, int(part))] = i
         except ValueError:
             raise CheckpointError(file, i, f"partition or offset is not a number in {line!r}") from None
     if len(body) != expected:
@@ -71,16 +76,40 @@ def parse_checkpoint(text: str, file: str = "<checkpoint>") -> dict[tuple[str, i
     return entries
 
 
-def read_checkpoint(path: str | Path) -> dict[tuple[str, int], int]:
+def read_checkpoint(path: str | Path, lines_of: dict | None = None) -> dict[tuple[str, int], int]:
     """Read and parse one checkpoint file; a missing file is an empty checkpoint."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_regular(path)
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
         raise CheckpointError(str(path), 0, f"cannot read: {exc}") from exc
-    return parse_checkpoint(text, str(path))
+    return parse_checkpoint(text, str(path), lines_of)
+
+
+def entry_problem(partition: int, offset: int, log_end_offset: int | None = None) -> str | None:
+    """Why one well-formed checkpoint entry cannot be right, or None. Kafka never writes a negative
+    partition or offset, nor an offset past the log's end (the cleaner checkpoints at most its first
+    uncleanable offset, LogCleanerManager; the log start offset never passes the end). Kafka itself
+    would reset such a cleaner checkpoint to the log start offset; the monitor does not guess what it
+    meant: the partition's figures are unknown until the entry is right (``log_end_offset`` None:
+    only the sign is checked)."""
+    if partition < 0:
+        return f"negative partition {partition}"
+    if offset < 0:
+        return f"negative offset {offset}"
+    if log_end_offset is not None and offset > log_end_offset:
+        return f"offset {offset} is past the log end offset {log_end_offset}"
+    return None
+
+
+def describe_entry_problem(file: str, line: int | None, topic: str, partition: int, offset: int,
+                           reason: str) -> str:
+    """The message naming the file, the line, the entry and what follows from it."""
+    where = f"{file}: line {line}" if line is not None else file
+    then = "it names no partition, ignored" if partition < 0 else "the partition's compaction figures are unknown"
+    return f"{where}: {topic} {partition} {offset}: {reason}; {then}"
 
 
 def format_checkpoint(entries: dict[tuple[str, int], int]) -> str:

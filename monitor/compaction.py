@@ -37,6 +37,7 @@ from bisect import bisect_right
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
+from monitor.checkpoint import entry_problem
 from monitor.lsocheck import ADMIN as LSO_FROM_ADMIN, LOG as LSO_FROM_LOG
 from monitor.rules import CLEANABLE_RATIO_ABOVE_MIN, holds
 from monitor.summary import SegmentSummary
@@ -109,6 +110,32 @@ def _index_of_segment(bases: Sequence[int], offset: int) -> int:
     return max(bisect_right(bases, offset) - 1, 0)
 
 
+def log_end_offset(segments: Sequence[SegmentSummary]) -> int:
+    """The offset after the last batch (an empty active segment: its base offset)."""
+    active = segments[-1]
+    log_end = active.next_offset if active.next_offset is not None else active.base_offset
+    for s in reversed(segments):  # an empty active segment: the end is the last batch before it
+        if s.next_offset is not None:
+            log_end = max(log_end, s.next_offset)
+            break
+    return log_end
+
+
+def checkpoint_problems(partition: int, segments: Sequence[SegmentSummary], *, checkpoint: int | None = None,
+                        log_start_offset: int | None = None) -> dict[str, str]:
+    """Which of the partition's checkpoint entries cannot be right against its log
+    (``monitor.checkpoint.entry_problem``): {"cleaner" | "log_start": reason}. A cleaner checkpoint
+    below the log start offset is not one: Kafka resets it to the log start (retention moved the
+    start past it, normal for compact,delete topics), and so does ``partition_state``."""
+    log_end = log_end_offset(segments) if segments else None
+    found = {}
+    for which, offset in (("cleaner", checkpoint), ("log_start", log_start_offset)):
+        why = None if offset is None else entry_problem(partition, offset, log_end)
+        if why:
+            found[which] = why
+    return found
+
+
 def partition_state(
     topic: str,
     partition: int,
@@ -134,11 +161,7 @@ def partition_state(
     bases = [s.base_offset for s in segments]
     active = segments[-1]
     log_start = bases[0] if log_start_offset is None else max(log_start_offset, bases[0])
-    log_end = active.next_offset if active.next_offset is not None else active.base_offset
-    for s in reversed(segments):  # an empty active segment: the end is the last batch before it
-        if s.next_offset is not None:
-            log_end = max(log_end, s.next_offset)
-            break
+    log_end = log_end_offset(segments)
 
     # firstDirtyOffset
     first_dirty = checkpoint if checkpoint is not None else log_start

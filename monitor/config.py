@@ -21,7 +21,8 @@ works. Errors name the key path and the reason, at start, never mid-run::
         transaction_max_timeout_ms: 900000   # the brokers' transaction.max.timeout.ms when the admin
                                              # API cannot tell (hanging transactions are older than it)
     intervals: {jmx: 15, log_dirs: 60, cleaner_log: 15, admin: 30, consumer_groups: 30}
-    timeouts:  {jmx: 5, admin: 10}
+    timeouts:  {jmx: 5, admin: 10, dashboard: 10, max_page_bytes: 16777216}
+                                     # jmx, dashboard: the deadline of a whole HTTP fetch, in seconds
     thresholds: {...}                # what the alert rules and the dashboard call unhealthy
 """
 
@@ -127,9 +128,10 @@ class Intervals:
 
 @dataclass(frozen=True)
 class Timeouts:
-    jmx: float = 5
-    admin: float = 10
-    max_page_bytes: int = 16 * 1024 * 1024
+    jmx: float = 5  # the collector's JMX exporter / Jolokia fetch, whole response (boundedhttp)
+    admin: float = 10  # each admin API request
+    max_page_bytes: int = 16 * 1024 * 1024  # the largest page any fetch keeps, collector and dashboard
+    dashboard: float = 10  # the dashboard's fetch of Prometheus' API or a collector's /metrics, whole response
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from monitor.checkpoint import CHECKPOINT_FILES, CheckpointError, read_checkpoint
+from monitor.regularfile import NotRegularFile, check_regular, read_text_regular
 
 SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex")
 TOPIC_CHARS = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
@@ -52,7 +53,7 @@ class PartitionDir:
     segments: list[Segment] = field(default_factory=list)
     snapshots: list[int] = field(default_factory=list)
     leftovers: list[str] = field(default_factory=list)  # .cleaned / .swap / .deleted files
-    unreadable: list[str] = field(default_factory=list)  # segment files that exist but cannot be stat'ed
+    unreadable: list[str] = field(default_factory=list)  # segment files that exist but cannot be stat'ed or are no regular file
 
     @property
     def size(self) -> int:
@@ -71,6 +72,7 @@ class LogDir:
     unrecognised: list[str] = field(default_factory=list)
     checkpoints: dict[str, dict[tuple[str, int], int]] = field(default_factory=dict)
     checkpoint_errors: dict[str, str] = field(default_factory=dict)
+    checkpoint_lines: dict[str, dict] = field(default_factory=dict)  # file name -> {(topic, partition): line}
     meta: dict[str, str] = field(default_factory=dict)
 
     def partition(self, topic: str, partition: int) -> PartitionDir | None:
@@ -106,11 +108,14 @@ def scan_partition(path: str | Path) -> PartitionDir:
             suffix = "." + suffix
             if suffix == ".log":  # only .log sizes matter; the others are noted, not stat'ed
                 try:
-                    files.setdefault(int(stem), {})[suffix] = entry.stat()
+                    files.setdefault(int(stem), {})[suffix] = check_regular(entry.path, entry.stat())
                 except FileNotFoundError:
                     if entry.is_symlink():  # a dangling link is broken, not deleted
                         part.unreadable.append(f"{entry.path}: dangling symlink")
                     continue  # else deleted by the broker while we listed
+                except NotRegularFile as exc:
+                    part.unreadable.append(str(exc))
+                    continue
                 except OSError as exc:
                     part.unreadable.append(f"{entry.path}: {exc.strerror or exc}")
                     continue
@@ -136,8 +141,8 @@ def scan_partition(path: str | Path) -> PartitionDir:
 def read_meta_properties(path: str | Path) -> dict[str, str]:
     out: dict[str, str] = {}
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError:
+        text = read_text_regular(path)
+    except (OSError, UnicodeDecodeError):
         return out
     for line in text.splitlines():
         line = line.strip()
@@ -169,7 +174,8 @@ def scan_log_dir(path: str | Path) -> LogDir:
             ld.not_live.append((entry.name, "vanished"))
     for name in CHECKPOINT_FILES:
         try:
-            ld.checkpoints[name] = read_checkpoint(path / name)
+            ld.checkpoint_lines[name] = {}
+            ld.checkpoints[name] = read_checkpoint(path / name, ld.checkpoint_lines[name])
         except CheckpointError as exc:
             ld.checkpoints[name] = {}
             ld.checkpoint_errors[name] = str(exc)

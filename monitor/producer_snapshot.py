@@ -22,6 +22,8 @@ from pathlib import Path
 
 from crc32c import crc32c
 
+from monitor.regularfile import open_regular
+
 VERSION = 1  # ProducerStateManager.PRODUCER_SNAPSHOT_VERSION
 HEADER = struct.Struct(">hIi")  # version, crc, producer_entries count
 CRC_START = 6  # PRODUCER_ENTRIES_OFFSET: the CRC covers the count and the entries
@@ -93,4 +95,7 @@ def parse_producer_snapshot(data: bytes, path: str | Path) -> ProducerSnapshot:
 
 
 def read_producer_snapshot(path: str | Path) -> ProducerSnapshot:
-    return parse_producer_snapshot(Path(path).read_bytes(), path)
+    """Read and parse one snapshot file; only a regular file is read (a FIFO or device raises
+    ``monitor.regularfile.NotRegularFile``, an OSError, never a wait)."""
+    with open_regular(path) as fh:
+        return parse_producer_snapshot(fh.read(), path)

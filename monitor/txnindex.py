@@ -20,6 +20,7 @@ import struct
 from pathlib import Path
 from typing import Sequence
 
+from monitor.regularfile import open_regular
 from monitor.transactions import AbortedRanges, AbortedTxn
 
 ENTRY = struct.Struct(">hqqqq")  # version, producerId, firstOffset, lastOffset, lastStableOffset
@@ -69,7 +70,8 @@ def parse_txn_index(data: bytes, path, base_offset: int) -> tuple[AbortedTxn, ..
 def read_txn_index(path: str | Path, base_offset: int) -> tuple[AbortedTxn, ...]:
     """The entries of one ``.txnindex``; a missing file has none (Kafka creates it at the first abort)."""
     try:
-        data = Path(path).read_bytes()
+        with open_regular(path) as fh:  # a FIFO or device is refused, never waited on
+            data = fh.read()
     except FileNotFoundError:
         return ()
     except OSError as exc:

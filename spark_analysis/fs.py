@@ -10,6 +10,8 @@ from urllib.parse import urlparse
 
 import pyarrow.fs as pafs
 
+from monitor.regularfile import NotRegularFile, check_regular
+
 
 def filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
     scheme = urlparse(uri).scheme
@@ -31,19 +33,41 @@ def qualify(uri: str, path: str) -> str:
     return f"{u.scheme}://{u.netloc}{path}"
 
 
-def list_files(uri: str, suffix: str | tuple[str, ...]) -> list[tuple[str, int]]:
-    """(uri, size) of every file under ``uri`` (or ``uri`` itself) whose name ends with ``suffix``."""
+def list_files(uri: str, suffix: str | tuple[str, ...], refused: list | None = None) -> list[tuple[str, int]]:
+    """(uri, size) of every regular file under ``uri`` (or ``uri`` itself) whose name ends with ``suffix``.
+
+    pyarrow's local filesystem calls a FIFO, a device or a socket neither File nor Directory
+    (``FileType.Unknown``), so local paths are checked with ``monitor.regularfile``: ``uri`` itself
+    not a regular file raises NotRegularFile (an OSError naming it and what it is); one found in a
+    folder is left out and its message appended to ``refused``."""
     fs, path = filesystem(uri)
     info = fs.get_file_info(path)
     if info.type == pafs.FileType.NotFound:
         raise FileNotFoundError(f"{uri}: no such file or directory")
-    if info.type == pafs.FileType.File:
+    local = isinstance(fs, pafs.LocalFileSystem)
+    if info.type != pafs.FileType.Directory:
+        _check(path, info, local)
         return [(uri, info.size)]
     out = []
     for f in fs.get_file_info(pafs.FileSelector(path, recursive=True)):
-        if f.type == pafs.FileType.File and f.base_name.endswith(suffix):
-            out.append((qualify(uri, f.path), f.size))
+        if f.type == pafs.FileType.Directory or not f.base_name.endswith(suffix):
+            continue
+        try:
+            _check(f.path, f, local)
+        except OSError as exc:
+            if refused is not None:
+                refused.append(str(exc) if isinstance(exc, NotRegularFile) else f"{f.path}: {exc}")
+            continue
+        out.append((qualify(uri, f.path), f.size))
     return sorted(out)
+
+
+def _check(path: str, info, local: bool) -> None:
+    """NotRegularFile unless ``path`` is a regular file (stat'ed when local, else as listed)."""
+    if local:
+        check_regular(path)
+    elif info.type != pafs.FileType.File:
+        raise NotRegularFile(path, "not a file")
 
 
 def open_input(uri: str):

@@ -75,12 +75,18 @@ def list_inputs(kind: str, inputs: list[str]) -> list[tuple[str, int]]:
     Segments must sit in ``<topic>-<partition>`` folders; -delete/-future/-stray folders are left out."""
     from monitor.topicconfig import NOT_CLEANED_BY_LOG_CLEANER
     from spark_analysis.arrow_rows import topic_partition
+    from monitor.regularfile import NotRegularFile
     from spark_analysis.fs import list_files
 
     suffix = (".log",) if kind == "segments" else (".txt", ".dump", ".out")
-    files = []
+    files, refused = [], []
     for uri in inputs:
-        files += list_files(uri, suffix)
+        try:
+            files += list_files(uri, suffix, refused)
+        except NotRegularFile as exc:  # an input named on the command line: a usage error
+            raise ValueError(str(exc)) from None
+    for why in refused:
+        log(f"left out {why}")
     if kind == "segments":
         kept = []
         for uri, size in files:
@@ -121,10 +127,13 @@ def read_checkpoints(inputs: list[str]) -> tuple[dict, dict]:
 
     cleaner, starts = {}, {}
     for uri in inputs:
+        refused = []
         try:
-            found = list_files(uri, ("cleaner-offset-checkpoint", "log-start-offset-checkpoint"))
+            found = list_files(uri, ("cleaner-offset-checkpoint", "log-start-offset-checkpoint"), refused)
         except (FileNotFoundError, OSError):
             continue
+        for why in refused:
+            log(f"ignoring {why}")
         for f, _ in found:
             text = read_text(f)
             if text is None:

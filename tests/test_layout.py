@@ -15,7 +15,12 @@ CORE = "monitor"  # the pure core: Kafka's formats, the compaction model, config
 EDGES = {"collectors", "spark_analysis", "dashboards", "alerts", "localkafka"}  # each reaches one outside world
 COMPOSITION_ROOT = "cli"  # the command line: the only package that imports several edges
 TOOLS = {"bench"}  # developer tools beside the product, like tests/: may import anything
-OURS = {CORE, COMPOSITION_ROOT} | EDGES | TOOLS
+# Our own leaf libraries, used like third-party ones: they import only the standard library (never a
+# package of ours) and any edge may import them. boundedhttp is the one bounded HTTP GET that the
+# collector, the dashboard and the demo all need: edges may not import each other, and it opens
+# sockets, which the core may not.
+SHARED = {"boundedhttp"}
+OURS = {CORE, COMPOSITION_ROOT} | EDGES | TOOLS | SHARED
 
 # Pure data libraries the core may use besides the standard library: CRC-32C of record batches,
 # the compression codecs, YAML for monitor.yaml.
@@ -101,10 +106,17 @@ def test_core_imports_only_the_standard_library_itself_and_pure_data_libraries()
                        f"no processes), {CORE} and {sorted(CORE_LIBRARIES)}"
 
 
+def test_shared_libraries_import_only_the_standard_library():
+    for lib in sorted(SHARED):
+        for path, found in _package_imports(lib).items():
+            bad = {n for n in found if _top(n) != lib and _top(n) not in sys.stdlib_module_names}
+            assert not bad, f"{path} imports {sorted(bad)}: a shared library of ours imports only the standard library"
+
+
 def test_edges_import_only_the_core_and_libraries():
     for edge in sorted(EDGES):
         for path, found in _package_imports(edge).items():
-            bad = {n for n in found if _top(n) in OURS - {edge, CORE} or n == "<dynamic import>"}
+            bad = {n for n in found if _top(n) in OURS - {edge, CORE} - SHARED or n == "<dynamic import>"}
             assert not bad, f"{path} imports {sorted(bad)}: an edge imports only {CORE} and libraries"
 
 

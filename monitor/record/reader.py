@@ -29,6 +29,7 @@ from monitor.record.errors import (
     ZeroFillError,
 )
 from monitor.record.model import Record
+from monitor.regularfile import open_regular
 
 PREFIX = struct.Struct(">qiib")  # baseOffset/offset, length, (leader epoch | crc), magic: same bytes in every format
 PREFIX_SIZE = PREFIX.size  # 17
@@ -61,7 +62,7 @@ class SegmentReader:
     def _open(self) -> tuple[BinaryIO, int | None, bool]:
         if isinstance(self._source, (str, os.PathLike)):
             try:
-                fh = open(self._source, "rb", buffering=READ_BUFFER)
+                fh = open_regular(self._source, READ_BUFFER)
             except OSError as exc:
                 raise RecordFormatError(self.name, self.start, f"cannot read: {exc.strerror or exc}") from exc
             size = os.fstat(fh.fileno()).st_size
@@ -134,6 +135,13 @@ class SegmentReader:
                     break
                 data = head + rest
                 batch = self._parse(pos, magic, data)
+            if batch is not None and magic == 2 and batch.records_count < 0:
+                # Kafka's DefaultRecordBatch reads the count as a signed int32 and fails on a negative
+                # one (InvalidRecordException "Found invalid record count"): a read fault, not 0 records
+                self._fault(CorruptBatchError(self.name, pos, f"negative record count {batch.records_count} in the "
+                                                              f"header of the batch at offset {batch.base_offset}",
+                                              length=total, resumable=True))
+                batch = None
             if batch is not None:
                 self.batches_read += 1
                 pos += total

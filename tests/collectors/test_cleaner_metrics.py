@@ -5,7 +5,7 @@ import json
 import pytest
 
 from collectors.cleaner_metrics import parse_exposition, parse_jolokia
-from collectors.http import FetchError
+from boundedhttp import FetchError
 from monitor.config import ClusterConfig
 
 PAGE = """\

@@ -1,14 +1,12 @@
 """A long-running collector never dies of one bad source: it keeps answering /metrics, marks the
 source down, counts the error by kind, and recovers when the source does.
 
-The endpoint here is a fake on purpose: it injects what a real broker cannot be made to show
-(an HTML login page, a 500, garbage, a hang, a huge page)."""
+The endpoint here is a fake on purpose (tests/faultserver.py): it injects what a real broker cannot be
+made to show (an HTML login page, a 500, garbage, a hang, a huge, endless or dripping page)."""
 
 from __future__ import annotations
 
-import http.server
 import shutil
-import threading
 import urllib.request
 
 import pytest
@@ -16,71 +14,10 @@ from prometheus_client import start_http_server
 from prometheus_client.parser import text_string_to_metric_families
 
 from collectors.app import build
+from faultserver import FaultServer
 from monitor.config import BrokerConfig, ClusterConfig, Config, Intervals, Timeouts
 from recordfixtures import items, three_v2_batches, v2, write
 from waiting import wait_for
-
-GOOD = (b"kafka_log_logcleanermanager_max_dirty_percent 12.0\n"
-        b"kafka_log_logcleaner_deadthreadcount 0.0\n")
-
-
-class FaultServer:
-    """Serves the cleaner gauges, or in ``mode`` a fault. In "hang" a request is held until the test
-    releases it (``release``), so a test can see the collector answer while a fetch is still stuck."""
-
-    def __init__(self):
-        self.mode = "ok"
-        self.release = threading.Event()
-        self.held = 0  # requests the server is holding right now
-        lock = threading.Lock()
-        outer = self
-
-        class H(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def do_GET(self):
-                m = outer.mode
-                if m == "hang":
-                    with lock:
-                        outer.held += 1
-                    outer.release.wait(120)
-                    with lock:
-                        outer.held -= 1
-                    return
-                if m == "500":
-                    self.send_response(500)
-                    self.end_headers()
-                    return
-                self.send_response(200)
-                self.end_headers()
-                try:
-                    if m == "html":
-                        self.wfile.write(b"<html><body>Please log in</body></html>")
-                    elif m == "garbage":
-                        self.wfile.write(b"\x00\xff garbage {{{ not prometheus\n")
-                    elif m == "huge":
-                        for _ in range(400):
-                            self.wfile.write(b"x" * 65536)
-                    else:
-                        self.wfile.write(GOOD)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/metrics"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def set_mode(self, mode: str):
-        self.mode = mode
-        if mode != "hang":
-            self.release.set()  # let held requests go
-
-    def close(self):
-        self.release.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture
@@ -130,7 +67,9 @@ def up_with_gauges(s):
 
 
 @pytest.mark.parametrize("mode, kind", [("html", "parse"), ("500", "http"), ("garbage", "parse"),
-                                        ("hang", "timeout"), ("huge", "too_large")])
+                                        ("hang", "timeout"), ("huge", "too_large"), ("endless", "too_large"),
+                                        ("claims_huge", "too_large"), ("drip", "deadline"),
+                                        ("drip_headers", "deadline"), ("close", "read"), ("bomb", "parse")])
 def test_bad_source_is_marked_down_counted_and_recovers(running, mode, kind):
     fs, col, url = running
     wait(url, up_with_gauges, "the source up with the fake's gauges")
@@ -238,3 +177,63 @@ def test_incremental_refresh_reads_only_what_changed(tmp_path):
     assert third.segments_read == 1 and third.bytes_read == src.path.stat().st_size
     good = next(r.state for r in third.partitions if r.state.topic == "good")
     assert good.records == 6 + 4
+
+
+@pytest.mark.parametrize("mode, kind", [("drip", "deadline"), ("endless", "too_large"), ("drip_headers", "deadline")])
+def test_collect_once_ends_by_the_deadline_on_a_dripping_or_endless_page(tmp_path, mode, kind):
+    """`collect --once` against a page that never ends: exit 1 (a data fault), the source named down with
+    the reason, the error counted by kind in the printed metrics."""
+    import subprocess
+    import sys
+
+    fs = FaultServer()
+    try:
+        fs.set_mode(mode)
+        cfg = tmp_path / "monitor.yaml"
+        cfg.write_text(f"clusters:\n  - name: c\n    brokers:\n      - id: 1\n        jmx_url: {fs.url}\n"
+                       f"timeouts: {{jmx: 1, max_page_bytes: 1048576}}\n")
+        proc = subprocess.run([sys.executable, "-m", "cli", "collect", "--once", "--config", str(cfg)],
+                              capture_output=True, text=True, timeout=120)  # a hang guard, not a timing
+    finally:
+        fs.close()
+    assert proc.returncode == 1, proc.stderr
+    assert f"source jmx:c:1 failed: FetchError: {fs.url}" in proc.stderr and "Traceback" not in proc.stderr
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+               for fam in text_string_to_metric_families(proc.stdout) for s in fam.samples}
+    assert value(samples, "kafka_compaction_source_errors_total", kind="jmx", error=kind) == 1.0
+    assert value(samples, "kafka_compaction_source_up", kind="jmx") == 0.0
+
+
+def test_impossible_checkpoint_entries_make_only_their_partition_unknown(tmp_path):
+    """A well-formed checkpoint with an offset past the log end, a negative offset and a negative
+    partition: the two partitions are left out with their problem named (file and line), the third
+    partition and the log dir stay up, and each entry is counted as a checkpoint_entry error."""
+    d = tmp_path / "logs"
+    for t in ("good-0", "past-0", "neg-0"):
+        three_v2_batches(d / t / "00000000000000000000.log")  # offsets 0..5
+        (d / t / "00000000000000000006.log").write_bytes(b"")
+    (d / "cleaner-offset-checkpoint").write_text("0\n4\ngood 0 6\npast 0 7\nneg 0 3\nghost -2 0\n")
+    (d / "log-start-offset-checkpoint").write_text("0\n1\nneg 0 -1\n")
+    cfg = Config(clusters=(ClusterConfig(name="c", brokers=(BrokerConfig(id="1", log_dirs=(str(d),)),)),))
+    col = build(cfg)
+    try:
+        assert col.runner.refresh_all()
+        reg = col.registry
+        part = {"cluster": "c", "broker": "1", "partition": "0"}
+        assert reg.get_sample_value("kafka_compaction_partition_cleanable_ratio", {**part, "topic": "good"}) == 0.0
+        for t in ("past", "neg"):
+            assert reg.get_sample_value("kafka_compaction_partition_cleanable_ratio", {**part, "topic": t}) is None
+        assert reg.get_sample_value("kafka_compaction_log_dir_up", {"cluster": "c", "broker": "1",
+                                                                    "log_dir": str(d)}) == 1.0
+        errors = {s.labels["error"]: s.value for fam in reg.collect() for s in fam.samples
+                  if s.name == "kafka_compaction_source_errors_total"}
+        assert errors == {"checkpoint_entry": 3.0}
+        snap = col.store.snapshot("log_dirs:c:1")
+        assert snap.partition_errors["past-0"] == (f"{d}/cleaner-offset-checkpoint: line 4: past 0 7: offset 7 is past "
+                                                   "the log end offset 6; the partition's compaction figures are unknown")
+        assert snap.partition_errors["neg-0"].startswith(f"{d}/log-start-offset-checkpoint: line 3: neg 0 -1: "
+                                                         "negative offset -1")
+        assert snap.log_dir_errors[f"{d}/cleaner-offset-checkpoint:6"].endswith(
+            "line 6: ghost -2 0: negative partition -2; it names no partition, ignored")
+    finally:
+        col.close()

@@ -64,3 +64,18 @@ def test_real_broker_checkpoints_hold_what_the_broker_reports(kafka):
     for name in CHECKPOINTS:
         assert (log_dir / name).is_file(), name
         read_checkpoint(log_dir / name)
+
+
+def test_entry_lines_are_kept_and_impossible_entries_named():
+    from monitor.checkpoint import describe_entry_problem, entry_problem
+
+    lines = {}
+    got = parse_checkpoint("0\n3\na 0 5\nb -1 0\nc 2 -7\n", "cp", lines)
+    assert got == {("a", 0): 5, ("b", -1): 0, ("c", 2): -7}  # well formed: Kafka's parser takes these too
+    assert lines == {("a", 0): 3, ("b", -1): 4, ("c", 2): 5}
+    assert entry_problem(0, 5) is None and entry_problem(0, 5, log_end_offset=5) is None
+    assert entry_problem(0, 6, log_end_offset=5) == "offset 6 is past the log end offset 5"
+    assert entry_problem(-1, 0) == "negative partition -1"
+    assert entry_problem(2, -7) == "negative offset -7"
+    assert describe_entry_problem("cp", 5, "c", 2, -7, "negative offset -7") == \
+        "cp: line 5: c 2 -7: negative offset -7; the partition's compaction figures are unknown"

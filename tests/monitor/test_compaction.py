@@ -73,3 +73,17 @@ def test_tombstones_by_section_and_against_retention():
     assert st.tombstones == 4 and st.tombstones_clean == 1 and st.tombstones_dirty == 3
     assert st.oldest_tombstone_age_ms == 9_000
     assert st.tombstones_past_retention == 2 and st.tombstones_past_delete_horizon == 2
+
+
+def test_checkpoint_problems_against_the_log():
+    """A cleaner checkpoint or log start offset past the log end, or negative, is a problem of the
+    partition; a cleaner checkpoint below the log start is not (Kafka resets it to the log start)."""
+    from monitor.compaction import checkpoint_problems
+
+    segs = [seg(0, 1000, 100), seg(100, 1000, 200), seg(200, 0, None)]  # log end 200 (empty active)
+    assert checkpoint_problems(0, segs, checkpoint=200, log_start_offset=0) == {}
+    assert checkpoint_problems(0, segs, checkpoint=201) == {"cleaner": "offset 201 is past the log end offset 200"}
+    assert checkpoint_problems(0, segs, checkpoint=-1, log_start_offset=300) == {
+        "cleaner": "negative offset -1", "log_start": "offset 300 is past the log end offset 200"}
+    assert checkpoint_problems(0, segs, checkpoint=50, log_start_offset=100) == {}  # below the start: Kafka's reset
+    assert partition_state("t", 0, segs, TopicConfig(), NOW, checkpoint=50, log_start_offset=100).first_dirty_offset == 100

@@ -196,3 +196,52 @@ def test_inspect_exits_nonzero_and_counts_skipped(tmp_path, good):
     assert len(proc.stdout.splitlines()) == 4
     assert "skipped 2 batch(es)" in proc.stderr
     assert f"{p}: byte {sizes[0]}" in proc.stderr
+
+
+def _negative_count(data: bytes, sizes, count: int = -3) -> bytes:
+    """The second batch (uncompressed) with its header's record count set to ``count`` and the CRC-32C
+    recomputed, so only the count is wrong (offset 57: DefaultRecordBatch.RECORDS_COUNT_OFFSET)."""
+    from crc32c import crc32c
+
+    b = bytearray(data)
+    start = sizes[0]
+    struct.pack_into(">i", b, start + 57, count)
+    struct.pack_into(">I", b, start + 17, crc32c(bytes(b[start + 21: start + sizes[1]])))
+    return bytes(b)
+
+
+def test_negative_record_count_is_a_read_fault_not_zero_records(tmp_path, good):
+    """Kafka's DefaultRecordBatch.RecordIterator throws InvalidRecordException ("Found invalid record
+    count") for a negative count; so does the reader, with the CRC valid, bodies read or not."""
+    data, sizes = good
+    p = _write(tmp_path, _negative_count(data, sizes))
+    for bodies in (True, False):
+        with pytest.raises(CorruptBatchError) as exc:
+            list(SegmentReader(p).batches(bodies=bodies))
+        assert exc.value.position == sizes[0] and "negative record count -3" in str(exc.value)
+    reader = SegmentReader(p, skip_corrupt=True)
+    assert [r.offset for r in reader.records()] == [0, 1, 4, 5]  # the batches either side still read
+    assert reader.batches_skipped == 1
+    proc = subprocess.run([sys.executable, "-m", CLI_MODULE, "inspect", "--format", "jsonl", str(p)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and f"{p}: byte {sizes[0]}" in proc.stderr and "negative record count" in proc.stderr
+
+
+def test_a_decompression_bomb_is_a_read_fault(tmp_path, good):
+    """A zstd batch of a few KiB that inflates to 64 MiB of zeros (a valid CRC over it): the records
+    do not parse, so the batch is a fault naming file and byte, and inspect exits 1. (Its memory is
+    the inflated size: decompression is not capped, see README "Bad input and faults".)"""
+    import cramjam
+    from crc32c import crc32c
+
+    data, sizes = good
+    b = bytearray(data[: 61]) + bytes(cramjam.zstd.compress(b"\0" * (64 << 20), 19))
+    struct.pack_into(">i", b, 8, len(b) - 12)  # batch length
+    struct.pack_into(">h", b, 21, 4)  # attributes: zstd
+    struct.pack_into(">I", b, 17, crc32c(bytes(b[21:])))
+    p = _write(tmp_path, bytes(b))
+    with pytest.raises(CorruptBatchError) as exc:
+        list(SegmentReader(p).records())
+    assert exc.value.position == 0
+    proc = subprocess.run([sys.executable, "-m", CLI_MODULE, "inspect", str(p)], capture_output=True, text=True)
+    assert proc.returncode == 1 and f"{p}: byte 0" in proc.stderr

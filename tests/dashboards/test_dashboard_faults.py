@@ -1,0 +1,61 @@
+"""The dashboard against a source that misbehaves (tests/faultserver.py as the collector's /metrics):
+each page shows the source down with the reason, within the refresh interval, and raises nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dashboards import data
+from faultserver import FaultServer
+
+VIEWS = Path(__file__).resolve().parents[2] / "dashboards" / "views"
+REFRESH = 2  # seconds: the fetch deadline is capped by it (data.fetch_deadline)
+
+
+@pytest.fixture
+def fs():
+    server = FaultServer(ok_body=b"kafka_compaction_source_up{kind=\"jmx\"} 1.0\n")
+    yield server
+    server.close()
+
+
+def page(name: str, monkeypatch, **env) -> AppTest:
+    monkeypatch.setenv("COMPACTION_MONITOR_NO_AUTOREFRESH", "1")
+    monkeypatch.setenv("COMPACTION_MONITOR_REFRESH", str(REFRESH))
+    for var in ("COMPACTION_MONITOR_CONFIG", "COMPACTION_MONITOR_PROMETHEUS_URL", "COMPACTION_MONITOR_COLLECTOR_URL",
+                "COMPACTION_MONITOR_AUDIT_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(f"COMPACTION_MONITOR_{k.upper()}", str(v))
+    at = AppTest.from_file(str(VIEWS / f"{name}.py"), default_timeout=60)  # a hang past it fails the test
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_the_fetch_deadline_is_within_the_refresh_interval():
+    assert data.fetch_deadline(10, 2) == 2 and data.fetch_deadline(10, 30) == 10 and data.fetch_deadline(7, 0) == 7
+
+
+@pytest.mark.parametrize("mode, kind", [("drip", "deadline"), ("drip_headers", "deadline"), ("hang", "timeout"),
+                                        ("endless", "too_large"), ("claims_huge", "too_large"), ("close", "read"),
+                                        ("500", "http"), ("garbage", "parse"), ("html", "parse")])
+@pytest.mark.parametrize("where", ["collector_url", "prometheus_url"])
+def test_a_bad_source_is_shown_down_with_the_reason(fs, monkeypatch, mode, kind, where):
+    fs.set_mode(mode)
+    url = fs.url if where == "collector_url" else fs.url.removesuffix("/metrics")
+    at = page("overview", monkeypatch, **{where: url})
+    errors = [e.value for e in at.error]
+    assert any(f"({kind})" in e and fs.url.removesuffix("/metrics") in e for e in errors), errors
+    fs.set_mode("ok")
+
+
+def test_the_page_recovers_with_the_source(fs, monkeypatch):
+    fs.set_mode("drip")
+    assert page("overview", monkeypatch, collector_url=fs.url).error
+    fs.set_mode("ok")
+    at = page("overview", monkeypatch, collector_url=fs.url)
+    assert not [e.value for e in at.error if "Cannot read the data source" in e.value]
