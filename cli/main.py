@@ -18,6 +18,13 @@ def _err(msg: str) -> None:
     print(f"compaction-monitor: {msg}", file=sys.stderr)
 
 
+def _config_error(exc) -> int:
+    """Every problem of a config, one a line; 2, the exit code of a usage or config error."""
+    for line in exc.lines:
+        _err(f"config error: {line}")
+    return 2
+
+
 # ------------------------------------------------------------------ broker
 
 
@@ -93,7 +100,7 @@ def _load_config(args: argparse.Namespace):
             cluster=getattr(args, "cluster", None),
             port=getattr(args, "port", None), address=getattr(args, "address", None))
     except ConfigError as exc:
-        _err(f"config error: {exc}")
+        _config_error(exc)
         return None
 
 
@@ -139,8 +146,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
     try:
         cfg = load_config(args.config)
     except ConfigError as exc:
-        _err(f"config error: {exc}")
-        return 2
+        return _config_error(exc)
     from alerts.promtool_tests import render_tests
     from alerts.render import render_rules
 
@@ -169,8 +175,7 @@ def cmd_audit(argv: list[str]) -> int:
     try:
         cfg = load_config(args.config)
     except ConfigError as exc:
-        _err(f"config error: {exc}")
-        return 2
+        return _config_error(exc)
     admin = {}
     cluster = cfg.clusters[0] if cfg.clusters else None
     bootstrap = args.bootstrap_servers or (cluster.bootstrap_servers if cluster else None)
@@ -207,8 +212,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         try:
             load_config(args.config)
         except ConfigError as exc:
-            _err(f"config error: {exc}")
-            return 2
+            return _config_error(exc)
         env["COMPACTION_MONITOR_CONFIG"] = str(Path(args.config).resolve())
     for flag, var in (("prometheus_url", "COMPACTION_MONITOR_PROMETHEUS_URL"),
                       ("collector_url", "COMPACTION_MONITOR_COLLECTOR_URL"), ("audit_dir", "COMPACTION_MONITOR_AUDIT_DIR")):
@@ -219,6 +223,23 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         return subprocess.run(dashboard_command(args.port, args.address), env=env).returncode
     except KeyboardInterrupt:
         return 0
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    """``config check FILE``: the config as the monitor reads it (defaults filled in, secrets as ***),
+    or every problem, one a line."""
+    import yaml
+
+    from monitor.config import ConfigError, load_config, to_data
+    from monitor.redact import redacted
+
+    try:
+        cfg = load_config(args.file)
+    except ConfigError as exc:
+        return _config_error(exc)
+    sys.stdout.write(f"# {args.file}: valid; as the monitor reads it (defaults filled in, secrets as ***)\n")
+    sys.stdout.write(yaml.safe_dump(redacted(to_data(cfg)), sort_keys=False, default_flow_style=False))
+    return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -299,6 +320,11 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--collector-url")
     d.add_argument("--audit-dir")
     d.set_defaults(func=cmd_dashboard)
+
+    cf = sub.add_parser("config", help="check a monitor.yaml against the schema")
+    cf.add_argument("action", choices=["check"])
+    cf.add_argument("file", metavar="FILE", help="monitor.yaml")
+    cf.set_defaults(func=cmd_config)
 
     dm = sub.add_parser("demo", help="a local broker, workload, collector, Prometheus, audit and dashboard")
     dm.add_argument("--dir", default=".compaction-monitor/demo", help="where everything is kept")
