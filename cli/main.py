@@ -150,16 +150,22 @@ def cmd_rules(args: argparse.Namespace) -> int:
     from alerts.promtool_tests import render_tests
     from alerts.render import render_rules
 
+    from cli.outputs import OutputError, write_all
+
     text = render_rules(cfg.thresholds)
-    if args.out:
-        Path(args.out).write_text(text)
-        print(f"wrote {args.out}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    files = [("--out", args.out, text)] if args.out else []
     if args.tests:
         rule_file = Path(args.out).name if args.out else "compaction.rules.yml"
-        Path(args.tests).write_text(render_tests(cfg.thresholds, rule_file=rule_file))
-        print(f"wrote {args.tests} (run: promtool test rules {args.tests})", file=sys.stderr)
+        files.append(("--tests", args.tests, render_tests(cfg.thresholds, rule_file=rule_file)))
+    try:
+        write_all(files)  # every destination checked first; each written whole
+    except OutputError as exc:
+        _err(f"rules: {exc}")
+        return 2
+    if not args.out:
+        sys.stdout.write(text)
+    for flag, path, _ in files:
+        print(f"wrote {path}" + (f" (run: promtool test rules {path})" if flag == "--tests" else ""), file=sys.stderr)
     return 0
 
 
