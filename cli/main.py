@@ -14,6 +14,13 @@ from pathlib import Path
 DEFAULT_BROKER_DIR = Path(".compaction-monitor") / "broker"
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line and exit code 2 (the full usage is ``--help``'s)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _err(msg: str) -> None:
     print(f"compaction-monitor: {msg}", file=sys.stderr)
 
@@ -174,7 +181,7 @@ def cmd_audit(argv: list[str]) -> int:
     else Kafka's defaults (for a topic neither knows, applied in the audit)."""
     from spark_analysis.job import build_parser, run
 
-    args = build_parser().parse_args(argv)
+    args = build_parser(parser_class=Parser).parse_args(argv)
     from monitor.config import ConfigError, load_config
     from monitor.topicconfig import effective_configs
 
@@ -255,7 +262,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="compaction-monitor",
         description="Compaction health for Apache Kafka: log-cleaner metrics, per-partition dirty ratios, tombstones.",
     )
@@ -264,7 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("broker", help="run a real single-node Kafka (KRaft) broker on loopback")
     # One sub-parser per action, so that each takes its own arguments in any order
     # (`dump-log FILE --dir D` as well as `dump-log --dir D FILE`).
-    common = argparse.ArgumentParser(add_help=False)
+    common = Parser(add_help=False)
     common.add_argument("--dir", default=str(DEFAULT_BROKER_DIR), help="state, data and logs (default: %(default)s)")
     actions = b.add_subparsers(dest="action", required=True, metavar="ACTION")
     actions.add_parser("fetch", parents=[common], help="resolve the broker jars with Maven (once)")

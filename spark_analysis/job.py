@@ -264,8 +264,9 @@ def write_outputs(spark, result, out: str, run_name: str | None = None) -> str:
     return base
 
 
-def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="compaction-monitor audit",
+def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The audit's options; ``parser_class``: the command line's (its usage errors are one line)."""
+    ap = parser_class(prog="compaction-monitor audit",
                                  description="Spark audit of Kafka log segments, kafka-dump-log dumps or a live topic.")
     ap.add_argument("--input", action="append", required=True,
                     help="log dir tree or segment file (segments), dump text files (dumps), or topic name (topic); "
