@@ -120,6 +120,7 @@ def config_schema() -> dict:
     return top
 
 
+@lru_cache(maxsize=1)
 def _validator():
     import jsonschema
 
@@ -150,16 +151,17 @@ def _key_path(parent: str, key) -> str:
     return str(key) if parent == "(top level)" else f"{parent}.{key}"
 
 
-def shown(value, path: str) -> str:
-    """A value as an error message shows it: containers by kind, secrets never."""
+def shown(value, key=None) -> str:
+    """A value as an error message shows it: containers by kind, secrets (by ``key``, the value's own
+    key) never."""
     from monitor.redact import is_secret_key, redact_url
 
-    if is_secret_key(path.rsplit(".", 1)[-1]):
+    if key is not None and is_secret_key(key):
         return "(a value, not shown: a secret)"
     if isinstance(value, dict):
         return "a mapping"
     if isinstance(value, list):
-        return f"a list ({len(value)} items)"
+        return f"a list ({len(value)} item{'' if len(value) == 1 else 's'})"
     if value is None:
         return "nothing"
     if isinstance(value, str):
@@ -194,7 +196,8 @@ def problems(data) -> list[tuple[str, str]]:
                                                        f"got {type(e.instance).__name__} {e.instance!r}"))
             continue
         rank = PRECEDENCE.index(e.validator) if e.validator in PRECEDENCE else len(PRECEDENCE)
-        reason = f"expected {e.schema.get('shape') or _describe(e.schema)}, got {shown(e.instance, path)}"
+        key = e.absolute_path[-1] if e.absolute_path else None
+        reason = f"expected {e.schema.get('shape') or _describe(e.schema)}, got {shown(e.instance, key)}"
         if path not in found or rank < found[path][0]:
             found[path] = (rank, reason)
     return sorted([(p, r) for p, (_, r) in found.items()] + extra, key=lambda pr: _order(data, pr[0]))

@@ -55,7 +55,7 @@ def test_check_lists_every_problem_and_exits_2(tmp_path):
         f"compaction-monitor: config error: {p}: clusters[0].client.sasl.password: expected a string, number or "
         "boolean, got (a value, not shown: a secret)",
         f"compaction-monitor: config error: {p}: clusters[0].topics: expected a mapping of topic -> its Kafka topic "
-        "configs, got a list (1 items)",
+        "configs, got a list (1 item)",
         f"compaction-monitor: config error: {p}: intervals.jmx: expected a finite number of seconds above 0, got inf",
     ]
     assert "hunter2" not in r.stderr

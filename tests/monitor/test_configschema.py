@@ -88,7 +88,7 @@ def _yaml_problems(tmp_path, text: str) -> list[str]:
     ("clusters:\n  - bootstrap_servers: []\n",
      "clusters[0].bootstrap_servers: expected host:port[,host:port...] or a list of host:port, got a list (0 items)"),
     ("clusters:\n  - brokers: [{id: [1]}]\n", "clusters[0].brokers[0].id: expected the broker's node.id (or a name), "
-                                              "got a list (1 items)"),
+                                              "got a list (1 item)"),
     ("clusters:\n  - brokers: [{id: 1, cleaner_log: [a, b]}]\n",
      "clusters[0].brokers[0].cleaner_log: expected one path (the broker's log-cleaner.log), got a list (2 items)"),
     ("clusters:\n  - topics: {123: {segment.ms: 1}}\n",
@@ -129,11 +129,12 @@ thresholds: {lagging_for: soon}
 def test_secrets_are_not_shown_in_problems(tmp_path):
     got = _yaml_problems(tmp_path, """
 clusters:
-  - client: {sasl.password: [hunter2], ssl.key.password: {x: s3cr3t}}
+  - client: {sasl.password: [hunter2], ssl.key.password: {x: s3cr3t}, ssl.key.pem: [pem1]}
     brokers: [{id: 1, jmx_url: "ftp://admin:pa55@k1/metrics"}]
 """)
     text = "\n".join(got)
-    assert "hunter2" not in text and "s3cr3t" not in text and "pa55" not in text
+    assert "hunter2" not in text and "s3cr3t" not in text and "pa55" not in text and "pem1" not in text
+    assert "clusters[0].client.ssl.key.pem: expected a string, number or boolean, got (a value, not shown" in text
     assert "clusters[0].client.sasl.password: expected a string, number or boolean, got (a value, not shown" in text
     assert "got 'ftp://admin:***@k1/metrics'" in text
 
