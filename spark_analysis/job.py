@@ -248,11 +248,13 @@ def write_outputs(spark, result, out: str, run_name: str | None = None) -> str:
         with fs.open_output_stream(f"{tmp_path}/{MARKER}") as fh:  # last: the run is whole
             fh.write(marker_text(run, summary["generated_at_ms"], files).encode())
         fs.move(tmp_path, final_path)
-    except Exception as exc:
+    except BaseException as exc:  # Ctrl-C too: the temporary folder goes either way
         try:
             fs.delete_dir(tmp_path)
         except OSError:
             pass
+        if not isinstance(exc, Exception):
+            raise
         raise OutputError(f"--out {out}: writing run {run} failed ({_first_line(exc)}); nothing was kept") from exc
     base = f"{root}/{run}"
     try:
@@ -352,7 +354,11 @@ def main(argv=None) -> int:
         cfg = load_config(args.config)
         cluster = cfg.clusters[0] if cfg.clusters else None
         configs = effective_configs(file=cluster.topics if cluster else {})
-    except (ConfigError, ConfigValueError) as exc:
+    except ConfigError as exc:
+        for line in exc.lines:
+            print(f"audit: config error: {line}", file=sys.stderr)
+        return 2
+    except ConfigValueError as exc:
         print(f"audit: config error: {exc}", file=sys.stderr)
         return 2
     if args.bootstrap_servers:
