@@ -14,8 +14,22 @@ from pathlib import Path
 DEFAULT_BROKER_DIR = Path(".compaction-monitor") / "broker"
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line and exit code 2 (the full usage is ``--help``'s)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _err(msg: str) -> None:
     print(f"compaction-monitor: {msg}", file=sys.stderr)
+
+
+def _config_error(exc) -> int:
+    """Every problem of a config, one a line; 2, the exit code of a usage or config error."""
+    for line in exc.lines:
+        _err(f"config error: {line}")
+    return 2
 
 
 # ------------------------------------------------------------------ broker
@@ -93,7 +107,7 @@ def _load_config(args: argparse.Namespace):
             cluster=getattr(args, "cluster", None),
             port=getattr(args, "port", None), address=getattr(args, "address", None))
     except ConfigError as exc:
-        _err(f"config error: {exc}")
+        _config_error(exc)
         return None
 
 
@@ -183,21 +197,26 @@ def cmd_rules(args: argparse.Namespace) -> int:
     try:
         cfg = load_config(args.config)
     except ConfigError as exc:
-        _err(f"config error: {exc}")
-        return 2
+        return _config_error(exc)
     from alerts.promtool_tests import render_tests
     from alerts.render import render_rules
 
+    from cli.outputs import OutputError, write_all
+
     text = render_rules(cfg.thresholds)
-    if args.out:
-        Path(args.out).write_text(text)
-        print(f"wrote {args.out}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    files = [("--out", args.out, text)] if args.out else []
     if args.tests:
         rule_file = Path(args.out).name if args.out else "compaction.rules.yml"
-        Path(args.tests).write_text(render_tests(cfg.thresholds, rule_file=rule_file))
-        print(f"wrote {args.tests} (run: promtool test rules {args.tests})", file=sys.stderr)
+        files.append(("--tests", args.tests, render_tests(cfg.thresholds, rule_file=rule_file)))
+    try:
+        write_all(files)  # every destination checked first; each written whole
+    except OutputError as exc:
+        _err(f"rules: {exc}")
+        return 2
+    if not args.out:
+        sys.stdout.write(text)
+    for flag, path, _ in files:
+        print(f"wrote {path}" + (f" (run: promtool test rules {path})" if flag == "--tests" else ""), file=sys.stderr)
     return 0
 
 
@@ -206,15 +225,14 @@ def cmd_audit(argv: list[str]) -> int:
     else Kafka's defaults (for a topic neither knows, applied in the audit)."""
     from spark_analysis.job import build_parser, run
 
-    args = build_parser().parse_args(argv)
+    args = build_parser(parser_class=Parser).parse_args(argv)
     from monitor.config import ConfigError, load_config
     from monitor.topicconfig import effective_configs
 
     try:
         cfg = load_config(args.config)
     except ConfigError as exc:
-        _err(f"config error: {exc}")
-        return 2
+        return _config_error(exc)
     admin = {}
     cluster = cfg.clusters[0] if cfg.clusters else None
     bootstrap = args.bootstrap_servers or (cluster.bootstrap_servers if cluster else None)
@@ -251,8 +269,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         try:
             load_config(args.config)
         except ConfigError as exc:
-            _err(f"config error: {exc}")
-            return 2
+            return _config_error(exc)
         env["COMPACTION_MONITOR_CONFIG"] = str(Path(args.config).resolve())
     for flag, var in (("prometheus_url", "COMPACTION_MONITOR_PROMETHEUS_URL"),
                       ("collector_url", "COMPACTION_MONITOR_COLLECTOR_URL"), ("audit_dir", "COMPACTION_MONITOR_AUDIT_DIR")):
@@ -265,6 +282,23 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         return 0
 
 
+def cmd_config(args: argparse.Namespace) -> int:
+    """``config check FILE``: the config as the monitor reads it (defaults filled in, secrets as ***),
+    or every problem, one a line."""
+    import yaml
+
+    from monitor.config import ConfigError, load_config, to_data
+    from monitor.redact import redacted
+
+    try:
+        cfg = load_config(args.file)
+    except ConfigError as exc:
+        return _config_error(exc)
+    sys.stdout.write(f"# {args.file}: valid; as the monitor reads it (defaults filled in, secrets as ***)\n")
+    sys.stdout.write(yaml.safe_dump(redacted(to_data(cfg)), sort_keys=False, default_flow_style=False))
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from cli.demo import run_demo
 
@@ -272,7 +306,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="compaction-monitor",
         description="Compaction health for Apache Kafka: log-cleaner metrics, per-partition dirty ratios, tombstones.",
     )
@@ -281,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("broker", help="run a real single-node Kafka (KRaft) broker on loopback")
     # One sub-parser per action, so that each takes its own arguments in any order
     # (`dump-log FILE --dir D` as well as `dump-log --dir D FILE`).
-    common = argparse.ArgumentParser(add_help=False)
+    common = Parser(add_help=False)
     common.add_argument("--dir", default=str(DEFAULT_BROKER_DIR), help="state, data and logs (default: %(default)s)")
     actions = b.add_subparsers(dest="action", required=True, metavar="ACTION")
     actions.add_parser("fetch", parents=[common], help="resolve the broker jars with Maven (once)")
@@ -354,6 +388,11 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--collector-url")
     d.add_argument("--audit-dir")
     d.set_defaults(func=cmd_dashboard)
+
+    cf = sub.add_parser("config", help="check a monitor.yaml against the schema")
+    cf.add_argument("action", choices=["check"])
+    cf.add_argument("file", metavar="FILE", help="monitor.yaml")
+    cf.set_defaults(func=cmd_config)
 
     dm = sub.add_parser("demo", help="a local broker, workload, collector, Prometheus, audit and dashboard")
     dm.add_argument("--dir", default=".compaction-monitor/demo", help="where everything is kept")

@@ -25,6 +25,8 @@ from boundedhttp import FetchError, get_text
 from prometheus_client.parser import text_string_to_metric_families
 
 from monitor.causes import fix_outline
+from monitor.auditrun import (COMPLETE, DAMAGED, IN_PROGRESS, MARKER, RUN_PREFIX, SUMMARY, TABLES, RunDamaged,
+                              read_marker, read_summary, size_problems)
 from monitor.config import Thresholds, load_config
 from monitor.rule_eval import Sample, evaluate, unknown_rules
 
@@ -310,19 +312,67 @@ def partitions_table(samples: pd.DataFrame, alerts: pd.DataFrame | None = None) 
 
 
 def audit_runs(audit_dir: str | None) -> list[str]:
-    """Run folders under the audit output dir, newest first."""
+    """Run folders under the audit output dir, newest first: complete, in progress and damaged alike
+    (``audit_run`` tells which)."""
     if not audit_dir or not Path(audit_dir).is_dir():
         return []
-    return sorted((p.name for p in Path(audit_dir).iterdir() if p.name.startswith("run-") and
-                   (p / "summary.json").exists()), reverse=True)
+    return sorted((p.name for p in Path(audit_dir).iterdir() if p.name.startswith(RUN_PREFIX) and p.is_dir()),
+                  reverse=True)
+
+
+def _sizes(base: Path) -> dict[str, int]:
+    sizes = {str(f.relative_to(base)): f.stat().st_size for f in base.rglob("*") if f.is_file()}
+    sizes.pop(MARKER, None)  # the run's own marker (each table's Spark _SUCCESS is a file of the run)
+    return sizes
+
+
+def _read_bytes(path: Path, limit: int = 64 << 20) -> bytes:
+    """A run's small file (the marker, the summary), refused past ``limit``: a summary is kilobytes."""
+    with path.open("rb") as fh:
+        raw = fh.read(limit + 1)
+    if len(raw) > limit:
+        raise RunDamaged(path.name, f"larger than {limit} bytes")
+    return raw
+
+
+def audit_status(audit_dir: str, run: str) -> tuple[str, list[str]]:
+    """A run's status from its marker alone (cheap: no table is read): complete, in progress (no
+    marker) or damaged (a file missing or of another size than the marker says), with the problems."""
+    base = Path(audit_dir) / run
+    try:
+        if not (base / MARKER).is_file():
+            return IN_PROGRESS, [f"no {MARKER}: the run is still being written, failed, or predates completion "
+                                 f"markers (run the audit again)"]
+        damaged = size_problems(read_marker(_read_bytes(base / MARKER)), _sizes(base))
+    except RunDamaged as exc:
+        return DAMAGED, [str(exc)]
+    except OSError as exc:
+        return DAMAGED, [f"{exc.filename or run}: cannot read ({exc.strerror or exc})"]
+    return (DAMAGED, [str(d) for d in damaged]) if damaged else (COMPLETE, [])
 
 
 def audit_run(audit_dir: str, run: str) -> dict:
+    """One run: ``status`` (complete, in progress, damaged), ``problems`` (``file: why``, each naming the
+    run's file), and when complete its ``summary`` and tables. Never raises for what is in the folder."""
     import pyarrow.parquet as pq
 
     base = Path(audit_dir) / run
-    out = {"summary": json.loads((base / "summary.json").read_text())}
-    for table in ("partitions", "topics", "tombstone_buckets", "top_keys", "top_producers", "faults"):
-        p = base / table
-        out[table] = pq.read_table(p).to_pandas() if p.exists() else pd.DataFrame()
+    out = {"status": COMPLETE, "problems": [], "summary": None, **{t: pd.DataFrame() for t in TABLES}}
+    status, problems = audit_status(audit_dir, run)
+    if status != COMPLETE:
+        return {**out, "status": status, "problems": problems}
+    try:
+        out["summary"] = read_summary(_read_bytes(base / SUMMARY))
+        for table in TABLES:
+            p = base / table
+            if p.exists():
+                try:
+                    out[table] = pq.read_table(p).to_pandas()
+                except Exception as exc:  # noqa: BLE001 - pyarrow's many errors for a damaged file
+                    raise RunDamaged(table, f"cannot read the Parquet table ({str(exc).splitlines()[0]})") from None
+    except RunDamaged as exc:
+        return {**out, "status": DAMAGED, "summary": None, "problems": [str(exc)]}
+    except OSError as exc:
+        return {**out, "status": DAMAGED, "summary": None,
+                "problems": [f"{exc.filename or run}: cannot read ({exc.strerror or exc})"]}
     return out

@@ -37,7 +37,15 @@ def history(s: data.Settings, query: str, seconds: int = 3600) -> pd.DataFrame:
 
 
 def settings() -> data.Settings:
-    return data.settings_from_env()
+    """The settings, or the config's problems on the page (one a line) and the page stopped."""
+    from monitor.config import ConfigError
+
+    try:
+        return data.settings_from_env()
+    except ConfigError as exc:
+        st.error("The config cannot be used:\n\n" + "\n".join(f"- `{line}`" for line in exc.lines),
+                 icon=":material/error:")
+        st.stop()
 
 
 def header(title: str, s: data.Settings, caption: str) -> None:

@@ -28,17 +28,29 @@ works. Errors name the key path and the reason, at start, never mid-run::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+import os
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
+from typing import ClassVar, get_args, get_origin, get_type_hints
 
 from monitor.topicconfig import ConfigValueError, TopicConfig
 
 
 class ConfigError(ValueError):
-    def __init__(self, key: str, reason: str, file: str | None = None):
+    """A config that cannot be used: ``key`` and ``reason`` of the first problem; ``problems``, every
+    problem found (each a ConfigError naming its key path), for a command to print one a line."""
+
+    def __init__(self, key: str, reason: str, file: str | None = None, problems: list | None = None):
         self.key, self.reason, self.file = key, reason, file
         where = f"{file}: " if file else ""
-        super().__init__(f"{where}{key}: {reason}")
+        self.message = f"{where}{key}: {reason}"
+        self.problems = problems or [self]
+        more = f" (and {len(self.problems) - 1} more problem(s))" if len(self.problems) > 1 else ""
+        super().__init__(self.message + more)
+
+    @property
+    def lines(self) -> list[str]:
+        return [p.message for p in self.problems]
 
 
 # Names of the cleaner gauges in the JMX exporter's common catch-all form (lowercased).
@@ -88,27 +100,54 @@ class Thresholds:
     runbook_base: str = "alerts/RUNBOOK.md"  # or the URL where your copy of the runbook lives
 
 
+# Shapes beyond what a field's type says (monitor.configschema derives the rest from the fields).
+_URL = {"schema": {"type": ["string", "null"], "pattern": r"^https?://[^/\s]+",
+                   "shape": "an http:// or https:// URL"}}
+_PATHS = {"schema": {"type": ["array", "string", "null"], "items": {"type": "string", "minLength": 1},
+                     "shape": "a path or a list of paths"}}
+
+
 @dataclass(frozen=True)
 class BrokerConfig:
-    id: str
-    jmx_url: str | None = None
-    jolokia_url: str | None = None
-    log_dirs: tuple[str, ...] = ()
-    cleaner_log: str | None = None  # the broker's log-cleaner.log, readable here
+    id: str = field(metadata={"schema": {"type": ["string", "integer"], "minLength": 1,
+                                         "shape": "the broker's node.id (or a name)"}})
+    jmx_url: str | None = field(default=None, metadata=_URL)
+    jolokia_url: str | None = field(default=None, metadata=_URL)
+    log_dirs: tuple[str, ...] = field(default=(), metadata=_PATHS)
+    cleaner_log: str | None = field(default=None, metadata={"schema": {
+        "shape": "one path (the broker's log-cleaner.log)"}})  # the broker's log-cleaner.log, readable here
 
 
 @dataclass(frozen=True)
 class ClusterConfig:
     name: str = "default"
-    bootstrap_servers: str | None = None
-    client: dict = field(default_factory=dict)
+    bootstrap_servers: str | None = field(default=None, metadata={"schema": {
+        "type": ["string", "array", "null"], "minLength": 1, "minItems": 1,
+        "items": {"type": "string", "minLength": 1, "shape": "a host:port string"},
+        "shape": "host:port[,host:port...] or a list of host:port"}})
+    client: dict = field(default_factory=dict, metadata={"schema": {  # passed to librdkafka as is
+        "propertyNames": {"type": "string"},
+        "additionalProperties": {"type": ["string", "number", "boolean"], "shape": "a string, number or boolean"},
+        "shape": "a mapping of librdkafka properties (security.protocol: SASL_SSL, ...)"}})
     brokers: tuple[BrokerConfig, ...] = ()
-    metric_names: dict = field(default_factory=dict)
-    topics: dict = field(default_factory=dict)  # topic -> TopicConfig overrides (strings)
+    metric_names: dict = field(default_factory=dict, metadata={"schema": {
+        "properties": {k: {"type": ["string", "array"], "items": {"type": "string", "minLength": 1},
+                           "minLength": 1, "shape": "a metric name or a list of them"} for k in DEFAULT_METRIC_NAMES},
+        "additionalProperties": False, "shape": "a mapping of gauge -> metric name(s)"}})
+    topics: dict = field(default_factory=dict, metadata={"schema": {  # topic -> TopicConfig overrides (strings)
+        "propertyNames": {"type": "string"},
+        "additionalProperties": {
+            "type": ["object", "null"], "propertyNames": {"type": "string"},
+            "additionalProperties": {"type": ["string", "number", "array"], "items": {"type": "string"},
+                                     "shape": "a Kafka topic config value (a string or number)"},
+            "shape": "a mapping of Kafka topic configs (min.cleanable.dirty.ratio: 0.3, ...)"},
+        "shape": "a mapping of topic -> its Kafka topic configs"}})
     consumer_groups: bool = True
     # the brokers' transaction.max.timeout.ms, used when the admin API cannot give it (None: Kafka's
-    # default); monitor.topicconfig.effective_broker_setting is the precedence
-    transaction_max_timeout_ms: int | None = None
+    # default); monitor.topicconfig.effective_broker_setting is the precedence. Kafka: an int of at
+    # least 1 (TransactionStateManagerConfig)
+    transaction_max_timeout_ms: int | None = field(default=None, metadata={"schema": {
+        "minimum": 1, "maximum": 2**31 - 1, "shape": "a whole number of ms between 1 and 2147483647 (an int)"}})
 
     def metric_name_candidates(self, key: str) -> list[str]:
         custom = self.metric_names.get(key)
@@ -119,6 +158,8 @@ class ClusterConfig:
 
 @dataclass(frozen=True)
 class Intervals:
+    NUMBERS: ClassVar[dict] = {"float": {"exclusiveMinimum": 0, "shape": "a finite number of seconds above 0"}}
+
     jmx: float = 15
     log_dirs: float = 60
     cleaner_log: float = 15
@@ -128,6 +169,9 @@ class Intervals:
 
 @dataclass(frozen=True)
 class Timeouts:
+    NUMBERS: ClassVar[dict] = {"float": {"exclusiveMinimum": 0, "shape": "a finite number of seconds above 0"},
+                               "int": {"minimum": 1, "shape": "a whole number of bytes, at least 1"}}
+
     jmx: float = 5  # the collector's JMX exporter / Jolokia fetch, whole response (boundedhttp)
     admin: float = 10  # each admin API request
     max_page_bytes: int = 16 * 1024 * 1024  # the largest page any fetch keeps, collector and dashboard
@@ -136,141 +180,158 @@ class Timeouts:
 
 @dataclass(frozen=True)
 class Config:
-    listen_address: str = "0.0.0.0"
+    listen_address: str = "0.0.0.0"  # listen: {address, port} in the file
     listen_port: int = 9690
     clusters: tuple[ClusterConfig, ...] = ()
     intervals: Intervals = Intervals()
     timeouts: Timeouts = Timeouts()
     thresholds: Thresholds = Thresholds()
-    prometheus_url: str | None = None  # for the dashboard
-    audit_dir: str | None = None  # for the dashboard
-    collector_url: str | None = None  # for the dashboard without Prometheus
+    prometheus_url: str | None = field(default=None, metadata=_URL)  # for the dashboard
+    audit_dir: str | None = field(default=None, metadata={"schema": {"shape": "a folder"}})  # for the dashboard
+    collector_url: str | None = field(default=None, metadata=_URL)  # for the dashboard without Prometheus
 
 
-def _check_keys(d: dict, allowed: set, path: str, file) -> None:
-    for k in d:
-        if k not in allowed:
-            raise ConfigError(f"{path}{k}", f"unknown key (allowed: {', '.join(sorted(allowed))})", file)
-
-
-def _num(value, key: str, file, *, cast=float, minimum=None):
-    try:
-        v = cast(value)
-    except (TypeError, ValueError):
-        raise ConfigError(key, f"{value!r} is not a number", file) from None
-    if minimum is not None and v < minimum:
-        raise ConfigError(key, f"must be at least {minimum}", file)
-    return v
-
-
-def _dataclass_from(cls, d, path: str, file):
+def _build(cls, d: dict | None):
+    """A config dataclass from its mapping, already checked against the schema: a missing or empty
+    key keeps its default; a nested dataclass, a list of them, a path or a list of paths, numbers as the
+    field's type."""
     if d is None:
         return cls()
-    if not isinstance(d, dict):
-        raise ConfigError(path.rstrip("."), "must be a mapping", file)
-    names = {f.name: f for f in fields(cls)}
-    _check_keys(d, set(names), path, file)
+    hints = get_type_hints(cls)
     kw = {}
-    for k, v in d.items():
-        default = getattr(cls(), k)
-        if isinstance(default, str):
-            kw[k] = str(v)
+    for f in fields(cls):
+        v = d.get(f.name)
+        if v is None:
+            continue
+        tp = hints[f.name]
+        item = get_args(tp)[0] if get_origin(tp) is tuple else None
+        if is_dataclass(tp):
+            kw[f.name] = _build(tp, v)
+        elif is_dataclass(item):
+            kw[f.name] = tuple(_build(item, x) for x in v)
+        elif item is not None:  # a path or a list of paths
+            kw[f.name] = tuple(str(x) for x in ([v] if isinstance(v, str) else v))
+        elif isinstance(v, (bool, dict)):
+            kw[f.name] = dict(v) if isinstance(v, dict) else v
+        elif tp in (int, int | None):
+            kw[f.name] = int(v)
+        elif tp in (float, float | None):
+            kw[f.name] = float(v)
+        elif isinstance(v, list):  # bootstrap_servers as a list of host:port
+            kw[f.name] = ",".join(v)
         else:
-            kw[k] = _num(v, f"{path}{k}", file, cast=type(default), minimum=0)
+            kw[f.name] = str(v) if tp in (str, str | None) else v
     return cls(**kw)
 
 
-def _broker(d, path: str, file) -> BrokerConfig:
-    if not isinstance(d, dict):
-        raise ConfigError(path.rstrip("."), "must be a mapping", file)
-    _check_keys(d, {"id", "jmx_url", "jolokia_url", "log_dirs", "cleaner_log"}, path, file)
-    if "id" not in d:
-        raise ConfigError(f"{path}id", "is required", file)
-    for k in ("jmx_url", "jolokia_url"):
-        url = d.get(k)
-        if url is not None and not str(url).startswith(("http://", "https://")):
-            raise ConfigError(f"{path}{k}", f"{url!r} is not an http(s) URL", file)
-    dirs = d.get("log_dirs") or []
-    if isinstance(dirs, str):
-        dirs = [dirs]
-    cleaner_log = d.get("cleaner_log")
-    if cleaner_log is not None and not isinstance(cleaner_log, str):
-        raise ConfigError(f"{path}cleaner_log", "must be one path (the broker's log-cleaner.log)", file)
-    return BrokerConfig(str(d["id"]), d.get("jmx_url"), d.get("jolokia_url"), tuple(str(x) for x in dirs),
-                        cleaner_log)
+def problems(data) -> list[tuple[str, str]]:
+    """Every problem of a parsed ``monitor.yaml``: ``(key path, reason)``, the schema's (shapes, ranges,
+    known keys: ``monitor.configschema``) then what it cannot say (each topic's Kafka configs, unique
+    cluster names)."""
+    from monitor.configschema import problems as schema_problems
 
-
-def _cluster(d, path: str, file) -> ClusterConfig:
-    if not isinstance(d, dict):
-        raise ConfigError(path.rstrip("."), "must be a mapping", file)
-    _check_keys(d, {"name", "bootstrap_servers", "client", "brokers", "metric_names", "topics", "consumer_groups",
-                    "transaction_max_timeout_ms"}, path, file)
-    brokers = tuple(_broker(b, f"{path}brokers[{i}].", file) for i, b in enumerate(d.get("brokers") or []))
-    names = d.get("metric_names") or {}
-    for k in names:
-        if k not in DEFAULT_METRIC_NAMES:
-            raise ConfigError(f"{path}metric_names.{k}", f"unknown gauge (known: {', '.join(DEFAULT_METRIC_NAMES)})",
-                              file)
-    topics = d.get("topics") or {}
-    for t, cfg in topics.items():
-        try:
-            TopicConfig.from_strings(cfg)
-        except ConfigValueError as exc:
-            raise ConfigError(f"{path}topics.{t}.{exc.key}", str(exc), file) from None
-    bs = d.get("bootstrap_servers")
-    if isinstance(bs, list):
-        bs = ",".join(bs)
-    tmt = d.get("transaction_max_timeout_ms")
-    if tmt is not None:  # Kafka: an int of at least 1 (TransactionStateManagerConfig)
-        if isinstance(tmt, bool) or not isinstance(tmt, int):
-            raise ConfigError(f"{path}transaction_max_timeout_ms", f"{tmt!r} is not a whole number of ms", file)
-        if not 1 <= tmt <= 2**31 - 1:
-            raise ConfigError(f"{path}transaction_max_timeout_ms", "must be between 1 and 2147483647 (an int)", file)
-    return ClusterConfig(str(d.get("name", "default")), bs, dict(d.get("client") or {}), brokers, dict(names),
-                         dict(topics), bool(d.get("consumer_groups", True)), tmt)
+    found = schema_problems(data)
+    if found:
+        return found
+    for i, c in enumerate((data or {}).get("clusters") or []):
+        for t, cfg in ((c or {}).get("topics") or {}).items():
+            try:
+                TopicConfig.from_strings(cfg)
+            except ConfigValueError as exc:
+                found.append((f"clusters[{i}].topics.{t}.{exc.key}", str(exc)))
+    names = [str((c or {}).get("name", "default")) for c in (data or {}).get("clusters") or []]
+    if len(set(names)) != len(names):
+        found.append(("clusters", f"cluster names must be unique: {names}"))
+    return found
 
 
 def parse_config(data: dict | None, file: str | None = None) -> Config:
+    """A Config from parsed YAML, or ConfigError listing every problem (``.problems``)."""
+    found = problems(data)
+    if found:
+        errors = [ConfigError(k, r, file) for k, r in found]
+        raise ConfigError(found[0][0], found[0][1], file, problems=errors)
     data = data or {}
-    if not isinstance(data, dict):
-        raise ConfigError("(top level)", "must be a mapping", file)
-    _check_keys(data, {"listen", "clusters", "intervals", "timeouts", "thresholds", "prometheus_url", "audit_dir",
-                       "collector_url"}, "", file)
     listen = data.get("listen") or {}
-    _check_keys(listen, {"address", "port"}, "listen.", file)
-    port = int(_num(listen.get("port", 9690), "listen.port", file, cast=int, minimum=0))
-    if port > 65535:
-        raise ConfigError("listen.port", "must be at most 65535", file)
-    clusters = tuple(_cluster(c, f"clusters[{i}].", file) for i, c in enumerate(data.get("clusters") or []))
-    names = [c.name for c in clusters]
-    if len(set(names)) != len(names):
-        raise ConfigError("clusters", f"cluster names must be unique: {names}", file)
-    return Config(
-        listen_address=str(listen.get("address", "0.0.0.0")), listen_port=port, clusters=clusters,
-        intervals=_dataclass_from(Intervals, data.get("intervals"), "intervals.", file),
-        timeouts=_dataclass_from(Timeouts, data.get("timeouts"), "timeouts.", file),
-        thresholds=_dataclass_from(Thresholds, data.get("thresholds"), "thresholds.", file),
-        prometheus_url=data.get("prometheus_url"), audit_dir=data.get("audit_dir"),
-        collector_url=data.get("collector_url"),
-    )
+    top = _build(Config, {k: v for k, v in data.items() if k != "listen"})
+    return replace(top, listen_address=str(listen.get("address") or top.listen_address),
+                   listen_port=int(listen["port"]) if listen.get("port") is not None else top.listen_port)
+
+
+def to_data(cfg: Config) -> dict:
+    """A Config as ``monitor.yaml``'s mapping (``listen: {address, port}``, lists for tuples): what
+    ``config check`` prints, and ``parse_config`` reads back to the same Config."""
+    def plain(v):
+        if is_dataclass(v):
+            return {f.name: plain(getattr(v, f.name)) for f in fields(v)}
+        if isinstance(v, (list, tuple)):
+            return [plain(x) for x in v]
+        if isinstance(v, dict):
+            return {k: plain(x) for k, x in v.items()}
+        return v
+
+    out = plain(cfg)
+    out = {"listen": {"address": out.pop("listen_address"), "port": out.pop("listen_port")}, **out}
+    return out
+
+
+MAX_CONFIG_BYTES = 1 << 20  # a monitor.yaml is a few KB; more is some other file
+MAX_CONFIG_NODES = 100_000  # values after YAML's aliases are expanded (a "billion laughs" file stops here)
 
 
 def load_config(path: str | Path | None) -> Config:
-    """Read ``monitor.yaml``; no path gives the defaults."""
+    """Read ``monitor.yaml``; no path gives the defaults. Only a regular file of UTF-8 text is read (a
+    FIFO would block, a device never end), at most ``MAX_CONFIG_BYTES``."""
     if path is None:
         return Config()
+    import stat
+
     import yaml
 
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NONBLOCK)) as fh:
+            mode = os.fstat(fh.fileno()).st_mode
+            if not stat.S_ISREG(mode):
+                raise ConfigError("(file)", f"not a regular file ({_file_kind(mode)})", str(path))
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise ConfigError("(file)", f"cannot read: {exc.strerror or exc}", str(path)) from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError("(file)", f"larger than {MAX_CONFIG_BYTES} bytes: not a monitor.yaml", str(path))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError("(file)", f"not UTF-8 text (byte {exc.start})", str(path)) from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError("(yaml)", str(exc).replace("\n", " "), str(path)) from None
+    if _nodes(data, MAX_CONFIG_NODES) > MAX_CONFIG_NODES:
+        raise ConfigError("(yaml)", f"more than {MAX_CONFIG_NODES} values once aliases are expanded", str(path))
     return parse_config(data, str(path))
+
+
+def _file_kind(mode: int) -> str:
+    import stat
+
+    return next((name for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"),
+                                         (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                                         (stat.S_ISSOCK, "a socket")) if test(mode)), "not a file")
+
+
+def _nodes(data, limit: int) -> int:
+    """How many values ``data`` holds with shared ones counted each time (stops past ``limit``)."""
+    count, stack = 0, [data]
+    while stack and count <= limit:
+        node = stack.pop()
+        count += 1
+        if isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return count
 
 
 def with_command_line(cfg: Config, *, bootstrap_servers=None, jmx_urls=(), jolokia_urls=(), log_dirs=(),

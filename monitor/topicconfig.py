@@ -80,7 +80,7 @@ class TopicConfig:
                 continue
             try:
                 num = float(raw) if f.name == "min_cleanable_dirty_ratio" else int(str(raw).strip())
-            except ValueError:
+            except (TypeError, ValueError):  # a list or a mapping where a number belongs, too
                 raise ConfigValueError(key, raw, "not a number") from None
             if f.name == "min_cleanable_dirty_ratio" and not 0 <= num <= 1:
                 raise ConfigValueError(key, raw, "must be between 0 and 1")

@@ -4,8 +4,10 @@
         --input hdfs://nn/kafka-copy/ --out hdfs://nn/audits/
 
 Each run writes a new folder ``<out>/run-<UTC time>/`` (nothing earlier is overwritten) with Parquet
-tables (partitions, topics, tombstone_buckets, top_keys, top_producers, faults), ``summary.json`` and
-a self-contained ``report.html``, and points ``<out>/latest.json`` at it.
+tables (partitions, topics, tombstone_buckets, top_keys, top_producers, faults), ``summary.json``, a
+self-contained ``report.html`` and the completion marker ``_SUCCESS`` (``monitor.auditrun``: written
+under a hidden name, renamed when whole), and points ``<out>/latest.json`` at it. ``--out`` is checked
+before Spark starts.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import tempfile
 import time
 import zipfile
 from pathlib import Path
+
+from monitor.auditrun import LATEST, MARKER, REPORT, RUN_PREFIX, SUMMARY, TABLES, TEMP_PREFIX, marker_text
 
 # Spark's Kafka source, resolved from Maven Central through spark.jars.packages. Its 4.3.0 build is
 # not published there (yet): 4.1.1 is, and reads topics under Spark 4.3 (the tests do so).
@@ -162,6 +166,39 @@ def cleaner_params(args, throughput_from_log: float | None):
                          throughput=tp, throughput_source=src)
 
 
+class OutputError(ValueError):
+    """The output folder cannot take a run: named, with why (before Spark starts, or when a write fails)."""
+
+
+def check_output(out: str) -> None:
+    """``--out`` is a folder (or can be made one) that this process can write: made if missing, then a
+    probe file written and removed. Done before Spark starts, so a bad ``--out`` costs no Spark work."""
+    import pyarrow.fs as pafs
+
+    from spark_analysis.fs import filesystem
+
+    try:
+        fs, path = filesystem(out)
+        info = fs.get_file_info(path)
+        if info.type == pafs.FileType.File:
+            raise OutputError(f"--out {out}: is a file; expected a folder (each run adds run-<time>/ under it)")
+        if info.type == pafs.FileType.NotFound:
+            fs.create_dir(path, recursive=True)
+        probe = f"{path.rstrip('/')}/{TEMP_PREFIX}probe-{os.getpid()}"
+        with fs.open_output_stream(probe) as fh:
+            fh.write(b"")
+        fs.delete_file(probe)
+    except OutputError:
+        raise
+    except (OSError, ValueError) as exc:  # pyarrow's errors are OSError subclasses (ArrowIOError)
+        raise OutputError(f"--out {out}: cannot write there ({_first_line(exc)})") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or exc.__class__.__name__
+    return text.splitlines()[0]
+
+
 def _new_run_name(out: str, name: str) -> str:
     """``name``, or ``name-2``, ``-3``... when a run of the same second exists: a run never fails on,
     nor writes into, an earlier one (the suffixes sort after the plain name, so runs stay in order)."""
@@ -171,40 +208,76 @@ def _new_run_name(out: str, name: str) -> str:
 
     fs, path = filesystem(out.rstrip("/"))
     candidate, n = name, 1
-    while fs.get_file_info(f"{path}/{candidate}").type != pafs.FileType.NotFound:
+    while (fs.get_file_info(f"{path}/{candidate}").type != pafs.FileType.NotFound
+           or fs.get_file_info(f"{path}/{TEMP_PREFIX}{candidate}").type != pafs.FileType.NotFound):
         n += 1
         candidate = f"{name}-{n}"
     return candidate
 
 
+def _write_atomically(fs, path: str, data: bytes) -> None:
+    """A file under a temporary name, then renamed: a reader sees the old content or the new, whole."""
+    tmp = path.rsplit("/", 1)
+    tmp = f"{tmp[0]}/{TEMP_PREFIX}{tmp[1]}-{os.getpid()}"
+    with fs.open_output_stream(tmp) as fh:
+        fh.write(data)
+    fs.move(tmp, path)
+
+
 def write_outputs(spark, result, out: str, run_name: str | None = None) -> str:
+    """The run's tables, ``summary.json``, ``report.html`` and marker under ``<out>/.tmp-<run>``, renamed
+    to ``<out>/<run>`` once whole; then ``latest.json``. On failure the temporary folder is removed
+    (best effort) and OutputError names what failed: nothing left looks like a finished run."""
+    import pyarrow.fs as pafs
+
     from spark_analysis.fs import filesystem
     from spark_analysis.report import render_report
 
-    run = run_name or _new_run_name(out, "run-" + dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ"))
-    base = out.rstrip("/") + "/" + run
-    tables = {"partitions": result.partitions, "topics": result.topics, "tombstone_buckets": result.tombstone_buckets,
-              "top_keys": result.top_keys, "top_producers": result.top_producers, "faults": result.faults}
-    for name, df in tables.items():
-        df.coalesce(1).write.mode("errorifexists").parquet(f"{base}/{name}")
-    topics = [r.asDict() for r in result.topics.collect()]
-    parts = [r.asDict() for r in result.partitions.collect()]
-    buckets = [r.asDict() for r in result.tombstone_buckets.collect()]
-    keys = [r.asDict() for r in result.top_keys.collect()]
-    summary = {**result.summary, "run": run, "tables": list(tables)}
-    fs, path = filesystem(base)
-    with fs.open_output_stream(path + "/summary.json") as fh:
-        fh.write(json.dumps(summary, indent=2, default=str).encode())
-    with fs.open_output_stream(path + "/report.html") as fh:
-        fh.write(render_report(summary, topics, parts, buckets, keys).encode())
-    fs_out, out_path = filesystem(out)
-    with fs_out.open_output_stream(out_path.rstrip("/") + "/latest.json") as fh:
-        fh.write(json.dumps({"run": run, "path": base, "generated_at_ms": summary["generated_at_ms"]}).encode())
+    run = run_name or _new_run_name(out, RUN_PREFIX + dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ"))
+    root = out.rstrip("/")
+    fs, root_path = filesystem(root)
+    tmp_uri, tmp_path = f"{root}/{TEMP_PREFIX}{run}", f"{root_path}/{TEMP_PREFIX}{run}"
+    final_path = f"{root_path}/{run}"
+    tables = dict(zip(TABLES, (result.partitions, result.topics, result.tombstone_buckets, result.top_keys,
+                               result.top_producers, result.faults)))
+    try:
+        for name, df in tables.items():
+            df.coalesce(1).write.mode("errorifexists").parquet(f"{tmp_uri}/{name}")
+        topics = [r.asDict() for r in result.topics.collect()]
+        parts = [r.asDict() for r in result.partitions.collect()]
+        buckets = [r.asDict() for r in result.tombstone_buckets.collect()]
+        keys = [r.asDict() for r in result.top_keys.collect()]
+        summary = {**result.summary, "run": run, "tables": list(tables)}
+        with fs.open_output_stream(f"{tmp_path}/{SUMMARY}") as fh:
+            fh.write(json.dumps(summary, indent=2, default=str).encode())
+        with fs.open_output_stream(f"{tmp_path}/{REPORT}") as fh:
+            fh.write(render_report(summary, topics, parts, buckets, keys).encode())
+        files = {f.path[len(tmp_path) + 1:]: f.size
+                 for f in fs.get_file_info(pafs.FileSelector(tmp_path, recursive=True)) if f.type == pafs.FileType.File}
+        with fs.open_output_stream(f"{tmp_path}/{MARKER}") as fh:  # last: the run is whole
+            fh.write(marker_text(run, summary["generated_at_ms"], files).encode())
+        fs.move(tmp_path, final_path)
+    except BaseException as exc:  # Ctrl-C too: the temporary folder goes either way
+        try:
+            fs.delete_dir(tmp_path)
+        except OSError:
+            pass
+        if not isinstance(exc, Exception):
+            raise
+        raise OutputError(f"--out {out}: writing run {run} failed ({_first_line(exc)}); nothing was kept") from exc
+    base = f"{root}/{run}"
+    try:
+        _write_atomically(fs, f"{root_path}/{LATEST}", json.dumps(
+            {"run": run, "path": base, "generated_at_ms": summary["generated_at_ms"]}).encode())
+    except OSError as exc:
+        raise OutputError(f"--out {out}: run {run} is complete, but {LATEST} could not be updated "
+                          f"({_first_line(exc)})") from None
     return base
 
 
-def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="compaction-monitor audit",
+def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The audit's options; ``parser_class``: the command line's (its usage errors are one line)."""
+    ap = parser_class(prog="compaction-monitor audit",
                                  description="Spark audit of Kafka log segments, kafka-dump-log dumps or a live topic.")
     ap.add_argument("--input", action="append", required=True,
                     help="log dir tree or segment file (segments), dump text files (dumps), or topic name (topic); "
@@ -248,6 +321,7 @@ def run(args, topic_configs: dict | None = None, spark=None) -> tuple[str, dict]
     params = cleaner_params(args, learned_throughput(stats))
     if args.input_kind in ("segments", "dumps"):
         list_inputs(args.input_kind, args.input)  # a path with nothing to read fails here, before Spark starts
+    check_output(args.out)  # so does an --out that cannot take a run
     own = spark is None
     if own:
         log(f"starting Spark ({args.master or 'default master'}) ...")
@@ -289,7 +363,11 @@ def main(argv=None) -> int:
         cfg = load_config(args.config)
         cluster = cfg.clusters[0] if cfg.clusters else None
         configs = effective_configs(file=cluster.topics if cluster else {})
-    except (ConfigError, ConfigValueError) as exc:
+    except ConfigError as exc:
+        for line in exc.lines:
+            print(f"audit: config error: {line}", file=sys.stderr)
+        return 2
+    except ConfigValueError as exc:
         print(f"audit: config error: {exc}", file=sys.stderr)
         return 2
     if args.bootstrap_servers:
@@ -297,7 +375,7 @@ def main(argv=None) -> int:
             "and Kafka's defaults")
     try:
         run(args, topic_configs=configs)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, OutputError) as exc:
         print(f"audit: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -23,8 +23,11 @@ SHARED = {"boundedhttp"}
 OURS = {CORE, COMPOSITION_ROOT} | EDGES | TOOLS | SHARED
 
 # Pure data libraries the core may use besides the standard library: CRC-32C of record batches,
-# the compression codecs, YAML for monitor.yaml.
-CORE_LIBRARIES = {"crc32c", "cramjam", "yaml"}
+# the compression codecs, YAML for monitor.yaml, and jsonschema to check monitor.yaml against the
+# schema derived from the config dataclasses (monitor.configschema): a maintained validator that
+# reads plain data and reaches no network or process (its remote $ref retrieval is never used: the
+# schema has no $ref), so it belongs with the config it checks.
+CORE_LIBRARIES = {"crc32c", "cramjam", "yaml", "jsonschema"}
 # Standard-library modules that talk to the network or start processes: edges' business, not the core's.
 NETWORK_OR_PROCESS = {"socket", "ssl", "http", "urllib.request", "ftplib", "smtplib", "poplib", "imaplib",
                       "nntplib", "telnetlib", "xmlrpc", "socketserver", "wsgiref", "webbrowser", "asyncio",

@@ -1,4 +1,6 @@
-"""Audit: the latest Spark audit report from the output folder, with a picker for older runs."""
+"""Audit: the latest Spark audit report from the output folder, with a picker for older runs. A run
+without its completion marker is shown as in progress, a damaged one as damaged with the file named
+(``monitor.auditrun``), never as an exception."""
 
 import streamlit as st
 
@@ -12,26 +14,35 @@ if not runs:
     st.info("No audit yet. Run `compaction-monitor audit --input LOG_DIRS --out DIR` and set `audit_dir: DIR` "
             "in monitor.yaml (or COMPACTION_MONITOR_AUDIT_DIR).")
 else:
-    run = st.selectbox("Run", runs, index=0, key="audit.run")
+    states = {r: data.audit_status(s.audit_dir, r)[0] for r in runs}  # from the markers: no table read
+    complete = [r for r in runs if states[r] == data.COMPLETE]
+    run = st.selectbox("Run", runs, index=runs.index(complete[0]) if complete else 0, key="audit.run",
+                       format_func=lambda r: r if states[r] == data.COMPLETE else f"{r} ({states[r]})")
     a = data.audit_run(s.audit_dir, run)
-    sm = a["summary"]
-    c = st.columns(5)
-    c[0].metric("Scanned", f"{sm['bytes'] / 2**20:,.1f} MiB")
-    c[1].metric("Reclaimable", f"{sm['reclaimable_bytes'] / 2**20:,.1f} MiB")
-    c[2].metric("Estimated cleaning time", f"{sm['estimated_clean_seconds']:,.1f} s")
-    c[3].metric("Tombstones past retention", f"{sm['tombstones_past_retention']:,}")
-    c[4].metric("Corrupt spots", sm["faults"])
-    if not a["topics"].empty:
-        st.plotly_chart(figures.audit_sizes(a["topics"]), use_container_width=True)
-        st.plotly_chart(figures.audit_clean_time(a["topics"]), use_container_width=True)
-    if not a["tombstone_buckets"].empty:
-        st.plotly_chart(figures.audit_tombstone_buckets(a["tombstone_buckets"]), use_container_width=True)
-    st.subheader("Most updated keys")
-    keys = a["top_keys"]
-    if not keys.empty:
-        keys = keys.assign(key=keys["key"].map(lambda b: "(null)" if b is None else bytes(b).decode("utf-8", "replace")))
-        st.dataframe(keys[["topic", "rank", "key", "updates", "tombstones", "obsolete_bytes"]], hide_index=True,
-                     use_container_width=True)
-    if sm["faults"]:
-        st.subheader("Corrupt or truncated input")
-        st.dataframe(a["faults"], hide_index=True, use_container_width=True)
+    if a["status"] == data.IN_PROGRESS:
+        st.info(f"Run {run} is in progress: " + "; ".join(a["problems"]))
+    elif a["status"] == data.DAMAGED:
+        st.error(f"Run {run} is damaged: " + "; ".join(a["problems"]))
+    else:
+        sm = a["summary"]
+        c = st.columns(5)
+        c[0].metric("Scanned", f"{sm['bytes'] / 2**20:,.1f} MiB")
+        c[1].metric("Reclaimable", f"{sm['reclaimable_bytes'] / 2**20:,.1f} MiB")
+        c[2].metric("Estimated cleaning time", f"{sm['estimated_clean_seconds']:,.1f} s")
+        c[3].metric("Tombstones past retention", f"{sm['tombstones_past_retention']:,}")
+        c[4].metric("Corrupt spots", sm["faults"])
+        if not a["topics"].empty:
+            st.plotly_chart(figures.audit_sizes(a["topics"]), use_container_width=True)
+            st.plotly_chart(figures.audit_clean_time(a["topics"]), use_container_width=True)
+        if not a["tombstone_buckets"].empty:
+            st.plotly_chart(figures.audit_tombstone_buckets(a["tombstone_buckets"]), use_container_width=True)
+        st.subheader("Most updated keys")
+        keys = a["top_keys"]
+        if not keys.empty:
+            keys = keys.assign(key=keys["key"].map(
+                lambda b: "(null)" if b is None else bytes(b).decode("utf-8", "replace")))
+            st.dataframe(keys[["topic", "rank", "key", "updates", "tombstones", "obsolete_bytes"]], hide_index=True,
+                         use_container_width=True)
+        if sm["faults"]:
+            st.subheader("Corrupt or truncated input")
+            st.dataframe(a["faults"], hide_index=True, use_container_width=True)

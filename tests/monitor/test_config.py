@@ -31,19 +31,21 @@ thresholds: {consumer_lag_warning_fraction: 0.2}
 
 
 @pytest.mark.parametrize("data, key, reason", [
-    ({"listen": {"port": "x"}}, "listen.port", "not a number"),
-    ({"listen": {"port": 70000}}, "listen.port", "at most 65535"),
-    ({"intervals": {"jmx": -1}}, "intervals.jmx", "at least 0"),
+    ({"listen": {"port": "x"}}, "listen.port", "expected a port from 0 to 65535"),
+    ({"listen": {"port": 70000}}, "listen.port", "expected a port from 0 to 65535 (0: any), got 70000"),
+    ({"intervals": {"jmx": -1}}, "intervals.jmx", "seconds above 0, got -1"),
     ({"nope": 1}, "nope", "unknown key"),
     ({"clusters": [{"brokers": [{"jmx_url": "http://x"}]}]}, "clusters[0].brokers[0].id", "is required"),
-    ({"clusters": [{"brokers": [{"id": 1, "jmx_url": "ftp://x"}]}]}, "clusters[0].brokers[0].jmx_url", "not an http"),
+    ({"clusters": [{"brokers": [{"id": 1, "jmx_url": "ftp://x"}]}]}, "clusters[0].brokers[0].jmx_url",
+     "expected an http:// or https:// URL, got 'ftp://x'"),
     ({"clusters": [{"topics": {"t": {"min.cleanable.dirty.ratio": 2}}}]},
      "clusters[0].topics.t.min.cleanable.dirty.ratio", "between 0 and 1"),
-    ({"clusters": [{"metric_names": {"bogus": "x"}}]}, "clusters[0].metric_names.bogus", "unknown gauge"),
+    ({"clusters": [{"metric_names": {"bogus": "x"}}]}, "clusters[0].metric_names.bogus", "unknown key (allowed: max_dirty_percent"),
     ({"clusters": [{"name": "a"}, {"name": "a"}]}, "clusters", "unique"),
-    ({"clusters": [{"transaction_max_timeout_ms": "15m"}]}, "clusters[0].transaction_max_timeout_ms", "whole number"),
-    ({"clusters": [{"transaction_max_timeout_ms": 0}]}, "clusters[0].transaction_max_timeout_ms", "between 1 and"),
-    ({"clusters": [{"transaction_max_timeout_ms": 2**31}]}, "clusters[0].transaction_max_timeout_ms", "between 1 and"),
+    ({"clusters": [{"transaction_max_timeout_ms": "15m"}]}, "clusters[0].transaction_max_timeout_ms",
+     "expected a whole number of ms between 1 and 2147483647 (an int), got '15m'"),
+    ({"clusters": [{"transaction_max_timeout_ms": 0}]}, "clusters[0].transaction_max_timeout_ms", "got 0"),
+    ({"clusters": [{"transaction_max_timeout_ms": 2**31}]}, "clusters[0].transaction_max_timeout_ms", "got 2147483648"),
 ])
 def test_errors_name_key_and_reason(data, key, reason):
     with pytest.raises(ConfigError) as exc:

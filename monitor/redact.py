@@ -1,0 +1,44 @@
+"""Secrets kept out of what the monitor prints: ``config check``'s output and config error messages.
+
+A secret is a value under a key that names one (librdkafka's ``sasl.password``, ``ssl.key.password``,
+``ssl.keystore.password``, ``sasl.oauthbearer.client.secret``, ``ssl.key.pem``, Java's
+``sasl.jaas.config``, anything with password, secret, token or credential in its name), and the
+password of a URL's user part (``https://user:pass@host`` -> ``https://user:***@host``).
+"""
+
+from __future__ import annotations
+
+import re
+
+REDACTED = "***"
+SECRET_WORDS = ("password", "secret", "token", "credential", "jaas", "private")
+SECRET_KEYS = frozenset({"ssl.key.pem", "sasl.oauthbearer.config", "ssl_key", "ssl.keystore.key"})
+_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^:@/\s]*)(?::(?P<pw>[^@/\s]*))?@")
+
+
+def is_secret_key(key) -> bool:
+    k = str(key).lower()
+    return k in SECRET_KEYS or any(w in k for w in SECRET_WORDS)
+
+
+def redact_url(text: str) -> str:
+    """Every URL's user part in ``text`` without its password (a user alone may be a token too: kept
+    as ``***``)."""
+    def repl(m):
+        if m.group("pw") is not None:
+            return f"{m.group('scheme')}{m.group('user')}:{REDACTED}@"
+        return f"{m.group('scheme')}{REDACTED}@"
+    return _USERINFO.sub(repl, text)
+
+
+def redacted(value, key=None):
+    """A copy of plain data (mappings, lists, scalars) with every secret replaced by ``***``."""
+    if key is not None and is_secret_key(key) and not isinstance(value, (dict, list, tuple)) and value is not None:
+        return REDACTED  # a scalar under a secret's name (a mapping under one, a topic say, is walked)
+    if isinstance(value, dict):
+        return {k: redacted(v, k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redacted(v) for v in value]
+    if isinstance(value, str):
+        return redact_url(value)
+    return value
