@@ -246,7 +246,8 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
         del cause["topic"], cause["partition"]
         row = r.state.as_dict() | {"log_dir": r.log_dir, "config_source": r.config_source,
                                    "transaction_max_timeout_ms": tmt.value,
-                                   "transaction_max_timeout_ms_source": tmt.source, "cause": cause}
+                                   "transaction_max_timeout_ms_source": tmt.source, "cause": cause,
+                                   "leftover_files": [x.as_dict(int(snap.taken_at * 1000)) for x in r.leftovers]}
         if cleaner_log:
             u = cleaner.uncleanable.get((r.state.topic, r.state.partition)) if cleaner is not None else None
             row["uncleanable"] = None if u is None else {"exception": u.exception, "message": u.message,
@@ -280,7 +281,17 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
                 out.write(f"uncleanable: {r['topic']}-{r['partition']}: {u['exception']}: {u['message']} "
                           f"({u['source']}; clears on a broker restart)\n")
         _open_transactions_table(rows, out)
+        _leftovers_table(rows, out)
     return _exit_code(snap, cleaner_ok=cleaner is not None or not cleaner_log)
+
+
+def _leftovers_table(rows, out) -> None:
+    """Kafka's temporary files left behind (``monitor.logdir.Leftover``), one line each, when there are any."""
+    for r in rows:
+        for x in r.get("leftover_files") or ():
+            out.write(f"leftover: {r['log_dir']}/{r['topic']}-{r['partition']}/{x['file']}: {x['kind']}, "
+                      f"{x['bytes']} B, unchanged {x['unchanged_ms'] / 1000:.0f} s (> file.delete.delay.ms; "
+                      "the broker removes or completes it on its next start)\n")
 
 
 def parse_selectors(selectors, topics) -> tuple[set, set, list]:
@@ -348,6 +359,10 @@ def format_cause(c, log_dir: str | None) -> str:
     for k, v in ev.items():
         if k in ("configs",) and v:
             lines.append("  configs:   " + ", ".join(f"{n}={x['value']} ({x['source']})" for n, x in v.items()))
+        elif k == "leftover_files" and v:
+            for x in v:
+                lines.append(f"  leftover:  {x['file']} ({x['kind']}, {x['bytes']} B, unchanged "
+                             f"{duration(x['unchanged_ms'])}; removed or completed by the broker on its next start)")
         elif k == "transaction" and v:
             lines.append(f"  txn:       producer {v['producer_id']} epoch {v['producer_epoch']} from offset "
                          f"{v['first_offset']}, age {duration(v['age_ms'])}")

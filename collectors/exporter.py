@@ -17,6 +17,7 @@ from collectors import metrics as M
 from collectors.runner import Store
 from monitor.causes import BrokerFacts
 from monitor.cleanerlog import CleanerLogState
+from monitor.logdir import LEFTOVER_KINDS
 from monitor.rules import LAG_PAST_RETENTION, holds
 from monitor.topicconfig import LONG_MAX
 
@@ -72,7 +73,7 @@ class PartitionCollector(_StoreCollector):
              M.P_FIRST_DIRTY, M.P_FIRST_UNCLEANABLE, M.P_LSO, M.P_LSO_DISAGREEMENT, M.P_OPEN_TXNS, M.P_HANGING_TXNS,
              M.P_OLDEST_TXN_AGE, M.P_END,
              M.P_ELIGIBLE, M.P_ELIGIBLE_SECONDS, M.P_DELAY, M.P_TOMBSTONES, M.P_OLDEST_TOMBSTONE, M.P_RETENTION,
-             M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_FAULTS, M.LOG_DIR_UP, M.P_CAUSE)
+             M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_FAULTS, M.LOG_DIR_UP, M.P_CAUSE, M.P_LEFTOVER_FILES)
 
     def collect(self):
         fams = {n: _family(n) for n in self.names}
@@ -127,6 +128,9 @@ class PartitionCollector(_StoreCollector):
                 add(M.P_PAST_RETENTION, s.tombstones_past_retention)
                 add(M.P_PAST_HORIZON, s.tombstones_past_delete_horizon)
                 add(M.P_FAULTS, s.faults)
+                for kind in LEFTOVER_KINDS.values():  # every kind, 0 included: absent means not read
+                    fams[M.P_LEFTOVER_FILES].add_metric(lb + [rep.log_dir, kind],
+                                                        sum(1 for x in rep.leftovers if x.kind == kind))
                 # only the current cause's series (one per partition, not one per cause): count by (cause) works
                 fams[M.P_CAUSE].add_metric(lb + [rep.cause(now, broker=broker, cleaner=cleaner).cause], 1.0)
         yield from fams.values()

@@ -53,6 +53,7 @@ class PartitionReport:
     faults: tuple = ()  # the read faults' texts
     lso_check: LsoCheck | None = None  # the log's LSO against the leader's (admin API)
     lso_disagreement: LsoDisagreement | None = None  # a disagreement, since when the same one holds
+    leftovers: tuple = ()  # monitor.logdir.Leftover files untouched for longer than file.delete.delay.ms
 
     def cause(self, now: float, *, broker: BrokerFacts | None = None, cleaner: CleanerLogState | None = None,
               bootstrap: str | None = None, one_shot: bool = False) -> Cause:
@@ -64,7 +65,8 @@ class PartitionReport:
         rate = self.write_rate if self.write_rate.bytes_per_second is not None else \
             rate_from_dirty_section(self.state, now_ms)
         return explain(self.state, self.config, now_ms=now_ms, cleaner=cleaner, broker=broker,
-                       eligible_seconds=since, write_rate=rate, faults=self.faults, bootstrap=bootstrap)
+                       eligible_seconds=since, write_rate=rate, faults=self.faults, bootstrap=bootstrap,
+                       leftovers=tuple(x.as_dict(now_ms) for x in self.leftovers))
 
 
 @dataclass(frozen=True)
@@ -211,8 +213,9 @@ class LogDirScanner:
                 else:
                     self._eligible_since.pop(key, None)
                 rate = self._write_rate(key, now, part.segments)
+                stale = tuple(x for x in part.leftovers if x.stale(now_ms, cfg.file_delete_delay_ms))
                 reports.append(PartitionReport(d, state, since, found.source, found, rate, tuple(faults), check,
-                                               disagreement))
+                                               disagreement, stale))
         for cache in (self._cache, self._snapshots):  # forget segments and snapshots that are gone
             for path in list(cache):
                 if path not in seen_paths:

@@ -150,3 +150,10 @@ SRC_UP = _m("source_up", "gauge", "1 when the source's last refresh succeeded.",
 SRC_LAST_SUCCESS = _m("source_last_success_timestamp_seconds", "gauge", "Unix time of the last successful refresh.", S)
 SRC_DURATION = _m("source_refresh_duration_seconds", "gauge", "How long the last refresh took.", S)
 SRC_ERRORS = _m("source_errors", "counter", "Refresh errors by source and error kind.", S + ("error",))
+
+# --- disk and restore (#16 point 6): Kafka's temporary files left behind ---
+P_LEFTOVER_FILES = _m("partition_leftover_files", "gauge",
+                      "Kafka's temporary files (kind: cleaned, swap, deleted; LogFileUtils' suffixes) in the "
+                      "partition's folder untouched (inode change time) for longer than file.delete.delay.ms: a "
+                      "clean or delayed delete that did not finish. The broker removes or completes them on start.",
+                      P + ("log_dir", "kind"))
