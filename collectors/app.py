@@ -247,7 +247,8 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
         row = r.state.as_dict() | {"log_dir": r.log_dir, "config_source": r.config_source,
                                    "transaction_max_timeout_ms": tmt.value,
                                    "transaction_max_timeout_ms_source": tmt.source, "cause": cause,
-                                   "leftover_files": [x.as_dict(int(snap.taken_at * 1000)) for x in r.leftovers]}
+                                   "leftover_files": [x.as_dict(int(snap.taken_at * 1000)) for x in r.leftovers],
+                                   "clean_needed_bytes": r.clean_needed_bytes}
         if cleaner_log:
             u = cleaner.uncleanable.get((r.state.topic, r.state.partition)) if cleaner is not None else None
             row["uncleanable"] = None if u is None else {"exception": u.exception, "message": u.message,
@@ -282,7 +283,21 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
                           f"({u['source']}; clears on a broker restart)\n")
         _open_transactions_table(rows, out)
         _leftovers_table(rows, out)
+        _space_lines(snap, out)
     return _exit_code(snap, cleaner_ok=cleaner is not None or not cleaner_log)
+
+
+def _space_lines(snap, out) -> None:
+    """Each log dir's free space against the room its largest clean needs (``monitor.diskspace``)."""
+    for sp in snap.space:
+        if sp.error:
+            out.write(f"free space: {sp.error}\n")
+            continue
+        need = "no compacted segment to clean" if sp.need is None else (
+            f"the largest clean needs {sp.need.bytes} B ({sp.need.topic}-{sp.need.partition}): "
+            + ("room for it" if sp.room_for_clean else "NO ROOM: the cleaner's copy would fail and the broker "
+               "would take this log dir offline"))
+        out.write(f"free space: {sp.log_dir}: {sp.free_bytes} B free; {need}\n")
 
 
 def _leftovers_table(rows, out) -> None:

@@ -73,7 +73,8 @@ class PartitionCollector(_StoreCollector):
              M.P_FIRST_DIRTY, M.P_FIRST_UNCLEANABLE, M.P_LSO, M.P_LSO_DISAGREEMENT, M.P_OPEN_TXNS, M.P_HANGING_TXNS,
              M.P_OLDEST_TXN_AGE, M.P_END,
              M.P_ELIGIBLE, M.P_ELIGIBLE_SECONDS, M.P_DELAY, M.P_TOMBSTONES, M.P_OLDEST_TOMBSTONE, M.P_RETENTION,
-             M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_FAULTS, M.LOG_DIR_UP, M.P_CAUSE, M.P_LEFTOVER_FILES)
+             M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_FAULTS, M.LOG_DIR_UP, M.P_CAUSE, M.P_LEFTOVER_FILES,
+             M.LOG_DIR_FREE, M.LOG_DIR_CLEAN_NEEDED, M.LOG_DIR_FREE_UP)
 
     def collect(self):
         fams = {n: _family(n) for n in self.names}
@@ -90,6 +91,13 @@ class PartitionCollector(_StoreCollector):
                     fams[M.P_CAUSE].add_metric([st.cluster, st.broker or "", topic, p, "unknown"], 1.0)
             for d in st.snapshot.log_dirs:
                 fams[M.LOG_DIR_UP].add_metric([st.cluster, st.broker or "", d], 0.0 if d in st.snapshot.down else 1.0)
+            for sp in st.snapshot.space:
+                lb = [st.cluster, st.broker or "", sp.log_dir]
+                fams[M.LOG_DIR_FREE_UP].add_metric(lb, 0.0 if sp.error else 1.0)
+                if sp.free_bytes is not None:
+                    fams[M.LOG_DIR_FREE].add_metric(lb, sp.free_bytes)
+                if sp.need is not None:
+                    fams[M.LOG_DIR_CLEAN_NEEDED].add_metric(lb, sp.need.bytes)
             for rep in st.snapshot.partitions:
                 s = rep.state
                 lb = [st.cluster, st.broker or "", s.topic, str(s.partition)]

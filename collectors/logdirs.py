@@ -31,6 +31,7 @@ from typing import Callable
 from monitor.causes import BrokerFacts, Cause, WriteRate, explain, rate_from_dirty_section
 from monitor.cleanerlog import CleanerLogState
 from monitor.compaction import PartitionState, partition_state
+from monitor.diskspace import CleanNeed, LogDirSpace, largest_clean_group, most_needed
 from monitor.logdir import scan_log_dir
 from monitor.lsocheck import ADMIN, LeaderLso, LsoCheck, LsoDisagreement, check_lso, persist
 from monitor.producer_snapshot import ProducerSnapshot, ProducerSnapshotError, read_producer_snapshot
@@ -54,6 +55,7 @@ class PartitionReport:
     lso_check: LsoCheck | None = None  # the log's LSO against the leader's (admin API)
     lso_disagreement: LsoDisagreement | None = None  # a disagreement, since when the same one holds
     leftovers: tuple = ()  # monitor.logdir.Leftover files untouched for longer than file.delete.delay.ms
+    clean_needed_bytes: int | None = None  # the room its next clean needs (monitor.diskspace); None: not compacted
 
     def cause(self, now: float, *, broker: BrokerFacts | None = None, cleaner: CleanerLogState | None = None,
               bootstrap: str | None = None, one_shot: bool = False) -> Cause:
@@ -81,6 +83,7 @@ class LogDirSnapshot:
     segments_read: int = 0
     bytes_read: int = 0
     transaction_max_timeout: BrokerSetting | None = None  # the value the partitions' hanging counts used
+    space: tuple = ()  # monitor.diskspace.LogDirSpace of every log dir: free space against a clean's need
 
     @property
     def error_kinds(self) -> list[str]:
@@ -119,7 +122,9 @@ class LogDirScanner:
     def __init__(self, log_dirs, config_lookup: TopicConfigLookup = default_lookup,
                  clock: Callable[[], float] = time.time, include_all: bool = False,
                  transaction_max_timeout: BrokerSettingLookup = default_broker_setting,
-                 leader_lso: LeaderLsoLookup = no_leader_lso, broker_id: str | None = None):
+                 leader_lso: LeaderLsoLookup = no_leader_lso, broker_id: str | None = None,
+                 statvfs: Callable[[str], os.statvfs_result] = os.statvfs):
+        self.statvfs = statvfs  # the free-space check's one system call (a test injects a failing one)
         self.log_dirs = [str(d) for d in log_dirs]
         self.leader_lso = leader_lso
         self.broker_id = broker_id
@@ -147,6 +152,7 @@ class LogDirScanner:
         read_before = self._reads
         bytes_before = self._bytes
         txn_timeout = self.transaction_max_timeout()
+        needs: dict[str, list[CleanNeed]] = {d: [] for d in self.log_dirs}
         for d in self.log_dirs:
             try:
                 ld = scan_log_dir(d)
@@ -172,6 +178,10 @@ class LogDirScanner:
                 cfg = found.config
                 if not cfg.compacted and not self.include_all:
                     continue
+                need = None
+                if cfg.compacted:  # what the cleaner's next clean of it writes before it can swap
+                    need = largest_clean_group((s.size for s in part.segments[:-1]), cfg.segment_bytes)
+                    needs[d].append(CleanNeed(need, part.topic, part.partition))
                 if part.unreadable:
                     part_errors[f"{part.topic}-{part.partition}"] = part.unreadable[0]
                     continue
@@ -215,13 +225,28 @@ class LogDirScanner:
                 rate = self._write_rate(key, now, part.segments)
                 stale = tuple(x for x in part.leftovers if x.stale(now_ms, cfg.file_delete_delay_ms))
                 reports.append(PartitionReport(d, state, since, found.source, found, rate, tuple(faults), check,
-                                               disagreement, stale))
+                                               disagreement, stale, need))
         for cache in (self._cache, self._snapshots):  # forget segments and snapshots that are gone
             for path in list(cache):
                 if path not in seen_paths:
                     del cache[path]
+        space = tuple(self._space(d, needs[d]) for d in self.log_dirs)
+        for sp in space:
+            if sp.error:
+                dir_errors[f"{sp.log_dir} (free space)"] = sp.error
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(self.log_dirs),
-                              down, self._reads - read_before, self._bytes - bytes_before, txn_timeout)
+                              down, self._reads - read_before, self._bytes - bytes_before, txn_timeout, space)
+
+    def _space(self, d: str, needs: list[CleanNeed]) -> LogDirSpace:
+        """The log dir's free space against its largest clean; an unreadable filesystem is that log dir's
+        check down, with the reason, and the other log dirs go on. A log dir down for its checkpoints
+        still has its free space, without a need (its partitions were not read)."""
+        need = most_needed(n for n in needs if n.bytes > 0)
+        try:
+            st = self.statvfs(d)
+        except OSError as exc:
+            return LogDirSpace(d, None, need, f"{d}: cannot read its filesystem's free space: {exc.strerror or exc}")
+        return LogDirSpace(d, st.f_bavail * st.f_frsize, need)
 
     def _write_rate(self, key, now: float, segments) -> WriteRate:
         """Bytes appended since the last refresh: what lies from the then active segment on, less its

@@ -76,6 +76,7 @@ class Thresholds:
     overdue_for: str = "15m"
     uncleanable_for: str = "5m"
     monitor_down_for: str = "5m"
+    no_room_for_clean_for: str = "5m"  # LogDirNoRoomForClean: free space below the largest clean's copy
     monitor_job: str = "kafka-compaction-monitor"  # the Prometheus job that scrapes the collector
     runbook_base: str = "alerts/RUNBOOK.md"  # or the URL where your copy of the runbook lives
 
