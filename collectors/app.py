@@ -24,6 +24,7 @@ from collectors.runner import Runner, Source, Store
 from monitor.causes import duration, unknown_cause
 from monitor.config import ClusterConfig, Config
 from monitor.lsocheck import LeaderLso
+from monitor.streams import streams_role
 from monitor.topicconfig import effective_broker_setting, effective_config
 
 
@@ -248,7 +249,8 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
                                    "transaction_max_timeout_ms": tmt.value,
                                    "transaction_max_timeout_ms_source": tmt.source, "cause": cause,
                                    "leftover_files": [x.as_dict(int(snap.taken_at * 1000)) for x in r.leftovers],
-                                   "clean_needed_bytes": r.clean_needed_bytes}
+                                   "clean_needed_bytes": r.clean_needed_bytes,
+                                   "streams_role": streams_role(r.state.topic)}
         if cleaner_log:
             u = cleaner.uncleanable.get((r.state.topic, r.state.partition)) if cleaner is not None else None
             row["uncleanable"] = None if u is None else {"exception": u.exception, "message": u.message,
@@ -260,9 +262,9 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
     else:
         cols = [("topic", 28), ("partition", 9), ("first_dirty_offset", 12), ("clean_bytes", 12),
                 ("cleanable_bytes", 12), ("cleanable_ratio", 8), ("eligible", 8), ("tombstones", 10),
-                ("oldest_tombstone_age_ms", 14), ("cause", 20)]
+                ("oldest_tombstone_age_ms", 14), ("cause", 20), ("streams_role", 11)]
         heads = ["topic", "part", "first dirty", "clean B", "cleanable B", "ratio", "eligible", "tombstones",
-                 "oldest tomb s", "cause"]
+                 "oldest tomb s", "cause", "streams"]
         out.write("  ".join(h.ljust(w) for h, (_, w) in zip(heads, cols)) + "\n")
         for r in rows:
             vals = []

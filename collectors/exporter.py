@@ -18,6 +18,7 @@ from collectors.runner import Store
 from monitor.causes import BrokerFacts
 from monitor.cleanerlog import CleanerLogState
 from monitor.logdir import LEFTOVER_KINDS
+from monitor.streams import streams_role
 from monitor.rules import LAG_PAST_RETENTION, holds
 from monitor.topicconfig import LONG_MAX
 
@@ -74,15 +75,21 @@ class PartitionCollector(_StoreCollector):
              M.P_OLDEST_TXN_AGE, M.P_END,
              M.P_ELIGIBLE, M.P_ELIGIBLE_SECONDS, M.P_DELAY, M.P_TOMBSTONES, M.P_OLDEST_TOMBSTONE, M.P_RETENTION,
              M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_FAULTS, M.LOG_DIR_UP, M.P_CAUSE, M.P_LEFTOVER_FILES,
-             M.LOG_DIR_FREE, M.LOG_DIR_CLEAN_NEEDED, M.LOG_DIR_FREE_UP)
+             M.LOG_DIR_FREE, M.LOG_DIR_CLEAN_NEEDED, M.LOG_DIR_FREE_UP, M.T_STREAMS_INFO)
 
     def collect(self):
         fams = {n: _family(n) for n in self.names}
         now = self.clock()
         statuses = self.store.statuses()
+        streams_seen = set()  # one info series per (cluster, topic), whichever broker's log dirs hold it
         for st in statuses:
             if st.kind != "log_dirs" or st.snapshot is None:
                 continue
+            for topic in sorted({r.state.topic for r in st.snapshot.partitions}):
+                role = streams_role(topic)
+                if role and (st.cluster, topic) not in streams_seen:
+                    streams_seen.add((st.cluster, topic))
+                    fams[M.T_STREAMS_INFO].add_metric([st.cluster, topic, role], 1.0)
             broker, cleaner = _broker_facts(statuses, st), _cleaner_log(statuses, st)
             for tp in st.snapshot.partition_errors:  # unreadable: no state, so the cause is unknown
                 topic, _, p = tp.rpartition("-")

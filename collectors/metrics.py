@@ -171,3 +171,10 @@ LOG_DIR_CLEAN_NEEDED = _m("log_dir_clean_needed_bytes", "gauge",
 LOG_DIR_FREE_UP = _m("log_dir_free_space_check_up", "gauge",
                      "1 when the log dir's filesystem free space was read; 0 when statvfs failed (the reason is "
                      "in the collector's log and `logdir`'s output).", LD)
+
+# --- disk and restore (#16 point 6): Kafka Streams internal topics, by name (monitor.streams) ---
+# an info metric per topic rather than a label on every partition series: one series per Streams topic
+T_STREAMS_INFO = _m("topic_streams_info", "gauge",
+                    "1 for a topic Kafka Streams names as an internal topic: streams_role changelog "
+                    "(<application.id>-<store>-changelog, a state store's restore source) or repartition "
+                    "(<application.id>-<name>-repartition); recognised by name only.", T + ("streams_role",))
