@@ -185,6 +185,13 @@ def cases(t: Thresholds) -> list[Case]:
     both("CompactionMonitorDown", "warning",  # a log dir down (a malformed checkpoint) while its source answers
          {sel("kafka_compaction_source_up", src): f"1x{n}", sel("kafka_compaction_log_dir_up", log_dir): f"0x{n}"},
          {sel("kafka_compaction_source_up", src): f"1x{n}", sel("kafka_compaction_log_dir_up", log_dir): f"1x{n}"})
+    need = 1 << 30  # a clean of one segment.bytes (1 GiB) group; free space one byte short, then exactly enough
+    both("LogDirNoRoomForClean", "critical",
+         {sel("kafka_compaction_log_dir_free_bytes", log_dir): f"{need - 1}x{n}",
+          sel("kafka_compaction_log_dir_clean_needed_bytes", log_dir): f"{need}x{n}"},
+         {sel("kafka_compaction_log_dir_free_bytes", log_dir): f"{need}x{n}",
+          sel("kafka_compaction_log_dir_clean_needed_bytes", log_dir): f"{need}x{n}",
+          sel("kafka_compaction_log_dir_free_bytes", {**log_dir, "log_dir": "/data/other"}): f"0x{n}"})
     return c
 
 

@@ -23,6 +23,7 @@ from collectors.runner import Runner, Source, Store
 from monitor.causes import duration, unknown_cause
 from monitor.config import ClusterConfig, Config
 from monitor.lsocheck import LeaderLso
+from monitor.streams import streams_role
 from monitor.topicconfig import effective_broker_setting, effective_config
 
 
@@ -243,7 +244,10 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
         del cause["topic"], cause["partition"]
         row = r.state.as_dict() | {"log_dir": r.log_dir, "config_source": r.config_source,
                                    "transaction_max_timeout_ms": tmt.value,
-                                   "transaction_max_timeout_ms_source": tmt.source, "cause": cause}
+                                   "transaction_max_timeout_ms_source": tmt.source, "cause": cause,
+                                   "leftover_files": [x.as_dict(int(snap.taken_at * 1000)) for x in r.leftovers],
+                                   "clean_needed_bytes": r.clean_needed_bytes,
+                                   "streams_role": streams_role(r.state.topic)}
         if cleaner_log:
             u = cleaner.uncleanable.get((r.state.topic, r.state.partition)) if cleaner is not None else None
             row["uncleanable"] = None if u is None else {"exception": u.exception, "message": u.message,
@@ -255,9 +259,9 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
     else:
         cols = [("topic", 28), ("partition", 9), ("first_dirty_offset", 12), ("clean_bytes", 12),
                 ("cleanable_bytes", 12), ("cleanable_ratio", 8), ("eligible", 8), ("tombstones", 10),
-                ("oldest_tombstone_age_ms", 14), ("cause", 20)]
+                ("oldest_tombstone_age_ms", 14), ("cause", 20), ("streams_role", 11)]
         heads = ["topic", "part", "first dirty", "clean B", "cleanable B", "ratio", "eligible", "tombstones",
-                 "oldest tomb s", "cause"]
+                 "oldest tomb s", "cause", "streams"]
         out.write("  ".join(h.ljust(w) for h, (_, w) in zip(heads, cols)) + "\n")
         for r in rows:
             vals = []
@@ -277,7 +281,31 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
                 out.write(f"uncleanable: {r['topic']}-{r['partition']}: {u['exception']}: {u['message']} "
                           f"({u['source']}; clears on a broker restart)\n")
         _open_transactions_table(rows, out)
+        _leftovers_table(rows, out)
+        _space_lines(snap, out)
     return _exit_code(snap, cleaner_ok=cleaner is not None or not cleaner_log)
+
+
+def _space_lines(snap, out) -> None:
+    """Each log dir's free space against the room its largest clean needs (``monitor.diskspace``)."""
+    for sp in snap.space:
+        if sp.error:
+            out.write(f"free space: {sp.error}\n")
+            continue
+        need = "no compacted segment to clean" if sp.need is None else (
+            f"the largest clean needs {sp.need.bytes} B ({sp.need.topic}-{sp.need.partition}): "
+            + ("room for it" if sp.room_for_clean else "NO ROOM: the cleaner's copy would fail and the broker "
+               "would take this log dir offline"))
+        out.write(f"free space: {sp.log_dir}: {sp.free_bytes} B free; {need}\n")
+
+
+def _leftovers_table(rows, out) -> None:
+    """Kafka's temporary files left behind (``monitor.logdir.Leftover``), one line each, when there are any."""
+    for r in rows:
+        for x in r.get("leftover_files") or ():
+            out.write(f"leftover: {r['log_dir']}/{r['topic']}-{r['partition']}/{x['file']}: {x['kind']}, "
+                      f"{x['bytes']} B, unchanged {x['unchanged_ms'] / 1000:.0f} s (> file.delete.delay.ms; "
+                      "the broker removes or completes it on its next start)\n")
 
 
 def parse_selectors(selectors, topics) -> tuple[set, set, list]:
@@ -345,6 +373,10 @@ def format_cause(c, log_dir: str | None) -> str:
     for k, v in ev.items():
         if k in ("configs",) and v:
             lines.append("  configs:   " + ", ".join(f"{n}={x['value']} ({x['source']})" for n, x in v.items()))
+        elif k == "leftover_files" and v:
+            for x in v:
+                lines.append(f"  leftover:  {x['file']} ({x['kind']}, {x['bytes']} B, unchanged "
+                             f"{duration(x['unchanged_ms'])}; removed or completed by the broker on its next start)")
         elif k == "transaction" and v:
             lines.append(f"  txn:       producer {v['producer_id']} epoch {v['producer_epoch']} from offset "
                          f"{v['first_offset']}, age {duration(v['age_ms'])}")

@@ -17,6 +17,8 @@ from collectors import metrics as M
 from collectors.runner import Store
 from monitor.causes import BrokerFacts
 from monitor.cleanerlog import CleanerLogState
+from monitor.logdir import LEFTOVER_KINDS
+from monitor.streams import streams_role
 from monitor.rules import LAG_PAST_RETENTION, holds
 from monitor.topicconfig import LONG_MAX
 
@@ -72,15 +74,22 @@ class PartitionCollector(_StoreCollector):
              M.P_FIRST_DIRTY, M.P_FIRST_UNCLEANABLE, M.P_LSO, M.P_LSO_DISAGREEMENT, M.P_OPEN_TXNS, M.P_HANGING_TXNS,
              M.P_OLDEST_TXN_AGE, M.P_END,
              M.P_ELIGIBLE, M.P_ELIGIBLE_SECONDS, M.P_DELAY, M.P_TOMBSTONES, M.P_OLDEST_TOMBSTONE, M.P_RETENTION,
-             M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_FAULTS, M.LOG_DIR_UP, M.P_CAUSE)
+             M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_FAULTS, M.LOG_DIR_UP, M.P_CAUSE, M.P_LEFTOVER_FILES,
+             M.LOG_DIR_FREE, M.LOG_DIR_CLEAN_NEEDED, M.LOG_DIR_FREE_UP, M.T_STREAMS_INFO)
 
     def collect(self):
         fams = {n: _family(n) for n in self.names}
         now = self.clock()
         statuses = self.store.statuses()
+        streams_seen = set()  # one info series per (cluster, topic), whichever broker's log dirs hold it
         for st in statuses:
             if st.kind != "log_dirs" or st.snapshot is None:
                 continue
+            for topic in sorted({r.state.topic for r in st.snapshot.partitions}):
+                role = streams_role(topic)
+                if role and (st.cluster, topic) not in streams_seen:
+                    streams_seen.add((st.cluster, topic))
+                    fams[M.T_STREAMS_INFO].add_metric([st.cluster, topic, role], 1.0)
             broker, cleaner = _broker_facts(statuses, st), _cleaner_log(statuses, st)
             for tp in st.snapshot.partition_errors:  # unreadable: no state, so the cause is unknown
                 topic, _, p = tp.rpartition("-")
@@ -89,6 +98,13 @@ class PartitionCollector(_StoreCollector):
                     fams[M.P_CAUSE].add_metric([st.cluster, st.broker or "", topic, p, "unknown"], 1.0)
             for d in st.snapshot.log_dirs:
                 fams[M.LOG_DIR_UP].add_metric([st.cluster, st.broker or "", d], 0.0 if d in st.snapshot.down else 1.0)
+            for sp in st.snapshot.space:
+                lb = [st.cluster, st.broker or "", sp.log_dir]
+                fams[M.LOG_DIR_FREE_UP].add_metric(lb, 0.0 if sp.error else 1.0)
+                if sp.free_bytes is not None:
+                    fams[M.LOG_DIR_FREE].add_metric(lb, sp.free_bytes)
+                if sp.need is not None:
+                    fams[M.LOG_DIR_CLEAN_NEEDED].add_metric(lb, sp.need.bytes)
             for rep in st.snapshot.partitions:
                 s = rep.state
                 lb = [st.cluster, st.broker or "", s.topic, str(s.partition)]
@@ -127,6 +143,9 @@ class PartitionCollector(_StoreCollector):
                 add(M.P_PAST_RETENTION, s.tombstones_past_retention)
                 add(M.P_PAST_HORIZON, s.tombstones_past_delete_horizon)
                 add(M.P_FAULTS, s.faults)
+                for kind in LEFTOVER_KINDS.values():  # every kind, 0 included: absent means not read
+                    fams[M.P_LEFTOVER_FILES].add_metric(lb + [rep.log_dir, kind],
+                                                        sum(1 for x in rep.leftovers if x.kind == kind))
                 # only the current cause's series (one per partition, not one per cause): count by (cause) works
                 fams[M.P_CAUSE].add_metric(lb + [rep.cause(now, broker=broker, cleaner=cleaner).cause], 1.0)
         yield from fams.values()

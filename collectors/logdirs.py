@@ -32,6 +32,7 @@ from monitor.causes import BrokerFacts, Cause, WriteRate, explain, rate_from_dir
 from monitor.checkpoint import describe_entry_problem, entry_problem
 from monitor.cleanerlog import CleanerLogState
 from monitor.compaction import PartitionState, checkpoint_problems, partition_state
+from monitor.diskspace import CleanNeed, LogDirSpace, largest_clean_group, most_needed
 from monitor.logdir import scan_log_dir
 from monitor.lsocheck import ADMIN, LeaderLso, LsoCheck, LsoDisagreement, check_lso, persist
 from monitor.producer_snapshot import ProducerSnapshot, ProducerSnapshotError, read_producer_snapshot
@@ -54,6 +55,8 @@ class PartitionReport:
     faults: tuple = ()  # the read faults' texts
     lso_check: LsoCheck | None = None  # the log's LSO against the leader's (admin API)
     lso_disagreement: LsoDisagreement | None = None  # a disagreement, since when the same one holds
+    leftovers: tuple = ()  # monitor.logdir.Leftover files untouched for longer than file.delete.delay.ms
+    clean_needed_bytes: int | None = None  # the room its next clean needs (monitor.diskspace); None: not compacted
 
     def cause(self, now: float, *, broker: BrokerFacts | None = None, cleaner: CleanerLogState | None = None,
               bootstrap: str | None = None, one_shot: bool = False) -> Cause:
@@ -65,7 +68,8 @@ class PartitionReport:
         rate = self.write_rate if self.write_rate.bytes_per_second is not None else \
             rate_from_dirty_section(self.state, now_ms)
         return explain(self.state, self.config, now_ms=now_ms, cleaner=cleaner, broker=broker,
-                       eligible_seconds=since, write_rate=rate, faults=self.faults, bootstrap=bootstrap)
+                       eligible_seconds=since, write_rate=rate, faults=self.faults, bootstrap=bootstrap,
+                       leftovers=tuple(x.as_dict(now_ms) for x in self.leftovers))
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,7 @@ class LogDirSnapshot:
     # partition's figures are unknown (left out, its problem in partition_errors); an entry for a
     # negative partition, which names no partition folder, is a log-dir error with the dir still up.
     entry_problems: tuple = ()
+    space: tuple = ()  # monitor.diskspace.LogDirSpace of every log dir: free space against a clean's need
 
     @property
     def error_kinds(self) -> list[str]:
@@ -126,7 +131,9 @@ class LogDirScanner:
     def __init__(self, log_dirs, config_lookup: TopicConfigLookup = default_lookup,
                  clock: Callable[[], float] = time.time, include_all: bool = False,
                  transaction_max_timeout: BrokerSettingLookup = default_broker_setting,
-                 leader_lso: LeaderLsoLookup = no_leader_lso, broker_id: str | None = None):
+                 leader_lso: LeaderLsoLookup = no_leader_lso, broker_id: str | None = None,
+                 statvfs: Callable[[str], os.statvfs_result] = os.statvfs):
+        self.statvfs = statvfs  # the free-space check's one system call (a test injects a failing one)
         self.log_dirs = [str(d) for d in log_dirs]
         self.leader_lso = leader_lso
         self.broker_id = broker_id
@@ -155,6 +162,7 @@ class LogDirScanner:
         read_before = self._reads
         bytes_before = self._bytes
         txn_timeout = self.transaction_max_timeout()
+        needs: dict[str, list[CleanNeed]] = {d: [] for d in self.log_dirs}
         for d in self.log_dirs:
             try:
                 ld = scan_log_dir(d)
@@ -188,6 +196,10 @@ class LogDirScanner:
                 cfg = found.config
                 if not cfg.compacted and not self.include_all:
                     continue
+                need = None
+                if cfg.compacted:  # what the cleaner's next clean of it writes before it can swap
+                    need = largest_clean_group((s.size for s in part.segments[:-1]), cfg.segment_bytes)
+                    needs[d].append(CleanNeed(need, part.topic, part.partition))
                 if part.unreadable:
                     part_errors[f"{part.topic}-{part.partition}"] = part.unreadable[0]
                     continue
@@ -241,15 +253,31 @@ class LogDirScanner:
                 else:
                     self._eligible_since.pop(key, None)
                 rate = self._write_rate(key, now, part.segments)
+                stale = tuple(x for x in part.leftovers if x.stale(now_ms, cfg.file_delete_delay_ms))
                 reports.append(PartitionReport(d, state, since, found.source, found, rate, tuple(faults), check,
-                                               disagreement))
+                                               disagreement, stale, need))
         for cache in (self._cache, self._snapshots):  # forget segments and snapshots that are gone
             for path in list(cache):
                 if path not in seen_paths:
                     del cache[path]
+        space = tuple(self._space(d, needs[d]) for d in self.log_dirs)
+        for sp in space:
+            if sp.error:
+                dir_errors[f"{sp.log_dir} (free space)"] = sp.error
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(self.log_dirs),
                               down, self._reads - read_before, self._bytes - bytes_before, txn_timeout,
-                              tuple(entry_problems))
+                              tuple(entry_problems), space)
+
+    def _space(self, d: str, needs: list[CleanNeed]) -> LogDirSpace:
+        """The log dir's free space against its largest clean; an unreadable filesystem is that log dir's
+        check down, with the reason, and the other log dirs go on. A log dir down for its checkpoints
+        still has its free space, without a need (its partitions were not read)."""
+        need = most_needed(n for n in needs if n.bytes > 0)
+        try:
+            st = self.statvfs(d)
+        except OSError as exc:
+            return LogDirSpace(d, None, need, f"{d}: cannot read its filesystem's free space: {exc.strerror or exc}")
+        return LogDirSpace(d, st.f_bavail * st.f_frsize, need)
 
     def _write_rate(self, key, now: float, segments) -> WriteRate:
         """Bytes appended since the last refresh: what lies from the then active segment on, less its

@@ -150,3 +150,31 @@ SRC_UP = _m("source_up", "gauge", "1 when the source's last refresh succeeded.",
 SRC_LAST_SUCCESS = _m("source_last_success_timestamp_seconds", "gauge", "Unix time of the last successful refresh.", S)
 SRC_DURATION = _m("source_refresh_duration_seconds", "gauge", "How long the last refresh took.", S)
 SRC_ERRORS = _m("source_errors", "counter", "Refresh errors by source and error kind.", S + ("error",))
+
+# --- disk and restore (#16 point 6): Kafka's temporary files left behind ---
+P_LEFTOVER_FILES = _m("partition_leftover_files", "gauge",
+                      "Kafka's temporary files (kind: cleaned, swap, deleted; LogFileUtils' suffixes) in the "
+                      "partition's folder untouched (inode change time) for longer than file.delete.delay.ms: a "
+                      "clean or delayed delete that did not finish. The broker removes or completes them on start.",
+                      P + ("log_dir", "kind"))
+
+# --- disk and restore (#16 point 6): room for the cleaner's next write (monitor.diskspace) ---
+LD = B + ("log_dir",)
+LOG_DIR_FREE = _m("log_dir_free_bytes", "gauge",
+                  "Free bytes of the log dir's filesystem available to an unprivileged user (statvfs f_bavail * "
+                  "f_frsize, as df shows); absent when it cannot be read (log_dir_free_space_check_up 0).", LD)
+LOG_DIR_CLEAN_NEEDED = _m("log_dir_clean_needed_bytes", "gauge",
+                          "Bytes the cleaner's next clean of a compacted partition of this log dir writes before it "
+                          "can swap: the largest group of segments LogCleaner.groupSegmentsBySize makes (up to "
+                          "segment.bytes, or one larger segment), largest over the log dir's partitions; absent "
+                          "when none has a segment below its active one.", LD)
+LOG_DIR_FREE_UP = _m("log_dir_free_space_check_up", "gauge",
+                     "1 when the log dir's filesystem free space was read; 0 when statvfs failed (the reason is "
+                     "in the collector's log and `logdir`'s output).", LD)
+
+# --- disk and restore (#16 point 6): Kafka Streams internal topics, by name (monitor.streams) ---
+# an info metric per topic rather than a label on every partition series: one series per Streams topic
+T_STREAMS_INFO = _m("topic_streams_info", "gauge",
+                    "1 for a topic Kafka Streams names as an internal topic: streams_role changelog "
+                    "(<application.id>-<store>-changelog, a state store's restore source) or repartition "
+                    "(<application.id>-<name>-repartition); recognised by name only.", T + ("streams_role",))

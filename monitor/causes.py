@@ -443,12 +443,17 @@ def _base_evidence(s: PartitionState) -> dict:
 def explain(state: PartitionState, config: EffectiveConfig | TopicConfig, *, now_ms: int,
             cleaner: CleanerLogState | None = None, broker: BrokerFacts | None = None,
             eligible_seconds: float | None = None, write_rate: WriteRate | None = None,
-            faults: tuple[str, ...] = (), bootstrap: str | None = None) -> Cause:
+            faults: tuple[str, ...] = (), bootstrap: str | None = None, leftovers: tuple[dict, ...] = ()) -> Cause:
     """The partition's one cause (the first of ``PRECEDENCE`` that holds), with evidence, fix and forecast.
 
     ``config`` is the topic's config with its sources (a bare TopicConfig: sources "unknown");
     ``write_rate`` defaults to the one-shot ``rate_from_dirty_section``; ``faults`` are the read faults'
-    texts when the caller has them; ``bootstrap`` goes into the fix's command lines."""
+    texts when the caller has them; ``bootstrap`` goes into the fix's command lines. ``leftovers``: Kafka's
+    temporary files (``.cleaned``/``.swap``/``.deleted``) left in the partition's folder longer than
+    file.delete.delay.ms (``monitor.logdir.Leftover.as_dict``), added to the evidence when there are any.
+    They are evidence, not a cause: they do not stop the cleaner (a new clean of the same segments deletes
+    a stale ``.cleaned`` first: ``Cleaner.createNewCleanedSegment``), they cost disk, and the broker's own
+    recovery removes (``.cleaned``, ``.deleted``) or completes (``.swap``) them on its next start."""
     cfg, sources = (config.config, config.sources) if isinstance(config, EffectiveConfig) else (config, {})
     rate = write_rate or rate_from_dirty_section(state, now_ms)
     f = _Facts(state, cfg, sources, cleaner, broker, eligible_seconds, rate, now_ms, tuple(faults),
@@ -457,8 +462,10 @@ def explain(state: PartitionState, config: EffectiveConfig | TopicConfig, *, now
         found = test(f)
         if found is not None:
             summary, extra, fix = found
-            return Cause(state.topic, state.partition, name, summary, {**_base_evidence(state), **extra}, fix,
-                         forecast(f), _unchecked(f))
+            evidence = {**_base_evidence(state), **extra}
+            if leftovers:
+                evidence["leftover_files"] = list(leftovers)
+            return Cause(state.topic, state.partition, name, summary, evidence, fix, forecast(f), _unchecked(f))
     raise AssertionError("clean always holds")
 
 

@@ -96,6 +96,7 @@ class Thresholds:
     open_transaction_for: str = "2m"
     hanging_transaction_for: str = "1m"  # HangingTransaction: the count already means 15 min past its start
     monitor_down_for: str = "5m"
+    no_room_for_clean_for: str = "5m"  # LogDirNoRoomForClean: free space below the largest clean's copy
     monitor_job: str = "kafka-compaction-monitor"  # the Prometheus job that scrapes the collector
     runbook_base: str = "alerts/RUNBOOK.md"  # or the URL where your copy of the runbook lives
 

@@ -9,6 +9,17 @@ they are listed apart, with the reason, never read as partitions.
 
 Nothing here reads record bytes: this is the cheap directory walk that the
 collector repeats on every refresh.
+
+Kafka's temporary files (``LogFileUtils``: a ``.cleaned``, ``.swap`` or ``.deleted`` suffix after the
+normal one, e.g. ``00000000000000000000.log.cleaned``) are kept per partition as ``Leftover``s. On a
+running broker each is short-lived: the cleaner writes ``.cleaned``, renames it ``.swap`` and swaps it in
+(``Cleaner.cleanSegments`` / ``LocalLog.replaceSegments``); replaced and expired segments are renamed
+``.deleted`` and removed after ``file.delete.delay.ms`` (default 60000). On start, ``LogLoader
+.removeTempFilesAndCollectSwapFiles`` deletes ``.deleted`` and ``.cleaned`` files and completes valid
+``.swap`` files. So only a file nobody has touched for longer than ``file.delete.delay.ms`` is a
+leftover (``Leftover.stale``). The age is the inode's change time (``st_ctime``), not ``st_mtime``:
+a rename keeps the mtime (and the cleaner sets a cleaned segment's mtime back to its source's), while
+the rename, and every write of a ``.cleaned`` file in progress, moves the change time.
 """
 
 from __future__ import annotations
@@ -45,6 +56,36 @@ class Segment:
         return (str(self.log), self.size, self.mtime_ns)
 
 
+LEFTOVER_KINDS = {".cleaned": "cleaned", ".swap": "swap", ".deleted": "deleted"}  # LogFileUtils' suffixes
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """One of Kafka's temporary files in a partition folder (see the module docstring)."""
+
+    name: str  # the file name, e.g. 00000000000000000000.log.swap
+    kind: str  # cleaned | swap | deleted
+    size: int
+    changed_ns: int  # st_ctime_ns: when the file was last renamed or written
+
+    def unchanged_ms(self, now_ms: int) -> int:
+        return max(now_ms - self.changed_ns // 1_000_000, 0)
+
+    def stale(self, now_ms: int, file_delete_delay_ms: int) -> bool:
+        """Untouched for longer than file.delete.delay.ms: no clean or delayed delete is still at it."""
+        return self.unchanged_ms(now_ms) > file_delete_delay_ms
+
+    def as_dict(self, now_ms: int) -> dict:
+        return {"file": self.name, "kind": self.kind, "bytes": self.size, "unchanged_ms": self.unchanged_ms(now_ms)}
+
+
+def leftover_kind(name: str) -> str | None:
+    for suffix, kind in LEFTOVER_KINDS.items():
+        if name.endswith(suffix):
+            return kind
+    return None
+
+
 @dataclass
 class PartitionDir:
     topic: str
@@ -52,7 +93,7 @@ class PartitionDir:
     path: Path
     segments: list[Segment] = field(default_factory=list)
     snapshots: list[int] = field(default_factory=list)
-    leftovers: list[str] = field(default_factory=list)  # .cleaned / .swap / .deleted files
+    leftovers: list[Leftover] = field(default_factory=list)  # .cleaned / .swap / .deleted files, by name
     unreadable: list[str] = field(default_factory=list)  # segment files that exist but cannot be stat'ed or are no regular file
 
     @property
@@ -123,8 +164,15 @@ def scan_partition(path: str | Path) -> PartitionDir:
                 files.setdefault(int(stem), {})[suffix] = None
             elif suffix == ".snapshot":
                 part.snapshots.append(int(stem))
-            else:
-                part.leftovers.append(name)
+            elif (kind := leftover_kind(name)) is not None:
+                try:
+                    st = entry.stat()
+                except FileNotFoundError:  # its delayed delete or the swap finished while we listed
+                    continue
+                except OSError as exc:
+                    part.unreadable.append(f"{entry.path}: {exc.strerror or exc}")
+                    continue
+                part.leftovers.append(Leftover(name, kind, st.st_size, st.st_ctime_ns))
     for base in sorted(files):
         f = files[base]
         st = f.get(".log")
@@ -135,6 +183,7 @@ def scan_partition(path: str | Path) -> PartitionDir:
             has_index=".index" in f, has_timeindex=".timeindex" in f, has_txnindex=".txnindex" in f,
         ))
     part.snapshots.sort()
+    part.leftovers.sort(key=lambda x: x.name)
     return part
 
 

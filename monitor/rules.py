@@ -249,6 +249,15 @@ RULES: tuple[Rule, ...] = (
          "A compaction-monitor source is down",
          "Source {{ $labels.source }}{{ $labels.log_dir }} (cluster {{ $labels.cluster }}, instance "
          "{{ $labels.instance }}) has not answered, or its files were not understood, for <for>."),
+    # The cleaner copies each group of segments (LogCleaner.groupSegmentsBySize: up to segment.bytes) into
+    # a .cleaned segment before swapping it in; without room for the largest group the copy fails with an
+    # IOException and the broker takes the whole log dir offline (monitor.diskspace).
+    Rule("LogDirNoRoomForClean", "critical", "kafka-log-cleaner", "no_room_for_clean_for",
+         (_c("log_dir_free_bytes", "<", per_series(NS + "log_dir_clean_needed_bytes")),),
+         "No room for the cleaner's next clean on log dir {{ $labels.log_dir }} of " + B,
+         "Log dir {{ $labels.log_dir }} of " + B + " has {{ $value | humanize }}B free, less than the largest "
+         "group of segments its next clean copies before swapping (kafka_compaction_log_dir_clean_needed_bytes). "
+         "The copy would fail and the broker would take the log dir offline with every partition on it."),
 )
 
 

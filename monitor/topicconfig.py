@@ -25,6 +25,7 @@ DEFAULTS = {
     "delete.retention.ms": 86_400_000,
     "segment.bytes": 1_073_741_824,
     "segment.ms": 604_800_000,
+    "file.delete.delay.ms": 60_000,  # how long a replaced or expired segment stays as .deleted
 }
 # Kafka's internal topics that the broker creates with cleanup.policy=compact
 INTERNAL_COMPACTED = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
@@ -59,6 +60,7 @@ class TopicConfig:
     delete_retention_ms: int = 86_400_000
     segment_bytes: int = 1_073_741_824
     segment_ms: int = 604_800_000
+    file_delete_delay_ms: int = 60_000
 
     @property
     def compacted(self) -> bool:

@@ -93,6 +93,11 @@ def render_report(summary: dict, topics: list[dict], partitions: list[dict], buc
                                 ("tombstones", "tombstones"), ("tombstones_past_retention", "past retention")],
                         {"bytes": _mb, "reclaimable_bytes": _mb, "cleanable_ratio": lambda v: f"{v:.2f}",
                          "estimated_clean_seconds": _dur})
+    streams = [t for t in topics if t.get("streams_role")]
+    streams_html = ("<h2>Kafka Streams internal topics (by name)</h2>" + _table(
+        streams, [("topic", "topic"), ("streams_role", "role"), ("partitions", "partitions"), ("bytes", "size"),
+                  ("projected_bytes", "after full compaction")], {"bytes": _mb, "projected_bytes": _mb})
+        if streams else "")
     keys = [{**k, "key": _key_text(k.get("key"))} for k in top_keys[:40]]
     key_table = _table(keys, [("topic", "topic"), ("key", "key"), ("updates", "updates"),
                               ("tombstones", "tombstones"), ("obsolete_bytes", "obsolete bytes")],
@@ -124,6 +129,7 @@ cleaner model: {c['threads']} thread(s), {c['keys_per_pass']:,} keys per pass,
  'audit a copy for exact figures.</p>' if summary.get("vanished_segments") else ''}
 {charts}
 <h2>Partitions with the most to reclaim</h2>{part_table}
+{streams_html}
 <h2>Most updated keys</h2>{key_table}
 <h2>Corrupt or truncated input</h2>{fault_html}
 </body></html>"""

@@ -34,6 +34,13 @@ else:
         if not a["topics"].empty:
             st.plotly_chart(figures.audit_sizes(a["topics"]), use_container_width=True)
             st.plotly_chart(figures.audit_clean_time(a["topics"]), use_container_width=True)
+        t = a["topics"]
+        if not t.empty and "streams_role" in t.columns:  # runs before #16 have no streams_role column
+            streams = t[t["streams_role"].fillna("") != ""]
+            if not streams.empty:
+                st.subheader("Kafka Streams internal topics (by name)")
+                st.dataframe(streams[["topic", "streams_role", "partitions", "bytes", "projected_bytes"]],
+                             hide_index=True, use_container_width=True)
         if not a["tombstone_buckets"].empty:
             st.plotly_chart(figures.audit_tombstone_buckets(a["tombstone_buckets"]), use_container_width=True)
         st.subheader("Most updated keys")

@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 
 from spark_analysis.audit import AuditInputs, AuditResult, Found
 from spark_analysis.rows import rows_of
+from monitor.streams import streams_role
 
 BUCKETS_DDL = "topic string, bucket_start_ms bigint, tombstones bigint, past_retention bigint, bucket_ms int"
 TOP_KEYS_DDL = ("topic string, partition int, key_hash bigint, key binary, updates bigint, tombstones bigint, "
@@ -126,7 +127,7 @@ TOPIC_SUMS = ["records", "bytes", "distinct_keys", "obsolete_records", "reclaima
 TOPIC_DDL = ("topic string, partitions long, records long, bytes long, distinct_keys long, obsolete_records long, "
              "reclaimable_bytes double, projected_bytes double, cleanable_bytes long, max_cleanable_ratio double, "
              "estimated_clean_seconds double, tombstones long, tombstones_past_retention long, "
-             "keys_last_tombstone long")
+             "keys_last_tombstone long, streams_role string")
 
 
 def topic_rows(rows: list[dict]) -> list[dict]:
@@ -144,6 +145,7 @@ def topic_rows(rows: list[dict]) -> list[dict]:
         t["reclaimable_bytes"] = float(t["reclaimable_bytes"])
         t["projected_bytes"] = float(t["projected_bytes"])
         t["estimated_clean_seconds"] = float(t["estimated_clean_seconds"])
+        t["streams_role"] = streams_role(t["topic"])  # monitor.streams: "" when not a Streams internal topic
     return sorted(out.values(), key=lambda t: -t["reclaimable_bytes"])
 
 

@@ -1,9 +1,11 @@
 """The log dir walk: partition folder names, not-live folders, segments, checkpoints."""
 
+import os
+
 import pytest
 
 from kafkatools import create_topic, partition_dir, unique_topic, write_rounds
-from monitor.logdir import parse_partition_dir_name, scan_log_dir
+from monitor.logdir import parse_partition_dir_name, scan_log_dir, scan_partition
 
 
 @pytest.mark.parametrize("name, expected", [
@@ -38,7 +40,7 @@ def test_scan_reports_not_live_and_bad_checkpoints(tmp_path):
     p = ld.partitions[0]
     assert [s.base_offset for s in p.segments] == [0, 100] and p.size == 10
     assert p.segments[1].has_index and not p.segments[0].has_index
-    assert p.snapshots == [100] and p.leftovers == ["00000000000000000000.log.cleaned"]
+    assert p.snapshots == [100] and [x.name for x in p.leftovers] == ["00000000000000000000.log.cleaned"]
     assert sorted(k for _, k in ld.not_live) == ["delete", "future"]
     assert ld.unrecognised == ["lost+found"]
     assert "cleaner-offset-checkpoint" in ld.checkpoint_errors and "header says 5" in ld.checkpoint_errors["cleaner-offset-checkpoint"]
@@ -61,3 +63,29 @@ def test_scan_real_broker_log_dir(kafka):
     assert [(s.base_offset, s.size) for s in p1.segments] == [(0, 0)]
     assert p0.size == sum((partition_dir(kafka.log_dir, t) / f"{b:020d}.log").stat().st_size for b in (0, 10, 21))
     assert not p0.leftovers and not p1.leftovers
+
+
+def test_leftovers_are_named_with_kind_size_and_change_time(tmp_path):
+    """Kafka's three temporary suffixes after any segment file's own (LogFileUtils), each with its size and
+    inode change time; a rename keeps the mtime, so the age is the change time, not the mtime."""
+    d = tmp_path / "orders-0"
+    d.mkdir()
+    (d / "00000000000000000000.log").write_bytes(b"x" * 7)
+    made = {"00000000000000000000.log.cleaned": 11, "00000000000000000000.index.swap": 8,
+            "00000000000000000042.log.deleted": 5, "00000000000000000042.snapshot.deleted": 3}
+    for name, n in made.items():
+        (d / name).write_bytes(b"y" * n)
+    old = d / "00000000000000000007.log"
+    old.write_bytes(b"z" * 2)
+    os.utime(old, (1_000_000, 1_000_000))  # an old segment, renamed as Kafka's async delete does
+    old.rename(d / "00000000000000000007.log.deleted")
+    p = scan_partition(d)
+    got = {x.name: (x.kind, x.size, x.changed_ns) for x in p.leftovers}
+    want = {name: (name.rsplit(".", 1)[1], n, (d / name).stat().st_ctime_ns) for name, n in made.items()}
+    want["00000000000000000007.log.deleted"] = ("deleted", 2, (d / "00000000000000000007.log.deleted").stat().st_ctime_ns)
+    assert got == want
+    assert [s.base_offset for s in p.segments] == [0] and not p.unreadable
+    renamed = next(x for x in p.leftovers if x.name == "00000000000000000007.log.deleted")
+    assert renamed.changed_ns > 1_000_000 * 10**9  # the rename's time, not the kept mtime
+    changed_ms = renamed.changed_ns // 1_000_000
+    assert not renamed.stale(changed_ms + 60_000, 60_000) and renamed.stale(changed_ms + 60_001, 60_000)
