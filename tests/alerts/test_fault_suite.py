@@ -13,6 +13,10 @@ every clean after it. Each case has a helper that makes its fault and returns it
 
 Thresholds and ``for`` windows are shortened through the collector's monitor.yaml, as an operator
 would; the rule file is rendered from the same thresholds.
+
+Every case also asks ``compaction-monitor explain --format json`` (a subprocess, as an operator runs it,
+on the broker's log dir with its bootstrap server and log-cleaner.log) for the cause of the case's
+partition and of its near miss, while the fault is in place.
 """
 
 from __future__ import annotations
@@ -30,13 +34,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from confluent_kafka import Consumer, IsolationLevel, TopicPartition
+from confluent_kafka import Consumer, IsolationLevel, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, OffsetSpec,
                                    ResourceType)
 
 from alerts.render import render_rules
-from kafkatools import (cleaner_checkpoint, compacted, create_topic, own_broker, partition_dir, produce, producer,
-                        roll, roll_at, unique_topic, wait_cleaned)
+from kafkatools import (CLI_MODULE, cleaner_checkpoint, compacted, create_topic, own_broker, partition_dir, produce,
+                        producer, roll, roll_at, unique_topic, wait_cleaned)
 from monitor.config import parse_config
 from procs import free_port, process, prometheus_query
 from waiting import wait_for
@@ -163,6 +167,20 @@ def held_for(prom: str, expr: str, seconds: int) -> bool:
     return bool(got) and float(got[0]["value"][1]) >= seconds
 
 
+def explain(b, *topics: str) -> dict[str, dict]:
+    """``compaction-monitor explain --format json`` for partition 0 of each topic, on the broker's log dir
+    with its bootstrap server (topic configs, the fixes' command lines, transaction.max.timeout.ms) and
+    its log-cleaner.log: topic -> its entry."""
+    got = subprocess.run([sys.executable, "-m", CLI_MODULE, "explain", *(f"{t}-0" for t in topics),
+                          "--log-dir", b.log_dir, "--bootstrap-server", b.bootstrap,
+                          "--cleaner-log", str(b.cleaner_log), "--format", "json"],
+                         capture_output=True, text=True, timeout=120)
+    assert got.returncode in (0, 1), got.stderr  # 1: a data fault met somewhere in the log dir
+    found = {c["topic"]: c for c in json.loads(got.stdout) if c["partition"] == 0}
+    assert sorted(found) == sorted(topics), got.stderr
+    return found
+
+
 def set_broker_config(bootstrap: str, broker_id: int, **cfg) -> None:
     """A numeric dynamic per-broker config (as ``kafka-configs --entity-type brokers --entity-name N
     --alter``), waited for until the broker describes it as set."""
@@ -226,6 +244,23 @@ def test_a_dedupe_buffer_too_small_for_the_keys_fires_cleaner_buffer_saturated(f
     assert alert["labels"]["broker"] == str(b.node_id) and alert["labels"]["severity"] == "warning"
     assert value(prom, util) == pytest.approx(0.9, abs=0.011)
     assert cleaner_checkpoint(b.log_dir, case.topic) == KEYS_PER_PASS  # no second pass cleared the gauge
+
+    # The cause: below_threshold. A buffer too small is the cleaner's fault (its gauge, the alert), not a
+    # state of the partition; the partition shows where the pass stopped. Its keys past the map stay
+    # dirty, and Kafka counts the partly cleaned segment on both sides (LogCleanerManager.cleanableOffsets /
+    # LogToClean: logSegments(-1, firstDirty) and logSegments(firstDirty, firstUncleanable) both hold
+    # it), a ratio of 0.5, not above the topic's 0.9: the cleaner waits, as configured. The near miss,
+    # cleaned whole, is dirty in its active segment only (the roll record).
+    causes = explain(b, case.topic, case.near_miss)
+    full, ev = causes[case.topic], causes[case.topic]["evidence"]
+    seg0 = (partition_dir(b.log_dir, case.topic) / "00000000000000000000.log").stat().st_size
+    assert full["cause"] == "below_threshold", full["summary"]
+    assert ev["checkpoint_offset"] == ev["first_dirty_offset"] == KEYS_PER_PASS
+    assert ev["clean_bytes"] == ev["cleanable_bytes"] == seg0 and ev["cleanable_ratio"] == 0.5
+    assert float(ev["configs"]["min.cleanable.dirty.ratio"]["value"]) == 0.9
+    near = causes[case.near_miss]
+    assert near["cause"] == "active_segment_only", near["summary"]
+    assert near["evidence"]["checkpoint_offset"] == KEYS_PER_PASS * 4 // 5  # the roll record's offset
 
 
 # ------------------------------------------------------------------ an open transaction
@@ -317,15 +352,44 @@ def test_a_producer_killed_inside_a_transaction_fires_compaction_blocked_by_tran
     assert value(prom, "kafka_compaction_partition_open_transactions", topic=case.near_miss) == 0
     assert never_alerted(prom, "CompactionBlockedByTransaction", topic=case.near_miss)
 
+    # explain names the open transaction at the broker's LSO, and the abort of exactly that partition
+    # and offset (kafka-transactions.sh's own syntax, TransactionsCommand.AbortTransactionCommand)
+    causes = explain(b, case.topic, case.near_miss)
+    held = causes[case.topic]
+    assert held["cause"] == "open_transaction", held["summary"]
+    assert held["evidence"]["transaction"]["first_offset"] == held["evidence"]["last_stable_offset"] == lso
+    abort = (f"kafka-transactions.sh --bootstrap-server {b.bootstrap} abort --topic {case.topic} --partition 0 "
+             f"--start-offset {lso}")
+    assert any(abort in fix for fix in held["fix"]), held["fix"]
+    near = causes[case.near_miss]
+    assert near["cause"] != "open_transaction" and "transaction" not in near["evidence"], near["summary"]
+    assert near["evidence"]["open_transactions"] == 0 and near["evidence"]["last_stable_offset"] == end
+
 
 # ------------------------------------------------------------------ a stopped consumer group
+
+# what a commit may meet while the broker creates __consumer_offsets for the module's first group and
+# loads its partitions (GroupCoordinator): tried again
+COORDINATOR_NOT_READY = {KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+                         KafkaError.COORDINATOR_NOT_AVAILABLE}
+
 
 def stopped_group(bootstrap: str, topic: str, group: str, committed: int = 1) -> None:
     """20 records, and a group that committed offset ``committed`` and stopped: it consumes no more."""
     produce(bootstrap, topic, [(f"k{i}".encode(), b"v") for i in range(20)])
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+
+    def commit():
+        try:
+            c.commit(offsets=[TopicPartition(topic, 0, committed)], asynchronous=False)
+        except KafkaException as exc:
+            if exc.args[0].code() not in COORDINATOR_NOT_READY:
+                raise
+            return False
+        return True
+
     try:
-        c.commit(offsets=[TopicPartition(topic, 0, committed)], asynchronous=False)
+        wait_for(commit, 60, f"group {group}'s coordinator to take its commit", interval=0.5)
     finally:
         c.close()
 
@@ -342,6 +406,10 @@ def stopped_consumer_case(b) -> tuple[Case, str]:
 
 
 def test_a_consumer_group_stopped_past_delete_retention_fires_consumer_may_miss_tombstones(faults):
+    """explain's cause is the same for the case and its near miss, active_segment_only: a stopped group is
+    a fault of the consumer, not of compaction, and both partitions hold their 20 records in a segment
+    that has not rolled (segment.ms has passed, but a segment rolls only on an append, and none came).
+    The alert tells the two apart, not the cause."""
     b, prom = faults.broker, faults.prom
     case, group = stopped_consumer_case(b)
     alert = wait_firing(prom, "ConsumerMayMissTombstones", severity="critical", topic=case.topic)
@@ -352,6 +420,14 @@ def test_a_consumer_group_stopped_past_delete_retention_fires_consumer_may_miss_
     assert value(prom, "kafka_compaction_consumer_group_lag_records", topic=case.near_miss) == 20 - 1
     assert value(prom, "kafka_compaction_consumer_group_lag_retention_ratio", topic=case.near_miss) < 0.01
     assert never_alerted(prom, "ConsumerMayMissTombstones", topic=case.near_miss)
+
+    causes = explain(b, case.topic, case.near_miss)
+    for topic in (case.topic, case.near_miss):
+        c = causes[topic]
+        assert c["cause"] == "active_segment_only", c["summary"]
+        assert c["evidence"]["log_end_offset"] == 20 and c["evidence"]["active_segment"] == "00000000000000000000.log"
+        roll_due = c["forecast"]["active_segment_roll"]  # segment.ms (200) is past: the next append rolls it
+        assert roll_due["in_seconds"] == 0 and "segment.ms=200 " in roll_due["reason"], roll_due
 
 
 # ------------------------------------------------------------------ a throttled cleaner; segments that never roll
@@ -372,9 +448,14 @@ IO_BUFFER_BYTES = 16 * 1024 * 1024  # split in a read and a write buffer: 8 MiB 
 NEVER_ROLLS_ROUNDS = 2
 
 
-def backlog(bootstrap: str, topic: str, rolled: bool = True, rounds: int = BACKLOG_ROUNDS) -> None:
-    """``rounds`` updates of ``BACKLOG_KEYS`` keys, 1 KiB each, in one segment, then a roll (``rolled``)."""
-    t = now_ms()
+OVERDUE_BY_MS = 60_000  # the overdue backlog's timestamps lie this far back: overdue as soon as written
+
+
+def backlog(bootstrap: str, topic: str, rolled: bool = True, rounds: int = BACKLOG_ROUNDS,
+            timestamp_ms: int | None = None) -> None:
+    """``rounds`` updates of ``BACKLOG_KEYS`` keys, 1 KiB each, in one segment (all stamped
+    ``timestamp_ms``, default now), then a roll (``rolled``)."""
+    t = now_ms() if timestamp_ms is None else timestamp_ms
     produce(bootstrap, topic, [(f"k{i}".encode(), bytes([65 + r]) * 1024)
                                for r in range(rounds) for i in range(BACKLOG_KEYS)], timestamp_ms=t)
     if rolled:
@@ -388,23 +469,27 @@ def tick(b, prefix: str) -> None:
     wait_cleaned(b.log_dir, t, past=99)
 
 
-def throttled_backlog_case(b) -> Case:
+def throttled_backlog_case(b) -> tuple[Case, Case]:
     """A backlog on a topic with max.compaction.lag.ms of 3 s under the throttled cleaner, and the same
     backlog on a near-miss topic without max.compaction.lag.ms, which min.compaction.lag.ms (1 h) keeps
     from the cleaner: uncleaned as long, never overdue, and never cleaned after the backlog (the cleaner's
-    gauges keep the backlog's clean)."""
+    gauges keep the backlog's clean). The backlog's timestamps lie ``OVERDUE_BY_MS`` back, so it is
+    overdue from its first read through the whole of its throttled clean. Also returns the
+    active_segment_only case, written before the tick (the tick must be the last clean before the backlog)."""
     near = create_topic(b.bootstrap, unique_topic("no-max-lag"), **compacted(**{"min.compaction.lag.ms": 3_600_000}))
     backlog(b.bootstrap, near)
+    overdue = unique_topic("overdue")
+    never = active_segment_only_case(b, overdue)
     tick(b, "tick")
-    overdue = create_topic(b.bootstrap, unique_topic("overdue"), **compacted(**{"max.compaction.lag.ms": 3000}))
-    backlog(b.bootstrap, overdue)
-    return Case(overdue, 0, near)
+    create_topic(b.bootstrap, overdue, **compacted(**{"max.compaction.lag.ms": 3000}))
+    backlog(b.bootstrap, overdue, timestamp_ms=now_ms() - OVERDUE_BY_MS)
+    return Case(overdue, 0, near), never
 
 
 def active_segment_only_case(b, rolled_twin: str) -> Case:
     """A backlog on a topic whose segment.ms (7 days) is far beyond its traffic: it never rolls, so all
     of it stays in the active segment, which the cleaner never cleans. ``rolled_twin`` is a rolled
-    backlog on the same broker that does lag (the case's contrast)."""
+    backlog on the same broker that does lag (the case's contrast, written after this one)."""
     never = create_topic(b.bootstrap, unique_topic("never-rolls"), **compacted(**{"segment.ms": 604_800_000}))
     backlog(b.bootstrap, never, rolled=False, rounds=NEVER_ROLLS_ROUNDS)
     return Case(never, 0, rolled_twin)
@@ -434,8 +519,29 @@ def test_a_throttled_cleaner_under_a_backlog_fires_overdue_and_slow_and_an_unrol
 
     set_broker_config(b.bootstrap, b.node_id, **{"log.cleaner.io.max.bytes.per.second": THROTTLE_BYTES_PER_SECOND,
                                                  "log.cleaner.io.buffer.size": IO_BUFFER_BYTES})
-    case = throttled_backlog_case(b)
-    never = active_segment_only_case(b, case.topic)
+    case, never = throttled_backlog_case(b)
+
+    # explain at once, while the throttled clean of the backlog runs: overdue (eligible, past
+    # max.compaction.lag.ms, not cleaned yet: the cleaner is slow, the partition waits for it); its near
+    # miss, as far behind, is held by min.compaction.lag.ms instead; the unrolled backlog is
+    # active_segment_only (the rolled backlog is not), with the roll forecast no later than segment.ms after
+    # its first batch
+    causes = explain(b, case.topic, case.near_miss, never.topic)
+    late = causes[case.topic]
+    assert late["evidence"]["checkpoint_offset"] is None, "explain read the backlog after its clean: too late"
+    assert late["cause"] == "overdue", late["summary"]
+    assert late["evidence"]["compaction_delay_ms"] >= OVERDUE_BY_MS - 3000
+    assert late["evidence"]["configs"]["max.compaction.lag.ms"]["value"] == "3000"
+    assert late["forecast"]["next_clean_due"]["in_seconds"] == 0  # due already
+    assert causes[case.near_miss]["cause"] == "min_compaction_lag", causes[case.near_miss]["summary"]
+    assert causes[case.near_miss]["evidence"]["eligible"] is False
+    unrolled = causes[never.topic]
+    assert unrolled["cause"] == "active_segment_only", unrolled["summary"]
+    assert unrolled["evidence"]["configs"]["segment.ms"]["value"] == "604800000"
+    roll_due = unrolled["forecast"]["active_segment_roll"]
+    first_ts = unrolled["evidence"]["active_segment_first_timestamp"]
+    assert roll_due["at_ms"] is not None and 0 < roll_due["in_seconds"], roll_due
+    assert roll_due["at_ms"] <= first_ts + 604_800_000, roll_due  # segment.ms bounds it; segment.bytes may come first
 
     overdue = wait_fired(prom, "CompactionOverdue", topic=case.topic)
     assert overdue["partition"] == "0" and overdue["broker"] == str(b.node_id)
