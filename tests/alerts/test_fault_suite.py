@@ -2,7 +2,12 @@
 rules: each case ends with its alert firing, labelled with the case's broker or partition, and with a
 near miss on the same broker (a topic, or the same broker a moment before) that never alerts.
 
-One broker of the module's own serves every case (one JVM start for the suite). Its cleaner has a
+One broker of the module's own serves every case (one JVM start for the suite). It appends
+transactional batches without asking the coordinator (``transaction.partition.verification.enable``
+false), so a batch of a producer id no coordinator knows makes a real KIP-664 hanging transaction, and
+its ``transaction.max.timeout.ms`` is below Kafka's default, so only the value the collector's admin
+source reads from the broker makes that transaction hanging. The collector follows the broker's
+log-cleaner.log (localkafka's log4j2.yaml writes it under kafka.logs.dir). Its cleaner has a
 dedupe buffer at its minimum (``log.cleaner.dedupe.buffer.size``; Kafka 4.3's KafkaConfig.validateValues
 requires size / log.cleaner.threads > 1048576, "at least 1MB per cleaner thread"), so some 40,000
 distinct keys fill it. The cases run in file order because the cleaner's gauges are the last clean's:
@@ -22,6 +27,7 @@ partition and of its near miss, while the fault is in place.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import signal
 import subprocess
@@ -39,8 +45,9 @@ from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, 
                                    ResourceType)
 
 from alerts.render import render_rules
-from kafkatools import (CLI_MODULE, cleaner_checkpoint, compacted, create_topic, own_broker, partition_dir, produce,
-                        producer, roll, roll_at, unique_topic, wait_cleaned)
+from kafkatools import (CLI_MODULE, cleaner_checkpoint, compacted, create_topic, localbroker, own_broker, partition_dir,
+                        produce, produce_raw, producer, roll, roll_at, segment_bases, set_topic_config,
+                        transactional_batch, unique_topic, wait_cleaned, write_rounds)
 from monitor.config import parse_config
 from procs import free_port, process, prometheus_query
 from waiting import wait_for
@@ -59,9 +66,14 @@ KEYS_PER_PASS = int(MAP_SLOTS * 0.9)  # log.cleaner.io.buffer.load.factor defaul
 THRESHOLDS = {
     "lagging_for": "2s", "overdue_for": "2s", "buffer_saturated_for": "2s", "cleaner_slow_for": "2s",
     "clean_time_seconds": 5, "consumer_lag_for": "2s", "open_transaction_seconds": 5,
-    "open_transaction_for": "2s",
+    "open_transaction_for": "2s", "uncleanable_for": "2s", "hanging_transaction_for": "2s",
 }
 ROLL_AFTER_MS = 1000  # more than compacted()'s segment.ms
+# The broker's transaction.max.timeout.ms (TransactionStateManagerConfig: an int, at least 1): below
+# Kafka's default of 900000, and above the module's run time, so the killed producer's transaction
+# (transaction.timeout.ms at this maximum) stays open, not hanging, for as long as the module runs.
+TXN_MAX_TIMEOUT_MS = 600_000
+KAFKA_DEFAULT_TXN_MAX_TIMEOUT_MS = 900_000  # TransactionStateManagerConfig.TRANSACTIONS_MAX_TIMEOUT_MS_DEFAULT
 
 
 @dataclass(frozen=True)
@@ -87,13 +99,16 @@ def faults(tmp_path_factory):
     if prometheus is None:
         pytest.fail("prometheus is missing: ./dev installs Debian's prometheus package")
     tmp = tmp_path_factory.mktemp("faults")
-    with own_broker(tmp / "kafka", "kafka faults", **{"log.cleaner.dedupe.buffer.size": DEDUPE_BUFFER_BYTES}) as b:
+    with own_broker(tmp / "kafka", "kafka faults", **{"log.cleaner.dedupe.buffer.size": DEDUPE_BUFFER_BYTES,
+                                                      "transaction.partition.verification.enable": "false",
+                                                      "transaction.max.timeout.ms": TXN_MAX_TIMEOUT_MS}) as b:
         cport, pport = free_port(), free_port()
         cfg = {
             "listen": {"address": "127.0.0.1", "port": cport},
             "clusters": [{"name": CLUSTER, "bootstrap_servers": b.bootstrap,
-                          "brokers": [{"id": b.node_id, "jmx_url": b.jmx_url, "log_dirs": [b.log_dir]}]}],
-            "intervals": {"jmx": 1, "log_dirs": 1, "admin": 1, "consumer_groups": 1},
+                          "brokers": [{"id": b.node_id, "jmx_url": b.jmx_url, "log_dirs": [b.log_dir],
+                                       "cleaner_log": str(b.cleaner_log)}]}],
+            "intervals": {"jmx": 1, "log_dirs": 1, "admin": 1, "consumer_groups": 1, "cleaner_log": 1},
             "thresholds": THRESHOLDS,
         }
         (tmp / "monitor.yaml").write_text(yaml.safe_dump(cfg))
@@ -268,9 +283,9 @@ def test_a_dedupe_buffer_too_small_for_the_keys_fires_cleaner_buffer_saturated(f
 KILLED_PRODUCER = textwrap.dedent("""
     import signal, sys
     from confluent_kafka import Producer
-    bootstrap, topic, txn_id = sys.argv[1:4]
+    bootstrap, topic, txn_id, timeout_ms = sys.argv[1:5]
     p = Producer({"bootstrap.servers": bootstrap, "transactional.id": txn_id,
-                  "transaction.timeout.ms": 600000})  # the coordinator must not abort it during the test
+                  "transaction.timeout.ms": int(timeout_ms)})  # the coordinator must not abort it during the test
     p.init_transactions(30)
     p.begin_transaction()
     offsets = []
@@ -294,7 +309,8 @@ def transactional_writes(bootstrap: str, topic: str, kill: bool) -> int | None:
     p.commit_transaction(30)
     first_open = None
     if kill:
-        proc = subprocess.Popen([sys.executable, "-c", KILLED_PRODUCER, bootstrap, topic, f"{topic}-killed"],
+        proc = subprocess.Popen([sys.executable, "-c", KILLED_PRODUCER, bootstrap, topic, f"{topic}-killed",
+                                 str(TXN_MAX_TIMEOUT_MS)],
                                 stdout=subprocess.PIPE, text=True)
         try:
             first_open = int(proc.stdout.readline())
@@ -428,6 +444,152 @@ def test_a_consumer_group_stopped_past_delete_retention_fires_consumer_may_miss_
         assert c["evidence"]["log_end_offset"] == 20 and c["evidence"]["active_segment"] == "00000000000000000000.log"
         roll_due = c["forecast"]["active_segment_roll"]  # segment.ms (200) is past: the next append rolls it
         assert roll_due["in_seconds"] == 0 and "segment.ms=200 " in roll_due["reason"], roll_due
+
+
+# ------------------------------------------------------------------ a record damaged on disk
+
+V2_HEADER = 61  # bytes of a v2 batch header: the first record's length varint follows
+
+
+def uncleanable_case(b) -> Case:
+    """Two topics written alike and held dirty (min.compaction.lag.ms 1 h) while the first record of the
+    first segment of one of them is made to declare one byte more than it holds (its length varint,
+    zigzag-encoded, + 2); then both are released to the cleaner. Kafka 4.3's cleaner reads that record
+    while building its offset map: DefaultRecord.readFrom throws InvalidRecordException ("Invalid record
+    size"), and LogCleaner.CleanerThread.tryCleanFilthiestLog logs it to log-cleaner.log and marks the
+    partition uncleanable (tests/collectors/test_uncleanable_kafka.py). The other is the near miss."""
+    held = compacted(**{"min.compaction.lag.ms": 3_600_000})
+    damaged = create_topic(b.bootstrap, unique_topic("damaged"), **held)
+    healthy = create_topic(b.bootstrap, unique_topic("healthy"), **held)
+    for t in (damaged, healthy):
+        write_rounds(b.bootstrap, t, 3, keys=50)
+    folder = partition_dir(b.log_dir, damaged)
+    seg = folder / f"{segment_bases(folder)[0]:020d}.log"
+    head = seg.read_bytes()[:V2_HEADER + 1]
+    assert head[16] == 2 and head[V2_HEADER] < 0x7E  # a v2 batch; a one-byte length varint
+    with open(seg, "r+b") as fh:
+        fh.seek(V2_HEADER)
+        fh.write(bytes([head[V2_HEADER] + 2]))
+    for t in (damaged, healthy):
+        set_topic_config(b.bootstrap, t, **{"min.compaction.lag.ms": 0})
+    return Case(damaged, 0, healthy)
+
+
+def test_a_record_damaged_on_disk_fires_uncleanable_partitions_naming_the_partition(faults):
+    b, prom = faults.broker, faults.prom
+    case = uncleanable_case(b)
+    alert = wait_firing(prom, "UncleanablePartitions", topic=case.topic)
+    assert alert["labels"]["partition"] == "0" and alert["labels"]["broker"] == str(b.node_id)
+    assert alert["labels"]["exception"] == "InvalidRecordException" and alert["labels"]["severity"] == "critical"
+    assert "InvalidRecordException" in alert["annotations"]["description"]
+    assert case.topic in alert["annotations"]["description"]
+    # the broker's own count (LogCleanerManager's uncleanable-partitions-count) agrees and stays above 0
+    # longer than the rule's window: the log-dir form of the alert would fire, but for its `unless`
+    # (the partition is named); it never fires while the named one does
+    count = "kafka_compaction_broker_uncleanable_partitions"
+    wait_value(prom, count, lambda v: v == 1, "the broker's uncleanable-partitions-count at 1", broker=b.node_id)
+    wait_for(lambda: held_for(prom, f'{count}{{cluster="{CLUSTER}"}} > 0', 5), 60,
+             "the broker's uncleanable count above 0 for 5 s (more than the rule's window)")
+    firing = [a["labels"] for a in alerts(prom, "UncleanablePartitions") if a["state"] == "firing"]
+    assert [(x.get("topic"), x.get("partition")) for x in firing] == [(case.topic, "0")], firing
+    log_dir_form = 'ALERTS{alertname="UncleanablePartitions",alertstate="firing",topic=""}'
+    assert prometheus_query(prom, f"count_over_time({log_dir_form}[1h])") == []
+    # the near miss: cleaned by the same cleaner, never uncleanable
+    wait_cleaned(b.log_dir, case.near_miss)
+    assert never_alerted(prom, "UncleanablePartitions", topic=case.near_miss)
+
+    causes = explain(b, case.topic, case.near_miss)
+    u, ev = causes[case.topic], causes[case.topic]["evidence"]
+    assert u["cause"] == "uncleanable", u["summary"]
+    assert ev["exception"] == "InvalidRecordException" and ev["message"].startswith("Invalid record size"), ev
+    path, _, line = ev["cleaner_log"].rpartition(":")
+    assert path == str(b.cleaner_log)
+    assert f"Marking its partition ({case.topic}-0) as uncleanable" in \
+        b.cleaner_log.read_text().splitlines()[int(line) - 1]
+    assert any("restart the broker" in fix for fix in u["fix"]), u["fix"]
+    near = causes[case.near_miss]
+    assert near["cause"] != "uncleanable" and "uncleanable" not in near["unchecked"], near["summary"]
+
+
+# ------------------------------------------------------------------ a hanging transaction
+
+GHOST_PID, GHOST_EPOCH = 424_242, 5  # far above the ids the module's coordinator hands out (from 0 on)
+HANGING_AGE_MS = 720_000  # past the broker's transaction.max.timeout.ms, within Kafka's default
+
+
+def ghost_transaction(bootstrap: str, topic: str, producer_id: int, age_ms: int) -> int:
+    """10 records, a transactional batch of ``producer_id`` (no coordinator knows it: nothing will ever
+    end it) stamped ``age_ms`` back, 10 records after it, and a roll. Returns the batch's first offset."""
+    produce(bootstrap, topic, [(f"k{i}".encode(), b"before") for i in range(10)])
+    batch = transactional_batch([(f"ghost-{i}".encode(), b"never ends") for i in range(5)], producer_id,
+                                GHOST_EPOCH, now_ms() - age_ms)
+    error, first = produce_raw(bootstrap, topic, batch, transactional_id=f"{topic}-ghost")
+    assert error == 0, f"the broker refused the raw transactional batch: error code {error}"
+    produce(bootstrap, topic, [(f"k{i}".encode(), b"after") for i in range(10)])
+    roll(bootstrap, topic)
+    return first
+
+
+def hanging_transaction_case(b) -> tuple[Case, int]:
+    """A transaction no coordinator will end, begun ``HANGING_AGE_MS`` ago: hanging by the broker's
+    transaction.max.timeout.ms, not by Kafka's default, which the collector would assume without the
+    admin source. The near miss: the same write begun now, open but not hanging (for the next 10 min).
+    Returns the case and the hanging transaction's first offset."""
+    hanging = create_topic(b.bootstrap, unique_topic("hanging"), **compacted())
+    young = create_topic(b.bootstrap, unique_topic("open-young"), **compacted())
+    first = ghost_transaction(b.bootstrap, hanging, GHOST_PID, HANGING_AGE_MS)
+    ghost_transaction(b.bootstrap, young, GHOST_PID + 1, 0)
+    return Case(hanging, 0, young), first
+
+
+def broker_setting(bootstrap: str, broker_id: int, name: str) -> str:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    d = ConfigResource(ResourceType.BROKER, str(broker_id))
+    return admin.describe_configs([d])[d].result(30)[name].value
+
+
+def test_a_transaction_no_coordinator_ends_fires_hanging_transaction_until_aborted(faults):
+    b, prom = faults.broker, faults.prom
+    assert broker_setting(b.bootstrap, b.node_id, "transaction.max.timeout.ms") == str(TXN_MAX_TIMEOUT_MS)
+    assert TXN_MAX_TIMEOUT_MS < HANGING_AGE_MS < KAFKA_DEFAULT_TXN_MAX_TIMEOUT_MS
+    case, first = hanging_transaction_case(b)
+    alert = wait_firing(prom, "HangingTransaction", topic=case.topic)
+    assert alert["labels"]["partition"] == "0" and alert["labels"]["broker"] == str(b.node_id)
+    lso = end_offset(b.bootstrap, case.topic, IsolationLevel.READ_COMMITTED)
+    assert lso == first and end_offset(b.bootstrap, case.topic, IsolationLevel.READ_UNCOMMITTED) > lso
+    assert value(prom, "kafka_compaction_partition_hanging_transactions", topic=case.topic) == 1
+    assert value(prom, "kafka_compaction_partition_last_stable_offset", topic=case.topic) == lso
+    # the near miss: open (its LSO held the same way), not hanging
+    assert value(prom, "kafka_compaction_partition_open_transactions", topic=case.near_miss) == 1
+    assert value(prom, "kafka_compaction_partition_hanging_transactions", topic=case.near_miss) == 0
+    assert never_alerted(prom, "HangingTransaction", topic=case.near_miss)
+
+    causes = explain(b, case.topic, case.near_miss)
+    h = causes[case.topic]
+    assert h["cause"] == "hanging_transaction", h["summary"]
+    txn = h["evidence"]["transaction"]
+    assert (txn["producer_id"], txn["producer_epoch"], txn["first_offset"]) == (GHOST_PID, GHOST_EPOCH, lso)
+    assert txn["age_ms"] >= HANGING_AGE_MS
+    assert causes[case.near_miss]["cause"] == "open_transaction", causes[case.near_miss]["summary"]
+    abort = (f"kafka-transactions.sh --bootstrap-server {b.bootstrap} abort --topic {case.topic} --partition 0 "
+             f"--start-offset {lso}")
+    assert h["fix"][0] == abort
+
+    # the fix, run as printed: Kafka's own kafka-transactions.sh (TransactionsCommand)
+    argv = shlex.split(h["fix"][0])
+    assert argv[:3] == ["kafka-transactions.sh", "--bootstrap-server", b.bootstrap]
+    proc = localbroker.transactions_tool(argv[2], *argv[3:])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    end = wait_for(lambda: (lambda lo, hi: hi if lo == hi else None)(
+        end_offset(b.bootstrap, case.topic, IsolationLevel.READ_COMMITTED),
+        end_offset(b.bootstrap, case.topic, IsolationLevel.READ_UNCOMMITTED)), 60,
+        f"{case.topic}'s LSO to reach its log end after the abort")
+    assert end > lso
+    wait_for(lambda: not alerts(prom, "HangingTransaction", topic=case.topic), 60,
+             "HangingTransaction to resolve after the abort", interval=0.5)
+    assert value(prom, "kafka_compaction_partition_hanging_transactions", topic=case.topic) == 0
+    assert value(prom, "kafka_compaction_partition_last_stable_offset", topic=case.topic) == end
+    assert value(prom, "kafka_compaction_partition_log_end_offset", topic=case.topic) == end
 
 
 # ------------------------------------------------------------------ a throttled cleaner; segments that never roll
