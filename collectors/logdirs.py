@@ -53,6 +53,7 @@ class PartitionReport:
     faults: tuple = ()  # the read faults' texts
     lso_check: LsoCheck | None = None  # the log's LSO against the leader's (admin API)
     lso_disagreement: LsoDisagreement | None = None  # a disagreement, since when the same one holds
+    transaction_max_timeout: BrokerSetting | None = None  # what the state's hanging count was made with
 
     def cause(self, now: float, *, broker: BrokerFacts | None = None, cleaner: CleanerLogState | None = None,
               bootstrap: str | None = None, one_shot: bool = False) -> Cause:
@@ -64,7 +65,8 @@ class PartitionReport:
         rate = self.write_rate if self.write_rate.bytes_per_second is not None else \
             rate_from_dirty_section(self.state, now_ms)
         return explain(self.state, self.config, now_ms=now_ms, cleaner=cleaner, broker=broker,
-                       eligible_seconds=since, write_rate=rate, faults=self.faults, bootstrap=bootstrap)
+                       eligible_seconds=since, write_rate=rate, faults=self.faults, bootstrap=bootstrap,
+                       transaction_max_timeout=self.transaction_max_timeout)
 
 
 @dataclass(frozen=True)
@@ -212,7 +214,7 @@ class LogDirScanner:
                     self._eligible_since.pop(key, None)
                 rate = self._write_rate(key, now, part.segments)
                 reports.append(PartitionReport(d, state, since, found.source, found, rate, tuple(faults), check,
-                                               disagreement))
+                                               disagreement, txn_timeout))
         for cache in (self._cache, self._snapshots):  # forget segments and snapshots that are gone
             for path in list(cache):
                 if path not in seen_paths:
