@@ -21,7 +21,8 @@ would; the rule file is rendered from the same thresholds.
 
 Every case also asks ``compaction-monitor explain --format json`` (a subprocess, as an operator runs it,
 on the broker's log dir with its bootstrap server and log-cleaner.log) for the cause of the case's
-partition and of its near miss, while the fault is in place.
+partition and of its near miss, while the fault is in place, and checks that the collector exports the
+same cause to Prometheus (``kafka_compaction_partition_compaction_cause``): both ask monitor.causes.
 """
 
 from __future__ import annotations
@@ -196,6 +197,22 @@ def explain(b, *topics: str) -> dict[str, dict]:
     return found
 
 
+def exported_cause(prom: str, topic: str, was: bool = False) -> set[str]:
+    """The causes the collector exported for the topic's partition 0: now, or (``was``) at any time in
+    the last hour."""
+    series = f"kafka_compaction_partition_compaction_cause{_selector(cluster=CLUSTER, topic=topic, partition=0)}"
+    got = prometheus_query(prom, f"last_over_time({series}[1h])" if was else series)
+    return {g["metric"]["cause"] for g in got}
+
+
+def wait_exported(prom: str, topic: str, cause: str, was: bool = False) -> None:
+    """Until Prometheus has the collector's cause of the topic's partition 0 as ``cause`` (alone, unless
+    ``was``: among those it had)."""
+    wait_for(lambda: cause in exported_cause(prom, topic, was) if was else exported_cause(prom, topic) == {cause},
+             60, f"the collector's cause of {topic}-0 to be {cause} (it was {exported_cause(prom, topic, True)})",
+             interval=0.5)
+
+
 def set_broker_config(bootstrap: str, broker_id: int, **cfg) -> None:
     """A numeric dynamic per-broker config (as ``kafka-configs --entity-type brokers --entity-name N
     --alter``), waited for until the broker describes it as set."""
@@ -276,6 +293,8 @@ def test_a_dedupe_buffer_too_small_for_the_keys_fires_cleaner_buffer_saturated(f
     near = causes[case.near_miss]
     assert near["cause"] == "active_segment_only", near["summary"]
     assert near["evidence"]["checkpoint_offset"] == KEYS_PER_PASS * 4 // 5  # the roll record's offset
+    wait_exported(prom, case.topic, "below_threshold")
+    wait_exported(prom, case.near_miss, "active_segment_only")
 
 
 # ------------------------------------------------------------------ an open transaction
@@ -377,8 +396,12 @@ def test_a_producer_killed_inside_a_transaction_fires_compaction_blocked_by_tran
     abort = (f"kafka-transactions.sh --bootstrap-server {b.bootstrap} abort --topic {case.topic} --partition 0 "
              f"--start-offset {lso}")
     assert any(abort in fix for fix in held["fix"]), held["fix"]
+    assert held["evidence"]["configs"] == {"transaction.max.timeout.ms": {"value": str(TXN_MAX_TIMEOUT_MS),
+                                                                         "source": "admin"}}
     near = causes[case.near_miss]
     assert near["cause"] != "open_transaction" and "transaction" not in near["evidence"], near["summary"]
+    wait_exported(prom, case.topic, "open_transaction")
+    assert "open_transaction" not in exported_cause(prom, case.near_miss, was=True)
     assert near["evidence"]["open_transactions"] == 0 and near["evidence"]["last_stable_offset"] == end
 
 
@@ -444,6 +467,7 @@ def test_a_consumer_group_stopped_past_delete_retention_fires_consumer_may_miss_
         assert c["evidence"]["log_end_offset"] == 20 and c["evidence"]["active_segment"] == "00000000000000000000.log"
         roll_due = c["forecast"]["active_segment_roll"]  # segment.ms (200) is past: the next append rolls it
         assert roll_due["in_seconds"] == 0 and "segment.ms=200 " in roll_due["reason"], roll_due
+        wait_exported(prom, topic, "active_segment_only")
 
 
 # ------------------------------------------------------------------ a record damaged on disk
@@ -509,6 +533,8 @@ def test_a_record_damaged_on_disk_fires_uncleanable_partitions_naming_the_partit
     assert any("restart the broker" in fix for fix in u["fix"]), u["fix"]
     near = causes[case.near_miss]
     assert near["cause"] != "uncleanable" and "uncleanable" not in near["unchecked"], near["summary"]
+    wait_exported(prom, case.topic, "uncleanable")
+    assert "uncleanable" not in exported_cause(prom, case.near_miss, was=True)
 
 
 # ------------------------------------------------------------------ a hanging transaction
@@ -570,7 +596,12 @@ def test_a_transaction_no_coordinator_ends_fires_hanging_transaction_until_abort
     txn = h["evidence"]["transaction"]
     assert (txn["producer_id"], txn["producer_epoch"], txn["first_offset"]) == (GHOST_PID, GHOST_EPOCH, lso)
     assert txn["age_ms"] >= HANGING_AGE_MS
+    # the value that decided, as the broker has it (Kafka's default would have called it open)
+    assert h["evidence"]["configs"] == {"transaction.max.timeout.ms": {"value": str(TXN_MAX_TIMEOUT_MS),
+                                                                      "source": "admin"}}
     assert causes[case.near_miss]["cause"] == "open_transaction", causes[case.near_miss]["summary"]
+    wait_exported(prom, case.topic, "hanging_transaction")
+    wait_exported(prom, case.near_miss, "open_transaction")
     abort = (f"kafka-transactions.sh --bootstrap-server {b.bootstrap} abort --topic {case.topic} --partition 0 "
              f"--start-offset {lso}")
     assert h["fix"][0] == abort
@@ -590,6 +621,7 @@ def test_a_transaction_no_coordinator_ends_fires_hanging_transaction_until_abort
     assert value(prom, "kafka_compaction_partition_hanging_transactions", topic=case.topic) == 0
     assert value(prom, "kafka_compaction_partition_last_stable_offset", topic=case.topic) == end
     assert value(prom, "kafka_compaction_partition_log_end_offset", topic=case.topic) == end
+    assert "hanging_transaction" not in exported_cause(prom, case.topic)
 
 
 # ------------------------------------------------------------------ a throttled cleaner; segments that never roll
@@ -704,6 +736,9 @@ def test_a_throttled_cleaner_under_a_backlog_fires_overdue_and_slow_and_an_unrol
     first_ts = unrolled["evidence"]["active_segment_first_timestamp"]
     assert roll_due["at_ms"] is not None and 0 < roll_due["in_seconds"], roll_due
     assert roll_due["at_ms"] <= first_ts + 604_800_000, roll_due  # segment.ms bounds it; segment.bytes may come first
+    wait_exported(prom, case.topic, "overdue", was=True)  # the collector's, until the clean ended it
+    wait_exported(prom, never.topic, "active_segment_only")
+    assert "overdue" not in exported_cause(prom, case.near_miss, was=True)
 
     overdue = wait_fired(prom, "CompactionOverdue", topic=case.topic)
     assert overdue["partition"] == "0" and overdue["broker"] == str(b.node_id)
