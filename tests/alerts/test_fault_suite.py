@@ -50,6 +50,7 @@ from kafkatools import (CLI_MODULE, cleaner_checkpoint, compacted, create_topic,
                         produce, produce_raw, producer, roll, roll_at, segment_bases, set_topic_config,
                         transactional_batch, unique_topic, wait_cleaned, write_rounds)
 from monitor.config import parse_config
+from monitor.estimate import CleanerParams, estimate_clean
 from procs import free_port, process, prometheus_query
 from waiting import wait_for
 
@@ -271,7 +272,15 @@ def test_a_dedupe_buffer_too_small_for_the_keys_fires_cleaner_buffer_saturated(f
 
     distinct_keys(b.bootstrap, case.topic, KEYS_PER_PASS + 500)
     # one pass maps KEYS_PER_PASS keys and stops there: the checkpoint is the first offset not mapped
-    assert wait_cleaned(b.log_dir, case.topic) == KEYS_PER_PASS
+    mapped = wait_cleaned(b.log_dir, case.topic)
+    assert mapped == KEYS_PER_PASS
+    # the audit's cleaner model (monitor.estimate) maps as many keys per pass as the broker's cleaner
+    # did, so it estimates two passes for the case's keys, one for the near miss's
+    model = CleanerParams(dedupe_buffer_size=DEDUPE_BUFFER_BYTES)
+    seg0 = (partition_dir(b.log_dir, case.topic) / "00000000000000000000.log").stat().st_size
+    assert model.keys_per_pass == mapped
+    assert estimate_clean(0, seg0, KEYS_PER_PASS + 500, model).passes == 2
+    assert estimate_clean(0, seg0, KEYS_PER_PASS * 4 // 5, model).passes == 1
     alert = wait_firing(prom, "CleanerBufferSaturated", cluster=CLUSTER)
     assert alert["labels"]["broker"] == str(b.node_id) and alert["labels"]["severity"] == "warning"
     assert value(prom, util) == pytest.approx(0.9, abs=0.011)
@@ -285,7 +294,6 @@ def test_a_dedupe_buffer_too_small_for_the_keys_fires_cleaner_buffer_saturated(f
     # cleaned whole, is dirty in its active segment only (the roll record).
     causes = explain(b, case.topic, case.near_miss)
     full, ev = causes[case.topic], causes[case.topic]["evidence"]
-    seg0 = (partition_dir(b.log_dir, case.topic) / "00000000000000000000.log").stat().st_size
     assert full["cause"] == "below_threshold", full["summary"]
     assert ev["checkpoint_offset"] == ev["first_dirty_offset"] == KEYS_PER_PASS
     assert ev["clean_bytes"] == ev["cleanable_bytes"] == seg0 and ev["cleanable_ratio"] == 0.5
