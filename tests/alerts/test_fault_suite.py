@@ -209,9 +209,11 @@ def exported_cause(prom: str, topic: str, was: bool = False) -> set[str]:
 def wait_exported(prom: str, topic: str, cause: str, was: bool = False) -> None:
     """Until Prometheus has the collector's cause of the topic's partition 0 as ``cause`` (alone, unless
     ``was``: among those it had)."""
-    wait_for(lambda: cause in exported_cause(prom, topic, was) if was else exported_cause(prom, topic) == {cause},
-             60, f"the collector's cause of {topic}-0 to be {cause} (it was {exported_cause(prom, topic, True)})",
-             interval=0.5)
+    try:
+        wait_for(lambda: cause in exported_cause(prom, topic, was) if was else exported_cause(prom, topic) == {cause},
+                 60, f"the collector's cause of {topic}-0 to be {cause}", interval=0.5)
+    except TimeoutError as exc:
+        raise TimeoutError(f"{exc}; it had {exported_cause(prom, topic, True)}") from None
 
 
 def set_broker_config(bootstrap: str, broker_id: int, **cfg) -> None:
