@@ -57,6 +57,7 @@ class PartitionReport:
     lso_disagreement: LsoDisagreement | None = None  # a disagreement, since when the same one holds
     leftovers: tuple = ()  # monitor.logdir.Leftover files untouched for longer than file.delete.delay.ms
     clean_needed_bytes: int | None = None  # the room its next clean needs (monitor.diskspace); None: not compacted
+    transaction_max_timeout: BrokerSetting | None = None  # what the state's hanging count was made with
 
     def cause(self, now: float, *, broker: BrokerFacts | None = None, cleaner: CleanerLogState | None = None,
               bootstrap: str | None = None, one_shot: bool = False) -> Cause:
@@ -69,7 +70,8 @@ class PartitionReport:
             rate_from_dirty_section(self.state, now_ms)
         return explain(self.state, self.config, now_ms=now_ms, cleaner=cleaner, broker=broker,
                        eligible_seconds=since, write_rate=rate, faults=self.faults, bootstrap=bootstrap,
-                       leftovers=tuple(x.as_dict(now_ms) for x in self.leftovers))
+                       leftovers=tuple(x.as_dict(now_ms) for x in self.leftovers),
+                       transaction_max_timeout=self.transaction_max_timeout)
 
 
 @dataclass(frozen=True)
@@ -255,7 +257,7 @@ class LogDirScanner:
                 rate = self._write_rate(key, now, part.segments)
                 stale = tuple(x for x in part.leftovers if x.stale(now_ms, cfg.file_delete_delay_ms))
                 reports.append(PartitionReport(d, state, since, found.source, found, rate, tuple(faults), check,
-                                               disagreement, stale, need))
+                                               disagreement, stale, need, txn_timeout))
         for cache in (self._cache, self._snapshots):  # forget segments and snapshots that are gone
             for path in list(cache):
                 if path not in seen_paths:

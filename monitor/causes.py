@@ -28,7 +28,7 @@ from typing import Callable, Mapping
 from monitor.cleanerlog import CleanerLogState
 from monitor.compaction import PartitionState
 from monitor.rules import CLEANABLE_RATIO_ABOVE_MIN, holds
-from monitor.topicconfig import LONG_MAX, EffectiveConfig, TopicConfig
+from monitor.topicconfig import LONG_MAX, BrokerSetting, EffectiveConfig, TopicConfig
 
 BOOTSTRAP_PLACEHOLDER = "<bootstrap>"
 
@@ -78,10 +78,18 @@ class _Facts:
     now_ms: int
     faults: tuple[str, ...]
     bootstrap: str
+    txn_timeout: BrokerSetting | None
 
     def cfg(self, *keys: str) -> dict:
         values = self.config.to_strings()
         return {k: {"value": values[k], "source": self.sources.get(k, "unknown")} for k in keys}
+
+    def txn_timeout_cfg(self) -> dict:
+        """The broker's transaction.max.timeout.ms the state's hanging count was made with, and where it
+        came from (admin | config | default; "unknown" when the caller did not say)."""
+        used, given = self.state.transaction_max_timeout_ms, self.txn_timeout
+        source = given.source if given is not None and given.value == used else "unknown"
+        return {"transaction.max.timeout.ms": {"value": str(used), "source": source}}
 
 
 Found = tuple[str, dict, tuple[str, ...]]  # summary, evidence beyond the common, fix
@@ -194,9 +202,9 @@ def _hanging_transaction(f: _Facts) -> Found | None:
     oldest = sorted(s.open_transactions, key=lambda t: -(t.age_ms or 0))[: s.hanging_transactions]
     t = min(oldest, key=lambda x: x.first_offset)
     return (f"a hanging transaction (producer {t.producer_id}, open {duration(t.age_ms)}, longer than "
-            f"transaction.max.timeout.ms) holds the last stable offset at {s.last_stable_offset}; "
-            f"it will not end by itself",
-            {"transaction": _txn(t), "hanging_transactions": s.hanging_transactions},
+            f"transaction.max.timeout.ms, {duration(s.transaction_max_timeout_ms)}) holds the last stable offset "
+            f"at {s.last_stable_offset}; it will not end by itself",
+            {"transaction": _txn(t), "hanging_transactions": s.hanging_transactions, "configs": f.txn_timeout_cfg()},
             (abort_transaction(f.bootstrap, s.topic, s.partition, t.first_offset),
              f"check it first: kafka-transactions.sh --bootstrap-server {f.bootstrap} describe-producers "
              f"--topic {s.topic} --partition {s.partition}"))
@@ -213,7 +221,7 @@ def _open_transaction(f: _Facts) -> Found | None:
            f"{abort_transaction(f.bootstrap, s.topic, s.partition, s.last_stable_offset)}",)
     return (f"an open transaction of {who} holds the last stable offset at {s.last_stable_offset}; the cleaner "
             f"may not pass it, so {s.uncleaned_bytes} uncleaned bytes wait",
-            {"transaction": _txn(t) if t else None}, fix)
+            {"transaction": _txn(t) if t else None, "configs": f.txn_timeout_cfg()}, fix)
 
 
 def _overdue(f: _Facts) -> Found | None:
@@ -443,7 +451,8 @@ def _base_evidence(s: PartitionState) -> dict:
 def explain(state: PartitionState, config: EffectiveConfig | TopicConfig, *, now_ms: int,
             cleaner: CleanerLogState | None = None, broker: BrokerFacts | None = None,
             eligible_seconds: float | None = None, write_rate: WriteRate | None = None,
-            faults: tuple[str, ...] = (), bootstrap: str | None = None, leftovers: tuple[dict, ...] = ()) -> Cause:
+            faults: tuple[str, ...] = (), bootstrap: str | None = None, leftovers: tuple[dict, ...] = (),
+            transaction_max_timeout: BrokerSetting | None = None) -> Cause:
     """The partition's one cause (the first of ``PRECEDENCE`` that holds), with evidence, fix and forecast.
 
     ``config`` is the topic's config with its sources (a bare TopicConfig: sources "unknown");
@@ -453,11 +462,13 @@ def explain(state: PartitionState, config: EffectiveConfig | TopicConfig, *, now
     file.delete.delay.ms (``monitor.logdir.Leftover.as_dict``), added to the evidence when there are any.
     They are evidence, not a cause: they do not stop the cleaner (a new clean of the same segments deletes
     a stale ``.cleaned`` first: ``Cleaner.createNewCleanedSegment``), they cost disk, and the broker's own
-    recovery removes (``.cleaned``, ``.deleted``) or completes (``.swap``) them on its next start."""
+    recovery removes (``.cleaned``, ``.deleted``) or completes (``.swap``) them on its next start.
+    ``transaction_max_timeout``: the broker setting the state's hanging count was made with, so the
+    transaction causes can say where its value came from."""
     cfg, sources = (config.config, config.sources) if isinstance(config, EffectiveConfig) else (config, {})
     rate = write_rate or rate_from_dirty_section(state, now_ms)
     f = _Facts(state, cfg, sources, cleaner, broker, eligible_seconds, rate, now_ms, tuple(faults),
-               bootstrap or BOOTSTRAP_PLACEHOLDER)
+               bootstrap or BOOTSTRAP_PLACEHOLDER, transaction_max_timeout)
     for name, test, _ in PRECEDENCE:
         found = test(f)
         if found is not None:

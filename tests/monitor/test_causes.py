@@ -12,7 +12,7 @@ from monitor.causes import (CAUSES, PRECEDENCE, BrokerFacts, WriteRate, explain,
 from monitor.cleanerlog import CleanerLogState, ThreadDeath, Uncleanable
 from monitor.compaction import partition_state
 from monitor.summary import summarize
-from monitor.topicconfig import ADMIN, EffectiveConfig, TopicConfig, effective_config
+from monitor.topicconfig import ADMIN, DEFAULT, BrokerSetting, EffectiveConfig, TopicConfig, effective_config
 from recordfixtures import T0, control, items, v2, write
 
 STEP = 7  # ms between records' timestamps (recordfixtures.items)
@@ -23,16 +23,16 @@ def batch_max_ts(first, last):
     return T0 + (last - 1) * STEP  # the batch's max timestamp: its last record's create time
 
 
-def build(tmp_path, layout, cfg=COMPACT, now=T0 + 10_000, checkpoint=None):
+def build(tmp_path, layout, cfg=COMPACT, now=T0 + 10_000, checkpoint=None, **state_kw):
     """``layout``: one list of batches per segment (the last is the active one). Returns the state,
-    the effective config and the segments' files."""
+    the effective config and the segments' files. ``state_kw`` go to ``partition_state``."""
     folder = tmp_path / "t-0"
     sums = []
     for batches in layout:
         base = batches[0].records[0].offset if batches and batches[0].records else sums[-1].next_offset
         seg = write(folder / segment_file(base), batches)
         sums.append(summarize(seg.path, base)[0])
-    state = partition_state("t", 0, sums, cfg, now, checkpoint=checkpoint)
+    state = partition_state("t", 0, sums, cfg, now, checkpoint=checkpoint, **state_kw)
     return state, effective_config("t", admin=cfg), sums
 
 
@@ -126,6 +126,26 @@ def test_hanging_transaction_past_the_timeout(tmp_path):
     assert c.cause == "hanging_transaction" and state.hanging_transactions == 1
     assert c.fix[0].endswith("abort --topic t --partition 0 --start-offset 20")
     assert c.evidence["transaction"]["age_ms"] == now - batch_max_ts(20, 30)
+
+
+def test_transaction_causes_name_the_broker_timeout_and_its_source(tmp_path):
+    """A broker's transaction.max.timeout.ms below Kafka's default makes a transaction hanging that the
+    default would call open: the evidence says which value decided, and where it came from."""
+    now = batch_max_ts(20, 30) + 700_000  # open 700 s: past 600 s, within the default 900 s
+    broker = BrokerSetting("transaction.max.timeout.ms", 600_000, ADMIN)
+    state, cfg, _ = build(tmp_path / "broker", _txn_layout(), now=now, checkpoint=20,
+                          transaction_max_timeout_ms=600_000)
+    c = cause(state, cfg, now, transaction_max_timeout=broker)
+    assert c.cause == "hanging_transaction" and "10 min" in c.summary
+    assert c.evidence["configs"] == {"transaction.max.timeout.ms": {"value": "600000", "source": "admin"}}
+    default, cfg, _ = build(tmp_path / "default", _txn_layout(), now=now, checkpoint=20)
+    c = cause(default, cfg, now, transaction_max_timeout=BrokerSetting("transaction.max.timeout.ms", 900_000,
+                                                                       DEFAULT))
+    assert c.cause == "open_transaction"
+    assert c.evidence["configs"] == {"transaction.max.timeout.ms": {"value": "900000", "source": "default"}}
+    # a setting that is not the one the state was counted with is not vouched for
+    c = cause(state, cfg, now, transaction_max_timeout=BrokerSetting("transaction.max.timeout.ms", 1, ADMIN))
+    assert c.evidence["configs"]["transaction.max.timeout.ms"] == {"value": "600000", "source": "unknown"}
 
 
 def test_committed_transaction_no_longer_blocks(tmp_path):
