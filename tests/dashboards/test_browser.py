@@ -18,7 +18,7 @@ pytestmark = pytest.mark.kafka
 SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 # path -> charts: the heatmap; the six broker gauges; the heatmap and the picked partition's history;
 # tombstone history, per-topic bars and the consumer risk; none on the audit page (no audit yet)
-PAGES = {"": 1, "brokers": 6, "partitions": 2, "tombstones": 3, "audit": 0}
+PAGES = {"": 1, "brokers": 6, "partitions": 3, "tombstones": 3, "audit": 0}  # partitions: causes, heatmap, drill-down
 
 
 def test_every_page_renders_in_chromium(kafka, tmp_path):

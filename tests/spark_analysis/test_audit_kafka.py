@@ -96,7 +96,9 @@ def cleaner_block(log: Path, log_name: str) -> str | None:
         if f"cleaned log {log_name} (" in line:
             block = lines[i:i + 8]
             if len(block) == 8 and "size reduction" in block[-1] and re.search(r"\([\d.,]+ MB/sec\)", block[1]):
-                return "\n".join(block) + "\n"
+                # with the line Kafka 4.x starts the message on ("[time] INFO [kafka-log-cleaner-thread-0]: "),
+                # as the cleaner wrote it: a reader of log-cleaner.log takes a block from its log line
+                return "\n".join(lines[max(i - 1, 0):i] + block) + "\n"
     return None
 
 
