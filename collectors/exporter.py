@@ -15,7 +15,7 @@ from prometheus_client.registry import Collector
 
 from collectors import metrics as M
 from collectors.runner import Store
-from monitor.causes import BrokerFacts
+from monitor.causes import ROLLED_BY, BrokerFacts, max_segment_ms
 from monitor.cleanerlog import CleanerLogState
 from monitor.rules import LAG_PAST_RETENTION, holds
 from monitor.topicconfig import LONG_MAX
@@ -72,7 +72,9 @@ class PartitionCollector(_StoreCollector):
              M.P_FIRST_DIRTY, M.P_FIRST_UNCLEANABLE, M.P_LSO, M.P_LSO_DISAGREEMENT, M.P_OPEN_TXNS, M.P_HANGING_TXNS,
              M.P_OLDEST_TXN_AGE, M.P_END,
              M.P_ELIGIBLE, M.P_ELIGIBLE_SECONDS, M.P_DELAY, M.P_TOMBSTONES, M.P_OLDEST_TOMBSTONE, M.P_RETENTION,
-             M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_FAULTS, M.LOG_DIR_UP, M.P_CAUSE)
+             M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_FAULTS, M.LOG_DIR_UP, M.P_CAUSE,
+             M.P_ACTIVE_BYTES, M.P_ACTIVE_AGE, M.P_SEGMENT_BYTES, M.P_MAX_SEGMENT_AGE, M.P_ROLL, M.P_ROLL_UNKNOWN,
+             M.P_ACTIVE_DUP_RECORDS, M.P_ACTIVE_DUP_BYTES, M.P_ACTIVE_DUP_UNKNOWN)
 
     def collect(self):
         fams = {n: _family(n) for n in self.names}
@@ -102,7 +104,8 @@ class PartitionCollector(_StoreCollector):
                 add(M.P_UNCLEANED_BYTES, s.uncleaned_bytes)
                 add(M.P_CLEAN_BYTES, s.clean_bytes)
                 add(M.P_LOG_BYTES, s.log_bytes)
-                add(M.P_HEAD_BYTES, s.not_yet_cleanable_bytes)
+                for held_by, n in s.not_yet_cleanable_split().items():
+                    fams[M.P_HEAD_BYTES].add_metric(lb + [held_by], n)
                 add(M.P_FIRST_DIRTY, s.first_dirty_offset)
                 add(M.P_FIRST_UNCLEANABLE, s.first_uncleanable_offset)
                 add(M.P_LSO, s.last_stable_offset)
@@ -128,8 +131,35 @@ class PartitionCollector(_StoreCollector):
                 add(M.P_PAST_HORIZON, s.tombstones_past_delete_horizon)
                 add(M.P_FAULTS, s.faults)
                 # only the current cause's series (one per partition, not one per cause): count by (cause) works
-                fams[M.P_CAUSE].add_metric(lb + [rep.cause(now, broker=broker, cleaner=cleaner).cause], 1.0)
+                cause = rep.cause(now, broker=broker, cleaner=cleaner)
+                fams[M.P_CAUSE].add_metric(lb + [cause.cause], 1.0)
+                _active_segment(fams, lb, rep, cause, now)
         yield from fams.values()
+
+
+def _active_segment(fams, lb, rep, cause, now: float) -> None:
+    """The active segment against its roll settings; the roll forecast is the cause's
+    (``monitor.causes.active_segment_roll``): absent when unknown, with the reason's own series."""
+    s, c = rep.state, rep.config.config
+    fams[M.P_ACTIVE_BYTES].add_metric(lb, s.active_segment_bytes)
+    age = s.active_segment_age_ms(int(now * 1000))
+    if age is not None:
+        fams[M.P_ACTIVE_AGE].add_metric(lb, age / 1000.0)
+    fams[M.P_SEGMENT_BYTES].add_metric(lb, c.segment_bytes)
+    limit = max_segment_ms(c)
+    fams[M.P_MAX_SEGMENT_AGE].add_metric(lb, float("inf") if limit >= LONG_MAX else limit / 1000.0)
+    roll = cause.forecast["active_segment_roll"]
+    if roll["at_ms"] is not None and roll["code"] in ROLLED_BY:
+        fams[M.P_ROLL].add_metric(lb + [roll["code"]], roll["in_seconds"])
+    else:
+        fams[M.P_ROLL_UNKNOWN].add_metric(lb + [roll["code"] or "write_rate_unknown"], 1.0)
+    k = rep.active_keys
+    if k is not None and k.known:
+        fams[M.P_ACTIVE_DUP_RECORDS].add_metric(lb, k.duplicate_records)
+        fams[M.P_ACTIVE_DUP_BYTES].add_metric(lb, k.duplicate_bytes)
+    else:
+        why = "not_read" if k is None else "over_bound" if k.over_bound else "read_fault"
+        fams[M.P_ACTIVE_DUP_UNKNOWN].add_metric(lb + [why], 1.0)
 
 
 def _broker_facts(statuses, logdirs) -> BrokerFacts | None:
@@ -209,7 +239,8 @@ class ConsumerGroupCollector(_StoreCollector):
 
 
 class TopicCollector(_StoreCollector):
-    names = (M.T_MIN_RATIO, M.T_RETENTION, M.T_MIN_LAG, M.T_MAX_LAG, M.T_PARTITIONS, M.P_LEADER_LSO)
+    names = (M.T_MIN_RATIO, M.T_RETENTION, M.T_MIN_LAG, M.T_MAX_LAG, M.T_SEGMENT_BYTES, M.T_SEGMENT_SECONDS,
+             M.T_PARTITIONS, M.P_LEADER_LSO)
 
     def collect(self):
         fams = {n: _family(n) for n in self.names}
@@ -225,6 +256,8 @@ class TopicCollector(_StoreCollector):
                 # Kafka's default (Long.MAX_VALUE) means "no maximum": +Inf
                 fams[M.T_MAX_LAG].add_metric(lb, float("inf") if c.max_compaction_lag_ms >= LONG_MAX
                                              else c.max_compaction_lag_ms / 1000.0)
+                fams[M.T_SEGMENT_BYTES].add_metric(lb, c.segment_bytes)
+                fams[M.T_SEGMENT_SECONDS].add_metric(lb, c.segment_ms / 1000.0)
                 fams[M.T_PARTITIONS].add_metric(lb, len(info.partitions))
                 for p, po in sorted(info.partitions.items()):
                     if po.stable >= 0:

@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from monitor.activekeys import DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, ActiveKeys, tally
 from monitor.causes import BrokerFacts, Cause, WriteRate, explain, rate_from_dirty_section
 from monitor.cleanerlog import CleanerLogState
 from monitor.compaction import PartitionState, partition_state
@@ -52,6 +53,7 @@ class PartitionReport:
     faults: tuple = ()  # the read faults' texts
     lso_check: LsoCheck | None = None  # the log's LSO against the leader's (admin API)
     lso_disagreement: LsoDisagreement | None = None  # a disagreement, since when the same one holds
+    active_keys: ActiveKeys | None = None  # duplicates stuck in the active segment (None: its keys not read)
 
     def cause(self, now: float, *, broker: BrokerFacts | None = None, cleaner: CleanerLogState | None = None,
               bootstrap: str | None = None, one_shot: bool = False) -> Cause:
@@ -116,7 +118,10 @@ class LogDirScanner:
     def __init__(self, log_dirs, config_lookup: TopicConfigLookup = default_lookup,
                  clock: Callable[[], float] = time.time, include_all: bool = False,
                  transaction_max_timeout: BrokerSettingLookup = default_broker_setting,
-                 leader_lso: LeaderLsoLookup = no_leader_lso, broker_id: str | None = None):
+                 leader_lso: LeaderLsoLookup = no_leader_lso, broker_id: str | None = None,
+                 active_key_max_bytes: int = DEFAULT_MAX_BYTES, active_key_max_keys: int = DEFAULT_MAX_KEYS):
+        self.active_key_max_bytes, self.active_key_max_keys = active_key_max_bytes, active_key_max_keys
+        self._active_keys: dict[tuple[str, int], ActiveKeys] = {}
         self.log_dirs = [str(d) for d in log_dirs]
         self.leader_lso = leader_lso
         self.broker_id = broker_id
@@ -207,11 +212,13 @@ class LogDirScanner:
                     self._eligible_since.pop(key, None)
                 rate = self._write_rate(key, now, part.segments)
                 reports.append(PartitionReport(d, state, since, found.source, found, rate, tuple(faults), check,
-                                               disagreement))
+                                               disagreement, self._active_duplicates(key, part.segments[-1])))
         for cache in (self._cache, self._snapshots):  # forget segments and snapshots that are gone
             for path in list(cache):
                 if path not in seen_paths:
                     del cache[path]
+        for k in [k for k, v in self._active_keys.items() if v.path not in seen_paths]:
+            del self._active_keys[k]  # rolled, deleted or moved: its key state goes
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(self.log_dirs),
                               down, self._reads - read_before, self._bytes - bytes_before, txn_timeout)
 
@@ -227,6 +234,18 @@ class LogDirScanner:
         if written < 0:
             return WriteRate(None, "measured between refreshes: the segments changed under the cleaner")
         return WriteRate(written / (now - t0), f"measured: {written} bytes appended in the last {now - t0:.0f} s")
+
+    def _active_duplicates(self, key, seg) -> ActiveKeys | None:
+        """The active segment's duplicates (``monitor.activekeys``), read on from the last refresh; None
+        when the file went away while we read (the next refresh reads the new active segment)."""
+        try:
+            k = tally(seg.log, seg.base_offset, self._active_keys.get(key), max_bytes=self.active_key_max_bytes,
+                      max_keys=self.active_key_max_keys)
+        except OSError:
+            self._active_keys.pop(key, None)
+            return None
+        self._active_keys[key] = k
+        return k
 
     def _latest_snapshot(self, part) -> tuple[str, ProducerSnapshot | str] | None:
         """(path, the partition's latest producer-state snapshot or why it cannot be read), read again only

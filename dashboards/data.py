@@ -30,7 +30,7 @@ from monitor.rule_eval import Sample, evaluate, unknown_rules
 
 PREFIX = "kafka_compaction_"
 LABELS = ["cluster", "broker", "topic", "partition", "group", "section", "reason", "cause", "log_dir", "source",
-          "kind", "error", "instance", "job"]
+          "kind", "error", "instance", "job", "held_by", "by"]
 
 
 class SourceError(RuntimeError):
@@ -93,7 +93,11 @@ def _get(url: str, timeout: float = 5.0, **params) -> requests.Response:
 
 def collector_samples(url: str) -> pd.DataFrame:
     """Current samples from a collector's /metrics page."""
-    text = _get(url).text
+    return samples_from_text(_get(url).text, url)
+
+
+def samples_from_text(text: str, where: str) -> pd.DataFrame:
+    """The kafka_compaction_* samples of a Prometheus text page (``where``: its URL, for the error)."""
     rows = []
     try:
         for fam in text_string_to_metric_families(text):
@@ -101,7 +105,7 @@ def collector_samples(url: str) -> pd.DataFrame:
                 if s.name.startswith(PREFIX):
                     rows.append({"name": s.name, **s.labels, "value": float(s.value)})
     except ValueError as exc:
-        raise SourceError(f"{url}: not a Prometheus text page ({exc})") from None
+        raise SourceError(f"{where}: not a Prometheus text page ({exc})") from None
     return _frame(rows)
 
 
@@ -209,6 +213,19 @@ def metric(samples: pd.DataFrame, name: str) -> pd.DataFrame:
 
 
 PARTITION = ["cluster", "broker", "topic", "partition"]
+# the active segment against its roll settings, and the duplicates stuck in it
+ACTIVE_COLUMNS = ["active_segment_bytes", "active_segment_age_seconds", "segment_bytes", "max_segment_age_seconds",
+                  "roll_seconds", "roll_unknown", "active_duplicate_records", "active_duplicate_bytes",
+                  "held_by_min_compaction_lag_bytes"]
+
+
+def stuck_in_active_segment(table: pd.DataFrame) -> pd.DataFrame:
+    """The partitions whose active segment holds duplicates (records a later one of the same key in it
+    supersedes), the most duplicated bytes first, with how far the segment is from its roll."""
+    if table.empty or "active_duplicate_records" not in table:
+        return table.iloc[:0]
+    dup = table[table["active_duplicate_records"].fillna(0) > 0]
+    return dup.sort_values("active_duplicate_bytes", ascending=False).reset_index(drop=True)
 
 
 def partitions_table(samples: pd.DataFrame, alerts: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -223,7 +240,7 @@ def partitions_table(samples: pd.DataFrame, alerts: pd.DataFrame | None = None) 
                                             "tombstones_past_delete_horizon", "overdue_seconds", "blocked", "cause",
                                             "fix", "last_stable_offset", "open_transactions",
                                             "oldest_open_transaction_age_seconds", "first_dirty_offset",
-                                            "first_uncleanable_offset", "log_end_offset"])
+                                            "first_uncleanable_offset", "log_end_offset", *ACTIVE_COLUMNS])
     out = base[keys].copy()
     out["cleanable_ratio"] = base["value"].values
 
@@ -251,6 +268,21 @@ def partitions_table(samples: pd.DataFrame, alerts: pd.DataFrame | None = None) 
     for name in ("last_stable_offset", "open_transactions", "oldest_open_transaction_age_seconds",
                  "first_dirty_offset", "first_uncleanable_offset", "log_end_offset"):
         join(f"partition_{name}", name)
+    join("partition_active_segment_bytes", "active_segment_bytes")
+    join("partition_active_segment_age_seconds", "active_segment_age_seconds")
+    join("partition_segment_bytes", "segment_bytes")
+    join("partition_max_segment_age_seconds", "max_segment_age_seconds")
+    join("partition_active_segment_roll_seconds", "roll_seconds")
+    join("partition_active_segment_duplicate_records", "active_duplicate_records")
+    join("partition_active_segment_duplicate_bytes", "active_duplicate_bytes")
+    join("partition_not_yet_cleanable_bytes", "held_by_min_compaction_lag_bytes", held_by="min_compaction_lag")
+    unknown = metric(samples, "partition_active_segment_roll_unknown")
+    out["roll_unknown"] = ""
+    if not unknown.empty:
+        u = unknown.groupby(keys, as_index=False)["reason"].first().rename(columns={"reason": "_why"})
+        out = out.merge(u, on=keys, how="left")
+        out["roll_unknown"] = out["_why"].fillna("")
+        out = out.drop(columns=["_why"])
     cause = metric(samples, "partition_compaction_cause")
     cause = cause[cause["value"] == 1] if not cause.empty else cause
     if cause.empty:
