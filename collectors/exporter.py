@@ -17,6 +17,7 @@ from collectors import metrics as M
 from collectors.runner import Store
 from monitor.causes import ROLLED_BY, BrokerFacts, max_segment_ms
 from monitor.cleanerlog import CleanerLogState
+from monitor.consumers import may_miss_updates
 from monitor.rules import LAG_PAST_RETENTION, holds
 from monitor.topicconfig import LONG_MAX
 
@@ -218,13 +219,15 @@ class CleanerLogCollector(_StoreCollector):
 
 
 class ConsumerGroupCollector(_StoreCollector):
-    names = (M.G_LAG, M.G_LAG_SECONDS, M.G_RETENTION_FRACTION, M.G_AT_RISK)
+    names = (M.G_LAG, M.G_LAG_SECONDS, M.G_RETENTION_FRACTION, M.G_AT_RISK, M.G_MAY_MISS)
 
     def collect(self):
         fams = {n: _family(n) for n in self.names}
-        for st in self.store.statuses():
+        statuses = self.store.statuses()
+        for st in statuses:
             if st.kind != "consumer_groups" or st.snapshot is None:
                 continue
+            first_dirty = _leaders_first_dirty(statuses, st.cluster)
             for lag in st.snapshot.lags:
                 lb = [st.cluster, lag.group, lag.topic, str(lag.partition)]
                 fams[M.G_LAG].add_metric(lb, lag.lag_records)
@@ -235,7 +238,35 @@ class ConsumerGroupCollector(_StoreCollector):
                     fams[M.G_RETENTION_FRACTION].add_metric(lb, frac)
                     past = holds(LAG_PAST_RETENTION, frac, LAG_PAST_RETENTION.threshold.number)
                     fams[M.G_AT_RISK].add_metric(lb, 1.0 if past else 0.0)
+                found = may_miss_updates(lag_seconds=lag.lag_seconds,
+                                         min_compaction_lag_seconds=lag.min_compaction_lag_seconds,
+                                         committed=lag.committed,
+                                         first_dirty_offset=first_dirty.get((lag.topic, lag.partition)))
+                for reason, held in found.items():
+                    if held is not None:
+                        fams[M.G_MAY_MISS].add_metric(lb + [reason, "true" if lag.latest_value_only else "false"],
+                                                      1.0 if held else 0.0)
         yield from fams.values()
+
+
+def _leaders_first_dirty(statuses, cluster: str) -> dict[tuple[str, int], int]:
+    """(topic, partition) -> the first dirty offset of the leader's replica, for the partitions whose
+    leader (from the cluster's admin snapshot) has its log dirs read by this collector (monitor.consumers
+    says why the join is made here)."""
+    leaders = {}
+    for st in statuses:
+        if st.kind == "admin" and st.cluster == cluster and st.snapshot is not None:
+            leaders = {(t, p): str(po.leader) for t, info in st.snapshot.topics.items()
+                       for p, po in info.partitions.items()}
+    out = {}
+    for st in statuses:
+        if st.kind != "log_dirs" or st.cluster != cluster or st.snapshot is None:
+            continue
+        for rep in st.snapshot.partitions:
+            key = (rep.state.topic, rep.state.partition)
+            if leaders.get(key) == st.broker:
+                out[key] = rep.state.first_dirty_offset
+    return out
 
 
 class TopicCollector(_StoreCollector):

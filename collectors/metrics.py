@@ -165,6 +165,13 @@ G_LAG_SECONDS = _m("consumer_group_lag_seconds", "gauge",
                    "Now minus the timestamp of the record at the group's committed offset.", G)
 G_RETENTION_FRACTION = _m("consumer_group_lag_retention_ratio", "gauge",
                           "Time lag / delete.retention.ms: at 1 the group may miss tombstones.", G)
+G_MAY_MISS = _m("consumer_group_may_miss_updates", "gauge",
+                "1 when the group may read an already compacted history and miss intermediate updates, by reason: "
+                "lag_past_min_compaction_lag (time lag > the topic's min.compaction.lag.ms), "
+                "below_first_dirty_offset (committed offset < the leader's first dirty offset; needs the "
+                "leader's log dirs in the same collector); 0 when not; absent when unknown. "
+                "latest_value_only=\"true\" for groups declared in latest_value_only_groups.",
+                G + ("reason", "latest_value_only"))
 G_AT_RISK = _m("consumer_group_tombstone_risk", "gauge",
                "1 when the group's time lag exceeds the topic's delete.retention.ms.", G)
 

@@ -30,7 +30,7 @@ from monitor.rule_eval import Sample, evaluate, unknown_rules
 
 PREFIX = "kafka_compaction_"
 LABELS = ["cluster", "broker", "topic", "partition", "group", "section", "reason", "cause", "log_dir", "source",
-          "kind", "error", "instance", "job", "held_by", "by"]
+          "kind", "error", "instance", "job", "held_by", "by", "latest_value_only"]
 
 
 class SourceError(RuntimeError):
@@ -304,6 +304,44 @@ def partitions_table(samples: pd.DataFrame, alerts: pd.DataFrame | None = None) 
     out["lagging"] = [tuple(str(v) for v in r) in lagging for r in out[keys].values]
     out["partition"] = out["partition"].astype(int)
     return out.sort_values(["topic", "partition"]).reset_index(drop=True)
+
+
+GROUP = ["cluster", "group", "topic", "partition"]
+
+
+def consumer_groups_table(samples: pd.DataFrame, alerts: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per group and partition of a compacted topic: lag in records and in time, and
+    ``may_miss_updates``: the reasons it may read an already compacted history (``monitor.consumers``),
+    "latest value only" for a group declared so (no alert for it), "" when neither reason holds,
+    "unknown" when neither could be told. ``alert``: ConsumerMayMissUpdates raised for it."""
+    base = metric(samples, "consumer_group_lag_records")
+    cols = GROUP + ["lag_records", "lag_seconds", "may_miss_updates", "alert"]
+    if base.empty:
+        return pd.DataFrame(columns=cols)
+    out = base[GROUP + ["value"]].rename(columns={"value": "lag_records"})
+    secs = metric(samples, "consumer_group_lag_seconds")
+    if secs.empty:
+        out["lag_seconds"] = None
+    else:
+        out = out.merge(secs[GROUP + ["value"]].rename(columns={"value": "lag_seconds"}), on=GROUP, how="left")
+    miss = metric(samples, "consumer_group_may_miss_updates")
+    found: dict[tuple, list] = {}
+    for r in miss.to_dict("records"):
+        found.setdefault(tuple(str(r[k]) for k in GROUP), []).append(r)
+
+    def why(key) -> str:
+        rows = found.get(key)
+        if not rows:
+            return "unknown"
+        if any(r["latest_value_only"] == "true" for r in rows):
+            return "latest value only"
+        return ", ".join(sorted(r["reason"] for r in rows if r["value"] == 1))
+
+    keys = [tuple(str(v) for v in row) for row in out[GROUP].values]
+    out["may_miss_updates"] = [why(k) for k in keys]
+    raised = {tuple(r) for r in alerting(alerts, "ConsumerMayMissUpdates", GROUP).astype(str).values}
+    out["alert"] = [k in raised for k in keys]
+    return out[cols].reset_index(drop=True)
 
 
 # ---------------------------------------------------------------------- audits

@@ -20,6 +20,8 @@ works. Errors name the key path and the reason, at start, never mid-run::
           orders: {min.cleanable.dirty.ratio: 0.3}
         transaction_max_timeout_ms: 900000   # the brokers' transaction.max.timeout.ms when the admin
                                              # API cannot tell (hanging transactions are older than it)
+        latest_value_only_groups: [cache-*, ui-state]   # groups that need only each key's latest value:
+                                             # no ConsumerMayMissUpdates for them (fnmatch patterns)
     intervals: {jmx: 15, log_dirs: 60, cleaner_log: 15, admin: 30, consumer_groups: 30}
     timeouts:  {jmx: 5, admin: 10}
     thresholds: {...}                # what the alert rules and the dashboard call unhealthy
@@ -74,6 +76,7 @@ class Thresholds:
     consumer_lag_warning_fraction: float = 0.5  # of delete.retention.ms
     consumer_lag_for: str = "5m"
     overdue_for: str = "15m"
+    missed_updates_for: str = "15m"  # ConsumerMayMissUpdates (info)
     uncleanable_for: str = "5m"
     monitor_down_for: str = "5m"
     monitor_job: str = "kafka-compaction-monitor"  # the Prometheus job that scrapes the collector
@@ -101,6 +104,9 @@ class ClusterConfig:
     # the brokers' transaction.max.timeout.ms, used when the admin API cannot give it (None: Kafka's
     # default); monitor.topicconfig.effective_broker_setting is the precedence
     transaction_max_timeout_ms: int | None = None
+    # consumer groups that need only each key's latest value (caches, materialised views): fnmatch
+    # patterns; ConsumerMayMissUpdates stays off for them (monitor.consumers)
+    latest_value_only_groups: tuple[str, ...] = ()
 
     def metric_name_candidates(self, key: str) -> list[str]:
         custom = self.metric_names.get(key)
@@ -195,7 +201,7 @@ def _cluster(d, path: str, file) -> ClusterConfig:
     if not isinstance(d, dict):
         raise ConfigError(path.rstrip("."), "must be a mapping", file)
     _check_keys(d, {"name", "bootstrap_servers", "client", "brokers", "metric_names", "topics", "consumer_groups",
-                    "transaction_max_timeout_ms"}, path, file)
+                    "transaction_max_timeout_ms", "latest_value_only_groups"}, path, file)
     brokers = tuple(_broker(b, f"{path}brokers[{i}].", file) for i, b in enumerate(d.get("brokers") or []))
     names = d.get("metric_names") or {}
     for k in names:
@@ -217,8 +223,14 @@ def _cluster(d, path: str, file) -> ClusterConfig:
             raise ConfigError(f"{path}transaction_max_timeout_ms", f"{tmt!r} is not a whole number of ms", file)
         if not 1 <= tmt <= 2**31 - 1:
             raise ConfigError(f"{path}transaction_max_timeout_ms", "must be between 1 and 2147483647 (an int)", file)
+    latest = d.get("latest_value_only_groups") or []
+    if isinstance(latest, str):
+        latest = [latest]
+    if not isinstance(latest, list) or not all(isinstance(g, str) and g for g in latest):
+        raise ConfigError(f"{path}latest_value_only_groups", "must be a list of group names or fnmatch patterns",
+                          file)
     return ClusterConfig(str(d.get("name", "default")), bs, dict(d.get("client") or {}), brokers, dict(names),
-                         dict(topics), bool(d.get("consumer_groups", True)), tmt)
+                         dict(topics), bool(d.get("consumer_groups", True)), tmt, tuple(latest))
 
 
 def parse_config(data: dict | None, file: str | None = None) -> Config:

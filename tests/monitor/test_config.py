@@ -28,6 +28,9 @@ thresholds: {consumer_lag_warning_fraction: 0.2}
     assert cfg.intervals.jmx == 10 and cfg.intervals.log_dirs == 60 and cfg.thresholds.consumer_lag_warning_fraction == 0.2
     assert c.transaction_max_timeout_ms == 3_600_000
     assert parse_config({"clusters": [{"name": "x"}]}).clusters[0].transaction_max_timeout_ms is None
+    groups = parse_config({"clusters": [{"latest_value_only_groups": ["cache-*", "ui"]}]}).clusters[0]
+    assert groups.latest_value_only_groups == ("cache-*", "ui")
+    assert parse_config({"clusters": [{"name": "x"}]}).clusters[0].latest_value_only_groups == ()
 
 
 @pytest.mark.parametrize("data, key, reason", [
@@ -43,6 +46,8 @@ thresholds: {consumer_lag_warning_fraction: 0.2}
     ({"clusters": [{"name": "a"}, {"name": "a"}]}, "clusters", "unique"),
     ({"clusters": [{"transaction_max_timeout_ms": "15m"}]}, "clusters[0].transaction_max_timeout_ms", "whole number"),
     ({"clusters": [{"transaction_max_timeout_ms": 0}]}, "clusters[0].transaction_max_timeout_ms", "between 1 and"),
+    ({"clusters": [{"latest_value_only_groups": {"a": 1}}]}, "clusters[0].latest_value_only_groups", "list of group"),
+    ({"clusters": [{"latest_value_only_groups": ["ok", 3]}]}, "clusters[0].latest_value_only_groups", "list of group"),
     ({"clusters": [{"transaction_max_timeout_ms": 2**31}]}, "clusters[0].transaction_max_timeout_ms", "between 1 and"),
 ])
 def test_errors_name_key_and_reason(data, key, reason):
