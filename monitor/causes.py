@@ -358,7 +358,9 @@ def active_segment_roll(state: PartitionState, config: TopicConfig, rate: WriteR
     (at_ms None when it cannot be told; code one of ``ROLLED_BY`` / ``ROLL_UNKNOWN``). The earlier of its
     time roll (first batch's timestamp + LogConfig.maxSegmentMs, reached only on an append) and its size
     roll (segment.bytes at the rate); at a rate of 0 nothing is appended, so it never rolls.
-    ``explain``'s forecast and the collector's ``partition_active_segment_roll_seconds`` are this one."""
+    ``explain``'s forecast and the collector's ``partition_active_segment_roll_seconds`` are this one.
+    Not modelled: segment.jitter.ms (LogSegment.shouldRoll subtracts a random jitter below it; Kafka's
+    default is 0), and the offset/time index filling up (a roll at any size)."""
     s, c, r = state, config, rate.bytes_per_second
     if s.active_segment_bytes <= 0:
         return _unknown_at("the active segment is empty: the next append starts it", "empty_segment")

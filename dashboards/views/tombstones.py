@@ -46,15 +46,13 @@ if samples is not None:
                                               bound("ConsumerMayMissTombstones", "critical", t)),
                         use_container_width=True)
         groups = data.consumer_groups_table(samples, alerts)
-        st.dataframe(groups[["group", "topic", "partition", "lag_seconds", "may_miss_updates"]]
-                     .sort_values("lag_seconds", ascending=False),
-                     hide_index=True, use_container_width=True,
-                     column_config={"lag_seconds": st.column_config.NumberColumn("time lag (s)", format="%.0f"),
-                                    "may_miss_updates": st.column_config.TextColumn(
-                                        "may miss updates",
-                                        help="why the group may read an already compacted history and miss "
-                                             "intermediate values (ConsumerMayMissUpdates); 'latest value only': "
-                                             "declared in latest_value_only_groups, so not alerted")})
+        shown = groups[["group", "topic", "partition", "lag_seconds", "may_miss_updates"]].rename(
+            columns={"lag_seconds": "time lag (s)", "may_miss_updates": "may miss updates"})
+        st.dataframe(shown.sort_values("time lag (s)", ascending=False), hide_index=True, use_container_width=True,
+                     column_config={"may miss updates": st.column_config.TextColumn(
+                         help="why the group may read an already compacted history and miss intermediate values "
+                              "(ConsumerMayMissUpdates); 'latest value only': declared in "
+                              "latest_value_only_groups, so not alerted")})
     ui.alerts_table(alerts, ["ConsumerMayMissTombstones", "ConsumerMayMissUpdates", "TombstonesPastDeleteHorizon",
                              "TombstonesPilingUp"])
 ui.auto_refresh()
