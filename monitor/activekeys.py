@@ -26,10 +26,13 @@ from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from monitor.config import Timeouts
 from monitor.record import RecordFormatError, SegmentReader
 
-DEFAULT_MAX_BYTES = 256 * 1024 * 1024  # of one active segment (the default segment.bytes is 1 GiB)
-DEFAULT_MAX_KEYS = 1_000_000  # distinct keys of one active segment (about 100 MB of state at worst)
+# the bounds' defaults are monitor.yaml's (timeouts.active_segment_key_read_bytes / _max_keys): 256 MiB of
+# one active segment (the default segment.bytes is 1 GiB), 1,000,000 distinct keys (~100 MB of state at worst)
+DEFAULT_MAX_BYTES = Timeouts.active_segment_key_read_bytes
+DEFAULT_MAX_KEYS = Timeouts.active_segment_max_keys
 
 
 @dataclass

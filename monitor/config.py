@@ -129,6 +129,10 @@ class Timeouts:
     jmx: float = 5
     admin: float = 10
     max_page_bytes: int = 16 * 1024 * 1024
+    # bounds of the key read that counts duplicates stuck in each active segment (monitor.activekeys):
+    # past either, the counts are reported unknown (over_bound), never partial
+    active_segment_key_read_bytes: int = 256 * 1024 * 1024
+    active_segment_max_keys: int = 1_000_000
 
 
 @dataclass(frozen=True)

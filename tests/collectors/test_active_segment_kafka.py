@@ -11,8 +11,10 @@ import pytest
 from confluent_kafka import KafkaException
 
 from collecting import make_collector, pval, refresh
+from collectors.app import build
 from dashboards import data
 from kafkatools import compacted, create_topic, partition_dir, producer, unique_topic
+from monitor.config import BrokerConfig, ClusterConfig, Config, Timeouts
 from waiting import wait_for
 
 pytestmark = pytest.mark.kafka
@@ -109,3 +111,16 @@ def test_quiet_topic_keeps_its_duplicates_in_the_active_segment(kafka):
         assert row["active_segment_bytes"] == log.stat().st_size and row["max_segment_age_seconds"] == SEGMENT_MS / 1000
     finally:
         col.close()
+
+    # bounded: a collector allowed fewer distinct keys than the segment holds says unknown, not a partial count
+    cfg = Config(clusters=(ClusterConfig(name="local", bootstrap_servers=b, brokers=(
+        BrokerConfig(id=str(kafka.node_id), log_dirs=(kafka.log_dir,)),)),),
+        timeouts=Timeouts(active_segment_max_keys=10))
+    small = build(cfg)
+    try:
+        reg = refresh(small)
+        assert pval(reg, "kafka_compaction_partition_active_segment_duplicates_unknown", t, reason="over_bound") == 1
+        assert pval(reg, "kafka_compaction_partition_active_segment_duplicate_records", t) is None
+        assert pval(reg, "kafka_compaction_partition_active_segment_bytes", t) == log.stat().st_size
+    finally:
+        small.close()
