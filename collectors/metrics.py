@@ -93,8 +93,8 @@ P_ACTIVE_DUP_BYTES = _m("partition_active_segment_duplicate_bytes", "gauge",
                         "Key and value bytes of partition_active_segment_duplicate_records.", P)
 P_ACTIVE_DUP_UNKNOWN = _m("partition_active_segment_duplicates_unknown", "gauge",
                           "1 when the active segment's duplicates were not counted, with the reason: over_bound "
-                          "(larger than the bytes or keys the collector reads for keys), read_fault (a batch unreadable), "
-                          "not_read (the segment went away while read).",
+                          "(larger than the bytes or keys the collector reads for keys), read_fault (a batch "
+                          "unreadable), not_read (the segment went away while read).",
                           P + ("reason",))
 P_FIRST_DIRTY = _m("partition_first_dirty_offset", "gauge", "First offset not yet cleaned (cleaner-offset-checkpoint).", P)
 P_FIRST_UNCLEANABLE = _m("partition_first_uncleanable_offset", "gauge", "First offset the cleaner may not clean yet.", P)
