@@ -176,6 +176,14 @@ def cases(t: Thresholds) -> list[Case]:
     both("ConsumerMayMissTombstones", "critical",
          {sel(lag, GROUP): f"1x{n}"},
          {sel(lag, GROUP): f"{warn:g}x{n}"})  # the critical near miss is still a warning
+    miss = "kafka_compaction_consumer_group_may_miss_updates"
+    needs = {**GROUP, "reason": "below_first_dirty_offset", "latest_value_only": "false"}
+    both("ConsumerMayMissUpdates", "info",
+         {sel(miss, needs): f"1x{n}", sel(miss, {**needs, "reason": "lag_past_min_compaction_lag"}): f"0x{n}"},
+         {sel(miss, needs): f"0x{n}",
+          # a group declared latest-value-only (monitor.yaml latest_value_only_groups): never alerted
+          sel(miss, {**GROUP, "group": "cache", "reason": "below_first_dirty_offset",
+                     "latest_value_only": "true"}): f"1x{n}"})
     src = {"cluster": "c", "source": "jmx:c:1", "kind": "jmx"}
     both("CompactionMonitorDown", "warning",
          {sel("kafka_compaction_source_up", src): f"0x{n}"},

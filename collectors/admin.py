@@ -15,6 +15,7 @@ from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, IsolationLev
 from confluent_kafka.admin import AdminClient, ConfigResource, OffsetSpec, ResourceType
 
 from monitor.config import ClusterConfig
+from monitor.consumers import latest_value_only
 from monitor.topicconfig import ConfigValueError, TopicConfig
 
 COMPACTION_KEYS = ("cleanup.policy", "min.cleanable.dirty.ratio", "min.compaction.lag.ms", "max.compaction.lag.ms",
@@ -47,6 +48,8 @@ class GroupLag:
     lag_records: int
     lag_seconds: float | None  # None: the record at the committed offset could not be read
     delete_retention_seconds: float
+    min_compaction_lag_seconds: float | None = None  # the topic's min.compaction.lag.ms, in seconds
+    latest_value_only: bool = False  # declared in latest_value_only_groups (monitor.consumers)
 
     @property
     def retention_fraction(self) -> float | None:
@@ -195,7 +198,9 @@ class AdminFetcher:
                     ts = self._timestamp_at(tp.topic, tp.partition, tp.offset)
                     lag_s = None if ts is None else max(now - ts / 1000.0, 0.0)
                 lags.append(GroupLag(gid, tp.topic, tp.partition, tp.offset, end, lag, lag_s,
-                                     info.config.delete_retention_ms / 1000.0))
+                                     info.config.delete_retention_ms / 1000.0,
+                                     info.config.min_compaction_lag_ms / 1000.0,
+                                     latest_value_only(gid, self.cluster.latest_value_only_groups)))
         return GroupSnapshot(now, tuple(lags), errors)
 
     def _timestamp_at(self, topic: str, partition: int, offset: int) -> int | None:

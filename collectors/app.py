@@ -131,7 +131,9 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
             if b.log_dirs:
                 scanner = LogDirScanner(b.log_dirs, _config_lookup(cluster, store, admin_name), include_all=include_all,
                                         transaction_max_timeout=_transaction_max_timeout(cluster, store, admin_name),
-                                        leader_lso=_leader_lso(store, admin_name), broker_id=b.id)
+                                        leader_lso=_leader_lso(store, admin_name), broker_id=b.id,
+                                        active_key_max_bytes=to.active_segment_key_read_bytes,
+                                        active_key_max_keys=to.active_segment_max_keys)
                 sources.append(Source(f"log_dirs:{cluster.name}:{b.id}", "log_dirs", cluster.name, scanner.refresh,
                                       config.intervals.log_dirs, b.id))
             if b.cleaner_log:

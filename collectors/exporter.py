@@ -15,8 +15,9 @@ from prometheus_client.registry import Collector
 
 from collectors import metrics as M
 from collectors.runner import Store
-from monitor.causes import BrokerFacts
+from monitor.causes import ROLLED_BY, BrokerFacts, max_segment_ms
 from monitor.cleanerlog import CleanerLogState
+from monitor.consumers import may_miss_updates
 from monitor.logdir import LEFTOVER_KINDS
 from monitor.streams import streams_role
 from monitor.rules import LAG_PAST_RETENTION, holds
@@ -75,7 +76,9 @@ class PartitionCollector(_StoreCollector):
              M.P_OLDEST_TXN_AGE, M.P_END,
              M.P_ELIGIBLE, M.P_ELIGIBLE_SECONDS, M.P_DELAY, M.P_TOMBSTONES, M.P_OLDEST_TOMBSTONE, M.P_RETENTION,
              M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_FAULTS, M.LOG_DIR_UP, M.P_CAUSE, M.P_LEFTOVER_FILES,
-             M.LOG_DIR_FREE, M.LOG_DIR_CLEAN_NEEDED, M.LOG_DIR_FREE_UP, M.T_STREAMS_INFO)
+             M.LOG_DIR_FREE, M.LOG_DIR_CLEAN_NEEDED, M.LOG_DIR_FREE_UP, M.T_STREAMS_INFO,
+             M.P_ACTIVE_BYTES, M.P_ACTIVE_AGE, M.P_SEGMENT_BYTES, M.P_MAX_SEGMENT_AGE, M.P_ROLL, M.P_ROLL_UNKNOWN,
+             M.P_ACTIVE_DUP_RECORDS, M.P_ACTIVE_DUP_BYTES, M.P_ACTIVE_DUP_UNKNOWN)
 
     def collect(self):
         fams = {n: _family(n) for n in self.names}
@@ -118,7 +121,8 @@ class PartitionCollector(_StoreCollector):
                 add(M.P_UNCLEANED_BYTES, s.uncleaned_bytes)
                 add(M.P_CLEAN_BYTES, s.clean_bytes)
                 add(M.P_LOG_BYTES, s.log_bytes)
-                add(M.P_HEAD_BYTES, s.not_yet_cleanable_bytes)
+                for held_by, n in s.not_yet_cleanable_split().items():
+                    fams[M.P_HEAD_BYTES].add_metric(lb + [held_by], n)
                 add(M.P_FIRST_DIRTY, s.first_dirty_offset)
                 add(M.P_FIRST_UNCLEANABLE, s.first_uncleanable_offset)
                 add(M.P_LSO, s.last_stable_offset)
@@ -147,8 +151,35 @@ class PartitionCollector(_StoreCollector):
                     fams[M.P_LEFTOVER_FILES].add_metric(lb + [rep.log_dir, kind],
                                                         sum(1 for x in rep.leftovers if x.kind == kind))
                 # only the current cause's series (one per partition, not one per cause): count by (cause) works
-                fams[M.P_CAUSE].add_metric(lb + [rep.cause(now, broker=broker, cleaner=cleaner).cause], 1.0)
+                cause = rep.cause(now, broker=broker, cleaner=cleaner)
+                fams[M.P_CAUSE].add_metric(lb + [cause.cause], 1.0)
+                _active_segment(fams, lb, rep, cause, now)
         yield from fams.values()
+
+
+def _active_segment(fams, lb, rep, cause, now: float) -> None:
+    """The active segment against its roll settings; the roll forecast is the cause's
+    (``monitor.causes.active_segment_roll``): absent when unknown, with the reason's own series."""
+    s, c = rep.state, rep.config.config
+    fams[M.P_ACTIVE_BYTES].add_metric(lb, s.active_segment_bytes)
+    age = s.active_segment_age_ms(int(now * 1000))
+    if age is not None:
+        fams[M.P_ACTIVE_AGE].add_metric(lb, age / 1000.0)
+    fams[M.P_SEGMENT_BYTES].add_metric(lb, c.segment_bytes)
+    limit = max_segment_ms(c)
+    fams[M.P_MAX_SEGMENT_AGE].add_metric(lb, float("inf") if limit >= LONG_MAX else limit / 1000.0)
+    roll = cause.forecast["active_segment_roll"]
+    if roll["at_ms"] is not None and roll["code"] in ROLLED_BY:
+        fams[M.P_ROLL].add_metric(lb + [roll["code"]], roll["in_seconds"])
+    else:
+        fams[M.P_ROLL_UNKNOWN].add_metric(lb + [roll["code"] or "write_rate_unknown"], 1.0)
+    k = rep.active_keys
+    if k is not None and k.known:
+        fams[M.P_ACTIVE_DUP_RECORDS].add_metric(lb, k.duplicate_records)
+        fams[M.P_ACTIVE_DUP_BYTES].add_metric(lb, k.duplicate_bytes)
+    else:
+        why = "not_read" if k is None else "over_bound" if k.over_bound else "read_fault"
+        fams[M.P_ACTIVE_DUP_UNKNOWN].add_metric(lb + [why], 1.0)
 
 
 def _broker_facts(statuses, logdirs) -> BrokerFacts | None:
@@ -207,13 +238,15 @@ class CleanerLogCollector(_StoreCollector):
 
 
 class ConsumerGroupCollector(_StoreCollector):
-    names = (M.G_LAG, M.G_LAG_SECONDS, M.G_RETENTION_FRACTION, M.G_AT_RISK)
+    names = (M.G_LAG, M.G_LAG_SECONDS, M.G_RETENTION_FRACTION, M.G_AT_RISK, M.G_MAY_MISS)
 
     def collect(self):
         fams = {n: _family(n) for n in self.names}
-        for st in self.store.statuses():
+        statuses = self.store.statuses()
+        for st in statuses:
             if st.kind != "consumer_groups" or st.snapshot is None:
                 continue
+            first_dirty = _leaders_first_dirty(statuses, st.cluster)
             for lag in st.snapshot.lags:
                 lb = [st.cluster, lag.group, lag.topic, str(lag.partition)]
                 fams[M.G_LAG].add_metric(lb, lag.lag_records)
@@ -224,11 +257,40 @@ class ConsumerGroupCollector(_StoreCollector):
                     fams[M.G_RETENTION_FRACTION].add_metric(lb, frac)
                     past = holds(LAG_PAST_RETENTION, frac, LAG_PAST_RETENTION.threshold.number)
                     fams[M.G_AT_RISK].add_metric(lb, 1.0 if past else 0.0)
+                found = may_miss_updates(lag_seconds=lag.lag_seconds,
+                                         min_compaction_lag_seconds=lag.min_compaction_lag_seconds,
+                                         committed=lag.committed,
+                                         first_dirty_offset=first_dirty.get((lag.topic, lag.partition)))
+                for reason, held in found.items():
+                    if held is not None:
+                        fams[M.G_MAY_MISS].add_metric(lb + [reason, "true" if lag.latest_value_only else "false"],
+                                                      1.0 if held else 0.0)
         yield from fams.values()
 
 
+def _leaders_first_dirty(statuses, cluster: str) -> dict[tuple[str, int], int]:
+    """(topic, partition) -> the first dirty offset of the leader's replica, for the partitions whose
+    leader (from the cluster's admin snapshot) has its log dirs read by this collector (monitor.consumers
+    says why the join is made here)."""
+    leaders = {}
+    for st in statuses:
+        if st.kind == "admin" and st.cluster == cluster and st.snapshot is not None:
+            leaders = {(t, p): str(po.leader) for t, info in st.snapshot.topics.items()
+                       for p, po in info.partitions.items()}
+    out = {}
+    for st in statuses:
+        if st.kind != "log_dirs" or st.cluster != cluster or st.snapshot is None:
+            continue
+        for rep in st.snapshot.partitions:
+            key = (rep.state.topic, rep.state.partition)
+            if leaders.get(key) == st.broker:
+                out[key] = rep.state.first_dirty_offset
+    return out
+
+
 class TopicCollector(_StoreCollector):
-    names = (M.T_MIN_RATIO, M.T_RETENTION, M.T_MIN_LAG, M.T_MAX_LAG, M.T_PARTITIONS, M.P_LEADER_LSO)
+    names = (M.T_MIN_RATIO, M.T_RETENTION, M.T_MIN_LAG, M.T_MAX_LAG, M.T_SEGMENT_BYTES, M.T_SEGMENT_SECONDS,
+             M.T_PARTITIONS, M.P_LEADER_LSO)
 
     def collect(self):
         fams = {n: _family(n) for n in self.names}
@@ -244,6 +306,8 @@ class TopicCollector(_StoreCollector):
                 # Kafka's default (Long.MAX_VALUE) means "no maximum": +Inf
                 fams[M.T_MAX_LAG].add_metric(lb, float("inf") if c.max_compaction_lag_ms >= LONG_MAX
                                              else c.max_compaction_lag_ms / 1000.0)
+                fams[M.T_SEGMENT_BYTES].add_metric(lb, c.segment_bytes)
+                fams[M.T_SEGMENT_SECONDS].add_metric(lb, c.segment_ms / 1000.0)
                 fams[M.T_PARTITIONS].add_metric(lb, len(info.partitions))
                 for p, po in sorted(info.partitions.items()):
                     if po.stable >= 0:

@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
+from monitor.activekeys import DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, ActiveKeys, tally
 from monitor.causes import BrokerFacts, Cause, WriteRate, explain, rate_from_dirty_section
 from monitor.checkpoint import describe_entry_problem, entry_problem
 from monitor.cleanerlog import CleanerLogState
@@ -58,6 +59,7 @@ class PartitionReport:
     leftovers: tuple = ()  # monitor.logdir.Leftover files untouched for longer than file.delete.delay.ms
     clean_needed_bytes: int | None = None  # the room its next clean needs (monitor.diskspace); None: not compacted
     transaction_max_timeout: BrokerSetting | None = None  # what the state's hanging count was made with
+    active_keys: ActiveKeys | None = None  # duplicates stuck in the active segment (None: its keys not read)
 
     def cause(self, now: float, *, broker: BrokerFacts | None = None, cleaner: CleanerLogState | None = None,
               bootstrap: str | None = None, one_shot: bool = False) -> Cause:
@@ -134,8 +136,11 @@ class LogDirScanner:
                  clock: Callable[[], float] = time.time, include_all: bool = False,
                  transaction_max_timeout: BrokerSettingLookup = default_broker_setting,
                  leader_lso: LeaderLsoLookup = no_leader_lso, broker_id: str | None = None,
-                 statvfs: Callable[[str], os.statvfs_result] = os.statvfs):
+                 statvfs: Callable[[str], os.statvfs_result] = os.statvfs,
+                 active_key_max_bytes: int = DEFAULT_MAX_BYTES, active_key_max_keys: int = DEFAULT_MAX_KEYS):
         self.statvfs = statvfs  # the free-space check's one system call (a test injects a failing one)
+        self.active_key_max_bytes, self.active_key_max_keys = active_key_max_bytes, active_key_max_keys
+        self._active_keys: dict[tuple[str, int], ActiveKeys] = {}
         self.log_dirs = [str(d) for d in log_dirs]
         self.leader_lso = leader_lso
         self.broker_id = broker_id
@@ -257,7 +262,8 @@ class LogDirScanner:
                 rate = self._write_rate(key, now, part.segments)
                 stale = tuple(x for x in part.leftovers if x.stale(now_ms, cfg.file_delete_delay_ms))
                 reports.append(PartitionReport(d, state, since, found.source, found, rate, tuple(faults), check,
-                                               disagreement, stale, need, txn_timeout))
+                                               disagreement, stale, need, txn_timeout,
+                                               self._active_duplicates(key, part.segments[-1])))
         for cache in (self._cache, self._snapshots):  # forget segments and snapshots that are gone
             for path in list(cache):
                 if path not in seen_paths:
@@ -266,6 +272,8 @@ class LogDirScanner:
         for sp in space:
             if sp.error:
                 dir_errors[f"{sp.log_dir} (free space)"] = sp.error
+        for k in [k for k, v in self._active_keys.items() if v.path not in seen_paths]:
+            del self._active_keys[k]  # rolled, deleted or moved: its key state goes
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(self.log_dirs),
                               down, self._reads - read_before, self._bytes - bytes_before, txn_timeout,
                               tuple(entry_problems), space)
@@ -293,6 +301,18 @@ class LogDirScanner:
         if written < 0:
             return WriteRate(None, "measured between refreshes: the segments changed under the cleaner")
         return WriteRate(written / (now - t0), f"measured: {written} bytes appended in the last {now - t0:.0f} s")
+
+    def _active_duplicates(self, key, seg) -> ActiveKeys | None:
+        """The active segment's duplicates (``monitor.activekeys``), read on from the last refresh; None
+        when the file went away while we read (the next refresh reads the new active segment)."""
+        try:
+            k = tally(seg.log, seg.base_offset, self._active_keys.get(key), max_bytes=self.active_key_max_bytes,
+                      max_keys=self.active_key_max_keys)
+        except OSError:
+            self._active_keys.pop(key, None)
+            return None
+        self._active_keys[key] = k
+        return k
 
     def _latest_snapshot(self, part) -> tuple[str, ProducerSnapshot | str] | None:
         """(path, the partition's latest producer-state snapshot or why it cannot be read), read again only

@@ -63,7 +63,39 @@ P_BLOCKED = _m("partition_compaction_blocked", "gauge",
 P_CLEAN_BYTES = _m("partition_clean_bytes", "gauge", "Bytes of segments below the first dirty offset (already cleaned).", P)
 P_LOG_BYTES = _m("partition_log_bytes", "gauge", "Bytes of all .log segments of the partition.", P)
 P_HEAD_BYTES = _m("partition_not_yet_cleanable_bytes", "gauge",
-                  "Bytes the cleaner may not touch yet: the active segment and min.compaction.lag.ms.", P)
+                  "Bytes the cleaner may not touch yet, by what holds them (held_by): active_segment (never "
+                  "cleaned until it rolls), min_compaction_lag or last_stable_offset (segments below it from the "
+                  "first uncleanable offset on); every held_by is present, 0 when it holds nothing.",
+                  P + ("held_by",))
+# --- the active segment against its roll settings (LogSegment.shouldRoll, LogConfig.maxSegmentMs) ---
+P_ACTIVE_BYTES = _m("partition_active_segment_bytes", "gauge", "Bytes of the active segment's .log file.", P)
+P_ACTIVE_AGE = _m("partition_active_segment_age_seconds", "gauge",
+                  "Now minus the active segment's first batch's max timestamp, what Kafka compares with "
+                  "segment.ms at the next append; absent while the active segment is empty.", P)
+P_SEGMENT_BYTES = _m("partition_segment_bytes", "gauge",
+                     "The topic's segment.bytes: the active segment rolls once an append would pass it.", P)
+P_MAX_SEGMENT_AGE = _m("partition_max_segment_age_seconds", "gauge",
+                       "The age at which the active segment rolls, on the next append (LogConfig.maxSegmentMs): "
+                       "segment.ms, or max.compaction.lag.ms when lower on a compacted topic.", P)
+P_ROLL = _m("partition_active_segment_roll_seconds", "gauge",
+            "Seconds until the active segment rolls at the current write rate, by what rolls it (by: segment_ms, "
+            "max_compaction_lag_ms, segment_bytes); a time roll needs an append. Absent when it cannot be told: "
+            "see partition_active_segment_roll_unknown.", P + ("by",))
+P_ROLL_UNKNOWN = _m("partition_active_segment_roll_unknown", "gauge",
+                    "1 when the active segment's roll cannot be forecast, with the reason: empty_segment (nothing "
+                    "to roll), no_writes (nothing appended since the last refresh: no append, no roll), "
+                    "write_rate_unknown.", P + ("reason",))
+P_ACTIVE_DUP_RECORDS = _m("partition_active_segment_duplicate_records", "gauge",
+                          "Records of the active segment superseded by a later record of the same key in it: "
+                          "duplicates the cleaner cannot remove until the segment rolls. Absent when the keys "
+                          "were not read (see partition_active_segment_duplicates_unknown).", P)
+P_ACTIVE_DUP_BYTES = _m("partition_active_segment_duplicate_bytes", "gauge",
+                        "Key and value bytes of partition_active_segment_duplicate_records.", P)
+P_ACTIVE_DUP_UNKNOWN = _m("partition_active_segment_duplicates_unknown", "gauge",
+                          "1 when the active segment's duplicates were not counted, with the reason: over_bound "
+                          "(larger than the bytes or keys the collector reads for keys), read_fault (a batch "
+                          "unreadable), not_read (the segment went away while read).",
+                          P + ("reason",))
 P_FIRST_DIRTY = _m("partition_first_dirty_offset", "gauge", "First offset not yet cleaned (cleaner-offset-checkpoint).", P)
 P_FIRST_UNCLEANABLE = _m("partition_first_uncleanable_offset", "gauge", "First offset the cleaner may not clean yet.", P)
 P_LSO = _m("partition_last_stable_offset", "gauge",
@@ -133,6 +165,13 @@ G_LAG_SECONDS = _m("consumer_group_lag_seconds", "gauge",
                    "Now minus the timestamp of the record at the group's committed offset.", G)
 G_RETENTION_FRACTION = _m("consumer_group_lag_retention_ratio", "gauge",
                           "Time lag / delete.retention.ms: at 1 the group may miss tombstones.", G)
+G_MAY_MISS = _m("consumer_group_may_miss_updates", "gauge",
+                "1 when the group may read an already compacted history and miss intermediate updates, by reason: "
+                "lag_past_min_compaction_lag (time lag > the topic's min.compaction.lag.ms), "
+                "below_first_dirty_offset (committed offset < the leader's first dirty offset; needs the "
+                "leader's log dirs in the same collector); 0 when not; absent when unknown. "
+                "latest_value_only=\"true\" for groups declared in latest_value_only_groups.",
+                G + ("reason", "latest_value_only"))
 G_AT_RISK = _m("consumer_group_tombstone_risk", "gauge",
                "1 when the group's time lag exceeds the topic's delete.retention.ms.", G)
 
@@ -142,6 +181,8 @@ T_MIN_RATIO = _m("topic_min_cleanable_dirty_ratio", "gauge", "min.cleanable.dirt
 T_RETENTION = _m("topic_delete_retention_seconds", "gauge", "delete.retention.ms of a compacted topic, in seconds.", T)
 T_MIN_LAG = _m("topic_min_compaction_lag_seconds", "gauge", "min.compaction.lag.ms of a compacted topic, in seconds.", T)
 T_MAX_LAG = _m("topic_max_compaction_lag_seconds", "gauge", "max.compaction.lag.ms of a compacted topic, in seconds.", T)
+T_SEGMENT_BYTES = _m("topic_segment_bytes", "gauge", "segment.bytes of a compacted topic.", T)
+T_SEGMENT_SECONDS = _m("topic_segment_seconds", "gauge", "segment.ms of a compacted topic, in seconds.", T)
 T_PARTITIONS = _m("topic_partitions", "gauge", "Partitions of a compacted topic.", T)
 
 # --- the collector itself ---

@@ -32,7 +32,7 @@ from monitor.rule_eval import Sample, evaluate, unknown_rules
 
 PREFIX = "kafka_compaction_"
 LABELS = ["cluster", "broker", "topic", "partition", "group", "section", "reason", "cause", "log_dir", "source",
-          "kind", "error", "instance", "job"]
+          "kind", "error", "instance", "job", "held_by", "by", "latest_value_only"]
 
 
 class SourceError(RuntimeError):
@@ -110,7 +110,11 @@ def _get(url: str, limits: Settings, **params) -> str:
 
 def collector_samples(url: str, limits: Settings = Settings()) -> pd.DataFrame:
     """Current samples from a collector's /metrics page."""
-    text = _get(url, limits)
+    return samples_from_text(_get(url, limits), url)
+
+
+def samples_from_text(text: str, where: str) -> pd.DataFrame:
+    """The kafka_compaction_* samples of a Prometheus text page (``where``: its URL, for the error)."""
     rows = []
     try:
         for fam in text_string_to_metric_families(text):
@@ -118,7 +122,7 @@ def collector_samples(url: str, limits: Settings = Settings()) -> pd.DataFrame:
                 if s.name.startswith(PREFIX):
                     rows.append({"name": s.name, **s.labels, "value": float(s.value)})
     except ValueError as exc:
-        raise SourceError(f"{url}: not a Prometheus text page ({str(exc)[:200]})", "parse") from None
+        raise SourceError(f"{where}: not a Prometheus text page ({str(exc)[:200]})", "parse") from None
     return _frame(rows)
 
 
@@ -243,6 +247,19 @@ def metric(samples: pd.DataFrame, name: str) -> pd.DataFrame:
 
 
 PARTITION = ["cluster", "broker", "topic", "partition"]
+# the active segment against its roll settings, and the duplicates stuck in it
+ACTIVE_COLUMNS = ["active_segment_bytes", "active_segment_age_seconds", "segment_bytes", "max_segment_age_seconds",
+                  "roll_seconds", "roll_unknown", "active_duplicate_records", "active_duplicate_bytes",
+                  "held_by_min_compaction_lag_bytes"]
+
+
+def stuck_in_active_segment(table: pd.DataFrame) -> pd.DataFrame:
+    """The partitions whose active segment holds duplicates (records a later one of the same key in it
+    supersedes), the most duplicated bytes first, with how far the segment is from its roll."""
+    if table.empty or "active_duplicate_records" not in table:
+        return table.iloc[:0]
+    dup = table[table["active_duplicate_records"].fillna(0) > 0]
+    return dup.sort_values("active_duplicate_bytes", ascending=False).reset_index(drop=True)
 
 
 def partitions_table(samples: pd.DataFrame, alerts: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -257,7 +274,7 @@ def partitions_table(samples: pd.DataFrame, alerts: pd.DataFrame | None = None) 
                                             "tombstones_past_delete_horizon", "overdue_seconds", "blocked", "cause",
                                             "fix", "last_stable_offset", "open_transactions",
                                             "oldest_open_transaction_age_seconds", "first_dirty_offset",
-                                            "first_uncleanable_offset", "log_end_offset"])
+                                            "first_uncleanable_offset", "log_end_offset", *ACTIVE_COLUMNS])
     out = base[keys].copy()
     out["cleanable_ratio"] = base["value"].values
 
@@ -285,6 +302,21 @@ def partitions_table(samples: pd.DataFrame, alerts: pd.DataFrame | None = None) 
     for name in ("last_stable_offset", "open_transactions", "oldest_open_transaction_age_seconds",
                  "first_dirty_offset", "first_uncleanable_offset", "log_end_offset"):
         join(f"partition_{name}", name)
+    join("partition_active_segment_bytes", "active_segment_bytes")
+    join("partition_active_segment_age_seconds", "active_segment_age_seconds")
+    join("partition_segment_bytes", "segment_bytes")
+    join("partition_max_segment_age_seconds", "max_segment_age_seconds")
+    join("partition_active_segment_roll_seconds", "roll_seconds")
+    join("partition_active_segment_duplicate_records", "active_duplicate_records")
+    join("partition_active_segment_duplicate_bytes", "active_duplicate_bytes")
+    join("partition_not_yet_cleanable_bytes", "held_by_min_compaction_lag_bytes", held_by="min_compaction_lag")
+    unknown = metric(samples, "partition_active_segment_roll_unknown")
+    out["roll_unknown"] = ""
+    if not unknown.empty:
+        u = unknown.groupby(keys, as_index=False)["reason"].first().rename(columns={"reason": "_why"})
+        out = out.merge(u, on=keys, how="left")
+        out["roll_unknown"] = out["_why"].fillna("")
+        out = out.drop(columns=["_why"])
     cause = metric(samples, "partition_compaction_cause")
     cause = cause[cause["value"] == 1] if not cause.empty else cause
     if cause.empty:
@@ -306,6 +338,44 @@ def partitions_table(samples: pd.DataFrame, alerts: pd.DataFrame | None = None) 
     out["lagging"] = [tuple(str(v) for v in r) in lagging for r in out[keys].values]
     out["partition"] = out["partition"].astype(int)
     return out.sort_values(["topic", "partition"]).reset_index(drop=True)
+
+
+GROUP = ["cluster", "group", "topic", "partition"]
+
+
+def consumer_groups_table(samples: pd.DataFrame, alerts: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per group and partition of a compacted topic: lag in records and in time, and
+    ``may_miss_updates``: the reasons it may read an already compacted history (``monitor.consumers``),
+    "latest value only" for a group declared so (no alert for it), "" when neither reason holds,
+    "unknown" when neither could be told. ``alert``: ConsumerMayMissUpdates raised for it."""
+    base = metric(samples, "consumer_group_lag_records")
+    cols = GROUP + ["lag_records", "lag_seconds", "may_miss_updates", "alert"]
+    if base.empty:
+        return pd.DataFrame(columns=cols)
+    out = base[GROUP + ["value"]].rename(columns={"value": "lag_records"})
+    secs = metric(samples, "consumer_group_lag_seconds")
+    if secs.empty:
+        out["lag_seconds"] = None
+    else:
+        out = out.merge(secs[GROUP + ["value"]].rename(columns={"value": "lag_seconds"}), on=GROUP, how="left")
+    miss = metric(samples, "consumer_group_may_miss_updates")
+    found: dict[tuple, list] = {}
+    for r in miss.to_dict("records"):
+        found.setdefault(tuple(str(r[k]) for k in GROUP), []).append(r)
+
+    def why(key) -> str:
+        rows = found.get(key)
+        if not rows:
+            return "unknown"
+        if any(r["latest_value_only"] == "true" for r in rows):
+            return "latest value only"
+        return ", ".join(sorted(r["reason"] for r in rows if r["value"] == 1))
+
+    keys = [tuple(str(v) for v in row) for row in out[GROUP].values]
+    out["may_miss_updates"] = [why(k) for k in keys]
+    raised = {tuple(r) for r in alerting(alerts, "ConsumerMayMissUpdates", GROUP).astype(str).values}
+    out["alert"] = [k in raised for k in keys]
+    return out[cols].reset_index(drop=True)
 
 
 # ---------------------------------------------------------------------- audits

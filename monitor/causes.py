@@ -340,12 +340,12 @@ def _unchecked(f: _Facts) -> dict:
 # ------------------------------------------------------------------ forecast
 
 
-def _unknown_at(reason: str) -> dict:
-    return {"at_ms": None, "in_seconds": None, "reason": reason}
+def _unknown_at(reason: str, code: str | None = None) -> dict:
+    return {"at_ms": None, "in_seconds": None, "reason": reason, "code": code}
 
 
-def _at(now_ms: int, at_ms: float, reason: str) -> dict:
-    return {"at_ms": int(at_ms), "in_seconds": max(at_ms - now_ms, 0) / 1000, "reason": reason}
+def _at(now_ms: int, at_ms: float, reason: str, code: str | None = None) -> dict:
+    return {"at_ms": int(at_ms), "in_seconds": max(at_ms - now_ms, 0) / 1000, "reason": reason, "code": code}
 
 
 def max_segment_ms(c: TopicConfig) -> int:
@@ -355,28 +355,46 @@ def max_segment_ms(c: TopicConfig) -> int:
     return c.segment_ms
 
 
-def _roll(f: _Facts) -> dict:
-    s, c, r = f.state, f.config, f.rate.bytes_per_second
+# The roll forecast's codes (``forecast["active_segment_roll"]["code"]``): what rolls it when known
+# (ROLLED_BY), why it cannot be told otherwise (ROLL_UNKNOWN). The exporter labels its series with them.
+ROLLED_BY = ("segment_ms", "max_compaction_lag_ms", "segment_bytes")
+ROLL_UNKNOWN = ("empty_segment", "no_writes", "write_rate_unknown")
+
+
+def active_segment_roll(state: PartitionState, config: TopicConfig, rate: WriteRate, now_ms: int) -> dict:
+    """When the active segment rolls at the current write rate: ``{at_ms, in_seconds, reason, code}``
+    (at_ms None when it cannot be told; code one of ``ROLLED_BY`` / ``ROLL_UNKNOWN``). The earlier of its
+    time roll (first batch's timestamp + LogConfig.maxSegmentMs, reached only on an append) and its size
+    roll (segment.bytes at the rate); at a rate of 0 nothing is appended, so it never rolls.
+    ``explain``'s forecast and the collector's ``partition_active_segment_roll_seconds`` are this one.
+    Not modelled: segment.jitter.ms (LogSegment.shouldRoll subtracts a random jitter below it; Kafka's
+    default is 0), and the offset/time index filling up (a roll at any size)."""
+    s, c, r = state, config, rate.bytes_per_second
     if s.active_segment_bytes <= 0:
-        return _unknown_at("the active segment is empty: the next append starts it")
+        return _unknown_at("the active segment is empty: the next append starts it", "empty_segment")
     limit = max_segment_ms(c)
     by = "segment.ms" if limit == c.segment_ms else "max.compaction.lag.ms"
     options = []
     if s.active_segment_first_timestamp >= 0 and limit < LONG_MAX:
         t = s.active_segment_first_timestamp + limit
-        options.append((max(t, f.now_ms), f"{by}={limit} after its first batch's timestamp, on the next append"))
+        options.append((max(t, now_ms), f"{by}={limit} after its first batch's timestamp, on the next append",
+                        by.replace(".", "_")))
     if r is not None and r > 0:
         left = max(c.segment_bytes - s.active_segment_bytes, 0)
-        options.append((f.now_ms + left / r * 1000,
-                        f"segment.bytes={c.segment_bytes} reached at {r:.0f} B/s"))
+        options.append((now_ms + left / r * 1000, f"segment.bytes={c.segment_bytes} reached at {r:.0f} B/s",
+                        "segment_bytes"))
     if r is not None and r <= 0:
-        return _unknown_at("no writes: a segment rolls only on an append")
+        return _unknown_at("no writes: a segment rolls only on an append", "no_writes")
     if not options:
-        return _unknown_at(f"write rate unknown ({f.rate.basis})")
-    at, why = min(options)
+        return _unknown_at(f"write rate unknown ({rate.basis})", "write_rate_unknown")
+    at, why, code = min(options)
     if r is None:
-        why += f"; write rate unknown ({f.rate.basis}), so the append may come later"
-    return _at(f.now_ms, at, why)
+        why += f"; write rate unknown ({rate.basis}), so the append may come later"
+    return _at(now_ms, at, why, code)
+
+
+def _roll(f: _Facts) -> dict:
+    return active_segment_roll(f.state, f.config, f.rate, f.now_ms)
 
 
 def _threshold(f: _Facts) -> dict:

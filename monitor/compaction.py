@@ -46,6 +46,10 @@ from monitor.transactions import (DEFAULT_TRANSACTION_MAX_TIMEOUT_MS, OpenTransa
                                   open_transactions, open_transactions_after_snapshot)
 
 
+# what holds the bytes the cleaner may not touch yet (PartitionState.not_yet_cleanable_split)
+HELD_BY = ("active_segment", "min_compaction_lag", "last_stable_offset")
+
+
 @dataclass(frozen=True)
 class PartitionState:
     topic: str
@@ -58,7 +62,7 @@ class PartitionState:
     uncleanable_reason: str  # active_segment | min_compaction_lag | last_stable_offset
     clean_bytes: int
     cleanable_bytes: int  # Kafka's cleanableBytes: from the first dirty offset to the first uncleanable one
-    not_yet_cleanable_bytes: int  # the tail the cleaner may not touch yet (incl. the active segment)
+    not_yet_cleanable_bytes: int  # the tail the cleaner may not touch yet (incl. the active segment): see HELD_BY
     uncleaned_bytes: int  # every byte below the active segment not yet cleaned, whatever holds it back
     uncleaned_ratio: float  # uncleaned_bytes / (clean_bytes + uncleaned_bytes)
     blocked_by: str | None  # min_compaction_lag | last_stable_offset when that holds back uncleaned bytes
@@ -96,6 +100,25 @@ class PartitionState:
     # wrong: a snapshot that cannot be read, or folds that disagree (counted in faults, never silent)
     transactions_checked_with: str | None = None
     transaction_faults: tuple[str, ...] = ()
+
+    def not_yet_cleanable_split(self) -> dict[str, int]:
+        """``not_yet_cleanable_bytes`` by what holds them (``HELD_BY``): the active segment, which the cleaner
+        never touches; the segments below it from the first uncleanable offset on, held by whichever of
+        min.compaction.lag.ms and the last stable offset set that offset (the lower one: past it, both may
+        hold). Every key is present (0 when it holds nothing), so the exported series stay put."""
+        held = max(self.not_yet_cleanable_bytes - self.active_segment_bytes, 0)
+        out = dict.fromkeys(HELD_BY, 0)
+        out["active_segment"] = self.not_yet_cleanable_bytes - held
+        out[self.uncleanable_reason] += held
+        return out
+
+    def active_segment_age_ms(self, now_ms: int) -> int | None:
+        """How far the active segment is towards its time roll at ``now_ms``: now minus its first batch's
+        max timestamp (LogSegment.rollingBasedTimestamp; at an append Kafka compares the appended batch's
+        max timestamp, which is now for a producer's CreateTime). None when it is empty (nothing rolls it)."""
+        if self.active_segment_bytes <= 0 or self.active_segment_first_timestamp < 0:
+            return None
+        return max(now_ms - self.active_segment_first_timestamp, 0)
 
     def as_dict(self) -> dict:
         """The state as plain data (``logdir --format json``); each open transaction says whether it hangs."""

@@ -20,6 +20,8 @@ works. Errors name the key path and the reason, at start, never mid-run::
           orders: {min.cleanable.dirty.ratio: 0.3}
         transaction_max_timeout_ms: 900000   # the brokers' transaction.max.timeout.ms when the admin
                                              # API cannot tell (hanging transactions are older than it)
+        latest_value_only_groups: [cache-*, ui-state]   # groups that need only each key's latest value:
+                                             # no ConsumerMayMissUpdates for them (fnmatch patterns)
     intervals: {jmx: 15, log_dirs: 60, cleaner_log: 15, admin: 30, consumer_groups: 30}
     timeouts:  {jmx: 5, admin: 10, dashboard: 10, max_page_bytes: 16777216}
                                      # jmx, dashboard: the deadline of a whole HTTP fetch, in seconds
@@ -87,6 +89,7 @@ class Thresholds:
     consumer_lag_warning_fraction: float = 0.5  # of delete.retention.ms
     consumer_lag_for: str = "5m"
     overdue_for: str = "15m"
+    missed_updates_for: str = "15m"  # ConsumerMayMissUpdates (info)
     uncleanable_for: str = "5m"
     # CompactionBlockedByTransaction: an open transaction older than this holds the LSO, and the cleaner
     # with it. 300 s is 30x Kafka Streams' exactly-once transaction.timeout.ms (10 s) and 5x the producer
@@ -149,6 +152,11 @@ class ClusterConfig:
     # least 1 (TransactionStateManagerConfig)
     transaction_max_timeout_ms: int | None = field(default=None, metadata={"schema": {
         "minimum": 1, "maximum": 2**31 - 1, "shape": "a whole number of ms between 1 and 2147483647 (an int)"}})
+    # consumer groups that need only each key's latest value (caches, materialised views): fnmatch
+    # patterns; ConsumerMayMissUpdates stays off for them (monitor.consumers)
+    latest_value_only_groups: tuple[str, ...] = field(default=(), metadata={"schema": {
+        "type": ["array", "string", "null"], "minLength": 1, "items": {"type": "string", "minLength": 1},
+        "shape": "a consumer group name or fnmatch pattern, or a list of them"}})
 
     def metric_name_candidates(self, key: str) -> list[str]:
         custom = self.metric_names.get(key)
@@ -177,6 +185,10 @@ class Timeouts:
     admin: float = 10  # each admin API request
     max_page_bytes: int = 16 * 1024 * 1024  # the largest page any fetch keeps, collector and dashboard
     dashboard: float = 10  # the dashboard's fetch of Prometheus' API or a collector's /metrics, whole response
+    # bounds of the key read that counts duplicates stuck in each active segment (monitor.activekeys):
+    # past either, the counts are reported unknown (over_bound), never partial
+    active_segment_key_read_bytes: int = 256 * 1024 * 1024
+    active_segment_max_keys: int = 1_000_000
 
 
 @dataclass(frozen=True)

@@ -136,6 +136,12 @@ class Rule:
 # which the exporter states as ``consumer_group_tombstone_risk``.
 CLEANABLE_RATIO_ABOVE_MIN = Compare(">", per_series(NS + "partition_min_cleanable_dirty_ratio"))
 LAG_PAST_RETENTION = Compare(">=", number(1))
+# A group that may miss intermediate updates (monitor.consumers; the exporter states it as
+# consumer_group_may_miss_updates): its time lag past the topic's min.compaction.lag.ms, or its committed
+# offset below the partition leader's first dirty offset. The threshold series carry other labels than the
+# group's (topic; the leader's replica), so the exporter joins them, not PromQL: see monitor.consumers.
+LAG_PAST_MIN_COMPACTION_LAG = Compare(">", per_series(NS + "topic_min_compaction_lag_seconds"))
+COMMITTED_BELOW_FIRST_DIRTY = Compare("<", per_series(NS + "partition_first_dirty_offset"))
 
 
 def holds(c: Compare, value: float, threshold: float) -> bool:
@@ -242,6 +248,15 @@ RULES: tuple[Rule, ...] = (
          "A consumer group may miss tombstones",
          "Consumer " + G + " lags {{ $value | humanizePercentage }} of delete.retention.ms behind: deletes "
          "may already have been removed before it read them."),
+    # Off for the groups monitor.yaml declares latest-value-only (latest_value_only_groups): the exporter
+    # labels their series latest_value_only="true".
+    Rule("ConsumerMayMissUpdates", "info", "kafka-consumers", "missed_updates_for",
+         (Clause(NS + "consumer_group_may_miss_updates", (Compare("==", number(1)),),
+                 matchers=(("latest_value_only", "false"),)),),
+         "A consumer group may miss intermediate updates",
+         "Consumer " + G + " may read an already compacted history ({{ $labels.reason }}): it sees only the "
+         "latest value of the keys compacted before it reads them, not every update. Declare the group in "
+         "latest_value_only_groups if that is all it needs."),
     Rule("CompactionMonitorDown", "warning", "kafka-compaction-monitor", "monitor_down_for",
          (_c("source_up", "==", number(0)),
           _c("log_dir_up", "==", number(0)),  # a log dir whose checkpoint is malformed: its partitions withdrawn

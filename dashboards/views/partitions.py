@@ -31,6 +31,38 @@ if samples is not None and not ui.no_compacted_topics(samples):
                                 "cleanable_bytes": st.column_config.NumberColumn("cleanable bytes", format="%d"),
                                 "uncleaned_bytes": st.column_config.NumberColumn("uncleaned bytes", format="%d"),
                                 "log_bytes": st.column_config.NumberColumn("log bytes", format="%d")})
+    st.subheader("Duplicates stuck in the active segment")
+    stuck = data.stuck_in_active_segment(view)
+    if stuck.empty:
+        st.success("No active segment holds duplicates of its own keys (or its keys were not read).",
+                   icon=":material/check_circle:")
+    else:
+        st.warning(f"{int(stuck['active_duplicate_records'].sum()):,} superseded record(s) "
+                   f"({int(stuck['active_duplicate_bytes'].sum()):,} key and value bytes) wait in active segments, "
+                   "which the cleaner never touches; they go once the segment rolls (on an append, past "
+                   "segment.ms / max.compaction.lag.ms or segment.bytes) and is cleaned. See the runbook's "
+                   "\"duplicates stuck in the active segment\".")
+
+        def when(r):
+            if r["roll_seconds"] is not None and r["roll_seconds"] == r["roll_seconds"]:
+                return f"in {r['roll_seconds'] / 60:,.0f} min"
+            return f"unknown ({r['roll_unknown'] or 'no forecast'})"
+
+        st.dataframe(stuck.assign(rolls=[when(r) for r in stuck.to_dict("records")])[
+            ["topic", "partition", "broker", "active_duplicate_records", "active_duplicate_bytes",
+             "active_segment_bytes", "segment_bytes", "active_segment_age_seconds", "max_segment_age_seconds",
+             "rolls", "held_by_min_compaction_lag_bytes"]],
+            hide_index=True, use_container_width=True,
+            column_config={"active_duplicate_records": st.column_config.NumberColumn("duplicate records", format="%d"),
+                           "active_duplicate_bytes": st.column_config.NumberColumn("duplicate bytes", format="%d"),
+                           "active_segment_bytes": st.column_config.NumberColumn("active segment bytes",
+                                                                                  format="%d"),
+                           "segment_bytes": st.column_config.NumberColumn("segment.bytes", format="%d"),
+                           "active_segment_age_seconds": st.column_config.NumberColumn("age (s)", format="%.0f"),
+                           "max_segment_age_seconds": st.column_config.NumberColumn(
+                               "rolls at age (s): segment.ms / max.compaction.lag.ms", format="%.0f"),
+                           "held_by_min_compaction_lag_bytes": st.column_config.NumberColumn(
+                               "held by min.compaction.lag.ms (bytes)", format="%d")})
     st.subheader("One partition")
     ranked = view.sort_values("uncleaned_ratio", ascending=False)  # the most uncleaned first: the likeliest question
     labels = [f"{r.topic}-{r.partition}" for r in ranked.itertuples()]

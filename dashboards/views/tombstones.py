@@ -45,8 +45,14 @@ if samples is not None:
         st.plotly_chart(figures.consumer_risk(ratio, bound("ConsumerMayMissTombstones", "warning", t),
                                               bound("ConsumerMayMissTombstones", "critical", t)),
                         use_container_width=True)
-        lag = data.metric(samples, "consumer_group_lag_seconds")[["group", "topic", "partition", "value"]]
-        st.dataframe(lag.rename(columns={"value": "time lag (s)"}).sort_values("time lag (s)", ascending=False),
-                     hide_index=True, use_container_width=True)
-    ui.alerts_table(alerts, ["ConsumerMayMissTombstones", "TombstonesPastDeleteHorizon", "TombstonesPilingUp"])
+        groups = data.consumer_groups_table(samples, alerts)
+        shown = groups[["group", "topic", "partition", "lag_seconds", "may_miss_updates"]].rename(
+            columns={"lag_seconds": "time lag (s)", "may_miss_updates": "may miss updates"})
+        st.dataframe(shown.sort_values("time lag (s)", ascending=False), hide_index=True, use_container_width=True,
+                     column_config={"may miss updates": st.column_config.TextColumn(
+                         help="why the group may read an already compacted history and miss intermediate values "
+                              "(ConsumerMayMissUpdates); 'latest value only': declared in "
+                              "latest_value_only_groups, so not alerted")})
+    ui.alerts_table(alerts, ["ConsumerMayMissTombstones", "ConsumerMayMissUpdates", "TombstonesPastDeleteHorizon",
+                             "TombstonesPilingUp"])
 ui.auto_refresh()

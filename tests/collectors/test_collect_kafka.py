@@ -166,8 +166,11 @@ def test_topic_kept_dirty_by_min_compaction_lag(kafka, collector):
     sizes = segment_sizes(partition_dir(kafka.log_dir, t))
     assert len(sizes) >= 4  # at least: three rounds, each rolled, and the active segment
     assert pval(reg, "kafka_compaction_partition_uncleaned_bytes", t) == sum(sizes.values()) - sizes[max(sizes)]
-    assert pval(reg, "kafka_compaction_partition_not_yet_cleanable_bytes", t) == \
-        pval(reg, "kafka_compaction_partition_log_bytes", t) == sum(sizes.values())
+    held = {h: pval(reg, "kafka_compaction_partition_not_yet_cleanable_bytes", t, held_by=h)
+            for h in ("active_segment", "min_compaction_lag", "last_stable_offset")}
+    assert held == {"active_segment": sizes[max(sizes)], "min_compaction_lag": sum(sizes.values()) - sizes[max(sizes)],
+                    "last_stable_offset": 0}
+    assert sum(held.values()) == pval(reg, "kafka_compaction_partition_log_bytes", t) == sum(sizes.values())
 
 
 def test_tombstones_counted_until_past_their_delete_horizon(kafka, collector, tmp_path):

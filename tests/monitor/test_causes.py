@@ -262,3 +262,49 @@ def test_a_lag_counts_only_if_it_decides_an_open_transaction_always(tmp_path):
     state, cfg, _ = build(tmp_path / "txn", _txn_layout(), TopicConfig(**strict), now=now, checkpoint=20)
     assert state.uncleaned_ratio < 0.99
     assert explain(state, cfg, now_ms=now).cause == "open_transaction"
+
+
+def _file_size(summary) -> int:
+    import os
+
+    return os.path.getsize(summary.path)
+
+
+def test_not_yet_cleanable_split_by_what_holds_it(tmp_path):
+    """The bytes the cleaner may not touch: the active segment's file, and min.compaction.lag.ms' from
+    the first segment it holds (here all below the active one: every record is recent)."""
+    cfg = TopicConfig(cleanup_policy=("compact",), min_compaction_lag_ms=3_600_000)
+    state, _, sums = build(tmp_path, [plain(0, 20), plain(20, 40), plain(40, 41)], cfg)
+    split = state.not_yet_cleanable_split()
+    assert split == {"active_segment": _file_size(sums[2]),
+                     "min_compaction_lag": _file_size(sums[0]) + _file_size(sums[1]), "last_stable_offset": 0}
+    assert sum(split.values()) == state.not_yet_cleanable_bytes
+    # nothing held below the active segment: all of it is the active segment's
+    state, _, sums = build(tmp_path / "b", [plain(0, 20), plain(20, 25)], COMPACT, checkpoint=20)
+    assert state.not_yet_cleanable_split() == {"active_segment": _file_size(sums[1]), "min_compaction_lag": 0,
+                                               "last_stable_offset": 0}
+
+
+def test_roll_forecast_codes_and_the_age_it_counts_from(tmp_path):
+    from monitor.causes import ROLL_UNKNOWN, ROLLED_BY, active_segment_roll
+
+    cfg = TopicConfig(cleanup_policy=("compact",), segment_ms=60_000, segment_bytes=1_000_000)
+    now = T0 + 30_000
+    state, _, sums = build(tmp_path, [plain(0, 20), plain(20, 25)], cfg, now=now, checkpoint=20)
+    first_ts = batch_max_ts(20, 25)
+    assert state.active_segment_age_ms(now) == now - first_ts
+    slow = active_segment_roll(state, cfg, WriteRate(1.0, "given"), now)  # segment.bytes is days away
+    assert slow["code"] == "segment_ms" and slow["at_ms"] == first_ts + 60_000
+    assert slow["in_seconds"] * 1000 + state.active_segment_age_ms(now) == 60_000
+    left = 1_000_000 - _file_size(sums[1])
+    fast = active_segment_roll(state, cfg, WriteRate(left / 10, "given"), now)  # full in 10 s
+    assert fast["code"] == "segment_bytes" and fast["in_seconds"] == 10
+    lag = TopicConfig(cleanup_policy=("compact",), segment_ms=60_000, max_compaction_lag_ms=45_000)
+    assert active_segment_roll(state, lag, WriteRate(1.0, "given"), now)["code"] == "max_compaction_lag_ms"
+    none = active_segment_roll(state, cfg, WriteRate(0.0, "measured"), now)
+    assert none["at_ms"] is None and none["code"] == "no_writes"
+    empty, _, _ = build(tmp_path / "e", [plain(0, 20), []], cfg, now=now, checkpoint=20)
+    assert empty.active_segment_age_ms(now) is None
+    assert active_segment_roll(empty, cfg, WriteRate(1.0, "given"), now)["code"] == "empty_segment"
+    assert {"segment_ms", "segment_bytes", "max_compaction_lag_ms"} == set(ROLLED_BY)
+    assert {"empty_segment", "no_writes", "write_rate_unknown"} == set(ROLL_UNKNOWN)

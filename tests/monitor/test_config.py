@@ -28,6 +28,9 @@ thresholds: {consumer_lag_warning_fraction: 0.2}
     assert cfg.intervals.jmx == 10 and cfg.intervals.log_dirs == 60 and cfg.thresholds.consumer_lag_warning_fraction == 0.2
     assert c.transaction_max_timeout_ms == 3_600_000
     assert parse_config({"clusters": [{"name": "x"}]}).clusters[0].transaction_max_timeout_ms is None
+    groups = parse_config({"clusters": [{"latest_value_only_groups": ["cache-*", "ui"]}]}).clusters[0]
+    assert groups.latest_value_only_groups == ("cache-*", "ui")
+    assert parse_config({"clusters": [{"name": "x"}]}).clusters[0].latest_value_only_groups == ()
 
 
 @pytest.mark.parametrize("data, key, reason", [
@@ -46,6 +49,9 @@ thresholds: {consumer_lag_warning_fraction: 0.2}
      "expected a whole number of ms between 1 and 2147483647 (an int), got '15m'"),
     ({"clusters": [{"transaction_max_timeout_ms": 0}]}, "clusters[0].transaction_max_timeout_ms", "got 0"),
     ({"clusters": [{"transaction_max_timeout_ms": 2**31}]}, "clusters[0].transaction_max_timeout_ms", "got 2147483648"),
+    ({"clusters": [{"latest_value_only_groups": {"a": 1}}]}, "clusters[0].latest_value_only_groups",
+     "expected a consumer group name or fnmatch pattern, or a list of them"),
+    ({"clusters": [{"latest_value_only_groups": ["ok", 3]}]}, "clusters[0].latest_value_only_groups[1]", "got 3"),
 ])
 def test_errors_name_key_and_reason(data, key, reason):
     with pytest.raises(ConfigError) as exc:

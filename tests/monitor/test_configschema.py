@@ -81,9 +81,10 @@ def _yaml_problems(tmp_path, text: str) -> list[str]:
     ("listen: 9690\n", "listen: expected a mapping of address, port, got 9690"),
     ("clusters: {name: prod}\n", "clusters: expected a list of mappings of name, bootstrap_servers, client, "
                                  "brokers, metric_names, topics, consumer_groups, transaction_max_timeout_ms, "
-                                 "got a mapping"),
+                                 "latest_value_only_groups, got a mapping"),
     ("clusters: [prod]\n", "clusters[0]: expected a mapping of name, bootstrap_servers, client, brokers, "
-                           "metric_names, topics, consumer_groups, transaction_max_timeout_ms, got 'prod'"),
+                           "metric_names, topics, consumer_groups, transaction_max_timeout_ms, "
+                           "latest_value_only_groups, got 'prod'"),
     ("clusters:\n  - consumer_groups: 'yes'\n", "clusters[0].consumer_groups: expected true or false, got 'yes'"),
     ("clusters:\n  - bootstrap_servers: []\n",
      "clusters[0].bootstrap_servers: expected host:port[,host:port...] or a list of host:port, got a list (0 items)"),
