@@ -207,8 +207,10 @@ def consume_all(bootstrap: str, topic: str, partition: int = 0, timeout: float =
 
 
 def watermarks(bootstrap: str, topic: str, partition: int = 0) -> tuple[int, int]:
-    """The broker's (log start offset, high watermark) of the partition."""
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"t-{uuid.uuid4().hex[:6]}"})
+    """The broker's (log start offset, high watermark) of the partition. read_uncommitted: librdkafka's
+    default, read_committed, would give the last stable offset where a transaction is open."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"t-{uuid.uuid4().hex[:6]}",
+                  "isolation.level": "read_uncommitted"})
     try:
         return c.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
     finally:
