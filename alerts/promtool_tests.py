@@ -165,6 +165,13 @@ def cases(t: Thresholds) -> list[Case]:
     both("CompactionMonitorDown", "warning",  # a log dir down (a malformed checkpoint) while its source answers
          {sel("kafka_compaction_source_up", src): f"1x{n}", sel("kafka_compaction_log_dir_up", log_dir): f"0x{n}"},
          {sel("kafka_compaction_source_up", src): f"1x{n}", sel("kafka_compaction_log_dir_up", log_dir): f"1x{n}"})
+    enabled = "kafka_compaction_broker_cleaner_enabled"
+    both("CleanerDisabled", "critical",
+         {sel(enabled, {**BROKER, "source": "admin"}): f"0x{n}",
+          sel("kafka_compaction_partition_log_bytes", PART): f"1000x{n}"},
+         {sel(enabled, {**BROKER, "source": "admin"}): f"0x{n}",  # disabled, but no compacted partition there
+          sel("kafka_compaction_partition_log_bytes", other_broker): f"1000x{n}",
+          sel(enabled, {**BROKER, "broker": "2", "source": "admin"}): f"1x{n}"})
     return c
 
 

@@ -203,20 +203,22 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 def cmd_audit(argv: list[str]) -> int:
     """The Spark audit; topic configs by ``effective_config``: the admin API's, else the config file's,
-    else Kafka's defaults (for a topic neither knows, applied in the audit)."""
+    else Kafka's defaults (for a topic neither knows, applied in the audit). The brokers' cleaner
+    settings and replica placement from the admin API too, under the flags (``job.cleaner_params``)."""
     from spark_analysis.job import build_parser, run
 
     args = build_parser().parse_args(argv)
     from monitor.config import ConfigError, load_config
-    from monitor.topicconfig import effective_configs
+    from monitor.topicconfig import broker_cleaner_settings, effective_configs
 
     try:
         cfg = load_config(args.config)
     except ConfigError as exc:
         _err(f"config error: {exc}")
         return 2
-    admin = {}
+    admin, brokers, replicas = {}, None, None
     cluster = cfg.clusters[0] if cfg.clusters else None
+    settings = broker_cleaner_settings(file=cluster.cleaner if cluster else None)  # nobody asked: the file, else Kafka's
     bootstrap = args.bootstrap_servers or (cluster.bootstrap_servers if cluster else None)
     if bootstrap and not args.bootstrap_servers:
         args.bootstrap_servers = bootstrap
@@ -226,12 +228,23 @@ def cmd_audit(argv: list[str]) -> int:
             from monitor.config import ClusterConfig
 
             fetcher = AdminFetcher(cluster or ClusterConfig(bootstrap_servers=bootstrap), timeout=10)
-            admin = {t: info.config for t, info in fetcher.topics().topics.items()}
+            snap = fetcher.topics()
             fetcher.close()
+            admin = {t: info.config for t, info in snap.topics.items()}
+            brokers = snap.cleaner_settings
+            replicas = {(t, p): po.replicas for t, info in snap.topics.items() for p, po in info.partitions.items()}
+            for b, got in sorted(brokers.items()):
+                unknown = {s.reason for s in got.values() if s.source == "unknown"}
+                for reason in unknown:
+                    _err(f"broker {b}: cleaner settings unknown ({reason}); the estimate assumes Kafka's "
+                         "defaults for them and says so")
         except Exception as exc:  # noqa: BLE001 - the audit can go on with defaults
             _err(f"topic configs from {bootstrap} unavailable ({exc}); using the config file and Kafka's defaults")
+            settings = broker_cleaner_settings(file=cluster.cleaner if cluster else None,
+                                               admin_error=f"the admin API at {bootstrap} failed: {exc}")
     try:
-        run(args, topic_configs=effective_configs(admin, cluster.topics if cluster else {}))
+        run(args, topic_configs=effective_configs(admin, cluster.topics if cluster else {}), broker_settings=brokers,
+            replicas=replicas, settings=settings)
     except (FileNotFoundError, ValueError) as exc:
         _err(f"audit: {exc}")
         return 2

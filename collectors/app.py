@@ -11,6 +11,7 @@ import signal
 import sys
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 import requests
 from prometheus_client import CollectorRegistry, generate_latest, start_http_server
@@ -21,7 +22,7 @@ from collectors.exporter import register_all
 from collectors.http import get_text
 from collectors.logdirs import TRANSACTION_MAX_TIMEOUT, LogDirScanner
 from collectors.runner import Runner, Source, Store
-from monitor.causes import duration, unknown_cause
+from monitor.causes import BrokerFacts, duration, unknown_cause
 from monitor.config import ClusterConfig, Config
 from monitor.lsocheck import LeaderLso
 from monitor.topicconfig import effective_broker_setting, effective_config
@@ -313,7 +314,9 @@ def run_explain(selectors, *, config: Config, log_dirs, fmt: str = "text", boots
         print(f"explain: {sel}: no such compacted topic or partition in {', '.join(map(str, log_dirs))}", file=err)
     chosen = [r for r in snap.partitions
               if not selectors or r.state.topic in whole or (r.state.topic, r.state.partition) in parts]
-    causes = [(r.log_dir, r.cause(snap.taken_at, bootstrap=bootstrap, one_shot=True, cleaner=cleaner)) for r in chosen]
+    broker = _admin_broker_facts(admin, log_dirs)
+    causes = [(r.log_dir, r.cause(snap.taken_at, bootstrap=bootstrap, one_shot=True, cleaner=cleaner, broker=broker))
+              for r in chosen]
     for key, reason in snap.partition_errors.items():  # unreadable partitions have no state: unknown
         topic, _, p = key.rpartition("-")
         if p.isdigit() and not any(c.topic == topic and c.partition == int(p) for _, c in causes) and (
@@ -329,6 +332,24 @@ def run_explain(selectors, *, config: Config, log_dirs, fmt: str = "text", boots
     if missing:
         return 2
     return _exit_code(snap, cleaner_ok=cleaner is not None or not cleaner_log)
+
+
+def _admin_broker_facts(admin, log_dirs) -> BrokerFacts | None:
+    """log.cleaner.enable and log.cleaner.threads of the broker whose log dirs these are (its node.id
+    from meta.properties), from an admin snapshot; None without either."""
+    if admin is None:
+        return None
+    from monitor.logdir import read_meta_properties
+
+    node = next((m.get("node.id") or m.get("broker.id") for m in
+                 (read_meta_properties(Path(d) / "meta.properties") for d in log_dirs)
+                 if m.get("node.id") or m.get("broker.id")), None)
+    enabled = admin.cleaner_setting(node, "log.cleaner.enable") if node else None
+    threads = admin.cleaner_setting(node, "log.cleaner.threads") if node else None
+    if enabled is None and threads is None:
+        return None
+    return BrokerFacts(cleaner_enabled=enabled.value if enabled else None,
+                       cleaner_threads=threads.value if threads else None)
 
 
 def format_cause(c, log_dir: str | None) -> str:
@@ -351,7 +372,8 @@ def format_cause(c, log_dir: str | None) -> str:
         elif k == "transaction" and v:
             lines.append(f"  txn:       producer {v['producer_id']} epoch {v['producer_epoch']} from offset "
                          f"{v['first_offset']}, age {duration(v['age_ms'])}")
-        elif k in ("exception", "message", "cleaner_log", "dead_threads", "last_error", "first_fault", "reason",
+        elif k in ("exception", "message", "cleaner_log", "dead_threads", "cleaner_threads", "cleaner_enabled",
+                   "last_error", "first_fault", "reason",
                    "held_from_segment", "compaction_delay_ms") and v is not None:
             lines.append(f"  {k + ':':<10} {v}")
     for i, fix in enumerate(c.fix):
@@ -383,3 +405,4 @@ def _open_transactions_table(rows: list[dict], out) -> None:
         vals = [f"{r['topic']}-{r['partition']}", t["producer_id"], t["producer_epoch"], t["first_offset"], age,
                 "yes" if t["hanging"] else "no"]
         out.write("  ".join(str(v)[:w].ljust(w) for v, (_, w) in zip(vals, heads)) + "\n")
+

@@ -20,6 +20,8 @@ works. Errors name the key path and the reason, at start, never mid-run::
           orders: {min.cleanable.dirty.ratio: 0.3}
         transaction_max_timeout_ms: 900000   # the brokers' transaction.max.timeout.ms when the admin
                                              # API cannot tell (hanging transactions are older than it)
+        cleaner: {log.cleaner.threads: 2}    # the brokers' log cleaner settings when the admin API
+                                             # cannot tell (else "unknown"; Kafka's names)
     intervals: {jmx: 15, log_dirs: 60, cleaner_log: 15, admin: 30, consumer_groups: 30}
     timeouts:  {jmx: 5, admin: 10}
     thresholds: {...}                # what the alert rules and the dashboard call unhealthy
@@ -30,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-from monitor.topicconfig import ConfigValueError, TopicConfig
+from monitor.topicconfig import CLEANER_SETTINGS, ConfigValueError, TopicConfig, parse_broker_value
 
 
 class ConfigError(ValueError):
@@ -76,6 +78,7 @@ class Thresholds:
     overdue_for: str = "15m"
     uncleanable_for: str = "5m"
     monitor_down_for: str = "5m"
+    cleaner_disabled_for: str = "5m"  # CleanerDisabled: log.cleaner.enable=false where compacted partitions live
     monitor_job: str = "kafka-compaction-monitor"  # the Prometheus job that scrapes the collector
     runbook_base: str = "alerts/RUNBOOK.md"  # or the URL where your copy of the runbook lives
 
@@ -101,6 +104,9 @@ class ClusterConfig:
     # the brokers' transaction.max.timeout.ms, used when the admin API cannot give it (None: Kafka's
     # default); monitor.topicconfig.effective_broker_setting is the precedence
     transaction_max_timeout_ms: int | None = None
+    # the brokers' log cleaner settings (Kafka's names: log.cleaner.threads, ...) used when the admin API
+    # cannot give them; monitor.topicconfig.broker_cleaner_settings is the precedence
+    cleaner: dict = field(default_factory=dict)
 
     def metric_name_candidates(self, key: str) -> list[str]:
         custom = self.metric_names.get(key)
@@ -195,7 +201,7 @@ def _cluster(d, path: str, file) -> ClusterConfig:
     if not isinstance(d, dict):
         raise ConfigError(path.rstrip("."), "must be a mapping", file)
     _check_keys(d, {"name", "bootstrap_servers", "client", "brokers", "metric_names", "topics", "consumer_groups",
-                    "transaction_max_timeout_ms"}, path, file)
+                    "transaction_max_timeout_ms", "cleaner"}, path, file)
     brokers = tuple(_broker(b, f"{path}brokers[{i}].", file) for i, b in enumerate(d.get("brokers") or []))
     names = d.get("metric_names") or {}
     for k in names:
@@ -217,8 +223,18 @@ def _cluster(d, path: str, file) -> ClusterConfig:
             raise ConfigError(f"{path}transaction_max_timeout_ms", f"{tmt!r} is not a whole number of ms", file)
         if not 1 <= tmt <= 2**31 - 1:
             raise ConfigError(f"{path}transaction_max_timeout_ms", "must be between 1 and 2147483647 (an int)", file)
+    cleaner = d.get("cleaner") or {}
+    if not isinstance(cleaner, dict):
+        raise ConfigError(f"{path}cleaner", "must be a mapping of log cleaner settings", file)
+    _check_keys(cleaner, set(CLEANER_SETTINGS), f"{path}cleaner.", file)
+    for k, v in cleaner.items():
+        try:
+            parse_broker_value(k, v)
+        except ConfigValueError as exc:
+            raise ConfigError(f"{path}cleaner.{k}", str(exc), file) from None
     return ClusterConfig(str(d.get("name", "default")), bs, dict(d.get("client") or {}), brokers, dict(names),
-                         dict(topics), bool(d.get("consumer_groups", True)), tmt)
+                         dict(topics), bool(d.get("consumer_groups", True)), tmt,
+                         {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in cleaner.items()})
 
 
 def parse_config(data: dict | None, file: str | None = None) -> Config:

@@ -222,6 +222,14 @@ RULES: tuple[Rule, ...] = (
          "A compaction-monitor source is down",
          "Source {{ $labels.source }}{{ $labels.log_dir }} (cluster {{ $labels.cluster }}, instance "
          "{{ $labels.instance }}) has not answered, or its files were not understood, for <for>."),
+    # log.cleaner.enable=false (admin API) on a broker whose log dirs hold compacted partitions (the log-dir
+    # scanner exports partitions of compacted topics only): they are never cleaned and grow without bound.
+    Rule("CleanerDisabled", "critical", "kafka-log-cleaner", "cleaner_disabled_for",
+         (_c("broker_cleaner_enabled", "==", number(0),
+             join=Join(("cluster", "broker"), NS + "partition_log_bytes", ">=", 0)),),
+         "The log cleaner is disabled on " + B,
+         "log.cleaner.enable is false on " + B + ", which hosts compacted partitions: none of them is "
+         "compacted, and they grow without bound. Set it true and restart the broker."),
 )
 
 
