@@ -177,6 +177,17 @@ def cmd_explain(args: argparse.Namespace) -> int:
                        topic_overrides=overrides, admin=admin, cleaner_log=cleaner_logs[0] if cleaner_logs else None)
 
 
+def cmd_check_config(args: argparse.Namespace) -> int:
+    """Every compacted topic's live settings against the pitfalls of ``monitor.configreview``."""
+    cfg = _load_config(argparse.Namespace(config=args.config, bootstrap_servers=args.bootstrap_server,
+                                          log_dir=args.log_dir))
+    if cfg is None:
+        return 2
+    from collectors.app import run_check_config
+
+    return run_check_config(cfg, fmt=args.format, topics=args.topics)
+
+
 def cmd_rules(args: argparse.Namespace) -> int:
     from monitor.config import ConfigError, load_config
 
@@ -335,6 +346,15 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--format", choices=["text", "json"], default="text")
     e.set_defaults(func=cmd_explain)
 
+    cc = sub.add_parser("check-config", help="lint compacted topics' live settings against known pitfalls")
+    cc.add_argument("topics", nargs="*", metavar="TOPIC", help="topics to check (default: every compacted topic)")
+    cc.add_argument("--config", help="monitor.yaml (bootstrap servers, client settings, log dirs)")
+    cc.add_argument("--bootstrap-server", help="Kafka bootstrap servers: live topic configs and consumer groups")
+    cc.add_argument("--log-dir", action="append",
+                    help="a broker log dir readable here (repeatable): write rates, tombstones, active segments")
+    cc.add_argument("--format", choices=["text", "json"], default="text")
+    cc.set_defaults(func=cmd_check_config)
+
     c = sub.add_parser("collect", help="serve compaction metrics to Prometheus")
     c.add_argument("--config", help="monitor.yaml")
     c.add_argument("--bootstrap-servers", help="Kafka bootstrap servers (admin API, consumer groups)")
@@ -376,7 +396,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-FILE_ARGUMENTS = ("files", "paths")  # the positional lists of subcommands that take files
+FILE_ARGUMENTS = ("files", "paths", "topics")  # the positional lists of subcommands that take files
 
 
 def parse_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:

@@ -20,7 +20,7 @@ from monitor.topicconfig import (CLEANER_SETTINGS, BrokerSetting, ConfigValueErr
                                  broker_cleaner_settings)
 
 COMPACTION_KEYS = ("cleanup.policy", "min.cleanable.dirty.ratio", "min.compaction.lag.ms", "max.compaction.lag.ms",
-                   "delete.retention.ms", "segment.bytes", "segment.ms")
+                   "delete.retention.ms", "segment.bytes", "segment.ms", "retention.ms")
 TRANSACTION_MAX_TIMEOUT = "transaction.max.timeout.ms"
 
 

@@ -10,7 +10,8 @@ import json
 import signal
 import sys
 import threading
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import requests
@@ -406,3 +407,41 @@ def _open_transactions_table(rows: list[dict], out) -> None:
                 "yes" if t["hanging"] else "no"]
         out.write("  ".join(str(v)[:w].ljust(w) for v, (_, w) in zip(vals, heads)) + "\n")
 
+
+def run_check_config(config: Config, *, fmt: str = "text", topics=(), out=sys.stdout, err=sys.stderr) -> int:
+    """``check-config``: one refresh of the first cluster's sources (the admin API for the live configs
+    and consumer groups, the log dirs given for write rates, tombstones and active segments), then the
+    review (``monitor.configreview``). 0: every check passed; 1: a pitfall found; 2: no live configs."""
+    from collectors.review import topic_facts
+    from monitor.configreview import format_review, review
+
+    cluster = config.clusters[0] if config.clusters else None
+    if cluster is None or not cluster.bootstrap_servers:
+        print("check-config: no bootstrap server: the live topic configs come from the admin API", file=err)
+        return 2
+    col = build(replace(config, clusters=(cluster,)))
+    try:
+        col.runner.refresh_all()
+        for st in col.store.statuses():
+            if not st.up:
+                print(f"check-config: source {st.name} failed: {st.last_error}", file=err)
+        statuses = col.store.statuses()
+        if not any(st.kind == "admin" and st.snapshot is not None for st in statuses):
+            return 2
+        facts = topic_facts(statuses, cluster.name, time.time())
+    finally:
+        col.close()
+    if topics:
+        missing = sorted(set(topics) - {f.topic for f in facts})
+        for t in missing:
+            print(f"check-config: {t}: no such compacted topic on {cluster.bootstrap_servers}", file=err)
+        facts = [f for f in facts if f.topic in topics]
+        if missing:
+            return 2
+    result = review(facts, bootstrap=cluster.bootstrap_servers)
+    if fmt == "json":
+        json.dump(result.as_dict(), out, indent=2, default=str)
+        out.write("\n")
+    else:
+        out.write(format_review(result) + "\n")
+    return 0 if result.passed else 1

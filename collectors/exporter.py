@@ -273,6 +273,24 @@ class TopicCollector(_StoreCollector):
         yield from fams.values()
 
 
+class ConfigReviewCollector(_StoreCollector):
+    """The configuration review's findings (``monitor.configreview``) per cluster with an admin source."""
+
+    names = (M.T_CONFIG_FINDING,)
+
+    def collect(self):
+        from collectors.review import topic_facts
+        from monitor.configreview import review
+
+        fam = _family(M.T_CONFIG_FINDING)
+        statuses = self.store.statuses()
+        now = self.clock()
+        for cluster in sorted({st.cluster for st in statuses if st.kind == "admin" and st.snapshot is not None}):
+            for f in review(topic_facts(statuses, cluster, now)).findings:
+                fam.add_metric([cluster, f.topic, f.check, f.setting, f.current, f.suggested], 1.0)
+        yield fam
+
+
 class SelfCollector(_StoreCollector):
     names = (M.SRC_UP, M.SRC_LAST_SUCCESS, M.SRC_DURATION, M.SRC_ERRORS)
 
@@ -291,7 +309,7 @@ class SelfCollector(_StoreCollector):
 
 
 ALL = (BrokerCleanerCollector, BrokerSettingsCollector, PartitionCollector, CleanerLogCollector, ConsumerGroupCollector, TopicCollector,
-       SelfCollector)
+       ConfigReviewCollector, SelfCollector)
 
 
 def register_all(registry, store: Store, clock=time.time) -> None:

@@ -164,6 +164,10 @@ T_MIN_RATIO = _m("topic_min_cleanable_dirty_ratio", "gauge", "min.cleanable.dirt
 T_RETENTION = _m("topic_delete_retention_seconds", "gauge", "delete.retention.ms of a compacted topic, in seconds.", T)
 T_MIN_LAG = _m("topic_min_compaction_lag_seconds", "gauge", "min.compaction.lag.ms of a compacted topic, in seconds.", T)
 T_MAX_LAG = _m("topic_max_compaction_lag_seconds", "gauge", "max.compaction.lag.ms of a compacted topic, in seconds.", T)
+T_CONFIG_FINDING = _m("topic_config_finding", "gauge",
+                      "1 for each pitfall the configuration review (check-config) finds on a compacted topic: "
+                      "check, the setting to change, its current and suggested value.",
+                      T + ("check", "setting", "current", "suggested"))
 T_PARTITIONS = _m("topic_partitions", "gauge", "Partitions of a compacted topic.", T)
 
 # --- the collector itself ---

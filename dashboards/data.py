@@ -30,7 +30,7 @@ from monitor.rule_eval import Sample, evaluate, unknown_rules
 
 PREFIX = "kafka_compaction_"
 LABELS = ["cluster", "broker", "topic", "partition", "group", "section", "reason", "cause", "log_dir", "source",
-          "kind", "error", "instance", "job"]
+          "kind", "error", "instance", "job", "check", "setting", "current", "suggested"]
 
 
 class SourceError(RuntimeError):

@@ -25,6 +25,7 @@ DEFAULTS = {
     "delete.retention.ms": 86_400_000,
     "segment.bytes": 1_073_741_824,
     "segment.ms": 604_800_000,
+    "retention.ms": 604_800_000,  # the delete half of cleanup.policy=compact,delete; -1: no time limit
 }
 # Kafka's internal topics that the broker creates with cleanup.policy=compact
 INTERNAL_COMPACTED = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
@@ -68,6 +69,7 @@ class TopicConfig:
     delete_retention_ms: int = 86_400_000
     segment_bytes: int = 1_073_741_824
     segment_ms: int = 604_800_000
+    retention_ms: int = 604_800_000  # applies with cleanup.policy=compact,delete only; -1: unlimited
 
     @property
     def compacted(self) -> bool:
@@ -93,7 +95,7 @@ class TopicConfig:
                 raise ConfigValueError(key, raw, "not a number") from None
             if f.name == "min_cleanable_dirty_ratio" and not 0 <= num <= 1:
                 raise ConfigValueError(key, raw, "must be between 0 and 1")
-            if f.name != "min_cleanable_dirty_ratio" and num < 0:
+            if f.name != "min_cleanable_dirty_ratio" and num < 0 and not (f.name == "retention_ms" and num == -1):
                 raise ConfigValueError(key, raw, "must not be negative")
             kw[f.name] = num
         return cls(**kw)

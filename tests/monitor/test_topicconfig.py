@@ -10,7 +10,7 @@ from monitor.topicconfig import ConfigValueError, TopicConfig, effective_broker_
 KAFKA_DEFAULTS = {  # https://kafka.apache.org/documentation/#topicconfigs
     "cleanup.policy": "delete", "min.cleanable.dirty.ratio": "0.5", "min.compaction.lag.ms": "0",
     "max.compaction.lag.ms": "9223372036854775807", "delete.retention.ms": "86400000",
-    "segment.bytes": "1073741824", "segment.ms": "604800000",
+    "segment.bytes": "1073741824", "segment.ms": "604800000", "retention.ms": "604800000",
 }
 
 
