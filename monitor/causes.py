@@ -34,6 +34,7 @@ from monitor.rules import CLEANABLE_RATIO_ABOVE_MIN, holds
 from monitor.topicconfig import LONG_MAX, EffectiveConfig, TopicConfig
 
 BOOTSTRAP_PLACEHOLDER = "<bootstrap>"
+MORE_THREADS = "<up to twice the current>"  # log.cleaner.threads may at most double per change
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,9 @@ def alter_topic(bootstrap: str, topic: str, key: str, value) -> str:
 
 
 def alter_brokers(bootstrap: str, key: str, value) -> str:
-    """A cluster-wide dynamic broker config (the log cleaner's settings are reconfigurable: LogCleaner)."""
+    """A cluster-wide dynamic broker config (the log cleaner's settings are reconfigurable: LogCleaner).
+    log.cleaner.threads may at most double in one change (LogCleaner.validateReconfiguration refuses
+    more: "Log cleaner threads cannot be increased to more than double the current value")."""
     return (f"kafka-configs.sh --bootstrap-server {bootstrap} --alter --entity-type brokers --entity-default "
             f"--add-config {key}={value}")
 
@@ -247,7 +250,7 @@ def _overdue(f: _Facts) -> Found | None:
              "eligible_seconds": f.eligible_seconds, "configs": f.cfg("max.compaction.lag.ms")},
             ("the cleaner is behind: check CleanerSlow / CleanerBufferSaturated and the cleaner's throttle "
              "(log.cleaner.io.max.bytes.per.second)",
-             alter_brokers(f.bootstrap, "log.cleaner.threads", "<more threads>")))
+             alter_brokers(f.bootstrap, "log.cleaner.threads", MORE_THREADS)))
 
 
 def _waiting(f: _Facts) -> Found | None:
@@ -260,7 +263,7 @@ def _waiting(f: _Facts) -> Found | None:
             f"{s.min_cleanable_dirty_ratio:g}) and queued {how_long}: the cleaner takes the filthiest log first",
             {"eligible_seconds": f.eligible_seconds, "configs": f.cfg("min.cleanable.dirty.ratio")},
             ("nothing if it is cleaned soon; if it waits long, the cleaner lacks capacity: "
-             + alter_brokers(f.bootstrap, "log.cleaner.threads", "<more threads>"),))
+             + alter_brokers(f.bootstrap, "log.cleaner.threads", MORE_THREADS),))
 
 
 def _min_compaction_lag(f: _Facts) -> Found | None:
@@ -511,8 +514,8 @@ def fix_outline(cause: str, topic: str, partition: int, *, last_stable_offset: i
         "hanging_transaction": abort_transaction(b, topic, partition, start),
         "open_transaction": "let the producer commit or abort; if it is gone: "
                             + abort_transaction(b, topic, partition, start),
-        "overdue": "the cleaner lacks capacity: " + alter_brokers(b, "log.cleaner.threads", "<more threads>"),
-        "waiting": "nothing if it is cleaned soon; else " + alter_brokers(b, "log.cleaner.threads", "<more threads>"),
+        "overdue": "the cleaner lacks capacity: " + alter_brokers(b, "log.cleaner.threads", MORE_THREADS),
+        "waiting": "nothing if it is cleaned soon; else " + alter_brokers(b, "log.cleaner.threads", MORE_THREADS),
         "min_compaction_lag": "nothing if intended; else " + alter_topic(b, topic, "min.compaction.lag.ms", "<lower>"),
         "below_threshold": "nothing (configured); to compact sooner: "
                            + alter_topic(b, topic, "min.cleanable.dirty.ratio", "<lower>"),

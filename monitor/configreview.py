@@ -113,7 +113,8 @@ def _delete_retention(t: TopicFacts, lim: ReviewLimits, b: str):
     if slow.lag_seconds * 1000 <= retention:
         return None
     suggested = max(int(slow.lag_seconds * 2000), 86_400_000)
-    return Finding(t.topic, "delete_retention_below_consumer_lag", "delete.retention.ms", str(retention), str(suggested),
+    return Finding(t.topic, "delete_retention_below_consumer_lag", "delete.retention.ms", str(retention),
+                   str(suggested),
                    f"delete.retention.ms ({duration(retention)}) is below consumer group {slow.group}'s time lag "
                    f"({duration(slow.lag_seconds * 1000)} on partition {slow.partition}): the cleaner may remove "
                    "deletes before that group reads them",
@@ -133,10 +134,11 @@ def _dirty_ratio(t: TopicFacts, lim: ReviewLimits, b: str):
         ev["seconds_between_cleans"] = secs
         every = (f"; at {t.write_bytes_per_second:.0f} B/s that is a clean every {duration(secs * 1000)}, each "
                  f"recopying about {(1 - m) * t.log_bytes:.0f} clean bytes")
-    return Finding(t.topic, "dirty_ratio_too_low", "min.cleanable.dirty.ratio", f"{m:g}", f"{lim.suggested_dirty_ratio:g}",
+    suggested = f"{lim.suggested_dirty_ratio:g}"
+    return Finding(t.topic, "dirty_ratio_too_low", "min.cleanable.dirty.ratio", f"{m:g}", suggested,
                    f"min.cleanable.dirty.ratio {m:g} is below {lim.min_dirty_ratio:g}: the cleaner picks the log "
                    f"again as soon as {m:.0%} of it is dirty and rewrites the rest each time{every}", ev,
-                   alter_topic(b, t.topic, "min.cleanable.dirty.ratio", f"{lim.suggested_dirty_ratio:g}"))
+                   alter_topic(b, t.topic, "min.cleanable.dirty.ratio", suggested))
 
 
 def _time_to_eligible_ms(t: TopicFacts) -> float:
@@ -171,8 +173,8 @@ def _max_lag(t: TopicFacts, lim: ReviewLimits, b: str):
         return None
     suggested = max(c.delete_retention_ms, lim.suggested_max_compaction_lag_ms)
     when = "never" if wait == float("inf") else f"in {duration(wait)}"
-    return Finding(t.topic, "unbounded_max_compaction_lag", "max.compaction.lag.ms", str(c.max_compaction_lag_ms),
-                   str(suggested),
+    return Finding(t.topic, "unbounded_max_compaction_lag", "max.compaction.lag.ms",
+                   str(c.max_compaction_lag_ms), str(suggested),
                    f"max.compaction.lag.ms is unbounded on a quiet topic with {t.tombstones} tombstone(s) on disk: at "
                    f"{t.write_bytes_per_second:.1f} B/s its dirty ratio passes min.cleanable.dirty.ratio {when}, "
                    "so nothing forces a clean and the deletes stay",
