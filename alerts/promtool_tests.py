@@ -200,6 +200,13 @@ def cases(t: Thresholds) -> list[Case]:
          {sel("kafka_compaction_log_dir_free_bytes", log_dir): f"{need}x{n}",
           sel("kafka_compaction_log_dir_clean_needed_bytes", log_dir): f"{need}x{n}",
           sel("kafka_compaction_log_dir_free_bytes", {**log_dir, "log_dir": "/data/other"}): f"0x{n}"})
+    enabled = "kafka_compaction_broker_cleaner_enabled"
+    both("CleanerDisabled", "critical",
+         {sel(enabled, {**BROKER, "source": "admin"}): f"0x{n}",
+          sel("kafka_compaction_partition_log_bytes", PART): f"1000x{n}"},
+         {sel(enabled, {**BROKER, "source": "admin"}): f"0x{n}",  # disabled, but no compacted partition there
+          sel("kafka_compaction_partition_log_bytes", other_broker): f"1000x{n}",
+          sel(enabled, {**BROKER, "broker": "2", "source": "admin"}): f"1x{n}"})
     return c
 
 

@@ -191,6 +191,17 @@ def cmd_explain(args: argparse.Namespace) -> int:
                        topic_overrides=overrides, admin=admin, cleaner_log=cleaner_logs[0] if cleaner_logs else None)
 
 
+def cmd_check_config(args: argparse.Namespace) -> int:
+    """Every compacted topic's live settings against the pitfalls of ``monitor.configreview``."""
+    cfg = _load_config(argparse.Namespace(config=args.config, bootstrap_servers=args.bootstrap_server,
+                                          log_dir=args.log_dir))
+    if cfg is None:
+        return 2
+    from collectors.app import run_check_config
+
+    return run_check_config(cfg, fmt=args.format, topics=args.topics)
+
+
 def cmd_rules(args: argparse.Namespace) -> int:
     from monitor.config import ConfigError, load_config
 
@@ -222,19 +233,21 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 def cmd_audit(argv: list[str]) -> int:
     """The Spark audit; topic configs by ``effective_config``: the admin API's, else the config file's,
-    else Kafka's defaults (for a topic neither knows, applied in the audit)."""
+    else Kafka's defaults (for a topic neither knows, applied in the audit). The brokers' cleaner
+    settings and replica placement from the admin API too, under the flags (``job.cleaner_params``)."""
     from spark_analysis.job import build_parser, run
 
     args = build_parser(parser_class=Parser).parse_args(argv)
     from monitor.config import ConfigError, load_config
-    from monitor.topicconfig import effective_configs
+    from monitor.topicconfig import broker_cleaner_settings, effective_configs
 
     try:
         cfg = load_config(args.config)
     except ConfigError as exc:
         return _config_error(exc)
-    admin = {}
+    admin, brokers, replicas = {}, None, None
     cluster = cfg.clusters[0] if cfg.clusters else None
+    settings = broker_cleaner_settings(file=cluster.cleaner if cluster else None)  # nobody asked: the file, else Kafka's
     bootstrap = args.bootstrap_servers or (cluster.bootstrap_servers if cluster else None)
     if bootstrap and not args.bootstrap_servers:
         args.bootstrap_servers = bootstrap
@@ -244,12 +257,23 @@ def cmd_audit(argv: list[str]) -> int:
             from monitor.config import ClusterConfig
 
             fetcher = AdminFetcher(cluster or ClusterConfig(bootstrap_servers=bootstrap), timeout=10)
-            admin = {t: info.config for t, info in fetcher.topics().topics.items()}
+            snap = fetcher.topics()
             fetcher.close()
+            admin = {t: info.config for t, info in snap.topics.items()}
+            brokers = snap.cleaner_settings
+            replicas = {(t, p): po.replicas for t, info in snap.topics.items() for p, po in info.partitions.items()}
+            for b, got in sorted(brokers.items()):
+                unknown = {s.reason for s in got.values() if s.source == "unknown"}
+                for reason in unknown:
+                    _err(f"broker {b}: cleaner settings unknown ({reason}); the estimate assumes Kafka's "
+                         "defaults for them and says so")
         except Exception as exc:  # noqa: BLE001 - the audit can go on with defaults
             _err(f"topic configs from {bootstrap} unavailable ({exc}); using the config file and Kafka's defaults")
+            settings = broker_cleaner_settings(file=cluster.cleaner if cluster else None,
+                                               admin_error=f"the admin API at {bootstrap} failed: {exc}")
     try:
-        run(args, topic_configs=effective_configs(admin, cluster.topics if cluster else {}))
+        run(args, topic_configs=effective_configs(admin, cluster.topics if cluster else {}), broker_settings=brokers,
+            replicas=replicas, settings=settings)
     except (FileNotFoundError, ValueError) as exc:
         _err(f"audit: {exc}")
         return 2
@@ -356,6 +380,15 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--format", choices=["text", "json"], default="text")
     e.set_defaults(func=cmd_explain)
 
+    cc = sub.add_parser("check-config", help="lint compacted topics' live settings against known pitfalls")
+    cc.add_argument("topics", nargs="*", metavar="TOPIC", help="topics to check (default: every compacted topic)")
+    cc.add_argument("--config", help="monitor.yaml (bootstrap servers, client settings, log dirs)")
+    cc.add_argument("--bootstrap-server", help="Kafka bootstrap servers: live topic configs and consumer groups")
+    cc.add_argument("--log-dir", action="append",
+                    help="a broker log dir readable here (repeatable): write rates, tombstones, active segments")
+    cc.add_argument("--format", choices=["text", "json"], default="text")
+    cc.set_defaults(func=cmd_check_config)
+
     c = sub.add_parser("collect", help="serve compaction metrics to Prometheus")
     c.add_argument("--config", help="monitor.yaml")
     c.add_argument("--bootstrap-servers", help="Kafka bootstrap servers (admin API, consumer groups)")
@@ -402,7 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-FILE_ARGUMENTS = ("files", "paths")  # the positional lists of subcommands that take files
+FILE_ARGUMENTS = ("files", "paths", "topics")  # the positional lists of subcommands that take files
 
 
 def parse_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:

@@ -1,5 +1,6 @@
 """What the Kafka admin API says: compacted topics, their effective configs, offsets (the leader's
-last stable offset among them), the brokers' ``transaction.max.timeout.ms``, and consumer groups' lag in records and in time (the timestamp of the record at the committed
+last stable offset among them), each partition's replicas, the brokers' ``transaction.max.timeout.ms``
+and log cleaner settings (``log.cleaner.threads``, ...: describe_configs on each broker), and consumer groups' lag in records and in time (the timestamp of the record at the committed
 offset against now). A group whose time lag exceeds the topic's ``delete.retention.ms`` may
 miss tombstones: the cleaner is free to drop a delete before the group reads it.
 
@@ -17,9 +18,11 @@ from confluent_kafka.admin import AdminClient, ConfigResource, OffsetSpec, Resou
 from monitor.config import ClusterConfig
 from monitor.consumers import latest_value_only
 from monitor.topicconfig import ConfigValueError, TopicConfig
+from monitor.topicconfig import (CLEANER_SETTINGS, BrokerSetting, ConfigValueError, TopicConfig,
+                                 broker_cleaner_settings)
 
 COMPACTION_KEYS = ("cleanup.policy", "min.cleanable.dirty.ratio", "min.compaction.lag.ms", "max.compaction.lag.ms",
-                   "delete.retention.ms", "segment.bytes", "segment.ms")
+                   "delete.retention.ms", "segment.bytes", "segment.ms", "retention.ms")
 TRANSACTION_MAX_TIMEOUT = "transaction.max.timeout.ms"
 
 
@@ -29,6 +32,7 @@ class PartitionOffsets:
     earliest: int
     latest: int  # log end offset (high watermark)
     stable: int  # last stable offset (read_committed end)
+    replicas: tuple = ()  # broker ids holding a replica (each cleans its own copy)
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,12 @@ class AdminSnapshot:
     topics: dict = field(default_factory=dict)  # name -> TopicInfo (compacted topics only)
     errors: dict = field(default_factory=dict)
     transaction_max_timeout_ms: int | None = None  # the largest of the brokers' (None: none could tell)
+    # broker id (str) -> Kafka name -> BrokerSetting (admin, else the config file's, else unknown with
+    # the reason the broker gave): every broker the metadata lists
+    cleaner_settings: dict = field(default_factory=dict)
+
+    def cleaner_setting(self, broker: str, key: str) -> BrokerSetting | None:
+        return self.cleaner_settings.get(str(broker), {}).get(key)
 
 
 @dataclass(frozen=True)
@@ -124,26 +134,63 @@ class AdminFetcher:
             parts = {}
             for p, pm in md.topics[t].partitions.items():
                 e, l, s = offsets.get((t, p), (-1, -1, -1))
-                parts[p] = PartitionOffsets(pm.leader, e, l, s)
+                parts[p] = PartitionOffsets(pm.leader, e, l, s, tuple(pm.replicas))
             topics[t] = TopicInfo(t, cfg, parts)
-        return AdminSnapshot(now, topics, errors, self._transaction_max_timeout(md.brokers, errors))
+        configs = self._broker_configs(md.brokers, errors)
+        return AdminSnapshot(now, topics, errors, self._transaction_max_timeout(configs, errors),
+                             self._cleaner_settings(configs))
 
-    def _transaction_max_timeout(self, brokers, errors: dict) -> int | None:
-        """The brokers' ``transaction.max.timeout.ms`` (describe_configs on each BROKER resource: the value
-        in force, Kafka's default included), the largest of them. Each transaction coordinator refuses a
-        producer a longer transaction.timeout.ms and aborts a transaction older than the producer's, so a
-        transaction open longer than the largest any broker allows is hanging whichever coordinator owns
-        it. None when no broker answered (the caller falls back on the config file, then the default)."""
-        values = []
+    def _broker_configs(self, brokers, errors: dict) -> dict:
+        """Each broker's configs (describe_configs on its BROKER resource: the values in force, Kafka's
+        defaults included): broker id -> {name: value} or, when it refused or did not answer, the reason
+        (a str)."""
+        out = {}
         for bid in sorted(brokers):  # one request per broker: a BROKER resource is answered by that broker
             res = ConfigResource(ResourceType.BROKER, str(bid))
             try:
                 entries = self._admin.describe_configs([res], request_timeout=self.timeout)[res].result(
                     timeout=self.timeout)
-                values.append(int(entries[TRANSACTION_MAX_TIMEOUT].value))
+                out[bid] = {k: e.value for k, e in entries.items()}
+            except KafkaException as exc:
+                out[bid] = f"describe_configs of broker {bid} refused: {exc}"
+                errors[f"broker {bid} describe_configs"] = out[bid]
+        return out
+
+    @staticmethod
+    def _transaction_max_timeout(configs: dict, errors: dict) -> int | None:
+        """The brokers' ``transaction.max.timeout.ms``, the largest of them. Each transaction coordinator
+        refuses a producer a longer transaction.timeout.ms and aborts a transaction older than the
+        producer's, so a transaction open longer than the largest any broker allows is hanging whichever
+        coordinator owns it. None when no broker answered (the caller falls back on the config file, then
+        the default)."""
+        values = []
+        for bid, got in configs.items():
+            try:
+                if isinstance(got, str):
+                    raise KafkaException(got)
+                values.append(int(got[TRANSACTION_MAX_TIMEOUT]))
             except (KafkaException, KeyError, TypeError, ValueError) as exc:
                 errors[f"broker {bid} {TRANSACTION_MAX_TIMEOUT}"] = f"{type(exc).__name__}: {exc}"
         return max(values) if values else None
+
+    def _cleaner_settings(self, configs: dict) -> dict:
+        """Each broker's log cleaner settings by ``broker_cleaner_settings``' precedence: the broker's own
+        values, else the config file's ``cleaner``, else unknown with the broker's refusal as the reason
+        (never Kafka's default: the broker was asked and did not tell)."""
+        out = {}
+        for bid, got in configs.items():
+            if isinstance(got, str):
+                out[str(bid)] = broker_cleaner_settings(file=self.cluster.cleaner, admin_error=got)
+                continue
+            admin = {k: got[k] for k in CLEANER_SETTINGS if got.get(k) is not None}
+            try:
+                settings = broker_cleaner_settings(admin=admin, file=self.cluster.cleaner,
+                                                   admin_error=f"broker {bid} did not list it")
+            except ConfigValueError as exc:
+                settings = broker_cleaner_settings(file=self.cluster.cleaner,
+                                                   admin_error=f"broker {bid} gave a malformed value: {exc}")
+            out[str(bid)] = settings
+        return out
 
     # The producers' view (DescribeProducers, KIP-664: per partition, each active producer's
     # currentTxnStartOffset, as `kafka-transactions.sh describe-producers` prints it) would check the

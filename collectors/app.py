@@ -10,7 +10,9 @@ import json
 import signal
 import sys
 import threading
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from boundedhttp import get_text
 from prometheus_client import CollectorRegistry, generate_latest, start_http_server
@@ -20,7 +22,7 @@ from collectors.cleaner_metrics import jolokia_read_url, parse_exposition, parse
 from collectors.exporter import register_all
 from collectors.logdirs import TRANSACTION_MAX_TIMEOUT, LogDirScanner
 from collectors.runner import Runner, Source, Store
-from monitor.causes import duration, unknown_cause
+from monitor.causes import BrokerFacts, duration, unknown_cause
 from monitor.config import ClusterConfig, Config
 from monitor.lsocheck import LeaderLso
 from monitor.streams import streams_role
@@ -340,7 +342,9 @@ def run_explain(selectors, *, config: Config, log_dirs, fmt: str = "text", boots
         print(f"explain: {sel}: no such compacted topic or partition in {', '.join(map(str, log_dirs))}", file=err)
     chosen = [r for r in snap.partitions
               if not selectors or r.state.topic in whole or (r.state.topic, r.state.partition) in parts]
-    causes = [(r.log_dir, r.cause(snap.taken_at, bootstrap=bootstrap, one_shot=True, cleaner=cleaner)) for r in chosen]
+    broker = _admin_broker_facts(admin, log_dirs)
+    causes = [(r.log_dir, r.cause(snap.taken_at, bootstrap=bootstrap, one_shot=True, cleaner=cleaner, broker=broker))
+              for r in chosen]
     for key, reason in snap.partition_errors.items():  # unreadable partitions have no state: unknown
         topic, _, p = key.rpartition("-")
         if p.isdigit() and not any(c.topic == topic and c.partition == int(p) for _, c in causes) and (
@@ -356,6 +360,24 @@ def run_explain(selectors, *, config: Config, log_dirs, fmt: str = "text", boots
     if missing:
         return 2
     return _exit_code(snap, cleaner_ok=cleaner is not None or not cleaner_log)
+
+
+def _admin_broker_facts(admin, log_dirs) -> BrokerFacts | None:
+    """log.cleaner.enable and log.cleaner.threads of the broker whose log dirs these are (its node.id
+    from meta.properties), from an admin snapshot; None without either."""
+    if admin is None:
+        return None
+    from monitor.logdir import read_meta_properties
+
+    node = next((m.get("node.id") or m.get("broker.id") for m in
+                 (read_meta_properties(Path(d) / "meta.properties") for d in log_dirs)
+                 if m.get("node.id") or m.get("broker.id")), None)
+    enabled = admin.cleaner_setting(node, "log.cleaner.enable") if node else None
+    threads = admin.cleaner_setting(node, "log.cleaner.threads") if node else None
+    if enabled is None and threads is None:
+        return None
+    return BrokerFacts(cleaner_enabled=enabled.value if enabled else None,
+                       cleaner_threads=threads.value if threads else None)
 
 
 def format_cause(c, log_dir: str | None) -> str:
@@ -382,7 +404,8 @@ def format_cause(c, log_dir: str | None) -> str:
         elif k == "transaction" and v:
             lines.append(f"  txn:       producer {v['producer_id']} epoch {v['producer_epoch']} from offset "
                          f"{v['first_offset']}, age {duration(v['age_ms'])}")
-        elif k in ("exception", "message", "cleaner_log", "dead_threads", "last_error", "first_fault", "reason",
+        elif k in ("exception", "message", "cleaner_log", "dead_threads", "cleaner_threads", "cleaner_enabled",
+                   "last_error", "first_fault", "reason",
                    "held_from_segment", "compaction_delay_ms") and v is not None:
             lines.append(f"  {k + ':':<10} {v}")
     for i, fix in enumerate(c.fix):
@@ -414,3 +437,42 @@ def _open_transactions_table(rows: list[dict], out) -> None:
         vals = [f"{r['topic']}-{r['partition']}", t["producer_id"], t["producer_epoch"], t["first_offset"], age,
                 "yes" if t["hanging"] else "no"]
         out.write("  ".join(str(v)[:w].ljust(w) for v, (_, w) in zip(vals, heads)) + "\n")
+
+
+def run_check_config(config: Config, *, fmt: str = "text", topics=(), out=sys.stdout, err=sys.stderr) -> int:
+    """``check-config``: one refresh of the first cluster's sources (the admin API for the live configs
+    and consumer groups, the log dirs given for write rates, tombstones and active segments), then the
+    review (``monitor.configreview``). 0: every check passed; 1: a pitfall found; 2: no live configs."""
+    from collectors.review import topic_facts
+    from monitor.configreview import format_review, review
+
+    cluster = config.clusters[0] if config.clusters else None
+    if cluster is None or not cluster.bootstrap_servers:
+        print("check-config: no bootstrap server: the live topic configs come from the admin API", file=err)
+        return 2
+    col = build(replace(config, clusters=(cluster,)))
+    try:
+        col.runner.refresh_all()
+        for st in col.store.statuses():
+            if not st.up:
+                print(f"check-config: source {st.name} failed: {st.last_error}", file=err)
+        statuses = col.store.statuses()
+        if not any(st.kind == "admin" and st.snapshot is not None for st in statuses):
+            return 2
+        facts = topic_facts(statuses, cluster.name, time.time())
+    finally:
+        col.close()
+    if topics:
+        missing = sorted(set(topics) - {f.topic for f in facts})
+        for t in missing:
+            print(f"check-config: {t}: no such compacted topic on {cluster.bootstrap_servers}", file=err)
+        facts = [f for f in facts if f.topic in topics]
+        if missing:
+            return 2
+    result = review(facts, bootstrap=cluster.bootstrap_servers)
+    if fmt == "json":
+        json.dump(result.as_dict(), out, indent=2, default=str)
+        out.write("\n")
+    else:
+        out.write(format_review(result) + "\n")
+    return 0 if result.passed else 1

@@ -69,6 +69,37 @@ class BrokerCleanerCollector(_StoreCollector):
         yield from fams.values()
 
 
+class BrokerSettingsCollector(_StoreCollector):
+    """The brokers' log cleaner settings from the admin source's latest snapshot, one series per
+    broker and setting known (see ``metrics``: an unknown setting has no sample)."""
+
+    names = (M.BROKER_CLEANER_ENABLED, M.BROKER_CLEANER_THREADS, M.BROKER_CLEANER_DEDUPE, M.BROKER_CLEANER_LOAD,
+             M.BROKER_CLEANER_IO_MAX, M.BROKER_CLEANER_BACKOFF, M.BROKER_CLEANER_KNOWN)
+    SETTINGS = {"log.cleaner.enable": (M.BROKER_CLEANER_ENABLED, float),
+                "log.cleaner.threads": (M.BROKER_CLEANER_THREADS, float),
+                "log.cleaner.dedupe.buffer.size": (M.BROKER_CLEANER_DEDUPE, float),
+                "log.cleaner.io.buffer.load.factor": (M.BROKER_CLEANER_LOAD, float),
+                "log.cleaner.io.max.bytes.per.second": (M.BROKER_CLEANER_IO_MAX, float),
+                "log.cleaner.backoff.ms": (M.BROKER_CLEANER_BACKOFF, lambda ms: ms / 1000.0)}
+    MAX_LABEL = 200
+
+    def collect(self):
+        fams = {n: _family(n) for n in self.names}
+        for st in self.store.statuses():
+            if st.kind != "admin" or st.snapshot is None:
+                continue
+            for broker, settings in sorted(st.snapshot.cleaner_settings.items()):
+                lb = [st.cluster, broker]
+                refused = next((s.reason for s in settings.values() if s.source == "unknown"), None)
+                fams[M.BROKER_CLEANER_KNOWN].add_metric(lb + [(refused or "")[: self.MAX_LABEL]],
+                                                        0.0 if refused else 1.0)
+                for key, (name, conv) in self.SETTINGS.items():
+                    s = settings.get(key)
+                    if s is not None and s.known:
+                        fams[name].add_metric(lb + [s.source], conv(s.value))
+        yield from fams.values()
+
+
 class PartitionCollector(_StoreCollector):
     names = (M.P_CLEANABLE_RATIO, M.P_UNCLEANED_RATIO, M.P_BLOCKED, M.P_MIN_RATIO, M.P_CLEANABLE_BYTES,
              M.P_UNCLEANED_BYTES, M.P_CLEAN_BYTES, M.P_LOG_BYTES, M.P_HEAD_BYTES,
@@ -183,12 +214,22 @@ def _active_segment(fams, lb, rep, cause, now: float) -> None:
 
 
 def _broker_facts(statuses, logdirs) -> BrokerFacts | None:
-    """DeadThreadCount of the broker whose log dirs these are, from its JMX or Jolokia source."""
+    """DeadThreadCount of the broker whose log dirs these are, from its JMX or Jolokia source, and its
+    log.cleaner.enable and log.cleaner.threads from the admin source (None: not read)."""
+    dead, source, enabled, threads = None, "", None, None
     for st in statuses:
-        if st.kind in ("jmx", "jolokia") and st.snapshot is not None and (st.cluster, st.broker) == (
-                logdirs.cluster, logdirs.broker):
-            return BrokerFacts(st.snapshot.dead_threads(), st.name)
-    return None
+        if st.snapshot is None or st.cluster != logdirs.cluster:
+            continue
+        if st.kind in ("jmx", "jolokia") and st.broker == logdirs.broker and source == "":
+            dead, source = st.snapshot.dead_threads(), st.name
+        elif st.kind == "admin":
+            e = st.snapshot.cleaner_setting(logdirs.broker or "", "log.cleaner.enable")
+            t = st.snapshot.cleaner_setting(logdirs.broker or "", "log.cleaner.threads")
+            enabled = e.value if e is not None else None
+            threads = t.value if t is not None else None
+    if source == "" and enabled is None and threads is None:
+        return None
+    return BrokerFacts(dead, source, enabled, threads)
 
 
 def _cleaner_log(statuses, logdirs) -> CleanerLogState | None:
@@ -315,6 +356,24 @@ class TopicCollector(_StoreCollector):
         yield from fams.values()
 
 
+class ConfigReviewCollector(_StoreCollector):
+    """The configuration review's findings (``monitor.configreview``) per cluster with an admin source."""
+
+    names = (M.T_CONFIG_FINDING,)
+
+    def collect(self):
+        from collectors.review import topic_facts
+        from monitor.configreview import review
+
+        fam = _family(M.T_CONFIG_FINDING)
+        statuses = self.store.statuses()
+        now = self.clock()
+        for cluster in sorted({st.cluster for st in statuses if st.kind == "admin" and st.snapshot is not None}):
+            for f in review(topic_facts(statuses, cluster, now)).findings:
+                fam.add_metric([cluster, f.topic, f.check, f.setting, f.current, f.suggested], 1.0)
+        yield fam
+
+
 class SelfCollector(_StoreCollector):
     names = (M.SRC_UP, M.SRC_LAST_SUCCESS, M.SRC_DURATION, M.SRC_ERRORS)
 
@@ -332,8 +391,8 @@ class SelfCollector(_StoreCollector):
         yield from fams.values()
 
 
-ALL = (BrokerCleanerCollector, PartitionCollector, CleanerLogCollector, ConsumerGroupCollector, TopicCollector,
-       SelfCollector)
+ALL = (BrokerCleanerCollector, BrokerSettingsCollector, PartitionCollector, CleanerLogCollector, ConsumerGroupCollector, TopicCollector,
+       ConfigReviewCollector, SelfCollector)
 
 
 def register_all(registry, store: Store, clock=time.time) -> None:

@@ -41,6 +41,28 @@ BROKER_UNCLEANABLE_PARTS = _m("broker_uncleanable_partitions", "gauge",
 BROKER_UNCLEANABLE_BYTES = _m("broker_uncleanable_bytes", "gauge",
                               "Cleanable bytes of the uncleanable partitions, per log dir.", B + ("log_dir",))
 
+# --- the broker's log cleaner settings (admin API describe_configs on each broker; monitor.topicconfig's
+# precedence: admin > config file > unknown). source: admin | config. A setting the broker refused to
+# describe and the config file does not give has no sample (never Kafka's default in its place);
+# broker_cleaner_settings_known says which brokers answered, and why not. ---
+BS = B + ("source",)
+BROKER_CLEANER_ENABLED = _m("broker_cleaner_enabled", "gauge",
+                            "log.cleaner.enable: 1 when the broker runs a log cleaner, 0 when it has none "
+                            "(its compacted partitions are never cleaned).", BS)
+BROKER_CLEANER_THREADS = _m("broker_cleaner_threads", "gauge", "log.cleaner.threads: cleaner threads.", BS)
+BROKER_CLEANER_DEDUPE = _m("broker_cleaner_dedupe_buffer_bytes", "gauge",
+                           "log.cleaner.dedupe.buffer.size: the offset maps' memory, shared by all threads.", BS)
+BROKER_CLEANER_LOAD = _m("broker_cleaner_io_buffer_load_factor", "gauge",
+                         "log.cleaner.io.buffer.load.factor: how full an offset map may get (0..1).", BS)
+BROKER_CLEANER_IO_MAX = _m("broker_cleaner_io_max_bytes_per_second", "gauge",
+                           "log.cleaner.io.max.bytes.per.second: the throttle on the cleaner's read plus write "
+                           "I/O, all threads together (Kafka's default 1.7976931348623157e308: no throttle).", BS)
+BROKER_CLEANER_BACKOFF = _m("broker_cleaner_backoff_seconds", "gauge",
+                            "log.cleaner.backoff.ms in seconds: how long an idle cleaner thread sleeps.", BS)
+BROKER_CLEANER_KNOWN = _m("broker_cleaner_settings_known", "gauge",
+                          "1 when the broker described its cleaner settings (admin API); 0 when it refused or "
+                          "failed, with the reason (cut to 200 characters).", B + ("reason",))
+
 # --- per partition, computed from the log dirs as LogCleanerManager does ---
 # cleanable_*: Kafka's view (LogCleanerManager's cleanableBytes and cleanable ratio, which the cleaner
 # compares with min.cleanable.dirty.ratio); uncleaned_*: every byte below the active segment not yet
@@ -183,6 +205,10 @@ T_MIN_LAG = _m("topic_min_compaction_lag_seconds", "gauge", "min.compaction.lag.
 T_MAX_LAG = _m("topic_max_compaction_lag_seconds", "gauge", "max.compaction.lag.ms of a compacted topic, in seconds.", T)
 T_SEGMENT_BYTES = _m("topic_segment_bytes", "gauge", "segment.bytes of a compacted topic.", T)
 T_SEGMENT_SECONDS = _m("topic_segment_seconds", "gauge", "segment.ms of a compacted topic, in seconds.", T)
+T_CONFIG_FINDING = _m("topic_config_finding", "gauge",
+                      "1 for each pitfall the configuration review (check-config) finds on a compacted topic: "
+                      "check, the setting to change, its current and suggested value.",
+                      T + ("check", "setting", "current", "suggested"))
 T_PARTITIONS = _m("topic_partitions", "gauge", "Partitions of a compacted topic.", T)
 
 # --- the collector itself ---

@@ -11,6 +11,7 @@ pages = [
     st.Page(str(HERE / "views" / "brokers.py"), title="Brokers", icon=":material/dns:"),
     st.Page(str(HERE / "views" / "partitions.py"), title="Partitions", icon=":material/view_module:"),
     st.Page(str(HERE / "views" / "tombstones.py"), title="Tombstones", icon=":material/delete_sweep:"),
+    st.Page(str(HERE / "views" / "config_review.py"), title="Config review", icon=":material/rule:"),
     st.Page(str(HERE / "views" / "audit.py"), title="Audit", icon=":material/assignment:"),
 ]
 st.navigation(pages).run()

@@ -32,7 +32,8 @@ from monitor.rule_eval import Sample, evaluate, unknown_rules
 
 PREFIX = "kafka_compaction_"
 LABELS = ["cluster", "broker", "topic", "partition", "group", "section", "reason", "cause", "log_dir", "source",
-          "kind", "error", "instance", "job", "held_by", "by", "latest_value_only"]
+          "kind", "error", "instance", "job", "held_by", "by", "latest_value_only", "check", "setting", "current",
+          "suggested"]
 
 
 class SourceError(RuntimeError):

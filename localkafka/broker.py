@@ -477,6 +477,14 @@ def transactions_tool(bootstrap: str, *args: str, timeout: float = 120) -> subpr
                      jvm=["-Xmx256m", "-Dlog4j2.level=WARN"], timeout=timeout)
 
 
+def configs_tool(bootstrap: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run Kafka's own ``kafka-configs.sh`` (kafka.admin.ConfigCommand) against ``bootstrap``, e.g.
+    ``--alter --entity-type brokers --entity-default --add-config log.cleaner.threads=2``."""
+    libs = fetch_jars(progress=lambda *_: None)
+    return _run_java(libs, "kafka.admin.ConfigCommand", ["--bootstrap-server", bootstrap, *args],
+                     jvm=["-Xmx256m", "-Dlog4j2.level=WARN"], timeout=timeout)
+
+
 def dump_log_command(files: list[str], *args: str) -> list[str]:
     """The java command line of ``kafka-dump-log``, for callers that stream its output."""
     libs = fetch_jars(progress=lambda *_: None)

@@ -4,13 +4,16 @@ The collector (``kafka_compaction_partition_compaction_cause{cause}``), ``logdir
 dashboard all ask ``explain`` here, so they can never disagree. The inputs are facts already read by
 the edges: the partition's ``PartitionState`` (``monitor.compaction``), the topic's config and where each
 value came from (``EffectiveConfig``), what ``log-cleaner.log`` says (``CleanerLogState``), the broker's
-DeadThreadCount (``BrokerFacts``), how long the partition has been eligible, and the write rate. A fact
+DeadThreadCount and its log cleaner settings (``BrokerFacts``), how long the partition has been eligible, and the write rate. A fact
 that was not given is not guessed: the causes that need it are listed under ``unchecked`` with the reason,
 and the forecast says "unknown" with the reason.
 
 The order in which causes are tried is ``PRECEDENCE`` (the first that holds wins); its entries say why
 they stand where they do. Kafka facts relied on:
 
+* LogManager / CleanerConfig: with log.cleaner.enable=false the broker starts no LogCleaner at all (no
+  threads, no uncleanable set, no checkpoint updates); the setting is not dynamic, so only a restart
+  with it true brings compaction back. It is deprecated (to go in Kafka 5.0) but still honoured in 4.3.
 * LogCleanerManager: the cleaner skips an uncleanable partition until the broker restarts (the set is
   kept in memory only); it never cleans at or past the last stable offset; it picks the filthiest
   eligible log first, one per cleaner thread, so an eligible log can wait behind others.
@@ -31,14 +34,17 @@ from monitor.rules import CLEANABLE_RATIO_ABOVE_MIN, holds
 from monitor.topicconfig import LONG_MAX, BrokerSetting, EffectiveConfig, TopicConfig
 
 BOOTSTRAP_PLACEHOLDER = "<bootstrap>"
+MORE_THREADS = "<up to twice the current>"  # log.cleaner.threads may at most double per change
 
 
 @dataclass(frozen=True)
 class BrokerFacts:
-    """What the broker's own gauges say (JMX exporter / Jolokia)."""
+    """What the broker's own gauges say (JMX exporter / Jolokia), and its cleaner settings (admin API)."""
 
     dead_threads: float | None = None  # DeadThreadCount; None when the gauge was not read
     source: str = ""  # where it was read
+    cleaner_enabled: bool | None = None  # log.cleaner.enable; None when not known
+    cleaner_threads: int | None = None  # log.cleaner.threads; None when not known
 
 
 @dataclass(frozen=True)
@@ -122,7 +128,9 @@ def alter_topic(bootstrap: str, topic: str, key: str, value) -> str:
 
 
 def alter_brokers(bootstrap: str, key: str, value) -> str:
-    """A cluster-wide dynamic broker config (the log cleaner's settings are reconfigurable: LogCleaner)."""
+    """A cluster-wide dynamic broker config (the log cleaner's settings are reconfigurable: LogCleaner).
+    log.cleaner.threads may at most double in one change (LogCleaner.validateReconfiguration refuses
+    more: "Log cleaner threads cannot be increased to more than double the current value")."""
     return (f"kafka-configs.sh --bootstrap-server {bootstrap} --alter --entity-type brokers --entity-default "
             f"--add-config {key}={value}")
 
@@ -165,16 +173,33 @@ def _uncleanable(f: _Facts) -> Found | None:
              "so only a restart lets the cleaner try it again"))
 
 
+def _cleaner_disabled(f: _Facts) -> Found | None:
+    if f.broker is None or f.broker.cleaner_enabled is not False:
+        return None
+    if f.state.uncleaned_bytes + f.state.cleanable_bytes <= 0 and f.state.first_dirty_offset >= f.state.log_end_offset:
+        return None
+    return (f"log.cleaner.enable=false: the broker runs no log cleaner, so {f.state.topic}-{f.state.partition} is "
+            f"never compacted ({f.state.uncleaned_bytes} uncleaned bytes, and growing)",
+            {"cleaner_enabled": False},
+            ("set log.cleaner.enable=true (or remove it: true is Kafka's default) in the broker's server.properties "
+             "and restart the broker: the setting is not dynamic",))
+
+
 def _cleaner_dead(f: _Facts) -> Found | None:
     dead = f.broker.dead_threads if f.broker else None
     if not dead or dead <= 0 or f.state.uncleaned_bytes + f.state.cleanable_bytes <= 0:
         return None
     deaths = list(f.cleaner.thread_deaths) if f.cleaner else []
     last = deaths[-1] if deaths else None
-    ev = {"dead_threads": dead, "gauge": f.broker.source,
+    threads = f.broker.cleaner_threads
+    ev = {"dead_threads": dead, "gauge": f.broker.source, "cleaner_threads": threads,
+          "all_threads_dead": None if threads is None else dead >= threads,
           "last_error": last.error if last else None, "thread": last.thread if last else None,
           "cleaner_log": last.source if last else None}
-    return (f"{dead:g} log cleaner thread(s) died (DeadThreadCount), so {f.state.uncleaned_bytes} uncleaned bytes "
+    who = (f"all {threads} log cleaner thread(s) died" if threads is not None and dead >= threads
+           else f"{dead:g} of {threads} log cleaner threads died" if threads is not None
+           else f"{dead:g} log cleaner thread(s) died")
+    return (f"{who} (DeadThreadCount), so {f.state.uncleaned_bytes} uncleaned bytes "
             f"wait for a cleaner that may never come",
             ev, (f"read the error that killed the thread in log-cleaner.log{' (' + last.error + ')' if last else ''}",
                  "restart the broker to start its cleaner threads again"))
@@ -233,7 +258,7 @@ def _overdue(f: _Facts) -> Found | None:
              "eligible_seconds": f.eligible_seconds, "configs": f.cfg("max.compaction.lag.ms")},
             ("the cleaner is behind: check CleanerSlow / CleanerBufferSaturated and the cleaner's throttle "
              "(log.cleaner.io.max.bytes.per.second)",
-             alter_brokers(f.bootstrap, "log.cleaner.threads", "<more threads>")))
+             alter_brokers(f.bootstrap, "log.cleaner.threads", MORE_THREADS)))
 
 
 def _waiting(f: _Facts) -> Found | None:
@@ -246,7 +271,7 @@ def _waiting(f: _Facts) -> Found | None:
             f"{s.min_cleanable_dirty_ratio:g}) and queued {how_long}: the cleaner takes the filthiest log first",
             {"eligible_seconds": f.eligible_seconds, "configs": f.cfg("min.cleanable.dirty.ratio")},
             ("nothing if it is cleaned soon; if it waits long, the cleaner lacks capacity: "
-             + alter_brokers(f.bootstrap, "log.cleaner.threads", "<more threads>"),))
+             + alter_brokers(f.bootstrap, "log.cleaner.threads", MORE_THREADS),))
 
 
 def _min_compaction_lag(f: _Facts) -> Found | None:
@@ -300,6 +325,9 @@ def _clean(f: _Facts) -> Found | None:
 
 # The order causes are tried in; the first that holds is the partition's cause.
 PRECEDENCE: tuple[tuple[str, Callable[[_Facts], Found | None], str], ...] = (
+    ("cleaner_disabled", _cleaner_disabled,
+     "no cleaner exists on the broker: nothing below can lead to a clean, and an uncleanable mark or a dead "
+     "thread belongs to a cleaner that no longer runs (both clear on the restart that disabling needed)"),
     ("uncleanable", _uncleanable,
      "the cleaner itself has given up on the partition until a restart; nothing below can change that"),
     ("cleaner_dead", _cleaner_dead,
@@ -332,6 +360,8 @@ def _unchecked(f: _Facts) -> dict:
     out = {}
     if f.cleaner is None:
         out["uncleanable"] = "log-cleaner.log was not read"
+    if f.broker is None or f.broker.cleaner_enabled is None:
+        out["cleaner_disabled"] = "the broker's log.cleaner.enable was not read (admin API)"
     if f.broker is None or f.broker.dead_threads is None:
         out["cleaner_dead"] = "the broker's DeadThreadCount gauge was not read"
     return out
@@ -512,6 +542,7 @@ def fix_outline(cause: str, topic: str, partition: int, *, last_stable_offset: i
     b = bootstrap or BOOTSTRAP_PLACEHOLDER
     start = "<first offset>" if last_stable_offset is None else last_stable_offset
     return {
+        "cleaner_disabled": "set log.cleaner.enable=true in server.properties and restart the broker",
         "uncleanable": "repair what the exception in log-cleaner.log names, then restart the broker "
                        "(uncleanable partitions are kept in memory until a restart)",
         "cleaner_dead": "read the error in log-cleaner.log, then restart the broker",
@@ -519,8 +550,8 @@ def fix_outline(cause: str, topic: str, partition: int, *, last_stable_offset: i
         "hanging_transaction": abort_transaction(b, topic, partition, start),
         "open_transaction": "let the producer commit or abort; if it is gone: "
                             + abort_transaction(b, topic, partition, start),
-        "overdue": "the cleaner lacks capacity: " + alter_brokers(b, "log.cleaner.threads", "<more threads>"),
-        "waiting": "nothing if it is cleaned soon; else " + alter_brokers(b, "log.cleaner.threads", "<more threads>"),
+        "overdue": "the cleaner lacks capacity: " + alter_brokers(b, "log.cleaner.threads", MORE_THREADS),
+        "waiting": "nothing if it is cleaned soon; else " + alter_brokers(b, "log.cleaner.threads", MORE_THREADS),
         "min_compaction_lag": "nothing if intended; else " + alter_topic(b, topic, "min.compaction.lag.ms", "<lower>"),
         "below_threshold": "nothing (configured); to compact sooner: "
                            + alter_topic(b, topic, "min.cleanable.dirty.ratio", "<lower>"),

@@ -22,6 +22,8 @@ works. Errors name the key path and the reason, at start, never mid-run::
                                              # API cannot tell (hanging transactions are older than it)
         latest_value_only_groups: [cache-*, ui-state]   # groups that need only each key's latest value:
                                              # no ConsumerMayMissUpdates for them (fnmatch patterns)
+        cleaner: {log.cleaner.threads: 2}    # the brokers' log cleaner settings when the admin API
+                                             # cannot tell (else "unknown"; Kafka's names)
     intervals: {jmx: 15, log_dirs: 60, cleaner_log: 15, admin: 30, consumer_groups: 30}
     timeouts:  {jmx: 5, admin: 10, dashboard: 10, max_page_bytes: 16777216}
                                      # jmx, dashboard: the deadline of a whole HTTP fetch, in seconds
@@ -35,7 +37,7 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import ClassVar, get_args, get_origin, get_type_hints
 
-from monitor.topicconfig import ConfigValueError, TopicConfig
+from monitor.topicconfig import CLEANER_SETTINGS, ConfigValueError, TopicConfig, parse_broker_value
 
 
 class ConfigError(ValueError):
@@ -100,6 +102,7 @@ class Thresholds:
     hanging_transaction_for: str = "1m"  # HangingTransaction: the count already means 15 min past its start
     monitor_down_for: str = "5m"
     no_room_for_clean_for: str = "5m"  # LogDirNoRoomForClean: free space below the largest clean's copy
+    cleaner_disabled_for: str = "5m"  # CleanerDisabled: log.cleaner.enable=false where compacted partitions live
     monitor_job: str = "kafka-compaction-monitor"  # the Prometheus job that scrapes the collector
     runbook_base: str = "alerts/RUNBOOK.md"  # or the URL where your copy of the runbook lives
 
@@ -157,6 +160,12 @@ class ClusterConfig:
     latest_value_only_groups: tuple[str, ...] = field(default=(), metadata={"schema": {
         "type": ["array", "string", "null"], "minLength": 1, "items": {"type": "string", "minLength": 1},
         "shape": "a consumer group name or fnmatch pattern, or a list of them"}})
+    # the brokers' log cleaner settings (Kafka's names: log.cleaner.threads, ...) used when the admin API
+    # cannot give them; monitor.topicconfig.broker_cleaner_settings is the precedence
+    cleaner: dict = field(default_factory=dict, metadata={"schema": {
+        "propertyNames": {"enum": list(CLEANER_SETTINGS)},
+        "additionalProperties": {"type": ["string", "number", "boolean"], "shape": "a string, number or boolean"},
+        "shape": "a mapping of log cleaner settings (" + ", ".join(CLEANER_SETTINGS) + ")"}})
 
     def metric_name_candidates(self, key: str) -> list[str]:
         custom = self.metric_names.get(key)
@@ -252,6 +261,11 @@ def problems(data) -> list[tuple[str, str]]:
                 TopicConfig.from_strings(cfg)
             except ConfigValueError as exc:
                 found.append((f"clusters[{i}].topics.{t}.{exc.key}", str(exc)))
+        for k, v in ((c or {}).get("cleaner") or {}).items():
+            try:
+                parse_broker_value(k, v)
+            except ConfigValueError as exc:
+                found.append((f"clusters[{i}].cleaner.{k}", str(exc)))
     names = [str((c or {}).get("name", "default")) for c in (data or {}).get("clusters") or []]
     if len(set(names)) != len(names):
         found.append(("clusters", f"cluster names must be unique: {names}"))

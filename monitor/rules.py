@@ -273,6 +273,14 @@ RULES: tuple[Rule, ...] = (
          "Log dir {{ $labels.log_dir }} of " + B + " has {{ $value | humanize }}B free, less than the largest "
          "group of segments its next clean copies before swapping (kafka_compaction_log_dir_clean_needed_bytes). "
          "The copy would fail and the broker would take the log dir offline with every partition on it."),
+    # log.cleaner.enable=false (admin API) on a broker whose log dirs hold compacted partitions (the log-dir
+    # scanner exports partitions of compacted topics only): they are never cleaned and grow without bound.
+    Rule("CleanerDisabled", "critical", "kafka-log-cleaner", "cleaner_disabled_for",
+         (_c("broker_cleaner_enabled", "==", number(0),
+             join=Join(("cluster", "broker"), NS + "partition_log_bytes", ">=", 0)),),
+         "The log cleaner is disabled on " + B,
+         "log.cleaner.enable is false on " + B + ", which hosts compacted partitions: none of them is "
+         "compacted, and they grow without bound. Set it true and restart the broker."),
 )
 
 

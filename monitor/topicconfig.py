@@ -1,7 +1,7 @@
 """Topic configs that govern compaction: Kafka's defaults (LogConfig / CleanerConfig), and the one
 precedence between the places a topic's config can come from (``effective_config``); the same
 precedence for the broker settings the model reads (``effective_broker_setting``:
-``transaction.max.timeout.ms``).
+``transaction.max.timeout.ms`` and the log cleaner's own settings, ``CLEANER_SETTINGS``).
 
 Values arrive as strings (describe_configs, a YAML file, CLI flags); ``TopicConfig.from_strings``
 turns them into numbers with a clear error naming the config key.
@@ -26,23 +26,33 @@ DEFAULTS = {
     "segment.bytes": 1_073_741_824,
     "segment.ms": 604_800_000,
     "file.delete.delay.ms": 60_000,  # how long a replaced or expired segment stays as .deleted
+    "retention.ms": 604_800_000,  # the delete half of cleanup.policy=compact,delete; -1: no time limit
 }
 # Kafka's internal topics that the broker creates with cleanup.policy=compact
 INTERNAL_COMPACTED = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 # KRaft's metadata log: kept by snapshots, never by the log cleaner
 NOT_CLEANED_BY_LOG_CLEANER = frozenset({"__cluster_metadata"})
 
-BROKER_DEFAULTS = {  # broker-only cleaner settings
+# the broker's log cleaner settings (CleanerConfig.java, Kafka 4.3: names and defaults); all but
+# log.cleaner.enable are dynamic (LogCleaner.RECONFIGURABLE_CONFIGS): kafka-configs --alter
+# --entity-type brokers changes them without a restart. log.cleaner.enable is deprecated (to go in
+# Kafka 5.0) but still read: false means no cleaner at all on the broker.
+CLEANER_SETTINGS = ("log.cleaner.enable", "log.cleaner.threads", "log.cleaner.dedupe.buffer.size",
+                    "log.cleaner.io.buffer.load.factor", "log.cleaner.io.max.bytes.per.second",
+                    "log.cleaner.backoff.ms")
+BROKER_DEFAULTS = {  # broker-only settings
+    "log.cleaner.enable": True,
     "log.cleaner.threads": 1,
     "log.cleaner.dedupe.buffer.size": 134_217_728,
     "log.cleaner.io.buffer.load.factor": 0.9,
-    "log.cleaner.io.max.bytes.per.second": float("inf"),
+    "log.cleaner.io.max.bytes.per.second": 1.7976931348623157e308,  # Double.MAX_VALUE: no throttle
     "log.cleaner.backoff.ms": 15_000,
     # TransactionStateManagerConfig: the longest transaction.timeout.ms a producer may ask for
     "transaction.max.timeout.ms": DEFAULT_TRANSACTION_MAX_TIMEOUT_MS,
 }
 # broker settings the per-partition model reads, with ``effective_broker_setting``'s precedence
-MODEL_BROKER_SETTINGS = ("transaction.max.timeout.ms",)
+MODEL_BROKER_SETTINGS = ("transaction.max.timeout.ms",) + CLEANER_SETTINGS
+_FLOAT_SETTINGS = ("log.cleaner.io.buffer.load.factor", "log.cleaner.io.max.bytes.per.second")
 
 
 class ConfigValueError(ValueError):
@@ -61,6 +71,7 @@ class TopicConfig:
     segment_bytes: int = 1_073_741_824
     segment_ms: int = 604_800_000
     file_delete_delay_ms: int = 60_000
+    retention_ms: int = 604_800_000  # applies with cleanup.policy=compact,delete only; -1: unlimited
 
     @property
     def compacted(self) -> bool:
@@ -86,7 +97,7 @@ class TopicConfig:
                 raise ConfigValueError(key, raw, "not a number") from None
             if f.name == "min_cleanable_dirty_ratio" and not 0 <= num <= 1:
                 raise ConfigValueError(key, raw, "must be between 0 and 1")
-            if f.name != "min_cleanable_dirty_ratio" and num < 0:
+            if f.name != "min_cleanable_dirty_ratio" and num < 0 and not (f.name == "retention_ms" and num == -1):
                 raise ConfigValueError(key, raw, "must not be negative")
             kw[f.name] = num
         return cls(**kw)
@@ -99,8 +110,9 @@ class TopicConfig:
         return out
 
 
-# where a topic config value came from, highest precedence first
-COMMAND_LINE, ADMIN, CONFIG_FILE, DEFAULT = "command-line", "admin", "config", "default"
+# where a topic config value came from, highest precedence first; UNKNOWN: a broker setting the admin
+# API was asked for and refused (ACLs, a timeout), with no config-file value either
+COMMAND_LINE, ADMIN, CONFIG_FILE, DEFAULT, UNKNOWN = "command-line", "admin", "config", "default", "unknown"
 
 
 @dataclass(frozen=True)
@@ -163,22 +175,61 @@ def effective_configs(admin: Mapping[str, TopicConfig] | None = None,
 
 @dataclass(frozen=True)
 class BrokerSetting:
-    """One broker setting the model uses, and where its value came from (admin | config | default)."""
+    """One broker setting the model uses, and where its value came from (admin | config | default |
+    unknown). ``unknown``: the broker was asked and did not tell (``reason`` says why); the value is
+    then None, never Kafka's default passed off as the broker's. ``default`` means nobody was asked
+    (no bootstrap server): Kafka's default, stated as such."""
 
     key: str
-    value: int
+    value: int | float | bool | None
     source: str
+    reason: str | None = None
+
+    @property
+    def known(self) -> bool:
+        return self.value is not None
 
 
-def effective_broker_setting(key: str, *, admin: int | None = None, file: int | None = None) -> BrokerSetting:
-    """The one precedence of a broker setting the model reads, as ``effective_config``'s for topics:
-    the broker's own value from the admin API (describe_configs on the BROKER resource: what it has in
-    force, its default included) when known, else the config file's (``clusters[].<key with _>``),
-    else Kafka's default (``BROKER_DEFAULTS``)."""
+def parse_broker_value(key: str, raw) -> int | float | bool:
+    """A broker setting's string (describe_configs, YAML) as the model's type; ``ConfigValueError`` names
+    the key."""
     if key not in MODEL_BROKER_SETTINGS:
         raise KeyError(f"{key}: not a broker setting the model reads ({', '.join(MODEL_BROKER_SETTINGS)})")
+    if isinstance(BROKER_DEFAULTS[key], bool):
+        text = str(raw).strip().lower()
+        if text not in ("true", "false"):
+            raise ConfigValueError(key, raw, "not true or false")
+        return text == "true"
+    try:
+        value = float(str(raw).strip()) if key in _FLOAT_SETTINGS else int(str(raw).strip())
+    except ValueError:
+        raise ConfigValueError(key, raw, "not a number") from None
+    if value < 0 or (key == "log.cleaner.threads" and value < 1):
+        raise ConfigValueError(key, raw, "out of range")
+    return value
+
+
+def effective_broker_setting(key: str, *, admin=None, file=None, admin_error: str | None = None) -> BrokerSetting:
+    """The one precedence of a broker setting the model reads, as ``effective_config``'s for topics:
+    the broker's own value from the admin API (describe_configs on the BROKER resource: what it has in
+    force, its default included) when known, else the config file's (``clusters[].<key with _>``, or
+    ``clusters[].cleaner`` for the cleaner's), else: ``unknown`` with the reason when the admin API was
+    asked and did not answer (``admin_error``), Kafka's default (``BROKER_DEFAULTS``) when it was not
+    asked at all."""
     if admin is not None:
-        return BrokerSetting(key, int(admin), ADMIN)
+        return BrokerSetting(key, parse_broker_value(key, admin), ADMIN)
     if file is not None:
-        return BrokerSetting(key, int(file), CONFIG_FILE)
-    return BrokerSetting(key, int(BROKER_DEFAULTS[key]), DEFAULT)
+        return BrokerSetting(key, parse_broker_value(key, file), CONFIG_FILE)
+    if admin_error is not None:
+        return BrokerSetting(key, None, UNKNOWN, admin_error)
+    return BrokerSetting(key, parse_broker_value(key, BROKER_DEFAULTS[key]), DEFAULT)
+
+
+def broker_cleaner_settings(*, admin: Mapping[str, object] | None = None, file: Mapping[str, object] | None = None,
+                            admin_error: str | None = None) -> dict[str, BrokerSetting]:
+    """A broker's ``CLEANER_SETTINGS`` by ``effective_broker_setting``: ``admin`` the broker's
+    describe_configs values (None: not asked, or refused with ``admin_error``), ``file`` the config
+    file's ``clusters[].cleaner`` mapping."""
+    admin, file = admin or {}, file or {}
+    return {k: effective_broker_setting(k, admin=admin.get(k), file=file.get(k), admin_error=admin_error)
+            for k in CLEANER_SETTINGS}

@@ -151,8 +151,20 @@ def read_checkpoints(inputs: list[str]) -> tuple[dict, dict]:
     return cleaner, starts
 
 
-def cleaner_params(args, throughput_from_log: float | None):
-    from monitor.estimate import DEFAULT_THROUGHPUT, CleanerParams
+CLEANER_FLAGS = {"log.cleaner.threads": "cleaner_threads", "log.cleaner.dedupe.buffer.size": "dedupe_buffer_size",
+                 "log.cleaner.io.buffer.load.factor": "load_factor",
+                 "log.cleaner.io.max.bytes.per.second": "io_max_bytes_per_second"}
+
+
+def cleaner_params(args, throughput_from_log: float | None, broker_settings: dict | None = None,
+                   settings: dict | None = None):
+    """The cleaner model of the run, and of each broker: flags > the broker's own settings (admin API,
+    config file; ``broker_settings``: broker id -> Kafka name -> BrokerSetting) > Kafka's defaults, each
+    value's source kept (``CleanerParams.sources``). The run's per-partition estimate uses the lowest
+    broker id's settings (all brokers' when they agree); the per-broker wall clock uses each broker's.
+    Without brokers, ``settings`` (the config file's, or unknown with the admin API's failure) are the
+    run's. Returns (the run's params, {broker id: params})."""
+    from monitor.estimate import DEFAULT_THROUGHPUT, CleanerParams, params_for
 
     if args.throughput:
         tp, src = args.throughput * (1 << 20), "given"
@@ -160,10 +172,11 @@ def cleaner_params(args, throughput_from_log: float | None):
         tp, src = throughput_from_log, "learned from log-cleaner.log"
     else:
         tp, src = DEFAULT_THROUGHPUT, "default"
-    return CleanerParams(threads=args.cleaner_threads, dedupe_buffer_size=args.dedupe_buffer_size,
-                         load_factor=args.load_factor, hash_bytes=args.hash_bytes,
-                         io_max_bytes_per_second=args.io_max_bytes_per_second or float("inf"),
-                         throughput=tp, throughput_source=src)
+    base = CleanerParams(hash_bytes=args.hash_bytes, throughput=tp, throughput_source=src)
+    flags = {k: getattr(args, a) for k, a in CLEANER_FLAGS.items()}
+    brokers = {str(b): params_for(base, settings, flags) for b, settings in (broker_settings or {}).items()}
+    first = min(brokers, key=lambda b: (len(b), b)) if brokers else None
+    return (brokers[first] if first is not None else params_for(base, settings, flags)), brokers
 
 
 class OutputError(ValueError):
@@ -290,11 +303,15 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
     ap.add_argument("--cleaner-log", action="append", default=[],
                     help="a broker's log-cleaner.log: calibrates the cleaner's throughput")
     ap.add_argument("--throughput", type=float, help="the cleaner's throughput in MiB/s (overrides the log)")
-    ap.add_argument("--cleaner-threads", type=int, default=1)
-    ap.add_argument("--dedupe-buffer-size", type=int, default=134_217_728)
-    ap.add_argument("--load-factor", type=float, default=0.9)
+    ap.add_argument("--cleaner-threads", type=int,
+                    help="log.cleaner.threads (default: the brokers' from the admin API, else Kafka's 1)")
+    ap.add_argument("--dedupe-buffer-size", type=int,
+                    help="log.cleaner.dedupe.buffer.size (default: the brokers', else Kafka's 134217728)")
+    ap.add_argument("--load-factor", type=float,
+                    help="log.cleaner.io.buffer.load.factor (default: the brokers', else Kafka's 0.9)")
     ap.add_argument("--hash-bytes", type=int, default=16, help="16 for MD5 (Kafka up to 4.3), 32 for SHA-256")
-    ap.add_argument("--io-max-bytes-per-second", type=float, help="log.cleaner.io.max.bytes.per.second")
+    ap.add_argument("--io-max-bytes-per-second", type=float,
+                    help="log.cleaner.io.max.bytes.per.second (default: the brokers', else no throttle)")
     ap.add_argument("--top", type=int, default=20, help="top keys / producers per topic")
     ap.add_argument("--bucket", choices=["minute", "hour", "day", "auto"], default="auto",
                     help="tombstone build-up bucket")
@@ -305,8 +322,12 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
 BUCKETS = {"minute": 60_000, "hour": 3_600_000, "day": 86_400_000, "auto": None}
 
 
-def run(args, topic_configs: dict | None = None, spark=None) -> tuple[str, dict]:
-    """Run the audit; returns the run folder and the summary. ``topic_configs``: topic -> TopicConfig."""
+def run(args, topic_configs: dict | None = None, spark=None, broker_settings: dict | None = None,
+        replicas: dict | None = None, settings: dict | None = None) -> tuple[str, dict]:
+    """Run the audit; returns the run folder and the summary. ``topic_configs``: topic -> TopicConfig;
+    ``broker_settings``: broker id -> the broker's cleaner settings (``monitor.topicconfig.BrokerSetting``
+    by Kafka name); ``replicas``: (topic, partition) -> broker ids, for each broker's wall clock;
+    ``settings``: the cleaner settings when no broker's are known."""
     from monitor.cleanerlog import learned_throughput, parse_cleaner_log
     from spark_analysis.audit import AuditInputs, run_audit
     from spark_analysis.fs import read_text
@@ -318,7 +339,7 @@ def run(args, topic_configs: dict | None = None, spark=None) -> tuple[str, dict]
         if text is None:
             raise FileNotFoundError(f"{f}: cannot read the cleaner log")
         stats += parse_cleaner_log(text.splitlines())
-    params = cleaner_params(args, learned_throughput(stats))
+    params, brokers = cleaner_params(args, learned_throughput(stats), broker_settings, settings)
     if args.input_kind in ("segments", "dumps"):
         list_inputs(args.input_kind, args.input)  # a path with nothing to read fails here, before Spark starts
     check_output(args.out)  # so does an --out that cannot take a run
@@ -335,7 +356,8 @@ def run(args, topic_configs: dict | None = None, spark=None) -> tuple[str, dict]
         cps, starts = read_checkpoints(args.input) if segments else ({}, {})
         files = list_inputs("segments", args.input) if segments else None
         inputs = AuditInputs(records=records, files=files, kind=args.input_kind, checkpoints=cps, log_starts=starts,
-                             topic_configs=topic_configs or {}, cleaner=params,
+                             topic_configs=topic_configs or {}, cleaner=params, brokers=brokers,
+                             replicas={k: tuple(str(b) for b in v) for k, v in (replicas or {}).items()},
                              now_ms=args.now_ms or int(time.time() * 1000), bucket_ms=BUCKETS[args.bucket],
                              top_n=args.top)
         result = run_audit(spark, inputs, progress=lambda m: log(m))

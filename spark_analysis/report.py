@@ -78,7 +78,8 @@ def render_report(summary: dict, topics: list[dict], partitions: list[dict], buc
         ("Reclaimable", _mb(summary["reclaimable_bytes"])),
         ("After full compaction", _mb(summary["projected_bytes"])),
         ("Dirty (cleanable) now", _mb(summary["cleanable_bytes"])),
-        ("Estimated cleaning time", _dur(summary["estimated_clean_seconds"])),
+        ("Estimated cleaning time (one thread, summed)", _dur(summary["estimated_clean_seconds"])),
+        ("Wall clock, busiest broker", _dur(summary.get("estimated_wall_clock_seconds", 0.0))),
         ("Tombstones", f"{summary['tombstones']:,}"),
         ("Tombstones past delete.retention.ms", f"{summary['tombstones_past_retention']:,}"),
         ("Corrupt or unreadable spots", f"{summary['faults']:,}"),
@@ -106,6 +107,19 @@ def render_report(summary: dict, topics: list[dict], partitions: list[dict], buc
     fault_html = (_table(faults, [("file", "file"), ("position", "byte"), ("kind", "kind"), ("reason", "reason")])
                   if faults else "<p>None: every batch read was valid.</p>")
     c = summary["cleaner"]
+    broker_html = _table([{**b, "broker": "(the run's model)" if b["broker"] is None else b["broker"],
+                           "threads": f"{b['threads']} ({b['sources'].get('log.cleaner.threads', 'default')})",
+                           "keys_per_pass": f"{b['keys_per_pass']:,} (buffer "
+                                            f"{b['sources'].get('log.cleaner.dedupe.buffer.size', 'default')}, "
+                                            f"load factor {b['sources'].get('log.cleaner.io.buffer.load.factor', 'default')})",
+                           "io_max_bytes_per_second": ("none" if b["io_max_bytes_per_second"] >= 1e300 else
+                                                       f"{b['io_max_bytes_per_second']:,.0f} B/s") +
+                           f" ({b['sources'].get('log.cleaner.io.max.bytes.per.second', 'default')})"}
+                          for b in summary.get("brokers", [])],
+                         [("broker", "broker"), ("partitions", "partitions"), ("threads", "log.cleaner.threads"),
+                          ("keys_per_pass", "keys per pass"), ("io_max_bytes_per_second", "throttle"),
+                          ("summed_seconds", "summed"), ("wall_clock_seconds", "wall clock"), ("basis", "how")],
+                         {"summed_seconds": _dur, "wall_clock_seconds": _dur})
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Kafka compaction audit {html.escape(when)}</title>
 <script>{get_plotlyjs()}</script>
@@ -128,6 +142,11 @@ cleaner model: {c['threads']} thread(s), {c['keys_per_pass']:,} keys per pass,
 {f'<p>{summary["vanished_segments"]} segment(s) were replaced by the broker while the audit read a live log dir; '
  'audit a copy for exact figures.</p>' if summary.get("vanished_segments") else ''}
 {charts}
+<h2>Cleaning time per broker</h2>
+<p>Each broker cleans its own replicas with its own settings (values from flags, the admin API, the config file
+or Kafka's defaults, as marked). The wall clock schedules the cleans longest first over the broker's
+log.cleaner.threads, and is never below the bytes read over log.cleaner.io.max.bytes.per.second (one throttle
+for all threads).</p>{broker_html}
 <h2>Partitions with the most to reclaim</h2>{part_table}
 {streams_html}
 <h2>Most updated keys</h2>{key_table}

@@ -49,6 +49,8 @@ class AuditInputs:
     log_starts: dict = field(default_factory=dict)
     topic_configs: dict = field(default_factory=dict)  # topic -> TopicConfig
     cleaner: CleanerParams = CleanerParams()
+    brokers: dict = field(default_factory=dict)  # broker id -> its CleanerParams (settings from the admin API)
+    replicas: dict = field(default_factory=dict)  # (topic, partition) -> broker ids holding a replica
     now_ms: int = field(default_factory=lambda: int(time.time() * 1000))
     bucket_ms: int | None = None  # tombstone build-up bucket; None: chosen from the time span
     top_n: int = 20

@@ -93,7 +93,35 @@ def top_producer_rows(parts: list, n: int) -> list:
     return ranked(producers, lambda r: (-r["obsolete_bytes"], r["producer_id"] is not None, r["producer_id"] or 0), n)
 
 
+def broker_rows(inputs: AuditInputs, rows: list) -> list[dict]:
+    """Each broker's wall-clock time to clean the dirty sections of the partitions it holds a replica of
+    (every broker cleans its own copy), with its own cleaner settings (``monitor.estimate.wall_clock``).
+    Without the brokers' settings, one row (broker None) for the run's model; without the replica
+    placement, each broker is given every audited partition, and the row says so."""
+    from monitor.estimate import estimate_clean, wall_clock
+
+    brokers = inputs.brokers or {None: inputs.cleaner}
+    out = []
+    for b, p in sorted(brokers.items(), key=lambda kv: (len(str(kv[0])), str(kv[0]))):
+        if b is not None and inputs.replicas:
+            mine = [r for r in rows if b in inputs.replicas.get((r["topic"], r["partition"]), ())]
+            hosts = "its replicas (admin API)"
+        else:
+            mine, hosts = rows, "every audited partition (replica placement unknown)"
+        cleans = [estimate_clean(r["clean_bytes"], r["cleanable_bytes"], r["dirty_distinct_keys"] or 0, p)
+                  for r in mine]
+        w = wall_clock(cleans, p)
+        out.append({"broker": b, "partitions": len(mine), "hosts": hosts, "threads": p.threads,
+                    "keys_per_pass": p.keys_per_pass, "dedupe_buffer_size": p.dedupe_buffer_size,
+                    "load_factor": p.load_factor, "io_max_bytes_per_second": p.io_max_bytes_per_second,
+                    "sources": dict(p.sources), "summed_seconds": w.summed_seconds,
+                    "longest_clean_seconds": w.longest_seconds, "schedule_seconds": w.schedule_seconds,
+                    "throttle_seconds": w.throttle_seconds, "wall_clock_seconds": w.seconds, "basis": w.basis})
+    return out
+
+
 def summarize(inputs: AuditInputs, rows: list, bucket: int, faults: list) -> dict:
+    brokers = broker_rows(inputs, rows)
     vanished = [f for f in faults if f["fault_kind"] == "vanished"]
     fault_rows = [f for f in faults if f["fault_kind"] != "vanished"]
     return {
@@ -107,6 +135,7 @@ def summarize(inputs: AuditInputs, rows: list, bucket: int, faults: list) -> dic
         "projected_bytes": sum(r["projected_bytes"] for r in rows),
         "cleanable_bytes": sum(r["cleanable_bytes"] for r in rows),
         "estimated_clean_seconds": sum(r["estimated_clean_seconds"] for r in rows),
+        "estimated_wall_clock_seconds": max((b["wall_clock_seconds"] for b in brokers), default=0.0),
         "tombstones": sum(r["tombstones"] for r in rows),
         "tombstones_past_retention": sum(r["tombstones_past_retention"] for r in rows),
         "faults": len(fault_rows),
@@ -116,7 +145,10 @@ def summarize(inputs: AuditInputs, rows: list, bucket: int, faults: list) -> dic
         "cleaner": {"threads": inputs.cleaner.threads, "keys_per_pass": inputs.cleaner.keys_per_pass,
                     "throughput_bytes_per_second": inputs.cleaner.throughput,
                     "throughput_source": inputs.cleaner.throughput_source,
-                    "io_max_bytes_per_second": inputs.cleaner.io_max_bytes_per_second},
+                    "io_max_bytes_per_second": inputs.cleaner.io_max_bytes_per_second,
+                    "dedupe_buffer_size": inputs.cleaner.dedupe_buffer_size,
+                    "load_factor": inputs.cleaner.load_factor, "sources": dict(inputs.cleaner.sources)},
+        "brokers": brokers,
         "tombstone_bucket_ms": bucket,
     }
 

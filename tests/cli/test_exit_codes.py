@@ -17,6 +17,7 @@ from cli.main import build_parser
 MINIMAL = {
     "logdir": lambda tmp: [str(tmp)],
     "explain": lambda tmp: ["--log-dir", str(tmp)],
+    "check-config": lambda tmp: ["--log-dir", str(tmp)],
     "collect": lambda tmp: ["--once", "--port", "0"],
     "rules": lambda tmp: ["render"],
     "audit": lambda tmp: ["--input", str(tmp), "--out", str(tmp / "out")],

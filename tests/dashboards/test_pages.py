@@ -174,6 +174,23 @@ def test_collector_only_evaluates_alerts_in_python(live, monkeypatch):
     assert charts(at) == 6
 
 
+def test_config_review_lists_the_findings_and_the_brokers_cleaner_settings(live, broker, monkeypatch):
+    """The demo's tombstone-flood topic keeps deletes 4 s (cli.demo.FAST) while its stopped group lags
+    far more (ConsumerMayMissTombstones fires): the review flags delete.retention.ms on it, with the
+    command that raises it; the broker's cleaner settings are Kafka's defaults, read from the broker."""
+    at = page("config_review", monkeypatch, collector_url=live.collector_url)
+    found = at.dataframe[0].value
+    row = found[(found["topic"] == NAMES.flood) & (found["check"] == "delete_retention_below_consumer_lag")]
+    assert len(row) == 1, found
+    r = row.iloc[0]
+    assert (r["setting"], r["current"]) == ("delete.retention.ms", str(cli_demo.FAST.flood_retention_ms))
+    assert int(r["suggested"]) > cli_demo.FAST.flood_retention_ms
+    assert f"--entity-name {NAMES.flood} --add-config delete.retention.ms={r['suggested']}" in r["fix"]
+    settings = at.dataframe[1].value
+    mine = settings[settings["broker"] == str(broker.node_id)].iloc[0]
+    assert (mine["log.cleaner.threads"], mine["log.cleaner.enable"]) == ("1 (admin)", "1 (admin)")
+
+
 def _lines(chart, axis: str) -> list[float]:
     """Where a Plotly chart draws its horizontal (``y``) or vertical (``x``) threshold lines."""
     spec = json.loads(chart.proto.spec)
@@ -234,6 +251,8 @@ def test_no_compacted_topic_and_no_audit(kafka, tmp_path, monkeypatch):
         for name in ("partitions", "tombstones"):
             at = page(name, monkeypatch, collector_url=url)
             assert any("No compacted partition" in i.value for i in at.info), name
+        at = page("config_review", monkeypatch, collector_url=url)
+        assert any("No live topic configs" in i.value for i in at.info)
         at = page("brokers", monkeypatch, collector_url=url)
         assert charts(at) == 6
     (tmp_path / "audits").mkdir()

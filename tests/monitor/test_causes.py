@@ -194,6 +194,30 @@ def test_cleaner_dead_over_waiting(tmp_path):
     assert explain(state, cfg, now_ms=T0 + 10_000, broker=BrokerFacts(0.0, "jmx")).cause == "waiting"
 
 
+def test_all_threads_dead_names_the_thread_count(tmp_path):
+    """With log.cleaner.threads known (admin API), the evidence says whether every thread is dead."""
+    state, cfg, _ = build(tmp_path, [plain(0, 20), plain(20, 40), plain(40, 41)], checkpoint=0)
+    c = cause(state, cfg, T0 + 10_000, broker=BrokerFacts(2.0, "jmx", cleaner_enabled=True, cleaner_threads=2))
+    assert c.cause == "cleaner_dead" and c.evidence["cleaner_threads"] == 2 and c.evidence["all_threads_dead"]
+    assert c.summary.startswith("all 2 log cleaner thread(s) died")
+    c = cause(state, cfg, T0 + 10_000, broker=BrokerFacts(1.0, "jmx", cleaner_enabled=True, cleaner_threads=3))
+    assert c.evidence["all_threads_dead"] is False and c.summary.startswith("1 of 3 log cleaner threads died")
+    c = cause(state, cfg, T0 + 10_000, broker=BrokerFacts(1.0, "jmx"))
+    assert c.evidence["all_threads_dead"] is None and "cleaner_disabled" in c.unchecked
+
+
+def test_a_disabled_cleaner_comes_first_and_only_where_something_is_dirty(tmp_path):
+    state, cfg, _ = build(tmp_path / "a", [plain(0, 20), plain(20, 40), plain(40, 41)], checkpoint=0)
+    death = ThreadDeath("kafka-log-cleaner-thread-0", "java.lang.OutOfMemoryError", T0, "log-cleaner.log:3")
+    off = BrokerFacts(1.0, "jmx", cleaner_enabled=False, cleaner_threads=1)
+    c = cause(state, cfg, T0 + 10_000, broker=off, cleaner=CleanerLogState({}, (death,), ()))
+    assert c.cause == "cleaner_disabled" and "log.cleaner.enable=true" in c.fix[0]
+    assert "cleaner_disabled" not in c.unchecked
+    assert explain(state, cfg, now_ms=T0 + 10_000, broker=BrokerFacts(0.0, "jmx", True, 1)).cause == "waiting"
+    clean, cfg, _ = build(tmp_path / "b", [plain(0, 10), plain(10, 20), []], checkpoint=20)
+    assert explain(clean, cfg, now_ms=T0 + 10_000, broker=off).cause == "clean"  # nothing to compact
+
+
 def test_unknown_on_read_faults_and_on_a_topic_not_compacted(tmp_path):
     state, cfg, sums = build(tmp_path, [plain(0, 20), plain(20, 40), plain(40, 41)], checkpoint=0)
     seg = sums[1].path
@@ -223,7 +247,7 @@ def test_one_shot_rate_from_the_dirty_section(tmp_path):
 
 def test_every_cause_is_reached_and_the_table_is_the_list():
     assert CAUSES == tuple(n for n, _, _ in PRECEDENCE)
-    assert set(CAUSES) == {"uncleanable", "cleaner_dead", "unknown", "hanging_transaction", "open_transaction",
+    assert set(CAUSES) == {"cleaner_disabled", "uncleanable", "cleaner_dead", "unknown", "hanging_transaction", "open_transaction",
                            "overdue", "waiting", "min_compaction_lag", "below_threshold", "active_segment_only",
                            "clean"}
     assert all(why for _, _, why in PRECEDENCE)

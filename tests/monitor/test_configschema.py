@@ -36,6 +36,8 @@ FULL = {
     "prometheus_url": "http://prom:9090", "audit_dir": "/audits", "collector_url": "http://c:9690/metrics",
 }
 
+CLUSTER_KEYS = ", ".join(f.name for f in dataclasses.fields(ClusterConfig))  # a cluster's keys, in order
+
 
 def _yaml_problems(tmp_path, text: str) -> list[str]:
     p = tmp_path / "monitor.yaml"
@@ -79,12 +81,8 @@ def _yaml_problems(tmp_path, text: str) -> list[str]:
     ("thresholds: {monitor_job: ''}\n", "thresholds.monitor_job: expected a non-empty string, got ''"),
     ("listen: {port: true}\n", "listen.port: expected a port from 0 to 65535 (0: any), got True"),
     ("listen: 9690\n", "listen: expected a mapping of address, port, got 9690"),
-    ("clusters: {name: prod}\n", "clusters: expected a list of mappings of name, bootstrap_servers, client, "
-                                 "brokers, metric_names, topics, consumer_groups, transaction_max_timeout_ms, "
-                                 "latest_value_only_groups, got a mapping"),
-    ("clusters: [prod]\n", "clusters[0]: expected a mapping of name, bootstrap_servers, client, brokers, "
-                           "metric_names, topics, consumer_groups, transaction_max_timeout_ms, "
-                           "latest_value_only_groups, got 'prod'"),
+    ("clusters: {name: prod}\n", f"clusters: expected a list of mappings of {CLUSTER_KEYS}, got a mapping"),
+    ("clusters: [prod]\n", f"clusters[0]: expected a mapping of {CLUSTER_KEYS}, got 'prod'"),
     ("clusters:\n  - consumer_groups: 'yes'\n", "clusters[0].consumer_groups: expected true or false, got 'yes'"),
     ("clusters:\n  - bootstrap_servers: []\n",
      "clusters[0].bootstrap_servers: expected host:port[,host:port...] or a list of host:port, got a list (0 items)"),

@@ -11,6 +11,7 @@ KAFKA_DEFAULTS = {  # https://kafka.apache.org/documentation/#topicconfigs
     "cleanup.policy": "delete", "min.cleanable.dirty.ratio": "0.5", "min.compaction.lag.ms": "0",
     "max.compaction.lag.ms": "9223372036854775807", "delete.retention.ms": "86400000",
     "segment.bytes": "1073741824", "segment.ms": "604800000", "file.delete.delay.ms": "60000",
+    "retention.ms": "604800000",
 }
 
 
@@ -86,3 +87,29 @@ def test_broker_setting_precedence_admin_then_file_then_kafkas_default():
         7_200_000, "admin")
     with pytest.raises(KeyError, match="log.retention.ms"):
         effective_broker_setting("log.retention.ms")
+
+
+def test_cleaner_settings_unknown_when_the_broker_refused_default_only_when_nobody_asked():
+    from monitor.topicconfig import CLEANER_SETTINGS, ConfigValueError, broker_cleaner_settings
+
+    asked = broker_cleaner_settings(admin={"log.cleaner.enable": "false", "log.cleaner.threads": "3"},
+                                    admin_error="broker 1 did not list it")
+    assert (asked["log.cleaner.enable"].value, asked["log.cleaner.enable"].source) == (False, "admin")
+    assert (asked["log.cleaner.threads"].value, asked["log.cleaner.threads"].source) == (3, "admin")
+    assert (asked["log.cleaner.backoff.ms"].value, asked["log.cleaner.backoff.ms"].source) == (None, "unknown")
+    refused = broker_cleaner_settings(file={"log.cleaner.threads": "2"}, admin_error="ClusterAuthorizationException")
+    assert (refused["log.cleaner.threads"].value, refused["log.cleaner.threads"].source) == (2, "config")
+    assert all(not refused[k].known and refused[k].reason == "ClusterAuthorizationException"
+               for k in CLEANER_SETTINGS if k != "log.cleaner.threads")
+    # nobody asked (no bootstrap server): Kafka's defaults (CleanerConfig), named as such
+    nobody = broker_cleaner_settings()
+    assert {k: (s.value, s.source) for k, s in nobody.items()} == {
+        "log.cleaner.enable": (True, "default"), "log.cleaner.threads": (1, "default"),
+        "log.cleaner.dedupe.buffer.size": (134_217_728, "default"),
+        "log.cleaner.io.buffer.load.factor": (0.9, "default"),
+        "log.cleaner.io.max.bytes.per.second": (1.7976931348623157e308, "default"),
+        "log.cleaner.backoff.ms": (15_000, "default")}
+    with pytest.raises(ConfigValueError, match="log.cleaner.threads"):
+        broker_cleaner_settings(admin={"log.cleaner.threads": "0"})
+    with pytest.raises(ConfigValueError, match="log.cleaner.enable"):
+        broker_cleaner_settings(admin={"log.cleaner.enable": "yes"})

@@ -90,15 +90,15 @@ def mb_per_sec(block: str) -> float:
 
 
 def cleaner_block(log: Path, log_name: str) -> str | None:
-    """The stats block the cleaner logged for ``log_name`` (topic-partition), once complete."""
+    """The stats block the cleaner logged for ``log_name`` (topic-partition), once complete, with the
+    log4j line it continues (``[time] INFO [kafka-log-cleaner-thread-N]:``: monitor.cleanerlog reads a
+    block only after its header)."""
     lines = log.read_text().splitlines()
     for i, line in enumerate(lines):
-        if f"cleaned log {log_name} (" in line:
-            block = lines[i:i + 8]
-            if len(block) == 8 and "size reduction" in block[-1] and re.search(r"\([\d.,]+ MB/sec\)", block[1]):
-                # with the line Kafka 4.x starts the message on ("[time] INFO [kafka-log-cleaner-thread-0]: "),
-                # as the cleaner wrote it: a reader of log-cleaner.log takes a block from its log line
-                return "\n".join(lines[max(i - 1, 0):i] + block) + "\n"
+        if i > 0 and f"cleaned log {log_name} (" in line:
+            block = lines[i - 1:i + 8]
+            if len(block) == 9 and "size reduction" in block[-1] and re.search(r"\([\d.,]+ MB/sec\)", block[2]):
+                return "\n".join(block) + "\n"
     return None
 
 

@@ -1,0 +1,55 @@
+"""What the configuration review (``monitor.configreview``) is given, gathered from the collector's
+store: each compacted topic's live config (the admin source), its consumer groups' time lags (the
+consumer-groups source) and, summed over the partitions whose log dirs are read here, log and dirty
+bytes, tombstones, the write rate (measured between refreshes, else the one-shot estimate from the
+dirty section) and the oldest active segment. ``check-config`` and the exporter's
+``topic_config_finding`` both read it, so they cannot disagree."""
+
+from __future__ import annotations
+
+from monitor.causes import rate_from_dirty_section
+from monitor.configreview import GroupLagFact, TopicFacts
+
+
+def topic_facts(statuses, cluster: str, now: float) -> list[TopicFacts]:
+    """Facts of every compacted topic the cluster's admin source knows (none without it)."""
+    admin = groups = None
+    reports = []
+    for st in statuses:
+        if st.cluster != cluster or st.snapshot is None:
+            continue
+        if st.kind == "admin":
+            admin = st.snapshot
+        elif st.kind == "consumer_groups":
+            groups = st.snapshot
+        elif st.kind == "log_dirs":
+            reports.extend(st.snapshot.partitions)
+    if admin is None:
+        return []
+    now_ms = int(now * 1000)
+    out = []
+    for topic, info in sorted(admin.topics.items()):
+        mine = [r for r in reports if r.state.topic == topic]
+        kw = {}
+        if mine:
+            rates = []
+            for r in mine:
+                rate = r.write_rate if r.write_rate.bytes_per_second is not None else \
+                    rate_from_dirty_section(r.state, now_ms)
+                rates.append(rate)
+            known = [x.bytes_per_second for x in rates if x.bytes_per_second is not None]
+            ages = [now_ms - r.state.active_segment_first_timestamp for r in mine
+                    if r.state.active_segment_bytes > 0 and r.state.active_segment_first_timestamp >= 0]
+            kw = {"log_bytes": sum(r.state.log_bytes for r in mine),
+                  "clean_bytes": sum(r.state.clean_bytes for r in mine),
+                  "cleanable_bytes": sum(r.state.cleanable_bytes for r in mine),
+                  "tombstones": sum(r.state.tombstones_clean + r.state.tombstones_dirty for r in mine),
+                  # a partition without a batch timestamp in its dirty section has had no writes to measure
+                  "write_bytes_per_second": sum(known) if known else 0.0,
+                  "write_rate_basis": "; ".join(sorted({x.basis for x in rates}))[:300],
+                  "active_segment_bytes": max(r.state.active_segment_bytes for r in mine),
+                  "active_segment_age_ms": max(ages) if ages else None}
+        lags = tuple(GroupLagFact(g.group, g.partition, g.lag_seconds) for g in (groups.lags if groups else ())
+                     if g.topic == topic)
+        out.append(TopicFacts(topic, info.config, group_lags=lags, groups_measured=groups is not None, **kw))
+    return out
