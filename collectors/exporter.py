@@ -232,6 +232,23 @@ class TopicCollector(_StoreCollector):
         yield from fams.values()
 
 
+class PitfallCollector(_StoreCollector):
+    """Issue 16 per partition: producer pitfalls the log-dir reader counts on disk."""
+
+    names = (M.P_EMPTY_VALUES, M.P_KEYLESS)
+
+    def collect(self):
+        fams = {n: _family(n) for n in self.names}
+        for st in self.store.statuses():
+            if st.kind != "log_dirs" or st.snapshot is None:
+                continue
+            for rep in st.snapshot.partitions:
+                lb = [st.cluster, st.broker or "", rep.state.topic, str(rep.state.partition)]
+                fams[M.P_EMPTY_VALUES].add_metric(lb, rep.empty_value_records)
+                fams[M.P_KEYLESS].add_metric(lb, rep.keyless_records)
+        yield from fams.values()
+
+
 class SelfCollector(_StoreCollector):
     names = (M.SRC_UP, M.SRC_LAST_SUCCESS, M.SRC_DURATION, M.SRC_ERRORS)
 
@@ -250,7 +267,7 @@ class SelfCollector(_StoreCollector):
 
 
 ALL = (BrokerCleanerCollector, PartitionCollector, CleanerLogCollector, ConsumerGroupCollector, TopicCollector,
-       SelfCollector)
+       PitfallCollector, SelfCollector)
 
 
 def register_all(registry, store: Store, clock=time.time) -> None:

@@ -53,6 +53,9 @@ class PartitionReport:
     faults: tuple = ()  # the read faults' texts
     lso_check: LsoCheck | None = None  # the log's LSO against the leader's (admin API)
     lso_disagreement: LsoDisagreement | None = None  # a disagreement, since when the same one holds
+    # issue 16: producer pitfalls on disk (sums of the segments' counts)
+    keyless_records: int = 0
+    empty_value_records: int = 0
 
     def cause(self, now: float, *, broker: BrokerFacts | None = None, cleaner: CleanerLogState | None = None,
               bootstrap: str | None = None, one_shot: bool = False) -> Cause:
@@ -212,7 +215,8 @@ class LogDirScanner:
                     self._eligible_since.pop(key, None)
                 rate = self._write_rate(key, now, part.segments)
                 reports.append(PartitionReport(d, state, since, found.source, found, rate, tuple(faults), check,
-                                               disagreement))
+                                               disagreement, sum(x.keyless_records for x in summaries),
+                                               sum(x.empty_value_records for x in summaries)))
         for cache in (self._cache, self._snapshots):  # forget segments and snapshots that are gone
             for path in list(cache):
                 if path not in seen_paths:

@@ -57,6 +57,7 @@ class PartitionTask:
     top_n: int = 20
     max_keys: int = MAX_KEYS
     window: int = WINDOW_RECORDS
+    several_partitions: bool = False  # the topic has other partitions in the audit (keys in several partitions)
 
     def to_json(self) -> dict:
         return {**self.__dict__, "files": [list(f) for f in self.files], "config": self.config.to_strings()}
@@ -201,7 +202,7 @@ def audit_partition(task: PartitionTask, opener):
     span = (scan.last_timestamp or 0) - (scan.first_timestamp or 0)
     b = Bounds(task.topic, task.partition, upper=upper, first_dirty=st.first_dirty_offset,
                expired_before_ms=task.now_ms - task.config.delete_retention_ms,
-               bucket_ms=task.bucket_ms or bucket_for(span))
+               bucket_ms=task.bucket_ms or bucket_for(span), key_hashes=task.several_partitions)
     txn = TxnCleaning(aborted_transactions(scan.summaries, st.first_dirty_offset), scan.last_data_offsets, upper,
                       task.now_ms)
     yield from _record_pass(task, opener, b, txn)

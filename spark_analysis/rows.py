@@ -25,6 +25,8 @@ KEY_TOTALS = [
     ("distinct_keys", pa.int64()), ("obsolete_records", pa.int64()), ("removable_records", pa.int64()),
     ("reclaimable_bytes", pa.float64()), ("dirty_distinct_keys", pa.int64()), ("tombstones", pa.int64()),
     ("tombstones_past_retention", pa.int64()), ("keys_last_tombstone", pa.int64()),
+    # producer pitfalls: keys whose latest value is an empty string (not a tombstone: they never go away)
+    ("keys_last_empty_value", pa.int64()),
 ]
 
 ROW_TYPES: dict[str, list] = {
@@ -48,6 +50,14 @@ ROW_TYPES: dict[str, list] = {
                  ("records", pa.int64()), ("latest_bytes", pa.float64()), ("latest_records", pa.int64())],
     "bucket": [("topic", pa.string()), ("bucket_start_ms", pa.int64()), ("tombstones", pa.int64()),
                ("past_retention", pa.int64())],
+    # producer pitfalls counted per record as a partition is folded (``partition_fold``): records
+    # without a key, records whose value is empty (length 0, not null), the largest value
+    "record_stats": _PART + [("keyless_records", pa.int64()), ("empty_value_records", pa.int64()),
+                             ("value_records", pa.int64()), ("value_bytes_max", pa.int64())],
+    # the value-size histogram (``monitor.valuesizes``): records per bucket, summed over windows
+    "value_size": _PART + [("bucket", pa.int32()), ("records", pa.int64())],
+    # a partition's key hashes, for topics of several partitions: keys found in more than one
+    "partition_key": _PART + [("key_hash", pa.int64())],
     "fault": [("segment", pa.string()), ("fault_kind", pa.string()), ("fault_position", pa.int64()),
               ("fault_reason", pa.string())],
 }

@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from monitor.summary import SegmentSummary
-from spark_analysis.audit import AuditInputs, Found
+from spark_analysis.audit import AuditInputs, Found, collect_small
 
 NARROW = ["topic", "partition", "segment", "segment_base_offset", "segment_bytes", "batch_position", "batch_bytes",
           "offset", "timestamp", "key", "key_size", "value_size", "record_bytes", "tombstone", "control",
@@ -66,7 +66,11 @@ def judge_partitions(inputs: AuditInputs, segs: list) -> list[tuple]:
                               expired_before_ms=inputs.now_ms - cfg.delete_retention_ms, bucket_ms=0)))
     span = max(((f["last_timestamp"] or 0) - (f["first_timestamp"] or 0) for f, _ in judged), default=0)
     bucket = inputs.bucket_ms or bucket_for(span)
-    return [({**f, "bucket_ms": bucket}, Bounds(**{**b.to_json(), "bucket_ms": bucket})) for f, b in judged]
+    per_topic: dict = {}
+    for topic, _ in by_part:
+        per_topic[topic] = per_topic.get(topic, 0) + 1
+    return [({**f, "bucket_ms": bucket}, Bounds(**{**b.to_json(), "bucket_ms": bucket,
+                                                  "key_hashes": per_topic[b.topic] > 1})) for f, b in judged]
 
 
 def fold_partitions(bounds: dict, top_n: int, max_keys: int | None, window: int | None):
@@ -138,5 +142,5 @@ def audit_records(spark: SparkSession, inputs: AuditInputs, progress) -> Found:
            .repartition("topic", "partition").sortWithinPartitions("topic", "partition", "offset")
            .mapInArrow(fold_partitions(bounds, inputs.top_n, inputs.max_keys, inputs.window), ddl())
            .persist(StorageLevel.MEMORY_AND_DISK))
-    return Found([f for f, _ in judged], out.filter(F.col("key").isNull()).toArrow(), out,
+    return Found([f for f, _ in judged], collect_small(out), out,
                  [r.asDict() for r in faults.collect()])
