@@ -18,7 +18,8 @@ from monitor.config import ClusterConfig
 from monitor.topicconfig import ConfigValueError, TopicConfig
 
 COMPACTION_KEYS = ("cleanup.policy", "min.cleanable.dirty.ratio", "min.compaction.lag.ms", "max.compaction.lag.ms",
-                   "delete.retention.ms", "segment.bytes", "segment.ms")
+                   "delete.retention.ms", "segment.bytes", "segment.ms",
+                   "retention.ms", "retention.bytes")
 TRANSACTION_MAX_TIMEOUT = "transaction.max.timeout.ms"
 
 

@@ -233,9 +233,10 @@ class TopicCollector(_StoreCollector):
 
 
 class PitfallCollector(_StoreCollector):
-    """Issue 16 per partition: producer pitfalls the log-dir reader counts on disk."""
+    """Issue 16 per partition: producer pitfalls the log-dir reader counts on disk, and what retention
+    deletes next on compact,delete topics."""
 
-    names = (M.P_EMPTY_VALUES, M.P_KEYLESS)
+    names = (M.P_EMPTY_VALUES, M.P_KEYLESS, M.P_RETENTION_START, M.P_RETENTION_BYTES)
 
     def collect(self):
         fams = {n: _family(n) for n in self.names}
@@ -246,6 +247,9 @@ class PitfallCollector(_StoreCollector):
                 lb = [st.cluster, st.broker or "", rep.state.topic, str(rep.state.partition)]
                 fams[M.P_EMPTY_VALUES].add_metric(lb, rep.empty_value_records)
                 fams[M.P_KEYLESS].add_metric(lb, rep.keyless_records)
+                if rep.retention is not None:
+                    fams[M.P_RETENTION_START].add_metric(lb, rep.retention.log_start_offset)
+                    fams[M.P_RETENTION_BYTES].add_metric(lb, rep.retention.deleted_bytes)
         yield from fams.values()
 
 

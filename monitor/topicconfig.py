@@ -25,7 +25,11 @@ DEFAULTS = {
     "delete.retention.ms": 86_400_000,
     "segment.bytes": 1_073_741_824,
     "segment.ms": 604_800_000,
+    # the delete half of cleanup.policy=compact,delete (monitor.retention); -1: no limit
+    "retention.ms": 604_800_000,
+    "retention.bytes": -1,
 }
+UNLIMITED_IF_NEGATIVE = frozenset({"retention.ms", "retention.bytes"})  # Kafka takes any value < 0 as "no limit"
 # Kafka's internal topics that the broker creates with cleanup.policy=compact
 INTERNAL_COMPACTED = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 # KRaft's metadata log: kept by snapshots, never by the log cleaner
@@ -59,6 +63,13 @@ class TopicConfig:
     delete_retention_ms: int = 86_400_000
     segment_bytes: int = 1_073_741_824
     segment_ms: int = 604_800_000
+    retention_ms: int = 604_800_000
+    retention_bytes: int = -1
+
+    @property
+    def deletes(self) -> bool:
+        """The delete half of the policy (``compact,delete``): retention removes whole segments."""
+        return "delete" in self.cleanup_policy
 
     @property
     def compacted(self) -> bool:
@@ -84,7 +95,7 @@ class TopicConfig:
                 raise ConfigValueError(key, raw, "not a number") from None
             if f.name == "min_cleanable_dirty_ratio" and not 0 <= num <= 1:
                 raise ConfigValueError(key, raw, "must be between 0 and 1")
-            if f.name != "min_cleanable_dirty_ratio" and num < 0:
+            if f.name != "min_cleanable_dirty_ratio" and num < 0 and key not in UNLIMITED_IF_NEGATIVE:
                 raise ConfigValueError(key, raw, "must not be negative")
             kw[f.name] = num
         return cls(**kw)

@@ -84,6 +84,7 @@ def render_report(summary: dict, topics: list[dict], partitions: list[dict], buc
         ("Corrupt or unreadable spots", f"{summary['faults']:,}"),
         ("Empty-string values (no tombstones)", f"{summary.get('empty_value_records', 0):,}"),
         ("Keys in several partitions", f"{summary.get('keys_in_several_partitions', 0):,}"),
+        ("Deleted by retention (compact,delete)", _mb(summary.get("retention_deleted_bytes", 0))),
     ]
     card_html = "".join(f'<div class="card"><div class="v">{html.escape(v)}</div><div class="l">{html.escape(k)}</div></div>'
                         for k, v in cards)

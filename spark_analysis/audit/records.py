@@ -40,7 +40,7 @@ def segment_table(data: DataFrame) -> list:
 def judge_partitions(inputs: AuditInputs, segs: list) -> list[tuple]:
     """(facts, Bounds) of every partition, judged on the driver from the small segment table."""
     from spark_analysis.keyfold import Bounds
-    from spark_analysis.partition_audit import bounds_for, bucket_for
+    from spark_analysis.partition_audit import bounds_for, bucket_for, retention_for, retention_counts
     from spark_analysis.partition_audit import partition_facts as facts_of
 
     by_part: dict = {}
@@ -61,9 +61,12 @@ def judge_partitions(inputs: AuditInputs, segs: list) -> list[tuple]:
         ts = [x for r in rows for x in (r["min_timestamp"], r["max_timestamp"]) if x is not None]
         counts = {"records": sum(r["records"] for r in rows), "control_records": sum(r["control_records"] for r in rows),
                   "first_timestamp": min(ts, default=None), "last_timestamp": max(ts, default=None)}
+        retention = None if inputs.kind == "topic" else retention_for(st, summaries, cfg, inputs.now_ms)
+        counts.update(retention_counts(retention))
         judged.append((facts_of(topic, part, st, len(rows), counts, cfg, 0),
                        Bounds(topic, part, upper=upper, first_dirty=st.first_dirty_offset,
-                              expired_before_ms=inputs.now_ms - cfg.delete_retention_ms, bucket_ms=0)))
+                              expired_before_ms=inputs.now_ms - cfg.delete_retention_ms, bucket_ms=0,
+                              retained_from=retention.log_start_offset if retention and retention.moves else -1)))
     span = max(((f["last_timestamp"] or 0) - (f["first_timestamp"] or 0) for f, _ in judged), default=0)
     bucket = inputs.bucket_ms or bucket_for(span)
     per_topic: dict = {}
@@ -108,6 +111,8 @@ def fold_partitions(bounds: dict, top_n: int, max_keys: int | None, window: int 
                             yield from fold_pending()
                         yield from acc.finish(top_n)
                     acc, acc_key, held = PartitionFold(Bounds(**bounds[key]), max_keys or MAX_KEYS), key, 0
+                if acc.b.retained_from >= 0:  # compact,delete: retention deletes what lies below
+                    run_ = run_.filter(pc.greater_equal(run_.column("offset"), acc.b.retained_from))
                 pending.append(run_)
                 held += run_.num_rows
                 if held >= (window or WINDOW_RECORDS):

@@ -135,6 +135,7 @@ def summarize(inputs: AuditInputs, rows: list, bucket: int, faults: list) -> dic
         "bytes": sum(r["bytes"] for r in rows),
         "reclaimable_bytes": sum(r["reclaimable_bytes"] for r in rows),
         "projected_bytes": sum(r["projected_bytes"] for r in rows),
+        "retention_deleted_bytes": sum(r["retention_deleted_bytes"] or 0 for r in rows),  # compact,delete
         "cleanable_bytes": sum(r["cleanable_bytes"] for r in rows),
         "estimated_clean_seconds": sum(r["estimated_clean_seconds"] for r in rows),
         "tombstones": sum(r["tombstones"] for r in rows),
@@ -153,11 +154,11 @@ def summarize(inputs: AuditInputs, rows: list, bucket: int, faults: list) -> dic
 
 TOPIC_SUMS = ["records", "bytes", "distinct_keys", "obsolete_records", "reclaimable_bytes", "projected_bytes",
               "cleanable_bytes", "estimated_clean_seconds", "tombstones", "tombstones_past_retention",
-              "keys_last_tombstone"]
+              "keys_last_tombstone", "retention_deleted_bytes"]
 TOPIC_DDL = ("topic string, partitions long, records long, bytes long, distinct_keys long, obsolete_records long, "
              "reclaimable_bytes double, projected_bytes double, cleanable_bytes long, max_cleanable_ratio double, "
              "estimated_clean_seconds double, tombstones long, tombstones_past_retention long, "
-             "keys_last_tombstone long, " + pitfalls.TOPIC_DDL)
+             "keys_last_tombstone long, retention_deleted_bytes long, " + pitfalls.TOPIC_DDL)
 
 
 def topic_rows(rows: list[dict]) -> list[dict]:
@@ -185,4 +186,5 @@ PARTITION_DDL = (
     "clean_bytes long, cleanable_bytes long, cleanable_ratio double, min_cleanable_dirty_ratio double, "
     "eligible boolean, dirty_distinct_keys long, cleaner_passes int, estimated_clean_seconds double, "
     "tombstones long, tombstones_past_retention long, keys_last_tombstone long, delete_retention_ms long, "
-    "first_timestamp long, last_timestamp long, " + pitfalls.PARTITION_DDL)
+    "first_timestamp long, last_timestamp long, retention_deleted_segments int, retention_deleted_bytes long, "
+    "projected_log_start_offset long, " + pitfalls.PARTITION_DDL)

@@ -10,7 +10,7 @@ from monitor.topicconfig import ConfigValueError, TopicConfig, effective_broker_
 KAFKA_DEFAULTS = {  # https://kafka.apache.org/documentation/#topicconfigs
     "cleanup.policy": "delete", "min.cleanable.dirty.ratio": "0.5", "min.compaction.lag.ms": "0",
     "max.compaction.lag.ms": "9223372036854775807", "delete.retention.ms": "86400000",
-    "segment.bytes": "1073741824", "segment.ms": "604800000",
+    "segment.bytes": "1073741824", "segment.ms": "604800000", "retention.ms": "604800000", "retention.bytes": "-1",
 }
 
 
@@ -86,3 +86,11 @@ def test_broker_setting_precedence_admin_then_file_then_kafkas_default():
         7_200_000, "admin")
     with pytest.raises(KeyError, match="log.retention.ms"):
         effective_broker_setting("log.retention.ms")
+
+
+def test_retention_may_be_unlimited_but_other_settings_may_not_be_negative():
+    """Kafka takes retention.ms / retention.bytes of -1 as no limit (TopicConfig docs)."""
+    c = TopicConfig.from_strings({"cleanup.policy": "compact,delete", "retention.ms": "-1", "retention.bytes": "-1"})
+    assert (c.retention_ms, c.retention_bytes, c.deletes, c.compacted) == (-1, -1, True, True)
+    with pytest.raises(ConfigValueError, match="segment.ms"):
+        TopicConfig.from_strings({"segment.ms": "-1"})
