@@ -14,13 +14,14 @@ from __future__ import annotations
 import time
 import pytest
 
+from dumpcompare import dump
 from kafkatools import (copy_partition, create_topic, partition_dir, produce_aged_segments, segment_bases,
                         set_topic_config, unique_topic, watermarks)
 from monitor.retention import from_summaries, project_retention
 from monitor.summary import summarize
 from monitor.topicconfig import TopicConfig
 from spark_analysis.audit import AuditInputs, run_audit
-from spark_analysis.job import list_inputs
+from spark_analysis.job import list_inputs, load_records
 from waiting import wait_for
 
 pytestmark = pytest.mark.kafka
@@ -55,7 +56,7 @@ def test_compact_delete_projection_names_the_segments_the_brokers_retention_dele
     # the audit: the same cut, the deleted bytes out of the projected size
     cfg = TopicConfig.from_strings({**CFG, "retention.ms": RETENTION_MS})
     res = run_audit(spark, AuditInputs(kind="segments", files=list_inputs("segments", [str(tmp_path / "copy")]),
-                                       topic_configs={t: cfg}))
+                                       topic_configs={t: cfg}, now_ms=int(time.time() * 1000)))
     [row] = [r.asDict() for r in res.partitions.collect()]
     assert row["projected_log_start_offset"] == proj.log_start_offset
     assert row["retention_deleted_segments"] == len(old)
@@ -63,6 +64,19 @@ def test_compact_delete_projection_names_the_segments_the_brokers_retention_dele
     assert row["projected_bytes"] == pytest.approx(row["bytes"] - row["retention_deleted_bytes"]
                                                    - row["reclaimable_bytes"])
     assert res.summary["retention_deleted_bytes"] == row["retention_deleted_bytes"]
+    # records retention deletes are no key's record: the keys and their updates are those of the groups left
+    kept = len(AGES_H) - len(old)
+    assert (row["distinct_keys"], row["obsolete_records"]) == (20, kept * 30 - 20)  # 30 records over 20 keys a group
+    # the same cut from kafka-dump-log's text of the copy (the records path: segments from the records)
+    (tmp_path / "dumps").mkdir()
+    (tmp_path / "dumps" / f"{t}.txt").write_text(dump(files)[0])
+    records = load_records(spark, "dumps", [str(tmp_path / "dumps")])
+    dumped = run_audit(spark, AuditInputs(kind="dumps", records=records, topic_configs={t: cfg},
+                                          now_ms=res.summary["generated_at_ms"]))
+    [drow] = [r.asDict() for r in dumped.partitions.collect()]
+    for k in ("projected_log_start_offset", "retention_deleted_segments", "retention_deleted_bytes",
+              "distinct_keys", "obsolete_records", "reclaimable_bytes"):
+        assert drow[k] == row[k], k
 
     # the broker: its retention check moves the log start to the projected offset, and deletes those files
     set_topic_config(kafka.bootstrap, t, **{"retention.ms": RETENTION_MS})
