@@ -121,3 +121,14 @@ def test_audit_counts_empty_value_deletes_keys_in_several_partitions_keyless_rec
     for k in ("keyless_records", "empty_value_records", "keys_last_empty_value", "keys_in_several_partitions"):
         assert res.summary[k] == topic[k], k
     assert "exact below" in res.summary["value_size_method"]
+
+    # the same counts when each task sends its key table to Spark in parts (more keys than it holds)
+    # and folds a few records at a time: key parts carry the key hashes, windows add up
+    parted = run_audit(spark, AuditInputs(kind="segments", files=list_inputs("segments", [str(root)]),
+                                          max_keys=16, window=25))
+    got = {r["partition"]: r.asDict() for r in parted.partitions.collect()}
+    for p in range(PARTITIONS):
+        for k in ("keyless_records", "empty_value_records", "keys_last_empty_value", "keys_in_several_partitions",
+                  "value_bytes_p50", "value_bytes_p90", "value_bytes_p99", "value_bytes_max"):
+            assert got[p][k] == rows[p][k], (p, k)
+    assert [r.asDict()["keys_in_several_partitions"] for r in parted.topics.collect()] == [9]
