@@ -8,7 +8,6 @@ rows; the driver only lists files and collects the per-partition rows.
 from __future__ import annotations
 
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
 
 from spark_analysis.audit import AuditInputs, Found, collect_small
 
