@@ -17,12 +17,12 @@ from confluent_kafka.admin import AdminClient, ConfigResource, OffsetSpec, Resou
 
 from monitor.config import ClusterConfig
 from monitor.consumers import latest_value_only
-from monitor.topicconfig import ConfigValueError, TopicConfig
 from monitor.topicconfig import (CLEANER_SETTINGS, BrokerSetting, ConfigValueError, TopicConfig,
                                  broker_cleaner_settings)
 
 COMPACTION_KEYS = ("cleanup.policy", "min.cleanable.dirty.ratio", "min.compaction.lag.ms", "max.compaction.lag.ms",
-                   "delete.retention.ms", "segment.bytes", "segment.ms", "retention.ms")
+                   "delete.retention.ms", "segment.bytes", "segment.ms",
+                   "retention.ms", "retention.bytes")
 TRANSACTION_MAX_TIMEOUT = "transaction.max.timeout.ms"
 
 

@@ -374,6 +374,27 @@ class ConfigReviewCollector(_StoreCollector):
         yield fam
 
 
+class PitfallCollector(_StoreCollector):
+    """Issue 16 per partition: producer pitfalls the log-dir reader counts on disk, and what retention
+    deletes next on compact,delete topics."""
+
+    names = (M.P_EMPTY_VALUES, M.P_KEYLESS, M.P_RETENTION_START, M.P_RETENTION_BYTES)
+
+    def collect(self):
+        fams = {n: _family(n) for n in self.names}
+        for st in self.store.statuses():
+            if st.kind != "log_dirs" or st.snapshot is None:
+                continue
+            for rep in st.snapshot.partitions:
+                lb = [st.cluster, st.broker or "", rep.state.topic, str(rep.state.partition)]
+                fams[M.P_EMPTY_VALUES].add_metric(lb, rep.empty_value_records)
+                fams[M.P_KEYLESS].add_metric(lb, rep.keyless_records)
+                if rep.retention is not None:
+                    fams[M.P_RETENTION_START].add_metric(lb, rep.retention.log_start_offset)
+                    fams[M.P_RETENTION_BYTES].add_metric(lb, rep.retention.deleted_bytes)
+        yield from fams.values()
+
+
 class SelfCollector(_StoreCollector):
     names = (M.SRC_UP, M.SRC_LAST_SUCCESS, M.SRC_DURATION, M.SRC_ERRORS)
 
@@ -391,8 +412,8 @@ class SelfCollector(_StoreCollector):
         yield from fams.values()
 
 
-ALL = (BrokerCleanerCollector, BrokerSettingsCollector, PartitionCollector, CleanerLogCollector, ConsumerGroupCollector, TopicCollector,
-       ConfigReviewCollector, SelfCollector)
+ALL = (BrokerCleanerCollector, BrokerSettingsCollector, PartitionCollector, CleanerLogCollector, ConsumerGroupCollector,
+       TopicCollector, ConfigReviewCollector, PitfallCollector, SelfCollector)
 
 
 def register_all(registry, store: Store, clock=time.time) -> None:

@@ -37,6 +37,7 @@ from monitor.diskspace import CleanNeed, LogDirSpace, largest_clean_group, most_
 from monitor.logdir import scan_log_dir
 from monitor.lsocheck import ADMIN, LeaderLso, LsoCheck, LsoDisagreement, check_lso, persist
 from monitor.producer_snapshot import ProducerSnapshot, ProducerSnapshotError, read_producer_snapshot
+from monitor.retention import RetentionProjection, from_summaries, project_retention
 from monitor.summary import SegmentSummary, summarize
 from monitor.topicconfig import (NOT_CLEANED_BY_LOG_CLEANER, BrokerSetting, EffectiveConfig, effective_broker_setting,
                                  effective_config)
@@ -60,6 +61,11 @@ class PartitionReport:
     clean_needed_bytes: int | None = None  # the room its next clean needs (monitor.diskspace); None: not compacted
     transaction_max_timeout: BrokerSetting | None = None  # what the state's hanging count was made with
     active_keys: ActiveKeys | None = None  # duplicates stuck in the active segment (None: its keys not read)
+    # issue 16: producer pitfalls on disk (sums of the segments' counts) and, for compact,delete, what
+    # the broker's next retention check deletes (monitor.retention)
+    keyless_records: int = 0
+    empty_value_records: int = 0
+    retention: RetentionProjection | None = None
 
     def cause(self, now: float, *, broker: BrokerFacts | None = None, cleaner: CleanerLogState | None = None,
               bootstrap: str | None = None, one_shot: bool = False) -> Cause:
@@ -261,9 +267,17 @@ class LogDirScanner:
                     self._eligible_since.pop(key, None)
                 rate = self._write_rate(key, now, part.segments)
                 stale = tuple(x for x in part.leftovers if x.stale(now_ms, cfg.file_delete_delay_ms))
+                retention = None
+                if cfg.deletes:
+                    retention = project_retention(from_summaries(summaries), retention_ms=cfg.retention_ms,
+                                                  retention_bytes=cfg.retention_bytes, now_ms=now_ms,
+                                                  log_start_offset=state.log_start_offset,
+                                                  log_end_offset=state.log_end_offset)
                 reports.append(PartitionReport(d, state, since, found.source, found, rate, tuple(faults), check,
                                                disagreement, stale, need, txn_timeout,
-                                               self._active_duplicates(key, part.segments[-1])))
+                                               self._active_duplicates(key, part.segments[-1]),
+                                               sum(x.keyless_records for x in summaries),
+                                               sum(x.empty_value_records for x in summaries), retention))
         for cache in (self._cache, self._snapshots):  # forget segments and snapshots that are gone
             for path in list(cache):
                 if path not in seen_paths:

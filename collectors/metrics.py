@@ -161,6 +161,18 @@ LOG_DIR_UP = _m("log_dir_up", "gauge",
                 "log-start checkpoint is malformed (its partition series are then withdrawn, not guessed).",
                 B + ("log_dir",))
 
+# --- issue 16: producer pitfalls on disk and compact,delete retention, per partition (collectors.exporter.PitfallCollector) ---
+P_EMPTY_VALUES = _m("partition_empty_value_records", "gauge",
+                    "Records on disk whose value is an empty string (length 0, not null): no tombstone, the key "
+                    "never goes away.", P)
+P_KEYLESS = _m("partition_keyless_records", "gauge",
+               "Records on disk without a key (the cleaner cannot compact them).", P)
+P_RETENTION_START = _m("partition_retention_projected_log_start_offset", "gauge",
+                       "cleanup.policy=compact,delete: the log start offset after the broker's next retention check "
+                       "(UnifiedLog.deleteOldSegments, by retention.bytes and retention.ms).", P)
+P_RETENTION_BYTES = _m("partition_retention_deletable_bytes", "gauge",
+                       "cleanup.policy=compact,delete: bytes of the segments the next retention check deletes.", P)
+
 # --- from the broker's log-cleaner.log (collectors.cleaner_log), per broker ---
 CL_THREAD_DEATHS = _m("cleaner_log_thread_deaths", "counter",
                       "Cleaner threads log-cleaner.log says died (\"Error due to\"), since the collector started "

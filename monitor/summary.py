@@ -36,6 +36,9 @@ class SegmentSummary:
     control_records: int = 0
     transactional_batches: int = 0
     keyed_bytes: int = 0
+    # producer pitfalls on disk (issue 16): records without a key, values of length 0 (not null: no tombstone)
+    keyless_records: int = 0
+    empty_value_records: int = 0
     tombstone_offsets: array = field(default_factory=lambda: array("q"))
     tombstone_timestamps: array = field(default_factory=lambda: array("q"))
     tombstone_horizons: array = field(default_factory=lambda: array("q"))  # -1 when the batch has none
@@ -151,6 +154,8 @@ def _read_into(s: SegmentSummary, path: Path, start: int) -> None:
             horizon = batch.delete_horizon_ms
             hz = -1 if horizon is None else horizon
             s.records += len(c)
+            s.keyless_records += c.keys.count(None)
+            s.empty_value_records += c.value_sizes.count(0)
             for off, ts, vs in zip(c.offsets, c.timestamps, c.value_sizes):
                 if vs < 0:
                     t_off.append(off)

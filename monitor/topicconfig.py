@@ -26,8 +26,11 @@ DEFAULTS = {
     "segment.bytes": 1_073_741_824,
     "segment.ms": 604_800_000,
     "file.delete.delay.ms": 60_000,  # how long a replaced or expired segment stays as .deleted
-    "retention.ms": 604_800_000,  # the delete half of cleanup.policy=compact,delete; -1: no time limit
+    # the delete half of cleanup.policy=compact,delete (monitor.retention); -1: no limit
+    "retention.ms": 604_800_000,
+    "retention.bytes": -1,
 }
+UNLIMITED_IF_NEGATIVE = frozenset({"retention.ms", "retention.bytes"})  # Kafka takes any value < 0 as "no limit"
 # Kafka's internal topics that the broker creates with cleanup.policy=compact
 INTERNAL_COMPACTED = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 # KRaft's metadata log: kept by snapshots, never by the log cleaner
@@ -72,6 +75,12 @@ class TopicConfig:
     segment_ms: int = 604_800_000
     file_delete_delay_ms: int = 60_000
     retention_ms: int = 604_800_000  # applies with cleanup.policy=compact,delete only; -1: unlimited
+    retention_bytes: int = -1
+
+    @property
+    def deletes(self) -> bool:
+        """The delete half of the policy (``compact,delete``): retention removes whole segments."""
+        return "delete" in self.cleanup_policy
 
     @property
     def compacted(self) -> bool:
@@ -97,7 +106,7 @@ class TopicConfig:
                 raise ConfigValueError(key, raw, "not a number") from None
             if f.name == "min_cleanable_dirty_ratio" and not 0 <= num <= 1:
                 raise ConfigValueError(key, raw, "must be between 0 and 1")
-            if f.name != "min_cleanable_dirty_ratio" and num < 0 and not (f.name == "retention_ms" and num == -1):
+            if f.name != "min_cleanable_dirty_ratio" and num < 0 and key not in UNLIMITED_IF_NEGATIVE:
                 raise ConfigValueError(key, raw, "must not be negative")
             kw[f.name] = num
         return cls(**kw)

@@ -47,6 +47,7 @@ KEY_COLUMNS = [
     Column("last_bytes", pa.float64(), LAST, "last_offset"),
     Column("last_producer_id", pa.int64(), LAST, "last_offset"),
     Column("last_tombstone", pa.bool_(), LAST, "last_offset"),
+    Column("last_empty_value", pa.bool_(), LAST, "last_offset"),  # an empty string, not a tombstone
     Column("eligible_records", pa.int64(), SUM),
     Column("eligible_bytes", pa.float64(), SUM),
     Column("last_eligible_offset", pa.int64(), MAX),  # -1: no eligible record (then the columns below are 0)
@@ -70,6 +71,12 @@ class Bounds:
     first_dirty: int  # the cleaner checkpoint: eligible records from here on are dirty
     expired_before_ms: int  # now - delete.retention.ms: tombstones older than this are past retention
     bucket_ms: int  # tombstone build-up bucket
+    # the topic has several partitions: the fold sends its key hashes (``partition_key`` rows) so that
+    # keys found in more than one partition can be counted across partitions
+    key_hashes: bool = False
+    # compact,delete: retention deletes the segments below this offset (``monitor.retention``); their
+    # records are no key's record (-1: nothing deleted)
+    retained_from: int = -1
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -80,13 +87,14 @@ def record_partials(c: dict, b: Bounds) -> dict:
     keyed = c["key_size"] >= 0
     off, ts, rb = c["offset"][keyed], c["timestamp"][keyed], c["record_bytes"][keyed]
     tomb = c["value_size"][keyed] < 0
+    empty = c["value_size"][keyed] == 0
     eligible = off < b.upper
     expired = tomb & (ts < b.expired_before_ms)
     return {
         "key_hash": c["key_hash"][keyed], "key": c["key"].filter(pa.array(keyed)),
         "updates": np.ones(len(off), dtype=np.int64), "bytes": rb,
         "last_offset": off, "last_timestamp": ts, "last_bytes": rb, "last_producer_id": c["producer_id"][keyed],
-        "last_tombstone": tomb,
+        "last_tombstone": tomb, "last_empty_value": empty,
         "eligible_records": eligible.astype(np.int64), "eligible_bytes": np.where(eligible, rb, 0.0),
         "last_eligible_offset": np.where(eligible, off, -1), "last_eligible_bytes": np.where(eligible, rb, 0.0),
         "last_eligible_tombstone": tomb & eligible, "last_eligible_expired": expired & eligible,
@@ -164,6 +172,7 @@ def key_totals(k: dict) -> dict:
         "dirty_distinct_keys": int(k["dirty"].sum()), "tombstones": int(k["tombstones"].sum()),
         "tombstones_past_retention": int(k["tombstones_expired"].sum()),
         "keys_last_tombstone": int(k["last_tombstone"].sum()),
+        "keys_last_empty_value": int(k["last_empty_value"].sum()),
     }
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from monitor.compaction import partition_state
 from monitor.estimate import CleanerParams, estimate_clean
 from monitor.record import SegmentReader
+from monitor.retention import from_summaries, project_retention
 from monitor.summary import SegmentSummary, txn_event
 from monitor.topicconfig import TopicConfig
 from monitor.transactions import aborted_transactions
@@ -57,6 +58,7 @@ class PartitionTask:
     top_n: int = 20
     max_keys: int = MAX_KEYS
     window: int = WINDOW_RECORDS
+    several_partitions: bool = False  # the topic has other partitions in the audit (keys in several partitions)
 
     def to_json(self) -> dict:
         return {**self.__dict__, "files": [list(f) for f in self.files], "config": self.config.to_strings()}
@@ -155,6 +157,25 @@ def bounds_for(topic: str, partition: int, summaries: list, cfg: TopicConfig, no
     return st, upper
 
 
+def retention_for(st, summaries: list, cfg: TopicConfig, now_ms: int):
+    """What the delete half of ``compact,delete`` removes now (``monitor.retention``), or None when the
+    policy has no ``delete``. Records below its log start are no key's record: retention deletes them
+    whole, whatever a clean would keep."""
+    if not cfg.deletes:
+        return None
+    return project_retention(from_summaries(summaries), retention_ms=cfg.retention_ms,
+                             retention_bytes=cfg.retention_bytes, now_ms=now_ms, log_start_offset=st.log_start_offset,
+                             log_end_offset=st.log_end_offset)
+
+
+def retention_counts(r) -> dict:
+    """The facts' retention columns (null when the policy has no delete)."""
+    if r is None:
+        return {"retention_deleted_segments": None, "retention_deleted_bytes": None, "projected_log_start_offset": None}
+    return {"retention_deleted_segments": len(r.deleted), "retention_deleted_bytes": r.deleted_bytes,
+            "projected_log_start_offset": r.log_start_offset}
+
+
 def partition_facts(topic: str, partition: int, st, segments: int, counts: dict, cfg: TopicConfig,
                     bucket_ms: int) -> dict:
     """Kafka's view of the partition (``rows.ROW_TYPES["facts"]``) from its state and record counts."""
@@ -170,7 +191,11 @@ def partition_facts(topic: str, partition: int, st, segments: int, counts: dict,
         "bucket_ms": bucket_ms,
         "txn_removable_records": counts.get("txn_removable_records", 0),
         "txn_reclaimable_bytes": float(counts.get("txn_reclaimable_bytes", 0.0)),
+        **{k: counts.get(k) for k in RETENTION_FACTS},
     }
+
+
+RETENTION_FACTS = ("retention_deleted_segments", "retention_deleted_bytes", "projected_log_start_offset")
 
 
 FACTS_ONLY = ("bucket_ms", "txn_removable_records", "txn_reclaimable_bytes")  # facts not in the partition row
@@ -184,7 +209,9 @@ def partition_row(facts: dict, totals: dict, cleaner: CleanerParams) -> dict:
     row = {k: v for k, v in facts.items() if k not in FACTS_ONLY}
     row.update({k: totals.get(k) or 0 for k, _ in rows.KEY_TOTALS})
     row["removable_records"] += facts.get("txn_removable_records") or 0  # aborted data and markers a clean drops
-    row.update({"reclaimable_bytes": reclaim, "projected_bytes": max(facts["bytes"] - reclaim, 0.0),
+    # compact,delete: what retention deletes goes whole; the fold left those records out of ``reclaim``
+    gone = facts.get("retention_deleted_bytes") or 0
+    row.update({"reclaimable_bytes": reclaim, "projected_bytes": max(facts["bytes"] - gone - reclaim, 0.0),
                 "cleaner_passes": est.passes, "estimated_clean_seconds": est.seconds})
     return row
 
@@ -201,13 +228,17 @@ def audit_partition(task: PartitionTask, opener):
     span = (scan.last_timestamp or 0) - (scan.first_timestamp or 0)
     b = Bounds(task.topic, task.partition, upper=upper, first_dirty=st.first_dirty_offset,
                expired_before_ms=task.now_ms - task.config.delete_retention_ms,
-               bucket_ms=task.bucket_ms or bucket_for(span))
+               bucket_ms=task.bucket_ms or bucket_for(span), key_hashes=task.several_partitions)
+    retention = retention_for(st, scan.summaries, task.config, task.now_ms)
+    if retention is not None and retention.moves:
+        b = Bounds(**{**b.to_json(), "retained_from": retention.log_start_offset})
     txn = TxnCleaning(aborted_transactions(scan.summaries, st.first_dirty_offset), scan.last_data_offsets, upper,
                       task.now_ms)
     yield from _record_pass(task, opener, b, txn)
     counts = {"records": scan.records, "control_records": scan.control_records,
               "first_timestamp": scan.first_timestamp, "last_timestamp": scan.last_timestamp,
-              "txn_removable_records": txn.removable_records, "txn_reclaimable_bytes": txn.reclaimable_bytes}
+              "txn_removable_records": txn.removable_records, "txn_reclaimable_bytes": txn.reclaimable_bytes,
+              **retention_counts(retention)}
     yield rows.batch("facts", 1, partition_facts(task.topic, task.partition, st, len(scan.summaries), counts,
                                                  task.config, b.bucket_ms))
 
@@ -233,8 +264,8 @@ def _record_pass(task: PartitionTask, opener, b: Bounds | None, txn: TxnCleaning
                         continue
                     if txn.data_batch(batch):
                         continue
-                if acc is None or batch.is_control or not len(arr):
-                    continue
+                if acc is None or batch.is_control or not len(arr) or batch.last_offset < acc.b.retained_from:
+                    continue  # retention deletes whole segments: a batch is wholly below its cut or above
                 win.add(batch, arr)
                 if win.n >= task.window:
                     yield from acc.add(win.columns())

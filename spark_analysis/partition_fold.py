@@ -12,12 +12,14 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from monitor import valuesizes
 from spark_analysis import rows
 from spark_analysis.arrow_rows import RECORD_OVERHEAD
 from spark_analysis.keyfold import (KEY_COLUMNS, NO_PRODUCER, Bounds, fold, key_totals, latest_by_producer,
                                     producer_ids, record_partials, top_keys)
 
 WINDOW_RECORDS = 1 << 18  # records folded at a time
+SIZE_BUCKETS = np.asarray(valuesizes.LOWER, dtype=np.int64)
 MAX_KEYS = 2 << 20  # keys held per task before the table is emitted as it is (about 100 bytes a key)
 
 
@@ -97,12 +99,17 @@ class PartitionFold:
         self.flushed = False  # the key table went out in parts: Spark merges them
         self.producers: dict[int, list] = {}  # producer id -> [bytes, records]
         self.buckets: dict[int, list] = {}  # bucket start -> [tombstones, past retention]
+        # producer pitfalls, per record: keyless, empty values (length 0, not null), value sizes
+        self.keyless = self.empty_values = self.values = 0
+        self.value_max: int | None = None
+        self.value_sizes: dict[int, int] = {}  # monitor.valuesizes histogram
 
     def add(self, c: dict):
         """Fold one window (records in offset order, after every earlier window); yields the key
         table as ``key`` rows when it outgrew ``max_keys``."""
         self._count_tombstones(c)
         self._count_producers(c)
+        self._count_pitfalls(c)
         part = record_partials(c, self.b)
         self.keys = fold([self.keys, part] if self.keys is not None else [part])
         if len(self.keys["key_hash"]) >= self.max_keys:
@@ -122,6 +129,21 @@ class PartitionFold:
             acc = self.buckets.setdefault(s, [0, 0])
             acc[0] += n
             acc[1] += int(x)
+
+    def _count_pitfalls(self, c: dict) -> None:
+        """Records without a key, empty values and the value sizes (tombstones have none)."""
+        vs = c["value_size"]
+        self.keyless += int((c["key_size"] < 0).sum())
+        self.empty_values += int((vs == 0).sum())
+        sizes = vs[vs >= 0]
+        if len(sizes):
+            self.values += len(sizes)
+            top = int(sizes.max())
+            self.value_max = top if self.value_max is None else max(self.value_max, top)
+            # the core's buckets (valuesizes.LOWER), found in numpy for a window at a time
+            idx = np.searchsorted(SIZE_BUCKETS, sizes, side="right") - 1
+            uniq, counts = np.unique(idx, return_counts=True)
+            valuesizes.merge(self.value_sizes, dict(zip(uniq.tolist(), counts.tolist())))
 
     def _count_producers(self, c: dict) -> None:
         """Bytes and records each producer wrote to keyed records."""
@@ -151,12 +173,16 @@ class PartitionFold:
         latest records; otherwise the last part of the key table, for Spark to merge and finish."""
         b, k = self.b, self.keys
         latest: dict = {}
+        yield from self.pitfall_batches()
         if self.flushed:
             if k is not None and len(k["key_hash"]):
-                yield self.key_batch()
+                yield self.key_batch()  # its key hashes count for keys in several partitions too
         else:
             k = k if k is not None else {c.name: np.zeros(0) for c in KEY_COLUMNS} | {"key_hash": np.zeros(0)}
             yield rows.batch("key_totals", 1, {"topic": b.topic, "partition": b.partition, **key_totals(k)})
+            if len(k["key_hash"]) and b.key_hashes:
+                yield rows.batch("partition_key", len(k["key_hash"]),
+                                 {"topic": b.topic, "partition": b.partition, "key_hash": k["key_hash"]})
             if len(k["key_hash"]):
                 yield rows.batch("top_key", min(top_n, len(k["key_hash"])),
                                  {"topic": b.topic, "partition": b.partition, **top_keys(k, top_n)})
@@ -170,6 +196,19 @@ class PartitionFold:
             yield rows.batch("bucket", len(starts), {
                 "topic": b.topic, "bucket_start_ms": starts, "tombstones": [self.buckets[s][0] for s in starts],
                 "past_retention": [self.buckets[s][1] for s in starts]})
+
+
+    def pitfall_batches(self):
+        b = self.b
+        yield rows.batch("record_stats", 1, {
+            "topic": b.topic, "partition": b.partition, "keyless_records": self.keyless,
+            "empty_value_records": self.empty_values, "value_records": self.values,
+            "value_bytes_max": self.value_max})
+        if self.value_sizes:
+            buckets = sorted(self.value_sizes)
+            yield rows.batch("value_size", len(buckets), {
+                "topic": b.topic, "partition": b.partition, "bucket": buckets,
+                "records": [self.value_sizes[x] for x in buckets]})
 
 
 def producer_batch(topic: str, pids: list, written: dict, latest: dict) -> pa.RecordBatch:

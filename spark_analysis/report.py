@@ -83,6 +83,9 @@ def render_report(summary: dict, topics: list[dict], partitions: list[dict], buc
         ("Tombstones", f"{summary['tombstones']:,}"),
         ("Tombstones past delete.retention.ms", f"{summary['tombstones_past_retention']:,}"),
         ("Corrupt or unreadable spots", f"{summary['faults']:,}"),
+        ("Empty-string values (no tombstones)", f"{summary.get('empty_value_records', 0):,}"),
+        ("Keys in several partitions", f"{summary.get('keys_in_several_partitions', 0):,}"),
+        ("Deleted by retention (compact,delete)", _mb(summary.get("retention_deleted_bytes", 0))),
     ]
     card_html = "".join(f'<div class="card"><div class="v">{html.escape(v)}</div><div class="l">{html.escape(k)}</div></div>'
                         for k, v in cards)
@@ -103,6 +106,7 @@ def render_report(summary: dict, topics: list[dict], partitions: list[dict], buc
     key_table = _table(keys, [("topic", "topic"), ("key", "key"), ("updates", "updates"),
                               ("tombstones", "tombstones"), ("obsolete_bytes", "obsolete bytes")],
                        {"obsolete_bytes": _mb})
+    pitfall_html = _pitfalls(topics, summary)
     faults = summary.get("fault_list") or []
     fault_html = (_table(faults, [("file", "file"), ("position", "byte"), ("kind", "kind"), ("reason", "reason")])
                   if faults else "<p>None: every batch read was valid.</p>")
@@ -150,8 +154,30 @@ for all threads).</p>{broker_html}
 <h2>Partitions with the most to reclaim</h2>{part_table}
 {streams_html}
 <h2>Most updated keys</h2>{key_table}
+<h2>Producer pitfalls</h2>{pitfall_html}
 <h2>Corrupt or truncated input</h2>{fault_html}
 </body></html>"""
+
+
+PITFALL_COLUMNS = [("topic", "topic"), ("empty_value_records", "empty-string values"),
+                   ("keys_last_empty_value", "keys left with an empty value"),
+                   ("keys_in_several_partitions", "keys in several partitions"), ("keyless_records", "records without a key"),
+                   ("value_bytes_p50", "value p50"), ("value_bytes_p90", "value p90"), ("value_bytes_p99", "value p99"),
+                   ("value_bytes_max", "value max")]
+
+
+def _pitfalls(topics: list[dict], summary: dict) -> str:
+    """Per topic: the producer mistakes compaction never repairs (``audit.pitfalls``) and the value sizes."""
+    if not topics or "empty_value_records" not in topics[0]:
+        return "<p>Not in this run (an audit from before issue 16).</p>"
+    size = lambda v: f"{v:,.0f} B"  # noqa: E731
+    table = _table(sorted(topics, key=lambda t: (-(t["empty_value_records"] + t["keys_in_several_partitions"]
+                                                   + t["keyless_records"]), t["topic"]))[:50],
+                   PITFALL_COLUMNS, {k: size for k, _ in PITFALL_COLUMNS if k.startswith("value_bytes")})
+    return ("<p>An empty string is no tombstone: the cleaner keeps it as the key's value for ever (send null to "
+            "delete). A key in several partitions keeps one value in each: compaction never merges partitions. "
+            "Records without a key cannot be compacted. Value sizes: "
+            f"{html.escape(summary.get('value_size_method', ''))}.</p>" + table)
 
 
 def _key_text(key) -> str:

@@ -25,6 +25,8 @@ KEY_TOTALS = [
     ("distinct_keys", pa.int64()), ("obsolete_records", pa.int64()), ("removable_records", pa.int64()),
     ("reclaimable_bytes", pa.float64()), ("dirty_distinct_keys", pa.int64()), ("tombstones", pa.int64()),
     ("tombstones_past_retention", pa.int64()), ("keys_last_tombstone", pa.int64()),
+    # producer pitfalls: keys whose latest value is an empty string (not a tombstone: they never go away)
+    ("keys_last_empty_value", pa.int64()),
 ]
 
 ROW_TYPES: dict[str, list] = {
@@ -37,7 +39,10 @@ ROW_TYPES: dict[str, list] = {
         ("delete_retention_ms", pa.int64()), ("first_timestamp", pa.int64()), ("last_timestamp", pa.int64()),
         ("bucket_ms", pa.int64()),
         # what one clean drops of aborted transactions and markers (monitor.txncleaner), from the record pass
-        ("txn_removable_records", pa.int64()), ("txn_reclaimable_bytes", pa.float64())],
+        ("txn_removable_records", pa.int64()), ("txn_reclaimable_bytes", pa.float64()),
+        # compact,delete: what one retention check deletes (``monitor.retention``); null without delete
+        ("retention_deleted_segments", pa.int32()), ("retention_deleted_bytes", pa.int64()),
+        ("projected_log_start_offset", pa.int64())],
     "key_totals": _PART + KEY_TOTALS,
     # one key's partial aggregate, when a key table goes out in parts (merged by ``merge``)
     "key": _PART + [("key_hash", pa.int64())] + [(c.name, c.type) for c in KEY_COLUMNS],
@@ -48,6 +53,14 @@ ROW_TYPES: dict[str, list] = {
                  ("records", pa.int64()), ("latest_bytes", pa.float64()), ("latest_records", pa.int64())],
     "bucket": [("topic", pa.string()), ("bucket_start_ms", pa.int64()), ("tombstones", pa.int64()),
                ("past_retention", pa.int64())],
+    # producer pitfalls counted per record as a partition is folded (``partition_fold``): records
+    # without a key, records whose value is empty (length 0, not null), the largest value
+    "record_stats": _PART + [("keyless_records", pa.int64()), ("empty_value_records", pa.int64()),
+                             ("value_records", pa.int64()), ("value_bytes_max", pa.int64())],
+    # the value-size histogram (``monitor.valuesizes``): records per bucket, summed over windows
+    "value_size": _PART + [("bucket", pa.int32()), ("records", pa.int64())],
+    # a partition's key hashes, for topics of several partitions: keys found in more than one
+    "partition_key": _PART + [("key_hash", pa.int64())],
     "fault": [("segment", pa.string()), ("fault_kind", pa.string()), ("fault_position", pa.int64()),
               ("fault_reason", pa.string())],
 }

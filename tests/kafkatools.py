@@ -136,6 +136,21 @@ def produce(bootstrap: str, topic: str, items, partition: int = 0, timestamp_ms:
     return n
 
 
+def produce_aged_segments(bootstrap: str, topic: str, ages_ms, now_ms: int, records: int = 30, keys: int = 20,
+                          partition: int = 0) -> None:
+    """One segment per age in ``ages_ms`` (oldest first), its records timestamped that long before
+    ``now_ms``: a topic whose ``segment.ms`` is below the gaps rolls at each group's first batch, since
+    Kafka rolls on the incoming batch's timestamp against the segment's first (LogSegment.shouldRoll),
+    so no wall-clock time has to pass."""
+    p = producer(bootstrap)
+    for g, age in enumerate(ages_ms):
+        ts = now_ms - int(age)
+        for i in range(records):
+            p.produce(topic, key=f"k{i % keys}".encode(), value=b"v" * (50 + g), partition=partition, timestamp=ts + i)
+        if p.flush(30):  # one group at a time: each group's first batch rolls a segment of its own
+            raise KafkaException(f"produce to {topic}: undelivered records")
+
+
 ROLL_KEY = b"__roll__"
 
 

@@ -50,6 +50,20 @@ else:
                 lambda b: "(null)" if b is None else bytes(b).decode("utf-8", "replace")))
             st.dataframe(keys[["topic", "rank", "key", "updates", "tombstones", "obsolete_bytes"]], hide_index=True,
                          use_container_width=True)
+        st.subheader("Producer pitfalls")
+        topics = a["topics"]
+        if "empty_value_records" not in topics.columns:
+            st.caption("Not in this run: audits from before issue 16 do not count them.")
+        elif not topics.empty:
+            c = st.columns(3)
+            c[0].metric("Empty-string values (not tombstones)", f"{sm.get('empty_value_records', 0):,}")
+            c[1].metric("Keys in several partitions", f"{sm.get('keys_in_several_partitions', 0):,}")
+            c[2].metric("Records without a key", f"{sm.get('keyless_records', 0):,}")
+            st.caption("An empty string is no tombstone: the key never goes away (send null to delete). A key in "
+                       "several partitions keeps a value in each. Value sizes: " + sm.get("value_size_method", ""))
+            st.dataframe(topics[["topic", "empty_value_records", "keys_last_empty_value", "keys_in_several_partitions",
+                                 "keyless_records", "value_bytes_p50", "value_bytes_p90", "value_bytes_p99",
+                                 "value_bytes_max"]], hide_index=True, use_container_width=True, key="audit.pitfalls")
         if sm["faults"]:
             st.subheader("Corrupt or truncated input")
             st.dataframe(a["faults"], hide_index=True, use_container_width=True)

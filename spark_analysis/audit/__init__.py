@@ -84,6 +84,20 @@ class AuditResult:
     summary: dict
 
 
+LARGE_ROWS = ("key", "partition_key")  # row types left in Spark (one per key), never collected
+
+
+def collect_small(out: DataFrame) -> "pa.Table":
+    """The fold tasks' rows but the per-key ones, collected: a few per partition."""
+    from pyspark.sql import functions as F
+
+    cond = None
+    for kind in LARGE_ROWS:
+        c = F.col(kind).isNull()
+        cond = c if cond is None else cond & c
+    return out.filter(cond).toArrow()
+
+
 def run_audit(spark: SparkSession, inputs: AuditInputs, progress=lambda msg: None) -> AuditResult:
     from spark_analysis.audit.records import audit_records
     from spark_analysis.audit.segments import audit_segments

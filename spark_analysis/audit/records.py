@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from monitor.summary import SegmentSummary
-from spark_analysis.audit import AuditInputs, Found
+from spark_analysis.audit import AuditInputs, Found, collect_small
 
 NARROW = ["topic", "partition", "segment", "segment_base_offset", "segment_bytes", "batch_position", "batch_bytes",
           "offset", "timestamp", "key", "key_size", "value_size", "record_bytes", "tombstone", "control",
@@ -40,7 +40,7 @@ def segment_table(data: DataFrame) -> list:
 def judge_partitions(inputs: AuditInputs, segs: list) -> list[tuple]:
     """(facts, Bounds) of every partition, judged on the driver from the small segment table."""
     from spark_analysis.keyfold import Bounds
-    from spark_analysis.partition_audit import bounds_for, bucket_for
+    from spark_analysis.partition_audit import bounds_for, bucket_for, retention_for, retention_counts
     from spark_analysis.partition_audit import partition_facts as facts_of
 
     by_part: dict = {}
@@ -61,12 +61,19 @@ def judge_partitions(inputs: AuditInputs, segs: list) -> list[tuple]:
         ts = [x for r in rows for x in (r["min_timestamp"], r["max_timestamp"]) if x is not None]
         counts = {"records": sum(r["records"] for r in rows), "control_records": sum(r["control_records"] for r in rows),
                   "first_timestamp": min(ts, default=None), "last_timestamp": max(ts, default=None)}
+        retention = None if inputs.kind == "topic" else retention_for(st, summaries, cfg, inputs.now_ms)
+        counts.update(retention_counts(retention))
         judged.append((facts_of(topic, part, st, len(rows), counts, cfg, 0),
                        Bounds(topic, part, upper=upper, first_dirty=st.first_dirty_offset,
-                              expired_before_ms=inputs.now_ms - cfg.delete_retention_ms, bucket_ms=0)))
+                              expired_before_ms=inputs.now_ms - cfg.delete_retention_ms, bucket_ms=0,
+                              retained_from=retention.log_start_offset if retention and retention.moves else -1)))
     span = max(((f["last_timestamp"] or 0) - (f["first_timestamp"] or 0) for f, _ in judged), default=0)
     bucket = inputs.bucket_ms or bucket_for(span)
-    return [({**f, "bucket_ms": bucket}, Bounds(**{**b.to_json(), "bucket_ms": bucket})) for f, b in judged]
+    per_topic: dict = {}
+    for topic, _ in by_part:
+        per_topic[topic] = per_topic.get(topic, 0) + 1
+    return [({**f, "bucket_ms": bucket}, Bounds(**{**b.to_json(), "bucket_ms": bucket,
+                                                  "key_hashes": per_topic[b.topic] > 1})) for f, b in judged]
 
 
 def fold_partitions(bounds: dict, top_n: int, max_keys: int | None, window: int | None):
@@ -104,6 +111,8 @@ def fold_partitions(bounds: dict, top_n: int, max_keys: int | None, window: int 
                             yield from fold_pending()
                         yield from acc.finish(top_n)
                     acc, acc_key, held = PartitionFold(Bounds(**bounds[key]), max_keys or MAX_KEYS), key, 0
+                if acc.b.retained_from >= 0:  # compact,delete: retention deletes what lies below
+                    run_ = run_.filter(pc.greater_equal(run_.column("offset"), acc.b.retained_from))
                 pending.append(run_)
                 held += run_.num_rows
                 if held >= (window or WINDOW_RECORDS):
@@ -138,5 +147,5 @@ def audit_records(spark: SparkSession, inputs: AuditInputs, progress) -> Found:
            .repartition("topic", "partition").sortWithinPartitions("topic", "partition", "offset")
            .mapInArrow(fold_partitions(bounds, inputs.top_n, inputs.max_keys, inputs.window), ddl())
            .persist(StorageLevel.MEMORY_AND_DISK))
-    return Found([f for f, _ in judged], out.filter(F.col("key").isNull()).toArrow(), out,
+    return Found([f for f, _ in judged], collect_small(out), out,
                  [r.asDict() for r in faults.collect()])

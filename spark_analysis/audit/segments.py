@@ -8,9 +8,8 @@ rows; the driver only lists files and collects the per-partition rows.
 from __future__ import annotations
 
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
 
-from spark_analysis.audit import AuditInputs, Found
+from spark_analysis.audit import AuditInputs, Found, collect_small
 
 
 def partition_tasks(inputs: AuditInputs) -> list:
@@ -23,6 +22,9 @@ def partition_tasks(inputs: AuditInputs) -> list:
     for uri, size in inputs.files:
         by_part.setdefault(topic_partition(uri), []).append((uri, int(size)))
     tasks = []
+    per_topic: dict = {}
+    for topic, _ in by_part:
+        per_topic[topic] = per_topic.get(topic, 0) + 1
     for (topic, part), files in by_part.items():
         if topic is None:
             continue
@@ -31,7 +33,7 @@ def partition_tasks(inputs: AuditInputs) -> list:
         tasks.append(PartitionTask(topic, part, files, inputs.config(topic), inputs.now_ms,
                                    checkpoint=inputs.checkpoints.get((topic, part)),
                                    log_start=inputs.log_starts.get((topic, part)), bucket_ms=inputs.bucket_ms,
-                                   top_n=inputs.top_n, **extra))
+                                   top_n=inputs.top_n, several_partitions=per_topic[topic] > 1, **extra))
     return sorted(tasks, key=lambda t: -sum(size for _, size in t.files))
 
 
@@ -49,7 +51,7 @@ def audit_segments(spark: SparkSession, inputs: AuditInputs, progress) -> Found:
     progress(f"auditing {len(tasks)} partitions, a task each: bounds from headers, records folded per key")
     out = (spark.read.format("kafka-partition-audit").option("tasks", encode_tasks(tasks)).load()
            .persist(StorageLevel.MEMORY_AND_DISK))
-    small = out.filter(F.col("key").isNull()).toArrow()
+    small = collect_small(out)
     facts = rows_of(small, "facts")
     if not facts:
         raise ValueError("no records were read: the input holds only corrupt or vanished segments")

@@ -14,7 +14,8 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from spark_analysis.audit import AuditInputs, AuditResult, Found
+from monitor import valuesizes
+from spark_analysis.audit import AuditInputs, AuditResult, Found, pitfalls
 from spark_analysis.rows import rows_of
 from monitor.streams import streams_role
 
@@ -42,13 +43,43 @@ def report(spark: SparkSession, inputs: AuditInputs, found: Found, progress) -> 
     rows = sorted((partition_row(f, totals.get((f["topic"], f["partition"]), {}), inputs.cleaner)
                    for f in found.facts), key=lambda r: (r["topic"], r["partition"]))
     bucket = max(f["bucket_ms"] for f in found.facts)  # the tasks' own (the given one, or by their span)
+    progress("producer pitfalls: empty values, keyless records, keys in several partitions, value sizes")
+    rows, topics = with_pitfalls(found, small, rows, topic_rows(rows))
     summary = summarize(inputs, rows, bucket, found.faults)
+    summary.update({k: sum(t[k] for t in topics) for k in pitfalls.SUMMARY_KEYS})
+    summary["value_size_method"] = valuesizes.METHOD
     return AuditResult(
-        spark.createDataFrame(rows, PARTITION_DDL), spark.createDataFrame(topic_rows(rows), TOPIC_DDL),
+        spark.createDataFrame(rows, PARTITION_DDL), spark.createDataFrame(topics, TOPIC_DDL),
         spark.createDataFrame(bucket_rows(rows_of(small, "bucket"), bucket), BUCKETS_DDL),
         spark.createDataFrame(top_key_rows(rows_of(small, "top_key"), inputs.top_n), TOP_KEYS_DDL),
         spark.createDataFrame(top_producer_rows(rows_of(small, "producer"), inputs.top_n), TOP_PRODUCERS_DDL),
         spark.createDataFrame(found.faults, FAULTS_DDL), summary)
+
+
+def with_pitfalls(found: Found, small, rows: list, topics: list) -> tuple[list, list]:
+    """The partition and topic rows with the producer-pitfall columns (``audit.pitfalls``)."""
+    stats = pitfalls.record_stats(rows_of(small, "record_stats"))
+    sizes = rows_of(small, "value_size")
+    hist, topic_hist = pitfalls.histograms(sizes), pitfalls.histograms(sizes, by_topic=True)
+    counts: dict = {}
+    for r in rows:
+        counts[r["topic"]] = counts.get(r["topic"], 0) + 1
+    several, several_topic = pitfalls.keys_in_several_partitions(found.out, {t for t, n in counts.items() if n > 1})
+    out_rows = []
+    for r in rows:
+        tp = (r["topic"], r["partition"])
+        out_rows.append({**r, **pitfalls.columns(stats.get(tp), hist.get(tp), r["keys_last_empty_value"],
+                                                 several.get(tp, 0))})
+    out_topics = []
+    for t in topics:
+        mine = [r for r in out_rows if r["topic"] == t["topic"]]
+        tstats = {k: sum(r[k] for r in mine) for k in ("keyless_records", "empty_value_records")}
+        tstats["value_bytes_max"] = max((r["value_bytes_max"] for r in mine if r["value_bytes_max"] is not None),
+                                        default=None)
+        out_topics.append({**t, **pitfalls.columns(tstats, topic_hist.get(t["topic"]),
+                                                   sum(r["keys_last_empty_value"] for r in mine),
+                                                   several_topic.get(t["topic"], 0))})
+    return out_rows, out_topics
 
 
 def sum_rows(parts, by: tuple) -> dict:
@@ -133,6 +164,7 @@ def summarize(inputs: AuditInputs, rows: list, bucket: int, faults: list) -> dic
         "bytes": sum(r["bytes"] for r in rows),
         "reclaimable_bytes": sum(r["reclaimable_bytes"] for r in rows),
         "projected_bytes": sum(r["projected_bytes"] for r in rows),
+        "retention_deleted_bytes": sum(r["retention_deleted_bytes"] or 0 for r in rows),  # compact,delete
         "cleanable_bytes": sum(r["cleanable_bytes"] for r in rows),
         "estimated_clean_seconds": sum(r["estimated_clean_seconds"] for r in rows),
         "estimated_wall_clock_seconds": max((b["wall_clock_seconds"] for b in brokers), default=0.0),
@@ -155,11 +187,11 @@ def summarize(inputs: AuditInputs, rows: list, bucket: int, faults: list) -> dic
 
 TOPIC_SUMS = ["records", "bytes", "distinct_keys", "obsolete_records", "reclaimable_bytes", "projected_bytes",
               "cleanable_bytes", "estimated_clean_seconds", "tombstones", "tombstones_past_retention",
-              "keys_last_tombstone"]
+              "keys_last_tombstone", "retention_deleted_bytes"]
 TOPIC_DDL = ("topic string, partitions long, records long, bytes long, distinct_keys long, obsolete_records long, "
              "reclaimable_bytes double, projected_bytes double, cleanable_bytes long, max_cleanable_ratio double, "
              "estimated_clean_seconds double, tombstones long, tombstones_past_retention long, "
-             "keys_last_tombstone long, streams_role string")
+             "keys_last_tombstone long, streams_role string, retention_deleted_bytes long, " + pitfalls.TOPIC_DDL)
 
 
 def topic_rows(rows: list[dict]) -> list[dict]:
@@ -188,4 +220,5 @@ PARTITION_DDL = (
     "clean_bytes long, cleanable_bytes long, cleanable_ratio double, min_cleanable_dirty_ratio double, "
     "eligible boolean, dirty_distinct_keys long, cleaner_passes int, estimated_clean_seconds double, "
     "tombstones long, tombstones_past_retention long, keys_last_tombstone long, delete_retention_ms long, "
-    "first_timestamp long, last_timestamp long")
+    "first_timestamp long, last_timestamp long, retention_deleted_segments int, retention_deleted_bytes long, "
+    "projected_log_start_offset long, " + pitfalls.PARTITION_DDL)

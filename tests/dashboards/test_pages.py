@@ -283,3 +283,30 @@ def test_audit_page_shows_runs_and_picks_older_ones(live, broker, spark, tmp_pat
     keys = next(d.value for d in at.dataframe if "rank" in d.value.columns)  # the most updated keys
     # every compacted topic on this broker: the scenario's and the offsets the stopped group committed
     assert set(keys["topic"]) == {*NAMES.topics, "__consumer_offsets"}
+
+
+def test_audit_page_shows_the_producer_pitfalls_of_a_run(kafka, spark, tmp_path, monkeypatch):
+    """A topic of two partitions with two deletes sent as empty strings and three keys sent to both
+    partitions, audited from a copy: the page's pitfall figures and table are those counts."""
+    from kafkatools import copy_partition, create_topic, partition_dir, produce
+    from spark_analysis.job import build_parser, run
+
+    t = create_topic(kafka.bootstrap, unique_topic("pages-pitfalls"), 2, **{"cleanup.policy": "compact"})
+    produce(kafka.bootstrap, t, [(f"k{i}".encode(), b"value") for i in range(10)], partition=0)
+    produce(kafka.bootstrap, t, [(b"k1", b""), (b"k2", b"")], partition=0)  # deletes sent as empty strings
+    produce(kafka.bootstrap, t, [(f"k{i}".encode(), b"value") for i in range(7, 10)], partition=1)  # k7..k9 again
+    copy = tmp_path / "copy"
+    for p in range(2):
+        copy_partition(partition_dir(kafka.log_dir, t, p), copy)
+    out = tmp_path / "audits"
+    _, summary = run(build_parser().parse_args(["--input", str(copy), "--out", str(out)]), spark=spark)
+    assert (summary["empty_value_records"], summary["keys_in_several_partitions"]) == (2, 3)
+    at = page("audit", monkeypatch, audit_dir=out)
+    m = metrics(at)
+    assert m["Empty-string values (not tombstones)"] == "2"
+    assert m["Keys in several partitions"] == "3"
+    assert m["Records without a key"] == "0"
+    [table] = [d.value for d in at.dataframe if "empty_value_records" in d.value.columns]
+    row = table.set_index("topic").loc[t]
+    assert (row["empty_value_records"], row["keys_last_empty_value"], row["keys_in_several_partitions"]) == (2, 2, 3)
+    assert row["value_bytes_max"] == len(b"value")

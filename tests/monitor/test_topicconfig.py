@@ -11,7 +11,7 @@ KAFKA_DEFAULTS = {  # https://kafka.apache.org/documentation/#topicconfigs
     "cleanup.policy": "delete", "min.cleanable.dirty.ratio": "0.5", "min.compaction.lag.ms": "0",
     "max.compaction.lag.ms": "9223372036854775807", "delete.retention.ms": "86400000",
     "segment.bytes": "1073741824", "segment.ms": "604800000", "file.delete.delay.ms": "60000",
-    "retention.ms": "604800000",
+    "retention.ms": "604800000", "retention.bytes": "-1",
 }
 
 
@@ -113,3 +113,11 @@ def test_cleaner_settings_unknown_when_the_broker_refused_default_only_when_nobo
         broker_cleaner_settings(admin={"log.cleaner.threads": "0"})
     with pytest.raises(ConfigValueError, match="log.cleaner.enable"):
         broker_cleaner_settings(admin={"log.cleaner.enable": "yes"})
+
+
+def test_retention_may_be_unlimited_but_other_settings_may_not_be_negative():
+    """Kafka takes retention.ms / retention.bytes of -1 as no limit (TopicConfig docs)."""
+    c = TopicConfig.from_strings({"cleanup.policy": "compact,delete", "retention.ms": "-1", "retention.bytes": "-1"})
+    assert (c.retention_ms, c.retention_bytes, c.deletes, c.compacted) == (-1, -1, True, True)
+    with pytest.raises(ConfigValueError, match="segment.ms"):
+        TopicConfig.from_strings({"segment.ms": "-1"})

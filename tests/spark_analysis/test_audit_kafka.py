@@ -16,6 +16,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
@@ -23,6 +24,7 @@ from dumpcompare import dump
 from kafkatools import (CLI_MODULE, ROLL_KEY, copy_partition, create_topic, partition_dir, produce, roll,
                         segment_bases, set_topic_config, unique_topic, wait_cleaned_up_to_active, wait_for,
                         whole_batches)
+from monitor import valuesizes
 from monitor.estimate import CleanerParams
 from monitor.topicconfig import TopicConfig
 from spark_analysis.arrow_rows import RECORD_OVERHEAD
@@ -169,12 +171,19 @@ def by_hand(topic: str, folder: Path, written: Written, throughput: float, min_r
         "dirty_distinct_keys": sum(1 for hist in below.values() if hist), "cleaner_passes": 1,
         "estimated_clean_seconds": cleanable / throughput,  # monitor/estimate.py: (clean + dirty bytes) / rate
         "tombstones": len(tombstones), "tombstones_past_retention": 0, "keys_last_tombstone": len(written.tombstoned),
-        "delete_retention_ms": DAY, "first_timestamp": min(timestamps), "last_timestamp": max(timestamps)}
-    topics = {"topic": topic, "partitions": 1, "max_cleanable_ratio": 1.0,
+        "delete_retention_ms": DAY, "first_timestamp": min(timestamps), "last_timestamp": max(timestamps),
+        # cleanup.policy=compact: no retention (monitor.retention applies to compact,delete only)
+        "retention_deleted_segments": None, "retention_deleted_bytes": None, "projected_log_start_offset": None,
+        # producer pitfalls: the test writes none (every record keyed, no empty value, one partition)
+        "keyless_records": 0, "empty_value_records": 0, "keys_last_empty_value": 0, "keys_in_several_partitions": 0,
+        **value_size_columns([r.value_size for b in batches for r in b.records() if r.value_size >= 0])}
+    topics = {"topic": topic, "partitions": 1, "max_cleanable_ratio": 1.0, "retention_deleted_bytes": 0,
               **{k: partition[k] for k in ("records", "bytes", "distinct_keys", "obsolete_records",
                                            "reclaimable_bytes", "projected_bytes", "cleanable_bytes",
                                            "estimated_clean_seconds", "tombstones", "tombstones_past_retention",
-                                           "keys_last_tombstone")}}
+                                           "keys_last_tombstone", "keyless_records", "empty_value_records",
+                                           "keys_last_empty_value", "keys_in_several_partitions", "value_bytes_p50",
+                                           "value_bytes_p90", "value_bytes_p99", "value_bytes_max")}}
     assert max(timestamps) - min(timestamps) < 200 * MINUTE  # so the audit picks minute buckets
     buckets = Counter(h[1] // MINUTE * MINUTE for h in tombstones)
     by_updates = sorted(history, key=lambda k: -len(history[k]))
@@ -201,6 +210,14 @@ def by_hand(topic: str, folder: Path, written: Written, throughput: float, min_r
     }
 
 
+def value_size_columns(sizes: list) -> dict:
+    """The value-size percentiles numpy gives for the dump's value sizes (nearest rank); the audit's are
+    exact below ``valuesizes.EXACT_BELOW`` and within its relative error above (``same`` allows it)."""
+    out = {f"value_bytes_{n}": float(np.percentile(sizes, q * 100, method="inverted_cdf"))
+           for n, q in valuesizes.PERCENTILES}
+    return {**out, "value_bytes_max": max(sizes)}
+
+
 def check_table(got: list[dict], want: list[dict], unchecked=()) -> None:
     """Every column of every row, but ``unchecked`` (values this test cannot compute by hand)."""
     assert len(got) == len(want), (got[:3], want[:3])
@@ -214,7 +231,8 @@ def same(a, b, fields=None):
     assert len(a) == len(b)
     for x, y in zip(a, b):
         for f in fields or x:
-            want = pytest.approx(x[f], rel=1e-9) if isinstance(x[f], float) else x[f]
+            rel = valuesizes.RELATIVE_ERROR if f.startswith("value_bytes_p") else 1e-9  # see value_size_columns
+            want = pytest.approx(x[f], rel=rel) if isinstance(x[f], float) else x[f]
             assert y[f] == want, (f, x, y)
 
 
