@@ -9,6 +9,8 @@ import shlex
 import sys
 from pathlib import Path
 
+from pyproject_deps import distributions, modules
+
 ROOT = Path(__file__).resolve().parent.parent
 
 CORE = "monitor"  # the pure core: Kafka's formats, the compaction model, configuration
@@ -136,6 +138,54 @@ def test_command_line_imports_edges_lazily():
         top = {_top(n) for n in imports(path.read_text(), _module_name(path), path.name == "__init__.py",
                                          top_level_only=True)}
         assert not top & (EDGES | HEAVY), f"{path.relative_to(ROOT)} imports {sorted(top & (EDGES | HEAVY))} at load"
+
+
+# The packages a plain `pip install kafka-compaction-monitor` needs (the collector, inspect, logdir, explain,
+# config check, rules render, the local broker) and the extra each other package needs (pyproject.toml).
+SLIM = {CORE, COMPOSITION_ROOT, "collectors", "alerts", "localkafka"} | SHARED
+EXTRA_OF = {"spark_analysis": "audit", "dashboards": "dashboard"}
+
+
+def test_every_product_package_is_slim_or_has_its_extra():
+    assert SLIM | set(EXTRA_OF) == OURS - TOOLS
+
+
+def _third_party(found: set[str]) -> set[str]:
+    return {_top(n) for n in found if _top(n) not in sys.stdlib_module_names and _top(n) not in OURS}
+
+
+def test_slim_packages_import_only_the_core_dependencies():
+    """Every import of the slim packages, at load or inside a function, is the standard library, ours, or a
+    module of pyproject.toml's core dependencies: no PySpark, pandas, pyarrow, Streamlit or plotly."""
+    allowed = modules(distributions())
+    assert not allowed & {"pyspark", "pandas", "pyarrow", "streamlit", "plotly", "numpy"}, sorted(allowed)
+    for package in sorted(SLIM):
+        for path, found in _package_imports(package).items():
+            bad = _third_party(found) - allowed
+            assert not bad, f"{path} imports {sorted(bad)}, which the core install does not have " \
+                            f"(core: {sorted(allowed)}): move it behind an extra"
+
+
+def test_packages_behind_an_extra_import_only_the_core_and_that_extra():
+    for package, extra in sorted(EXTRA_OF.items()):
+        allowed = modules(distributions()) | modules(distributions(extra))
+        for path, found in _package_imports(package).items():
+            bad = _third_party(found) - allowed
+            assert not bad, f"{path} imports {sorted(bad)}, not a dependency of the core or of [{extra}]"
+
+
+def test_the_command_line_imports_packages_behind_an_extra_only_in_their_subcommands():
+    """cli/ reaches spark_analysis and dashboards only from a handler that cli.extras checks first."""
+    from cli import extras
+
+    for path in sorted((ROOT / COMPOSITION_ROOT).rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
+            needs = {EXTRA_OF[_top(n)] for n in imports(ast.unparse(fn), _module_name(path)) if _top(n) in EXTRA_OF}
+            command = fn.name.removeprefix("cmd_")
+            assert all(extras.SUBCOMMANDS.get(command) in (e, "all") for e in needs), \
+                f"{path.relative_to(ROOT)}:{fn.name} imports a package of {sorted(needs)} without being a " \
+                f"subcommand that cli.extras checks for it"
 
 
 def test_dockerfile_copies_existing_paths():
