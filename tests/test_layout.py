@@ -194,12 +194,53 @@ def test_dockerfile_copies_existing_paths():
     copies = [ln for ln in lines if ln.upper().startswith(("COPY ", "ADD "))]
     assert copies, "the Dockerfile copies nothing"
     for ln in copies:
+        if "--from=" in ln:  # from an earlier stage, not from the build context
+            continue
         args = [a for a in shlex.split(ln)[1:] if not a.startswith("--")]
         for src in args[:-1]:
             assert (ROOT / src).exists(), f"Dockerfile copies {src}, which does not exist"
     assert re.search(r"^USER\s+(?!root)\S+", text, re.M), "the image must run as a non-root user"
     assert re.search(r"^HEALTHCHECK\s", text, re.M)
     assert re.search(r'^CMD\s.*"collect"', text, re.M), "default command runs `compaction-monitor collect`"
+
+
+def _dockerfile_stages() -> dict[str, str]:
+    """Each ``FROM ... AS name`` stage's instructions (continuation lines joined), in order."""
+    text = re.sub(r"\\\n", " ", (ROOT / "Dockerfile").read_text())
+    stages, name = {}, None
+    for ln in (ln.strip() for ln in text.splitlines()):
+        if m := re.match(r"FROM\s+\S+\s+AS\s+(\S+)", ln, re.I):
+            name = m.group(1)
+            stages[name] = ""
+        elif name and ln and not ln.startswith("#"):
+            stages[name] += ln + "\n"
+    return stages
+
+
+def test_the_default_image_is_the_slim_collector_and_full_adds_the_extras():
+    """The last stage (what `docker build .` makes) installs the core alone: no extra, no Java; the
+    `full` stage adds [all] and the Java runtime PySpark needs. Both run as the non-root user."""
+    stages = _dockerfile_stages()
+    assert list(stages)[-1] == "collector", list(stages)
+    collector, full = stages["collector"], stages["full"]
+    installs = [ln for ln in collector.splitlines() if "pip install" in ln]
+    assert installs and not any("[" in ln for ln in installs), installs
+    assert not re.search(r"openjdk|jre|default-jre", collector) and not re.search(r"openjdk|jre", stages["base"])
+    assert re.search(r"pip install .*\[all\]", full) and re.search(r"openjdk-\d+-jre-headless", full)
+    for name in ("collector", "full"):
+        assert re.search(r"^USER\s+(?!root)\S+", stages[name], re.M), name
+    # neither runtime image keeps the compiler: the C decoder is compiled in the build stage
+    assert "gcc" in stages["build"] and not any("gcc" in stages[n] for n in ("base", "full", "collector"))
+
+
+def test_compose_builds_the_image_each_service_needs():
+    import yaml
+
+    services = yaml.safe_load((ROOT / "deploy" / "docker-compose.yml").read_text())["services"]
+    stages = _dockerfile_stages()
+    assert services["compaction-monitor"]["build"]["target"] == "collector"
+    assert services["dashboard"]["build"]["target"] == "full"
+    assert {s["build"]["target"] for s in services.values() if isinstance(s.get("build"), dict)} <= set(stages)
 
 
 def test_ci_runs_the_readme_test_command():
