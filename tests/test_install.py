@@ -5,11 +5,13 @@ untouched) and installed with pip as a user runs it, through the same index and 
 ``./dev`` (PyPI, and pip's local cache when warm): every dependency comes from pyproject.toml's own
 declaration, none from this venv. Then, with no PYTHONPATH and the venv's own entry point:
 no PySpark, Streamlit, pandas, pyarrow or plotly is installed; ``collect --once`` against the session
-broker exits 0 with this test's topic among its series; ``audit`` says which extra to install.
+broker exits 0 with this test's topic among its series, and ``logdir`` and ``inspect`` read its
+partition; ``audit`` says which extra to install.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -18,7 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from kafkatools import compacted, create_topic, unique_topic, write_rounds
+from kafkatools import compacted, create_topic, partition_dir, unique_topic, write_rounds
 from pyproject_deps import PYPROJECT, ROOT, normalize
 
 pytestmark = pytest.mark.slow
@@ -76,6 +78,16 @@ def test_a_plain_install_collects_from_the_broker(slim_venv, kafka):
     line = next(x for x in r.stdout.splitlines()
                 if x.startswith("kafka_compaction_partition_cleanable_ratio{") and f'topic="{t}"' in x)
     assert line.endswith(" 1.0"), line
+    # the file tools too: logdir over the broker's log dir, inspect of the partition's first segment
+    r = _run(slim_venv, str(slim_venv / "bin" / "compaction-monitor"), "logdir", "--format", "json", kafka.log_dir,
+             "--topic-config", f"{t}:cleanup.policy=compact")  # no admin API here: say it is compacted
+    assert r.returncode in (0, 1) and "Traceback" not in r.stderr, r.stderr  # 1: other tests' faults in the dir
+    assert [row["partition"] for row in json.loads(r.stdout) if row["topic"] == t] == [0]
+    first = partition_dir(kafka.log_dir, t) / f"{0:020d}.log"
+    r = _run(slim_venv, str(slim_venv / "bin" / "compaction-monitor"), "inspect", "--format", "jsonl", str(first))
+    assert r.returncode == 0, r.stderr
+    rows = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [base64.b64decode(x["key"]) for x in rows] == [f"k{i}".encode() for i in range(200)]  # write_rounds' round 0
 
 
 def test_a_plain_install_names_the_extra_the_audit_needs(slim_venv, tmp_path):
