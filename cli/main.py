@@ -2,7 +2,8 @@
 
 Each subcommand imports its edge (collectors, Spark, Streamlit, the local
 broker) inside its handler, so ``compaction-monitor inspect`` never pays for
-importing PySpark, and a subcommand runs where only its own edge is installed.
+importing PySpark, and a subcommand runs where only its own edge is installed. A subcommand whose pip
+extra is missing (cli/extras.py) says which one to install, in one line, exit 2.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+from cli import extras
 
 DEFAULT_BROKER_DIR = Path(".compaction-monitor") / "broker"
 
@@ -454,11 +457,17 @@ def parse_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Nam
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["audit"]:  # the audit's own parser takes every option
+        if (why := extras.check("audit")) is not None:
+            _err(why)
+            return 2
         try:
             return cmd_audit(argv[1:])
         except KeyboardInterrupt:
             return 130
     args = parse_args(build_parser(), argv)
+    if (why := extras.check(args.command)) is not None:
+        _err(why)
+        return 2
     try:
         return args.func(args)
     except KeyboardInterrupt:

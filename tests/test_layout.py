@@ -9,6 +9,8 @@ import shlex
 import sys
 from pathlib import Path
 
+from pyproject_deps import distributions, modules
+
 ROOT = Path(__file__).resolve().parent.parent
 
 CORE = "monitor"  # the pure core: Kafka's formats, the compaction model, configuration
@@ -138,18 +140,107 @@ def test_command_line_imports_edges_lazily():
         assert not top & (EDGES | HEAVY), f"{path.relative_to(ROOT)} imports {sorted(top & (EDGES | HEAVY))} at load"
 
 
+# The packages a plain `pip install kafka-compaction-monitor` needs (the collector, inspect, logdir, explain,
+# config check, rules render, the local broker) and the extra each other package needs (pyproject.toml).
+SLIM = {CORE, COMPOSITION_ROOT, "collectors", "alerts", "localkafka"} | SHARED
+EXTRA_OF = {"spark_analysis": "audit", "dashboards": "dashboard"}
+
+
+def test_every_product_package_is_slim_or_has_its_extra():
+    assert SLIM | set(EXTRA_OF) == OURS - TOOLS
+
+
+def _third_party(found: set[str]) -> set[str]:
+    return {_top(n) for n in found if _top(n) not in sys.stdlib_module_names and _top(n) not in OURS}
+
+
+def test_slim_packages_import_only_the_core_dependencies():
+    """Every import of the slim packages, at load or inside a function, is the standard library, ours, or a
+    module of pyproject.toml's core dependencies: no PySpark, pandas, pyarrow, Streamlit or plotly."""
+    allowed = modules(distributions())
+    assert not allowed & {"pyspark", "pandas", "pyarrow", "streamlit", "plotly", "numpy"}, sorted(allowed)
+    for package in sorted(SLIM):
+        for path, found in _package_imports(package).items():
+            bad = _third_party(found) - allowed
+            assert not bad, f"{path} imports {sorted(bad)}, which the core install does not have " \
+                            f"(core: {sorted(allowed)}): move it behind an extra"
+
+
+def test_packages_behind_an_extra_import_only_the_core_and_that_extra():
+    for package, extra in sorted(EXTRA_OF.items()):
+        allowed = modules(distributions()) | modules(distributions(extra))
+        for path, found in _package_imports(package).items():
+            bad = _third_party(found) - allowed
+            assert not bad, f"{path} imports {sorted(bad)}, not a dependency of the core or of [{extra}]"
+
+
+def test_the_command_line_imports_packages_behind_an_extra_only_in_their_subcommands():
+    """cli/ reaches spark_analysis and dashboards only from a handler that cli.extras checks first."""
+    from cli import extras
+
+    for path in sorted((ROOT / COMPOSITION_ROOT).rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
+            needs = {EXTRA_OF[_top(n)] for n in imports(ast.unparse(fn), _module_name(path)) if _top(n) in EXTRA_OF}
+            command = fn.name.removeprefix("cmd_")
+            assert all(extras.SUBCOMMANDS.get(command) in (e, "all") for e in needs), \
+                f"{path.relative_to(ROOT)}:{fn.name} imports a package of {sorted(needs)} without being a " \
+                f"subcommand that cli.extras checks for it"
+
+
 def test_dockerfile_copies_existing_paths():
     text = (ROOT / "Dockerfile").read_text()
     lines = [ln.strip() for ln in re.sub(r"\\\n", " ", text).splitlines()]
     copies = [ln for ln in lines if ln.upper().startswith(("COPY ", "ADD "))]
     assert copies, "the Dockerfile copies nothing"
     for ln in copies:
+        if "--from=" in ln:  # from an earlier stage, not from the build context
+            continue
         args = [a for a in shlex.split(ln)[1:] if not a.startswith("--")]
         for src in args[:-1]:
             assert (ROOT / src).exists(), f"Dockerfile copies {src}, which does not exist"
     assert re.search(r"^USER\s+(?!root)\S+", text, re.M), "the image must run as a non-root user"
     assert re.search(r"^HEALTHCHECK\s", text, re.M)
     assert re.search(r'^CMD\s.*"collect"', text, re.M), "default command runs `compaction-monitor collect`"
+
+
+def _dockerfile_stages() -> dict[str, str]:
+    """Each ``FROM ... AS name`` stage's instructions (continuation lines joined), in order."""
+    text = re.sub(r"\\\n", " ", (ROOT / "Dockerfile").read_text())
+    stages, name = {}, None
+    for ln in (ln.strip() for ln in text.splitlines()):
+        if m := re.match(r"FROM\s+\S+\s+AS\s+(\S+)", ln, re.I):
+            name = m.group(1)
+            stages[name] = ""
+        elif name and ln and not ln.startswith("#"):
+            stages[name] += ln + "\n"
+    return stages
+
+
+def test_the_default_image_is_the_slim_collector_and_full_adds_the_extras():
+    """The last stage (what `docker build .` makes) installs the core alone: no extra, no Java; the
+    `full` stage adds [all] and the Java runtime PySpark needs. Both run as the non-root user."""
+    stages = _dockerfile_stages()
+    assert list(stages)[-1] == "collector", list(stages)
+    collector, full = stages["collector"], stages["full"]
+    installs = [ln for ln in collector.splitlines() if "pip install" in ln]
+    assert installs and not any("[" in ln for ln in installs), installs
+    assert not re.search(r"openjdk|jre|default-jre", collector) and not re.search(r"openjdk|jre", stages["base"])
+    assert re.search(r"pip install .*\[all\]", full) and re.search(r"openjdk-\d+-jre-headless", full)
+    for name in ("collector", "full"):
+        assert re.search(r"^USER\s+(?!root)\S+", stages[name], re.M), name
+    # neither runtime image keeps the compiler: the C decoder is compiled in the build stage
+    assert "gcc" in stages["build"] and not any("gcc" in stages[n] for n in ("base", "full", "collector"))
+
+
+def test_compose_builds_the_image_each_service_needs():
+    import yaml
+
+    services = yaml.safe_load((ROOT / "deploy" / "docker-compose.yml").read_text())["services"]
+    stages = _dockerfile_stages()
+    assert services["compaction-monitor"]["build"]["target"] == "collector"
+    assert services["dashboard"]["build"]["target"] == "full"
+    assert {s["build"]["target"] for s in services.values() if isinstance(s.get("build"), dict)} <= set(stages)
 
 
 def test_ci_runs_the_readme_test_command():
