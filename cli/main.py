@@ -233,7 +233,7 @@ def cmd_audit(argv: list[str]) -> int:
         cfg = load_config(args.config)
     except ConfigError as exc:
         return _config_error(exc)
-    admin = {}
+    admin, leaders = {}, {}
     cluster = cfg.clusters[0] if cfg.clusters else None
     bootstrap = args.bootstrap_servers or (cluster.bootstrap_servers if cluster else None)
     if bootstrap and not args.bootstrap_servers:
@@ -244,12 +244,16 @@ def cmd_audit(argv: list[str]) -> int:
             from monitor.config import ClusterConfig
 
             fetcher = AdminFetcher(cluster or ClusterConfig(bootstrap_servers=bootstrap), timeout=10)
-            admin = {t: info.config for t, info in fetcher.topics().topics.items()}
+            snap = fetcher.topics()
+            admin = {t: info.config for t, info in snap.topics.items()}
+            # each partition's leader: the replica the audit reads when the log dirs hold several
+            leaders = {(t, p): po.leader for t, info in snap.topics.items() for p, po in info.partitions.items()
+                       if po.leader is not None and po.leader >= 0}
             fetcher.close()
         except Exception as exc:  # noqa: BLE001 - the audit can go on with defaults
             _err(f"topic configs from {bootstrap} unavailable ({exc}); using the config file and Kafka's defaults")
     try:
-        run(args, topic_configs=effective_configs(admin, cluster.topics if cluster else {}))
+        run(args, topic_configs=effective_configs(admin, cluster.topics if cluster else {}), leaders=leaders)
     except (FileNotFoundError, ValueError) as exc:
         _err(f"audit: {exc}")
         return 2

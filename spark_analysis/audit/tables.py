@@ -14,6 +14,7 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from spark_analysis import replicas
 from spark_analysis.audit import AuditInputs, AuditResult, Found
 from spark_analysis.rows import rows_of
 from monitor.streams import streams_role
@@ -43,12 +44,15 @@ def report(spark: SparkSession, inputs: AuditInputs, found: Found, progress) -> 
                    for f in found.facts), key=lambda r: (r["topic"], r["partition"]))
     bucket = max(f["bucket_ms"] for f in found.facts)  # the tasks' own (the given one, or by their span)
     summary = summarize(inputs, rows, bucket, found.faults)
+    summary["replicas"] = replicas.summary(found.replicas, found.bytes_all_replicas if found.bytes_all_replicas
+                                           is not None else summary["bytes"])
     return AuditResult(
         spark.createDataFrame(rows, PARTITION_DDL), spark.createDataFrame(topic_rows(rows), TOPIC_DDL),
         spark.createDataFrame(bucket_rows(rows_of(small, "bucket"), bucket), BUCKETS_DDL),
         spark.createDataFrame(top_key_rows(rows_of(small, "top_key"), inputs.top_n), TOP_KEYS_DDL),
         spark.createDataFrame(top_producer_rows(rows_of(small, "producer"), inputs.top_n), TOP_PRODUCERS_DDL),
-        spark.createDataFrame(found.faults, FAULTS_DDL), summary)
+        spark.createDataFrame(found.faults, FAULTS_DDL), summary,
+        spark.createDataFrame(found.replicas, replicas.REPLICAS_DDL))
 
 
 def sum_rows(parts, by: tuple) -> dict:
