@@ -2,7 +2,9 @@
 
 Why: a partition's segments hold everything its audit needs (Kafka's bounds from the batch headers,
 then its records in offset order), so a task reads them where the decoder runs and hands Spark a few
-rows; the driver only lists files and collects the per-partition rows.
+rows; the driver only lists files and collects the per-partition rows. A partition under several
+log dirs (several brokers' replicas) is planned from one replica (``spark_analysis.replicas``), after a
+small Spark job reads the log end offset of each of its replicas.
 """
 
 from __future__ import annotations
@@ -62,7 +64,8 @@ def replica_ends(spark: SparkSession, inputs: AuditInputs, progress) -> dict:
         return {}
     progress(f"{len({k[:2] for k, _ in items})} partition(s) in several log dirs: reading the log end offset "
              f"of their {len(items)} replicas")
-    return dict(spark.sparkContext.parallelize(items, len(items)).map(replicas.end_of).collect())
+    sc = spark.sparkContext
+    return dict(sc.parallelize(items, min(len(items), 4 * sc.defaultParallelism)).map(replicas.end_of).collect())
 
 
 def audit_segments(spark: SparkSession, inputs: AuditInputs, progress) -> Found:
