@@ -248,7 +248,7 @@ def cmd_audit(argv: list[str]) -> int:
         cfg = load_config(args.config)
     except ConfigError as exc:
         return _config_error(exc)
-    admin, brokers, replicas = {}, None, None
+    admin, brokers, replicas, leaders = {}, None, None, {}
     cluster = cfg.clusters[0] if cfg.clusters else None
     settings = broker_cleaner_settings(file=cluster.cleaner if cluster else None)  # nobody asked: the file, else Kafka's
     bootstrap = args.bootstrap_servers or (cluster.bootstrap_servers if cluster else None)
@@ -261,6 +261,9 @@ def cmd_audit(argv: list[str]) -> int:
 
             fetcher = AdminFetcher(cluster or ClusterConfig(bootstrap_servers=bootstrap), timeout=10)
             snap = fetcher.topics()
+            # each partition's leader: the replica the audit reads when the log dirs hold several
+            leaders = {(t, p): po.leader for t, info in snap.topics.items() for p, po in info.partitions.items()
+                       if po.leader is not None and po.leader >= 0}
             fetcher.close()
             admin = {t: info.config for t, info in snap.topics.items()}
             brokers = snap.cleaner_settings
@@ -276,7 +279,7 @@ def cmd_audit(argv: list[str]) -> int:
                                                admin_error=f"the admin API at {bootstrap} failed: {exc}")
     try:
         run(args, topic_configs=effective_configs(admin, cluster.topics if cluster else {}), broker_settings=brokers,
-            replicas=replicas, settings=settings)
+            replicas=replicas, settings=settings, leaders=leaders)
     except (FileNotFoundError, ValueError) as exc:
         _err(f"audit: {exc}")
         return 2

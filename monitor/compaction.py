@@ -144,6 +144,14 @@ def log_end_offset(segments: Sequence[SegmentSummary]) -> int:
     return log_end
 
 
+def first_dirty_offset(checkpoint: int | None, log_start: int, log_end: int) -> int:
+    """Kafka's firstDirtyOffset (LogCleanerManager.cleanableOffsets): the cleaner checkpoint, reset to
+    the log start offset when there is none or it lies outside [log start, log end]."""
+    if checkpoint is None or checkpoint < log_start or checkpoint > log_end:
+        return log_start
+    return checkpoint
+
+
 def checkpoint_problems(partition: int, segments: Sequence[SegmentSummary], *, checkpoint: int | None = None,
                         log_start_offset: int | None = None) -> dict[str, str]:
     """Which of the partition's checkpoint entries cannot be right against its log
@@ -186,10 +194,7 @@ def partition_state(
     log_start = bases[0] if log_start_offset is None else max(log_start_offset, bases[0])
     log_end = log_end_offset(segments)
 
-    # firstDirtyOffset
-    first_dirty = checkpoint if checkpoint is not None else log_start
-    if first_dirty < log_start or first_dirty > log_end:
-        first_dirty = log_start
+    first_dirty = first_dirty_offset(checkpoint, log_start, log_end)
     dirty_idx = _index_of_segment(bases, first_dirty)
 
     # The LSO never decreases and the cleaner never passes it, so a transaction open now starts at or

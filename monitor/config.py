@@ -395,11 +395,10 @@ def with_command_line(cfg: Config, *, bootstrap_servers=None, jmx_urls=(), jolok
 
 def _node_id(log_dirs) -> str | None:
     """The broker's node.id (broker.id in v0) from a log dir's meta.properties."""
-    from monitor.logdir import read_meta_properties
+    from monitor.logdir import meta_node_id, read_meta_properties
 
     for d in log_dirs:
-        meta = read_meta_properties(Path(d) / "meta.properties")
-        nid = meta.get("node.id") or meta.get("broker.id")
+        nid = meta_node_id(read_meta_properties(Path(d) / "meta.properties"))
         if nid:
             return nid
     return None

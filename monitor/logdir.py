@@ -188,11 +188,22 @@ def scan_partition(path: str | Path) -> PartitionDir:
 
 
 def read_meta_properties(path: str | Path) -> dict[str, str]:
-    out: dict[str, str] = {}
     try:
         text = read_text_regular(path)
     except (OSError, UnicodeDecodeError):
-        return out
+        return {}
+    return parse_properties(text)
+
+
+def meta_node_id(meta: dict[str, str]) -> str | None:
+    """The broker's id in a log dir's meta.properties: ``node.id`` (v1), ``broker.id`` (v0)
+    (Kafka's MetaProperties)."""
+    return meta.get("node.id") or meta.get("broker.id") or None
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """A Java properties file's ``key=value`` lines (comments and blank lines skipped)."""
+    out: dict[str, str] = {}
     for line in text.splitlines():
         line = line.strip()
         if line and not line.startswith(("#", "!")) and "=" in line:

@@ -4,7 +4,7 @@
         --input hdfs://nn/kafka-copy/ --out hdfs://nn/audits/
 
 Each run writes a new folder ``<out>/run-<UTC time>/`` (nothing earlier is overwritten) with Parquet
-tables (partitions, topics, tombstone_buckets, top_keys, top_producers, faults), ``summary.json``, a
+tables (partitions, topics, tombstone_buckets, top_keys, top_producers, faults, replicas), ``summary.json``, a
 self-contained ``report.html`` and the completion marker ``_SUCCESS`` (``monitor.auditrun``: written
 under a hidden name, renamed when whole), and points ``<out>/latest.json`` at it. ``--out`` is checked
 before Spark starts.
@@ -125,30 +125,52 @@ def load_records(spark, kind: str, inputs: list[str], *, bootstrap: str | None =
 
 
 def read_checkpoints(inputs: list[str]) -> tuple[dict, dict]:
-    """cleaner-offset-checkpoint and log-start-offset-checkpoint of every log dir under the inputs."""
-    from monitor.checkpoint import CheckpointError, parse_checkpoint
-    from spark_analysis.fs import list_files, read_text
-
+    """cleaner-offset-checkpoint and log-start-offset-checkpoint of every log dir under the inputs, in
+    one map each (a partition in several log dirs: the last log dir's, in name order; the audit takes
+    each replica's from its own log dir, ``read_log_dirs``)."""
     cleaner, starts = {}, {}
+    for info in read_log_dirs(inputs).values():
+        cleaner.update(info.cleaner)
+        starts.update(info.starts)
+    return cleaner, starts
+
+
+def read_log_dirs(inputs: list[str]) -> dict:
+    """log dir -> ``replicas.LogDirInfo`` of every log dir under the inputs: its cleaner-offset-checkpoint
+    and log-start-offset-checkpoint entries and the broker id of its meta.properties."""
+    from monitor.checkpoint import CheckpointError, parse_checkpoint
+    from monitor.logdir import meta_node_id, parse_properties
+    from spark_analysis.fs import list_files, read_text
+    from spark_analysis.replicas import LogDirInfo
+
+    dirs: dict = {}
+    names = ("cleaner-offset-checkpoint", "log-start-offset-checkpoint", "meta.properties")
     for uri in inputs:
         refused = []
         try:
-            found = list_files(uri, ("cleaner-offset-checkpoint", "log-start-offset-checkpoint"), refused)
+            found = list_files(uri, names, refused)
         except (FileNotFoundError, OSError):
             continue
         for why in refused:
             log(f"ignoring {why}")
         for f, _ in found:
+            name = f.rsplit("/", 1)[-1]
+            if name not in names:
+                continue
             text = read_text(f)
             if text is None:
+                continue
+            info = dirs.setdefault(f.rsplit("/", 1)[0], LogDirInfo())
+            if name == "meta.properties":
+                info.broker = meta_node_id(parse_properties(text))
                 continue
             try:
                 entries = parse_checkpoint(text, f)
             except CheckpointError as exc:
                 log(f"ignoring {exc}")
                 continue
-            (cleaner if f.endswith("cleaner-offset-checkpoint") else starts).update(entries)
-    return cleaner, starts
+            (info.cleaner if name == "cleaner-offset-checkpoint" else info.starts).update(entries)
+    return dict(sorted(dirs.items()))
 
 
 CLEANER_FLAGS = {"log.cleaner.threads": "cleaner_threads", "log.cleaner.dedupe.buffer.size": "dedupe_buffer_size",
@@ -252,7 +274,7 @@ def write_outputs(spark, result, out: str, run_name: str | None = None) -> str:
     tmp_uri, tmp_path = f"{root}/{TEMP_PREFIX}{run}", f"{root_path}/{TEMP_PREFIX}{run}"
     final_path = f"{root_path}/{run}"
     tables = dict(zip(TABLES, (result.partitions, result.topics, result.tombstone_buckets, result.top_keys,
-                               result.top_producers, result.faults)))
+                               result.top_producers, result.faults, result.replicas)))
     try:
         for name, df in tables.items():
             df.coalesce(1).write.mode("errorifexists").parquet(f"{tmp_uri}/{name}")
@@ -260,11 +282,12 @@ def write_outputs(spark, result, out: str, run_name: str | None = None) -> str:
         parts = [r.asDict() for r in result.partitions.collect()]
         buckets = [r.asDict() for r in result.tombstone_buckets.collect()]
         keys = [r.asDict() for r in result.top_keys.collect()]
+        replica_rows = [r.asDict() for r in result.replicas.collect()]
         summary = {**result.summary, "run": run, "tables": list(tables)}
         with fs.open_output_stream(f"{tmp_path}/{SUMMARY}") as fh:
             fh.write(json.dumps(summary, indent=2, default=str).encode())
         with fs.open_output_stream(f"{tmp_path}/{REPORT}") as fh:
-            fh.write(render_report(summary, topics, parts, buckets, keys).encode())
+            fh.write(render_report(summary, topics, parts, buckets, keys, replica_rows).encode())
         files = {f.path[len(tmp_path) + 1:]: f.size
                  for f in fs.get_file_info(pafs.FileSelector(tmp_path, recursive=True)) if f.type == pafs.FileType.File}
         with fs.open_output_stream(f"{tmp_path}/{MARKER}") as fh:  # last: the run is whole
@@ -323,11 +346,12 @@ BUCKETS = {"minute": 60_000, "hour": 3_600_000, "day": 86_400_000, "auto": None}
 
 
 def run(args, topic_configs: dict | None = None, spark=None, broker_settings: dict | None = None,
-        replicas: dict | None = None, settings: dict | None = None) -> tuple[str, dict]:
+        replicas: dict | None = None, settings: dict | None = None, leaders: dict | None = None) -> tuple[str, dict]:
     """Run the audit; returns the run folder and the summary. ``topic_configs``: topic -> TopicConfig;
     ``broker_settings``: broker id -> the broker's cleaner settings (``monitor.topicconfig.BrokerSetting``
     by Kafka name); ``replicas``: (topic, partition) -> broker ids, for each broker's wall clock;
-    ``settings``: the cleaner settings when no broker's are known."""
+    ``settings``: the cleaner settings when no broker's are known; ``leaders``: (topic, partition) -> the
+    leader's broker id (the admin API's), to audit its replica when the log dirs hold several."""
     from monitor.cleanerlog import learned_throughput, parse_cleaner_log
     from spark_analysis.audit import AuditInputs, run_audit
     from spark_analysis.fs import read_text
@@ -353,9 +377,11 @@ def run(args, topic_configs: dict | None = None, spark=None, broker_settings: di
         segments = args.input_kind == "segments"
         records = None if segments else load_records(spark, args.input_kind, args.input,
                                                      bootstrap=args.bootstrap_servers)
+        log_dirs = read_log_dirs(args.input) if segments else {}
         cps, starts = read_checkpoints(args.input) if segments else ({}, {})
         files = list_inputs("segments", args.input) if segments else None
         inputs = AuditInputs(records=records, files=files, kind=args.input_kind, checkpoints=cps, log_starts=starts,
+                             log_dirs=log_dirs, leaders={k: str(v) for k, v in (leaders or {}).items()},
                              topic_configs=topic_configs or {}, cleaner=params, brokers=brokers,
                              replicas={k: tuple(str(b) for b in v) for k, v in (replicas or {}).items()},
                              now_ms=args.now_ms or int(time.time() * 1000), bucket_ms=BUCKETS[args.bucket],

@@ -70,8 +70,30 @@ def _table(rows: list[dict], cols: list[tuple[str, str]], fmt: dict | None = Non
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def replicas_html(summary: dict, replicas: list[dict]) -> str:
+    """What the totals count, and the replicas of partitions found in several log dirs, those that
+    disagree with the audited one first (``spark_analysis.replicas`` says what is flagged)."""
+    r = summary.get("replicas") or {}
+    if not r:
+        return ""
+    head = (f"<p>Totals count {html.escape(r['totals_count'])}; every replica read holds "
+            f"{_mb(r['bytes_all_replicas'])} on disk.</p>")
+    if not replicas:
+        return "<h2>Replicas</h2>" + head
+    rows = sorted(replicas, key=lambda x: (not x["disagreement"], x["topic"], x["partition"], x["log_dir"]))
+    return (f"<h2>Replicas</h2>{head}<p>{r['partitions_with_replicas']} partition(s) found in several log dirs "
+            f"({r['replicas_of_those']} replicas), each audited once: {html.escape(r['choice'])}. "
+            f"{r['disagreeing']} replica(s) disagree with the audited one.</p>"
+            + _table(rows, [("topic", "topic"), ("partition", "partition"), ("log_dir", "log dir"),
+                            ("broker", "broker"), ("audited", "audited"), ("chosen_by", "chosen by"),
+                            ("log_end_offset", "log end offset"), ("log_start_offset", "log start offset"),
+                            ("bytes", "size"), ("segments", "segments"), ("cleaner_checkpoint", "cleaner checkpoint"),
+                            ("first_dirty_offset", "first dirty offset"), ("offsets_behind", "offsets behind"),
+                            ("disagreement", "disagreement")], {"bytes": _mb}))
+
+
 def render_report(summary: dict, topics: list[dict], partitions: list[dict], buckets: list[dict],
-                  top_keys: list[dict]) -> str:
+                  top_keys: list[dict], replicas: list[dict] | None = None) -> str:
     when = dt.datetime.fromtimestamp(summary["generated_at_ms"] / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     cards = [
         ("Data scanned", _mb(summary["bytes"])),
@@ -155,6 +177,7 @@ for all threads).</p>{broker_html}
 {streams_html}
 <h2>Most updated keys</h2>{key_table}
 <h2>Producer pitfalls</h2>{pitfall_html}
+{replicas_html(summary, replicas or [])}
 <h2>Corrupt or truncated input</h2>{fault_html}
 </body></html>"""
 

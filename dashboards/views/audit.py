@@ -1,6 +1,7 @@
 """Audit: the latest Spark audit report from the output folder, with a picker for older runs. A run
 without its completion marker is shown as in progress, a damaged one as damaged with the file named
-(``monitor.auditrun``), never as an exception."""
+(``monitor.auditrun``), never as an exception. Partitions found in several log dirs list their replicas
+(``spark_analysis.replicas``), those that disagree first."""
 
 import streamlit as st
 
@@ -64,6 +65,22 @@ else:
             st.dataframe(topics[["topic", "empty_value_records", "keys_last_empty_value", "keys_in_several_partitions",
                                  "keyless_records", "value_bytes_p50", "value_bytes_p90", "value_bytes_p99",
                                  "value_bytes_max"]], hide_index=True, use_container_width=True, key="audit.pitfalls")
+        rep = sm.get("replicas")  # runs before #22 have no replicas block nor table
+        if rep:
+            st.caption(f"Totals count {rep['totals_count']}; every replica read holds "
+                       f"{rep['bytes_all_replicas'] / 2**20:,.1f} MiB on disk.")
+        if rep and rep["partitions_with_replicas"]:
+            st.subheader("Replicas")
+            st.caption(f"{rep['partitions_with_replicas']} partition(s) found in several log dirs, each audited "
+                       f"once: {rep['choice']}. {rep['disagreeing']} replica(s) disagree with the audited one.")
+            r = a["replicas"]
+            if not r.empty:
+                r = r.assign(_ok=r["disagreement"].fillna("") == "").sort_values(
+                    ["_ok", "topic", "partition", "log_dir"]).drop(columns="_ok")
+                st.dataframe(r[["topic", "partition", "log_dir", "broker", "audited", "chosen_by", "log_end_offset",
+                                "log_start_offset", "bytes", "segments", "cleaner_checkpoint", "first_dirty_offset",
+                                "offsets_behind", "bytes_difference", "disagreement"]],
+                             hide_index=True, use_container_width=True)
         if sm["faults"]:
             st.subheader("Corrupt or truncated input")
             st.dataframe(a["faults"], hide_index=True, use_container_width=True)

@@ -47,6 +47,9 @@ class AuditInputs:
     files: list | None = None  # segments: [(uri, size)] of the *.log files, listed once on the driver
     checkpoints: dict = field(default_factory=dict)  # (topic, partition) -> first dirty offset
     log_starts: dict = field(default_factory=dict)
+    # log dir -> replicas.LogDirInfo (its own checkpoints, its broker): a replica is judged by its log dir's
+    log_dirs: dict = field(default_factory=dict)
+    leaders: dict = field(default_factory=dict)  # (topic, partition) -> leader's broker id (admin API), as str
     topic_configs: dict = field(default_factory=dict)  # topic -> TopicConfig
     cleaner: CleanerParams = CleanerParams()
     brokers: dict = field(default_factory=dict)  # broker id -> its CleanerParams (settings from the admin API)
@@ -71,6 +74,8 @@ class Found:
     rows: "pa.Table"  # the fold tasks' rows (rows.SCHEMA) but key parts, collected: a few per partition
     out: DataFrame  # the fold tasks' rows in Spark, where key parts stay until merged
     faults: list  # dicts: segment, fault_kind, fault_position, fault_reason
+    replicas: list = field(default_factory=list)  # replicas.REPLICAS_DDL rows: partitions in several log dirs
+    bytes_all_replicas: int | None = None  # segments path: the bytes of every replica read (disk across them)
 
 
 @dataclass
@@ -82,6 +87,7 @@ class AuditResult:
     top_producers: DataFrame
     faults: DataFrame
     summary: dict
+    replicas: DataFrame | None = None  # one row per replica of a partition found in several log dirs
 
 
 LARGE_ROWS = ("key", "partition_key")  # row types left in Spark (one per key), never collected

@@ -15,6 +15,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from monitor import valuesizes
+from spark_analysis import replicas
 from spark_analysis.audit import AuditInputs, AuditResult, Found, pitfalls
 from spark_analysis.rows import rows_of
 from monitor.streams import streams_role
@@ -48,12 +49,15 @@ def report(spark: SparkSession, inputs: AuditInputs, found: Found, progress) -> 
     summary = summarize(inputs, rows, bucket, found.faults)
     summary.update({k: sum(t[k] for t in topics) for k in pitfalls.SUMMARY_KEYS})
     summary["value_size_method"] = valuesizes.METHOD
+    summary["replicas"] = replicas.summary(found.replicas, found.bytes_all_replicas if found.bytes_all_replicas
+                                           is not None else summary["bytes"])
     return AuditResult(
         spark.createDataFrame(rows, PARTITION_DDL), spark.createDataFrame(topics, TOPIC_DDL),
         spark.createDataFrame(bucket_rows(rows_of(small, "bucket"), bucket), BUCKETS_DDL),
         spark.createDataFrame(top_key_rows(rows_of(small, "top_key"), inputs.top_n), TOP_KEYS_DDL),
         spark.createDataFrame(top_producer_rows(rows_of(small, "producer"), inputs.top_n), TOP_PRODUCERS_DDL),
-        spark.createDataFrame(found.faults, FAULTS_DDL), summary)
+        spark.createDataFrame(found.faults, FAULTS_DDL), summary,
+        spark.createDataFrame(found.replicas, replicas.REPLICAS_DDL))
 
 
 def with_pitfalls(found: Found, small, rows: list, topics: list) -> tuple[list, list]:

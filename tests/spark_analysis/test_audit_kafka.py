@@ -177,7 +177,7 @@ def by_hand(topic: str, folder: Path, written: Written, throughput: float, min_r
         # producer pitfalls: the test writes none (every record keyed, no empty value, one partition)
         "keyless_records": 0, "empty_value_records": 0, "keys_last_empty_value": 0, "keys_in_several_partitions": 0,
         **value_size_columns([r.value_size for b in batches for r in b.records() if r.value_size >= 0])}
-    topics = {"topic": topic, "partitions": 1, "max_cleanable_ratio": 1.0, "retention_deleted_bytes": 0,
+    topics = {"topic": topic, "partitions": 1, "max_cleanable_ratio": 1.0, "retention_deleted_bytes": 0, "streams_role": "",
               **{k: partition[k] for k in ("records", "bytes", "distinct_keys", "obsolete_records",
                                            "reclaimable_bytes", "projected_bytes", "cleanable_bytes",
                                            "estimated_clean_seconds", "tombstones", "tombstones_past_retention",
