@@ -12,11 +12,11 @@ import sys
 import threading
 from dataclasses import dataclass
 
-from boundedhttp import get_text
+from boundedhttp import FetchError, get_text
 from prometheus_client import CollectorRegistry, generate_latest, start_http_server
 
 from collectors.cleaner_log import CleanerLogFollower
-from collectors.cleaner_metrics import jolokia_read_url, parse_exposition, parse_jolokia
+from collectors.cleaner_metrics import jolokia_io_url, jolokia_read_url, parse_exposition, parse_jolokia
 from collectors.exporter import register_all
 from collectors.logdirs import TRANSACTION_MAX_TIMEOUT, LogDirScanner
 from collectors.runner import Runner, Source, Store
@@ -124,7 +124,12 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
             if b.jolokia_url:
                 def jolokia(url=b.jolokia_url):
                     u = jolokia_read_url(url)
-                    return parse_jolokia(get_text(u, deadline=to.jmx, max_bytes=to.max_page_bytes), u)
+                    page = get_text(u, deadline=to.jmx, max_bytes=to.max_page_bytes)
+                    try:  # the throttler's count is extra: the gauges stand without it
+                        io = get_text(jolokia_io_url(url), deadline=to.jmx, max_bytes=to.max_page_bytes)
+                    except FetchError:
+                        io = None
+                    return parse_jolokia(page, u, io)
 
                 sources.append(Source(f"jolokia:{cluster.name}:{b.id}", "jolokia", cluster.name, jolokia,
                                       config.intervals.jmx, b.id))
@@ -165,6 +170,11 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
             for st in col.store.statuses():
                 if not st.up:
                     print(f"collect: source {st.name} failed: {st.last_error}", file=err)
+                also = getattr(st.snapshot, "also_on_page", ()) if st.kind == "jmx" else ()
+                if also:
+                    print(f"collect: source {st.name}: the page carries the {st.snapshot.shape} and "
+                          f"{' and '.join(also)} shapes; read {st.snapshot.shape} (rule-named before catch-all, "
+                          "always)", file=err)
                 down = getattr(st.snapshot, "down", {})
                 for d, (_, reason) in down.items():
                     print(f"collect: source {st.name}: log dir {d} down: {reason}", file=err)

@@ -112,6 +112,8 @@ def _java() -> str:
     return java
 
 
+# the JMX exporter agent configs start() can run (files next to this module)
+JMX_EXPORTER_CONFIGS = ("jmx-exporter.yaml", "jmx-exporter-catchall.yaml", "jmx-exporter-catchall-keepcase.yaml")
 AGENT_PREFIXES = ("jmx_prometheus_javaagent", "jolokia-agent-jvm")
 
 
@@ -301,8 +303,16 @@ def start(
     heap: str = "512m",
     timeout: float = 120.0,
     progress=print,
+    jmx_exporter_config: str = "jmx-exporter.yaml",
 ) -> BrokerState:
-    """Format KRaft storage under ``directory`` and start a broker+controller; wait until it serves."""
+    """Format KRaft storage under ``directory`` and start a broker+controller; wait until it serves.
+
+    ``jmx_exporter_config``: the JMX exporter agent's rules, one of ``JMX_EXPORTER_CONFIGS`` (a file
+    next to this module): the project's rule-named set by default, or the bare catch-all rule with
+    and without ``lowercaseOutputName``, as many operators run it (the cleaner gauges then have
+    their MBean name in a label)."""
+    if jmx_exporter_config not in JMX_EXPORTER_CONFIGS:
+        raise BrokerError(f"unknown JMX exporter config {jmx_exporter_config!r}: one of {', '.join(JMX_EXPORTER_CONFIGS)}")
     directory = Path(directory).resolve()
     existing = read_state(directory)
     if existing and is_alive(existing.pid):
@@ -318,7 +328,7 @@ def start(
     props = directory / "server.properties"
     props.write_text(server_properties(node_id, bport, cport, log_dir, extra_config))
     jmx_cfg = directory / "jmx-exporter.yaml"
-    jmx_cfg.write_text((HERE / "jmx-exporter.yaml").read_text())
+    jmx_cfg.write_text((HERE / jmx_exporter_config).read_text())
     log4j = directory / "log4j2.yaml"
     log4j.write_text((HERE / "log4j2.yaml").read_text())
 

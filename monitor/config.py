@@ -55,7 +55,9 @@ class ConfigError(ValueError):
         return [p.message for p in self.problems]
 
 
-# Names of the cleaner gauges in the JMX exporter's common catch-all form (lowercased).
+# Names of the cleaner gauges on a rule-named JMX exporter page: the project's localkafka/jmx-exporter.yaml,
+# Strimzi's, Confluent's and jmx_exporter's Kafka example all give kafka_<domain>_<type>_<name>
+# (compared lowercased). The catch-all rule's shape is read by collectors.cleaner_metrics itself.
 DEFAULT_METRIC_NAMES = {
     "max_dirty_percent": ["kafka_log_logcleanermanager_max_dirty_percent"],
     "time_since_last_run_ms": ["kafka_log_logcleanermanager_time_since_last_run_ms"],
@@ -67,6 +69,10 @@ DEFAULT_METRIC_NAMES = {
     "max_buffer_utilization_percent": ["kafka_log_logcleaner_max_buffer_utilization_percent"],
     "cleaner_recopy_percent": ["kafka_log_logcleaner_cleaner_recopy_percent"],
     "dead_thread_count": ["kafka_log_logcleaner_deadthreadcount"],
+    # the cleaner throttler Meter's Count (kafka.utils:type=Throttler,name=cleaner-io): a COUNTER rule
+    # gives ..._count_total on the page, an untyped one ..._count
+    "cleaner_io_bytes": ["kafka_utils_throttler_cleaner_io_count_total", "kafka_utils_throttler_cleaner_io_count",
+                         "kafka_utils_throttler_cleaner_io_total"],
 }
 
 
