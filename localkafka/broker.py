@@ -304,13 +304,16 @@ def start(
     timeout: float = 120.0,
     progress=print,
     jmx_exporter_config: str = "jmx-exporter.yaml",
+    jmx_basic_auth: dict | None = None,
 ) -> BrokerState:
     """Format KRaft storage under ``directory`` and start a broker+controller; wait until it serves.
 
     ``jmx_exporter_config``: the JMX exporter agent's rules, one of ``JMX_EXPORTER_CONFIGS`` (a file
     next to this module): the project's rule-named set by default, or the bare catch-all rule with
     and without ``lowercaseOutputName``, as many operators run it (the cleaner gauges then have
-    their MBean name in a label)."""
+    their MBean name in a label). ``jmx_basic_auth``: the agent's ``httpServer.authentication.basic``
+    settings (username, and password or algorithm, salt and passwordHash): the page then answers 401
+    without them."""
     if jmx_exporter_config not in JMX_EXPORTER_CONFIGS:
         raise BrokerError(f"unknown JMX exporter config {jmx_exporter_config!r}: one of {', '.join(JMX_EXPORTER_CONFIGS)}")
     directory = Path(directory).resolve()
@@ -328,7 +331,7 @@ def start(
     props = directory / "server.properties"
     props.write_text(server_properties(node_id, bport, cport, log_dir, extra_config))
     jmx_cfg = directory / "jmx-exporter.yaml"
-    jmx_cfg.write_text((HERE / jmx_exporter_config).read_text())
+    jmx_cfg.write_text((HERE / jmx_exporter_config).read_text() + _basic_auth_yaml(jmx_basic_auth))
     log4j = directory / "log4j2.yaml"
     log4j.write_text((HERE / "log4j2.yaml").read_text())
 
@@ -364,7 +367,7 @@ def start(
     )
     (directory / STATE_FILE).write_text(state.to_json())
     try:
-        _wait_ready(state, proc, timeout)
+        _wait_ready(state, proc, timeout, jmx_ready=(200, 401) if jmx_basic_auth else (200,))
     except BaseException:
         _terminate(proc.pid)
         raise
@@ -382,7 +385,16 @@ def _read_properties(path: Path) -> dict:
     return out
 
 
-def _wait_ready(state: BrokerState, proc: subprocess.Popen, timeout: float) -> None:
+def _basic_auth_yaml(basic: dict | None) -> str:
+    """The JMX exporter agent's HTTP Basic auth block (jmx_exporter >= 0.20: httpServer.authentication.basic);
+    values JSON-quoted, which YAML reads as they are."""
+    if not basic:
+        return ""
+    return "httpServer:\n  authentication:\n    basic:\n" + "".join(
+        f"      {k}: {json.dumps(str(v))}\n" for k, v in basic.items())
+
+
+def _wait_ready(state: BrokerState, proc: subprocess.Popen, timeout: float, jmx_ready=(200,)) -> None:
     deadline = time.monotonic() + timeout
     host, port = state.bootstrap.split(":")
     while time.monotonic() < deadline:
@@ -390,7 +402,7 @@ def _wait_ready(state: BrokerState, proc: subprocess.Popen, timeout: float) -> N
             tail = _tail(Path(state.logs_dir) / "stdout.log") + _tail(state.server_log)
             raise BrokerError(f"broker exited with {proc.returncode} while starting:\n{tail}")
         if (_log_contains(state.server_log, STARTED_MARKER, state.server_log_offset) and _port_open(host, int(port))
-                and _http_ok(state.jmx_url) and _http_ok(state.jolokia_url + "/version")):
+                and _http_ok(state.jmx_url, jmx_ready) and _http_ok(state.jolokia_url + "/version")):
             return
         time.sleep(0.3)
     raise BrokerError(f"broker did not start within {timeout:.0f}s; see {state.server_log}")
@@ -420,9 +432,9 @@ def _port_open(host: str, port: int) -> bool:
         return False
 
 
-def _http_ok(url: str) -> bool:
+def _http_ok(url: str, ok=(200,)) -> bool:
     try:
-        return get(url, deadline=2, max_bytes=16 * 1024 * 1024).status == 200
+        return get(url, deadline=2, max_bytes=16 * 1024 * 1024).status in ok
     except FetchError:
         return False
 

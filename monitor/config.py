@@ -126,6 +126,17 @@ class BrokerConfig:
     log_dirs: tuple[str, ...] = field(default=(), metadata=_PATHS)
     cleaner_log: str | None = field(default=None, metadata={"schema": {
         "shape": "one path (the broker's log-cleaner.log)"}})  # the broker's log-cleaner.log, readable here
+    # HTTP Basic auth and TLS for the broker's JMX exporter (and Jolokia) endpoint: the user, and its
+    # password read at each fetch from a file (its whole content, one trailing newline dropped) or an
+    # environment variable, never from monitor.yaml itself. TODO(#14 point 2): when the shared secrets
+    # mechanism lands, jmx_password_file / jmx_password_env become one secret reference of it.
+    jmx_username: str | None = field(default=None, metadata={"schema": {"minLength": 1, "shape": "a user name"}})
+    jmx_password_file: str | None = field(default=None, metadata={"schema": {
+        "minLength": 1, "shape": "the path of a file holding the password"}})
+    jmx_password_env: str | None = field(default=None, metadata={"schema": {
+        "minLength": 1, "shape": "the name of an environment variable holding the password"}})
+    jmx_ca_file: str | None = field(default=None, metadata={"schema": {
+        "minLength": 1, "shape": "the path of a PEM CA bundle for an https endpoint"}})
 
 
 @dataclass(frozen=True)
