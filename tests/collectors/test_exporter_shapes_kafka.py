@@ -15,6 +15,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from boundedhttp import get_text
+from collectors.cleaner_metrics import jolokia_io_url, jolokia_read_url, parse_jolokia
 from kafkatools import (CLI_MODULE, compacted, create_topic, own_broker, partition_dir, segment_bases,
                         set_topic_config, unique_topic, wait_cleaned, write_rounds)
 
@@ -98,6 +99,8 @@ def test_collect_reads_the_cleaner_gauges_in_the_page_shape(tmp_path, agent_conf
         (tmp_path / f"{agent_config}.prom").write_text(page)  # the recorded page of this shape
         series, out = collect_once(state)
         again = get_text(state.jmx_url, deadline=30, max_bytes=1 << 24)
+        jolokia = parse_jolokia(get_text(jolokia_read_url(state.jolokia_url), deadline=30, max_bytes=1 << 24), "j",
+                                get_text(jolokia_io_url(state.jolokia_url), deadline=30, max_bytes=1 << 24))
 
     assert one(series, "kafka_compaction_source_up", kind="jmx") == 1.0, out
     assert one(series, "kafka_compaction_source_shape_info", kind="jmx", shape=shape, also_on_page="") == 1.0
@@ -109,3 +112,5 @@ def test_collect_reads_the_cleaner_gauges_in_the_page_shape(tmp_path, agent_conf
     # the cleaner read every dirty segment at least once (Cleaner hands each read buffer to the throttler)
     io_after = one(series, "kafka_compaction_broker_cleaner_io_bytes_total")
     assert io_after - io_before >= dirty_bytes
+    # Jolokia reads the same MBean
+    assert jolokia.shape == "jolokia" and jolokia.cleaner_io_bytes() == io_after
