@@ -1,12 +1,15 @@
 """Parsing the broker's cleaner gauges from JMX exporter pages and Jolokia answers."""
 
+import io
 import json
 
 import pytest
 
-from collectors.cleaner_metrics import parse_exposition, parse_jolokia
 from boundedhttp import FetchError
-from monitor.config import ClusterConfig
+from collectors.app import run_collect
+from collectors.cleaner_metrics import parse_exposition, parse_jolokia
+from faultserver import FaultServer
+from monitor.config import BrokerConfig, ClusterConfig, Config
 
 PAGE = """\
 # HELP kafka_log_logcleanermanager_max_dirty_percent Attribute exposed for management
@@ -126,3 +129,17 @@ def test_jolokia_reads_the_throttler_count_when_given():
     assert parse_jolokia(gauges, "j", io).shape == "jolokia"
     missing = json.dumps({"status": 404, "error": "javax.management.InstanceNotFoundException"})
     assert parse_jolokia(gauges, "j", missing).cleaner_io_bytes() is None
+
+
+def test_collect_once_says_which_shape_of_a_two_shape_page_it_read():
+    server = FaultServer(ok_body=(CATCH_ALL + PAGE).encode())
+    try:
+        out, err = io.StringIO(), io.StringIO()
+        cfg = Config(clusters=(ClusterConfig(name="c", brokers=(BrokerConfig(id="1", jmx_url=server.url),)),))
+        assert run_collect(cfg, once=True, out=out, err=err) == 0, err.getvalue()
+    finally:
+        server.close()
+    assert ('kafka_compaction_source_shape_info{also_on_page="catch_all",cluster="c",kind="jmx",shape="rule_named",'
+            'source="jmx:c:1"} 1.0') in out.getvalue()
+    assert "carries the rule_named and catch_all shapes; read rule_named" in err.getvalue()
+    assert 'kafka_compaction_broker_max_dirty_ratio{broker="1",cluster="c"} 0.42' in out.getvalue()
