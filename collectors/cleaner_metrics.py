@@ -154,11 +154,12 @@ def parse_exposition(text: str, cluster: ClusterConfig, endpoint: str = "<page>"
                    for s in family.samples]
     except (ValueError, TypeError, IndexError) as exc:
         raise FetchError(endpoint, "parse", f"not a Prometheus text page: {str(exc)[:200]}") from None
-    found = [g for g in (_read_rule_named(samples, cluster), _read_catch_all(samples)) if not g.empty]
+    readers = {RULE_NAMED: lambda: _read_rule_named(samples, cluster), CATCH_ALL: lambda: _read_catch_all(samples)}
+    found = [g for g in (readers[shape]() for shape in PAGE_SHAPES) if not g.empty]
     if not found:
-        names = sorted({name for name, _, _ in samples})
-        close = sorted({c for want in looked_for(cluster)
-                        for c in difflib.get_close_matches(want.split("{")[0].lower(), names, n=2, cutoff=0.75)})
+        names = {name.lower(): name for name, _, _ in samples}  # compared lowercased, shown as on the page
+        close = sorted({names[c] for want in looked_for(cluster)
+                        for c in difflib.get_close_matches(want.split("{")[0].lower(), list(names), n=2, cutoff=0.75)})
         raise FetchError(endpoint, "no_cleaner_metrics",
                          "the page has no log-cleaner metrics in any known shape: looked for "
                          f"{', '.join(looked_for(cluster))}; closest names on the page: "

@@ -17,7 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from boundedhttp import get_text
 from collectors.cleaner_metrics import jolokia_io_url, jolokia_read_url, parse_jolokia
 from kafkatools import (CLI_MODULE, compacted, create_topic, own_broker, partition_dir, segment_bases,
-                        set_topic_config, unique_topic, wait_cleaned, write_rounds)
+                        set_topic_config, unique_topic, wait_cleaned_up_to_active, write_rounds)
 
 # agent config -> (the shape the collector must report, how the test finds an MBean's value on the page:
 # (sample name, labels) of kafka.log:type=T,name=N / of the throttler's Count)
@@ -93,7 +93,7 @@ def test_collect_reads_the_cleaner_gauges_in_the_page_shape(tmp_path, agent_conf
         assert io_before is not None
 
         set_topic_config(state.bootstrap, t, **{"min.compaction.lag.ms": 0})
-        wait_cleaned(state.log_dir, t, past=bases[0])
+        wait_cleaned_up_to_active(state.log_dir, t)  # one clean took every dirty segment: no other follows
 
         page = get_text(state.jmx_url, deadline=30, max_bytes=1 << 24)
         (tmp_path / f"{agent_config}.prom").write_text(page)  # the recorded page of this shape
