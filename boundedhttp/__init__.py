@@ -18,9 +18,16 @@ the server does. The body is counted as it arrives and the fetch stops at ``max_
 Errors are ``FetchError`` with a ``kind`` (the collector's ``source_errors_total{error}`` label):
 ``connect`` (refused, unresolved), ``timeout`` (no byte of an answer within the deadline: a hung
 endpoint), ``deadline`` (an answer kept coming but did not finish within it: a drip or an endless
-page that stays under the byte cap), ``too_large`` (more than ``max_bytes``), ``http`` (a status
-other than 200), ``read`` (the connection broke). Messages name the endpoint with any
-``user:password@`` removed.
+page that stays under the byte cap), ``too_large`` (more than ``max_bytes``), ``tls`` (the certificate not trusted, the CA file
+unusable), ``unauthorized`` (401
+or 403: the credentials were refused or missing), ``http`` (any other status but 200), ``read`` (the
+connection broke). Messages name the endpoint with any ``user:password@`` removed and never carry a
+password given as ``auth``.
+
+Credentials: ``auth=(user, password)`` sends HTTP Basic auth (it wins over a ``user:password@`` in the
+URL), only to the scheme, host and port first asked (a redirect elsewhere goes without it).
+``ca_file``: the CA bundle an ``https`` endpoint's certificate is checked against (a JMX exporter
+served over TLS with the operator's own CA).
 """
 
 from __future__ import annotations
@@ -113,10 +120,11 @@ class Response:
             return self.body.decode("utf-8", errors="replace")
 
 
-def _connection(parts, left: float, deadline: float, progress: list) -> http.client.HTTPConnection:
+def _connection(parts, left: float, deadline: float, progress: list,
+                ca_file: str | None = None) -> http.client.HTTPConnection:
     host, port = parts.hostname, parts.port
     if parts.scheme == "https":
-        conn = http.client.HTTPSConnection(host, port, timeout=left, context=ssl.create_default_context())
+        conn = http.client.HTTPSConnection(host, port, timeout=left, context=ssl.create_default_context(cafile=ca_file))
     else:
         conn = http.client.HTTPConnection(host, port, timeout=left)
 
@@ -129,16 +137,23 @@ def _connection(parts, left: float, deadline: float, progress: list) -> http.cli
     return conn
 
 
+def _origin(url: str) -> tuple:
+    p = urllib.parse.urlsplit(url)
+    return p.scheme, p.hostname, p.port
+
+
 def get(url: str, *, deadline: float, max_bytes: int, params: dict | None = None,
-        accept: str = "*/*") -> Response:
+        accept: str = "*/*", auth: tuple[str, str] | None = None, ca_file: str | None = None) -> Response:
     """GET ``url`` (with ``params`` as its query); the whole fetch, redirects included, ends within
     ``deadline`` seconds and keeps at most ``max_bytes`` of body. Any status is returned."""
     if params:
         url = url + ("&" if "?" in url else "?") + urllib.parse.urlencode(params)
     shown = redact(url)
     end = time.monotonic() + deadline
+    origin = _origin(url)
     for _ in range(MAX_REDIRECTS + 1):
-        resp = _get_once(url, shown, end, deadline, max_bytes, accept)
+        resp = _get_once(url, shown, end, deadline, max_bytes, accept,
+                         auth if _origin(url) == origin else None, ca_file)
         location = resp.headers.get("location")
         if resp.status in (301, 302, 303, 307, 308) and location:
             url = urllib.parse.urljoin(url, location)
@@ -148,7 +163,8 @@ def get(url: str, *, deadline: float, max_bytes: int, params: dict | None = None
     raise FetchError(shown, "http", f"more than {MAX_REDIRECTS} redirects")
 
 
-def _get_once(url: str, shown: str, end: float, deadline: float, max_bytes: int, accept: str) -> Response:
+def _get_once(url: str, shown: str, end: float, deadline: float, max_bytes: int, accept: str,
+              auth: tuple[str, str] | None = None, ca_file: str | None = None) -> Response:
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise FetchError(shown, "connect", "not an http(s) URL")
@@ -161,17 +177,23 @@ def _get_once(url: str, shown: str, end: float, deadline: float, max_bytes: int,
     if parts.username is not None:
         cred = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
         headers["Authorization"] = "Basic " + base64.b64encode(cred.encode()).decode()
+    if auth is not None:
+        headers["Authorization"] = "Basic " + base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     try:
-        conn = _connection(parts, left, end, progress)
+        conn = _connection(parts, left, end, progress, ca_file)
     except ValueError as exc:  # a bad port
         raise FetchError(shown, "connect", f"bad URL: {exc}") from None
+    except (OSError, ssl.SSLError) as exc:  # ca_file missing, unreadable or not PEM
+        raise FetchError(shown, "tls", f"cannot use the CA file {ca_file}: {exc.strerror or exc}"[:300]) from None
     resp = None
     try:
         try:
             conn.request("GET", path, headers=headers)
         except (socket.timeout, TimeoutError):
             raise FetchError(shown, "timeout", f"no connection within {deadline:g}s") from None
+        except ssl.SSLError as exc:  # a certificate the CAs (ca_file's, else the system's) do not sign
+            raise FetchError(shown, "tls", f"TLS: {getattr(exc, 'verify_message', None) or exc.reason or exc}"[:300]) from None
         except OSError as exc:
             raise FetchError(shown, "connect", f"cannot connect: {exc.strerror or type(exc).__name__}") from None
         resp = conn.getresponse()
@@ -202,9 +224,13 @@ def _get_once(url: str, shown: str, end: float, deadline: float, max_bytes: int,
 
 
 def get_text(url: str, *, deadline: float, max_bytes: int, params: dict | None = None,
-             accept: str = "*/*") -> str:
-    """The body of ``url`` as text when the status is 200; else FetchError(kind=http)."""
-    resp = get(url, deadline=deadline, max_bytes=max_bytes, params=params, accept=accept)
+             accept: str = "*/*", auth: tuple[str, str] | None = None, ca_file: str | None = None) -> str:
+    """The body of ``url`` as text when the status is 200; else FetchError (kind unauthorized for 401
+    and 403, http for any other status)."""
+    resp = get(url, deadline=deadline, max_bytes=max_bytes, params=params, accept=accept, auth=auth, ca_file=ca_file)
+    if resp.status in (401, 403):
+        raise FetchError(redact(resp.url), "unauthorized",
+                         f"HTTP {resp.status}: unauthorized ({'credentials refused' if auth or '@' in resp.url else 'no credentials sent'})")
     if resp.status != 200:
         raise FetchError(redact(resp.url), "http", f"HTTP {resp.status}")
     return resp.text()

@@ -7,6 +7,7 @@ the ``Store``.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import threading
@@ -14,16 +15,16 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from boundedhttp import get_text
+from boundedhttp import FetchError, get_text
 from prometheus_client import CollectorRegistry, generate_latest, start_http_server
 
 from collectors.cleaner_log import CleanerLogFollower
-from collectors.cleaner_metrics import jolokia_read_url, parse_exposition, parse_jolokia
+from collectors.cleaner_metrics import jolokia_io_url, jolokia_read_url, parse_exposition, parse_jolokia
 from collectors.exporter import register_all
 from collectors.logdirs import TRANSACTION_MAX_TIMEOUT, LogDirScanner
 from collectors.runner import Runner, Source, Store
 from monitor.causes import BrokerFacts, duration, unknown_cause
-from monitor.config import ClusterConfig, Config
+from monitor.config import BrokerConfig, ClusterConfig, Config
 from monitor.lsocheck import LeaderLso
 from monitor.streams import streams_role
 from monitor.topicconfig import effective_broker_setting, effective_config
@@ -118,15 +119,22 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
                                       config.intervals.consumer_groups))
         for b in cluster.brokers:
             if b.jmx_url:
-                def jmx(url=b.jmx_url, c=cluster):
-                    return parse_exposition(get_text(url, deadline=to.jmx, max_bytes=to.max_page_bytes),
-                                            c, url)
+                def jmx(url=b.jmx_url, c=cluster, b=b):
+                    return parse_exposition(get_text(url, deadline=to.jmx, max_bytes=to.max_page_bytes,
+                                                     auth=jmx_credentials(b, url), ca_file=b.jmx_ca_file), c, url)
 
                 sources.append(Source(f"jmx:{cluster.name}:{b.id}", "jmx", cluster.name, jmx, config.intervals.jmx, b.id))
             if b.jolokia_url:
-                def jolokia(url=b.jolokia_url):
+                def jolokia(url=b.jolokia_url, b=b):
                     u = jolokia_read_url(url)
-                    return parse_jolokia(get_text(u, deadline=to.jmx, max_bytes=to.max_page_bytes), u)
+                    auth = jmx_credentials(b, url)
+                    page = get_text(u, deadline=to.jmx, max_bytes=to.max_page_bytes, auth=auth, ca_file=b.jmx_ca_file)
+                    try:  # the throttler's count is extra: the gauges stand without it
+                        io = get_text(jolokia_io_url(url), deadline=to.jmx, max_bytes=to.max_page_bytes,
+                                      auth=auth, ca_file=b.jmx_ca_file)
+                    except FetchError:
+                        io = None
+                    return parse_jolokia(page, u, io)
 
                 sources.append(Source(f"jolokia:{cluster.name}:{b.id}", "jolokia", cluster.name, jolokia,
                                       config.intervals.jmx, b.id))
@@ -144,6 +152,31 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
                 sources.append(Source(f"cleaner_log:{cluster.name}:{b.id}", "cleaner_log", cluster.name,
                                       follower.refresh, config.intervals.cleaner_log, b.id))
     return sources, closers
+
+
+def jmx_credentials(broker: BrokerConfig, endpoint: str) -> tuple[str, str] | None:
+    """(user, password) for the broker's JMX exporter / Jolokia endpoint, read now (a rotated file is
+    picked up at the next fetch); None without ``jmx_username``. A password that cannot be had puts the
+    source down (``source_errors_total{error="credentials"}``) naming the file or variable, never a value."""
+    if not broker.jmx_username:
+        if broker.jmx_password_file or broker.jmx_password_env:
+            raise FetchError(endpoint, "credentials", "jmx_password_file/jmx_password_env given without jmx_username")
+        return None
+    if bool(broker.jmx_password_file) == bool(broker.jmx_password_env):
+        raise FetchError(endpoint, "credentials",
+                         "jmx_username needs exactly one of jmx_password_file and jmx_password_env")
+    if broker.jmx_password_env:
+        password = os.environ.get(broker.jmx_password_env)
+        if password is None:
+            raise FetchError(endpoint, "credentials",
+                             f"the environment variable {broker.jmx_password_env} (jmx_password_env) is not set")
+        return broker.jmx_username, password
+    try:
+        text = Path(broker.jmx_password_file).read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FetchError(endpoint, "credentials", f"cannot read jmx_password_file {broker.jmx_password_file}: "
+                                                  f"{getattr(exc, 'strerror', None) or type(exc).__name__}") from None
+    return broker.jmx_username, text[:-1] if text.endswith("\n") else text
 
 
 def build(config: Config) -> Collector:
@@ -167,6 +200,11 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
             for st in col.store.statuses():
                 if not st.up:
                     print(f"collect: source {st.name} failed: {st.last_error}", file=err)
+                also = getattr(st.snapshot, "also_on_page", ()) if st.kind == "jmx" else ()
+                if also:
+                    print(f"collect: source {st.name}: the page carries the {st.snapshot.shape} and "
+                          f"{' and '.join(also)} shapes; read {st.snapshot.shape} (rule-named before catch-all, "
+                          "always)", file=err)
                 down = getattr(st.snapshot, "down", {})
                 for d, (_, reason) in down.items():
                     print(f"collect: source {st.name}: log dir {d} down: {reason}", file=err)

@@ -44,7 +44,8 @@ class _StoreCollector(Collector):
 
 class BrokerCleanerCollector(_StoreCollector):
     names = (M.BROKER_DIRTY_RATIO, M.BROKER_SINCE_LAST_RUN, M.BROKER_CLEAN_TIME, M.BROKER_BUFFER, M.BROKER_RECOPY,
-             M.BROKER_DELAY, M.BROKER_DEAD, M.BROKER_UNCLEANABLE_PARTS, M.BROKER_UNCLEANABLE_BYTES)
+             M.BROKER_DELAY, M.BROKER_DEAD, M.BROKER_UNCLEANABLE_PARTS, M.BROKER_UNCLEANABLE_BYTES,
+             M.BROKER_CLEANER_IO)
 
     def collect(self):
         fams = {n: _family(n) for n in self.names}
@@ -59,7 +60,8 @@ class BrokerCleanerCollector(_StoreCollector):
                                 (M.BROKER_BUFFER, g.buffer_utilization_ratio()),
                                 (M.BROKER_RECOPY, g.recopy_ratio()),
                                 (M.BROKER_DELAY, g.compaction_delay_seconds()),
-                                (M.BROKER_DEAD, g.dead_threads())):
+                                (M.BROKER_DEAD, g.dead_threads()),
+                                (M.BROKER_CLEANER_IO, g.cleaner_io_bytes())):
                 if value is not None:
                     fams[name].add_metric(lb, value)
             for d, v in g.per_log_dir.get("uncleanable_partitions_count", {}).items():
@@ -396,7 +398,7 @@ class PitfallCollector(_StoreCollector):
 
 
 class SelfCollector(_StoreCollector):
-    names = (M.SRC_UP, M.SRC_LAST_SUCCESS, M.SRC_DURATION, M.SRC_ERRORS)
+    names = (M.SRC_UP, M.SRC_LAST_SUCCESS, M.SRC_DURATION, M.SRC_ERRORS, M.SRC_SHAPE)
 
     def collect(self):
         fams = {n: _family(n) for n in self.names}
@@ -409,6 +411,9 @@ class SelfCollector(_StoreCollector):
                 fams[M.SRC_DURATION].add_metric(lb, st.last_duration)
             for kind, n in sorted(st.errors.items()):
                 fams[M.SRC_ERRORS].add_metric(lb + [kind], n)
+            shape = getattr(st.snapshot, "shape", None) if st.kind in ("jmx", "jolokia") else None
+            if shape:
+                fams[M.SRC_SHAPE].add_metric(lb + [shape, ",".join(st.snapshot.also_on_page)], 1.0)
         yield from fams.values()
 
 

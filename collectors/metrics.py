@@ -36,6 +36,11 @@ BROKER_RECOPY = _m("broker_cleaner_recopy_ratio", "gauge",
 BROKER_DELAY = _m("broker_max_compaction_delay_seconds", "gauge",
                   "How far past max.compaction.lag.ms the most overdue log was (max-compaction-delay-secs).", B)
 BROKER_DEAD = _m("broker_cleaner_dead_threads", "gauge", "Log cleaner threads that died (DeadThreadCount).", B)
+BROKER_CLEANER_IO = _m("broker_cleaner_io_bytes", "counter",
+                       "Bytes the log cleaner read and wrote, counted by its I/O throttler (kafka.utils:type=Throttler,"
+                       "name=cleaner-io, Count). Its rate is the cleaner's I/O load averaged over idle time, not the "
+                       "speed of a clean; a rate at log.cleaner.io.max.bytes.per.second means the throttle holds the "
+                       "cleaner back.", B)
 BROKER_UNCLEANABLE_PARTS = _m("broker_uncleanable_partitions", "gauge",
                               "Partitions the cleaner marked uncleanable after an error, per log dir.", B + ("log_dir",))
 BROKER_UNCLEANABLE_BYTES = _m("broker_uncleanable_bytes", "gauge",
@@ -229,6 +234,10 @@ SRC_UP = _m("source_up", "gauge", "1 when the source's last refresh succeeded.",
 SRC_LAST_SUCCESS = _m("source_last_success_timestamp_seconds", "gauge", "Unix time of the last successful refresh.", S)
 SRC_DURATION = _m("source_refresh_duration_seconds", "gauge", "How long the last refresh took.", S)
 SRC_ERRORS = _m("source_errors", "counter", "Refresh errors by source and error kind.", S + ("error",))
+SRC_SHAPE = _m("source_shape_info", "gauge",
+               "1 for the shape a JMX exporter or Jolokia source's cleaner gauges were read in (shape: rule_named, "
+               "catch_all, jolokia); also_on_page: other shapes the same page carried, not used (comma-separated).",
+               S + ("shape", "also_on_page"))
 
 # --- disk and restore (#16 point 6): Kafka's temporary files left behind ---
 P_LEFTOVER_FILES = _m("partition_leftover_files", "gauge",

@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import uuid
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -112,6 +113,8 @@ def _java() -> str:
     return java
 
 
+# the JMX exporter agent configs start() can run (files next to this module)
+JMX_EXPORTER_CONFIGS = ("jmx-exporter.yaml", "jmx-exporter-catchall.yaml", "jmx-exporter-catchall-keepcase.yaml")
 AGENT_PREFIXES = ("jmx_prometheus_javaagent", "jolokia-agent-jvm")
 
 
@@ -301,8 +304,20 @@ def start(
     heap: str = "512m",
     timeout: float = 120.0,
     progress=print,
+    jmx_exporter_config: str = "jmx-exporter.yaml",
+    jmx_http_server: dict | None = None,
 ) -> BrokerState:
-    """Format KRaft storage under ``directory`` and start a broker+controller; wait until it serves."""
+    """Format KRaft storage under ``directory`` and start a broker+controller; wait until it serves.
+
+    ``jmx_exporter_config``: the JMX exporter agent's rules, one of ``JMX_EXPORTER_CONFIGS`` (a file
+    next to this module): the project's rule-named set by default, or the bare catch-all rule with
+    and without ``lowercaseOutputName``, as many operators run it (the cleaner gauges then have
+    their MBean name in a label). ``jmx_http_server``: the agent's ``httpServer`` settings (jmx_exporter
+    >= 0.20): ``authentication.basic`` (username, and password or algorithm, salt and passwordHash) makes
+    the page answer 401 without them; ``ssl.keyStore`` (filename, password) and ``ssl.certificate.alias``
+    serve it over https."""
+    if jmx_exporter_config not in JMX_EXPORTER_CONFIGS:
+        raise BrokerError(f"unknown JMX exporter config {jmx_exporter_config!r}: one of {', '.join(JMX_EXPORTER_CONFIGS)}")
     directory = Path(directory).resolve()
     existing = read_state(directory)
     if existing and is_alive(existing.pid):
@@ -318,7 +333,7 @@ def start(
     props = directory / "server.properties"
     props.write_text(server_properties(node_id, bport, cport, log_dir, extra_config))
     jmx_cfg = directory / "jmx-exporter.yaml"
-    jmx_cfg.write_text((HERE / "jmx-exporter.yaml").read_text())
+    jmx_cfg.write_text((HERE / jmx_exporter_config).read_text() + _http_server_yaml(jmx_http_server))
     log4j = directory / "log4j2.yaml"
     log4j.write_text((HERE / "log4j2.yaml").read_text())
 
@@ -348,13 +363,13 @@ def start(
     state = BrokerState(
         dir=str(directory), pid=proc.pid, node_id=node_id, cluster_id=cluster_id,
         bootstrap=f"127.0.0.1:{bport}", controller=f"127.0.0.1:{cport}",
-        jmx_url=f"http://127.0.0.1:{jport}/metrics", jolokia_url=f"http://127.0.0.1:{jlport}/jolokia",
+        jmx_url=f"{'https' if (jmx_http_server or {}).get('ssl') else 'http'}://127.0.0.1:{jport}/metrics", jolokia_url=f"http://127.0.0.1:{jlport}/jolokia",
         log_dir=str(log_dir), logs_dir=str(logs_dir),
         kafka_version=KAFKA_VERSION, started_at=time.time(), server_log_offset=log_offset,
     )
     (directory / STATE_FILE).write_text(state.to_json())
     try:
-        _wait_ready(state, proc, timeout)
+        _wait_ready(state, proc, timeout, jmx_http_server or {})
     except BaseException:
         _terminate(proc.pid)
         raise
@@ -372,7 +387,20 @@ def _read_properties(path: Path) -> dict:
     return out
 
 
-def _wait_ready(state: BrokerState, proc: subprocess.Popen, timeout: float) -> None:
+def _http_server_yaml(http_server: dict | None) -> str:
+    """The JMX exporter agent's ``httpServer`` block, as JSON (which YAML reads as it is)."""
+    return f"httpServer: {json.dumps(http_server)}\n" if http_server else ""
+
+
+def _jmx_ready(url: str, http_server: dict) -> bool:
+    """The agent serves: a 200, or a 401 behind basic auth; over https (a CA of the caller's), the port open."""
+    if http_server.get("ssl"):
+        parts = urllib.parse.urlsplit(url)
+        return _port_open(parts.hostname, parts.port)
+    return _http_ok(url, (200, 401) if http_server.get("authentication") else (200,))
+
+
+def _wait_ready(state: BrokerState, proc: subprocess.Popen, timeout: float, jmx_http_server: dict | None = None) -> None:
     deadline = time.monotonic() + timeout
     host, port = state.bootstrap.split(":")
     while time.monotonic() < deadline:
@@ -380,7 +408,7 @@ def _wait_ready(state: BrokerState, proc: subprocess.Popen, timeout: float) -> N
             tail = _tail(Path(state.logs_dir) / "stdout.log") + _tail(state.server_log)
             raise BrokerError(f"broker exited with {proc.returncode} while starting:\n{tail}")
         if (_log_contains(state.server_log, STARTED_MARKER, state.server_log_offset) and _port_open(host, int(port))
-                and _http_ok(state.jmx_url) and _http_ok(state.jolokia_url + "/version")):
+                and _jmx_ready(state.jmx_url, jmx_http_server or {}) and _http_ok(state.jolokia_url + "/version")):
             return
         time.sleep(0.3)
     raise BrokerError(f"broker did not start within {timeout:.0f}s; see {state.server_log}")
@@ -410,9 +438,9 @@ def _port_open(host: str, port: int) -> bool:
         return False
 
 
-def _http_ok(url: str) -> bool:
+def _http_ok(url: str, ok=(200,)) -> bool:
     try:
-        return get(url, deadline=2, max_bytes=16 * 1024 * 1024).status == 200
+        return get(url, deadline=2, max_bytes=16 * 1024 * 1024).status in ok
     except FetchError:
         return False
 

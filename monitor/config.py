@@ -57,7 +57,9 @@ class ConfigError(ValueError):
         return [p.message for p in self.problems]
 
 
-# Names of the cleaner gauges in the JMX exporter's common catch-all form (lowercased).
+# Names of the cleaner gauges on a rule-named JMX exporter page: the project's localkafka/jmx-exporter.yaml,
+# Strimzi's, Confluent's and jmx_exporter's Kafka example all give kafka_<domain>_<type>_<name>
+# (compared lowercased). The catch-all rule's shape is read by collectors.cleaner_metrics itself.
 DEFAULT_METRIC_NAMES = {
     "max_dirty_percent": ["kafka_log_logcleanermanager_max_dirty_percent"],
     "time_since_last_run_ms": ["kafka_log_logcleanermanager_time_since_last_run_ms"],
@@ -69,6 +71,10 @@ DEFAULT_METRIC_NAMES = {
     "max_buffer_utilization_percent": ["kafka_log_logcleaner_max_buffer_utilization_percent"],
     "cleaner_recopy_percent": ["kafka_log_logcleaner_cleaner_recopy_percent"],
     "dead_thread_count": ["kafka_log_logcleaner_deadthreadcount"],
+    # the cleaner throttler Meter's Count (kafka.utils:type=Throttler,name=cleaner-io): a COUNTER rule
+    # gives ..._count_total on the page, an untyped one ..._count
+    "cleaner_io_bytes": ["kafka_utils_throttler_cleaner_io_count_total", "kafka_utils_throttler_cleaner_io_count",
+                         "kafka_utils_throttler_cleaner_io_total"],
 }
 
 
@@ -123,6 +129,17 @@ class BrokerConfig:
     log_dirs: tuple[str, ...] = field(default=(), metadata=_PATHS)
     cleaner_log: str | None = field(default=None, metadata={"schema": {
         "shape": "one path (the broker's log-cleaner.log)"}})  # the broker's log-cleaner.log, readable here
+    # HTTP Basic auth and TLS for the broker's JMX exporter (and Jolokia) endpoint: the user, and its
+    # password read at each fetch from a file (its whole content, one trailing newline dropped) or an
+    # environment variable, never from monitor.yaml itself. TODO(#14 point 2): when the shared secrets
+    # mechanism lands, jmx_password_file / jmx_password_env become one secret reference of it.
+    jmx_username: str | None = field(default=None, metadata={"schema": {"minLength": 1, "shape": "a user name"}})
+    jmx_password_file: str | None = field(default=None, metadata={"schema": {
+        "minLength": 1, "shape": "the path of a file holding the password"}})
+    jmx_password_env: str | None = field(default=None, metadata={"schema": {
+        "minLength": 1, "shape": "the name of an environment variable holding the password"}})
+    jmx_ca_file: str | None = field(default=None, metadata={"schema": {
+        "minLength": 1, "shape": "the path of a PEM CA bundle for an https endpoint"}})
 
 
 @dataclass(frozen=True)

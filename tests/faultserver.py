@@ -15,7 +15,7 @@ import threading
 GOOD = (b"kafka_log_logcleanermanager_max_dirty_percent 12.0\n"
         b"kafka_log_logcleaner_deadthreadcount 0.0\n")
 MODES = ("ok", "html", "500", "garbage", "hang", "huge", "endless", "drip", "drip_headers", "close", "bomb",
-         "claims_huge")
+         "claims_huge", "403")
 BOMB_EXPANDED = 256 * 1024 * 1024  # what the gzip bomb inflates to (it is about 250 KiB on the wire)
 
 
@@ -82,8 +82,8 @@ class FaultServer:
                     self.wfile.write(b"HTTP/1.0 200 OK\r\n")
                     self._drip(b"X-Slow: " + b"y" * 100_000 + b"\r\n\r\n", m)
                     return
-                if m == "500":
-                    self.send_response(500)
+                if m in ("500", "403"):  # 403: a proxy's refusal (the JMX exporter itself answers 401)
+                    self.send_response(int(m))
                     self.end_headers()
                     return
                 self.send_response(200)

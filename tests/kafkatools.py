@@ -36,12 +36,16 @@ def cli_main(argv: list[str]) -> int:
 
 
 @contextmanager
-def own_broker(directory: str | Path, name: str = "own broker", **extra_config):
+def own_broker(directory: str | Path, name: str = "own broker", jmx_exporter_config: str = "jmx-exporter.yaml",
+               jmx_http_server: dict | None = None, **extra_config):
     """A broker of the test's own (a ``BrokerState``), for checks whose expected values cover every
     partition on a broker (a broker-wide gauge, a page's counts): no other test's topic is on it.
-    ``extra_config`` are broker settings (use dots via **{"a.b": v}). Stopped when the block ends."""
+    ``extra_config`` are broker settings (use dots via **{"a.b": v}); ``jmx_exporter_config`` one of
+    localkafka.broker.JMX_EXPORTER_CONFIGS, ``jmx_http_server`` the agent's httpServer settings (see
+    localkafka.broker.start). Stopped when the block ends."""
     state = localbroker.start(Path(directory), extra_config={k: str(v) for k, v in extra_config.items()} or None,
-                              progress=lambda m: print(f"[{name}] {m}", file=sys.stderr))
+                              progress=lambda m: print(f"[{name}] {m}", file=sys.stderr),
+                              jmx_exporter_config=jmx_exporter_config, jmx_http_server=jmx_http_server)
     try:
         yield state
     finally:

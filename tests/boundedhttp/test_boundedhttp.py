@@ -83,6 +83,32 @@ def test_credentials_in_the_url_are_sent_and_never_printed(fs):
     assert redact(url) == fs.url.replace("http://", "http://monitor:***@")
 
 
+
+def test_auth_is_sent_a_refusal_is_unauthorized_and_the_password_never_printed(fs):
+    assert get_text(fs.url, deadline=5, max_bytes=1 << 20, auth=("monitor", "pa:ss")) == GOOD.decode()
+    assert fs.last_headers["Authorization"] == "Basic " + base64.b64encode(b"monitor:pa:ss").decode()
+    # the auth setting wins over a user part in the URL
+    get_text(fs.url.replace("http://", "http://other:x@"), deadline=5, max_bytes=1 << 20, auth=("monitor", "pa:ss"))
+    assert fs.last_headers["Authorization"] == "Basic " + base64.b64encode(b"monitor:pa:ss").decode()
+    fs.set_mode("403")
+    with pytest.raises(FetchError) as exc:
+        get_text(fs.url, deadline=5, max_bytes=1 << 20, auth=("monitor", "pa:ss"))
+    assert exc.value.kind == "unauthorized" and "pa:ss" not in str(exc.value) and fs.url in str(exc.value)
+
+
+def test_an_unusable_ca_file_is_a_tls_error_naming_it(fs, tmp_path):
+    missing = tmp_path / "no-such-ca.pem"
+    with pytest.raises(FetchError) as exc:
+        get_text(fs.url.replace("http://", "https://"), deadline=5, max_bytes=1 << 20, ca_file=str(missing))
+    assert exc.value.kind == "tls" and str(missing) in str(exc.value)
+
+
+def test_a_plain_http_server_is_not_taken_for_tls(fs):
+    with pytest.raises(FetchError) as exc:  # an https URL to a plain server: the TLS handshake fails
+        get_text(fs.url.replace("http://", "https://"), deadline=5, max_bytes=1 << 20)
+    assert exc.value.kind == "tls"
+
+
 MEASURE = r"""
 import json, resource, sys
 from boundedhttp import FetchError, get
