@@ -242,7 +242,7 @@ def start(directory: Path, *, brokers: int = 3, security: str = "plaintext", hea
             raise one.BrokerError(f"kafka-storage format of node {n} failed:\n"
                                   + _redact(fmt.stdout + fmt.stderr, secure))
 
-    progress(f"formatting KRaft storage of {brokers} nodes (cluster {cluster_id})")
+    progress(f"preparing {brokers} nodes (cluster {cluster_id}; storage formatted where it is not yet)")
     try:
         with ThreadPoolExecutor(max_workers=brokers) as pool:
             list(pool.map(prepare, nodes))

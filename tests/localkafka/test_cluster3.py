@@ -8,6 +8,7 @@ producer got back, Kafka's own kafka-metadata-quorum tool, and Kafka's error cod
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -116,14 +117,14 @@ def test_plaintext_and_a_wrong_password_are_refused(kafka_cluster):
     wrong = AdminClient(client_config(kafka_cluster, "monitor", **{"sasl.password": "not-the-password",
                                                                    "error_cb": seen.append}))
     with pytest.raises(KafkaException):
-        wrong.list_topics(timeout=10)
+        wrong.list_topics(timeout=5)
     # librdkafka hands errors to error_cb from poll()
     wait_for(lambda: wrong.poll(0.5) is not None and any(e.code() == KafkaError._AUTHENTICATION for e in seen), 60,
              "a SASL authentication error for a wrong password")
 
     plain = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap, "socket.timeout.ms": 5000})
     with pytest.raises(KafkaException):
-        plain.list_topics(timeout=10)
+        plain.list_topics(timeout=5)
 
 
 def _series(text: str) -> list:
@@ -162,3 +163,18 @@ def test_collect_once_exports_each_replica_with_the_admin_topic_config(kafka_clu
     assert per_broker("kafka_compaction_partition_min_cleanable_dirty_ratio") == {"1": RATIO, "2": RATIO, "3": RATIO}
     assert per_broker("kafka_compaction_partition_delete_retention_seconds") == {
         b: DELETE_RETENTION_MS / 1000 for b in ("1", "2", "3")}
+
+
+def test_secrets_are_private_and_status_prints_none(kafka_cluster):
+    """Every password file (and each node's server.properties, which holds the store password) is
+    readable by its owner only; `broker status` names where the passwords are, never a password."""
+    secret_files = [*kafka_cluster.password_files.values(), kafka_cluster.admin_properties,
+                    *(os.path.join(d, "server.properties") for d in kafka_cluster.nodes)]
+    assert {f: oct(os.stat(f).st_mode & 0o777) for f in secret_files} == {f: "0o600" for f in secret_files}
+    proc = subprocess.run([sys.executable, "-m", CLI_MODULE, "broker", "status", "--dir", kafka_cluster.dir],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "3 nodes, 3 running, sasl_ssl" in proc.stdout
+    for user in ("admin", "monitor", "blind"):
+        assert kafka_cluster.password(user) not in proc.stdout + proc.stderr
+        assert kafka_cluster.password_files[user] in proc.stdout
