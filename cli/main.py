@@ -50,7 +50,7 @@ def cmd_broker(args: argparse.Namespace) -> int:
                 _err(f"--override {bad[0]!r}: expected KEY=VALUE")
                 return 2
             extra = dict(kv.split("=", 1) for kv in args.override or [])
-            if args.brokers > 1 or args.security != "plaintext":
+            if args.brokers != 1 or args.security != "plaintext":
                 if extra:
                     _err("--override applies to the single broker only")
                     return 2

@@ -187,9 +187,13 @@ def start(directory: Path, *, brokers: int = 3, security: str = "plaintext", hea
         if previous.security != security or len(previous.nodes) != brokers:
             raise one.BrokerError(f"{directory} holds a {len(previous.nodes)}-node {previous.security} cluster: "
                                   f"start it with those settings, or use another --dir")
+    nodes = list(range(1, brokers + 1))
+    if previous is None and any((directory / f"node-{n}" / "data" / "meta.properties").exists() for n in nodes):
+        # formatted with a cluster id and admin credential that were never recorded: cannot be joined
+        raise one.BrokerError(f"{directory} holds formatted nodes but no {CLUSTER_FILE} (an earlier start failed "
+                              f"before recording them): remove {directory} or use another --dir")
     libs = one.fetch_jars(progress=progress)
     directory.mkdir(parents=True, exist_ok=True)
-    nodes = list(range(1, brokers + 1))
     flat = _distinct_ports(4 * brokers)
     ports = {n: flat[4 * (n - 1):4 * n] for n in nodes}  # broker, controller, JMX exporter, Jolokia
     voters = ",".join(f"{n}@127.0.0.1:{ports[n][1]}" for n in nodes)
