@@ -16,7 +16,8 @@ With ``security="sasl_ssl"``:
   (``monitor``, ``blind``) by ``kafka-configs --alter --add-config-file`` once the cluster serves.
 - The controller listener: SSL with client certificates (mutual TLS) on loopback. Not SASL/SCRAM:
   KRaft controllers cannot use SCRAM among themselves, since SCRAM credentials live in the metadata
-  log the controllers themselves serve (Kafka's docs, "KRaft ... SCRAM"); and not PLAINTEXT, which
+  log the controllers themselves serve (KAFKA-15513: the maintainers' advice is another mechanism on the
+  controller listener); and not PLAINTEXT, which
   with an authorizer on would require making ``User:ANONYMOUS`` a super user. Each node's
   certificate (CN=kafka-broker-N) maps to the principal ``User:kafka-broker``
   (``ssl.principal.mapping.rules``), a super user.
