@@ -39,7 +39,7 @@ def _config_error(exc) -> int:
 
 
 def cmd_broker(args: argparse.Namespace) -> int:
-    from localkafka import broker
+    from localkafka import broker, cluster
 
     progress = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
     try:
@@ -53,14 +53,31 @@ def cmd_broker(args: argparse.Namespace) -> int:
                 _err(f"--override {bad[0]!r}: expected KEY=VALUE")
                 return 2
             extra = dict(kv.split("=", 1) for kv in args.override or [])
+            if args.brokers != 1 or args.security != "plaintext":
+                if extra:
+                    _err("--override applies to the single broker only")
+                    return 2
+                cstate = cluster.start(Path(args.dir), brokers=args.brokers, security=args.security,
+                                       progress=progress)
+                _print_cluster(cstate)
+                return 0
             state = broker.start(Path(args.dir), extra_config=extra, progress=progress)
             _print_state(state, alive=True)
             return 0
         if args.action == "stop":
+            if cluster.read_cluster(Path(args.dir)) is not None:
+                if not cluster.stop(Path(args.dir), progress=progress):
+                    _err(f"no cluster running from {args.dir}")
+                    return 1
+                return 0
             if not broker.stop(Path(args.dir), progress=progress):
                 _err(f"no broker running from {args.dir}")
                 return 1
             return 0
+        if args.action == "status" and cluster.read_cluster(Path(args.dir)) is not None:
+            cstate = cluster.read_cluster(Path(args.dir))
+            alive = _print_cluster(cstate)
+            return 0 if alive == len(cstate.nodes) else 3
         if args.action == "status":
             state = broker.read_state(Path(args.dir))
             if state is None:
@@ -86,6 +103,25 @@ def _print_state(state, alive: bool) -> None:
     print(f"jolokia:     {state.jolokia_url}")
     print(f"log dir:     {state.log_dir}")
     print(f"logs:        {state.logs_dir} (server.log, log-cleaner.log)")
+
+
+def _print_cluster(cstate) -> int:
+    """Print a local cluster's addresses and where its secrets are (never the secrets); return how
+    many of its nodes run."""
+    from localkafka import broker
+
+    nodes = cstate.brokers()
+    alive = sum(broker.is_alive(b.pid) for b in nodes)
+    print(f"cluster:     {cstate.cluster_id} ({len(cstate.nodes)} nodes, {alive} running, {cstate.security})")
+    print(f"bootstrap:   {cstate.bootstrap}")
+    if cstate.security == "sasl_ssl":
+        print(f"security:    SASL_SSL, SCRAM-SHA-512; CA {cstate.ca_pem}")
+        for user, path in cstate.password_files.items():
+            print(f"user:        {user} (password in {path})")
+    for b in nodes:
+        print(f"node {b.node_id}:      {'running' if broker.is_alive(b.pid) else 'stopped'} (pid {b.pid}) "
+              f"{b.bootstrap} jmx {b.jmx_url} jolokia {b.jolokia_url} log dir {b.log_dir} logs {b.logs_dir}")
+    return alive
 
 
 # ---------------------------------------------------------------- inspect
@@ -342,7 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    b = sub.add_parser("broker", help="run a real single-node Kafka (KRaft) broker on loopback")
+    b = sub.add_parser("broker", help="run a real Kafka (KRaft) broker, or a cluster of them, on loopback")
     # One sub-parser per action, so that each takes its own arguments in any order
     # (`dump-log FILE --dir D` as well as `dump-log --dir D FILE`).
     common = Parser(add_help=False)
@@ -351,6 +387,10 @@ def build_parser() -> argparse.ArgumentParser:
     actions.add_parser("fetch", parents=[common], help="resolve the broker jars with Maven (once)")
     st = actions.add_parser("start", parents=[common], help="format storage if needed and start the broker")
     st.add_argument("--override", action="append", metavar="KEY=VALUE", help="extra broker property")
+    st.add_argument("--brokers", type=int, default=1,
+                    help="nodes (combined broker+controller, one controller quorum); default %(default)s")
+    st.add_argument("--security", choices=["plaintext", "sasl_ssl"], default="plaintext",
+                    help="sasl_ssl: SCRAM-SHA-512 over TLS, ACLs on, users admin/monitor/blind (default %(default)s)")
     actions.add_parser("stop", parents=[common], help="stop the broker; keep its data and logs")
     actions.add_parser("status", parents=[common], help="print the broker's addresses")
     dl = actions.add_parser("dump-log", parents=[common], help="run Kafka's own kafka-dump-log on segment files")

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 ARTIFACTS = ROOT / "test-artifacts"
 
 # Tests that use these fixtures start or drive a JVM (the broker, Spark): marked slow automatically.
-SLOW_FIXTURES = {"kafka", "kafka_admin", "spark", "spark_kafka"}
+SLOW_FIXTURES = {"kafka", "kafka_admin", "kafka_cluster", "spark", "spark_kafka"}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -85,6 +85,32 @@ def kafka(tmp_path_factory):
     for log in (state.server_log, state.cleaner_log):
         if log.exists():
             (ARTIFACTS / log.name).write_bytes(log.read_bytes())
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster(tmp_path_factory):
+    """A running 3-node KRaft cluster with SASL_SSL and ACLs (``localcluster.ClusterState``), started
+    the first time a test asks for it and stopped at the end of the session (and at interpreter exit
+    if pytest dies on the way). Users admin (super user), monitor (Describe/DescribeConfigs on topics
+    and the cluster, Describe on groups) and blind (no ACL); kafkatools.client_config(cluster, user)
+    gives their client configs. ``start_seconds`` is how long it took to start (for the report)."""
+    from kafkatools import localcluster
+
+    directory = tmp_path_factory.mktemp("kafka-cluster")
+    atexit.register(localcluster.stop, directory, progress=lambda *_: None)
+    try:
+        state = localcluster.start(directory, brokers=3, security="sasl_ssl",
+                                   progress=lambda m: print(f"[kafka_cluster] {m}", file=sys.stderr))
+    except BaseException:
+        localcluster.stop(directory, progress=lambda *_: None)
+        raise
+    yield state
+    localcluster.stop(directory, progress=lambda *_: None)
+    ARTIFACTS.mkdir(exist_ok=True)
+    for b in state.brokers():
+        for log in (b.server_log, b.cleaner_log):
+            if log.exists():
+                (ARTIFACTS / f"cluster-node-{b.node_id}-{log.name}").write_bytes(log.read_bytes())
 
 
 @pytest.fixture(scope="session")

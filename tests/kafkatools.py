@@ -22,6 +22,7 @@ from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, 
 
 from monitor.checkpoint import read_checkpoint
 from localkafka import broker as localbroker  # noqa: F401  (re-exported: the one import of the package)
+from localkafka import cluster as localcluster  # noqa: F401  (re-exported)
 from localkafka.rawproduce import produce_raw, transactional_batch  # noqa: F401  (re-exported)
 from waiting import wait_for
 
@@ -334,3 +335,23 @@ def copy_partition(src: str | Path, dst_root: str | Path, suffixes=(".log",), ti
 
     return wait_for(attempt, timeout, f"a copy of {src} that no segment swap cut through")
 
+
+
+# ------------------------------------------------------------------ the secured cluster (tests/conftest.py kafka_cluster)
+
+
+def client_config(cluster, user: str, **extra) -> dict:
+    """A confluent_kafka client config for ``user`` (admin, monitor or blind) of the local cluster
+    ``cluster`` (a ``localcluster.ClusterState``): SASL/SCRAM-SHA-512 over TLS, the cluster's CA, the
+    password read from its mode-0600 file. A plaintext cluster gets the bootstrap servers only."""
+    conf = {"bootstrap.servers": cluster.bootstrap}
+    if cluster.security == "sasl_ssl":
+        conf.update({"security.protocol": "SASL_SSL", "sasl.mechanism": localcluster.MECHANISM,
+                     "ssl.ca.location": cluster.ca_pem, "sasl.username": user,
+                     "sasl.password": cluster.password(user)})
+    conf.update(extra)
+    return conf
+
+
+def cluster_admin(cluster, user: str = "admin", **extra) -> AdminClient:
+    return AdminClient(client_config(cluster, user, **extra))

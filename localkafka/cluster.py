@@ -1,0 +1,381 @@
+"""A real multi-node Apache Kafka (KRaft) cluster on loopback, optionally with SASL_SSL and ACLs.
+
+What the production-shape issue (#14) and the least-privilege issue (#22) test against: N combined
+broker+controller nodes (a static N-voter controller quorum), each with its own log dir, server.log,
+JMX exporter agent and Jolokia agent, started from the same cached jars as the single broker
+(localkafka.broker, whose one-node path this module leaves alone). Topics default to replication
+factor 3 with ``min.insync.replicas`` 2 (capped at the node count).
+
+With ``security="sasl_ssl"``:
+
+- TLS material from the JDK's ``keytool`` (localkafka.tls): a CA, a PKCS12 keystore per node (SAN
+  127.0.0.1/localhost), one truststore, the CA as PEM for librdkafka.
+- Clients and brokers among themselves: SASL/SCRAM-SHA-512 over TLS on the one ``SASL_SSL``
+  listener. The bootstrap super user ``admin`` is written into the metadata by
+  ``kafka-storage format --add-scram`` (it must exist before the brokers can replicate); the others
+  (``monitor``, ``blind``) by ``kafka-configs --alter --add-config-file`` once the cluster serves.
+- The controller listener: SSL with client certificates (mutual TLS) on loopback. Not SASL/SCRAM:
+  KRaft controllers cannot use SCRAM among themselves, since SCRAM credentials live in the metadata
+  log the controllers themselves serve (KAFKA-15513: the maintainers' advice is another mechanism on the
+  controller listener); and not PLAINTEXT, which
+  with an authorizer on would require making ``User:ANONYMOUS`` a super user. Each node's
+  certificate (CN=kafka-broker-N) maps to the principal ``User:kafka-broker``
+  (``ssl.principal.mapping.rules``), a super user.
+- ``StandardAuthorizer`` with ``allow.everyone.if.no.acl.found=false``; ``super.users`` admin and the
+  broker principal. ``monitor`` gets Describe and DescribeConfigs on every topic and the cluster and
+  Describe on every group (``kafka-acls``), ``blind`` nothing.
+- Passwords are drawn per cluster and written to mode-0600 files in the cluster dir
+  (``secrets/<user>.password``); nothing here prints them. The one place a password stands on a
+  command line is ``kafka-storage format --add-scram`` (the tool takes it nowhere else), for the
+  second or so that format runs.
+
+State: ``<dir>/cluster.json`` (a ``ClusterState``) and each node's ``<dir>/node-N/broker.json`` (a
+``localkafka.broker.BrokerState``, so one node can be stopped on its own with ``broker.stop``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from localkafka import broker as one
+from localkafka import tls
+
+CLUSTER_FILE = "cluster.json"
+SECURITIES = ("plaintext", "sasl_ssl")
+ADMIN, MONITOR, BLIND = "admin", "monitor", "blind"
+USERS = (ADMIN, MONITOR, BLIND)
+MECHANISM = "SCRAM-SHA-512"
+BROKER_PRINCIPAL = "kafka-broker"
+# CN=kafka-broker-N,O=... -> kafka-broker (the controller listener's principal for every node)
+BROKER_PRINCIPAL_RULE = "RULE:^CN=(kafka-broker)-[0-9]+,.*$/$1/,DEFAULT"
+# What the read-only monitor may do (issue #22's least privilege): (resource options, operations)
+MONITOR_ACLS = (
+    (["--topic=*", "--cluster"], ["Describe", "DescribeConfigs"]),
+    (["--group=*"], ["Describe"]),
+)
+TOOL_JVM = ["-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Dlog4j2.level=WARN"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterState:
+    """What a running local cluster is: written to ``cluster.json`` at start."""
+
+    dir: str
+    cluster_id: str
+    security: str
+    bootstrap: str  # every node's client listener, comma-separated
+    nodes: list  # node dirs (each with its broker.json)
+    kafka_version: str
+    started_at: float
+    start_seconds: float = 0.0  # from the call of start() to every node serving (and users made)
+    ca_pem: str = ""
+    truststore: str = ""
+    password_files: dict = dataclasses.field(default_factory=dict)  # user -> file (mode 0600)
+    admin_properties: str = ""  # a Java client config for Kafka's tools, as admin (mode 0600)
+
+    def brokers(self) -> list[one.BrokerState]:
+        states = [one.read_state(Path(d)) for d in self.nodes]
+        return [s for s in states if s is not None]
+
+    def password(self, user: str) -> str:
+        return Path(self.password_files[user]).read_text()
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), indent=2)
+
+
+def read_cluster(directory: Path) -> ClusterState | None:
+    path = Path(directory) / CLUSTER_FILE
+    if not path.exists():
+        return None
+    try:
+        return ClusterState(**json.loads(path.read_text()))
+    except (ValueError, TypeError) as exc:
+        raise one.BrokerError(f"{path}: not a cluster state file ({exc})") from exc
+
+
+def _distinct_ports(n: int) -> list[int]:
+    ports: list[int] = []
+    while len(ports) < n:
+        p = one.free_port()
+        if p not in ports:
+            ports.append(p)
+    return ports
+
+
+def _node_properties(node: int, ports: dict, voters: str, log_dir: Path, security: str, n: int,
+                     secure: dict | None) -> str:
+    bport, cport = ports[node][0], ports[node][1]
+    rf, isr = str(min(3, n)), str(min(2, n))
+    client = "SASL_SSL" if security == "sasl_ssl" else "PLAINTEXT"
+    props = {
+        "process.roles": "broker,controller",
+        "node.id": str(node),
+        "controller.quorum.voters": voters,
+        "listeners": f"{client}://127.0.0.1:{bport},CONTROLLER://127.0.0.1:{cport}",
+        "advertised.listeners": f"{client}://127.0.0.1:{bport}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": client,
+        "listener.security.protocol.map": (f"CONTROLLER:SSL,{client}:{client}" if secure
+                                           else f"CONTROLLER:PLAINTEXT,{client}:{client}"),
+        "log.dirs": str(log_dir),
+        "num.partitions": "1",
+        "default.replication.factor": rf,
+        "min.insync.replicas": isr,
+        "offsets.topic.replication.factor": rf,
+        "offsets.topic.num.partitions": "3",
+        "transaction.state.log.replication.factor": rf,
+        "transaction.state.log.min.isr": isr,
+        "transaction.state.log.num.partitions": "3",
+        "share.coordinator.state.topic.replication.factor": rf,
+        "share.coordinator.state.topic.min.isr": isr,
+        "group.initial.rebalance.delay.ms": "0",
+        "auto.create.topics.enable": "false",
+        **one.FAST_CLEANER,
+    }
+    if secure:
+        ks, pw = secure["keystores"][str(node)], secure["store_password"]
+        props.update({
+            "ssl.keystore.type": "PKCS12", "ssl.keystore.location": ks,
+            "ssl.keystore.password": pw, "ssl.key.password": pw,
+            "ssl.truststore.type": "PKCS12", "ssl.truststore.location": secure["truststore"],
+            "ssl.truststore.password": pw,
+            "listener.name.controller.ssl.client.auth": "required",
+            "ssl.principal.mapping.rules": BROKER_PRINCIPAL_RULE,
+            "sasl.enabled.mechanisms": MECHANISM,
+            "sasl.mechanism.inter.broker.protocol": MECHANISM,
+            f"listener.name.sasl_ssl.{MECHANISM.lower()}.sasl.jaas.config": _jaas(ADMIN, secure["admin_password"]),
+            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "allow.everyone.if.no.acl.found": "false",
+            "super.users": f"User:{ADMIN};User:{BROKER_PRINCIPAL}",
+        })
+    return "".join(f"{k}={v}\n" for k, v in props.items())
+
+
+def _jaas(user: str, password: str) -> str:
+    return f'org.apache.kafka.common.security.scram.ScramLoginModule required username="{user}" password="{password}";'
+
+
+def java_client_properties(truststore: str, store_password: str, user: str, password: str) -> str:
+    """A Java client's config (Kafka's tools: ``--command-config``) for ``user`` over SASL_SSL."""
+    return (f"security.protocol=SASL_SSL\nsasl.mechanism={MECHANISM}\nsasl.jaas.config={_jaas(user, password)}\n"
+            f"ssl.truststore.type=PKCS12\nssl.truststore.location={truststore}\n"
+            f"ssl.truststore.password={store_password}\n")
+
+
+def start(directory: Path, *, brokers: int = 3, security: str = "plaintext", heap: str = "512m",
+          timeout: float = 180.0, progress=print) -> ClusterState:
+    """Format (first time) and start ``brokers`` combined nodes under ``directory``; wait until every
+    one serves; with sasl_ssl, make the users and ACLs. Raise ``BrokerError`` if any node fails."""
+    t0 = time.monotonic()
+    if security not in SECURITIES:
+        raise one.BrokerError(f"--security {security!r}: expected one of {', '.join(SECURITIES)}")
+    if brokers < 1:
+        raise one.BrokerError(f"--brokers {brokers}: expected at least 1")
+    directory = Path(directory).resolve()
+    previous = read_cluster(directory)
+    if previous is not None:
+        alive = [b for b in previous.brokers() if one.is_alive(b.pid)]
+        if alive:
+            raise one.BrokerError(f"a cluster is already running from {directory} (pid {alive[0].pid}, "
+                                  f"{previous.bootstrap})")
+        if previous.security != security or len(previous.nodes) != brokers:
+            raise one.BrokerError(f"{directory} holds a {len(previous.nodes)}-node {previous.security} cluster: "
+                                  f"start it with those settings, or use another --dir")
+    nodes = list(range(1, brokers + 1))
+    if previous is None and any((directory / f"node-{n}" / "data" / "meta.properties").exists() for n in nodes):
+        # formatted with a cluster id and admin credential that were never recorded: cannot be joined
+        raise one.BrokerError(f"{directory} holds formatted nodes but no {CLUSTER_FILE} (an earlier start failed "
+                              f"before recording them): remove {directory} or use another --dir")
+    libs = one.fetch_jars(progress=progress)
+    directory.mkdir(parents=True, exist_ok=True)
+    flat = _distinct_ports(4 * brokers)
+    ports = {n: flat[4 * (n - 1):4 * n] for n in nodes}  # broker, controller, JMX exporter, Jolokia
+    voters = ",".join(f"{n}@127.0.0.1:{ports[n][1]}" for n in nodes)
+
+    secure, password_files, tls_files, admin_props = None, {}, None, ""
+    background = ThreadPoolExecutor(max_workers=4)
+    making_tls = None
+    if security == "sasl_ssl":
+        secrets_dir = directory / "secrets"
+        if previous is None:
+            progress("making the CA, keystores and truststore with keytool")
+            tls_files = tls.planned(directory / "tls", nodes)  # made while the nodes are formatted
+            making_tls = background.submit(tls.make_certificates, directory / "tls", nodes)
+            secrets_dir.mkdir(mode=0o700, exist_ok=True)
+            for user in USERS:
+                password_files[user] = str(tls.write_secret(secrets_dir / f"{user}.password", tls.new_password()))
+        else:
+            tls_files = tls.planned(directory / "tls", nodes)  # made at the first start
+            password_files = dict(previous.password_files)
+        store_pw = tls.store_password(tls_files)
+        admin_pw = Path(password_files[ADMIN]).read_text()
+        secure = {"keystores": tls_files.keystores, "truststore": tls_files.truststore,
+                  "store_password": store_pw, "admin_password": admin_pw}
+        admin_props = str(tls.write_secret(secrets_dir / "admin.properties",
+                                           java_client_properties(tls_files.truststore, store_pw, ADMIN, admin_pw)))
+
+    cluster_id = previous.cluster_id if previous else one.kafka_uuid()
+    node_dirs = {n: directory / f"node-{n}" for n in nodes}
+
+    def prepare(n: int) -> None:
+        d = node_dirs[n]
+        (d / "logs").mkdir(parents=True, exist_ok=True)
+        props = d / "server.properties"
+        if props.exists():
+            props.unlink()
+        fd = os.open(props, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # holds the store password
+        with os.fdopen(fd, "w") as fh:
+            fh.write(_node_properties(n, ports, voters, d / "data", security, brokers, secure))
+        (d / "jmx-exporter.yaml").write_text((one.HERE / "jmx-exporter.yaml").read_text())
+        (d / "log4j2.yaml").write_text((one.HERE / "log4j2.yaml").read_text())
+        if (d / "data" / "meta.properties").exists():
+            return
+        args = ["format", one.option("--cluster-id", cluster_id), one.option("--config", props), "--ignore-formatted"]
+        if secure:
+            args += ["--add-scram", f"{MECHANISM}=[name={ADMIN},password={secure['admin_password']}]"]
+        fmt = one._run_java(libs, "kafka.tools.StorageTool", args,
+                            jvm=[*TOOL_JVM, f"-Dkafka.logs.dir={d / 'logs'}",
+                                 f"-Dlog4j2.configurationFile={d / 'log4j2.yaml'}"])
+        if fmt.returncode != 0:
+            raise one.BrokerError(f"kafka-storage format of node {n} failed:\n"
+                                  + _redact(fmt.stdout + fmt.stderr, secure))
+
+    progress(f"preparing {brokers} nodes (cluster {cluster_id}; storage formatted where it is not yet)")
+    try:
+        with ThreadPoolExecutor(max_workers=brokers) as pool:
+            list(pool.map(prepare, nodes))
+        if making_tls is not None:
+            making_tls.result()
+    finally:
+        background.shutdown(wait=True)
+
+    procs, states = {}, {}
+    for n in nodes:
+        d, (bport, cport, jport, jlport) = node_dirs[n], ports[n]
+        logs = d / "logs"
+        jvm = [
+            f"-Xmx{heap}", f"-Xms{heap}", "-XX:+UseG1GC", "-Djava.awt.headless=true",
+            f"-Dlog4j2.configurationFile={d / 'log4j2.yaml'}", f"-Dkafka.logs.dir={logs}",
+            f"-javaagent:{one._agent_jar(libs)}=127.0.0.1:{jport}:{d / 'jmx-exporter.yaml'}",
+            f"-javaagent:{one._agent_jar(libs, 'jolokia-agent-jvm')}=host=127.0.0.1,port={jlport},"
+            "discoveryEnabled=false",
+        ]
+        cmd = [one._java(), *jvm, "-cp", one._classpath(libs), "kafka.Kafka", str(d / "server.properties")]
+        offset = (logs / "server.log").stat().st_size if (logs / "server.log").exists() else 0
+        with open(logs / "stdout.log", "ab") as out:
+            procs[n] = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                        start_new_session=True, cwd=d)
+        states[n] = one.BrokerState(
+            dir=str(d), pid=procs[n].pid, node_id=n, cluster_id=cluster_id,
+            bootstrap=f"127.0.0.1:{bport}", controller=f"127.0.0.1:{cport}",
+            jmx_url=f"http://127.0.0.1:{jport}/metrics", jolokia_url=f"http://127.0.0.1:{jlport}/jolokia",
+            log_dir=str(d / "data"), logs_dir=str(logs), kafka_version=one.KAFKA_VERSION,
+            started_at=time.time(), server_log_offset=offset)
+        (d / one.STATE_FILE).write_text(states[n].to_json())
+    state = ClusterState(
+        dir=str(directory), cluster_id=cluster_id, security=security,
+        bootstrap=",".join(states[n].bootstrap for n in nodes), nodes=[str(node_dirs[n]) for n in nodes],
+        kafka_version=one.KAFKA_VERSION, started_at=time.time(),
+        ca_pem=tls_files.ca_pem if tls_files else "", truststore=tls_files.truststore if tls_files else "",
+        password_files=password_files, admin_properties=admin_props)
+    (directory / CLUSTER_FILE).write_text(state.to_json())
+    progress(f"starting {brokers} Kafka {one.KAFKA_VERSION} nodes ({security}) on {state.bootstrap}")
+    try:
+        deadline = time.monotonic() + timeout
+        users = None
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            for n in nodes:
+                one._wait_ready(states[n], procs[n], max(1.0, deadline - time.monotonic()))
+                if secure and previous is None and users is None:
+                    # one node serving means a quorum: make the users while the others finish starting
+                    users = pool.submit(_make_users, libs, state, secure)
+            if users is not None:
+                users.result()
+    except BaseException:
+        for p in procs.values():
+            one._terminate(p.pid)
+        raise
+    state = dataclasses.replace(state, start_seconds=round(time.monotonic() - t0, 1))
+    (directory / CLUSTER_FILE).write_text(state.to_json())
+    progress(f"cluster ready in {state.start_seconds:.0f}s: bootstrap {state.bootstrap}")
+    return state
+
+
+def _redact(text: str, secure: dict | None, extra: tuple = ()) -> str:
+    """``text`` (a tool's output) with every password of the cluster replaced by ``***``."""
+    for secret in [*((secure or {}).get(k) for k in ("admin_password", "store_password")), *extra]:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+def _make_users(libs: Path, state: ClusterState, secure: dict) -> None:
+    """SCRAM credentials for the users other than admin (``kafka-configs``) and the monitor's ACLs
+    (``kafka-acls``), all as admin over SASL_SSL; the tools run side by side."""
+    secrets_dir = Path(state.dir) / "secrets"
+    common = [one.option("--bootstrap-server", state.bootstrap), one.option("--command-config", state.admin_properties)]
+    jobs = []
+    for user in (MONITOR, BLIND):
+        # the password goes in a (0600) file, not on the command line: --add-config-file
+        cfg = tls.write_secret(secrets_dir / f"{user}.scram.properties",
+                               f"{MECHANISM}=password={state.password(user)}\n")  # no [..] in the file form
+        jobs.append(("kafka.admin.ConfigCommand", [*common, "--alter", "--entity-type=users",
+                                                  one.option("--entity-name", user),
+                                                  one.option("--add-config-file", cfg)], cfg))
+    for resources, operations in MONITOR_ACLS:
+        jobs.append(("org.apache.kafka.tools.AclCommand",
+                     [*common, "--add", one.option("--allow-principal", f"User:{MONITOR}"), *resources,
+                      *(one.option("--operation", op) for op in operations)], None))
+
+    def run(job):
+        main, args, cleanup = job
+        try:
+            proc = one._run_java(libs, main, args, jvm=TOOL_JVM, timeout=120)
+        finally:
+            if cleanup:
+                Path(cleanup).unlink(missing_ok=True)
+        if proc.returncode != 0:
+            raise one.BrokerError(f"{main} failed ({proc.returncode}):\n"
+                                  + _redact(proc.stdout + proc.stderr, secure, tuple(map(state.password, USERS))))
+
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        list(pool.map(run, jobs))
+
+
+def stop(directory: Path, progress=print) -> bool:
+    """Stop every node of the cluster started from ``directory``; keep data and logs. False if none ran."""
+    state = read_cluster(directory)
+    if state is None:
+        return False
+    alive = [b for b in state.brokers() if one.is_alive(b.pid)]
+    for b in alive:  # SIGTERM to all first: a controller quorum that loses members one by one waits
+        try:
+            os.killpg(b.pid, 15)
+        except ProcessLookupError:
+            pass
+    for b in alive:
+        one._terminate(b.pid)
+    if alive:
+        progress(f"stopped {len(alive)} node(s); logs kept under {state.dir}")
+    return bool(alive)
+
+
+def run_tool(state: ClusterState, main: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run one of Kafka's own tools (its main class, e.g. ``org.apache.kafka.tools.MetadataQuorumCommand``)
+    against the cluster as admin: ``--bootstrap-server`` and, when secured, ``--command-config`` are
+    added before ``args``. Output with the cluster's passwords replaced by ``***``."""
+    libs = one.fetch_jars(progress=lambda *_: None)
+    common = [one.option("--bootstrap-server", state.bootstrap)]
+    if state.admin_properties:
+        common.append(one.option("--command-config", state.admin_properties))
+    proc = one._run_java(libs, main, [*common, *args], jvm=TOOL_JVM, timeout=timeout)
+    secrets = tuple(state.password(u) for u in state.password_files)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, _redact(proc.stdout, None, secrets),
+                                       _redact(proc.stderr, None, secrets))
