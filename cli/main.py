@@ -283,19 +283,22 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
 
 
 def cmd_config(args: argparse.Namespace) -> int:
-    """``config check FILE``: the config as the monitor reads it (defaults filled in, secrets as ***),
-    or every problem, one a line."""
+    """``config check FILE``: the config as the monitor reads it (defaults filled in, secrets as *** or
+    as the ``${env:...}`` reference they come from), or every problem, one a line."""
     import yaml
 
-    from monitor.config import ConfigError, load_config, to_data
-    from monitor.redact import redacted
+    from monitor.config import ConfigError, parse_config, read_config_data, to_data
+    from monitor.redact import redacted, with_references
 
     try:
-        cfg = load_config(args.file)
+        written = read_config_data(args.file)
+        cfg = parse_config(written, args.file)
     except ConfigError as exc:
         return _config_error(exc)
-    sys.stdout.write(f"# {args.file}: valid; as the monitor reads it (defaults filled in, secrets as ***)\n")
-    sys.stdout.write(yaml.safe_dump(redacted(to_data(cfg)), sort_keys=False, default_flow_style=False))
+    shown = with_references(redacted(to_data(cfg)), {"listen": {}, **(written or {})})
+    sys.stdout.write(f"# {args.file}: valid; as the monitor reads it (defaults filled in, secrets as *** "
+                     "or as the reference they come from)\n")
+    sys.stdout.write(yaml.safe_dump(shown, sort_keys=False, default_flow_style=False))
     return 0
 
 

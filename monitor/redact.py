@@ -42,3 +42,18 @@ def redacted(value, key=None):
     if isinstance(value, str):
         return redact_url(value)
     return value
+
+
+def with_references(shown, written):
+    """``shown`` (a config's redacted mapping) with every value that ``written`` (the file as written)
+    gives by a ``${provider:...}`` reference (``monitor.secrets``) shown as written: where a secret
+    comes from, never its value (``sasl.password: ${env:KAFKA_PASSWORD}``)."""
+    from monitor.secrets import has_reference
+
+    if isinstance(written, dict) and isinstance(shown, dict):
+        return {k: with_references(v, written[k]) if k in written else v for k, v in shown.items()}
+    if isinstance(written, list) and isinstance(shown, list) and len(written) == len(shown):
+        return [with_references(s, w) for s, w in zip(shown, written)]
+    if has_reference(written):
+        return redact_url(written)
+    return shown
