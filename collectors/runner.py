@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from boundedhttp import FetchError
+from monitor.redact import redact_url
 
 
 @dataclass
@@ -65,7 +66,8 @@ class Store:
     def failure(self, name: str, exc: BaseException, duration: float) -> None:
         with self._lock:
             s = self._status[name]
-            s.up, s.last_duration, s.last_error = False, duration, f"{type(exc).__name__}: {exc}"
+            # printed by collect and kept for status: any URL's password masked, whatever raised it
+            s.up, s.last_duration, s.last_error = False, duration, redact_url(f"{type(exc).__name__}: {exc}")
             s.snapshot = None  # a down source publishes nothing rather than stale numbers
             s.errors[error_kind(exc)] += 1
 
