@@ -115,9 +115,18 @@ def cmd_collect(args: argparse.Namespace) -> int:
     cfg = _load_config(args)
     if cfg is None:
         return 2
+    web = None
+    if args.web_config_file:
+        from collectors.webconfig import WebConfigError, load_web_config
+
+        try:
+            web = load_web_config(args.web_config_file)
+        except WebConfigError as exc:
+            _err(f"web config error: {exc}")
+            return 2
     from collectors.app import run_collect
 
-    return run_collect(cfg, once=args.once)
+    return run_collect(cfg, once=args.once, web=web)
 
 
 def _topic_overrides(args: argparse.Namespace) -> dict | None:
@@ -368,7 +377,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--cleaner-log", help="the broker's log-cleaner.log, followed through rotation")
     c.add_argument("--cluster", help="the cluster label (default: the config's, else 'default')")
     c.add_argument("--port", type=int, help="listen port (default 9690; 0 picks a free one)")
-    c.add_argument("--address", help="listen address (default 0.0.0.0)")
+    c.add_argument("--address", help="listen address (default 0.0.0.0: every interface, as Prometheus' exporters)")
+    c.add_argument("--web.config.file", dest="web_config_file", metavar="FILE",
+                   help="TLS and basic auth for /metrics, in Prometheus exporter-toolkit's web config format")
     c.add_argument("--once", action="store_true", help="refresh every source once, print the metrics, exit")
     c.set_defaults(func=cmd_collect)
 

@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass
 
 from boundedhttp import get_text
-from prometheus_client import CollectorRegistry, generate_latest, start_http_server
+from prometheus_client import CollectorRegistry, generate_latest
 
 from collectors.cleaner_log import CleanerLogFollower
 from collectors.cleaner_metrics import jolokia_read_url, parse_exposition, parse_jolokia
@@ -152,9 +152,20 @@ def build(config: Config) -> Collector:
     return Collector(config, store, Runner(store, sources), registry, closers)
 
 
-def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.stderr) -> int:
+def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.stderr, web=None) -> int:
+    """``collect``: once (print the exposition) or serving /metrics, over TLS and basic auth when ``web``
+    (a ``collectors.webconfig.WebConfig``) says so; a web config whose keys cannot be loaded stops it here,
+    before any source starts (exit 2)."""
+    from collectors import webserver
+    from collectors.webconfig import WebConfigError
+
     if not any(c.brokers or c.bootstrap_servers for c in config.clusters):
         print("collect: nothing to collect: give --bootstrap-servers, --jmx-url, --log-dir or a --config", file=err)
+        return 2
+    try:
+        ctx, auth = webserver.prepare(web)
+    except WebConfigError as exc:
+        print(f"collect: web config error: {exc}", file=err)
         return 2
     col = build(config)
     try:
@@ -170,11 +181,18 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
                     print(f"collect: source {st.name}: log dir {d} down: {reason}", file=err)
                 ok = ok and not down
             return 0 if ok else 1
-        server, thread = start_http_server(config.listen_port, config.listen_address, registry=col.registry)
+        try:
+            server = webserver.start(col.registry, config.listen_address, config.listen_port, ctx, auth)
+        except OSError as exc:
+            print(f"collect: cannot listen on {config.listen_address}:{config.listen_port}: {exc.strerror or exc}",
+                  file=err)
+            return 2
         col.runner.start()
         port = server.server_address[1]
-        print(f"collect: serving http://{config.listen_address}:{port}/metrics "
-              f"({len(col.runner.sources)} sources)", file=err, flush=True)
+        scheme = "https" if ctx else "http"
+        guard = f", basic auth ({len(auth.users)} user(s))" if auth else ""
+        print(f"collect: serving {scheme}://{config.listen_address}:{port}/metrics "
+              f"({len(col.runner.sources)} sources{guard})", file=err, flush=True)
         done = threading.Event()
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: done.set())
