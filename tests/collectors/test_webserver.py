@@ -5,7 +5,6 @@ basic_auth and tls_config; a web config that cannot be used stops the collector 
 from __future__ import annotations
 
 import base64
-import ctypes
 import http.client
 import json
 import shutil
@@ -24,23 +23,10 @@ from collectors import webserver
 from collectors.webconfig import load_web_config
 from procs import free_port, process
 from tlscerts import make_certs
+from webauth import bcrypt_hash
 from waiting import wait_for
 
 PW = "Scrape-Pw-5150"
-
-
-def bcrypt_hash(pw: str) -> str:
-    """A bcrypt hash of ``pw`` (cost 10) as `htpasswd -B` would write it, by the system's crypt(3)."""
-    try:
-        import bcrypt
-
-        return bcrypt.hashpw(pw.encode(), bcrypt.gensalt(10)).decode()
-    except ImportError:
-        lib = ctypes.CDLL("libcrypt.so.1")
-        lib.crypt_gensalt.restype = lib.crypt.restype = ctypes.c_char_p
-        lib.crypt_gensalt.argtypes = [ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p, ctypes.c_int]
-        lib.crypt.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
-        return lib.crypt(pw.encode(), lib.crypt_gensalt(b"$2y$", 10, None, 0)).decode()
 
 
 @pytest.fixture(scope="module")
