@@ -367,6 +367,9 @@ def with_command_line(cfg: Config, *, bootstrap_servers=None, jmx_urls=(), jolok
     clusters = list(cfg.clusters) or [ClusterConfig(name=cluster or "default")]
     c = clusters[0]
     brokers = list(c.brokers)
+    # a URL's password by reference on the command line too ('http://u:${env:JMX_PASSWORD}@h:7071/metrics',
+    # quoted for the shell): a literal one would show in `ps`
+    jmx_urls, jolokia_urls = _resolved("--jmx-url", jmx_urls), _resolved("--jolokia-url", jolokia_urls)
     jmx_urls, jolokia_urls, log_dirs = list(jmx_urls), list(jolokia_urls), list(log_dirs)
     if len(jmx_urls) <= 1 and len(jolokia_urls) <= 1 and (jmx_urls or jolokia_urls or log_dirs or cleaner_log):
         # one broker described by flags: one label for its gauges, its partitions and its cleaner log
@@ -390,6 +393,15 @@ def with_command_line(cfg: Config, *, bootstrap_servers=None, jmx_urls=(), jolok
     clusters[0] = c
     return replace(cfg, clusters=tuple(clusters), listen_port=cfg.listen_port if port is None else port,
                    listen_address=address or cfg.listen_address)
+
+
+def _resolved(flag: str, values) -> list[str]:
+    from monitor.secrets import SecretError, resolve_string
+
+    try:
+        return [resolve_string(v) for v in values]
+    except SecretError as exc:
+        raise ConfigError(flag, str(exc)) from None
 
 
 def _node_id(log_dirs) -> str | None:

@@ -90,3 +90,15 @@ def test_properties_as_java_reads_them():
     # java.util.Properties.load: separators =, : or whitespace; escapes; continuation lines
     props = read_properties("a=1\nb : 2\nc 3\nd\\:e=4\nf=x\\\n    y\ng=\\u0041\\t\n  # not a key\n")
     assert props == {"a": "1", "b": "2", "c": "3", "d:e": "4", "f": "xy", "g": "A\t"}
+
+
+def test_a_url_flag_takes_a_reference_too(monkeypatch):
+    from monitor.config import Config, with_command_line
+
+    monkeypatch.setenv("KM_TEST_PW", PW)
+    cfg = with_command_line(Config(), jmx_urls=["http://u:${env:KM_TEST_PW}@h:7071/metrics"])
+    assert cfg.clusters[0].brokers[0].jmx_url == f"http://u:{PW}@h:7071/metrics"
+    monkeypatch.delenv("KM_TEST_PW")
+    with pytest.raises(ConfigError) as e:
+        with_command_line(Config(), jolokia_urls=["http://u:${env:KM_TEST_PW}@h:8778/jolokia"])
+    assert e.value.key == "--jolokia-url" and "KM_TEST_PW is not set" in e.value.reason
