@@ -198,6 +198,7 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
             signal.signal(sig, lambda *_: done.set())
         done.wait()
         server.shutdown()
+        server.server_close()
         return 0
     finally:
         col.close()

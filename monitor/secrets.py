@@ -84,7 +84,7 @@ def read_properties(text: str) -> dict[str, str]:
     ``key: value`` or ``key value``, a trailing backslash continues the line, backslash escapes."""
     logical, buf = [], ""
     for line in text.splitlines():
-        line = line.lstrip(" \t\f") if not buf else line.lstrip(" \t\f")
+        line = line.lstrip(" \t\f")  # leading whitespace, of a continuation line too
         if not buf and (not line or line[0] in "#!"):
             continue
         trailing = len(line) - len(line.rstrip("\\"))
@@ -141,7 +141,7 @@ def resolve_string(value: str, environ=None) -> str:
     return REFERENCE.sub(lambda m: resolve_one(m, environ), value)
 
 
-def resolve(data, environ=None, path: str = ""):
+def resolve(data, environ=None):
     """``data`` (parsed YAML) with every reference in its string values resolved, and the problems:
     ``(key path, reason)``, one per value that could not be resolved (its first bad reference)."""
     environ = os.environ if environ is None else environ
@@ -160,4 +160,4 @@ def resolve(data, environ=None, path: str = ""):
                 return node
         return node
 
-    return walk(data, path), found
+    return walk(data, ""), found
