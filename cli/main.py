@@ -297,13 +297,16 @@ def cmd_config(args: argparse.Namespace) -> int:
     import yaml
 
     from monitor.config import ConfigError, parse_config, read_config_data, to_data
-    from monitor.redact import redacted, with_references
+    from monitor.redact import literal_secrets, redacted, with_references
 
     try:
         written = read_config_data(args.file)
         cfg = parse_config(written, args.file)
     except ConfigError as exc:
         return _config_error(exc)
+    for key in literal_secrets(written):
+        _err(f"config check: warning: {args.file}: {key}: a secret written in the file; give it by reference "
+             "(${env:NAME}, ${directory:DIR:NAME} or ${file:PATH:KEY})")
     shown = with_references(redacted(to_data(cfg)), {"listen": {}, **(written or {})})
     sys.stdout.write(f"# {args.file}: valid; as the monitor reads it (defaults filled in, secrets as *** "
                      "or as the reference they come from)\n")

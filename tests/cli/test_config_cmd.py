@@ -88,3 +88,14 @@ def test_check_shows_a_referenced_secret_as_its_reference(tmp_path, capsys, monk
     assert main(["config", "check", str(p)]) == 2
     out, err = capsys.readouterr()
     assert "clusters[0].client.sasl.password: ${env:KM_SASL_PW}: environment variable KM_SASL_PW is not set" in err
+
+
+def test_check_warns_of_each_secret_written_in_the_file(tmp_path, capsys):
+    p = tmp_path / "monitor.yaml"
+    p.write_text(GOOD)
+    assert main(["config", "check", str(p)]) == 0
+    err = capsys.readouterr().err
+    warned = [line.split(": ")[4] for line in err.splitlines() if "warning" in line]
+    assert warned == ["clusters[0].client.sasl.password", "clusters[0].client.ssl.key.password",
+                      "clusters[0].client.sasl.oauthbearer.client.secret", "clusters[0].brokers[0].jmx_url",
+                      "prometheus_url"]
