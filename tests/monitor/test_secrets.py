@@ -5,6 +5,7 @@ naming the key and the reference, never a value."""
 from __future__ import annotations
 
 import os
+import subprocess
 
 import pytest
 
@@ -86,10 +87,36 @@ def test_every_bad_reference_is_listed():
                                                  "clusters[0].client.ssl.key.password"]
 
 
-def test_properties_as_java_reads_them():
-    # java.util.Properties.load: separators =, : or whitespace; escapes; continuation lines
-    props = read_properties("a=1\nb : 2\nc 3\nd\\:e=4\nf=x\\\n    y\ng=\\u0041\\t\n  # not a key\n")
-    assert props == {"a": "1", "b": "2", "c": "3", "d:e": "4", "f": "xy", "g": "A\t"}
+PROPERTIES = ("a=1\nb : 2\nc 3\nd\\:e=4\nf=x\\\n    y\ng=\\u0041\\t\n  # not a key\n! nor this\n"
+              "h = spaced value  \nonly-key\ni=a\\\\\nj==x\nk:=y\n\tl\t=\tm\n")
+
+
+def test_properties_as_java_reads_them(tmp_path):
+    """The reader against java.util.Properties.load itself (what Kafka's FileConfigProvider calls), run
+    by the JDK the broker tests use."""
+    import shutil
+
+    java_bin = shutil.which("java")
+    if java_bin is None:
+        pytest.fail("no java on PATH: the broker tests need a JDK 17+ too")
+    (tmp_path / "p.properties").write_text(PROPERTIES)
+    (tmp_path / "Dump.java").write_text(
+        "import java.io.*; import java.util.*;\n"
+        "public class Dump { public static void main(String[] a) throws Exception {\n"
+        "  Properties p = new Properties(); p.load(new FileReader(a[0]));\n"
+        "  for (String k : new TreeSet<>(p.stringPropertyNames())) {\n"
+        "    System.out.print(k.length() + \":\" + k + p.getProperty(k).length() + \":\" + p.getProperty(k)); } } }\n")
+    out = subprocess.run([java_bin, str(tmp_path / "Dump.java"), str(tmp_path / "p.properties")],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    java, i = {}, 0
+    while i < len(out):  # length-prefixed key, value pairs
+        kn, _, rest = out[i:].partition(":")
+        key = rest[:int(kn)]
+        vn, _, rest2 = rest[int(kn):].partition(":")
+        java[key] = rest2[:int(vn)]
+        i = len(out) - len(rest2) + int(vn)
+    assert read_properties(PROPERTIES) == java
+    assert java["f"] == "xy" and java["g"] == "A\t" and java["d:e"] == "4"  # the cases are really there
 
 
 def test_a_url_flag_takes_a_reference_too(monkeypatch):
