@@ -90,6 +90,12 @@ def _leader_lso(store: Store, admin_name: str | None):
     return lookup
 
 
+def _kafka_endpoint(cluster: ClusterConfig) -> str:
+    """The admin API's endpoint as errors name it: bootstrap servers and security protocol (a
+    SASL_PLAINTEXT client on a PLAINTEXT listener fails as a transport error, so the protocol helps)."""
+    return f"bootstrap {cluster.bootstrap_servers}, {cluster.client.get('security.protocol', 'PLAINTEXT')}"
+
+
 def build_sources(config: Config, store: Store, include_all: bool = False) -> tuple[list[Source], list]:
     sources, closers = [], []
     to = config.timeouts
@@ -101,7 +107,8 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
             fetcher = AdminFetcher(cluster, timeout=to.admin)
             closers.append(fetcher.close)
             admin_name = f"admin:{cluster.name}"
-            sources.append(Source(admin_name, "admin", cluster.name, fetcher.topics, config.intervals.admin))
+            sources.append(Source(admin_name, "admin", cluster.name, fetcher.topics, config.intervals.admin,
+                                  endpoint=_kafka_endpoint(cluster)))
             if cluster.consumer_groups:
                 groups_fetcher = AdminFetcher(cluster, timeout=to.admin)  # its own clients: its own thread
                 closers.append(groups_fetcher.close)
@@ -113,21 +120,22 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
                     return f.group_lags(snap.topics)
 
                 sources.append(Source(f"consumer_groups:{cluster.name}", "consumer_groups", cluster.name, groups,
-                                      config.intervals.consumer_groups))
+                                      config.intervals.consumer_groups, endpoint=_kafka_endpoint(cluster)))
         for b in cluster.brokers:
             if b.jmx_url:
                 def jmx(url=b.jmx_url, c=cluster):
                     return parse_exposition(get_text(url, deadline=to.jmx, max_bytes=to.max_page_bytes),
                                             c, url)
 
-                sources.append(Source(f"jmx:{cluster.name}:{b.id}", "jmx", cluster.name, jmx, config.intervals.jmx, b.id))
+                sources.append(Source(f"jmx:{cluster.name}:{b.id}", "jmx", cluster.name, jmx, config.intervals.jmx, b.id,
+                                      endpoint=b.jmx_url))
             if b.jolokia_url:
                 def jolokia(url=b.jolokia_url):
                     u = jolokia_read_url(url)
                     return parse_jolokia(get_text(u, deadline=to.jmx, max_bytes=to.max_page_bytes), u)
 
                 sources.append(Source(f"jolokia:{cluster.name}:{b.id}", "jolokia", cluster.name, jolokia,
-                                      config.intervals.jmx, b.id))
+                                      config.intervals.jmx, b.id, endpoint=b.jolokia_url))
             if b.log_dirs:
                 scanner = LogDirScanner(b.log_dirs, _config_lookup(cluster, store, admin_name), include_all=include_all,
                                         transaction_max_timeout=_transaction_max_timeout(cluster, store, admin_name),
@@ -175,7 +183,9 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
             out.write(col.exposition().decode())
             for st in col.store.statuses():
                 if not st.up:
-                    print(f"collect: source {st.name} failed: {st.last_error}", file=err)
+                    # the endpoint named (its password masked) unless the error already does
+                    at = f" ({st.endpoint})" if st.endpoint and st.endpoint not in (st.last_error or "") else ""
+                    print(f"collect: source {st.name}{at} failed: {st.last_error}", file=err)
                 down = getattr(st.snapshot, "down", {})
                 for d, (_, reason) in down.items():
                     print(f"collect: source {st.name}: log dir {d} down: {reason}", file=err)

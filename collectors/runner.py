@@ -30,6 +30,7 @@ class SourceStatus:
     last_duration: float | None = None
     last_error: str | None = None
     errors: Counter = field(default_factory=Counter)
+    endpoint: str | None = None  # what it reads (bootstrap servers, a URL without its password, a path)
 
 
 def error_kind(exc: BaseException) -> str:
@@ -52,9 +53,11 @@ class Store:
         self._lock = threading.Lock()
         self._status: dict[str, SourceStatus] = {}
 
-    def register(self, name: str, kind: str, cluster: str, broker: str | None = None) -> None:
+    def register(self, name: str, kind: str, cluster: str, broker: str | None = None,
+                 endpoint: str | None = None) -> None:
         with self._lock:
-            self._status.setdefault(name, SourceStatus(name, kind, cluster, broker))
+            self._status.setdefault(name, SourceStatus(name, kind, cluster, broker,
+                                                       endpoint=redact_url(endpoint) if endpoint else None))
 
     def success(self, name: str, snapshot, duration: float, now: float) -> None:
         with self._lock:
@@ -89,6 +92,7 @@ class Source:
     refresh: Callable[[], Any]
     interval: float
     broker: str | None = None
+    endpoint: str | None = None
 
 
 def refresh_once(store: Store, source: Source, clock=time.time) -> bool:
@@ -109,7 +113,7 @@ class Runner:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         for s in sources:
-            store.register(s.name, s.kind, s.cluster, s.broker)
+            store.register(s.name, s.kind, s.cluster, s.broker, s.endpoint)
 
     def refresh_all(self) -> bool:
         """Each source once, in order (``collect --once``); True when all succeeded."""

@@ -77,6 +77,10 @@ def no_secret(*texts) -> None:
         assert PW not in t and base64.b64encode(f"monitor:{PW}".encode()).decode() not in t
 
 
+def config_bootstrap(path: Path) -> str:
+    return yaml.safe_load(path.read_text())["clusters"][0]["bootstrap_servers"]
+
+
 def sent_password(server: FaultServer) -> str:
     return base64.b64decode(server.last_headers["Authorization"].removeprefix("Basic ")).decode()
 
@@ -91,7 +95,9 @@ def test_collect_once_says_which_endpoint_failed_and_never_the_password(config, 
     # wrong credentials: the endpoint named, its password masked
     assert f"http://monitor:***@{unauthorized.url.removeprefix('http://')}: HTTP 401" in r.stderr
     assert "http://monitor:***@" in r.stderr and "HTTP 500" in r.stderr
-    assert "source admin:leak failed" in r.stderr  # SASL against a plaintext listener
+    # SASL against a plaintext listener: librdkafka says transport failure; the endpoint and protocol named
+    assert f"source admin:leak (bootstrap {config_bootstrap(config)}, SASL_PLAINTEXT) failed: KafkaException" \
+        in r.stderr
     assert "kafka_compaction_source_up" in r.stdout
 
 
