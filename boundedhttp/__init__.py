@@ -49,6 +49,7 @@ class FetchError(RuntimeError):
     """A source could not be read; ``kind`` is what the errors_total counter is labelled with."""
 
     def __init__(self, endpoint: str, kind: str, reason: str):
+        endpoint = redact(endpoint)  # whoever raises it (a parser handed the configured URL), never a password
         self.endpoint, self.kind, self.reason = endpoint, kind, reason
         super().__init__(f"{endpoint}: {reason}")
 

@@ -154,9 +154,18 @@ def cmd_collect(args: argparse.Namespace) -> int:
     cfg = _load_config(args)
     if cfg is None:
         return 2
+    web = None
+    if args.web_config_file:
+        from collectors.webconfig import WebConfigError, load_web_config
+
+        try:
+            web = load_web_config(args.web_config_file)
+        except WebConfigError as exc:
+            _err(f"web config error: {exc}")
+            return 2
     from collectors.app import run_collect
 
-    return run_collect(cfg, once=args.once)
+    return run_collect(cfg, once=args.once, web=web)
 
 
 def _topic_overrides(args: argparse.Namespace) -> dict | None:
@@ -349,19 +358,25 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
 
 
 def cmd_config(args: argparse.Namespace) -> int:
-    """``config check FILE``: the config as the monitor reads it (defaults filled in, secrets as ***),
-    or every problem, one a line."""
+    """``config check FILE``: the config as the monitor reads it (defaults filled in, secrets as *** or
+    as the ``${env:...}`` reference they come from), or every problem, one a line."""
     import yaml
 
-    from monitor.config import ConfigError, load_config, to_data
-    from monitor.redact import redacted
+    from monitor.config import ConfigError, parse_config, read_config_data, to_data
+    from monitor.redact import literal_secrets, redacted, with_references
 
     try:
-        cfg = load_config(args.file)
+        written = read_config_data(args.file)
+        cfg = parse_config(written, args.file)
     except ConfigError as exc:
         return _config_error(exc)
-    sys.stdout.write(f"# {args.file}: valid; as the monitor reads it (defaults filled in, secrets as ***)\n")
-    sys.stdout.write(yaml.safe_dump(redacted(to_data(cfg)), sort_keys=False, default_flow_style=False))
+    for key in literal_secrets(written):
+        _err(f"config check: warning: {args.file}: {key}: a secret written in the file; give it by reference "
+             "(${env:NAME}, ${directory:DIR:NAME} or ${file:PATH:KEY})")
+    shown = with_references(redacted(to_data(cfg)), {"listen": {}, **(written or {})})
+    sys.stdout.write(f"# {args.file}: valid; as the monitor reads it (defaults filled in, secrets as *** "
+                     "or as the reference they come from)\n")
+    sys.stdout.write(yaml.safe_dump(shown, sort_keys=False, default_flow_style=False))
     return 0
 
 
@@ -444,7 +459,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--cleaner-log", help="the broker's log-cleaner.log, followed through rotation")
     c.add_argument("--cluster", help="the cluster label (default: the config's, else 'default')")
     c.add_argument("--port", type=int, help="listen port (default 9690; 0 picks a free one)")
-    c.add_argument("--address", help="listen address (default 0.0.0.0)")
+    c.add_argument("--address", help="listen address (default 0.0.0.0: every interface, as Prometheus' exporters)")
+    c.add_argument("--web.config.file", dest="web_config_file", metavar="FILE",
+                   help="TLS and basic auth for /metrics, in Prometheus exporter-toolkit's web config format")
     c.add_argument("--once", action="store_true", help="refresh every source once, print the metrics, exit")
     c.set_defaults(func=cmd_collect)
 

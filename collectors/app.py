@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from boundedhttp import FetchError, get_text
-from prometheus_client import CollectorRegistry, generate_latest, start_http_server
+from prometheus_client import CollectorRegistry, generate_latest
 
 from collectors.cleaner_log import CleanerLogFollower
 from collectors.cleaner_metrics import jolokia_io_url, jolokia_read_url, parse_exposition, parse_jolokia
@@ -93,6 +93,12 @@ def _leader_lso(store: Store, admin_name: str | None):
     return lookup
 
 
+def _kafka_endpoint(cluster: ClusterConfig) -> str:
+    """The admin API's endpoint as errors name it: bootstrap servers and security protocol (a
+    SASL_PLAINTEXT client on a PLAINTEXT listener fails as a transport error, so the protocol helps)."""
+    return f"bootstrap {cluster.bootstrap_servers}, {cluster.client.get('security.protocol', 'PLAINTEXT')}"
+
+
 def build_sources(config: Config, store: Store, include_all: bool = False) -> tuple[list[Source], list]:
     sources, closers = [], []
     to = config.timeouts
@@ -104,7 +110,8 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
             fetcher = AdminFetcher(cluster, timeout=to.admin)
             closers.append(fetcher.close)
             admin_name = f"admin:{cluster.name}"
-            sources.append(Source(admin_name, "admin", cluster.name, fetcher.topics, config.intervals.admin))
+            sources.append(Source(admin_name, "admin", cluster.name, fetcher.topics, config.intervals.admin,
+                                  endpoint=_kafka_endpoint(cluster)))
             if cluster.consumer_groups:
                 groups_fetcher = AdminFetcher(cluster, timeout=to.admin)  # its own clients: its own thread
                 closers.append(groups_fetcher.close)
@@ -116,14 +123,15 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
                     return f.group_lags(snap.topics)
 
                 sources.append(Source(f"consumer_groups:{cluster.name}", "consumer_groups", cluster.name, groups,
-                                      config.intervals.consumer_groups))
+                                      config.intervals.consumer_groups, endpoint=_kafka_endpoint(cluster)))
         for b in cluster.brokers:
             if b.jmx_url:
                 def jmx(url=b.jmx_url, c=cluster, b=b):
                     return parse_exposition(get_text(url, deadline=to.jmx, max_bytes=to.max_page_bytes,
                                                      auth=jmx_credentials(b, url), ca_file=b.jmx_ca_file), c, url)
 
-                sources.append(Source(f"jmx:{cluster.name}:{b.id}", "jmx", cluster.name, jmx, config.intervals.jmx, b.id))
+                sources.append(Source(f"jmx:{cluster.name}:{b.id}", "jmx", cluster.name, jmx, config.intervals.jmx, b.id,
+                                      endpoint=b.jmx_url))
             if b.jolokia_url:
                 def jolokia(url=b.jolokia_url, b=b):
                     u = jolokia_read_url(url)
@@ -137,7 +145,7 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
                     return parse_jolokia(page, u, io)
 
                 sources.append(Source(f"jolokia:{cluster.name}:{b.id}", "jolokia", cluster.name, jolokia,
-                                      config.intervals.jmx, b.id))
+                                      config.intervals.jmx, b.id, endpoint=b.jolokia_url))
             if b.log_dirs:
                 scanner = LogDirScanner(b.log_dirs, _config_lookup(cluster, store, admin_name), include_all=include_all,
                                         transaction_max_timeout=_transaction_max_timeout(cluster, store, admin_name),
@@ -187,9 +195,20 @@ def build(config: Config) -> Collector:
     return Collector(config, store, Runner(store, sources), registry, closers)
 
 
-def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.stderr) -> int:
+def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.stderr, web=None) -> int:
+    """``collect``: once (print the exposition) or serving /metrics, over TLS and basic auth when ``web``
+    (a ``collectors.webconfig.WebConfig``) says so; a web config whose keys cannot be loaded stops it here,
+    before any source starts (exit 2)."""
+    from collectors import webserver
+    from collectors.webconfig import WebConfigError
+
     if not any(c.brokers or c.bootstrap_servers for c in config.clusters):
         print("collect: nothing to collect: give --bootstrap-servers, --jmx-url, --log-dir or a --config", file=err)
+        return 2
+    try:
+        ctx, auth = webserver.prepare(web)
+    except WebConfigError as exc:
+        print(f"collect: web config error: {exc}", file=err)
         return 2
     col = build(config)
     try:
@@ -199,7 +218,9 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
             out.write(col.exposition().decode())
             for st in col.store.statuses():
                 if not st.up:
-                    print(f"collect: source {st.name} failed: {st.last_error}", file=err)
+                    # the endpoint named (its password masked) unless the error already does
+                    at = f" ({st.endpoint})" if st.endpoint and st.endpoint not in (st.last_error or "") else ""
+                    print(f"collect: source {st.name}{at} failed: {st.last_error}", file=err)
                 also = getattr(st.snapshot, "also_on_page", ()) if st.kind == "jmx" else ()
                 if also:
                     print(f"collect: source {st.name}: the page carries the {st.snapshot.shape} and "
@@ -210,16 +231,24 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
                     print(f"collect: source {st.name}: log dir {d} down: {reason}", file=err)
                 ok = ok and not down
             return 0 if ok else 1
-        server, thread = start_http_server(config.listen_port, config.listen_address, registry=col.registry)
+        try:
+            server = webserver.start(col.registry, config.listen_address, config.listen_port, ctx, auth)
+        except OSError as exc:
+            print(f"collect: cannot listen on {config.listen_address}:{config.listen_port}: {exc.strerror or exc}",
+                  file=err)
+            return 2
         col.runner.start()
         port = server.server_address[1]
-        print(f"collect: serving http://{config.listen_address}:{port}/metrics "
-              f"({len(col.runner.sources)} sources)", file=err, flush=True)
+        scheme = "https" if ctx else "http"
+        guard = f", basic auth ({len(auth.users)} user(s))" if auth else ""
+        print(f"collect: serving {scheme}://{config.listen_address}:{port}/metrics "
+              f"({len(col.runner.sources)} sources{guard})", file=err, flush=True)
         done = threading.Event()
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: done.set())
         done.wait()
         server.shutdown()
+        server.server_close()
         return 0
     finally:
         col.close()

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from boundedhttp import FetchError
+from monitor.redact import redact_url
 
 
 @dataclass
@@ -29,6 +30,7 @@ class SourceStatus:
     last_duration: float | None = None
     last_error: str | None = None
     errors: Counter = field(default_factory=Counter)
+    endpoint: str | None = None  # what it reads (bootstrap servers, a URL without its password, a path)
 
 
 def error_kind(exc: BaseException) -> str:
@@ -51,9 +53,11 @@ class Store:
         self._lock = threading.Lock()
         self._status: dict[str, SourceStatus] = {}
 
-    def register(self, name: str, kind: str, cluster: str, broker: str | None = None) -> None:
+    def register(self, name: str, kind: str, cluster: str, broker: str | None = None,
+                 endpoint: str | None = None) -> None:
         with self._lock:
-            self._status.setdefault(name, SourceStatus(name, kind, cluster, broker))
+            self._status.setdefault(name, SourceStatus(name, kind, cluster, broker,
+                                                       endpoint=redact_url(endpoint) if endpoint else None))
 
     def success(self, name: str, snapshot, duration: float, now: float) -> None:
         with self._lock:
@@ -65,7 +69,8 @@ class Store:
     def failure(self, name: str, exc: BaseException, duration: float) -> None:
         with self._lock:
             s = self._status[name]
-            s.up, s.last_duration, s.last_error = False, duration, f"{type(exc).__name__}: {exc}"
+            # printed by collect and kept for status: any URL's password masked, whatever raised it
+            s.up, s.last_duration, s.last_error = False, duration, redact_url(f"{type(exc).__name__}: {exc}")
             s.snapshot = None  # a down source publishes nothing rather than stale numbers
             s.errors[error_kind(exc)] += 1
 
@@ -87,6 +92,7 @@ class Source:
     refresh: Callable[[], Any]
     interval: float
     broker: str | None = None
+    endpoint: str | None = None
 
 
 def refresh_once(store: Store, source: Source, clock=time.time) -> bool:
@@ -107,7 +113,7 @@ class Runner:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         for s in sources:
-            store.register(s.name, s.kind, s.cluster, s.broker)
+            store.register(s.name, s.kind, s.cluster, s.broker, s.endpoint)
 
     def refresh_all(self) -> bool:
         """Each source once, in order (``collect --once``); True when all succeeded."""

@@ -25,6 +25,7 @@ from boundedhttp import FetchError, get_text
 from prometheus_client.parser import text_string_to_metric_families
 
 from monitor.causes import fix_outline
+from monitor.redact import redact_url
 from monitor.auditrun import (COMPLETE, DAMAGED, IN_PROGRESS, MARKER, RUN_PREFIX, SUMMARY, TABLES, RunDamaged,
                               read_marker, read_summary, size_problems)
 from monitor.config import Thresholds, load_config
@@ -41,7 +42,7 @@ class SourceError(RuntimeError):
     (boundedhttp's kinds: connect, timeout, deadline, too_large, http, read; or parse)."""
 
     def __init__(self, message: str, kind: str = "error"):
-        super().__init__(message)
+        super().__init__(redact_url(message))  # messages name the configured URL: never its password
         self.kind = kind
 
 

@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboards import data
+from monitor.redact import redact_url
 
 TTL = int(os.environ.get("COMPACTION_MONITOR_REFRESH", "30"))
 
@@ -50,8 +51,8 @@ def settings() -> data.Settings:
 
 def header(title: str, s: data.Settings, caption: str) -> None:
     st.title(title)
-    source = {"prometheus": f"Prometheus at {s.prometheus_url}",
-              "collector": f"the collector at {s.collector_url} (current values only, no history)",
+    source = {"prometheus": f"Prometheus at {redact_url(s.prometheus_url or '')}",
+              "collector": f"the collector at {redact_url(s.collector_url or '')} (current values only, no history)",
               "none": "no source configured"}[s.mode]
     st.caption(f"{caption} Data: {source}. Refreshes every {TTL}s.")
 

@@ -10,6 +10,8 @@ works. Errors name the key path and the reason, at start, never mid-run::
         bootstrap_servers: kafka-1:9093,kafka-2:9093
         client:                      # passed to librdkafka as is (SASL, TLS, ...)
           security.protocol: SASL_SSL
+          sasl.password: ${env:KAFKA_PASSWORD}   # a secret from the environment or a file,
+                                     # never written here (monitor.secrets: Kafka's ${provider:...})
         brokers:
           - id: 1
             jmx_url: http://kafka-1:7071/metrics
@@ -289,9 +291,15 @@ def problems(data) -> list[tuple[str, str]]:
     return found
 
 
-def parse_config(data: dict | None, file: str | None = None) -> Config:
-    """A Config from parsed YAML, or ConfigError listing every problem (``.problems``)."""
+def parse_config(data: dict | None, file: str | None = None, environ=None) -> Config:
+    """A Config from parsed YAML, or ConfigError listing every problem (``.problems``). The file is
+    checked as written, then its ``${env:NAME}``/``${directory:DIR:NAME}``/``${file:PATH:KEY}``
+    references are resolved (``monitor.secrets``, from ``environ``, default the process's)."""
+    from monitor.secrets import resolve
+
     found = problems(data)
+    if not found:
+        data, found = resolve(data, environ)
     if found:
         errors = [ConfigError(k, r, file) for k, r in found]
         raise ConfigError(found[0][0], found[0][1], file, problems=errors)
@@ -323,11 +331,16 @@ MAX_CONFIG_BYTES = 1 << 20  # a monitor.yaml is a few KB; more is some other fil
 MAX_CONFIG_NODES = 100_000  # values after YAML's aliases are expanded (a "billion laughs" file stops here)
 
 
-def load_config(path: str | Path | None) -> Config:
-    """Read ``monitor.yaml``; no path gives the defaults. Only a regular file of UTF-8 text is read (a
-    FIFO would block, a device never end), at most ``MAX_CONFIG_BYTES``."""
+def load_config(path: str | Path | None, environ=None) -> Config:
+    """Read ``monitor.yaml``; no path gives the defaults."""
     if path is None:
         return Config()
+    return parse_config(read_config_data(path), str(path), environ)
+
+
+def read_config_data(path: str | Path):
+    """``monitor.yaml`` parsed, as written (references unresolved). Only a regular file of UTF-8 text
+    is read (a FIFO would block, a device never end), at most ``MAX_CONFIG_BYTES``."""
     import stat
 
     import yaml
@@ -353,7 +366,7 @@ def load_config(path: str | Path | None) -> Config:
         raise ConfigError("(yaml)", str(exc).replace("\n", " "), str(path)) from None
     if _nodes(data, MAX_CONFIG_NODES) > MAX_CONFIG_NODES:
         raise ConfigError("(yaml)", f"more than {MAX_CONFIG_NODES} values once aliases are expanded", str(path))
-    return parse_config(data, str(path))
+    return data
 
 
 def _file_kind(mode: int) -> str:
@@ -385,6 +398,9 @@ def with_command_line(cfg: Config, *, bootstrap_servers=None, jmx_urls=(), jolok
     clusters = list(cfg.clusters) or [ClusterConfig(name=cluster or "default")]
     c = clusters[0]
     brokers = list(c.brokers)
+    # a URL's password by reference on the command line too ('http://u:${env:JMX_PASSWORD}@h:7071/metrics',
+    # quoted for the shell): a literal one would show in `ps`
+    jmx_urls, jolokia_urls = _resolved("--jmx-url", jmx_urls), _resolved("--jolokia-url", jolokia_urls)
     jmx_urls, jolokia_urls, log_dirs = list(jmx_urls), list(jolokia_urls), list(log_dirs)
     if len(jmx_urls) <= 1 and len(jolokia_urls) <= 1 and (jmx_urls or jolokia_urls or log_dirs or cleaner_log):
         # one broker described by flags: one label for its gauges, its partitions and its cleaner log
@@ -408,6 +424,15 @@ def with_command_line(cfg: Config, *, bootstrap_servers=None, jmx_urls=(), jolok
     clusters[0] = c
     return replace(cfg, clusters=tuple(clusters), listen_port=cfg.listen_port if port is None else port,
                    listen_address=address or cfg.listen_address)
+
+
+def _resolved(flag: str, values) -> list[str]:
+    from monitor.secrets import SecretError, resolve_string
+
+    try:
+        return [resolve_string(v) for v in values]
+    except SecretError as exc:
+        raise ConfigError(flag, str(exc)) from None
 
 
 def _node_id(log_dirs) -> str | None:

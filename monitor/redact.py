@@ -42,3 +42,42 @@ def redacted(value, key=None):
     if isinstance(value, str):
         return redact_url(value)
     return value
+
+
+def with_references(shown, written):
+    """``shown`` (a config's redacted mapping) with every value that ``written`` (the file as written)
+    gives by a ``${provider:...}`` reference (``monitor.secrets``) shown as written: where a secret
+    comes from, never its value (``sasl.password: ${env:KAFKA_PASSWORD}``)."""
+    from monitor.secrets import has_reference
+
+    if isinstance(written, dict) and isinstance(shown, dict):
+        return {k: with_references(v, written[k]) if k in written else v for k, v in shown.items()}
+    if isinstance(written, list) and isinstance(shown, list) and len(written) == len(shown):
+        return [with_references(s, w) for s, w in zip(shown, written)]
+    if has_reference(written):
+        return redact_url(written)
+    return shown
+
+
+def literal_secrets(written, where: str = "") -> list[str]:
+    """Key paths of ``written`` (a config as written) whose secret is in the file itself: a scalar under
+    a secret's name, or a URL with a password, not given by reference (``monitor.secrets``)."""
+    from monitor.secrets import REFERENCE, has_reference
+
+    found = []
+    if isinstance(written, dict):
+        for k, v in written.items():
+            path = f"{where}.{k}" if where else str(k)
+            if is_secret_key(k) and isinstance(v, (str, int, float)) and not isinstance(v, bool) \
+                    and not has_reference(v) and str(v) != "":
+                found.append(path)
+            else:
+                found += literal_secrets(v, path)
+    elif isinstance(written, list):
+        for i, v in enumerate(written):
+            found += literal_secrets(v, f"{where}[{i}]")
+    elif isinstance(written, str):
+        for m in _USERINFO.finditer(written):
+            if m.group("pw") and not REFERENCE.fullmatch(m.group("pw")):
+                found.append(where)
+    return found

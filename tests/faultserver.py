@@ -1,5 +1,5 @@
 """An HTTP endpoint that serves a good page or, on demand, a fault a real broker, collector or
-Prometheus cannot be made to show: an HTML login page, a 500, garbage, a hang, a huge page, an
+Prometheus cannot be made to show: an HTML login page, a 401 (wrong credentials), a 500, garbage, a hang, a huge page, an
 endless page, a page that drips a byte at a time (in the body or in the headers), a connection
 closed without an answer, a gzip bomb sent despite ``Accept-Encoding: identity``, a
 ``Content-Length`` of a terabyte.
@@ -14,7 +14,7 @@ import threading
 
 GOOD = (b"kafka_log_logcleanermanager_max_dirty_percent 12.0\n"
         b"kafka_log_logcleaner_deadthreadcount 0.0\n")
-MODES = ("ok", "html", "500", "garbage", "hang", "huge", "endless", "drip", "drip_headers", "close", "bomb",
+MODES = ("ok", "html", "401", "500", "garbage", "hang", "huge", "endless", "drip", "drip_headers", "close", "bomb",
          "claims_huge", "403")
 BOMB_EXPANDED = 256 * 1024 * 1024  # what the gzip bomb inflates to (it is about 250 KiB on the wire)
 
@@ -85,6 +85,12 @@ class FaultServer:
                 if m in ("500", "403"):  # 403: a proxy's refusal (the JMX exporter itself answers 401)
                     self.send_response(int(m))
                     self.end_headers()
+                    return
+                if m == "401":  # wrong credentials, as a JMX exporter or Jolokia behind basic auth answers
+                    self.send_response(401)
+                    self.send_header("WWW-Authenticate", 'Basic realm="jmx"')
+                    self.end_headers()
+                    self.wfile.write(b"Unauthorized\n")
                     return
                 self.send_response(200)
                 if m == "bomb":

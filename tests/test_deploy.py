@@ -15,7 +15,8 @@ DEPLOY = ROOT / "deploy"
 
 def test_example_configs_load():
     raw = yaml.safe_load((DEPLOY / "monitor.example.yaml").read_text())["clusters"][0]
-    c = load_config(DEPLOY / "monitor.example.yaml").clusters[0]
+    c = load_config(DEPLOY / "monitor.example.yaml", environ={"KAFKA_PASSWORD": "from-the-env"}).clusters[0]
+    assert c.client["sasl.password"] == "from-the-env"  # by reference, never in the file
     assert [(b.id, b.jmx_url) for b in c.brokers] == [(str(b["id"]), b["jmx_url"]) for b in raw["brokers"]]
     assert len(c.brokers) == 3 and c.client["security.protocol"] == "SASL_SSL"
 

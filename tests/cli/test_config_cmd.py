@@ -68,3 +68,34 @@ def test_check_missing_file_and_bad_yaml(tmp_path, capsys):
     assert main(["config", "check", str(tmp_path / "bad.yaml")]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "bad.yaml: (yaml)" in err
+
+
+def test_check_shows_a_referenced_secret_as_its_reference(tmp_path, capsys, monkeypatch):
+    d = tmp_path / "run-secrets"
+    d.mkdir()
+    (d / "jmx").write_text("jmxFromFile9\n")
+    monkeypatch.setenv("KM_SASL_PW", "saslFromEnv7")
+    p = tmp_path / "monitor.yaml"
+    p.write_text("clusters:\n  - client: {sasl.password: '${env:KM_SASL_PW}'}\n"
+                 f"    brokers: [{{id: 1, jmx_url: 'http://admin:${{directory:{d}:jmx}}@k1:7071/metrics'}}]\n")
+    assert main(["config", "check", str(p)]) == 0
+    out, err = capsys.readouterr()
+    assert "saslFromEnv7" not in out + err and "jmxFromFile9" not in out + err
+    printed = yaml.safe_load(out)
+    assert printed["clusters"][0]["client"]["sasl.password"] == "${env:KM_SASL_PW}"
+    assert printed["clusters"][0]["brokers"][0]["jmx_url"] == f"http://admin:${{directory:{d}:jmx}}@k1:7071/metrics"
+    monkeypatch.delenv("KM_SASL_PW")
+    assert main(["config", "check", str(p)]) == 2
+    out, err = capsys.readouterr()
+    assert "clusters[0].client.sasl.password: ${env:KM_SASL_PW}: environment variable KM_SASL_PW is not set" in err
+
+
+def test_check_warns_of_each_secret_written_in_the_file(tmp_path, capsys):
+    p = tmp_path / "monitor.yaml"
+    p.write_text(GOOD)
+    assert main(["config", "check", str(p)]) == 0
+    err = capsys.readouterr().err
+    warned = [line.split(": ")[4] for line in err.splitlines() if "warning" in line]
+    assert warned == ["clusters[0].client.sasl.password", "clusters[0].client.ssl.key.password",
+                      "clusters[0].client.sasl.oauthbearer.client.secret", "clusters[0].brokers[0].jmx_url",
+                      "prometheus_url"]
