@@ -189,7 +189,8 @@ def _restore(topics: list[dict], summary: dict) -> str:
     if "restore_throughput_source" not in summary:
         return "<p>Not in this run (an audit from before the restore estimate).</p>"
     bps = summary["restore_throughput_bytes_per_second"]
-    basis = (f"Throughput: {bps / (1 << 20):,.2f} MiB/s ({html.escape(summary['restore_throughput_source'])})."
+    basis = (f"Throughput: {bps:,.0f} B/s ({bps / (1 << 20):,.2f} MiB/s, "
+             f"{html.escape(summary['restore_throughput_source'])})."
              if bps is not None else
              f"Unknown: {html.escape(summary.get('restore_unknown_reason') or '')}. Give --restore-throughput, "
              "restore_throughput_bytes_per_second in monitor.yaml, or run ./dev bench restore.")
