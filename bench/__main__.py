@@ -7,6 +7,7 @@ BENCHES = {
     "logdir": "bench.bench_logdir",
     "audit": "bench.bench_audit",
     "estimate": "bench.bench_estimate",
+    "restore": "bench.bench_restore",
 }
 
 

@@ -324,7 +324,8 @@ def cmd_audit(argv: list[str]) -> int:
                                                admin_error=f"the admin API at {bootstrap} failed: {exc}")
     try:
         run(args, topic_configs=effective_configs(admin, cluster.topics if cluster else {}), broker_settings=brokers,
-            replicas=replicas, settings=settings, leaders=leaders)
+            replicas=replicas, settings=settings, leaders=leaders,
+            restore_config=cluster.restore_throughput_bytes_per_second if cluster else None)
     except (FileNotFoundError, ValueError) as exc:
         _err(f"audit: {exc}")
         return 2

@@ -179,6 +179,10 @@ class ClusterConfig:
     latest_value_only_groups: tuple[str, ...] = field(default=(), metadata={"schema": {
         "type": ["array", "string", "null"], "minLength": 1, "items": {"type": "string", "minLength": 1},
         "shape": "a consumer group name or fnmatch pattern, or a list of them"}})
+    # a consumer's restore throughput from this cluster, bytes per second, for the audit's restore-time
+    # estimate (monitor.restore: --restore-throughput > this > ./dev bench restore's measurement)
+    restore_throughput_bytes_per_second: float | None = field(default=None, metadata={"schema": {
+        "exclusiveMinimum": 0, "shape": "a number of bytes per second above 0"}})
     # the brokers' log cleaner settings (Kafka's names: log.cleaner.threads, ...) used when the admin API
     # cannot give them; monitor.topicconfig.broker_cleaner_settings is the precedence
     cleaner: dict = field(default_factory=dict, metadata={"schema": {

@@ -201,6 +201,15 @@ def cleaner_params(args, throughput_from_log: float | None, broker_settings: dic
     return (brokers[first] if first is not None else params_for(base, settings, flags)), brokers
 
 
+def restore_throughput(args, config: float | None):
+    """The restore throughput of the run (``monitor.restore.resolve``): the flag, monitor.yaml's, the
+    measurement file (``--restore-measurement``, else the checkout's bench/out/restore.json), else unknown."""
+    from monitor.restore import MEASUREMENT, resolve
+
+    return resolve(getattr(args, "restore_throughput", None), config,
+                   getattr(args, "restore_measurement", None) or MEASUREMENT)
+
+
 class OutputError(ValueError):
     """The output folder cannot take a run: named, with why (before Spark starts, or when a write fails)."""
 
@@ -335,6 +344,11 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
     ap.add_argument("--hash-bytes", type=int, default=16, help="16 for MD5 (Kafka up to 4.3), 32 for SHA-256")
     ap.add_argument("--io-max-bytes-per-second", type=float,
                     help="log.cleaner.io.max.bytes.per.second (default: the brokers', else no throttle)")
+    ap.add_argument("--restore-throughput", type=float, metavar="BYTES_PER_SECOND",
+                    help="a consumer's restore throughput for each compacted topic's restore time (default: "
+                         "monitor.yaml's restore_throughput_bytes_per_second, else ./dev bench restore's measurement)")
+    ap.add_argument("--restore-measurement", default=None, metavar="PATH",
+                    help="the measurement file of ./dev bench restore (default: bench/out/restore.json of the checkout)")
     ap.add_argument("--top", type=int, default=20, help="top keys / producers per topic")
     ap.add_argument("--bucket", choices=["minute", "hour", "day", "auto"], default="auto",
                     help="tombstone build-up bucket")
@@ -346,12 +360,15 @@ BUCKETS = {"minute": 60_000, "hour": 3_600_000, "day": 86_400_000, "auto": None}
 
 
 def run(args, topic_configs: dict | None = None, spark=None, broker_settings: dict | None = None,
-        replicas: dict | None = None, settings: dict | None = None, leaders: dict | None = None) -> tuple[str, dict]:
+        replicas: dict | None = None, settings: dict | None = None, leaders: dict | None = None,
+        restore_config: float | None = None) -> tuple[str, dict]:
     """Run the audit; returns the run folder and the summary. ``topic_configs``: topic -> TopicConfig;
     ``broker_settings``: broker id -> the broker's cleaner settings (``monitor.topicconfig.BrokerSetting``
     by Kafka name); ``replicas``: (topic, partition) -> broker ids, for each broker's wall clock;
     ``settings``: the cleaner settings when no broker's are known; ``leaders``: (topic, partition) -> the
-    leader's broker id (the admin API's), to audit its replica when the log dirs hold several."""
+    leader's broker id (the admin API's), to audit its replica when the log dirs hold several;
+    ``restore_config``: monitor.yaml's restore throughput (``monitor.restore.resolve`` puts the flag above
+    it, the measurement below)."""
     from monitor.cleanerlog import learned_throughput, parse_cleaner_log
     from spark_analysis.audit import AuditInputs, run_audit
     from spark_analysis.fs import read_text
@@ -364,6 +381,7 @@ def run(args, topic_configs: dict | None = None, spark=None, broker_settings: di
             raise FileNotFoundError(f"{f}: cannot read the cleaner log")
         stats += parse_cleaner_log(text.splitlines())
     params, brokers = cleaner_params(args, learned_throughput(stats), broker_settings, settings)
+    restore = restore_throughput(args, restore_config)
     if args.input_kind in ("segments", "dumps"):
         list_inputs(args.input_kind, args.input)  # a path with nothing to read fails here, before Spark starts
     check_output(args.out)  # so does an --out that cannot take a run
@@ -385,7 +403,7 @@ def run(args, topic_configs: dict | None = None, spark=None, broker_settings: di
                              topic_configs=topic_configs or {}, cleaner=params, brokers=brokers,
                              replicas={k: tuple(str(b) for b in v) for k, v in (replicas or {}).items()},
                              now_ms=args.now_ms or int(time.time() * 1000), bucket_ms=BUCKETS[args.bucket],
-                             top_n=args.top)
+                             top_n=args.top, restore=restore)
         result = run_audit(spark, inputs, progress=lambda m: log(m))
         log("writing Parquet tables, summary.json and report.html")
         base = write_outputs(spark, result, args.out)
@@ -422,7 +440,8 @@ def main(argv=None) -> int:
         log("topic configs from the admin API need `compaction-monitor audit`; using --config's topics "
             "and Kafka's defaults")
     try:
-        run(args, topic_configs=configs)
+        run(args, topic_configs=configs,
+            restore_config=cluster.restore_throughput_bytes_per_second if cluster else None)
     except (FileNotFoundError, OutputError) as exc:
         print(f"audit: {exc}", file=sys.stderr)
         return 2

@@ -124,6 +124,7 @@ def render_report(summary: dict, topics: list[dict], partitions: list[dict], buc
         streams, [("topic", "topic"), ("streams_role", "role"), ("partitions", "partitions"), ("bytes", "size"),
                   ("projected_bytes", "after full compaction")], {"bytes": _mb, "projected_bytes": _mb})
         if streams else "")
+    restore_html = _restore(topics, summary)
     keys = [{**k, "key": _key_text(k.get("key"))} for k in top_keys[:40]]
     key_table = _table(keys, [("topic", "topic"), ("key", "key"), ("updates", "updates"),
                               ("tombstones", "tombstones"), ("obsolete_bytes", "obsolete bytes")],
@@ -175,6 +176,7 @@ log.cleaner.threads, and is never below the bytes read over log.cleaner.io.max.b
 for all threads).</p>{broker_html}
 <h2>Partitions with the most to reclaim</h2>{part_table}
 {streams_html}
+<h2>Restore time per compacted topic</h2>{restore_html}
 <h2>Most updated keys</h2>{key_table}
 <h2>Producer pitfalls</h2>{pitfall_html}
 {replicas_html(summary, replicas or [])}
@@ -201,6 +203,25 @@ def _pitfalls(topics: list[dict], summary: dict) -> str:
             "delete). A key in several partitions keeps one value in each: compaction never merges partitions. "
             "Records without a key cannot be compacted. Value sizes: "
             f"{html.escape(summary.get('value_size_method', ''))}.</p>" + table)
+
+
+def _restore(topics: list[dict], summary: dict) -> str:
+    """Each compacted topic's restore time (``monitor.restore``), changelogs first; unknown with the reason."""
+    from monitor.restore import EXPLAIN, restore_order
+
+    if "restore_throughput_source" not in summary:
+        return "<p>Not in this run (an audit from before the restore estimate).</p>"
+    bps = summary["restore_throughput_bytes_per_second"]
+    basis = (f"Throughput: {bps:,.0f} B/s ({bps / (1 << 20):,.2f} MiB/s, "
+             f"{html.escape(summary['restore_throughput_source'])})."
+             if bps is not None else
+             f"Unknown: {html.escape(summary.get('restore_unknown_reason') or '')}. Give --restore-throughput, "
+             "restore_throughput_bytes_per_second in monitor.yaml, or run ./dev bench restore.")
+    rows = [{**t, "streams_role": t.get("streams_role") or "-"} for t in restore_order(topics)[:50]]
+    return (f"<p>{html.escape(EXPLAIN)} {basis}</p>" + _table(
+        rows, [("topic", "topic"), ("streams_role", "Streams role"), ("projected_bytes", "after full compaction"),
+               ("restore_seconds", "restore time")],
+        {"projected_bytes": _mb, "restore_seconds": _dur}).replace("<td>None</td>", "<td>unknown</td>"))
 
 
 def _key_text(key) -> str:

@@ -6,6 +6,7 @@ without its completion marker is shown as in progress, a damaged one as damaged 
 import streamlit as st
 
 from dashboards import data, figures, ui
+from monitor.restore import EXPLAIN, restore_order
 
 s = ui.settings()
 st.title("Compaction audit")
@@ -42,6 +43,21 @@ else:
                 st.subheader("Kafka Streams internal topics (by name)")
                 st.dataframe(streams[["topic", "streams_role", "partitions", "bytes", "projected_bytes"]],
                              hide_index=True, use_container_width=True)
+        st.subheader("Restore time per compacted topic")
+        if "restore_seconds" not in t.columns:
+            st.caption("Not in this run: audits from before the restore estimate have no restore_seconds.")
+        elif not t.empty:
+            bps = sm.get("restore_throughput_bytes_per_second")
+            st.caption(EXPLAIN + " " + (
+                f"Throughput: {bps:,.0f} B/s ({bps / 2**20:,.2f} MiB/s, {sm.get('restore_throughput_source')})."
+                if bps else
+                f"Unknown: {sm.get('restore_unknown_reason')}. Give --restore-throughput, "
+                "restore_throughput_bytes_per_second in monitor.yaml, or run ./dev bench restore."))
+            order = [r["topic"] for r in restore_order(t[["topic", "streams_role", "projected_bytes"]]
+                                                        .to_dict("records"))]
+            st.dataframe(t.set_index("topic").loc[order].reset_index()[
+                ["topic", "streams_role", "projected_bytes", "restore_seconds"]],
+                hide_index=True, use_container_width=True, key="audit.restore")
         if not a["tombstone_buckets"].empty:
             st.plotly_chart(figures.audit_tombstone_buckets(a["tombstone_buckets"]), use_container_width=True)
         st.subheader("Most updated keys")

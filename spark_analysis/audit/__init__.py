@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import DataFrame, SparkSession
 
 from monitor.estimate import CleanerParams
+from monitor.restore import RestoreThroughput
 from monitor.topicconfig import TopicConfig, effective_config
 
 if TYPE_CHECKING:
@@ -54,6 +55,8 @@ class AuditInputs:
     cleaner: CleanerParams = CleanerParams()
     brokers: dict = field(default_factory=dict)  # broker id -> its CleanerParams (settings from the admin API)
     replicas: dict = field(default_factory=dict)  # (topic, partition) -> broker ids holding a replica
+    # a consumer's restore throughput (monitor.restore.resolve); unknown unless the caller states one
+    restore: RestoreThroughput = RestoreThroughput(None, "unknown", "no restore throughput given to the audit")
     now_ms: int = field(default_factory=lambda: int(time.time() * 1000))
     bucket_ms: int | None = None  # tombstone build-up bucket; None: chosen from the time span
     top_n: int = 20

@@ -46,7 +46,11 @@ def report(spark: SparkSession, inputs: AuditInputs, found: Found, progress) -> 
     bucket = max(f["bucket_ms"] for f in found.facts)  # the tasks' own (the given one, or by their span)
     progress("producer pitfalls: empty values, keyless records, keys in several partitions, value sizes")
     rows, topics = with_pitfalls(found, small, rows, topic_rows(rows))
+    for t in topics:  # monitor.restore: the projected size over the stated consumer throughput
+        t["restore_seconds"] = inputs.restore.seconds(t["projected_bytes"]) if inputs.config(t["topic"]).compacted \
+            else None
     summary = summarize(inputs, rows, bucket, found.faults)
+    summary.update(inputs.restore.as_summary())
     summary.update({k: sum(t[k] for t in topics) for k in pitfalls.SUMMARY_KEYS})
     summary["value_size_method"] = valuesizes.METHOD
     summary["replicas"] = replicas.summary(found.replicas, found.bytes_all_replicas if found.bytes_all_replicas
@@ -195,7 +199,8 @@ TOPIC_SUMS = ["records", "bytes", "distinct_keys", "obsolete_records", "reclaima
 TOPIC_DDL = ("topic string, partitions long, records long, bytes long, distinct_keys long, obsolete_records long, "
              "reclaimable_bytes double, projected_bytes double, cleanable_bytes long, max_cleanable_ratio double, "
              "estimated_clean_seconds double, tombstones long, tombstones_past_retention long, "
-             "keys_last_tombstone long, streams_role string, retention_deleted_bytes long, " + pitfalls.TOPIC_DDL)
+             "keys_last_tombstone long, streams_role string, retention_deleted_bytes long, restore_seconds double, "
+             + pitfalls.TOPIC_DDL)
 
 
 def topic_rows(rows: list[dict]) -> list[dict]:

@@ -310,3 +310,21 @@ def test_audit_page_shows_the_producer_pitfalls_of_a_run(kafka, spark, tmp_path,
     row = table.set_index("topic").loc[t]
     assert (row["empty_value_records"], row["keys_last_empty_value"], row["keys_in_several_partitions"]) == (2, 2, 3)
     assert row["value_bytes_max"] == len(b"value")
+
+
+def test_audit_page_shows_each_topics_restore_time_changelogs_first(spark, tmp_path, monkeypatch):
+    """Two topics' segments, a changelog and a plain one, audited with a stated restore throughput: the
+    page lists the changelog first, each with its projected size over that throughput."""
+    from recordfixtures import three_v2_batches
+    from spark_analysis.job import build_parser, run
+
+    for topic in ("a-plain", "app-store-changelog"):
+        three_v2_batches(tmp_path / "logs" / f"{topic}-0" / "00000000000000000000.log")
+    out = tmp_path / "audits"
+    run(build_parser().parse_args(["--input", str(tmp_path / "logs"), "--out", str(out),
+                                   "--restore-throughput", "250"]), spark=spark)
+    at = page("audit", monkeypatch, audit_dir=out)
+    [table] = [d.value for d in at.dataframe if "restore_seconds" in d.value.columns]
+    assert list(table["topic"]) == ["app-store-changelog", "a-plain"]
+    assert list(table["restore_seconds"]) == list(table["projected_bytes"] / 250.0)
+    assert any("Throughput: 250 B/s" in c.value and "--restore-throughput" in c.value for c in at.caption)
