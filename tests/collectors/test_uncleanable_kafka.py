@@ -55,12 +55,16 @@ def test_damaged_record_marks_exactly_its_partition_uncleanable_until_restart(tm
             broker_gauge = {"cluster": "local", "broker": str(st.node_id), "log_dir": st.log_dir}
 
             def marked():
+                # both sources: a refresh may read the JMX page just before the cleaner marks the partition
+                # and its log line just after, so wait until the log and Kafka's own gauge both show it
                 assert col.runner.refresh_all(), [s.last_error for s in col.store.statuses() if not s.up]
                 reg = col.registry
-                return (uncleanable_series(reg), reg.get_sample_value(
-                    "kafka_compaction_broker_uncleanable_partitions", broker_gauge)) if uncleanable_series(reg) else None
+                series = uncleanable_series(reg)
+                count = reg.get_sample_value("kafka_compaction_broker_uncleanable_partitions", broker_gauge)
+                return (series, count) if series and count else None
 
-            series, count = wait_for(marked, 120, "the collector to read the partition marked uncleanable")
+            series, count = wait_for(marked, 120, "the collector to read the partition marked uncleanable, in "
+                                                  "log-cleaner.log and in the broker's uncleanable-partitions-count")
             assert series == {(damaged, "0"): "InvalidRecordException"}
             assert count == 1  # Kafka's own uncleanable-partitions-count for the log dir agrees
             u = col.store.snapshot(f"cleaner_log:local:{st.node_id}").state.uncleanable[(damaged, 0)]
