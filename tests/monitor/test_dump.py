@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from monitor.dump import DumpFormatError, looks_like_dump, parse_dump_text
+from monitor.dump import DumpFormatError, parse_dump_text
 
 DUMP_4X = """\
 Dumping /data/kafka/orders-3/00000000000000001200.log
@@ -83,17 +83,15 @@ def test_stderr_lines_and_index_dumps_are_set_aside():
     assert parser.invalid_bytes == {"00000000000000001200.log": 12}
 
 
-def test_record_line_before_batch_is_a_problem():
-    _, parser = parse_dump_text("| offset: 1 CreateTime: 1 keySize: 1 valueSize: 1 sequence: -1 headerKeys: [] key: a payload: b\n")
-    assert parser.problems[0].line == 1
+def test_a_record_line_before_any_batch_line_gets_a_batch_of_unknowns():
+    batches, parser = parse_dump_text("| offset: 1 CreateTime: 1 keySize: 1 valueSize: 1 sequence: -1 headerKeys: [] key: a payload: b\n")
+    assert not parser.problems and parser.batchless_records == 1
+    (b,) = batches
+    assert b.from_records and b.magic == 2 and b.size is None and b.base_offset is None and b.is_control is False
+    assert b.records()[0].key == b"a"
 
 
 def test_skip_record_metadata_shape():
     text = DUMP_4X.splitlines()[2] + "\n| key: k17 payload: hello\n"
     batches, parser = parse_dump_text(text)
     assert not parser.problems and batches[0].records()[0].value == b"hello"
-
-
-def test_sniffing():
-    assert looks_like_dump(DUMP_4X.encode()[:64]) and looks_like_dump(DUMP_2X.encode()[:64])
-    assert not looks_like_dump(b"\x00" * 64)
