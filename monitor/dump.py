@@ -337,7 +337,7 @@ class DumpParser:
             if what in ("record", "bare_record"):
                 text = line[2:] if line.startswith("| ") else ("" if line == "|" else line)
                 f, content = record_fields(text)
-                if not f and not content.startswith(("key: ", "payload: ")):
+                if "offset" not in f and not content.startswith(("key: ", "payload: ")):
                     self._problem(no, line, "record line without offset, key or payload")
                     last_rec = None
                     continue
@@ -477,7 +477,7 @@ def _batch_from_record(file: str, no: int, f: dict[str, str], content: str) -> D
         producer_id=_int(f.get("producerId")), producer_epoch=_int(f.get("producerEpoch")),
         base_sequence=_int(f.get("baseSequence")), last_sequence=_int(f.get("lastSequence")),
         partition_leader_epoch=_int(f.get("partitionLeaderEpoch")),
-        is_transactional=txn, is_control=control if "offset" in f else None,
+        is_transactional=txn, is_control=control,
         delete_horizon_ms=None, from_records=True,
     )
     batch._key = _record_batch_key(f, content)
