@@ -179,11 +179,13 @@ def _int(v: str | None) -> int | None:
     """A printed number; None for a field not printed, or printed as ``null`` (2.8's v2 record crc)."""
     if v is None:
         return None
-    v = v.rstrip("}")  # 3.x prints a legacy record's crc as "crc: 123}"
     try:
         return int(v)
     except ValueError:
-        return None
+        try:
+            return int(v.rstrip("}"))  # 3.0 .. 3.8 print a legacy record's crc as "crc: 123}"
+        except ValueError:
+            return None
 
 
 def _horizon(v: str | None) -> int | None:
@@ -193,6 +195,13 @@ def _horizon(v: str | None) -> int | None:
     return int(m.group()) if m else None
 
 
+def _ts_label(f: dict[str, str]) -> str | None:
+    """Which timestamp label a line prints (the batch's TimestampType's toString)."""
+    if "CreateTime" in f:
+        return "CreateTime"
+    return "LogAppendTime" if "LogAppendTime" in f else ("NoTimestampType" if "NoTimestampType" in f else None)
+
+
 def _codec(v: str | None) -> str | None:
     if v is None:
         return None
@@ -200,11 +209,22 @@ def _codec(v: str | None) -> str | None:
     return CODECS.get(v, v)
 
 
+# the record line of 3.0 .. 4.x for magic 2, by far the most common: matched at once
+RECORD_V2 = re.compile(r"offset: (-?\d+) (CreateTime|LogAppendTime|NoTimestampType): (-?\d+) keySize: (-?\d+) "
+                       r"valueSize: (-?\d+) sequence: (-?\d+) headerKeys: (\[[^\]]*\])(?: |$)")
+
+
 def record_fields(text: str) -> tuple[dict[str, str], str]:
     """A record line (without ``| ``) cut into its metadata fields and the rest: ``key: ..``,
     ``payload: ..`` or a control record's text. Fields are matched by name, in any order."""
-    f: dict[str, str] = {}
-    pos = 0
+    m = RECORD_V2.match(text)
+    if m:
+        o, label, ts, ks, vs, seq, hk = m.groups()
+        f = {"offset": o, label: ts, "keySize": ks, "valueSize": vs, "sequence": seq, "headerKeys": hk}
+        pos = m.end()
+    else:
+        f = {}
+        pos = 0
     while True:
         m = META_FIELD.match(text, pos)
         if not m or m.group(1) in CONTENT_FIELDS:
@@ -300,11 +320,14 @@ class DumpParser:
                 pending -= len(text.encode("utf-8", "surrogateescape"))
                 continue
             pending = 0
-            kind, line = clean_line(raw)
-            if kind != "text":
-                self.skipped_lines += kind != "blank"
-                continue
-            what = classify(line)
+            if raw.startswith("| offset: "):  # most lines: no need to look for prompts or indentation
+                line, what = raw, "record"
+            else:
+                kind, line = clean_line(raw)
+                if kind != "text":
+                    self.skipped_lines += kind != "blank"
+                    continue
+                what = classify(line)
             if what == "section":
                 if current is not None:
                     yield current
@@ -401,10 +424,10 @@ class DumpParser:
         offset = _int(f["offset"])
         if offset is None:
             raise ValueError(f"record offset is not a number: {f['offset']!r}")
-        ts_label = next((k for k in TIMESTAMP_LABELS if k in f), None)
+        ts_label = _ts_label(f)
         ts = _int(f[ts_label]) if ts_label else -1
-        ks = _int(f.get("keySize", f.get("keysize")))
-        vs = _int(f.get("valueSize", f.get("valuesize")))
+        ks = _int(f["keySize"] if "keySize" in f else f.get("keysize"))
+        vs = _int(f["valueSize"] if "valueSize" in f else f.get("valuesize"))
         ks = -2 if ks is None else ks
         vs = -2 if vs is None else vs
         seq = _int(f.get("sequence"))
@@ -453,7 +476,7 @@ def _belongs(batch: DumpBatch, file: str, f: dict[str, str], content: str) -> bo
 
 def _record_batch_key(f: dict[str, str], content: str) -> tuple:
     """What record lines without a batch line must share to be taken as one batch."""
-    ts_label = next((k for k in TIMESTAMP_LABELS if k in f), None)
+    ts_label = _ts_label(f)
     return (f.get("position"), f.get("baseOffset"), ts_label, content.startswith(CONTROL_CONTENT),
             f.get("magic"), "sequence" in f)
 
