@@ -95,3 +95,68 @@ def test_skip_record_metadata_shape():
     text = DUMP_4X.splitlines()[2] + "\n| key: k17 payload: hello\n"
     batches, parser = parse_dump_text(text)
     assert not parser.problems and batches[0].records()[0].value == b"hello"
+
+
+LEGACY_BATCH = "offset: 2 position: 80 CreateTime: 5 size: 39 magic: 1 compresscodec: NONE crc: 99 isvalid: true"
+
+
+@pytest.mark.parametrize("record", [
+    # 2.3.0 DumpLogSegments.scala: print(s" crc: ${record.checksumOrNull} isvalid: ${record.isValid}")
+    "| offset: 2 CreateTime: 5 keysize: 1 valuesize: 4 crc: 99 isvalid: true key: b payload: four",
+    # 3.0.0 .. 3.8.0: print(s" isValid: ${r.isValid} crc: ${r.checksum}}") -- the brace is Kafka's
+    "| offset: 2 CreateTime: 5 keySize: 1 valueSize: 4 isValid: true crc: 99} key: b payload: four",
+    # 4.x DumpLogSegments.java: " isValid: %s crc: %s" (no brace)
+    "| offset: 2 CreateTime: 5 keySize: 1 valueSize: 4 isValid: true crc: 99 key: b payload: four",
+])
+def test_legacy_record_lines_of_each_version(record):
+    batches, parser = parse_dump_text(LEGACY_BATCH + "\n" + record + "\n")
+    assert not parser.problems
+    (rec,) = batches[0].records()
+    assert (rec.offset, rec.key, rec.value, rec.value_size, batches[0].magic) == (2, b"b", b"four", 4, 1)
+
+
+def test_0_11_deep_line_of_a_legacy_batch():
+    """0.11.0.0 DumpLogSegments.scala 381-391: magic < 2 prints `` crc: ..`` instead of producer fields."""
+    line = ("offset: 3 position: 200 CreateTime: 5 isvalid: true keysize: 1 valuesize: 2 magic: 1 "
+            "compresscodec: SNAPPY crc: 123 key: a payload: bb")
+    (b,), parser = parse_dump_text(line + "\n")
+    assert not parser.problems and b.from_records
+    assert (b.position, b.magic, b.compression, b.size) == (200, 1, "snappy", None)
+    assert b.records()[0].value == b"bb"
+
+
+def test_control_record_texts():
+    batch = DUMP_4X.splitlines()[5]  # the control batch line
+    text = (batch + "\n| offset: 1205 CreateTime: 5 keySize: 4 valueSize: 10 sequence: -1 headerKeys: [] "
+            "controlType: LEADER_CHANGE(2)\n")
+    (b,), parser = parse_dump_text(text)
+    assert not parser.problems and b.is_control and b.records()[0].control_text == "controlType: LEADER_CHANGE(2)"
+    grepped = DUMP_4X.splitlines()[6] + "\n"  # a marker without its batch line
+    (b,), parser = parse_dump_text(grepped)
+    assert b.from_records and b.is_control and b.is_transactional
+    assert b.records()[0].control_type == "COMMIT" and not b.records()[0].is_tombstone
+
+
+@pytest.mark.parametrize("prompt", [
+    "$ bin/kafka-dump-log.sh --files 00000000000000001200.log --print-data-log",
+    "[ops@broker-2 kafka_2.13-3.7.0]$ bin/kafka-dump-log.sh --files 00000000000000001200.log \\",
+    "> --print-data-log",
+    "bash-5.1# kafka-dump-log --files 00000000000000001200.log --print-data-log",
+    "(venv) ops@laptop:~/tickets$ cat dump.txt",
+    "root@broker-2:/opt/kafka# bin/kafka-dump-log.sh --files x.log --print-data-log | grep offset",
+    "% kafka-dump-log --files x.log",
+    "#comment without a space",
+])
+def test_prompt_and_comment_lines_are_skipped(prompt):
+    batches, parser = parse_dump_text(prompt + "\n" + DUMP_4X + prompt + "\n")
+    assert not parser.problems and parser.skipped_lines == 2
+    assert [r.offset for b in batches for r in b.records()] == [1200, 1203, 1205]
+
+
+def test_a_payload_line_that_looks_like_a_prompt_stays_payload():
+    text = ("baseOffset: 0 lastOffset: 0 count: 1 position: 0 CreateTime: 5 size: 90 magic: 2 "
+            "compresscodec: none crc: 1 isvalid: true\n"
+            "| offset: 0 CreateTime: 5 keySize: 1 valueSize: 15 sequence: -1 headerKeys: [] key: a payload: run:\n"
+            "$ ls -l /tmp\n")
+    (b,), parser = parse_dump_text(text)
+    assert not parser.problems and b.records()[0].value == b"run:\n$ ls -l /tmp"
