@@ -275,7 +275,8 @@ def classify(line: str) -> str:
     return "other"
 
 
-DUMP_KINDS = {"section", "start", "batch", "legacy_batch", "record", "bare_record", "invalid_bytes"}
+# (not ``bare_record``: ``key: x`` starts many a text; a --skip-record-metadata dump has its "Dumping")
+DUMP_KINDS = {"section", "start", "batch", "legacy_batch", "record", "invalid_bytes"}
 
 
 def is_dump_line(raw: str) -> bool:

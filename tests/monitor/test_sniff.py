@@ -51,6 +51,7 @@ def test_a_segment_by_its_first_batch_header(tmp_path):
     (b"hello, this is a README\nnothing Kafka here\n", "notes.txt"),
     (b"[2026-11-23 07:00:00,000] INFO [LogCleaner] Starting (kafka.log.LogCleaner)\n", "server.log"),
     (b"{\"offset\": 3}\n", "records.json"),
+    (b"key: orders\npayload: none\n", "settings.yaml"),
     (b"\x7fELF\x02\x01\x01" + b"\x00" * 60, "a.out"),
     (b"PK\x03\x04" + bytes(range(3, 200)), "jar.zip"),
 ])
