@@ -81,6 +81,7 @@ def written(kafka, tmp_path_factory):
         "plain": localbroker.dump_log(logs, "--print-data-log"),
         "with_index": localbroker.dump_log(with_index, "--print-data-log"),
         "deep": localbroker.dump_log(logs, "--deep-iteration"),
+        "no_metadata": localbroker.dump_log(logs, "--print-data-log", "--skip-record-metadata"),
         "runs": [(f, localbroker.dump_log([f], "--print-data-log")) for f in logs],
         "batches": [b for f in logs for b in SegmentReader(f).batches()],
     }
@@ -197,6 +198,16 @@ def test_deep_iteration_output(written):
     assert ours == reader_records(written["batches"], payloads=False)
     assert all(r.key is None for b in batches for r in b.records())
     assert batch_facts(batches) == batch_facts(written["batches"])
+
+
+def test_skip_record_metadata_output(written):
+    """``--skip-record-metadata``: ``| key: K payload: V``, `` payload: V`` for a null key, nothing for a
+    record with neither or a control record (4.x DumpLogSegments.java prints the "| " only with a key)."""
+    batches, _, _ = parsed(written["no_metadata"])
+    ours = [(r.key, r.value) for b in batches for r in b.records()]
+    want = [(r.key, r.value) for b in written["batches"] if not b.is_control for r in b.records()
+            if r.key is not None or r.value is not None]
+    assert ours == want and any(k is None for k, _ in ours) and any(v is None for _, v in ours)
 
 
 def _inspect(path) -> tuple[int, list, str]:
