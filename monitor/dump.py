@@ -57,13 +57,15 @@ CONTENT_FIELDS = {"key", "payload", "endTxnMarker", "controlType"}  # where a re
 TIMESTAMP_LABELS = {"CreateTime": "create", "LogAppendTime": "log_append", "NoTimestampType": "none"}
 CODECS = {"none": "none", "gzip": "gzip", "snappy": "snappy", "lz4": "lz4", "zstd": "zstd", "producer": "none"}
 CONTROL = re.compile(r"^ endTxnMarker: (?P<type>\w+) coordinatorEpoch: (?P<epoch>-?\d+)")
+# what a control record's line holds after its fields (4.3 DumpLogSegments.java's format strings)
 CONTROL_CONTENT = ("endTxnMarker: ", "controlType: ", "SnapshotHeader ", "SnapshotFooter ", "KRaftVersion ",
-                   "KRaftVoters ", "LeaderChange ")
+                   "KRaftVoters ")
 # Kafka's DumpLogSegments picks the dumper by the text after the last "."; these hold no records
 INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex", ".snapshot")
 # a shell prompt before a command: "$ ", "user@host:~/kafka$ ", "[user@host kafka]$ ", "bash-5.1# ",
-# "(venv) user@host:~$ ", "> " (a continued command)
-PROMPT = re.compile(r"^(?:\([^()\s]*\) )?(?:\[[^\]]*\]|[\w.\-]+@[\w.\-]+(?::\S*?)?|[\w.\-]+)? ?[$#%>](?: |$)")
+# "(venv) user@host:~$ ", "user@mac ~ % " (zsh), "> " (a continued command)
+PROMPT = re.compile(r"^(?:\([^()\s]*\) )?(?:\[[^\]]*\]|[\w.\-]+@[\w.\-]+(?::\S*?| \S+)?|[\w.\-]+)? ?[$#%>](?: |$)")
+FENCE = ("```", "~~~")  # a Markdown code block around a dump pasted into a ticket
 SET_ASIDE = (
     re.compile(r"^Non-consecutive offsets in "),
     re.compile(r"^\d+ is followed by \d+$"),
@@ -235,11 +237,18 @@ def record_fields(text: str) -> tuple[dict[str, str], str]:
 
 
 def clean_line(raw: str) -> tuple[str, str]:
-    """(kind, text) of one pasted line (without its line end): ``blank``, ``comment``, ``prompt`` or
-    ``text`` (indentation removed)."""
+    """(kind, text) of one pasted line (without its line end): ``blank``, ``comment`` (also a Markdown
+    fence), ``prompt`` or ``text`` (indentation and e-mail quote marks removed)."""
     line = raw.lstrip()  # not the right: a payload may end in spaces
     if not line.strip():
         return "blank", ""
+    while line.startswith(">"):  # an e-mail quote ("> | offset: ..."), else a continued command
+        rest = line[1:].lstrip()
+        if classify(rest) == "other" and not rest.startswith(">"):
+            break
+        line = rest
+    if line.startswith(FENCE):
+        return "comment", line
     if line.startswith("#") and not PROMPT.match(line):
         return "comment", line
     m = PROMPT.match(line)

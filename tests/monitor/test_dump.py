@@ -146,6 +146,8 @@ def test_control_record_texts():
     "root@broker-2:/opt/kafka# bin/kafka-dump-log.sh --files x.log --print-data-log | grep offset",
     "% kafka-dump-log --files x.log",
     "#comment without a space",
+    "ops@mac ~ % kafka-dump-log --files x.log --print-data-log",
+    "```text",
 ])
 def test_prompt_and_comment_lines_are_skipped(prompt):
     batches, parser = parse_dump_text(prompt + "\n" + DUMP_4X + prompt + "\n")
@@ -160,3 +162,11 @@ def test_a_payload_line_that_looks_like_a_prompt_stays_payload():
             "$ ls -l /tmp\n")
     (b,), parser = parse_dump_text(text)
     assert not parser.problems and b.records()[0].value == b"run:\n$ ls -l /tmp"
+
+
+def test_an_e_mail_quoted_dump_keeps_its_lines():
+    quoted = "".join(f"> {line}\n" for line in DUMP_4X.splitlines())
+    quoted = "> > $ bin/kafka-dump-log.sh --files x.log --print-data-log\n" + quoted
+    batches, parser = parse_dump_text(quoted)
+    assert not parser.problems and parser.skipped_lines == 1
+    assert [r.offset for b in batches for r in b.records()] == [1200, 1203, 1205]

@@ -143,6 +143,15 @@ def tabs_and_crlf(w) -> str:
     return "\r\n".join("\t" + line if line else line for line in w["plain"].split("\n"))
 
 
+def fenced_in_a_ticket(w) -> str:
+    """The dump inside a Markdown fence (prose around it is not a dump line: it would be reported)."""
+    return "```text\n" + w["plain"] + "```\n"
+
+
+def quoted_in_an_e_mail(w) -> str:
+    return "".join(f"> {line}\n" for line in w["plain"].split("\n")[:-1])
+
+
 def grepped(w) -> str:
     return "\n".join(line for line in w["plain"].split("\n") if "| offset:" in line) + "\n"
 
@@ -161,7 +170,8 @@ def everything(w) -> str:
     return f"# from OPS-1234\n{PROMPT}bin/kafka-dump-log.sh --files ... --print-data-log\n{body}{PROMPT}\n"
 
 
-SHAPES = [prompted, commented, indented, tabs_and_crlf, runs_one_after_another, with_index_sections, everything]
+SHAPES = [prompted, commented, indented, tabs_and_crlf, fenced_in_a_ticket, quoted_in_an_e_mail, runs_one_after_another,
+          with_index_sections, everything]
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.__name__)
