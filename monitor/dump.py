@@ -11,18 +11,18 @@ from 4.0; the spellings below were read from tags 0.11.0.0 .. 3.8.0 and the 4.3 
 * batch line, 2.0 .. 4.x: ``baseOffset: B lastOffset: L count: N baseSequence: .. lastSequence: ..
   producerId: .. producerEpoch: .. partitionLeaderEpoch: .. isTransactional: .. isControl: ..
   deleteHorizonMs: OptionalLong.empty position: P CreateTime: T size: S magic: 2 compresscodec: none
-  crc: C isvalid: true``. ``count`` arrived in 2.0, ``isControl`` in 2.3 (before it the batch line
-  printed ``isvalid`` before ``size``), ``deleteHorizonMs`` in 3.1/3.3; ``compresscodec`` is the
+  crc: C isvalid: true``. ``count`` arrived in 2.0, ``isControl`` in 2.1, ``isvalid`` moved from
+  before ``size`` to the end in 2.2, ``deleteHorizonMs`` arrived in 3.2; ``compresscodec`` is the
   enum's name (``GZIP``) before 3.0 and ``CompressionType.name`` (``gzip``) from 3.0.
   A magic 0/1 batch prints ``offset: L position: P ...`` instead.
-* record line, 2.3 .. 4.x (``--print-data-log`` or ``--deep-iteration``, after its batch line):
+* record line, 2.2 .. 4.x (``--print-data-log`` or ``--deep-iteration``, after its batch line):
   ``| offset: O CreateTime: T keySize: K valueSize: V sequence: S headerKeys: [a,b] key: .. payload: ..``;
-  ``keysize``/``valuesize`` before 2.8; magic 0/1: ``crc: C isvalid: B`` (2.3 .. 2.7) or
+  ``keysize``/``valuesize`` before 2.8; magic 0/1: ``crc: C isvalid: B`` (2.2 .. 2.7) or
   ``isValid: B crc: C}`` (3.0 .. 3.8, the stray brace is Kafka's) after the sizes. 2.8.x printed
   the batch's fields on every record line (``| offset: O isValid: B crc: null keySize: .. baseOffset:
   .. batchSize: .. compressType: .. position: P ...``). Control records: ``endTxnMarker: COMMIT
   coordinatorEpoch: E``, ``controlType: T(id)``, ``SnapshotHeader {...}``...
-* record line, 0.11 .. 2.2 (deep iteration printed records *instead of* batch lines):
+* record line, 0.11 .. 2.1 (deep iteration printed records *instead of* batch lines):
   ``offset: O position: P CreateTime: T isvalid: B keysize: K valuesize: V magic: M compresscodec: C
   producerId: .. [producerEpoch: .. (1.0+)] sequence: .. isTransactional: .. headerKeys: [..] key: ..``.
 * ``--skip-record-metadata`` (2.8+): ``| key: K payload: V`` (or `` payload: V`` with a null key).
@@ -32,7 +32,8 @@ from 4.0; the spellings below were read from tags 0.11.0.0 .. 3.8.0 and the 4.3 
 
 As pasted from terminals and tickets: shell prompt lines (``$ bin/kafka-dump-log.sh ...``,
 ``user@host:~$ ...``) and ``#`` comments are skipped, indentation is ignored, several ``Dumping``
-sections follow each other, and record lines may come without their batch line (``grep '| offset:'``):
+sections follow each other, Markdown fences and e-mail quote marks (``> ``) around them, and record
+lines may come without their batch line (``grep '| offset:'``):
 such records get a batch made from what their own line says (``from_records``), every other batch
 field unknown (None). ``Dumping`` sections of ``.index``, ``.timeindex``, ``.txnindex`` and
 ``.snapshot`` files hold no records: they are skipped and listed in ``skipped_sections``.
@@ -126,7 +127,7 @@ class DumpRecord(Record):
 class DumpBatch:
     """One batch of a dump, with the v2 header's attribute names.
 
-    ``from_records``: the dump held no batch line for these records (grep output, or Kafka before 2.3
+    ``from_records``: the dump held no batch line for these records (grep output, or Kafka before 2.2
     with ``--deep-iteration``); the batch is what the record lines say, and a field they do not print
     is None (unknown), e.g. ``size`` and ``delete_horizon_ms`` of grepped ``| offset:`` lines."""
 
@@ -274,7 +275,7 @@ def classify(line: str) -> str:
         if "size" in f and "position" in f:
             return "legacy_batch"
         if "keysize" in f or "keySize" in f:
-            return "record"  # 0.11 .. 2.2 deep iteration: no "| ", no batch line
+            return "record"  # 0.11 .. 2.1 deep iteration: no "| ", no batch line
     if line.startswith(("key: ", "payload: ")):
         return "bare_record"
     if INVALID_BYTES.match(line):
@@ -420,7 +421,7 @@ class DumpParser:
             base_sequence=int(f.get("baseSequence", -1)), last_sequence=int(f.get("lastSequence", -1)),
             partition_leader_epoch=int(f.get("partitionLeaderEpoch", -1)),
             is_transactional=_bool(f.get("isTransactional", "false")),
-            # not printed before 2.3: a v2 batch line alone cannot tell (its records' text can)
+            # not printed before 2.1: a v2 batch line alone cannot tell (its records' text can)
             is_control=_bool(f["isControl"]) if "isControl" in f else (False if magic < 2 else None),
             delete_horizon_ms=_horizon(f.get("deleteHorizonMs")),
         )
@@ -443,7 +444,7 @@ class DumpParser:
         seq = _int(f.get("sequence"))
         hk = [h for h in f.get("headerKeys", "[]")[1:-1].split(",") if h]
         if content.startswith(CONTROL_CONTENT):
-            if batch.is_control is None:  # a batch line before 2.3 does not say; its records do
+            if batch.is_control is None:  # a batch line before 2.1 does not say; its records do
                 batch.is_control = True
         elif batch.is_control is None and ("offset" in f):
             batch.is_control = False

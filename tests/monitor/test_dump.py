@@ -101,7 +101,7 @@ LEGACY_BATCH = "offset: 2 position: 80 CreateTime: 5 size: 39 magic: 1 compressc
 
 
 @pytest.mark.parametrize("record", [
-    # 2.3.0 DumpLogSegments.scala: print(s" crc: ${record.checksumOrNull} isvalid: ${record.isValid}")
+    # 2.2.0 .. 2.7.0 DumpLogSegments.scala: print(s" crc: ${record.checksumOrNull} isvalid: ${record.isValid}")
     "| offset: 2 CreateTime: 5 keysize: 1 valuesize: 4 crc: 99 isvalid: true key: b payload: four",
     # 3.0.0 .. 3.8.0: print(s" isValid: ${r.isValid} crc: ${r.checksum}}") -- the brace is Kafka's
     "| offset: 2 CreateTime: 5 keySize: 1 valueSize: 4 isValid: true crc: 99} key: b payload: four",

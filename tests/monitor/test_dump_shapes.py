@@ -314,7 +314,7 @@ def render_2_0_shallow(batches, starting: str) -> str:
 
 
 def _batch_line_2_3(b, codec: str, horizon: bool) -> str:
-    """2.3.0 printBatchLevel; ``deleteHorizonMs`` from 3.3.0 (OptionalLong's toString)."""
+    """2.3.0 printBatchLevel (the same from 2.2.0); ``deleteHorizonMs`` from 3.2.0 (OptionalLong's toString)."""
     h = ""
     if horizon:
         h = " deleteHorizonMs: " + ("OptionalLong.empty" if b.delete_horizon_ms is None
@@ -329,7 +329,7 @@ def _batch_line_2_3(b, codec: str, horizon: bool) -> str:
 
 def render_2_3(batches, starting: str) -> str:
     """2.3.0 DumpLogSegments.scala 337-365: a batch line, then ``| offset: .. keysize: .. valuesize: ..
-    sequence: .. headerKeys: [..]`` per record (same through 2.7.0)."""
+    sequence: .. headerKeys: [..]`` per record (the same from 2.2.0 through 2.7.0)."""
     lines = [f"Starting offset: {starting}"]
     for b in batches:
         lines.append(_batch_line_2_3(b, CODEC_ENUM[b.compression], False))
@@ -358,7 +358,7 @@ def render_2_8(batches, starting: str, records_only: bool = False) -> str:
 
 def render_3_0(batches, starting: str) -> str:
     """3.0.0 DumpLogSegments.scala 273-300: ``keySize``/``valueSize``, codec by ``CompressionType.name``
-    (lower case); ``Starting offset`` and no ``deleteHorizonMs`` until 3.3.0."""
+    (lower case); no ``deleteHorizonMs`` until 3.2.0, ``Starting offset`` until 3.3.0."""
     lines = [f"Starting offset: {starting}"]
     for b in batches:
         lines.append(_batch_line_2_3(b, b.compression, False))
@@ -404,5 +404,5 @@ def test_2_0_shallow_batch_lines(written):
     batches, _, ours = parsed(text)
     assert ours == []
     want = batch_facts(written["batches"])
-    # before 2.3 a batch line does not say whether the batch is a control batch: unknown
+    # before 2.1 a batch line does not say whether the batch is a control batch: unknown
     assert batch_facts(batches) == [f[:7] + (None,) + f[8:12] + (None,) for f in want]
