@@ -24,7 +24,7 @@ from monitor.dump import DumpParser
 from monitor.logdir import scan_partition
 from monitor.record import RecordFormatError, SegmentReader
 from monitor.regularfile import NotRegularFile, open_regular
-from monitor.sniff import NOT_KAFKA, SNIFF_BYTES, sniff
+from monitor.sniff import NOT_KAFKA, SNIFF_BYTES, sniff, text_encoding
 
 
 @dataclass
@@ -61,7 +61,8 @@ def iter_file(path: Path, summary: Summary, skip_corrupt: bool) -> Iterator[tupl
         summary.not_kafka.append(f"{path}: {NOT_KAFKA}")
         return
     if kind == "dump":
-        with io.TextIOWrapper(open_regular(path), encoding="utf-8", errors="surrogateescape", newline="\n") as fh:
+        with io.TextIOWrapper(open_regular(path), encoding=text_encoding(head), errors="surrogateescape",
+                              newline="\n") as fh:
             parser = DumpParser(fh, str(path))
             for batch in parser.batches():
                 summary.batches += 1

@@ -240,7 +240,7 @@ def record_fields(text: str) -> tuple[dict[str, str], str]:
 def clean_line(raw: str) -> tuple[str, str]:
     """(kind, text) of one pasted line (without its line end): ``blank``, ``comment`` (also a Markdown
     fence), ``prompt`` or ``text`` (indentation and e-mail quote marks removed)."""
-    line = raw.lstrip()  # not the right: a payload may end in spaces
+    line = raw.lstrip().lstrip("\ufeff")  # not the right: a payload may end in spaces. A BOM is no text
     if not line.strip():
         return "blank", ""
     while line.startswith(">"):  # an e-mail quote ("> | offset: ..."), else a continued command

@@ -27,9 +27,21 @@ def looks_like_segment(head: bytes) -> bool:
     return base >= 0 and length >= MIN_BATCH_LENGTH and head[16] in (0, 1, 2)
 
 
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # Windows PowerShell 5's ">" writes UTF-16 with a BOM
+
+
+def text_encoding(head: bytes) -> str:
+    """How to decode a dump whose first bytes are ``head``: UTF-16 after its byte order mark, else
+    UTF-8 (a UTF-8 BOM is then removed by the parser)."""
+    return "utf-16" if head.startswith(UTF16_BOMS) else "utf-8"
+
+
 def _text(head: bytes) -> str | None:
     """``head`` as text, or None when it is binary (a NUL, or undecodable as UTF-8 beyond a cut
     character at the end of the sample)."""
+    if text_encoding(head) == "utf-16":
+        cut = len(head) - len(head) % 2
+        return head[:cut].decode("utf-16", errors="replace")
     if b"\x00" in head:
         return None
     try:

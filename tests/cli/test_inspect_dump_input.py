@@ -72,3 +72,15 @@ def test_every_unparsable_line_is_named_by_file_and_line(tmp_path):
                    if line.startswith(f"inspect: dump: {p}: line "))
     assert named == [5, 6, 7, 8, 11], r.stderr
     assert f"inspect: note: {p}: line 9: skipped the section of 00000000000000001200.index" in r.stderr
+
+
+def test_a_dump_saved_by_windows_tools(tmp_path):
+    """PowerShell 5's ``>`` writes UTF-16 with a byte order mark; Notepad's UTF-8 has one too; CRLF."""
+    text = "\r\n".join(["Dumping 00000000000000001200.log", BATCH, REC.format(o=1200), REC.format(o=1201)]) + "\r\n"
+    for name, data in (("utf16.txt", text.encode("utf-16")), ("bom.txt", b"\xef\xbb\xbf" + text.encode())):
+        p = tmp_path / name
+        p.write_bytes(data)
+        r = inspect(p)
+        assert r.returncode == 0, r.stderr
+        rows = [json.loads(line) for line in r.stdout.splitlines()]
+        assert [(x["offset"], x["value_size"]) for x in rows] == [(1200, 5), (1201, 5)]
