@@ -33,7 +33,7 @@ from 4.0; the spellings below were read from tags 0.11.0.0 .. 3.8.0 and the 4.3 
 As pasted from terminals and tickets: shell prompt lines (``$ bin/kafka-dump-log.sh ...``,
 ``user@host:~$ ...``) and ``#`` comments are skipped, indentation is ignored, several ``Dumping``
 sections follow each other, Markdown fences and e-mail quote marks (``> ``) around them, and record
-lines may come without their batch line (``grep '| offset:'``):
+lines may come without their batch line (``grep '| offset:'``, with grep's ``file:`` and ``-n`` prefixes):
 such records get a batch made from what their own line says (``from_records``), every other batch
 field unknown (None). ``Dumping`` sections of ``.index``, ``.timeindex``, ``.txnindex`` and
 ``.snapshot`` files hold no records: they are skipped and listed in ``skipped_sections``.
@@ -67,6 +67,8 @@ INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex", ".snapshot")
 # "(venv) user@host:~$ ", "user@mac ~ % " (zsh), "> " (a continued command)
 PROMPT = re.compile(r"^(?:\([^()\s]*\) )?(?:\[[^\]]*\]|[\w.\-]+@[\w.\-]+(?::\S*?| \S+)?|[\w.\-]+)? ?[$#%>](?: |$)")
 FENCE = ("```", "~~~")  # a Markdown code block around a dump pasted into a ticket
+# what grep puts before a matching line: the file's name (several files) and/or the line number (-n)
+GREP_PREFIX = re.compile(r"^(?:[^\s|:]+:)?(?:\d+[:-])?(?=\| offset: |baseOffset: |offset: )")
 SET_ASIDE = (
     re.compile(r"^Non-consecutive offsets in "),
     re.compile(r"^\d+ is followed by \d+$"),
@@ -239,7 +241,7 @@ def record_fields(text: str) -> tuple[dict[str, str], str]:
 
 def clean_line(raw: str) -> tuple[str, str]:
     """(kind, text) of one pasted line (without its line end): ``blank``, ``comment`` (also a Markdown
-    fence), ``prompt`` or ``text`` (indentation and e-mail quote marks removed)."""
+    fence), ``prompt`` or ``text`` (indentation, e-mail quote marks and grep's ``file:line:`` removed)."""
     line = raw.lstrip().lstrip("\ufeff")  # not the right: a payload may end in spaces. A BOM is no text
     if not line.strip():
         return "blank", ""
@@ -248,6 +250,9 @@ def clean_line(raw: str) -> tuple[str, str]:
         if classify(rest) == "other" and not rest.startswith(">"):
             break
         line = rest
+    m = GREP_PREFIX.match(line)
+    if m and m.end():
+        line = line[m.end():]
     if line.startswith(FENCE):
         return "comment", line
     if line.startswith("#") and not PROMPT.match(line):

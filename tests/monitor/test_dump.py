@@ -170,3 +170,11 @@ def test_an_e_mail_quoted_dump_keeps_its_lines():
     batches, parser = parse_dump_text(quoted)
     assert not parser.problems and parser.skipped_lines == 1
     assert [r.offset for b in batches for r in b.records()] == [1200, 1203, 1205]
+
+
+def test_grep_prefixes_are_removed():
+    lines = DUMP_4X.splitlines()
+    text = "\n".join([f"dump.txt:3:{lines[2]}", f"4:{lines[3]}", f"dump.txt:{lines[4]}", f"dump.txt-5-{lines[4]}"])
+    batches, parser = parse_dump_text(text + "\n")
+    assert [p.line for p in parser.problems] == [4]  # grep -C's "file-N-" context prefix is not taken: reported
+    assert [r.offset for b in batches for r in b.records()] == [1200, 1203]

@@ -156,6 +156,14 @@ def grepped(w) -> str:
     return "\n".join(line for line in w["plain"].split("\n") if "| offset:" in line) + "\n"
 
 
+def grepped_with_names_and_numbers(w) -> str:
+    """``grep -n '| offset:' dump-*.txt``: each line after its file's name and line number."""
+    out = []
+    for i, (_, text) in enumerate(w["runs"]):
+        out += [f"dump-{i}.txt:{n}:{line}" for n, line in enumerate(text.split("\n"), 1) if "| offset:" in line]
+    return "\n".join(out) + "\n"
+
+
 def runs_one_after_another(w) -> str:
     return "".join(f"[ops@broker-2 kafka]$ bin/kafka-dump-log.sh --print-data-log --files {f}\n{text}"
                    for f, text in w["runs"])
@@ -190,8 +198,9 @@ def test_pasted_shapes_parse_to_the_segments_records(written, shape):
         assert parser.skipped_sections == []
 
 
-def test_grepped_record_lines_parse_to_the_same_records(written):
-    batches, parser, ours = parsed(grepped(written))
+@pytest.mark.parametrize("shape", [grepped, grepped_with_names_and_numbers], ids=lambda s: s.__name__)
+def test_grepped_record_lines_parse_to_the_same_records(written, shape):
+    batches, parser, ours = parsed(shape(written))
     assert ours == reader_records(written["batches"])
     assert parser.batchless_records == len(ours)
     assert all(b.from_records and b.size is None and b.base_offset is None and b.delete_horizon_ms is None
@@ -232,7 +241,7 @@ def test_inspect_takes_every_shape_for_text_and_says_what_it_skipped(written, tm
     """The issue's report: pasted dumps were taken for segments ("unknown magic byte 115")."""
     rc, seg_rows, _ = _inspect(written["logs"][0].parent)
     assert rc == 0
-    for shape in [*SHAPES, grepped]:
+    for shape in [*SHAPES, grepped, grepped_with_names_and_numbers]:
         f = tmp_path / f"{shape.__name__}.txt"
         f.write_bytes(shape(written).encode())
         rc, rows, err = _inspect(f)
@@ -244,7 +253,7 @@ def test_inspect_takes_every_shape_for_text_and_says_what_it_skipped(written, tm
         assert first == [(r["offset"], r["key"], r["value_size"], r["header_keys"]) for r in seg_rows]
         if shape in (with_index_sections, everything):
             assert f"{f}: line " in err and "skipped the section of" in err and ".timeindex" in err
-        if shape is grepped:
+        if shape in (grepped, grepped_with_names_and_numbers):
             assert "without their batch line" in err and rows[0]["batch_base_offset"] is None
 
 
