@@ -81,6 +81,8 @@ SET_ASIDE = (
     re.compile(r"^The following indexed offsets are not found|^Indexed offset: "),
     re.compile(r"^Snapshot end offset: |^KRaft bootstrap snapshot$"),
     re.compile(r"^Ignoring unknown file |.* is empty\.$|.* passed sanity check\.$"),
+    # what the tool's JVM and its logging libraries print on stderr, pasted with 2>&1
+    re.compile(r"^SLF4J: |^log4j:WARN |^OpenJDK 64-Bit Server VM warning: |^Picked up _?JAVA_TOOL_OPTIONS: "),
 )
 INVALID_BYTES = re.compile(r"^Found (\d+) invalid bytes at the end of (.*)$")
 

@@ -178,3 +178,14 @@ def test_grep_prefixes_are_removed():
     batches, parser = parse_dump_text(text + "\n")
     assert [p.line for p in parser.problems] == [4]  # grep -C's "file-N-" context prefix is not taken: reported
     assert [r.offset for b in batches for r in b.records()] == [1200, 1203]
+
+
+def test_the_jvms_stderr_pasted_with_the_dump_is_set_aside():
+    noise = ('SLF4J: Failed to load class "org.slf4j.impl.StaticLoggerBinder".\n'
+             "SLF4J: Defaulting to no-operation (NOP) logger implementation\n"
+             "log4j:WARN No appenders could be found for logger (kafka.utils.Log4jControllerRegistration$).\n"
+             "OpenJDK 64-Bit Server VM warning: Option UseConcMarkSweepGC was deprecated in version 9.0\n"
+             "Picked up JAVA_TOOL_OPTIONS: -Dfile.encoding=UTF-8\n")
+    batches, parser = parse_dump_text(noise + DUMP_4X)
+    assert not parser.problems and parser.set_aside == 5
+    assert sum(len(b.records()) for b in batches) == 3
