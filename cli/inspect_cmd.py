@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, TextIO
 
-from monitor.dump import DumpParser, looks_like_dump
+from monitor.dump import DumpParser
 from monitor.logdir import scan_partition
 from monitor.record import RecordFormatError, SegmentReader
 from monitor.regularfile import NotRegularFile, open_regular
+from monitor.sniff import NOT_KAFKA, SNIFF_BYTES, sniff, text_encoding
 
 
 @dataclass
@@ -37,6 +38,8 @@ class Summary:
     skipped: int = 0
     faults: list[str] = field(default_factory=list)
     dump_problems: list[str] = field(default_factory=list)
+    not_kafka: list[str] = field(default_factory=list)  # files that are neither format
+    notes: list[str] = field(default_factory=list)  # what was read differently, and why
 
 
 def expand(path: Path) -> tuple[list[Path], list[str]]:
@@ -51,17 +54,27 @@ def expand(path: Path) -> tuple[list[Path], list[str]]:
 def iter_file(path: Path, summary: Summary, skip_corrupt: bool) -> Iterator[tuple[object, object]]:
     """(batch, record) pairs of one segment or dump file; faults recorded in ``summary``."""
     with open_regular(path) as fh:
-        head = fh.read(64)
+        head = fh.read(SNIFF_BYTES)
     summary.files += 1
-    if looks_like_dump(head):
-        with io.TextIOWrapper(open_regular(path), encoding="utf-8", errors="surrogateescape") as fh:
+    kind = sniff(head, path.name)
+    if kind is None:
+        summary.not_kafka.append(f"{path}: {NOT_KAFKA}")
+        return
+    if kind == "dump":
+        with io.TextIOWrapper(open_regular(path), encoding=text_encoding(head), errors="surrogateescape",
+                              newline="\n") as fh:
             parser = DumpParser(fh, str(path))
             for batch in parser.batches():
                 summary.batches += 1
-                summary.bytes += batch.size
+                summary.bytes += batch.size or 0
                 for rec in batch.records():
                     yield batch, rec
         summary.dump_problems += [f"{path}: line {p.line}: {p.reason}: {p.text[:80]!r}" for p in parser.problems]
+        summary.notes += [f"{path}: line {line}: skipped the section of {f} (an index holds no records)"
+                          for f, line in parser.skipped_sections]
+        if parser.batchless_records:
+            summary.notes.append(f"{path}: {parser.batchless_records} record line(s) without their batch line: "
+                                 "batch fields they do not print (size, CRC, delete horizon...) are unknown (null)")
         return
     reader = SegmentReader(path, skip_corrupt=skip_corrupt)
     try:
@@ -119,7 +132,7 @@ def _table_row(batch, rec) -> str:
     elif batch.is_transactional:
         flags.append("txn")
     vs = "null" if rec.value_size < 0 else str(rec.value_size)
-    cells = [str(rec.offset), str(rec.timestamp), k[:24], vs, ",".join(flags), batch.compression]
+    cells = [str(rec.offset), str(rec.timestamp), k[:24], vs, ",".join(flags), batch.compression or "?"]
     return "  ".join(c.ljust(w) for c, (_, w) in zip(cells, TABLE_COLUMNS))
 
 
@@ -166,9 +179,13 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
         print(f"inspect: corrupt: {fault}", file=err)
     for problem in summary.dump_problems:
         print(f"inspect: dump: {problem}", file=err)
+    for note in summary.notes:
+        print(f"inspect: note: {note}", file=err)
+    for line in summary.not_kafka:
+        print(f"inspect: {line}", file=err)
     if summary.faults:
         print(f"inspect: met corruption: skipped {summary.skipped} batch(es)", file=err)
         status = status or 1
-    if summary.dump_problems:
+    if summary.dump_problems or summary.not_kafka:
         status = status or 1
     return status

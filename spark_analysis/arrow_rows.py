@@ -106,7 +106,9 @@ def segment_batches(uri: str, size: int, opener):
 
 def _add(cols: Columns, seg_consts: dict, batch, offsets, timestamps, keys, key_sizes, value_sizes) -> None:
     sizes = [(k if k > 0 else 0) + (v if v > 0 else 0) + RECORD_OVERHEAD for k, v in zip(key_sizes, value_sizes)]
-    share = batch.size / sum(sizes)
+    # a dump's record lines without their batch line (grep output) do not give the batch's size: each
+    # record then counts its own key, value and framing, as a live topic's records do (topic_input)
+    share = 1.0 if batch.size is None else batch.size / sum(sizes)
     control = batch.is_control
     consts = dict(seg_consts)
     consts.update({

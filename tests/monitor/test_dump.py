@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from monitor.dump import DumpFormatError, looks_like_dump, parse_dump_text
+from monitor.dump import DumpFormatError, parse_dump_text
 
 DUMP_4X = """\
 Dumping /data/kafka/orders-3/00000000000000001200.log
@@ -83,9 +83,12 @@ def test_stderr_lines_and_index_dumps_are_set_aside():
     assert parser.invalid_bytes == {"00000000000000001200.log": 12}
 
 
-def test_record_line_before_batch_is_a_problem():
-    _, parser = parse_dump_text("| offset: 1 CreateTime: 1 keySize: 1 valueSize: 1 sequence: -1 headerKeys: [] key: a payload: b\n")
-    assert parser.problems[0].line == 1
+def test_a_record_line_before_any_batch_line_gets_a_batch_of_unknowns():
+    batches, parser = parse_dump_text("| offset: 1 CreateTime: 1 keySize: 1 valueSize: 1 sequence: -1 headerKeys: [] key: a payload: b\n")
+    assert not parser.problems and parser.batchless_records == 1
+    (b,) = batches
+    assert b.from_records and b.magic == 2 and b.size is None and b.base_offset is None and b.is_control is False
+    assert b.records()[0].key == b"a"
 
 
 def test_skip_record_metadata_shape():
@@ -94,6 +97,95 @@ def test_skip_record_metadata_shape():
     assert not parser.problems and batches[0].records()[0].value == b"hello"
 
 
-def test_sniffing():
-    assert looks_like_dump(DUMP_4X.encode()[:64]) and looks_like_dump(DUMP_2X.encode()[:64])
-    assert not looks_like_dump(b"\x00" * 64)
+LEGACY_BATCH = "offset: 2 position: 80 CreateTime: 5 size: 39 magic: 1 compresscodec: NONE crc: 99 isvalid: true"
+
+
+@pytest.mark.parametrize("record", [
+    # 2.2.0 .. 2.7.0 DumpLogSegments.scala: print(s" crc: ${record.checksumOrNull} isvalid: ${record.isValid}")
+    "| offset: 2 CreateTime: 5 keysize: 1 valuesize: 4 crc: 99 isvalid: true key: b payload: four",
+    # 3.0.0 .. 3.8.0: print(s" isValid: ${r.isValid} crc: ${r.checksum}}") -- the brace is Kafka's
+    "| offset: 2 CreateTime: 5 keySize: 1 valueSize: 4 isValid: true crc: 99} key: b payload: four",
+    # 4.x DumpLogSegments.java: " isValid: %s crc: %s" (no brace)
+    "| offset: 2 CreateTime: 5 keySize: 1 valueSize: 4 isValid: true crc: 99 key: b payload: four",
+])
+def test_legacy_record_lines_of_each_version(record):
+    batches, parser = parse_dump_text(LEGACY_BATCH + "\n" + record + "\n")
+    assert not parser.problems
+    (rec,) = batches[0].records()
+    assert (rec.offset, rec.key, rec.value, rec.value_size, batches[0].magic) == (2, b"b", b"four", 4, 1)
+
+
+def test_0_11_deep_line_of_a_legacy_batch():
+    """0.11.0.0 DumpLogSegments.scala 381-391: magic < 2 prints `` crc: ..`` instead of producer fields."""
+    line = ("offset: 3 position: 200 CreateTime: 5 isvalid: true keysize: 1 valuesize: 2 magic: 1 "
+            "compresscodec: SNAPPY crc: 123 key: a payload: bb")
+    (b,), parser = parse_dump_text(line + "\n")
+    assert not parser.problems and b.from_records
+    assert (b.position, b.magic, b.compression, b.size) == (200, 1, "snappy", None)
+    assert b.records()[0].value == b"bb"
+
+
+def test_control_record_texts():
+    batch = DUMP_4X.splitlines()[5]  # the control batch line
+    text = (batch + "\n| offset: 1205 CreateTime: 5 keySize: 4 valueSize: 10 sequence: -1 headerKeys: [] "
+            "controlType: LEADER_CHANGE(2)\n")
+    (b,), parser = parse_dump_text(text)
+    assert not parser.problems and b.is_control and b.records()[0].control_text == "controlType: LEADER_CHANGE(2)"
+    grepped = DUMP_4X.splitlines()[6] + "\n"  # a marker without its batch line
+    (b,), parser = parse_dump_text(grepped)
+    assert b.from_records and b.is_control and b.is_transactional
+    assert b.records()[0].control_type == "COMMIT" and not b.records()[0].is_tombstone
+
+
+@pytest.mark.parametrize("prompt", [
+    "$ bin/kafka-dump-log.sh --files 00000000000000001200.log --print-data-log",
+    "[ops@broker-2 kafka_2.13-3.7.0]$ bin/kafka-dump-log.sh --files 00000000000000001200.log \\",
+    "> --print-data-log",
+    "bash-5.1# kafka-dump-log --files 00000000000000001200.log --print-data-log",
+    "(venv) ops@laptop:~/tickets$ cat dump.txt",
+    "root@broker-2:/opt/kafka# bin/kafka-dump-log.sh --files x.log --print-data-log | grep offset",
+    "% kafka-dump-log --files x.log",
+    "#comment without a space",
+    "ops@mac ~ % kafka-dump-log --files x.log --print-data-log",
+    "```text",
+])
+def test_prompt_and_comment_lines_are_skipped(prompt):
+    batches, parser = parse_dump_text(prompt + "\n" + DUMP_4X + prompt + "\n")
+    assert not parser.problems and parser.skipped_lines == 2
+    assert [r.offset for b in batches for r in b.records()] == [1200, 1203, 1205]
+
+
+def test_a_payload_line_that_looks_like_a_prompt_stays_payload():
+    text = ("baseOffset: 0 lastOffset: 0 count: 1 position: 0 CreateTime: 5 size: 90 magic: 2 "
+            "compresscodec: none crc: 1 isvalid: true\n"
+            "| offset: 0 CreateTime: 5 keySize: 1 valueSize: 15 sequence: -1 headerKeys: [] key: a payload: run:\n"
+            "$ ls -l /tmp\n")
+    (b,), parser = parse_dump_text(text)
+    assert not parser.problems and b.records()[0].value == b"run:\n$ ls -l /tmp"
+
+
+def test_an_e_mail_quoted_dump_keeps_its_lines():
+    quoted = "".join(f"> {line}\n" for line in DUMP_4X.splitlines())
+    quoted = "> > $ bin/kafka-dump-log.sh --files x.log --print-data-log\n" + quoted
+    batches, parser = parse_dump_text(quoted)
+    assert not parser.problems and parser.skipped_lines == 1
+    assert [r.offset for b in batches for r in b.records()] == [1200, 1203, 1205]
+
+
+def test_grep_prefixes_are_removed():
+    lines = DUMP_4X.splitlines()
+    text = "\n".join([f"dump.txt:3:{lines[2]}", f"4:{lines[3]}", f"dump.txt:{lines[4]}", f"dump.txt-5-{lines[4]}"])
+    batches, parser = parse_dump_text(text + "\n")
+    assert [p.line for p in parser.problems] == [4]  # grep -C's "file-N-" context prefix is not taken: reported
+    assert [r.offset for b in batches for r in b.records()] == [1200, 1203]
+
+
+def test_the_jvms_stderr_pasted_with_the_dump_is_set_aside():
+    noise = ('SLF4J: Failed to load class "org.slf4j.impl.StaticLoggerBinder".\n'
+             "SLF4J: Defaulting to no-operation (NOP) logger implementation\n"
+             "log4j:WARN No appenders could be found for logger (kafka.utils.Log4jControllerRegistration$).\n"
+             "OpenJDK 64-Bit Server VM warning: Option UseConcMarkSweepGC was deprecated in version 9.0\n"
+             "Picked up JAVA_TOOL_OPTIONS: -Dfile.encoding=UTF-8\n")
+    batches, parser = parse_dump_text(noise + DUMP_4X)
+    assert not parser.problems and parser.set_aside == 5
+    assert sum(len(b.records()) for b in batches) == 3
