@@ -104,6 +104,9 @@ def _table_row(batch, rec) -> str:
     return "  ".join(c.ljust(w) for c, (_, w) in zip(cells, TABLE_COLUMNS))
 
 
+_NOT_NEGATIVE = (-1).__lt__  # v -> -1 < v
+
+
 def _tally(summary: Summary, batch, data) -> None:
     """Records, tombstones and control records of one batch into the stderr summary."""
     n = len(data)
@@ -111,7 +114,7 @@ def _tally(summary: Summary, batch, data) -> None:
     if batch.is_control:
         summary.control += n
     elif isinstance(data, RecordColumns):
-        summary.tombstones += sum(v < 0 for v in data.value_sizes)
+        summary.tombstones += len(data) - sum(map(_NOT_NEGATIVE, data.value_sizes))
     elif isinstance(data, RecordArrays):
         sizes = array("i")
         sizes.frombytes(data.value_sizes)

@@ -63,15 +63,15 @@ def fast_lines(path_json: str, batch: BatchV2, cols) -> str:
     tail = (f', "control": false, "control_type": null, "transactional": {d(batch.is_transactional)}, '
             f'"compression": {d(batch.compression)}, "producer_id": {batch.producer_id}, '
             f'"delete_horizon_ms": {d(batch.delete_horizon_ms)}, "header_keys": ')
-    lines = [
-        f'{head}{o}, "timestamp": {t}{ts_type}'
-        + (f'null, "key_size": -1, "value_size": {v}, "tombstone": {"true" if v < 0 else "false"}' if k is None else
-           f'"{b2a_base64(k, newline=False).decode("ascii")}", "key_size": {len(k)}, "value_size": {v}, '
-           f'"tombstone": {"true" if v < 0 else "false"}')
-        + f'{tail}{d([hk for hk, _ in h]) if h else "[]"}}}\n'
-        for o, t, k, v, h in zip(cols.offsets, cols.timestamps, cols.keys, cols.value_sizes, cols.headers)
-    ]
-    return "".join(lines)
+    # one f-string per line, for a null key and for a key (no intermediate strings: the fastest form)
+    return "".join([
+        f'{head}{o}, "timestamp": {t}{ts_type}null, "key_size": -1, "value_size": {v}, '
+        f'"tombstone": {"true" if v < 0 else "false"}{tail}{d([hk for hk, _ in h]) if h else "[]"}}}\n'
+        if k is None else
+        f'{head}{o}, "timestamp": {t}{ts_type}"{b2a_base64(k, newline=False).decode()}", "key_size": {len(k)}, '
+        f'"value_size": {v}, "tombstone": {"true" if v < 0 else "false"}{tail}'
+        f'{d([hk for hk, _ in h]) if h else "[]"}}}\n'
+        for o, t, k, v, h in zip(cols.offsets, cols.timestamps, cols.keys, cols.value_sizes, cols.headers)])
 
 
 def batch_lines(path: str, path_json: str, batch, records) -> str:

@@ -104,7 +104,9 @@ class Totals:
         if tmin < 0:
             known = [t for t in ts if t >= 0]
             tmin, tmax = (min(known), max(known)) if known else (None, None)
-        self._range(min(offsets), max(offsets), tmin, tmax)
+        # a batch's records are in offset order (Kafka's LogValidator assigns them so; the cleaner
+        # only removes some): its first and last are its smallest and largest
+        self._range(offsets[0], offsets[-1], tmin, tmax)
         if batch.is_control:
             pos = 0
             for size in ks:
