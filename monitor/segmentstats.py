@@ -16,10 +16,36 @@ range none of whose records carries a time is ``None`` (unknown).
 
 from __future__ import annotations
 
+import os
 from array import array
 from dataclasses import dataclass, field
 
 from monitor.record.model import CONTROL_TYPES, control_type_code
+
+try:  # the timestamps' range in C (monitor/record/_decode.c), else min() and max() over the array
+    if os.environ.get("COMPACTION_MONITOR_PURE_PYTHON"):
+        raise ImportError("pure Python requested")
+    from monitor.record._decode import int64_range as _c_int64_range
+except ImportError:  # also a decoder built before it had int64_range
+    _c_int64_range = None
+
+
+def known_range(int64s: bytes) -> tuple[int, int] | None:
+    """(min, max) of the native int64 values >= 0 in ``int64s`` (timestamps: -1 is Kafka's
+    NO_TIMESTAMP), None when there is none."""
+    if _c_int64_range is not None:
+        return _c_int64_range(int64s, 0)
+    return _py_known_range(int64s)
+
+
+def _py_known_range(int64s: bytes) -> tuple[int, int] | None:
+    ts = array("q")
+    ts.frombytes(int64s)
+    lo, hi = (min(ts), max(ts)) if ts else (-1, -1)
+    if lo < 0:
+        known = [t for t in ts if t >= 0]
+        return (min(known), max(known)) if known else None
+    return lo, hi
 
 
 @dataclass
@@ -92,18 +118,13 @@ class Totals:
         self._batch(batch, n)
         if not n:
             return
-        ts = array("q")
-        ts.frombytes(arr.timestamps)
         ks, vs = array("i"), array("i")
         ks.frombytes(arr.key_sizes)
         vs.frombytes(arr.value_sizes)
         nulls = vs.count(-1)
         self.value_bytes += sum(vs) + nulls
         self.key_bytes += len(arr.keys)
-        tmin, tmax = min(ts), max(ts)
-        if tmin < 0:
-            known = [t for t in ts if t >= 0]
-            tmin, tmax = (min(known), max(known)) if known else (None, None)
+        tmin, tmax = known_range(arr.timestamps) or (None, None)
         # a batch's records are in offset order (Kafka's LogValidator assigns them so; the cleaner
         # only removes some): its first and last are its smallest and largest
         self._range(offsets[0], offsets[-1], tmin, tmax)
