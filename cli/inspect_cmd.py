@@ -1,12 +1,11 @@
 """``compaction-monitor inspect``: records of segment files, dump texts or partition folders.
 
-``--format jsonl`` prints one JSON object per record (the field names are a
-contract: scripts and the tests rely on them); ``--format table`` is for
-people (``cli.inspect_jsonl`` writes the jsonl lines without a general encoder). ``--stats`` prints
-no record: totals per file, per partition and in all (``cli.inspect_stats``), as text or, with
-``--format jsonl``, one JSON object per line. A summary goes to stderr. The exit status is 1 when corruption was met
-(how many batches were skipped is in the summary), 2 for a path that cannot
-be used at all.
+``--format jsonl`` prints one JSON object per record (the field names are a contract: scripts and
+the tests rely on them; ``cli.inspect_jsonl`` writes them without a general encoder); ``--format
+table`` is for people. ``--stats`` prints no record: totals per file, per partition and in all
+(``cli.inspect_stats``), as text or, with ``--format jsonl``, one JSON object per line. A summary goes
+to stderr. The exit status is 1 when corruption was met (how many batches were skipped is in the
+summary), 2 for a path that cannot be used at all.
 
 It lives with the command line, not in the core: it is presentation (formats, messages, exit
 statuses) over the core's readers (``monitor.record``, ``monitor.dump``, ``monitor.logdir``).
@@ -22,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, TextIO
 
-from monitor.dump import DumpParser, looks_like_dump
-from monitor.logdir import scan_partition
 from cli.inspect_jsonl import batch_lines
 from cli.inspect_stats import StatsCollector, render_jsonl, render_text
+from monitor.dump import DumpParser, looks_like_dump
+from monitor.logdir import scan_partition
 from monitor.record import RecordFormatError, SegmentReader
 from monitor.record.arrays import RecordArrays
 from monitor.record.v2 import RecordColumns
@@ -54,7 +53,8 @@ def expand(path: Path) -> tuple[list[Path], list[str]]:
     return [path], []
 
 
-def iter_file(path: Path, summary: Summary, skip_corrupt: bool, view: str = "records") -> Iterator[tuple[object, object]]:
+def iter_file(path: Path, summary: Summary, skip_corrupt: bool,
+              view: str = "records") -> Iterator[tuple[object, object]]:
     """(batch, its records) for each batch of one segment or dump file; faults recorded in ``summary``.
     ``view`` "columns" or "arrays" gives a segment batch's ``RecordColumns`` or ``RecordArrays`` in
     place of its records (what the fast jsonl encoder and ``--stats`` read); a dump batch always comes
