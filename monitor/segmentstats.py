@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from monitor.record.model import CONTROL_TYPES, control_type_code
 
-try:  # the timestamps' range in C (monitor/record/_decode.c), else min() and max() over the array
+try:  # value ranges in C (monitor/record/_decode.c), else min() and max() over the array
     if os.environ.get("COMPACTION_MONITOR_PURE_PYTHON"):
         raise ImportError("pure Python requested")
     from monitor.record._decode import int64_range as _c_int64_range
@@ -30,20 +30,25 @@ except ImportError:  # also a decoder built before it had int64_range
     _c_int64_range = None
 
 
-def known_range(int64s: bytes) -> tuple[int, int] | None:
-    """(min, max) of the native int64 values >= 0 in ``int64s`` (timestamps: -1 is Kafka's
-    NO_TIMESTAMP), None when there is none."""
+INT64_MIN = -(1 << 63)
+
+
+def value_range(int64s: bytes, floor: int = INT64_MIN) -> tuple[int, int] | None:
+    """(min, max) of the native int64 values >= ``floor`` in ``int64s``, None when there is none
+    (timestamps take floor 0: -1 is Kafka's NO_TIMESTAMP)."""
     if _c_int64_range is not None:
-        return _c_int64_range(int64s, 0)
-    return _py_known_range(int64s)
+        return _c_int64_range(int64s, floor)
+    return _py_value_range(int64s, floor)
 
 
-def _py_known_range(int64s: bytes) -> tuple[int, int] | None:
-    ts = array("q")
-    ts.frombytes(int64s)
-    lo, hi = (min(ts), max(ts)) if ts else (-1, -1)
-    if lo < 0:
-        known = [t for t in ts if t >= 0]
+def _py_value_range(int64s: bytes, floor: int = INT64_MIN) -> tuple[int, int] | None:
+    a = array("q")
+    a.frombytes(int64s)
+    if not a:
+        return None
+    lo, hi = min(a), max(a)
+    if lo < floor:
+        known = [v for v in a if v >= floor]
         return (min(known), max(known)) if known else None
     return lo, hi
 
@@ -112,9 +117,7 @@ class Totals:
 
     def add_arrays(self, batch, arr) -> None:
         """Fold a batch read from a segment, with its ``RecordArrays``."""
-        offsets = array("q")
-        offsets.frombytes(arr.offsets)
-        n = len(offsets)
+        n = len(arr)
         self._batch(batch, n)
         if not n:
             return
@@ -124,10 +127,10 @@ class Totals:
         nulls = vs.count(-1)
         self.value_bytes += sum(vs) + nulls
         self.key_bytes += len(arr.keys)
-        tmin, tmax = known_range(arr.timestamps) or (None, None)
-        # a batch's records are in offset order (Kafka's LogValidator assigns them so; the cleaner
-        # only removes some): its first and last are its smallest and largest
-        self._range(offsets[0], offsets[-1], tmin, tmax)
+        tmin, tmax = value_range(arr.timestamps, 0) or (None, None)
+        # min and max, not first and last: Kafka's LogValidator keeps an uncompressed v2 batch's
+        # offset deltas as the producer wrote them (it checks only the count against the range)
+        self._range(*value_range(arr.offsets), tmin, tmax)
         if batch.is_control:
             pos = 0
             for size in ks:

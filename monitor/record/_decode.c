@@ -259,7 +259,7 @@ error:
 
 /*
  * The smallest and largest of the native int64 values in a buffer that are >= floor, or None when
- * none is: a timestamp column's range without a Python int per value (inspect --stats).
+ * none is: an offset or timestamp column's range without a Python int per value (inspect --stats).
  */
 static PyObject *int64_range(PyObject *self, PyObject *args) {
     Py_buffer view;

@@ -172,15 +172,17 @@ def test_a_corrupt_and_an_empty_segment(record_gallery, tmp_path):
 
 @pytest.mark.parametrize("values", [[], [-1], [-1, -1, -1], [5], [7, 3, 9, 3], [-1, 12, -1, 4],
                                     [2**63 - 1, 0, -2**63], [1795418185878, 1795418185877, -1]])
-def test_the_timestamp_range_in_c_and_in_python(values):
-    """The C range (``_decode.int64_range``) and the Python one agree, NO_TIMESTAMP (-1) left out."""
+@pytest.mark.parametrize("floor", [0, -2**63])
+def test_the_value_range_in_c_and_in_python(values, floor):
+    """The C range (``_decode.int64_range``) and the Python one agree: all values (offsets), or those
+    >= 0 (timestamps, NO_TIMESTAMP -1 left out)."""
     from array import array
 
     from monitor import segmentstats
 
     data = array("q", values).tobytes()
-    known = [v for v in values if v >= 0]
-    want = (min(known), max(known)) if known else None
-    assert segmentstats._py_known_range(data) == want
+    kept = [v for v in values if v >= floor]
+    want = (min(kept), max(kept)) if kept else None
+    assert segmentstats._py_value_range(data, floor) == want
     if segmentstats._c_int64_range is not None:
-        assert segmentstats._c_int64_range(data, 0) == want
+        assert segmentstats._c_int64_range(data, floor) == want
