@@ -154,7 +154,8 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
                     if collected is not None:
                         collected.add(batch, data)
                     elif fmt == "jsonl":
-                        out.write(batch_lines(name, name_json, batch, data))
+                        for text in batch_lines(name, name_json, batch, data):
+                            out.write(text)
                     else:
                         out.write("".join(_table_row(batch, rec) + "\n" for rec in data))
             except RecordFormatError as exc:  # strict mode: stop this file at the first fault

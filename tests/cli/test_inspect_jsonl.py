@@ -136,3 +136,13 @@ def test_the_reference_encoding_is_the_old_one(record_gallery):
         if name not in READER_GAPS:
             for rec in SegmentReader(seg.path).records():
                 assert record_json(str(seg.path), rec.batch, rec) == old_record_json(seg.path, rec.batch, rec)
+
+
+def test_a_batch_written_in_chunks_encodes_the_same(record_gallery, monkeypatch):
+    """A batch longer than ``CHUNK`` lines is written a chunk at a time (here 7 lines): same text."""
+    import cli.inspect_jsonl
+
+    monkeypatch.setattr(cli.inspect_jsonl, "CHUNK", 7)
+    for name in ("magic2-none", "magic2-zstd", "magic2-cleaned", "mixed-magics"):
+        path = record_gallery[name].path
+        same([path], [path])
