@@ -32,9 +32,11 @@ def dir_bytes(folder: Path) -> int:
 
 
 def produce_bulk(bootstrap: str, topic: str, total_bytes: int, codec: str, keys: int = 200_000,
-                 partitions: int = 1, on_disk: Path | None = None) -> int:
-    """Write keyed records (values 100..1000 bytes, partly compressible) until ``total_bytes`` were
-    sent, or, with ``on_disk`` (a log dir), until the topic's segments hold that many bytes."""
+                 partitions: int = 1, on_disk: Path | None = None, value_sizes: tuple[int, int] = (100, 1000),
+                 tombstone_every: int = 0) -> int:
+    """Write keyed records (values ``value_sizes`` bytes, default 100..1000, partly compressible; a
+    tombstone every ``tombstone_every``-th record when set) until ``total_bytes`` were sent, or, with
+    ``on_disk`` (a log dir), until the topic's segments hold that many bytes."""
     from confluent_kafka import Producer
     from tqdm import tqdm
 
@@ -51,10 +53,12 @@ def produce_bulk(bootstrap: str, topic: str, total_bytes: int, codec: str, keys:
     sent = n = done = 0
     with tqdm(total=total_bytes, unit="B", unit_scale=True, desc=f"produce {topic}", file=sys.stderr) as bar:
         while done < total_bytes:
-            size = 100 + (n * 7919) % 900
+            size = value_sizes[0] + (n * 7919) % (value_sizes[1] - value_sizes[0])
             half = size // 2
             off = (n * 131) % (len(rnd) - half)
             value = rnd[off: off + half] + (words * (size // len(words) + 1))[: size - half]
+            if tombstone_every and n % tombstone_every == tombstone_every - 1:
+                value, size = None, 0
             key = f"key-{(n * 2654435761) % keys:08d}".encode()
             while True:
                 try:
@@ -63,7 +67,7 @@ def produce_bulk(bootstrap: str, topic: str, total_bytes: int, codec: str, keys:
                 except BufferError:
                     p.poll(0.05)
             n += 1
-            sent += len(value) + len(key)
+            sent += size + len(key)
             if n % 20000 == 0:
                 p.poll(0)
                 if on_disk is not None:

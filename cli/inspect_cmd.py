@@ -1,10 +1,11 @@
 """``compaction-monitor inspect``: records of segment files, dump texts or partition folders.
 
-``--format jsonl`` prints one JSON object per record (the field names are a
-contract: scripts and the tests rely on them); ``--format table`` is for
-people. A summary goes to stderr. The exit status is 1 when corruption was met
-(how many batches were skipped is in the summary), 2 for a path that cannot
-be used at all.
+``--format jsonl`` prints one JSON object per record (the field names are a contract: scripts and
+the tests rely on them; ``cli.inspect_jsonl`` writes them without a general encoder); ``--format
+table`` is for people. ``--stats`` prints no record: totals per file, per partition and in all
+(``cli.inspect_stats``), as text or, with ``--format jsonl``, one JSON object per line. A summary goes
+to stderr. The exit status is 1 when corruption was met (how many batches were skipped is in the
+summary), 2 for a path that cannot be used at all.
 
 It lives with the command line, not in the core: it is presentation (formats, messages, exit
 statuses) over the core's readers (``monitor.record``, ``monitor.dump``, ``monitor.logdir``).
@@ -12,17 +13,21 @@ statuses) over the core's readers (``monitor.record``, ``monitor.dump``, ``monit
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import sys
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, TextIO
 
+from cli.inspect_jsonl import batch_lines
+from cli.inspect_stats import StatsCollector, render_jsonl, render_text
 from monitor.dump import DumpParser
 from monitor.logdir import scan_partition
 from monitor.record import RecordFormatError, SegmentReader
+from monitor.record.arrays import RecordArrays
+from monitor.record.v2 import RecordColumns
 from monitor.regularfile import NotRegularFile, open_regular
 from monitor.sniff import NOT_KAFKA, SNIFF_BYTES, sniff, text_encoding
 
@@ -51,8 +56,12 @@ def expand(path: Path) -> tuple[list[Path], list[str]]:
     return [path], []
 
 
-def iter_file(path: Path, summary: Summary, skip_corrupt: bool) -> Iterator[tuple[object, object]]:
-    """(batch, record) pairs of one segment or dump file; faults recorded in ``summary``."""
+def iter_file(path: Path, summary: Summary, skip_corrupt: bool,
+              view: str = "records") -> Iterator[tuple[object, object]]:
+    """(batch, its records) for each batch of one segment or dump file; faults recorded in ``summary``.
+    ``view`` "columns" or "arrays" gives a segment batch's ``RecordColumns`` or ``RecordArrays`` in
+    place of its records (what the fast jsonl encoder and ``--stats`` read); a dump batch always comes
+    with its records."""
     with open_regular(path) as fh:
         head = fh.read(SNIFF_BYTES)
     summary.files += 1
@@ -67,8 +76,7 @@ def iter_file(path: Path, summary: Summary, skip_corrupt: bool) -> Iterator[tupl
             for batch in parser.batches():
                 summary.batches += 1
                 summary.bytes += batch.size or 0
-                for rec in batch.records():
-                    yield batch, rec
+                yield batch, batch.records()
         summary.dump_problems += [f"{path}: line {p.line}: {p.reason}: {p.text[:80]!r}" for p in parser.problems]
         summary.notes += [f"{path}: line {line}: skipped the section of {f} (an index holds no records)"
                           for f, line in parser.skipped_sections]
@@ -78,40 +86,13 @@ def iter_file(path: Path, summary: Summary, skip_corrupt: bool) -> Iterator[tupl
         return
     reader = SegmentReader(path, skip_corrupt=skip_corrupt)
     try:
-        for batch, recs in reader.decoded():
+        for batch, recs in reader.decoded(columns=view == "columns", arrays=view == "arrays"):
             summary.batches += 1
             summary.bytes += batch.size
-            for rec in recs:
-                yield batch, rec
+            yield batch, recs
     finally:
         summary.skipped += reader.batches_skipped
         summary.faults += [str(f) for f in reader.faults]
-
-
-
-def record_json(path: Path, batch, rec) -> dict:
-    key = rec.key
-    return {
-        "file": str(path),
-        "batch_base_offset": batch.base_offset,
-        "batch_last_offset": batch.last_offset,
-        "batch_position": batch.position,
-        "magic": batch.magic,
-        "offset": rec.offset,
-        "timestamp": rec.timestamp,
-        "timestamp_type": batch.timestamp_type,
-        "key": None if key is None else base64.b64encode(key).decode(),
-        "key_size": rec.key_size,
-        "value_size": rec.value_size,
-        "tombstone": rec.is_tombstone,
-        "control": batch.is_control,
-        "control_type": rec.control_type,
-        "transactional": batch.is_transactional,
-        "compression": batch.compression,
-        "producer_id": batch.producer_id,
-        "delete_horizon_ms": batch.delete_horizon_ms,
-        "header_keys": rec.header_keys,
-    }
 
 
 TABLE_COLUMNS = [("offset", 10), ("timestamp", 13), ("key", 24), ("value_size", 10), ("flags", 14), ("codec", 6)]
@@ -136,11 +117,34 @@ def _table_row(batch, rec) -> str:
     return "  ".join(c.ljust(w) for c, (_, w) in zip(cells, TABLE_COLUMNS))
 
 
-def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = True,
+_NOT_NEGATIVE = (-1).__lt__  # v -> -1 < v
+
+
+def _tally(summary: Summary, batch, data) -> None:
+    """Records, tombstones and control records of one batch into the stderr summary."""
+    n = len(data)
+    summary.records += n
+    if batch.is_control:
+        summary.control += n
+    elif isinstance(data, RecordColumns):
+        summary.tombstones += len(data) - sum(map(_NOT_NEGATIVE, data.value_sizes))
+    elif isinstance(data, RecordArrays):
+        sizes = array("i")
+        sizes.frombytes(data.value_sizes)
+        summary.tombstones += sizes.count(-1)
+    else:
+        summary.tombstones += sum(r.is_tombstone for r in data)
+
+
+def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = True, stats: bool = False,
                 out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    """Records of ``paths`` as ``fmt`` on ``out``, or with ``stats`` their totals per file, partition
+    and in all (``cli.inspect_stats``); the summary and every fault on ``err``. Returns the exit status."""
     summary = Summary()
-    if fmt == "table":
+    collected = StatsCollector() if stats else None
+    if fmt == "table" and not stats:
         out.write("  ".join(n.ljust(w) for n, w in TABLE_COLUMNS) + "\n")
+    view = "arrays" if stats else "columns" if fmt == "jsonl" else "records"
     status = 0
     for raw in paths:
         path = Path(raw)
@@ -153,15 +157,20 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
             print(f"inspect: cannot read: {problem}", file=err)
             status = 2
         for f in files:
+            name = str(f)
+            name_json = json.dumps(name)
+            skipped_before, batches_before = summary.skipped, summary.batches
+            readable = True
             try:
-                for batch, rec in iter_file(f, summary, skip_corrupt):
-                    summary.records += 1
-                    summary.tombstones += rec.is_tombstone
-                    summary.control += batch.is_control
-                    if fmt == "jsonl":
-                        out.write(json.dumps(record_json(f, batch, rec)) + "\n")
+                for batch, data in iter_file(f, summary, skip_corrupt, view):
+                    _tally(summary, batch, data)
+                    if collected is not None:
+                        collected.add(batch, data)
+                    elif fmt == "jsonl":
+                        for text in batch_lines(name, name_json, batch, data):
+                            out.write(text)
                     else:
-                        out.write(_table_row(batch, rec) + "\n")
+                        out.write("".join(_table_row(batch, rec) + "\n" for rec in data))
             except RecordFormatError as exc:  # strict mode: stop this file at the first fault
                 summary.faults.append(str(exc))
                 summary.skipped += 1
@@ -169,10 +178,14 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
                 raise
             except NotRegularFile as exc:
                 print(f"inspect: {exc}", file=err)
-                status = 2
+                status, readable = 2, False
             except OSError as exc:
                 print(f"inspect: {f}: cannot read: {exc.strerror or exc}", file=err)
-                status = 2
+                status, readable = 2, False
+            if collected is not None and readable:
+                collected.end_of_input(name, summary.batches - batches_before, summary.skipped - skipped_before)
+    if collected is not None:
+        out.write(render_jsonl(collected) if fmt == "jsonl" else render_text(collected))
     print(f"inspect: {summary.files} file(s), {summary.batches} batches, {summary.records} records "
           f"({summary.tombstones} tombstones, {summary.control} control), {summary.bytes} bytes", file=err)
     for fault in summary.faults:

@@ -130,7 +130,7 @@ def _print_cluster(cstate) -> int:
 def cmd_inspect(args: argparse.Namespace) -> int:
     from cli.inspect_cmd import run_inspect
 
-    return run_inspect(args.paths, fmt=args.format, skip_corrupt=not args.strict,
+    return run_inspect(args.paths, fmt=args.format, skip_corrupt=not args.strict, stats=args.stats,
                        out=sys.stdout, err=sys.stderr)
 
 
@@ -419,6 +419,9 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("paths", nargs="+", metavar="PATH")
     i.add_argument("--format", choices=["jsonl", "table"], default="table")
     i.add_argument("--strict", action="store_true", help="stop at the first corrupt batch instead of skipping it")
+    i.add_argument("--stats", action="store_true",
+                   help="print no record: totals per file, per partition and in all (text, or JSON lines with "
+                        "--format jsonl)")
     i.set_defaults(func=cmd_inspect)
 
     ld = sub.add_parser("logdir", help="per-partition compaction state of broker log dirs (no broker needed)")

@@ -36,20 +36,14 @@ def text_encoding(head: bytes) -> str:
     return "utf-16" if head.startswith(UTF16_BOMS) else "utf-8"
 
 
-def _text(head: bytes) -> str | None:
-    """``head`` as text, or None when it is binary (a NUL, or undecodable as UTF-8 beyond a cut
-    character at the end of the sample)."""
+def _text(head: bytes) -> str:
+    """``head`` decoded as text, undecodable bytes replaced: kafka-dump-log prints keys and payloads
+    raw, so a real dump of binary records (Avro, Protobuf, non-UTF-8 keys) holds bytes that are not
+    UTF-8, and even NULs. Whether it is a dump is told by its lines, not by its bytes."""
     if text_encoding(head) == "utf-16":
         cut = len(head) - len(head) % 2
         return head[:cut].decode("utf-16", errors="replace")
-    if b"\x00" in head:
-        return None
-    try:
-        return head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if exc.start >= len(head) - 3 and exc.reason == "unexpected end of data":
-            return head[:exc.start].decode("utf-8")
-        return None
+    return head.decode("utf-8", errors="replace")
 
 
 def sniff(head: bytes, name: str = "") -> str | None:
@@ -59,12 +53,22 @@ def sniff(head: bytes, name: str = "") -> str | None:
     the corruption with its byte position."""
     if not head or looks_like_segment(head):
         return "segment"
-    text = _text(head)
-    if text is not None:
-        lines = text.split("\n")
-        if len(head) >= SNIFF_BYTES and len(lines) > 1:
-            lines = lines[:-1]  # the last may be cut
-        return "dump" if any(is_dump_line(line) for line in lines) else None
-    if name.endswith(".log"):
+    lines = _text(head).split("\n")
+    if len(head) >= SNIFF_BYTES and len(lines) > 1:
+        lines = lines[:-1]  # the last may be cut
+    if any(is_dump_line(line) for line in lines):
+        return "dump"
+    if name.endswith(".log") and _binary(head):
         return "segment"
     return None
+
+
+def _binary(head: bytes) -> bool:
+    """A NUL, or bytes that are not UTF-8 before the sample's last (possibly cut) character."""
+    if b"\x00" in head:
+        return True
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return not (exc.start >= len(head) - 3 and exc.reason == "unexpected end of data")
+    return False

@@ -257,6 +257,31 @@ error:
     return result;
 }
 
+/*
+ * The smallest and largest of the native int64 values in a buffer that are >= floor, or None when
+ * none is: an offset or timestamp column's range without a Python int per value (inspect --stats).
+ */
+static PyObject *int64_range(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    long long floor_ = 0;
+    if (!PyArg_ParseTuple(args, "y*|L", &view, &floor_)) return NULL;
+    const int64_t *v = (const int64_t *)view.buf;
+    Py_ssize_t n = view.len / 8;
+    int found = 0;
+    int64_t lo = 0, hi = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t x;
+        memcpy(&x, v + i, 8);
+        if (x < floor_) continue;
+        if (!found) { lo = hi = x; found = 1; }
+        else if (x < lo) lo = x;
+        else if (x > hi) hi = x;
+    }
+    PyBuffer_Release(&view);
+    if (!found) Py_RETURN_NONE;
+    return Py_BuildValue("(LL)", (long long)lo, (long long)hi);
+}
+
 static PyMethodDef methods[] = {
     {"decode_columns", decode_columns, METH_VARARGS,
      "decode_columns(records, count, base_offset, base_timestamp, max_timestamp, log_append) -> "
@@ -265,6 +290,8 @@ static PyMethodDef methods[] = {
      "decode_arrays(records, count, base_offset, base_timestamp, max_timestamp, log_append) -> (offsets int64, "
      "timestamps int64, key_hashes int64, key_sizes int32, value_sizes int32, keys) as bytes"},
     {"xxh64", py_xxh64, METH_VARARGS, "xxh64(data, seed=42) -> signed 64-bit XXH64, as Spark's xxhash64"},
+    {"int64_range", int64_range, METH_VARARGS,
+     "int64_range(int64s, floor=0) -> (min, max) of the native int64 values >= floor, or None"},
     {NULL, NULL, 0, NULL},
 };
 

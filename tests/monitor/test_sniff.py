@@ -73,5 +73,18 @@ def test_a_multibyte_character_cut_by_the_sample_is_still_text():
     assert len(head) == SNIFF_BYTES and sniff(head, "x.txt") == "dump"
 
 
+def test_a_dump_of_binary_records_is_still_a_dump():
+    """kafka-dump-log prints keys and payloads raw: a dump of Avro or non-UTF-8 keys holds bytes that
+    are not UTF-8, and NULs, and is still told by its lines."""
+    head = (b"Dumping 00000000000000000000.log\n" + RECORD.encode().replace(b"payload:", b"key: \xff\x00\x9c payload:")
+            + b"\n")
+    assert sniff(head, "dump.txt") == "dump" and sniff(head, "x.log") == "dump"
+
+
+def test_a_text_log_that_is_no_dump_is_neither():
+    """``server.log`` given by mistake is not taken for a segment."""
+    assert sniff(b"[2026-11-23 07:00:00,000] INFO Kafka version: 4.3.0\n", "server.log") is None
+
+
 def test_the_message():
     assert NOT_KAFKA == "this is not a Kafka segment or kafka-dump-log output"
