@@ -120,7 +120,7 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
                     snap = store.snapshot(name)
                     if snap is None:
                         raise RuntimeError("no topic list yet from the admin source")
-                    return f.group_lags(snap.topics)
+                    return f.group_lags(snap.topics, snap.taken_at)
 
                 sources.append(Source(f"consumer_groups:{cluster.name}", "consumer_groups", cluster.name, groups,
                                       config.intervals.consumer_groups, endpoint=_kafka_endpoint(cluster)))

@@ -281,7 +281,7 @@ class CleanerLogCollector(_StoreCollector):
 
 
 class ConsumerGroupCollector(_StoreCollector):
-    names = (M.G_LAG, M.G_LAG_SECONDS, M.G_RETENTION_FRACTION, M.G_AT_RISK, M.G_MAY_MISS)
+    names = (M.G_LAG, M.G_LAG_SECONDS, M.G_LAG_SECONDS_UNKNOWN, M.G_RETENTION_FRACTION, M.G_AT_RISK, M.G_MAY_MISS)
 
     def collect(self):
         fams = {n: _family(n) for n in self.names}
@@ -294,7 +294,9 @@ class ConsumerGroupCollector(_StoreCollector):
                 lb = [st.cluster, lag.group, lag.topic, str(lag.partition)]
                 fams[M.G_LAG].add_metric(lb, lag.lag_records)
                 if lag.lag_seconds is not None:
-                    fams[M.G_LAG_SECONDS].add_metric(lb, lag.lag_seconds)
+                    fams[M.G_LAG_SECONDS].add_metric(lb + [lag.lag_method or "exact"], lag.lag_seconds)
+                else:  # never silently absent: the reason instead
+                    fams[M.G_LAG_SECONDS_UNKNOWN].add_metric(lb + [lag.lag_unknown_reason or "unknown"], 1.0)
                 frac = lag.retention_fraction
                 if frac is not None:
                     fams[M.G_RETENTION_FRACTION].add_metric(lb, frac)

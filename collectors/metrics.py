@@ -201,7 +201,15 @@ CL_LEARNED = _m("cleaner_log_learned_throughput_bytes_per_second", "gauge",
 # --- consumer groups on compacted topics ---
 G_LAG = _m("consumer_group_lag_records", "gauge", "Records between the group's committed offset and the log end.", G)
 G_LAG_SECONDS = _m("consumer_group_lag_seconds", "gauge",
-                   "Now minus the timestamp of the record at the group's committed offset.", G)
+                   "Now minus the time the record at the group's committed offset was appended, by method: exact "
+                   "(its timestamp, read: needs Read on the topic), interpolated (without Read: when the log end "
+                   "offset passed the committed offset, between the collector's log-end-offset samples), "
+                   "extrapolated (older than every sample: along their trend). Absent when unknown: see "
+                   "consumer_group_lag_seconds_unknown.", G + ("method",))
+G_LAG_SECONDS_UNKNOWN = _m("consumer_group_lag_seconds_unknown", "gauge",
+                           "1 when a lagging group's time lag cannot be told, with the reason: too_few_samples "
+                           "(fewer than two log-end-offset samples yet, and no Read to read the record), "
+                           "no_writes_sampled (the log end offset stood still over every sample).", G + ("reason",))
 G_RETENTION_FRACTION = _m("consumer_group_lag_retention_ratio", "gauge",
                           "Time lag / delete.retention.ms: at 1 the group may miss tombstones.", G)
 G_MAY_MISS = _m("consumer_group_may_miss_updates", "gauge",
