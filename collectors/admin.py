@@ -89,6 +89,7 @@ class AdminSnapshot:
     # the reason the broker gave): every broker the metadata lists
     cleaner_settings: dict = field(default_factory=dict)
     listed: frozenset = frozenset()  # every topic the metadata listed (a topic without Describe is not)
+    not_compacted: dict = field(default_factory=dict)  # name -> TopicConfig of the listed topics not compacted
     refused: dict = field(default_factory=dict)  # topic -> why its config could not be read
     error_kinds: tuple = ()  # one per refused or failed part of the refresh (the store counts them)
     principal: str = ""  # who asked (User:<sasl.username>), for the messages
@@ -204,9 +205,10 @@ class AdminFetcher:
                 e, l, s = offsets.get((t, p), (-1, -1, -1))
                 parts[p] = PartitionOffsets(pm.leader, e, l, s, tuple(pm.replicas))
             topics[t] = TopicInfo(t, cfg, parts)
-        configs = self._broker_configs(md.brokers, errors, kinds)
+        topic_configs, configs = configs, self._broker_configs(md.brokers, errors, kinds)
         return AdminSnapshot(now, topics, errors, self._transaction_max_timeout(configs, errors),
-                             self._cleaner_settings(configs), frozenset(names), refused, tuple(kinds),
+                             self._cleaner_settings(configs), frozenset(names),
+                             {t: c for t, c in topic_configs.items() if not c.compacted}, refused, tuple(kinds),
                              self.principal)
 
     def _broker_configs(self, brokers, errors: dict, kinds: list) -> dict:

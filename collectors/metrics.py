@@ -235,6 +235,19 @@ T_CONFIG_FINDING = _m("topic_config_finding", "gauge",
                       "check, the setting to change, its current and suggested value.",
                       T + ("check", "setting", "current", "suggested"))
 T_PARTITIONS = _m("topic_partitions", "gauge", "Partitions of a compacted topic.", T)
+T_CONFIG_SOURCE = _m("topic_config_source_info", "gauge",
+                     "1 for each compacted topic in the log dirs, with where its config came from (source: admin, "
+                     "config for monitor.yaml, command-line, default for Kafka's defaults when no admin API is "
+                     "configured, unknown when the admin API was asked and did not tell and nothing else gave a "
+                     "value) and, when any value is unknown, why "
+                     "(reason: not_listed: the admin API does not list the topic, no Describe ACL; "
+                     "describe_configs_refused: no DescribeConfigs ACL; admin_unavailable: the admin source is "
+                     "down). A config value that is unknown is not exported, nor is any verdict made from it.",
+                     T + ("source", "reason"))
+ADMIN_LISTED = _m("admin_listed_topics", "gauge",
+                  "Topics the admin API lists to the collector's user (every topic, compacted or not; a topic "
+                  "without a Describe ACL is not listed). 0 while the log dirs hold compacted partitions: the "
+                  "user lacks Describe on the topics.", ("cluster",))
 
 # --- the collector itself ---
 S = ("cluster", "source", "kind")
