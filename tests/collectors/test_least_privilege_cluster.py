@@ -90,7 +90,8 @@ def test_without_read_every_lagging_partition_has_an_interpolated_time_lag_or_an
     clock = [1000.0]
     users = {}
     for user in ("monitor", "admin"):
-        cluster = ClusterConfig(name="c3", bootstrap_servers=kafka_cluster.bootstrap, client=_client(kafka_cluster, user))
+        cluster = ClusterConfig(name="c3", bootstrap_servers=kafka_cluster.bootstrap,
+                                client=_client(kafka_cluster, user))
         users[user] = (AdminFetcher(cluster, clock=lambda: clock[0]), AdminFetcher(cluster, clock=lambda: clock[0]))
     try:
         first = {u: t.topics() for u, (t, g) in users.items()}
