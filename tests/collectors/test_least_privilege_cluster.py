@@ -193,3 +193,13 @@ def test_blind_never_gets_kafkas_defaults_as_a_topics_config(kafka_cluster, tmp_
     assert "DescribeConfigs on CLUSTER for User:blind" in proc.stderr
     assert "lists no topic at all for User:blind, yet the log dirs hold compacted partitions" in proc.stderr
     assert kafka_cluster.password("blind") not in out + proc.stderr
+
+    # explain, as blind: the config unknown, with the reason, never a default
+    proc = subprocess.run([sys.executable, "-m", CLI_MODULE, "explain", cleaned, "--config", str(path)],
+                          capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert "cause:     unknown" in proc.stdout
+    assert f"does not list {cleaned} for User:blind: no Describe on TOPIC {cleaned}" in proc.stdout
+    assert "min.cleanable.dirty.ratio=unknown (unknown)" in proc.stdout
+    assert "delete.retention.ms=unknown (unknown)" in proc.stdout
+    assert "=0.5" not in proc.stdout and "86400000" not in proc.stdout
