@@ -39,6 +39,7 @@ AUTHORIZATION_ERRORS = {KafkaError.TOPIC_AUTHORIZATION_FAILED: "TOPIC",
                         KafkaError.GROUP_AUTHORIZATION_FAILED: "GROUP",
                         KafkaError.CLUSTER_AUTHORIZATION_FAILED: "CLUSTER"}
 log = logging.getLogger("compaction_monitor.admin")
+READ_RETRY_SECONDS = 600.0  # how long a topic whose Read was refused goes without another try
 
 
 @dataclass(frozen=True)
@@ -145,7 +146,7 @@ class AdminFetcher:
         self._logged: set[tuple[str, str, str]] = set()  # refusals already logged: (operation, type, name)
         self._samples: dict[tuple[str, int], tuple] = {}  # (topic, partition) -> log-end-offset samples
         self._sampled_at: float | None = None  # the admin snapshot the samples last took
-        self._read_refused: dict[str, str] = {}  # topic -> the Read refusal (no exact time lag)
+        self._read_refused: dict[str, float] = {}  # topic -> when Read was refused (no exact time lag)
 
     def _failed(self, operation: str, resource_type: str, name: str, exc: BaseException, errors: dict,
                 kinds: list, key: str, instead: str = "") -> None:
@@ -345,16 +346,20 @@ class AdminFetcher:
 
     def _time_lag(self, topic: str, partition: int, offset: int, now: float, errors: dict, kinds: list) -> TimeLag:
         """Exact (the timestamp of the record at ``offset``) when the record can be read, else interpolated
-        from the log-end-offset samples. A topic whose Read was refused is not read again (one refusal per
-        topic and refresh would cost a fetch each); a new collector asks again."""
-        if topic not in self._read_refused:
+        from the log-end-offset samples. A topic whose Read was refused is not read again for
+        READ_RETRY_SECONDS (a refusal per partition and refresh would cost a fetch each); then it is asked
+        again, so that an ACL granted later brings the exact lag back."""
+        refused_at = self._read_refused.get(topic)
+        if refused_at is None or now - refused_at >= READ_RETRY_SECONDS:
             try:
                 ts = self._timestamp_at(topic, partition, offset)
             except KafkaException as exc:
                 self._failed("Read", "TOPIC", topic, exc, errors, kinds, f"read {topic}-{partition}@{offset}",
                              ": the time lag is interpolated from the log end offsets instead, not exact")
-                self._read_refused[topic] = errors[f"read {topic}-{partition}@{offset}"]
+                self._read_refused[topic] = now
                 ts = None
+            else:
+                self._read_refused.pop(topic, None)
             if ts is not None:
                 return TimeLag(max(now - ts / 1000.0, 0.0), EXACT)
         return interpolated_lag(self._samples.get((topic, partition), ()), offset, now)
