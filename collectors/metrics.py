@@ -111,7 +111,8 @@ P_ROLL = _m("partition_active_segment_roll_seconds", "gauge",
 P_ROLL_UNKNOWN = _m("partition_active_segment_roll_unknown", "gauge",
                     "1 when the active segment's roll cannot be forecast, with the reason: empty_segment (nothing "
                     "to roll), no_writes (nothing appended since the last refresh: no append, no roll), "
-                    "write_rate_unknown.", P + ("reason",))
+                    "write_rate_unknown, topic_config_unknown (segment.bytes, segment.ms or max.compaction.lag.ms "
+                    "not given by the admin API: see topic_config_source_info).", P + ("reason",))
 P_ACTIVE_DUP_RECORDS = _m("partition_active_segment_duplicate_records", "gauge",
                           "Records of the active segment superseded by a later record of the same key in it: "
                           "duplicates the cleaner cannot remove until the segment rolls. Absent when the keys "
