@@ -135,7 +135,7 @@ class PartitionCollector(_StoreCollector):
         fams = {n: _family(n) for n in self.names}
         now = self.clock()
         statuses = self.store.statuses()
-        streams_seen = set()  # one info series per (cluster, topic), whichever broker's log dirs hold it
+        streams_seen = set()  # one info series per (cluster, topic), whichever broker's log dirs hold it (both infos)
         for st in statuses:
             if st.kind != "log_dirs" or st.snapshot is None:
                 continue
@@ -181,7 +181,8 @@ class PartitionCollector(_StoreCollector):
                 add(M.P_UNCLEANED_BYTES, s.uncleaned_bytes)
                 add(M.P_CLEAN_BYTES, s.clean_bytes)
                 add(M.P_LOG_BYTES, s.log_bytes)
-                for held_by, n in s.not_yet_cleanable_split().items() if known(*CONFIG_DEPENDS[M.P_HEAD_BYTES]) else ():
+                held = s.not_yet_cleanable_split() if known(*CONFIG_DEPENDS[M.P_HEAD_BYTES]) else {}
+                for held_by, n in held.items():
                     fams[M.P_HEAD_BYTES].add_metric(lb + [held_by], n)
                 add(M.P_FIRST_DIRTY, s.first_dirty_offset)
                 add(M.P_FIRST_UNCLEANABLE, s.first_uncleanable_offset)
