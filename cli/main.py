@@ -220,7 +220,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         _err("explain: no log dir: give --log-dir (or brokers[].log_dirs in --config)")
         return 2
     bootstrap = cluster.bootstrap_servers if cluster else None
-    admin = None
+    admin, admin_error = None, None
     if bootstrap:
         try:
             from collectors.admin import AdminFetcher
@@ -230,13 +230,15 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 admin = fetcher.topics()
             finally:
                 fetcher.close()
-        except Exception as exc:  # noqa: BLE001 - explain goes on with the config file and Kafka's defaults
-            _err(f"explain: topic configs from {bootstrap} unavailable ({exc}); using the config file and "
-                 "Kafka's defaults (each config's source says which)")
+        except Exception as exc:  # noqa: BLE001 - explain goes on with the config file; other configs unknown
+            admin_error = f"topic configs from {bootstrap} unavailable ({exc})"
+            _err(f"explain: {admin_error}; using the config file's, the others are unknown (never Kafka's "
+                 "defaults: each config's source says which)")
     from collectors.app import run_explain
 
     return run_explain(args.paths, config=cfg, log_dirs=log_dirs, fmt=args.format, bootstrap=bootstrap,
-                       topic_overrides=overrides, admin=admin, cleaner_log=cleaner_logs[0] if cleaner_logs else None)
+                       topic_overrides=overrides, admin=admin, cleaner_log=cleaner_logs[0] if cleaner_logs else None,
+                       admin_error=admin_error)
 
 
 def cmd_check_config(args: argparse.Namespace) -> int:

@@ -5,18 +5,27 @@ offset against now). A group whose time lag exceeds the topic's ``delete.retenti
 miss tombstones: the cleaner is free to drop a delete before the group reads it.
 
 All librdkafka settings of the cluster's ``client`` section (SASL, TLS) are passed through.
+
+Least privilege (the README's ACL table): every call here needs Describe or DescribeConfigs (topics,
+the cluster, groups) except the exact time lag, which reads the record at the committed offset and so
+needs Read on the topic. Without Read the time lag is interpolated from the log end offsets this
+fetcher samples at each topics() refresh (``monitor.consumers.interpolated_lag``). A call the broker
+refuses for want of an ACL is an error of kind ``unauthorized`` (counted in ``source_errors_total``)
+and is logged once per (call, resource), naming the ACL that is missing.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, IsolationLevel, KafkaException, TopicPartition
+from confluent_kafka import (Consumer, ConsumerGroupTopicPartitions, IsolationLevel, KafkaError, KafkaException,
+                             TopicPartition)
 from confluent_kafka.admin import AdminClient, ConfigResource, OffsetSpec, ResourceType
 
 from monitor.config import ClusterConfig
-from monitor.consumers import latest_value_only
+from monitor.consumers import EXACT, TimeLag, add_sample, interpolated_lag, latest_value_only
 from monitor.topicconfig import (CLEANER_SETTINGS, BrokerSetting, ConfigValueError, TopicConfig,
                                  broker_cleaner_settings)
 
@@ -24,6 +33,13 @@ COMPACTION_KEYS = ("cleanup.policy", "min.cleanable.dirty.ratio", "min.compactio
                    "delete.retention.ms", "segment.bytes", "segment.ms",
                    "retention.ms", "retention.bytes")
 TRANSACTION_MAX_TIMEOUT = "transaction.max.timeout.ms"
+UNAUTHORIZED = "unauthorized"  # the error kind of a refused call (as boundedhttp's for an HTTP 401/403)
+# Kafka's authorization error codes -> the resource type the missing ACL is on (kafka-acls' names)
+AUTHORIZATION_ERRORS = {KafkaError.TOPIC_AUTHORIZATION_FAILED: "TOPIC",
+                        KafkaError.GROUP_AUTHORIZATION_FAILED: "GROUP",
+                        KafkaError.CLUSTER_AUTHORIZATION_FAILED: "CLUSTER"}
+log = logging.getLogger("compaction_monitor.admin")
+READ_RETRY_SECONDS = 600.0  # how long a topic whose Read was refused goes without another try
 
 
 @dataclass(frozen=True)
@@ -50,10 +66,12 @@ class GroupLag:
     committed: int
     end_offset: int
     lag_records: int
-    lag_seconds: float | None  # None: the record at the committed offset could not be read
+    lag_seconds: float | None  # None: unknown (lag_unknown_reason says why)
     delete_retention_seconds: float
     min_compaction_lag_seconds: float | None = None  # the topic's min.compaction.lag.ms, in seconds
     latest_value_only: bool = False  # declared in latest_value_only_groups (monitor.consumers)
+    lag_method: str | None = None  # exact | interpolated | extrapolated (monitor.consumers.METHODS)
+    lag_unknown_reason: str | None = None  # why lag_seconds is None (monitor.consumers.UNKNOWN_REASONS)
 
     @property
     def retention_fraction(self) -> float | None:
@@ -71,6 +89,11 @@ class AdminSnapshot:
     # broker id (str) -> Kafka name -> BrokerSetting (admin, else the config file's, else unknown with
     # the reason the broker gave): every broker the metadata lists
     cleaner_settings: dict = field(default_factory=dict)
+    listed: frozenset = frozenset()  # every topic the metadata listed (a topic without Describe is not)
+    not_compacted: dict = field(default_factory=dict)  # name -> TopicConfig of the listed topics not compacted
+    refused: dict = field(default_factory=dict)  # topic -> why its config could not be read
+    error_kinds: tuple = ()  # one per refused or failed part of the refresh (the store counts them)
+    principal: str = ""  # who asked (User:<sasl.username>), for the messages
 
     def cleaner_setting(self, broker: str, key: str) -> BrokerSetting | None:
         return self.cleaner_settings.get(str(broker), {}).get(key)
@@ -81,6 +104,7 @@ class GroupSnapshot:
     taken_at: float
     lags: tuple = ()
     errors: dict = field(default_factory=dict)
+    error_kinds: tuple = ()
 
 
 def _client_conf(cluster: ClusterConfig) -> dict:
@@ -91,6 +115,25 @@ def _client_conf(cluster: ClusterConfig) -> dict:
     return conf
 
 
+def principal(cluster: ClusterConfig) -> str:
+    """The principal the brokers authorize, as kafka-acls names it: User:<sasl.username> (SCRAM, PLAIN);
+    without one (mTLS, Kerberos: mapped by the broker's rules) it cannot be told here."""
+    user = cluster.client.get("sasl.username")
+    return f"User:{user}" if user else "the client's principal"
+
+
+def authorization_failure(exc: BaseException) -> str | None:
+    """The resource type (TOPIC, GROUP, CLUSTER) whose ACL the broker found missing, None when ``exc``
+    is not an authorization failure."""
+    err = exc.args[0] if isinstance(exc, KafkaException) and exc.args else None
+    return AUTHORIZATION_ERRORS.get(err.code()) if isinstance(err, KafkaError) else None
+
+
+def refusal(operation: str, resource_type: str, name: str, who: str) -> str:
+    """The missing ACL in kafka-acls' words: "DescribeConfigs on TOPIC accounts.changelog for User:blind"."""
+    return f"{operation} on {resource_type}{' ' + name if name else ''} for {who}"
+
+
 class AdminFetcher:
     def __init__(self, cluster: ClusterConfig, timeout: float = 10.0, clock=time.time):
         self.cluster = cluster
@@ -99,6 +142,31 @@ class AdminFetcher:
         self._admin = AdminClient(_client_conf(cluster))
         self._consumer = None
         self._ts_cache: dict[tuple[str, int, int], int | None] = {}
+        self.principal = principal(cluster)
+        self._logged: set[tuple[str, str, str]] = set()  # refusals already logged: (operation, type, name)
+        self._samples: dict[tuple[str, int], tuple] = {}  # (topic, partition) -> log-end-offset samples
+        self._sampled_at: float | None = None  # the admin snapshot the samples last took
+        self._read_refused: dict[str, float] = {}  # topic -> when Read was refused (no exact time lag)
+
+    def _failed(self, operation: str, resource_type: str, name: str, exc: BaseException, errors: dict,
+                kinds: list, key: str, instead: str = "") -> None:
+        """A failed call on one resource: its reason in ``errors[key]``; an authorization failure is of
+        kind ``unauthorized``, names the ACL missing, and is logged once per (operation, resource)."""
+        missing = authorization_failure(exc)
+        if missing is None:
+            errors[key] = str(exc)
+            kinds.append("kafka")
+            return
+        what = refusal(operation, missing, name if missing == resource_type != "CLUSTER" else "", self.principal)
+        errors[key] = f"refused: no {what} ({exc.args[0].name()})"
+        kinds.append(UNAUTHORIZED)
+        if (operation, missing, name) not in self._logged:
+            self._logged.add((operation, missing, name))
+            log.warning("cluster %s: %s: the broker refused %s (%s)%s; grant it with kafka-acls --add "
+                        "--allow-principal %s --operation %s%s", self.cluster.name, key, what,
+                        exc.args[0].name(), instead, self.principal, operation,
+                        " --cluster" if missing == "CLUSTER" else
+                        f" --{missing.lower()} {name if missing == resource_type else '<name>'}")
 
     def close(self) -> None:
         if self._consumer is not None:
@@ -112,20 +180,22 @@ class AdminFetcher:
         md = self._admin.list_topics(timeout=self.timeout)
         names = [t for t in md.topics if not md.topics[t].error]
         resources = [ConfigResource(ResourceType.TOPIC, t) for t in names]
-        errors = {}
+        errors, kinds, refused = {}, [], {}
         configs = {}
         if resources:
             for res, fut in self._admin.describe_configs(resources, request_timeout=self.timeout).items():
                 try:
                     entries = fut.result(timeout=self.timeout)
                 except KafkaException as exc:
-                    errors[res.name] = str(exc)
+                    self._failed("DescribeConfigs", "TOPIC", res.name, exc, errors, kinds, res.name)
+                    refused[res.name] = errors[res.name]
                     continue
                 raw = {k: entries[k].value for k in COMPACTION_KEYS if k in entries}
                 try:
                     configs[res.name] = TopicConfig.from_strings(raw)
                 except ConfigValueError as exc:
                     errors[res.name] = str(exc)
+                    refused[res.name] = f"malformed config: {exc}"
         compacted = {t: c for t, c in configs.items() if c.compacted}
         tps = [TopicPartition(t, p) for t in compacted for p in md.topics[t].partitions]
         offsets = self._offsets(tps) if tps else {}
@@ -136,11 +206,13 @@ class AdminFetcher:
                 e, l, s = offsets.get((t, p), (-1, -1, -1))
                 parts[p] = PartitionOffsets(pm.leader, e, l, s, tuple(pm.replicas))
             topics[t] = TopicInfo(t, cfg, parts)
-        configs = self._broker_configs(md.brokers, errors)
+        topic_configs, configs = configs, self._broker_configs(md.brokers, errors, kinds)
         return AdminSnapshot(now, topics, errors, self._transaction_max_timeout(configs, errors),
-                             self._cleaner_settings(configs))
+                             self._cleaner_settings(configs), frozenset(names),
+                             {t: c for t, c in topic_configs.items() if not c.compacted}, refused, tuple(kinds),
+                             self.principal)
 
-    def _broker_configs(self, brokers, errors: dict) -> dict:
+    def _broker_configs(self, brokers, errors: dict, kinds: list) -> dict:
         """Each broker's configs (describe_configs on its BROKER resource: the values in force, Kafka's
         defaults included): broker id -> {name: value} or, when it refused or did not answer, the reason
         (a str)."""
@@ -152,8 +224,9 @@ class AdminFetcher:
                     timeout=self.timeout)
                 out[bid] = {k: e.value for k, e in entries.items()}
             except KafkaException as exc:
-                out[bid] = f"describe_configs of broker {bid} refused: {exc}"
-                errors[f"broker {bid} describe_configs"] = out[bid]
+                key = f"broker {bid} describe_configs"
+                self._failed("DescribeConfigs", "CLUSTER", "", exc, errors, kinds, key)
+                out[bid] = f"describe_configs of broker {bid} refused: {errors[key]}"
         return out
 
     @staticmethod
@@ -215,11 +288,34 @@ class AdminFetcher:
         return out
 
     # ------------------------------------------------------------------ groups
-    def group_lags(self, topics: dict) -> GroupSnapshot:
-        """Lag of every consumer group on the compacted ``topics`` (from ``topics()``)."""
+    def sample(self, topics: dict, taken_at: float) -> None:
+        """Each partition's log end offset from an admin snapshot (``topics()``: ``topics`` taken at
+        ``taken_at``) into its sample table, once per snapshot: what the time lag is interpolated from
+        without Read. Partitions gone from the snapshot lose their table."""
+        if self._sampled_at is not None and taken_at <= self._sampled_at:
+            return
+        self._sampled_at = taken_at
+        seen = set()
+        for t, info in topics.items():
+            for p, po in info.partitions.items():
+                if po.latest >= 0:
+                    seen.add((t, p))
+                    self._samples[(t, p)] = add_sample(self._samples.get((t, p), ()), taken_at, po.latest)
+        for key in set(self._samples) - seen:
+            del self._samples[key]
+
+    def group_lags(self, topics: dict, taken_at: float | None = None) -> GroupSnapshot:
+        """Lag of every consumer group on the compacted ``topics`` (from ``topics()``, taken at
+        ``taken_at``: its log end offsets are sampled for the interpolated time lag)."""
+        if taken_at is not None:
+            self.sample(topics, taken_at)
         now = self.clock()
-        errors = {}
+        errors, kinds = {}, []
         listing = self._admin.list_consumer_groups(request_timeout=self.timeout).result(timeout=self.timeout)
+        for err in listing.errors:  # a group the listing could not describe (a coordinator refused)
+            errors[f"list_consumer_groups {len(errors)}"] = str(err)
+            exc = err if isinstance(err, KafkaException) else KafkaException(err)
+            kinds.append(UNAUTHORIZED if authorization_failure(exc) else "kafka")
         group_ids = sorted(g.group_id for g in listing.valid)
         lags = []
         for gid in group_ids:
@@ -228,7 +324,7 @@ class AdminFetcher:
                                                                request_timeout=self.timeout)[gid]
                 committed = fut.result(timeout=self.timeout).topic_partitions
             except KafkaException as exc:
-                errors[gid] = str(exc)
+                self._failed("Describe", "GROUP", gid, exc, errors, kinds, gid)
                 continue
             for tp in committed:
                 info = topics.get(tp.topic)
@@ -239,19 +335,38 @@ class AdminFetcher:
                     continue
                 end = po.latest
                 lag = max(end - tp.offset, 0)
-                if lag == 0:
-                    lag_s = 0.0
-                else:
-                    ts = self._timestamp_at(tp.topic, tp.partition, tp.offset)
-                    lag_s = None if ts is None else max(now - ts / 1000.0, 0.0)
-                lags.append(GroupLag(gid, tp.topic, tp.partition, tp.offset, end, lag, lag_s,
+                tl = TimeLag(0.0, EXACT) if lag == 0 else self._time_lag(tp.topic, tp.partition, tp.offset, now,
+                                                                          errors, kinds)
+                lags.append(GroupLag(gid, tp.topic, tp.partition, tp.offset, end, lag, tl.seconds,
                                      info.config.delete_retention_ms / 1000.0,
                                      info.config.min_compaction_lag_ms / 1000.0,
-                                     latest_value_only(gid, self.cluster.latest_value_only_groups)))
-        return GroupSnapshot(now, tuple(lags), errors)
+                                     latest_value_only(gid, self.cluster.latest_value_only_groups),
+                                     tl.method, tl.reason))
+        return GroupSnapshot(now, tuple(lags), errors, tuple(kinds))
+
+    def _time_lag(self, topic: str, partition: int, offset: int, now: float, errors: dict, kinds: list) -> TimeLag:
+        """Exact (the timestamp of the record at ``offset``) when the record can be read, else interpolated
+        from the log-end-offset samples. A topic whose Read was refused is not read again for
+        READ_RETRY_SECONDS (a refusal per partition and refresh would cost a fetch each); then it is asked
+        again, so that an ACL granted later brings the exact lag back."""
+        refused_at = self._read_refused.get(topic)
+        if refused_at is None or now - refused_at >= READ_RETRY_SECONDS:
+            try:
+                ts = self._timestamp_at(topic, partition, offset)
+            except KafkaException as exc:
+                self._failed("Read", "TOPIC", topic, exc, errors, kinds, f"read {topic}-{partition}@{offset}",
+                             ": the time lag is interpolated from the log end offsets instead, not exact")
+                self._read_refused[topic] = now
+                ts = None
+            else:
+                self._read_refused.pop(topic, None)
+            if ts is not None:
+                return TimeLag(max(now - ts / 1000.0, 0.0), EXACT)
+        return interpolated_lag(self._samples.get((topic, partition), ()), offset, now)
 
     def _timestamp_at(self, topic: str, partition: int, offset: int) -> int | None:
-        """Timestamp of the first record at or after ``offset`` (compaction leaves gaps); cached."""
+        """Timestamp of the first record at or after ``offset`` (compaction leaves gaps); cached. None when
+        none came in time; KafkaException when the broker refused the fetch (an authorization error)."""
         key = (topic, partition, offset)
         if key in self._ts_cache:
             return self._ts_cache[key]
@@ -270,6 +385,9 @@ class AdminFetcher:
             if msg is None:
                 continue
             if msg.error():
+                if msg.error().code() in AUTHORIZATION_ERRORS:
+                    c.unassign()
+                    raise KafkaException(msg.error())
                 continue
             ts = msg.timestamp()[1]
             break

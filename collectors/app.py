@@ -7,6 +7,7 @@ the ``Store``.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import sys
@@ -27,7 +28,10 @@ from monitor.causes import BrokerFacts, duration, unknown_cause
 from monitor.config import BrokerConfig, ClusterConfig, Config
 from monitor.lsocheck import LeaderLso
 from monitor.streams import streams_role
-from monitor.topicconfig import effective_broker_setting, effective_config
+from monitor.topicconfig import (ADMIN_DOWN, NOT_LISTED, REFUSED, AdminRefusal, effective_broker_setting,
+                                 effective_config)
+
+log = logging.getLogger("compaction_monitor.collect")
 
 
 @dataclass
@@ -50,17 +54,47 @@ class Collector:
                 pass
 
 
-def _config_lookup(cluster: ClusterConfig, store: Store, admin_name: str | None, command_line: dict | None = None):
+def admin_refusal(snap, topic: str) -> AdminRefusal | None:
+    """Why an admin source's snapshot (None: it has none) does not give ``topic``'s config; None when it
+    does (the topic is listed and described)."""
+    if snap is None:
+        return AdminRefusal(ADMIN_DOWN, "the admin source has no topic configs (down, or not refreshed yet)")
+    if topic in snap.topics or topic in snap.not_compacted:
+        return None
+    if topic in snap.refused:
+        return AdminRefusal(REFUSED, snap.refused[topic])
+    return AdminRefusal(NOT_LISTED, f"the admin API does not list {topic} for {snap.principal or 'the client'}: "
+                                    f"no Describe on TOPIC {topic} (or the topic was deleted)")
+
+
+def _config_lookup(cluster: ClusterConfig, store: Store, admin_name: str | None, command_line: dict | None = None,
+                   said: set | None = None):
     """Topic configs for the log-dir scanner, by ``effective_config``'s precedence: the admin source's
-    latest snapshot, the config file's topics, Kafka's defaults, then ``command_line`` overrides."""
+    latest snapshot, the config file's topics, then ``command_line`` overrides; with an admin source that
+    does not give a topic's config, the values neither gives are unknown (``admin_refusal``), never
+    Kafka's defaults; with no admin source at all, Kafka's defaults, stated as such (source ``default``).
+    An admin source that lists no topic at all while the log dirs hold compacted partitions is logged
+    once per ``said`` (shared by the cluster's scanners; its user lacks Describe on every topic)."""
     command_line = command_line or {}
+    said = set() if said is None else said
 
     def lookup(topic: str, compacted: bool):
-        snap = store.snapshot(admin_name) if admin_name else None
-        info = snap.topics.get(topic) if snap is not None else None
-        return effective_config(topic, admin=info.config if info is not None else None,
-                                file=cluster.topics.get(topic), command_line=command_line.get(topic),
-                                compacted=compacted)
+        if not admin_name:
+            return effective_config(topic, file=cluster.topics.get(topic), command_line=command_line.get(topic),
+                                    compacted=compacted)
+        snap = store.snapshot(admin_name)
+        refusal = admin_refusal(snap, topic)
+        info = snap.topics.get(topic) or snap.not_compacted.get(topic) if refusal is None else None
+        found = effective_config(topic, admin=getattr(info, "config", info), file=cluster.topics.get(topic),
+                                 command_line=command_line.get(topic), compacted=compacted, refusal=refusal)
+        if refusal is not None and refusal.code == NOT_LISTED and not snap.listed and found.config.compacted \
+                and cluster.name not in said:
+            said.add(cluster.name)
+            log.warning("cluster %s: the admin API lists no topic at all for %s, yet the log dirs hold compacted "
+                        "partitions (%s, ...): their configs are unknown; grant Describe and DescribeConfigs on "
+                        "the topics (see the README's ACL table)", cluster.name, snap.principal or "the client",
+                        topic)
+        return found
 
     return lookup
 
@@ -103,7 +137,7 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
     sources, closers = [], []
     to = config.timeouts
     for cluster in config.clusters:
-        admin_name = None
+        admin_name, said = None, set()
         if cluster.bootstrap_servers:
             from collectors.admin import AdminFetcher
 
@@ -120,7 +154,7 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
                     snap = store.snapshot(name)
                     if snap is None:
                         raise RuntimeError("no topic list yet from the admin source")
-                    return f.group_lags(snap.topics)
+                    return f.group_lags(snap.topics, snap.taken_at)
 
                 sources.append(Source(f"consumer_groups:{cluster.name}", "consumer_groups", cluster.name, groups,
                                       config.intervals.consumer_groups, endpoint=_kafka_endpoint(cluster)))
@@ -147,7 +181,8 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
                 sources.append(Source(f"jolokia:{cluster.name}:{b.id}", "jolokia", cluster.name, jolokia,
                                       config.intervals.jmx, b.id, endpoint=b.jolokia_url))
             if b.log_dirs:
-                scanner = LogDirScanner(b.log_dirs, _config_lookup(cluster, store, admin_name), include_all=include_all,
+                scanner = LogDirScanner(b.log_dirs, _config_lookup(cluster, store, admin_name, said=said),
+                                        include_all=include_all,
                                         transaction_max_timeout=_transaction_max_timeout(cluster, store, admin_name),
                                         leader_lso=_leader_lso(store, admin_name), broker_id=b.id,
                                         active_key_max_bytes=to.active_segment_key_read_bytes,
@@ -273,15 +308,19 @@ def _read_cleaner_log(path: str, err, prog: str):
 
 
 def _scan_once(paths, config: Config, topic_overrides: dict | None, err, prog: str, admin=None,
-               include_all: bool = False):
+               include_all: bool = False, admin_error: str | None = None):
     """One refresh of a scanner over ``paths`` (``logdir``, ``explain``), with every problem printed to
-    ``err`` naming the log dir, file or partition. ``admin``: an admin source's snapshot, for topic configs."""
+    ``err`` naming the log dir, file or partition. ``admin``: an admin source's snapshot, for topic configs;
+    ``admin_error``: the admin API was asked and failed (the configs it would give are unknown)."""
     cluster = config.clusters[0] if config.clusters else ClusterConfig()
     store, admin_name = Store(), None
-    if admin is not None:
+    if admin is not None or admin_error is not None:
         admin_name = "admin"
         store.register(admin_name, "admin", cluster.name)
-        store.success(admin_name, admin, 0.0, 0.0)
+        if admin is not None:
+            store.success(admin_name, admin, 0.0, 0.0)
+        else:
+            store.failure(admin_name, RuntimeError(admin_error), 0.0)
     scanner = LogDirScanner(paths, _config_lookup(cluster, store, admin_name, topic_overrides), include_all=include_all,
                             transaction_max_timeout=_transaction_max_timeout(cluster, store, admin_name))
     snap = scanner.refresh()
@@ -397,11 +436,11 @@ def parse_selectors(selectors, topics) -> tuple[set, set, list]:
 
 def run_explain(selectors, *, config: Config, log_dirs, fmt: str = "text", bootstrap: str | None = None,
                 topic_overrides: dict | None = None, admin=None, cleaner_log: str | None = None, out=sys.stdout,
-                err=sys.stderr) -> int:
+                err=sys.stderr, admin_error: str | None = None) -> int:
     """``explain``: each selected partition's one cause, with evidence, fix and forecast. One read of the
     log dirs: the write rate is the one-shot estimate from each dirty section, and how long a partition has
     been eligible is unknown (the collector measures both)."""
-    snap = _scan_once(log_dirs, config, topic_overrides, err, "explain", admin=admin)
+    snap = _scan_once(log_dirs, config, topic_overrides, err, "explain", admin=admin, admin_error=admin_error)
     cleaner = _read_cleaner_log(cleaner_log, err, "explain") if cleaner_log else None
     topics = {r.state.topic for r in snap.partitions} | {k.rpartition("-")[0] for k in snap.partition_errors}
     whole, parts, missing = parse_selectors(selectors, topics)
@@ -453,17 +492,21 @@ def format_cause(c, log_dir: str | None) -> str:
     lines = [f"{c.topic}-{c.partition}" + (f"  ({log_dir})" if log_dir else ""),
              f"  cause:     {c.cause}", f"  why:       {c.summary}"]
     if "first_dirty_offset" in ev:
+        def fmt(v, spec=""):  # a figure made from a topic config that is unknown: "unknown"
+            return "unknown" if v is None else format(v, spec)
+
         lines.append(f"  offsets:   log start {ev['log_start_offset']}, first dirty {ev['first_dirty_offset']} "
-                     f"(checkpoint {ev['checkpoint_offset']}), first uncleanable {ev['first_uncleanable_offset']} "
-                     f"({ev['uncleanable_reason']}), last stable {ev['last_stable_offset']}, "
+                     f"(checkpoint {ev['checkpoint_offset']}), first uncleanable {fmt(ev['first_uncleanable_offset'])} "
+                     f"({fmt(ev['uncleanable_reason'])}), last stable {ev['last_stable_offset']}, "
                      f"log end {ev['log_end_offset']}")
-        lines.append(f"  sizes:     clean {ev['clean_bytes']} B, cleanable {ev['cleanable_bytes']} B, uncleaned "
-                     f"{ev['uncleaned_bytes']} B (cleanable ratio {ev['cleanable_ratio']:.3f}, "
-                     f"min.cleanable.dirty.ratio {ev['min_cleanable_dirty_ratio']:g}); active segment "
+        lines.append(f"  sizes:     clean {ev['clean_bytes']} B, cleanable {fmt(ev['cleanable_bytes'])} B, uncleaned "
+                     f"{ev['uncleaned_bytes']} B (cleanable ratio {fmt(ev['cleanable_ratio'], '.3f')}, "
+                     f"min.cleanable.dirty.ratio {fmt(ev['min_cleanable_dirty_ratio'], 'g')}); active segment "
                      f"{ev['active_segment']}")
     for k, v in ev.items():
         if k in ("configs",) and v:
-            lines.append("  configs:   " + ", ".join(f"{n}={x['value']} ({x['source']})" for n, x in v.items()))
+            lines.append("  configs:   " + ", ".join(f"{n}={'unknown' if x['value'] is None else x['value']} "
+                                                 f"({x['source']})" for n, x in v.items()))
         elif k == "leftover_files" and v:
             for x in v:
                 lines.append(f"  leftover:  {x['file']} ({x['kind']}, {x['bytes']} B, unchanged "

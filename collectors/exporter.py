@@ -24,6 +24,24 @@ from monitor.rules import LAG_PAST_RETENTION, holds
 from monitor.topicconfig import LONG_MAX
 
 
+# the topic configs each partition series is made from (monitor.compaction.partition_state, LogConfig's
+# roll): a series whose config value is unknown (the admin API refused it, monitor.topicconfig) is left
+# out rather than made from Kafka's defaults
+_RATIO, _MIN_LAG, _MAX_LAG = "min.cleanable.dirty.ratio", "min.compaction.lag.ms", "max.compaction.lag.ms"
+_SEGMENT = ("segment.bytes", "segment.ms", _MAX_LAG)  # LogConfig.maxSegmentMs: max.compaction.lag.ms too
+CONFIG_DEPENDS = {
+    M.P_MIN_RATIO: (_RATIO,),
+    # the first uncleanable offset, hence what is cleanable or held, moves with both lags (and the segments)
+    M.P_CLEANABLE_RATIO: (_MIN_LAG, _MAX_LAG), M.P_CLEANABLE_BYTES: (_MIN_LAG, _MAX_LAG),
+    M.P_BLOCKED: (_MIN_LAG, _MAX_LAG), M.P_HEAD_BYTES: (_MIN_LAG, _MAX_LAG),
+    M.P_FIRST_UNCLEANABLE: (_MIN_LAG, _MAX_LAG),
+    M.P_ELIGIBLE: (_RATIO, _MIN_LAG, _MAX_LAG), M.P_ELIGIBLE_SECONDS: (_RATIO, _MIN_LAG, _MAX_LAG),
+    M.P_DELAY: (_MAX_LAG,),
+    M.P_RETENTION: ("delete.retention.ms",), M.P_PAST_RETENTION: ("delete.retention.ms",),
+    M.P_SEGMENT_BYTES: ("segment.bytes",), M.P_MAX_SEGMENT_AGE: ("segment.ms", _MAX_LAG), M.P_ROLL: _SEGMENT,
+}
+
+
 def _family(name: str, extra_labels: tuple[str, ...] = ()):
     kind, help_, labels = M.METRICS[name]
     cls = CounterMetricFamily if kind == "counter" else GaugeMetricFamily
@@ -111,16 +129,21 @@ class PartitionCollector(_StoreCollector):
              M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_FAULTS, M.LOG_DIR_UP, M.P_CAUSE, M.P_LEFTOVER_FILES,
              M.LOG_DIR_FREE, M.LOG_DIR_CLEAN_NEEDED, M.LOG_DIR_FREE_UP, M.T_STREAMS_INFO,
              M.P_ACTIVE_BYTES, M.P_ACTIVE_AGE, M.P_SEGMENT_BYTES, M.P_MAX_SEGMENT_AGE, M.P_ROLL, M.P_ROLL_UNKNOWN,
-             M.P_ACTIVE_DUP_RECORDS, M.P_ACTIVE_DUP_BYTES, M.P_ACTIVE_DUP_UNKNOWN)
+             M.P_ACTIVE_DUP_RECORDS, M.P_ACTIVE_DUP_BYTES, M.P_ACTIVE_DUP_UNKNOWN, M.T_CONFIG_SOURCE)
 
     def collect(self):
         fams = {n: _family(n) for n in self.names}
         now = self.clock()
         statuses = self.store.statuses()
-        streams_seen = set()  # one info series per (cluster, topic), whichever broker's log dirs hold it
+        streams_seen = set()  # one info series per (cluster, topic), whichever broker's log dirs hold it (both infos)
         for st in statuses:
             if st.kind != "log_dirs" or st.snapshot is None:
                 continue
+            for rep in st.snapshot.partitions:  # where each topic's config came from, once per (cluster, topic)
+                if ("config", st.cluster, rep.state.topic) not in streams_seen:
+                    streams_seen.add(("config", st.cluster, rep.state.topic))
+                    why = rep.config.refusal.code if rep.config.refusal is not None else ""
+                    fams[M.T_CONFIG_SOURCE].add_metric([st.cluster, rep.state.topic, rep.config.source, why], 1.0)
             for topic in sorted({r.state.topic for r in st.snapshot.partitions}):
                 role = streams_role(topic)
                 if role and (st.cluster, topic) not in streams_seen:
@@ -144,17 +167,22 @@ class PartitionCollector(_StoreCollector):
             for rep in st.snapshot.partitions:
                 s = rep.state
                 lb = [st.cluster, st.broker or "", s.topic, str(s.partition)]
-                add = lambda n, v: fams[n].add_metric(lb, v)  # noqa: E731
+                known = rep.config.known
+
+                def add(n, v, lb=lb, known=known):  # a series made from a config value unknown is left out
+                    if known(*CONFIG_DEPENDS.get(n, ())):
+                        fams[n].add_metric(lb, v)
                 add(M.P_CLEANABLE_RATIO, s.cleanable_ratio)
                 add(M.P_UNCLEANED_RATIO, s.uncleaned_ratio)
-                if s.blocked_by:
+                if s.blocked_by and known(*CONFIG_DEPENDS[M.P_BLOCKED]):
                     fams[M.P_BLOCKED].add_metric(lb + [s.blocked_by], 1.0)
                 add(M.P_MIN_RATIO, s.min_cleanable_dirty_ratio)
                 add(M.P_CLEANABLE_BYTES, s.cleanable_bytes)
                 add(M.P_UNCLEANED_BYTES, s.uncleaned_bytes)
                 add(M.P_CLEAN_BYTES, s.clean_bytes)
                 add(M.P_LOG_BYTES, s.log_bytes)
-                for held_by, n in s.not_yet_cleanable_split().items():
+                held = s.not_yet_cleanable_split() if known(*CONFIG_DEPENDS[M.P_HEAD_BYTES]) else {}
+                for held_by, n in held.items():
                     fams[M.P_HEAD_BYTES].add_metric(lb + [held_by], n)
                 add(M.P_FIRST_DIRTY, s.first_dirty_offset)
                 add(M.P_FIRST_UNCLEANABLE, s.first_uncleanable_offset)
@@ -193,16 +221,20 @@ class PartitionCollector(_StoreCollector):
 def _active_segment(fams, lb, rep, cause, now: float) -> None:
     """The active segment against its roll settings; the roll forecast is the cause's
     (``monitor.causes.active_segment_roll``): absent when unknown, with the reason's own series."""
-    s, c = rep.state, rep.config.config
+    s, c, known = rep.state, rep.config.config, rep.config.known
     fams[M.P_ACTIVE_BYTES].add_metric(lb, s.active_segment_bytes)
     age = s.active_segment_age_ms(int(now * 1000))
     if age is not None:
         fams[M.P_ACTIVE_AGE].add_metric(lb, age / 1000.0)
-    fams[M.P_SEGMENT_BYTES].add_metric(lb, c.segment_bytes)
+    if known(*CONFIG_DEPENDS[M.P_SEGMENT_BYTES]):
+        fams[M.P_SEGMENT_BYTES].add_metric(lb, c.segment_bytes)
     limit = max_segment_ms(c)
-    fams[M.P_MAX_SEGMENT_AGE].add_metric(lb, float("inf") if limit >= LONG_MAX else limit / 1000.0)
+    if known(*CONFIG_DEPENDS[M.P_MAX_SEGMENT_AGE]):
+        fams[M.P_MAX_SEGMENT_AGE].add_metric(lb, float("inf") if limit >= LONG_MAX else limit / 1000.0)
     roll = cause.forecast["active_segment_roll"]
-    if roll["at_ms"] is not None and roll["code"] in ROLLED_BY:
+    if not known(*CONFIG_DEPENDS[M.P_ROLL]):
+        fams[M.P_ROLL_UNKNOWN].add_metric(lb + ["topic_config_unknown"], 1.0)
+    elif roll["at_ms"] is not None and roll["code"] in ROLLED_BY:
         fams[M.P_ROLL].add_metric(lb + [roll["code"]], roll["in_seconds"])
     else:
         fams[M.P_ROLL_UNKNOWN].add_metric(lb + [roll["code"] or "write_rate_unknown"], 1.0)
@@ -281,7 +313,7 @@ class CleanerLogCollector(_StoreCollector):
 
 
 class ConsumerGroupCollector(_StoreCollector):
-    names = (M.G_LAG, M.G_LAG_SECONDS, M.G_RETENTION_FRACTION, M.G_AT_RISK, M.G_MAY_MISS)
+    names = (M.G_LAG, M.G_LAG_SECONDS, M.G_LAG_SECONDS_UNKNOWN, M.G_RETENTION_FRACTION, M.G_AT_RISK, M.G_MAY_MISS)
 
     def collect(self):
         fams = {n: _family(n) for n in self.names}
@@ -294,7 +326,9 @@ class ConsumerGroupCollector(_StoreCollector):
                 lb = [st.cluster, lag.group, lag.topic, str(lag.partition)]
                 fams[M.G_LAG].add_metric(lb, lag.lag_records)
                 if lag.lag_seconds is not None:
-                    fams[M.G_LAG_SECONDS].add_metric(lb, lag.lag_seconds)
+                    fams[M.G_LAG_SECONDS].add_metric(lb + [lag.lag_method or "exact"], lag.lag_seconds)
+                else:  # never silently absent: the reason instead
+                    fams[M.G_LAG_SECONDS_UNKNOWN].add_metric(lb + [lag.lag_unknown_reason or "unknown"], 1.0)
                 frac = lag.retention_fraction
                 if frac is not None:
                     fams[M.G_RETENTION_FRACTION].add_metric(lb, frac)
@@ -333,13 +367,14 @@ def _leaders_first_dirty(statuses, cluster: str) -> dict[tuple[str, int], int]:
 
 class TopicCollector(_StoreCollector):
     names = (M.T_MIN_RATIO, M.T_RETENTION, M.T_MIN_LAG, M.T_MAX_LAG, M.T_SEGMENT_BYTES, M.T_SEGMENT_SECONDS,
-             M.T_PARTITIONS, M.P_LEADER_LSO)
+             M.T_PARTITIONS, M.P_LEADER_LSO, M.ADMIN_LISTED)
 
     def collect(self):
         fams = {n: _family(n) for n in self.names}
         for st in self.store.statuses():
             if st.kind != "admin" or st.snapshot is None:
                 continue
+            fams[M.ADMIN_LISTED].add_metric([st.cluster], len(st.snapshot.listed))
             for t, info in st.snapshot.topics.items():
                 lb = [st.cluster, t]
                 c = info.config

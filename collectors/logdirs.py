@@ -51,7 +51,7 @@ class PartitionReport:
     log_dir: str
     state: PartitionState
     eligible_since: float | None  # unix seconds when it was first seen eligible (this run)
-    config_source: str  # EffectiveConfig.source: command-line | admin | config | default
+    config_source: str  # EffectiveConfig.source: command-line | admin | config | default | unknown
     config: EffectiveConfig  # the topic's config and where each value came from
     write_rate: WriteRate  # measured between this refresh and the previous one (bytes_per_second None at first)
     faults: tuple = ()  # the read faults' texts
@@ -210,7 +210,7 @@ class LogDirScanner:
                 if not cfg.compacted and not self.include_all:
                     continue
                 need = None
-                if cfg.compacted:  # what the cleaner's next clean of it writes before it can swap
+                if cfg.compacted and found.known("segment.bytes"):  # what its next clean writes before it can swap
                     need = largest_clean_group((s.size for s in part.segments[:-1]), cfg.segment_bytes)
                     needs[d].append(CleanNeed(need, part.topic, part.partition))
                 if part.unreadable:
@@ -268,7 +268,7 @@ class LogDirScanner:
                 rate = self._write_rate(key, now, part.segments)
                 stale = tuple(x for x in part.leftovers if x.stale(now_ms, cfg.file_delete_delay_ms))
                 retention = None
-                if cfg.deletes:
+                if cfg.deletes and found.known("retention.ms", "retention.bytes"):
                     retention = project_retention(from_summaries(summaries), retention_ms=cfg.retention_ms,
                                                   retention_bytes=cfg.retention_bytes, now_ms=now_ms,
                                                   log_start_offset=state.log_start_offset,

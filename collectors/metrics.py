@@ -111,7 +111,8 @@ P_ROLL = _m("partition_active_segment_roll_seconds", "gauge",
 P_ROLL_UNKNOWN = _m("partition_active_segment_roll_unknown", "gauge",
                     "1 when the active segment's roll cannot be forecast, with the reason: empty_segment (nothing "
                     "to roll), no_writes (nothing appended since the last refresh: no append, no roll), "
-                    "write_rate_unknown.", P + ("reason",))
+                    "write_rate_unknown, topic_config_unknown (segment.bytes, segment.ms or max.compaction.lag.ms "
+                    "not given by the admin API: see topic_config_source_info).", P + ("reason",))
 P_ACTIVE_DUP_RECORDS = _m("partition_active_segment_duplicate_records", "gauge",
                           "Records of the active segment superseded by a later record of the same key in it: "
                           "duplicates the cleaner cannot remove until the segment rolls. Absent when the keys "
@@ -201,7 +202,15 @@ CL_LEARNED = _m("cleaner_log_learned_throughput_bytes_per_second", "gauge",
 # --- consumer groups on compacted topics ---
 G_LAG = _m("consumer_group_lag_records", "gauge", "Records between the group's committed offset and the log end.", G)
 G_LAG_SECONDS = _m("consumer_group_lag_seconds", "gauge",
-                   "Now minus the timestamp of the record at the group's committed offset.", G)
+                   "Now minus the time the record at the group's committed offset was appended, by method: exact "
+                   "(its timestamp, read: needs Read on the topic), interpolated (without Read: when the log end "
+                   "offset passed the committed offset, between the collector's log-end-offset samples), "
+                   "extrapolated (older than every sample: along their trend). Absent when unknown: see "
+                   "consumer_group_lag_seconds_unknown.", G + ("method",))
+G_LAG_SECONDS_UNKNOWN = _m("consumer_group_lag_seconds_unknown", "gauge",
+                           "1 when a lagging group's time lag cannot be told, with the reason: too_few_samples "
+                           "(fewer than two log-end-offset samples yet, and no Read to read the record), "
+                           "no_writes_sampled (the log end offset stood still over every sample).", G + ("reason",))
 G_RETENTION_FRACTION = _m("consumer_group_lag_retention_ratio", "gauge",
                           "Time lag / delete.retention.ms: at 1 the group may miss tombstones.", G)
 G_MAY_MISS = _m("consumer_group_may_miss_updates", "gauge",
@@ -227,6 +236,19 @@ T_CONFIG_FINDING = _m("topic_config_finding", "gauge",
                       "check, the setting to change, its current and suggested value.",
                       T + ("check", "setting", "current", "suggested"))
 T_PARTITIONS = _m("topic_partitions", "gauge", "Partitions of a compacted topic.", T)
+T_CONFIG_SOURCE = _m("topic_config_source_info", "gauge",
+                     "1 for each compacted topic in the log dirs, with where its config came from (source: admin, "
+                     "config for monitor.yaml, command-line, default for Kafka's defaults when no admin API is "
+                     "configured, unknown when the admin API was asked and did not tell and nothing else gave a "
+                     "value) and, when any value is unknown, why "
+                     "(reason: not_listed: the admin API does not list the topic, no Describe ACL; "
+                     "describe_configs_refused: no DescribeConfigs ACL; admin_unavailable: the admin source is "
+                     "down). A config value that is unknown is not exported, nor is any verdict made from it.",
+                     T + ("source", "reason"))
+ADMIN_LISTED = _m("admin_listed_topics", "gauge",
+                  "Topics the admin API lists to the collector's user (every topic, compacted or not; a topic "
+                  "without a Describe ACL is not listed). 0 while the log dirs hold compacted partitions: the "
+                  "user lacks Describe on the topics.", ("cluster",))
 
 # --- the collector itself ---
 S = ("cluster", "source", "kind")

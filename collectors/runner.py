@@ -119,16 +119,32 @@ class Runner:
         """Each source once, in order (``collect --once``); True when all succeeded."""
         return all([refresh_once(self.store, s) for s in self.sources])
 
+    # sources that read the admin source's snapshot (topic configs, offsets): their first refresh waits
+    # for the cluster's admin source's first, up to FIRST_ADMIN_WAIT seconds, rather than find no topic
+    # config (unknown until the next refresh: monitor.topicconfig never puts Kafka's defaults in its place)
+    ADMIN_READERS = ("log_dirs", "consumer_groups")
+    FIRST_ADMIN_WAIT = 60.0
+
     def start(self) -> None:
+        firsts = {s.name: threading.Event() for s in self.sources if s.kind == "admin"}
         for s in self.sources:
-            t = threading.Thread(target=self._loop, args=(s,), name=f"source-{s.name}", daemon=True)
+            waits = [firsts[o.name] for o in self.sources if o.kind == "admin" and o.cluster == s.cluster] \
+                if s.kind in self.ADMIN_READERS else []
+            t = threading.Thread(target=self._loop, args=(s, firsts.get(s.name), waits), name=f"source-{s.name}",
+                                 daemon=True)
             t.start()
             self._threads.append(t)
 
-    def _loop(self, source: Source) -> None:
+    def _loop(self, source: Source, first_done: threading.Event | None = None, waits=()) -> None:
+        deadline = time.monotonic() + self.FIRST_ADMIN_WAIT
+        for w in waits:  # each in slices, so that stop() is not held up
+            while not w.is_set() and not self._stop.is_set() and time.monotonic() < deadline:
+                w.wait(0.2)
         while not self._stop.is_set():
             t0 = time.monotonic()
             refresh_once(self.store, source)
+            if first_done is not None:
+                first_done.set()
             self._stop.wait(max(source.interval - (time.monotonic() - t0), 0.5))
 
     def stop(self, timeout: float = 5.0) -> None:

@@ -31,7 +31,14 @@ from typing import Callable, Mapping
 from monitor.cleanerlog import CleanerLogState
 from monitor.compaction import PartitionState
 from monitor.rules import CLEANABLE_RATIO_ABOVE_MIN, holds
-from monitor.topicconfig import LONG_MAX, BrokerSetting, EffectiveConfig, TopicConfig
+from monitor.topicconfig import UNKNOWN, LONG_MAX, AdminRefusal, BrokerSetting, EffectiveConfig, TopicConfig
+
+# evidence made from those configs (None when one is unknown)
+CONFIG_MADE = ("first_uncleanable_offset", "uncleanable_reason", "cleanable_bytes", "cleanable_ratio",
+               "min_cleanable_dirty_ratio", "eligible")
+# the topic configs the causes' verdicts and forecasts are made from (monitor.compaction.partition_state)
+VERDICT_CONFIGS = ("min.cleanable.dirty.ratio", "min.compaction.lag.ms", "max.compaction.lag.ms",
+                   "delete.retention.ms", "segment.bytes", "segment.ms")
 
 BOOTSTRAP_PLACEHOLDER = "<bootstrap>"
 MORE_THREADS = "<up to twice the current>"  # log.cleaner.threads may at most double per change
@@ -85,10 +92,19 @@ class _Facts:
     faults: tuple[str, ...]
     bootstrap: str
     txn_timeout: BrokerSetting | None
+    refusal: AdminRefusal | None = None  # why the topic's config is unknown, when it is
 
     def cfg(self, *keys: str) -> dict:
+        """The configs named, each with its source; a value the admin API did not give (source unknown) is
+        None, never the placeholder the state was computed with."""
         values = self.config.to_strings()
-        return {k: {"value": values[k], "source": self.sources.get(k, "unknown")} for k in keys}
+        return {k: {"value": None if self.sources.get(k) == UNKNOWN else values[k],
+                    "source": self.sources.get(k, "unknown")} for k in keys}
+
+    @property
+    def unknown_configs(self) -> tuple[str, ...]:
+        """The compaction configs the verdicts are made from that are unknown (the admin API refused)."""
+        return tuple(k for k in VERDICT_CONFIGS if self.sources.get(k) == UNKNOWN)
 
     def txn_timeout_cfg(self) -> dict:
         """The broker's transaction.max.timeout.ms the state's hanging count was made with, and where it
@@ -207,6 +223,14 @@ def _cleaner_dead(f: _Facts) -> Found | None:
 
 def _unknown(f: _Facts) -> Found | None:
     s = f.state
+    if f.unknown_configs:  # no verdict from Kafka's defaults passed off as the topic's config
+        why = f.refusal.text if f.refusal is not None else "the topic's config could not be read"
+        return (f"the config of {s.topic} is unknown ({', '.join(f.unknown_configs)}): {why}; no threshold, "
+                f"eligibility or tombstone verdict without it",
+                {"reason": f"topic config unknown: {why}", "configs": f.cfg(*VERDICT_CONFIGS)},
+                ("grant the collector's user Describe and DescribeConfigs on the topic (kafka-acls --add "
+                 f"--operation Describe --operation DescribeConfigs --topic {s.topic}), or give its config in "
+                 "monitor.yaml (clusters[].topics)",))
     if not f.config.compacted:
         return (f"cleanup.policy={','.join(f.config.cleanup_policy)}: the log cleaner does not compact this topic",
                 {"reason": "not compacted", "configs": f.cfg("cleanup.policy")},
@@ -462,6 +486,10 @@ def _next_clean_due(f: _Facts) -> dict:
 
 
 def forecast(f: _Facts) -> dict:
+    if f.unknown_configs:
+        why = f"topic config unknown ({', '.join(f.unknown_configs)})"
+        return {k: _unknown_at(why) for k in ("threshold", "next_clean_due", "active_segment_roll")} | {
+            "write_rate_bytes_per_second": f.rate.bytes_per_second, "write_rate_basis": f.rate.basis}
     return {"threshold": _threshold(f), "next_clean_due": _next_clean_due(f), "active_segment_roll": _roll(f),
             "write_rate_bytes_per_second": f.rate.bytes_per_second, "write_rate_basis": f.rate.basis}
 
@@ -516,12 +544,15 @@ def explain(state: PartitionState, config: EffectiveConfig | TopicConfig, *, now
     cfg, sources = (config.config, config.sources) if isinstance(config, EffectiveConfig) else (config, {})
     rate = write_rate or rate_from_dirty_section(state, now_ms)
     f = _Facts(state, cfg, sources, cleaner, broker, eligible_seconds, rate, now_ms, tuple(faults),
-               bootstrap or BOOTSTRAP_PLACEHOLDER, transaction_max_timeout)
+               bootstrap or BOOTSTRAP_PLACEHOLDER, transaction_max_timeout,
+               config.refusal if isinstance(config, EffectiveConfig) else None)
     for name, test, _ in PRECEDENCE:
         found = test(f)
         if found is not None:
             summary, extra, fix = found
             evidence = {**_base_evidence(state), **extra}
+            if f.unknown_configs:  # figures made from a config placeholder are not the topic's: unknown
+                evidence.update(dict.fromkeys(CONFIG_MADE, None))
             if leftovers:
                 evidence["leftover_files"] = list(leftovers)
             return Cause(state.topic, state.partition, name, summary, evidence, fix, forecast(f), _unchecked(f))

@@ -21,10 +21,15 @@ Groups that need only each key's latest value are declared in ``monitor.yaml``
 (``clusters[].latest_value_only_groups``, fnmatch patterns): their series carry
 ``latest_value_only="true"`` and ConsumerMayMissUpdates does not fire for them; every other group is
 assumed to need every update, so the alert is on by default.
+
+The time lag itself is exact when the collector may read the record at the committed offset (Read on
+the topic), else interpolated from the log end offsets it samples (``interpolated_lag``); when neither
+can tell, it is unknown with the reason, never absent without one.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Iterable
 
@@ -49,3 +54,68 @@ def may_miss_updates(*, lag_seconds: float | None, min_compaction_lag_seconds: f
         BELOW: None if first_dirty_offset is None else
         holds(COMMITTED_BELOW_FIRST_DIRTY, committed, first_dirty_offset),
     }
+
+
+# ------------------------------------------------------------------ time lag without Read
+# The exact time lag reads the record at the committed offset (its timestamp), which needs Read on the
+# topic. A read-only monitor (Describe, DescribeConfigs) has only the log end offsets the admin source
+# samples at each refresh. From those, the time at which the log end offset passed the committed offset
+# is interpolated between the two samples around it, as kafka-lag-exporter does (LookupTable.scala:
+# a sliding table of (offset, time) points per partition, flat runs compressed to their two ends, a
+# linear interpolation between the two points around the offset, an extrapolation from the table's
+# trend when the offset is older than the table).
+
+EXACT, INTERPOLATED, EXTRAPOLATED = "exact", "interpolated", "extrapolated"
+METHODS = (EXACT, INTERPOLATED, EXTRAPOLATED)
+# why a time lag is unknown (the label of consumer_group_lag_seconds_unknown)
+TOO_FEW_SAMPLES = "too_few_samples"  # fewer than two log-end-offset samples yet
+NO_WRITES_SAMPLED = "no_writes_sampled"  # the log end offset stood still over every sample
+UNKNOWN_REASONS = (TOO_FEW_SAMPLES, NO_WRITES_SAMPLED)
+MAX_SAMPLES = 60  # points kept per partition (kafka-lag-exporter's default lookup table size)
+
+
+@dataclass(frozen=True)
+class TimeLag:
+    """A group's time lag on one partition: seconds and how they were had (``METHODS``), or None with
+    the reason (``UNKNOWN_REASONS``, or a text naming what failed)."""
+
+    seconds: float | None
+    method: str | None
+    reason: str | None = None
+
+
+def add_sample(samples: tuple, at: float, offset: int, limit: int = MAX_SAMPLES) -> tuple:
+    """The (time, log end offset) samples of one partition with a new one: out-of-order times are
+    ignored; an offset lower than the last (the topic was recreated, or truncated) starts the table
+    again; a run of equal offsets keeps only its first and last point (its first says when the log end
+    offset got there, its last that it still stood there); the oldest points go past ``limit``."""
+    if samples and at <= samples[-1][0]:
+        return samples
+    if samples and offset < samples[-1][1]:
+        return ((at, offset),)
+    if len(samples) >= 2 and samples[-1][1] == offset == samples[-2][1]:
+        return samples[:-1] + ((at, offset),)
+    return (samples + ((at, offset),))[-limit:]
+
+
+def interpolated_lag(samples: tuple, committed: int, now: float) -> TimeLag:
+    """The time lag of a group at ``committed`` from the partition's log-end-offset ``samples``
+    (``add_sample``): now minus the time the log end offset passed ``committed`` (when it reached
+    ``committed + 1``: the record at the committed offset was appended then), interpolated between the
+    two samples around it. Older than every sample: extrapolated back along the line from the first to
+    the last sample (kafka-lag-exporter's choice), which dates it at or before the first sample.
+    A group at or past the last sample's log end offset has lag 0."""
+    if samples and committed >= samples[-1][1]:
+        return TimeLag(0.0, INTERPOLATED)
+    if len(samples) < 2:
+        return TimeLag(None, None, TOO_FEW_SAMPLES)
+    target = committed + 1
+    for (t0, o0), (t1, o1) in zip(samples, samples[1:]):
+        if o0 < target <= o1:
+            at = t0 + (target - o0) * (t1 - t0) / (o1 - o0)
+            return TimeLag(max(now - at, 0.0), INTERPOLATED)
+    (t0, o0), (t1, o1) = samples[0], samples[-1]
+    if o1 == o0:
+        return TimeLag(None, None, NO_WRITES_SAMPLED)
+    at = t1 - (o1 - target) * (t1 - t0) / (o1 - o0)
+    return TimeLag(max(now - at, 0.0), EXTRAPOLATED)

@@ -124,27 +124,56 @@ class TopicConfig:
 COMMAND_LINE, ADMIN, CONFIG_FILE, DEFAULT, UNKNOWN = "command-line", "admin", "config", "default", "unknown"
 
 
+# why a topic's config is unknown (the reason label of topic_config_source_info; the text says more)
+NOT_LISTED, REFUSED, ADMIN_DOWN = "not_listed", "describe_configs_refused", "admin_unavailable"
+
+
+@dataclass(frozen=True)
+class AdminRefusal:
+    """Why the admin API, asked for a topic's config, did not give it: ``code`` one of NOT_LISTED,
+    REFUSED, ADMIN_DOWN (a metric label), ``text`` the whole reason (the log, ``explain``)."""
+
+    code: str
+    text: str
+
+
 @dataclass(frozen=True)
 class EffectiveConfig:
-    """A topic's config, and where each of its values came from (Kafka config name -> source)."""
+    """A topic's config, and where each of its values came from (Kafka config name -> source). A value
+    whose source is ``unknown`` is a placeholder (Kafka's default, so that the state can be computed at
+    all), never to be shown or judged by as the topic's: ``known`` says which values may be."""
 
     config: TopicConfig
     sources: Mapping[str, str]
+    refusal: AdminRefusal | None = None  # why values are unknown (the admin API asked, and did not tell)
 
     @property
     def source(self) -> str:
-        """The topic's config source: the highest-precedence place any value came from."""
-        return next(s for s in (COMMAND_LINE, ADMIN, CONFIG_FILE, DEFAULT) if s in self.sources.values())
+        """The topic's config source: the highest-precedence place any value came from; ``unknown`` when
+        none is known (``refusal`` says why some are unknown)."""
+        return next((s for s in (COMMAND_LINE, ADMIN, CONFIG_FILE, DEFAULT) if s in self.sources.values()), UNKNOWN)
+
+    def known(self, *keys: str) -> bool:
+        """Whether every one of ``keys`` (Kafka config names) is the topic's own, from a stated source."""
+        return all(self.sources.get(k) != UNKNOWN for k in keys)
+
+    @property
+    def unknown_keys(self) -> tuple[str, ...]:
+        return tuple(k for k, v in self.sources.items() if v == UNKNOWN)
 
 
 def effective_config(topic: str, *, admin: TopicConfig | None = None, file: Mapping[str, object] | None = None,
-                     command_line: Mapping[str, object] | None = None, compacted: bool = False) -> EffectiveConfig:
+                     command_line: Mapping[str, object] | None = None, compacted: bool = False,
+                     refusal: AdminRefusal | None = None) -> EffectiveConfig:
     """The one precedence of topic configs, for every command and edge.
 
     * ``admin``: the broker's effective config (the admin API's describe_configs), when known, is the
       topic's config as a whole: it already folds the broker's own defaults and overrides;
     * else ``file``: the topic's entry in the config file (``clusters[].topics``), over Kafka's defaults;
-    * else Kafka's defaults. Kafka's default ``cleanup.policy`` is ``delete``; a topic is taken as
+    * else, when the admin API was asked and did not tell (``refusal``: no Describe or DescribeConfigs
+      ACL, the admin source down), **unknown**: each value not in the file or on the command line has
+      the source ``unknown`` (a placeholder value the caller must not show or judge by);
+    * else (nobody was asked) Kafka's defaults. Kafka's default ``cleanup.policy`` is ``delete``; a topic is taken as
       compacted instead when it is named in the config file or on the command line (those name
       compacted topics), when it is one of Kafka's internal compacted topics, or when the caller has
       other evidence (``compacted``: a cleaner checkpoint, a segments audit);
@@ -162,15 +191,18 @@ def effective_config(topic: str, *, admin: TopicConfig | None = None, file: Mapp
             values["cleanup.policy"] = "compact"
             sources["cleanup.policy"] = (CONFIG_FILE if file is not None else
                                          COMMAND_LINE if command_line is not None else DEFAULT)
+        if refusal is not None:  # asked and not told: unknown, whatever Kafka's default is
+            sources = dict.fromkeys(values, UNKNOWN)
         for key, value in (file or {}).items():
             if key in values:
                 values[key], sources[key] = value, CONFIG_FILE
     for key, value in (command_line or {}).items():
         if key in values:
             values[key], sources[key] = value, COMMAND_LINE
+    why = refusal if admin is None and UNKNOWN in sources.values() else None
     if admin is not None and not command_line:
         return EffectiveConfig(admin, sources)
-    return EffectiveConfig(TopicConfig.from_strings(values), sources)
+    return EffectiveConfig(TopicConfig.from_strings(values), sources, why)
 
 
 def effective_configs(admin: Mapping[str, TopicConfig] | None = None,

@@ -12,7 +12,8 @@ from monitor.causes import (CAUSES, PRECEDENCE, BrokerFacts, WriteRate, explain,
 from monitor.cleanerlog import CleanerLogState, ThreadDeath, Uncleanable
 from monitor.compaction import partition_state
 from monitor.summary import summarize
-from monitor.topicconfig import ADMIN, DEFAULT, BrokerSetting, EffectiveConfig, TopicConfig, effective_config
+from monitor.topicconfig import (ADMIN, DEFAULT, REFUSED, UNKNOWN, AdminRefusal, BrokerSetting, EffectiveConfig,
+                                 TopicConfig, effective_config)
 from recordfixtures import T0, control, items, v2, write
 
 STEP = 7  # ms between records' timestamps (recordfixtures.items)
@@ -332,3 +333,19 @@ def test_roll_forecast_codes_and_the_age_it_counts_from(tmp_path):
     assert active_segment_roll(empty, cfg, WriteRate(1.0, "given"), now)["code"] == "empty_segment"
     assert {"segment_ms", "segment_bytes", "max_compaction_lag_ms"} == set(ROLLED_BY)
     assert {"empty_segment", "no_writes", "write_rate_unknown"} == set(ROLL_UNKNOWN)
+
+
+def test_a_topic_config_unknown_gives_no_verdict_and_says_why(tmp_path):
+    # with Kafka's defaults (ratio 0.5) this partition would be "waiting" (eligible: cleanable ratio 1.0)
+    state, cfg, sums = build(tmp_path, [plain(0, 20), plain(20, 40), plain(40, 41)], checkpoint=0)
+    assert cause(state, cfg, T0 + 10_000).cause == "waiting"
+    why = AdminRefusal(REFUSED, "refused: no DescribeConfigs on TOPIC t for User:blind")
+    unknown = effective_config("t", compacted=True, refusal=why)
+    c = cause(state, unknown, T0 + 10_000)
+    assert c.cause == "unknown" and why.text in c.summary and why.text in c.evidence["reason"]
+    assert c.evidence["configs"]["min.cleanable.dirty.ratio"] == {"value": None, "source": UNKNOWN}
+    assert c.evidence["configs"]["delete.retention.ms"] == {"value": None, "source": UNKNOWN}
+    assert c.evidence["eligible"] is None and c.evidence["min_cleanable_dirty_ratio"] is None
+    assert c.evidence["cleanable_ratio"] is None
+    assert all(c.forecast[k]["at_ms"] is None for k in ("threshold", "next_clean_due", "active_segment_roll"))
+    assert any("DescribeConfigs" in fix for fix in c.fix)

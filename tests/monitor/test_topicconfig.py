@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from monitor.topicconfig import ConfigValueError, TopicConfig, effective_broker_setting, effective_config
+from monitor.topicconfig import (ADMIN, CONFIG_FILE, DEFAULT, NOT_LISTED, REFUSED, UNKNOWN, AdminRefusal,
+                                 ConfigValueError, TopicConfig, effective_broker_setting, effective_config)
 
 KAFKA_DEFAULTS = {  # https://kafka.apache.org/documentation/#topicconfigs
     "cleanup.policy": "delete", "min.cleanable.dirty.ratio": "0.5", "min.compaction.lag.ms": "0",
@@ -121,3 +122,34 @@ def test_retention_may_be_unlimited_but_other_settings_may_not_be_negative():
     assert (c.retention_ms, c.retention_bytes, c.deletes, c.compacted) == (-1, -1, True, True)
     with pytest.raises(ConfigValueError, match="segment.ms"):
         TopicConfig.from_strings({"segment.ms": "-1"})
+
+
+# ------------------------------------------------------------------ asked and not told: unknown, never defaults
+
+def test_a_config_the_admin_api_refused_is_unknown_not_kafkas_defaults():
+    why = AdminRefusal(REFUSED, "refused: no DescribeConfigs on TOPIC t for User:blind")
+    got = effective_config("t", compacted=True, refusal=why)
+    assert got.source == UNKNOWN and got.refusal == why
+    assert not got.known("min.cleanable.dirty.ratio") and not got.known("delete.retention.ms")
+    assert set(got.unknown_keys) == set(TopicConfig().to_strings())
+    assert got.config.compacted  # the cleaner's checkpoint says it is compacted; the policy is still unknown
+
+
+def test_monitor_yaml_gives_what_it_names_and_says_so_the_rest_stays_unknown():
+    why = AdminRefusal(NOT_LISTED, "the admin API does not list t")
+    got = effective_config("t", file={"min.cleanable.dirty.ratio": "0.1", "delete.retention.ms": "60000"},
+                           refusal=why)
+    assert got.config.min_cleanable_dirty_ratio == 0.1 and got.config.delete_retention_ms == 60000
+    assert got.sources["min.cleanable.dirty.ratio"] == CONFIG_FILE == got.sources["delete.retention.ms"]
+    assert got.known("min.cleanable.dirty.ratio", "delete.retention.ms")
+    assert not got.known("min.compaction.lag.ms") and got.source == CONFIG_FILE and got.refusal == why
+    full = {k: v for k, v in TopicConfig(cleanup_policy=("compact",)).to_strings().items()}
+    got = effective_config("t", file=full, refusal=why)  # every value given: known, from monitor.yaml
+    assert got.source == CONFIG_FILE and got.refusal is None and got.unknown_keys == ()
+
+
+def test_the_admin_config_wins_and_nobody_asked_is_kafkas_default_stated_as_such():
+    admin = TopicConfig(cleanup_policy=("compact",), min_cleanable_dirty_ratio=0.2)
+    assert effective_config("t", admin=admin, refusal=AdminRefusal(REFUSED, "x")).source == ADMIN
+    got = effective_config("t", compacted=True)
+    assert got.source == DEFAULT and got.refusal is None and got.known("min.cleanable.dirty.ratio")

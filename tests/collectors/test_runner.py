@@ -1,0 +1,45 @@
+"""The runner's order at start: a source that reads the admin source's snapshot (log dirs: topic
+configs; consumer groups: topics and offsets) waits for the cluster's admin source's first refresh, so
+that it does not start with every topic config unknown (monitor.topicconfig never fills in Kafka's
+defaults). Plain functions as sources: the order is what is tested, no broker is needed."""
+
+from __future__ import annotations
+
+import threading
+
+from collectors.runner import Runner, Source, Store
+from waiting import wait_for
+
+
+def test_log_dirs_and_groups_first_refresh_after_the_admin_sources_first():
+    store = Store()
+    started, go = threading.Event(), threading.Event()
+    seen = {}
+
+    def admin():
+        started.set()
+        go.wait(30)
+        return "topics"
+
+    def reader(kind):
+        def refresh():
+            seen.setdefault(kind, store.snapshot("admin:c"))
+            return kind
+        return refresh
+
+    sources = [Source("admin:c", "admin", "c", admin, 3600),
+               Source("log_dirs:c:1", "log_dirs", "c", reader("log_dirs"), 3600),
+               Source("consumer_groups:c", "consumer_groups", "c", reader("groups"), 3600),
+               Source("log_dirs:other:1", "log_dirs", "other", reader("other"), 3600)]
+    runner = Runner(store, sources)
+    runner.start()
+    try:
+        wait_for(started.is_set, 30, "the admin source's first refresh to start")
+        wait_for(lambda: "other" in seen, 30, "another cluster's log dirs, which do not wait")
+        assert "log_dirs" not in seen and "groups" not in seen  # still waiting for the admin source
+        go.set()
+        wait_for(lambda: {"log_dirs", "groups"} <= set(seen), 30, "the readers' first refresh")
+        assert seen["log_dirs"] == "topics" == seen["groups"]
+    finally:
+        go.set()
+        runner.stop()
