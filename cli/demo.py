@@ -402,10 +402,14 @@ def stack(state, workdir: Path, t: Timing, *, prometheus: bool = True, dashboard
         yield Running(cfg_path, f"http://127.0.0.1:{cport}/metrics", prom_url, dash_url, audit_dir)
 
 
+VIEWER = ["--client.toolbarMode", "viewer"]  # an SRE's dashboard: no "Deploy" button, no developer menu
+
+
 def dashboard_command(port: int, address: str) -> list[str]:
+    """The one command that serves the dashboard (``compaction-monitor dashboard`` and the demo)."""
     return [sys.executable, "-m", "streamlit", "run", str(ROOT / "dashboards" / "app.py"),
             "--server.port", str(port), "--server.address", address, "--server.headless", "true",
-            "--browser.gatherUsageStats", "false", "--theme.base", "light"]
+            "--browser.gatherUsageStats", "false", "--theme.base", "light", *VIEWER]
 
 
 def run_audit(state, audit_dir: Path, log: Path) -> int:
