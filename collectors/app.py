@@ -6,7 +6,6 @@ the ``Store``.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sys
@@ -28,6 +27,7 @@ from monitor.config import BrokerConfig, ClusterConfig, Config
 from monitor.lsocheck import LeaderLso
 from monitor.streams import streams_role
 from monitor.topicconfig import effective_broker_setting, effective_config
+from monitor import strictjson
 
 
 @dataclass
@@ -325,7 +325,7 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
                                                          "source": u.source}
         rows.append(row)
     if fmt == "json":
-        json.dump(rows, out, indent=2)
+        strictjson.dump(rows, out, indent=2)
         out.write("\n")
     else:
         cols = [("topic", 28), ("partition", 9), ("first_dirty_offset", 12), ("clean_bytes", 12),
@@ -419,7 +419,7 @@ def run_explain(selectors, *, config: Config, log_dirs, fmt: str = "text", boots
             causes.append((None, unknown_cause(topic, int(p), reason)))
     causes.sort(key=lambda x: (x[1].topic, x[1].partition))
     if fmt == "json":
-        json.dump([c.as_dict() | {"log_dir": d} for d, c in causes], out, indent=2)
+        strictjson.dump([c.as_dict() | {"log_dir": d} for d, c in causes], out, indent=2)
         out.write("\n")
     else:
         for d, c in causes:
@@ -538,7 +538,7 @@ def run_check_config(config: Config, *, fmt: str = "text", topics=(), out=sys.st
             return 2
     result = review(facts, bootstrap=cluster.bootstrap_servers)
     if fmt == "json":
-        json.dump(result.as_dict(), out, indent=2, default=str)
+        strictjson.dump(result.as_dict(), out, indent=2, default=str)
         out.write("\n")
     else:
         out.write(format_review(result) + "\n")
