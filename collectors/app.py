@@ -323,7 +323,8 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
             u = cleaner.uncleanable.get((r.state.topic, r.state.partition)) if cleaner is not None else None
             row["uncleanable"] = None if u is None else {"exception": u.exception, "message": u.message,
                                                          "source": u.source}
-        rows.append(row)
+        rows.append(row | {"fault": None})
+    rows += _fault_rows(snap)
     if fmt == "json":
         strictjson.dump(rows, out, indent=2)
         out.write("\n")
@@ -337,8 +338,10 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
         for r in rows:
             vals = []
             for k, w in cols:
-                v = r[k]
-                if k == "cleanable_ratio":
+                v = r.get(k)
+                if v is None and r["fault"] and k != "cause":
+                    v = "-"  # a faulted partition: its figures are unknown (the fault line below says why)
+                elif k == "cleanable_ratio":
                     v = f"{v:.3f}"
                 elif k == "oldest_tombstone_age_ms":
                     v = "-" if v is None else f"{v / 1000:.0f}"
@@ -347,6 +350,8 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
                 vals.append(str(v)[:w].ljust(w))
             out.write("  ".join(vals) + "\n")
         for r in rows:
+            if r["fault"]:
+                out.write(f"fault: {r['topic']}-{r['partition']}: {r['fault']}\n")
             if r.get("uncleanable"):
                 u = r["uncleanable"]
                 out.write(f"uncleanable: {r['topic']}-{r['partition']}: {u['exception']}: {u['message']} "
@@ -355,6 +360,21 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
         _leftovers_table(rows, out)
         _space_lines(snap, out)
     return _exit_code(snap, cleaner_ok=cleaner is not None or not cleaner_log)
+
+
+def _fault_rows(snap) -> list[dict]:
+    """A row for each partition whose state could not be computed (a segment unreadable or vanished, a
+    checkpoint entry that cannot be right): reported with its fault, its figures unknown, never left out."""
+    rows = []
+    for key, reason in snap.partition_errors.items():
+        topic, _, p = key.rpartition("-")
+        if not p.isdigit():
+            continue
+        cause = unknown_cause(topic, int(p), reason).as_dict()
+        del cause["topic"], cause["partition"]
+        rows.append({"topic": topic, "partition": int(p), "log_dir": None, "fault": reason, "cause": cause,
+                     "streams_role": streams_role(topic)})
+    return rows
 
 
 def _space_lines(snap, out) -> None:
@@ -493,7 +513,7 @@ def format_cause(c, log_dir: str | None) -> str:
 def _open_transactions_table(rows: list[dict], out) -> None:
     """Below the partition table, one line per open transaction (from ``PartitionState.as_dict``),
     with whether it hangs (open longer than transaction.max.timeout.ms)."""
-    txns = [(r, t) for r in rows for t in r["open_transactions"]]
+    txns = [(r, t) for r in rows for t in r.get("open_transactions") or ()]
     if not txns:
         return
     out.write("\nopen transactions (hanging: open longer than transaction.max.timeout.ms)\n")

@@ -440,12 +440,12 @@ def main(argv=None) -> int:
         log("topic configs from the admin API need `compaction-monitor audit`; using --config's topics "
             "and Kafka's defaults")
     try:
-        run(args, topic_configs=configs,
-            restore_config=cluster.restore_throughput_bytes_per_second if cluster else None)
+        _, summary = run(args, topic_configs=configs,
+                         restore_config=cluster.restore_throughput_bytes_per_second if cluster else None)
     except (FileNotFoundError, OutputError) as exc:
         print(f"audit: {exc}", file=sys.stderr)
         return 2
-    return 0
+    return 1 if summary["faults"] else 0  # corrupt input met (the report lists it), as the command line's audit
 
 
 if __name__ == "__main__":
