@@ -392,10 +392,14 @@ def cmd_config(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from cli.demo import run_demo
+    from dashboards.data import audit_run, records
     from localkafka.broker import BrokerError
 
+    def partitions(run: Path) -> list[dict]:  # an audit run's partitions, read as the Audit page reads them
+        return records(audit_run(str(run.parent), run.name)["partitions"])
+
     try:
-        return run_demo(Path(args.dir), args.duration, fast=args.fast)
+        return run_demo(Path(args.dir), args.duration, fast=args.fast, partitions=partitions)
     except BrokerError as exc:  # the broker would not start (jars, ports, Java): said in one line, as `broker`
         _err(f"demo: {exc}")
         return 1
