@@ -14,7 +14,6 @@ Prints MB/s and the ratios. Target (issue 5): the Spark job >= 1.6x the single p
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import tempfile
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 
 from bench.bench_reader import read_all
 from bench.common import OUT, Timer, broker, log, produce_bulk
+from monitor import strictjson
 
 
 def write_data(root: Path, gb: float) -> Path:
@@ -126,7 +126,7 @@ def main(argv) -> int:
             "reclaimable_bytes": res.summary["reclaimable_bytes"],
         }
         OUT.mkdir(exist_ok=True)
-        (OUT / "audit.json").write_text(json.dumps(r, indent=2))
+        (OUT / "audit.json").write_text(strictjson.dumps(r, indent=2))
         print(f"{total / 1e6:.0f} MB in {len(files)} segments, {n} records; Spark master {args.master}; "
               f"best of {args.repeat}")
         print(f"reference: one process, reader records()   {r['reader_mb_s']:8.1f} MB/s")

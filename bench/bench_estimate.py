@@ -15,7 +15,6 @@ tasks' code), and its estimate divided by the target's logged clean time.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import tempfile
@@ -23,6 +22,7 @@ import time
 from pathlib import Path
 
 from bench.common import OUT, broker, log
+from monitor import strictjson
 
 CFG = {"cleanup.policy": "compact", "segment.ms": 300, "min.cleanable.dirty.ratio": 1.0,
        "delete.retention.ms": 86_400_000, "min.compaction.lag.ms": 0}
@@ -94,7 +94,7 @@ def main(argv) -> int:
                "logged_clean_seconds": actual.duration, "logged_processed_mb": actual.processed_mb,
                "estimate_vs_logged": ratio}
         OUT.mkdir(exist_ok=True)
-        (OUT / "estimate.json").write_text(json.dumps(res, indent=2))
+        (OUT / "estimate.json").write_text(strictjson.dumps(res, indent=2))
         print(f"target: {row['cleanable_bytes'] / 1e6:.1f} MB cleanable; throughput calibrated on "
               f"{', '.join(s.log for s in calib)}: {tp / (1 << 20):.1f} MiB/s "
               f"(warm-up cleans: {', '.join(f'{s.duration:.2f}' for s in stats if s.topic_partition[0] in warmups)} s)")

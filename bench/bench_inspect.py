@@ -16,7 +16,6 @@ Targets (issue 15): jsonl >= 3x, --stats >= 20x.
 from __future__ import annotations
 
 import argparse
-import json
 import resource
 import subprocess
 import sys
@@ -25,6 +24,7 @@ import time
 from pathlib import Path
 
 from bench.common import OUT, broker, log, produce_bulk
+from monitor import strictjson
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"jsonl": 3.0, "stats": 20.0}
@@ -86,7 +86,7 @@ def main(argv) -> int:
               "ratio_wall": {k: theirs["wall_s"] / times[k]["wall_s"] for k in TARGETS},
               "ratio_cpu": {k: theirs["cpu_s"] / times[k]["cpu_s"] for k in TARGETS}}
     OUT.mkdir(exist_ok=True)
-    (OUT / "inspect.json").write_text(json.dumps(result, indent=2))
+    (OUT / "inspect.json").write_text(strictjson.dumps(result, indent=2))
     print(f"segment: {size / 1e6:.1f} MB, {n} records, codec {args.codec}; fastest of {args.repeat} run(s), "
           f"whole processes")
     print(f"{'command':34} {'wall s':>7} {'MB/s':>7} {'cpu s':>7}   {'ratio wall':>10} {'ratio cpu':>9} {'target':>7}")

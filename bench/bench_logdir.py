@@ -9,7 +9,6 @@ reader over the same bytes (what a cold refresh cannot beat)."""
 from __future__ import annotations
 
 import argparse
-import json
 import resource
 import shutil
 import tempfile
@@ -17,6 +16,7 @@ import tracemalloc
 from pathlib import Path
 
 from bench.common import OUT, Timer, broker, log
+from monitor import strictjson
 
 
 def make_log_dir(root: Path, partitions: int, rounds: int) -> tuple[Path, int]:
@@ -108,7 +108,7 @@ def main(argv) -> int:
             "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         }
         OUT.mkdir(exist_ok=True)
-        (OUT / "logdir.json").write_text(json.dumps(res, indent=2))
+        (OUT / "logdir.json").write_text(strictjson.dumps(res, indent=2))
         print(f"log dir: {args.partitions} partitions, {len(files)} segments, {total / 1e6:.0f} MB, {n} records")
         print(f"reference: plain reader over the same files   {res['reader_mb_s']:8.1f} MB/s  ({ref.wall:.2f} s)")
         print(f"cold refresh: {cold.wall:6.2f} s wall {cold.cpu:6.2f} s CPU  {res['cold_mb_s']:8.1f} MB/s "

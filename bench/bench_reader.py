@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import json
 import pstats
 import subprocess
 import sys
@@ -20,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 from bench.common import OUT, Timer, broker, log, produce_bulk
+from monitor import strictjson
 
 
 def read_all(files) -> tuple[int, int]:
@@ -108,7 +108,7 @@ def main(argv) -> int:
         pstats.Stats(prof, stream=sys.stderr).sort_stats("tottime").print_stats(12)
 
     OUT.mkdir(exist_ok=True)
-    (OUT / "reader.json").write_text(json.dumps(results, indent=2))
+    (OUT / "reader.json").write_text(strictjson.dumps(results, indent=2))
     from monitor.record import v2
 
     print(f"record decoder: {'C (monitor/record/_decode.c)' if v2._c_decode_columns else 'pure Python'}")

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import socket
 import tempfile
 import time
@@ -27,6 +26,7 @@ import uuid
 from pathlib import Path
 
 from bench.common import OUT, broker, log, produce_bulk
+from monitor import strictjson
 
 
 def log_bytes(log_dir: str | Path, topic: str) -> int:
@@ -113,7 +113,7 @@ def main(argv) -> int:
     res = stamped(res)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(res, indent=2))
+    out.write_text(strictjson.dumps(res, indent=2))
     log(f"{res['records']:,} records, {res['log_bytes'] or res['bytes']:,} bytes in {res['seconds']:.2f} s: "
         f"{res['bytes_per_second'] / (1 << 20):,.1f} MiB/s ({res['basis']}); written to {out}")
     return 0

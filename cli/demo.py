@@ -17,7 +17,14 @@ Topics (named from one prefix, ``demo`` here; the tests pass their own, see ``Na
   producer id the coordinator never gave out, which a broker the demo starts accepts because its
   ``transaction.partition.verification.enable`` is off). It holds the partition's last stable offset,
   and the cleaner with it, until ``kafka-transactions.sh abort``; once older than the broker's
-  ``transaction.max.timeout.ms`` (lowered by the demo) it is hanging.
+  ``transaction.max.timeout.ms`` (lowered by the demo) it is hanging;
+* ``demo.cleaner-backlog``: a burst of keyed updates (``Timing.backlog_bytes``, most of it superseded),
+  held from the cleaner by ``min.cleanable.dirty.ratio=1.0`` (Kafka's eligibility test is a strict
+  ``cleanableRatio > min.cleanable.dirty.ratio``, LogCleanerManager; a never-cleaned log's ratio is 1.0)
+  until the first audit has read it, so that audit shows real reclaimable bytes; then released to a
+  cleaner throttled by ``log.cleaner.io.max.bytes.per.second`` (a dynamic config set on the demo's broker
+  alone), so the estimate is seconds. A second audit once the cleaner has been over it pairs the two
+  (``monitor.accuracy``): predicted against reclaimed, on the dashboard's Audit page.
 """
 
 from __future__ import annotations
@@ -57,10 +64,14 @@ class Timing:
     scrape_s: int = 5
     txn_every_s: float = 1.0  # one exactly-once transaction per this many seconds
     transaction_max_timeout_ms: int = 180_000  # the demo broker's transaction.max.timeout.ms
+    backlog_bytes: int = 16 << 20  # the cleaner-backlog topic's burst, over its partitions
+    cleaner_throttle_bytes_per_second: int = 1 << 20  # the demo broker's log.cleaner.io.max.bytes.per.second
+    cleaned_within_s: float = 240.0  # how long the demo waits for the cleaner before its second audit
 
 
 FAST = Timing(segment_ms=1_000, flood_retention_ms=4_000, updates_per_second=100, flood_every_s=2.0,
-              lagging_for="3s", consumer_lag_for="2s", scrape_s=1, txn_every_s=0.5, transaction_max_timeout_ms=20_000)
+              lagging_for="3s", consumer_lag_for="2s", scrape_s=1, txn_every_s=0.5, transaction_max_timeout_ms=20_000,
+              backlog_bytes=8 << 20)
 
 
 def broker_config(t: Timing) -> dict[str, str]:
@@ -111,6 +122,11 @@ class Names:
     def crashed_transactional_id(self) -> str:
         return f"{self.prefix}-eos-crashed"
 
+    @property
+    def backlog(self) -> str:
+        """A burst of updates the cleaner is kept from until the first audit (see the module)."""
+        return f"{self.prefix}.cleaner-backlog"
+
 
 DEMO = Names()
 HEALTHY, LAGGING, FLOOD, GROUP = DEMO.healthy, DEMO.lagging, DEMO.flood, DEMO.group
@@ -145,6 +161,140 @@ def create_topics(bootstrap: str, t: Timing, partitions: int = 3, names: Names =
             return
         time.sleep(0.2)
     raise TimeoutError("demo topics have no leaders")
+
+
+# --------------------------------------------------------- the cleaner backlog
+
+CLEANER_THROTTLE = "log.cleaner.io.max.bytes.per.second"
+BACKLOG_SEGMENT_BYTES = 1 << 20  # segment.bytes' minimum (LogConfig, Kafka 4.x): many rolled, cleanable segments
+HELD, RELEASED = "1.0", "0.1"  # the backlog's min.cleanable.dirty.ratio before and after the first audit
+
+
+def _alter(bootstrap: str, resource) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # kept alive until its futures are done
+    for fut in admin.incremental_alter_configs([resource]).values():
+        fut.result(30)
+
+
+def throttle_cleaner(bootstrap: str, node_id: int, bytes_per_second: int) -> None:
+    """``log.cleaner.io.max.bytes.per.second`` as a dynamic config of this broker alone (not the
+    cluster-wide default): one throttle for all its cleaner threads' reads and writes (LogCleaner)."""
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+    _alter(bootstrap, ConfigResource(ResourceType.BROKER, str(node_id), incremental_configs=[
+        ConfigEntry(CLEANER_THROTTLE, str(bytes_per_second), incremental_operation=AlterConfigOpType.SET)]))
+
+
+def set_backlog_ratio(bootstrap: str, names: Names, ratio: str) -> None:
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+    _alter(bootstrap, ConfigResource(ResourceType.TOPIC, names.backlog, incremental_configs=[
+        ConfigEntry("min.cleanable.dirty.ratio", ratio, incremental_operation=AlterConfigOpType.SET)]))
+
+
+def write_backlog(bootstrap: str, t: Timing, names: Names = DEMO, partitions: int = 3, keys: int = 600,
+                  value_bytes: int = 1000) -> int:
+    """Create the backlog topic, held from the cleaner, and write ``t.backlog_bytes`` of updates to
+    ``keys`` keys per partition: all but the last round superseded. Returns the records written."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    cfg = {"cleanup.policy": "compact", "segment.bytes": str(BACKLOG_SEGMENT_BYTES), "min.cleanable.dirty.ratio": HELD}
+    try:
+        admin.create_topics([NewTopic(names.backlog, partitions, 1, config=cfg)])[names.backlog].result(30)
+    except Exception as exc:  # noqa: BLE001 - a second run of the demo: hold it again
+        if "TOPIC_ALREADY_EXISTS" not in str(exc):
+            raise
+        set_backlog_ratio(bootstrap, names, HELD)
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.size": 256_000,
+                         "compression.type": "none"})
+    pad = "x" * value_bytes
+    rounds = max(2, t.backlog_bytes // (partitions * keys * (value_bytes + 40)))
+    errors: list = []
+    sent = 0
+    for r in range(rounds):
+        for p in range(partitions):
+            for k in range(keys):
+                while True:
+                    try:
+                        producer.produce(names.backlog, key=f"key-{k}".encode(), value=f"{r}:{pad}".encode(),
+                                         partition=p, on_delivery=lambda err, _m: err and errors.append(err))
+                        break
+                    except BufferError:
+                        producer.poll(0.1)
+                sent += 1
+        producer.poll(0)
+    producer.flush(60)
+    if errors:
+        raise RuntimeError(f"writing {names.backlog}: {errors[0]}")
+    return sent
+
+
+def wait_cleaned(log_dir: str, names: Names, targets: dict, timeout: float, stop: threading.Event) -> bool:
+    """Until the cleaner's checkpoint (cleaner-offset-checkpoint) of every backlog partition reaches its
+    ``targets`` offset (the first audit's first uncleanable offset), ``timeout`` passes or ``stop`` is set."""
+    from monitor.checkpoint import CheckpointError, parse_checkpoint
+
+    path = Path(log_dir) / "cleaner-offset-checkpoint"
+    deadline = time.monotonic() + timeout
+    while not stop.is_set() and time.monotonic() < deadline:
+        try:
+            got = parse_checkpoint(path.read_text(), str(path)) if path.exists() else {}
+        except (CheckpointError, OSError):
+            got = {}  # being rewritten: read it again
+        if all(got.get(tp, -1) >= off for tp, off in targets.items()):
+            return True
+        stop.wait(2)
+    return False
+
+
+def audits_with_release(state, audit_dir: Path, log: Path, t: Timing, names: Names, stop: threading.Event,
+                        partitions) -> None:
+    """The first audit over the held backlog; then the backlog released to the throttled cleaner; once
+    the cleaner has been over it, a second audit, and the two compared (``monitor.accuracy``).
+    ``partitions``: run folder -> its partition table as rows (the command line passes the Audit page's
+    reader, ``cmd_demo``)."""
+    try:
+        _audits_with_release(state, audit_dir, log, t, names, stop, partitions)
+    except Exception as exc:  # noqa: BLE001 - the demo goes on without its audits; the log says why
+        say(f"the audits stopped: {exc}")
+
+
+def _audits_with_release(state, audit_dir: Path, log: Path, t: Timing, names: Names, stop: threading.Event,
+                         partitions) -> None:
+    from monitor.accuracy import compare_runs, totals
+
+    def latest() -> Path | None:
+        runs = sorted(p for p in audit_dir.glob("run-*") if (p / "_SUCCESS").exists())
+        return runs[-1] if runs else None
+
+    if run_audit(state, audit_dir, log, stop) not in (0, 1) or (first := latest()) is None:  # 1: faults listed
+        say(f"the first audit failed: see {log}")
+        return
+    rows = partitions(first)
+    backlog = [r for r in rows if r["topic"] == names.backlog]
+    say(f"first audit: {sum(r['reclaimable_bytes'] for r in rows) / 2**20:,.1f} MiB reclaimable "
+        f"({sum(r['reclaimable_bytes'] for r in backlog) / 2**20:,.1f} MiB in {names.backlog}), "
+        f"{sum(r['estimated_clean_seconds'] for r in backlog):,.1f} s estimated cleaning time; releasing "
+        f"{names.backlog} to the cleaner (throttled to {t.cleaner_throttle_bytes_per_second / 2**20:g} MiB/s)")
+    set_backlog_ratio(state.bootstrap, names, RELEASED)
+    targets = {(r["topic"], r["partition"]): r["first_uncleanable_offset"] for r in backlog}
+    if not wait_cleaned(state.log_dir, names, targets, t.cleaned_within_s, stop):
+        if not stop.is_set():
+            say(f"the cleaner has not been over {names.backlog} within {t.cleaned_within_s:.0f} s: no second audit")
+        return
+    say("the cleaner has been over the backlog: a second audit, to compare with the first ...")
+    if run_audit(state, audit_dir, log, stop) not in (0, 1) or (second := latest()) is None or second == first:
+        say(f"the second audit failed: see {log}")
+        return
+    tot = totals(compare_runs(backlog, partitions(second)))
+    ratio = "" if tot.error_ratio is None else f", {tot.error_ratio * 100:+.2g} %"
+    say(f"predicted {tot.predicted_bytes / 2**20:,.2f} MiB reclaimable in {names.backlog}, the broker reclaimed "
+        f"{tot.actual_bytes / 2**20:,.2f} MiB (error {tot.error_bytes:+,.0f} B{ratio}): the Audit page shows it "
+        "per partition")
 
 
 class Workload(threading.Thread):
@@ -402,20 +552,40 @@ def stack(state, workdir: Path, t: Timing, *, prometheus: bool = True, dashboard
         yield Running(cfg_path, f"http://127.0.0.1:{cport}/metrics", prom_url, dash_url, audit_dir)
 
 
+VIEWER = ["--client.toolbarMode", "viewer"]  # an SRE's dashboard: no "Deploy" button, no developer menu
+
+
 def dashboard_command(port: int, address: str) -> list[str]:
+    """The one command that serves the dashboard (``compaction-monitor dashboard`` and the demo)."""
     return [sys.executable, "-m", "streamlit", "run", str(ROOT / "dashboards" / "app.py"),
             "--server.port", str(port), "--server.address", address, "--server.headless", "true",
-            "--browser.gatherUsageStats", "false", "--theme.base", "light"]
+            "--browser.gatherUsageStats", "false", "--theme.base", "light", *VIEWER]
 
 
-def run_audit(state, audit_dir: Path, log: Path) -> int:
-    """A first audit of the broker's log dir, with its log-cleaner.log for calibration."""
+def run_audit(state, audit_dir: Path, log: Path, stop: threading.Event | None = None) -> int:
+    """An audit of the broker's log dir, with its log-cleaner.log for calibration; stopped (its process
+    group) when ``stop`` is set first."""
     cmd = [sys.executable, "-m", "cli", "audit", "--input", state.log_dir, "--out", str(audit_dir),
            "--master", "local[2]", "--bootstrap-servers", state.bootstrap]
     if Path(state.cleaner_log).exists():
         cmd += ["--cleaner-log", str(state.cleaner_log)]
     with open(log, "ab") as out:
-        return subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT).returncode
+        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                             start_new_session=True)
+    while p.poll() is None:
+        if stop is not None and stop.wait(1):
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+                p.wait(20)
+            except ProcessLookupError:
+                pass
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait(5)
+            return 130
+        elif stop is None:
+            p.wait()
+    return p.returncode
 
 
 def alerts(prom_url: str) -> list[dict]:
@@ -436,7 +606,8 @@ def _hanging_note(state, hanging: tuple[int, int] | None, t: Timing) -> str:
         --start-offset {hanging[1]}""")
 
 
-def run_demo(directory: Path, duration: float | None, fast: bool = False) -> int:
+def run_demo(directory: Path, duration: float | None, fast: bool = False, *, partitions) -> int:
+    """The demo; ``partitions``: how to read an audit run's partition table (see ``audits_with_release``)."""
     from localkafka import broker
 
     t = FAST if fast else Timing()
@@ -448,10 +619,21 @@ def run_demo(directory: Path, duration: float | None, fast: bool = False) -> int
         say("starting a local Apache Kafka broker (KRaft) ...")
         state = broker.start(broker_dir, extra_config=broker_config(t), progress=say)
         started_broker = True
-    workload = eos = None
+    workload = eos = audit_thread = None
+    stop = threading.Event()
+    audit_dir, audit_log = directory / "run" / "audits", directory / "run" / "audit.log"
     try:
         say("creating compacted topics: healthy, lagging (min.compaction.lag.ms), tombstone flood, exactly-once")
         create_topics(state.bootstrap, t)
+        throttle_cleaner(state.bootstrap, state.node_id, t.cleaner_throttle_bytes_per_second)
+        say(f"writing {t.backlog_bytes / 2**20:,.0f} MiB of updates to {DEMO.backlog}, held from the cleaner "
+            f"(throttled to {t.cleaner_throttle_bytes_per_second / 2**20:g} MiB/s) until the first audit")
+        write_backlog(state.bootstrap, t)
+        say("running a first Spark audit in the background ...")
+        audit_dir.mkdir(parents=True, exist_ok=True)
+        audit_thread = threading.Thread(target=audits_with_release,
+                                        args=(state, audit_dir, audit_log, t, DEMO, stop, partitions), daemon=True)
+        audit_thread.start()  # now: Spark starts while the rest comes up
         hanging = leave_hanging_transaction(state.bootstrap)
         if hanging:
             say(f"left a transaction of producer {hanging[0]} open on {DEMO.eos}-0 from offset {hanging[1]}")
@@ -463,30 +645,28 @@ def run_demo(directory: Path, duration: float | None, fast: bool = False) -> int
         say(f"consumer group {GROUP} reads {FLOOD} once, commits, and stops")
         stopped_consumer(state.bootstrap)
         with stack(state, directory / "run", t) as run:
-            say("running a first Spark audit in the background ...")
-            audit_log = directory / "run" / "audit.log"
-            audit_thread = threading.Thread(target=run_audit, args=(state, run.audit_dir, audit_log), daemon=True)
-            audit_thread.start()
             print(f"""
   Kafka bootstrap      {state.bootstrap}
   Broker JMX metrics   {state.jmx_url}
   Collector metrics    {run.collector_url}
   Prometheus           {run.prometheus_url or '(not installed)'}{'/alerts' if run.prometheus_url else ''}
   Dashboard            {run.dashboard_url}
-  Audit reports        {run.audit_dir}  (first one in about a minute; log: {audit_log})
+  Audit reports        {run.audit_dir}  (first one in about a minute, a second once the cleaner has
+                       been over {DEMO.backlog}: the Audit page compares them; log: {audit_log})
   Broker logs          {state.logs_dir}
 
   Within a few minutes: {LAGGING} shows as held back by min.compaction.lag.ms and {GROUP} as at
   risk of missing tombstones (ConsumerMayMissTombstones fires).{_hanging_note(state, hanging, t)}
   Press Ctrl-C to stop everything this demo started.
 """, file=sys.stderr, flush=True)
-            stop = threading.Event()
             for sig in (signal.SIGINT, signal.SIGTERM):
                 signal.signal(sig, lambda *_: stop.set())
             stop.wait(duration)
             say("stopping ...")
-            audit_thread.join(1)
     finally:
+        stop.set()  # an audit under way is stopped too
+        if audit_thread is not None:
+            audit_thread.join(30)
         if workload is not None:
             workload.stop()
         if eos is not None:

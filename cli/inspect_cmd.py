@@ -14,7 +14,6 @@ statuses) over the core's readers (``monitor.record``, ``monitor.dump``, ``monit
 from __future__ import annotations
 
 import io
-import json
 import sys
 from array import array
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from monitor.record.arrays import RecordArrays
 from monitor.record.v2 import RecordColumns
 from monitor.regularfile import NotRegularFile, open_regular
 from monitor.sniff import NOT_KAFKA, SNIFF_BYTES, sniff, text_encoding
+from monitor import strictjson
 
 
 @dataclass
@@ -158,7 +158,7 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
             status = 2
         for f in files:
             name = str(f)
-            name_json = json.dumps(name)
+            name_json = strictjson.dumps(name)
             skipped_before, batches_before = summary.skipped, summary.batches
             readable = True
             try:

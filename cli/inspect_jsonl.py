@@ -6,7 +6,7 @@ line (``record_json``, the contract scripts rely on) 13 are facts of the batch: 
 once per batch, with ``json.dumps`` itself, into the text around the per-record fields; per record
 only integers (``str``), two booleans, the base64 key (ASCII) and, when a record has headers, its
 header keys (``json.dumps`` again) are written. The result is the very text
-``json.dumps(record_json(...))`` gives (same keys, order, separators and escapes; strict JSON), which
+``strictjson.dumps(record_json(...))`` gives (same keys, order, separators and escapes; strict JSON), which
 ``tests/cli/test_inspect_jsonl.py`` checks on broker-written segments.
 
 The fast path takes a v2 data batch's columns (``BatchV2.columns()``: no object per record); control
@@ -20,6 +20,7 @@ from binascii import b2a_base64
 from typing import Iterator
 
 from monitor.record.v2 import BatchV2, RecordColumns
+from monitor import strictjson
 
 CHUNK = 1 << 16  # lines joined into one write (smaller chunks measured slower)
 
@@ -53,11 +54,11 @@ def record_json(path: str, batch, rec) -> dict:
 def slow_lines(path: str, batch, records) -> Iterator[str]:
     """The lines of ``records`` through ``record_json`` and ``json.dumps`` (the reference encoding)."""
     for r in records:
-        yield json.dumps(record_json(path, batch, r)) + "\n"
+        yield strictjson.dumps(record_json(path, batch, r)) + "\n"
 
 
 def fast_lines(path_json: str, batch: BatchV2, cols) -> Iterator[str]:
-    """The lines of a v2 data batch from its columns, in chunks; ``path_json`` is ``json.dumps(path)``.
+    """The lines of a v2 data batch from its columns, in chunks; ``path_json`` is ``strictjson.dumps(path)``.
     Byte for byte what ``slow_lines`` gives for the same records."""
     d = json.dumps
     head = (f'{{"file": {path_json}, "batch_base_offset": {batch.base_offset}, '

@@ -9,13 +9,13 @@ text, also as UTC.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 from pathlib import Path
 
 from monitor.logdir import parse_partition_dir_name
 from monitor.record.arrays import RecordArrays
 from monitor.segmentstats import Totals
+from monitor import strictjson
 
 
 class StatsCollector:
@@ -74,7 +74,7 @@ def render_jsonl(c: StatsCollector) -> str:
     for (topic, part), t in c.partitions().items():
         lines.append({"scope": "partition", "topic": topic, "partition": part, **t.as_dict()})
     lines.append({"scope": "total", **c.total().as_dict(offsets=False)})
-    return "".join(json.dumps(x, allow_nan=False) + "\n" for x in lines)
+    return "".join(strictjson.dumps(x) + "\n" for x in lines)
 
 
 # ---------------------------------------------------------------- text

@@ -77,7 +77,7 @@ def cmd_broker(args: argparse.Namespace) -> int:
         if args.action == "status" and cluster.read_cluster(Path(args.dir)) is not None:
             cstate = cluster.read_cluster(Path(args.dir))
             alive = _print_cluster(cstate)
-            return 0 if alive == len(cstate.nodes) else 3
+            return 0 if alive == len(cstate.nodes) else 1
         if args.action == "status":
             state = broker.read_state(Path(args.dir))
             if state is None:
@@ -85,7 +85,7 @@ def cmd_broker(args: argparse.Namespace) -> int:
                 return 1
             alive = broker.is_alive(state.pid)
             _print_state(state, alive=alive)
-            return 0 if alive else 3
+            return 0 if alive else 1
         if args.action == "dump-log":
             sys.stdout.write(broker.dump_log(args.files, *args.dump_args))
             return 0
@@ -325,12 +325,21 @@ def cmd_audit(argv: list[str]) -> int:
             settings = broker_cleaner_settings(file=cluster.cleaner if cluster else None,
                                                admin_error=f"the admin API at {bootstrap} failed: {exc}")
     try:
-        run(args, topic_configs=effective_configs(admin, cluster.topics if cluster else {}), broker_settings=brokers,
-            replicas=replicas, settings=settings, leaders=leaders,
-            restore_config=cluster.restore_throughput_bytes_per_second if cluster else None)
+        _, summary = run(args, topic_configs=effective_configs(admin, cluster.topics if cluster else {}),
+                         broker_settings=brokers, replicas=replicas, settings=settings, leaders=leaders,
+                         restore_config=cluster.restore_throughput_bytes_per_second if cluster else None)
     except (FileNotFoundError, ValueError) as exc:
         _err(f"audit: {exc}")
         return 2
+    return faults_exit_code(summary)
+
+
+def faults_exit_code(summary: dict) -> int:
+    """An audit that met corrupt or unreadable input (listed in its report) exits 1, as ``inspect`` and
+    ``logdir`` do: the run is written, its figures leave those spots out."""
+    if summary.get("faults"):
+        _err(f"audit: {summary['faults']} corrupt or unreadable spot(s) met; the report lists them")
+        return 1
     return 0
 
 
@@ -385,8 +394,17 @@ def cmd_config(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from cli.demo import run_demo
+    from dashboards.data import audit_run, records
+    from localkafka.broker import BrokerError
 
-    return run_demo(Path(args.dir), args.duration, fast=args.fast)
+    def partitions(run: Path) -> list[dict]:  # an audit run's partitions, read as the Audit page reads them
+        return records(audit_run(str(run.parent), run.name)["partitions"])
+
+    try:
+        return run_demo(Path(args.dir), args.duration, fast=args.fast, partitions=partitions)
+    except BrokerError as exc:  # the broker would not start (jars, ports, Java): said in one line, as `broker`
+        _err(f"demo: {exc}")
+        return 1
 
 
 def build_parser() -> argparse.ArgumentParser:

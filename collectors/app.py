@@ -6,7 +6,6 @@ the ``Store``.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import signal
@@ -30,6 +29,7 @@ from monitor.lsocheck import LeaderLso
 from monitor.streams import streams_role
 from monitor.topicconfig import (ADMIN_DOWN, NOT_LISTED, REFUSED, AdminRefusal, effective_broker_setting,
                                  effective_config)
+from monitor import strictjson
 
 log = logging.getLogger("compaction_monitor.collect")
 
@@ -362,9 +362,10 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
             u = cleaner.uncleanable.get((r.state.topic, r.state.partition)) if cleaner is not None else None
             row["uncleanable"] = None if u is None else {"exception": u.exception, "message": u.message,
                                                          "source": u.source}
-        rows.append(row)
+        rows.append(row | {"fault": None})
+    rows += _fault_rows(snap)
     if fmt == "json":
-        json.dump(rows, out, indent=2)
+        strictjson.dump(rows, out, indent=2)
         out.write("\n")
     else:
         cols = [("topic", 28), ("partition", 9), ("first_dirty_offset", 12), ("clean_bytes", 12),
@@ -376,8 +377,10 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
         for r in rows:
             vals = []
             for k, w in cols:
-                v = r[k]
-                if k == "cleanable_ratio":
+                v = r.get(k)
+                if v is None and r["fault"] and k != "cause":
+                    v = "-"  # a faulted partition: its figures are unknown (the fault line below says why)
+                elif k == "cleanable_ratio":
                     v = f"{v:.3f}"
                 elif k == "oldest_tombstone_age_ms":
                     v = "-" if v is None else f"{v / 1000:.0f}"
@@ -386,6 +389,8 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
                 vals.append(str(v)[:w].ljust(w))
             out.write("  ".join(vals) + "\n")
         for r in rows:
+            if r["fault"]:
+                out.write(f"fault: {r['topic']}-{r['partition']}: {r['fault']}\n")
             if r.get("uncleanable"):
                 u = r["uncleanable"]
                 out.write(f"uncleanable: {r['topic']}-{r['partition']}: {u['exception']}: {u['message']} "
@@ -394,6 +399,21 @@ def run_logdir(paths, *, config: Config, fmt: str = "table", include_all: bool =
         _leftovers_table(rows, out)
         _space_lines(snap, out)
     return _exit_code(snap, cleaner_ok=cleaner is not None or not cleaner_log)
+
+
+def _fault_rows(snap) -> list[dict]:
+    """A row for each partition whose state could not be computed (a segment unreadable or vanished, a
+    checkpoint entry that cannot be right): reported with its fault, its figures unknown, never left out."""
+    rows = []
+    for key, reason in snap.partition_errors.items():
+        topic, _, p = key.rpartition("-")
+        if not p.isdigit():
+            continue
+        cause = unknown_cause(topic, int(p), reason).as_dict()
+        del cause["topic"], cause["partition"]
+        rows.append({"topic": topic, "partition": int(p), "log_dir": None, "fault": reason, "cause": cause,
+                     "streams_role": streams_role(topic)})
+    return rows
 
 
 def _space_lines(snap, out) -> None:
@@ -458,7 +478,7 @@ def run_explain(selectors, *, config: Config, log_dirs, fmt: str = "text", boots
             causes.append((None, unknown_cause(topic, int(p), reason)))
     causes.sort(key=lambda x: (x[1].topic, x[1].partition))
     if fmt == "json":
-        json.dump([c.as_dict() | {"log_dir": d} for d, c in causes], out, indent=2)
+        strictjson.dump([c.as_dict() | {"log_dir": d} for d, c in causes], out, indent=2)
         out.write("\n")
     else:
         for d, c in causes:
@@ -536,7 +556,7 @@ def format_cause(c, log_dir: str | None) -> str:
 def _open_transactions_table(rows: list[dict], out) -> None:
     """Below the partition table, one line per open transaction (from ``PartitionState.as_dict``),
     with whether it hangs (open longer than transaction.max.timeout.ms)."""
-    txns = [(r, t) for r in rows for t in r["open_transactions"]]
+    txns = [(r, t) for r in rows for t in r.get("open_transactions") or ()]
     if not txns:
         return
     out.write("\nopen transactions (hanging: open longer than transaction.max.timeout.ms)\n")
@@ -581,7 +601,7 @@ def run_check_config(config: Config, *, fmt: str = "text", topics=(), out=sys.st
             return 2
     result = review(facts, bootstrap=cluster.bootstrap_servers)
     if fmt == "json":
-        json.dump(result.as_dict(), out, indent=2, default=str)
+        strictjson.dump(result.as_dict(), out, indent=2, default=str)
         out.write("\n")
     else:
         out.write(format_review(result) + "\n")

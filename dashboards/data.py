@@ -448,3 +448,18 @@ def audit_run(audit_dir: str, run: str) -> dict:
         return {**out, "status": DAMAGED, "summary": None,
                 "problems": [f"{exc.filename or run}: cannot read ({exc.strerror or exc})"]}
     return out
+
+
+def records(df: pd.DataFrame) -> list[dict]:
+    """A run's table as plain rows, a missing value (NaN in pandas) as None."""
+    return [{k: (None if (v is not None and not isinstance(v, (str, bytes)) and pd.isna(v)) else v)
+             for k, v in r.items()} for r in df.to_dict("records")]
+
+
+def audit_accuracy(before: pd.DataFrame, after: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """Two runs' partition tables paired (``monitor.accuracy``): one row per partition of the earlier
+    run, and the totals over the partitions the cleaner has been over."""
+    from monitor.accuracy import compare_runs, totals
+
+    rows = compare_runs(records(before), records(after))
+    return pd.DataFrame([r.as_dict() for r in rows]), totals(rows).as_dict()

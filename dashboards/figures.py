@@ -148,3 +148,29 @@ def cause_counts(table: pd.DataFrame) -> go.Figure:
     fig.update_layout(title="Why partitions are (not) compacting: partitions per cause",
                       **{**LAYOUT, "height": max(220, 80 + 30 * len(names))})
     return fig
+
+
+def signed_bytes(v: float) -> str:
+    """An error in bytes, readable at any size: a few bytes stay bytes, not -0.00 MiB."""
+    return f"{v:+,.0f} B" if abs(v) < 2**20 else f"{v / 2**20:+,.2f} MiB"
+
+
+def signed_ratio(r: float) -> str:
+    return f"{r * 100:+.2g} %"  # two significant digits: -0.0018 %, +12 %
+
+
+def audit_accuracy(rows: pd.DataFrame) -> go.Figure:
+    """Predicted against reclaimed bytes per partition (``monitor.accuracy`` rows of status cleaned), the
+    error (reclaimed - predicted) written over each pair of bars."""
+    fig = go.Figure()
+    if not rows.empty:
+        names = [f"{t}-{p}" for t, p in zip(rows["topic"], rows["partition"])]
+        fig.add_bar(x=names, y=rows["predicted_bytes"] / 2**20, name="predicted (earlier run)", marker_color="#1f77b4")
+        fig.add_bar(x=names, y=rows["actual_bytes"] / 2**20, name="reclaimed by the broker", marker_color="#2ca02c",
+                    text=[f"error {signed_bytes(e)}" + ("" if pd.isna(r) else f" ({signed_ratio(r)})")
+                          for e, r in zip(rows["error_bytes"], rows["error_ratio"])],
+                    textposition="outside")
+        fig.update_layout(barmode="group")
+    fig.update_xaxes(title="topic-partition", type="category")
+    fig.update_yaxes(title="MiB")
+    return _styled(fig, "Prediction against what the broker reclaimed, per partition")

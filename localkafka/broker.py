@@ -30,6 +30,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from boundedhttp import FetchError, get
+from monitor import strictjson
 
 HERE = Path(__file__).resolve().parent
 STATE_FILE = "broker.json"
@@ -160,7 +161,7 @@ class BrokerState:
         return Path(self.logs_dir) / "log-cleaner.log"
 
     def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self), indent=2)
+        return strictjson.dumps(dataclasses.asdict(self), indent=2)
 
 
 def read_state(directory: Path) -> BrokerState | None:
@@ -389,7 +390,7 @@ def _read_properties(path: Path) -> dict:
 
 def _http_server_yaml(http_server: dict | None) -> str:
     """The JMX exporter agent's ``httpServer`` block, as JSON (which YAML reads as it is)."""
-    return f"httpServer: {json.dumps(http_server)}\n" if http_server else ""
+    return f"httpServer: {strictjson.dumps(http_server)}\n" if http_server else ""
 
 
 def _jmx_ready(url: str, http_server: dict) -> bool:

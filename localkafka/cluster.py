@@ -45,6 +45,7 @@ from pathlib import Path
 
 from localkafka import broker as one
 from localkafka import tls
+from monitor import strictjson
 
 CLUSTER_FILE = "cluster.json"
 SECURITIES = ("plaintext", "sasl_ssl")
@@ -87,7 +88,7 @@ class ClusterState:
         return Path(self.password_files[user]).read_text()
 
     def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self), indent=2)
+        return strictjson.dumps(dataclasses.asdict(self), indent=2)
 
 
 def read_cluster(directory: Path) -> ClusterState | None:

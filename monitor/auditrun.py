@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from monitor import strictjson
 
 RUN_PREFIX = "run-"
 TEMP_PREFIX = ".tmp-"  # hidden: neither the dashboard nor Spark's readers (which skip . and _ names) list it
@@ -36,7 +37,7 @@ class RunDamaged(ValueError):
 
 def marker_text(run: str, generated_at_ms: int, files: dict[str, int]) -> str:
     """The marker's content: the run, and every file in it (relative path -> size in bytes)."""
-    return json.dumps({"run": run, "generated_at_ms": generated_at_ms, "files": dict(sorted(files.items()))},
+    return strictjson.dumps({"run": run, "generated_at_ms": generated_at_ms, "files": dict(sorted(files.items()))},
                       indent=1)
 
 

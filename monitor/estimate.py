@@ -26,7 +26,8 @@ import heapq
 import math
 from dataclasses import dataclass, replace
 
-DEFAULT_THROUGHPUT = 40 * (1 << 20)  # bytes/s for one cleaner thread; calibrate from log-cleaner.log
+DEFAULT_THROUGHPUT = 40 * (1 << 20)
+UNTHROTTLED = "no throttle: log.cleaner.io.max.bytes.per.second is Kafka's default, Double.MAX_VALUE"  # bytes/s for one cleaner thread; calibrate from log-cleaner.log
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,13 @@ class CleanerParams:
         if self.io_max_bytes_per_second > 0:
             return min(self.throughput, self.io_max_bytes_per_second)
         return self.throughput
+
+    @property
+    def throttle(self) -> float | None:
+        """log.cleaner.io.max.bytes.per.second when it limits anything; None when it does not (Kafka's
+        default is Double.MAX_VALUE, this model's infinity): what JSON output carries, never Infinity."""
+        v = self.io_max_bytes_per_second
+        return v if 0 < v < 1e300 else None
 
     def source_of(self, key: str) -> str:
         return dict(self.sources).get(key, "default")
@@ -123,11 +131,10 @@ def wall_clock(cleans: list[CleanEstimate], p: CleanerParams) -> WallClock:
     for t in times:
         heapq.heapreplace(loads, loads[0] + t)
     schedule = max(loads)
-    throttled = (p.io_max_bytes_per_second > 0 and p.io_max_bytes_per_second < 1e300)
-    throttle = sum(c.bytes_read for c in cleans) / p.io_max_bytes_per_second if throttled else 0.0
+    throttled = p.throttle is not None
+    throttle = sum(c.bytes_read for c in cleans) / p.throttle if throttled else 0.0
     basis = (f"{len(times)} clean(s) scheduled longest first over {threads} thread(s)"
-             + (f"; the shared throttle ({p.io_max_bytes_per_second:g} B/s) needs {throttle:.1f} s"
-                if throttled else ""))
+             + (f"; the shared throttle ({p.throttle:g} B/s) needs {throttle:.1f} s" if throttled else ""))
     if throttle > schedule:
         basis += ": the throttle bounds it"
     return WallClock(max(schedule, throttle), sum(times), times[0] if times else 0.0, threads, schedule, throttle,

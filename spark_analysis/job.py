@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import os
 import sys
 import tempfile
@@ -23,6 +22,7 @@ import zipfile
 from pathlib import Path
 
 from monitor.auditrun import LATEST, MARKER, REPORT, RUN_PREFIX, SUMMARY, TABLES, TEMP_PREFIX, marker_text
+from monitor import strictjson
 
 # Spark's Kafka source, resolved from Maven Central through spark.jars.packages. Its 4.3.0 build is
 # not published there (yet): 4.1.1 is, and reads topics under Spark 4.3 (the tests do so).
@@ -113,7 +113,7 @@ def load_records(spark, kind: str, inputs: list[str], *, bootstrap: str | None =
     if kind in ("segments", "dumps"):
         files = list_inputs(kind, inputs)
         reader = spark.read.format("kafka-segments" if kind == "segments" else "kafka-dumps")
-        reader = reader.option("files", json.dumps(files))
+        reader = reader.option("files", strictjson.dumps(files))
         if target_bytes:
             reader = reader.option("targetBytes", str(target_bytes))
         return reader.load()
@@ -294,7 +294,7 @@ def write_outputs(spark, result, out: str, run_name: str | None = None) -> str:
         replica_rows = [r.asDict() for r in result.replicas.collect()]
         summary = {**result.summary, "run": run, "tables": list(tables)}
         with fs.open_output_stream(f"{tmp_path}/{SUMMARY}") as fh:
-            fh.write(json.dumps(summary, indent=2, default=str).encode())
+            fh.write(strictjson.dumps(summary, indent=2, default=str).encode())
         with fs.open_output_stream(f"{tmp_path}/{REPORT}") as fh:
             fh.write(render_report(summary, topics, parts, buckets, keys, replica_rows).encode())
         files = {f.path[len(tmp_path) + 1:]: f.size
@@ -312,7 +312,7 @@ def write_outputs(spark, result, out: str, run_name: str | None = None) -> str:
         raise OutputError(f"--out {out}: writing run {run} failed ({_first_line(exc)}); nothing was kept") from exc
     base = f"{root}/{run}"
     try:
-        _write_atomically(fs, f"{root_path}/{LATEST}", json.dumps(
+        _write_atomically(fs, f"{root_path}/{LATEST}", strictjson.dumps(
             {"run": run, "path": base, "generated_at_ms": summary["generated_at_ms"]}).encode())
     except OSError as exc:
         raise OutputError(f"--out {out}: run {run} is complete, but {LATEST} could not be updated "
@@ -440,12 +440,12 @@ def main(argv=None) -> int:
         log("topic configs from the admin API need `compaction-monitor audit`; using --config's topics "
             "and Kafka's defaults")
     try:
-        run(args, topic_configs=configs,
-            restore_config=cluster.restore_throughput_bytes_per_second if cluster else None)
+        _, summary = run(args, topic_configs=configs,
+                         restore_config=cluster.restore_throughput_bytes_per_second if cluster else None)
     except (FileNotFoundError, OutputError) as exc:
         print(f"audit: {exc}", file=sys.stderr)
         return 2
-    return 0
+    return 1 if summary["faults"] else 0  # corrupt input met (the report lists it), as the command line's audit
 
 
 if __name__ == "__main__":

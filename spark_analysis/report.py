@@ -139,7 +139,7 @@ def render_report(summary: dict, topics: list[dict], partitions: list[dict], buc
                            "keys_per_pass": f"{b['keys_per_pass']:,} (buffer "
                                             f"{b['sources'].get('log.cleaner.dedupe.buffer.size', 'default')}, "
                                             f"load factor {b['sources'].get('log.cleaner.io.buffer.load.factor', 'default')})",
-                           "io_max_bytes_per_second": ("none" if b["io_max_bytes_per_second"] >= 1e300 else
+                           "io_max_bytes_per_second": ("none" if b["io_max_bytes_per_second"] is None else
                                                        f"{b['io_max_bytes_per_second']:,.0f} B/s") +
                            f" ({b['sources'].get('log.cleaner.io.max.bytes.per.second', 'default')})"}
                           for b in summary.get("brokers", [])],

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,7 +32,7 @@ HEAVY = {"pyspark", "streamlit", "pandas", "pyarrow", "plotly", "numpy"}
 def _copy_project(dst: Path) -> Path:
     """The files a wheel is built from: pyproject.toml's packages, setup.py (the C decoder), the README."""
     packages = [p.rstrip("*") for p in PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"]]
-    for name in ("pyproject.toml", "setup.py", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, dst / name)
     for package in packages:
         shutil.copytree(ROOT / package, dst / package,
@@ -47,15 +48,44 @@ def slim_venv(tmp_path_factory) -> Path:
     venv = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
-    r = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(src)],
+    # -v: pip shows the build backend's output (setuptools' warnings, the C compiler's) only when verbose
+    r = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-v", str(src)],
                        capture_output=True, text=True, timeout=540, env=env, cwd=base)
-    assert r.returncode == 0, f"pip install . failed:\n{r.stdout}\n{r.stderr}"
+    assert r.returncode == 0, f"pip install . failed:\n{r.stdout[-5000:]}\n{r.stderr}"
+    (base / "install.log").write_text(r.stdout + r.stderr)
     return venv
 
 
 def _run(venv: Path, *argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, cwd=venv.parent)
+
+
+# pip's own choices, said by setuptools about how pip runs it: not about this project
+NOT_OURS = ("byte-compiling is disabled",)
+
+
+def warnings_in(log: str) -> list[str]:
+    """The lines of a verbose ``pip install`` that warn: Python warnings (``...Warning:``), setuptools'
+    and the C compiler's ``warning:``, pip's ``WARNING:`` and ``DEPRECATION:``."""
+    pattern = re.compile(r"\w*Warning\b:|\bwarning:|^\s*WARNING:|^\s*DEPRECATION:")
+    return [ln.strip() for ln in log.splitlines() if pattern.search(ln) and not any(n in ln for n in NOT_OURS)]
+
+
+def test_warnings_in_finds_the_shapes_an_install_prints():
+    log = """  /tmp/x/setuptools/config/_apply_pyprojecttoml.py:82: SetuptoolsDeprecationWarning: `project.license` as a TOML table is deprecated
+  monitor/record/_decode.c:105:91: warning: 'hv' may be used uninitialized [-Wmaybe-uninitialized]
+  warning: build_py: byte-compiling is disabled, skipping.
+  running egg_info
+DEPRECATION: Building 'x' using the legacy setup.py bdist_wheel mechanism
+"""
+    assert [w.split(":")[0] for w in warnings_in(log)] == ["/tmp/x/setuptools/config/_apply_pyprojecttoml.py",
+                                                           "monitor/record/_decode.c", "DEPRECATION"]
+
+
+def test_a_plain_install_prints_no_warning_of_ours(slim_venv):
+    """setuptools' deprecations (the license field, PEP 639), the C decoder's compiler warnings, pip's."""
+    assert warnings_in((slim_venv.parent / "install.log").read_text()) == []
 
 
 def test_a_plain_install_has_no_spark_no_streamlit(slim_venv):

@@ -1,12 +1,48 @@
 """Audit: the latest Spark audit report from the output folder, with a picker for older runs. A run
 without its completion marker is shown as in progress, a damaged one as damaged with the file named
 (``monitor.auditrun``), never as an exception. Partitions found in several log dirs list their replicas
-(``spark_analysis.replicas``), those that disagree first."""
+(``spark_analysis.replicas``), those that disagree first. A run with an earlier complete run before it
+shows that run's prediction against what the broker then reclaimed (``monitor.accuracy``)."""
 
 import streamlit as st
 
 from dashboards import data, figures, ui
+from monitor.accuracy import CLEANED, baseline
 from monitor.restore import EXPLAIN, restore_order
+
+
+def accuracy_panel(audit_dir: str, run: str, later: dict, complete: list[str]) -> None:
+    """The selected run against an earlier one (``monitor.accuracy``): what the earlier run predicted
+    a full compaction would reclaim, against what the broker reclaimed by the time of this run."""
+    st.subheader("Prediction against what the broker reclaimed")
+    earlier = [r for r in complete if r < run]
+    if not earlier:
+        st.caption("Needs an earlier complete run of the same log dirs: audit before the cleaner runs, and again "
+                   "after, to see how close the prediction came.")
+        return
+    pick = st.selectbox("Predicted by run", earlier, index=earlier.index(baseline(complete, run)),
+                        key="audit.accuracy.baseline")
+    before = data.audit_run(audit_dir, pick)
+    rows, tot = data.audit_accuracy(before["partitions"], later["partitions"])
+    # the chart: partitions the cleaner has been over where something was predicted or reclaimed
+    cleaned = rows[(rows["status"] == CLEANED) & ((rows["predicted_bytes"] > 0) | (rows["actual_bytes"] != 0))] \
+        if not rows.empty else rows
+    c = st.columns(4)
+    c[0].metric("Predicted (cleaned partitions)", f"{tot['predicted_bytes'] / 2**20:,.2f} MiB")
+    c[1].metric("Reclaimed by the broker", f"{tot['actual_bytes'] / 2**20:,.2f} MiB")
+    c[2].metric("Error", figures.signed_bytes(tot["error_bytes"]))
+    c[3].metric("Relative error", "unknown" if tot["error_ratio"] is None else figures.signed_ratio(tot["error_ratio"]))
+    left = ", ".join(f"{n} {status}" for status, n in sorted(tot["left_out"].items()))
+    st.caption(f"{tot['partitions']} partition(s) the cleaner has been over since run {pick}"
+               + (f"; left out: {left}" if left else "") + ". Reclaimed: the partition's size in "
+               f"{pick} less its size in {run}; error: reclaimed - predicted.")
+    if not cleaned.empty:
+        st.plotly_chart(figures.audit_accuracy(cleaned), use_container_width=True, key="audit.accuracy.chart")
+    if not rows.empty:  # what the cleaner reclaimed first, most predicted first; then what could not be compared
+        rows = rows.assign(_o=rows["status"] != CLEANED, _p=-rows["predicted_bytes"]).sort_values(
+            ["_o", "_p", "topic", "partition"]).drop(columns=["_o", "_p"])
+    st.dataframe(rows, hide_index=True, use_container_width=True, key="audit.accuracy.table")
+
 
 s = ui.settings()
 st.title("Compaction audit")
@@ -33,6 +69,7 @@ else:
         c[2].metric("Estimated cleaning time", f"{sm['estimated_clean_seconds']:,.1f} s")
         c[3].metric("Tombstones past retention", f"{sm['tombstones_past_retention']:,}")
         c[4].metric("Corrupt spots", sm["faults"])
+        accuracy_panel(s.audit_dir, run, a, complete)
         if not a["topics"].empty:
             st.plotly_chart(figures.audit_sizes(a["topics"]), use_container_width=True)
             st.plotly_chart(figures.audit_clean_time(a["topics"]), use_container_width=True)

@@ -96,7 +96,7 @@ static PyObject *record_headers(const unsigned char *buf, const record_t *r) {
     PyObject *hdrs = PyList_New(0);
     Py_ssize_t pos = r->hpos;
     for (int64_t h = 0; hdrs && h < r->nh; h++) {
-        int64_t hk, hv;
+        int64_t hk = 0, hv = -1;  /* set by read_varint: the record was checked; initialised for the compiler */
         read_varint(buf, r->end, &pos, &hk);
         PyObject *hkey = PyUnicode_DecodeUTF8((const char *)buf + pos, hk, "replace");
         pos += hk;

@@ -152,11 +152,19 @@ def broker_rows(inputs: AuditInputs, rows: list) -> list[dict]:
         w = wall_clock(cleans, p)
         out.append({"broker": b, "partitions": len(mine), "hosts": hosts, "threads": p.threads,
                     "keys_per_pass": p.keys_per_pass, "dedupe_buffer_size": p.dedupe_buffer_size,
-                    "load_factor": p.load_factor, "io_max_bytes_per_second": p.io_max_bytes_per_second,
+                    "load_factor": p.load_factor, **throttle_fields(p),
                     "sources": dict(p.sources), "summed_seconds": w.summed_seconds,
                     "longest_clean_seconds": w.longest_seconds, "schedule_seconds": w.schedule_seconds,
                     "throttle_seconds": w.throttle_seconds, "wall_clock_seconds": w.seconds, "basis": w.basis})
     return out
+
+
+def throttle_fields(p) -> dict:
+    """The throttle for summary.json: its value, or null with the reason (JSON has no Infinity)."""
+    from monitor.estimate import UNTHROTTLED
+
+    return {"io_max_bytes_per_second": p.throttle,
+            "io_max_bytes_per_second_reason": None if p.throttle is not None else UNTHROTTLED}
 
 
 def summarize(inputs: AuditInputs, rows: list, bucket: int, faults: list) -> dict:
@@ -185,7 +193,7 @@ def summarize(inputs: AuditInputs, rows: list, bucket: int, faults: list) -> dic
         "cleaner": {"threads": inputs.cleaner.threads, "keys_per_pass": inputs.cleaner.keys_per_pass,
                     "throughput_bytes_per_second": inputs.cleaner.throughput,
                     "throughput_source": inputs.cleaner.throughput_source,
-                    "io_max_bytes_per_second": inputs.cleaner.io_max_bytes_per_second,
+                    **throttle_fields(inputs.cleaner),
                     "dedupe_buffer_size": inputs.cleaner.dedupe_buffer_size,
                     "load_factor": inputs.cleaner.load_factor, "sources": dict(inputs.cleaner.sources)},
         "brokers": brokers,

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from monitor import strictjson
 
 
 @dataclass
@@ -30,7 +31,7 @@ class _AuditReader(DataSourceReader):
         self.tasks = json.loads(options["tasks"])
 
     def partitions(self):
-        return [TaskPartition(json.dumps(t)) for t in self.tasks]
+        return [TaskPartition(strictjson.dumps(t)) for t in self.tasks]
 
     def read(self, partition: TaskPartition):
         from spark_analysis.fs import open_input
@@ -55,4 +56,4 @@ class KafkaPartitionAuditDataSource(DataSource):
 
 def encode_tasks(tasks: list) -> str:
     """``PartitionTask``s as the ``tasks`` option."""
-    return json.dumps([t.to_json() for t in tasks])
+    return strictjson.dumps([t.to_json() for t in tasks])

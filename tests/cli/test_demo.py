@@ -1,9 +1,10 @@
 """The main job end to end: `compaction-monitor demo` run headless for a bounded time brings up a
 real broker, the workload, the collector, Prometheus, an audit and the dashboard; the stopped consumer
 fires its alert, the topic held back by min.compaction.lag.ms is shown as blocked and fires no
-CompactionLagging (nothing in it is cleanable); the exactly-once topic's transaction left open is the one
-the broker's own kafka-transactions.sh find-hanging names, at the broker's last stable offset, and holds
-the cleaner there; on exit everything it started is stopped."""
+CompactionLagging (nothing in it is cleanable); the first audit shows reclaimable bytes and a cleaning
+time in seconds (the backlog topic held from the throttled cleaner); the exactly-once topic's
+transaction left open is the one the broker's own kafka-transactions.sh find-hanging names, at the
+broker's last stable offset, and holds the cleaner there; on exit everything it started is stopped."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from waiting import wait_for
 
 EOS = "demo.eos-changelog"
 
-pytestmark = [pytest.mark.kafka, pytest.mark.slow]  # about three minutes: the demo runs for 150 s
+pytestmark = [pytest.mark.kafka, pytest.mark.slow]  # about three minutes: until its first audit is written
 
 
 def urls(text: str) -> dict:
@@ -42,8 +43,9 @@ def urls(text: str) -> dict:
 def test_demo_headless(tmp_path):
     log = tmp_path / "demo.log"
     with open(log, "wb") as out:
+        # the test stops it (Ctrl-C) once it has seen everything; --duration only bounds a test gone wrong
         proc = subprocess.Popen([sys.executable, "-m", CLI_MODULE, "demo", "--dir", str(tmp_path / "demo"),
-                                 "--fast", "--duration", "150"], stdout=out, stderr=subprocess.STDOUT,
+                                 "--fast", "--duration", "900"], stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
     try:
         def printed_urls():
@@ -74,6 +76,18 @@ def test_demo_headless(tmp_path):
         check_open_transaction(found, tmp_path / "demo" / "broker" / "data")
         assert urllib.request.urlopen(f"{found['Dashboard']}/_stcore/health", timeout=5).status == 200
 
+        audits = tmp_path / "demo" / "run" / "audits"
+
+        def first_audit():
+            assert proc.poll() is None, log.read_text()[-3000:]
+            runs = sorted(p for p in audits.glob("run-*") if (p / "_SUCCESS").exists())
+            return runs[0] if runs else None
+
+        # a Spark audit in local mode: about a minute alone, several on a loaded machine
+        first = wait_for(first_audit, 360, "the demo's first audit run", interval=2)
+        assert (first / "report.html").exists()
+        check_first_audit(first)
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the demo stops everything it started, and exits 0
         assert proc.wait(timeout=240) == 0, log.read_text()[-3000:]
     finally:
         if proc.poll() is None:
@@ -81,8 +95,6 @@ def test_demo_headless(tmp_path):
             proc.wait(60)
     text = log.read_text()
     assert "stopped. Data kept in" in text
-    audits = list((tmp_path / "demo" / "run" / "audits").glob("run-*/report.html"))
-    assert audits, (tmp_path / "demo" / "run" / "audit.log").read_text()[-2000:]
     state = json.loads((tmp_path / "demo" / "broker" / "broker.json").read_text())
     from localkafka.broker import is_alive
 
@@ -90,6 +102,24 @@ def test_demo_headless(tmp_path):
     for url in (found["Collector metrics"], prom + "/-/ready", found["Dashboard"]):
         with pytest.raises(OSError):
             urllib.request.urlopen(url, timeout=2)
+
+
+def check_first_audit(run) -> None:
+    """The demo's first audit shows real reclaimable bytes and a cleaning time in seconds: the backlog
+    topic was held from the cleaner while it read it, and the demo's broker throttles its cleaner (a
+    dynamic broker config, read back by the audit through the admin API) to cli.demo's 1 MiB/s."""
+    import pyarrow.parquet as pq
+
+    from cli.demo import FAST, Names
+
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["cleaner"]["io_max_bytes_per_second"] == FAST.cleaner_throttle_bytes_per_second
+    assert summary["cleaner"]["sources"]["log.cleaner.io.max.bytes.per.second"] == "admin"
+    assert summary["reclaimable_bytes"] > 0 and summary["estimated_clean_seconds"] > 0
+    backlog = [r for r in pq.read_table(run / "partitions").to_pylist() if r["topic"] == Names().backlog]
+    assert len(backlog) == 3 and all(r["reclaimable_bytes"] > 0 for r in backlog)
+    for r in backlog:  # a clean reads at least the dirty bytes, at no more than the throttle
+        assert r["estimated_clean_seconds"] >= r["cleanable_bytes"] / FAST.cleaner_throttle_bytes_per_second > 0
 
 
 def _sample(metrics: str, name: str, **labels) -> float | None:

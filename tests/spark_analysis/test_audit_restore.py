@@ -56,8 +56,8 @@ def test_the_config_files_throughput_reaches_the_audit_below_the_flag(tmp_path, 
     measured.write_text(json.dumps({"bytes_per_second": 7e6, "measured_at": "2026-11-23T05:00:00Z",
                                     "bootstrap": "127.0.0.1:1", "topic": "t"}))
     seen = []
-    monkeypatch.setattr(job, "run", lambda args, restore_config=None, **_: seen.append(
-        job.restore_throughput(args, restore_config)))
+    monkeypatch.setattr(job, "run", lambda args, restore_config=None, **_: (seen.append(
+        job.restore_throughput(args, restore_config)), ("run", {"faults": 0}))[1])  # run's (folder, summary)
     base = ["--input", str(tmp_path), "--out", str(tmp_path / "out"), "--restore-measurement", str(measured)]
     assert job.main(base + ["--config", str(cfg)]) == 0
     assert job.main(base + ["--config", str(cfg), "--restore-throughput", "10"]) == 0

@@ -1,0 +1,110 @@
+"""The Audit page's accuracy panel from two real audit runs (issue 15): a partition the real broker
+holds from its cleaner (``min.cleanable.dirty.ratio=1.0``) is audited, released and cleaned by the
+broker, and audited again. The panel pairs the runs (``monitor.accuracy``): the prediction is the
+first run's reclaimable bytes, what the broker reclaimed is the partition's ``.log`` bytes before less
+after, measured here on the copies the runs read. Both runs' summary.json read by a strict JSON parser."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from kafkatools import (cleaner_checkpoint, compacted, copy_partition, create_topic, partition_dir, set_topic_config,
+                        unique_topic, wait_cleaned_up_to_active, write_rounds)
+from monitor.accuracy import CLEANED
+from monitor.checkpoint import format_checkpoint
+from monitor.estimate import UNTHROTTLED
+
+pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+VIEWS = Path(__file__).resolve().parents[2] / "dashboards" / "views"
+
+
+def log_bytes(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.glob("*.log"))
+
+
+def strict(text: str):
+    def refuse(name):
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.fixture(scope="module")
+def two_runs(kafka, _spark_sessions, tmp_path_factory):
+    from spark_analysis.job import build_parser, run
+
+    spark = _spark_sessions.get(kafka_source=False)
+    tmp = tmp_path_factory.mktemp("accuracy")
+    t = create_topic(kafka.bootstrap, unique_topic("accuracy"), **compacted(**{"min.cleanable.dirty.ratio": 1.0}))
+    write_rounds(kafka.bootstrap, t, 4, keys=300)  # four rolled rounds of the same keys: three superseded
+    out = tmp / "audits"
+
+    def audit(name: str) -> tuple[Path, Path]:
+        root = tmp / name
+        part = copy_partition(partition_dir(kafka.log_dir, t), root)
+        cp = cleaner_checkpoint(kafka.log_dir, t)
+        if cp is not None:  # the broker's own checkpoint of this partition, as its log dir holds it
+            (root / "cleaner-offset-checkpoint").write_text(format_checkpoint({(t, 0): cp}))
+        base, _ = run(build_parser().parse_args(["--input", str(root), "--out", str(out)]), spark=spark)
+        return Path(base), part
+
+    before = audit("before")
+    set_topic_config(kafka.bootstrap, t, **{"min.cleanable.dirty.ratio": 0.01})
+    wait_cleaned_up_to_active(kafka.log_dir, t)
+    after = audit("after")
+    return t, out, before, after
+
+
+def test_both_summaries_are_strict_json(two_runs):
+    _, _, (run1, _), (run2, _) = two_runs
+    for run in (run1, run2):
+        summary = strict((run / "summary.json").read_text())
+        assert summary["cleaner"]["io_max_bytes_per_second"] is None  # no throttle given: null, with why
+        assert summary["cleaner"]["io_max_bytes_per_second_reason"] == UNTHROTTLED
+
+
+def test_the_audit_page_shows_predicted_against_reclaimed(two_runs, monkeypatch):
+    t, out, (run1, part1), (run2, part2) = two_runs
+    predicted = pq.read_table(run1 / "partitions").to_pylist()[0]["reclaimable_bytes"]
+    reclaimed = log_bytes(part1) - log_bytes(part2)  # the files themselves, not the audit's figures
+    assert predicted > 0 and reclaimed > 0
+
+    monkeypatch.setenv("COMPACTION_MONITOR_NO_AUTOREFRESH", "1")
+    for var in ("COMPACTION_MONITOR_CONFIG", "COMPACTION_MONITOR_PROMETHEUS_URL", "COMPACTION_MONITOR_COLLECTOR_URL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("COMPACTION_MONITOR_AUDIT_DIR", str(out))
+    at = AppTest.from_file(str(VIEWS / "audit.py"), default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="audit.run").value == run2.name  # the newest run, compared with the one before
+    assert at.selectbox(key="audit.accuracy.baseline").value == run1.name
+    assert "Prediction against what the broker reclaimed" in [h.value for h in at.subheader]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Predicted (cleaned partitions)"] == f"{predicted / 2**20:,.2f} MiB"
+    assert metrics["Reclaimed by the broker"] == f"{reclaimed / 2**20:,.2f} MiB"
+    error = reclaimed - predicted
+    assert metrics["Error"] == (f"{error:+,.0f} B" if abs(error) < 2**20 else f"{error / 2**20:+,.2f} MiB")
+    table = next(d.value for d in at.dataframe if "error_bytes" in d.value.columns)
+    [row] = table.to_dict("records")
+    assert (row["topic"], row["partition"], row["status"]) == (t, 0, CLEANED)
+    assert (row["bytes_before"], row["bytes_after"], row["actual_bytes"]) == (log_bytes(part1), log_bytes(part2),
+                                                                             reclaimed)
+    assert row["error_bytes"] == pytest.approx(reclaimed - predicted)
+    charts = [c for c in at.get("plotly_chart")]
+    assert any("Prediction against what the broker reclaimed" in c.proto.spec for c in charts)
+
+
+def test_the_first_run_alone_says_what_the_panel_needs(two_runs, monkeypatch):
+    _, out, (run1, _), _ = two_runs
+    monkeypatch.setenv("COMPACTION_MONITOR_NO_AUTOREFRESH", "1")
+    monkeypatch.setenv("COMPACTION_MONITOR_AUDIT_DIR", str(out))
+    at = AppTest.from_file(str(VIEWS / "audit.py"), default_timeout=60)
+    at.run()
+    at.selectbox(key="audit.run").select(run1.name).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Needs an earlier complete run" in c.value for c in at.caption)
