@@ -110,7 +110,8 @@ class RenderedExposition:
         self.registry = registry
         self.clock = clock
         self.err = err
-        self.renders = 0  # collects done (a test counts them)
+        self.renders = 0  # collects done
+        self.published = 0  # renders published (served from then on)
         self.render_errors = 0
         self._current: _Render | None = None
         self._lock = threading.Lock()
@@ -147,6 +148,7 @@ class RenderedExposition:
             for key, encoder in wanted.items():
                 r.page(key, encoder)
             self._current = r
+            self.published += 1
             return True
 
     def _report(self, exc: BaseException) -> None:

@@ -56,6 +56,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         for k, v in headers.items():
             self.send_header(k, v)
+        if self.headers.get("Content-Length", "0") != "0" or "Transfer-Encoding" in self.headers:
+            # a request body is never read here: the connection cannot carry another request
+            self.send_header("Connection", "close")
+            self.close_connection = True
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         if self.command != "HEAD":
