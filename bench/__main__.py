@@ -8,6 +8,7 @@ BENCHES = {
     "audit": "bench.bench_audit",
     "estimate": "bench.bench_estimate",
     "restore": "bench.bench_restore",
+    "scrape": "bench.bench_scrape",
 }
 
 

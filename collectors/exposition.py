@@ -5,13 +5,14 @@ partitions that is a second or more of CPU, and done per scrape (as ``prometheus
 does) 200 concurrent scrapes queued behind each other (issue 14: p99 11 s). Here:
 
 - the families are collected once after a source's refresh changed the ``Store`` (the ``Runner``
-  calls ``invalidate``), by one background thread; refreshes that land while it renders are folded
-  into the next render;
+  calls ``invalidate``), by one background thread; refreshes that land while it renders, or within
+  ``RENDER_GAP_FACTOR`` times its duration after it, are folded into the next render (a render of
+  5,000 partitions in every detail is seconds of CPU: it must not take the core the scrapes need);
 - each wire format (text 0.0.4, OpenMetrics, the escapings ``prometheus_client.exposition.choose_encoder``
   negotiates, a ``name[]`` selection; gzip or not) is encoded from those families at most once per
   render: lazily for a format first asked for, and before a new render is published for every format
-  scraped since the previous one, so a Prometheus scraping steadily never waits on a render or an
-  encoding, only on copying bytes;
+  scraped in the last ``WANTED_SECONDS``, so a Prometheus scraping steadily never waits on a render or
+  an encoding, only on copying bytes;
 - a scrape never waits on a source: it gets the latest published render, whatever a source is doing.
   A render that raises keeps the previous one served (the error is printed once per kind).
 
@@ -32,7 +33,11 @@ from dataclasses import dataclass
 from prometheus_client.exposition import choose_encoder, gzip_accepted
 from prometheus_client.metrics_core import Metric
 
+from collectors.encoding import fast
+
 MAX_PAGES = 32  # formats x selections x gzip kept per render; a client inventing more gets them uncached
+WANTED_SECONDS = 600.0  # a format asked for within this is encoded before a new render is published
+RENDER_GAP_FACTOR = 1.0  # after a render of d seconds the next starts >= d * this later: at most half a core
 GZIP_LEVEL = 6  # zlib's default: most of level 9's size at a fraction of its time
 
 
@@ -116,7 +121,8 @@ class RenderedExposition:
         self._current: _Render | None = None
         self._lock = threading.Lock()
         self._render_lock = threading.Lock()
-        self._wanted: dict[tuple, object] = {}  # key -> encoder, asked since the last render
+        self._wanted: dict[tuple, tuple] = {}  # key -> (encoder, when last asked, monotonic)
+        self.monotonic = time.monotonic
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -142,11 +148,14 @@ class RenderedExposition:
                 self._report(exc)
                 return False
             r = _Render(families, at, time.perf_counter() - t0)
+            now = self.monotonic()
             with self._lock:
                 self.renders += 1
-                wanted, self._wanted = self._wanted, {}
-            for key, encoder in wanted.items():
+                self._wanted = {k: w for k, w in self._wanted.items() if now - w[1] <= WANTED_SECONDS}
+                wanted = list(self._wanted.items())
+            for key, (encoder, _) in wanted:
                 r.page(key, encoder)
+            r.duration = time.perf_counter() - t0
             self._current = r
             self.published += 1
             return True
@@ -172,6 +181,9 @@ class RenderedExposition:
                 return
             self._wake.clear()
             self.render()
+            r = self._current
+            if r is not None and self._stop.wait(r.duration * RENDER_GAP_FACTOR):
+                return
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
@@ -198,9 +210,9 @@ class RenderedExposition:
             if r is None:  # the very first render failed: an empty page rather than an error loop
                 r = self._current = _Render((), self.clock(), 0.0)
         encoder, content_type = choose_encoder(accept or "")
+        encoder = fast(encoder)  # the same bytes as prometheus_client's, for the formats Prometheus asks for
         key = (content_type, frozenset(names) if names else None, gzip_accepted(accept_encoding or ""))
-        if key not in self._wanted:
-            with self._lock:
-                if len(self._wanted) < MAX_PAGES:
-                    self._wanted[key] = encoder
+        with self._lock:
+            if key in self._wanted or len(self._wanted) < MAX_PAGES:
+                self._wanted[key] = (encoder, self.monotonic())
         return r.page(key, encoder)
