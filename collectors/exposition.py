@@ -97,11 +97,14 @@ class _Render:
 
     def _encode(self, key: tuple, encoder) -> Page:
         content_type, names, gz = key
-        if gz:  # the plain page of the same format first: gzip of the bytes another scrape gets
-            body = gzip.compress(self.page((content_type, names, False), encoder).body, GZIP_LEVEL)
+        plain = self._pages.get((content_type, names, False))
+        if gz and plain is not None:  # gzip of the very bytes an identity scrape gets
+            body = gzip.compress(plain.body, GZIP_LEVEL)
         else:
             families = self.families if names is None else _select(self.families, names)
             body = encoder(_Families(families))
+            if gz:  # the plain page is not kept unless asked for: Prometheus always asks for gzip
+                body = gzip.compress(body, GZIP_LEVEL)
         with self._lock:
             self.encodings += 1
         return Page(content_type, gz, body)
@@ -136,8 +139,8 @@ class RenderedExposition:
         self._wake.set()
 
     def render(self) -> bool:
-        """Collect the families now and publish them, with the formats scraped since the last render
-        already encoded; False (the previous render kept) when a collector raised."""
+        """Collect the families now and publish them, with the formats scraped in the last
+        ``WANTED_SECONDS`` already encoded; False (the previous render kept) when a collector raised."""
         with self._render_lock:
             t0 = time.perf_counter()
             at = self.clock()
@@ -154,7 +157,10 @@ class RenderedExposition:
                 self._wanted = {k: w for k, w in self._wanted.items() if now - w[1] <= WANTED_SECONDS}
                 wanted = list(self._wanted.items())
             for key, (encoder, _) in wanted:
-                r.page(key, encoder)
+                try:
+                    r.page(key, encoder)
+                except Exception as exc:  # noqa: BLE001 - that format is encoded (and fails) when asked
+                    self._report(exc)
             r.duration = time.perf_counter() - t0
             self._current = r
             self.published += 1
