@@ -17,7 +17,7 @@ does) 200 concurrent scrapes queued behind each other (issue 14: p99 11 s). Here
   A render that raises keeps the previous one served (the error is printed once per kind).
 
 What this changes: values that depend on the clock (``partition_eligible_seconds``, ages) are as of the
-render, at most one refresh interval old, not as of the scrape. The collector has no per-scrape series
+render (at most a refresh interval and a render old), not as of the scrape. The collector has no per-scrape series
 (no scrape counter): everything in the page is per refresh, so the same bytes are right for every scrape.
 """
 
@@ -168,7 +168,7 @@ class RenderedExposition:
 
     def _report(self, exc: BaseException) -> None:
         kind = f"{type(exc).__name__}: {exc}"
-        if kind not in self._reported:
+        if kind not in self._reported and len(self._reported) < 100:  # bounded: messages may carry numbers
             self._reported.add(kind)
             print("collect: rendering /metrics failed (the previous page is served):\n"
                   + "".join(traceback.format_exception(exc)), file=self.err or sys.stderr, flush=True)
@@ -198,11 +198,6 @@ class RenderedExposition:
             self._thread.join(timeout)
 
     # ---------------------------------------------------------------- serving
-
-    @property
-    def rendered_at(self) -> float | None:
-        r = self._current
-        return r.at if r else None
 
     def page(self, accept: str | None = None, accept_encoding: str | None = None,
              names: list[str] | None = None) -> Page:
