@@ -81,7 +81,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
         # every other path is the exposition, as prometheus_client serves it
         names = parse_qs(url.query).get("name[]")
-        page = self.exposition.page(self.headers.get("Accept"), self.headers.get("Accept-Encoding"), names)
+        try:
+            page = self.exposition.page(self.headers.get("Accept"), self.headers.get("Accept-Encoding"), names)
+        except Exception as exc:  # noqa: BLE001 - a format that cannot be encoded: this answer only
+            self._send(500, f"# HTTP 500: cannot encode the page: {type(exc).__name__}\n".encode(),
+                       {"Content-Type": "text/plain; charset=utf-8"})
+            return
         headers = {"Content-Type": page.content_type, "Vary": "Accept, Accept-Encoding"}
         if page.gzip:
             headers["Content-Encoding"] = "gzip"
