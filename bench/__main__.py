@@ -9,6 +9,7 @@ BENCHES = {
     "estimate": "bench.bench_estimate",
     "restore": "bench.bench_restore",
     "inspect": "bench.bench_inspect",
+    "scrape": "bench.bench_scrape",
 }
 
 

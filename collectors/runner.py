@@ -4,6 +4,8 @@ A source is anything with ``refresh() -> snapshot``. A slow or dead source
 blocks only its own thread; the HTTP answer reads the store's latest
 snapshots and never waits for a refresh. A failed refresh keeps the last good
 snapshot out of the exposition (``up`` goes to 0) and is counted by kind.
+After every refresh, failed or not, the Runner calls its ``on_refresh`` hooks (the served exposition
+is rendered again: ``collectors.exposition``).
 """
 
 from __future__ import annotations
@@ -107,9 +109,10 @@ def refresh_once(store: Store, source: Source, clock=time.time) -> bool:
 
 
 class Runner:
-    def __init__(self, store: Store, sources: list[Source]):
+    def __init__(self, store: Store, sources: list[Source], on_refresh: list[Callable[[], None]] | None = None):
         self.store = store
         self.sources = sources
+        self.on_refresh = list(on_refresh or ())  # called after each refresh updated the store
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         for s in sources:
@@ -117,7 +120,13 @@ class Runner:
 
     def refresh_all(self) -> bool:
         """Each source once, in order (``collect --once``); True when all succeeded."""
-        return all([refresh_once(self.store, s) for s in self.sources])
+        ok = all([refresh_once(self.store, s) for s in self.sources])
+        self._refreshed()
+        return ok
+
+    def _refreshed(self) -> None:
+        for hook in self.on_refresh:
+            hook()
 
     # sources that read the admin source's snapshot (topic configs, offsets): their first refresh waits
     # for the cluster's admin source's first, up to FIRST_ADMIN_WAIT seconds, rather than find no topic
@@ -145,6 +154,7 @@ class Runner:
             refresh_once(self.store, source)
             if first_done is not None:
                 first_done.set()
+            self._refreshed()
             self._stop.wait(max(source.interval - (time.monotonic() - t0), 0.5))
 
     def stop(self, timeout: float = 5.0) -> None:

@@ -10,9 +10,9 @@ import shutil
 import urllib.request
 
 import pytest
-from prometheus_client import start_http_server
 from prometheus_client.parser import text_string_to_metric_families
 
+from collectors import webserver
 from collectors.app import build
 from faultserver import FaultServer
 from monitor.config import BrokerConfig, ClusterConfig, Config, Intervals, Timeouts
@@ -30,7 +30,8 @@ def running(request):
                  intervals=Intervals(jmx=0.2, log_dirs=0.2),
                  timeouts=Timeouts(jmx=jmx_timeout, max_page_bytes=1 << 20))
     col = build(cfg)
-    server, _ = start_http_server(0, "127.0.0.1", registry=col.registry)
+    col.rendered.start()
+    server = webserver.start(col.rendered, "127.0.0.1", 0)  # collect's own server: the page as of the last refresh
     col.runner.start()
     url = f"http://127.0.0.1:{server.server_address[1]}/metrics"
     yield fs, col, url

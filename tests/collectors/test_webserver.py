@@ -5,6 +5,7 @@ basic_auth and tls_config; a web config that cannot be used stops the collector 
 from __future__ import annotations
 
 import base64
+import gzip
 import http.client
 import json
 import shutil
@@ -79,6 +80,19 @@ def test_tls_and_basic_auth_with_a_real_tls_client(tmp_path, certs):
         assert get(port, ctx, ("someone", PW))[0] == 401
         status, _, body = get(port, ctx, ("prometheus", PW))
         assert status == 200 and b"kafka_compaction_source_up" in body
+        # gzip and keep-alive through TLS and basic auth: two scrapes on one TLS connection
+        c = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=20)
+        try:
+            basic = {"Authorization": "Basic " + base64.b64encode(f"prometheus:{PW}".encode()).decode()}
+            pages = []
+            for _ in range(2):
+                c.request("GET", "/metrics", headers={**basic, "Accept-Encoding": "gzip"})
+                r = c.getresponse()
+                pages.append((r.status, r.getheader("Content-Encoding"), r.read(), c.sock))
+            assert [p[:2] for p in pages] == [(200, "gzip")] * 2 and pages[0][3] is pages[1][3]
+            assert b"kafka_compaction_source_up" in gzip.decompress(pages[1][2])
+        finally:
+            c.close()
         # a client that trusts another CA refuses the collector's certificate
         with pytest.raises(ssl.SSLCertVerificationError):
             get(port, client_ctx(certs.other_ca), ("prometheus", PW))
