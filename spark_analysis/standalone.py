@@ -99,7 +99,9 @@ def _tail(path: Path, n: int = 4000) -> str:
 def _env(directory: Path) -> dict:
     env = dict(os.environ)
     env.update({"SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(directory),
-                "SPARK_NO_DAEMONIZE": "1"})
+                "SPARK_NO_DAEMONIZE": "1",
+                # the master's REST submission server listens on the fixed port 6066 by default: off
+                "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false"})
     return env
 
 
