@@ -6,6 +6,7 @@ BENCHES = {
     "reader": "bench.bench_reader",
     "logdir": "bench.bench_logdir",
     "audit": "bench.bench_audit",
+    "audit-cluster": "bench.bench_audit_cluster",
     "estimate": "bench.bench_estimate",
     "restore": "bench.bench_restore",
     "inspect": "bench.bench_inspect",

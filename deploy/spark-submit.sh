@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# The nightly audit on a Spark cluster (YARN here; any master works). The executors get Python
-# through a packed virtualenv (venv-pack) in which compaction-monitor itself is installed
-# (pip install .), so that they run its C record decoder; AUDIT_SHIP_CODE=0 then stops the job
-# from also shipping its sources as a zip (which would shadow the installed package and fall back
-# to the pure-Python decoder, several times slower).
+# The nightly audit on a Spark cluster (YARN here; a standalone spark:// master or Kubernetes work the
+# same way). The executors get Python through a packed virtualenv (venv-pack) in which
+# compaction-monitor itself is installed (pip install '.[audit]'), so that they import it and run its
+# C record decoder; the job checks that before any work (a one-task probe) and fails, naming the
+# executors' Python, when they cannot. No source zip is shipped (AUDIT_SHIP_CODE=1 would: pure-Python
+# decoder, several times slower).
+# s3a: paths: add --packages org.apache.hadoop:hadoop-aws:<your Hadoop version> and the standard AWS
+# variables (AWS_ENDPOINT_URL for an S3-compatible server, credentials or the instance role) where
+# the driver and the executors run; see README "Running the audit on a cluster and on S3".
 set -euo pipefail
-export AUDIT_SHIP_CODE=0
 INPUT=${1:-hdfs:///backups/kafka/log-dirs/}       # copies of broker log dirs (or s3a://...)
 OUT=${2:-hdfs:///reports/kafka-compaction/}
 spark-submit \

@@ -1,7 +1,7 @@
 """Files on ``file:``, ``hdfs:`` or ``s3a:`` paths, through pyarrow's filesystems.
 
 Listing happens on the driver (names and sizes only), opening on the executors. ``s3a://``
-(Hadoop's name) maps to pyarrow's S3 filesystem; ``hdfs://`` needs libhdfs (a Hadoop client) where
+(Hadoop's name) maps to pyarrow's S3 filesystem, with the endpoint of ``spark_analysis.s3``; ``hdfs://`` needs libhdfs (a Hadoop client) where
 the executors run, as any Spark HDFS job does."""
 
 from __future__ import annotations
@@ -18,8 +18,11 @@ def filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
     if scheme in ("", "file"):
         path = urlparse(uri).path if scheme == "file" else uri
         return pafs.LocalFileSystem(), path
-    if scheme == "s3a":
-        uri = "s3" + uri[3:]
+    if scheme in ("s3", "s3a"):  # one endpoint and credentials for pyarrow and Hadoop's S3A (spark_analysis.s3)
+        from spark_analysis import s3
+
+        u = urlparse(uri)
+        return s3.filesystem(), f"{u.netloc}{u.path}".rstrip("/") or u.netloc
     return pafs.FileSystem.from_uri(uri)
 
 
@@ -82,3 +85,17 @@ def read_text(uri: str) -> str | None:
             return fh.read().decode("utf-8", "replace")
     except (FileNotFoundError, OSError):
         return None
+
+
+def move_dir(fs: pafs.FileSystem, src: str, dst: str, last: str | None = None) -> None:
+    """``src`` renamed to ``dst``. Object stores have no folder rename (pyarrow's S3 ``move`` copies one
+    key): there each file is copied, ``last`` (the run's completion marker) after every other, then
+    ``src`` is deleted, so a reader never sees ``dst`` with its marker before its files."""
+    if not isinstance(fs, pafs.S3FileSystem):
+        fs.move(src, dst)
+        return
+    files = [f.path for f in fs.get_file_info(pafs.FileSelector(src, recursive=True)) if f.type == pafs.FileType.File]
+    files.sort(key=lambda p: (last is not None and p.rsplit("/", 1)[-1] == last, p))
+    for f in files:
+        fs.copy_file(f, dst + f[len(src):])
+    fs.delete_dir(src)

@@ -1,7 +1,12 @@
 """The audit job: ``compaction-monitor audit ...`` locally, or unchanged under ``spark-submit``:
 
-    spark-submit --master yarn --py-files compaction_monitor.zip spark_analysis/job.py \\
-        --input hdfs://nn/kafka-copy/ --out hdfs://nn/audits/
+    spark-submit --master yarn --archives venv.tar.gz#venv --conf spark.pyspark.python=./venv/bin/python \\
+        spark_analysis/job.py --input hdfs://nn/kafka-copy/ --out hdfs://nn/audits/
+
+The executors import compaction-monitor installed in their Python (so they run its C record decoder);
+before any work a one-task probe checks they can (``check_executors``). ``s3a:`` inputs and outputs
+take the endpoint and credentials of the standard AWS variables (``spark_analysis.s3``); each bucket
+is checked before Spark starts.
 
 Each run writes a new folder ``<out>/run-<UTC time>/`` (nothing earlier is overwritten) with Parquet
 tables (partitions, topics, tombstone_buckets, top_keys, top_producers, faults, replicas), ``summary.json``, a
@@ -35,7 +40,10 @@ def log(msg: str) -> None:
 
 
 def session(master: str | None, app: str = "kafka-compaction-audit", kafka_source: bool = False, conf: dict | None = None):
-    """A SparkSession; in local mode the Python workers use this interpreter (its packages)."""
+    """A SparkSession; in local mode the Python workers use this interpreter (its packages). On a
+    cluster the executors' Python is ``spark.pyspark.python`` / ``PYSPARK_PYTHON`` (Spark's own
+    settings), in which compaction-monitor must be installed; ``AUDIT_SHIP_CODE=1`` ships its sources
+    instead (the pure-Python decoder: a zip cannot carry the C extension)."""
     from pyspark.sql import SparkSession
 
     local = master is None or master.startswith("local")
@@ -49,18 +57,67 @@ def session(master: str | None, app: str = "kafka-compaction-audit", kafka_sourc
           .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
     if local:
         b = b.config("spark.ui.enabled", "false").config("spark.driver.memory", "2g")
+    conf = dict(conf or {})
+    packages = [p for p in conf.pop("spark.jars.packages", "").split(",") if p]
     if kafka_source:
-        b = b.config("spark.jars.packages", os.environ.get("AUDIT_SPARK_KAFKA_PACKAGE", SPARK_KAFKA_PACKAGE))
-    for k, v in (conf or {}).items():
+        packages.insert(0, os.environ.get("AUDIT_SPARK_KAFKA_PACKAGE", SPARK_KAFKA_PACKAGE))
+    if packages:
+        b = b.config("spark.jars.packages", ",".join(packages))
+    for k, v in conf.items():
         b = b.config(k, v)
     spark = b.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
-    if not local and os.environ.get("AUDIT_SHIP_CODE", "1") != "0":
-        # executors without the package get the sources; they then run the pure-Python decoder, which
-        # is several times slower than the C one: a venv with the package installed, shipped with
-        # --archives and AUDIT_SHIP_CODE=0, keeps the C decoder (a zip cannot carry an extension)
+    if not local and os.environ.get("AUDIT_SHIP_CODE", "0") == "1":
+        # a fallback for executors without the package: its sources, run by the pure-Python decoder
+        # (several times slower than the C one; a zip cannot carry an extension)
         spark.sparkContext.addPyFile(_code_zip())
     return spark
+
+
+class ExecutorError(ValueError):
+    """The executors cannot run the audit's code: their Python named, with what to do."""
+
+
+def check_executors(spark, progress=log) -> dict:
+    """One small job (a task per core) that imports compaction-monitor in the executors' Python and
+    reports where from and which record decoder it has, before the audit does any work: executors
+    without the package fail here with ExecutorError naming their Python, not in the middle of a
+    task. Returns {python, package file, decoder} -> tasks. Local masters run this interpreter: skipped."""
+    sc = spark.sparkContext
+    if sc.master.startswith("local"):
+        return {}
+
+    def probe(_):  # nested: pickled by value, so it unpickles where the package is missing too
+        import sys
+
+        try:
+            from monitor.record import v2
+        except ImportError as exc:
+            return [(sys.executable, None, f"{exc.__class__.__name__}: {exc}")]
+        return [(sys.executable, v2.__file__.rsplit("/monitor/", 1)[0], v2.decoder())]
+
+    n = max(sc.defaultParallelism, 1)
+    try:
+        seen = sc.parallelize(range(n), n).mapPartitions(probe).collect()
+    except Exception as exc:  # noqa: BLE001 - a Py4J error: the executors' Python could not start
+        raise ExecutorError(f"the executors of {sc.master} cannot run Python ({_first_line(exc)[:300]}); "
+                            "set spark.pyspark.python (or PYSPARK_PYTHON) to a Python that exists where they "
+                            "run") from None
+    counts: dict = {}
+    for key in seen:
+        counts[key] = counts.get(key, 0) + 1
+    for (python, where, decoder), tasks in sorted(counts.items(), key=str):
+        if where is None:
+            raise ExecutorError(
+                f"the executors' Python ({python}) cannot import compaction-monitor ({decoder}): install it "
+                "there (pip install 'kafka-compaction-monitor[audit]'; on YARN a packed venv, see "
+                "deploy/spark-submit.sh) and point spark.pyspark.python at it, or set AUDIT_SHIP_CODE=1 to "
+                "ship its sources (pure-Python decoder, several times slower)")
+        progress(f"executors: {python}, compaction-monitor from {where}, {decoder} record decoder")
+        if decoder != "c":
+            progress(f"warning: the executors' compaction-monitor ({where}) has no C decoder: the audit runs "
+                     "several times slower (build it where a compiler exists: pip install .)")
+    return counts
 
 
 def _code_zip() -> str:
@@ -274,7 +331,7 @@ def write_outputs(spark, result, out: str, run_name: str | None = None) -> str:
     (best effort) and OutputError names what failed: nothing left looks like a finished run."""
     import pyarrow.fs as pafs
 
-    from spark_analysis.fs import filesystem
+    from spark_analysis.fs import filesystem, move_dir
     from spark_analysis.report import render_report
 
     run = run_name or _new_run_name(out, RUN_PREFIX + dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ"))
@@ -301,7 +358,7 @@ def write_outputs(spark, result, out: str, run_name: str | None = None) -> str:
                  for f in fs.get_file_info(pafs.FileSelector(tmp_path, recursive=True)) if f.type == pafs.FileType.File}
         with fs.open_output_stream(f"{tmp_path}/{MARKER}") as fh:  # last: the run is whole
             fh.write(marker_text(run, summary["generated_at_ms"], files).encode())
-        fs.move(tmp_path, final_path)
+        move_dir(fs, tmp_path, final_path, last=MARKER)
     except BaseException as exc:  # Ctrl-C too: the temporary folder goes either way
         try:
             fs.delete_dir(tmp_path)
@@ -370,9 +427,12 @@ def run(args, topic_configs: dict | None = None, spark=None, broker_settings: di
     ``restore_config``: monitor.yaml's restore throughput (``monitor.restore.resolve`` puts the flag above
     it, the measurement below)."""
     from monitor.cleanerlog import learned_throughput, parse_cleaner_log
+    from spark_analysis import s3
     from spark_analysis.audit import AuditInputs, run_audit
     from spark_analysis.fs import read_text
 
+    paths = (args.input if args.input_kind != "topic" else []) + [args.out] + list(args.cleaner_log)
+    s3.check_buckets(paths)  # a missing bucket or refused credentials: named, before any Spark work
     t0 = time.time()
     stats = []
     for f in args.cleaner_log:
@@ -389,8 +449,10 @@ def run(args, topic_configs: dict | None = None, spark=None, broker_settings: di
     if own:
         log(f"starting Spark ({args.master or 'default master'}) ...")
         spark = session(args.master or (None if os.environ.get("SPARK_ENV_LOADED") else "local[*]"),
-                        kafka_source=args.input_kind == "topic")
+                        kafka_source=args.input_kind == "topic",
+                        conf=s3.spark_conf() if any(map(s3.is_s3, paths)) else None)
     try:
+        check_executors(spark)
         log(f"reading {args.input_kind}: {', '.join(args.input)}")
         segments = args.input_kind == "segments"
         records = None if segments else load_records(spark, args.input_kind, args.input,
@@ -442,7 +504,7 @@ def main(argv=None) -> int:
     try:
         _, summary = run(args, topic_configs=configs,
                          restore_config=cluster.restore_throughput_bytes_per_second if cluster else None)
-    except (FileNotFoundError, OutputError) as exc:
+    except (FileNotFoundError, ValueError) as exc:  # OutputError, ExecutorError, s3.StorageError...
         print(f"audit: {exc}", file=sys.stderr)
         return 2
     return 1 if summary["faults"] else 0  # corrupt input met (the report lists it), as the command line's audit

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from monitor.compaction import partition_state
 from monitor.estimate import CleanerParams, estimate_clean
 from monitor.record import SegmentReader
+from monitor.record.v2 import decoder
 from monitor.retention import from_summaries, project_retention
 from monitor.summary import SegmentSummary, txn_event
 from monitor.topicconfig import TopicConfig
@@ -198,7 +199,7 @@ def partition_facts(topic: str, partition: int, st, segments: int, counts: dict,
 RETENTION_FACTS = ("retention_deleted_segments", "retention_deleted_bytes", "projected_log_start_offset")
 
 
-FACTS_ONLY = ("bucket_ms", "txn_removable_records", "txn_reclaimable_bytes")  # facts not in the partition row
+FACTS_ONLY = ("bucket_ms", "txn_removable_records", "txn_reclaimable_bytes", "decoder")  # not in the partition row
 
 
 def partition_row(facts: dict, totals: dict, cleaner: CleanerParams) -> dict:
@@ -239,8 +240,8 @@ def audit_partition(task: PartitionTask, opener):
               "first_timestamp": scan.first_timestamp, "last_timestamp": scan.last_timestamp,
               "txn_removable_records": txn.removable_records, "txn_reclaimable_bytes": txn.reclaimable_bytes,
               **retention_counts(retention)}
-    yield rows.batch("facts", 1, partition_facts(task.topic, task.partition, st, len(scan.summaries), counts,
-                                                 task.config, b.bucket_ms))
+    facts = partition_facts(task.topic, task.partition, st, len(scan.summaries), counts, task.config, b.bucket_ms)
+    yield rows.batch("facts", 1, {**facts, "decoder": decoder()})
 
 
 def _record_pass(task: PartitionTask, opener, b: Bounds | None, txn: TxnCleaning | None = None):

@@ -42,7 +42,9 @@ ROW_TYPES: dict[str, list] = {
         ("txn_removable_records", pa.int64()), ("txn_reclaimable_bytes", pa.float64()),
         # compact,delete: what one retention check deletes (``monitor.retention``); null without delete
         ("retention_deleted_segments", pa.int32()), ("retention_deleted_bytes", pa.int64()),
-        ("projected_log_start_offset", pa.int64())],
+        ("projected_log_start_offset", pa.int64()),
+        # the record decoder the task ran ("c" or "python", ``monitor.record.v2.decoder``)
+        ("decoder", pa.string())],
     "key_totals": _PART + KEY_TOTALS,
     # one key's partial aggregate, when a key table goes out in parts (merged by ``merge``)
     "key": _PART + [("key_hash", pa.int64())] + [(c.name, c.type) for c in KEY_COLUMNS],

@@ -26,7 +26,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 ARTIFACTS = ROOT / "test-artifacts"
 
 # Tests that use these fixtures start or drive a JVM (the broker, Spark): marked slow automatically.
-SLOW_FIXTURES = {"kafka", "kafka_admin", "kafka_cluster", "spark", "spark_kafka"}
+SLOW_FIXTURES = {"kafka", "kafka_admin", "kafka_cluster", "spark", "spark_kafka", "spark_standalone", "s3_server",
+                 "audit_reference"}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -169,6 +170,51 @@ def _spark_sessions():
 def spark(_spark_sessions):
     """A local Spark session (2 cores), shared by the session's Spark tests; stopped at its end."""
     return _spark_sessions.get(kafka_source=False)
+
+
+@pytest.fixture(scope="session")
+def spark_standalone(tmp_path_factory):
+    """A Spark standalone master and two workers (1 core, 1 GiB each: the 2 cores of ``local[2]``) on
+    loopback, from PySpark's own spark-class (``spark_analysis.standalone``); started by the first test
+    that asks, stopped at the session's end (and at exit if pytest dies on the way)."""
+    from spark_analysis import standalone
+
+    directory = tmp_path_factory.mktemp("spark-standalone")
+    cluster = standalone.start(directory, workers=2, cores=1, memory="1g",
+                               progress=lambda m: print(f"[spark_standalone] {m}", file=sys.stderr))
+    atexit.register(cluster.stop)
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):
+    """moto's S3 server on a free loopback port (tests/s3server.py), for the session; stopped at its end."""
+    import s3server
+
+    server = s3server.start(tmp_path_factory.mktemp("moto") / "moto.log")
+    atexit.register(server.stop)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def audit_reference(tmp_path_factory):
+    """The audit of ``auditcompare.log_dir`` by ``audit --master local[2]`` into a local folder: what
+    the standalone-cluster and S3 runs of the same input must equal. (input dir, config, read_run)."""
+    import json
+
+    import pyarrow.fs as pafs
+
+    from auditcompare import CONFIG, audit, log_dir, read_run
+
+    root = tmp_path_factory.mktemp("audit-reference")
+    inputs = log_dir(root / "logs")
+    cfg = root / "monitor.yaml"
+    cfg.write_text(CONFIG)
+    r = audit("local[2]", str(inputs), str(root / "out"), cfg)
+    assert r.returncode == 0, r.stderr[-4000:]
+    return inputs, cfg, read_run(pafs.LocalFileSystem(), json.loads((root / "out" / "latest.json").read_text())["path"])
 
 
 @pytest.fixture

@@ -44,6 +44,13 @@ try:  # the same loop in C, built by setup.py where a compiler exists; see _deco
 except ImportError:
     _c_decode_columns = _c_decode_arrays = None
 
+
+def decoder() -> str:
+    """``"c"`` when this process decodes batches with the C extension (``_decode.c``), else
+    ``"python"``: the audit reports it from each task, so a cluster whose executors fell back to the
+    pure-Python loop (no compiler, a shipped source zip) shows it in summary.json."""
+    return "c" if _c_decode_arrays is not None else "python"
+
 HEADER = struct.Struct(
     ">q"  # baseOffset
     "i"  # batchLength

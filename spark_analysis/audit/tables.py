@@ -53,6 +53,7 @@ def report(spark: SparkSession, inputs: AuditInputs, found: Found, progress) -> 
     summary.update(inputs.restore.as_summary())
     summary.update({k: sum(t[k] for t in topics) for k in pitfalls.SUMMARY_KEYS})
     summary["value_size_method"] = valuesizes.METHOD
+    summary["decoders"] = decoders(found.facts)
     summary["replicas"] = replicas.summary(found.replicas, found.bytes_all_replicas if found.bytes_all_replicas
                                            is not None else summary["bytes"])
     return AuditResult(
@@ -165,6 +166,16 @@ def throttle_fields(p) -> dict:
 
     return {"io_max_bytes_per_second": p.throttle,
             "io_max_bytes_per_second_reason": None if p.throttle is not None else UNTHROTTLED}
+
+
+def decoders(facts: list) -> dict:
+    """Partitions per record decoder their task ran ({"c": n} when every executor had the C
+    extension); empty when the records were not decoded by the audit's tasks (dumps, a topic)."""
+    out: dict = {}
+    for f in facts:
+        if f.get("decoder"):
+            out[f["decoder"]] = out.get(f["decoder"], 0) + 1
+    return dict(sorted(out.items()))
 
 
 def summarize(inputs: AuditInputs, rows: list, bucket: int, faults: list) -> dict:
