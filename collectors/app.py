@@ -19,7 +19,7 @@ from boundedhttp import FetchError, get_text
 from prometheus_client import CollectorRegistry, generate_latest
 
 from collectors.cleaner_log import CleanerLogFollower
-from collectors.cleaner_metrics import jolokia_io_url, jolokia_read_url, parse_exposition, parse_jolokia
+from collectors.cleaner_metrics import IoSampler, jolokia_io_url, jolokia_read_url, parse_exposition, parse_jolokia
 from collectors.exporter import register_all
 from collectors.logdirs import TRANSACTION_MAX_TIMEOUT, LogDirScanner
 from collectors.runner import Runner, Source, Store
@@ -126,14 +126,15 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
                                       config.intervals.consumer_groups, endpoint=_kafka_endpoint(cluster)))
         for b in cluster.brokers:
             if b.jmx_url:
-                def jmx(url=b.jmx_url, c=cluster, b=b):
-                    return parse_exposition(get_text(url, deadline=to.jmx, max_bytes=to.max_page_bytes,
-                                                     auth=jmx_credentials(b, url), ca_file=b.jmx_ca_file), c, url)
+                def jmx(url=b.jmx_url, c=cluster, b=b, sampled=IoSampler()):
+                    return sampled(parse_exposition(get_text(url, deadline=to.jmx, max_bytes=to.max_page_bytes,
+                                                             auth=jmx_credentials(b, url), ca_file=b.jmx_ca_file),
+                                                    c, url))
 
                 sources.append(Source(f"jmx:{cluster.name}:{b.id}", "jmx", cluster.name, jmx, config.intervals.jmx, b.id,
                                       endpoint=b.jmx_url))
             if b.jolokia_url:
-                def jolokia(url=b.jolokia_url, b=b):
+                def jolokia(url=b.jolokia_url, b=b, sampled=IoSampler()):
                     u = jolokia_read_url(url)
                     auth = jmx_credentials(b, url)
                     page = get_text(u, deadline=to.jmx, max_bytes=to.max_page_bytes, auth=auth, ca_file=b.jmx_ca_file)
@@ -142,7 +143,7 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
                                       auth=auth, ca_file=b.jmx_ca_file)
                     except FetchError:
                         io = None
-                    return parse_jolokia(page, u, io)
+                    return sampled(parse_jolokia(page, u, io))
 
                 sources.append(Source(f"jolokia:{cluster.name}:{b.id}", "jolokia", cluster.name, jolokia,
                                       config.intervals.jmx, b.id, endpoint=b.jolokia_url))

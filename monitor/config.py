@@ -111,6 +111,7 @@ class Thresholds:
     monitor_down_for: str = "5m"
     no_room_for_clean_for: str = "5m"  # LogDirNoRoomForClean: free space below the largest clean's copy
     cleaner_disabled_for: str = "5m"  # CleanerDisabled: log.cleaner.enable=false where compacted partitions live
+    cleaner_throttled_for: str = "30m"  # CleanerThrottled: partitions wait while the cleaner runs at its I/O throttle
     monitor_job: str = "kafka-compaction-monitor"  # the Prometheus job that scrapes the collector
     runbook_base: str = "alerts/RUNBOOK.md"  # or the URL where your copy of the runbook lives
 
