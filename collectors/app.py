@@ -7,7 +7,6 @@ the ``Store``.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sys
 import threading
@@ -164,28 +163,23 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
 
 
 def jmx_credentials(broker: BrokerConfig, endpoint: str) -> tuple[str, str] | None:
-    """(user, password) for the broker's JMX exporter / Jolokia endpoint, read now (a rotated file is
-    picked up at the next fetch); None without ``jmx_username``. A password that cannot be had puts the
-    source down (``source_errors_total{error="credentials"}``) naming the file or variable, never a value."""
+    """(user, password) for the broker's JMX exporter / Jolokia endpoint; None without ``jmx_username``.
+    ``jmx_password`` is a secret reference (``monitor.secrets``) resolved now, at every fetch, so a rotated
+    secret file is picked up at the next one. A password that cannot be had puts the source down
+    (``source_errors_total{error="credentials"}``) naming the reference, never a value."""
+    from monitor.secrets import SecretError, resolve_string
+
     if not broker.jmx_username:
-        if broker.jmx_password_file or broker.jmx_password_env:
-            raise FetchError(endpoint, "credentials", "jmx_password_file/jmx_password_env given without jmx_username")
+        if broker.jmx_password:
+            raise FetchError(endpoint, "credentials", "jmx_password given without jmx_username")
         return None
-    if bool(broker.jmx_password_file) == bool(broker.jmx_password_env):
-        raise FetchError(endpoint, "credentials",
-                         "jmx_username needs exactly one of jmx_password_file and jmx_password_env")
-    if broker.jmx_password_env:
-        password = os.environ.get(broker.jmx_password_env)
-        if password is None:
-            raise FetchError(endpoint, "credentials",
-                             f"the environment variable {broker.jmx_password_env} (jmx_password_env) is not set")
-        return broker.jmx_username, password
+    if not broker.jmx_password:
+        raise FetchError(endpoint, "credentials", "jmx_username needs jmx_password (${env:NAME}, "
+                                                  "${directory:DIR:NAME} or ${file:PATH:KEY})")
     try:
-        text = Path(broker.jmx_password_file).read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FetchError(endpoint, "credentials", f"cannot read jmx_password_file {broker.jmx_password_file}: "
-                                                  f"{getattr(exc, 'strerror', None) or type(exc).__name__}") from None
-    return broker.jmx_username, text[:-1] if text.endswith("\n") else text
+        return broker.jmx_username, resolve_string(broker.jmx_password)
+    except SecretError as exc:
+        raise FetchError(endpoint, "credentials", f"jmx_password: {exc}") from None
 
 
 def build(config: Config) -> Collector:
