@@ -207,6 +207,10 @@ def cases(t: Thresholds) -> list[Case]:
          {sel(enabled, {**BROKER, "source": "admin"}): f"0x{n}",  # disabled, but no compacted partition there
           sel("kafka_compaction_partition_log_bytes", other_broker): f"1000x{n}",
           sel(enabled, {**BROKER, "broker": "2", "source": "admin"}): f"1x{n}"})
+    cause = "kafka_compaction_partition_compaction_cause"
+    both("CleanerThrottled", "warning",
+         {sel(cause, {**PART, "cause": "throttled_cleaner"}): f"1x{n}"},
+         {sel(cause, {**PART, "cause": "waiting"}): f"1x{n}"})  # eligible, but the throttle does not hold it
     return c
 
 

@@ -7,7 +7,6 @@ the ``Store``.
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import sys
 import threading
@@ -19,7 +18,7 @@ from boundedhttp import FetchError, get_text
 from prometheus_client import CollectorRegistry, generate_latest
 
 from collectors.cleaner_log import CleanerLogFollower
-from collectors.cleaner_metrics import jolokia_io_url, jolokia_read_url, parse_exposition, parse_jolokia
+from collectors.cleaner_metrics import IoSampler, jolokia_io_url, jolokia_read_url, parse_exposition, parse_jolokia
 from collectors.exporter import register_all
 from collectors.exposition import RenderedExposition
 from collectors.logdirs import TRANSACTION_MAX_TIMEOUT, LogDirScanner
@@ -169,14 +168,15 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
                                       config.intervals.consumer_groups, endpoint=_kafka_endpoint(cluster)))
         for b in cluster.brokers:
             if b.jmx_url:
-                def jmx(url=b.jmx_url, c=cluster, b=b):
-                    return parse_exposition(get_text(url, deadline=to.jmx, max_bytes=to.max_page_bytes,
-                                                     auth=jmx_credentials(b, url), ca_file=b.jmx_ca_file), c, url)
+                def jmx(url=b.jmx_url, c=cluster, b=b, sampled=IoSampler()):
+                    return sampled(parse_exposition(get_text(url, deadline=to.jmx, max_bytes=to.max_page_bytes,
+                                                             auth=jmx_credentials(b, url), ca_file=b.jmx_ca_file),
+                                                    c, url))
 
                 sources.append(Source(f"jmx:{cluster.name}:{b.id}", "jmx", cluster.name, jmx, config.intervals.jmx, b.id,
                                       endpoint=b.jmx_url))
             if b.jolokia_url:
-                def jolokia(url=b.jolokia_url, b=b):
+                def jolokia(url=b.jolokia_url, b=b, sampled=IoSampler()):
                     u = jolokia_read_url(url)
                     auth = jmx_credentials(b, url)
                     page = get_text(u, deadline=to.jmx, max_bytes=to.max_page_bytes, auth=auth, ca_file=b.jmx_ca_file)
@@ -185,7 +185,7 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
                                       auth=auth, ca_file=b.jmx_ca_file)
                     except FetchError:
                         io = None
-                    return parse_jolokia(page, u, io)
+                    return sampled(parse_jolokia(page, u, io))
 
                 sources.append(Source(f"jolokia:{cluster.name}:{b.id}", "jolokia", cluster.name, jolokia,
                                       config.intervals.jmx, b.id, endpoint=b.jolokia_url))
@@ -207,28 +207,23 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
 
 
 def jmx_credentials(broker: BrokerConfig, endpoint: str) -> tuple[str, str] | None:
-    """(user, password) for the broker's JMX exporter / Jolokia endpoint, read now (a rotated file is
-    picked up at the next fetch); None without ``jmx_username``. A password that cannot be had puts the
-    source down (``source_errors_total{error="credentials"}``) naming the file or variable, never a value."""
+    """(user, password) for the broker's JMX exporter / Jolokia endpoint; None without ``jmx_username``.
+    ``jmx_password`` is a secret reference (``monitor.secrets``) resolved now, at every fetch, so a rotated
+    secret file is picked up at the next one. A password that cannot be had puts the source down
+    (``source_errors_total{error="credentials"}``) naming the reference, never a value."""
+    from monitor.secrets import SecretError, resolve_string
+
     if not broker.jmx_username:
-        if broker.jmx_password_file or broker.jmx_password_env:
-            raise FetchError(endpoint, "credentials", "jmx_password_file/jmx_password_env given without jmx_username")
+        if broker.jmx_password:
+            raise FetchError(endpoint, "credentials", "jmx_password given without jmx_username")
         return None
-    if bool(broker.jmx_password_file) == bool(broker.jmx_password_env):
-        raise FetchError(endpoint, "credentials",
-                         "jmx_username needs exactly one of jmx_password_file and jmx_password_env")
-    if broker.jmx_password_env:
-        password = os.environ.get(broker.jmx_password_env)
-        if password is None:
-            raise FetchError(endpoint, "credentials",
-                             f"the environment variable {broker.jmx_password_env} (jmx_password_env) is not set")
-        return broker.jmx_username, password
+    if not broker.jmx_password:
+        raise FetchError(endpoint, "credentials", "jmx_username needs jmx_password (${env:NAME}, "
+                                                  "${directory:DIR:NAME} or ${file:PATH:KEY})")
     try:
-        text = Path(broker.jmx_password_file).read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FetchError(endpoint, "credentials", f"cannot read jmx_password_file {broker.jmx_password_file}: "
-                                                  f"{getattr(exc, 'strerror', None) or type(exc).__name__}") from None
-    return broker.jmx_username, text[:-1] if text.endswith("\n") else text
+        return broker.jmx_username, resolve_string(broker.jmx_password)
+    except SecretError as exc:
+        raise FetchError(endpoint, "credentials", f"jmx_password: {exc}") from None
 
 
 def build(config: Config) -> Collector:

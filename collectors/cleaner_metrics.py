@@ -10,11 +10,13 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import time
 from dataclasses import dataclass, field, replace
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from boundedhttp import FetchError
+from monitor.cleanerio import IoRate, IoSample, windowed
 from monitor.config import ClusterConfig
 
 GAUGE_KEYS = ("max_dirty_percent", "time_since_last_run_ms", "max_compaction_delay_secs", "max_clean_time_secs",
@@ -48,6 +50,7 @@ class CleanerGauges:
     per_log_dir: dict = field(default_factory=dict)  # key -> {log_dir: float}
     shape: str = ""  # the shape they were read in: rule_named, catch_all, jolokia
     also_on_page: tuple[str, ...] = ()  # other shapes the same page carried (not used)
+    io_rate: IoRate | None = None  # the throttler count's rate since the source's previous refresh (IoSampler)
 
     @property
     def empty(self) -> bool:
@@ -85,6 +88,21 @@ class CleanerGauges:
 
     def dead_threads(self):
         return self.values.get("dead_thread_count")
+
+
+class IoSampler:
+    """The cleaner-io count's rate over one JMX (or Jolokia) source's successive refreshes: keeps the
+    samples of the last few minutes and puts the rate (``monitor.cleanerio.windowed``) on each new
+    ``CleanerGauges``."""
+
+    def __init__(self, clock=time.monotonic):
+        self.clock, self.samples = clock, []
+
+    def __call__(self, gauges: CleanerGauges) -> CleanerGauges:
+        count = gauges.cleaner_io_bytes()
+        current = None if count is None else IoSample(self.clock(), count)
+        self.samples, rate = windowed(self.samples, current)
+        return replace(gauges, io_rate=rate)
 
 
 def _clean_dir(value: str) -> str:

@@ -15,7 +15,7 @@ from prometheus_client.registry import Collector
 
 from collectors import metrics as M
 from collectors.runner import Store
-from monitor.causes import ROLLED_BY, BrokerFacts, max_segment_ms
+from monitor.causes import IO_MAX, ROLLED_BY, BrokerFacts, max_segment_ms
 from monitor.cleanerlog import CleanerLogState
 from monitor.consumers import may_miss_updates
 from monitor.logdir import LEFTOVER_KINDS
@@ -248,22 +248,24 @@ def _active_segment(fams, lb, rep, cause, now: float) -> None:
 
 
 def _broker_facts(statuses, logdirs) -> BrokerFacts | None:
-    """DeadThreadCount of the broker whose log dirs these are, from its JMX or Jolokia source, and its
-    log.cleaner.enable and log.cleaner.threads from the admin source (None: not read)."""
-    dead, source, enabled, threads = None, "", None, None
+    """DeadThreadCount and the cleaner's I/O rate of the broker whose log dirs these are, from its JMX or
+    Jolokia source, and its log.cleaner.enable, log.cleaner.threads and log.cleaner.io.max.bytes.per.second
+    from the admin source (None: not read)."""
+    dead, source, enabled, threads, io, io_max = None, "", None, None, None, None
     for st in statuses:
         if st.snapshot is None or st.cluster != logdirs.cluster:
             continue
         if st.kind in ("jmx", "jolokia") and st.broker == logdirs.broker and source == "":
-            dead, source = st.snapshot.dead_threads(), st.name
+            dead, source, io = st.snapshot.dead_threads(), st.name, st.snapshot.io_rate
         elif st.kind == "admin":
             e = st.snapshot.cleaner_setting(logdirs.broker or "", "log.cleaner.enable")
             t = st.snapshot.cleaner_setting(logdirs.broker or "", "log.cleaner.threads")
+            io_max = st.snapshot.cleaner_setting(logdirs.broker or "", IO_MAX)
             enabled = e.value if e is not None else None
             threads = t.value if t is not None else None
     if source == "" and enabled is None and threads is None:
         return None
-    return BrokerFacts(dead, source, enabled, threads)
+    return BrokerFacts(dead, source, enabled, threads, io, io_max)
 
 
 def _cleaner_log(statuses, logdirs) -> CleanerLogState | None:

@@ -29,6 +29,10 @@ With ``security="sasl_ssl"``:
   command line is ``kafka-storage format --add-scram`` (the tool takes it nowhere else), for the
   second or so that format runs.
 
+The JMX exporter agents run with the project's rule-named set by default, or (``jmx_exporter_config``)
+the bare catch-all rule, and (``jmx_auth``) behind HTTP Basic auth, as many operators run them: the
+user ``prometheus``, its password in ``secrets/jmx.password``, the agents holding a salted hash of it.
+
 State: ``<dir>/cluster.json`` (a ``ClusterState``) and each node's ``<dir>/node-N/broker.json`` (a
 ``localkafka.broker.BrokerState``, so one node can be stopped on its own with ``broker.stop``).
 """
@@ -36,8 +40,10 @@ State: ``<dir>/cluster.json`` (a ``ClusterState``) and each node's ``<dir>/node-
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
+import secrets
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -79,6 +85,9 @@ class ClusterState:
     truststore: str = ""
     password_files: dict = dataclasses.field(default_factory=dict)  # user -> file (mode 0600)
     admin_properties: str = ""  # a Java client config for Kafka's tools, as admin (mode 0600)
+    jmx_exporter_config: str = "jmx-exporter.yaml"  # the agents' rules (localkafka.broker.JMX_EXPORTER_CONFIGS)
+    jmx_username: str = ""  # the agents' HTTP Basic auth user ("" : no auth)
+    jmx_password_file: str = ""  # and its password (mode 0600); the agents keep a salted hash of it
 
     def brokers(self) -> list[one.BrokerState]:
         states = [one.read_state(Path(d)) for d in self.nodes]
@@ -170,13 +179,34 @@ def java_client_properties(truststore: str, store_password: str, user: str, pass
             f"ssl.truststore.password={store_password}\n")
 
 
+JMX_USER = "prometheus"
+
+
+def jmx_basic_auth(username: str, password: str, salt: str) -> dict:
+    """The JMX exporter agent's ``httpServer.authentication`` for a user, with a salted SHA-256 of the
+    password rather than the password (jmx_exporter 1.0.1's MessageDigestAuthenticator compares the hex of
+    SHA-256(salt + ":" + password) with its leading zeros dropped, so the hash is given that way)."""
+    digest = hashlib.sha256(f"{salt}:{password}".encode()).hexdigest().lstrip("0")
+    return {"authentication": {"basic": {"username": username, "algorithm": "SHA-256", "salt": salt,
+                                         "passwordHash": digest}}}
+
+
 def start(directory: Path, *, brokers: int = 3, security: str = "plaintext", heap: str = "512m",
-          timeout: float = 180.0, progress=print) -> ClusterState:
+          timeout: float = 180.0, progress=print, jmx_exporter_config: str = "jmx-exporter.yaml",
+          jmx_auth: bool = False) -> ClusterState:
     """Format (first time) and start ``brokers`` combined nodes under ``directory``; wait until every
-    one serves; with sasl_ssl, make the users and ACLs. Raise ``BrokerError`` if any node fails."""
+    one serves; with sasl_ssl, make the users and ACLs. Raise ``BrokerError`` if any node fails.
+
+    ``jmx_exporter_config``: the JMX exporter agents' rules (one of localkafka.broker.JMX_EXPORTER_CONFIGS:
+    the project's rule-named set, or the bare catch-all rule as many operators run it); ``jmx_auth``: the
+    agents answer only to HTTP Basic auth as ``JMX_USER`` with a password of their own (a mode-0600 file,
+    ``ClusterState.jmx_password_file``)."""
     t0 = time.monotonic()
     if security not in SECURITIES:
         raise one.BrokerError(f"--security {security!r}: expected one of {', '.join(SECURITIES)}")
+    if jmx_exporter_config not in one.JMX_EXPORTER_CONFIGS:
+        raise one.BrokerError(f"unknown JMX exporter config {jmx_exporter_config!r}: one of "
+                              f"{', '.join(one.JMX_EXPORTER_CONFIGS)}")
     if brokers < 1:
         raise one.BrokerError(f"--brokers {brokers}: expected at least 1")
     directory = Path(directory).resolve()
@@ -222,6 +252,14 @@ def start(directory: Path, *, brokers: int = 3, security: str = "plaintext", hea
         admin_props = str(tls.write_secret(secrets_dir / "admin.properties",
                                            java_client_properties(tls_files.truststore, store_pw, ADMIN, admin_pw)))
 
+    http_server, jmx_password_file = None, ""
+    if jmx_auth:
+        secrets_dir = directory / "secrets"
+        secrets_dir.mkdir(mode=0o700, exist_ok=True)
+        jmx_password_file = (previous.jmx_password_file if previous and previous.jmx_password_file
+                             else str(tls.write_secret(secrets_dir / "jmx.password", tls.new_password())))
+        http_server = jmx_basic_auth(JMX_USER, Path(jmx_password_file).read_text(), secrets.token_hex(8))
+
     cluster_id = previous.cluster_id if previous else one.kafka_uuid()
     node_dirs = {n: directory / f"node-{n}" for n in nodes}
 
@@ -234,7 +272,8 @@ def start(directory: Path, *, brokers: int = 3, security: str = "plaintext", hea
         fd = os.open(props, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # holds the store password
         with os.fdopen(fd, "w") as fh:
             fh.write(_node_properties(n, ports, voters, d / "data", security, brokers, secure))
-        (d / "jmx-exporter.yaml").write_text((one.HERE / "jmx-exporter.yaml").read_text())
+        (d / "jmx-exporter.yaml").write_text((one.HERE / jmx_exporter_config).read_text()
+                                             + one._http_server_yaml(http_server))
         (d / "log4j2.yaml").write_text((one.HERE / "log4j2.yaml").read_text())
         if (d / "data" / "meta.properties").exists():
             return
@@ -285,7 +324,8 @@ def start(directory: Path, *, brokers: int = 3, security: str = "plaintext", hea
         bootstrap=",".join(states[n].bootstrap for n in nodes), nodes=[str(node_dirs[n]) for n in nodes],
         kafka_version=one.KAFKA_VERSION, started_at=time.time(),
         ca_pem=tls_files.ca_pem if tls_files else "", truststore=tls_files.truststore if tls_files else "",
-        password_files=password_files, admin_properties=admin_props)
+        password_files=password_files, admin_properties=admin_props, jmx_exporter_config=jmx_exporter_config,
+        jmx_username=JMX_USER if jmx_auth else "", jmx_password_file=jmx_password_file)
     (directory / CLUSTER_FILE).write_text(state.to_json())
     progress(f"starting {brokers} Kafka {one.KAFKA_VERSION} nodes ({security}) on {state.bootstrap}")
     try:
@@ -293,7 +333,7 @@ def start(directory: Path, *, brokers: int = 3, security: str = "plaintext", hea
         users = None
         with ThreadPoolExecutor(max_workers=1) as pool:
             for n in nodes:
-                one._wait_ready(states[n], procs[n], max(1.0, deadline - time.monotonic()))
+                one._wait_ready(states[n], procs[n], max(1.0, deadline - time.monotonic()), http_server)
                 if secure and previous is None and users is None:
                     # one node serving means a quorum: make the users while the others finish starting
                     users = pool.submit(_make_users, libs, state, secure)

@@ -14,6 +14,9 @@ they stand where they do. Kafka facts relied on:
 * LogManager / CleanerConfig: with log.cleaner.enable=false the broker starts no LogCleaner at all (no
   threads, no uncleanable set, no checkpoint updates); the setting is not dynamic, so only a restart
   with it true brings compaction back. It is deprecated (to go in Kafka 5.0) but still honoured in 4.3.
+* LogCleaner / Throttler: one I/O throttler (log.cleaner.io.max.bytes.per.second, dynamic:
+  LogCleaner.reconfigure updates it) is shared by every cleaner thread; a busy cleaner is held at it
+  (``monitor.cleanerio``), so more threads do not help a throttled cleaner, a higher setting does.
 * LogCleanerManager: the cleaner skips an uncleanable partition until the broker restarts (the set is
   kept in memory only); it never cleans at or past the last stable offset; it picks the filthiest
   eligible log first, one per cleaner thread, so an eligible log can wait behind others.
@@ -28,6 +31,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Mapping
 
+from monitor.cleanerio import IoRate, at_throttle, throttle_ratio
 from monitor.cleanerlog import CleanerLogState
 from monitor.compaction import PartitionState
 from monitor.rules import CLEANABLE_RATIO_ABOVE_MIN, holds
@@ -52,6 +56,10 @@ class BrokerFacts:
     source: str = ""  # where it was read
     cleaner_enabled: bool | None = None  # log.cleaner.enable; None when not known
     cleaner_threads: int | None = None  # log.cleaner.threads; None when not known
+    # the cleaner's read plus write rate over the collector's last refresh window (monitor.cleanerio),
+    # and log.cleaner.io.max.bytes.per.second with where it came from; None when not known
+    cleaner_io: IoRate | None = None
+    io_max: BrokerSetting | None = None
 
 
 @dataclass(frozen=True)
@@ -273,6 +281,26 @@ def _open_transaction(f: _Facts) -> Found | None:
             {"transaction": _txn(t) if t else None, "configs": f.txn_timeout_cfg()}, fix)
 
 
+IO_MAX = "log.cleaner.io.max.bytes.per.second"
+
+
+def _throttled_cleaner(f: _Facts) -> Found | None:
+    s, b = f.state, f.broker
+    if not s.eligible or b is None or b.io_max is None or not at_throttle(b.cleaner_io, b.io_max.value):
+        return None
+    rate, limit = b.cleaner_io.bytes_per_second, b.io_max.value
+    late = f" and {duration(s.compaction_delay_ms)} past max.compaction.lag.ms" if s.compaction_delay_ms > 0 else ""
+    return (f"eligible{late}, while the broker's log cleaner reads and writes {rate:.0f} B/s, at its throttle "
+            f"{IO_MAX}={limit:.0f} ({b.io_max.source}): the throttle holds the cleaner back",
+            {"cleaner_io_bytes_per_second": rate, "cleaner_io_window_seconds": b.cleaner_io.window_seconds,
+             "cleaner_io_basis": b.cleaner_io.basis, "throttle_ratio": throttle_ratio(b.cleaner_io, limit),
+             "gauge": b.source, "eligible_seconds": f.eligible_seconds, "compaction_delay_ms": s.compaction_delay_ms,
+             "configs": {IO_MAX: {"value": f"{limit:g}", "source": b.io_max.source}}},
+            (alter_brokers(f.bootstrap, IO_MAX, f"{limit * 2:.0f}") + "   (a dynamic broker config: no restart; "
+             "--entity-name <broker id> instead of --entity-default for one broker)",
+             "more log.cleaner.threads do not help: every cleaner thread shares the one throttle"))
+
+
 def _overdue(f: _Facts) -> Found | None:
     s = f.state
     if s.compaction_delay_ms <= 0 or not s.eligible:
@@ -364,6 +392,9 @@ PRECEDENCE: tuple[tuple[str, Callable[[_Facts], Found | None], str], ...] = (
     ("open_transaction", _open_transaction,
      "the LSO is a hard limit that only the producer (or an abort) moves: whatever else holds, nothing past it "
      "is cleaned, and every byte written meanwhile piles up behind it (counted whatever the ratio)"),
+    ("throttled_cleaner", _throttled_cleaner,
+     "eligible while the cleaner runs at log.cleaner.io.max.bytes.per.second: the throttle explains the wait "
+     "(and an overdue clean), and its fix differs from a lack of threads (they share the one throttle)"),
     ("overdue", _overdue,
      "eligible and past max.compaction.lag.ms: a broken promise, more urgent than an ordinary wait"),
     ("waiting", _waiting,
@@ -388,7 +419,21 @@ def _unchecked(f: _Facts) -> dict:
         out["cleaner_disabled"] = "the broker's log.cleaner.enable was not read (admin API)"
     if f.broker is None or f.broker.dead_threads is None:
         out["cleaner_dead"] = "the broker's DeadThreadCount gauge was not read"
+    throttled = _throttle_unchecked(f.broker)
+    if throttled:
+        out["throttled_cleaner"] = throttled
     return out
+
+
+def _throttle_unchecked(b: BrokerFacts | None) -> str | None:
+    """Why the throttle could not be checked (None: it was)."""
+    if b is None or b.cleaner_io is None:
+        return "the broker's cleaner-io count was not read twice (the collector samples it each refresh)"
+    if b.io_max is None or b.io_max.value is None:
+        return f"the broker's {IO_MAX} is not known" + (f" ({b.io_max.reason})" if b.io_max else "")
+    if at_throttle(b.cleaner_io, b.io_max.value) is None:
+        return f"the cleaner's I/O rate is unknown ({b.cleaner_io.basis})"
+    return None
 
 
 # ------------------------------------------------------------------ forecast
@@ -581,6 +626,7 @@ def fix_outline(cause: str, topic: str, partition: int, *, last_stable_offset: i
         "hanging_transaction": abort_transaction(b, topic, partition, start),
         "open_transaction": "let the producer commit or abort; if it is gone: "
                             + abort_transaction(b, topic, partition, start),
+        "throttled_cleaner": "raise the cleaner's I/O throttle: " + alter_brokers(b, IO_MAX, "<higher>"),
         "overdue": "the cleaner lacks capacity: " + alter_brokers(b, "log.cleaner.threads", MORE_THREADS),
         "waiting": "nothing if it is cleaned soon; else " + alter_brokers(b, "log.cleaner.threads", MORE_THREADS),
         "min_compaction_lag": "nothing if intended; else " + alter_topic(b, topic, "min.compaction.lag.ms", "<lower>"),

@@ -111,6 +111,7 @@ class Thresholds:
     monitor_down_for: str = "5m"
     no_room_for_clean_for: str = "5m"  # LogDirNoRoomForClean: free space below the largest clean's copy
     cleaner_disabled_for: str = "5m"  # CleanerDisabled: log.cleaner.enable=false where compacted partitions live
+    cleaner_throttled_for: str = "30m"  # CleanerThrottled: partitions wait while the cleaner runs at its I/O throttle
     monitor_job: str = "kafka-compaction-monitor"  # the Prometheus job that scrapes the collector
     runbook_base: str = "alerts/RUNBOOK.md"  # or the URL where your copy of the runbook lives
 
@@ -132,14 +133,12 @@ class BrokerConfig:
     cleaner_log: str | None = field(default=None, metadata={"schema": {
         "shape": "one path (the broker's log-cleaner.log)"}})  # the broker's log-cleaner.log, readable here
     # HTTP Basic auth and TLS for the broker's JMX exporter (and Jolokia) endpoint: the user, and its
-    # password read at each fetch from a file (its whole content, one trailing newline dropped) or an
-    # environment variable, never from monitor.yaml itself. TODO(#14 point 2): when the shared secrets
-    # mechanism lands, jmx_password_file / jmx_password_env become one secret reference of it.
+    # password as a secret reference (monitor.secrets: ${env:NAME}, ${directory:DIR:NAME}, ${file:PATH:KEY}).
+    # The reference is checked at load and kept as written (DEFERRED_SECRETS): the collector resolves it at
+    # every fetch, so a rotated secret file is picked up without a restart.
     jmx_username: str | None = field(default=None, metadata={"schema": {"minLength": 1, "shape": "a user name"}})
-    jmx_password_file: str | None = field(default=None, metadata={"schema": {
-        "minLength": 1, "shape": "the path of a file holding the password"}})
-    jmx_password_env: str | None = field(default=None, metadata={"schema": {
-        "minLength": 1, "shape": "the name of an environment variable holding the password"}})
+    jmx_password: str | None = field(default=None, metadata={"schema": {
+        "minLength": 1, "shape": "a secret reference: ${env:NAME}, ${directory:DIR:NAME} or ${file:PATH:KEY}"}})
     jmx_ca_file: str | None = field(default=None, metadata={"schema": {
         "minLength": 1, "shape": "the path of a PEM CA bundle for an https endpoint"}})
 
@@ -269,13 +268,38 @@ def _build(cls, d: dict | None):
     return cls(**kw)
 
 
+# Secrets resolved where they are used, not at load (``monitor.secrets.resolve``'s ``deferred``): checked
+# at load all the same, kept as written in the Config.
+DEFERRED_SECRETS = ("jmx_password",)
+# Keys of earlier development versions (never released), and what replaced them: named in the error.
+REPLACED = {
+    "jmx_password_file": "jmx_password: ${directory:DIR:NAME} (the file DIR/NAME, one trailing newline dropped)",
+    "jmx_password_env": "jmx_password: ${env:NAME}",
+}
+
+
+def _replaced(data) -> list[tuple[str, str]]:
+    def items(node, key):  # a list under key, or nothing (the schema names any other shape)
+        value = node.get(key) if isinstance(node, dict) else None
+        return value if isinstance(value, list) else []
+
+    found = []
+    for i, c in enumerate(items(data, "clusters")):
+        for j, b in enumerate(items(c, "brokers")):
+            for key in REPLACED:
+                if isinstance(b, dict) and key in b:
+                    found.append((f"clusters[{i}].brokers[{j}].{key}", f"replaced by {REPLACED[key]}"))
+    return found
+
+
 def problems(data) -> list[tuple[str, str]]:
     """Every problem of a parsed ``monitor.yaml``: ``(key path, reason)``, the schema's (shapes, ranges,
-    known keys: ``monitor.configschema``) then what it cannot say (each topic's Kafka configs, unique
-    cluster names)."""
+    known keys: ``monitor.configschema``; a replaced key named with its replacement) then what it cannot
+    say (each topic's Kafka configs, unique cluster names)."""
     from monitor.configschema import problems as schema_problems
 
-    found = schema_problems(data)
+    replaced = _replaced(data)
+    found = replaced + [p for p in schema_problems(data) if p[0] not in {k for k, _ in replaced}]
     if found:
         return found
     for i, c in enumerate((data or {}).get("clusters") or []):
@@ -303,7 +327,7 @@ def parse_config(data: dict | None, file: str | None = None, environ=None) -> Co
 
     found = problems(data)
     if not found:
-        data, found = resolve(data, environ)
+        data, found = resolve(data, environ, deferred=DEFERRED_SECRETS)
     if found:
         errors = [ConfigError(k, r, file) for k, r in found]
         raise ConfigError(found[0][0], found[0][1], file, problems=errors)

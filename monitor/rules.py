@@ -142,6 +142,13 @@ LAG_PAST_RETENTION = Compare(">=", number(1))
 # group's (topic; the leader's replica), so the exporter joins them, not PromQL: see monitor.consumers.
 LAG_PAST_MIN_COMPACTION_LAG = Compare(">", per_series(NS + "topic_min_compaction_lag_seconds"))
 COMMITTED_BELOW_FIRST_DIRTY = Compare("<", per_series(NS + "partition_first_dirty_offset"))
+# The log cleaner runs at its I/O throttle (monitor.cleanerio; the cause ``throttled_cleaner`` of
+# monitor.causes): its read plus write rate, over the collector's refresh window, at least this fraction of
+# log.cleaner.io.max.bytes.per.second. Kafka's Throttler holds a busy cleaner at exactly the setting over
+# each 300 ms period it sleeps in; the 10 % below it are the moments a busy cleaner does not mark bytes
+# (choosing the next log, swapping segments, writing the checkpoint) and a window that starts inside a
+# sleep (the bytes a sleep pays for are marked before it, so a window can also end above 1).
+CLEANER_IO_AT_THROTTLE = Compare(">=", number(0.9))
 
 
 def holds(c: Compare, value: float, threshold: float) -> bool:
@@ -281,6 +288,17 @@ RULES: tuple[Rule, ...] = (
          "The log cleaner is disabled on " + B,
          "log.cleaner.enable is false on " + B + ", which hosts compacted partitions: none of them is "
          "compacted, and they grow without bound. Set it true and restart the broker."),
+    # The partition's cause (monitor.causes) is throttled_cleaner: eligible while its broker's cleaner reads
+    # and writes at log.cleaner.io.max.bytes.per.second (CLEANER_IO_AT_THROTTLE over the collector's refresh
+    # window). The comparison needs the admin API's setting and two samples of the throttler's count, which
+    # the collector joins; PromQL alone could only approximate it with rate() over another window.
+    Rule("CleanerThrottled", "warning", "kafka-log-cleaner", "cleaner_throttled_for",
+         (Clause(NS + "partition_compaction_cause", (Compare("==", number(1)),),
+                 matchers=(("cause", "throttled_cleaner"),)),),
+         "The cleaner's I/O throttle holds compaction back on " + P,
+         P + " is eligible for cleaning while the broker's log cleaner reads and writes at its throttle, "
+         "log.cleaner.io.max.bytes.per.second, for <for>. Raise the setting (a dynamic broker config); more "
+         "cleaner threads would share the same throttle."),
 )
 
 

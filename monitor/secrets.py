@@ -21,6 +21,10 @@ literal ``${a:b}`` cannot be written.
 
 A reference that cannot be resolved (variable not set, file unreadable, key absent, unknown
 provider) is a config error naming the key path and the reference, never a value.
+
+A secret its user reads again at every use (the JMX exporter's ``jmx_password``: a rotated file is
+picked up without a restart) is resolved here only to check it (``resolve``'s ``deferred``) and kept as
+written; its user calls ``resolve_string``.
 """
 
 from __future__ import annotations
@@ -141,23 +145,25 @@ def resolve_string(value: str, environ=None) -> str:
     return REFERENCE.sub(lambda m: resolve_one(m, environ), value)
 
 
-def resolve(data, environ=None):
+def resolve(data, environ=None, deferred=()):
     """``data`` (parsed YAML) with every reference in its string values resolved, and the problems:
-    ``(key path, reason)``, one per value that could not be resolved (its first bad reference)."""
+    ``(key path, reason)``, one per value that could not be resolved (its first bad reference). Values
+    under a key in ``deferred`` are resolved to check them, and kept as written."""
     environ = os.environ if environ is None else environ
     found: list[tuple[str, str]] = []
 
-    def walk(node, where):
+    def walk(node, where, key=None):
         if isinstance(node, dict):
-            return {k: walk(v, f"{where}.{k}" if where else str(k)) for k, v in node.items()}
+            return {k: walk(v, f"{where}.{k}" if where else str(k), k) for k, v in node.items()}
         if isinstance(node, list):
             return [walk(v, f"{where}[{i}]") for i, v in enumerate(node)]
         if has_reference(node):
             try:
-                return resolve_string(node, environ)
+                value = resolve_string(node, environ)
             except SecretError as exc:
                 found.append((where or "(top level)", str(exc)))
                 return node
+            return node if key in deferred else value
         return node
 
     return walk(data, ""), found

@@ -94,13 +94,17 @@ def kafka_cluster(tmp_path_factory):
     the first time a test asks for it and stopped at the end of the session (and at interpreter exit
     if pytest dies on the way). Users admin (super user), monitor (Describe/DescribeConfigs on topics
     and the cluster, Describe on groups) and blind (no ACL); kafkatools.client_config(cluster, user)
-    gives their client configs. ``start_seconds`` is how long it took to start (for the report)."""
+    gives their client configs. ``start_seconds`` is how long it took to start (for the report). The JMX
+    exporter agents run as operators often do: the bare catch-all rule, behind HTTP Basic auth
+    (``jmx_username`` and ``jmx_password_file`` of the state; kafkatools.cluster_brokers gives the
+    collector's broker settings)."""
     from kafkatools import localcluster
 
     directory = tmp_path_factory.mktemp("kafka-cluster")
     atexit.register(localcluster.stop, directory, progress=lambda *_: None)
     try:
-        state = localcluster.start(directory, brokers=3, security="sasl_ssl",
+        state = localcluster.start(directory, brokers=3, security="sasl_ssl", jmx_auth=True,
+                                   jmx_exporter_config="jmx-exporter-catchall.yaml",
                                    progress=lambda m: print(f"[kafka_cluster] {m}", file=sys.stderr))
     except BaseException:
         localcluster.stop(directory, progress=lambda *_: None)

@@ -353,5 +353,16 @@ def client_config(cluster, user: str, **extra) -> dict:
     return conf
 
 
+def cluster_brokers(cluster, **extra) -> list[dict]:
+    """monitor.yaml's ``brokers`` for the local cluster: each node's JMX exporter page and log dir, with
+    the agents' basic-auth user and its password by reference to its file (when the cluster has one)."""
+    auth = {}
+    if cluster.jmx_username:
+        folder, name = os.path.split(cluster.jmx_password_file)
+        auth = {"jmx_username": cluster.jmx_username, "jmx_password": "${directory:%s:%s}" % (folder, name)}
+    return [{"id": b.node_id, "jmx_url": b.jmx_url, "log_dirs": [b.log_dir], **auth, **extra}
+            for b in cluster.brokers()]
+
+
 def cluster_admin(cluster, user: str = "admin", **extra) -> AdminClient:
     return AdminClient(client_config(cluster, user, **extra))

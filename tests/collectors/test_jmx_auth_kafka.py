@@ -1,6 +1,6 @@
 """The JMX exporter agent behind HTTP Basic auth on a real broker: the collector reads it with
-``jmx_username`` and a password from a file or an environment variable, and a wrong or missing
-password puts the source down as ``unauthorized`` without the secret in any output.
+``jmx_username`` and ``jmx_password`` given by reference to a file or an environment variable, and a
+wrong or missing password puts the source down as ``unauthorized`` without the secret in any output.
 
 The agent keeps a salted SHA-256 of the password (jmx_exporter 1.0.1's MessageDigestAuthenticator:
 hex of SHA-256(salt + ":" + password), the configured hash compared lowercased without colons)."""
@@ -41,8 +41,9 @@ def test_jmx_exporter_behind_basic_auth(tmp_path):
             return {"timeouts": {"jmx": 60},
                     "clusters": [{"name": "c", "brokers": [{"id": "1", "jmx_url": state.jmx_url, **auth}]}]}
 
-        good = collect_once(config(jmx_username="prom", jmx_password_file=str(pw_file)), tmp_path)
-        bad = collect_once(config(jmx_username="prom", jmx_password_env="JMX_PW"), tmp_path, {"JMX_PW": wrong})
+        good = collect_once(config(jmx_username="prom", jmx_password="${directory:%s:jmx-password}" % tmp_path),
+                            tmp_path)
+        bad = collect_once(config(jmx_username="prom", jmx_password="${env:JMX_PW}"), tmp_path, {"JMX_PW": wrong})
         none = collect_once(config(), tmp_path)
 
     assert good.returncode == 0, good.stderr

@@ -20,7 +20,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 from prometheus_client.parser import text_string_to_metric_families
 
-from kafkatools import CLI_MODULE, client_config, cluster_admin, localcluster, unique_topic, wait_for
+from kafkatools import CLI_MODULE, client_config, cluster_admin, cluster_brokers, localcluster, unique_topic, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -142,7 +142,7 @@ def test_collect_once_exports_each_replica_with_the_admin_topic_config(kafka_clu
     cfg = {"clusters": [{
         "name": "c3", "bootstrap_servers": kafka_cluster.bootstrap,
         "client": {k: v for k, v in client_config(kafka_cluster, "monitor").items() if k != "bootstrap.servers"},
-        "brokers": [{"id": b.node_id, "jmx_url": b.jmx_url, "log_dirs": [b.log_dir]} for b in brokers]}]}
+        "brokers": cluster_brokers(kafka_cluster)}]}
     path = tmp_path / "monitor.yaml"
     path.write_text(yaml.safe_dump(cfg))
     path.chmod(0o600)

@@ -9,6 +9,7 @@ import pytest
 
 from monitor.causes import (CAUSES, PRECEDENCE, BrokerFacts, WriteRate, explain, max_segment_ms,
                             rate_from_dirty_section, segment_file, unknown_cause)
+from monitor.cleanerio import IoRate
 from monitor.cleanerlog import CleanerLogState, ThreadDeath, Uncleanable
 from monitor.compaction import partition_state
 from monitor.summary import summarize
@@ -174,6 +175,58 @@ def test_overdue_past_max_compaction_lag(tmp_path):
     assert c.forecast["next_clean_due"]["at_ms"] == batch_max_ts(20, 40) + 1_000
 
 
+IO_MAX = "log.cleaner.io.max.bytes.per.second"
+
+
+def throttled(rate: float | None, limit: float | None, source=ADMIN, window=15.0) -> BrokerFacts:
+    io = IoRate(rate, window, "given") if rate is not None else IoRate(None, None, "one sample so far")
+    return BrokerFacts(0.0, "jmx:c:1", True, 1, io, BrokerSetting(IO_MAX, limit, source))
+
+
+def test_throttled_cleaner_where_an_eligible_partition_waits_at_the_throttle(tmp_path):
+    """Eligible, and the broker's cleaner read and wrote at 95 % of log.cleaner.io.max.bytes.per.second over
+    the window: throttled_cleaner, with the rate, its window, the setting and its source, and the command that
+    raises the setting. Below 90 % of it, no throttle, or the rate unknown: an ordinary wait."""
+    state, cfg, _ = build(tmp_path, [plain(0, 20), plain(20, 40), plain(40, 41)], checkpoint=0)
+    assert state.eligible
+    c = cause(state, cfg, T0 + 10_000, broker=throttled(95_000.0, 100_000.0), bootstrap="b:1")
+    assert c.cause == "throttled_cleaner"
+    ev = c.evidence
+    assert ev["cleaner_io_bytes_per_second"] == 95_000.0 and ev["cleaner_io_window_seconds"] == 15.0
+    assert ev["throttle_ratio"] == pytest.approx(0.95)
+    assert ev["configs"] == {IO_MAX: {"value": "100000", "source": ADMIN}}
+    assert ("kafka-configs.sh --bootstrap-server b:1 --alter --entity-type brokers --entity-default "
+            f"--add-config {IO_MAX}=200000") in c.fix[0]
+    assert "throttled_cleaner" not in c.unchecked
+    for facts in (throttled(85_000.0, 100_000.0), throttled(95_000.0, 1.7976931348623157e308, DEFAULT)):
+        assert cause(state, cfg, T0 + 10_000, broker=facts).cause == "waiting"
+    unknown = cause(state, cfg, T0 + 10_000, broker=throttled(None, 100_000.0))
+    assert unknown.cause == "waiting" and "one sample so far" in unknown.unchecked["throttled_cleaner"]
+    refused = BrokerFacts(0.0, "jmx", True, 1, IoRate(95_000.0, 15.0, "given"),
+                          BrokerSetting(IO_MAX, None, "unknown", "DescribeConfigs refused"))
+    assert "DescribeConfigs refused" in cause(state, cfg, T0 + 10_000, broker=refused).unchecked["throttled_cleaner"]
+    assert "cleaner-io count was not read" in cause(state, cfg, T0 + 10_000).unchecked["throttled_cleaner"]
+
+
+def test_a_throttle_does_not_make_a_partition_that_does_not_wait_throttled(tmp_path):
+    """The throttle explains only a wait: a partition below its threshold keeps its own cause."""
+    big, small = plain(0, 40), plain(40, 45)
+    state, cfg, _ = build(tmp_path, [big, small, plain(45, 46)], checkpoint=40)
+    assert not state.eligible
+    assert cause(state, cfg, T0 + 10_000, broker=throttled(100_000.0, 100_000.0)).cause == "below_threshold"
+
+
+def test_throttled_comes_before_overdue_and_says_it_is_overdue(tmp_path):
+    """Overdue because the throttle holds the cleaner: the throttle is the cause (more threads, overdue's fix,
+    would share the same throttle), and the summary says it is past max.compaction.lag.ms."""
+    cfg = TopicConfig(cleanup_policy=("compact",), min_cleanable_dirty_ratio=0.99, max_compaction_lag_ms=1_000)
+    now = T0 + 10_000
+    state, ecfg, _ = build(tmp_path, [plain(0, 20), plain(20, 40), plain(40, 41)], cfg, now=now, checkpoint=20)
+    c = cause(state, ecfg, now, broker=throttled(99_000.0, 100_000.0))
+    assert c.cause == "throttled_cleaner" and "past max.compaction.lag.ms" in c.summary
+    assert c.evidence["compaction_delay_ms"] == now - 1_000 - batch_max_ts(20, 40)
+
+
 def test_uncleanable_from_the_cleaner_log_wins(tmp_path):
     now = T0 + 60_000
     state, cfg, _ = build(tmp_path, _txn_layout(), now=now, checkpoint=0)
@@ -249,8 +302,8 @@ def test_one_shot_rate_from_the_dirty_section(tmp_path):
 def test_every_cause_is_reached_and_the_table_is_the_list():
     assert CAUSES == tuple(n for n, _, _ in PRECEDENCE)
     assert set(CAUSES) == {"cleaner_disabled", "uncleanable", "cleaner_dead", "unknown", "hanging_transaction", "open_transaction",
-                           "overdue", "waiting", "min_compaction_lag", "below_threshold", "active_segment_only",
-                           "clean"}
+                           "throttled_cleaner", "overdue", "waiting", "min_compaction_lag", "below_threshold",
+                           "active_segment_only", "clean"}
     assert all(why for _, _, why in PRECEDENCE)
 
 
