@@ -130,3 +130,48 @@ def test_topic_allow_and_deny_patterns(log_dir):
     assert not any("topic" in s.labels for s in series(partial.stdout))
     bad = collect(log_dir, "--topics-deny", "(")
     assert bad.returncode == 2 and "--topics-deny" in bad.stderr and "'('" in bad.stderr
+
+
+def test_dashboard_pages_render_a_default_granularity_page(log_dir, pages, monkeypatch):
+    """The Streamlit pages over a collector page at the default granularity (served as is, by a server
+    this test starts and stops): no error, a healthy partition's drill-down says what is not exported."""
+    import http.server
+    import threading
+
+    from streamlit.testing.v1 import AppTest
+
+    body = pages["topic"].encode()
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("COMPACTION_MONITOR_NO_AUTOREFRESH", "1")
+        for var in ("COMPACTION_MONITOR_CONFIG", "COMPACTION_MONITOR_PROMETHEUS_URL", "COMPACTION_MONITOR_AUDIT_DIR"):
+            monkeypatch.delenv(var, raising=False)
+        monkeypatch.setenv("COMPACTION_MONITOR_COLLECTOR_URL", f"http://127.0.0.1:{server.server_address[1]}/metrics")
+        views = data.__file__.rsplit("/", 1)[0] + "/views"
+        for name in ("overview", "partitions", "tombstones"):
+            at = AppTest.from_file(f"{views}/{name}.py", default_timeout=120)
+            at.run()
+            assert not at.exception, (name, [e.value for e in at.exception])
+            # the only error box: the unhealthy partition's alert (the drill-down starts at the most uncleaned)
+            assert all(e.value.startswith("CompactionLagging") for e in at.error), (name, [e.value for e in at.error])
+            if name == "partitions":
+                at.selectbox(key="partitions.pick").select(f"{log_dir['healthy']}-7").run()
+                assert not at.exception, [e.value for e in at.exception]
+                shown = {m.label: m.value for m in at.metric}
+                assert shown["Uncleaned ratio"] == "not exported" and shown["Kafka's cleanable ratio"] == "0.00"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -142,7 +142,8 @@ def test_collect_once_exports_each_replica_with_the_admin_topic_config(kafka_clu
     cfg = {"clusters": [{
         "name": "c3", "bootstrap_servers": kafka_cluster.bootstrap,
         "client": {k: v for k, v in client_config(kafka_cluster, "monitor").items() if k != "bootstrap.servers"},
-        "brokers": [{"id": b.node_id, "jmx_url": b.jmx_url, "log_dirs": [b.log_dir]} for b in brokers]}]}
+        "brokers": [{"id": b.node_id, "jmx_url": b.jmx_url, "log_dirs": [b.log_dir]} for b in brokers]}],
+        "granularity": "partition"}  # each replica's detail is compared, healthy or not
     path = tmp_path / "monitor.yaml"
     path.write_text(yaml.safe_dump(cfg))
     path.chmod(0o600)
