@@ -8,6 +8,7 @@ BENCHES = {
     "audit": "bench.bench_audit",
     "estimate": "bench.bench_estimate",
     "restore": "bench.bench_restore",
+    "exporter": "bench.bench_exporter",
 }
 
 
