@@ -3,7 +3,9 @@
 One collector per area (broker cleaner gauges, partitions, consumer groups,
 topic configs, the collector's own health). Each reads the latest snapshots
 and keeps no state of its own; a source that is down contributes nothing but
-its ``source_up 0``.
+its ``source_up 0``. What goes out is the ``View``'s: at granularity topic (the default) a healthy
+partition keeps ``metrics.PARTITION_DEFAULT``'s series only (``monitor.health`` says which are
+healthy), and the topic allow/deny patterns drop whole topics, in ``_StoreCollector.collect``.
 """
 
 from __future__ import annotations
@@ -148,7 +150,7 @@ class BrokerSettingsCollector(_StoreCollector):
 class PartitionCollector(_StoreCollector):
     """Per partition of the log dirs read here, and per topic the aggregates over them. Each
     partition's series are built first, then kept whole or cut to ``metrics.PARTITION_DEFAULT`` by
-    ``View.keep`` (granularity and health)."""
+    ``View.select`` (granularity and health)."""
 
     names = (M.P_CLEANABLE_RATIO, M.P_UNCLEANED_RATIO, M.P_BLOCKED, M.P_MIN_RATIO, M.P_CLEANABLE_BYTES,
              M.P_UNCLEANED_BYTES, M.P_CLEAN_BYTES, M.P_LOG_BYTES, M.P_HEAD_BYTES,

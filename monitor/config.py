@@ -30,6 +30,9 @@ works. Errors name the key path and the reason, at start, never mid-run::
     timeouts:  {jmx: 5, admin: 10, dashboard: 10, max_page_bytes: 16777216}
                                      # jmx, dashboard: the deadline of a whole HTTP fetch, in seconds
     thresholds: {...}                # what the alert rules and the dashboard call unhealthy
+    granularity: topic               # topic: 4 series per healthy partition; partition: every series
+    topics_allow: [orders.*]         # regexes on the whole topic name (none: every topic); deny wins
+    topics_deny: [__.*]
 """
 
 from __future__ import annotations
