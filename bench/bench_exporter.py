@@ -81,8 +81,8 @@ def main(argv) -> int:
         res = {"partitions": args.partitions, "unhealthy_partitions": bad, "bytes_on_disk": total, **{
             f"{g}_{k}": v for g, m in got.items() for k, v in m.items()},
             "series_ratio": t["series"] / p["series"], "render_ratio": t["render_s"] / p["render_s"],
-            "topic_series_per_healthy_partition": (t["partition_series"] - bad * p["partition_series"] / args.partitions)
-            / (args.partitions - bad),
+            "topic_series_per_healthy_partition":
+                (t["partition_series"] - bad * p["partition_series"] / args.partitions) / (args.partitions - bad),
             "topic_render_vs_warm_refresh": t["render_s"] / t["warm_refresh_s"]}
         OUT.mkdir(exist_ok=True)
         (OUT / "exporter.json").write_text(json.dumps(res, indent=2))

@@ -197,7 +197,8 @@ LOG_DIR_UP = _m("log_dir_up", "gauge",
                 "log-start checkpoint is malformed (its partition series are then withdrawn, not guessed).",
                 B + ("log_dir",))
 
-# --- issue 16: producer pitfalls on disk and compact,delete retention, per partition (collectors.exporter.PitfallCollector) ---
+# --- issue 16: producer pitfalls on disk and compact,delete retention, per partition (collectors.exporter's
+# PartitionCollector, with the partition's other series) ---
 P_EMPTY_VALUES = _m("partition_empty_value_records", "gauge",
                     "Records on disk whose value is an empty string (length 0, not null): no tombstone, the key "
                     "never goes away.", P)

@@ -4,7 +4,7 @@ an alert is unhealthy and keeps them all."""
 
 import pytest
 
-from alerts.promtool_tests import PART, cases, eval_minute, samples_at
+from alerts.promtool_tests import cases, eval_minute, samples_at
 from collectors import metrics as M
 from collectors.exporter import View
 from monitor.config import Thresholds
@@ -35,7 +35,8 @@ def alerts(case, t, samples_of):
     at = eval_minute(case, t)
     now, before = samples_of(samples_at(case, at)), samples_of(samples_at(case, at - 60))
     return [(a.alert, a.severity, sorted(a.labels.items()), a.value)
-            for r in RULES if (r.alert, r.severity) == (case.alert, case.severity) for a in evaluate_rule(r, now, t, {"1h": before}) or []]
+            for r in RULES if (r.alert, r.severity) == (case.alert, case.severity)
+            for a in evaluate_rule(r, now, t, {"1h": before}) or []]
 
 
 @pytest.mark.parametrize("cause", ["clean", "active_segment_only", "waiting"])
@@ -69,4 +70,3 @@ def test_series_a_rule_needs_history_of_go_out_for_every_partition():
     joined = {c.join.metric for r in RULES for c in r.clauses if c.join and not c.join.unless}
     # a join on a per-partition series outside the defaults makes the partitions it holds for unhealthy
     assert joined - set(M.PARTITION_DEFAULT) <= {M.P_ELIGIBLE}
-    assert PART["topic"]
