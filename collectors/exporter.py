@@ -202,8 +202,8 @@ class PartitionCollector(_StoreCollector):
                 rows, bad = self.view.select(cause.cause, _partition_rows(rep, cause, now))
                 lb = [st.cluster, st.broker or "", s.topic, str(s.partition)]
                 fams[M.P_CAUSE].add_metric(lb + [cause.cause], 1.0)
-                for name, extra, v in rows:
-                    fams[name].add_metric(lb + list(extra.values()), v)
+                for name, extra, v in rows:  # labels beyond the partition's in the metric's own order
+                    fams[name].add_metric(lb + [extra[k] for k in _EXTRA[name]], v)
                 topics.setdefault(s.topic, _TopicSum()).add(s, cause.cause, bad)
             for topic, t in sorted(topics.items()):
                 lb = [st.cluster, st.broker or "", topic]
@@ -212,6 +212,7 @@ class PartitionCollector(_StoreCollector):
 
 
 _DEFAULT = frozenset(M.PARTITION_DEFAULT) - {M.P_CAUSE}  # the cause series is added apart, always
+_EXTRA = {name: labels[4:] for name, (_, _, labels) in M.METRICS.items()}
 
 
 class _TopicSum:
