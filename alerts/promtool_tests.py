@@ -203,9 +203,9 @@ def cases(t: Thresholds) -> list[Case]:
     enabled = "kafka_compaction_broker_cleaner_enabled"
     both("CleanerDisabled", "critical",
          {sel(enabled, {**BROKER, "source": "admin"}): f"0x{n}",
-          sel("kafka_compaction_partition_log_bytes", PART): f"1000x{n}"},
+          sel("kafka_compaction_partition_compaction_cause", {**PART, "cause": "clean"}): f"1x{n}"},
          {sel(enabled, {**BROKER, "source": "admin"}): f"0x{n}",  # disabled, but no compacted partition there
-          sel("kafka_compaction_partition_log_bytes", other_broker): f"1000x{n}",
+          sel("kafka_compaction_partition_compaction_cause", {**other_broker, "cause": "clean"}): f"1x{n}",
           sel(enabled, {**BROKER, "broker": "2", "source": "admin"}): f"1x{n}"})
     cause = "kafka_compaction_partition_compaction_cause"
     both("CleanerThrottled", "warning",

@@ -11,6 +11,7 @@ BENCHES = {
     "restore": "bench.bench_restore",
     "inspect": "bench.bench_inspect",
     "scrape": "bench.bench_scrape",
+    "exporter": "bench.bench_exporter",
 }
 
 

@@ -484,6 +484,9 @@ def monitor_config(state, t: Timing, port: int, prometheus_url: str | None, audi
         "prometheus_url": prometheus_url,
         "collector_url": f"http://127.0.0.1:{port}/metrics",
         "audit_dir": str(audit_dir),
+        # a handful of partitions, each showing a fault or its near miss: every series of each (the
+        # collector's default, granularity topic, keeps 4 series of a healthy partition)
+        "granularity": "partition",
     }
 
 

@@ -154,6 +154,9 @@ def cmd_collect(args: argparse.Namespace) -> int:
     cfg = _load_config(args)
     if cfg is None:
         return 2
+    cfg = _exposition_flags(cfg, args)
+    if cfg is None:
+        return 2
     web = None
     if args.web_config_file:
         from collectors.webconfig import WebConfigError, load_web_config
@@ -166,6 +169,26 @@ def cmd_collect(args: argparse.Namespace) -> int:
     from collectors.app import run_collect
 
     return run_collect(cfg, once=args.once, web=web)
+
+
+def _exposition_flags(cfg, args: argparse.Namespace):
+    """``--granularity``, ``--topics-allow``, ``--topics-deny`` over the file's; None (after saying
+    why) when a pattern is no regular expression."""
+    from dataclasses import replace
+
+    from monitor.config import pattern_problems
+
+    changes = {}
+    if args.granularity:
+        changes["granularity"] = args.granularity
+    for key in ("topics_allow", "topics_deny"):
+        given = getattr(args, key)
+        if given:
+            for _, reason in pattern_problems(key, given):
+                _err(f"--{key.replace('_', '-')}: {reason}")
+                return None
+            changes[key] = tuple(given)
+    return replace(cfg, **changes)
 
 
 def _topic_overrides(args: argparse.Namespace) -> dict | None:
@@ -487,6 +510,13 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--web.config.file", dest="web_config_file", metavar="FILE",
                    help="TLS and basic auth for /metrics, in Prometheus exporter-toolkit's web config format")
     c.add_argument("--once", action="store_true", help="refresh every source once, print the metrics, exit")
+    c.add_argument("--granularity", choices=["topic", "partition"],
+                   help="topic (default): topic aggregates, 4 series per healthy partition and every series of an "
+                        "unhealthy one; partition: every series of every partition")
+    c.add_argument("--topics-allow", action="append", metavar="REGEX",
+                   help="export only topics whose whole name matches (repeatable; default: every topic)")
+    c.add_argument("--topics-deny", action="append", metavar="REGEX",
+                   help="do not export topics whose whole name matches (repeatable; wins over --topics-allow)")
     c.set_defaults(func=cmd_collect)
 
     r = sub.add_parser("rules", help="render the Prometheus alert rules from monitor.yaml's thresholds")

@@ -19,7 +19,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from collectors.cleaner_log import CleanerLogFollower
 from collectors.cleaner_metrics import IoSampler, jolokia_io_url, jolokia_read_url, parse_exposition, parse_jolokia
-from collectors.exporter import register_all
+from collectors.exporter import View, register_all
 from collectors.exposition import RenderedExposition
 from collectors.logdirs import TRANSACTION_MAX_TIMEOUT, LogDirScanner
 from collectors.runner import Runner, Source, Store
@@ -230,7 +230,7 @@ def build(config: Config) -> Collector:
     store = Store()
     sources, closers = build_sources(config, store)
     registry = CollectorRegistry(auto_describe=False)
-    register_all(registry, store)
+    register_all(registry, store, view=View.of(config))
     rendered = RenderedExposition(registry)
     return Collector(config, store, Runner(store, sources, on_refresh=[rendered.invalidate]), registry, closers,
                      rendered)

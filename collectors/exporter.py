@@ -3,12 +3,15 @@
 One collector per area (broker cleaner gauges, partitions, consumer groups,
 topic configs, the collector's own health). Each reads the latest snapshots
 and keeps no state of its own; a source that is down contributes nothing but
-its ``source_up 0``.
+its ``source_up 0``. What goes out is the ``View``'s: at granularity topic (the default) a healthy
+partition keeps ``metrics.PARTITION_DEFAULT``'s series only (``monitor.health`` says which are
+healthy), and the topic allow/deny patterns drop whole topics, in ``_StoreCollector.collect``.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
@@ -17,11 +20,14 @@ from collectors import metrics as M
 from collectors.runner import Store
 from monitor.causes import IO_MAX, ROLLED_BY, BrokerFacts, max_segment_ms
 from monitor.cleanerlog import CleanerLogState
+from monitor.config import Thresholds
 from monitor.consumers import may_miss_updates
+from monitor.health import unhealthy, worst_cause
 from monitor.logdir import LEFTOVER_KINDS
 from monitor.streams import streams_role
 from monitor.rules import LAG_PAST_RETENTION, holds
 from monitor.topicconfig import LONG_MAX
+from monitor.topicfilter import TopicFilter
 
 
 # the topic configs each partition series is made from (monitor.compaction.partition_state, LogConfig's
@@ -49,15 +55,54 @@ def _family(name: str, extra_labels: tuple[str, ...] = ()):
     return cls(base, help_, labels=list(labels))
 
 
+@dataclass
+class View:
+    """What goes out: the granularity (``monitor.config``'s ``granularity``), the thresholds the health
+    verdict compares with (``monitor.health``: the rule table's), and the topic filter."""
+
+    granularity: str = "topic"
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    topics: TopicFilter = field(default_factory=TopicFilter)
+
+    @classmethod
+    def of(cls, config) -> "View":
+        return cls(config.granularity, config.thresholds, TopicFilter(config.topics_allow, config.topics_deny))
+
+    @property
+    def keep_all(self) -> bool:
+        return self.granularity == "partition"
+
+    def select(self, cause: str, rows: list) -> tuple[list, bool]:
+        """The series of one partition that go out, and whether it is unhealthy (``monitor.health``):
+        all of them for an unhealthy partition or at granularity partition, else only
+        ``metrics.PARTITION_DEFAULT``'s. ``rows``: ``(metric, labels beyond the partition's, value)``,
+        its cause series apart."""
+        bad = unhealthy(cause, rows, self.thresholds)
+        return (rows if bad or self.keep_all else [r for r in rows if r[0] in _DEFAULT]), bad
+
+
 class _StoreCollector(Collector):
     names: tuple[str, ...] = ()
 
-    def __init__(self, store: Store, clock=time.time):
+    def __init__(self, store: Store, clock=time.time, view: View | None = None):
         self.store = store
         self.clock = clock
+        self.view = view or View()
 
     def describe(self):  # cheap: no refresh at registration
         return [_family(n) for n in self.names]
+
+    def collect(self):
+        """The families of ``_collect``, each series of a topic the filter leaves out dropped: the one
+        place the topic allow and deny patterns apply."""
+        keep = self.view.topics
+        for fam in self._collect():
+            if not keep.everything:
+                fam.samples = [s for s in fam.samples if "topic" not in s.labels or keep(s.labels["topic"])]
+            yield fam
+
+    def _collect(self):
+        return iter(())
 
 
 class BrokerCleanerCollector(_StoreCollector):
@@ -65,7 +110,7 @@ class BrokerCleanerCollector(_StoreCollector):
              M.BROKER_DELAY, M.BROKER_DEAD, M.BROKER_UNCLEANABLE_PARTS, M.BROKER_UNCLEANABLE_BYTES,
              M.BROKER_CLEANER_IO)
 
-    def collect(self):
+    def _collect(self):
         fams = {n: _family(n) for n in self.names}
         for st in self.store.statuses():
             if st.kind not in ("jmx", "jolokia") or st.snapshot is None:
@@ -103,7 +148,7 @@ class BrokerSettingsCollector(_StoreCollector):
                 "log.cleaner.backoff.ms": (M.BROKER_CLEANER_BACKOFF, lambda ms: ms / 1000.0)}
     MAX_LABEL = 200
 
-    def collect(self):
+    def _collect(self):
         fams = {n: _family(n) for n in self.names}
         for st in self.store.statuses():
             if st.kind != "admin" or st.snapshot is None:
@@ -121,6 +166,10 @@ class BrokerSettingsCollector(_StoreCollector):
 
 
 class PartitionCollector(_StoreCollector):
+    """Per partition of the log dirs read here, and per topic the aggregates over them. Each
+    partition's series are built first, then kept whole or cut to ``metrics.PARTITION_DEFAULT`` by
+    ``View.select`` (granularity and health)."""
+
     names = (M.P_CLEANABLE_RATIO, M.P_UNCLEANED_RATIO, M.P_BLOCKED, M.P_MIN_RATIO, M.P_CLEANABLE_BYTES,
              M.P_UNCLEANED_BYTES, M.P_CLEAN_BYTES, M.P_LOG_BYTES, M.P_HEAD_BYTES,
              M.P_FIRST_DIRTY, M.P_FIRST_UNCLEANABLE, M.P_LSO, M.P_LSO_DISAGREEMENT, M.P_OPEN_TXNS, M.P_HANGING_TXNS,
@@ -129,9 +178,12 @@ class PartitionCollector(_StoreCollector):
              M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_FAULTS, M.LOG_DIR_UP, M.P_CAUSE, M.P_LEFTOVER_FILES,
              M.LOG_DIR_FREE, M.LOG_DIR_CLEAN_NEEDED, M.LOG_DIR_FREE_UP, M.T_STREAMS_INFO,
              M.P_ACTIVE_BYTES, M.P_ACTIVE_AGE, M.P_SEGMENT_BYTES, M.P_MAX_SEGMENT_AGE, M.P_ROLL, M.P_ROLL_UNKNOWN,
-             M.P_ACTIVE_DUP_RECORDS, M.P_ACTIVE_DUP_BYTES, M.P_ACTIVE_DUP_UNKNOWN, M.T_CONFIG_SOURCE)
+             M.P_ACTIVE_DUP_RECORDS, M.P_ACTIVE_DUP_BYTES, M.P_ACTIVE_DUP_UNKNOWN, M.T_CONFIG_SOURCE,
+             M.P_EMPTY_VALUES, M.P_KEYLESS, M.P_RETENTION_START, M.P_RETENTION_BYTES,
+             M.T_MAX_CLEANABLE_RATIO, M.T_CLEANABLE_BYTES, M.T_UNCLEANED_BYTES, M.T_LOG_BYTES, M.T_TOMBSTONES,
+             M.T_CAUSE, M.T_UNHEALTHY)
 
-    def collect(self):
+    def _collect(self):
         fams = {n: _family(n) for n in self.names}
         now = self.clock()
         statuses = self.store.statuses()
@@ -150,11 +202,13 @@ class PartitionCollector(_StoreCollector):
                     streams_seen.add((st.cluster, topic))
                     fams[M.T_STREAMS_INFO].add_metric([st.cluster, topic, role], 1.0)
             broker, cleaner = _broker_facts(statuses, st), _cleaner_log(statuses, st)
+            topics: dict[str, _TopicSum] = {}
             for tp in st.snapshot.partition_errors:  # unreadable: no state, so the cause is unknown
                 topic, _, p = tp.rpartition("-")
                 if p.isdigit() and not any(r.state.topic == topic and r.state.partition == int(p)
                                            for r in st.snapshot.partitions):
                     fams[M.P_CAUSE].add_metric([st.cluster, st.broker or "", topic, p, "unknown"], 1.0)
+                    topics.setdefault(topic, _TopicSum()).add_unknown()
             for d in st.snapshot.log_dirs:
                 fams[M.LOG_DIR_UP].add_metric([st.cluster, st.broker or "", d], 0.0 if d in st.snapshot.down else 1.0)
             for sp in st.snapshot.space:
@@ -166,85 +220,144 @@ class PartitionCollector(_StoreCollector):
                     fams[M.LOG_DIR_CLEAN_NEEDED].add_metric(lb, sp.need.bytes)
             for rep in st.snapshot.partitions:
                 s = rep.state
-                lb = [st.cluster, st.broker or "", s.topic, str(s.partition)]
-                known = rep.config.known
-
-                def add(n, v, lb=lb, known=known):  # a series made from a config value unknown is left out
-                    if known(*CONFIG_DEPENDS.get(n, ())):
-                        fams[n].add_metric(lb, v)
-                add(M.P_CLEANABLE_RATIO, s.cleanable_ratio)
-                add(M.P_UNCLEANED_RATIO, s.uncleaned_ratio)
-                if s.blocked_by and known(*CONFIG_DEPENDS[M.P_BLOCKED]):
-                    fams[M.P_BLOCKED].add_metric(lb + [s.blocked_by], 1.0)
-                add(M.P_MIN_RATIO, s.min_cleanable_dirty_ratio)
-                add(M.P_CLEANABLE_BYTES, s.cleanable_bytes)
-                add(M.P_UNCLEANED_BYTES, s.uncleaned_bytes)
-                add(M.P_CLEAN_BYTES, s.clean_bytes)
-                add(M.P_LOG_BYTES, s.log_bytes)
-                held = s.not_yet_cleanable_split() if known(*CONFIG_DEPENDS[M.P_HEAD_BYTES]) else {}
-                for held_by, n in held.items():
-                    fams[M.P_HEAD_BYTES].add_metric(lb + [held_by], n)
-                add(M.P_FIRST_DIRTY, s.first_dirty_offset)
-                add(M.P_FIRST_UNCLEANABLE, s.first_uncleanable_offset)
-                add(M.P_LSO, s.last_stable_offset)
-                if rep.lso_check is not None and rep.lso_check.agree is not None:
-                    d = rep.lso_disagreement
-                    fams[M.P_LSO_DISAGREEMENT].add_metric(lb + [s.last_stable_offset_source],
-                                                          0.0 if d is None else max(now - d.since, 0.0))
-                add(M.P_OPEN_TXNS, len(s.open_transactions))
-                add(M.P_HANGING_TXNS, s.hanging_transactions)
-                ages = [t.age_ms for t in s.open_transactions if t.age_ms is not None]
-                if ages:
-                    add(M.P_OLDEST_TXN_AGE, max(ages) / 1000.0)
-                add(M.P_END, s.log_end_offset)
-                add(M.P_ELIGIBLE, 1.0 if s.eligible else 0.0)
-                add(M.P_ELIGIBLE_SECONDS, max(now - rep.eligible_since, 0.0) if rep.eligible_since else 0.0)
-                add(M.P_DELAY, s.compaction_delay_ms / 1000.0)
-                fams[M.P_TOMBSTONES].add_metric(lb + ["clean"], s.tombstones_clean)
-                fams[M.P_TOMBSTONES].add_metric(lb + ["dirty"], s.tombstones_dirty)
-                if s.oldest_tombstone_age_ms is not None:
-                    add(M.P_OLDEST_TOMBSTONE, s.oldest_tombstone_age_ms / 1000.0)
-                add(M.P_RETENTION, s.delete_retention_ms / 1000.0)
-                add(M.P_PAST_RETENTION, s.tombstones_past_retention)
-                add(M.P_PAST_HORIZON, s.tombstones_past_delete_horizon)
-                add(M.P_FAULTS, s.faults)
-                for kind in LEFTOVER_KINDS.values():  # every kind, 0 included: absent means not read
-                    fams[M.P_LEFTOVER_FILES].add_metric(lb + [rep.log_dir, kind],
-                                                        sum(1 for x in rep.leftovers if x.kind == kind))
                 # only the current cause's series (one per partition, not one per cause): count by (cause) works
                 cause = rep.cause(now, broker=broker, cleaner=cleaner)
+                rows, bad = self.view.select(cause.cause, _partition_rows(rep, cause, now))
+                lb = [st.cluster, st.broker or "", s.topic, str(s.partition)]
                 fams[M.P_CAUSE].add_metric(lb + [cause.cause], 1.0)
-                _active_segment(fams, lb, rep, cause, now)
+                for name, extra, v in rows:  # labels beyond the partition's in the metric's own order
+                    fams[name].add_metric(lb + [extra[k] for k in _EXTRA[name]], v)
+                topics.setdefault(s.topic, _TopicSum()).add(s, cause.cause, bad, rep.config.known)
+            for topic, t in sorted(topics.items()):
+                lb = [st.cluster, st.broker or "", topic]
+                t.emit(fams, lb)
         yield from fams.values()
 
 
-def _active_segment(fams, lb, rep, cause, now: float) -> None:
+_DEFAULT = frozenset(M.PARTITION_DEFAULT) - {M.P_CAUSE}  # the cause series is added apart, always
+_EXTRA = {name: labels[4:] for name, (_, _, labels) in M.METRICS.items()}
+
+
+class _TopicSum:
+    """The topic aggregates over one broker's partitions of a topic (``metrics.T_*``)."""
+
+    def __init__(self):
+        self.ratio, self.cleanable, self.uncleaned, self.log, self.tombstones = None, 0, 0, 0, 0
+        self.causes: set[str] = set()
+        self.unhealthy = 0
+        self.partitions = 0  # read ones (an unreadable partition adds only its unknown cause)
+
+    def add(self, s, cause: str, bad: bool, known=lambda *keys: True) -> None:
+        """``known`` is the partition's ``TopicConfig`` check: what is cleanable moves with the
+        compaction lags, so a partition whose lags are unknown adds nothing to the cleanable figures
+        (never Kafka's defaults passed off as its config, as for its own series: ``CONFIG_DEPENDS``)."""
+        if known(*CONFIG_DEPENDS[M.P_CLEANABLE_RATIO]):
+            self.ratio = s.cleanable_ratio if self.ratio is None else max(self.ratio, s.cleanable_ratio)
+            self.cleanable += s.cleanable_bytes
+        self.partitions += 1
+        self.uncleaned += s.uncleaned_bytes
+        self.log += s.log_bytes
+        self.tombstones += s.tombstones_clean + s.tombstones_dirty
+        self.causes.add(cause)
+        self.unhealthy += bad
+
+    def add_unknown(self) -> None:
+        """A partition that could not be read: its cause is unknown, its figures are not summed."""
+        self.causes.add("unknown")
+        self.unhealthy += 1
+
+    def emit(self, fams, lb) -> None:
+        if self.ratio is not None:
+            fams[M.T_MAX_CLEANABLE_RATIO].add_metric(lb, self.ratio)
+            fams[M.T_CLEANABLE_BYTES].add_metric(lb, self.cleanable)
+        if self.partitions:
+            fams[M.T_UNCLEANED_BYTES].add_metric(lb, self.uncleaned)
+            fams[M.T_LOG_BYTES].add_metric(lb, self.log)
+            fams[M.T_TOMBSTONES].add_metric(lb, self.tombstones)
+        fams[M.T_CAUSE].add_metric(lb + [worst_cause(self.causes)], 1.0)
+        fams[M.T_UNHEALTHY].add_metric(lb, self.unhealthy)
+
+
+def _partition_rows(rep, cause, now: float) -> list[tuple[str, dict, float]]:
+    """Every series of one partition but its cause: ``(metric, labels beyond the partition's, value)``."""
+    s, known = rep.state, rep.config.known
+    rows: list[tuple[str, dict, float]] = []
+
+    def add(n, v, **extra):  # a series made from a config value unknown is left out (CONFIG_DEPENDS)
+        if known(*CONFIG_DEPENDS.get(n, ())):
+            rows.append((n, extra, v))
+
+    add(M.P_CLEANABLE_RATIO, s.cleanable_ratio)
+    add(M.P_UNCLEANED_RATIO, s.uncleaned_ratio)
+    if s.blocked_by:
+        add(M.P_BLOCKED, 1.0, reason=s.blocked_by)
+    add(M.P_MIN_RATIO, s.min_cleanable_dirty_ratio)
+    add(M.P_CLEANABLE_BYTES, s.cleanable_bytes)
+    add(M.P_UNCLEANED_BYTES, s.uncleaned_bytes)
+    add(M.P_CLEAN_BYTES, s.clean_bytes)
+    add(M.P_LOG_BYTES, s.log_bytes)
+    for held_by, n in s.not_yet_cleanable_split().items():
+        add(M.P_HEAD_BYTES, n, held_by=held_by)
+    add(M.P_FIRST_DIRTY, s.first_dirty_offset)
+    add(M.P_FIRST_UNCLEANABLE, s.first_uncleanable_offset)
+    add(M.P_LSO, s.last_stable_offset)
+    if rep.lso_check is not None and rep.lso_check.agree is not None:
+        d = rep.lso_disagreement
+        add(M.P_LSO_DISAGREEMENT, 0.0 if d is None else max(now - d.since, 0.0), lso_source=s.last_stable_offset_source)
+    add(M.P_OPEN_TXNS, len(s.open_transactions))
+    add(M.P_HANGING_TXNS, s.hanging_transactions)
+    ages = [t.age_ms for t in s.open_transactions if t.age_ms is not None]
+    if ages:
+        add(M.P_OLDEST_TXN_AGE, max(ages) / 1000.0)
+    add(M.P_END, s.log_end_offset)
+    add(M.P_ELIGIBLE, 1.0 if s.eligible else 0.0)
+    add(M.P_ELIGIBLE_SECONDS, max(now - rep.eligible_since, 0.0) if rep.eligible_since else 0.0)
+    add(M.P_DELAY, s.compaction_delay_ms / 1000.0)
+    add(M.P_TOMBSTONES, s.tombstones_clean, section="clean")
+    add(M.P_TOMBSTONES, s.tombstones_dirty, section="dirty")
+    if s.oldest_tombstone_age_ms is not None:
+        add(M.P_OLDEST_TOMBSTONE, s.oldest_tombstone_age_ms / 1000.0)
+    add(M.P_RETENTION, s.delete_retention_ms / 1000.0)
+    add(M.P_PAST_RETENTION, s.tombstones_past_retention)
+    add(M.P_PAST_HORIZON, s.tombstones_past_delete_horizon)
+    add(M.P_FAULTS, s.faults)
+    for kind in LEFTOVER_KINDS.values():  # every kind, 0 included: absent means not read
+        add(M.P_LEFTOVER_FILES, sum(1 for x in rep.leftovers if x.kind == kind), log_dir=rep.log_dir, kind=kind)
+    _active_segment(add, rep, cause, now)
+    # issue 16: producer pitfalls counted on disk, and what retention deletes next on compact,delete topics
+    add(M.P_EMPTY_VALUES, rep.empty_value_records)
+    add(M.P_KEYLESS, rep.keyless_records)
+    if rep.retention is not None:
+        add(M.P_RETENTION_START, rep.retention.log_start_offset)
+        add(M.P_RETENTION_BYTES, rep.retention.deleted_bytes)
+    return rows
+
+
+def _active_segment(add, rep, cause, now: float) -> None:
     """The active segment against its roll settings; the roll forecast is the cause's
     (``monitor.causes.active_segment_roll``): absent when unknown, with the reason's own series."""
     s, c, known = rep.state, rep.config.config, rep.config.known
-    fams[M.P_ACTIVE_BYTES].add_metric(lb, s.active_segment_bytes)
+    add(M.P_ACTIVE_BYTES, s.active_segment_bytes)
     age = s.active_segment_age_ms(int(now * 1000))
     if age is not None:
-        fams[M.P_ACTIVE_AGE].add_metric(lb, age / 1000.0)
-    if known(*CONFIG_DEPENDS[M.P_SEGMENT_BYTES]):
-        fams[M.P_SEGMENT_BYTES].add_metric(lb, c.segment_bytes)
+        add(M.P_ACTIVE_AGE, age / 1000.0)
+    add(M.P_SEGMENT_BYTES, c.segment_bytes)  # left out by add when segment.bytes is unknown
     limit = max_segment_ms(c)
-    if known(*CONFIG_DEPENDS[M.P_MAX_SEGMENT_AGE]):
-        fams[M.P_MAX_SEGMENT_AGE].add_metric(lb, float("inf") if limit >= LONG_MAX else limit / 1000.0)
+    add(M.P_MAX_SEGMENT_AGE, float("inf") if limit >= LONG_MAX else limit / 1000.0)
     roll = cause.forecast["active_segment_roll"]
     if not known(*CONFIG_DEPENDS[M.P_ROLL]):
-        fams[M.P_ROLL_UNKNOWN].add_metric(lb + ["topic_config_unknown"], 1.0)
+        add(M.P_ROLL_UNKNOWN, 1.0, reason="topic_config_unknown")
     elif roll["at_ms"] is not None and roll["code"] in ROLLED_BY:
-        fams[M.P_ROLL].add_metric(lb + [roll["code"]], roll["in_seconds"])
+        add(M.P_ROLL, roll["in_seconds"], by=roll["code"])
     else:
-        fams[M.P_ROLL_UNKNOWN].add_metric(lb + [roll["code"] or "write_rate_unknown"], 1.0)
+        add(M.P_ROLL_UNKNOWN, 1.0, reason=roll["code"] or "write_rate_unknown")
     k = rep.active_keys
     if k is not None and k.known:
-        fams[M.P_ACTIVE_DUP_RECORDS].add_metric(lb, k.duplicate_records)
-        fams[M.P_ACTIVE_DUP_BYTES].add_metric(lb, k.duplicate_bytes)
+        add(M.P_ACTIVE_DUP_RECORDS, k.duplicate_records)
+        add(M.P_ACTIVE_DUP_BYTES, k.duplicate_bytes)
     else:
         why = "not_read" if k is None else "over_bound" if k.over_bound else "read_fault"
-        fams[M.P_ACTIVE_DUP_UNKNOWN].add_metric(lb + [why], 1.0)
+        add(M.P_ACTIVE_DUP_UNKNOWN, 1.0, reason=why)
 
 
 def _broker_facts(statuses, logdirs) -> BrokerFacts | None:
@@ -285,7 +398,7 @@ class CleanerLogCollector(_StoreCollector):
              M.CL_LAST_THROUGHPUT, M.CL_LAST_BUFFER, M.CL_LAST_REDUCTION, M.CL_LEARNED)
     MAX_LABEL = 200  # the message label is cut: one series per broker, of bounded size
 
-    def collect(self):
+    def _collect(self):
         fams = {n: _family(n) for n in self.names}
         for st in self.store.statuses():
             if st.kind != "cleaner_log" or st.snapshot is None:
@@ -317,7 +430,7 @@ class CleanerLogCollector(_StoreCollector):
 class ConsumerGroupCollector(_StoreCollector):
     names = (M.G_LAG, M.G_LAG_SECONDS, M.G_LAG_SECONDS_UNKNOWN, M.G_RETENTION_FRACTION, M.G_AT_RISK, M.G_MAY_MISS)
 
-    def collect(self):
+    def _collect(self):
         fams = {n: _family(n) for n in self.names}
         statuses = self.store.statuses()
         for st in statuses:
@@ -371,7 +484,7 @@ class TopicCollector(_StoreCollector):
     names = (M.T_MIN_RATIO, M.T_RETENTION, M.T_MIN_LAG, M.T_MAX_LAG, M.T_SEGMENT_BYTES, M.T_SEGMENT_SECONDS,
              M.T_PARTITIONS, M.P_LEADER_LSO, M.ADMIN_LISTED)
 
-    def collect(self):
+    def _collect(self):
         fams = {n: _family(n) for n in self.names}
         for st in self.store.statuses():
             if st.kind != "admin" or st.snapshot is None:
@@ -390,7 +503,9 @@ class TopicCollector(_StoreCollector):
                 fams[M.T_SEGMENT_SECONDS].add_metric(lb, c.segment_ms / 1000.0)
                 fams[M.T_PARTITIONS].add_metric(lb, len(info.partitions))
                 for p, po in sorted(info.partitions.items()):
-                    if po.stable >= 0:
+                    # granularity topic: only where the leader's LSO tells more than its log end (a
+                    # transaction open on the leader); this collector may not read that replica's log dir
+                    if po.stable >= 0 and (self.view.keep_all or po.stable < po.latest):
                         fams[M.P_LEADER_LSO].add_metric([st.cluster, str(po.leader), t, str(p)], po.stable)
         yield from fams.values()
 
@@ -400,7 +515,7 @@ class ConfigReviewCollector(_StoreCollector):
 
     names = (M.T_CONFIG_FINDING,)
 
-    def collect(self):
+    def _collect(self):
         from collectors.review import topic_facts
         from monitor.configreview import review
 
@@ -413,31 +528,10 @@ class ConfigReviewCollector(_StoreCollector):
         yield fam
 
 
-class PitfallCollector(_StoreCollector):
-    """Issue 16 per partition: producer pitfalls the log-dir reader counts on disk, and what retention
-    deletes next on compact,delete topics."""
-
-    names = (M.P_EMPTY_VALUES, M.P_KEYLESS, M.P_RETENTION_START, M.P_RETENTION_BYTES)
-
-    def collect(self):
-        fams = {n: _family(n) for n in self.names}
-        for st in self.store.statuses():
-            if st.kind != "log_dirs" or st.snapshot is None:
-                continue
-            for rep in st.snapshot.partitions:
-                lb = [st.cluster, st.broker or "", rep.state.topic, str(rep.state.partition)]
-                fams[M.P_EMPTY_VALUES].add_metric(lb, rep.empty_value_records)
-                fams[M.P_KEYLESS].add_metric(lb, rep.keyless_records)
-                if rep.retention is not None:
-                    fams[M.P_RETENTION_START].add_metric(lb, rep.retention.log_start_offset)
-                    fams[M.P_RETENTION_BYTES].add_metric(lb, rep.retention.deleted_bytes)
-        yield from fams.values()
-
-
 class SelfCollector(_StoreCollector):
     names = (M.SRC_UP, M.SRC_LAST_SUCCESS, M.SRC_DURATION, M.SRC_ERRORS, M.SRC_SHAPE)
 
-    def collect(self):
+    def _collect(self):
         fams = {n: _family(n) for n in self.names}
         for st in self.store.statuses():
             lb = [st.cluster, st.name, st.kind]
@@ -455,9 +549,9 @@ class SelfCollector(_StoreCollector):
 
 
 ALL = (BrokerCleanerCollector, BrokerSettingsCollector, PartitionCollector, CleanerLogCollector, ConsumerGroupCollector,
-       TopicCollector, ConfigReviewCollector, PitfallCollector, SelfCollector)
+       TopicCollector, ConfigReviewCollector, SelfCollector)
 
 
-def register_all(registry, store: Store, clock=time.time) -> None:
+def register_all(registry, store: Store, clock=time.time, view: View | None = None) -> None:
     for cls in ALL:
-        registry.register(cls(store, clock))
+        registry.register(cls(store, clock, view))

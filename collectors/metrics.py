@@ -162,12 +162,44 @@ P_CAUSE = _m("partition_compaction_cause", "gauge",
              P + ("cause",))
 P_FAULTS = _m("partition_read_faults", "gauge", "Corrupt or unreadable batches met while reading the partition.", P)
 
+# --- cardinality (granularity: topic, the default): the per-partition series every partition has. The
+# others go out only for an unhealthy partition (monitor.health), or for all with granularity: partition.
+# Chosen for what needs them while a partition is healthy:
+# * partition_compaction_cause: the health verdict itself, one series (count by (cause) works, the
+#   dashboard's row per partition, CleanerDisabled's "this broker hosts compacted partitions");
+# * partition_cleanable_ratio: Kafka's own figure, how close each partition is to its
+#   min.cleanable.dirty.ratio (the dashboard's heatmap and table);
+# * partition_tombstones{section="clean"|"dirty"}: TombstonesPilingUp compares the change over 1h,
+#   which needs the series while the partition is still healthy.
+PARTITION_DEFAULT = (P_CAUSE, P_CLEANABLE_RATIO, P_TOMBSTONES)
+PARTITION_DEFAULT_SERIES = 4  # P_TOMBSTONES is two series (clean, dirty)
+
+# --- topic aggregates over the partitions of this broker's log dirs (every granularity; Prometheus
+# aggregates across brokers: max by (cluster, topic) / sum by (cluster, topic)) ---
+TB = ("cluster", "broker", "topic")
+T_MAX_CLEANABLE_RATIO = _m("topic_max_cleanable_ratio", "gauge",
+                           "Highest partition_cleanable_ratio (Kafka's dirty ratio) of the topic's partitions.", TB)
+T_CLEANABLE_BYTES = _m("topic_cleanable_bytes", "gauge",
+                       "Sum of partition_cleanable_bytes (Kafka's dirty bytes the cleaner may clean now).", TB)
+T_UNCLEANED_BYTES = _m("topic_uncleaned_bytes", "gauge",
+                       "Sum of partition_uncleaned_bytes (every byte below the active segment not yet cleaned).", TB)
+T_LOG_BYTES = _m("topic_log_bytes", "gauge", "Sum of partition_log_bytes: bytes of all .log segments.", TB)
+T_TOMBSTONES = _m("topic_tombstones", "gauge", "Tombstones on disk in the topic's partitions, both sections.", TB)
+T_CAUSE = _m("topic_compaction_cause", "gauge",
+             "1 for the worst cause of the topic's partitions: the first of monitor.causes.PRECEDENCE among them.",
+             TB + ("cause",))
+T_UNHEALTHY = _m("topic_unhealthy_partitions", "gauge",
+                 "Partitions of the topic that are unhealthy (monitor.health: a cause beyond the configured "
+                 "behaviour, or an alert rule's comparison holds on its series); their every series is exported.",
+                 TB)
+
 LOG_DIR_UP = _m("log_dir_up", "gauge",
                 "1 when the log dir's files were read and understood; 0 when it cannot be listed or its cleaner or "
                 "log-start checkpoint is malformed (its partition series are then withdrawn, not guessed).",
                 B + ("log_dir",))
 
-# --- issue 16: producer pitfalls on disk and compact,delete retention, per partition (collectors.exporter.PitfallCollector) ---
+# --- issue 16: producer pitfalls on disk and compact,delete retention, per partition (collectors.exporter's
+# PartitionCollector, with the partition's other series) ---
 P_EMPTY_VALUES = _m("partition_empty_value_records", "gauge",
                     "Records on disk whose value is an empty string (length 0, not null): no tombstone, the key "
                     "never goes away.", P)

@@ -30,6 +30,9 @@ works. Errors name the key path and the reason, at start, never mid-run::
     timeouts:  {jmx: 5, admin: 10, dashboard: 10, max_page_bytes: 16777216}
                                      # jmx, dashboard: the deadline of a whole HTTP fetch, in seconds
     thresholds: {...}                # what the alert rules and the dashboard call unhealthy
+    granularity: topic               # topic: 4 series per healthy partition; partition: every series
+    topics_allow: [orders.*]         # regexes on the whole topic name (none: every topic); deny wins
+    topics_deny: [__.*]
 """
 
 from __future__ import annotations
@@ -121,6 +124,10 @@ _URL = {"schema": {"type": ["string", "null"], "pattern": r"^https?://[^/\s]+",
                    "shape": "an http:// or https:// URL"}}
 _PATHS = {"schema": {"type": ["array", "string", "null"], "items": {"type": "string", "minLength": 1},
                      "shape": "a path or a list of paths"}}
+
+_PATTERNS = {"schema": {"type": ["array", "string", "null"], "items": {"type": "string", "minLength": 1},
+                        "minLength": 1, "shape": "a regular expression or a list of them"}}
+GRANULARITIES = ("topic", "partition")
 
 
 @dataclass(frozen=True)
@@ -233,6 +240,15 @@ class Config:
     prometheus_url: str | None = field(default=None, metadata=_URL)  # for the dashboard
     audit_dir: str | None = field(default=None, metadata={"schema": {"shape": "a folder"}})  # for the dashboard
     collector_url: str | None = field(default=None, metadata=_URL)  # for the dashboard without Prometheus
+    # cardinality (collectors.exporter): "topic" (the default) exports topic aggregates, 4 series per
+    # healthy partition (collectors.metrics.PARTITION_DEFAULT) and every series of an unhealthy one
+    # (monitor.health); "partition" every series of every partition
+    granularity: str = field(default="topic", metadata={"schema": {
+        "enum": list(GRANULARITIES), "shape": "topic or partition"}})
+    # which topics are exported (monitor.topicfilter): regular expressions matched against the whole
+    # topic name; no allow pattern: every topic; deny wins
+    topics_allow: tuple[str, ...] = field(default=(), metadata=_PATTERNS)
+    topics_deny: tuple[str, ...] = field(default=(), metadata=_PATTERNS)
 
 
 def _build(cls, d: dict | None):
@@ -313,10 +329,26 @@ def problems(data) -> list[tuple[str, str]]:
                 parse_broker_value(k, v)
             except ConfigValueError as exc:
                 found.append((f"clusters[{i}].cleaner.{k}", str(exc)))
+    for key in ("topics_allow", "topics_deny"):
+        found.extend(pattern_problems(key, (data or {}).get(key)))
     names = [str((c or {}).get("name", "default")) for c in (data or {}).get("clusters") or []]
     if len(set(names)) != len(names):
         found.append(("clusters", f"cluster names must be unique: {names}"))
     return found
+
+
+def pattern_problems(key: str, patterns) -> list[tuple[str, str]]:
+    """``topics_allow``/``topics_deny`` entries that are no regular expression, by key path."""
+    from monitor.topicfilter import PatternError, compile_patterns
+
+    items = [patterns] if isinstance(patterns, str) else list(patterns or ())
+    out = []
+    for i, p in enumerate(items):
+        try:
+            compile_patterns([p])
+        except PatternError as exc:
+            out.append((f"{key}[{i}]" if not isinstance(patterns, str) else key, str(exc)))
+    return out
 
 
 def parse_config(data: dict | None, file: str | None = None, environ=None) -> Config:

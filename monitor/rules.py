@@ -282,9 +282,11 @@ RULES: tuple[Rule, ...] = (
          "The copy would fail and the broker would take the log dir offline with every partition on it."),
     # log.cleaner.enable=false (admin API) on a broker whose log dirs hold compacted partitions (the log-dir
     # scanner exports partitions of compacted topics only): they are never cleaned and grow without bound.
+    # Joined on the cause series, which every partition has at every granularity (monitor.health: a join on
+    # a per-partition series would make every partition unhealthy to keep it).
     Rule("CleanerDisabled", "critical", "kafka-log-cleaner", "cleaner_disabled_for",
          (_c("broker_cleaner_enabled", "==", number(0),
-             join=Join(("cluster", "broker"), NS + "partition_log_bytes", ">=", 0)),),
+             join=Join(("cluster", "broker"), NS + "partition_compaction_cause", "==", 1)),),
          "The log cleaner is disabled on " + B,
          "log.cleaner.enable is false on " + B + ", which hosts compacted partitions: none of them is "
          "compacted, and they grow without bound. Set it true and restart the broker."),

@@ -7,9 +7,11 @@ from collectors.app import build
 from monitor.config import BrokerConfig, ClusterConfig, Config
 
 
-def make_collector(state):
-    """The collector, as `collect` builds it, over the local broker ``state`` (cluster "local")."""
-    cfg = Config(clusters=(ClusterConfig(
+def make_collector(state, granularity: str = "partition"):
+    """The collector, as `collect` builds it, over the local broker ``state`` (cluster "local"); every
+    series of every partition by default (the tests read healthy partitions' detail: granularity topic,
+    the collector's default, is tested in test_cardinality_kafka and test_granularity)."""
+    cfg = Config(granularity=granularity, clusters=(ClusterConfig(
         name="local", bootstrap_servers=state.bootstrap,
         brokers=(BrokerConfig(id=str(state.node_id), jmx_url=state.jmx_url, log_dirs=(state.log_dir,)),)),))
     return build(cfg)

@@ -69,13 +69,17 @@ if samples is not None and not ui.no_compacted_topics(samples):
     pick = st.selectbox("Partition", labels, key="partitions.pick") if labels else None
     if pick:
         row = ranked.iloc[labels.index(pick)]
+        def ratio(v):  # a healthy partition's detail is not exported at granularity topic (the default)
+            return "not exported" if v is None or v != v else f"{v:.2f}"
+
         c = st.columns(4)
-        c[0].metric("Uncleaned ratio", f"{row['uncleaned_ratio']:.2f}",
+        c[0].metric("Uncleaned ratio", ratio(row["uncleaned_ratio"]),
                     help="every byte below the active segment not yet cleaned, including what "
                          "min.compaction.lag.ms or an open transaction holds back")
-        c[1].metric("Kafka's cleanable ratio", f"{row['cleanable_ratio']:.2f}",
+        c[1].metric("Kafka's cleanable ratio", ratio(row["cleanable_ratio"]),
                     help="what the cleaner compares with min.cleanable.dirty.ratio")
-        c[2].metric("min.cleanable.dirty.ratio", f"{row['threshold']:.2f}")
+        c[2].metric("min.cleanable.dirty.ratio", ratio(row["threshold"]),
+                    help="a healthy partition's detail goes out at granularity: partition only")
         c[3].metric("Tombstones", int(row["tombstones"] or 0))
         st.info(f"Cause: **{row['cause']}** ({WHY.get(row['cause'], '')}).  \nFix: `{row['fix']}`")
 
@@ -96,8 +100,10 @@ if samples is not None and not ui.no_compacted_topics(samples):
             q = (f'kafka_compaction_partition_cleanable_ratio{{topic="{row["topic"]}",partition="{row["partition"]}"}}')
             hist = ui.history(s, q)
             if not hist.empty:
+                thr = row["threshold"]
                 fig = figures.broker_series(hist, f"{pick}: Kafka's cleanable ratio over the last hour", "ratio",
-                                            float(row["threshold"]), "min.cleanable.dirty.ratio")
+                                            None if thr is None or thr != thr else float(thr),
+                                            "min.cleanable.dirty.ratio")
                 st.plotly_chart(fig, use_container_width=True)
     st.subheader("Partition alerts")
     ui.alerts_table(alerts, ["CompactionLagging", "CompactionOverdue", "CompactionBlockedByTransaction",

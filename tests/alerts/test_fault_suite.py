@@ -112,6 +112,7 @@ def faults(tmp_path_factory):
                                        "cleaner_log": str(b.cleaner_log)}]}],
             "intervals": {"jmx": 1, "log_dirs": 1, "admin": 1, "consumer_groups": 1, "cleaner_log": 1},
             "thresholds": THRESHOLDS,
+            "granularity": "partition",  # the near misses' detail is compared too (healthy partitions)
         }
         (tmp / "monitor.yaml").write_text(yaml.safe_dump(cfg))
         rules = tmp / "compaction.rules.yml"

@@ -2,7 +2,9 @@
 rendered rules loaded. CompactionLagging is Kafka's own test held too long (cleanable ratio above
 min.cleanable.dirty.ratio): on a real broker whose log cleaner is off, a log past its ratio goes
 pending, then firing; on the session broker, a log whose uncleaned bytes min.compaction.lag.ms holds
-back (uncleaned ratio 1, nothing cleanable) never does."""
+back (uncleaned ratio 1, nothing cleanable) never does. The collector runs at its default granularity
+(topic): the held-back partition is healthy (min_compaction_lag is configured behaviour), so only its
+default series go out, and the lagging one is unhealthy, so its every series does."""
 
 from __future__ import annotations
 
@@ -92,10 +94,17 @@ def test_compaction_lagging_goes_pending_then_firing_only_where_the_cleaner_fall
         assert alert["labels"]["cluster"] == "cleaner-off"
         assert behind in alert["annotations"]["description"]
         assert alert["annotations"]["runbook"].endswith("#compactionlagging")
-        # the held-back log: scraped all along, all uncleaned, nothing cleanable, no alert in any state
+        # the held-back log: scraped all along, all uncleaned, nothing cleanable, no alert in any state;
+        # healthy, so its detail stays home (granularity topic) and its topic's aggregate says how much waits
         held_sel = f'{{topic="{held}"}}'
-        assert prometheus_query(prom, f"kafka_compaction_partition_uncleaned_ratio{held_sel}")[0]["value"][1] == "1"
         assert prometheus_query(prom, f"kafka_compaction_partition_cleanable_ratio{held_sel}")[0]["value"][1] == "0"
+        assert prometheus_query(prom, f"kafka_compaction_partition_uncleaned_ratio{held_sel}") == []
+        assert float(prometheus_query(prom, f"kafka_compaction_topic_uncleaned_bytes{held_sel}")[0]["value"][1]) > 0
+        cause = prometheus_query(prom, f"kafka_compaction_partition_compaction_cause{held_sel}")
+        assert [c["metric"]["cause"] for c in cause] == ["min_compaction_lag"]
+        # the lagging one is unhealthy: every series of it is there
+        behind_sel = f'{{topic="{behind}"}}'
+        assert prometheus_query(prom, f"kafka_compaction_partition_uncleaned_ratio{behind_sel}")[0]["value"][1] == "1"
         assert alerts_for(prom, "CompactionLagging", held) == []
         # the collector's own health is visible to Prometheus too
         assert prometheus_query(prom, "min(kafka_compaction_source_up)")[0]["value"][1] == "1"

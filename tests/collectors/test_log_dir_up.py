@@ -64,7 +64,7 @@ def _damaged(kind: str, text: str, topic: str) -> tuple[str, int]:
 
 
 def _collector(good: Path, bad: Path):
-    return build(Config(clusters=(ClusterConfig(
+    return build(Config(granularity="partition", clusters=(ClusterConfig(
         name="local", brokers=(BrokerConfig(id="1", log_dirs=(str(good), str(bad))),)),)))
 
 

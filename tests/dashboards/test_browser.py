@@ -31,7 +31,7 @@ def test_every_page_renders_in_chromium(kafka, tmp_path):
         wait_records(kafka.bootstrap, names.flood, 3, 50)
         cli_demo.stopped_consumer(kafka.bootstrap, names.flood, names.group)  # the tombstones page's third chart
         with cli_demo.stack(kafka, tmp_path / "stack", t) as run, browser() as d:
-            scraped = f'count_over_time(kafka_compaction_partition_log_bytes{{topic="{names.healthy}"}}[5m])'
+            scraped = f'count_over_time(kafka_compaction_partition_cleanable_ratio{{topic="{names.healthy}"}}[5m])'
             wait_for(lambda: any(float(r["value"][1]) >= 3 for r in prometheus_query(run.prometheus_url, scraped)),
                      60, f"three scrapes of {names.healthy} in Prometheus (history to draw)")
             SHOTS.mkdir(parents=True, exist_ok=True)

@@ -142,7 +142,8 @@ def test_collect_once_exports_each_replica_with_the_admin_topic_config(kafka_clu
     cfg = {"clusters": [{
         "name": "c3", "bootstrap_servers": kafka_cluster.bootstrap,
         "client": {k: v for k, v in client_config(kafka_cluster, "monitor").items() if k != "bootstrap.servers"},
-        "brokers": cluster_brokers(kafka_cluster)}]}
+        "brokers": cluster_brokers(kafka_cluster)}],
+        "granularity": "partition"}  # each replica's detail is compared, healthy or not
     path = tmp_path / "monitor.yaml"
     path.write_text(yaml.safe_dump(cfg))
     path.chmod(0o600)
