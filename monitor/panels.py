@@ -8,9 +8,11 @@ a number of its own to compare with. Queries are written as Grafana sends them, 
 variables (``$cluster``, ``$__rate_interval``); ``instantiate`` substitutes them as Grafana does, for the
 Streamlit pages and the tests.
 
-Partition panels use only series the collector exports for every partition at any granularity
+Partition panels use the series the collector exports for every partition at any granularity
 (``partition_cleanable_ratio``, ``partition_tombstones``, ``partition_compaction_cause``, the topic
-configs): a healthy partition's other series may be left out at the default granularity.
+configs); a healthy partition's other series may be left out at the default granularity, so a panel of
+one of them (tombstones past their delete horizon) shows the unhealthy partitions only, which is what
+it is for.
 """
 
 from __future__ import annotations
@@ -156,7 +158,9 @@ PANELS: tuple[Panel, ...] = (
           marks=(Mark("orange", alert=("TombstonesPilingUp", "warning")),),
           description="Line: TombstonesPilingUp."),
     Panel("past_horizon", "Tombstones past their delete horizon", "timeseries", "Tombstones",
-          (Query(f"sum by (topic) ({sel('partition_tombstones_past_delete_horizon')})", "{{topic}}"),),
+          (Query(f"sum by (topic) ({sel('partition_tombstones_past_delete_horizon')})", "{{topic}}",
+                 fault_only="at the default granularity a partition carries this series only when it is "
+                            "unhealthy, as with tombstones past their delete horizon"),),
           marks=(Mark("red", metric=NS + "partition_tombstones_past_delete_horizon"),),
           description="Still on disk after their batch's delete horizon: the cleaner missed them. Line: "
                       "TombstonesPastDeleteHorizon."),
