@@ -40,6 +40,22 @@ def _targets(p: Panel) -> list[dict]:
     return out
 
 
+def _table_transformations(p: Panel) -> list[dict]:
+    """Each instant query's frame without its time and metric name, its value column named after the
+    query's legend (or dropped: a query without one is a set of labels, its value 1), then one table:
+    Grafana's merge joins frames on the label columns they share, so it comes after."""
+    exclude: dict[str, bool] = {"Time": True, "__name__": True}
+    rename: dict[str, str] = {}
+    for i, q in enumerate(p.queries):
+        column = "Value" if len(p.queries) == 1 else f"Value #{chr(ord('A') + i)}"
+        if q.legend:
+            rename[column] = q.legend
+        else:
+            exclude[column] = True
+    out = [{"id": "organize", "options": {"excludeByName": exclude, "renameByName": rename}}]
+    return out + ([{"id": "merge", "options": {}}] if len(p.queries) > 1 else [])
+
+
 def _panel(p: Panel, pid: int, x: int, y: int, t: Thresholds) -> dict:
     defaults: dict = {"unit": p.unit, "thresholds": _thresholds(p, t)}
     options: dict = {}
@@ -54,8 +70,7 @@ def _panel(p: Panel, pid: int, x: int, y: int, t: Thresholds) -> dict:
         defaults["min"], defaults["max"] = 0, 1
         options = {"showValue": "never", "legend": {"showLegend": True}}
     elif p.kind == "table":
-        transformations = [{"id": "merge", "options": {}}] if len(p.queries) > 1 else []
-        transformations.append({"id": "organize", "options": {"excludeByName": {"Time": True, "__name__": True}}})
+        transformations = _table_transformations(p)
     elif p.kind == "bargauge":
         options = {"displayMode": "basic", "orientation": "horizontal", "showUnfilled": True}
     return {"id": pid, "type": p.kind, "title": p.title, "description": p.description, "datasource": DATASOURCE,

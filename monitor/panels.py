@@ -39,8 +39,9 @@ def sel(metric: str, *matchers: str) -> str:
 
 @dataclass(frozen=True)
 class Query:
-    """One PromQL query of a panel. ``instant`` for a table of current values. ``fault_only`` says why it
-    returns no series on a healthy cluster (it is then checked for parsing only)."""
+    """One PromQL query of a panel. ``instant`` for a table of current values (a table query without a
+    ``legend`` is a set of labels: its value column is not shown). ``fault_only`` says why it returns no
+    series on a healthy cluster (it is then checked for parsing only)."""
 
     expr: str
     legend: str = ""
@@ -144,7 +145,7 @@ PANELS: tuple[Panel, ...] = (
           "percentunit", description="Each partition's cleanable ratio beside its topic's min.cleanable.dirty.ratio.",
           height=10),
     Panel("causes", "Why each partition is (not) compacting", "table", "Partitions",
-          (Query(f"{sel('partition_compaction_cause')} == 1", "cause", instant=True),),
+          (Query(f"{sel('partition_compaction_cause')} == 1", instant=True),),
           description="The one cause per partition (monitor.causes; `compaction-monitor explain` gives the "
                       "evidence and the fix).", width=16),
     Panel("cause_counts", "Partitions per cause", "bargauge", "Partitions",

@@ -159,3 +159,16 @@ def test_one_partition_narrows_every_selector():
 def test_an_unknown_template_variable_is_refused():
     with pytest.raises(ValueError, match=r"\$__range"):
         instantiate("rate(x[$__range])")
+
+
+def test_tables_name_their_value_columns_and_merge_on_labels():
+    """Grafana names an instant table query's value column "Value" (one query) or "Value #<refId>"; the
+    two-query table renames both after the legends, before merging on the label columns they share."""
+    panels = by_title(dashboard())
+    ratio = panels["Cleanable ratio against min.cleanable.dirty.ratio"]
+    assert [t["id"] for t in ratio["transformations"]] == ["organize", "merge"]
+    assert ratio["transformations"][0]["options"]["renameByName"] == {
+        f"Value #{t['refId']}": t["legendFormat"] for t in ratio["targets"]}
+    assert all(t["instant"] and t["format"] == "table" for t in ratio["targets"])
+    causes = panels["Why each partition is (not) compacting"]
+    assert causes["transformations"][0]["options"]["excludeByName"]["Value"] is True  # 1 for every cause
