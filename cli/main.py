@@ -304,6 +304,30 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_grafana(args: argparse.Namespace) -> int:
+    from monitor.config import ConfigError, load_config
+
+    try:
+        cfg = load_config(args.config)
+    except ConfigError as exc:
+        return _config_error(exc)
+    from alerts.grafana import render_dashboard
+
+    from cli.outputs import OutputError, write_all
+
+    text = render_dashboard(cfg.thresholds)
+    if not args.out:
+        sys.stdout.write(text)
+        return 0
+    try:
+        write_all([("--out", args.out, text)])
+    except OutputError as exc:
+        _err(f"grafana: {exc}")
+        return 2
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
 def cmd_audit(argv: list[str]) -> int:
     """The Spark audit; topic configs by ``effective_config``: the admin API's, else the config file's,
     else Kafka's defaults (for a topic neither knows, applied in the audit). The brokers' cleaner
@@ -525,6 +549,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", help="write the rule file here (default: stdout)")
     r.add_argument("--tests", metavar="FILE", help="also write promtool unit tests for the rendered rules")
     r.set_defaults(func=cmd_rules)
+
+    gr = sub.add_parser("grafana", help="render the Grafana dashboard from the panel table and monitor.yaml's thresholds")
+    gr.add_argument("action", choices=["render"])
+    gr.add_argument("--config", help="monitor.yaml (thresholds:)")
+    gr.add_argument("--out", help="write the dashboard JSON here (default: stdout)")
+    gr.set_defaults(func=cmd_grafana)
 
     a = sub.add_parser("audit", help="Spark audit of segments, dumps or a live topic", add_help=False)
     a.add_argument("rest", nargs=argparse.REMAINDER)

@@ -33,7 +33,7 @@ def test_compose_monitor_reads_the_log_dir_its_container_mounts():
 
 def test_compose_services_and_mounts():
     doc = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
-    assert {"kafka", "compaction-monitor", "prometheus", "alertmanager", "dashboard"} <= set(doc["services"])
+    assert {"kafka", "compaction-monitor", "prometheus", "alertmanager", "grafana", "dashboard"} <= set(doc["services"])
     for svc in doc["services"].values():
         for vol in svc.get("volumes", []):
             src = vol.split(":")[0]
@@ -60,3 +60,24 @@ def test_cron_and_spark_submit_run_the_audit():
     script = (DEPLOY / "spark-submit.sh").read_text()
     (module,) = re.findall(r"import (spark_analysis\.\w+) as j", script)
     assert importlib.util.find_spec(module) is not None, f"spark-submit.sh runs {module}, which does not exist"
+
+
+def test_compose_grafana_is_provisioned_with_prometheus_and_the_rendered_dashboard():
+    """The grafana service (a pinned image) mounts the provisioning folder and the folder holding the
+    committed dashboard; the dashboard provider reads where that folder is mounted; the data source
+    points at the compose Prometheus' service and port."""
+    services = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())["services"]
+    grafana = services["grafana"]
+    image, _, tag = grafana["image"].partition(":")
+    assert image == "grafana/grafana-oss" and re.fullmatch(r"\d+\.\d+\.\d+", tag), grafana["image"]
+    mounts = {src: dst for src, dst, *_ in (v.split(":") for v in grafana["volumes"])}
+    assert mounts["./grafana/provisioning"] == "/etc/grafana/provisioning"
+    prov = DEPLOY / "grafana" / "provisioning"
+    (provider,) = yaml.safe_load((prov / "dashboards" / "compaction.yml").read_text())["providers"]
+    dashboards_src = next(src for src, dst in mounts.items() if dst == provider["options"]["path"])
+    assert (DEPLOY / dashboards_src / "compaction.json").is_file()
+    (ds,) = yaml.safe_load((prov / "datasources" / "prometheus.yml").read_text())["datasources"]
+    assert ds["type"] == "prometheus" and ds["isDefault"]
+    host, port = re.fullmatch(r"http://([\w-]+):(\d+)", ds["url"]).groups()
+    assert f"{port}:{port}" in services[host]["ports"]
+    assert "prometheus" in grafana["depends_on"]

@@ -4,7 +4,7 @@ with (CompactionLagging), for how long, what holds the rest back, and each one's
 
 import streamlit as st
 
-from dashboards import data, figures, ui
+from dashboards import data, figures, panelqueries, ui
 from monitor.causes import WHY
 
 s = ui.settings()
@@ -97,8 +97,8 @@ if samples is not None and not ui.no_compacted_topics(samples):
         if row["blocked"]:
             st.warning(f"Uncleaned bytes are held back from the cleaner by **{row['blocked']}**.")
         if s.mode == "prometheus":
-            q = (f'kafka_compaction_partition_cleanable_ratio{{topic="{row["topic"]}",partition="{row["partition"]}"}}')
-            hist = ui.history(s, q)
+            hist = ui.history(s, panelqueries.promql("cleanable_ratio", topic=row["topic"],
+                                                     partition=str(row["partition"])))
             if not hist.empty:
                 thr = row["threshold"]
                 fig = figures.broker_series(hist, f"{pick}: Kafka's cleanable ratio over the last hour", "ratio",

@@ -3,8 +3,7 @@ partitions and groups are flagged comes from the alerts; the warning line from t
 
 import streamlit as st
 
-from dashboards import data, figures, ui
-from monitor.rules import bound
+from dashboards import data, figures, panelqueries, ui
 
 s = ui.settings()
 ui.header("Tombstones and consumers", s, "Deletes on compacted topics, and consumer groups that may never see them.")
@@ -13,7 +12,7 @@ if samples is not None:
     if not ui.no_compacted_topics(samples):
         table = data.partitions_table(samples, alerts)
         if s.mode == "prometheus":
-            hist = ui.history(s, "sum by (topic) (kafka_compaction_partition_tombstones)", 3 * 3600)
+            hist = ui.history(s, panelqueries.promql("tombstones"), 3 * 3600)
             st.plotly_chart(figures.tombstone_history(hist), use_container_width=True)
         st.plotly_chart(figures.tombstone_bars(table), use_container_width=True)
         flagged = data.alerting(alerts, "TombstonesPastDeleteHorizon", data.PARTITION,
@@ -41,9 +40,8 @@ if samples is not None:
                                                               on=keys, how="left")
         else:
             ratio = ratio.assign(severity=None)
-        t = s.thresholds
-        st.plotly_chart(figures.consumer_risk(ratio, bound("ConsumerMayMissTombstones", "warning", t),
-                                              bound("ConsumerMayMissTombstones", "critical", t)),
+        warning, critical = panelqueries.thresholds("lag_retention", s.thresholds)  # Grafana's lines too
+        st.plotly_chart(figures.consumer_risk(ratio, warning, critical),
                         use_container_width=True)
         groups = data.consumer_groups_table(samples, alerts)
         shown = groups[["group", "topic", "partition", "lag_seconds", "may_miss_updates"]].rename(

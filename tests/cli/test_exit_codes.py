@@ -22,6 +22,7 @@ MINIMAL = {
     "check-config": lambda tmp: ["--log-dir", str(tmp)],
     "collect": lambda tmp: ["--once", "--port", "0"],
     "rules": lambda tmp: ["render"],
+    "grafana": lambda tmp: ["render"],
     "audit": lambda tmp: ["--input", str(tmp), "--out", str(tmp / "out")],
     "dashboard": lambda tmp: ["--port", "0"],
 }
