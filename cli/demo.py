@@ -454,22 +454,32 @@ def wait_http(url: str, timeout: float, proc: subprocess.Popen | None = None, lo
 @contextmanager
 def process(cmd: list[str], log: Path, ready_url: str | None = None, timeout: float = 60, env: dict | None = None):
     """Run ``cmd`` in its own process group; stop it (TERM, then KILL) when the block ends."""
-    with open(log, "ab") as out:
-        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                             start_new_session=True, env={**os.environ, **(env or {})})
+    p = _spawn(cmd, log, env)
     try:
         if ready_url:
             wait_http(ready_url, timeout, p, log)
         yield p
     finally:
-        try:
-            os.killpg(p.pid, signal.SIGTERM)
-            p.wait(15)
-        except ProcessLookupError:
-            pass
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait(5)
+        _stop(p, grace=15)
+
+
+def _spawn(cmd: list[str], log: Path, env: dict | None = None) -> subprocess.Popen:
+    """``cmd`` in its own process group (so ``_stop`` ends its children too), output appended to ``log``."""
+    with open(log, "ab") as out:
+        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, env={**os.environ, **(env or {})})
+
+
+def _stop(p: subprocess.Popen, grace: float) -> None:
+    """TERM to the process group, KILL after ``grace`` seconds; a group already gone is fine."""
+    try:
+        os.killpg(p.pid, signal.SIGTERM)
+        p.wait(grace)
+    except ProcessLookupError:
+        pass
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait(5)
 
 
 def monitor_config(state, t: Timing, port: int, prometheus_url: str | None, audit_dir: Path) -> dict:
@@ -572,19 +582,10 @@ def run_audit(state, audit_dir: Path, log: Path, stop: threading.Event | None = 
            "--master", "local[2]", "--bootstrap-servers", state.bootstrap]
     if Path(state.cleaner_log).exists():
         cmd += ["--cleaner-log", str(state.cleaner_log)]
-    with open(log, "ab") as out:
-        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                             start_new_session=True)
+    p = _spawn(cmd, log)
     while p.poll() is None:
         if stop is not None and stop.wait(1):
-            try:
-                os.killpg(p.pid, signal.SIGTERM)
-                p.wait(20)
-            except ProcessLookupError:
-                pass
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait(5)
+            _stop(p, grace=20)
             return 130
         elif stop is None:
             p.wait()

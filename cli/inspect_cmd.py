@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import io
 import sys
-from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, TextIO
@@ -24,23 +23,17 @@ from cli.inspect_jsonl import batch_lines
 from cli.inspect_stats import StatsCollector, render_jsonl, render_text
 from monitor.dump import DumpParser
 from monitor.logdir import scan_partition
+from monitor.segmentstats import Counts
 from monitor.record import RecordFormatError, SegmentReader
-from monitor.record.arrays import RecordArrays
-from monitor.record.v2 import RecordColumns
 from monitor.regularfile import NotRegularFile, open_regular
 from monitor.sniff import NOT_KAFKA, SNIFF_BYTES, sniff, text_encoding
 from monitor import strictjson
 
 
 @dataclass
-class Summary:
-    files: int = 0
-    batches: int = 0
-    records: int = 0
-    tombstones: int = 0
-    control: int = 0
-    bytes: int = 0
-    skipped: int = 0
+class Summary(Counts):
+    """The counts of the summary line, and what else goes to stderr."""
+
     faults: list[str] = field(default_factory=list)
     dump_problems: list[str] = field(default_factory=list)
     not_kafka: list[str] = field(default_factory=list)  # files that are neither format
@@ -91,7 +84,7 @@ def iter_file(path: Path, summary: Summary, skip_corrupt: bool,
             summary.bytes += batch.size
             yield batch, recs
     finally:
-        summary.skipped += reader.batches_skipped
+        summary.batches_skipped += reader.batches_skipped
         summary.faults += [str(f) for f in reader.faults]
 
 
@@ -117,25 +110,6 @@ def _table_row(batch, rec) -> str:
     return "  ".join(c.ljust(w) for c, (_, w) in zip(cells, TABLE_COLUMNS))
 
 
-_NOT_NEGATIVE = (-1).__lt__  # v -> -1 < v
-
-
-def _tally(summary: Summary, batch, data) -> None:
-    """Records, tombstones and control records of one batch into the stderr summary."""
-    n = len(data)
-    summary.records += n
-    if batch.is_control:
-        summary.control += n
-    elif isinstance(data, RecordColumns):
-        summary.tombstones += len(data) - sum(map(_NOT_NEGATIVE, data.value_sizes))
-    elif isinstance(data, RecordArrays):
-        sizes = array("i")
-        sizes.frombytes(data.value_sizes)
-        summary.tombstones += sizes.count(-1)
-    else:
-        summary.tombstones += sum(r.is_tombstone for r in data)
-
-
 def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = True, stats: bool = False,
                 out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     """Records of ``paths`` as ``fmt`` on ``out``, or with ``stats`` their totals per file, partition
@@ -159,11 +133,11 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
         for f in files:
             name = str(f)
             name_json = strictjson.dumps(name)
-            skipped_before, batches_before = summary.skipped, summary.batches
+            skipped_before, batches_before = summary.batches_skipped, summary.batches
             readable = True
             try:
                 for batch, data in iter_file(f, summary, skip_corrupt, view):
-                    _tally(summary, batch, data)
+                    summary.tally(batch, data)
                     if collected is not None:
                         collected.add(batch, data)
                     elif fmt == "jsonl":
@@ -173,7 +147,7 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
                         out.write("".join(_table_row(batch, rec) + "\n" for rec in data))
             except RecordFormatError as exc:  # strict mode: stop this file at the first fault
                 summary.faults.append(str(exc))
-                summary.skipped += 1
+                summary.batches_skipped += 1
             except BrokenPipeError:
                 raise
             except NotRegularFile as exc:
@@ -183,11 +157,12 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
                 print(f"inspect: {f}: cannot read: {exc.strerror or exc}", file=err)
                 status, readable = 2, False
             if collected is not None and readable:
-                collected.end_of_input(name, summary.batches - batches_before, summary.skipped - skipped_before)
+                collected.end_of_input(name, summary.batches - batches_before,
+                                       summary.batches_skipped - skipped_before)
     if collected is not None:
         out.write(render_jsonl(collected) if fmt == "jsonl" else render_text(collected))
     print(f"inspect: {summary.files} file(s), {summary.batches} batches, {summary.records} records "
-          f"({summary.tombstones} tombstones, {summary.control} control), {summary.bytes} bytes", file=err)
+          f"({summary.tombstones} tombstones, {summary.control_records} control), {summary.bytes} bytes", file=err)
     for fault in summary.faults:
         print(f"inspect: corrupt: {fault}", file=err)
     for problem in summary.dump_problems:
@@ -197,7 +172,7 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
     for line in summary.not_kafka:
         print(f"inspect: {line}", file=err)
     if summary.faults:
-        print(f"inspect: met corruption: skipped {summary.skipped} batch(es)", file=err)
+        print(f"inspect: met corruption: skipped {summary.batches_skipped} batch(es)", file=err)
         status = status or 1
     if summary.dump_problems or summary.not_kafka:
         status = status or 1

@@ -60,67 +60,81 @@ def _check(metric, s) -> None:
         raise _Unusual
 
 
+class _Format:
+    """What differs between the two formats; the walk over families and samples is ``_encode``'s."""
+
+    def __init__(self, fallback, family_name, doc, sample_name, value, end=""):
+        self.fallback = fallback  # prometheus_client's own encoder, for a page this module does not encode
+        self.family_name = family_name  # metric -> its name in HELP and TYPE (escaped)
+        self.doc = doc  # help text -> escaped
+        self.sample_name = sample_name  # (metric, sample name) -> escaped, or raises _Unusual
+        self.value = value  # sample value -> text
+        self.end = end  # what ends the page
+
+
+def _text_sample_name(metric, name: str) -> str:
+    if name in (metric.name + "_created", metric.name + "_gsum", metric.name + "_gcount"):
+        raise _Unusual
+    return om.escape_metric_name(name, UNDERSCORES)
+
+
+TEXT = _Format(
+    fallback=text_exposition.generate_latest,
+    family_name=lambda m: om.escape_metric_name(m.name + "_total" if m.type == "counter" else m.name, UNDERSCORES),
+    doc=lambda d: d.replace("\\", r"\\").replace("\n", r"\n"),
+    sample_name=_text_sample_name,
+    value=floatToGoString,
+)
+OPENMETRICS = _Format(
+    fallback=om.generate_latest,
+    family_name=lambda m: om.escape_metric_name(m.name, UNDERSCORES),
+    doc=lambda d: om._escape(d, om.ALLOWUTF8, None),
+    sample_name=lambda m, n: om._escape(n, UNDERSCORES, om._is_legacy_labelname_rune),
+    value=lambda v: floatToGoString(v) if v is not None else "",
+    end="# EOF\n",
+)
+
+
 def encode_text(registry) -> bytes:
     """``prometheus_client.exposition.generate_latest(registry)`` for the collector's families."""
-    families = list(registry.collect())
-    try:
-        return _text(families)
-    except _Unusual:
-        return text_exposition.generate_latest(_Fixed(families))
-
-
-def _text(families) -> bytes:
-    out = []
-    labelstr = _labels_cache()
-    for metric in families:
-        if metric.type not in _KINDS or metric.unit:
-            raise _Unusual
-        mname = metric.name + "_total" if metric.type == "counter" else metric.name
-        name = om.escape_metric_name(mname, UNDERSCORES)
-        doc = metric.documentation.replace("\\", r"\\").replace("\n", r"\n")
-        out.append(f"# HELP {name} {doc}\n")
-        out.append(f"# TYPE {name} {metric.type}\n")
-        sample_names: dict = {}
-        for s in metric.samples:
-            _check(metric, s)
-            n = sample_names.get(s.name)
-            if n is None:
-                if s.name in (metric.name + "_created", metric.name + "_gsum", metric.name + "_gcount"):
-                    raise _Unusual
-                n = sample_names[s.name] = om.escape_metric_name(s.name, UNDERSCORES)
-            out.append(f"{n}{labelstr(s.labels)} {floatToGoString(s.value)}\n")
-    return "".join(out).encode("utf-8")
+    return _encode_registry(TEXT, registry)
 
 
 def encode_openmetrics(registry) -> bytes:
     """``prometheus_client.openmetrics.exposition.generate_latest(registry)`` for the collector's families."""
+    return _encode_registry(OPENMETRICS, registry)
+
+
+def _encode_registry(fmt: _Format, registry) -> bytes:
     families = list(registry.collect())
     try:
-        return _openmetrics(families)
+        return _encode(fmt, families)
     except _Unusual:
-        return om.generate_latest(_Fixed(families))
+        return fmt.fallback(_Fixed(families))
 
 
-def _openmetrics(families) -> bytes:
+def _encode(fmt: _Format, families) -> bytes:
     out = []
     labelstr = _labels_cache()
     for metric in families:
         if metric.type not in _KINDS or metric.unit:
             raise _Unusual
-        name = om.escape_metric_name(metric.name, UNDERSCORES)
-        doc = om._escape(metric.documentation, om.ALLOWUTF8, None)
-        out.append(f"# HELP {name} {doc}\n")
+        name = fmt.family_name(metric)
+        out.append(f"# HELP {name} {fmt.doc(metric.documentation)}\n")
         out.append(f"# TYPE {name} {metric.type}\n")
         sample_names: dict = {}
         for s in metric.samples:
             _check(metric, s)
             n = sample_names.get(s.name)
             if n is None:
-                n = sample_names[s.name] = om._escape(s.name, UNDERSCORES, om._is_legacy_labelname_rune)
-            value = floatToGoString(s.value) if s.value is not None else ""
-            out.append(f"{n}{labelstr(s.labels)} {value}\n")
-    out.append("# EOF\n")
+                n = sample_names[s.name] = fmt.sample_name(metric, s.name)
+            out.append(f"{n}{labelstr(s.labels)} {fmt.value(s.value)}\n")
+    out.append(fmt.end)
     return "".join(out).encode("utf-8")
+
+
+_text = partial(_encode, TEXT)
+_openmetrics = partial(_encode, OPENMETRICS)
 
 
 class _Fixed:

@@ -264,6 +264,15 @@ def stuck_in_active_segment(table: pd.DataFrame) -> pd.DataFrame:
     return dup.sort_values("active_duplicate_bytes", ascending=False).reset_index(drop=True)
 
 
+def _label_per_row(out: pd.DataFrame, series: pd.DataFrame, label: str, keys: list[str], default: str) -> list:
+    """For each row of ``out``, the ``label`` of the first of ``series`` (a ``metric`` frame) with the
+    same ``keys``, ``default`` where there is none (a reason or cause a partition's series names)."""
+    if series.empty:
+        return [default] * len(out)
+    first = series.groupby(keys, as_index=False)[label].first().rename(columns={label: "_label"})
+    return out[keys].merge(first, on=keys, how="left")["_label"].fillna(default).tolist()
+
+
 def partitions_table(samples: pd.DataFrame, alerts: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per partition with the figures the Partitions page shows; ``lagging`` where
     CompactionLagging is raised for it."""
@@ -312,30 +321,14 @@ def partitions_table(samples: pd.DataFrame, alerts: pd.DataFrame | None = None) 
     join("partition_active_segment_duplicate_records", "active_duplicate_records")
     join("partition_active_segment_duplicate_bytes", "active_duplicate_bytes")
     join("partition_not_yet_cleanable_bytes", "held_by_min_compaction_lag_bytes", held_by="min_compaction_lag")
-    unknown = metric(samples, "partition_active_segment_roll_unknown")
-    out["roll_unknown"] = ""
-    if not unknown.empty:
-        u = unknown.groupby(keys, as_index=False)["reason"].first().rename(columns={"reason": "_why"})
-        out = out.merge(u, on=keys, how="left")
-        out["roll_unknown"] = out["_why"].fillna("")
-        out = out.drop(columns=["_why"])
+    out["roll_unknown"] = _label_per_row(out, metric(samples, "partition_active_segment_roll_unknown"), "reason",
+                                         keys, "")
     cause = metric(samples, "partition_compaction_cause")
-    cause = cause[cause["value"] == 1] if not cause.empty else cause
-    if cause.empty:
-        out["cause"] = "unknown"
-    else:
-        c = cause.groupby(keys, as_index=False)["cause"].first()
-        out = out.merge(c, on=keys, how="left")
-        out["cause"] = out["cause"].fillna("unknown")
+    out["cause"] = _label_per_row(out, cause[cause["value"] == 1] if not cause.empty else cause, "cause", keys,
+                                  "unknown")
     out["fix"] = [fix_outline(c, t, int(p), last_stable_offset=None if lso != lso or lso is None else int(lso))
                   for c, t, p, lso in zip(out["cause"], out["topic"], out["partition"], out["last_stable_offset"])]
-    blocked = metric(samples, "partition_compaction_blocked")
-    out["blocked"] = ""
-    if not blocked.empty:
-        b = blocked.groupby(keys, as_index=False)["reason"].first().rename(columns={"reason": "blocked_by"})
-        out = out.merge(b, on=keys, how="left")
-        out["blocked"] = out["blocked_by"].fillna("")
-        out = out.drop(columns=["blocked_by"])
+    out["blocked"] = _label_per_row(out, metric(samples, "partition_compaction_blocked"), "reason", keys, "")
     lagging = {tuple(r) for r in alerting(alerts, "CompactionLagging", keys).astype(str).values}
     out["lagging"] = [tuple(str(v) for v in r) in lagging for r in out[keys].values]
     out["partition"] = out["partition"].astype(int)

@@ -20,7 +20,9 @@ import os
 from array import array
 from dataclasses import dataclass, field
 
+from monitor.record.arrays import RecordArrays
 from monitor.record.model import CONTROL_TYPES, control_type_code
+from monitor.record.v2 import RecordColumns
 
 try:  # value ranges in C (monitor/record/_decode.c), else min() and max() over the array
     if os.environ.get("COMPACTION_MONITOR_PURE_PYTHON"):
@@ -53,24 +55,51 @@ def _py_value_range(int64s: bytes, floor: int = INT64_MIN) -> tuple[int, int] | 
     return lo, hi
 
 
+_NOT_NEGATIVE = (-1).__lt__  # v -> -1 < v
+
+
 @dataclass
-class Totals:
-    """Counts over batches; ``None`` where no batch or record told the figure."""
+class Counts:
+    """The few counts every reading of segments keeps (``inspect``'s summary line on stderr); ``Totals``
+    adds the rest. ``tally`` is the cheap fold: records, tombstones and control records of a batch in
+    any of the readers' views, without touching a record where an array tells."""
 
     files: int = 0
     batches: int = 0
     records: int = 0
     tombstones: int = 0
+    control_records: int = 0
+    bytes: int = 0  # batch sizes on disk, headers included (kafka-dump-log's ``size``)
+    batches_skipped: int = 0  # corrupt batches (see inspect's fault lines)
+
+    def tally(self, batch, data) -> None:
+        """Records, tombstones and control records of one batch: ``data`` is its ``RecordColumns``,
+        ``RecordArrays`` or records."""
+        n = len(data)
+        self.records += n
+        if batch.is_control:
+            self.control_records += n
+        elif isinstance(data, RecordColumns):
+            self.tombstones += n - sum(map(_NOT_NEGATIVE, data.value_sizes))
+        elif isinstance(data, RecordArrays):
+            sizes = array("i")
+            sizes.frombytes(data.value_sizes)
+            self.tombstones += sizes.count(-1)
+        else:
+            self.tombstones += sum(r.is_tombstone for r in data)
+
+
+@dataclass
+class Totals(Counts):
+    """Counts over batches; ``None`` where no batch or record told the figure."""
+
     keyless_records: int = 0
     control_batches: int = 0
-    control_records: int = 0
     transactional_batches: int = 0
     delete_horizon_batches: int = 0
     empty_batches: int = 0  # a batch with no record left (the cleaner keeps one for producer state)
-    bytes: int = 0  # batch sizes on disk, headers included (kafka-dump-log's ``size``)
     key_bytes: int = 0
     value_bytes: int = 0
-    batches_skipped: int = 0  # corrupt batches (see inspect's fault lines)
     first_offset: int | None = None
     last_offset: int | None = None
     next_offset: int | None = None

@@ -1,9 +1,17 @@
 """Helpers the collector tests share: a collector over one local broker, a refresh that must succeed,
-and a partition series read from its registry."""
+a partition series read from its registry, and ``collect --once`` run as its own process over a
+config."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
+import yaml
+
 from collectors.app import build
+from kafkatools import CLI_MODULE
 from monitor.config import BrokerConfig, ClusterConfig, Config
 
 
@@ -27,3 +35,13 @@ def pval(reg, name, topic, partition=0, **extra):
     """A partition series of the local broker (node 1) in cluster "local"."""
     return reg.get_sample_value(name, {"cluster": "local", "broker": "1", "topic": topic,
                                        "partition": str(partition), **extra})
+
+
+def collect_once(config: dict, tmp_path, env: dict | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
+    """``compaction-monitor collect --once`` over ``config`` (written as monitor.yaml, mode 0600: it may
+    name secrets), as its own process; its exposition is the stdout."""
+    path = tmp_path / "monitor.yaml"
+    path.write_text(yaml.safe_dump(config))
+    path.chmod(0o600)
+    return subprocess.run([sys.executable, "-m", CLI_MODULE, "collect", "--once", "--config", str(path)],
+                          capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})

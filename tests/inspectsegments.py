@@ -17,44 +17,58 @@ from waiting import wait_for
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 
 
-def items(n: int, prefix: str):
+def items(n: int, prefix: str, binary_keys: bool = True):
     """(key, value, headers): every 7th a tombstone, every 13th a null key, every 17th a binary key
-    (not UTF-8, no line break: kafka-dump-log prints keys raw), every 11th with headers."""
+    (not UTF-8, no line break: kafka-dump-log prints keys raw, so a test that compares keys with the
+    dump's text asks for none), every 11th with headers."""
     for i in range(n):
-        key = None if i % 13 == 5 else bytes([0, 255, 0x80 + i % 100]) if i % 17 == 3 else f"{prefix}-k{i % 40}".encode()
+        binary = binary_keys and i % 17 == 3
+        key = None if i % 13 == 5 else bytes([0, 255, 0x80 + i % 100]) if binary else f"{prefix}-k{i % 40}".encode()
         value = None if i % 7 == 3 else (f"value {i} " * (3 + i % 20)).encode()
         headers = [("trace", f"t{i}".encode()), ("zürich \"q\"", None)] if i % 11 == 0 else None
         yield key, value, headers
 
 
-def produce_items(bootstrap: str, topic: str, its, **conf) -> None:
-    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.num.messages": 50, **conf})
+def produce_items(bootstrap: str, topic: str, its, batch_messages: int = 50, **conf) -> None:
+    """Produce ``(key, value, headers)`` triples and flush (every delivery checked)."""
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.num.messages": batch_messages, **conf})
     errs = []
     for key, value, headers in its:
         p.produce(topic, key=key, value=value, headers=headers, on_delivery=lambda e, m: e and errs.append(e))
     assert p.flush(30) == 0 and not errs, errs
 
 
-def write_partitions(kafka, into: Path, cleaned: bool = False) -> dict[str, Path]:
-    """label -> a copy of the partition folder under ``into``."""
+def write_transactions(bootstrap: str, topic: str, outcomes, records) -> None:
+    """One transaction per outcome ("commit" or "abort"), each of ``records(outcome)`` (key, value,
+    headers) triples; returns once every marker is in the log. The coordinator writes the markers
+    after commit/abort returns, so a copy taken at once can miss the last one: wait for the high
+    watermark to count the records and one marker per transaction."""
+    p = transactional_producer(bootstrap, f"tx-{topic}")
+    written = 0
+    for outcome in outcomes:
+        p.begin_transaction()
+        for key, value, headers in records(outcome):
+            p.produce(topic, key=key, value=value, headers=headers)
+            written += 1
+        p.flush(30)
+        (p.commit_transaction if outcome == "commit" else p.abort_transaction)(30)
+    end = written + len(outcomes)
+    wait_for(lambda: watermarks(bootstrap, topic)[1] == end, 60, f"the {len(outcomes)} transaction markers in {topic}")
+
+
+def write_partitions(kafka, into: Path, cleaned: bool = False, binary_keys: bool = True) -> dict[str, Path]:
+    """label -> a copy of the partition folder under ``into``: ``codec-<codec>`` for each of
+    ``CODECS``, ``logappend``, ``txn`` (commit, abort, commit) and with ``cleaned`` ``cleaned``."""
     topics = {}
     for codec in CODECS:
         t = create_topic(kafka.bootstrap, unique_topic(f"insp-{codec}"))
-        produce_items(kafka.bootstrap, t, items(300, codec), **{"compression.type": codec})
+        produce_items(kafka.bootstrap, t, items(300, codec, binary_keys), **{"compression.type": codec})
         topics[f"codec-{codec}"] = t
     t = create_topic(kafka.bootstrap, unique_topic("insp-la"), **{"message.timestamp.type": "LogAppendTime"})
-    produce_items(kafka.bootstrap, t, items(40, "la"), **{"compression.type": "lz4"})
+    produce_items(kafka.bootstrap, t, items(40, "la", binary_keys), **{"compression.type": "lz4"})
     topics["logappend"] = t
     t = create_topic(kafka.bootstrap, unique_topic("insp-txn"))
-    p = transactional_producer(kafka.bootstrap, f"tx-{t}")
-    for outcome in ("commit", "abort", "commit"):
-        p.begin_transaction()
-        for key, value, headers in items(20, outcome):
-            p.produce(t, key=key, value=value, headers=headers)
-        p.flush(30)
-        (p.commit_transaction if outcome == "commit" else p.abort_transaction)(30)
-    # the coordinator writes the markers after the commit returns: wait for the third (60 records + 3)
-    wait_for(lambda: watermarks(kafka.bootstrap, t)[1] == 63, 60, f"the third transaction marker in {t}")
+    write_transactions(kafka.bootstrap, t, ("commit", "abort", "commit"), lambda outcome: items(20, outcome, binary_keys))
     topics["txn"] = t
     if cleaned:
         t = create_topic(kafka.bootstrap, unique_topic("insp-cleaned"), **compacted(**{"delete.retention.ms": 3_600_000}))

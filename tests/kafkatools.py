@@ -126,11 +126,17 @@ def transactional_producer(bootstrap: str, transactional_id: str, **conf) -> Pro
 def produce(bootstrap: str, topic: str, items, partition: int = 0, timestamp_ms: int | None = None, **conf) -> int:
     """Produce ``(key, value)`` pairs (bytes/str/None) and flush; returns how many. ``timestamp_ms``
     gives every record that CreateTime (else the producer's clock)."""
+    return produce_timed(bootstrap, topic, ((k, v, timestamp_ms or 0) for k, v in items), partition, **conf)
+
+
+def produce_timed(bootstrap: str, topic: str, records, partition: int = 0, **conf) -> int:
+    """Produce ``(key, value, timestamp ms)`` records in order (0: the producer's clock) and flush;
+    returns how many."""
     p = producer(bootstrap, **conf)
     errors = []
     n = 0
-    for key, value in items:
-        p.produce(topic, key=key, value=value, partition=partition, timestamp=timestamp_ms or 0,
+    for key, value, ts in records:
+        p.produce(topic, key=key, value=value, partition=partition, timestamp=ts,
                   on_delivery=lambda err, msg: errors.append(err) if err else None)
         n += 1
         if n % 1000 == 0:
@@ -222,6 +228,27 @@ def consume_all(bootstrap: str, topic: str, partition: int = 0, timeout: float =
             if m.offset() >= hi - 1:
                 return out
         raise TimeoutError(f"read {len(out)} records of {topic}-{partition} up to offset {hi} in {timeout:g}s")
+    finally:
+        c.close()
+
+
+def commit_offsets(config: dict, offsets: list[TopicPartition]) -> None:
+    """Commit ``offsets`` for the group of ``config`` (a consumer's config: bootstrap.servers, group.id,
+    security) and go away; a coordinator still loading its partition of __consumer_offsets (a
+    retriable error) is waited out."""
+    c = Consumer({**config, "enable.auto.commit": False})
+
+    def commit():
+        try:
+            c.commit(offsets=offsets, asynchronous=False)
+            return True
+        except KafkaException as exc:
+            if exc.args[0].retriable():
+                return False
+            raise
+
+    try:
+        wait_for(commit, 60, f"group {config['group.id']} to commit {offsets}")
     finally:
         c.close()
 

@@ -8,29 +8,17 @@ from __future__ import annotations
 import time
 
 import pytest
-from confluent_kafka import KafkaException
 
 from collecting import make_collector, pval, refresh
 from collectors.app import build
 from dashboards import data
-from kafkatools import compacted, create_topic, partition_dir, producer, unique_topic
+from kafkatools import compacted, create_topic, partition_dir, produce_timed, unique_topic
 from monitor.config import BrokerConfig, ClusterConfig, Config, Timeouts
 from waiting import wait_for
 
 pytestmark = pytest.mark.kafka
 
 SEGMENT_MS = 3_600_000
-
-
-def send(bootstrap: str, topic: str, records) -> None:
-    """(key, value, timestamp ms) records, in order, flushed."""
-    p = producer(bootstrap)
-    errors = []
-    for key, value, ts in records:
-        p.produce(topic, key=key, value=value, partition=0, timestamp=ts,
-                  on_delivery=lambda err, msg: errors.append(err) if err else None)
-    if p.flush(30) or errors:
-        raise KafkaException(f"produce to {topic}: {errors[:3]}")
 
 
 def superseded(records) -> tuple[int, int]:
@@ -57,11 +45,11 @@ def test_quiet_topic_keeps_its_duplicates_in_the_active_segment(kafka):
     t = create_topic(b, unique_topic("quiet"), **compacted(**{"segment.ms": SEGMENT_MS}))
     first_ts = int(time.time() * 1000)
     first = [(b"k0", b"first", first_ts)]
-    send(b, t, first)  # alone in its batch: the active segment's first batch's max timestamp is first_ts
+    produce_timed(b, t, first)  # alone in its batch: the active segment's first batch's max timestamp is first_ts
     rounds = [(f"k{i}".encode(), f"round {r} value {i} ".encode() * (1 + (i + r) % 3), first_ts + 1 + r)
               for r in range(4) for i in range(40)]
     rounds.append((b"k7", None, first_ts + 10))  # a delete supersedes k7's records too
-    send(b, t, rounds)
+    produce_timed(b, t, rounds)
     written = first + rounds
     folder = partition_dir(kafka.log_dir, t)
     [log] = sorted(folder.glob("*.log"))  # one segment: nothing rolled it
@@ -97,7 +85,7 @@ def test_quiet_topic_keeps_its_duplicates_in_the_active_segment(kafka):
         assert val("active_segment_roll_seconds", by="segment_ms") is None
         # an append: the counts read on, and the forecast is back
         more = [(b"k1", b"later", first_ts + 20), (b"k41", b"new", first_ts + 21)]
-        send(b, t, more)
+        produce_timed(b, t, more)
         wait_for(lambda: log.stat().st_size > size, 30, "the broker to append to the active segment")
         reg = refresh(col)
         assert val("active_segment_bytes") == log.stat().st_size

@@ -8,21 +8,11 @@ hex of SHA-256(salt + ":" + password), the configured hash compared lowercased w
 from __future__ import annotations
 
 import hashlib
-import os
 import secrets
 import subprocess
-import sys
 
-import yaml
-
-from kafkatools import CLI_MODULE, own_broker
-
-
-def collect_once(config: dict, tmp_path, env: dict | None = None) -> subprocess.CompletedProcess:
-    path = tmp_path / "monitor.yaml"
-    path.write_text(yaml.safe_dump(config))
-    return subprocess.run([sys.executable, "-m", CLI_MODULE, "collect", "--once", "--config", str(path)],
-                          capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})})
+from collecting import collect_once
+from kafkatools import own_broker
 
 
 def test_jmx_exporter_behind_basic_auth(tmp_path):

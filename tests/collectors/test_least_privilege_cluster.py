@@ -15,8 +15,7 @@ import subprocess
 import sys
 
 import pytest
-import yaml
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import TopicPartition
 from confluent_kafka.admin import NewTopic
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
@@ -24,8 +23,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from collectors.admin import AdminFetcher
 from collectors.exporter import register_all
 from collectors.runner import Store
-from kafkatools import (CLI_MODULE, cleaner_checkpoint, client_config, cluster_admin, produce, unique_topic,
-                        wait_cleaned, wait_for)
+from collecting import collect_once
+from kafkatools import (CLI_MODULE, cleaner_checkpoint, client_config, cluster_admin, commit_offsets, produce,
+                        unique_topic, wait_cleaned, wait_for)
 from monitor.config import ClusterConfig
 
 pytestmark = pytest.mark.slow
@@ -49,24 +49,6 @@ def _topic(cluster, prefix: str, partitions: int = 1, **configs) -> str:
 def _produce(cluster, topic: str, partition: int, n: int, timestamp_ms: int | None = None) -> None:
     produce(cluster.bootstrap, topic, [(f"k{i % 3}".encode(), f"v{i}".encode()) for i in range(n)],
             partition=partition, timestamp_ms=timestamp_ms, **_client(cluster, "admin"))
-
-
-def _commit(cluster, group: str, offsets: list[TopicPartition]) -> None:
-    c = Consumer(client_config(cluster, "admin", **{"group.id": group, "enable.auto.commit": False}))
-
-    def commit():
-        try:
-            c.commit(offsets=offsets, asynchronous=False)
-            return True
-        except KafkaException as exc:
-            if exc.args[0].retriable():
-                return False
-            raise
-
-    try:
-        wait_for(commit, 60, f"group {group} to commit")
-    finally:
-        c.close()
 
 
 def _series(text: str, name: str, **labels) -> dict:
@@ -98,7 +80,8 @@ def test_without_read_every_lagging_partition_has_an_interpolated_time_lag_or_an
         for u, (t, g) in users.items():
             assert first[u].topics[topic].partitions[0].latest == 5  # the sample the interpolation starts from
             g.group_lags(first[u].topics, first[u].taken_at)
-        _commit(kafka_cluster, group, [TopicPartition(topic, 0, 5), TopicPartition(topic, 1, 2)])
+        commit_offsets(client_config(kafka_cluster, "admin", **{"group.id": group}),
+                       [TopicPartition(topic, 0, 5), TopicPartition(topic, 1, 2)])
         _produce(kafka_cluster, topic, 0, 10, timestamp_ms=stamp_ms)
         clock[0] = 1100.0
         second = {u: t.topics() for u, (t, g) in users.items()}
@@ -153,11 +136,7 @@ def test_blind_never_gets_kafkas_defaults_as_a_topics_config(kafka_cluster, tmp_
         "name": "c3", "bootstrap_servers": kafka_cluster.bootstrap, "client": _client(kafka_cluster, "blind"),
         "topics": {named: {"min.cleanable.dirty.ratio": str(ratio)}},
         "brokers": [{"id": b.node_id, "log_dirs": [b.log_dir]} for b in brokers]}]}
-    path = tmp_path / "monitor.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    path.chmod(0o600)
-    proc = subprocess.run([sys.executable, "-m", CLI_MODULE, "collect", "--once", "--config", str(path)],
-                          capture_output=True, text=True, timeout=180)
+    proc = collect_once(cfg, tmp_path)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     b1 = str(brokers[0].node_id)
@@ -195,7 +174,8 @@ def test_blind_never_gets_kafkas_defaults_as_a_topics_config(kafka_cluster, tmp_
     assert kafka_cluster.password("blind") not in out + proc.stderr
 
     # explain, as blind: the config unknown, with the reason, never a default
-    proc = subprocess.run([sys.executable, "-m", CLI_MODULE, "explain", cleaned, "--config", str(path)],
+    proc = subprocess.run([sys.executable, "-m", CLI_MODULE, "explain", cleaned, "--config",
+                           str(tmp_path / "monitor.yaml")],
                           capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr
     assert "cause:     unknown" in proc.stdout

@@ -8,12 +8,12 @@ from __future__ import annotations
 import time
 
 import pytest
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import TopicPartition
 
 from collectors.app import build
 from dashboards import data
-from kafkatools import (cleaner_checkpoint, compacted, create_topic, producer, segment_bases, partition_dir,
-                        unique_topic, wait_cleaned_up_to_active)
+from kafkatools import (cleaner_checkpoint, commit_offsets, compacted, create_topic, partition_dir, produce_timed,
+                        segment_bases, unique_topic, wait_cleaned_up_to_active)
 from monitor.config import BrokerConfig, ClusterConfig, Config, Thresholds
 from waiting import wait_for
 
@@ -24,36 +24,6 @@ KEYS = 30
 MISS = "kafka_compaction_consumer_group_may_miss_updates"
 
 
-def send(bootstrap: str, topic: str, records) -> None:
-    p = producer(bootstrap)
-    errors = []
-    for key, value, ts in records:
-        p.produce(topic, key=key, value=value, partition=0, timestamp=ts,
-                  on_delivery=lambda err, msg: errors.append(err) if err else None)
-    if p.flush(30) or errors:
-        raise KafkaException(f"produce to {topic}: {errors[:3]}")
-
-
-def commit_and_stop(bootstrap: str, group: str, topic: str, offset: int) -> None:
-    """A group that commits ``offset`` and goes away; a coordinator still loading its partition of
-    __consumer_offsets (retriable) is waited out."""
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
-
-    def commit():
-        try:
-            c.commit(offsets=[TopicPartition(topic, 0, offset)], asynchronous=False)
-            return True
-        except KafkaException as exc:
-            if exc.args[0].retriable():
-                return False
-            raise
-
-    try:
-        wait_for(commit, 60, f"group {group} to commit offset {offset}")
-    finally:
-        c.close()
-
-
 def test_groups_that_may_miss_updates_and_one_declared_latest_value_only(kafka):
     b = kafka.bootstrap
     t = create_topic(b, unique_topic("cdc"), **compacted(**{"min.compaction.lag.ms": MIN_LAG_MS}))
@@ -61,7 +31,7 @@ def test_groups_that_may_miss_updates_and_one_declared_latest_value_only(kafka):
     old = now - 7_200_000  # two hours ago: past min.compaction.lag.ms, so the cleaner may compact it
     rounds = [old, old + 60_000, now]  # a segment each: segment.ms (200 ms) rolls on the next round's append
     for r, ts in enumerate(rounds):
-        send(b, t, [(f"k{i}".encode(), f"round {r}".encode(), ts) for i in range(KEYS)])
+        produce_timed(b, t, [(f"k{i}".encode(), f"round {r}".encode(), ts) for i in range(KEYS)])
     third = 2 * KEYS  # the first offset of the recent round: min.compaction.lag.ms holds it (and it is active)
     # the cleaner may take the first two rounds in one pass or two (it can run between them): wait for the
     # checkpoint at the active segment, which the recent round is
@@ -72,7 +42,7 @@ def test_groups_that_may_miss_updates_and_one_declared_latest_value_only(kafka):
     prefix = unique_topic("g")
     cdc, cache, recent, done = f"{prefix}-cdc", f"{prefix}-cache-1", f"{prefix}-recent", f"{prefix}-done"
     for group, offset in ((cdc, 10), (cache, 10), (recent, third), (done, end)):
-        commit_and_stop(b, group, t, offset)
+        commit_offsets({"bootstrap.servers": b, "group.id": group}, [TopicPartition(t, 0, offset)])
 
     cfg = Config(clusters=(ClusterConfig(name="local", bootstrap_servers=b,
                                          latest_value_only_groups=(f"{prefix}-cache-*",),

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from streamlit.testing.v1 import AppTest
 
+from dashpages import page
 from kafkatools import (cleaner_checkpoint, compacted, copy_partition, create_topic, partition_dir, set_topic_config,
                         unique_topic, wait_cleaned_up_to_active, write_rounds)
 from monitor.accuracy import CLEANED
@@ -20,7 +20,6 @@ from monitor.checkpoint import format_checkpoint
 from monitor.estimate import UNTHROTTLED
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
-VIEWS = Path(__file__).resolve().parents[2] / "dashboards" / "views"
 
 
 def log_bytes(folder: Path) -> int:
@@ -74,13 +73,7 @@ def test_the_audit_page_shows_predicted_against_reclaimed(two_runs, monkeypatch)
     reclaimed = log_bytes(part1) - log_bytes(part2)  # the files themselves, not the audit's figures
     assert predicted > 0 and reclaimed > 0
 
-    monkeypatch.setenv("COMPACTION_MONITOR_NO_AUTOREFRESH", "1")
-    for var in ("COMPACTION_MONITOR_CONFIG", "COMPACTION_MONITOR_PROMETHEUS_URL", "COMPACTION_MONITOR_COLLECTOR_URL"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("COMPACTION_MONITOR_AUDIT_DIR", str(out))
-    at = AppTest.from_file(str(VIEWS / "audit.py"), default_timeout=60)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    at = page("audit", monkeypatch, audit_dir=out)
     assert at.selectbox(key="audit.run").value == run2.name  # the newest run, compared with the one before
     assert at.selectbox(key="audit.accuracy.baseline").value == run1.name
     assert "Prediction against what the broker reclaimed" in [h.value for h in at.subheader]
@@ -101,10 +94,7 @@ def test_the_audit_page_shows_predicted_against_reclaimed(two_runs, monkeypatch)
 
 def test_the_first_run_alone_says_what_the_panel_needs(two_runs, monkeypatch):
     _, out, (run1, _), _ = two_runs
-    monkeypatch.setenv("COMPACTION_MONITOR_NO_AUTOREFRESH", "1")
-    monkeypatch.setenv("COMPACTION_MONITOR_AUDIT_DIR", str(out))
-    at = AppTest.from_file(str(VIEWS / "audit.py"), default_timeout=60)
-    at.run()
+    at = page("audit", monkeypatch, audit_dir=out)
     at.selectbox(key="audit.run").select(run1.name).run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("Needs an earlier complete run" in c.value for c in at.caption)

@@ -4,16 +4,13 @@ table, the disagreeing replica first; a one-log-dir run shows the totals line an
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
 
+from dashpages import page
 from recordfixtures import items, three_v2_batches, v2, write
 from spark_analysis import replicas as R
 
 pytestmark = pytest.mark.slow  # one real Spark audit
-VIEWS = Path(__file__).resolve().parents[2] / "dashboards" / "views"
 
 
 @pytest.fixture(scope="module")
@@ -34,20 +31,9 @@ def runs(_spark_sessions, tmp_path_factory):
     return tmp, full, lagging
 
 
-def audit_page(monkeypatch, audit_dir: Path) -> AppTest:
-    monkeypatch.setenv("COMPACTION_MONITOR_NO_AUTOREFRESH", "1")
-    for var in ("COMPACTION_MONITOR_CONFIG", "COMPACTION_MONITOR_PROMETHEUS_URL", "COMPACTION_MONITOR_COLLECTOR_URL"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("COMPACTION_MONITOR_AUDIT_DIR", str(audit_dir))
-    at = AppTest.from_file(str(VIEWS / "audit.py"), default_timeout=60)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
 def test_the_replica_table_lists_the_lagging_replica_first(runs, monkeypatch):
     tmp, full, lagging = runs
-    at = audit_page(monkeypatch, tmp / "two")
+    at = page("audit", monkeypatch, audit_dir=tmp / "two")
     both = full.stat().st_size + lagging.stat().st_size
     assert f"Totals count {R.COUNTED}; every replica read holds {both / 2**20:,.1f} MiB on disk." in \
         [c.value for c in at.caption]
@@ -65,7 +51,7 @@ def test_the_replica_table_lists_the_lagging_replica_first(runs, monkeypatch):
 
 def test_one_log_dir_shows_the_totals_line_and_no_replica_table(runs, monkeypatch):
     tmp, full, _ = runs
-    at = audit_page(monkeypatch, tmp / "one")
+    at = page("audit", monkeypatch, audit_dir=tmp / "one")
     assert f"Totals count {R.COUNTED}; every replica read holds {full.stat().st_size / 2**20:,.1f} MiB on disk." in \
         [c.value for c in at.caption]
     assert "Replicas" not in [h.value for h in at.subheader]

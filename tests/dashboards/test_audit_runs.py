@@ -9,13 +9,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
+from dashpages import page
 from monitor.auditrun import MARKER, SUMMARY, marker_text, read_marker
 from recordfixtures import three_v2_batches
 
 pytestmark = pytest.mark.slow  # one real Spark audit (the module's fixture)
-VIEWS = Path(__file__).resolve().parents[2] / "dashboards" / "views"
 
 
 @pytest.fixture(scope="module")
@@ -29,17 +28,6 @@ def audited(_spark_sessions, tmp_path_factory):
     base, summary = run(build_parser().parse_args(["--input", str(tmp / "logs"), "--out", str(tmp / "out")]),
                         spark=spark)
     return Path(base), summary
-
-
-def audit_page(monkeypatch, audit_dir: Path) -> AppTest:
-    monkeypatch.setenv("COMPACTION_MONITOR_NO_AUTOREFRESH", "1")
-    for var in ("COMPACTION_MONITOR_CONFIG", "COMPACTION_MONITOR_PROMETHEUS_URL", "COMPACTION_MONITOR_COLLECTOR_URL"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("COMPACTION_MONITOR_AUDIT_DIR", str(audit_dir))
-    at = AppTest.from_file(str(VIEWS / "audit.py"), default_timeout=60)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def copy_run(audited, tmp_path: Path, name: str = "run-20990101T000000Z") -> Path:
@@ -76,7 +64,7 @@ SUMMARY_DAMAGE = {
 
 def test_a_complete_run_shows_its_figures(audited, tmp_path, monkeypatch):
     run = copy_run(audited, tmp_path)
-    at = audit_page(monkeypatch, run.parent)
+    at = page("audit", monkeypatch, audit_dir=run.parent)
     assert not at.error and not at.info
     got = {m.label: m.value for m in at.metric}
     assert got["Scanned"] == f"{audited[1]['bytes'] / 2**20:,.1f} MiB"
@@ -86,7 +74,7 @@ def test_a_run_without_its_marker_is_in_progress_and_the_newest_complete_one_is_
     done = copy_run(audited, tmp_path, "run-20990101T000000Z")
     writing = copy_run(audited, tmp_path, "run-20990101T000001Z")
     (writing / MARKER).unlink()
-    at = audit_page(monkeypatch, done.parent)
+    at = page("audit", monkeypatch, audit_dir=done.parent)
     assert at.selectbox(key="audit.run").value == done.name  # the newest complete run, not the one being written
     assert at.selectbox(key="audit.run").options == [f"{writing.name} (in progress)", done.name]
     at.selectbox(key="audit.run").set_value(writing.name).run()
@@ -105,7 +93,7 @@ def test_a_damaged_summary_is_named(audited, tmp_path, monkeypatch, damage, seal
     do(run / SUMMARY)
     if sealed:
         reseal(run)
-    at = audit_page(monkeypatch, run.parent)
+    at = page("audit", monkeypatch, audit_dir=run.parent)
     assert len(at.error) == 1 and not at.metric
     msg = at.error[0].value
     size = (run / SUMMARY).stat().st_size
@@ -123,7 +111,7 @@ def test_a_truncated_parquet_table_is_named(audited, tmp_path, monkeypatch, seal
     truncate(part)
     if sealed:
         reseal(run)
-    at = audit_page(monkeypatch, run.parent)
+    at = page("audit", monkeypatch, audit_dir=run.parent)
     msg = at.error[0].value
     if sealed:
         assert msg.startswith(f"Run {run.name} is damaged: topics: cannot read the Parquet table (")
@@ -134,10 +122,10 @@ def test_a_truncated_parquet_table_is_named(audited, tmp_path, monkeypatch, seal
 def test_a_damaged_marker_or_a_missing_file_is_named(audited, tmp_path, monkeypatch):
     run = copy_run(audited, tmp_path)
     (run / MARKER).write_bytes(b"[]")
-    at = audit_page(monkeypatch, run.parent)
+    at = page("audit", monkeypatch, audit_dir=run.parent)
     assert at.error[0].value == f"Run {run.name} is damaged: {MARKER}: a JSON list, expected an object"
     shutil.rmtree(run)
     run = copy_run(audited, tmp_path)
     (run / "report.html").unlink()
-    at = audit_page(monkeypatch, run.parent)
+    at = page("audit", monkeypatch, audit_dir=run.parent)
     assert at.error[0].value == f"Run {run.name} is damaged: report.html: missing"

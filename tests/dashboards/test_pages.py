@@ -12,15 +12,14 @@ from pathlib import Path
 import pytest
 import yaml
 from confluent_kafka import Consumer, TopicPartition
-from streamlit.testing.v1 import AppTest
 
 from cli import demo as cli_demo
+from dashpages import page
 from kafkatools import CLI_MODULE, own_broker, unique_topic, wait_records
 from waiting import wait_for
 
 pytestmark = pytest.mark.kafka
 slow = pytest.mark.slow  # the tests on this module's own broker (conftest marks those on the session's)
-VIEWS = Path(__file__).resolve().parents[2] / "dashboards" / "views"
 NAMES = cli_demo.Names(unique_topic("pages"))  # the scenario's topics and group
 PARTITIONS = 3  # per topic, as cli.demo.create_topics makes them
 
@@ -63,19 +62,6 @@ def live(broker, tmp_path_factory):
             yield run
     finally:
         work.stop()
-
-
-def page(name: str, monkeypatch, **env) -> AppTest:
-    monkeypatch.setenv("COMPACTION_MONITOR_NO_AUTOREFRESH", "1")
-    for var in ("COMPACTION_MONITOR_CONFIG", "COMPACTION_MONITOR_PROMETHEUS_URL", "COMPACTION_MONITOR_COLLECTOR_URL",
-                "COMPACTION_MONITOR_AUDIT_DIR"):
-        monkeypatch.delenv(var, raising=False)
-    for k, v in env.items():
-        monkeypatch.setenv(f"COMPACTION_MONITOR_{k.upper()}", str(v))
-    at = AppTest.from_file(str(VIEWS / f"{name}.py"), default_timeout=60)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def metrics(at) -> dict:

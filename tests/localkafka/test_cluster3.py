@@ -15,11 +15,11 @@ import sys
 import time
 
 import pytest
-import yaml
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 from prometheus_client.parser import text_string_to_metric_families
 
+from collecting import collect_once
 from kafkatools import CLI_MODULE, client_config, cluster_admin, cluster_brokers, localcluster, unique_topic, wait_for
 
 pytestmark = pytest.mark.slow
@@ -144,11 +144,7 @@ def test_collect_once_exports_each_replica_with_the_admin_topic_config(kafka_clu
         "client": {k: v for k, v in client_config(kafka_cluster, "monitor").items() if k != "bootstrap.servers"},
         "brokers": cluster_brokers(kafka_cluster)}],
         "granularity": "partition"}  # each replica's detail is compared, healthy or not
-    path = tmp_path / "monitor.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    path.chmod(0o600)
-    proc = subprocess.run([sys.executable, "-m", CLI_MODULE, "collect", "--once", "--config", str(path)],
-                          capture_output=True, text=True, timeout=180)
+    proc = collect_once(cfg, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert kafka_cluster.password("monitor") not in proc.stdout + proc.stderr
     series = _series(proc.stdout)

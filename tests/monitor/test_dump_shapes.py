@@ -21,11 +21,10 @@ import struct
 import time
 
 import pytest
-from confluent_kafka import Producer
 
 from cli.inspect_cmd import run_inspect
-from kafkatools import copy_partition, create_topic, localbroker, partition_dir, roll_at, transactional_producer, \
-    unique_topic
+from inspectsegments import produce_items, write_transactions
+from kafkatools import copy_partition, create_topic, localbroker, partition_dir, roll_at, unique_topic
 from monitor.dump import parse_dump_text
 from monitor.record import SegmentReader
 
@@ -44,14 +43,6 @@ def _items(n: int, prefix: str):
         yield key, value, headers
 
 
-def _produce(bootstrap, topic, items, **conf):
-    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.num.messages": 40, **conf})
-    errs = []
-    for key, value, headers in items:
-        p.produce(topic, key=key, value=value, headers=headers, on_delivery=lambda e, m: e and errs.append(e))
-    assert p.flush(30) == 0 and not errs, errs
-
-
 @pytest.fixture(scope="module")
 def written(kafka, tmp_path_factory):
     """Two segments of a topic (gzip, then lz4; index entries every 256 bytes) and a transactional
@@ -59,17 +50,12 @@ def written(kafka, tmp_path_factory):
     snap = tmp_path_factory.mktemp("shapes")
     data = create_topic(kafka.bootstrap, unique_topic("shapes"),
                         **{"segment.ms": 60_000, "index.interval.bytes": 256})
-    _produce(kafka.bootstrap, data, _items(300, "a"), **{"compression.type": "gzip"})
+    produce_items(kafka.bootstrap, data, _items(300, "a"), 40, **{"compression.type": "gzip"})
     roll_at(kafka.bootstrap, data, int(time.time() * 1000) + 120_000)  # the next batch starts a segment
-    _produce(kafka.bootstrap, data, _items(150, "b"), **{"compression.type": "lz4"})
+    produce_items(kafka.bootstrap, data, _items(150, "b"), 40, **{"compression.type": "lz4"})
     txn = create_topic(kafka.bootstrap, unique_topic("shapes-txn"))
-    p = transactional_producer(kafka.bootstrap, f"tx-{txn}")
-    for outcome in ("commit", "abort"):
-        p.begin_transaction()
-        for i in range(15):
-            p.produce(txn, key=f"{outcome}-{i}".encode(), value=b"v" * 30)
-        p.flush(30)
-        (p.commit_transaction if outcome == "commit" else p.abort_transaction)(30)
+    write_transactions(kafka.bootstrap, txn, ("commit", "abort"),
+                       lambda outcome: ((f"{outcome}-{i}".encode(), b"v" * 30, None) for i in range(15)))
     suffixes = (".log", ".index", ".timeindex")
     folders = [copy_partition(partition_dir(kafka.log_dir, t), snap, suffixes=suffixes) for t in (data, txn)]
     logs = [f for folder in folders for f in sorted(folder.glob("*.log"))]
@@ -279,47 +265,51 @@ def _hk(r) -> str:
     return "[" + ",".join(r.header_keys) + "]"
 
 
+def _render(batches, starting: str | None, batch_line=None, record_line=None) -> str:
+    """The walk every version's dump has: ``Starting offset`` (unless None), then per batch its line
+    (where the version prints one) and its records' lines."""
+    lines = [] if starting is None else [f"Starting offset: {starting}"]
+    for b in batches:
+        if batch_line is not None:
+            lines.append(batch_line(b))
+        if record_line is not None:
+            lines += [record_line(b, r) for r in b.records()]
+    return "\n".join(lines) + "\n"
+
+
+def _deep_record_line(b, r, epoch: bool) -> str:
+    """0.11.0.0 DumpLogSegments.scala 364-408; ``producerEpoch`` after ``producerId`` from 1.0.0 (line 393)."""
+    return (f"offset: {r.offset} position: {b.position} {TS_LABEL[b.timestamp_type]}: {r.timestamp} "
+            f"isvalid: true keysize: {r.key_size} valuesize: {r.value_size} magic: {b.magic} "
+            f"compresscodec: {CODEC_ENUM[b.compression]} producerId: {b.producer_id} "
+            + (f"producerEpoch: {b.producer_epoch} " if epoch else "")
+            + f"sequence: {_seq(b, r)} isTransactional: {str(b.is_transactional).lower()} "
+            f"headerKeys: {_hk(r)}" + _content(b, r))
+
+
 def render_0_11(batches, starting: str) -> str:
     """0.11.0.0 DumpLogSegments.scala 364-408 (--print-data-log implies deep iteration): no batch
     lines; each record ``offset: .. position: <batch's> <type>: .. isvalid: .. keysize: .. valuesize: ..
     magic: .. compresscodec: <enum> producerId: .. sequence: .. isTransactional: .. headerKeys: [..]``."""
-    lines = [f"Starting offset: {starting}"]
-    for b in batches:
-        for r in b.records():
-            lines.append(f"offset: {r.offset} position: {b.position} {TS_LABEL[b.timestamp_type]}: {r.timestamp} "
-                         f"isvalid: true keysize: {r.key_size} valuesize: {r.value_size} magic: {b.magic} "
-                         f"compresscodec: {CODEC_ENUM[b.compression]} producerId: {b.producer_id} "
-                         f"sequence: {_seq(b, r)} isTransactional: {str(b.is_transactional).lower()} "
-                         f"headerKeys: {_hk(r)}" + _content(b, r))
-    return "\n".join(lines) + "\n"
+    return _render(batches, starting, record_line=lambda b, r: _deep_record_line(b, r, epoch=False))
 
 
 def render_2_0(batches, starting: str) -> str:
     """2.0.0 DumpLogSegments.scala 376-420: as 0.11 with ``producerEpoch`` after ``producerId`` (1.0.0
     line 393)."""
-    lines = [f"Starting offset: {starting}"]
-    for b in batches:
-        for r in b.records():
-            lines.append(f"offset: {r.offset} position: {b.position} {TS_LABEL[b.timestamp_type]}: {r.timestamp} "
-                         f"isvalid: true keysize: {r.key_size} valuesize: {r.value_size} magic: {b.magic} "
-                         f"compresscodec: {CODEC_ENUM[b.compression]} producerId: {b.producer_id} "
-                         f"producerEpoch: {b.producer_epoch} sequence: {_seq(b, r)} "
-                         f"isTransactional: {str(b.is_transactional).lower()} headerKeys: {_hk(r)}" + _content(b, r))
-    return "\n".join(lines) + "\n"
+    return _render(batches, starting, record_line=lambda b, r: _deep_record_line(b, r, epoch=True))
 
 
 def render_2_0_shallow(batches, starting: str) -> str:
     """2.0.0 DumpLogSegments.scala 423-433 (no deep iteration): batch lines only, ``count`` new in 2.0,
     no ``isControl`` yet, ``isvalid`` before ``size``."""
-    lines = [f"Starting offset: {starting}"]
-    for b in batches:
-        lines.append(f"baseOffset: {b.base_offset} lastOffset: {b.last_offset} count: {b.records_count} "
-                     f"baseSequence: {b.base_sequence} lastSequence: {b.last_sequence} producerId: {b.producer_id} "
-                     f"producerEpoch: {b.producer_epoch} partitionLeaderEpoch: {b.partition_leader_epoch} "
-                     f"isTransactional: {str(b.is_transactional).lower()} position: {b.position} "
-                     f"{TS_LABEL[b.timestamp_type]}: {b.max_timestamp} isvalid: true size: {b.size} magic: {b.magic} "
-                     f"compresscodec: {CODEC_ENUM[b.compression]} crc: {b.crc}")
-    return "\n".join(lines) + "\n"
+    return _render(batches, starting, batch_line=lambda b: (
+        f"baseOffset: {b.base_offset} lastOffset: {b.last_offset} count: {b.records_count} "
+        f"baseSequence: {b.base_sequence} lastSequence: {b.last_sequence} producerId: {b.producer_id} "
+        f"producerEpoch: {b.producer_epoch} partitionLeaderEpoch: {b.partition_leader_epoch} "
+        f"isTransactional: {str(b.is_transactional).lower()} position: {b.position} "
+        f"{TS_LABEL[b.timestamp_type]}: {b.max_timestamp} isvalid: true size: {b.size} magic: {b.magic} "
+        f"compresscodec: {CODEC_ENUM[b.compression]} crc: {b.crc}"))
 
 
 def _batch_line_2_3(b, codec: str, horizon: bool) -> str:
@@ -339,42 +329,30 @@ def _batch_line_2_3(b, codec: str, horizon: bool) -> str:
 def render_2_3(batches, starting: str) -> str:
     """2.3.0 DumpLogSegments.scala 337-365: a batch line, then ``| offset: .. keysize: .. valuesize: ..
     sequence: .. headerKeys: [..]`` per record (the same from 2.2.0 through 2.7.0)."""
-    lines = [f"Starting offset: {starting}"]
-    for b in batches:
-        lines.append(_batch_line_2_3(b, CODEC_ENUM[b.compression], False))
-        for r in b.records():
-            lines.append(f"| offset: {r.offset} {TS_LABEL[b.timestamp_type]}: {r.timestamp} keysize: {r.key_size} "
-                         f"valuesize: {r.value_size} sequence: {_seq(b, r)} headerKeys: {_hk(r)}" + _content(b, r))
-    return "\n".join(lines) + "\n"
+    return _render(batches, starting, lambda b: _batch_line_2_3(b, CODEC_ENUM[b.compression], False), lambda b, r: (
+        f"| offset: {r.offset} {TS_LABEL[b.timestamp_type]}: {r.timestamp} keysize: {r.key_size} "
+        f"valuesize: {r.value_size} sequence: {_seq(b, r)} headerKeys: {_hk(r)}" + _content(b, r)))
 
 
 def render_2_8(batches, starting: str, records_only: bool = False) -> str:
     """2.8.0 DumpLogSegments.scala 271-300: every record line repeats its batch's fields
     (``isValid: .. crc: null`` for v2, ``batchSize``, ``compressType``, ``position``)."""
-    lines = [] if records_only else [f"Starting offset: {starting}"]
-    for b in batches:
-        if not records_only:
-            lines.append(_batch_line_2_3(b, CODEC_ENUM[b.compression], False))
-        for r in b.records():
-            lines.append(f"| offset: {r.offset} isValid: true crc: null keySize: {r.key_size} valueSize: {r.value_size} "
-                         f"{TS_LABEL[b.timestamp_type]}: {r.timestamp} baseOffset: {b.base_offset} "
-                         f"lastOffset: {b.last_offset} baseSequence: {b.base_sequence} lastSequence: {b.last_sequence} "
-                         f"producerEpoch: {b.producer_epoch} partitionLeaderEpoch: {b.partition_leader_epoch} "
-                         f"batchSize: {b.size} magic: {b.magic} compressType: {CODEC_ENUM[b.compression]} "
-                         f"position: {b.position} sequence: {_seq(b, r)} headerKeys: {_hk(r)}" + _content(b, r))
-    return "\n".join(lines) + "\n"
+    batch_line = None if records_only else lambda b: _batch_line_2_3(b, CODEC_ENUM[b.compression], False)
+    return _render(batches, None if records_only else starting, batch_line, lambda b, r: (
+        f"| offset: {r.offset} isValid: true crc: null keySize: {r.key_size} valueSize: {r.value_size} "
+        f"{TS_LABEL[b.timestamp_type]}: {r.timestamp} baseOffset: {b.base_offset} "
+        f"lastOffset: {b.last_offset} baseSequence: {b.base_sequence} lastSequence: {b.last_sequence} "
+        f"producerEpoch: {b.producer_epoch} partitionLeaderEpoch: {b.partition_leader_epoch} "
+        f"batchSize: {b.size} magic: {b.magic} compressType: {CODEC_ENUM[b.compression]} "
+        f"position: {b.position} sequence: {_seq(b, r)} headerKeys: {_hk(r)}" + _content(b, r)))
 
 
 def render_3_0(batches, starting: str) -> str:
     """3.0.0 DumpLogSegments.scala 273-300: ``keySize``/``valueSize``, codec by ``CompressionType.name``
     (lower case); no ``deleteHorizonMs`` until 3.2.0, ``Starting offset`` until 3.3.0."""
-    lines = [f"Starting offset: {starting}"]
-    for b in batches:
-        lines.append(_batch_line_2_3(b, b.compression, False))
-        for r in b.records():
-            lines.append(f"| offset: {r.offset} {TS_LABEL[b.timestamp_type]}: {r.timestamp} keySize: {r.key_size} "
-                         f"valueSize: {r.value_size} sequence: {_seq(b, r)} headerKeys: {_hk(r)}" + _content(b, r))
-    return "\n".join(lines) + "\n"
+    return _render(batches, starting, lambda b: _batch_line_2_3(b, b.compression, False), lambda b, r: (
+        f"| offset: {r.offset} {TS_LABEL[b.timestamp_type]}: {r.timestamp} keySize: {r.key_size} "
+        f"valueSize: {r.value_size} sequence: {_seq(b, r)} headerKeys: {_hk(r)}" + _content(b, r)))
 
 
 def _rendered(written, render) -> str:
