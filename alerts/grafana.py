@@ -11,8 +11,8 @@ the same Prometheus, and needs no more than the slim install (the Streamlit page
 
 from __future__ import annotations
 
-import json
 
+from monitor import strictjson
 from monitor.config import Thresholds
 from monitor.panels import PANELS, Panel
 
@@ -120,4 +120,4 @@ def dashboard(t: Thresholds | None = None) -> dict:
 
 
 def render_dashboard(t: Thresholds | None = None) -> str:
-    return json.dumps(dashboard(t), indent=2, sort_keys=False) + "\n"
+    return strictjson.dumps(dashboard(t), indent=2, sort_keys=False) + "\n"

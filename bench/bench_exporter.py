@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import json
 import shutil
 import tempfile
 from pathlib import Path
 
 from bench.bench_logdir import make_log_dir
 from bench.common import OUT, Timer, log
+from monitor import strictjson
 
 
 def checkpoint_mix(d: Path, unhealthy_every: int) -> int:
@@ -85,7 +85,7 @@ def main(argv) -> int:
                 (t["partition_series"] - bad * p["partition_series"] / args.partitions) / (args.partitions - bad),
             "topic_render_vs_warm_refresh": t["render_s"] / t["warm_refresh_s"]}
         OUT.mkdir(exist_ok=True)
-        (OUT / "exporter.json").write_text(json.dumps(res, indent=2))
+        (OUT / "exporter.json").write_text(strictjson.dumps(res, indent=2))
         print(f"{args.partitions} partitions ({bad} unhealthy), {total / 1e6:.0f} MB on disk")
         for g, m in got.items():
             print(f"granularity {g:9}: {m['series']:7,} series ({m['partition_series']:,} per-partition), "
