@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 
 from monitor import valuesizes
 from spark_analysis import replicas
+from spark_analysis.arrow_rows import NOTE
 from spark_analysis.audit import AuditInputs, AuditResult, Found, pitfalls
 from spark_analysis.rows import rows_of
 from monitor.streams import streams_role
@@ -63,7 +64,7 @@ def report(spark: SparkSession, inputs: AuditInputs, found: Found, progress) -> 
         spark.createDataFrame(bucket_rows(rows_of(small, "bucket"), bucket), BUCKETS_DDL),
         spark.createDataFrame(top_key_rows(rows_of(small, "top_key"), inputs.top_n), TOP_KEYS_DDL),
         spark.createDataFrame(top_producer_rows(rows_of(small, "producer"), inputs.top_n), TOP_PRODUCERS_DDL),
-        spark.createDataFrame(found.faults, FAULTS_DDL), summary,
+        spark.createDataFrame([f for f in found.faults if f["fault_kind"] != NOTE], FAULTS_DDL), summary,
         spark.createDataFrame(found.replicas, replicas.REPLICAS_DDL))
 
 
@@ -230,7 +231,7 @@ def throttle_fields(p) -> dict:
 def summarize(inputs: AuditInputs, rows: list, bucket: int, faults: list) -> dict:
     brokers = broker_rows(inputs, rows)
     vanished = [f for f in faults if f["fault_kind"] == "vanished"]
-    fault_rows = [f for f in faults if f["fault_kind"] != "vanished"]
+    fault_rows = [f for f in faults if f["fault_kind"] not in ("vanished", NOTE)]
     return {
         "input_kind": inputs.kind,
         "generated_at_ms": inputs.now_ms,
@@ -248,6 +249,7 @@ def summarize(inputs: AuditInputs, rows: list, bucket: int, faults: list) -> dic
         "tombstones_past_retention": sum(r["tombstones_past_retention"] or 0 for r in rows),
         "faults": len(fault_rows),
         "vanished_segments": len(vanished),
+        "notes": [f["fault_reason"] for f in faults if f["fault_kind"] == NOTE][:1000],  # read differently, and why
         "fault_list": [{"file": f["segment"], "kind": f["fault_kind"], "position": f["fault_position"],
                         "reason": f["fault_reason"]} for f in fault_rows[:1000]],
         "cleaner": {"threads": inputs.cleaner.threads, "keys_per_pass": inputs.cleaner.keys_per_pass,
