@@ -329,20 +329,22 @@ def cmd_grafana(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(argv: list[str]) -> int:
-    """The Spark audit; topic configs by ``effective_config``: the admin API's, else the config file's,
-    else Kafka's defaults (for a topic neither knows, applied in the audit). The brokers' cleaner
+    """The Spark audit; topic configs by the collector's rule (``AuditInputs.effective``): the admin API's,
+    else the config file's; with a bootstrap server whose admin API does not give a topic's config the
+    rest is unknown, Kafka's defaults (labelled so) only with no admin API at all. The brokers' cleaner
     settings and replica placement from the admin API too, under the flags (``job.cleaner_params``)."""
     from spark_analysis.job import build_parser, run
 
     args = build_parser(parser_class=Parser).parse_args(argv)
     from monitor.config import ConfigError, load_config
-    from monitor.topicconfig import broker_cleaner_settings, effective_configs
+    from monitor.topicconfig import broker_cleaner_settings
 
     try:
         cfg = load_config(args.config)
     except ConfigError as exc:
         return _config_error(exc)
     admin, brokers, replicas, leaders = {}, None, None, {}
+    snap, admin_error = None, None
     cluster = cfg.clusters[0] if cfg.clusters else None
     settings = broker_cleaner_settings(file=cluster.cleaner if cluster else None)  # nobody asked: the file, else Kafka's
     bootstrap = args.bootstrap_servers or (cluster.bootstrap_servers if cluster else None)
@@ -354,12 +356,14 @@ def cmd_audit(argv: list[str]) -> int:
             from monitor.config import ClusterConfig
 
             fetcher = AdminFetcher(cluster or ClusterConfig(bootstrap_servers=bootstrap), timeout=10)
-            snap = fetcher.topics()
+            try:
+                snap = fetcher.topics()
+            finally:
+                fetcher.close()
             # each partition's leader: the replica the audit reads when the log dirs hold several
             leaders = {(t, p): po.leader for t, info in snap.topics.items() for p, po in info.partitions.items()
                        if po.leader is not None and po.leader >= 0}
-            fetcher.close()
-            admin = {t: info.config for t, info in snap.topics.items()}
+            admin = {**snap.not_compacted, **{t: info.config for t, info in snap.topics.items()}}
             brokers = snap.cleaner_settings
             replicas = {(t, p): po.replicas for t, info in snap.topics.items() for p, po in info.partitions.items()}
             for b, got in sorted(brokers.items()):
@@ -367,12 +371,17 @@ def cmd_audit(argv: list[str]) -> int:
                 for reason in unknown:
                     _err(f"broker {b}: cleaner settings unknown ({reason}); the estimate assumes Kafka's "
                          "defaults for them and says so")
-        except Exception as exc:  # noqa: BLE001 - the audit can go on with defaults
-            _err(f"topic configs from {bootstrap} unavailable ({exc}); using the config file and Kafka's defaults")
+            for topic, why in sorted(snap.refused.items()):
+                _err(f"topic {topic}: config unknown ({why}); its figures that depend on it are reported unknown")
+        except Exception as exc:  # noqa: BLE001 - the audit goes on: what needs the topic configs is unknown
+            admin_error = f"{bootstrap}: {exc}"
+            _err(f"topic configs from {bootstrap} unavailable ({exc}); topics not in the config file have their "
+                 "config unknown: the figures that depend on it are reported unknown, never with Kafka's defaults")
             settings = broker_cleaner_settings(file=cluster.cleaner if cluster else None,
                                                admin_error=f"the admin API at {bootstrap} failed: {exc}")
     try:
-        _, summary = run(args, topic_configs=effective_configs(admin, cluster.topics if cluster else {}),
+        _, summary = run(args, topic_configs=admin, file_configs=dict(cluster.topics) if cluster else {},
+                         admin_asked=bool(bootstrap), admin=snap, admin_error=admin_error,
                          broker_settings=brokers, replicas=replicas, settings=settings, leaders=leaders,
                          restore_config=cluster.restore_throughput_bytes_per_second if cluster else None)
     except (FileNotFoundError, ValueError) as exc:

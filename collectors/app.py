@@ -27,8 +27,7 @@ from monitor.causes import BrokerFacts, duration, unknown_cause
 from monitor.config import BrokerConfig, ClusterConfig, Config
 from monitor.lsocheck import LeaderLso
 from monitor.streams import streams_role
-from monitor.topicconfig import (ADMIN_DOWN, NOT_LISTED, REFUSED, AdminRefusal, effective_broker_setting,
-                                 effective_config)
+from monitor.topicconfig import NOT_LISTED, admin_refusal, effective_broker_setting, effective_config
 from monitor import strictjson
 
 log = logging.getLogger("compaction_monitor.collect")
@@ -60,19 +59,6 @@ class Collector:
                 c()
             except Exception:  # noqa: BLE001
                 pass
-
-
-def admin_refusal(snap, topic: str) -> AdminRefusal | None:
-    """Why an admin source's snapshot (None: it has none) does not give ``topic``'s config; None when it
-    does (the topic is listed and described)."""
-    if snap is None:
-        return AdminRefusal(ADMIN_DOWN, "the admin source has no topic configs (down, or not refreshed yet)")
-    if topic in snap.topics or topic in snap.not_compacted:
-        return None
-    if topic in snap.refused:
-        return AdminRefusal(REFUSED, snap.refused[topic])
-    return AdminRefusal(NOT_LISTED, f"the admin API does not list {topic} for {snap.principal or 'the client'}: "
-                                    f"no Describe on TOPIC {topic} (or the topic was deleted)")
 
 
 def _config_lookup(cluster: ClusterConfig, store: Store, admin_name: str | None, command_line: dict | None = None,

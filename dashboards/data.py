@@ -342,17 +342,27 @@ def consumer_groups_table(samples: pd.DataFrame, alerts: pd.DataFrame | None = N
     """One row per group and partition of a compacted topic: lag in records and in time, and
     ``may_miss_updates``: the reasons it may read an already compacted history (``monitor.consumers``),
     "latest value only" for a group declared so (no alert for it), "" when neither reason holds,
-    "unknown" when neither could be told. ``alert``: ConsumerMayMissUpdates raised for it."""
+    "unknown" when neither could be told. ``alert``: ConsumerMayMissUpdates raised for it. ``lag_method``:
+    how the time lag was told (exact, interpolated, extrapolated: the method label); ``lag_unknown``: the
+    reason it could not be (consumer_group_lag_seconds_unknown), "" when it was."""
     base = metric(samples, "consumer_group_lag_records")
-    cols = GROUP + ["lag_records", "lag_seconds", "may_miss_updates", "alert"]
+    cols = GROUP + ["lag_records", "lag_seconds", "lag_method", "lag_unknown", "may_miss_updates", "alert"]
     if base.empty:
         return pd.DataFrame(columns=cols)
     out = base[GROUP + ["value"]].rename(columns={"value": "lag_records"})
     secs = metric(samples, "consumer_group_lag_seconds")
     if secs.empty:
-        out["lag_seconds"] = None
+        out["lag_seconds"], out["lag_method"] = None, None
     else:
-        out = out.merge(secs[GROUP + ["value"]].rename(columns={"value": "lag_seconds"}), on=GROUP, how="left")
+        secs = secs.assign(method=secs["method"] if "method" in secs.columns else None)
+        out = out.merge(secs[GROUP + ["value", "method"]].rename(columns={"value": "lag_seconds",
+                                                                          "method": "lag_method"}),
+                        on=GROUP, how="left")
+    # consumer_group_lag_seconds_unknown{reason}: why a lagging group's time lag cannot be told
+    unknown = metric(samples, "consumer_group_lag_seconds_unknown")
+    unknown = unknown[unknown["value"] == 1] if not unknown.empty else unknown
+    reasons = {tuple(str(r[k]) for k in GROUP): str(r.get("reason", "")) for r in unknown.to_dict("records")}
+    out["lag_unknown"] = [reasons.get(tuple(str(v) for v in row), "") for row in out[GROUP].values]
     miss = metric(samples, "consumer_group_may_miss_updates")
     found: dict[tuple, list] = {}
     for r in miss.to_dict("records"):

@@ -12,7 +12,9 @@ What a partition's comparison can honestly say (``status``):
 * ``not cleaned yet``: the cleaner has not reached that offset: the actual figure is partial;
 * ``written to between the runs``: the latest record's timestamp or the active segment moved, so the
   later size mixes what the cleaner removed with what producers added: no actual figure;
-* ``not in the later run``: the partition is gone (deleted, or the later run read other log dirs).
+* ``not in the later run``: the partition is gone (deleted, or the later run read other log dirs);
+* ``no prediction``: the earlier run had no reclaimable figure (its topic config unknown: the admin API
+  did not give it, ``config_unknown_reason``), so there is nothing to compare.
 Only ``cleaned`` rows carry an error and enter the totals.
 """
 
@@ -24,6 +26,7 @@ CLEANED = "cleaned"
 NOT_CLEANED = "not cleaned yet"
 WRITTEN = "written to between the runs"
 MISSING = "not in the later run"
+NO_PREDICTION = "no prediction"
 
 
 @dataclass(frozen=True)
@@ -31,7 +34,7 @@ class PartitionAccuracy:
     topic: str
     partition: int
     status: str
-    predicted_bytes: float  # the earlier run's reclaimable_bytes
+    predicted_bytes: float | None  # the earlier run's reclaimable_bytes (None: it had none, NO_PREDICTION)
     bytes_before: int
     bytes_after: int | None
     actual_bytes: int | None  # bytes_before - bytes_after, when ``status`` is cleaned
@@ -68,7 +71,12 @@ def _moved(before: dict, after: dict) -> str | None:
 
 
 def compare_partition(before: dict, after: dict | None) -> PartitionAccuracy:
-    predicted = float(before.get("reclaimable_bytes") or 0.0)
+    if before.get("reclaimable_bytes") is None:  # no figure was predicted (the topic config was unknown)
+        return PartitionAccuracy(topic=before["topic"], partition=int(before["partition"]), status=NO_PREDICTION,
+                                 predicted_bytes=None, bytes_before=int(before["bytes"]), bytes_after=None,
+                                 actual_bytes=None, error_bytes=None, error_ratio=None,
+                                 detail=before.get("config_unknown_reason") or "the earlier run had no reclaimable figure")
+    predicted = float(before["reclaimable_bytes"])
     base = dict(topic=before["topic"], partition=int(before["partition"]), predicted_bytes=predicted,
                 bytes_before=int(before["bytes"]))
     if after is None:

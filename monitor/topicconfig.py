@@ -137,6 +137,23 @@ class AdminRefusal:
     text: str
 
 
+def admin_refusal(snap, topic: str, down: str | None = None) -> AdminRefusal | None:
+    """Why the admin API's answer does not give ``topic``'s config; None when it does (the topic is
+    listed and described). ``snap``: the answer (``collectors.admin.AdminSnapshot``: ``topics``,
+    ``not_compacted``, ``refused``, ``principal``), None when there is none (``down``: why, if known).
+    The one rule for the collector and the audit: the admin API configured and not telling makes a
+    topic's config unknown (``effective_config``'s ``refusal``)."""
+    if snap is None:
+        return AdminRefusal(ADMIN_DOWN, f"the admin API did not answer: {down}" if down else
+                            "the admin source has no topic configs (down, or not refreshed yet)")
+    if topic in snap.topics or topic in snap.not_compacted:
+        return None
+    if topic in snap.refused:
+        return AdminRefusal(REFUSED, snap.refused[topic])
+    return AdminRefusal(NOT_LISTED, f"the admin API does not list {topic} for {snap.principal or 'the client'}: "
+                                    f"no Describe on TOPIC {topic} (or the topic was deleted)")
+
+
 @dataclass(frozen=True)
 class EffectiveConfig:
     """A topic's config, and where each of its values came from (Kafka config name -> source). A value
@@ -207,8 +224,9 @@ def effective_config(topic: str, *, admin: TopicConfig | None = None, file: Mapp
 
 def effective_configs(admin: Mapping[str, TopicConfig] | None = None,
                       file: Mapping[str, Mapping[str, object]] | None = None) -> dict[str, TopicConfig]:
-    """``effective_config`` of every topic the admin API or the config file knows (the audit's input:
-    a topic neither knows gets Kafka's defaults inside the audit)."""
+    """``effective_config`` of every topic the admin API or the config file knows (the spark-submit job
+    checks the config file's values with it; the audit itself resolves each topic it finds with
+    ``effective_config`` and ``admin_refusal``, ``spark_analysis.audit.AuditInputs.effective``)."""
     admin, file = admin or {}, file or {}
     return {t: effective_config(t, admin=admin.get(t), file=file.get(t)).config for t in {*admin, *file}}
 

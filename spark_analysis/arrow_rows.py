@@ -129,6 +129,9 @@ def _add(cols: Columns, seg_consts: dict, batch, offsets, timestamps, keys, key_
     })
 
 
+NOTE = "note"  # the fault kind of a note: what was read differently and why (the summary's notes, not a fault)
+
+
 def dump_batches(uri: str, size: int, opener):
     """Arrow batches for one kafka-dump-log text file: the records of every segment it dumps."""
     cols = Columns()
@@ -143,7 +146,11 @@ def dump_batches(uri: str, size: int, opener):
     with fh:
         import io
 
-        text = io.TextIOWrapper(fh, encoding="utf-8", errors="surrogateescape")
+        from monitor.sniff import text_encoding
+
+        head = fh.read(2)  # a byte order mark: PowerShell's ">" writes UTF-16 (as ``inspect`` reads it)
+        fh.seek(0)
+        text = io.TextIOWrapper(fh, encoding=text_encoding(head), errors="surrogateescape", newline="\n")
         parser = DumpParser(text, uri)
         for batch in parser.batches():
             seg = batch.file
@@ -159,5 +166,11 @@ def dump_batches(uri: str, size: int, opener):
                 yield cols.flush()
         for p in parser.problems:
             cols.add_fault(file_consts, "dump_line", p.line, f"{uri}: line {p.line}: {p.reason}: {p.text[:120]}")
+        for f, line in parser.skipped_sections:  # notes for the summary, as ``inspect`` gives them; no fault
+            cols.add_fault(file_consts, NOTE, line, f"{uri}: line {line}: skipped the section of {f} "
+                                                    "(an index holds no records)")
+        if parser.batchless_records:
+            cols.add_fault(file_consts, NOTE, 0, f"{uri}: {parser.batchless_records} record line(s) without their "
+                                                 "batch line: batch fields they do not print are unknown (null)")
     if cols.n:
         yield cols.flush()

@@ -418,8 +418,12 @@ BUCKETS = {"minute": 60_000, "hour": 3_600_000, "day": 86_400_000, "auto": None}
 
 def run(args, topic_configs: dict | None = None, spark=None, broker_settings: dict | None = None,
         replicas: dict | None = None, settings: dict | None = None, leaders: dict | None = None,
-        restore_config: float | None = None) -> tuple[str, dict]:
-    """Run the audit; returns the run folder and the summary. ``topic_configs``: topic -> TopicConfig;
+        restore_config: float | None = None, file_configs: dict | None = None, admin_asked: bool = False,
+        admin=None, admin_error: str | None = None) -> tuple[str, dict]:
+    """Run the audit; returns the run folder and the summary. ``topic_configs``: topic -> TopicConfig
+    (the admin API's); ``file_configs``: topic -> monitor.yaml's values; ``admin_asked``: an admin API
+    was asked (``admin`` its answer, else ``admin_error`` why none): a topic it did not give has its
+    config unknown (``AuditInputs.effective``);
     ``broker_settings``: broker id -> the broker's cleaner settings (``monitor.topicconfig.BrokerSetting``
     by Kafka name); ``replicas``: (topic, partition) -> broker ids, for each broker's wall clock;
     ``settings``: the cleaner settings when no broker's are known; ``leaders``: (topic, partition) -> the
@@ -462,7 +466,8 @@ def run(args, topic_configs: dict | None = None, spark=None, broker_settings: di
         files = list_inputs("segments", args.input) if segments else None
         inputs = AuditInputs(records=records, files=files, kind=args.input_kind, checkpoints=cps, log_starts=starts,
                              log_dirs=log_dirs, leaders={k: str(v) for k, v in (leaders or {}).items()},
-                             topic_configs=topic_configs or {}, cleaner=params, brokers=brokers,
+                             topic_configs=topic_configs or {}, file_configs=file_configs or {},
+                             admin_asked=admin_asked, admin=admin, admin_error=admin_error, cleaner=params, brokers=brokers,
                              replicas={k: tuple(str(b) for b in v) for k, v in (replicas or {}).items()},
                              now_ms=args.now_ms or int(time.time() * 1000), bucket_ms=BUCKETS[args.bucket],
                              top_n=args.top, restore=restore)
@@ -490,7 +495,8 @@ def main(argv=None) -> int:
     try:
         cfg = load_config(args.config)
         cluster = cfg.clusters[0] if cfg.clusters else None
-        configs = effective_configs(file=cluster.topics if cluster else {})
+        files = dict(cluster.topics) if cluster else {}
+        effective_configs(file=files)  # a bad value fails here, naming its key
     except ConfigError as exc:
         for line in exc.lines:
             print(f"audit: config error: {line}", file=sys.stderr)
@@ -502,7 +508,7 @@ def main(argv=None) -> int:
         log("topic configs from the admin API need `compaction-monitor audit`; using --config's topics "
             "and Kafka's defaults")
     try:
-        _, summary = run(args, topic_configs=configs,
+        _, summary = run(args, file_configs=files,
                          restore_config=cluster.restore_throughput_bytes_per_second if cluster else None)
     except (FileNotFoundError, ValueError) as exc:  # OutputError, ExecutorError, s3.StorageError...
         print(f"audit: {exc}", file=sys.stderr)

@@ -33,12 +33,12 @@ def figures(topics: list[dict], buckets: list[dict]) -> list:
     top = sorted(topics, key=lambda t: -t["bytes"])[:25]
     names = [t["topic"] for t in top]
     fig = go.Figure()
-    fig.add_bar(name="kept after compaction", x=names, y=[t["projected_bytes"] / (1 << 20) for t in top])
-    fig.add_bar(name="reclaimable", x=names, y=[t["reclaimable_bytes"] / (1 << 20) for t in top])
+    fig.add_bar(name="kept after compaction", x=names, y=[(t["projected_bytes"] or 0) / (1 << 20) for t in top])
+    fig.add_bar(name="reclaimable", x=names, y=[(t["reclaimable_bytes"] or 0) / (1 << 20) for t in top])
     fig.update_layout(barmode="stack", title="Size per topic: what a full compaction would reclaim",
                       yaxis_title="MiB")
     figs.append(fig)
-    est = sorted(topics, key=lambda t: -t["estimated_clean_seconds"])[:25]
+    est = sorted(topics, key=lambda t: -(t["estimated_clean_seconds"] or 0))[:25]
     fig = go.Figure(go.Bar(x=[t["topic"] for t in est], y=[t["estimated_clean_seconds"] for t in est],
                            marker_color="#d62728"))
     fig.update_layout(title="Estimated time for the cleaner to clean the dirty section", yaxis_title="seconds")
@@ -92,6 +92,18 @@ def replicas_html(summary: dict, replicas: list[dict]) -> str:
                             ("disagreement", "disagreement")], {"bytes": _mb}))
 
 
+def _config_note(summary: dict) -> str:
+    """Which topics' configs are unknown (the admin API asked and did not tell) and why: their figures
+    that depend on the config are shown as unknown and left out of the totals."""
+    unknown = {t: c for t, c in (summary.get("topic_configs") or {}).items() if c.get("unknown")}
+    if not unknown:
+        return ""
+    items = "".join(f"<li>{html.escape(t)}: {html.escape(c['reason'] or '')}</li>" for t, c in sorted(unknown.items()))
+    return (f"<p>Topic config unknown for {len(unknown)} topic(s): their reclaimable bytes, dirty ratio, "
+            f"eligibility and tombstones past retention are unknown, and left out of the totals above.</p>"
+            f"<ul>{items}</ul>")
+
+
 def render_report(summary: dict, topics: list[dict], partitions: list[dict], buckets: list[dict],
                   top_keys: list[dict], replicas: list[dict] | None = None) -> str:
     when = dt.datetime.fromtimestamp(summary["generated_at_ms"] / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -112,13 +124,15 @@ def render_report(summary: dict, topics: list[dict], partitions: list[dict], buc
     card_html = "".join(f'<div class="card"><div class="v">{html.escape(v)}</div><div class="l">{html.escape(k)}</div></div>'
                         for k, v in cards)
     charts = "".join(f'<div class="chart">{_fig_html(f)}</div>' for f in figures(topics, buckets))
-    worst = sorted(partitions, key=lambda p: -p["reclaimable_bytes"])[:30]
+    worst = sorted(partitions, key=lambda p: -(p["reclaimable_bytes"] or 0))[:30]
     part_table = _table(worst, [("topic", "topic"), ("partition", "partition"), ("bytes", "size"),
                                 ("reclaimable_bytes", "reclaimable"), ("cleanable_ratio", "dirty ratio"),
                                 ("cleaner_passes", "passes"), ("estimated_clean_seconds", "est. clean"),
-                                ("tombstones", "tombstones"), ("tombstones_past_retention", "past retention")],
+                                ("tombstones", "tombstones"), ("tombstones_past_retention", "past retention"),
+                                ("config_source", "config from")],
                         {"bytes": _mb, "reclaimable_bytes": _mb, "cleanable_ratio": lambda v: f"{v:.2f}",
-                         "estimated_clean_seconds": _dur})
+                         "estimated_clean_seconds": _dur}).replace("<td>None</td>", "<td>unknown</td>")
+    part_table = _config_note(summary) + part_table
     streams = [t for t in topics if t.get("streams_role")]
     streams_html = ("<h2>Kafka Streams internal topics (by name)</h2>" + _table(
         streams, [("topic", "topic"), ("streams_role", "role"), ("partitions", "partitions"), ("bytes", "size"),

@@ -44,13 +44,21 @@ if samples is not None:
         st.plotly_chart(figures.consumer_risk(ratio, warning, critical),
                         use_container_width=True)
         groups = data.consumer_groups_table(samples, alerts)
-        shown = groups[["group", "topic", "partition", "lag_seconds", "may_miss_updates"]].rename(
-            columns={"lag_seconds": "time lag (s)", "may_miss_updates": "may miss updates"})
+        shown = groups[["group", "topic", "partition", "lag_seconds", "lag_method", "lag_unknown",
+                        "may_miss_updates"]].rename(
+            columns={"lag_seconds": "time lag (s)", "lag_method": "time lag method",
+                     "lag_unknown": "time lag unknown because", "may_miss_updates": "may miss updates"})
         st.dataframe(shown.sort_values("time lag (s)", ascending=False), hide_index=True, use_container_width=True,
                      column_config={"may miss updates": st.column_config.TextColumn(
                          help="why the group may read an already compacted history and miss intermediate values "
                               "(ConsumerMayMissUpdates); 'latest value only': declared in "
-                              "latest_value_only_groups, so not alerted")})
+                              "latest_value_only_groups, so not alerted"),
+                         "time lag method": st.column_config.TextColumn(
+                             help="exact: the committed record's timestamp, read (needs Read on the topic); "
+                                  "interpolated: between the collector's log-end-offset samples (no Read); "
+                                  "extrapolated: older than every sample, along their trend"),
+                         "time lag unknown because": st.column_config.TextColumn(
+                             help="consumer_group_lag_seconds_unknown's reason: too_few_samples, no_writes_sampled")})
     ui.alerts_table(alerts, ["ConsumerMayMissTombstones", "ConsumerMayMissUpdates", "TombstonesPastDeleteHorizon",
                              "TombstonesPilingUp"])
 ui.auto_refresh()

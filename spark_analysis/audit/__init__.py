@@ -35,7 +35,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from monitor.estimate import CleanerParams
 from monitor.restore import RestoreThroughput
-from monitor.topicconfig import TopicConfig, effective_config
+from monitor.topicconfig import EffectiveConfig, TopicConfig, admin_refusal, effective_config
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -51,7 +51,13 @@ class AuditInputs:
     # log dir -> replicas.LogDirInfo (its own checkpoints, its broker): a replica is judged by its log dir's
     log_dirs: dict = field(default_factory=dict)
     leaders: dict = field(default_factory=dict)  # (topic, partition) -> leader's broker id (admin API), as str
-    topic_configs: dict = field(default_factory=dict)  # topic -> TopicConfig
+    topic_configs: dict = field(default_factory=dict)  # topic -> TopicConfig: the admin API's (the topic's own)
+    file_configs: dict = field(default_factory=dict)  # topic -> monitor.yaml's values (clusters[].topics)
+    # an admin API was configured and asked: a topic it did not give has its config unknown, never
+    # Kafka's defaults (monitor.topicconfig.admin_refusal); admin: its answer (None: it failed, admin_error)
+    admin_asked: bool = False
+    admin: object | None = None
+    admin_error: str | None = None
     cleaner: CleanerParams = CleanerParams()
     brokers: dict = field(default_factory=dict)  # broker id -> its CleanerParams (settings from the admin API)
     replicas: dict = field(default_factory=dict)  # (topic, partition) -> broker ids holding a replica
@@ -63,10 +69,22 @@ class AuditInputs:
     max_keys: int | None = None  # keys one task holds before sending them in parts (tests lower it)
     window: int | None = None  # records a task folds at a time (tests lower it)
 
+    def effective(self, topic: str) -> EffectiveConfig:
+        """The topic's config by the collector's rule (``effective_config``, ``admin_refusal``): the
+        admin API's, else monitor.yaml's over Kafka's defaults; the values neither gives are unknown
+        when an admin API was asked and did not give the topic's, Kafka's defaults (source ``default``)
+        only when none was asked. Read as a compacted topic's: the audit reads its segments as such."""
+        admin = self.topic_configs.get(topic)
+        refusal = None
+        if admin is None and self.admin_asked:
+            refusal = admin_refusal(self.admin, topic, down=self.admin_error if self.admin is None else None)
+        return effective_config(topic, admin=admin, file=self.file_configs.get(topic), compacted=True,
+                                refusal=refusal)
+
     def config(self, topic: str) -> TopicConfig:
-        """The caller's config for the topic (admin API or config file), else Kafka's defaults for a
-        compacted topic: the audit reads its segments as a compacted topic's."""
-        return effective_config(topic, admin=self.topic_configs.get(topic), compacted=True).config
+        """The values the audit computes with: ``effective``'s, unknown ones as placeholders whose
+        figures the report leaves unknown (``audit.tables.config_columns``)."""
+        return self.effective(topic).config
 
 
 @dataclass

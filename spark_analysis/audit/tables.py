@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 
 from monitor import valuesizes
 from spark_analysis import replicas
+from spark_analysis.arrow_rows import NOTE
 from spark_analysis.audit import AuditInputs, AuditResult, Found, pitfalls
 from spark_analysis.rows import rows_of
 from monitor.streams import streams_role
@@ -41,15 +42,18 @@ def report(spark: SparkSession, inputs: AuditInputs, found: Found, progress) -> 
         small = pa.concat_tables([small, finish_key_parts(keys, inputs.top_n).toArrow().cast(small.schema)])
         totals = sum_rows(rows_of(small, "key_totals"), ("topic", "partition"))
     progress("estimates, top keys, top producers, tombstone build-up")
-    rows = sorted((partition_row(f, totals.get((f["topic"], f["partition"]), {}), inputs.cleaner)
+    rows = sorted((config_columns(partition_row(f, totals.get((f["topic"], f["partition"]), {}), inputs.cleaner),
+                                  inputs.effective(f["topic"]))
                    for f in found.facts), key=lambda r: (r["topic"], r["partition"]))
     bucket = max(f["bucket_ms"] for f in found.facts)  # the tasks' own (the given one, or by their span)
     progress("producer pitfalls: empty values, keyless records, keys in several partitions, value sizes")
     rows, topics = with_pitfalls(found, small, rows, topic_rows(rows))
     for t in topics:  # monitor.restore: the projected size over the stated consumer throughput
         t["restore_seconds"] = inputs.restore.seconds(t["projected_bytes"]) if inputs.config(t["topic"]).compacted \
-            else None
+            and t["projected_bytes"] is not None else None
+        t.update(config_of(inputs.effective(t["topic"])))
     summary = summarize(inputs, rows, bucket, found.faults)
+    summary.update(config_summary(inputs, topics))
     summary.update(inputs.restore.as_summary())
     summary.update({k: sum(t[k] for t in topics) for k in pitfalls.SUMMARY_KEYS})
     summary["value_size_method"] = valuesizes.METHOD
@@ -61,8 +65,64 @@ def report(spark: SparkSession, inputs: AuditInputs, found: Found, progress) -> 
         spark.createDataFrame(bucket_rows(rows_of(small, "bucket"), bucket), BUCKETS_DDL),
         spark.createDataFrame(top_key_rows(rows_of(small, "top_key"), inputs.top_n), TOP_KEYS_DDL),
         spark.createDataFrame(top_producer_rows(rows_of(small, "producer"), inputs.top_n), TOP_PRODUCERS_DDL),
-        spark.createDataFrame(found.faults, FAULTS_DDL), summary,
+        spark.createDataFrame([f for f in found.faults if f["fault_kind"] != NOTE], FAULTS_DDL), summary,
         spark.createDataFrame(found.replicas, replicas.REPLICAS_DDL))
+
+
+# the partition columns that depend on the topic's config, by the Kafka config names they read; a
+# column whose config is unknown (the admin API asked and did not tell) is null, never figured with
+# Kafka's defaults. What reads what: min.compaction.lag.ms moves the bound U (LogCleanerManager's
+# firstUncleanableOffset) and so the dirty section and what a clean removes; max.compaction.lag.ms and
+# min.cleanable.dirty.ratio decide eligibility; delete.retention.ms which tombstones a clean removes;
+# cleanup.policy, retention.ms and retention.bytes what the delete half removes. Records, bytes, keys,
+# tombstones counted, clean_bytes and first_dirty_offset (the checkpoint's) depend on none.
+_LAG, _RET = ("min.compaction.lag.ms",), ("cleanup.policy", "retention.ms", "retention.bytes")
+_CLEAN = _LAG + ("delete.retention.ms",) + _RET
+CONFIG_DEPENDENT = {
+    "first_uncleanable_offset": _LAG, "cleanable_bytes": _LAG, "cleanable_ratio": _LAG,
+    "dirty_distinct_keys": _LAG, "cleaner_passes": _LAG, "estimated_clean_seconds": _LAG,
+    "min_cleanable_dirty_ratio": ("min.cleanable.dirty.ratio",),
+    "eligible": _LAG + ("min.cleanable.dirty.ratio", "max.compaction.lag.ms"),
+    "delete_retention_ms": ("delete.retention.ms",),
+    "tombstones_past_retention": ("delete.retention.ms",),
+    "removable_records": _CLEAN, "reclaimable_bytes": _CLEAN, "projected_bytes": _CLEAN,
+    "retention_deleted_segments": _RET, "retention_deleted_bytes": _RET, "projected_log_start_offset": _RET,
+}
+
+
+def config_of(ec) -> dict:
+    """A row's config columns: where the topic's config came from (``EffectiveConfig.source``: admin,
+    config, default, or unknown) and, when values are unknown, why and which."""
+    reason = None
+    if ec.unknown_keys:
+        why = ec.refusal.text if ec.refusal is not None else "not given"
+        reason = f"{', '.join(sorted(ec.unknown_keys))} unknown: {why}"
+    return {"config_source": ec.source, "config_unknown_reason": reason}
+
+
+def config_columns(row: dict, ec) -> dict:
+    """The partition row with the figures that depend on an unknown config value set to null
+    (``CONFIG_DEPENDENT``) and its config columns (``config_of``)."""
+    out = {**row, **config_of(ec)}
+    for col, keys in CONFIG_DEPENDENT.items():
+        if not ec.known(*keys):
+            out[col] = None
+    return out
+
+
+def config_summary(inputs: AuditInputs, topics: list) -> dict:
+    """summary.json's topic configs: each audited topic's source (and what is unknown, and why), and
+    how many partitions have figures left unknown (left out of the totals, which say so)."""
+    per = {}
+    for t in topics:
+        ec = inputs.effective(t["topic"])
+        per[t["topic"]] = {"source": ec.source, "unknown": sorted(ec.unknown_keys),
+                           "reason": config_of(ec)["config_unknown_reason"]}
+    unknown = [t for t in topics if per[t["topic"]]["unknown"]]
+    return {"topic_configs": per, "config_unknown": {
+        "topics": len(unknown), "partitions": sum(t["partitions"] for t in unknown),
+        "note": ("the totals of figures that depend on a topic's config count only the partitions whose "
+                 "config is known" if unknown else "")}}
 
 
 def with_pitfalls(found: Found, small, rows: list, topics: list) -> tuple[list, list]:
@@ -148,6 +208,7 @@ def broker_rows(inputs: AuditInputs, rows: list) -> list[dict]:
             hosts = "its replicas (admin API)"
         else:
             mine, hosts = rows, "every audited partition (replica placement unknown)"
+        mine = [r for r in mine if r["cleanable_bytes"] is not None]  # config unknown: no estimate
         cleans = [estimate_clean(r["clean_bytes"], r["cleanable_bytes"], r["dirty_distinct_keys"] or 0, p)
                   for r in mine]
         w = wall_clock(cleans, p)
@@ -181,7 +242,7 @@ def decoders(facts: list) -> dict:
 def summarize(inputs: AuditInputs, rows: list, bucket: int, faults: list) -> dict:
     brokers = broker_rows(inputs, rows)
     vanished = [f for f in faults if f["fault_kind"] == "vanished"]
-    fault_rows = [f for f in faults if f["fault_kind"] != "vanished"]
+    fault_rows = [f for f in faults if f["fault_kind"] not in ("vanished", NOTE)]
     return {
         "input_kind": inputs.kind,
         "generated_at_ms": inputs.now_ms,
@@ -189,16 +250,17 @@ def summarize(inputs: AuditInputs, rows: list, bucket: int, faults: list) -> dic
         "topics": len({r["topic"] for r in rows}),
         "records": sum(r["records"] for r in rows),
         "bytes": sum(r["bytes"] for r in rows),
-        "reclaimable_bytes": sum(r["reclaimable_bytes"] for r in rows),
-        "projected_bytes": sum(r["projected_bytes"] for r in rows),
+        "reclaimable_bytes": sum(r["reclaimable_bytes"] or 0 for r in rows),
+        "projected_bytes": sum(r["projected_bytes"] or 0 for r in rows),
         "retention_deleted_bytes": sum(r["retention_deleted_bytes"] or 0 for r in rows),  # compact,delete
-        "cleanable_bytes": sum(r["cleanable_bytes"] for r in rows),
-        "estimated_clean_seconds": sum(r["estimated_clean_seconds"] for r in rows),
+        "cleanable_bytes": sum(r["cleanable_bytes"] or 0 for r in rows),
+        "estimated_clean_seconds": sum(r["estimated_clean_seconds"] or 0 for r in rows),
         "estimated_wall_clock_seconds": max((b["wall_clock_seconds"] for b in brokers), default=0.0),
         "tombstones": sum(r["tombstones"] for r in rows),
-        "tombstones_past_retention": sum(r["tombstones_past_retention"] for r in rows),
+        "tombstones_past_retention": sum(r["tombstones_past_retention"] or 0 for r in rows),
         "faults": len(fault_rows),
         "vanished_segments": len(vanished),
+        "notes": [f["fault_reason"] for f in faults if f["fault_kind"] == NOTE][:1000],  # read differently, and why
         "fault_list": [{"file": f["segment"], "kind": f["fault_kind"], "position": f["fault_position"],
                         "reason": f["fault_reason"]} for f in fault_rows[:1000]],
         "cleaner": {"threads": inputs.cleaner.threads, "keys_per_pass": inputs.cleaner.keys_per_pass,
@@ -219,6 +281,7 @@ TOPIC_DDL = ("topic string, partitions long, records long, bytes long, distinct_
              "reclaimable_bytes double, projected_bytes double, cleanable_bytes long, max_cleanable_ratio double, "
              "estimated_clean_seconds double, tombstones long, tombstones_past_retention long, "
              "keys_last_tombstone long, streams_role string, retention_deleted_bytes long, restore_seconds double, "
+             "config_source string, config_unknown_reason string, "
              + pitfalls.TOPIC_DDL)
 
 
@@ -229,16 +292,16 @@ def topic_rows(rows: list[dict]) -> list[dict]:
         t = out.setdefault(r["topic"], {"topic": r["topic"], "partitions": 0, "max_cleanable_ratio": None,
                                         **{k: 0 for k in TOPIC_SUMS}})
         t["partitions"] += 1
-        for k in TOPIC_SUMS:
-            t[k] += r[k] or 0
+        for k in TOPIC_SUMS:  # a figure unknown (its config) for a partition is unknown for its topic
+            t[k] = None if t[k] is None or (r[k] is None and k in CONFIG_DEPENDENT
+                                                            and r.get("config_unknown_reason")) else t[k] + (r[k] or 0)
         if r["cleanable_ratio"] is not None:
             t["max_cleanable_ratio"] = max(t["max_cleanable_ratio"] or 0.0, r["cleanable_ratio"])
     for t in out.values():
-        t["reclaimable_bytes"] = float(t["reclaimable_bytes"])
-        t["projected_bytes"] = float(t["projected_bytes"])
-        t["estimated_clean_seconds"] = float(t["estimated_clean_seconds"])
+        for k in ("reclaimable_bytes", "projected_bytes", "estimated_clean_seconds"):
+            t[k] = None if t[k] is None else float(t[k])
         t["streams_role"] = streams_role(t["topic"])  # monitor.streams: "" when not a Streams internal topic
-    return sorted(out.values(), key=lambda t: -t["reclaimable_bytes"])
+    return sorted(out.values(), key=lambda t: -(t["reclaimable_bytes"] or 0))
 
 
 PARTITION_DDL = (
@@ -249,4 +312,5 @@ PARTITION_DDL = (
     "eligible boolean, dirty_distinct_keys long, cleaner_passes int, estimated_clean_seconds double, "
     "tombstones long, tombstones_past_retention long, keys_last_tombstone long, delete_retention_ms long, "
     "first_timestamp long, last_timestamp long, retention_deleted_segments int, retention_deleted_bytes long, "
-    "projected_log_start_offset long, " + pitfalls.PARTITION_DDL)
+    "projected_log_start_offset long, config_source string, config_unknown_reason string, "
+    + pitfalls.PARTITION_DDL)

@@ -142,6 +142,9 @@ def test_tombstones_and_groups_at_risk(live, broker, monkeypatch):
     assert set(groups[0]["topic"]) == {NAMES.flood}
     assert sorted(groups[0]["partition"].astype(int)) == committed_partitions(broker.bootstrap)
     assert (groups[0]["time lag (s)"] > cli_demo.FAST.flood_retention_ms / 1000).all()  # > delete.retention.ms
+    # each time lag says how it was told (the collector's method label), none is left without a reason
+    assert set(groups[0]["time lag method"]) <= {"exact", "interpolated", "extrapolated"}
+    assert (groups[0]["time lag unknown because"] == "").all()
     # min.compaction.lag.ms is 0 on the flood topic: a group lagging at all may miss intermediate updates
     assert groups[0]["may miss updates"].str.contains("lag_past_min_compaction_lag").all()
     assert charts(at) == 3  # history, per-topic bars, consumer risk

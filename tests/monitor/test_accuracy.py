@@ -49,3 +49,16 @@ def test_the_baseline_is_the_run_just_before():
     assert baseline(runs, "run-20261123T080000Z") == "run-20261123T070000Z-2"
     assert baseline(runs, "run-20261123T070000Z-2") == "run-20261123T070000Z"
     assert baseline(runs, "run-20261123T070000Z") is None
+
+
+def test_a_run_whose_topic_config_was_unknown_predicted_nothing_and_is_left_out():
+    from monitor.accuracy import NO_PREDICTION
+
+    why = "delete.retention.ms, min.compaction.lag.ms unknown: the admin API did not answer: 127.0.0.1:9"
+    before = [part(0, 10_000, 8_000), {**part(1, 10_000), "reclaimable_bytes": None, "config_unknown_reason": why}]
+    after = [part(0, 2_500, checkpoint=100), part(1, 2_000, checkpoint=100)]
+    rows = {r.partition: r for r in compare_runs(before, after)}
+    assert rows[1].status == NO_PREDICTION and rows[1].predicted_bytes is None and rows[1].detail == why
+    assert rows[1].error_bytes is None and rows[1].actual_bytes is None  # no 0 passed off as a prediction
+    tot = totals(list(rows.values()))
+    assert (tot.partitions, tot.predicted_bytes, tot.left_out) == (1, 8_000.0, {NO_PREDICTION: 1})

@@ -174,10 +174,13 @@ def by_hand(topic: str, folder: Path, written: Written, throughput: float, min_r
         "delete_retention_ms": DAY, "first_timestamp": min(timestamps), "last_timestamp": max(timestamps),
         # cleanup.policy=compact: no retention (monitor.retention applies to compact,delete only)
         "retention_deleted_segments": None, "retention_deleted_bytes": None, "projected_log_start_offset": None,
+        # both callers give the topic's config as the admin API's (the command line asks the broker)
+        "config_source": "admin", "config_unknown_reason": None,
         # producer pitfalls: the test writes none (every record keyed, no empty value, one partition)
         "keyless_records": 0, "empty_value_records": 0, "keys_last_empty_value": 0, "keys_in_several_partitions": 0,
         **value_size_columns([r.value_size for b in batches for r in b.records() if r.value_size >= 0])}
     topics = {"topic": topic, "partitions": 1, "max_cleanable_ratio": 1.0, "retention_deleted_bytes": 0, "streams_role": "",
+              "config_source": "admin", "config_unknown_reason": None,
               **{k: partition[k] for k in ("records", "bytes", "distinct_keys", "obsolete_records",
                                            "reclaimable_bytes", "projected_bytes", "cleanable_bytes",
                                            "estimated_clean_seconds", "tombstones", "tombstones_past_retention",

@@ -25,11 +25,16 @@ def test_spark_submit_entry_point_takes_the_config_files_topics(tmp_path, monkey
     cfg.write_text("clusters:\n  - name: prod\n    topics:\n      orders: {min.cleanable.dirty.ratio: 0.2, "
                    "delete.retention.ms: 60000}\n")
     seen = {}
-    monkeypatch.setattr(job, "run", lambda args, topic_configs=None, spark=None, **_: (  # run's (folder, summary)
-        seen.update(topic_configs), ("run", {"faults": 0}))[1])
+    monkeypatch.setattr(job, "run", lambda args, file_configs=None, spark=None, **kw: (  # run's (folder, summary)
+        seen.update(file_configs, asked=kw.get("admin_asked", False)), ("run", {"faults": 0}))[1])
     assert job.main(["--input", str(tmp_path), "--out", str(tmp_path / "out"), "--config", str(cfg)]) == 0
-    orders = seen["orders"]
+    assert seen.pop("asked") is False  # no admin API asked: Kafka's defaults for the rest, labelled so
+    from spark_analysis.audit import AuditInputs
+
+    ec = AuditInputs(kind="segments", file_configs=seen).effective("orders")
+    orders = ec.config
     assert orders.compacted and orders.min_cleanable_dirty_ratio == 0.2 and orders.delete_retention_ms == 60000
+    assert ec.sources["delete.retention.ms"] == "config" and ec.sources["segment.bytes"] == "default"
     assert set(seen) == {"orders"}
 
 
