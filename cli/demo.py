@@ -263,6 +263,17 @@ def audits_with_release(state, audit_dir: Path, log: Path, t: Timing, names: Nam
         say(f"the audits stopped: {exc}")
 
 
+def _known_sum(rows, column: str) -> float:
+    """The sum over the rows that have the figure: a partition whose topic config the audit could not
+    read has it unknown (None), and is named apart by ``_unknown_note``, never counted as 0."""
+    return sum(r[column] for r in rows if r[column] is not None)
+
+
+def _unknown_note(rows) -> str:
+    n = sum(1 for r in rows if r["reclaimable_bytes"] is None)
+    return f" ({n} partition(s) unknown: their topic config could not be read)" if n else ""
+
+
 def _audits_with_release(state, audit_dir: Path, log: Path, t: Timing, names: Names, stop: threading.Event,
                          partitions) -> None:
     from monitor.accuracy import compare_runs, totals
@@ -276,9 +287,9 @@ def _audits_with_release(state, audit_dir: Path, log: Path, t: Timing, names: Na
         return
     rows = partitions(first)
     backlog = [r for r in rows if r["topic"] == names.backlog]
-    say(f"first audit: {sum(r['reclaimable_bytes'] for r in rows) / 2**20:,.1f} MiB reclaimable "
-        f"({sum(r['reclaimable_bytes'] for r in backlog) / 2**20:,.1f} MiB in {names.backlog}), "
-        f"{sum(r['estimated_clean_seconds'] for r in backlog):,.1f} s estimated cleaning time; releasing "
+    say(f"first audit: {_known_sum(rows, 'reclaimable_bytes') / 2**20:,.1f} MiB reclaimable "
+        f"({_known_sum(backlog, 'reclaimable_bytes') / 2**20:,.1f} MiB in {names.backlog}), "
+        f"{_known_sum(backlog, 'estimated_clean_seconds'):,.1f} s estimated cleaning time{_unknown_note(rows)}; releasing "
         f"{names.backlog} to the cleaner (throttled to {t.cleaner_throttle_bytes_per_second / 2**20:g} MiB/s)")
     set_backlog_ratio(state.bootstrap, names, RELEASED)
     targets = {(r["topic"], r["partition"]): r["first_uncleanable_offset"] for r in backlog}
