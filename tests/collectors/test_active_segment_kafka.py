@@ -103,7 +103,7 @@ def test_quiet_topic_keeps_its_duplicates_in_the_active_segment(kafka):
     # bounded: a collector allowed fewer distinct keys than the segment holds says unknown, not a partial count
     cfg = Config(clusters=(ClusterConfig(name="local", bootstrap_servers=b, brokers=(
         BrokerConfig(id=str(kafka.node_id), log_dirs=(kafka.log_dir,)),)),),
-        timeouts=Timeouts(active_segment_max_keys=10))
+        timeouts=Timeouts(active_segment_max_keys=10), granularity="partition")  # a healthy partition's detail
     small = build(cfg)
     try:
         reg = refresh(small)

@@ -57,7 +57,8 @@ def test_the_brokers_transaction_max_timeout_is_read_used_and_named(tmp_path_fac
 
         cfg = Config(clusters=(ClusterConfig(
             name="local", bootstrap_servers=state.bootstrap, transaction_max_timeout_ms=file_value,
-            brokers=(BrokerConfig(id=str(state.node_id), log_dirs=(state.log_dir,)),)),))
+            brokers=(BrokerConfig(id=str(state.node_id), log_dirs=(state.log_dir,)),)),),
+            granularity="partition")  # reads a healthy partition's detail
         col = build(cfg)
         try:
             assert col.runner.refresh_all(), [s.last_error for s in col.store.statuses() if not s.up]
@@ -129,7 +130,8 @@ def _copy_collector(kafka, root: Path):
     session's broker: the copy is read as broker ``kafka.node_id``'s replica."""
     return build(Config(clusters=(ClusterConfig(
         name="local", bootstrap_servers=kafka.bootstrap, consumer_groups=False,
-        brokers=(BrokerConfig(id=str(kafka.node_id), log_dirs=(str(root),)),)),)))
+        brokers=(BrokerConfig(id=str(kafka.node_id), log_dirs=(str(root),)),)),),
+        granularity="partition"))  # the tests read healthy partitions' detail
 
 
 def _copy(kafka, topic: str, root: Path) -> Path:

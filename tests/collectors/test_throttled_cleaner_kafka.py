@@ -121,9 +121,11 @@ def test_partitions_waiting_behind_a_throttled_cleaner(tmp_path):
 
     assert "throttled_cleaner" not in first_causes.values(), first_causes
     # the broker's own count, by the test's clock: the throttle holds the busy cleaner near the setting
-    # (from the page cache it reads at tens of times that: a step is 300 ms of it)
-    assert 0.9 * THROTTLE <= (c1 - c0) / (t1 - t0) <= 2 * THROTTLE, ((c1 - c0) / (t1 - t0))
-    assert io.window_seconds >= 15 and 0.9 * THROTTLE <= io.bytes_per_second <= 2 * THROTTLE, io
+    # (from the page cache it reads at tens of times that: a step is 300 ms of it). The bound above is
+    # loose: each 300 ms burst lands whole in a window whose ends a loaded machine's clock reads late
+    # (9.9 MB/s over 22 s was seen once at load 15), and an unthrottled cleaner is still far beyond it
+    assert 0.9 * THROTTLE <= (c1 - c0) / (t1 - t0) <= 4 * THROTTLE, ((c1 - c0) / (t1 - t0))
+    assert io.window_seconds >= 15 and 0.9 * THROTTLE <= io.bytes_per_second <= 4 * THROTTLE, io
     # every partition still waiting for the cleaner is named throttled_cleaner; at least one waits
     assert eligible, ("no partition left waiting: the test's data is cleaned too fast for the throttle", got, first_causes)
     assert {t: got[t] for t in eligible} == {t: "throttled_cleaner" for t in eligible}, got
