@@ -207,6 +207,22 @@ def cases(t: Thresholds) -> list[Case]:
          {sel(enabled, {**BROKER, "source": "admin"}): f"0x{n}",  # disabled, but no compacted partition there
           sel("kafka_compaction_partition_log_bytes", other_broker): f"1000x{n}",
           sel(enabled, {**BROKER, "broker": "2", "source": "admin"}): f"1x{n}"})
+    info = "kafka_compaction_partition_replica_info"
+    replicas = {sel(info, {**PART, "broker": b, "role": r}): f"1x{n}"
+                for b, r in (("1", "leader"), ("2", "follower"), ("3", "follower"))}
+    uncleanable = "kafka_compaction_partition_uncleanable"
+    both("ReplicasDisagree", "warning",  # broker 1's replica marked, 2 and 3 not
+         {**replicas, sel(uncleanable, marked): f"1x{n}"},
+         {**replicas, **{sel(uncleanable, {**marked, "broker": b}): f"1x{n}" for b in ("1", "2", "3")},
+          # all three marked (the same bad record replicated): UncleanablePartitions, not a disagreement;
+          # a partition marked where no admin source lists its replicas: nothing to compare with
+          sel(uncleanable, {**marked, "partition": "4"}): f"1x{n}"})
+    ratio, spread = "kafka_compaction_partition_cleanable_ratio", t.replica_spread_ratio
+    both("ReplicasDisagree", "warning",  # broker 2's replica far dirtier than its least dirty peer
+         {sel(ratio, PART): f"0.1x{n}", sel(ratio, other_broker): f"{0.1 + spread + 0.05:g}x{n}",
+          sel(ratio, {**PART, "broker": "3"}): f"0.2x{n}"},
+         {sel(ratio, PART): f"0.1x{n}", sel(ratio, other_broker): f"{0.1 + spread - 0.05:g}x{n}",
+          sel(ratio, {**PART, "partition": "4"}): f"0.95x{n}"})  # dirty, but no peer is cleaner
     return c
 
 
