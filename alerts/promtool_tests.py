@@ -222,7 +222,11 @@ def cases(t: Thresholds) -> list[Case]:
          {sel(ratio, PART): f"0.1x{n}", sel(ratio, other_broker): f"{0.1 + spread + 0.05:g}x{n}",
           sel(ratio, {**PART, "broker": "3"}): f"0.2x{n}"},
          {sel(ratio, PART): f"0.1x{n}", sel(ratio, other_broker): f"{0.1 + spread - 0.05:g}x{n}",
-          sel(ratio, {**PART, "partition": "4"}): f"0.95x{n}"})  # dirty, but no peer is cleaner
+          sel(ratio, {**PART, "partition": "4"}): f"0.95x{n}",  # dirty, but no peer is cleaner
+          # far dirtier because uncleanable: the first form's (and UncleanablePartitions') to say
+          sel(ratio, {**PART, "partition": "5"}): f"0.1x{n}",
+          sel(ratio, {**PART, "partition": "5", "broker": "2"}): f"0.9x{n}",
+          sel(uncleanable, {**marked, "partition": "5", "broker": "2"}): f"1x{n}"})
     return c
 
 

@@ -302,7 +302,7 @@ RULES: tuple[Rule, ...] = (
     # Each broker cleans its own replica (LogCleaner runs per broker; followers copy the leader's records,
     # not its cleaning), so the replicas of one partition can disagree. Two rules, one alert: one replica
     # marked uncleanable while the metadata (kafka_compaction_partition_replica_info) lists peers that are
-    # not; or one replica's cleanable ratio far above its least dirty peer's for the window.
+    # not; or, for a replica not marked, its cleanable ratio far above its least dirty peer's for the window.
     Rule("ReplicasDisagree", "warning", "kafka-compaction", "replicas_disagree_for",
          (_c("partition_uncleanable", ">", number(0),
              peers=Peers(REPLICAS, not_all=NS + "partition_replica_info")),),
@@ -311,7 +311,9 @@ RULES: tuple[Rule, ...] = (
          "{{ $labels.partition }} (cluster {{ $labels.cluster }}) uncleanable after a {{ $labels.exception }}, "
          "while other replicas of the partition are not: the damage is in this broker's copy."),
     Rule("ReplicasDisagree", "warning", "kafka-compaction", "replicas_disagree_for",
-         (_c("partition_cleanable_ratio", ">", setting("replica_spread_ratio"), peers=Peers(REPLICAS, spread=True)),),
+         (_c("partition_cleanable_ratio", ">", setting("replica_spread_ratio"), peers=Peers(REPLICAS, spread=True),
+             join=Join(("cluster", "broker", "topic", "partition"), NS + "partition_uncleanable", ">", 0,
+                       unless=True)),),  # an uncleanable replica is dirtier for that reason: said above
          "One replica of a partition is far dirtier than its peers: " + P,
          "The cleanable ratio of the replica of topic {{ $labels.topic }} partition {{ $labels.partition }} "
          "on broker {{ $labels.broker }} (cluster {{ $labels.cluster }}) has stayed {{ $value | humanizePercentage }} "
