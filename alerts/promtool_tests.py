@@ -211,6 +211,26 @@ def cases(t: Thresholds) -> list[Case]:
     both("CleanerThrottled", "warning",
          {sel(cause, {**PART, "cause": "throttled_cleaner"}): f"1x{n}"},
          {sel(cause, {**PART, "cause": "waiting"}): f"1x{n}"})  # eligible, but the throttle does not hold it
+    info = "kafka_compaction_partition_replica_info"
+    replicas = {sel(info, {**PART, "broker": b, "role": r}): f"1x{n}"
+                for b, r in (("1", "leader"), ("2", "follower"), ("3", "follower"))}
+    uncleanable = "kafka_compaction_partition_uncleanable"
+    both("ReplicasDisagree", "warning",  # broker 1's replica marked, 2 and 3 not
+         {**replicas, sel(uncleanable, marked): f"1x{n}"},
+         {**replicas, **{sel(uncleanable, {**marked, "broker": b}): f"1x{n}" for b in ("1", "2", "3")},
+          # all three marked (the same bad record replicated): UncleanablePartitions, not a disagreement;
+          # a partition marked where no admin source lists its replicas: nothing to compare with
+          sel(uncleanable, {**marked, "partition": "4"}): f"1x{n}"})
+    ratio, spread = "kafka_compaction_partition_cleanable_ratio", t.replica_spread_ratio
+    both("ReplicasDisagree", "warning",  # broker 2's replica far dirtier than its least dirty peer
+         {sel(ratio, PART): f"0.1x{n}", sel(ratio, other_broker): f"{0.1 + spread + 0.05:g}x{n}",
+          sel(ratio, {**PART, "broker": "3"}): f"0.2x{n}"},
+         {sel(ratio, PART): f"0.1x{n}", sel(ratio, other_broker): f"{0.1 + spread - 0.05:g}x{n}",
+          sel(ratio, {**PART, "partition": "4"}): f"0.95x{n}",  # dirty, but no peer is cleaner
+          # far dirtier because uncleanable: the first form's (and UncleanablePartitions') to say
+          sel(ratio, {**PART, "partition": "5"}): f"0.1x{n}",
+          sel(ratio, {**PART, "partition": "5", "broker": "2"}): f"0.9x{n}",
+          sel(uncleanable, {**marked, "partition": "5", "broker": "2"}): f"1x{n}"})
     return c
 
 

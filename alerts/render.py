@@ -24,7 +24,14 @@ def clause_promql(clause: Clause, t: Thresholds) -> str:
     sel = _selector(clause, t)
     if clause.delta is not None:
         sel = f"delta({sel}[{clause.delta}])"
+    peers = clause.peers
+    if peers is not None and peers.spread:
+        on = ", ".join(peers.on)
+        sel = f"({sel} - on ({on}) group_left min by ({on}) ({sel}))"
     text = "\nand\n".join(f"{sel} {c.op} {c.threshold.promql(t)}" for c in clause.compare)
+    if peers is not None and peers.not_all is not None:
+        on = ", ".join(peers.on)
+        text += f"\nand on ({on})\n(count by ({on}) ({text}) < count by ({on}) ({peers.not_all}))"
     if clause.join is not None:
         j = clause.join
         on = ", ".join(j.on)

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import logging
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from confluent_kafka import (Consumer, ConsumerGroupTopicPartitions, IsolationLevel, KafkaError, KafkaException,
                              TopicPartition)
 from confluent_kafka.admin import AdminClient, ConfigResource, OffsetSpec, ResourceType
 
+from boundedhttp import FetchError
 from monitor.config import ClusterConfig
 from monitor.consumers import EXACT, TimeLag, add_sample, interpolated_lag, latest_value_only
 from monitor.topicconfig import (CLEANER_SETTINGS, BrokerSetting, ConfigValueError, TopicConfig,
@@ -139,7 +141,8 @@ class AdminFetcher:
         self.cluster = cluster
         self.timeout = timeout
         self.clock = clock
-        self._admin = AdminClient(_client_conf(cluster))
+        self._auth_error: str | None = None  # librdkafka's last SASL refusal (error_cb), for the message
+        self._admin = AdminClient({**_client_conf(cluster), "error_cb": self._on_client_error})
         self._consumer = None
         self._ts_cache: dict[tuple[str, int, int], int | None] = {}
         self.principal = principal(cluster)
@@ -168,6 +171,32 @@ class AdminFetcher:
                         " --cluster" if missing == "CLUSTER" else
                         f" --{missing.lower()} {name if missing == resource_type else '<name>'}")
 
+    def _on_client_error(self, err: KafkaError) -> None:
+        # librdkafka (rdkafka_sasl.c) says "SASL authentication error: <broker's message>" when the broker
+        # answers SaslAuthenticate with an error (wrong credentials); a listener that does not speak SASL, or
+        # a mechanism it has not enabled, fails the handshake instead ("mechanism handshake failed"), which
+        # is no credentials problem and keeps librdkafka's own error
+        if err.code() == KafkaError._AUTHENTICATION and "SASL authentication error" in err.str():
+            self._auth_error = err.str()
+
+    @contextmanager
+    def _credentials_checked(self):
+        """The first call of a refresh: when it fails after a broker refused the SASL credentials,
+        librdkafka says only "Broker transport failure"; say instead that the credentials were refused
+        (error kind ``credentials``), with the refusal librdkafka gave its error callback, which names the
+        broker (never a password: Kafka's SaslAuthenticationException message does not carry it)."""
+        self._auth_error = None
+        try:
+            yield
+        except KafkaException as exc:
+            self._admin.poll(0)  # serves error_cb
+            if self._auth_error is None:
+                raise
+            raise FetchError(f"bootstrap {self.cluster.bootstrap_servers}", "credentials",
+                             f"the brokers refused the credentials of {self.principal} "
+                             f"({self.cluster.client.get('sasl.mechanism', 'SASL')}): {self._auth_error}; "
+                             f"librdkafka: {exc.args[0].str() if exc.args else exc}") from None
+
     def close(self) -> None:
         if self._consumer is not None:
             self._consumer.close()
@@ -177,7 +206,8 @@ class AdminFetcher:
     # ------------------------------------------------------------------ topics
     def topics(self) -> AdminSnapshot:
         now = self.clock()
-        md = self._admin.list_topics(timeout=self.timeout)
+        with self._credentials_checked():
+            md = self._admin.list_topics(timeout=self.timeout)
         names = [t for t in md.topics if not md.topics[t].error]
         resources = [ConfigResource(ResourceType.TOPIC, t) for t in names]
         errors, kinds, refused = {}, [], {}
@@ -311,12 +341,22 @@ class AdminFetcher:
             self.sample(topics, taken_at)
         now = self.clock()
         errors, kinds = {}, []
-        listing = self._admin.list_consumer_groups(request_timeout=self.timeout).result(timeout=self.timeout)
+        with self._credentials_checked():
+            listing = self._admin.list_consumer_groups(request_timeout=self.timeout).result(timeout=self.timeout)
         for err in listing.errors:  # a group the listing could not describe (a coordinator refused)
             errors[f"list_consumer_groups {len(errors)}"] = str(err)
             exc = err if isinstance(err, KafkaException) else KafkaException(err)
             kinds.append(UNAUTHORIZED if authorization_failure(exc) else "kafka")
         group_ids = sorted(g.group_id for g in listing.valid)
+        if not group_ids and not (set(kinds) & {UNAUTHORIZED}):
+            # librdkafka can answer ListGroups with nothing but errors, or an empty list, when no broker
+            # answered in time: "no group" must come from a cluster that answers, not stand in for an
+            # unreachable one (the source is then down, not up with no group)
+            if listing.errors:
+                err = listing.errors[0]
+                raise err if isinstance(err, KafkaException) else KafkaException(err)
+            with self._credentials_checked():
+                self._admin.list_topics(timeout=self.timeout)
         lags = []
         for gid in group_ids:
             try:

@@ -482,7 +482,7 @@ def _leaders_first_dirty(statuses, cluster: str) -> dict[tuple[str, int], int]:
 
 class TopicCollector(_StoreCollector):
     names = (M.T_MIN_RATIO, M.T_RETENTION, M.T_MIN_LAG, M.T_MAX_LAG, M.T_SEGMENT_BYTES, M.T_SEGMENT_SECONDS,
-             M.T_PARTITIONS, M.P_LEADER_LSO, M.ADMIN_LISTED)
+             M.T_PARTITIONS, M.P_LEADER_LSO, M.ADMIN_LISTED, M.P_REPLICA_INFO)
 
     def _collect(self):
         fams = {n: _family(n) for n in self.names}
@@ -507,6 +507,9 @@ class TopicCollector(_StoreCollector):
                     # transaction open on the leader); this collector may not read that replica's log dir
                     if po.stable >= 0 and (self.view.keep_all or po.stable < po.latest):
                         fams[M.P_LEADER_LSO].add_metric([st.cluster, str(po.leader), t, str(p)], po.stable)
+                    for b in po.replicas:
+                        fams[M.P_REPLICA_INFO].add_metric(
+                            [st.cluster, str(b), t, str(p), "leader" if b == po.leader else "follower"], 1)
         yield from fams.values()
 
 

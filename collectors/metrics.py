@@ -320,3 +320,11 @@ T_STREAMS_INFO = _m("topic_streams_info", "gauge",
                     "1 for a topic Kafka Streams names as an internal topic: streams_role changelog "
                     "(<application.id>-<store>-changelog, a state store's restore source) or repartition "
                     "(<application.id>-<name>-repartition); recognised by name only.", T + ("streams_role",))
+
+# --- #14 point 1: each replica's role, from the admin source's metadata (an info series joined in PromQL,
+# not a role label on every partition series); the rule ReplicasDisagree counts a partition's replicas here ---
+P_REPLICA_INFO = _m("partition_replica_info", "gauge",
+                    "1 for each replica of a compacted partition the metadata lists, role leader or follower: each "
+                    "broker cleans its own copy (LogCleaner runs per broker), so replicas of one partition can "
+                    "disagree. Join on (cluster, broker, topic, partition) to split a partition series by role.",
+                    P + ("role",))

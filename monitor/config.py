@@ -115,6 +115,11 @@ class Thresholds:
     no_room_for_clean_for: str = "5m"  # LogDirNoRoomForClean: free space below the largest clean's copy
     cleaner_disabled_for: str = "5m"  # CleanerDisabled: log.cleaner.enable=false where compacted partitions live
     cleaner_throttled_for: str = "30m"  # CleanerThrottled: partitions wait while the cleaner runs at its I/O throttle
+    # ReplicasDisagree: one replica uncleanable while its peers are not, or its cleanable ratio this far
+    # above its least dirty peer's (each broker cleans its own copy; a healthy spread closes within
+    # log.cleaner.backoff.ms of crossing min.cleanable.dirty.ratio, well inside the window)
+    replica_spread_ratio: float = 0.5
+    replicas_disagree_for: str = "30m"
     monitor_job: str = "kafka-compaction-monitor"  # the Prometheus job that scrapes the collector
     runbook_base: str = "alerts/RUNBOOK.md"  # or the URL where your copy of the runbook lives
 

@@ -36,14 +36,18 @@ def worst_cause(causes: Iterable[str]) -> str | None:
     return min(found, key=rank.__getitem__) if found else None
 
 
-def _conditions() -> tuple[tuple[Clause, ...], tuple[Join, ...], frozenset]:
-    clauses = tuple(c for r in RULES for c in r.clauses if c.delta is None)
+def _conditions() -> tuple[tuple[Clause, ...], tuple[Join, ...], frozenset, frozenset]:
+    clauses = tuple(c for r in RULES for c in r.clauses if c.delta is None and c.peers is None)
     joins = tuple(c.join for r in RULES for c in r.clauses if c.join is not None and not c.join.unless)
     history = frozenset(c.metric for r in RULES for c in r.clauses if c.delta is not None)
-    return clauses, joins, history
+    peers = frozenset(c.metric for r in RULES for c in r.clauses if c.peers is not None)
+    return clauses, joins, history, peers
 
 
-CLAUSES, JOINS, NEEDS_HISTORY = _conditions()
+# NEEDS_PEERS: series compared with the other replicas of the partition (ReplicasDisagree), which one
+# broker's series of one partition cannot show: they must go out for every partition whatever its health
+# (a default series, or one the granularity does not cut; a test checks it)
+CLAUSES, JOINS, NEEDS_HISTORY, NEEDS_PEERS = _conditions()
 
 
 def _rows(samples, name: str, want) -> list:

@@ -11,7 +11,8 @@ What a result means, against Prometheus:
   Prometheus' ``delta`` gives for a series that changes at a steady rate; a series missing in either
   is not evaluated. Without earlier samples (a collector's page has none) the rule is unknown, not
   quiet: ``unknown_rules`` names it.
-* Comparisons, joins (``and on`` / ``unless on``), ``or`` (the first clause that holds gives the
+* Comparisons, joins (``and on`` / ``unless on``), comparisons with peers (``monitor.rules.Peers``:
+  minus the peers' ``min by``, or ``count by`` below another metric's count), ``or`` (the first clause that holds gives the
   value for a label set), per-series thresholds (one-to-one on identical labels) and the annotations
   (``monitor.gotemplate``) are the PromQL ones; ``alerts/promtool_tests.py`` feeds the same samples
   to promtool to keep it so.
@@ -75,6 +76,13 @@ def _clause(clause: Clause, now: dict, earlier: Mapping[str, dict], t: Threshold
             return None
         then = _select(earlier[clause.delta], clause, t)
         series = {k: v - then[k] for k, v in series.items() if k in then}
+    peers = clause.peers
+    if peers is not None and peers.spread:
+        lowest: dict[tuple, float] = {}
+        for k, v in series.items():
+            g = _on(k, peers.on)
+            lowest[g] = min(lowest.get(g, v), v)
+        series = {k: v - lowest[_on(k, peers.on)] for k, v in series.items()}
     kept = {}
     for k, v in series.items():
         ok = True
@@ -97,7 +105,20 @@ def _clause(clause: Clause, now: dict, earlier: Mapping[str, dict], t: Threshold
         allowed = {tuple(s.labels.get(x) or "" for x in j.on) for s in now.get(j.metric, ())
                    if OPS[j.op](float(s.value), j.value)}
         kept = {k: v for k, v in kept.items() if (tuple(dict(k).get(x, "") for x in j.on) in allowed) != j.unless}
+    if peers is not None and peers.not_all is not None and kept:
+        holding: dict[tuple, int] = {}
+        for k in kept:
+            holding[_on(k, peers.on)] = holding.get(_on(k, peers.on), 0) + 1
+        total: dict[tuple, int] = {}
+        for s in now.get(peers.not_all, ()):
+            g = _on(_key(s.labels), peers.on)
+            total[g] = total.get(g, 0) + 1
+        kept = {k: v for k, v in kept.items() if holding[_on(k, peers.on)] < total.get(_on(k, peers.on), 0)}
     return kept
+
+
+def _on(k: frozenset, on: tuple[str, ...]) -> tuple:
+    return tuple(dict(k).get(x, "") for x in on)
 
 
 def evaluate_rule(r: Rule, samples: Iterable[Sample], t: Thresholds | None = None,

@@ -82,6 +82,22 @@ class Join:
 
 
 @dataclass(frozen=True)
+class Peers:
+    """A series compared with its peers: the series alike in ``on`` (the replicas of one partition, which
+    each broker's cleaner cleans on its own).
+
+    ``spread``: the value compared is the series minus the lowest of its peers, itself included (PromQL:
+    ``x - on (on) group_left min by (on) (x)``). ``not_all``: a series that holds is kept only where fewer
+    series hold for the same ``on`` labels than ``not_all`` has (PromQL: ``and on (on) (count by (on)
+    (x op t) < count by (on) (not_all))``): one replica marked while its peers are not. Without any
+    ``not_all`` series for those labels (no admin source) nothing is kept."""
+
+    on: tuple[str, ...]
+    spread: bool = False
+    not_all: str | None = None
+
+
+@dataclass(frozen=True)
 class Clause:
     """One selected series, compared; every comparison must hold (PromQL ``and`` on the same series).
 
@@ -95,6 +111,7 @@ class Clause:
     sum_without: tuple[str, ...] = ()
     delta: str | None = None
     join: Join | None = None
+    peers: Peers | None = None
 
     @property
     def recorded(self) -> str | None:
@@ -159,6 +176,7 @@ def _c(metric: str, op: str, threshold: Threshold, **kw) -> Clause:
     return Clause(NS + metric, (Compare(op, threshold),), **kw)
 
 
+REPLICAS = ("cluster", "topic", "partition")  # the replicas of one partition: alike but for broker
 UNCLEANABLE_NOT_NAMED = Join(("cluster", "broker"), NS + "partition_uncleanable", ">", 0, unless=True)
 
 P = 'topic {{ $labels.topic }} partition {{ $labels.partition }} on broker {{ $labels.broker }} (cluster {{ $labels.cluster }})'
@@ -301,6 +319,25 @@ RULES: tuple[Rule, ...] = (
          P + " is eligible for cleaning while the broker's log cleaner reads and writes at its throttle, "
          "log.cleaner.io.max.bytes.per.second, for <for>. Raise the setting (a dynamic broker config); more "
          "cleaner threads would share the same throttle."),
+    # Each broker cleans its own replica (LogCleaner runs per broker; followers copy the leader's records,
+    # not its cleaning), so the replicas of one partition can disagree. Two rules, one alert: one replica
+    # marked uncleanable while the metadata (kafka_compaction_partition_replica_info) lists peers that are
+    # not; or, for a replica not marked, its cleanable ratio far above its least dirty peer's for the window.
+    Rule("ReplicasDisagree", "warning", "kafka-compaction", "replicas_disagree_for",
+         (_c("partition_uncleanable", ">", number(0),
+             peers=Peers(REPLICAS, not_all=NS + "partition_replica_info")),),
+         "One replica of a partition is uncleanable, its peers are not: " + P,
+         "The cleaner on broker {{ $labels.broker }} marked its replica of topic {{ $labels.topic }} partition "
+         "{{ $labels.partition }} (cluster {{ $labels.cluster }}) uncleanable after a {{ $labels.exception }}, "
+         "while other replicas of the partition are not: the damage is in this broker's copy."),
+    Rule("ReplicasDisagree", "warning", "kafka-compaction", "replicas_disagree_for",
+         (_c("partition_cleanable_ratio", ">", setting("replica_spread_ratio"), peers=Peers(REPLICAS, spread=True),
+             join=Join(("cluster", "broker", "topic", "partition"), NS + "partition_uncleanable", ">", 0,
+                       unless=True)),),  # an uncleanable replica is dirtier for that reason: said above
+         "One replica of a partition is far dirtier than its peers: " + P,
+         "The cleanable ratio of the replica of topic {{ $labels.topic }} partition {{ $labels.partition }} "
+         "on broker {{ $labels.broker }} (cluster {{ $labels.cluster }}) has stayed {{ $value | humanizePercentage }} "
+         "above its least dirty replica's for <for>: this broker's cleaner is not keeping up with its peers'."),
 )
 
 

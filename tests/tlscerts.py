@@ -36,3 +36,19 @@ def make_certs(d: Path) -> Certs:
              "-out", f"{name}.crt", "-days", "2", "-extfile", f"{name}.ext", cwd=d)
     return Certs(d / "ca.crt", d / "server.crt", d / "server.key", d / "client.crt", d / "client.key",
                  d / "other-ca.crt")
+
+
+def expired_server_cert(certs: Certs) -> Path:
+    """A certificate for 127.0.0.1 (the key of ``certs.server_key``) signed by ``certs.ca`` and valid from
+    2020-01-01 to 2020-01-02 only: expired. ``openssl ca`` is the CLI that takes both dates (OpenSSL 3.0's
+    ``x509 -req`` only counts days from now)."""
+    d = certs.ca.parent
+    (d / "index.txt").write_text("")
+    (d / "expired.serial").write_text("1000\n")
+    (d / "ca.cnf").write_text("[ca]\ndefault_ca = c\n[c]\ndatabase = index.txt\nnew_certs_dir = .\n"
+                              "serial = expired.serial\ndefault_md = sha256\npolicy = p\n[p]\ncommonName = supplied\n")
+    _run("req", "-new", "-key", certs.server_key.name, "-out", "expired.csr", "-subj", "/CN=expired", cwd=d)
+    _run("ca", "-batch", "-config", "ca.cnf", "-cert", certs.ca.name, "-keyfile", "ca.key", "-in", "expired.csr",
+         "-out", "expired.crt", "-startdate", "20200101000000Z", "-enddate", "20200102000000Z",
+         "-extfile", "server.ext", "-notext", cwd=d)
+    return d / "expired.crt"

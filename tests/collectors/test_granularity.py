@@ -6,20 +6,25 @@ import pytest
 
 from alerts.promtool_tests import cases, eval_minute, samples_at
 from collectors import metrics as M
-from collectors.exporter import View
+from collectors.exporter import PartitionCollector, View
 from monitor.config import Thresholds
-from monitor.health import NEEDS_HISTORY
+from monitor.health import NEEDS_HISTORY, NEEDS_PEERS
 from monitor.rule_eval import Sample, evaluate_rule
 from monitor.rules import RULES
 
 KEYS = ("cluster", "broker", "topic", "partition")
 
 
+# the per-partition series the granularity cuts: the log dirs' (partition_uncleanable comes from the
+# cleaner's log and partition_replica_info from the admin API, for every partition)
+CUT = frozenset(PartitionCollector.names)
+
+
 def through(view: View, samples, cause: str):
     """The samples as the exporter would let them out: per partition, ``View.select`` on its series."""
     out, parts = [], {}
     for s in samples:
-        if all(k in s.labels for k in KEYS) and s.name.startswith("kafka_compaction_partition_"):
+        if all(k in s.labels for k in KEYS) and s.name in CUT:
             key = tuple(s.labels[k] for k in KEYS)
             parts.setdefault(key, []).append((s.name, {k: v for k, v in s.labels.items() if k not in KEYS}, s.value))
         else:
@@ -70,3 +75,11 @@ def test_series_a_rule_needs_history_of_go_out_for_every_partition():
     joined = {c.join.metric for r in RULES for c in r.clauses if c.join and not c.join.unless}
     # a join on a per-partition series outside the defaults makes the partitions it holds for unhealthy
     assert joined - set(M.PARTITION_DEFAULT) <= {M.P_ELIGIBLE}
+
+
+def test_series_a_rule_compares_across_replicas_go_out_for_every_partition():
+    """ReplicasDisagree compares one replica with the others (on other brokers): a healthy replica's
+    series is the other side of the comparison, so each is a default series or one the granularity
+    does not cut (partition_uncleanable comes from the cleaner's log, for every marked partition)."""
+    assert NEEDS_PEERS
+    assert not (NEEDS_PEERS - set(M.PARTITION_DEFAULT)) & set(PartitionCollector.names)

@@ -1,0 +1,52 @@
+"""One node of the shared local cluster (tests/conftest.py ``kafka_cluster``) stopped and started again,
+for the tests of a broker down. localkafka.cluster starts and stops the cluster as a whole; a test that
+takes one node away must bring it back as it was (same command, ports, data) and wait until the
+cluster is whole again (every partition's ISR full) before other tests use it.
+
+The node is restarted with the command line it was running with (read from /proc before it stops), so
+whatever options the cluster gave it come back unchanged. Its broker.json gets the new pid, so the
+session's ``localcluster.stop`` stops the restarted node too."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import time
+from pathlib import Path
+
+from kafkatools import cluster_admin
+from localkafka import broker as one
+from waiting import wait_for
+
+
+def stop_node(node: one.BrokerState) -> list[str]:
+    """Stop one running node (SIGTERM, as Kafka's shutdown expects); returns its command line."""
+    cmd = [a.decode() for a in Path(f"/proc/{node.pid}/cmdline").read_bytes().split(b"\0")[:-1]]
+    one._terminate(node.pid)
+    return cmd
+
+
+def start_node(node: one.BrokerState, cmd: list[str], timeout: float = 120.0) -> one.BrokerState:
+    """Start a node stopped by ``stop_node`` again with ``cmd``; wait until it serves."""
+    logs = Path(node.logs_dir)
+    offset = node.server_log.stat().st_size if node.server_log.exists() else 0
+    with open(logs / "stdout.log", "ab") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, cwd=node.dir)
+    state = dataclasses.replace(node, pid=proc.pid, started_at=time.time(), server_log_offset=offset)
+    (Path(node.dir) / one.STATE_FILE).write_text(state.to_json())
+    one._wait_ready(state, proc, timeout)
+    return state
+
+
+def wait_whole(cluster, timeout: float = 120.0) -> None:
+    """Until every partition of every topic has all its replicas in sync."""
+    admin = cluster_admin(cluster)  # must outlive its futures
+
+    def whole():
+        md = admin.list_topics(timeout=10)
+        return len(md.brokers) == len(cluster.nodes) and all(
+            not t.error and all(sorted(p.isrs) == sorted(p.replicas) for p in t.partitions.values())
+            for t in md.topics.values())
+
+    wait_for(whole, timeout, "every broker back and every partition's ISR full")
