@@ -400,10 +400,11 @@ def _fault_rows(snap) -> list[dict]:
     """A row for each partition whose state could not be computed (a segment unreadable or vanished, a
     checkpoint entry that cannot be right): reported with its fault, its figures unknown, never left out."""
     rows = []
+    read = {(r.state.topic, r.state.partition) for r in snap.partitions}
     for key, reason in snap.partition_errors.items():
         topic, _, p = key.rpartition("-")
-        if not p.isdigit():
-            continue
+        if not p.isdigit() or (topic, int(p)) in read:
+            continue  # a partition read with a fault (a .txnindex that disagrees) has its row, faults counted
         cause = unknown_cause(topic, int(p), reason).as_dict()
         del cause["topic"], cause["partition"]
         rows.append({"topic": topic, "partition": int(p), "log_dir": None, "fault": reason, "cause": cause,
