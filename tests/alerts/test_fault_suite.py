@@ -37,25 +37,21 @@ import textwrap
 import time
 import urllib.request
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-import yaml
 from confluent_kafka import Consumer, IsolationLevel, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, OffsetSpec,
                                    ResourceType)
 
-from alerts.render import render_rules
 from kafkatools import (CLI_MODULE, cleaner_checkpoint, compacted, create_topic, localbroker, own_broker, partition_dir,
                         produce, produce_raw, producer, roll, roll_at, segment_bases, set_topic_config,
                         transactional_batch, unique_topic, wait_cleaned, write_rounds)
-from monitor.config import parse_config
 from monitor.estimate import CleanerParams, estimate_clean
-from procs import free_port, process, prometheus_query
+from procs import free_port, prometheus_query
+from promstack import collector_and_prometheus
 from waiting import wait_for
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
-ROOT = Path(__file__).resolve().parents[2]
 CLUSTER = "faults"
 
 # The cleaner's offset map (Kafka 4.3: CleanerConfig.HASH_ALGORITHM "MD5", SkimpyOffsetMap): a slot is
@@ -104,7 +100,7 @@ def faults(tmp_path_factory):
     with own_broker(tmp / "kafka", "kafka faults", **{"log.cleaner.dedupe.buffer.size": DEDUPE_BUFFER_BYTES,
                                                       "transaction.partition.verification.enable": "false",
                                                       "transaction.max.timeout.ms": TXN_MAX_TIMEOUT_MS}) as b:
-        cport, pport = free_port(), free_port()
+        cport = free_port()
         cfg = {
             "listen": {"address": "127.0.0.1", "port": cport},
             "clusters": [{"name": CLUSTER, "bootstrap_servers": b.bootstrap,
@@ -114,21 +110,7 @@ def faults(tmp_path_factory):
             "thresholds": THRESHOLDS,
             "granularity": "partition",  # the near misses' detail is compared too (healthy partitions)
         }
-        (tmp / "monitor.yaml").write_text(yaml.safe_dump(cfg))
-        rules = tmp / "compaction.rules.yml"
-        rules.write_text(render_rules(parse_config(cfg).thresholds))
-        prom_cfg = yaml.safe_load((ROOT / "deploy" / "prometheus.yml").read_text())
-        prom_cfg["global"] = {"scrape_interval": "1s", "evaluation_interval": "1s"}
-        prom_cfg["rule_files"] = [str(rules)]
-        prom_cfg.pop("alerting")
-        prom_cfg["scrape_configs"][0]["static_configs"] = [{"targets": [f"127.0.0.1:{cport}"]}]
-        (tmp / "prometheus.yml").write_text(yaml.safe_dump(prom_cfg))
-        collector = [sys.executable, "-m", "cli", "collect", "--config", str(tmp / "monitor.yaml")]
-        prom_cmd = [prometheus, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'tsdb'}",
-                    f"--web.listen-address=127.0.0.1:{pport}", "--log.level=warn"]
-        prom = f"http://127.0.0.1:{pport}"
-        with process(collector, tmp / "collector.log", f"http://127.0.0.1:{cport}/metrics"), \
-                process(prom_cmd, tmp / "prometheus.log", f"{prom}/-/ready"):
+        with collector_and_prometheus(cfg, tmp, prometheus) as prom:
             yield Faults(b, prom)
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import time
 import urllib.error
 import urllib.parse
@@ -27,16 +26,14 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-import yaml
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from alerts.render import render_rules
 from kafkatools import (compacted, create_topic, produce, producer, unique_topic, wait_cleaned, watermarks,
                         write_rounds)
 from dashboards.panelqueries import promql
-from monitor.config import parse_config
 from monitor.panels import PANELS, instantiate
-from procs import free_port, process
+from procs import free_port
+from promstack import collector_and_prometheus
 from waiting import wait_for
 
 pytestmark = pytest.mark.kafka
@@ -148,7 +145,7 @@ def test_every_dashboard_query_returns_data_from_a_real_prometheus(kafka, tmp_pa
     # last, so that they stay in the active segment, which the cleaner never touches
     produce(kafka.bootstrap, topic, [(f"k{i}".encode(), None) for i in range(10, 20)])
 
-    cport, pport = free_port(), free_port()
+    cport = free_port()
     cfg = {
         "listen": {"address": "127.0.0.1", "port": cport},
         "clusters": [{"name": CLUSTER, "bootstrap_servers": kafka.bootstrap,
@@ -156,24 +153,9 @@ def test_every_dashboard_query_returns_data_from_a_real_prometheus(kafka, tmp_pa
         "intervals": {"jmx": 1, "log_dirs": 1, "admin": 2, "consumer_groups": 2},
         "thresholds": {"consumer_lag_for": "1s"},
     }
-    (tmp_path / "monitor.yaml").write_text(yaml.safe_dump(cfg))
-    rules = tmp_path / "compaction.rules.yml"
-    rules.write_text(render_rules(parse_config(cfg).thresholds))
-    prom_cfg = yaml.safe_load((ROOT / "deploy" / "prometheus.yml").read_text())
-    prom_cfg["global"] = {"scrape_interval": "1s", "evaluation_interval": "1s"}
-    prom_cfg["rule_files"] = [str(rules)]
-    prom_cfg.pop("alerting")
-    prom_cfg["scrape_configs"][0]["static_configs"] = [{"targets": [f"127.0.0.1:{cport}"]}]
-    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(prom_cfg))
-
-    collector = [sys.executable, "-m", "cli", "collect", "--config", str(tmp_path / "monitor.yaml")]
-    prom_cmd = [prometheus, f"--config.file={tmp_path / 'prometheus.yml'}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-                f"--web.listen-address=127.0.0.1:{pport}", "--log.level=warn"]
-    prom = f"http://127.0.0.1:{pport}"
     queries = dashboard_queries()
     assert len(queries) >= 20
-    with process(collector, tmp_path / "collector.log", f"http://127.0.0.1:{cport}/metrics"), \
-            process(prom_cmd, tmp_path / "prometheus.log", f"{prom}/-/ready"):
+    with collector_and_prometheus(cfg, tmp_path, prometheus) as prom:
         for title, ref, q in queries:  # parse: an error now is an error later
             _, error = query(prom, q)
             assert error is None, f"{title} {ref}: {q}: {error}"

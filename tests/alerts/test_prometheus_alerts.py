@@ -10,21 +10,16 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import urllib.request
-from pathlib import Path
 
 import pytest
-import yaml
 
-from alerts.render import render_rules
 from kafkatools import compacted, create_topic, own_broker, unique_topic, write_rounds_min_lag
-from monitor.config import parse_config
-from procs import free_port, process, prometheus_query
+from procs import free_port, prometheus_query
+from promstack import collector_and_prometheus
 from waiting import wait_for
 
 pytestmark = pytest.mark.kafka
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +47,7 @@ def test_compaction_lagging_goes_pending_then_firing_only_where_the_cleaner_fall
                         **compacted(**{"min.compaction.lag.ms": 3_600_000, "min.cleanable.dirty.ratio": 0.5}))
     write_rounds_min_lag(kafka.bootstrap, held)
 
-    cport, pport = free_port(), free_port()
+    cport = free_port()
     cfg = {
         "listen": {"address": "127.0.0.1", "port": cport},
         "clusters": [{"name": "local", "bootstrap_servers": kafka.bootstrap,
@@ -62,22 +57,7 @@ def test_compaction_lagging_goes_pending_then_firing_only_where_the_cleaner_fall
         "intervals": {"jmx": 1, "log_dirs": 1, "admin": 2, "consumer_groups": 5},
         "thresholds": {"lagging_for": "4s"},
     }
-    (tmp_path / "monitor.yaml").write_text(yaml.safe_dump(cfg))
-    rules = tmp_path / "compaction.rules.yml"
-    rules.write_text(render_rules(parse_config(cfg).thresholds))
-    prom_cfg = yaml.safe_load((ROOT / "deploy" / "prometheus.yml").read_text())
-    prom_cfg["global"] = {"scrape_interval": "1s", "evaluation_interval": "1s"}
-    prom_cfg["rule_files"] = [str(rules)]
-    prom_cfg.pop("alerting")
-    prom_cfg["scrape_configs"][0]["static_configs"] = [{"targets": [f"127.0.0.1:{cport}"]}]
-    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(prom_cfg))
-
-    collector = [sys.executable, "-m", "cli", "collect", "--config", str(tmp_path / "monitor.yaml")]
-    prom_cmd = [prometheus, f"--config.file={tmp_path / 'prometheus.yml'}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-                f"--web.listen-address=127.0.0.1:{pport}", "--log.level=warn"]
-    prom = f"http://127.0.0.1:{pport}"
-    with process(collector, tmp_path / "collector.log", f"http://127.0.0.1:{cport}/metrics"), \
-            process(prom_cmd, tmp_path / "prometheus.log", f"{prom}/-/ready"):
+    with collector_and_prometheus(cfg, tmp_path, prometheus) as prom:
         states = []  # the alert's states in the order seen
 
         def firing():
