@@ -26,8 +26,10 @@ def stop_node(node: one.BrokerState) -> list[str]:
     return cmd
 
 
-def start_node(node: one.BrokerState, cmd: list[str], timeout: float = 120.0) -> one.BrokerState:
-    """Start a node stopped by ``stop_node`` again with ``cmd``; wait until it serves."""
+def start_node(node: one.BrokerState, cmd: list[str], timeout: float = 120.0, *,
+               jmx_basic_auth: bool = False) -> one.BrokerState:
+    """Start a node stopped by ``stop_node`` again with ``cmd``; wait until it serves (its JMX exporter
+    answering 401 counts, when the cluster runs it behind basic auth: ``cluster.jmx_username``)."""
     logs = Path(node.logs_dir)
     offset = node.server_log.stat().st_size if node.server_log.exists() else 0
     with open(logs / "stdout.log", "ab") as out:
@@ -35,7 +37,7 @@ def start_node(node: one.BrokerState, cmd: list[str], timeout: float = 120.0) ->
                                 start_new_session=True, cwd=node.dir)
     state = dataclasses.replace(node, pid=proc.pid, started_at=time.time(), server_log_offset=offset)
     (Path(node.dir) / one.STATE_FILE).write_text(state.to_json())
-    one._wait_ready(state, proc, timeout)
+    one._wait_ready(state, proc, timeout, {"authentication": True} if jmx_basic_auth else {})
     return state
 
 

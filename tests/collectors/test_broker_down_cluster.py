@@ -12,7 +12,7 @@ import pytest
 
 from clusternodes import start_node, stop_node, wait_whole
 from collectors.app import build
-from kafkatools import client_config, cluster_admin, wait_for
+from kafkatools import client_config, cluster_admin, cluster_brokers, wait_for
 from monitor.config import parse_config
 from monitor.rule_eval import Sample, evaluate_rule
 from monitor.rules import RULES
@@ -32,7 +32,7 @@ def test_a_broker_down_takes_its_sources_down_and_the_others_keep_flowing(kafka_
     cfg = parse_config({"timeouts": {"jmx": 2}, "clusters": [{
         "name": "c3", "bootstrap_servers": kafka_cluster.bootstrap,
         "client": {k: v for k, v in client_config(kafka_cluster, "monitor").items() if k != "bootstrap.servers"},
-        "brokers": [{"id": b.node_id, "jmx_url": b.jmx_url, "log_dirs": [b.log_dir]} for b in brokers.values()]}]})
+        "brokers": cluster_brokers(kafka_cluster)}]})  # the exporters' basic auth by reference
     col = build(cfg)
     reg = col.registry
     cmd = None
@@ -81,5 +81,5 @@ def test_a_broker_down_takes_its_sources_down_and_the_others_keep_flowing(kafka_
     finally:
         col.close()
         if cmd is not None:
-            start_node(brokers[down], cmd)
+            start_node(brokers[down], cmd, jmx_basic_auth=bool(kafka_cluster.jmx_username))
             wait_whole(kafka_cluster)

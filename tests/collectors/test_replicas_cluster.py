@@ -26,7 +26,7 @@ from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
 from alerts.promtool_tests import Case, evaluated, sel
 from alerts.render import dump_yaml
 from collectors.app import build
-from kafkatools import (cleaner_checkpoint, client_config, cluster_admin, partition_dir, segment_bases,
+from kafkatools import (cleaner_checkpoint, client_config, cluster_admin, cluster_brokers, partition_dir, segment_bases,
                         unique_topic)
 from monitor.config import Thresholds, parse_config
 from monitor.rule_eval import Sample, evaluate_rule
@@ -107,8 +107,7 @@ def test_one_uncleanable_follower_disagrees_with_its_clean_peers(kafka_cluster, 
     cfg = parse_config({"clusters": [{
         "name": "c3", "bootstrap_servers": kafka_cluster.bootstrap,
         "client": {k: v for k, v in client_config(kafka_cluster, "monitor").items() if k != "bootstrap.servers"},
-        "brokers": [{"id": b.node_id, "jmx_url": b.jmx_url, "log_dirs": [b.log_dir],
-                     "cleaner_log": str(b.cleaner_log)} for b in brokers.values()]}]})
+        "brokers": [dict(c, cleaner_log=str(brokers[c["id"]].cleaner_log)) for c in cluster_brokers(kafka_cluster)]}]})
     col = build(cfg)
     try:
         _set_config(admin, topic, **{"min.compaction.lag.ms": 0})

