@@ -350,11 +350,8 @@ class AdminFetcher:
         group_ids = sorted(g.group_id for g in listing.valid)
         if not group_ids and not (set(kinds) & {UNAUTHORIZED}):
             # librdkafka can answer ListGroups with nothing but errors, or an empty list, when no broker
-            # answered in time: "no group" must come from a cluster that answers, not stand in for an
-            # unreachable one (the source is then down, not up with no group)
-            if listing.errors:
-                err = listing.errors[0]
-                raise err if isinstance(err, KafkaException) else KafkaException(err)
+            # answered in time: "no group" must come from a cluster that answers (then the errors, a
+            # broker down, are the source's errors), not stand in for an unreachable one (then it is down)
             with self._credentials_checked():
                 self._admin.list_topics(timeout=self.timeout)
         lags = []
