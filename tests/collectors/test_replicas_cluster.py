@@ -117,7 +117,11 @@ def test_one_uncleanable_follower_disagrees_with_its_clean_peers(kafka_cluster, 
             samples = _samples(col.registry, topic)
             marked = {s.labels["broker"] for s in samples if s.name == NS + "partition_uncleanable" and s.value > 0}
             cleaned = all((cleaner_checkpoint(brokers[n].log_dir, topic) or 0) > 0 for n in peers)
-            return samples if marked and cleaned and _marked_in_log(brokers[follower], topic) else None
+            # Kafka's own uncleanable-partitions-count too: one refresh can read the JMX page just before the
+            # cleaner marks the partition and its log line just after
+            count = col.registry.get_sample_value(NS + "broker_uncleanable_partitions", {
+                "cluster": "c3", "broker": str(follower), "log_dir": brokers[follower].log_dir})
+            return samples if marked and cleaned and _marked_in_log(brokers[follower], topic) and count else None
 
         samples = wait_for(disagreeing, 120, f"broker {follower}'s replica of {topic} marked uncleanable and "
                                              f"brokers {peers}' replicas cleaned")
