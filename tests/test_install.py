@@ -88,6 +88,26 @@ def test_a_plain_install_prints_no_warning_of_ours(slim_venv):
     assert warnings_in((slim_venv.parent / "install.log").read_text()) == []
 
 
+def test_the_editable_install_of_dev_prints_no_warning_of_ours(tmp_path):
+    """``./dev``'s own install line (editable, its options read from the script), dependencies left out:
+    setuptools' editable-install warnings ("Editable installation ... folders with the same name") are
+    printed by that step on every fresh set-up unless its mode says how."""
+    line = next(x for x in (ROOT / "dev").read_text().splitlines()
+                if "pip\" install" in x and " -e " in x and not x.lstrip().startswith("#"))
+    settings = [a for v in re.findall(r"--config-settings[= ](\S+)", line) for a in ("--config-settings", v)]
+    (tmp_path / "src").mkdir()
+    src = _copy_project(tmp_path / "src")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    r = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-v", "--no-deps", "-e", str(src),
+                        *settings], capture_output=True, text=True, timeout=540, env=env, cwd=tmp_path)
+    assert r.returncode == 0, f"pip install -e failed:\n{r.stdout[-5000:]}\n{r.stderr}"
+    log = r.stdout + r.stderr
+    assert warnings_in(log) == [], warnings_in(log)
+    assert "Editable installation" not in log
+
+
 def test_a_plain_install_has_no_spark_no_streamlit(slim_venv):
     r = _run(slim_venv, str(slim_venv / "bin" / "python"), "-m", "pip", "list", "--format", "json")
     installed = {normalize(p["name"]) for p in json.loads(r.stdout)}
