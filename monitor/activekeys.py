@@ -102,8 +102,5 @@ def tally(path: str | Path, base_offset: int, previous: ActiveKeys | None = None
     except RecordFormatError as exc:
         k.faults.append(str(exc))
     k.end_position = reader.end_position
-    for f in reader.faults:  # a batch being appended right now is picked up by the next read
-        if f.kind == "truncated" and f.position == reader.end_position:
-            continue
-        k.faults.append(str(f))
+    k.faults.extend(str(f) for f in reader.log_faults())  # not a batch being appended right now
     return k

@@ -164,12 +164,7 @@ def _read_into(s: SegmentSummary, path: Path, start: int) -> None:
     except RecordFormatError as exc:  # cannot-read errors (the file vanished, permissions)
         s.faults.append(str(exc))
     s.end_position = reader.end_position
-    # A truncated tail (a batch being appended right now) is not a fault of the log:
-    # the next read starts at end_position and picks the batch up once complete.
-    for f in reader.faults:
-        if f.kind == "truncated" and f.position == reader.end_position:
-            continue
-        s.faults.append(str(f))
+    s.faults.extend(str(f) for f in reader.log_faults())
 
 
 def _txn_event(s: SegmentSummary, batch, c) -> None:

@@ -176,6 +176,12 @@ class SegmentReader:
         self.faults.append(err)
         self.batches_skipped += 1
 
+    def log_faults(self) -> list[RecordFormatError]:
+        """``faults`` less a truncated batch where the read stopped: on a live segment that is a batch
+        being appended right now, not a fault of the log; the next read, from ``end_position``, picks it
+        up once complete."""
+        return [f for f in self.faults if not (f.kind == "truncated" and f.position == self.end_position)]
+
     # ---------------------------------------------------------------- records
     def decoded(self, columns: bool = False, arrays: bool = False) -> Iterator[tuple]:
         """(batch, its records) for every batch, or (batch, its RecordColumns) with ``columns``, or
