@@ -10,6 +10,8 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
+from monitor.accuracy import signed_bytes, signed_ratio
+
 LAYOUT = dict(template="plotly_white", margin=dict(l=50, r=20, t=50, b=40), height=340,
               legend=dict(orientation="h", y=-0.2))
 
@@ -148,15 +150,6 @@ def cause_counts(table: pd.DataFrame) -> go.Figure:
     fig.update_layout(title="Why partitions are (not) compacting: partitions per cause",
                       **{**LAYOUT, "height": max(220, 80 + 30 * len(names))})
     return fig
-
-
-def signed_bytes(v: float) -> str:
-    """An error in bytes, readable at any size: a few bytes stay bytes, not -0.00 MiB."""
-    return f"{v:+,.0f} B" if abs(v) < 2**20 else f"{v / 2**20:+,.2f} MiB"
-
-
-def signed_ratio(r: float) -> str:
-    return f"{r * 100:+.2g} %"  # two significant digits: -0.0018 %, +12 %
 
 
 def audit_accuracy(rows: pd.DataFrame) -> go.Figure:

@@ -2,7 +2,8 @@
 dirs paired partition by partition, one taken before the cleaner ran (its ``reclaimable_bytes`` is the
 prediction) and one after (the log's size then, ``bytes``: the ``.log`` files' sizes in the log dir).
 
-Defined once here for every reader of audit runs (the dashboard's Audit page, the demo's summary line).
+Defined once here for every reader of audit runs (the dashboard's Audit page, the audit's HTML report,
+the demo's summary line), with how an error is written and which rows are charted.
 Rows are the audit's partition table rows (``spark_analysis.audit.tables.PARTITION_DDL``) as dicts.
 
 What a partition's comparison can honestly say (``status``):
@@ -117,6 +118,21 @@ def totals(rows: list[PartitionAccuracy]) -> Totals:
             left[r.status] = left.get(r.status, 0) + 1
     return Totals(len(cleaned), predicted, actual, actual - predicted,
                   (actual - predicted) / predicted if predicted > 0 else None, left)
+
+
+def charted(row: dict) -> bool:
+    """Whether a comparison row (``PartitionAccuracy.as_dict``) goes on the chart: a partition the cleaner
+    has been over where something was predicted or reclaimed (the rest only in the table)."""
+    return row["status"] == CLEANED and ((row["predicted_bytes"] or 0) > 0 or (row["actual_bytes"] or 0) != 0)
+
+
+def signed_bytes(v: float) -> str:
+    """An error in bytes, readable at any size: a few bytes stay bytes, not -0.00 MiB."""
+    return f"{v:+,.0f} B" if abs(v) < 2**20 else f"{v / 2**20:+,.2f} MiB"
+
+
+def signed_ratio(r: float) -> str:
+    return f"{r * 100:+.2g} %"  # two significant digits: -0.0018 %, +12 %
 
 
 def baseline(runs: list[str], later: str) -> str | None:

@@ -26,6 +26,18 @@ SUMMARY_NUMBERS = ("bytes", "reclaimable_bytes", "estimated_clean_seconds", "tom
 
 COMPLETE, IN_PROGRESS, DAMAGED = "complete", "in progress", "damaged"
 
+# what a topic whose config is unknown does to its figures (``spark_analysis.audit.tables.CONFIG_DEPENDENT``):
+# said the same way by the HTML report and the Audit page
+CONFIG_UNKNOWN_NOTE = ("their reclaimable bytes, dirty ratio, eligibility and tombstones past retention are unknown "
+                       "(not zero), and left out of the totals")
+
+
+def unknown_configs(summary: dict) -> dict[str, str]:
+    """Topic -> why its config (some of it) is unknown, from ``summary.json``'s ``topic_configs``, in
+    topic order; empty for a run whose every topic config is known, or from before #22 (no such field)."""
+    per = summary.get("topic_configs") or {}
+    return {t: c.get("reason") or "" for t, c in sorted(per.items()) if c.get("unknown")}
+
 
 class RunDamaged(ValueError):
     """One file of a run that cannot be used: ``file`` (relative to the run folder) and why."""
@@ -76,6 +88,23 @@ def size_problems(expected: dict[str, int], actual: dict[str, int]) -> list[RunD
         elif actual[f] != size:
             out.append(RunDamaged(f, f"{actual[f]} bytes, the run wrote {size} (truncated or overwritten)"))
     return out
+
+
+NO_MARKER = (f"no {MARKER}: the run is still being written, failed, or predates completion markers "
+             f"(run the audit again)")
+
+
+def run_status(marker: bytes | None, sizes: dict[str, int]) -> tuple[str, list[str]]:
+    """A run's status from its marker's bytes (None: no marker) and its files' sizes (relative path ->
+    size, the marker itself left out): complete, in progress, or damaged with the problems. One rule
+    for every reader (the dashboard's run picker, the report's earlier run)."""
+    if marker is None:
+        return IN_PROGRESS, [NO_MARKER]
+    try:
+        damaged = size_problems(read_marker(marker), sizes)
+    except RunDamaged as exc:
+        return DAMAGED, [str(exc)]
+    return (DAMAGED, [str(d) for d in damaged]) if damaged else (COMPLETE, [])
 
 
 def read_summary(raw: bytes) -> dict:

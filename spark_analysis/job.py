@@ -331,6 +331,7 @@ def write_outputs(spark, result, out: str, run_name: str | None = None) -> str:
     (best effort) and OutputError names what failed: nothing left looks like a finished run."""
     import pyarrow.fs as pafs
 
+    from spark_analysis.earlier import earlier_run
     from spark_analysis.fs import filesystem, move_dir
     from spark_analysis.report import render_report
 
@@ -353,7 +354,8 @@ def write_outputs(spark, result, out: str, run_name: str | None = None) -> str:
         with fs.open_output_stream(f"{tmp_path}/{SUMMARY}") as fh:
             fh.write(strictjson.dumps(summary, indent=2, default=str).encode())
         with fs.open_output_stream(f"{tmp_path}/{REPORT}") as fh:
-            fh.write(render_report(summary, topics, parts, buckets, keys, replica_rows).encode())
+            fh.write(render_report(summary, topics, parts, buckets, keys, replica_rows,
+                                   earlier=earlier_run(fs, root_path, run)).encode())
         files = {f.path[len(tmp_path) + 1:]: f.size
                  for f in fs.get_file_info(pafs.FileSelector(tmp_path, recursive=True)) if f.type == pafs.FileType.File}
         with fs.open_output_stream(f"{tmp_path}/{MARKER}") as fh:  # last: the run is whole

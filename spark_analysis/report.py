@@ -94,18 +94,76 @@ def replicas_html(summary: dict, replicas: list[dict]) -> str:
 
 def _config_note(summary: dict) -> str:
     """Which topics' configs are unknown (the admin API asked and did not tell) and why: their figures
-    that depend on the config are shown as unknown and left out of the totals."""
-    unknown = {t: c for t, c in (summary.get("topic_configs") or {}).items() if c.get("unknown")}
+    that depend on the config are shown as unknown and left out of the totals (``monitor.auditrun``)."""
+    from monitor.auditrun import CONFIG_UNKNOWN_NOTE, unknown_configs
+
+    unknown = unknown_configs(summary)
     if not unknown:
         return ""
-    items = "".join(f"<li>{html.escape(t)}: {html.escape(c['reason'] or '')}</li>" for t, c in sorted(unknown.items()))
-    return (f"<p>Topic config unknown for {len(unknown)} topic(s): their reclaimable bytes, dirty ratio, "
-            f"eligibility and tombstones past retention are unknown, and left out of the totals above.</p>"
-            f"<ul>{items}</ul>")
+    items = "".join(f"<li>{html.escape(t)}: {html.escape(why)}</li>" for t, why in unknown.items())
+    return f"<p>Topic config unknown for {len(unknown)} topic(s): {CONFIG_UNKNOWN_NOTE} above.</p><ul>{items}</ul>"
+
+
+ACCURACY_TITLE = "Prediction against what the broker reclaimed"
+NO_EARLIER = ("No earlier complete run in this output location to compare with: audit into the same --out again "
+              "after the cleaner has run to see this run's prediction against what the broker reclaimed.")
+ACCURACY_COLUMNS = [("topic", "topic"), ("partition", "partition"), ("status", "status"),
+                    ("predicted_bytes", "predicted"), ("bytes_before", "size before"), ("bytes_after", "size after"),
+                    ("actual_bytes", "reclaimed"), ("error_bytes", "error"), ("error_ratio", "relative error"),
+                    ("detail", "detail")]
+
+
+def _bytes(v: float) -> str:
+    return f"{v:,.0f} B" if abs(v) < 2**20 else _mb(v)
+
+
+def accuracy_html(run: str, partitions: list[dict], earlier) -> str:
+    """This run against the output location's earlier complete run (``spark_analysis.earlier``), compared
+    by ``monitor.accuracy`` as the Audit page compares them: the earlier run's reclaimable bytes (the
+    prediction) against its partitions' size then less their size now (what the broker reclaimed)."""
+    from monitor.accuracy import CLEANED, charted, compare_runs, signed_bytes, signed_ratio, totals
+
+    head = f"<h2>{ACCURACY_TITLE}</h2>"
+    if earlier is None:
+        return f"{head}<p>{html.escape(NO_EARLIER, quote=False)}</p>"
+    if earlier.partitions is None:
+        return f"{head}<p>No comparison: {html.escape(earlier.error or '')}.</p>"
+    found = compare_runs(earlier.partitions, partitions)
+    tot = totals(found)
+    rows = sorted((r.as_dict() for r in found),
+                  key=lambda r: (r["status"] != CLEANED, -(r["predicted_bytes"] or 0), r["topic"], r["partition"]))
+    left = ", ".join(f"{n} {status}" for status, n in sorted(tot.left_out.items()))
+    ratio = "unknown" if tot.error_ratio is None else signed_ratio(tot.error_ratio)
+    text = (f"<p>Run {html.escape(earlier.run)} predicted {_bytes(tot.predicted_bytes)} reclaimable in the "
+            f"{tot.partitions} partition(s) the cleaner has been over since; the broker reclaimed "
+            f"{_bytes(tot.actual_bytes)}: error {signed_bytes(tot.error_bytes)} ({ratio})"
+            + (f"; left out: {html.escape(left)}" if left else "") + ". Reclaimed: the partition's size in "
+            f"{html.escape(earlier.run)} less its size in {html.escape(run)}; error: reclaimed - predicted.</p>")
+    chart = ""
+    shown = [r for r in rows if charted(r)]
+    if shown:
+        names = [f"{r['topic']}-{r['partition']}" for r in shown]
+        fig = go.Figure()
+        fig.add_bar(x=names, y=[r["predicted_bytes"] / (1 << 20) for r in shown], name="predicted (earlier run)",
+                    marker_color="#1f77b4")
+        fig.add_bar(x=names, y=[r["actual_bytes"] / (1 << 20) for r in shown], name="reclaimed by the broker",
+                    marker_color="#2ca02c", textposition="outside",
+                    text=[f"error {signed_bytes(r['error_bytes'])}"
+                          + ("" if r["error_ratio"] is None else f" ({signed_ratio(r['error_ratio'])})") for r in shown])
+        fig.update_layout(barmode="group", title=f"{ACCURACY_TITLE}, per partition", yaxis_title="MiB")
+        fig.update_xaxes(title="topic-partition", type="category")
+        chart = f'<div class="chart">{_fig_html(fig)}</div>'
+    more = f"<p>The first 100 of {len(rows)} partitions.</p>" if len(rows) > 100 else ""
+    table = _table(rows[:100], ACCURACY_COLUMNS, {
+        **{k: _bytes for k in ("predicted_bytes", "bytes_before", "bytes_after", "actual_bytes")},
+        "error_bytes": signed_bytes, "error_ratio": signed_ratio})
+    return head + text + chart + more + table.replace("<td>None</td>", "<td>-</td>")
 
 
 def render_report(summary: dict, topics: list[dict], partitions: list[dict], buckets: list[dict],
-                  top_keys: list[dict], replicas: list[dict] | None = None) -> str:
+                  top_keys: list[dict], replicas: list[dict] | None = None, earlier=None) -> str:
+    """The report of one run; ``earlier``: the output location's earlier complete run
+    (``spark_analysis.earlier.EarlierRun``, None when there is none), for the accuracy section."""
     when = dt.datetime.fromtimestamp(summary["generated_at_ms"] / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     cards = [
         ("Data scanned", _mb(summary["bytes"])),
@@ -183,6 +241,7 @@ cleaner model: {c['threads']} thread(s), {c['keys_per_pass']:,} keys per pass,
 {f'<p>{summary["vanished_segments"]} segment(s) were replaced by the broker while the audit read a live log dir; '
  'audit a copy for exact figures.</p>' if summary.get("vanished_segments") else ''}
 {charts}
+{accuracy_html(summary.get("run", "this run"), partitions, earlier)}
 <h2>Cleaning time per broker</h2>
 <p>Each broker cleans its own replicas with its own settings (values from flags, the admin API, the config file
 or Kafka's defaults, as marked). The wall clock schedules the cleans longest first over the broker's

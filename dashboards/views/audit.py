@@ -1,13 +1,16 @@
 """Audit: the latest Spark audit report from the output folder, with a picker for older runs. A run
 without its completion marker is shown as in progress, a damaged one as damaged with the file named
-(``monitor.auditrun``), never as an exception. Partitions found in several log dirs list their replicas
-(``spark_analysis.replicas``), those that disagree first. A run with an earlier complete run before it
-shows that run's prediction against what the broker then reclaimed (``monitor.accuracy``)."""
+(``monitor.auditrun``), never as an exception. Each topic says where its config came from; those whose
+config is unknown are listed with the reason, so a null figure reads as unknown, not zero. Partitions
+found in several log dirs list their replicas (``spark_analysis.replicas``), those that disagree first.
+A run with an earlier complete run before it shows that run's prediction against what the broker then
+reclaimed (``monitor.accuracy``)."""
 
 import streamlit as st
 
 from dashboards import data, figures, ui
-from monitor.accuracy import CLEANED, baseline
+from monitor.accuracy import CLEANED, baseline, charted, signed_bytes, signed_ratio
+from monitor.auditrun import CONFIG_UNKNOWN_NOTE, unknown_configs
 from monitor.restore import EXPLAIN, restore_order
 
 
@@ -25,13 +28,12 @@ def accuracy_panel(audit_dir: str, run: str, later: dict, complete: list[str]) -
     before = data.audit_run(audit_dir, pick)
     rows, tot = data.audit_accuracy(before["partitions"], later["partitions"])
     # the chart: partitions the cleaner has been over where something was predicted or reclaimed
-    cleaned = rows[(rows["status"] == CLEANED) & ((rows["predicted_bytes"] > 0) | (rows["actual_bytes"] != 0))] \
-        if not rows.empty else rows
+    cleaned = rows[[charted(r) for r in rows.to_dict("records")]] if not rows.empty else rows
     c = st.columns(4)
     c[0].metric("Predicted (cleaned partitions)", f"{tot['predicted_bytes'] / 2**20:,.2f} MiB")
     c[1].metric("Reclaimed by the broker", f"{tot['actual_bytes'] / 2**20:,.2f} MiB")
-    c[2].metric("Error", figures.signed_bytes(tot["error_bytes"]))
-    c[3].metric("Relative error", "unknown" if tot["error_ratio"] is None else figures.signed_ratio(tot["error_ratio"]))
+    c[2].metric("Error", signed_bytes(tot["error_bytes"]))
+    c[3].metric("Relative error", "unknown" if tot["error_ratio"] is None else signed_ratio(tot["error_ratio"]))
     left = ", ".join(f"{n} {status}" for status, n in sorted(tot["left_out"].items()))
     st.caption(f"{tot['partitions']} partition(s) the cleaner has been over since run {pick}"
                + (f"; left out: {left}" if left else "") + ". Reclaimed: the partition's size in "
@@ -42,6 +44,26 @@ def accuracy_panel(audit_dir: str, run: str, later: dict, complete: list[str]) -
         rows = rows.assign(_o=rows["status"] != CLEANED, _p=-rows["predicted_bytes"]).sort_values(
             ["_o", "_p", "topic", "partition"]).drop(columns=["_o", "_p"])
     st.dataframe(rows, hide_index=True, use_container_width=True, key="audit.accuracy.table")
+
+
+TOPIC_COLUMNS = ["topic", "partitions", "records", "bytes", "reclaimable_bytes", "projected_bytes",
+                 "max_cleanable_ratio", "estimated_clean_seconds", "tombstones_past_retention", "config_source"]
+
+
+def topics_panel(topics, summary: dict) -> None:
+    """Each topic's figures with where its config came from (``config_source``: admin, config, default,
+    unknown), and the topics whose config is unknown with the reason (``monitor.auditrun``): a null
+    figure there is unknown, not zero. Runs before #22 have no config columns: shown without them."""
+    st.subheader("Per topic")
+    unknown = unknown_configs(summary)
+    if unknown:
+        st.warning(f"Topic config unknown for {len(unknown)} topic(s): {CONFIG_UNKNOWN_NOTE}.")
+        st.dataframe([{"topic": t, "why the config is unknown": why} for t, why in unknown.items()],
+                     hide_index=True, use_container_width=True, key="audit.config_unknown")
+    if "config_source" not in topics.columns:
+        st.caption("Not in this run: audits from before issue 22 do not say where each topic's config came from.")
+    st.dataframe(topics[[c for c in TOPIC_COLUMNS if c in topics.columns]], hide_index=True,
+                 use_container_width=True, key="audit.topics")
 
 
 s = ui.settings()
@@ -73,6 +95,7 @@ else:
         if not a["topics"].empty:
             st.plotly_chart(figures.audit_sizes(a["topics"]), use_container_width=True)
             st.plotly_chart(figures.audit_clean_time(a["topics"]), use_container_width=True)
+            topics_panel(a["topics"], sm)
         t = a["topics"]
         if not t.empty and "streams_role" in t.columns:  # runs before #16 have no streams_role column
             streams = t[t["streams_role"].fillna("") != ""]

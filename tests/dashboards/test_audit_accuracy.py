@@ -92,6 +92,32 @@ def test_the_audit_page_shows_predicted_against_reclaimed(two_runs, monkeypatch)
     assert any("Prediction against what the broker reclaimed" in c.proto.spec for c in charts)
 
 
+def said(v: float) -> str:  # bytes as the report writes them: exact below a MiB
+    return f"{v:,.0f} B" if abs(v) < 2**20 else f"{v / 2**20:,.1f} MiB"
+
+
+def test_the_later_runs_html_report_compares_as_the_page_does(two_runs):
+    """The report of the run after the clean holds the same comparison as the Audit page, with its chart;
+    the first run's report says in one line that it has none to compare with."""
+    from spark_analysis.report import ACCURACY_TITLE, NO_EARLIER
+
+    t, _, (run1, part1), (run2, part2) = two_runs
+    predicted = pq.read_table(run1 / "partitions").to_pylist()[0]["reclaimable_bytes"]
+    reclaimed = log_bytes(part1) - log_bytes(part2)
+    error = reclaimed - predicted
+    report = (run2 / "report.html").read_text()
+    section = report.split(f"<h2>{ACCURACY_TITLE}</h2>")[1].split("<h2>")[0]
+    assert (f"Run {run1.name} predicted {said(predicted)} reclaimable in the 1 partition(s) the cleaner has been "
+            f"over since; the broker reclaimed {said(reclaimed)}: error "
+            f"{f'{error:+,.0f} B' if abs(error) < 2**20 else f'{error / 2**20:+,.2f} MiB'}") in section
+    assert f"less its size in {run2.name}" in section
+    assert f"<td>{t}</td><td>0</td><td>{CLEANED}</td><td>{said(predicted)}</td><td>{said(log_bytes(part1))}</td>" \
+           f"<td>{said(log_bytes(part2))}</td><td>{said(reclaimed)}</td>" in section
+    assert '<div class="chart">' in section and f"{ACCURACY_TITLE}, per partition" in section
+    first = (run1 / "report.html").read_text()
+    assert f"<h2>{ACCURACY_TITLE}</h2><p>{NO_EARLIER}</p>" in first
+
+
 def test_the_first_run_alone_says_what_the_panel_needs(two_runs, monkeypatch):
     _, out, (run1, _), _ = two_runs
     at = page("audit", monkeypatch, audit_dir=out)

@@ -62,3 +62,16 @@ def test_a_run_whose_topic_config_was_unknown_predicted_nothing_and_is_left_out(
     assert rows[1].error_bytes is None and rows[1].actual_bytes is None  # no 0 passed off as a prediction
     tot = totals(list(rows.values()))
     assert (tot.partitions, tot.predicted_bytes, tot.left_out) == (1, 8_000.0, {NO_PREDICTION: 1})
+
+
+def test_charted_rows_and_how_an_error_is_written():
+    from monitor.accuracy import charted, signed_bytes, signed_ratio
+
+    rows = {r.partition: r.as_dict() for r in compare_runs(
+        [part(0, 10_000, 8_000), part(1, 10_000, 0.0), part(2, 10_000, 0.0), part(3, 10_000, 1_000)],
+        [part(0, 3_000, checkpoint=100), part(1, 9_000, checkpoint=100), part(2, 10_000, checkpoint=100),
+         part(3, 10_000, checkpoint=50)])}
+    # predicted, or reclaimed without a prediction: charted; nothing either way, or not cleaned: table only
+    assert [p for p, r in sorted(rows.items()) if charted(r)] == [0, 1]
+    assert signed_bytes(-1000) == "-1,000 B" and signed_bytes(3 * 2**20) == "+3.00 MiB"
+    assert signed_ratio(-0.125) == "-12 %" and signed_ratio(0.5) == "+50 %"

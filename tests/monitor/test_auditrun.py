@@ -47,3 +47,14 @@ def test_damaged_marker():
 
 def test_good_summary():
     assert read_summary(json.dumps(GOOD).encode()) == GOOD
+
+
+def test_unknown_configs_lists_the_topics_with_unknown_values_and_why():
+    from monitor.auditrun import unknown_configs
+
+    summary = {"topic_configs": {"b": {"source": "unknown", "unknown": ["delete.retention.ms"], "reason": "refused"},
+                                 "a": {"source": "config", "unknown": ["min.compaction.lag.ms"], "reason": "down"},
+                                 "c": {"source": "admin", "unknown": [], "reason": None}}}
+    assert unknown_configs(summary) == {"a": "down", "b": "refused"}
+    assert list(unknown_configs(summary)) == ["a", "b"]
+    assert unknown_configs({}) == {}  # a run from before #22

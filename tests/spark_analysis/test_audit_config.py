@@ -4,6 +4,7 @@ that depend on it are null with the reason; Kafka's defaults only with no admin 
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 import socket
@@ -13,6 +14,7 @@ import sys
 import pyarrow.parquet as pq
 
 from collectors.admin import AdminSnapshot
+from monitor.auditrun import CONFIG_UNKNOWN_NOTE
 from monitor.topicconfig import ADMIN, ADMIN_DOWN, CONFIG_FILE, DEFAULT, NOT_LISTED, REFUSED, UNKNOWN, TopicConfig
 from recordfixtures import three_v2_batches
 from spark_analysis.audit import AuditInputs
@@ -103,5 +105,8 @@ def test_audit_with_its_admin_api_down_passes_no_default_off_as_a_topics_config(
     assert summary["config_unknown"]["partitions"] == 2 and summary["config_unknown"]["note"]
     topics = {t["topic"]: t for t in pq.read_table(run / "topics").to_pylist()}
     assert topics["accounts"]["reclaimable_bytes"] is None and topics["accounts"]["records"] == 6
-    assert "unknown" in (run / "report.html").read_text()
+    report = (run / "report.html").read_text()  # the note the Audit page shows too (monitor.auditrun)
+    assert f"Topic config unknown for 2 topic(s): {CONFIG_UNKNOWN_NOTE} above." in report
+    for topic in ("accounts", "orders"):
+        assert f"<li>{topic}: {html.escape(parts[topic]['config_unknown_reason'])}</li>" in report
     assert "86400000" not in json.dumps(parts["accounts"])  # Kafka's default delete.retention.ms nowhere

@@ -59,6 +59,7 @@ import pytest  # noqa: E402
 
 from monitor.auditrun import LATEST, MARKER, SUMMARY, TABLES, read_marker  # noqa: E402
 from recordfixtures import three_v2_batches  # noqa: E402
+from spark_analysis.report import NO_EARLIER  # noqa: E402
 
 
 def segments(tmp_path: Path) -> Path:
@@ -107,6 +108,8 @@ def test_a_run_is_written_whole_with_its_marker_and_a_failed_one_leaves_nothing(
     assert listed == on_disk and SUMMARY in listed and "report.html" in listed
     assert {name.split("/")[0] for name in listed} >= set(TABLES)
     assert json.loads((base / SUMMARY).read_text())["records"] == summary["records"] == 6
+    # the first run in the output location: nothing to compare its prediction with, said in one line
+    assert f"<p>{NO_EARLIER}</p>" in (base / "report.html").read_text()
     latest = (out / LATEST).read_text()
 
     # the same tables again, but one fails while Spark writes it: no run folder, no temporary, latest kept
