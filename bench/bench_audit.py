@@ -39,6 +39,16 @@ def write_data(root: Path, gb: float) -> Path:
         return Path(st.log_dir)
 
 
+def data_dir(root: Path, gb: float) -> Path:
+    """The log dir of ``write_data`` under ``root``: the segments an earlier run left there (``--dir``),
+    else ``gb`` GB written now."""
+    log_dir = root / "kafka" / "data"
+    if list(log_dir.glob("audit-*/*.log")):
+        log(f"reusing the segments under {log_dir}")
+        return log_dir
+    return write_data(root, gb)
+
+
 def read_arrays(files) -> int:
     from monitor.record import SegmentReader
 
@@ -77,11 +87,7 @@ def main(argv) -> int:
     args = ap.parse_args(argv)
     tmp = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="bench-audit-"))
     try:
-        log_dir = tmp / "kafka" / "data"
-        if not list(log_dir.glob("audit-*/*.log")):
-            log_dir = write_data(tmp, args.gb)
-        else:
-            log(f"reusing the segments under {log_dir}")
+        log_dir = data_dir(tmp, args.gb)
         files = sorted(f for f in log_dir.glob("audit-*/*.log"))
         total = sum(f.stat().st_size for f in files)
         log(f"{len(files)} segment files, {total / 1e6:.0f} MB")

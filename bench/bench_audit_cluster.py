@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.bench_audit import best, write_data
+from bench.bench_audit import best, data_dir
 from bench.common import OUT, Timer, log
 from monitor import strictjson
 
@@ -63,11 +63,7 @@ def main(argv) -> int:
     os.environ["PYSPARK_PYTHON"] = sys.executable  # the executors' Python: this venv, the package installed
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     try:
-        log_dir = tmp / "kafka" / "data"
-        if not list(log_dir.glob("audit-*/*.log")):
-            log_dir = write_data(tmp, args.gb)
-        else:
-            log(f"reusing the segments under {log_dir}")
+        log_dir = data_dir(tmp, args.gb)
         total = sum(f.stat().st_size for f in log_dir.glob("audit-*/*.log"))
         local_wall, local_warm, local_sum = time_audit("local[2]", log_dir, args.repeat)
         cluster = standalone.start(tmp / "spark", workers=2, cores=1, memory="2g", progress=log)
