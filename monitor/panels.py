@@ -98,6 +98,22 @@ def _broker(key: str, metric: str, title: str, unit: str, description: str, mark
 
 TOMBSTONE_GROWTH = rule("TombstonesPilingUp", "warning").clauses[0]
 
+
+def unclustered_alerts() -> list[str]:
+    """The alerts that can fire without a ``cluster`` label: those with a clause on a series the collector
+    does not export (CompactionMonitorDown's ``up{job=...} == 0``: Prometheus' own series of the scrape,
+    and one collector may serve several clusters). A ``cluster=~"$cluster"`` filter would drop them
+    whenever a cluster is picked."""
+    return list(dict.fromkeys(r.alert for r in RULES if any(not c.metric.startswith(NS) for c in r.clauses)))
+
+
+def alerts_query() -> str:
+    """The alert-state panel's query: the rule table's alerts of the picked cluster, and those that carry
+    no cluster label at all (``unclustered_alerts``) whichever cluster is picked."""
+    mine = f'ALERTS{{alertname=~"{"|".join(alert_names())}",{CLUSTER}}}'
+    bare = unclustered_alerts()
+    return mine + (f' or ALERTS{{alertname=~"{"|".join(bare)}",cluster=""}}' if bare else "")
+
 PANELS: tuple[Panel, ...] = (
     # --- the broker's log cleaner (JMX gauges re-exported in base units, and its settings) ---
     _broker("clean_time", "broker_cleaner_max_clean_time_seconds", "Longest recent clean", "s",
@@ -180,8 +196,10 @@ PANELS: tuple[Panel, ...] = (
                            "topic's delete.retention.ms.", width=12),
     # --- alerts ---
     Panel("alerts", "Compaction alerts", "table", "Alerts",
-          (Query(f'ALERTS{{alertname=~"{"|".join(alert_names())}",{CLUSTER}}}', "", instant=True),),
-          description="The rule table's alerts, pending or firing (alerts/RUNBOOK.md has a section per alert).",
+          (Query(alerts_query(), "", instant=True),),
+          description="The rule table's alerts, pending or firing (alerts/RUNBOOK.md has a section per alert); "
+                      "a collector that does not answer its scrape (CompactionMonitorDown from up == 0) has no "
+                      "cluster label and is shown whichever cluster is picked.",
           width=24),
 )
 

@@ -18,10 +18,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @contextmanager
-def collector_and_prometheus(cfg: dict, tmp: Path, prometheus: str) -> Iterator[str]:
+def collector_and_prometheus(cfg: dict, tmp: Path, prometheus: str,
+                             extra_targets: tuple[str, ...] = ()) -> Iterator[str]:
     """``collect`` over ``cfg`` (monitor.yaml; its ``listen.port`` is the collector's) and Prometheus
     scraping it every second with the rules rendered from ``cfg``'s thresholds, from the deployed
-    ``deploy/prometheus.yml`` less its Alertmanager; both stopped on exit. Yields Prometheus' base URL."""
+    ``deploy/prometheus.yml`` less its Alertmanager; both stopped on exit. Yields Prometheus' base URL.
+    ``extra_targets``: more host:port targets of the same job (a port nobody serves: a collector down)."""
     cport, pport = cfg["listen"]["port"], free_port()
     (tmp / "monitor.yaml").write_text(yaml.safe_dump(cfg))
     rules = tmp / "compaction.rules.yml"
@@ -30,7 +32,7 @@ def collector_and_prometheus(cfg: dict, tmp: Path, prometheus: str) -> Iterator[
     prom_cfg["global"] = {"scrape_interval": "1s", "evaluation_interval": "1s"}
     prom_cfg["rule_files"] = [str(rules)]
     prom_cfg.pop("alerting")
-    prom_cfg["scrape_configs"][0]["static_configs"] = [{"targets": [f"127.0.0.1:{cport}"]}]
+    prom_cfg["scrape_configs"][0]["static_configs"] = [{"targets": [f"127.0.0.1:{cport}", *extra_targets]}]
     (tmp / "prometheus.yml").write_text(yaml.safe_dump(prom_cfg))
     collector = [sys.executable, "-m", "cli", "collect", "--config", str(tmp / "monitor.yaml")]
     prom_cmd = [prometheus, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'tsdb'}",

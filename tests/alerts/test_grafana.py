@@ -172,3 +172,40 @@ def test_tables_name_their_value_columns_and_merge_on_labels():
     assert all(t["instant"] and t["format"] == "table" for t in ratio["targets"])
     causes = panels["Why each partition is (not) compacting"]
     assert causes["transformations"][0]["options"]["excludeByName"]["Value"] is True  # 1 for every cause
+
+
+# ALERTS series as Prometheus writes them: a collector that does not answer its scrape gives
+# CompactionMonitorDown from up{job=...} == 0, a series with no cluster label (a collector may serve several)
+MONITOR_DOWN = 'ALERTS{alertname="CompactionMonitorDown",alertstate="firing",instance="127.0.0.1:9",' \
+               'job="kafka-compaction-monitor",severity="warning"}'
+ALERT_SERIES = [
+    MONITOR_DOWN,
+    'ALERTS{alertname="CompactionMonitorDown",alertstate="pending",cluster="b",severity="warning",source="admin"}',
+    'ALERTS{alertname="CleanerSlow",alertstate="firing",broker="1",cluster="a",severity="warning"}',
+    'ALERTS{alertname="CleanerSlow",alertstate="firing",broker="1",cluster="b",severity="warning"}',
+    'ALERTS{alertname="Watchdog",alertstate="firing",severity="none"}',  # another rule file's: not ours
+]
+
+
+@pytest.mark.parametrize("cluster, shown", [
+    ("a", [ALERT_SERIES[0], ALERT_SERIES[2]]),
+    (".*", ALERT_SERIES[:4]),
+], ids=["one cluster picked", "all clusters"])
+def test_the_alert_panel_keeps_the_monitor_down_alert_whichever_cluster_is_picked(tmp_path, cluster, shown):
+    """The panel's query, with $cluster as Grafana substitutes it, evaluated by Prometheus' own engine
+    (promtool's PromQL tests) over ALERTS series: the picked cluster's alerts and the monitor-down alert
+    that has no cluster label; not another cluster's, nor another rule file's."""
+    import shutil
+
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.fail("promtool is missing: ./dev installs Debian's prometheus package")
+    (target,) = by_title(dashboard())["Compaction alerts"]["targets"]
+    case = {"evaluation_interval": "1m", "tests": [{
+        "interval": "1m",
+        "input_series": [{"series": s, "values": "1"} for s in ALERT_SERIES],
+        "promql_expr_test": [{"expr": instantiate(target["expr"], cluster=cluster), "eval_time": "0m",
+                              "exp_samples": [{"labels": s, "value": 1} for s in shown]}]}]}
+    (tmp_path / "alerts.test.yml").write_text(yaml.safe_dump(case))
+    r = subprocess.run([promtool, "test", "rules", "alerts.test.yml"], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -7,7 +7,8 @@ real collector over the session's real broker, which holds a cleaned compacted t
 and a consumer group lagging past delete.retention.ms. Each query of the committed dashboard JSON is
 sent to ``/api/v1/query`` with the template variables substituted as Grafana substitutes them
 (``$cluster`` -> the cluster picked, ``$__rate_interval`` -> a duration) and must parse and return at
-least one series. The cluster variable's own query is answered too. Queries whose data exists only in a
+least one series. The cluster variable's own query is answered too, and the alert panel keeps the
+alert of a collector that does not answer its scrape (no cluster label) with a cluster picked. Queries whose data exists only in a
 fault are checked for parsing only; they are listed in FAULT_ONLY with the reason, and the panel table
 says the same. The Streamlit pages drawing the same charts are run (AppTest) against the same
 Prometheus: they send exactly the panel table's queries, and get data back.
@@ -26,10 +27,10 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import TopicPartition
 
-from kafkatools import (compacted, create_topic, produce, producer, unique_topic, wait_cleaned, watermarks,
-                        write_rounds)
+from kafkatools import (commit_offsets, compacted, create_topic, produce, producer, unique_topic, wait_cleaned,
+                        watermarks, write_rounds)
 from dashboards.panelqueries import promql
 from monitor.panels import PANELS, instantiate
 from procs import free_port
@@ -76,10 +77,6 @@ def test_fault_only_list_is_the_panel_tables():
     assert marked == set(FAULT_ONLY)
 
 
-COORDINATOR_NOT_READY = {KafkaError.COORDINATOR_LOAD_IN_PROGRESS, KafkaError.NOT_COORDINATOR,
-                         KafkaError.COORDINATOR_NOT_AVAILABLE}
-
-
 def lagging_group(bootstrap: str, topic: str) -> str:
     """A group committed at a record written twenty minutes ago: its time lag is far past the topic's
     delete.retention.ms (1 s)."""
@@ -90,21 +87,7 @@ def lagging_group(bootstrap: str, topic: str) -> str:
     assert p.flush(30) == 0
     group = unique_topic("grafana-lagging")
     _, high = watermarks(bootstrap, topic)
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
-
-    def committed():
-        try:
-            c.commit(offsets=[TopicPartition(topic, 0, high - 5)], asynchronous=False)
-        except KafkaException as exc:  # a fresh broker's group coordinator may still be loading or electing
-            if exc.args[0].code() not in COORDINATOR_NOT_READY:
-                raise
-            return False
-        return True
-
-    try:
-        wait_for(committed, 60, f"group {group}'s commit", interval=0.5)
-    finally:
-        c.close()
+    commit_offsets({"bootstrap.servers": bootstrap, "group.id": group}, [TopicPartition(topic, 0, high - 5)])
     return group
 
 
@@ -155,7 +138,8 @@ def test_every_dashboard_query_returns_data_from_a_real_prometheus(kafka, tmp_pa
     }
     queries = dashboard_queries()
     assert len(queries) >= 20
-    with collector_and_prometheus(cfg, tmp_path, prometheus) as prom:
+    dead = f"127.0.0.1:{free_port()}"  # a second collector of the job that never answers: up == 0
+    with collector_and_prometheus(cfg, tmp_path, prometheus, extra_targets=(dead,)) as prom:
         for title, ref, q in queries:  # parse: an error now is an error later
             _, error = query(prom, q)
             assert error is None, f"{title} {ref}: {q}: {error}"
@@ -171,10 +155,19 @@ def test_every_dashboard_query_returns_data_from_a_real_prometheus(kafka, tmp_pa
         except TimeoutError:
             pytest.fail("queries without data:\n" + "\n".join(empty))
         # what the queries return is this cluster's, and the lagging group is the one alerted
-        alerts, _ = query(prom, instantiate(next(q for t, _, q in queries if t == "Compaction alerts"), CLUSTER))
+        alerts_q = instantiate(next(q for t, _, q in queries if t == "Compaction alerts"), CLUSTER)
+        alerts, _ = query(prom, alerts_q)
         assert {(a["metric"]["alertname"], a["metric"].get("group")) for a in alerts} >= \
             {("ConsumerMayMissTombstones", group)}
-        assert all(s["metric"]["cluster"] == CLUSTER for s in alerts)
+        # with this cluster picked: its alerts, and the dead collector's CompactionMonitorDown (from up == 0:
+        # Prometheus' series of the scrape, with no cluster label), pending or firing
+        down = wait_for(lambda: [a["metric"] for a in query(prom, alerts_q)[0]
+                                 if a["metric"]["alertname"] == "CompactionMonitorDown"
+                                 and a["metric"].get("instance") == dead], 60,
+                        "the dead collector's CompactionMonitorDown in the alert panel", interval=1)
+        assert [d.get("cluster") for d in down] == [None]
+        alerts, _ = query(prom, alerts_q)
+        assert all(s["metric"].get("cluster") == CLUSTER for s in alerts if s["metric"].get("instance") != dead)
         tombstones, _ = query(prom, next(q for t, _, q in queries if t == "Tombstones on disk per topic"))
         assert float(next(s for s in tombstones if s["metric"]["topic"] == topic)["value"][1]) >= 10
         # the Streamlit pages that draw the same charts ask the same Prometheus the same queries, and get data
