@@ -39,12 +39,12 @@ import urllib.request
 from dataclasses import dataclass
 
 import pytest
-from confluent_kafka import Consumer, IsolationLevel, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import IsolationLevel, TopicPartition
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, OffsetSpec,
                                    ResourceType)
 
-from kafkatools import (CLI_MODULE, cleaner_checkpoint, compacted, create_topic, localbroker, own_broker, partition_dir,
-                        produce, produce_raw, producer, roll, roll_at, segment_bases, set_topic_config,
+from kafkatools import (CLI_MODULE, cleaner_checkpoint, commit_offsets, compacted, create_topic, localbroker, own_broker,
+                        partition_dir, produce, produce_raw, producer, roll, roll_at, segment_bases, set_topic_config,
                         transactional_batch, unique_topic, wait_cleaned, write_rounds)
 from monitor.estimate import CleanerParams, estimate_clean
 from procs import free_port, prometheus_query
@@ -400,30 +400,10 @@ def test_a_producer_killed_inside_a_transaction_fires_compaction_blocked_by_tran
 
 # ------------------------------------------------------------------ a stopped consumer group
 
-# what a commit may meet while the broker creates __consumer_offsets for the module's first group and
-# loads its partitions (GroupCoordinator): tried again
-COORDINATOR_NOT_READY = {KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
-                         KafkaError.COORDINATOR_NOT_AVAILABLE}
-
-
 def stopped_group(bootstrap: str, topic: str, group: str, committed: int = 1) -> None:
     """20 records, and a group that committed offset ``committed`` and stopped: it consumes no more."""
     produce(bootstrap, topic, [(f"k{i}".encode(), b"v") for i in range(20)])
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
-
-    def commit():
-        try:
-            c.commit(offsets=[TopicPartition(topic, 0, committed)], asynchronous=False)
-        except KafkaException as exc:
-            if exc.args[0].code() not in COORDINATOR_NOT_READY:
-                raise
-            return False
-        return True
-
-    try:
-        wait_for(commit, 60, f"group {group}'s coordinator to take its commit", interval=0.5)
-    finally:
-        c.close()
+    commit_offsets({"bootstrap.servers": bootstrap, "group.id": group}, [TopicPartition(topic, 0, committed)])
 
 
 def stopped_consumer_case(b) -> tuple[Case, str]:
