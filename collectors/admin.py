@@ -16,6 +16,7 @@ and is logged once per (call, resource), naming the ACL that is missing.
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import time
 from contextlib import contextmanager
@@ -42,6 +43,7 @@ AUTHORIZATION_ERRORS = {KafkaError.TOPIC_AUTHORIZATION_FAILED: "TOPIC",
                         KafkaError.CLUSTER_AUTHORIZATION_FAILED: "CLUSTER"}
 log = logging.getLogger("compaction_monitor.admin")
 READ_RETRY_SECONDS = 600.0  # how long a topic whose Read was refused goes without another try
+RESULT_MARGIN = 2.0  # seconds a result is waited for beyond the request timeout librdkafka has (``_result``)
 
 
 @dataclass(frozen=True)
@@ -107,12 +109,23 @@ class GroupSnapshot:
     lags: tuple = ()
     errors: dict = field(default_factory=dict)
     error_kinds: tuple = ()
+    listed: frozenset | None = None  # the group ids ListGroups gave (a group without Describe is left out)
 
 
-def _client_conf(cluster: ClusterConfig) -> dict:
+def _client_conf(cluster: ClusterConfig, timeout: float | None = None) -> dict:
+    """librdkafka's settings: the cluster's ``client`` section over ours. With ``timeout`` (the admin
+    timeout, seconds), ``socket.timeout.ms`` defaults to it rather than librdkafka's 60000: a request
+    outlives the call that made it and stays in flight on its broker until socket.timeout.ms, and only
+    then does librdkafka drop that connection (socket.max.fails=1: rdkafka_broker.c,
+    rd_kafka_broker_timeout_scan). Until then a broker that accepts but never answers (frozen,
+    partitioned away) stays "up" to librdkafka, which keeps sending it the metadata requests of
+    list_topics (rd_kafka_metadata: any usable broker): one such broker put the admin source down for a
+    minute while two others could answer (tests/collectors/test_broker_partitioned_cluster.py)."""
     if not cluster.bootstrap_servers:
         raise ValueError(f"cluster {cluster.name}: no bootstrap_servers")
     conf = {"bootstrap.servers": cluster.bootstrap_servers}
+    if timeout is not None:  # librdkafka's bounds: 10 .. 300000 ms
+        conf["socket.timeout.ms"] = min(max(int(timeout * 1000), 10), 300000)
     conf.update({k: v for k, v in cluster.client.items()})
     return conf
 
@@ -142,7 +155,7 @@ class AdminFetcher:
         self.timeout = timeout
         self.clock = clock
         self._auth_error: str | None = None  # librdkafka's last SASL refusal (error_cb), for the message
-        self._admin = AdminClient({**_client_conf(cluster), "error_cb": self._on_client_error})
+        self._admin = AdminClient({**_client_conf(cluster, timeout), "error_cb": self._on_client_error})
         self._consumer = None
         self._ts_cache: dict[tuple[str, int, int], int | None] = {}
         self.principal = principal(cluster)
@@ -197,6 +210,20 @@ class AdminFetcher:
                              f"({self.cluster.client.get('sasl.mechanism', 'SASL')}): {self._auth_error}; "
                              f"librdkafka: {exc.args[0].str() if exc.args else exc}") from None
 
+    def _result(self, fut, what: str):
+        """A request's result, waited for ``RESULT_MARGIN`` longer than the ``request_timeout`` librdkafka
+        was given, so that librdkafka's own timeout settles it first: with the broker's error, or for a
+        request sent to every broker (list_consumer_groups) with the answers of those that answered and
+        an error for each that did not (rdkafka_admin.c, rd_kafka_ListConsumerGroups_response_merge).
+        Waiting exactly as long lost that race: one frozen broker put the consumer-groups source down
+        with a bare ``TimeoutError``. Past the margin: a timeout naming the endpoint."""
+        wait = self.timeout + RESULT_MARGIN
+        try:
+            return fut.result(timeout=wait)
+        except concurrent.futures.TimeoutError:
+            raise FetchError(f"bootstrap {self.cluster.bootstrap_servers}", "timeout",
+                             f"{what}: no answer within {wait:g}s") from None
+
     def close(self) -> None:
         if self._consumer is not None:
             self._consumer.close()
@@ -215,7 +242,7 @@ class AdminFetcher:
         if resources:
             for res, fut in self._admin.describe_configs(resources, request_timeout=self.timeout).items():
                 try:
-                    entries = fut.result(timeout=self.timeout)
+                    entries = self._result(fut, f"describe_configs of topic {res.name}")
                 except KafkaException as exc:
                     self._failed("DescribeConfigs", "TOPIC", res.name, exc, errors, kinds, res.name)
                     refused[res.name] = errors[res.name]
@@ -250,8 +277,8 @@ class AdminFetcher:
         for bid in sorted(brokers):  # one request per broker: a BROKER resource is answered by that broker
             res = ConfigResource(ResourceType.BROKER, str(bid))
             try:
-                entries = self._admin.describe_configs([res], request_timeout=self.timeout)[res].result(
-                    timeout=self.timeout)
+                entries = self._result(self._admin.describe_configs([res], request_timeout=self.timeout)[res],
+                                       f"describe_configs of broker {bid}")
                 out[bid] = {k: e.value for k, e in entries.items()}
             except KafkaException as exc:
                 key = f"broker {bid} describe_configs"
@@ -309,10 +336,12 @@ class AdminFetcher:
         got = {}
         for label, spec in specs.items():
             res = self._admin.list_offsets({tp: spec for tp in tps}, request_timeout=self.timeout)
-            got[label] = {(tp.topic, tp.partition): f.result(timeout=self.timeout).offset for tp, f in res.items()}
+            got[label] = {(tp.topic, tp.partition): self._result(f, f"list_offsets {label}").offset
+                          for tp, f in res.items()}
         res = self._admin.list_offsets({tp: OffsetSpec.latest() for tp in tps},
                                        isolation_level=IsolationLevel.READ_COMMITTED, request_timeout=self.timeout)
-        got["stable"] = {(tp.topic, tp.partition): f.result(timeout=self.timeout).offset for tp, f in res.items()}
+        got["stable"] = {(tp.topic, tp.partition): self._result(f, "list_offsets read_committed").offset
+                         for tp, f in res.items()}
         for key in got["latest"]:
             out[key] = (got["earliest"].get(key, -1), got["latest"][key], got["stable"].get(key, -1))
         return out
@@ -342,7 +371,8 @@ class AdminFetcher:
         now = self.clock()
         errors, kinds = {}, []
         with self._credentials_checked():
-            listing = self._admin.list_consumer_groups(request_timeout=self.timeout).result(timeout=self.timeout)
+            listing = self._result(self._admin.list_consumer_groups(request_timeout=self.timeout),
+                                   "list_consumer_groups")
         for err in listing.errors:  # a group the listing could not describe (a coordinator refused)
             errors[f"list_consumer_groups {len(errors)}"] = str(err)
             exc = err if isinstance(err, KafkaException) else KafkaException(err)
@@ -359,7 +389,7 @@ class AdminFetcher:
             try:
                 fut = self._admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(gid)],
                                                                request_timeout=self.timeout)[gid]
-                committed = fut.result(timeout=self.timeout).topic_partitions
+                committed = self._result(fut, f"list_consumer_group_offsets of {gid}").topic_partitions
             except KafkaException as exc:
                 self._failed("Describe", "GROUP", gid, exc, errors, kinds, gid)
                 continue
@@ -379,7 +409,7 @@ class AdminFetcher:
                                      info.config.min_compaction_lag_ms / 1000.0,
                                      latest_value_only(gid, self.cluster.latest_value_only_groups),
                                      tl.method, tl.reason))
-        return GroupSnapshot(now, tuple(lags), errors, tuple(kinds))
+        return GroupSnapshot(now, tuple(lags), errors, tuple(kinds), frozenset(group_ids))
 
     def _time_lag(self, topic: str, partition: int, offset: int, now: float, errors: dict, kinds: list) -> TimeLag:
         """Exact (the timestamp of the record at ``offset``) when the record can be read, else interpolated
@@ -408,7 +438,7 @@ class AdminFetcher:
         if key in self._ts_cache:
             return self._ts_cache[key]
         if self._consumer is None:
-            conf = _client_conf(self.cluster)
+            conf = _client_conf(self.cluster, self.timeout)
             conf.update({"group.id": "kafka-compaction-monitor-lookups", "enable.auto.commit": False,
                          "enable.auto.offset.store": False, "fetch.max.bytes": 1048576,
                          "max.partition.fetch.bytes": 1048576, "isolation.level": "read_uncommitted"})

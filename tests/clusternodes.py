@@ -5,11 +5,20 @@ cluster is whole again (every partition's ISR full) before other tests use it.
 
 The node is restarted with the command line it was running with (read from /proc before it stops), so
 whatever options the cluster gave it come back unchanged. Its broker.json gets the new pid, so the
-session's ``localcluster.stop`` stops the restarted node too."""
+session's ``localcluster.stop`` stops the restarted node too.
+
+``paused(node)`` freezes a node instead (SIGSTOP to its process group, SIGCONT on leaving, whatever
+happens inside): the JVM keeps its sockets, so the kernel still completes TCP handshakes on its ports
+but nothing ever answers, as with a broker partitioned away or hung in a GC pause. The JMX exporter
+agent runs inside that JVM, so its page hangs too."""
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import dataclasses
+import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -39,6 +48,29 @@ def start_node(node: one.BrokerState, cmd: list[str], timeout: float = 120.0, *,
     (Path(node.dir) / one.STATE_FILE).write_text(state.to_json())
     one._wait_ready(state, proc, timeout, {"authentication": True} if jmx_basic_auth else {})
     return state
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)  # the node runs in its own session (localkafka.broker starts it so)
+    except ProcessLookupError:
+        pass
+
+
+@contextlib.contextmanager
+def paused(node: one.BrokerState):
+    """The node frozen (SIGSTOP) inside the block and running again (SIGCONT) after it, even when the
+    block fails; also at interpreter exit, should the block never be left (a killed pytest)."""
+    def resume():
+        _signal_group(node.pid, signal.SIGCONT)
+
+    atexit.register(resume)
+    _signal_group(node.pid, signal.SIGSTOP)
+    try:
+        yield node
+    finally:
+        resume()
+        atexit.unregister(resume)
 
 
 def wait_whole(cluster, timeout: float = 120.0) -> None:
