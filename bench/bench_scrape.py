@@ -174,6 +174,9 @@ def main(argv) -> int:
     ap.add_argument("--partitions", type=int, default=5000)
     ap.add_argument("--concurrency", type=int, default=200)
     ap.add_argument("--seconds", type=float, default=15.0, help="each load run (collector, reference)")
+    ap.add_argument("--granularity", choices=("topic", "partition"), default="topic",
+                    help="the collector's granularity: topic (the default: 4 series per healthy partition) or "
+                         "partition (every series of every partition)")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
     import gzip
@@ -191,7 +194,7 @@ def main(argv) -> int:
         log(f"{args.partitions} partitions written in {time.monotonic() - t0:.1f} s (no broker)")
         cfg = {"clusters": [{"name": "bench", "brokers": [{"id": "1", "jmx_url": fs.url, "log_dirs": [str(d)]}]}],
                "intervals": {"jmx": 3, "log_dirs": 3600}, "timeouts": {"jmx": 30},
-               "listen": {"address": "127.0.0.1", "port": 0}}
+               "listen": {"address": "127.0.0.1", "port": 0}, "granularity": args.granularity}
         (root / "monitor.yaml").write_text(yaml.safe_dump(cfg))
         errlog = open(root / "collector.log", "w+")
         col = subprocess.Popen([sys.executable, "-m", "cli", "collect", "--config", str(root / "monitor.yaml")],
@@ -246,7 +249,7 @@ def main(argv) -> int:
             f"{args.seconds:.0f} s ...")
         ref = load(ref_port, args.concurrency, args.seconds, ref_proc.pid)
 
-        out = {"partitions": args.partitions, "series": series, "openmetrics_bytes": len(text.encode()),
+        out = {"partitions": args.partitions, "granularity": args.granularity, "series": series, "openmetrics_bytes": len(text.encode()),
                "gzip_bytes": len(z), "concurrency": args.concurrency, "seconds": args.seconds,
                "collector": res, "reference": ref,
                "collector_rss_mib_before": before["VmRSS"], "collector_rss_mib_after": after["VmRSS"],
@@ -255,13 +258,13 @@ def main(argv) -> int:
                "rps_vs_reference": res["rps"] / ref["rps"] if ref["rps"] else None,
                "target_met": res["errors"] == 0 and res["p99_s"] is not None and res["p99_s"] < 1.0}
         OUT.mkdir(exist_ok=True)
-        (OUT / "scrape.json").write_text(strictjson.dumps(out, indent=2))
+        (OUT / f"scrape-{args.granularity}.json").write_text(strictjson.dumps(out, indent=2))
 
         def line(name, r):
             return (f"{name:<30} {r['rps']:7.1f} req/s  p50 {r['p50_s'] or 0:6.3f} s  p99 {r['p99_s'] or 0:6.3f} s  "
                     f"max {r['max_s'] or 0:6.3f} s  errors {r['errors']} of {r['requests']} {r['error_kinds'] or ''}")
 
-        print(f"{args.partitions} partitions, {series} series: {len(text) / 1e6:.1f} MB OpenMetrics, "
+        print(f"{args.partitions} partitions at granularity {args.granularity}, {series} series: {len(text) / 1e6:.1f} MB OpenMetrics, "
               f"{len(z) / 1e6:.2f} MB gzip; {args.concurrency} concurrent keep-alive scrapes, {args.seconds:.0f} s each")
         print(line("reference: stdlib, same bytes", ref))
         print(line("collector (JMX source cycling)", res))

@@ -544,7 +544,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="TLS and basic auth for /metrics, in Prometheus exporter-toolkit's web config format")
     c.add_argument("--once", action="store_true", help="refresh every source once, print the metrics, exit")
     c.add_argument("--granularity", choices=["topic", "partition"],
-                   help="topic (default): topic aggregates, 4 series per healthy partition and every series of an "
+                   help="topic (default): topic aggregates, 4 series per healthy partition, 2 per healthy consumer "
+                        "group's partition, and every series of an "
                         "unhealthy one; partition: every series of every partition")
     c.add_argument("--topics-allow", action="append", metavar="REGEX",
                    help="export only topics whose whole name matches (repeatable; default: every topic)")

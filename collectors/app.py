@@ -21,7 +21,7 @@ from collectors.cleaner_log import CleanerLogFollower
 from collectors.cleaner_metrics import IoSampler, jolokia_io_url, jolokia_read_url, parse_exposition, parse_jolokia
 from collectors.exporter import View, register_all
 from collectors.exposition import RenderedExposition
-from collectors.logdirs import TRANSACTION_MAX_TIMEOUT, LogDirScanner
+from collectors.logdirs import TRANSACTION_MAX_TIMEOUT, LogDirScanner, offsets_topic_groups
 from collectors.runner import Runner, Source, Store
 from monitor.causes import BrokerFacts, duration, unknown_cause
 from monitor.config import BrokerConfig, ClusterConfig, Config
@@ -127,6 +127,14 @@ def _kafka_endpoint(cluster: ClusterConfig) -> str:
     return f"bootstrap {cluster.bootstrap_servers}, {cluster.client.get('security.protocol', 'PLAINTEXT')}"
 
 
+def _admin_down_why(store: Store, name: str) -> str:
+    """Why the admin source has no snapshot: down with its last error, or not answered yet."""
+    s = next((x for x in store.statuses() if x.name == name), None)
+    if s is not None and s.last_error:
+        return f"is down ({s.last_error})"
+    return "has not answered yet"
+
+
 def build_sources(config: Config, store: Store, include_all: bool = False) -> tuple[list[Source], list]:
     sources, closers = [], []
     to = config.timeouts
@@ -144,10 +152,11 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
                 groups_fetcher = AdminFetcher(cluster, timeout=to.admin)  # its own clients: its own thread
                 closers.append(groups_fetcher.close)
 
-                def groups(f=groups_fetcher, name=admin_name):
+                def groups(f=groups_fetcher, name=admin_name, endpoint=_kafka_endpoint(cluster)):
                     snap = store.snapshot(name)
-                    if snap is None:
-                        raise RuntimeError("no topic list yet from the admin source")
+                    if snap is None:  # the groups' topics and offsets are read against the admin source's list
+                        raise FetchError(endpoint, "admin_down", f"no topic list: the admin source {name} "
+                                         f"{_admin_down_why(store, name)}")
                     return f.group_lags(snap.topics, snap.taken_at)
 
                 sources.append(Source(f"consumer_groups:{cluster.name}", "consumer_groups", cluster.name, groups,
@@ -212,14 +221,51 @@ def jmx_credentials(broker: BrokerConfig, endpoint: str) -> tuple[str, str] | No
         raise FetchError(endpoint, "credentials", f"jmx_password: {exc}") from None
 
 
+class HiddenGroupsNotice:
+    """A runner hook: logs, once per cluster and per change of the counts, when ListGroups gives fewer
+    groups than ``__consumer_offsets`` in the log dirs read holds live committed offsets for
+    (``monitor.offsetgroups``). ListGroups leaves out, with no error, every group the principal may not
+    Describe: without this the groups' lag series would be silently absent."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self._said: dict[str, tuple | None] = {}
+        self._lock = threading.Lock()  # the hook runs on every source's thread
+
+    def __call__(self) -> None:
+        statuses = self.store.statuses()
+        for st in statuses:
+            if st.kind != "consumer_groups" or st.snapshot is None or st.snapshot.listed is None:
+                continue
+            known = offsets_topic_groups(x.snapshot for x in statuses if x.kind == "log_dirs"
+                                         and x.cluster == st.cluster and x.snapshot is not None)
+            if known is None:
+                continue
+            hidden = known - st.snapshot.listed
+            state = (len(st.snapshot.listed), len(known), len(hidden)) if hidden else None
+            with self._lock:
+                if self._said.get(st.cluster) == state:
+                    continue
+                self._said[st.cluster] = state
+            if state is None:
+                continue
+            admin = next((x.snapshot for x in statuses if x.kind == "admin" and x.cluster == st.cluster
+                          and x.snapshot is not None), None)
+            log.warning("cluster %s: ListGroups gives %d consumer group(s) to %s, yet __consumer_offsets in the "
+                        "log dirs read holds live committed offsets of %d group(s), %d of them not listed (%s, ...): "
+                        "their lag is not exported; grant Describe on the GROUP resources (the README's "
+                        "least-privilege section has the kafka-acls command)", st.cluster, state[0],
+                        getattr(admin, "principal", "") or "the client", state[1], state[2], min(hidden))
+
+
 def build(config: Config) -> Collector:
     store = Store()
     sources, closers = build_sources(config, store)
     registry = CollectorRegistry(auto_describe=False)
     register_all(registry, store, view=View.of(config))
     rendered = RenderedExposition(registry)
-    return Collector(config, store, Runner(store, sources, on_refresh=[rendered.invalidate]), registry, closers,
-                     rendered)
+    runner = Runner(store, sources, on_refresh=[HiddenGroupsNotice(store), rendered.invalidate])
+    return Collector(config, store, runner, registry, closers, rendered)
 
 
 def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.stderr, web=None) -> int:

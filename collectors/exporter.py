@@ -4,8 +4,9 @@ One collector per area (broker cleaner gauges, partitions, consumer groups,
 topic configs, the collector's own health). Each reads the latest snapshots
 and keeps no state of its own; a source that is down contributes nothing but
 its ``source_up 0``. What goes out is the ``View``'s: at granularity topic (the default) a healthy
-partition keeps ``metrics.PARTITION_DEFAULT``'s series only (``monitor.health`` says which are
-healthy), and the topic allow/deny patterns drop whole topics, in ``_StoreCollector.collect``.
+partition keeps ``metrics.PARTITION_DEFAULT``'s series only and a healthy consumer group's partition
+``metrics.GROUP_DEFAULT``'s (``monitor.health`` says which are healthy), and the topic allow/deny
+patterns drop whole topics, in ``_StoreCollector.collect``.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from collectors import metrics as M
+from collectors.logdirs import offsets_topic_groups
 from collectors.runner import Store
 from monitor.causes import IO_MAX, ROLLED_BY, BrokerFacts, max_segment_ms
 from monitor.cleanerlog import CleanerLogState
+from monitor.compaction import PartitionState
 from monitor.config import Thresholds
 from monitor.consumers import may_miss_updates
-from monitor.health import unhealthy, worst_cause
+from monitor.health import series_fire, unhealthy, worst_cause
 from monitor.logdir import LEFTOVER_KINDS
 from monitor.streams import streams_role
 from monitor.rules import LAG_PAST_RETENTION, holds
@@ -78,7 +81,16 @@ class View:
         ``metrics.PARTITION_DEFAULT``'s. ``rows``: ``(metric, labels beyond the partition's, value)``,
         its cause series apart."""
         bad = unhealthy(cause, rows, self.thresholds)
-        return (rows if bad or self.keep_all else [r for r in rows if r[0] in _DEFAULT]), bad
+        return self._cut(rows, bad, _DEFAULT), bad
+
+    def select_group(self, rows: list) -> tuple[list, bool]:
+        """As ``select`` for one consumer group's partition, which has no cause: unhealthy when a rule's
+        comparison holds on its series (``monitor.health.series_fire``), else ``metrics.GROUP_DEFAULT``'s."""
+        bad = series_fire(rows, self.thresholds)
+        return self._cut(rows, bad, _GROUP_DEFAULT), bad
+
+    def _cut(self, rows: list, bad: bool, default: frozenset) -> list:
+        return rows if bad or self.keep_all else [r for r in rows if r[0] in default]
 
 
 class _StoreCollector(Collector):
@@ -235,6 +247,7 @@ class PartitionCollector(_StoreCollector):
 
 
 _DEFAULT = frozenset(M.PARTITION_DEFAULT) - {M.P_CAUSE}  # the cause series is added apart, always
+_GROUP_DEFAULT = frozenset(M.GROUP_DEFAULT)
 _EXTRA = {name: labels[4:] for name, (_, _, labels) in M.METRICS.items()}
 
 
@@ -428,42 +441,97 @@ class CleanerLogCollector(_StoreCollector):
 
 
 class ConsumerGroupCollector(_StoreCollector):
-    names = (M.G_LAG, M.G_LAG_SECONDS, M.G_LAG_SECONDS_UNKNOWN, M.G_RETENTION_FRACTION, M.G_AT_RISK, M.G_MAY_MISS)
+    """Per group and partition of a compacted topic, and per group and topic the aggregates over them.
+    Each partition's series are built first, then kept whole or cut to ``metrics.GROUP_DEFAULT`` by
+    ``View.select_group`` (granularity and health). Per cluster: the groups ListGroups gave against those
+    with live committed offsets in the log dirs' ``__consumer_offsets``."""
+
+    names = (M.G_LAG, M.G_LAG_SECONDS, M.G_LAG_SECONDS_UNKNOWN, M.G_RETENTION_FRACTION, M.G_AT_RISK, M.G_MAY_MISS,
+             M.GT_MAX_LAG_SECONDS, M.GT_MAX_RETENTION_FRACTION, M.GT_LAG, M.GT_UNHEALTHY, M.GT_LAG_UNKNOWN,
+             M.ADMIN_LISTED_GROUPS, M.OFFSETS_TOPIC_GROUPS)
 
     def _collect(self):
         fams = {n: _family(n) for n in self.names}
         statuses = self.store.statuses()
+        for cluster in sorted({st.cluster for st in statuses if st.kind == "log_dirs"}):
+            groups = offsets_topic_groups(st.snapshot for st in statuses
+                                          if st.kind == "log_dirs" and st.cluster == cluster and st.snapshot is not None)
+            if groups is not None:
+                fams[M.OFFSETS_TOPIC_GROUPS].add_metric([cluster], len(groups))
         for st in statuses:
             if st.kind != "consumer_groups" or st.snapshot is None:
                 continue
-            first_dirty = _leaders_first_dirty(statuses, st.cluster)
+            if st.snapshot.listed is not None:
+                fams[M.ADMIN_LISTED_GROUPS].add_metric([st.cluster], len(st.snapshot.listed))
+            leaders = _leaders_logs(statuses, st.cluster)
+            topics: dict[tuple[str, str], _GroupTopicSum] = {}
             for lag in st.snapshot.lags:
+                rows, bad = self.view.select_group(_group_rows(lag, leaders.get((lag.topic, lag.partition))))
                 lb = [st.cluster, lag.group, lag.topic, str(lag.partition)]
-                fams[M.G_LAG].add_metric(lb, lag.lag_records)
-                if lag.lag_seconds is not None:
-                    fams[M.G_LAG_SECONDS].add_metric(lb + [lag.lag_method or "exact"], lag.lag_seconds)
-                else:  # never silently absent: the reason instead
-                    fams[M.G_LAG_SECONDS_UNKNOWN].add_metric(lb + [lag.lag_unknown_reason or "unknown"], 1.0)
-                frac = lag.retention_fraction
-                if frac is not None:
-                    fams[M.G_RETENTION_FRACTION].add_metric(lb, frac)
-                    past = holds(LAG_PAST_RETENTION, frac, LAG_PAST_RETENTION.threshold.number)
-                    fams[M.G_AT_RISK].add_metric(lb, 1.0 if past else 0.0)
-                found = may_miss_updates(lag_seconds=lag.lag_seconds,
-                                         min_compaction_lag_seconds=lag.min_compaction_lag_seconds,
-                                         committed=lag.committed,
-                                         first_dirty_offset=first_dirty.get((lag.topic, lag.partition)))
-                for reason, held in found.items():
-                    if held is not None:
-                        fams[M.G_MAY_MISS].add_metric(lb + [reason, "true" if lag.latest_value_only else "false"],
-                                                      1.0 if held else 0.0)
+                for name, extra, v in rows:  # labels beyond the group's partition in the metric's own order
+                    fams[name].add_metric(lb + [extra[k] for k in _EXTRA[name]], v)
+                topics.setdefault((lag.group, lag.topic), _GroupTopicSum()).add(lag, bad)
+            for (group, topic), t in sorted(topics.items()):
+                t.emit(fams, [st.cluster, group, topic])
         yield from fams.values()
 
 
-def _leaders_first_dirty(statuses, cluster: str) -> dict[tuple[str, int], int]:
-    """(topic, partition) -> the first dirty offset of the leader's replica, for the partitions whose
-    leader (from the cluster's admin snapshot) has its log dirs read by this collector (monitor.consumers
-    says why the join is made here)."""
+def _group_rows(lag, leader: PartitionState | None) -> list[tuple[str, dict, float]]:
+    """Every series of one group's partition: ``(metric, labels beyond cluster/group/topic/partition,
+    value)``. ``leader``: the ``PartitionState`` of the partition leader's replica when this collector
+    reads its log dirs, else None."""
+    rows: list[tuple[str, dict, float]] = [(M.G_LAG, {}, lag.lag_records)]
+    if lag.lag_seconds is not None:
+        rows.append((M.G_LAG_SECONDS, {"method": lag.lag_method or "exact"}, lag.lag_seconds))
+    else:  # never silently absent: the reason instead
+        rows.append((M.G_LAG_SECONDS_UNKNOWN, {"reason": lag.lag_unknown_reason or "unknown"}, 1.0))
+    frac = lag.retention_fraction
+    if frac is not None:
+        rows.append((M.G_RETENTION_FRACTION, {}, frac))
+        past = holds(LAG_PAST_RETENTION, frac, LAG_PAST_RETENTION.threshold.number)
+        rows.append((M.G_AT_RISK, {}, 1.0 if past else 0.0))
+    found = may_miss_updates(lag_seconds=lag.lag_seconds, min_compaction_lag_seconds=lag.min_compaction_lag_seconds,
+                             committed=lag.committed,
+                             first_dirty_offset=None if leader is None else leader.first_dirty_offset,
+                             active_segment_base_offset=None if leader is None else leader.active_segment_base_offset)
+    for reason, held in found.items():
+        if held is not None:
+            rows.append((M.G_MAY_MISS, {"reason": reason, "latest_value_only": "true" if lag.latest_value_only
+                                        else "false"}, 1.0 if held else 0.0))
+    return rows
+
+
+class _GroupTopicSum:
+    """The aggregates over one group's partitions of a topic (``metrics.GT_*``), every granularity."""
+
+    def __init__(self):
+        self.lag, self.max_seconds, self.max_ratio, self.unhealthy, self.unknown = 0, None, None, 0, 0
+
+    def add(self, lag, bad: bool) -> None:
+        self.lag += lag.lag_records
+        self.unhealthy += bad
+        if lag.lag_seconds is None:
+            self.unknown += 1
+            return
+        self.max_seconds = lag.lag_seconds if self.max_seconds is None else max(self.max_seconds, lag.lag_seconds)
+        frac = lag.retention_fraction
+        if frac is not None:
+            self.max_ratio = frac if self.max_ratio is None else max(self.max_ratio, frac)
+
+    def emit(self, fams, lb) -> None:
+        fams[M.GT_LAG].add_metric(lb, self.lag)
+        if self.max_seconds is not None:
+            fams[M.GT_MAX_LAG_SECONDS].add_metric(lb, self.max_seconds)
+        if self.max_ratio is not None:
+            fams[M.GT_MAX_RETENTION_FRACTION].add_metric(lb, self.max_ratio)
+        fams[M.GT_UNHEALTHY].add_metric(lb, self.unhealthy)
+        fams[M.GT_LAG_UNKNOWN].add_metric(lb, self.unknown)
+
+
+def _leaders_logs(statuses, cluster: str) -> dict[tuple[str, int], PartitionState]:
+    """(topic, partition) -> the ``PartitionState`` of the leader's replica (its first dirty offset and
+    active segment base offset), for the partitions whose leader (from the cluster's admin snapshot) has
+    its log dirs read by this collector (monitor.consumers says why the join is made here)."""
     leaders = {}
     for st in statuses:
         if st.kind == "admin" and st.cluster == cluster and st.snapshot is not None:
@@ -476,7 +544,7 @@ def _leaders_first_dirty(statuses, cluster: str) -> dict[tuple[str, int], int]:
         for rep in st.snapshot.partitions:
             key = (rep.state.topic, rep.state.partition)
             if leaders.get(key) == st.broker:
-                out[key] = rep.state.first_dirty_offset
+                out[key] = rep.state
     return out
 
 

@@ -36,6 +36,7 @@ from monitor.compaction import PartitionState, checkpoint_problems, partition_st
 from monitor.diskspace import CleanNeed, LogDirSpace, largest_clean_group, most_needed
 from monitor.logdir import scan_log_dir
 from monitor.lsocheck import ADMIN, LeaderLso, LsoCheck, LsoDisagreement, check_lso, persist
+from monitor.offsetgroups import OFFSETS_TOPIC, SegmentCommits, live_groups, read_segment
 from monitor.producer_snapshot import ProducerSnapshot, ProducerSnapshotError, read_producer_snapshot
 from monitor.retention import RetentionProjection, from_summaries, project_retention
 from monitor.summary import SegmentSummary, summarize
@@ -101,12 +102,29 @@ class LogDirSnapshot:
     # negative partition, which names no partition folder, is a log-dir error with the dir still up.
     entry_problems: tuple = ()
     space: tuple = ()  # monitor.diskspace.LogDirSpace of every log dir: free space against a clean's need
+    # __consumer_offsets partition -> (its log end offset here, the groups with live committed offsets:
+    # monitor.offsetgroups); empty when no log dir read holds one
+    offsets_groups: dict = field(default_factory=dict)
 
     @property
     def error_kinds(self) -> list[str]:
         """One error kind per down log dir and per impossible checkpoint entry, counted by the store
         although the refresh succeeded."""
         return [kind for kind, _ in self.down.values()] + ["checkpoint_entry"] * len(self.entry_problems)
+
+
+def offsets_topic_groups(snapshots) -> frozenset | None:
+    """The groups with live committed offsets in a cluster's log dirs (``LogDirSnapshot.offsets_groups``
+    of its brokers): per ``__consumer_offsets`` partition, the replica with the highest log end offset;
+    None when no log dir read holds one (the count cannot be known)."""
+    best: dict[int, tuple[int, frozenset]] = {}
+    for snap in snapshots:
+        for p, (end, groups) in snap.offsets_groups.items():
+            if end > best.get(p, (-2,))[0]:
+                best[p] = (end, groups)
+    if not best:
+        return None
+    return frozenset().union(*(g for _, g in best.values()))
 
 
 # checkpoints the per-partition state is computed from: a malformed one takes its log dir down
@@ -156,6 +174,7 @@ class LogDirScanner:
         self.clock = clock
         self.include_all = include_all
         self._cache: dict[str, SegmentSummary] = {}
+        self._commits: dict[str, SegmentCommits] = {}  # __consumer_offsets segments' offset commit keys, by path
         self._snapshots: dict[str, tuple] = {}  # path -> ((size, mtime, inode), ProducerSnapshot or error text)
         self._eligible_since: dict[tuple[str, int], float] = {}
         # partitions once seen in a cleaner checkpoint stay known as compacted, so that a
@@ -176,6 +195,7 @@ class LogDirScanner:
         bytes_before = self._bytes
         txn_timeout = self.transaction_max_timeout()
         needs: dict[str, list[CleanNeed]] = {d: [] for d in self.log_dirs}
+        offsets_groups: dict[int, tuple[int, frozenset]] = {}
         for d in self.log_dirs:
             try:
                 ld = scan_log_dir(d)
@@ -203,6 +223,10 @@ class LogDirScanner:
                         entry_problems.append(msg)
             for part in ld.partitions:
                 key = (part.topic, part.partition)
+                if part.topic == OFFSETS_TOPIC and part.segments and not part.unreadable:
+                    found_groups = self._offsets_groups(part, seen_paths)
+                    if found_groups is not None and found_groups[0] > offsets_groups.get(part.partition, (-2,))[0]:
+                        offsets_groups[part.partition] = found_groups
                 if part.topic in NOT_CLEANED_BY_LOG_CLEANER or not (part.segments or part.unreadable):
                     continue  # (a partition whose only segment cannot be read is a fault, not empty)
                 found = self.config_lookup(part.topic, key in self._known_compacted)
@@ -278,7 +302,7 @@ class LogDirScanner:
                                                self._active_duplicates(key, part.segments[-1]),
                                                sum(x.keyless_records for x in summaries),
                                                sum(x.empty_value_records for x in summaries), retention))
-        for cache in (self._cache, self._snapshots):  # forget segments and snapshots that are gone
+        for cache in (self._cache, self._snapshots, self._commits):  # forget segments and snapshots that are gone
             for path in list(cache):
                 if path not in seen_paths:
                     del cache[path]
@@ -290,7 +314,24 @@ class LogDirScanner:
             del self._active_keys[k]  # rolled, deleted or moved: its key state goes
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(self.log_dirs),
                               down, self._reads - read_before, self._bytes - bytes_before, txn_timeout,
-                              tuple(entry_problems), space)
+                              tuple(entry_problems), space, offsets_groups)
+
+    def _offsets_groups(self, part, seen_paths: set) -> tuple[int, frozenset] | None:
+        """(log end offset, groups with live committed offsets) of a ``__consumer_offsets`` replica, each
+        segment read only for what it gained since the last refresh (``monitor.offsetgroups``); None when a
+        segment vanished while we read (the next refresh reads the new ones)."""
+        commits = []
+        try:
+            for seg in part.segments:
+                c, read = read_segment(seg.log, self._commits.get(str(seg.log)))
+                self._commits[c.path] = c
+                seen_paths.add(c.path)
+                commits.append(c)
+                if read:
+                    self._bytes += read
+        except OSError:
+            return None
+        return max((c.next_offset for c in commits), default=-1), live_groups(commits)
 
     def _space(self, d: str, needs: list[CleanNeed]) -> LogDirSpace:
         """The log dir's free space against its largest clean; an unreadable filesystem is that log dir's

@@ -232,6 +232,8 @@ CL_LEARNED = _m("cleaner_log_learned_throughput_bytes_per_second", "gauge",
                 "rate the cleaning-time estimate uses; absent until one such clean.", B)
 
 # --- consumer groups on compacted topics ---
+# consumer_group_lag_records, _tombstone_risk and _may_miss_updates go out at granularity topic (the
+# default) only for a group's partition on which a rule's comparison holds: see GROUP_DEFAULT below
 G_LAG = _m("consumer_group_lag_records", "gauge", "Records between the group's committed offset and the log end.", G)
 G_LAG_SECONDS = _m("consumer_group_lag_seconds", "gauge",
                    "Now minus the time the record at the group's committed offset was appended, by method: exact "
@@ -243,17 +245,59 @@ G_LAG_SECONDS_UNKNOWN = _m("consumer_group_lag_seconds_unknown", "gauge",
                            "1 when a lagging group's time lag cannot be told, with the reason: too_few_samples "
                            "(fewer than two log-end-offset samples yet, and no Read to read the record), "
                            "no_writes_sampled (the log end offset stood still over every sample).", G + ("reason",))
+ADMIN_LISTED_GROUPS = _m("admin_listed_groups", "gauge",
+                         "Consumer groups ListGroups gives the collector's user (a group without a Describe ACL "
+                         "on GROUP is left out, with no error). Fewer than offsets_topic_groups: the user lacks "
+                         "Describe on those groups and their lag series are absent (the collector logs it once).",
+                         ("cluster",))
+OFFSETS_TOPIC_GROUPS = _m("offsets_topic_groups", "gauge",
+                          "Consumer groups with live committed offsets in the __consumer_offsets partitions of the "
+                          "log dirs read, whatever the ACLs (the latest offset commit record of at least one of "
+                          "their partitions is not a tombstone). Only the __consumer_offsets partitions with a "
+                          "replica in those log dirs count; absent when none has one (then it cannot be known).",
+                          ("cluster",))
 G_RETENTION_FRACTION = _m("consumer_group_lag_retention_ratio", "gauge",
                           "Time lag / delete.retention.ms: at 1 the group may miss tombstones.", G)
 G_MAY_MISS = _m("consumer_group_may_miss_updates", "gauge",
                 "1 when the group may read an already compacted history and miss intermediate updates, by reason: "
-                "lag_past_min_compaction_lag (time lag > the topic's min.compaction.lag.ms), "
+                "lag_past_min_compaction_lag (time lag > the topic's min.compaction.lag.ms and, when the "
+                "leader's log dirs are in the same collector, committed offset < the leader's active segment "
+                "base offset, since Kafka never cleans the active segment; without them the time lag alone), "
                 "below_first_dirty_offset (committed offset < the leader's first dirty offset; needs the "
                 "leader's log dirs in the same collector); 0 when not; absent when unknown. "
                 "latest_value_only=\"true\" for groups declared in latest_value_only_groups.",
                 G + ("reason", "latest_value_only"))
 G_AT_RISK = _m("consumer_group_tombstone_risk", "gauge",
                "1 when the group's time lag exceeds the topic's delete.retention.ms.", G)
+
+# --- cardinality of the consumer groups (granularity: topic, the default): the series every (group, topic,
+# partition) has. The others go out only where a rule's comparison holds on them (monitor.health.series_fire:
+# ConsumerMayMissTombstones, ConsumerMayMissUpdates), or for all with granularity: partition. Chosen for
+# what needs them while the group's partition is healthy:
+# * consumer_group_lag_retention_ratio: what ConsumerMayMissTombstones compares, drawn per partition by
+#   the dashboards (Grafana's lag panel, the Streamlit tombstones page's risk chart);
+# * consumer_group_lag_seconds{method}: the time lag itself (Grafana's time-lag panel, the groups table);
+# * consumer_group_lag_seconds_unknown{reason}: in place of the time lag when it cannot be told (never
+#   the two together): an unknown is never cut.
+GROUP_DEFAULT = (G_RETENTION_FRACTION, G_LAG_SECONDS, G_LAG_SECONDS_UNKNOWN)
+GROUP_DEFAULT_SERIES = 2  # lag_seconds or lag_seconds_unknown, and the ratio (absent when the lag is unknown)
+
+# --- consumer-group aggregates over a topic's partitions (every granularity), per group ---
+GT = ("cluster", "group", "topic")
+GT_MAX_LAG_SECONDS = _m("consumer_group_topic_max_lag_seconds", "gauge",
+                        "Highest consumer_group_lag_seconds of the group over the topic's partitions whose time "
+                        "lag is known (absent when none is).", GT)
+GT_MAX_RETENTION_FRACTION = _m("consumer_group_topic_max_lag_retention_ratio", "gauge",
+                               "Highest consumer_group_lag_retention_ratio of the group over the topic's "
+                               "partitions (absent when no time lag is known).", GT)
+GT_LAG = _m("consumer_group_topic_lag_records", "gauge",
+            "Sum of consumer_group_lag_records over the partitions the group committed an offset for.", GT)
+GT_UNHEALTHY = _m("consumer_group_topic_unhealthy_partitions", "gauge",
+                  "The group's partitions of the topic on which an alert rule's comparison holds "
+                  "(monitor.health): their every series is exported.", GT)
+GT_LAG_UNKNOWN = _m("consumer_group_topic_lag_seconds_unknown_partitions", "gauge",
+                    "The group's partitions of the topic whose time lag cannot be told "
+                    "(consumer_group_lag_seconds_unknown).", GT)
 
 # --- topic configs (admin API) ---
 T = ("cluster", "topic")

@@ -27,7 +27,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from monitor.causes import fix_outline
 from monitor.redact import redact_url
 from monitor.auditrun import (COMPLETE, DAMAGED, IN_PROGRESS, MARKER, RUN_PREFIX, SUMMARY, TABLES, RunDamaged,
-                              read_marker, read_summary, size_problems)
+                              read_summary, run_status)
 from monitor.config import Thresholds, load_config
 from monitor.rule_eval import Sample, evaluate, unknown_rules
 
@@ -342,19 +342,29 @@ def consumer_groups_table(samples: pd.DataFrame, alerts: pd.DataFrame | None = N
     """One row per group and partition of a compacted topic: lag in records and in time, and
     ``may_miss_updates``: the reasons it may read an already compacted history (``monitor.consumers``),
     "latest value only" for a group declared so (no alert for it), "" when neither reason holds,
-    "unknown" when neither could be told. ``alert``: ConsumerMayMissUpdates raised for it. ``lag_method``:
-    how the time lag was told (exact, interpolated, extrapolated: the method label); ``lag_unknown``: the
-    reason it could not be (consumer_group_lag_seconds_unknown), "" when it was."""
-    base = metric(samples, "consumer_group_lag_records")
+    "unknown" when neither could be told, "not exported" for a healthy group's partition at granularity
+    topic (the collector's default sends its ``GROUP_DEFAULT`` series only: no lag in records either).
+    ``alert``: ConsumerMayMissUpdates raised for it. ``lag_method``: how the time lag was told (exact,
+    interpolated, extrapolated: the method label); ``lag_unknown``: the reason it could not be
+    (consumer_group_lag_seconds_unknown), "" when it was."""
     cols = GROUP + ["lag_records", "lag_seconds", "lag_method", "lag_unknown", "may_miss_updates", "alert"]
-    if base.empty:
+    # one row per group's partition with any of its series: lag_records goes out for a healthy one at
+    # granularity partition only, its time lag (or why unknown) and ratio at every granularity
+    rows = [metric(samples, n) for n in ("consumer_group_lag_records", "consumer_group_lag_seconds",
+                                         "consumer_group_lag_seconds_unknown", "consumer_group_lag_retention_ratio")]
+    rows = [r[GROUP].astype(str) for r in rows if not r.empty]
+    if not rows:
         return pd.DataFrame(columns=cols)
-    out = base[GROUP + ["value"]].rename(columns={"value": "lag_records"})
+    out = pd.concat(rows).drop_duplicates().reset_index(drop=True)
+    records = metric(samples, "consumer_group_lag_records")
+    out = out.merge(records.astype({k: str for k in GROUP})[GROUP + ["value"]].rename(
+        columns={"value": "lag_records"}), on=GROUP, how="left") if not records.empty else out.assign(
+        lag_records=float("nan"))
     secs = metric(samples, "consumer_group_lag_seconds")
     if secs.empty:
         out["lag_seconds"], out["lag_method"] = None, None
     else:
-        secs = secs.assign(method=secs["method"] if "method" in secs.columns else None)
+        secs = secs.assign(method=secs["method"] if "method" in secs.columns else None).astype({k: str for k in GROUP})
         out = out.merge(secs[GROUP + ["value", "method"]].rename(columns={"value": "lag_seconds",
                                                                           "method": "lag_method"}),
                         on=GROUP, how="left")
@@ -368,10 +378,12 @@ def consumer_groups_table(samples: pd.DataFrame, alerts: pd.DataFrame | None = N
     for r in miss.to_dict("records"):
         found.setdefault(tuple(str(r[k]) for k in GROUP), []).append(r)
 
+    cut = {tuple(str(v) for v in row) for row, n in zip(out[GROUP].values, out["lag_records"]) if n != n}
+
     def why(key) -> str:
         rows = found.get(key)
         if not rows:
-            return "unknown"
+            return "not exported" if key in cut else "unknown"
         if any(r["latest_value_only"] == "true" for r in rows):
             return "latest value only"
         return ", ".join(sorted(r["reason"] for r in rows if r["value"] == 1))
@@ -412,18 +424,17 @@ def _read_bytes(path: Path, limit: int = 64 << 20) -> bytes:
 
 def audit_status(audit_dir: str, run: str) -> tuple[str, list[str]]:
     """A run's status from its marker alone (cheap: no table is read): complete, in progress (no
-    marker) or damaged (a file missing or of another size than the marker says), with the problems."""
+    marker) or damaged (a file missing or of another size than the marker says), with the problems
+    (``monitor.auditrun.run_status``)."""
     base = Path(audit_dir) / run
     try:
         if not (base / MARKER).is_file():
-            return IN_PROGRESS, [f"no {MARKER}: the run is still being written, failed, or predates completion "
-                                 f"markers (run the audit again)"]
-        damaged = size_problems(read_marker(_read_bytes(base / MARKER)), _sizes(base))
+            return run_status(None, {})
+        return run_status(_read_bytes(base / MARKER), _sizes(base))
     except RunDamaged as exc:
         return DAMAGED, [str(exc)]
     except OSError as exc:
         return DAMAGED, [f"{exc.filename or run}: cannot read ({exc.strerror or exc})"]
-    return (DAMAGED, [str(d) for d in damaged]) if damaged else (COMPLETE, [])
 
 
 def audit_run(audit_dir: str, run: str) -> dict:

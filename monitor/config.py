@@ -30,7 +30,8 @@ works. Errors name the key path and the reason, at start, never mid-run::
     timeouts:  {jmx: 5, admin: 10, dashboard: 10, max_page_bytes: 16777216}
                                      # jmx, dashboard: the deadline of a whole HTTP fetch, in seconds
     thresholds: {...}                # what the alert rules and the dashboard call unhealthy
-    granularity: topic               # topic: 4 series per healthy partition; partition: every series
+    granularity: topic               # topic: 4 series per healthy partition, 2 per healthy group's
+                                     # partition; partition: every series
     topics_allow: [orders.*]         # regexes on the whole topic name (none: every topic); deny wins
     topics_deny: [__.*]
 """
@@ -246,8 +247,9 @@ class Config:
     audit_dir: str | None = field(default=None, metadata={"schema": {"shape": "a folder"}})  # for the dashboard
     collector_url: str | None = field(default=None, metadata=_URL)  # for the dashboard without Prometheus
     # cardinality (collectors.exporter): "topic" (the default) exports topic aggregates, 4 series per
-    # healthy partition (collectors.metrics.PARTITION_DEFAULT) and every series of an unhealthy one
-    # (monitor.health); "partition" every series of every partition
+    # healthy partition (collectors.metrics.PARTITION_DEFAULT), 2 per healthy consumer group's partition
+    # (GROUP_DEFAULT) and every series of an unhealthy one (monitor.health); "partition" every series of
+    # every partition
     granularity: str = field(default="topic", metadata={"schema": {
         "enum": list(GRANULARITIES), "shape": "topic or partition"}})
     # which topics are exported (monitor.topicfilter): regular expressions matched against the whole

@@ -16,6 +16,11 @@ series. No threshold is written here. A partition is unhealthy when
   whose series are all exported. A ``delta`` clause (TombstonesPilingUp) needs history, which a
   partition that just turned unhealthy has not: its series must be exported for every partition
   (the exporter's default series; a test checks it).
+
+A consumer group's partition (one group reading one partition) has no cause: it is unhealthy when the
+rule table's second condition alone holds on its series (``series_fire``): ConsumerMayMissTombstones'
+fraction of delete.retention.ms, ConsumerMayMissUpdates. The exporter then sends its every series, else
+``metrics.GROUP_DEFAULT``'s.
 """
 
 from __future__ import annotations
@@ -82,8 +87,14 @@ def unhealthy(cause: str, samples: Iterable[tuple[str, Mapping[str, str], float]
 
     ``samples``: the partition's series as ``(metric, labels beyond cluster/broker/topic/partition,
     value)``; its cause series need not be among them."""
-    if cause not in SETTLED:
-        return True
+    return cause not in SETTLED or series_fire(samples, t)
+
+
+def series_fire(samples: Iterable[tuple[str, Mapping[str, str], float]], t: Thresholds) -> bool:
+    """Whether one of the rule table's comparisons holds on these series now (a clause, or the condition
+    of a join): the health verdict without a cause, as for a consumer group's partition.
+
+    ``samples``: ``(metric, labels beyond the series' own key, value)``, as for ``unhealthy``."""
     by_name: dict[str, list] = {}
     for name, labels, v in samples:
         by_name.setdefault(name, []).append((labels, v))

@@ -22,6 +22,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from collectors.admin import AdminFetcher
 from collectors.exporter import register_all
+from collectors.logdirs import LogDirScanner, offsets_topic_groups
 from collectors.runner import Store
 from collecting import collect_once
 from kafkatools import (CLI_MODULE, cleaner_checkpoint, client_config, cluster_admin, commit_offsets, produce,
@@ -100,6 +101,11 @@ def test_without_read_every_lagging_partition_has_an_interpolated_time_lag_or_an
     assert (mine["admin"][0].lag_seconds, mine["admin"][0].lag_method) == (pytest.approx(1200 - stamp_ms / 1000),
                                                                              "exact")
     assert "unauthorized" in lags["monitor"].error_kinds and "unauthorized" not in lags["admin"].error_kinds
+    # monitor has Describe on the groups: ListGroups hides none of those __consumer_offsets holds
+    on_disk = offsets_topic_groups(LogDirScanner([b.log_dir], broker_id=str(b.node_id)).refresh()
+                                   for b in kafka_cluster.brokers())
+    assert group in on_disk and on_disk <= lags["monitor"].listed
+    assert lags["monitor"].listed == lags["admin"].listed
     refused = [r.getMessage() for r in caplog.records if f"Read on TOPIC {topic} for User:monitor" in r.getMessage()]
     assert len(refused) == 1, caplog.text  # once, though two partitions lag
 
@@ -130,6 +136,9 @@ def test_blind_never_gets_kafkas_defaults_as_a_topics_config(kafka_cluster, tmp_
     _produce(kafka_cluster, cleaned, 0, 30, timestamp_ms=1_000_000)
     _produce(kafka_cluster, cleaned, 0, 1, timestamp_ms=1_000_000 + 5000)  # past segment.ms: a roll
     _produce(kafka_cluster, named, 0, 10)
+    groups = [unique_topic("lp-blind-group") for _ in range(2)]  # offsets blind's ListGroups will not show
+    for g in groups:
+        commit_offsets(client_config(kafka_cluster, "admin", **{"group.id": g}), [TopicPartition(named, 0, 3)])
     brokers = kafka_cluster.brokers()
     wait_cleaned(brokers[0].log_dir, cleaned, timeout=120)
     cfg = {"clusters": [{
@@ -172,6 +181,13 @@ def test_blind_never_gets_kafkas_defaults_as_a_topics_config(kafka_cluster, tmp_
     assert "DescribeConfigs on CLUSTER for User:blind" in proc.stderr
     assert "lists no topic at all for User:blind, yet the log dirs hold compacted partitions" in proc.stderr
     assert kafka_cluster.password("blind") not in out + proc.stderr
+    # the groups: ListGroups gives blind none, with no error; __consumer_offsets in the log dirs holds them
+    assert _series(out, NS + "admin_listed_groups") == {frozenset({("cluster", "c3")}): 0.0}
+    (on_disk,) = _series(out, NS + "offsets_topic_groups").values()
+    assert on_disk >= len(groups)
+    assert (f"ListGroups gives 0 consumer group(s) to User:blind, yet __consumer_offsets in the log dirs read "
+            f"holds live committed offsets of {on_disk:.0f} group(s), {on_disk:.0f} of them not listed") in proc.stderr
+    assert "grant Describe on the GROUP resources" in proc.stderr
 
     # explain, as blind: the config unknown, with the reason, never a default
     proc = subprocess.run([sys.executable, "-m", CLI_MODULE, "explain", cleaned, "--config",

@@ -1,7 +1,9 @@
 """Consumer groups that may miss intermediate updates, on the real broker: groups that commit and stop
 on a compacted topic the cleaner has cleaned, one of them declared latest-value-only. Expected values
 come from what the test wrote (offsets, timestamps), the cleaner's checkpoint file and Kafka's rules
-(the cleaner keeps, below the first uncleanable offset, each key's last record there)."""
+(the cleaner keeps, below the first uncleanable offset, each key's last record there). The facts are read
+at granularity partition; the same store through the default granularity (topic) keeps every series of
+the groups alerted and only collectors.metrics.GROUP_DEFAULT's of the others."""
 
 from __future__ import annotations
 
@@ -10,10 +12,14 @@ import time
 import pytest
 from confluent_kafka import TopicPartition
 
+from prometheus_client import CollectorRegistry, generate_latest
+
+from collectors import metrics as M
 from collectors.app import build
+from collectors.exporter import View, register_all
 from dashboards import data
 from kafkatools import (cleaner_checkpoint, commit_offsets, compacted, create_topic, partition_dir, produce_timed,
-                        segment_bases, unique_topic, wait_cleaned_up_to_active)
+                        roll_at, segment_bases, unique_topic, wait_cleaned_up_to_active)
 from monitor.config import BrokerConfig, ClusterConfig, Config, Thresholds
 from waiting import wait_for
 
@@ -44,7 +50,7 @@ def test_groups_that_may_miss_updates_and_one_declared_latest_value_only(kafka):
     for group, offset in ((cdc, 10), (cache, 10), (recent, third), (done, end)):
         commit_offsets({"bootstrap.servers": b, "group.id": group}, [TopicPartition(t, 0, offset)])
 
-    cfg = Config(clusters=(ClusterConfig(name="local", bootstrap_servers=b,
+    cfg = Config(granularity="partition", clusters=(ClusterConfig(name="local", bootstrap_servers=b,
                                          latest_value_only_groups=(f"{prefix}-cache-*",),
                                          brokers=(BrokerConfig(id=str(kafka.node_id), log_dirs=(kafka.log_dir,)),)),))
     col = build(cfg)
@@ -92,5 +98,81 @@ def test_groups_that_may_miss_updates_and_one_declared_latest_value_only(kafka):
         assert row["may_miss_updates"] == "latest value only"
         row = table[(table["group"] == done) & (table["topic"] == t)].iloc[0]
         assert row["may_miss_updates"] == ""
+
+        # the same store at the default granularity: a group alerted at granularity partition (the rule
+        # evaluator's verdict: cdc's ConsumerMayMissUpdates; delete.retention.ms is 1 s here, so any time
+        # lag of a second or more is ConsumerMayMissTombstones too) keeps its every series, the others
+        # (done, caught up) their time lag and ratio only; the alerts are the same
+        default = CollectorRegistry()
+        register_all(default, col.store, view=View("topic", Thresholds()))
+        cut = data.samples_from_text(generate_latest(default).decode(), "default granularity")
+        cut_alerts = data.evaluated_alerts(cut, Thresholds())
+
+        def per_group(s):
+            s = s[(s["topic"] == t) & s["group"].isin([cdc, cache, recent, done]) & s["partition"].notna()]
+            return {g: sorted(s[s["group"] == g]["name"]) for g in (cdc, cache, recent, done)}
+
+        def alerted(a):
+            return sorted(map(tuple, a[a["group"].isin([cdc, cache, recent, done])][["alert", "severity", "group"]]
+                              .astype(str).values))
+
+        assert alerted(cut_alerts) == alerted(alerts)
+        flagged = {g for _, _, g in alerted(alerts)}
+        assert {cdc, cache} <= flagged and done not in flagged
+        full, kept = per_group(samples), per_group(cut)
+        for g in (cdc, cache, recent, done):
+            assert kept[g] == (full[g] if g in flagged else sorted([M.G_LAG_SECONDS, M.G_RETENTION_FRACTION])), g
+        assert len(full[done]) > len(kept[done])
+        table = data.consumer_groups_table(cut, cut_alerts)
+        shown = {g: table[(table["group"] == g) & (table["topic"] == t)].iloc[0]["may_miss_updates"]
+                 for g in (cdc, cache, done)}
+        assert shown == {cdc: "below_first_dirty_offset, lag_past_min_compaction_lag", cache: "latest value only",
+                         done: "not exported"}
+        aggregate = {(r["name"], r["group"]): r["value"] for r in cut[(cut["topic"] == t)].to_dict("records")
+                     if r["partition"] != r["partition"] and r.get("group") in (cdc, done)}
+        assert aggregate[(M.GT_LAG, cdc)] == end - 10 and aggregate[(M.GT_LAG, done)] == 0
+        assert aggregate[(M.GT_UNHEALTHY, cdc)] == 1 and aggregate[(M.GT_UNHEALTHY, done)] == 0
+        assert aggregate[(M.GT_MAX_LAG_SECONDS, cdc)] == lag(cdc)
     finally:
         col.close()
+
+
+def test_a_group_behind_only_inside_the_active_segment_misses_nothing_until_it_rolls(kafka):
+    """At min.compaction.lag.ms 0 (Kafka's default) any time lag is past it; the records the group has
+    not read may be compacted only once they leave the active segment, which Kafka never cleans
+    (LogCleanerManager.cleanableOffsets). With the leader's log dirs the reason waits for the roll; a
+    collector without them keeps the coarse answer (the time lag alone)."""
+    b = kafka.bootstrap
+    segment_ms = 600_000
+    t = create_topic(b, unique_topic("busy"), **compacted(**{"min.compaction.lag.ms": 0, "segment.ms": segment_ms}))
+    written = int(time.time() * 1000) - 2 * segment_ms  # one timestamp for all: no roll among them
+    produce_timed(b, t, [(f"k{i}".encode(), b"v", written) for i in range(20)])
+    assert segment_bases(partition_dir(kafka.log_dir, t)) == [0]  # all of it in the active segment
+    group = unique_topic("g-behind")
+    commit_offsets({"bootstrap.servers": b, "group.id": group}, [TopicPartition(t, 0, 15)])  # 5 records behind
+
+    with_dirs = Config(granularity="partition", clusters=(ClusterConfig(
+        name="local", bootstrap_servers=b, brokers=(BrokerConfig(id=str(kafka.node_id), log_dirs=(kafka.log_dir,)),)),))
+    without = Config(granularity="partition", clusters=(ClusterConfig(name="local", bootstrap_servers=b),))
+
+    def lag_reason(cfg):
+        col = build(cfg)
+        try:
+            assert col.runner.refresh_all(), [s.last_error for s in col.store.statuses() if not s.up]
+            labels = {"cluster": "local", "group": group, "topic": t, "partition": "0"}
+            seconds = col.registry.get_sample_value("kafka_compaction_consumer_group_lag_seconds",
+                                                    {**labels, "method": "exact"})
+            assert seconds is not None and seconds >= 2 * segment_ms / 1000 - 1  # the records' own timestamp
+            return col.registry.get_sample_value(MISS, {**labels, "reason": "lag_past_min_compaction_lag",
+                                                        "latest_value_only": "false"})
+        finally:
+            col.close()
+
+    assert lag_reason(with_dirs) == 0  # offsets 15..19 are in the active segment (base 0): nothing to clean
+    assert lag_reason(without) == 1  # the leader's log not read: the time lag alone
+
+    # a record timestamped now, more than segment.ms after the segment's first batch: Kafka rolls on it
+    # (LogSegment.shouldRoll compares the record timestamps), so offsets 0..19 are in a rolled segment
+    roll_at(b, t, written + 2 * segment_ms)
+    assert segment_bases(partition_dir(kafka.log_dir, t)) == [0, 20]
+    assert lag_reason(with_dirs) == 1  # the cleaner may now take the records the group has not read

@@ -26,3 +26,31 @@ def test_each_time_lag_with_its_method_or_why_it_is_unknown():
     assert got[2] == (90.0, "extrapolated", "")
     lag, method, why = got[3]
     assert lag != lag and method != method and why == "too_few_samples"  # NaN: no time lag, the reason instead
+
+
+def test_a_page_at_granularity_topic_has_a_row_for_each_group_partition():
+    """At granularity topic (the collector's default) a healthy group's partition carries its time lag and
+    ratio only (collectors.metrics.GROUP_DEFAULT): it still has its row, its lag in records and what it
+    may miss "not exported" (not "unknown"); an unhealthy one keeps its every series."""
+    page = "\n".join([
+        "# TYPE kafka_compaction_consumer_group_lag_records gauge",
+        f"kafka_compaction_consumer_group_lag_records{{{G.format(p=1)}}} 400",
+        "# TYPE kafka_compaction_consumer_group_lag_seconds gauge",
+        f'kafka_compaction_consumer_group_lag_seconds{{{G.format(p=0)},method="exact"}} 0.0',
+        f'kafka_compaction_consumer_group_lag_seconds{{{G.format(p=1)},method="exact"}} 70000.0',
+        "# TYPE kafka_compaction_consumer_group_lag_seconds_unknown gauge",
+        f'kafka_compaction_consumer_group_lag_seconds_unknown{{{G.format(p=2)},reason="no_writes_sampled"}} 1.0',
+        "# TYPE kafka_compaction_consumer_group_lag_retention_ratio gauge",
+        f"kafka_compaction_consumer_group_lag_retention_ratio{{{G.format(p=0)}}} 0.0",
+        f"kafka_compaction_consumer_group_lag_retention_ratio{{{G.format(p=1)}}} 0.81",
+        "# TYPE kafka_compaction_consumer_group_may_miss_updates gauge",
+        f'kafka_compaction_consumer_group_may_miss_updates{{{G.format(p=1)},reason="lag_past_min_compaction_lag",'
+        'latest_value_only="false"} 1.0',
+        "",
+    ])
+    table = data.consumer_groups_table(data.samples_from_text(page, "page")).set_index("partition")
+    assert sorted(table.index) == ["0", "1", "2"]
+    assert table.loc["0", "lag_seconds"] == 0.0 and table.loc["0", "may_miss_updates"] == "not exported"
+    assert table.loc["0", "lag_records"] != table.loc["0", "lag_records"]  # NaN: not exported
+    assert table.loc["1", "lag_records"] == 400 and table.loc["1", "may_miss_updates"] == "lag_past_min_compaction_lag"
+    assert table.loc["2", "lag_unknown"] == "no_writes_sampled" and table.loc["2", "may_miss_updates"] == "not exported"

@@ -10,7 +10,8 @@ from monitor.consumers import (BELOW, EXTRAPOLATED, INTERPOLATED, LAG, MAX_SAMPL
 
 def test_each_condition_at_its_bound_and_unknown_when_an_input_is():
     def f(**kw):
-        args = dict(lag_seconds=10.0, min_compaction_lag_seconds=60.0, committed=100, first_dirty_offset=100)
+        args = dict(lag_seconds=10.0, min_compaction_lag_seconds=60.0, committed=100, first_dirty_offset=100,
+                    active_segment_base_offset=None)
         return may_miss_updates(**{**args, **kw})
 
     assert f() == {LAG: False, BELOW: False}  # at the first dirty offset: reads nothing compacted
@@ -19,6 +20,26 @@ def test_each_condition_at_its_bound_and_unknown_when_an_input_is():
     assert f(min_compaction_lag_seconds=0.0, lag_seconds=0.0)[LAG] is False  # caught up: nothing to miss
     assert f(lag_seconds=None)[LAG] is None and f(min_compaction_lag_seconds=None)[LAG] is None
     assert f(first_dirty_offset=None)[BELOW] is None
+
+
+def test_the_time_lag_counts_only_while_an_unread_record_lies_below_the_leaders_active_segment():
+    # Kafka never cleans the active segment (LogCleanerManager.cleanableOffsets): a group whose unread
+    # records all sit in it misses nothing yet, at min.compaction.lag.ms 0 (Kafka's default) too
+    def lag(committed, active, lag_seconds=5.0, min_lag=0.0):
+        return may_miss_updates(lag_seconds=lag_seconds, min_compaction_lag_seconds=min_lag, committed=committed,
+                                first_dirty_offset=None, active_segment_base_offset=active)[LAG]
+
+    assert lag(committed=500, active=500) is False  # its next record is the active segment's first
+    assert lag(committed=510, active=500) is False  # a few records behind, inside the active segment
+    assert lag(committed=499, active=500) is True  # one unread record in a rolled segment
+    assert lag(committed=10, active=500, lag_seconds=30.0, min_lag=60.0) is False  # not past the lag: no
+    assert lag(committed=10, active=500, lag_seconds=60.5, min_lag=60.0) is True
+    # the leader's log not read here: the time lag alone, as before
+    assert lag(committed=510, active=None) is True
+    assert lag(committed=510, active=None, lag_seconds=0.0) is False
+    # an unknown time lag stays unknown whatever the base offset
+    assert lag(committed=10, active=500, lag_seconds=None) is None
+    assert lag(committed=510, active=500, lag_seconds=None) is None
 
 
 def test_latest_value_only_patterns():

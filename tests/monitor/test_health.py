@@ -1,9 +1,10 @@
-"""monitor.health: the one definition of an unhealthy partition, from the causes and the rule table."""
+"""monitor.health: the one definition of an unhealthy partition, from the causes and the rule table, and
+of an unhealthy consumer group's partition, from the rule table alone."""
 
 from alerts.promtool_tests import PART, cases, eval_minute, samples_at
 from monitor.causes import CAUSES, PRECEDENCE
 from monitor.config import Thresholds
-from monitor.health import NEEDS_HISTORY, SETTLED, unhealthy, worst_cause
+from monitor.health import NEEDS_HISTORY, SETTLED, series_fire, unhealthy, worst_cause
 from monitor.rules import RULES
 
 PARTITION_KEYS = ("cluster", "broker", "topic", "partition")
@@ -86,3 +87,32 @@ def test_near_misses_leave_a_clean_partition_healthy():
 
 def test_history_rules_are_named():
     assert NEEDS_HISTORY == {c.metric for r in RULES for c in r.clauses if c.delta}
+
+
+GROUP_KEYS = ("cluster", "group", "topic", "partition")
+
+
+def test_a_group_partition_is_unhealthy_exactly_where_a_consumer_rule_holds():
+    """Each ConsumerMayMiss* promtool case, group's partition by group's partition: unhealthy where the
+    Python evaluator raises an alert of any consumer rule on it (the critical near miss is a warning)."""
+    from monitor.rule_eval import evaluate
+
+    t = Thresholds()
+    seen = set()
+    for case in cases(t):
+        if not case.alert.startswith("ConsumerMayMiss"):
+            continue
+        now = samples_at(case, eval_minute(case, t))
+        alerted = {tuple(a.labels[k] for k in GROUP_KEYS) for a in evaluate(now, t)
+                   if a.alert.startswith("ConsumerMayMiss")}
+        rows: dict = {}
+        for s in now:
+            if all(k in s.labels for k in GROUP_KEYS):
+                key = tuple(s.labels[k] for k in GROUP_KEYS)
+                rows.setdefault(key, []).append((s.name, {k: v for k, v in s.labels.items() if k not in GROUP_KEYS},
+                                                 s.value))
+        assert rows, case.alert
+        for key, r in rows.items():
+            assert series_fire(r, t) == (key in alerted), (case.alert, case.fires, key)
+            seen.add(key in alerted)
+    assert seen == {True, False}
