@@ -493,7 +493,7 @@ def _group_rows(lag, leader: PartitionState | None) -> list[tuple[str, dict, flo
     found = may_miss_updates(lag_seconds=lag.lag_seconds, min_compaction_lag_seconds=lag.min_compaction_lag_seconds,
                              committed=lag.committed,
                              first_dirty_offset=None if leader is None else leader.first_dirty_offset,
-                             active_segment_base_offset=None if leader is None else leader.active_segment_base_offset)
+                             cleaner_limit_offset=None if leader is None else leader.cleaner_limit_offset)
     for reason, held in found.items():
         if held is not None:
             rows.append((M.G_MAY_MISS, {"reason": reason, "latest_value_only": "true" if lag.latest_value_only
@@ -530,7 +530,7 @@ class _GroupTopicSum:
 
 def _leaders_logs(statuses, cluster: str) -> dict[tuple[str, int], PartitionState]:
     """(topic, partition) -> the ``PartitionState`` of the leader's replica (its first dirty offset and
-    active segment base offset), for the partitions whose leader (from the cluster's admin snapshot) has
+    cleaner limit), for the partitions whose leader (from the cluster's admin snapshot) has
     its log dirs read by this collector (monitor.consumers says why the join is made here)."""
     leaders = {}
     for st in statuses:

@@ -261,8 +261,9 @@ G_RETENTION_FRACTION = _m("consumer_group_lag_retention_ratio", "gauge",
 G_MAY_MISS = _m("consumer_group_may_miss_updates", "gauge",
                 "1 when the group may read an already compacted history and miss intermediate updates, by reason: "
                 "lag_past_min_compaction_lag (time lag > the topic's min.compaction.lag.ms and, when the "
-                "leader's log dirs are in the same collector, committed offset < the leader's active segment "
-                "base offset, since Kafka never cleans the active segment; without them the time lag alone), "
+                "leader's log dirs are in the same collector, committed offset < the leader's cleaner limit, the "
+                "lower of its active segment base offset and last stable offset, since Kafka never cleans the "
+                "active segment nor past the LSO; without them the time lag alone), "
                 "below_first_dirty_offset (committed offset < the leader's first dirty offset; needs the "
                 "leader's log dirs in the same collector); 0 when not; absent when unknown. "
                 "latest_value_only=\"true\" for groups declared in latest_value_only_groups.",

@@ -101,6 +101,14 @@ class PartitionState:
     transactions_checked_with: str | None = None
     transaction_faults: tuple[str, ...] = ()
 
+    @property
+    def cleaner_limit_offset(self) -> int:
+        """The offset the cleaner never passes, however old the records: the lower of the last stable
+        offset and the active segment's base offset (LogCleanerManager.cleanableOffsets; the third bound,
+        min.compaction.lag.ms, moves with time and is left to whoever compares record ages). A record at
+        or past it cannot be compacted away now."""
+        return min(self.last_stable_offset, self.active_segment_base_offset)
+
     def not_yet_cleanable_split(self) -> dict[str, int]:
         """``not_yet_cleanable_bytes`` by what holds them (``HELD_BY``): the active segment, which the cleaner
         never touches; the segments below it from the first uncleanable offset on, held by whichever of

@@ -5,21 +5,21 @@ it sees only the value that survived, not the updates in between. That is all a 
 or audit consumer needs every update. A group may miss some when:
 
 * ``lag_past_min_compaction_lag``: its time lag (now minus the timestamp of the record at its committed
-  offset) exceeds the topic's ``min.compaction.lag.ms``, and its committed offset lies below the base
-  offset of the partition leader's active segment: some record it has not read yet is old enough for the
-  cleaner and lies in a rolled segment, which the cleaner may take once the partition is picked. Kafka
-  never cleans the active segment (LogCleanerManager.cleanableOffsets: the first uncleanable dirty offset
-  is at most the active segment's base offset), so a group whose unread records all sit there misses
-  nothing yet, whatever its time lag; without that check, every group a record behind on a busy topic
-  at ``min.compaction.lag.ms`` 0 (Kafka's default) would hold. When the collector does not read the
-  leader's log dirs the base offset is unknown and the time lag alone decides (coarse: it may flag such
-  groups);
+  offset) exceeds the topic's ``min.compaction.lag.ms``, and its committed offset lies below the partition
+  leader's cleaner limit (``PartitionState.cleaner_limit_offset``: the lower of the active segment's base
+  offset and the last stable offset): some record it has not read yet is old enough for the cleaner and
+  lies where the cleaner may take it once the partition is picked. Kafka never cleans the active segment
+  nor past the last stable offset (LogCleanerManager.cleanableOffsets), so a group whose unread records
+  all sit there misses nothing yet, whatever its time lag; without that check, every group a record
+  behind on a busy topic at ``min.compaction.lag.ms`` 0 (Kafka's default), or behind an open transaction,
+  would hold. When the collector does not read the leader's log dirs the limit is unknown and the time
+  lag alone decides (coarse: it may flag such groups);
 * ``below_first_dirty_offset``: its committed offset lies below the first dirty offset of the partition
   leader's log (the cleaner's checkpoint): what it will read next is already compacted.
 
 The inputs come from different sources (the admin API's group offsets and topic config; a broker's
-log dirs for the first dirty offset and the active segment's base offset). The exporter joins them when both snapshots are in the same
-collector, rather than PromQL, because both offsets are per replica (each broker cleans its own
+log dirs for the first dirty offset and the cleaner limit). The exporter joins them when both snapshots are in
+the same collector, rather than PromQL, because both offsets are per replica (each broker cleans its own
 copy) and the one that matters is the leader's, which only the admin snapshot names; the rule table's
 Python evaluator matches series one-to-one only. A condition whose inputs are missing is unknown (its
 series is absent), never false.
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Iterable
 
-from monitor.rules import (COMMITTED_BELOW_ACTIVE_SEGMENT, COMMITTED_BELOW_FIRST_DIRTY, LAG_PAST_MIN_COMPACTION_LAG,
+from monitor.rules import (COMMITTED_BELOW_CLEANER_LIMIT, COMMITTED_BELOW_FIRST_DIRTY, LAG_PAST_MIN_COMPACTION_LAG,
                            holds)
 
 LAG = "lag_past_min_compaction_lag"
@@ -54,16 +54,15 @@ def latest_value_only(group: str, patterns: Iterable[str]) -> bool:
 
 
 def may_miss_updates(*, lag_seconds: float | None, min_compaction_lag_seconds: float | None, committed: int,
-                     first_dirty_offset: int | None, active_segment_base_offset: int | None) -> dict[str, bool | None]:
+                     first_dirty_offset: int | None, cleaner_limit_offset: int | None) -> dict[str, bool | None]:
     """Each reason (``REASONS``) -> whether it holds, None when its inputs are unknown. The two offsets are
-    the partition leader's (None: its log is not read here); without ``active_segment_base_offset`` the
-    time lag alone decides ``LAG``."""
+    the partition leader's (None: its log is not read here); without ``cleaner_limit_offset`` the time lag
+    alone decides ``LAG``."""
     if lag_seconds is None or min_compaction_lag_seconds is None:
         lag = None
     else:
         lag = holds(LAG_PAST_MIN_COMPACTION_LAG, lag_seconds, min_compaction_lag_seconds) and (
-            active_segment_base_offset is None
-            or holds(COMMITTED_BELOW_ACTIVE_SEGMENT, committed, active_segment_base_offset))
+            cleaner_limit_offset is None or holds(COMMITTED_BELOW_CLEANER_LIMIT, committed, cleaner_limit_offset))
     return {
         LAG: lag,
         BELOW: None if first_dirty_offset is None else

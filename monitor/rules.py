@@ -160,12 +160,13 @@ LAG_PAST_RETENTION = Compare(">=", number(1))
 LAG_PAST_MIN_COMPACTION_LAG = Compare(">", per_series(NS + "topic_min_compaction_lag_seconds"))
 COMMITTED_BELOW_FIRST_DIRTY = Compare("<", per_series(NS + "partition_first_dirty_offset"))
 # The time lag alone would flag every group a record behind at min.compaction.lag.ms 0. A record the group has
-# not read may be compacted only once it lies below the leader's active segment, which Kafka never cleans
-# (LogCleanerManager.cleanableOffsets: the first uncleanable dirty offset is at most
-# activeSegment().baseOffset()); so, where the collector reads the leader's log, the time lag counts only while
-# the committed offset is below that base offset. No series states the base offset (the exporter joins it
-# from the leader's log-dir snapshot, as the first dirty offset): this threshold names no metric.
-COMMITTED_BELOW_ACTIVE_SEGMENT = Compare("<", Threshold())
+# not read may be compacted only once it lies below the leader's cleaner limit: its active segment, which Kafka
+# never cleans, and its last stable offset, which the cleaner never passes while a transaction is open
+# (LogCleanerManager.cleanableOffsets: the first uncleanable dirty offset is at most the lower of the two;
+# monitor.compaction.PartitionState.cleaner_limit_offset). So, where the collector reads the leader's log, the
+# time lag counts only while the committed offset is below that limit. No series states the limit (the exporter
+# joins it from the leader's log-dir snapshot, as the first dirty offset): this threshold names no metric.
+COMMITTED_BELOW_CLEANER_LIMIT = Compare("<", Threshold())
 # The log cleaner runs at its I/O throttle (monitor.cleanerio; the cause ``throttled_cleaner`` of
 # monitor.causes): its read plus write rate, over the collector's refresh window, at least this fraction of
 # log.cleaner.io.max.bytes.per.second. Kafka's Throttler holds a busy cleaner at exactly the setting over

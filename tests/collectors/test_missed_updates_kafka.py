@@ -19,7 +19,8 @@ from collectors.app import build
 from collectors.exporter import View, register_all
 from dashboards import data
 from kafkatools import (cleaner_checkpoint, commit_offsets, compacted, create_topic, partition_dir, produce_timed,
-                        roll_at, segment_bases, unique_topic, wait_cleaned_up_to_active)
+                        roll_at, segment_bases, transactional_producer, unique_topic, wait_cleaned_up_to_active,
+                        watermarks)
 from monitor.config import BrokerConfig, ClusterConfig, Config, Thresholds
 from waiting import wait_for
 
@@ -176,3 +177,53 @@ def test_a_group_behind_only_inside_the_active_segment_misses_nothing_until_it_r
     roll_at(b, t, written + 2 * segment_ms)
     assert segment_bases(partition_dir(kafka.log_dir, t)) == [0, 20]
     assert lag_reason(with_dirs) == 1  # the cleaner may now take the records the group has not read
+
+
+def test_a_group_behind_an_open_transaction_misses_nothing_until_it_ends(kafka):
+    """Kafka's cleaner never passes the last stable offset either (LogCleanerManager.cleanableOffsets): a
+    group whose unread records all lie at or past an open transaction's first offset misses nothing yet,
+    even in a rolled segment; once the transaction commits the LSO moves on and the reason holds."""
+    b = kafka.bootstrap
+    segment_ms = 600_000
+    t = create_topic(b, unique_topic("txn-held"), **compacted(**{"min.compaction.lag.ms": 0, "segment.ms": segment_ms}))
+    written = int(time.time() * 1000) - 2 * segment_ms
+    produce_timed(b, t, [(f"k{i}".encode(), b"v", written) for i in range(10)])  # offsets 0..9
+    tx = transactional_producer(b, unique_topic("tx-held"))
+    ended = False
+    try:
+        tx.begin_transaction()
+        tx.produce(t, key=b"k-tx", value=b"v", partition=0, timestamp=written)  # offset 10, left open
+        assert tx.flush(30) == 0
+        produce_timed(b, t, [(f"k{i}".encode(), b"w", written) for i in range(10)])  # offsets 11..20
+        roll_at(b, t, written + 2 * segment_ms)  # offset 21 starts a segment: 0..20 are in a rolled one
+        assert segment_bases(partition_dir(kafka.log_dir, t)) == [0, 21]
+        group = unique_topic("g-held")
+        commit_offsets({"bootstrap.servers": b, "group.id": group}, [TopicPartition(t, 0, 15)])
+        cfg = Config(granularity="partition", clusters=(ClusterConfig(
+            name="local", bootstrap_servers=b,
+            brokers=(BrokerConfig(id=str(kafka.node_id), log_dirs=(kafka.log_dir,)),)),))
+        labels = {"cluster": "local", "group": group, "topic": t, "partition": "0"}
+
+        def lag_reason(lso):
+            col = build(cfg)
+            try:
+                assert col.runner.refresh_all(), [s.last_error for s in col.store.statuses() if not s.up]
+                reg = col.registry
+                assert reg.get_sample_value("kafka_compaction_partition_last_stable_offset",
+                                            {"cluster": "local", "broker": str(kafka.node_id), "topic": t,
+                                             "partition": "0"}) == lso
+                return reg.get_sample_value(MISS, {**labels, "reason": "lag_past_min_compaction_lag",
+                                                   "latest_value_only": "false"})
+            finally:
+                col.close()
+
+        assert watermarks(b, t)[1] == 22
+        # offset 15 is below the active segment (21) but past the LSO (10): the cleaner may not take 15..20
+        assert lag_reason(lso=10) == 0
+        tx.commit_transaction(30)
+        ended = True
+        wait_for(lambda: watermarks(b, t)[1] == 23, 60, "the commit marker")  # the LSO is the log end now
+        assert lag_reason(lso=23) == 1  # 15..20 lie below the LSO and the active segment: the cleaner may take them
+    finally:
+        if not ended:  # no transaction left open on the shared broker
+            tx.abort_transaction(30)

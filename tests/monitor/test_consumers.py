@@ -11,7 +11,7 @@ from monitor.consumers import (BELOW, EXTRAPOLATED, INTERPOLATED, LAG, MAX_SAMPL
 def test_each_condition_at_its_bound_and_unknown_when_an_input_is():
     def f(**kw):
         args = dict(lag_seconds=10.0, min_compaction_lag_seconds=60.0, committed=100, first_dirty_offset=100,
-                    active_segment_base_offset=None)
+                    cleaner_limit_offset=None)
         return may_miss_updates(**{**args, **kw})
 
     assert f() == {LAG: False, BELOW: False}  # at the first dirty offset: reads nothing compacted
@@ -22,24 +22,25 @@ def test_each_condition_at_its_bound_and_unknown_when_an_input_is():
     assert f(first_dirty_offset=None)[BELOW] is None
 
 
-def test_the_time_lag_counts_only_while_an_unread_record_lies_below_the_leaders_active_segment():
-    # Kafka never cleans the active segment (LogCleanerManager.cleanableOffsets): a group whose unread
-    # records all sit in it misses nothing yet, at min.compaction.lag.ms 0 (Kafka's default) too
-    def lag(committed, active, lag_seconds=5.0, min_lag=0.0):
+def test_the_time_lag_counts_only_while_an_unread_record_lies_below_the_leaders_cleaner_limit():
+    # Kafka never cleans the active segment nor past the last stable offset (LogCleanerManager.cleanableOffsets):
+    # a group whose unread records all sit there misses nothing yet, at min.compaction.lag.ms 0 (Kafka's
+    # default) too. ``limit``: PartitionState.cleaner_limit_offset, the lower of the two
+    def lag(committed, limit, lag_seconds=5.0, min_lag=0.0):
         return may_miss_updates(lag_seconds=lag_seconds, min_compaction_lag_seconds=min_lag, committed=committed,
-                                first_dirty_offset=None, active_segment_base_offset=active)[LAG]
+                                first_dirty_offset=None, cleaner_limit_offset=limit)[LAG]
 
-    assert lag(committed=500, active=500) is False  # its next record is the active segment's first
-    assert lag(committed=510, active=500) is False  # a few records behind, inside the active segment
-    assert lag(committed=499, active=500) is True  # one unread record in a rolled segment
-    assert lag(committed=10, active=500, lag_seconds=30.0, min_lag=60.0) is False  # not past the lag: no
-    assert lag(committed=10, active=500, lag_seconds=60.5, min_lag=60.0) is True
+    assert lag(committed=500, limit=500) is False  # its next record is the first the cleaner may not take
+    assert lag(committed=510, limit=500) is False  # a few records behind, past the limit
+    assert lag(committed=499, limit=500) is True  # one unread record the cleaner may take
+    assert lag(committed=10, limit=500, lag_seconds=30.0, min_lag=60.0) is False  # not past the lag: no
+    assert lag(committed=10, limit=500, lag_seconds=60.5, min_lag=60.0) is True
     # the leader's log not read here: the time lag alone, as before
-    assert lag(committed=510, active=None) is True
-    assert lag(committed=510, active=None, lag_seconds=0.0) is False
-    # an unknown time lag stays unknown whatever the base offset
-    assert lag(committed=10, active=500, lag_seconds=None) is None
-    assert lag(committed=510, active=500, lag_seconds=None) is None
+    assert lag(committed=510, limit=None) is True
+    assert lag(committed=510, limit=None, lag_seconds=0.0) is False
+    # an unknown time lag stays unknown whatever the limit
+    assert lag(committed=10, limit=500, lag_seconds=None) is None
+    assert lag(committed=510, limit=500, lag_seconds=None) is None
 
 
 def test_latest_value_only_patterns():

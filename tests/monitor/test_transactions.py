@@ -87,12 +87,14 @@ def test_open_transaction_holds_the_cleaner_at_its_first_offset():
     assert st.uncleaned_bytes == 2000 and st.blocked_by == "last_stable_offset"
     assert "producer 9" in st.blocked_detail and "offset 100" in st.blocked_detail
     assert [(t.producer_id, t.first_offset, t.age_ms) for t in st.open_transactions] == [(9, 100, 5000)]
+    assert st.cleaner_limit_offset == 100  # the LSO, below the active segment (300)
     # the marker closes it: the LSO is the log end, the active segment bounds the cleaner again
     segs[2] = _seg(200, 300, 1000, [marker(9, 250)])
     st = partition_state("t", 0, segs, cfg, NOW, checkpoint=100)
     assert st.last_stable_offset == 310 and st.open_transactions == ()
     assert st.first_uncleanable_offset == 300 and st.cleanable_bytes == 2000 and st.eligible
     assert st.blocked_by is None and st.blocked_detail is None
+    assert st.cleaner_limit_offset == 300  # the active segment's base
 
 
 def test_segment_summary_keeps_the_net_effect_and_extends_it_on_append(tmp_path):
