@@ -194,6 +194,20 @@ PANELS: tuple[Panel, ...] = (
                  f"({sel('consumer_group_lag_seconds')})", "{{topic}} delete.retention.ms")),
           "s", description="Now minus the timestamp of the record at the group's committed offset, beside the "
                            "topic's delete.retention.ms.", width=12),
+    Panel("group_topics", "Consumer groups per topic", "table", "Consumer groups",
+          (Query(sel("consumer_group_topic_lag_records"), "lag records", instant=True),
+           Query(sel("consumer_group_topic_max_lag_seconds"), "max time lag (s)", instant=True),
+           Query(sel("consumer_group_topic_unhealthy_partitions"), "unhealthy partitions", instant=True),
+           Query(sel("consumer_group_topic_lag_seconds_unknown_partitions"), "time lag unknown", instant=True)),
+          description="Per group and topic, over its partitions, at every granularity: lag in records, the "
+                      "highest time lag, the partitions on which an alert rule's comparison holds (their every "
+                      "series is exported) and those whose time lag cannot be told.", width=16),
+    Panel("hidden_groups", "Groups the collector sees", "timeseries", "Consumer groups",
+          (Query(sel("admin_listed_groups"), "{{cluster}} listed by ListGroups"),
+           Query(sel("offsets_topic_groups"), "{{cluster}} with offsets in __consumer_offsets")),
+          description="Groups ListGroups gives the collector's user against the groups with live committed "
+                      "offsets in the __consumer_offsets partitions of the log dirs read. Fewer listed: the user "
+                      "lacks Describe on the others and their lag is not exported (README, least privilege)."),
     # --- alerts ---
     Panel("alerts", "Compaction alerts", "table", "Alerts",
           (Query(alerts_query(), "", instant=True),),
