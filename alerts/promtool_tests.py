@@ -184,6 +184,12 @@ def cases(t: Thresholds) -> list[Case]:
           # a group declared latest-value-only (monitor.yaml latest_value_only_groups): never alerted
           sel(miss, {**GROUP, "group": "cache", "reason": "below_first_dirty_offset",
                      "latest_value_only": "true"}): f"1x{n}"})
+    unlisted, listed = "kafka_compaction_admin_unlisted_groups", "kafka_compaction_admin_listed_groups"
+    both("ConsumerGroupsHidden", "warning",
+         {sel(unlisted, {"cluster": "c"}): f"2x{n}", sel(listed, {"cluster": "c"}): f"5x{n}"},
+         {sel(unlisted, {"cluster": "c"}): f"0x{n}", sel(listed, {"cluster": "c"}): f"0x{n}",
+          # hidden for a moment only (a group that committed between the two reads): shorter than the window
+          sel(unlisted, {"cluster": "d"}): f"0x{n} 1 0x5"})
     src = {"cluster": "c", "source": "jmx:c:1", "kind": "jmx"}
     both("CompactionMonitorDown", "warning",
          {sel("kafka_compaction_source_up", src): f"0x{n}"},

@@ -26,6 +26,7 @@ from collectors.runner import Runner, Source, Store
 from monitor.causes import BrokerFacts, duration, unknown_cause
 from monitor.config import BrokerConfig, ClusterConfig, Config
 from monitor.lsocheck import LeaderLso
+from monitor.offsetgroups import unlisted
 from monitor.streams import streams_role
 from monitor.topicconfig import NOT_LISTED, admin_refusal, effective_broker_setting, effective_config
 from monitor import strictjson
@@ -239,9 +240,9 @@ class HiddenGroupsNotice:
                 continue
             known = offsets_topic_groups(x.snapshot for x in statuses if x.kind == "log_dirs"
                                          and x.cluster == st.cluster and x.snapshot is not None)
-            if known is None:
+            hidden = unlisted(known, st.snapshot.listed)
+            if hidden is None:
                 continue
-            hidden = known - st.snapshot.listed
             state = (len(st.snapshot.listed), len(known), len(hidden)) if hidden else None
             with self._lock:
                 if self._said.get(st.cluster) == state:

@@ -26,6 +26,7 @@ from monitor.compaction import PartitionState
 from monitor.config import Thresholds
 from monitor.consumers import may_miss_updates
 from monitor.health import series_fire, unhealthy, worst_cause
+from monitor.offsetgroups import unlisted
 from monitor.logdir import LEFTOVER_KINDS
 from monitor.streams import streams_role
 from monitor.rules import LAG_PAST_RETENTION, holds
@@ -448,21 +449,25 @@ class ConsumerGroupCollector(_StoreCollector):
 
     names = (M.G_LAG, M.G_LAG_SECONDS, M.G_LAG_SECONDS_UNKNOWN, M.G_RETENTION_FRACTION, M.G_AT_RISK, M.G_MAY_MISS,
              M.GT_MAX_LAG_SECONDS, M.GT_MAX_RETENTION_FRACTION, M.GT_LAG, M.GT_UNHEALTHY, M.GT_LAG_UNKNOWN,
-             M.ADMIN_LISTED_GROUPS, M.OFFSETS_TOPIC_GROUPS)
+             M.ADMIN_LISTED_GROUPS, M.OFFSETS_TOPIC_GROUPS, M.ADMIN_UNLISTED_GROUPS)
 
     def _collect(self):
         fams = {n: _family(n) for n in self.names}
         statuses = self.store.statuses()
+        on_disk = {}
         for cluster in sorted({st.cluster for st in statuses if st.kind == "log_dirs"}):
-            groups = offsets_topic_groups(st.snapshot for st in statuses
-                                          if st.kind == "log_dirs" and st.cluster == cluster and st.snapshot is not None)
-            if groups is not None:
-                fams[M.OFFSETS_TOPIC_GROUPS].add_metric([cluster], len(groups))
+            on_disk[cluster] = offsets_topic_groups(st.snapshot for st in statuses if st.kind == "log_dirs"
+                                                    and st.cluster == cluster and st.snapshot is not None)
+            if on_disk[cluster] is not None:
+                fams[M.OFFSETS_TOPIC_GROUPS].add_metric([cluster], len(on_disk[cluster]))
         for st in statuses:
             if st.kind != "consumer_groups" or st.snapshot is None:
                 continue
             if st.snapshot.listed is not None:
                 fams[M.ADMIN_LISTED_GROUPS].add_metric([st.cluster], len(st.snapshot.listed))
+            hidden = unlisted(on_disk.get(st.cluster), st.snapshot.listed)
+            if hidden is not None:
+                fams[M.ADMIN_UNLISTED_GROUPS].add_metric([st.cluster], len(hidden))
             leaders = _leaders_logs(statuses, st.cluster)
             topics: dict[tuple[str, str], _GroupTopicSum] = {}
             for lag in st.snapshot.lags:

@@ -256,6 +256,11 @@ OFFSETS_TOPIC_GROUPS = _m("offsets_topic_groups", "gauge",
                           "their partitions is not a tombstone). Only the __consumer_offsets partitions with a "
                           "replica in those log dirs count; absent when none has one (then it cannot be known).",
                           ("cluster",))
+ADMIN_UNLISTED_GROUPS = _m("admin_unlisted_groups", "gauge",
+                           "Consumer groups with live committed offsets in __consumer_offsets (offsets_topic_groups) "
+                           "that ListGroups does not give the collector's user: hidden by a missing Describe ACL "
+                           "on GROUP, their lag is not exported. Absent when either side is unknown.",
+                           ("cluster",))
 G_RETENTION_FRACTION = _m("consumer_group_lag_retention_ratio", "gauge",
                           "Time lag / delete.retention.ms: at 1 the group may miss tombstones.", G)
 G_MAY_MISS = _m("consumer_group_may_miss_updates", "gauge",

@@ -104,6 +104,9 @@ class Thresholds:
     consumer_lag_for: str = "5m"
     overdue_for: str = "15m"
     missed_updates_for: str = "15m"  # ConsumerMayMissUpdates (info)
+    # ConsumerGroupsHidden: a group can commit between the two reads (ListGroups, __consumer_offsets) and be
+    # counted unlisted for a refresh; a missing ACL stays
+    groups_hidden_for: str = "15m"
     uncleanable_for: str = "5m"
     # CompactionBlockedByTransaction: an open transaction older than this holds the LSO, and the cleaner
     # with it. 300 s is 30x Kafka Streams' exactly-once transaction.timeout.ms (10 s) and 5x the producer

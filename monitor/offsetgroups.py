@@ -99,6 +99,15 @@ def read_segment(path: str | Path, previous: SegmentCommits | None = None) -> tu
     return s, max(reader.end_position - start, 0)
 
 
+def unlisted(on_disk: frozenset | None, listed: frozenset | None) -> frozenset | None:
+    """The groups with live committed offsets in ``__consumer_offsets`` that ListGroups did not give:
+    hidden from the collector's principal (ListGroups leaves out, with no error, every group it may not
+    Describe), so their lag goes unseen. None when either side is unknown."""
+    if on_disk is None or listed is None:
+        return None
+    return on_disk - listed
+
+
 def live_groups(segments) -> frozenset[str]:
     """The groups with a live offset commit, from one partition's segments in offset order."""
     latest: dict[bytes, bool] = {}

@@ -204,10 +204,11 @@ PANELS: tuple[Panel, ...] = (
                       "series is exported) and those whose time lag cannot be told.", width=16),
     Panel("hidden_groups", "Groups the collector sees", "timeseries", "Consumer groups",
           (Query(sel("admin_listed_groups"), "{{cluster}} listed by ListGroups"),
-           Query(sel("offsets_topic_groups"), "{{cluster}} with offsets in __consumer_offsets")),
-          description="Groups ListGroups gives the collector's user against the groups with live committed "
-                      "offsets in the __consumer_offsets partitions of the log dirs read. Fewer listed: the user "
-                      "lacks Describe on the others and their lag is not exported (README, least privilege)."),
+           Query(sel("offsets_topic_groups"), "{{cluster}} with offsets in __consumer_offsets"),
+           Query(sel("admin_unlisted_groups"), "{{cluster}} with offsets, not listed")),
+          description="Groups ListGroups gives the collector's user, the groups with live committed offsets in "
+                      "the __consumer_offsets partitions of the log dirs read, and those of them not listed: "
+                      "the user lacks Describe on these and their lag is not exported (README, least privilege)."),
     # --- alerts ---
     Panel("alerts", "Compaction alerts", "table", "Alerts",
           (Query(alerts_query(), "", instant=True),),

@@ -290,6 +290,15 @@ RULES: tuple[Rule, ...] = (
          "Consumer " + G + " may read an already compacted history ({{ $labels.reason }}): it sees only the "
          "latest value of the keys compacted before it reads them, not every update. Declare the group in "
          "latest_value_only_groups if that is all it needs."),
+    # ListGroups leaves out, with no error, every group the collector's user may not Describe: their lag series
+    # are absent and the two consumer alerts above cannot fire for them. The collector counts the groups with
+    # live committed offsets in __consumer_offsets that ListGroups left out (monitor.offsetgroups.unlisted).
+    Rule("ConsumerGroupsHidden", "warning", "kafka-consumers", "groups_hidden_for",
+         (_c("admin_unlisted_groups", ">", number(0)),),
+         "Consumer groups are hidden from the compaction monitor on cluster {{ $labels.cluster }}",
+         "{{ $value }} consumer group(s) have committed offsets in __consumer_offsets, but ListGroups does not give "
+         "them to the collector's user on cluster {{ $labels.cluster }}: their lag is not exported and no consumer "
+         "alert can fire for them. Grant the user Describe on the GROUP resources."),
     Rule("CompactionMonitorDown", "warning", "kafka-compaction-monitor", "monitor_down_for",
          (_c("source_up", "==", number(0)),
           _c("log_dir_up", "==", number(0)),  # a log dir whose checkpoint is malformed: its partitions withdrawn

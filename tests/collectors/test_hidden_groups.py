@@ -46,9 +46,15 @@ def test_the_gauges_and_no_offsets_gauge_without_the_offsets_topic():
     out = text(_store([], {"1": {7: (4, frozenset({"g1", "g2"}))}}))
     assert 'kafka_compaction_admin_listed_groups{cluster="c1"} 0.0' in out
     assert 'kafka_compaction_offsets_topic_groups{cluster="c1"} 2.0' in out
+    assert 'kafka_compaction_admin_unlisted_groups{cluster="c1"} 2.0' in out
+    # listed groups without committed offsets (an empty group) do not hide the one that is not listed
+    out = text(_store(["g1", "empty"], {"1": {7: (4, frozenset({"g1", "g2"}))}}))
+    assert 'kafka_compaction_admin_listed_groups{cluster="c1"} 2.0' in out
+    assert 'kafka_compaction_admin_unlisted_groups{cluster="c1"} 1.0' in out
     out = text(_store(["g1"], {"1": {}}))
     assert 'kafka_compaction_admin_listed_groups{cluster="c1"} 1.0' in out
     assert 'kafka_compaction_offsets_topic_groups{' not in out
+    assert 'kafka_compaction_admin_unlisted_groups{' not in out  # the offsets topic not read: unknown
 
 
 def test_logged_once_per_cluster_and_per_change(caplog):
