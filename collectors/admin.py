@@ -109,7 +109,10 @@ class GroupSnapshot:
     lags: tuple = ()
     errors: dict = field(default_factory=dict)
     error_kinds: tuple = ()
-    listed: frozenset | None = None  # the group ids ListGroups gave (a group without Describe is left out)
+    # the group ids ListGroups gave (a group without Describe is left out, with no error); None when the
+    # listing came with an error (a broker that did not answer: the groups it coordinates are missing, and
+    # counting them as hidden by ACLs would be a false cause)
+    listed: frozenset | None = None
 
 
 def _client_conf(cluster: ClusterConfig, timeout: float | None = None) -> dict:
@@ -409,7 +412,8 @@ class AdminFetcher:
                                      info.config.min_compaction_lag_ms / 1000.0,
                                      latest_value_only(gid, self.cluster.latest_value_only_groups),
                                      tl.method, tl.reason))
-        return GroupSnapshot(now, tuple(lags), errors, tuple(kinds), frozenset(group_ids))
+        return GroupSnapshot(now, tuple(lags), errors, tuple(kinds),
+                             None if listing.errors else frozenset(group_ids))
 
     def _time_lag(self, topic: str, partition: int, offset: int, now: float, errors: dict, kinds: list) -> TimeLag:
         """Exact (the timestamp of the record at ``offset``) when the record can be read, else interpolated

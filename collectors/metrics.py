@@ -247,8 +247,9 @@ G_LAG_SECONDS_UNKNOWN = _m("consumer_group_lag_seconds_unknown", "gauge",
                            "no_writes_sampled (the log end offset stood still over every sample).", G + ("reason",))
 ADMIN_LISTED_GROUPS = _m("admin_listed_groups", "gauge",
                          "Consumer groups ListGroups gives the collector's user (a group without a Describe ACL "
-                         "on GROUP is left out, with no error). Fewer than offsets_topic_groups: the user lacks "
-                         "Describe on those groups and their lag series are absent (the collector logs it once).",
+                         "on GROUP is left out, with no error: admin_unlisted_groups counts those with committed "
+                         "offsets). Absent while ListGroups answers with an error (a broker that does not answer): "
+                         "the list is partial.",
                          ("cluster",))
 OFFSETS_TOPIC_GROUPS = _m("offsets_topic_groups", "gauge",
                           "Consumer groups with live committed offsets in the __consumer_offsets partitions of the "

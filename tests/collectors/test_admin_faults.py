@@ -87,6 +87,39 @@ def test_a_result_settled_by_librdkafkas_own_timeout_is_not_lost_to_the_wait():
         fetcher.close()
 
 
+def test_a_listing_with_an_error_leaves_the_listed_groups_unknown():
+    """ListGroups goes to every broker; one that does not answer adds an error and leaves out the groups it
+    coordinates. Such a listing is partial: the snapshot keeps the groups' lags, but which groups ListGroups
+    gives is unknown (else their absence would count as hidden by ACLs: admin_unlisted_groups,
+    ConsumerGroupsHidden). A fake listing on purpose: which broker a real cluster fails on is not ours to pick."""
+    from confluent_kafka import KafkaError
+    from confluent_kafka.admin import ConsumerGroupListing, ListConsumerGroupsResult
+
+    fetcher = AdminFetcher(ClusterConfig(name="c", bootstrap_servers="127.0.0.1:9"), timeout=0.2)
+    try:
+        def listing(errors):
+            fut = concurrent.futures.Future()
+            fut.set_result(ListConsumerGroupsResult(valid=[ConsumerGroupListing("g1", False)], errors=errors))
+            return fut
+
+        fetcher._admin.list_consumer_groups = lambda **kw: listing([])
+        fetcher._admin.list_consumer_group_offsets = lambda *a, **kw: {"g1": _settled([])}
+        assert fetcher.group_lags({}).listed == frozenset({"g1"})
+        fetcher._admin.list_consumer_groups = lambda **kw: listing([KafkaError(KafkaError._TIMED_OUT)])
+        snap = fetcher.group_lags({})
+        assert snap.listed is None and snap.errors  # partial: unknown, and the error counted
+    finally:
+        fetcher.close()
+
+
+def _settled(partitions):
+    from confluent_kafka import ConsumerGroupTopicPartitions
+
+    fut = concurrent.futures.Future()
+    fut.set_result(ConsumerGroupTopicPartitions("g1", partitions))
+    return fut
+
+
 def test_the_groups_source_says_the_admin_source_is_down_when_it_has_no_topic_list(silent):
     """The consumer-groups source reads against the admin source's topic list: with the admin source down
     it fails with its own kind, naming that source and the admin source's own error."""
