@@ -3,8 +3,9 @@
 Why: under least privilege Kafka's ListGroups answers only with the groups the principal may Describe,
 and with no error (a principal without any Describe on GROUP sees an empty list). The consumer-group
 series would then be silently absent. The log dirs holding ``__consumer_offsets`` know every group with
-committed offsets, whatever the ACLs, so the collector can say "ListGroups shows fewer groups than the
-offsets topic holds" (collectors: ``admin_listed_groups`` against ``offsets_topic_groups``).
+committed offsets, whatever the ACLs, so the collector can name the groups ListGroups leaves out
+(``unlisted``; collectors: ``admin_unlisted_groups`` beside ``admin_listed_groups`` and
+``offsets_topic_groups``, and the alert ConsumerGroupsHidden).
 
 The record keys, as Kafka 4.3's group coordinator writes them (kafka-group-coordinator-4.3.0.jar,
 ``common/message/*Key.json``, type ``coordinator-key``, every one ``flexibleVersions: none``): an int16
