@@ -36,7 +36,7 @@ from monitor.compaction import PartitionState, checkpoint_problems, partition_st
 from monitor.diskspace import CleanNeed, LogDirSpace, largest_clean_group, most_needed
 from monitor.logdir import scan_log_dir
 from monitor.lsocheck import ADMIN, LeaderLso, LsoCheck, LsoDisagreement, check_lso, persist
-from monitor.offsetgroups import OFFSETS_TOPIC, SegmentCommits, live_groups, read_segment
+from monitor.offsetgroups import OFFSETS_TOPIC, SegmentCommits, live_groups, most_advanced, read_segment
 from monitor.producer_snapshot import ProducerSnapshot, ProducerSnapshotError, read_producer_snapshot
 from monitor.retention import RetentionProjection, from_summaries, project_retention
 from monitor.summary import SegmentSummary, summarize
@@ -117,11 +117,7 @@ def offsets_topic_groups(snapshots) -> frozenset | None:
     """The groups with live committed offsets in a cluster's log dirs (``LogDirSnapshot.offsets_groups``
     of its brokers): per ``__consumer_offsets`` partition, the replica with the highest log end offset;
     None when no log dir read holds one (the count cannot be known)."""
-    best: dict[int, tuple[int, frozenset]] = {}
-    for snap in snapshots:
-        for p, (end, groups) in snap.offsets_groups.items():
-            if end > best.get(p, (-2,))[0]:
-                best[p] = (end, groups)
+    best = most_advanced((p, found) for snap in snapshots for p, found in snap.offsets_groups.items())
     if not best:
         return None
     return frozenset().union(*(g for _, g in best.values()))
@@ -195,7 +191,7 @@ class LogDirScanner:
         bytes_before = self._bytes
         txn_timeout = self.transaction_max_timeout()
         needs: dict[str, list[CleanNeed]] = {d: [] for d in self.log_dirs}
-        offsets_groups: dict[int, tuple[int, frozenset]] = {}
+        offsets_replicas: list[tuple[int, tuple[int, frozenset]]] = []
         for d in self.log_dirs:
             try:
                 ld = scan_log_dir(d)
@@ -225,8 +221,8 @@ class LogDirScanner:
                 key = (part.topic, part.partition)
                 if part.topic == OFFSETS_TOPIC and part.segments and not part.unreadable:
                     found_groups = self._offsets_groups(part, seen_paths)
-                    if found_groups is not None and found_groups[0] > offsets_groups.get(part.partition, (-2,))[0]:
-                        offsets_groups[part.partition] = found_groups
+                    if found_groups is not None:
+                        offsets_replicas.append((part.partition, found_groups))
                 if part.topic in NOT_CLEANED_BY_LOG_CLEANER or not (part.segments or part.unreadable):
                     continue  # (a partition whose only segment cannot be read is a fault, not empty)
                 found = self.config_lookup(part.topic, key in self._known_compacted)
@@ -314,7 +310,7 @@ class LogDirScanner:
             del self._active_keys[k]  # rolled, deleted or moved: its key state goes
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(self.log_dirs),
                               down, self._reads - read_before, self._bytes - bytes_before, txn_timeout,
-                              tuple(entry_problems), space, offsets_groups)
+                              tuple(entry_problems), space, most_advanced(offsets_replicas))
 
     def _offsets_groups(self, part, seen_paths: set) -> tuple[int, frozenset] | None:
         """(log end offset, groups with live committed offsets) of a ``__consumer_offsets`` replica, each

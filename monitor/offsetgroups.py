@@ -109,6 +109,17 @@ def unlisted(on_disk: frozenset | None, listed: frozenset | None) -> frozenset |
     return on_disk - listed
 
 
+def most_advanced(replicas) -> dict[int, tuple[int, frozenset]]:
+    """Partition -> (log end offset, groups) of its replica with the highest log end offset, from
+    ``(partition, (log end offset, groups))`` pairs of any number of replicas: the replica furthest along
+    speaks for its partition (a lagging one may still hold commits deleted since)."""
+    best: dict[int, tuple[int, frozenset]] = {}
+    for p, found in replicas:
+        if found[0] > best.get(p, (-2,))[0]:
+            best[p] = found
+    return best
+
+
 def live_groups(segments) -> frozenset[str]:
     """The groups with a live offset commit, from one partition's segments in offset order."""
     latest: dict[bytes, bool] = {}
