@@ -34,7 +34,7 @@ from monitor.checkpoint import describe_entry_problem, entry_problem
 from monitor.cleanerlog import CleanerLogState
 from monitor.compaction import PartitionState, checkpoint_problems, partition_state
 from monitor.diskspace import CleanNeed, LogDirSpace, largest_clean_group, most_needed
-from monitor.logdir import scan_log_dir
+from monitor.logdir import PartitionDir, Segment, scan_log_dir, scan_partition
 from monitor.lsocheck import ADMIN, LeaderLso, LsoCheck, LsoDisagreement, check_lso, persist
 from monitor.offsetgroups import OFFSETS_TOPIC, SegmentCommits, live_groups, most_advanced, read_segment
 from monitor.producer_snapshot import ProducerSnapshot, ProducerSnapshotError, read_producer_snapshot
@@ -105,12 +105,17 @@ class LogDirSnapshot:
     # __consumer_offsets partition -> (its log end offset here, the groups with live committed offsets:
     # monitor.offsetgroups); empty when no log dir read holds one
     offsets_groups: dict = field(default_factory=dict)
+    # "topic-p" -> why: partitions whose segments kept moving through RELISTS re-listings (also in
+    # partition_errors); unknown for this refresh, counted as source errors of kind segments_changing
+    changing: dict = field(default_factory=dict)
+    relists_total: int = 0  # partitions listed again because a file moved under the read, since the scanner started
 
     @property
     def error_kinds(self) -> list[str]:
-        """One error kind per down log dir and per impossible checkpoint entry, counted by the store
-        although the refresh succeeded."""
-        return [kind for kind, _ in self.down.values()] + ["checkpoint_entry"] * len(self.entry_problems)
+        """One error kind per down log dir, per impossible checkpoint entry and per partition whose
+        segments kept changing, counted by the store although the refresh succeeded."""
+        return ([kind for kind, _ in self.down.values()] + ["checkpoint_entry"] * len(self.entry_problems)
+                + ["segments_changing"] * len(self.changing))
 
 
 def offsets_topic_groups(snapshots) -> frozenset | None:
@@ -121,6 +126,47 @@ def offsets_topic_groups(snapshots) -> frozenset | None:
     if not best:
         return None
     return frozenset().union(*(g for _, g in best.values()))
+
+
+# How many times one refresh lists a partition again when a file moved between its listing and its read.
+# Kafka's swap of a clean (LocalLog.replaceSegments) or a retention delete is a few renames, done in
+# milliseconds, and a partition is cleaned again only after its dirty ratio builds up anew: a second
+# listing almost always finds it settled. Three more listings that each change under the read mean the
+# partition is being rewritten faster than it can be read; it is then unknown for this refresh, with
+# the reason, rather than read again without end (the refresh of every other partition waits on it).
+RELISTS = 3
+
+
+class SegmentsMoved(Exception):
+    """A file of a partition's listing was deleted, renamed or replaced before it was read."""
+
+
+def _moved(seg: Segment, s: SegmentSummary, active: bool) -> str | None:
+    """Why the summary read is not of the segment listed (the cleaner swapped it, retention deleted and
+    the broker re-created it), or None. Only the active segment may change: it may only grow."""
+    if active and s.size >= seg.size or (s.size, s.mtime_ns) == (seg.size, seg.mtime_ns):
+        return None
+    return (f"{seg.log}: listed with {seg.size} bytes (mtime {seg.mtime_ns} ns), read with {s.size} bytes "
+            f"(mtime {s.mtime_ns} ns)")
+
+
+def _check_listing(part: PartitionDir, summaries) -> None:
+    """Raise ``SegmentsMoved`` when the partition folder no longer holds the files read: its segments
+    (base offsets; the sizes and mtimes of all but the active one, which may grow; the files
+    themselves, by inode) and its producer snapshots. Used where a read found something wrong, which
+    a swap under the read also shows."""
+    now = scan_partition(part.path)
+    was = [(x.base_offset, x.size, x.mtime_ns) for x in part.segments]
+    is_ = [(x.base_offset, x.size, x.mtime_ns) for x in now.segments[:len(was)]]
+    gone = part.snapshots[-1:] and part.snapshots[-1] not in now.snapshots  # the one read (a roll adds others)
+    if was[:-1] != is_[:-1] or [w[0] for w in was[-1:]] != [i[0] for i in is_[-1:]] or gone:
+        raise SegmentsMoved(f"{part.path}: its files changed while read")
+    for s in summaries:
+        try:
+            if os.stat(s.path).st_ino != s.inode:
+                raise SegmentsMoved(f"{s.path}: replaced while read")
+        except FileNotFoundError as exc:
+            raise SegmentsMoved(f"{s.path}: gone while read") from exc
 
 
 # checkpoints the per-partition state is computed from: a malformed one takes its log dir down
@@ -180,12 +226,14 @@ class LogDirScanner:
         self._last_head: dict[tuple[str, int], tuple[float, int, int]] = {}
         self._reads = 0  # segment reads and bytes read since start, for the snapshot's counters
         self._bytes = 0
+        self._relists = 0  # partitions listed again because a file moved while we read, since start
 
     def refresh(self) -> LogDirSnapshot:
         now = self.clock()
         now_ms = int(now * 1000)
         reports, dir_errors, part_errors, not_live, down = [], {}, {}, [], {}
         entry_problems: list[str] = []
+        changing: dict[str, str] = {}  # "topic-p" -> why its segments kept moving through every re-listing
         seen_paths: set[str] = set()
         read_before = self._reads
         bytes_before = self._bytes
@@ -223,27 +271,38 @@ class LogDirScanner:
                     found_groups = self._offsets_groups(part, seen_paths)
                     if found_groups is not None:
                         offsets_replicas.append((part.partition, found_groups))
-                if part.topic in NOT_CLEANED_BY_LOG_CLEANER or not (part.segments or part.unreadable):
-                    continue  # (a partition whose only segment cannot be read is a fault, not empty)
+                if part.topic in NOT_CLEANED_BY_LOG_CLEANER or not (part.segments or part.unreadable or part.leftovers):
+                    continue  # (a partition whose only segment cannot be read is a fault, not empty; one whose
+                    # segments are all mid-swap has only leftovers)
                 found = self.config_lookup(part.topic, key in self._known_compacted)
                 cfg = found.config
                 if not cfg.compacted and not self.include_all:
+                    continue
+                tp = f"{part.topic}-{part.partition}"
+                try:
+                    part, got, moved = self._settled(part, cfg, lambda p: self._read_partition(
+                        p, cfg, now_ms, cleaner_cp.get(key), start_cp.get(key), txn_timeout))
+                except FileNotFoundError:  # the partition itself went (deleted, moved) while we read
+                    not_live.append((d, part.path.name, "vanished"))
+                    continue
+                except OSError as exc:  # a segment that cannot be read (permissions, I/O error)
+                    part_errors[tp] = f"{part.path}: {exc}"
+                    continue
+                if not (part.segments or part.unreadable or moved):
                     continue
                 need = None
                 if cfg.compacted and found.known("segment.bytes"):  # what its next clean writes before it can swap
                     need = largest_clean_group((s.size for s in part.segments[:-1]), cfg.segment_bytes)
                     needs[d].append(CleanNeed(need, part.topic, part.partition))
                 if part.unreadable:
-                    part_errors[f"{part.topic}-{part.partition}"] = part.unreadable[0]
+                    part_errors[tp] = part.unreadable[0]
                     continue
-                try:
-                    summaries = [self._summary(seg) for seg in part.segments]
-                except OSError as exc:  # a segment vanished (cleaned, deleted) while we read
-                    part_errors[f"{part.topic}-{part.partition}"] = f"{part.path}: {exc}"
+                if moved:  # still changing after RELISTS re-listings: unknown, with the reason (and counted)
+                    part_errors[tp] = moved
+                    changing[tp] = moved
                     continue
+                summaries, snapshot, state, check, faults, bad = got
                 seen_paths.update(s.path for s in summaries)
-                bad = checkpoint_problems(part.partition, summaries, checkpoint=cleaner_cp.get(key),
-                                          log_start_offset=start_cp.get(key))
                 if bad:  # unknown, not wrong: this partition only (see LogDirSnapshot.entry_problems)
                     msgs = []
                     for which, why in bad.items():
@@ -251,35 +310,18 @@ class LogDirScanner:
                         offset = (cleaner_cp if which == "cleaner" else start_cp)[key]
                         msgs.append(describe_entry_problem(f"{d}/{name}", ld.checkpoint_lines.get(name, {}).get(key),
                                                            part.topic, part.partition, offset, why))
-                    part_errors[f"{part.topic}-{part.partition}"] = "; ".join(msgs)
+                    part_errors[tp] = "; ".join(msgs)
                     entry_problems += msgs
                     continue
-                snapshot = self._latest_snapshot(part)
                 if snapshot is not None:
                     seen_paths.add(snapshot[0])
-                snap = snapshot[1] if snapshot is not None else None
-                args = dict(checkpoint=cleaner_cp.get(key), log_start_offset=start_cp.get(key),
-                            transaction_max_timeout_ms=txn_timeout.value,
-                            producer_snapshot=snap if isinstance(snap, ProducerSnapshot) else None,
-                            producer_snapshot_error=snap if isinstance(snap, str) else None)
-                state = partition_state(part.topic, part.partition, summaries, cfg, now_ms, **args)
-                check = check_lso(state.last_stable_offset, state.log_end_offset, state.faults,
-                                  self.leader_lso(part.topic, part.partition), self.broker_id)
-                if check.source == ADMIN:
-                    state = partition_state(part.topic, part.partition, summaries, cfg, now_ms,
-                                            last_stable_offset=check.value, **args)
                 disagreement = persist(self._lso_disagreements.get(key), check, now)
                 if disagreement is None:
                     self._lso_disagreements.pop(key, None)
                 else:
                     self._lso_disagreements[key] = disagreement
-                faults = [f for s in summaries for f in s.faults] + list(state.transaction_faults)
-                txn_faults = txn_index_faults(summaries, state.first_dirty_offset)
-                if txn_faults:  # a .txnindex that is malformed or disagrees with the log: a read fault
-                    faults += txn_faults
-                    state = replace(state, faults=state.faults + len(txn_faults))
                 if faults:
-                    part_errors[f"{part.topic}-{part.partition}"] = faults[0]
+                    part_errors[tp] = faults[0]
                 since = None
                 if state.eligible:
                     since = self._eligible_since.setdefault(key, now)
@@ -310,7 +352,70 @@ class LogDirScanner:
             del self._active_keys[k]  # rolled, deleted or moved: its key state goes
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(self.log_dirs),
                               down, self._reads - read_before, self._bytes - bytes_before, txn_timeout,
-                              tuple(entry_problems), space, most_advanced(offsets_replicas))
+                              tuple(entry_problems), space, most_advanced(offsets_replicas), changing,
+                              self._relists)
+
+    def _settled(self, part: PartitionDir, cfg, read):
+        """(the partition's listing, ``read(listing)``, None) once a listing held still while it was read;
+        (the last listing, None, why) when it did not through ``RELISTS`` re-listings. A segment file the
+        cleaner or retention moved between the listing and the read (``read`` raises ``SegmentsMoved``),
+        or a swap in progress (a fresh ``.swap``: Kafka renames the replaced segments ``.deleted``
+        before it renames the ``.swap`` live, so the listing lacks them), makes the partition be listed
+        again and read again; each time counts in ``relists_total``. FileNotFoundError: the partition
+        folder itself went."""
+        why = None
+        for attempt in range(RELISTS + 1):
+            if attempt:
+                self._relists += 1
+                part = scan_partition(part.path)
+            now_ms = int(self.clock() * 1000)
+            swap = next((x for x in part.leftovers if x.kind == "swap"
+                         and not x.stale(now_ms, cfg.file_delete_delay_ms)), None)
+            if swap is not None:
+                why = f"{part.path / swap.name}: a segment swap in progress"
+                continue
+            if part.unreadable or not part.segments:
+                return part, None, None
+            try:
+                return part, read(part), None
+            except SegmentsMoved as exc:
+                why = str(exc)
+        return part, None, (f"{part.path}: its segments kept changing under the cleaner or retention through "
+                            f"{RELISTS} re-listings: {why}")
+
+    def _read_partition(self, part: PartitionDir, cfg, now_ms: int, checkpoint, log_start, txn_timeout):
+        """(summaries, (snapshot path, snapshot) or None, state, LSO check, read faults, checkpoint
+        problems) of one listing. Raises ``SegmentsMoved`` when a file of the listing is gone or is no
+        longer the file listed; the faults and checkpoint problems it finds are checked against a new
+        listing first (a segment swapped while we read looks truncated or short of offsets)."""
+        try:
+            summaries = [self._summary(seg) for seg in part.segments]
+            snapshot = self._latest_snapshot(part)
+        except FileNotFoundError as exc:
+            raise SegmentsMoved(f"{exc.filename}: gone while read") from exc
+        for seg, s in zip(part.segments, summaries):
+            moved = _moved(seg, s, seg is part.segments[-1])
+            if moved:
+                raise SegmentsMoved(moved)
+        bad = checkpoint_problems(part.partition, summaries, checkpoint=checkpoint, log_start_offset=log_start)
+        snap = snapshot[1] if snapshot is not None else None
+        args = dict(checkpoint=checkpoint, log_start_offset=log_start, transaction_max_timeout_ms=txn_timeout.value,
+                    producer_snapshot=snap if isinstance(snap, ProducerSnapshot) else None,
+                    producer_snapshot_error=snap if isinstance(snap, str) else None)
+        state = partition_state(part.topic, part.partition, summaries, cfg, now_ms, **args)
+        check = check_lso(state.last_stable_offset, state.log_end_offset, state.faults,
+                          self.leader_lso(part.topic, part.partition), self.broker_id)
+        if check.source == ADMIN:
+            state = partition_state(part.topic, part.partition, summaries, cfg, now_ms,
+                                    last_stable_offset=check.value, **args)
+        faults = [f for s in summaries for f in s.faults] + list(state.transaction_faults)
+        txn_faults = txn_index_faults(summaries, state.first_dirty_offset)
+        if txn_faults:  # a .txnindex that is malformed or disagrees with the log: a read fault
+            faults += txn_faults
+            state = replace(state, faults=state.faults + len(txn_faults))
+        if faults or bad or isinstance(snap, str):
+            _check_listing(part, summaries)
+        return summaries, snapshot, state, check, faults, bad
 
     def _offsets_groups(self, part, seen_paths: set) -> tuple[int, frozenset] | None:
         """(log end offset, groups with live committed offsets) of a ``__consumer_offsets`` replica, each
@@ -367,7 +472,8 @@ class LogDirScanner:
 
     def _latest_snapshot(self, part) -> tuple[str, ProducerSnapshot | str] | None:
         """(path, the partition's latest producer-state snapshot or why it cannot be read), read again only
-        when the file changed; None when there is none (or the broker deleted it while we listed)."""
+        when the file changed; None when there is none. FileNotFoundError when the broker deleted it
+        while we listed (the partition is listed again)."""
         if not part.snapshots:
             return None
         path = str(part.path / f"{part.snapshots[-1]:020d}.snapshot")
@@ -382,7 +488,7 @@ class LogDirScanner:
                     cached = (key, str(exc))
                 self._snapshots[path] = cached
         except FileNotFoundError:
-            return None
+            raise
         except OSError as exc:
             return path, f"{path}: {exc.strerror or exc}"
         return path, cached[1]
