@@ -105,9 +105,9 @@ class LogDirSnapshot:
     # __consumer_offsets partition -> (its log end offset here, the groups with live committed offsets:
     # monitor.offsetgroups); empty when no log dir read holds one
     offsets_groups: dict = field(default_factory=dict)
-    # "topic-p" -> why: partitions whose segments kept moving through RELISTS re-listings (also in
-    # partition_errors); unknown for this refresh, counted as source errors of kind segments_changing
-    changing: dict = field(default_factory=dict)
+    # "topic-p" -> why its figures are unknown this refresh, one of UNKNOWN_REASONS (the message is in
+    # partition_errors); segments_changing is also counted as a source error of that kind
+    unknown_reasons: dict = field(default_factory=dict)
     relists_total: int = 0  # partitions listed again because a file moved under the read, since the scanner started
 
     @property
@@ -115,7 +115,7 @@ class LogDirSnapshot:
         """One error kind per down log dir, per impossible checkpoint entry and per partition whose
         segments kept changing, counted by the store although the refresh succeeded."""
         return ([kind for kind, _ in self.down.values()] + ["checkpoint_entry"] * len(self.entry_problems)
-                + ["segments_changing"] * len(self.changing))
+                + [CHANGING] * sum(r == CHANGING for r in self.unknown_reasons.values()))
 
 
 def offsets_topic_groups(snapshots) -> frozenset | None:
@@ -135,6 +135,13 @@ def offsets_topic_groups(snapshots) -> frozenset | None:
 # partition is being rewritten faster than it can be read; it is then unknown for this refresh, with
 # the reason, rather than read again without end (the refresh of every other partition waits on it).
 RELISTS = 3
+
+# Why a partition of a log dir that is up has no figures this refresh (LogDirSnapshot.unknown_reasons,
+# exported as partition_state_unknown{reason}): its segments kept moving through RELISTS re-listings; a
+# segment file that is no regular file or cannot be stat'ed; a checkpoint entry that cannot be right
+# against its log; a segment that cannot be read (permissions, I/O error).
+CHANGING = "segments_changing"
+UNKNOWN_REASONS = (CHANGING, "unreadable_file", "checkpoint_entry", "read_error")
 
 
 class SegmentsMoved(Exception):
@@ -233,7 +240,7 @@ class LogDirScanner:
         now_ms = int(now * 1000)
         reports, dir_errors, part_errors, not_live, down = [], {}, {}, [], {}
         entry_problems: list[str] = []
-        changing: dict[str, str] = {}  # "topic-p" -> why its segments kept moving through every re-listing
+        unknown: dict[str, str] = {}  # "topic-p" -> one of UNKNOWN_REASONS
         seen_paths: set[str] = set()
         read_before = self._reads
         bytes_before = self._bytes
@@ -286,7 +293,7 @@ class LogDirScanner:
                     not_live.append((d, part.path.name, "vanished"))
                     continue
                 except OSError as exc:  # a segment that cannot be read (permissions, I/O error)
-                    part_errors[tp] = f"{part.path}: {exc}"
+                    part_errors[tp], unknown[tp] = f"{part.path}: {exc}", "read_error"
                     continue
                 if not (part.segments or part.unreadable or moved):
                     continue
@@ -295,11 +302,10 @@ class LogDirScanner:
                     need = largest_clean_group((s.size for s in part.segments[:-1]), cfg.segment_bytes)
                     needs[d].append(CleanNeed(need, part.topic, part.partition))
                 if part.unreadable:
-                    part_errors[tp] = part.unreadable[0]
+                    part_errors[tp], unknown[tp] = part.unreadable[0], "unreadable_file"
                     continue
                 if moved:  # still changing after RELISTS re-listings: unknown, with the reason (and counted)
-                    part_errors[tp] = moved
-                    changing[tp] = moved
+                    part_errors[tp], unknown[tp] = moved, CHANGING
                     continue
                 summaries, snapshot, state, check, faults, bad = got
                 seen_paths.update(s.path for s in summaries)
@@ -310,7 +316,7 @@ class LogDirScanner:
                         offset = (cleaner_cp if which == "cleaner" else start_cp)[key]
                         msgs.append(describe_entry_problem(f"{d}/{name}", ld.checkpoint_lines.get(name, {}).get(key),
                                                            part.topic, part.partition, offset, why))
-                    part_errors[tp] = "; ".join(msgs)
+                    part_errors[tp], unknown[tp] = "; ".join(msgs), "checkpoint_entry"
                     entry_problems += msgs
                     continue
                 if snapshot is not None:
@@ -352,7 +358,7 @@ class LogDirScanner:
             del self._active_keys[k]  # rolled, deleted or moved: its key state goes
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(self.log_dirs),
                               down, self._reads - read_before, self._bytes - bytes_before, txn_timeout,
-                              tuple(entry_problems), space, most_advanced(offsets_replicas), changing,
+                              tuple(entry_problems), space, most_advanced(offsets_replicas), unknown,
                               self._relists)
 
     def _settled(self, part: PartitionDir, cfg, read):
