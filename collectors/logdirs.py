@@ -425,19 +425,29 @@ class LogDirScanner:
 
     def _offsets_groups(self, part, seen_paths: set) -> tuple[int, frozenset] | None:
         """(log end offset, groups with live committed offsets) of a ``__consumer_offsets`` replica, each
-        segment read only for what it gained since the last refresh (``monitor.offsetgroups``); None when a
-        segment vanished while we read (the next refresh reads the new ones)."""
-        commits = []
-        try:
-            for seg in part.segments:
-                c, read = read_segment(seg.log, self._commits.get(str(seg.log)))
-                self._commits[c.path] = c
-                seen_paths.add(c.path)
-                commits.append(c)
-                if read:
-                    self._bytes += read
-        except OSError:
+        segment read only for what it gained since the last refresh (``monitor.offsetgroups``). A segment
+        that vanished while we read (the cleaner's swap) makes the partition be listed again, as for
+        the compaction figures (``RELISTS``); None when it still does after that, or cannot be read."""
+        for attempt in range(RELISTS + 1):
+            commits = []
+            try:
+                if attempt:
+                    self._relists += 1
+                    part = scan_partition(part.path)
+                for seg in part.segments:
+                    c, read = read_segment(seg.log, self._commits.get(str(seg.log)))
+                    self._commits[c.path] = c
+                    commits.append(c)
+                    if read:
+                        self._bytes += read
+                break
+            except FileNotFoundError:
+                continue
+            except OSError:
+                return None
+        else:
             return None
+        seen_paths.update(c.path for c in commits)
         return max((c.next_offset for c in commits), default=-1), live_groups(commits)
 
     def _space(self, d: str, needs: list[CleanNeed]) -> LogDirSpace:

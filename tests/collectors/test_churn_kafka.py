@@ -106,6 +106,7 @@ def test_no_partition_loses_its_figures_without_a_reason_under_a_fast_cleaner(tm
           f"{len(explained)} partition-refreshes unknown with a reason: {explained[:5]}")
     assert len(seen) >= RUN_SECONDS * 3, "the scanner refreshed several times a second"
     assert len(cleans) >= RUN_SECONDS, f"the cleaner churned (at least a clean a second): {len(cleans)} cleans"
+    assert relists > 0, "the scanner met the churn: a segment moved between its listing and its read"
     assert lost == [], f"{len(lost)} of {len(seen) * PARTITIONS} partition-refreshes lost their figures " \
                        f"without a reason (refresh, partition): {lost[:10]}"
     # a reason is the exception, not the rule: the re-listing settles almost every churn
