@@ -3,8 +3,11 @@
 One ``LogDirScanner`` per broker keeps the summaries of segments it has read,
 keyed by path; a segment whose size, mtime and inode have not changed is not
 read again, and a growing active segment is read only from where it stopped.
-A partition that cannot be read (deleted while walking, a truncated or
-unreadable file) is reported as a fault of that partition; the others go on.
+A partition that cannot be read (a truncated or unreadable file) is reported as a fault of that
+partition; the others go on. Cleaner churn is not a fault: a segment, snapshot or index the cleaner
+swaps or retention deletes between a partition's listing and its read makes the partition be listed
+and read again within the refresh (``RELISTS`` times at most, counted); only a partition still changing
+after that is unknown for this refresh, with the reason (``LogDirSnapshot.unknown_reasons``).
 A log dir whose cleaner or log-start checkpoint is malformed, or that cannot be
 listed, is down as a whole: its partitions are left out rather than computed as
 if there were no checkpoint (every ratio would read 1.0); the other log dirs go on.
@@ -160,8 +163,8 @@ def _moved(seg: Segment, s: SegmentSummary, active: bool) -> str | None:
 def _check_listing(part: PartitionDir, summaries) -> None:
     """Raise ``SegmentsMoved`` when the partition folder no longer holds the files read: its segments
     (base offsets; the sizes and mtimes of all but the active one, which may grow; the files
-    themselves, by inode) and its producer snapshots. Used where a read found something wrong, which
-    a swap under the read also shows."""
+    themselves, by inode) and the producer snapshot read. Used where a read found something wrong,
+    which a swap under the read also shows."""
     now = scan_partition(part.path)
     was = [(x.base_offset, x.size, x.mtime_ns) for x in part.segments]
     is_ = [(x.base_offset, x.size, x.mtime_ns) for x in now.segments[:len(was)]]
@@ -398,7 +401,7 @@ class LogDirScanner:
             summaries = [self._summary(seg) for seg in part.segments]
             snapshot = self._latest_snapshot(part)
         except FileNotFoundError as exc:
-            raise SegmentsMoved(f"{exc.filename}: gone while read") from exc
+            raise SegmentsMoved(f"{exc.filename or exc}: gone while read") from exc
         for seg, s in zip(part.segments, summaries):
             moved = _moved(seg, s, seg is part.segments[-1])
             if moved:
@@ -503,9 +506,9 @@ class LogDirScanner:
                 except ProducerSnapshotError as exc:
                     cached = (key, str(exc))
                 self._snapshots[path] = cached
-        except FileNotFoundError:
-            raise
         except OSError as exc:
+            if isinstance(exc, FileNotFoundError):
+                raise  # deleted since the listing: the caller lists the partition again
             return path, f"{path}: {exc.strerror or exc}"
         return path, cached[1]
 
