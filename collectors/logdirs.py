@@ -278,7 +278,7 @@ class LogDirScanner:
             for part in ld.partitions:
                 key = (part.topic, part.partition)
                 if part.topic == OFFSETS_TOPIC and part.segments and not part.unreadable:
-                    found_groups = self._offsets_groups(part, seen_paths)
+                    part, found_groups = self._offsets_groups(part, seen_paths)  # (listed again if it moved)
                     if found_groups is not None:
                         offsets_replicas.append((part.partition, found_groups))
                 if part.topic in NOT_CLEANED_BY_LOG_CLEANER or not (part.segments or part.unreadable or part.leftovers):
@@ -426,11 +426,12 @@ class LogDirScanner:
             _check_listing(part, summaries)
         return summaries, snapshot, state, check, faults, bad
 
-    def _offsets_groups(self, part, seen_paths: set) -> tuple[int, frozenset] | None:
-        """(log end offset, groups with live committed offsets) of a ``__consumer_offsets`` replica, each
-        segment read only for what it gained since the last refresh (``monitor.offsetgroups``). A segment
-        that vanished while we read (the cleaner's swap) makes the partition be listed again, as for
-        the compaction figures (``RELISTS``); None when it still does after that, or cannot be read."""
+    def _offsets_groups(self, part: PartitionDir, seen_paths: set) -> tuple[PartitionDir, tuple[int, frozenset] | None]:
+        """(the listing read, (log end offset, groups with live committed offsets)) of a
+        ``__consumer_offsets`` replica, each segment read only for what it gained since the last refresh
+        (``monitor.offsetgroups``). A segment that vanished while we read (the cleaner's swap) makes the
+        partition be listed again, as for the compaction figures (``RELISTS``); the groups are None when
+        it still does after that, or cannot be read."""
         for attempt in range(RELISTS + 1):
             commits = []
             try:
@@ -447,11 +448,11 @@ class LogDirScanner:
             except FileNotFoundError:
                 continue
             except OSError:
-                return None
+                return part, None
         else:
-            return None
+            return part, None
         seen_paths.update(c.path for c in commits)
-        return max((c.next_offset for c in commits), default=-1), live_groups(commits)
+        return part, (max((c.next_offset for c in commits), default=-1), live_groups(commits))
 
     def _space(self, d: str, needs: list[CleanNeed]) -> LogDirSpace:
         """The log dir's free space against its largest clean; an unreadable filesystem is that log dir's

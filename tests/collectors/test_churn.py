@@ -11,6 +11,7 @@ lookup the scanner calls for each partition after listing it and before reading 
 from __future__ import annotations
 
 import os
+import struct
 from pathlib import Path
 
 from collectors.app import build
@@ -18,7 +19,7 @@ from collectors.logdirs import CHANGING, RELISTS, LogDirScanner
 from monitor.checkpoint import format_checkpoint
 from monitor.config import BrokerConfig, ClusterConfig, Config
 from monitor.topicconfig import effective_config
-from recordfixtures import items, v2, write
+from recordfixtures import Rec, items, v2, write
 
 SUFFIXES = (".log", ".index", ".timeindex")
 
@@ -190,3 +191,34 @@ def test_a_fault_that_is_only_a_file_moved_under_the_read_is_no_fault(tmp_path):
     snap = LogDirScanner([tmp_path], lambda t, c: effective_config(t, compacted=True)).refresh()
     assert [r.state.faults for r in snap.partitions] == [1] and snap.relists_total == 0
     assert "CRC" in snap.partition_errors["t-0"] and snap.unknown_reasons == {}
+
+
+def commit_key(group: str, topic: str = "orders", partition: int = 0) -> bytes:
+    """An OffsetCommitKey (type 1) as Kafka writes it: group, topic, partition."""
+    g, t = group.encode(), topic.encode()
+    return struct.pack(">hh", 1, len(g)) + g + struct.pack(">h", len(t)) + t + struct.pack(">i", partition)
+
+
+def test_a_consumer_offsets_segment_swapped_while_listed_keeps_its_groups(tmp_path):
+    """The groups with committed offsets (``offsets_groups``) of a ``__consumer_offsets`` replica whose
+    segments the cleaner swaps between the log dir's listing and their read: listed again, its groups
+    are there. (Topic ``A`` sorts before ``__consumer_offsets``: its config lookup comes between the
+    listing of the log dir and the read of the offsets partition.)"""
+    folder = tmp_path / "__consumer_offsets-0"
+    for base, group in ((0, "a"), (10, "b"), (20, "c")):
+        write(seg(folder, base), [v2([Rec(base + i, 1_700_000_000_000, commit_key(group, partition=i), b"v")
+                                      for i in range(10)])])
+    make_partition(tmp_path, "A")
+
+    def swap_offsets():  # 0 and 10 cleaned into one segment at 0, as replaceSegments does it
+        cleaned = Path(str(seg(folder, 0)) + ".cleaned")
+        write(cleaned, [v2([Rec(o, 1_700_000_000_000, commit_key(g, partition=o % 10), b"v")
+                            for o, g in [(i, "a") for i in range(10)] + [(10 + i, "b") for i in range(10)]])])
+        os.rename(cleaned, Path(str(seg(folder, 0)) + ".swap"))
+        for base in (0, 10):
+            os.rename(seg(folder, base), Path(str(seg(folder, base)) + ".deleted"))
+        os.rename(Path(str(seg(folder, 0)) + ".swap"), seg(folder, 0))
+
+    snap = LogDirScanner([tmp_path], lookup_that(swap_offsets)).refresh()
+    assert snap.offsets_groups == {0: (30, frozenset({"a", "b", "c"}))}
+    assert snap.relists_total == 1
