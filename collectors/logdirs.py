@@ -144,6 +144,12 @@ RELISTS = 3
 # segment file that is no regular file or cannot be stat'ed; a checkpoint entry that cannot be right
 # against its log; a segment that cannot be read (permissions, I/O error).
 CHANGING = "segments_changing"
+
+# Kafka writes a producer snapshot in place at each roll (ProducerStateManager.writeSnapshot: the file
+# created, then written), so a read can find it empty or short. A snapshot that does not read is looked
+# at again after this pause: grown meanwhile, it was being written (the partition is listed again);
+# unchanged, its fault is real. Paid only when a snapshot does not read.
+SNAPSHOT_SETTLE_SECONDS = 0.05
 UNKNOWN_REASONS = (CHANGING, "unreadable_file", "checkpoint_entry", "read_error")
 
 
@@ -160,11 +166,18 @@ def _moved(seg: Segment, s: SegmentSummary, active: bool) -> str | None:
             f"(mtime {s.mtime_ns} ns)")
 
 
-def _check_listing(part: PartitionDir, summaries) -> None:
+def _check_listing(part: PartitionDir, summaries, snapshot: tuple[str, tuple] | None = None) -> None:
     """Raise ``SegmentsMoved`` when the partition folder no longer holds the files read: its segments
     (base offsets; the sizes and mtimes of all but the active one, which may grow; the files
-    themselves, by inode) and the producer snapshot read. Used where a read found something wrong,
-    which a swap under the read also shows."""
+    themselves, by inode) and the producer snapshot read ((path, (size, mtime, inode)) as read). Used
+    where a read found something wrong, which a swap under the read also shows."""
+    if snapshot is not None:
+        try:
+            st = os.stat(snapshot[0])
+            if (st.st_size, st.st_mtime_ns, st.st_ino) != snapshot[1]:
+                raise SegmentsMoved(f"{snapshot[0]}: written or replaced while read")
+        except FileNotFoundError as exc:
+            raise SegmentsMoved(f"{snapshot[0]}: gone while read") from exc
     now = scan_partition(part.path)
     was = [(x.base_offset, x.size, x.mtime_ns) for x in part.segments]
     is_ = [(x.base_offset, x.size, x.mtime_ns) for x in now.segments[:len(was)]]
@@ -423,7 +436,11 @@ class LogDirScanner:
             faults += txn_faults
             state = replace(state, faults=state.faults + len(txn_faults))
         if faults or bad or isinstance(snap, str):
-            _check_listing(part, summaries)
+            read_as = None
+            if isinstance(snap, str):  # perhaps one the broker is writing: see SNAPSHOT_SETTLE_SECONDS
+                time.sleep(SNAPSHOT_SETTLE_SECONDS)
+                read_as = (snapshot[0], self._snapshots.get(snapshot[0], (None,))[0])
+            _check_listing(part, summaries, read_as)
         return summaries, snapshot, state, check, faults, bad
 
     def _offsets_groups(self, part: PartitionDir, seen_paths: set) -> tuple[PartitionDir, tuple[int, frozenset] | None]:

@@ -43,10 +43,11 @@ def keep_writing(bootstrap: str, stop: threading.Event) -> None:
     p.flush(30)
 
 
-def figures_of(reg, broker: str) -> dict:
+def figures_of(reg, broker: str, snap) -> dict:
     """partition -> "figures" (a known cause and its cleanable ratio), the exported reason of an unknown
-    partition, or "lost" (unknown with no reason: figures withdrawn without a word)."""
-    causes, ratios, reasons = {}, set(), {}
+    partition (partition_state_unknown's, or read_faults when its read faults are exported), or "lost
+    ..." (unknown with no reason: figures withdrawn without a word), with what the scanner said."""
+    causes, ratios, reasons, faults = {}, set(), {}, {}
     for fam in reg.collect():
         for s in fam.samples:
             lb = s.labels
@@ -58,14 +59,19 @@ def figures_of(reg, broker: str) -> dict:
                 ratios.add(lb["partition"])
             elif s.name == "kafka_compaction_partition_state_unknown":
                 reasons[lb["partition"]] = lb["reason"]
+            elif s.name == "kafka_compaction_partition_read_faults" and s.value > 0:
+                faults[lb["partition"]] = s.value
     out = {}
     for p in map(str, range(PARTITIONS)):
         if p in reasons:
             out[p] = reasons[p]
         elif causes.get(p, "unknown") != "unknown" and p in ratios:
             out[p] = "figures"
+        elif causes.get(p) == "unknown" and p in faults:
+            out[p] = f"read_faults: {snap.partition_errors.get(f'{TOPIC}-{p}')}"
         else:
-            out[p] = "lost"
+            out[p] = (f"lost: cause {causes.get(p)}, ratio {p in ratios}, "
+                      f"error {snap.partition_errors.get(f'{TOPIC}-{p}')}")
     return out
 
 
@@ -89,9 +95,9 @@ def test_no_partition_loses_its_figures_without_a_reason_under_a_fast_cleaner(tm
             deadline = time.monotonic() + RUN_SECONDS
             while time.monotonic() < deadline:
                 assert col.runner.refresh_all(), [s.last_error for s in col.store.statuses() if not s.up]
-                seen.append(figures_of(col.registry, str(st.node_id)))
+                [status] = [s for s in col.store.statuses() if s.kind == "log_dirs"]
+                seen.append(figures_of(col.registry, str(st.node_id), status.snapshot))
                 time.sleep(0.15)
-            [status] = [s for s in col.store.statuses() if s.kind == "log_dirs"]
             relists = status.snapshot.relists_total
         finally:
             stop.set()
@@ -99,9 +105,9 @@ def test_no_partition_loses_its_figures_without_a_reason_under_a_fast_cleaner(tm
             col.close()
         cleans = [c for c in parse_cleaner_log(st.cleaner_log.read_text(errors="replace").splitlines())[cleans_before:]
                   if c.log.startswith(f"{TOPIC}-")]
-    lost = [(i, p) for i, row in enumerate(seen) for p, what in row.items() if what == "lost"]
+    lost = [(i, p, what) for i, row in enumerate(seen) for p, what in row.items() if what.startswith("lost")]
     explained = [(i, p, what) for i, row in enumerate(seen) for p, what in row.items()
-                 if what not in ("figures", "lost")]
+                 if what != "figures" and not what.startswith("lost")]
     print(f"{len(seen)} refreshes, {len(cleans)} cleans of {TOPIC} in log-cleaner.log, {relists} re-listings, "
           f"{len(explained)} partition-refreshes unknown with a reason: {explained[:5]}")
     assert len(seen) >= RUN_SECONDS * 3, "the scanner refreshed several times a second"
