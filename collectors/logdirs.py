@@ -138,6 +138,11 @@ def offsets_topic_groups(snapshots) -> frozenset | None:
 # partition is being rewritten faster than it can be read; it is then unknown for this refresh, with
 # the reason, rather than read again without end (the refresh of every other partition waits on it).
 RELISTS = 3
+# A swap in progress is waited for before the next listing, 10, 20 then 40 ms (70 ms at most): the
+# cleaner thread that is swapping renames a few files per segment, and may be descheduled or waiting on
+# the disk in between. Only as many partitions as the broker has cleaner threads are mid-swap at once,
+# so a refresh waits for this at most log.cleaner.threads times.
+SWAP_WAIT_SECONDS = 0.01
 
 # Why a partition of a log dir that is up has no figures this refresh (LogDirSnapshot.unknown_reasons,
 # exported as partition_state_unknown{reason}): its segments kept moving through RELISTS re-listings; a
@@ -385,9 +390,11 @@ class LogDirScanner:
         before it renames the ``.swap`` live, so the listing lacks them), makes the partition be listed
         again and read again; each time counts in ``relists_total``. FileNotFoundError: the partition
         folder itself went."""
-        why = None
+        why, swap = None, None
         for attempt in range(RELISTS + 1):
             if attempt:
+                if swap is not None:
+                    time.sleep(SWAP_WAIT_SECONDS * 2 ** (attempt - 1))
                 self._relists += 1
                 part = scan_partition(part.path)
             now_ms = int(self.clock() * 1000)

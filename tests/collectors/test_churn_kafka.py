@@ -64,7 +64,7 @@ def figures_of(reg, broker: str, snap) -> dict:
     out = {}
     for p in map(str, range(PARTITIONS)):
         if p in reasons:
-            out[p] = reasons[p]
+            out[p] = f"{reasons[p]}: {snap.partition_errors.get(f'{TOPIC}-{p}')}"
         elif causes.get(p, "unknown") != "unknown" and p in ratios:
             out[p] = "figures"
         elif causes.get(p) == "unknown" and p in faults:
