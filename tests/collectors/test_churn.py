@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import os
 import struct
+import threading
 from pathlib import Path
+
+from crc32c import crc32c
 
 from collectors.app import build
 from collectors.logdirs import CHANGING, RELISTS, LogDirScanner
@@ -222,3 +225,21 @@ def test_a_consumer_offsets_segment_swapped_while_listed_keeps_its_groups(tmp_pa
     snap = LogDirScanner([tmp_path], lookup_that(swap_offsets)).refresh()
     assert snap.offsets_groups == {0: (30, frozenset({"a", "b", "c"}))}
     assert snap.relists_total == 1
+
+
+def test_a_producer_snapshot_read_while_the_broker_writes_it_is_no_fault(tmp_path):
+    """Kafka writes a producer snapshot in place at a roll (ProducerStateManager.writeSnapshot: created,
+    then written): a read in between finds it empty. Written 25 ms after the listing, while the scanner
+    waits before looking at a snapshot that did not read again: the partition is listed again, with its
+    figures and no read fault."""
+    folder = make_partition(tmp_path)
+    snapshot = folder / f"{30:020d}.snapshot"
+    snapshot.write_bytes(b"")  # created, not yet written
+    body = struct.pack(">i", 0)  # no producers
+    written = struct.pack(">hI", 1, crc32c(body)) + body
+    timer = threading.Timer(0.025, snapshot.write_bytes, (written,))
+    snap = LogDirScanner([tmp_path], lookup_that(timer.start)).refresh()
+    timer.join()
+    assert snap.partition_errors == {} and snap.relists_total == 1
+    [rep] = snap.partitions
+    assert rep.faults == () and rep.state.transactions_checked_with == str(snapshot)
