@@ -38,6 +38,8 @@ SNAPSHOT_SUFFIX = ".snapshot"  # LogFileUtils.PRODUCER_SNAPSHOT_FILE_SUFFIX
 TEMP_SUFFIXES = (".cleaned", ".swap", ".deleted")  # LogFileUtils' suffixes after the normal one
 OFFSET_SUFFIXES = SEGMENT_SUFFIXES + (SNAPSHOT_SUFFIX,)
 _ASCII_DIGITS = frozenset("0123456789")
+_OFFSET_FILE = re.compile(r"([0-9]{%d})((?:%s)(?:%s)?)" % (  # [0-9], not \d: ASCII digits only
+    OFFSET_DIGITS, "|".join(map(re.escape, OFFSET_SUFFIXES)), "|".join(map(re.escape, TEMP_SUFFIXES))))
 
 
 def offset_prefix(offset: int) -> str:
@@ -49,19 +51,11 @@ def offset_file(name: str) -> tuple[int, str] | None:
     """(offset, suffix) of a file name Kafka writes: 20 ASCII digits (a long), then ``.log``, ``.index``,
     ``.timeindex``, ``.txnindex`` or ``.snapshot``, then at most one of ``.cleaned .swap .deleted``:
     ``00000000000000000100.log.swap`` -> ``(100, ".log.swap")``. None for any other name."""
-    stem, dot, rest = name.partition(".")
-    if not dot or len(stem) != OFFSET_DIGITS or not _ASCII_DIGITS.issuperset(stem):
+    m = _OFFSET_FILE.fullmatch(name)
+    if m is None:
         return None
-    suffix = "." + rest
-    base = suffix
-    for temp in TEMP_SUFFIXES:
-        if suffix.endswith(temp):
-            base = suffix[:-len(temp)]
-            break
-    if base not in OFFSET_SUFFIXES:
-        return None
-    offset = int(stem)
-    return (offset, suffix) if offset <= LONG_MAX else None
+    offset = int(m[1])
+    return (offset, m[2]) if offset <= LONG_MAX else None
 
 
 def stray_reason(name: str) -> str | None:
