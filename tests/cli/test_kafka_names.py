@@ -129,3 +129,16 @@ def test_collect_once(case, tmp_path):
         size = (logs / "keep-0" / "00000000000000000000.log").stat().st_size
         assert [x.rsplit(" ", 1)[1] for x in samples
                 if x.startswith("kafka_compaction_topic_log_bytes{") and 'topic="keep"' in x] == [f"{size:.1f}"]
+
+
+@pytest.mark.parametrize("selector, status", [("orders-²", 2), ("orders-99999999999999999999", 2), ("orders-03", 0)])
+def test_explain_selectors_by_the_same_rule(selector, status, tmp_path):
+    """A selector names a partition as Kafka reads a folder name (``orders-03`` is partition 3); one
+    that names none (``orders-²``: was a ValueError) is one line and exit 2."""
+    logs = log_dir(tmp_path, "none")
+    r = run("explain", selector, "--log-dir", logs, "--format", "json")
+    lines = lines_of(r, status)
+    if status == 2:
+        assert lines == [f"explain: {selector}: no such compacted topic or partition in {logs}"]
+    else:
+        assert [(x["topic"], x["partition"]) for x in json.loads(r.stdout)] == [("orders", 3)]
