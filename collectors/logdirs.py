@@ -36,7 +36,7 @@ from monitor.cleanerlog import CleanerLogState
 from monitor.compaction import PartitionState, checkpoint_problems, partition_state
 from monitor.diskspace import CleanNeed, LogDirSpace, largest_clean_group, most_needed
 from monitor.kafkanames import offset_prefix, printable
-from monitor.logdir import scan_log_dir
+from monitor.logdir import meta_node_id, scan_log_dir
 from monitor.lsocheck import ADMIN, LeaderLso, LsoCheck, LsoDisagreement, check_lso, persist
 from monitor.offsetgroups import OFFSETS_TOPIC, SegmentCommits, live_groups, most_advanced, read_segment
 from monitor.producer_snapshot import ProducerSnapshot, ProducerSnapshotError, read_producer_snapshot
@@ -206,6 +206,7 @@ class LogDirScanner:
         needs: dict[str, list[CleanNeed]] = {d: [] for d in self.log_dirs}
         offsets_replicas: list[tuple[int, tuple[int, frozenset]]] = []
         named: dict[str, str] = {}  # what Kafka would not create or load, and why: logged once while it is there
+        held: dict[tuple[str, int], list] = {}  # partition -> (log dir, folder, its broker) of each folder read
         for d in self.log_dirs:
             try:
                 ld = scan_log_dir(d)
@@ -241,6 +242,7 @@ class LogDirScanner:
             for part in ld.partitions:
                 key = (part.topic, part.partition)
                 named.update((f"{part.path}/{name}", why) for name, why in part.stray)
+                held.setdefault(key, []).append((d, str(part.path), (ld.meta.get("cluster.id"), meta_node_id(ld.meta))))
                 if part.topic == OFFSETS_TOPIC and part.segments and not part.unreadable:
                     found_groups = self._offsets_groups(part, seen_paths)
                     if found_groups is not None:
@@ -320,6 +322,7 @@ class LogDirScanner:
                                                self._active_duplicates(key, part.segments[-1]),
                                                sum(x.keyless_records for x in summaries),
                                                sum(x.empty_value_records for x in summaries), retention))
+        reports = self._one_folder_per_partition(reports, part_errors, named, held)
         for cache in (self._cache, self._snapshots, self._commits):  # forget segments and snapshots that are gone
             for path in list(cache):
                 if path not in seen_paths:
@@ -334,6 +337,26 @@ class LogDirScanner:
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(self.log_dirs),
                               down, self._reads - read_before, self._bytes - bytes_before, txn_timeout,
                               tuple(entry_problems), space, most_advanced(offsets_replicas))
+
+    def _one_folder_per_partition(self, reports: list, part_errors: dict, named: dict, held: dict) -> list:
+        """A partition held in two log dirs of one broker (this scanner's, when it has a ``broker_id``: the
+        collector's; else two whose meta.properties name the same cluster and node) is Kafka's "Duplicate
+        log directories" as well (``LogManager.loadLog``: the broker refuses to start): that partition's
+        fault, its rows dropped, never one per folder. Copies of several brokers' dirs stay one row each."""
+        for (topic, partition), where in held.items():
+            if len(where) < 2:
+                continue
+            brokers = {b for _, _, b in where}  # (cluster.id, node.id) of each log dir
+            if self.broker_id is None and (len(brokers) != 1 or None in next(iter(brokers))):
+                continue
+            why = (f"duplicate log directories for {topic}-{partition}: {', '.join(printable(f) for _, f, _ in where)} "
+                   "(Kafka's LogManager refuses to start with both); none read: delete the one that is not this replica")
+            named[f"{topic}-{partition} (duplicate)"] = why
+            if any(r.state.topic == topic and r.state.partition == partition for r in reports) \
+                    or f"{topic}-{partition}" in part_errors:
+                part_errors[f"{topic}-{partition}"] = why
+                reports = [r for r in reports if (r.state.topic, r.state.partition) != (topic, partition)]
+        return reports
 
     def _log_named(self, named: dict[str, str]) -> None:
         """One line per name Kafka would not create or load (``monitor.kafkanames``), when it first shows,

@@ -45,3 +45,27 @@ def test_each_name_is_said_once_not_on_every_refresh(tmp_path, caplog):
     caplog.set_level(logging.WARNING, logger="compaction_monitor.logdirs")
     LogDirScanner([tmp_path]).refresh()  # the collector's default: the logger, one record per name
     assert sorted(r.getMessage() for r in caplog.records) == sorted(said[:3])
+
+
+def test_one_partition_in_two_log_dirs_of_one_broker_is_its_fault(tmp_path):
+    """Kafka's LogManager refuses to start when two of a broker's log dirs hold one partition: the
+    collector's scanner (one broker) makes it that partition's fault, not two sets of series; copies
+    of several brokers' dirs given to ``logdir`` stay a row each, unless their meta.properties say one
+    broker."""
+    dirs = [tmp_path / "a", tmp_path / "b"]
+    for d in dirs:
+        three_v2_batches(d / "orders-3" / "00000000000000000000.log")
+        (d / "cleaner-offset-checkpoint").write_text(format_checkpoint({("orders", 3): 0}))
+    said: list[str] = []
+    snap = LogDirScanner(dirs, broker_id="1", notify=said.append).refresh()
+    why = (f"duplicate log directories for orders-3: {dirs[0]}/orders-3, {dirs[1]}/orders-3 (Kafka's LogManager "
+           "refuses to start with both); none read: delete the one that is not this replica")
+    assert snap.partitions == () and snap.partition_errors == {"orders-3": why} and said == [why]
+
+    assert [r.log_dir for r in LogDirScanner(dirs).refresh().partitions] == [str(d) for d in dirs]
+    for i, d in enumerate(dirs):
+        (d / "meta.properties").write_text(f"version=1\nnode.id={i}\ncluster.id=abc\n")
+    assert len(LogDirScanner(dirs).refresh().partitions) == 2  # two brokers' replicas
+    (dirs[1] / "meta.properties").write_text("version=1\nnode.id=0\ncluster.id=abc\n")
+    snap = LogDirScanner(dirs).refresh()
+    assert snap.partitions == () and snap.partition_errors == {"orders-3": why}
