@@ -119,8 +119,9 @@ class LogDirSnapshot:
 
 def duplicate_reason(log_dir: str, topic: str, partition: int, folders: list[str]) -> str:
     """The fault of a partition that several folders of one log dir load as (``monitor.kafkanames``)."""
-    return (f"{log_dir}: duplicate log directories for {topic}-{partition}: {', '.join(map(printable, folders))} all load as it "
-            "(Kafka's LogManager refuses to start with both); none read: delete the one that is not this replica")
+    return (f"{log_dir}: duplicate log directories for {topic}-{partition}: {', '.join(map(printable, folders))} "
+            "all load as it (Kafka's LogManager refuses to start with both); none read: delete the one that is not "
+            "this replica")
 
 
 def offsets_topic_groups(snapshots) -> frozenset | None:
@@ -242,7 +243,8 @@ class LogDirScanner:
             for part in ld.partitions:
                 key = (part.topic, part.partition)
                 named.update((f"{part.path}/{name}", why) for name, why in part.stray)
-                held.setdefault(key, []).append((d, str(part.path), (ld.meta.get("cluster.id"), meta_node_id(ld.meta))))
+                held.setdefault(key, []).append((d, str(part.path),
+                                                 (ld.meta.get("cluster.id"), meta_node_id(ld.meta))))
                 if part.topic == OFFSETS_TOPIC and part.segments and not part.unreadable:
                     found_groups = self._offsets_groups(part, seen_paths)
                     if found_groups is not None:
@@ -349,8 +351,9 @@ class LogDirScanner:
             brokers = {b for _, _, b in where}  # (cluster.id, node.id) of each log dir
             if self.broker_id is None and (len(brokers) != 1 or None in next(iter(brokers))):
                 continue
-            why = (f"duplicate log directories for {topic}-{partition}: {', '.join(printable(f) for _, f, _ in where)} "
-                   "(Kafka's LogManager refuses to start with both); none read: delete the one that is not this replica")
+            why = (f"duplicate log directories for {topic}-{partition}: {', '.join(printable(f) for _, f, _ in where)}"
+                   " (Kafka's LogManager refuses to start with both); none read: delete the one that is not this "
+                   "replica")
             named[f"{topic}-{partition} (duplicate)"] = why
             if any(r.state.topic == topic and r.state.partition == partition for r in reports) \
                     or f"{topic}-{partition}" in part_errors:
