@@ -22,6 +22,7 @@ from typing import Iterator, TextIO
 from cli.inspect_jsonl import batch_lines
 from cli.inspect_stats import StatsCollector, render_jsonl, render_text
 from monitor.dump import DumpParser
+from monitor.kafkanames import printable
 from monitor.logdir import scan_partition
 from monitor.segmentstats import Counts
 from monitor.record import RecordFormatError, SegmentReader
@@ -40,13 +41,15 @@ class Summary(Counts):
     notes: list[str] = field(default_factory=list)  # what was read differently, and why
 
 
-def expand(path: Path) -> tuple[list[Path], list[str]]:
-    """A partition folder becomes its ``.log`` files in offset order, and the ones it cannot read (a
-    FIFO, a dangling link: named, with why); a file stays itself."""
+def expand(path: Path) -> tuple[list[Path], list[str], list[str]]:
+    """A partition folder becomes its ``.log`` files in offset order, the ones it cannot read (a FIFO,
+    a dangling link: named, with why) and the files it ignores (``5.log``, ``².snapshot``: names Kafka
+    never writes, ``monitor.kafkanames``); a file named on the command line stays itself, whatever its name."""
     if path.is_dir():
         part = scan_partition(path)
-        return [s.log for s in part.segments], list(part.unreadable)
-    return [path], []
+        ignored = [printable(f"{path / name}: ignored: {why}") for name, why in part.stray]
+        return [s.log for s in part.segments], list(part.unreadable), ignored
+    return [path], [], []
 
 
 def iter_file(path: Path, summary: Summary, skip_corrupt: bool,
@@ -126,7 +129,9 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
             print(f"inspect: {path}: no such file or directory", file=err)
             status = 2
             continue
-        files, unreadable = expand(path)
+        files, unreadable, ignored = expand(path)
+        for line in ignored:  # not a fault: Kafka would not load these as segments either
+            print(f"inspect: {line}", file=err)
         for problem in unreadable:
             print(f"inspect: cannot read: {problem}", file=err)
             status = 2

@@ -24,6 +24,7 @@ from collectors.exposition import RenderedExposition
 from collectors.logdirs import TRANSACTION_MAX_TIMEOUT, LogDirScanner, offsets_topic_groups
 from collectors.runner import Runner, Source, Store
 from monitor.causes import BrokerFacts, duration, unknown_cause
+from monitor.kafkanames import partition_name, topic_partition_key
 from monitor.config import BrokerConfig, ClusterConfig, Config
 from monitor.lsocheck import LeaderLso
 from monitor.offsetgroups import unlisted
@@ -363,9 +364,14 @@ def _scan_once(paths, config: Config, topic_overrides: dict | None, err, prog: s
             store.success(admin_name, admin, 0.0, 0.0)
         else:
             store.failure(admin_name, RuntimeError(admin_error), 0.0)
+    named: list[str] = []  # names Kafka would not create or load (monitor.kafkanames), one line each
     scanner = LogDirScanner(paths, _config_lookup(cluster, store, admin_name, topic_overrides), include_all=include_all,
-                            transaction_max_timeout=_transaction_max_timeout(cluster, store, admin_name))
+                            transaction_max_timeout=_transaction_max_timeout(cluster, store, admin_name),
+                            notify=named.append)
     snap = scanner.refresh()
+    for line in named:  # a duplicate folder that is a partition's fault is printed with the partition's below
+        if line not in snap.partition_errors.values():
+            print(f"{prog}: {line}", file=err)
     for d, reason in snap.log_dir_errors.items():  # a checkpoint error already names its file and line
         print(f"{prog}: {reason}" if reason.startswith(d) else f"{prog}: {d}: {reason}", file=err)
     for d in snap.down:
@@ -449,12 +455,13 @@ def _fault_rows(snap) -> list[dict]:
     rows = []
     read = {(r.state.topic, r.state.partition) for r in snap.partitions}
     for key, reason in snap.partition_errors.items():
-        topic, _, p = key.rpartition("-")
-        if not p.isdigit() or (topic, int(p)) in read:
+        tp = topic_partition_key(key)
+        if tp is None or tp in read:
             continue  # a partition read with a fault (a .txnindex that disagrees) has its row, faults counted
-        cause = unknown_cause(topic, int(p), reason).as_dict()
+        topic, p = tp
+        cause = unknown_cause(topic, p, reason).as_dict()
         del cause["topic"], cause["partition"]
-        rows.append({"topic": topic, "partition": int(p), "log_dir": None, "fault": reason, "cause": cause,
+        rows.append({"topic": topic, "partition": p, "log_dir": None, "fault": reason, "cause": cause,
                      "streams_role": streams_role(topic)})
     return rows
 
@@ -489,9 +496,9 @@ def parse_selectors(selectors, topics) -> tuple[set, set, list]:
         if sel in topics:
             whole.add(sel)
             continue
-        topic, _, p = sel.rpartition("-")
-        if p.isdigit() and topic in topics:
-            parts.add((topic, int(p)))
+        tp = partition_name(sel)  # as Kafka reads a folder name: "orders-03" is orders-3
+        if tp is not None and tp.topic in topics:
+            parts.add((tp.topic, tp.partition))
         else:
             missing.append(sel)
     return whole, parts, missing
@@ -515,10 +522,13 @@ def run_explain(selectors, *, config: Config, log_dirs, fmt: str = "text", boots
     causes = [(r.log_dir, r.cause(snap.taken_at, bootstrap=bootstrap, one_shot=True, cleaner=cleaner, broker=broker))
               for r in chosen]
     for key, reason in snap.partition_errors.items():  # unreadable partitions have no state: unknown
-        topic, _, p = key.rpartition("-")
-        if p.isdigit() and not any(c.topic == topic and c.partition == int(p) for _, c in causes) and (
-                not selectors or topic in whole or (topic, int(p)) in parts):
-            causes.append((None, unknown_cause(topic, int(p), reason)))
+        tp = topic_partition_key(key)
+        if tp is None:
+            continue
+        topic, p = tp
+        if not any(c.topic == topic and c.partition == p for _, c in causes) and (
+                not selectors or topic in whole or tp in parts):
+            causes.append((None, unknown_cause(topic, p, reason)))
     causes.sort(key=lambda x: (x[1].topic, x[1].partition))
     if fmt == "json":
         strictjson.dump([c.as_dict() | {"log_dir": d} for d, c in causes], out, indent=2)

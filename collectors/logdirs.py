@@ -26,6 +26,7 @@ the same offset).
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from dataclasses import dataclass, field, replace
@@ -37,7 +38,8 @@ from monitor.checkpoint import describe_entry_problem, entry_problem
 from monitor.cleanerlog import CleanerLogState
 from monitor.compaction import PartitionState, checkpoint_problems, partition_state
 from monitor.diskspace import CleanNeed, LogDirSpace, largest_clean_group, most_needed
-from monitor.logdir import PartitionDir, Segment, scan_log_dir, scan_partition
+from monitor.kafkanames import offset_prefix, printable
+from monitor.logdir import PartitionDir, Segment, meta_node_id, scan_log_dir, scan_partition
 from monitor.lsocheck import ADMIN, LeaderLso, LsoCheck, LsoDisagreement, check_lso, persist
 from monitor.offsetgroups import OFFSETS_TOPIC, SegmentCommits, live_groups, most_advanced, read_segment
 from monitor.producer_snapshot import ProducerSnapshot, ProducerSnapshotError, read_producer_snapshot
@@ -48,6 +50,8 @@ from monitor.topicconfig import (NOT_CLEANED_BY_LOG_CLEANER, BrokerSetting, Effe
 
 TRANSACTION_MAX_TIMEOUT = "transaction.max.timeout.ms"
 from monitor.txnindex import txn_index_faults
+
+log = logging.getLogger("compaction_monitor.logdirs")
 
 
 @dataclass(frozen=True)
@@ -121,6 +125,13 @@ class LogDirSnapshot:
                 + [CHANGING] * sum(r == CHANGING for r in self.unknown_reasons.values()))
 
 
+def duplicate_reason(log_dir: str, topic: str, partition: int, folders: list[str]) -> str:
+    """The fault of a partition that several folders of one log dir load as (``monitor.kafkanames``)."""
+    return (f"{log_dir}: duplicate log directories for {topic}-{partition}: {', '.join(map(printable, folders))} "
+            "all load as it (Kafka's LogManager refuses to start with both); none read: delete the one that is not "
+            "this replica")
+
+
 def offsets_topic_groups(snapshots) -> frozenset | None:
     """The groups with live committed offsets in a cluster's log dirs (``LogDirSnapshot.offsets_groups``
     of its brokers): per ``__consumer_offsets`` partition, the replica with the highest log end offset;
@@ -147,15 +158,17 @@ SWAP_WAIT_SECONDS = 0.01
 # Why a partition of a log dir that is up has no figures this refresh (LogDirSnapshot.unknown_reasons,
 # exported as partition_state_unknown{reason}): its segments kept moving through RELISTS re-listings; a
 # segment file that is no regular file or cannot be stat'ed; a checkpoint entry that cannot be right
-# against its log; a segment that cannot be read (permissions, I/O error).
+# against its log; a segment that cannot be read (permissions, I/O error); two folders of one broker
+# that load as the partition (duplicate_reason).
 CHANGING = "segments_changing"
+DUPLICATE = "duplicate_dirs"
 
 # Kafka writes a producer snapshot in place at each roll (ProducerStateManager.writeSnapshot: the file
 # created, then written), so a read can find it empty or short. A snapshot that does not read is looked
 # at again after this pause: grown meanwhile, it was being written (the partition is listed again);
 # unchanged, its fault is real. Paid only when a snapshot does not read.
 SNAPSHOT_SETTLE_SECONDS = 0.05
-UNKNOWN_REASONS = (CHANGING, "unreadable_file", "checkpoint_entry", "read_error")
+UNKNOWN_REASONS = (CHANGING, "unreadable_file", "checkpoint_entry", "read_error", DUPLICATE)
 
 
 class SegmentsMoved(Exception):
@@ -231,7 +244,9 @@ class LogDirScanner:
                  transaction_max_timeout: BrokerSettingLookup = default_broker_setting,
                  leader_lso: LeaderLsoLookup = no_leader_lso, broker_id: str | None = None,
                  statvfs: Callable[[str], os.statvfs_result] = os.statvfs,
-                 active_key_max_bytes: int = DEFAULT_MAX_BYTES, active_key_max_keys: int = DEFAULT_MAX_KEYS):
+                 active_key_max_bytes: int = DEFAULT_MAX_BYTES, active_key_max_keys: int = DEFAULT_MAX_KEYS,
+                 notify: Callable[[str], None] = log.warning):
+        self.notify = notify  # where a name Kafka would not create or load is said, once (see _log_named)
         self.statvfs = statvfs  # the free-space check's one system call (a test injects a failing one)
         self.active_key_max_bytes, self.active_key_max_keys = active_key_max_bytes, active_key_max_keys
         self._active_keys: dict[tuple[str, int], ActiveKeys] = {}
@@ -252,6 +267,7 @@ class LogDirScanner:
         self._known_compacted: set[tuple[str, int]] = set()
         # per partition at the last refresh: (time, active segment base, active segment bytes), for the write rate
         self._last_head: dict[tuple[str, int], tuple[float, int, int]] = {}
+        self._named: set[str] = set()  # ignored names already logged (monitor.kafkanames), while they are there
         self._reads = 0  # segment reads and bytes read since start, for the snapshot's counters
         self._bytes = 0
         self._relists = 0  # partitions listed again because a file moved while we read, since start
@@ -268,6 +284,8 @@ class LogDirScanner:
         txn_timeout = self.transaction_max_timeout()
         needs: dict[str, list[CleanNeed]] = {d: [] for d in self.log_dirs}
         offsets_replicas: list[tuple[int, tuple[int, frozenset]]] = []
+        named: dict[str, str] = {}  # what Kafka would not create or load, and why: logged once while it is there
+        held: dict[tuple[str, int], list] = {}  # partition -> (log dir, folder, its broker) of each folder read
         for d in self.log_dirs:
             try:
                 ld = scan_log_dir(d)
@@ -293,8 +311,18 @@ class LogDirScanner:
                         msg = describe_entry_problem(f"{d}/{name}", line, topic, partition, offset, why)
                         dir_errors[f"{d}/{name}:{line}"] = msg
                         entry_problems.append(msg)
+            named.update((f"{d}/{folder}", why) for folder, why in ld.ignored)
+            for (topic, partition), folders in ld.duplicates.items():
+                why = duplicate_reason(d, topic, partition, folders)
+                named[f"{d}/{topic}-{partition} (duplicate)"] = why
+                found = self.config_lookup(topic, (topic, partition) in self._known_compacted)
+                if found.config.compacted or self.include_all:  # a fault of that partition, never two rows
+                    part_errors[f"{topic}-{partition}"], unknown[f"{topic}-{partition}"] = why, DUPLICATE
             for part in ld.partitions:
                 key = (part.topic, part.partition)
+                named.update((f"{part.path}/{name}", why) for name, why in part.stray)
+                held.setdefault(key, []).append((d, str(part.path),
+                                                 (ld.meta.get("cluster.id"), meta_node_id(ld.meta))))
                 if part.topic == OFFSETS_TOPIC and part.segments and not part.unreadable:
                     part, found_groups = self._offsets_groups(part, seen_paths)  # (listed again if it moved)
                     if found_groups is not None:
@@ -367,6 +395,7 @@ class LogDirScanner:
                                                self._active_duplicates(key, part.segments[-1]),
                                                sum(x.keyless_records for x in summaries),
                                                sum(x.empty_value_records for x in summaries), retention))
+        reports = self._one_folder_per_partition(reports, part_errors, named, held, unknown)
         for cache in (self._cache, self._snapshots, self._commits):  # forget segments and snapshots that are gone
             for path in list(cache):
                 if path not in seen_paths:
@@ -377,10 +406,41 @@ class LogDirScanner:
                 dir_errors[f"{sp.log_dir} (free space)"] = sp.error
         for k in [k for k, v in self._active_keys.items() if v.path not in seen_paths]:
             del self._active_keys[k]  # rolled, deleted or moved: its key state goes
+        self._log_named(named)
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(self.log_dirs),
                               down, self._reads - read_before, self._bytes - bytes_before, txn_timeout,
                               tuple(entry_problems), space, most_advanced(offsets_replicas), unknown,
                               self._relists)
+
+    def _one_folder_per_partition(self, reports: list, part_errors: dict, named: dict, held: dict,
+                                  unknown: dict) -> list:
+        """A partition held in two log dirs of one broker (this scanner's, when it has a ``broker_id``: the
+        collector's; else two whose meta.properties name the same cluster and node) is Kafka's "Duplicate
+        log directories" as well (``LogManager.loadLog``: the broker refuses to start): that partition's
+        fault, its rows dropped, never one per folder. Copies of several brokers' dirs stay one row each."""
+        for (topic, partition), where in held.items():
+            if len(where) < 2:
+                continue
+            brokers = {b for _, _, b in where}  # (cluster.id, node.id) of each log dir
+            if self.broker_id is None and (len(brokers) != 1 or None in next(iter(brokers))):
+                continue
+            why = (f"duplicate log directories for {topic}-{partition}: {', '.join(printable(f) for _, f, _ in where)}"
+                   " (Kafka's LogManager refuses to start with both); none read: delete the one that is not this "
+                   "replica")
+            named[f"{topic}-{partition} (duplicate)"] = why
+            if any(r.state.topic == topic and r.state.partition == partition for r in reports) \
+                    or f"{topic}-{partition}" in part_errors:
+                part_errors[f"{topic}-{partition}"], unknown[f"{topic}-{partition}"] = why, DUPLICATE
+                reports = [r for r in reports if (r.state.topic, r.state.partition) != (topic, partition)]
+        return reports
+
+    def _log_named(self, named: dict[str, str]) -> None:
+        """One line per name Kafka would not create or load (``monitor.kafkanames``), when it first shows,
+        not on every refresh; a name gone and back is logged again."""
+        for what in sorted(named.keys() - self._named):
+            why = named[what]
+            self.notify(printable(why if what.endswith(" (duplicate)") else f"{what}: ignored: {why}"))
+        self._named = set(named)
 
     def _settled(self, part: PartitionDir, cfg, read):
         """(the partition's listing, ``read(listing)``, None) once a listing held still while it was read;
@@ -520,7 +580,7 @@ class LogDirScanner:
         while we listed (the partition is listed again)."""
         if not part.snapshots:
             return None
-        path = str(part.path / f"{part.snapshots[-1]:020d}.snapshot")
+        path = str(part.path / f"{offset_prefix(part.snapshots[-1])}.snapshot")
         try:
             st = os.stat(path)
             key = (st.st_size, st.st_mtime_ns, st.st_ino)

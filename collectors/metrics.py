@@ -203,7 +203,8 @@ P_STATE_UNKNOWN = _m("partition_state_unknown", "gauge",
                      "the cleaner's swap or retention's delete, each time through the re-listings one refresh "
                      "allows), unreadable_file (a segment file that is no regular file or cannot be stat'ed), "
                      "checkpoint_entry (its checkpoint entry cannot be right against its log), read_error (a "
-                     "segment that cannot be read). `collect --once` and `logdir` print the message, naming the file.",
+                     "segment that cannot be read), duplicate_dirs (two folders of the broker load as the partition). "
+                     "`collect --once` and `logdir` print the message, naming the file.",
                      P + ("reason",))
 LOG_DIR_RELISTS = _m("log_dir_partition_relists", "counter",
                      "Partitions the log-dir scanner listed and read again within a refresh because one of their "

@@ -49,6 +49,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Iterable
 
+from monitor.kafkanames import topic_partition_key
+
 MB = 1 << 20
 NUM = r"(-?Infinity|NaN|-?∞|-?[\d.,]+)"
 CLEANED = re.compile(r"cleaned log (?P<log>\S+) \(dirty section = \[(?P<start>-?\d+), (?P<end>-?\d+)\]\)")
@@ -120,9 +122,9 @@ class CleanStats:
         return self.mb_per_sec * MB
 
     @property
-    def topic_partition(self) -> tuple[str, int]:
-        topic, _, p = self.log.rpartition("-")
-        return topic, int(p)
+    def topic_partition(self) -> tuple[str, int] | None:
+        """The cleaned log's (topic, partition) as Kafka prints it; None for a name it would not print."""
+        return topic_partition_key(self.log)
 
 
 def learned_throughput(stats: Iterable[CleanStats], min_mb: float = 1.0) -> float | None:
@@ -324,15 +326,15 @@ class CleanerLogParser:
             return
         if "Marking its partition" in msg:
             m = UNCLEANABLE.search(msg)
-            tp = m and re.fullmatch(r"(?P<topic>.+)-(?P<p>\d+)", m["tp"])
+            tp = m and topic_partition_key(m["tp"])  # as Kafka prints it; never a partition beyond int32
             if not tp:
                 self._bad(ev.line, "an uncleanable-partition line without a topic-partition", acc)
                 return
             exc = root_exception(ev.more)
             d = LOG_DIR.search(m["log"])
             log_dir = (d["dir"].rstrip("/").rpartition("/")[0] or None) if d else None
-            acc.uncleanable[(tp["topic"], int(tp["p"]))] = Uncleanable(
-                tp["topic"], int(tp["p"]), exc[0] if exc else "unknown",
+            acc.uncleanable[tp] = Uncleanable(
+                tp[0], tp[1], exc[0] if exc else "unknown",
                 exc[1] if exc else "no stack trace logged under the event", ev.timestamp_ms, log_dir, where)
             return
         m = THREAD_DEATH.search(msg)

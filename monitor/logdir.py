@@ -7,6 +7,12 @@ last one), plus broker-level files: the four offset checkpoints and
 (being moved between dirs) and ``-stray`` (KRaft strays) are not live replicas:
 they are listed apart, with the reason, never read as partitions.
 
+Which names are partitions and segments is Kafka's rule, defined once in ``monitor.kafkanames``: a
+folder Kafka's loader would refuse (an illegal topic, a partition outside int32) and a file with a
+segment or snapshot suffix but a name Kafka never writes (``5.log``, ``².snapshot``) are ignored, each
+kept in ``LogDir.ignored`` / ``PartitionDir.stray`` with the reason; two folders that Kafka loads as
+one partition (``orders-3`` and ``orders-03``) are ``LogDir.duplicates``, neither read as the partition.
+
 Nothing here reads record bytes: this is the cheap directory walk that the
 collector repeats on every refresh.
 
@@ -30,11 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from monitor.checkpoint import CHECKPOINT_FILES, CheckpointError, read_checkpoint
+from monitor.kafkanames import (SEGMENT_SUFFIXES, SNAPSHOT_SUFFIX, TEMP_SUFFIXES, offset_file, offset_prefix,
+                                partition_name, stray_reason)
 from monitor.regularfile import NotRegularFile, check_regular, read_text_regular
 
-SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex")
-TOPIC_CHARS = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
-PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
+KAFKA_OWN_DIRS = ("remote-log-index-cache",)  # RemoteIndexCache.DIR_NAME: LogManager skips it, so do we
 NOT_LIVE = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)\.(?P<id>[0-9a-zA-Z_-]+)-(?P<kind>delete|future|stray)$")
 
 
@@ -56,7 +62,7 @@ class Segment:
         return (str(self.log), self.size, self.mtime_ns)
 
 
-LEFTOVER_KINDS = {".cleaned": "cleaned", ".swap": "swap", ".deleted": "deleted"}  # LogFileUtils' suffixes
+LEFTOVER_KINDS = {x: x[1:] for x in TEMP_SUFFIXES}  # LogFileUtils' suffixes: cleaned | swap | deleted
 
 
 @dataclass(frozen=True)
@@ -95,6 +101,7 @@ class PartitionDir:
     snapshots: list[int] = field(default_factory=list)
     leftovers: list[Leftover] = field(default_factory=list)  # .cleaned / .swap / .deleted files, by name
     unreadable: list[str] = field(default_factory=list)  # segment files that exist but cannot be stat'ed or are no regular file
+    stray: list[tuple[str, str]] = field(default_factory=list)  # (file name, why): not a name Kafka writes; ignored
 
     @property
     def size(self) -> int:
@@ -111,6 +118,10 @@ class LogDir:
     partitions: list[PartitionDir] = field(default_factory=list)
     not_live: list[tuple[str, str]] = field(default_factory=list)  # (folder, kind)
     unrecognised: list[str] = field(default_factory=list)
+    ignored: list[tuple[str, str]] = field(default_factory=list)  # (folder, why) for each of unrecognised
+    # (topic, partition) -> its folders, when Kafka would load more than one as it: "Duplicate log
+    # directories", the broker refuses to start; none of them is read as the partition
+    duplicates: dict[tuple[str, int], list[str]] = field(default_factory=dict)
     checkpoints: dict[str, dict[tuple[str, int], int]] = field(default_factory=dict)
     checkpoint_errors: dict[str, str] = field(default_factory=dict)
     checkpoint_lines: dict[str, dict] = field(default_factory=dict)  # file name -> {(topic, partition): line}
@@ -124,13 +135,22 @@ class LogDir:
 
 
 def parse_partition_dir_name(name: str) -> tuple[str, int] | None:
-    """``orders.v2-eu-3`` -> ``("orders.v2-eu", 3)``; None for anything that is not a live replica."""
-    if NOT_LIVE.match(name):
+    """``orders.v2-eu-3`` -> ``("orders.v2-eu", 3)``, ``orders-03`` too (Kafka's loader reads it as
+    partition 3: ``monitor.kafkanames.partition_name``); None for anything that is not a live replica."""
+    if NOT_LIVE.fullmatch(name):
         return None
-    m = PARTITION_DIR.match(name)
-    if not m or not TOPIC_CHARS.match(m.group("topic")):
-        return None
-    return m.group("topic"), int(m.group("partition"))
+    p = partition_name(name)
+    return (p.topic, p.partition) if p is not None else None
+
+
+def unrecognised_reason(name: str) -> str:
+    """Why a folder in a log dir is no partition, for the one line that names it."""
+    topic, dash, rest = name.rpartition("-")
+    if not dash:
+        return "not <topic>-<partition>: not a partition folder"
+    if not partition_name(f"t-{rest}"):
+        return f"partition {rest!r} is not a partition number (0..2147483647, an int32): not a partition folder"
+    return f"topic {topic!r} is not a legal topic name: not a partition folder"
 
 
 def scan_partition(path: str | Path) -> PartitionDir:
@@ -143,13 +163,16 @@ def scan_partition(path: str | Path) -> PartitionDir:
     with os.scandir(path) as it:
         for entry in it:
             name = entry.name
-            stem, dot, suffix = name.partition(".")
-            if not (stem.isdigit() and dot):
+            parsed_name = offset_file(name)
+            if parsed_name is None:
+                why = stray_reason(name)
+                if why is not None:
+                    part.stray.append((name, why))
                 continue
-            suffix = "." + suffix
+            offset, suffix = parsed_name
             if suffix == ".log":  # only .log sizes matter; the others are noted, not stat'ed
                 try:
-                    files.setdefault(int(stem), {})[suffix] = check_regular(entry.path, entry.stat())
+                    files.setdefault(offset, {})[suffix] = check_regular(entry.path, entry.stat())
                 except FileNotFoundError:
                     if entry.is_symlink():  # a dangling link is broken, not deleted
                         part.unreadable.append(f"{entry.path}: dangling symlink")
@@ -161,9 +184,9 @@ def scan_partition(path: str | Path) -> PartitionDir:
                     part.unreadable.append(f"{entry.path}: {exc.strerror or exc}")
                     continue
             elif suffix in SEGMENT_SUFFIXES:
-                files.setdefault(int(stem), {})[suffix] = None
-            elif suffix == ".snapshot":
-                part.snapshots.append(int(stem))
+                files.setdefault(offset, {})[suffix] = None
+            elif suffix == SNAPSHOT_SUFFIX:
+                part.snapshots.append(offset)
             elif (kind := leftover_kind(name)) is not None:
                 try:
                     st = entry.stat()
@@ -179,11 +202,12 @@ def scan_partition(path: str | Path) -> PartitionDir:
         if st is None:
             continue
         part.segments.append(Segment(
-            base_offset=base, log=path / f"{base:020d}.log", size=st.st_size, mtime_ns=st.st_mtime_ns,
+            base_offset=base, log=path / f"{offset_prefix(base)}.log", size=st.st_size, mtime_ns=st.st_mtime_ns,
             has_index=".index" in f, has_timeindex=".timeindex" in f, has_txnindex=".txnindex" in f,
         ))
     part.snapshots.sort()
     part.leftovers.sort(key=lambda x: x.name)
+    part.stray.sort()
     return part
 
 
@@ -218,20 +242,30 @@ def scan_log_dir(path: str | Path) -> LogDir:
     if not path.is_dir():
         raise FileNotFoundError(f"{path}: not a directory")
     ld = LogDir(path)
+    folders: dict[tuple[str, int], list[str]] = {}
     for entry in sorted(os.scandir(path), key=lambda e: e.name):
         if not entry.is_dir():
             continue
-        m = NOT_LIVE.match(entry.name)
+        m = NOT_LIVE.fullmatch(entry.name)
         if m:
             ld.not_live.append((entry.name, m.group("kind")))
             continue
-        if parse_partition_dir_name(entry.name) is None:
+        tp = parse_partition_dir_name(entry.name)
+        if tp is None:
             ld.unrecognised.append(entry.name)
+            if entry.name not in KAFKA_OWN_DIRS:
+                ld.ignored.append((entry.name, unrecognised_reason(entry.name)))
+            continue
+        folders.setdefault(tp, []).append(entry.name)
+        if len(folders[tp]) > 1:  # Kafka's "Duplicate log directories": none is the partition
+            ld.duplicates[tp] = folders[tp]
             continue
         try:
             ld.partitions.append(scan_partition(entry.path))
         except FileNotFoundError:  # partition deleted while we walked
             ld.not_live.append((entry.name, "vanished"))
+    if ld.duplicates:
+        ld.partitions = [p for p in ld.partitions if (p.topic, p.partition) not in ld.duplicates]
     for name in CHECKPOINT_FILES:
         try:
             ld.checkpoint_lines[name] = {}

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from crc32c import crc32c
 
+from monitor.kafkanames import SNAPSHOT_SUFFIX, offset_file
 from monitor.regularfile import open_regular
 
 VERSION = 1  # ProducerStateManager.PRODUCER_SNAPSHOT_VERSION
@@ -63,11 +64,14 @@ class ProducerSnapshot:
 
 
 def snapshot_offset(path: str | Path) -> int:
-    """The offset in a snapshot file's name (``00000000000000000402.snapshot`` -> 402)."""
-    stem = Path(path).name.removesuffix(".snapshot")
-    if not stem.isdigit():
-        raise ProducerSnapshotError(path, 0, "file name is not <offset>.snapshot")
-    return int(stem)
+    """The offset in a snapshot file's name (``00000000000000000402.snapshot`` -> 402), by the one rule
+    of ``monitor.kafkanames``: only the 20-digit name Kafka writes (``LogFileUtils.producerSnapshotFile``);
+    ``5.snapshot`` or ``².snapshot`` is not a snapshot of Kafka's (an error naming the file, never a
+    ValueError from ``int``)."""
+    found = offset_file(Path(path).name)
+    if found is None or found[1] != SNAPSHOT_SUFFIX:
+        raise ProducerSnapshotError(path, 0, "file name is not <20-digit offset>.snapshot, the name Kafka writes")
+    return found[0]
 
 
 def parse_producer_snapshot(data: bytes, path: str | Path) -> ProducerSnapshot:

@@ -12,9 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Mapping
 
+from monitor.kafkanames import LONG_MAX  # a Java long: re-exported, defined once there
 from monitor.transactions import DEFAULT_TRANSACTION_MAX_TIMEOUT_MS
-
-LONG_MAX = 9223372036854775807
 
 # Kafka defaults (LogConfig.java, CleanerConfig.java)
 DEFAULTS = {

@@ -8,6 +8,7 @@ import numpy as np
 import pyarrow as pa
 
 from monitor.dump import DumpParser
+from monitor.kafkanames import offset_file
 from monitor.logdir import parse_partition_dir_name
 from monitor.record import SegmentReader
 from spark_analysis.schema import ARROW_SCHEMA, NAMES
@@ -23,8 +24,10 @@ def topic_partition(path: str) -> tuple[str | None, int | None]:
 
 
 def segment_base(path: str) -> int | None:
-    stem = posixpath.basename(path).split(".")[0]
-    return int(stem) if stem.isdigit() else None
+    """``.../00000000000000001200.log`` -> 1200; None for a name Kafka does not write for a segment
+    (``5.log``, ``².log``: ``monitor.kafkanames``, the walk's one rule)."""
+    found = offset_file(posixpath.basename(path))
+    return found[0] if found is not None and found[1] == ".log" else None
 
 
 PER_RECORD = ("offset", "timestamp", "key", "key_size", "value_size", "record_bytes", "tombstone")

@@ -149,6 +149,7 @@ def list_inputs(kind: str, inputs: list[str]) -> list[tuple[str, int]]:
     for why in refused:
         log(f"left out {why}")
     if kind == "segments":
+        files = kafka_segments(files, topic_partition)
         kept = []
         for uri, size in files:
             topic, _ = topic_partition(uri)
@@ -160,6 +161,38 @@ def list_inputs(kind: str, inputs: list[str]) -> list[tuple[str, int]]:
         what = "segment files (<topic>-<partition>/*.log)" if kind == "segments" else "dump files (*.txt, *.dump, *.out)"
         raise FileNotFoundError(f"no {what} under {', '.join(inputs)}")
     return files
+
+
+def kafka_segments(files: list[tuple[str, int]], topic_partition) -> list[tuple[str, int]]:
+    """The listed ``.log`` files that Kafka would load as segments, by the log-dir walk's rule
+    (``monitor.kafkanames``): a name Kafka never writes (``5.log``, ``².log``) is left out, and so is
+    every folder of a partition that two folders of one log dir load as (``orders-3`` and ``orders-03``:
+    Kafka refuses to start), each with one line naming it."""
+    import posixpath
+
+    from monitor.kafkanames import printable, stray_reason
+    from spark_analysis.arrow_rows import segment_base
+
+    folders: dict = {}
+    for uri, _ in files:
+        tp = topic_partition(uri)
+        if tp[0] is not None:
+            folders.setdefault((posixpath.dirname(posixpath.dirname(uri)), tp), set()).add(posixpath.dirname(uri))
+    dups = {k: sorted(fs) for k, fs in folders.items() if len(fs) > 1}
+    for (d, (topic, partition)), fs in sorted(dups.items()):
+        log(printable(f"left out {d}: duplicate log directories for {topic}-{partition}: "
+                      f"{', '.join(posixpath.basename(f) for f in fs)} all load as it (Kafka's LogManager refuses "
+                      "to start with both); delete the one that is not this replica"))
+    dup = {f for fs in dups.values() for f in fs}
+    kept = []
+    for uri, size in files:
+        if posixpath.dirname(uri) in dup:
+            continue
+        if segment_base(uri) is None:
+            log(printable(f"left out {uri}: ignored: {stray_reason(posixpath.basename(uri)) or 'not a segment name'}"))
+            continue
+        kept.append((uri, size))
+    return kept
 
 
 def load_records(spark, kind: str, inputs: list[str], *, bootstrap: str | None = None, topics: list[str] | None = None,

@@ -105,3 +105,13 @@ def test_recent_cleans_are_bounded():
 def test_root_exception():
     assert root_exception(["kafka.log.LogCleaningException: x", "\tat a.b(C.java:1)"]) == ("LogCleaningException", "x")
     assert root_exception(["\tat a.b(C.java:1)"]) is None
+
+
+@pytest.mark.parametrize("tp", ["t-99999999999999999999", "t-03", "t-٣", "lost+found-3"])
+def test_an_uncleanable_line_names_a_partition_only_as_kafka_prints_one(tp):
+    """Kafka prints ``TopicPartition.toString``: a legal topic, ``-``, an int32 in plain digits
+    (``monitor.kafkanames``); anything else names no partition (no series for partition 99999999999999999999)."""
+    lines = [*START, head("2026-11-22 10:00:00,000", "WARN", "[kafka-log-cleaner-thread-0]: Unexpected exception "
+                          f"thrown when cleaning log Log(dir=/d/x). Marking its partition ({tp}) as uncleanable")]
+    st = read_cleaner_log(lines, "lc.log")
+    assert st.uncleanable == {} and st.malformed_total == 1

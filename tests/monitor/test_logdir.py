@@ -18,6 +18,12 @@ from monitor.logdir import parse_partition_dir_name, scan_log_dir, scan_partitio
     ("orders-0.5b3c1e2f9c8d4e6fa1b2c3d4e5f60718-stray", None),
     ("lost+found", None),
     ("orders", None),
+    ("orders-03", ("orders", 3)),  # Kafka's loader reads it as partition 3 (Integer.parseInt)
+    ("orders-٣", ("orders", 3)),
+    ("t-99999999999999999999", None),  # not an int32: Kafka's loader refuses it
+    ("t-2147483648", None),
+    ("orders-²", None),
+    ("orders-3\n", None),
 ])
 def test_partition_dir_names(name, expected):
     assert parse_partition_dir_name(name) == expected
@@ -89,3 +95,34 @@ def test_leftovers_are_named_with_kind_size_and_change_time(tmp_path):
     assert renamed.changed_ns > 1_000_000 * 10**9  # the rename's time, not the kept mtime
     changed_ms = renamed.changed_ns // 1_000_000
     assert not renamed.stale(changed_ms + 60_000, 60_000) and renamed.stale(changed_ms + 60_001, 60_000)
+
+
+def test_stray_files_are_ignored_with_the_reason_never_read(tmp_path):
+    """Files with a segment or snapshot suffix but a name Kafka never writes (``monitor.kafkanames``):
+    ignored and named, neither a crash nor a segment (``5.log`` is not the missing segment 5,
+    ``99999999999999999999999.log`` not the active segment)."""
+    part = tmp_path / "orders-3"
+    part.mkdir()
+    (part / "00000000000000000000.log").write_bytes(b"x" * 10)
+    (part / "00000000000000000000.index").write_bytes(b"")
+    (part / "00000000000000000006.snapshot").write_bytes(b"")
+    for name in ("².log", "².snapshot", "5.log", "99999999999999999999999.log", "5.snapshot", "5.log.swap"):
+        (part / name).write_bytes(b"y" * 7)
+    (part / "leader-epoch-checkpoint").write_text("0\n0\n")
+    p = scan_partition(part)
+    assert [(s.base_offset, s.log.name, s.size) for s in p.segments] == [(0, "00000000000000000000.log", 10)]
+    assert p.snapshots == [6] and p.leftovers == [] and p.unreadable == []
+    assert [n for n, _ in p.stray] == sorted(["².log", "².snapshot", "5.log", "99999999999999999999999.log",
+                                              "5.snapshot", "5.log.swap"])
+    assert all("20-digit" in why for _, why in p.stray)
+
+
+def test_two_folders_of_one_partition_are_its_fault_not_two_partitions(tmp_path):
+    for name in ("orders-3", "orders-03", "orders-٣", "orders-4", "t-99999999999999999999", "remote-log-index-cache"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "00000000000000000000.log").write_bytes(b"")
+    ld = scan_log_dir(tmp_path)
+    assert [(p.topic, p.partition) for p in ld.partitions] == [("orders", 4)]
+    assert ld.duplicates == {("orders", 3): ["orders-03", "orders-3", "orders-٣"]}
+    assert ld.unrecognised == ["remote-log-index-cache", "t-99999999999999999999"]
+    assert [(f, "int32" in why) for f, why in ld.ignored] == [("t-99999999999999999999", True)]

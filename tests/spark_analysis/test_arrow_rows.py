@@ -24,3 +24,12 @@ def test_grepped_record_lines_become_rows_with_unknown_batch_bytes():
     assert [r["record_bytes"] for r in rows] == [3 + 5 + RECORD_OVERHEAD, 3 + RECORD_OVERHEAD]
     assert [r["tombstone"] for r in rows] == [False, True]
     assert all(r["batch_bytes"] is None and r["batch_base_offset"] is None and r["fault_kind"] is None for r in rows)
+
+
+def test_segment_base_is_the_walks_rule():
+    from spark_analysis.arrow_rows import segment_base, topic_partition
+
+    assert segment_base("/l/orders-0/00000000000000001200.log") == 1200
+    for stray in ("5.log", "².log", "99999999999999999999999.log", "99999999999999999999.log"):
+        assert segment_base(f"/l/orders-0/{stray}") is None  # was a ValueError for ².log
+    assert topic_partition("/l/t-99999999999999999999/00000000000000000000.log") == (None, None)

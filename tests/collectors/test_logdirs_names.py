@@ -1,0 +1,71 @@
+"""The log-dir scanner and names Kafka would not create or load (``monitor.kafkanames``): each is said
+once while it is there (not on every refresh), the refresh never fails for it, and two folders of one
+partition are that partition's fault."""
+
+from __future__ import annotations
+
+import logging
+
+from collectors.logdirs import LogDirScanner
+from monitor.checkpoint import format_checkpoint
+from recordfixtures import three_v2_batches
+
+
+def test_each_name_is_said_once_not_on_every_refresh(tmp_path, caplog):
+    three_v2_batches(tmp_path / "orders-3" / "00000000000000000000.log")
+    three_v2_batches(tmp_path / "orders-4" / "00000000000000000000.log")
+    (tmp_path / "cleaner-offset-checkpoint").write_text(format_checkpoint({("orders", 3): 0, ("orders", 4): 0}))
+    (tmp_path / "orders-4" / "².log").write_bytes(b"x")
+    said: list[str] = []
+    scanner = LogDirScanner([tmp_path], notify=said.append)
+    first = scanner.refresh()
+    assert [(r.state.topic, r.state.partition) for r in first.partitions] == [("orders", 3), ("orders", 4)]
+    assert said == [f"{tmp_path}/orders-4/².log: ignored: not <20-digit offset>.<suffix>, the only name Kafka "
+                    "writes (LogFileUtils.filenamePrefixFromOffset)"]
+    scanner.refresh()
+    assert len(said) == 1  # not again while it is there
+
+    three_v2_batches(tmp_path / "orders-03" / "00000000000000000000.log")
+    (tmp_path / "t-99999999999999999999").mkdir()
+    snap = scanner.refresh()
+    assert [(r.state.topic, r.state.partition) for r in snap.partitions] == [("orders", 4)]
+    dup = snap.partition_errors["orders-3"]
+    assert "duplicate log directories for orders-3: orders-03, orders-3" in dup and not snap.down
+    assert said[1:] == [dup, f"{tmp_path}/t-99999999999999999999: ignored: partition '99999999999999999999' is not "
+                             "a partition number (0..2147483647, an int32): not a partition folder"]
+    scanner.refresh()
+    assert len(said) == 3
+
+    (tmp_path / "orders-4" / "².log").unlink()
+    scanner.refresh()
+    (tmp_path / "orders-4" / "².log").write_bytes(b"x")
+    scanner.refresh()
+    assert said[3:] == said[:1]  # gone and back: said again
+
+    caplog.set_level(logging.WARNING, logger="compaction_monitor.logdirs")
+    LogDirScanner([tmp_path]).refresh()  # the collector's default: the logger, one record per name
+    assert sorted(r.getMessage() for r in caplog.records) == sorted(said[:3])
+
+
+def test_one_partition_in_two_log_dirs_of_one_broker_is_its_fault(tmp_path):
+    """Kafka's LogManager refuses to start when two of a broker's log dirs hold one partition: the
+    collector's scanner (one broker) makes it that partition's fault, not two sets of series; copies
+    of several brokers' dirs given to ``logdir`` stay a row each, unless their meta.properties say one
+    broker."""
+    dirs = [tmp_path / "a", tmp_path / "b"]
+    for d in dirs:
+        three_v2_batches(d / "orders-3" / "00000000000000000000.log")
+        (d / "cleaner-offset-checkpoint").write_text(format_checkpoint({("orders", 3): 0}))
+    said: list[str] = []
+    snap = LogDirScanner(dirs, broker_id="1", notify=said.append).refresh()
+    why = (f"duplicate log directories for orders-3: {dirs[0]}/orders-3, {dirs[1]}/orders-3 (Kafka's LogManager "
+           "refuses to start with both); none read: delete the one that is not this replica")
+    assert snap.partitions == () and snap.partition_errors == {"orders-3": why} and said == [why]
+
+    assert [r.log_dir for r in LogDirScanner(dirs).refresh().partitions] == [str(d) for d in dirs]
+    for i, d in enumerate(dirs):
+        (d / "meta.properties").write_text(f"version=1\nnode.id={i}\ncluster.id=abc\n")
+    assert len(LogDirScanner(dirs).refresh().partitions) == 2  # two brokers' replicas
+    (dirs[1] / "meta.properties").write_text("version=1\nnode.id=0\ncluster.id=abc\n")
+    snap = LogDirScanner(dirs).refresh()
+    assert snap.partitions == () and snap.partition_errors == {"orders-3": why}
