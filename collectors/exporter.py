@@ -195,7 +195,7 @@ class PartitionCollector(_StoreCollector):
              M.P_ACTIVE_DUP_RECORDS, M.P_ACTIVE_DUP_BYTES, M.P_ACTIVE_DUP_UNKNOWN, M.T_CONFIG_SOURCE,
              M.P_EMPTY_VALUES, M.P_KEYLESS, M.P_RETENTION_START, M.P_RETENTION_BYTES,
              M.T_MAX_CLEANABLE_RATIO, M.T_CLEANABLE_BYTES, M.T_UNCLEANED_BYTES, M.T_LOG_BYTES, M.T_TOMBSTONES,
-             M.T_CAUSE, M.T_UNHEALTHY)
+             M.T_CAUSE, M.T_UNHEALTHY, M.P_STATE_UNKNOWN, M.LOG_DIR_RELISTS)
 
     def _collect(self):
         fams = {n: _family(n) for n in self.names}
@@ -223,7 +223,10 @@ class PartitionCollector(_StoreCollector):
                                               for r in st.snapshot.partitions):
                     topic = tp[0]
                     fams[M.P_CAUSE].add_metric([st.cluster, st.broker or "", topic, str(tp[1]), "unknown"], 1.0)
+                    fams[M.P_STATE_UNKNOWN].add_metric([st.cluster, st.broker or "", topic, str(tp[1]),
+                                                        st.snapshot.unknown_reasons.get(key, "read_error")], 1.0)
                     topics.setdefault(topic, _TopicSum()).add_unknown()
+            fams[M.LOG_DIR_RELISTS].add_metric([st.cluster, st.broker or ""], st.snapshot.relists_total)
             for d in st.snapshot.log_dirs:
                 fams[M.LOG_DIR_UP].add_metric([st.cluster, st.broker or "", d], 0.0 if d in st.snapshot.down else 1.0)
             for sp in st.snapshot.space:

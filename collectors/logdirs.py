@@ -3,8 +3,11 @@
 One ``LogDirScanner`` per broker keeps the summaries of segments it has read,
 keyed by path; a segment whose size, mtime and inode have not changed is not
 read again, and a growing active segment is read only from where it stopped.
-A partition that cannot be read (deleted while walking, a truncated or
-unreadable file) is reported as a fault of that partition; the others go on.
+A partition that cannot be read (a truncated or unreadable file) is reported as a fault of that
+partition; the others go on. Cleaner churn is not a fault: a segment, snapshot or index the cleaner
+swaps or retention deletes between a partition's listing and its read makes the partition be listed
+and read again within the refresh (``RELISTS`` times at most, counted); only a partition still changing
+after that is unknown for this refresh, with the reason (``LogDirSnapshot.unknown_reasons``).
 A log dir whose cleaner or log-start checkpoint is malformed, or that cannot be
 listed, is down as a whole: its partitions are left out rather than computed as
 if there were no checkpoint (every ratio would read 1.0); the other log dirs go on.
@@ -36,7 +39,7 @@ from monitor.cleanerlog import CleanerLogState
 from monitor.compaction import PartitionState, checkpoint_problems, partition_state
 from monitor.diskspace import CleanNeed, LogDirSpace, largest_clean_group, most_needed
 from monitor.kafkanames import offset_prefix, printable
-from monitor.logdir import meta_node_id, scan_log_dir
+from monitor.logdir import PartitionDir, Segment, meta_node_id, scan_log_dir, scan_partition
 from monitor.lsocheck import ADMIN, LeaderLso, LsoCheck, LsoDisagreement, check_lso, persist
 from monitor.offsetgroups import OFFSETS_TOPIC, SegmentCommits, live_groups, most_advanced, read_segment
 from monitor.producer_snapshot import ProducerSnapshot, ProducerSnapshotError, read_producer_snapshot
@@ -109,12 +112,17 @@ class LogDirSnapshot:
     # __consumer_offsets partition -> (its log end offset here, the groups with live committed offsets:
     # monitor.offsetgroups); empty when no log dir read holds one
     offsets_groups: dict = field(default_factory=dict)
+    # "topic-p" -> why its figures are unknown this refresh, one of UNKNOWN_REASONS (the message is in
+    # partition_errors); segments_changing is also counted as a source error of that kind
+    unknown_reasons: dict = field(default_factory=dict)
+    relists_total: int = 0  # partitions listed again because a file moved under the read, since the scanner started
 
     @property
     def error_kinds(self) -> list[str]:
-        """One error kind per down log dir and per impossible checkpoint entry, counted by the store
-        although the refresh succeeded."""
-        return [kind for kind, _ in self.down.values()] + ["checkpoint_entry"] * len(self.entry_problems)
+        """One error kind per down log dir, per impossible checkpoint entry and per partition whose
+        segments kept changing, counted by the store although the refresh succeeded."""
+        return ([kind for kind, _ in self.down.values()] + ["checkpoint_entry"] * len(self.entry_problems)
+                + [CHANGING] * sum(r == CHANGING for r in self.unknown_reasons.values()))
 
 
 def duplicate_reason(log_dir: str, topic: str, partition: int, folders: list[str]) -> str:
@@ -132,6 +140,74 @@ def offsets_topic_groups(snapshots) -> frozenset | None:
     if not best:
         return None
     return frozenset().union(*(g for _, g in best.values()))
+
+
+# How many times one refresh lists a partition again when a file moved between its listing and its read.
+# Kafka's swap of a clean (LocalLog.replaceSegments) or a retention delete is a few renames, done in
+# milliseconds, and a partition is cleaned again only after its dirty ratio builds up anew: a second
+# listing almost always finds it settled. Three more listings that each change under the read mean the
+# partition is being rewritten faster than it can be read; it is then unknown for this refresh, with
+# the reason, rather than read again without end (the refresh of every other partition waits on it).
+RELISTS = 3
+# A swap in progress is waited for before the next listing, 10, 20 then 40 ms (70 ms at most): the
+# cleaner thread that is swapping renames a few files per segment, and may be descheduled or waiting on
+# the disk in between. Only as many partitions as the broker has cleaner threads are mid-swap at once,
+# so a refresh waits for this at most log.cleaner.threads times.
+SWAP_WAIT_SECONDS = 0.01
+
+# Why a partition of a log dir that is up has no figures this refresh (LogDirSnapshot.unknown_reasons,
+# exported as partition_state_unknown{reason}): its segments kept moving through RELISTS re-listings; a
+# segment file that is no regular file or cannot be stat'ed; a checkpoint entry that cannot be right
+# against its log; a segment that cannot be read (permissions, I/O error); two folders of one broker
+# that load as the partition (duplicate_reason).
+CHANGING = "segments_changing"
+DUPLICATE = "duplicate_dirs"
+
+# Kafka writes a producer snapshot in place at each roll (ProducerStateManager.writeSnapshot: the file
+# created, then written), so a read can find it empty or short. A snapshot that does not read is looked
+# at again after this pause: grown meanwhile, it was being written (the partition is listed again);
+# unchanged, its fault is real. Paid only when a snapshot does not read.
+SNAPSHOT_SETTLE_SECONDS = 0.05
+UNKNOWN_REASONS = (CHANGING, "unreadable_file", "checkpoint_entry", "read_error", DUPLICATE)
+
+
+class SegmentsMoved(Exception):
+    """A file of a partition's listing was deleted, renamed or replaced before it was read."""
+
+
+def _moved(seg: Segment, s: SegmentSummary, active: bool) -> str | None:
+    """Why the summary read is not of the segment listed (the cleaner swapped it, retention deleted and
+    the broker re-created it), or None. Only the active segment may change: it may only grow."""
+    if active and s.size >= seg.size or (s.size, s.mtime_ns) == (seg.size, seg.mtime_ns):
+        return None
+    return (f"{seg.log}: listed with {seg.size} bytes (mtime {seg.mtime_ns} ns), read with {s.size} bytes "
+            f"(mtime {s.mtime_ns} ns)")
+
+
+def _check_listing(part: PartitionDir, summaries, snapshot: tuple[str, tuple] | None = None) -> None:
+    """Raise ``SegmentsMoved`` when the partition folder no longer holds the files read: its segments
+    (base offsets; the sizes and mtimes of all but the active one, which may grow; the files
+    themselves, by inode) and the producer snapshot read ((path, (size, mtime, inode)) as read). Used
+    where a read found something wrong, which a swap under the read also shows."""
+    if snapshot is not None:
+        try:
+            st = os.stat(snapshot[0])
+            if (st.st_size, st.st_mtime_ns, st.st_ino) != snapshot[1]:
+                raise SegmentsMoved(f"{snapshot[0]}: written or replaced while read")
+        except FileNotFoundError as exc:
+            raise SegmentsMoved(f"{snapshot[0]}: gone while read") from exc
+    now = scan_partition(part.path)
+    was = [(x.base_offset, x.size, x.mtime_ns) for x in part.segments]
+    is_ = [(x.base_offset, x.size, x.mtime_ns) for x in now.segments[:len(was)]]
+    gone = part.snapshots[-1:] and part.snapshots[-1] not in now.snapshots  # the one read (a roll adds others)
+    if was[:-1] != is_[:-1] or [w[0] for w in was[-1:]] != [i[0] for i in is_[-1:]] or gone:
+        raise SegmentsMoved(f"{part.path}: its files changed while read")
+    for s in summaries:
+        try:
+            if os.stat(s.path).st_ino != s.inode:
+                raise SegmentsMoved(f"{s.path}: replaced while read")
+        except FileNotFoundError as exc:
+            raise SegmentsMoved(f"{s.path}: gone while read") from exc
 
 
 # checkpoints the per-partition state is computed from: a malformed one takes its log dir down
@@ -194,12 +270,14 @@ class LogDirScanner:
         self._named: set[str] = set()  # ignored names already logged (monitor.kafkanames), while they are there
         self._reads = 0  # segment reads and bytes read since start, for the snapshot's counters
         self._bytes = 0
+        self._relists = 0  # partitions listed again because a file moved while we read, since start
 
     def refresh(self) -> LogDirSnapshot:
         now = self.clock()
         now_ms = int(now * 1000)
         reports, dir_errors, part_errors, not_live, down = [], {}, {}, [], {}
         entry_problems: list[str] = []
+        unknown: dict[str, str] = {}  # "topic-p" -> one of UNKNOWN_REASONS
         seen_paths: set[str] = set()
         read_before = self._reads
         bytes_before = self._bytes
@@ -239,37 +317,47 @@ class LogDirScanner:
                 named[f"{d}/{topic}-{partition} (duplicate)"] = why
                 found = self.config_lookup(topic, (topic, partition) in self._known_compacted)
                 if found.config.compacted or self.include_all:  # a fault of that partition, never two rows
-                    part_errors[f"{topic}-{partition}"] = why
+                    part_errors[f"{topic}-{partition}"], unknown[f"{topic}-{partition}"] = why, DUPLICATE
             for part in ld.partitions:
                 key = (part.topic, part.partition)
                 named.update((f"{part.path}/{name}", why) for name, why in part.stray)
                 held.setdefault(key, []).append((d, str(part.path),
                                                  (ld.meta.get("cluster.id"), meta_node_id(ld.meta))))
                 if part.topic == OFFSETS_TOPIC and part.segments and not part.unreadable:
-                    found_groups = self._offsets_groups(part, seen_paths)
+                    part, found_groups = self._offsets_groups(part, seen_paths)  # (listed again if it moved)
                     if found_groups is not None:
                         offsets_replicas.append((part.partition, found_groups))
-                if part.topic in NOT_CLEANED_BY_LOG_CLEANER or not (part.segments or part.unreadable):
-                    continue  # (a partition whose only segment cannot be read is a fault, not empty)
+                if part.topic in NOT_CLEANED_BY_LOG_CLEANER or not (part.segments or part.unreadable or part.leftovers):
+                    continue  # (a partition whose only segment cannot be read is a fault, not empty; one whose
+                    # segments are all mid-swap has only leftovers)
                 found = self.config_lookup(part.topic, key in self._known_compacted)
                 cfg = found.config
                 if not cfg.compacted and not self.include_all:
+                    continue
+                tp = f"{part.topic}-{part.partition}"
+                try:
+                    part, got, moved = self._settled(part, cfg, lambda p: self._read_partition(
+                        p, cfg, now_ms, cleaner_cp.get(key), start_cp.get(key), txn_timeout))
+                except FileNotFoundError:  # the partition itself went (deleted, moved) while we read
+                    not_live.append((d, part.path.name, "vanished"))
+                    continue
+                except OSError as exc:  # a segment that cannot be read (permissions, I/O error)
+                    part_errors[tp], unknown[tp] = f"{part.path}: {exc}", "read_error"
+                    continue
+                if not (part.segments or part.unreadable or moved):
                     continue
                 need = None
                 if cfg.compacted and found.known("segment.bytes"):  # what its next clean writes before it can swap
                     need = largest_clean_group((s.size for s in part.segments[:-1]), cfg.segment_bytes)
                     needs[d].append(CleanNeed(need, part.topic, part.partition))
                 if part.unreadable:
-                    part_errors[f"{part.topic}-{part.partition}"] = part.unreadable[0]
+                    part_errors[tp], unknown[tp] = part.unreadable[0], "unreadable_file"
                     continue
-                try:
-                    summaries = [self._summary(seg) for seg in part.segments]
-                except OSError as exc:  # a segment vanished (cleaned, deleted) while we read
-                    part_errors[f"{part.topic}-{part.partition}"] = f"{part.path}: {exc}"
+                if moved:  # still changing after RELISTS re-listings: unknown, with the reason (and counted)
+                    part_errors[tp], unknown[tp] = moved, CHANGING
                     continue
+                summaries, snapshot, state, check, faults, bad = got
                 seen_paths.update(s.path for s in summaries)
-                bad = checkpoint_problems(part.partition, summaries, checkpoint=cleaner_cp.get(key),
-                                          log_start_offset=start_cp.get(key))
                 if bad:  # unknown, not wrong: this partition only (see LogDirSnapshot.entry_problems)
                     msgs = []
                     for which, why in bad.items():
@@ -277,35 +365,18 @@ class LogDirScanner:
                         offset = (cleaner_cp if which == "cleaner" else start_cp)[key]
                         msgs.append(describe_entry_problem(f"{d}/{name}", ld.checkpoint_lines.get(name, {}).get(key),
                                                            part.topic, part.partition, offset, why))
-                    part_errors[f"{part.topic}-{part.partition}"] = "; ".join(msgs)
+                    part_errors[tp], unknown[tp] = "; ".join(msgs), "checkpoint_entry"
                     entry_problems += msgs
                     continue
-                snapshot = self._latest_snapshot(part)
                 if snapshot is not None:
                     seen_paths.add(snapshot[0])
-                snap = snapshot[1] if snapshot is not None else None
-                args = dict(checkpoint=cleaner_cp.get(key), log_start_offset=start_cp.get(key),
-                            transaction_max_timeout_ms=txn_timeout.value,
-                            producer_snapshot=snap if isinstance(snap, ProducerSnapshot) else None,
-                            producer_snapshot_error=snap if isinstance(snap, str) else None)
-                state = partition_state(part.topic, part.partition, summaries, cfg, now_ms, **args)
-                check = check_lso(state.last_stable_offset, state.log_end_offset, state.faults,
-                                  self.leader_lso(part.topic, part.partition), self.broker_id)
-                if check.source == ADMIN:
-                    state = partition_state(part.topic, part.partition, summaries, cfg, now_ms,
-                                            last_stable_offset=check.value, **args)
                 disagreement = persist(self._lso_disagreements.get(key), check, now)
                 if disagreement is None:
                     self._lso_disagreements.pop(key, None)
                 else:
                     self._lso_disagreements[key] = disagreement
-                faults = [f for s in summaries for f in s.faults] + list(state.transaction_faults)
-                txn_faults = txn_index_faults(summaries, state.first_dirty_offset)
-                if txn_faults:  # a .txnindex that is malformed or disagrees with the log: a read fault
-                    faults += txn_faults
-                    state = replace(state, faults=state.faults + len(txn_faults))
                 if faults:
-                    part_errors[f"{part.topic}-{part.partition}"] = faults[0]
+                    part_errors[tp] = faults[0]
                 since = None
                 if state.eligible:
                     since = self._eligible_since.setdefault(key, now)
@@ -324,7 +395,7 @@ class LogDirScanner:
                                                self._active_duplicates(key, part.segments[-1]),
                                                sum(x.keyless_records for x in summaries),
                                                sum(x.empty_value_records for x in summaries), retention))
-        reports = self._one_folder_per_partition(reports, part_errors, named, held)
+        reports = self._one_folder_per_partition(reports, part_errors, named, held, unknown)
         for cache in (self._cache, self._snapshots, self._commits):  # forget segments and snapshots that are gone
             for path in list(cache):
                 if path not in seen_paths:
@@ -338,9 +409,11 @@ class LogDirScanner:
         self._log_named(named)
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(self.log_dirs),
                               down, self._reads - read_before, self._bytes - bytes_before, txn_timeout,
-                              tuple(entry_problems), space, most_advanced(offsets_replicas))
+                              tuple(entry_problems), space, most_advanced(offsets_replicas), unknown,
+                              self._relists)
 
-    def _one_folder_per_partition(self, reports: list, part_errors: dict, named: dict, held: dict) -> list:
+    def _one_folder_per_partition(self, reports: list, part_errors: dict, named: dict, held: dict,
+                                  unknown: dict) -> list:
         """A partition held in two log dirs of one broker (this scanner's, when it has a ``broker_id``: the
         collector's; else two whose meta.properties name the same cluster and node) is Kafka's "Duplicate
         log directories" as well (``LogManager.loadLog``: the broker refuses to start): that partition's
@@ -357,7 +430,7 @@ class LogDirScanner:
             named[f"{topic}-{partition} (duplicate)"] = why
             if any(r.state.topic == topic and r.state.partition == partition for r in reports) \
                     or f"{topic}-{partition}" in part_errors:
-                part_errors[f"{topic}-{partition}"] = why
+                part_errors[f"{topic}-{partition}"], unknown[f"{topic}-{partition}"] = why, DUPLICATE
                 reports = [r for r in reports if (r.state.topic, r.state.partition) != (topic, partition)]
         return reports
 
@@ -369,22 +442,101 @@ class LogDirScanner:
             self.notify(printable(why if what.endswith(" (duplicate)") else f"{what}: ignored: {why}"))
         self._named = set(named)
 
-    def _offsets_groups(self, part, seen_paths: set) -> tuple[int, frozenset] | None:
-        """(log end offset, groups with live committed offsets) of a ``__consumer_offsets`` replica, each
-        segment read only for what it gained since the last refresh (``monitor.offsetgroups``); None when a
-        segment vanished while we read (the next refresh reads the new ones)."""
-        commits = []
+    def _settled(self, part: PartitionDir, cfg, read):
+        """(the partition's listing, ``read(listing)``, None) once a listing held still while it was read;
+        (the last listing, None, why) when it did not through ``RELISTS`` re-listings. A segment file the
+        cleaner or retention moved between the listing and the read (``read`` raises ``SegmentsMoved``),
+        or a swap in progress (a fresh ``.swap``: Kafka renames the replaced segments ``.deleted``
+        before it renames the ``.swap`` live, so the listing lacks them), makes the partition be listed
+        again and read again; each time counts in ``relists_total``. FileNotFoundError: the partition
+        folder itself went."""
+        why, swap = None, None
+        for attempt in range(RELISTS + 1):
+            if attempt:
+                if swap is not None:
+                    time.sleep(SWAP_WAIT_SECONDS * 2 ** (attempt - 1))
+                self._relists += 1
+                part = scan_partition(part.path)
+            now_ms = int(self.clock() * 1000)
+            swap = next((x for x in part.leftovers if x.kind == "swap"
+                         and not x.stale(now_ms, cfg.file_delete_delay_ms)), None)
+            if swap is not None:
+                why = f"{part.path / swap.name}: a segment swap in progress"
+                continue
+            if part.unreadable or not part.segments:
+                return part, None, None
+            try:
+                return part, read(part), None
+            except SegmentsMoved as exc:
+                why = str(exc)
+        return part, None, (f"{part.path}: its segments kept changing under the cleaner or retention through "
+                            f"{RELISTS} re-listings: {why}")
+
+    def _read_partition(self, part: PartitionDir, cfg, now_ms: int, checkpoint, log_start, txn_timeout):
+        """(summaries, (snapshot path, snapshot) or None, state, LSO check, read faults, checkpoint
+        problems) of one listing. Raises ``SegmentsMoved`` when a file of the listing is gone or is no
+        longer the file listed; the faults and checkpoint problems it finds are checked against a new
+        listing first (a segment swapped while we read looks truncated or short of offsets)."""
         try:
-            for seg in part.segments:
-                c, read = read_segment(seg.log, self._commits.get(str(seg.log)))
-                self._commits[c.path] = c
-                seen_paths.add(c.path)
-                commits.append(c)
-                if read:
-                    self._bytes += read
-        except OSError:
-            return None
-        return max((c.next_offset for c in commits), default=-1), live_groups(commits)
+            summaries = [self._summary(seg) for seg in part.segments]
+            snapshot = self._latest_snapshot(part)
+        except FileNotFoundError as exc:
+            raise SegmentsMoved(f"{exc.filename or exc}: gone while read") from exc
+        for seg, s in zip(part.segments, summaries):
+            moved = _moved(seg, s, seg is part.segments[-1])
+            if moved:
+                raise SegmentsMoved(moved)
+        bad = checkpoint_problems(part.partition, summaries, checkpoint=checkpoint, log_start_offset=log_start)
+        snap = snapshot[1] if snapshot is not None else None
+        args = dict(checkpoint=checkpoint, log_start_offset=log_start, transaction_max_timeout_ms=txn_timeout.value,
+                    producer_snapshot=snap if isinstance(snap, ProducerSnapshot) else None,
+                    producer_snapshot_error=snap if isinstance(snap, str) else None)
+        state = partition_state(part.topic, part.partition, summaries, cfg, now_ms, **args)
+        check = check_lso(state.last_stable_offset, state.log_end_offset, state.faults,
+                          self.leader_lso(part.topic, part.partition), self.broker_id)
+        if check.source == ADMIN:
+            state = partition_state(part.topic, part.partition, summaries, cfg, now_ms,
+                                    last_stable_offset=check.value, **args)
+        faults = [f for s in summaries for f in s.faults] + list(state.transaction_faults)
+        txn_faults = txn_index_faults(summaries, state.first_dirty_offset)
+        if txn_faults:  # a .txnindex that is malformed or disagrees with the log: a read fault
+            faults += txn_faults
+            state = replace(state, faults=state.faults + len(txn_faults))
+        if faults or bad or isinstance(snap, str):
+            read_as = None
+            if isinstance(snap, str):  # perhaps one the broker is writing: see SNAPSHOT_SETTLE_SECONDS
+                time.sleep(SNAPSHOT_SETTLE_SECONDS)
+                read_as = (snapshot[0], self._snapshots.get(snapshot[0], (None,))[0])
+            _check_listing(part, summaries, read_as)
+        return summaries, snapshot, state, check, faults, bad
+
+    def _offsets_groups(self, part: PartitionDir, seen_paths: set) -> tuple[PartitionDir, tuple[int, frozenset] | None]:
+        """(the listing read, (log end offset, groups with live committed offsets)) of a
+        ``__consumer_offsets`` replica, each segment read only for what it gained since the last refresh
+        (``monitor.offsetgroups``). A segment that vanished while we read (the cleaner's swap) makes the
+        partition be listed again, as for the compaction figures (``RELISTS``); the groups are None when
+        it still does after that, or cannot be read."""
+        for attempt in range(RELISTS + 1):
+            commits = []
+            try:
+                if attempt:
+                    self._relists += 1
+                    part = scan_partition(part.path)
+                for seg in part.segments:
+                    c, read = read_segment(seg.log, self._commits.get(str(seg.log)))
+                    self._commits[c.path] = c
+                    commits.append(c)
+                    if read:
+                        self._bytes += read
+                break
+            except FileNotFoundError:
+                continue
+            except OSError:
+                return part, None
+        else:
+            return part, None
+        seen_paths.update(c.path for c in commits)
+        return part, (max((c.next_offset for c in commits), default=-1), live_groups(commits))
 
     def _space(self, d: str, needs: list[CleanNeed]) -> LogDirSpace:
         """The log dir's free space against its largest clean; an unreadable filesystem is that log dir's
@@ -424,7 +576,8 @@ class LogDirScanner:
 
     def _latest_snapshot(self, part) -> tuple[str, ProducerSnapshot | str] | None:
         """(path, the partition's latest producer-state snapshot or why it cannot be read), read again only
-        when the file changed; None when there is none (or the broker deleted it while we listed)."""
+        when the file changed; None when there is none. FileNotFoundError when the broker deleted it
+        while we listed (the partition is listed again)."""
         if not part.snapshots:
             return None
         path = str(part.path / f"{offset_prefix(part.snapshots[-1])}.snapshot")
@@ -438,9 +591,9 @@ class LogDirScanner:
                 except ProducerSnapshotError as exc:
                     cached = (key, str(exc))
                 self._snapshots[path] = cached
-        except FileNotFoundError:
-            return None
         except OSError as exc:
+            if isinstance(exc, FileNotFoundError):
+                raise  # deleted since the listing: the caller lists the partition again
             return path, f"{path}: {exc.strerror or exc}"
         return path, cached[1]
 

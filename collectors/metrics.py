@@ -197,6 +197,19 @@ LOG_DIR_UP = _m("log_dir_up", "gauge",
                 "1 when the log dir's files were read and understood; 0 when it cannot be listed or its cleaner or "
                 "log-start checkpoint is malformed (its partition series are then withdrawn, not guessed).",
                 B + ("log_dir",))
+P_STATE_UNKNOWN = _m("partition_state_unknown", "gauge",
+                     "1 when a partition of a log dir that is up has no figures this refresh (its cause is "
+                     "unknown), with the reason: segments_changing (a segment moved between listing and reading, "
+                     "the cleaner's swap or retention's delete, each time through the re-listings one refresh "
+                     "allows), unreadable_file (a segment file that is no regular file or cannot be stat'ed), "
+                     "checkpoint_entry (its checkpoint entry cannot be right against its log), read_error (a "
+                     "segment that cannot be read), duplicate_dirs (two folders of the broker load as the partition). "
+                     "`collect --once` and `logdir` print the message, naming the file.",
+                     P + ("reason",))
+LOG_DIR_RELISTS = _m("log_dir_partition_relists", "counter",
+                     "Partitions the log-dir scanner listed and read again within a refresh because one of their "
+                     "files moved between listing and reading (the cleaner's swap, retention's delete), since the "
+                     "collector started: the churn it met, not a fault.", B)
 
 # --- issue 16: producer pitfalls on disk and compact,delete retention, per partition (collectors.exporter's
 # PartitionCollector, with the partition's other series) ---
