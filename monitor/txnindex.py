@@ -61,18 +61,19 @@ def _read(fh: BinaryIO, size: int, path, base_offset: int) -> tuple[AbortedTxn, 
     out: list[AbortedTxn] = []
     prev_last = None
     per_piece = max(readbound.READ_PIECE_BYTES // ENTRY.size, 1) * ENTRY.size
+    bound = readbound.MAX_BATCH_BYTES
     at = 0
     while at < size:
-        if at >= readbound.MAX_BATCH_BYTES:
-            raise TxnIndexError(path, at, f"{size // ENTRY.size} entries ({size} bytes) are more than the "
-                                          f"{readbound.MAX_BATCH_BYTES} bytes a reader holds "
-                                          f"(monitor.readbound.MAX_BATCH_BYTES); not read past here")
         piece = fh.read(min(per_piece, size - at))
         if len(piece) % ENTRY.size or not piece:  # the file changed size while it was read
             raise TxnIndexError(path, at + len(piece) - len(piece) % ENTRY.size, "file changed while it was read")
         for version, pid, first, last, lso in ENTRY.iter_unpack(piece):
             pos = at
             at += ENTRY.size
+            if at > bound:
+                raise TxnIndexError(path, pos, f"{size // ENTRY.size} entries ({size} bytes) are more than the {bound} "
+                                               f"bytes a reader holds (monitor.readbound.MAX_BATCH_BYTES); not read "
+                                               f"past here")
             if version != CURRENT_VERSION:
                 raise TxnIndexError(path, pos, f"aborted transaction version {version}, Kafka writes {CURRENT_VERSION}")
             if last < base_offset:
