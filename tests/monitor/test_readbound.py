@@ -66,23 +66,35 @@ def _sparse(path, head: bytes = b"", size: int = GIB) -> None:
         fh.write(head)
 
 
+SNAPSHOT = "00000000000000000006.snapshot"
+TXNINDEX = "00000000000000000000.txnindex"
+DAMAGED = {  # which file of which partition is damaged, and what logdir says about it
+    "segment": ("seg-0", SEG0, "byte 0: CRC-32C mismatch in batch at offset 0 (stored 0)", 2),  # then a zero tail
+    "snapshot": ("snap-0", SNAPSHOT, "byte 0: unknown snapshot version 0 (Kafka writes 1)", 1),
+    "txnindex": ("txn-0", TXNINDEX, "byte 34: last offset 0 does not follow the previous entry's 0", 1),
+}
+
+
 @pytest.fixture(scope="module")
 def dirs(tmp_path_factory):
-    """``good``: three partitions of a rolled segment (offsets 0..5) and an empty active one;
-    ``damaged``: the same with seg-0's rolled segment a 1 GiB sparse file whose first batch header
-    claims ~10^9 bytes, a 1 GiB sparse ``.snapshot`` in snap-0, and a ~1 GiB sparse ``.txnindex``
-    (a whole number of 34-byte entries: streamed to the first bad entry) of txn-0's rolled segment."""
+    """``good``: three partitions of a rolled segment (offsets 0..5) and an empty active one; one copy
+    per kind of damage: seg-0's rolled segment a 1 GiB sparse file whose first batch header claims
+    ~10^9 bytes; a 1 GiB sparse ``.snapshot`` in snap-0; a ~1 GiB sparse ``.txnindex`` (a whole number
+    of 34-byte entries: streamed to the first bad entry) of txn-0's rolled segment."""
     root = tmp_path_factory.mktemp("readbound")
     good = root / "good"
     for t in ("seg-0", "snap-0", "txn-0"):
         three_v2_batches(good / t / SEG0)
         (good / t / "00000000000000000006.log").write_bytes(b"")
     (good / "cleaner-offset-checkpoint").write_text("0\n3\nseg 0 0\nsnap 0 0\ntxn 0 0\n")
-    damaged = root / "damaged"
-    shutil.copytree(good, damaged)
-    _sparse(damaged / "seg-0" / SEG0, struct.pack(">qiib", 0, CLAIMED, 0, 2))  # offset, length, epoch, magic 2
-    _sparse(damaged / "snap-0" / "00000000000000000006.snapshot")
-    _sparse(damaged / "txn-0" / "00000000000000000000.txnindex", size=GIB // TXN_ENTRY.size * TXN_ENTRY.size)
+    damaged = {}
+    for kind, (part, name, _, _) in DAMAGED.items():
+        d = damaged[kind] = root / kind
+        shutil.copytree(good, d)
+        if kind == "segment":
+            _sparse(d / part / name, struct.pack(">qiib", 0, CLAIMED, 0, 2))  # offset, length, epoch, magic 2
+        else:
+            _sparse(d / part / name, size=GIB // TXN_ENTRY.size * TXN_ENTRY.size if kind == "txnindex" else GIB)
     return good, damaged
 
 
@@ -99,31 +111,32 @@ def _bounded(args_damaged, args_good) -> tuple[int, str, str]:
 @pytest.mark.parametrize("flags", [(), ("--stats",)], ids=["inspect", "inspect-stats"])
 def test_inspect_of_a_segment_claiming_a_gigabyte_stays_bounded(dirs, flags):
     good, damaged = dirs
-    seg = damaged / "seg-0" / SEG0
+    seg = damaged["segment"] / "seg-0" / SEG0
     rc, _, err = _bounded(("inspect", *flags, str(seg)), ("inspect", *flags, str(good / "seg-0" / SEG0)))
     assert rc == 1
     assert f"{seg}: byte 0: CRC-32C mismatch in batch at offset 0 (stored 0) of {CLAIMED + 12} bytes" in err, err
     assert f"{seg}: byte {CLAIMED + 12}: " in err and "zero bytes" in err, err  # the rest: a zero-filled tail
 
 
-def test_logdir_stays_bounded_and_names_each_file_and_byte(dirs):
+@pytest.mark.parametrize("kind", DAMAGED)
+def test_logdir_stays_bounded_and_names_the_file_and_byte(dirs, kind):
     good, damaged = dirs
-    rc, _, err = _bounded(("logdir", "--all", str(damaged)), ("logdir", "--all", str(good)))
-    assert rc == 1
-    assert f"seg-0: {damaged / 'seg-0' / SEG0}: byte 0: CRC-32C mismatch" in err, err
-    assert f"snap-0: {damaged / 'snap-0' / '00000000000000000006.snapshot'}: byte 0: unknown snapshot version 0" in err
-    assert (f"txn-0: {damaged / 'txn-0' / '00000000000000000000.txnindex'}: byte 34: last offset 0 does not follow "
-            "the previous entry's 0") in err, err
+    part, name, says, _ = DAMAGED[kind]
+    rc, _, err = _bounded(("logdir", "--all", str(damaged[kind])), ("logdir", "--all", str(good)))
+    assert rc == 1 and f"logdir: {part}: {damaged[kind] / part / name}: {says}" in err, err
 
 
-def test_collect_once_stays_bounded_and_counts_each_fault(dirs):
+@pytest.mark.parametrize("kind", DAMAGED)
+def test_collect_once_stays_bounded_and_counts_the_fault(dirs, kind):
     good, damaged = dirs
-    _, out, _ = _bounded(("collect", "--once", "--log-dir", str(damaged)), ("collect", "--once", "--log-dir", str(good)))
+    part, _, _, n = DAMAGED[kind]
+    _, out, _ = _bounded(("collect", "--once", "--log-dir", str(damaged[kind])),
+                         ("collect", "--once", "--log-dir", str(good)))
     faults = {}
     for line in out.splitlines():
         if line.startswith("kafka_compaction_partition_read_faults{"):
             faults[line.split('topic="')[1].split('"')[0]] = float(line.rsplit(" ", 1)[1])
-    assert faults == {"seg": 2.0, "snap": 1.0, "txn": 1.0}, faults  # seg-0: the CRC mismatch and the zero tail
+    assert faults == {t: n if t == part[:-2] else 0.0 for t in ("seg", "snap", "txn")}, faults
 
 
 # ------------------------------------------------------------------ correctness either side of the bound
