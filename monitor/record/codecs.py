@@ -93,7 +93,9 @@ def _bounded(codec: str, decompress_into, data, limit: int, copy: bool):
                 raise
             if len(buf) > limit:
                 raise _too_large(codec, limit) from None
-            buf = bytearray(min(len(buf) * 8, limit + 1))
+            size = min(len(buf) * 8, limit + 1)
+            buf = None  # the smaller buffer let go before the larger one is taken: at most one is held
+            buf = bytearray(size)
     if n > limit:
         raise _too_large(codec, limit)
     if len(buf) <= KEEP_BYTES:

@@ -139,6 +139,32 @@ def test_collect_once_stays_bounded_and_counts_the_fault(dirs, kind):
     assert faults == {t: n if t == part[:-2] else 0.0 for t in ("seg", "snap", "txn")}, faults
 
 
+def _zstd_bomb_batch() -> bytes:
+    """A v2 batch of ~32 KiB whose zstd records inflate to 1 GiB of zeros, its CRC valid."""
+    import cramjam
+
+    c = cramjam.zstd.Compressor(3)
+    zeros = bytes(1 << 20)
+    for _ in range(GIB >> 20):
+        c.compress(zeros)
+    b = bytearray(v2(items(range(0, 2))).data[:61]) + bytes(c.finish())
+    struct.pack_into(">i", b, 8, len(b) - 12)  # batch length
+    struct.pack_into(">h", b, 21, 4)  # attributes: zstd
+    struct.pack_into(">I", b, 17, crc32c(bytes(b[21:])))
+    return bytes(b)
+
+
+@pytest.mark.parametrize("flags", [(), ("--stats",)], ids=["inspect", "inspect-stats"])
+def test_a_batch_inflating_to_a_gigabyte_stays_bounded(tmp_path, flags):
+    """A decompression bomb: 32 KiB of zstd inflating to 1 GiB (before the bound: 1 GiB and more of RSS)."""
+    seg = tmp_path / SEG0
+    seg.write_bytes(_zstd_bomb_batch() + v2(items(range(2, 4))).data)
+    good = write(tmp_path / "good" / SEG0, [v2(items(range(0, 2))), v2(items(range(2, 4)))]).path
+    rc, out, err = _bounded(("inspect", *flags, str(seg)), ("inspect", *flags, str(good)))
+    assert rc == 1 and f"{seg}: byte 0: zstd records decompress to more than {readbound.MAX_BATCH_BYTES} bytes" in err
+    assert "1 batches, 2 records" in err, err  # the batch after it still read
+
+
 # ------------------------------------------------------------------ correctness either side of the bound
 
 def _big_records(offset: int, n: int, value_bytes: int, seed: int = 35) -> list[Rec]:
