@@ -218,7 +218,8 @@ class SegmentReader:
             return True
         self._fault(OversizeBatchError(self.name, pos, f"{what} is {total} bytes, more than the {readbound.MAX_BATCH_BYTES} "
                                                        f"a batch is held in memory (monitor.readbound.MAX_BATCH_BYTES): "
-                                                       f"CRC checked, records not read", length=total))
+                                                       f"{'CRC checked, ' if self.verify_crc else ''}records not read",
+                                               length=total))
         return True
 
     def _parse(self, pos: int, magic: int, data: bytes):
