@@ -250,3 +250,32 @@ def test_snapshot_and_txnindex_entries_past_the_bound_are_refused(tmp_path, monk
     with pytest.raises(ProducerSnapshotError) as exc:
         read_producer_snapshot(snap)
     assert str(exc.value).startswith(f"{snap}: byte 10: 3 producer entries ({3 * SNAPSHOT_ENTRY.size} bytes) are more")
+
+
+@pytest.mark.kafka
+@pytest.mark.slow
+@pytest.mark.parametrize("codec", ["none", "zstd"])
+def test_a_broker_written_batch_of_several_mib_decodes_exactly(kafka, tmp_path, codec):
+    """A real broker takes a 6 MiB batch once the topic's ``max.message.bytes`` is raised (the producer's
+    ``message.max.bytes`` and ``batch.size`` too): every record reads back as produced, and as Kafka's
+    own kafka-dump-log prints it."""
+    from dumpcompare import batch_facts, compare, dump, inspect_jsonl
+    from kafkatools import copy_partition, create_topic, partition_dir, produce, unique_topic
+
+    b = kafka.bootstrap
+    t = create_topic(b, unique_topic("bigbatch"), **{"max.message.bytes": str(32 << 20)})
+    rnd = random.Random(35)
+    sent = [(f"big-{i}".encode(), "".join(rnd.choices("abcdefghijklmnopqrstuvwxyz0123456789", k=2 << 20)).encode())
+            for i in range(3)]
+    produce(b, t, sent, **{"message.max.bytes": 32 << 20, "batch.size": 32 << 20, "linger.ms": 2000,
+                           "compression.type": codec})
+    folder = copy_partition(partition_dir(kafka.log_dir, t), tmp_path)
+    files = sorted(folder.glob("*.log"))
+    batches = [bt for f in files for bt in SegmentReader(f).batches()]
+    # one batch holds the three records: twice and more Kafka's default message.max.bytes (1 MiB + 12)
+    assert [bt.records_count for bt in batches] == [3] and batches[0].size > 2 << 20, [bt.size for bt in batches]
+    reader_records = [(r.key, r.value) for f in files for r in SegmentReader(f).records()]
+    assert reader_records == sent
+    _, theirs = dump(files)
+    compare(inspect_jsonl([folder]), theirs)
+    assert batch_facts(batches) == batch_facts(theirs)
