@@ -79,28 +79,40 @@ def _too_large(codec: str, limit: int) -> DecompressedTooLarge:
 
 
 def _bounded(codec: str, decompress_into, data, limit: int, copy: bool):
-    """cramjam's ``decompress_into`` a buffer of this thread's (grown by 8x while the output does not
-    fit, up to ``limit`` + 1 bytes: a fuller one means more than the limit)."""
-    buf = getattr(_local, "buf", None)
-    if buf is None:
+    """cramjam's ``decompress_into`` a buffer of this thread's; while the output does not fit, again into
+    one 8x larger, up to ``limit`` + 1 bytes (a fuller one means more than the limit)."""
+    try:
+        buf = _local.buf
+    except AttributeError:
         buf = _local.buf = bytearray(SCRATCH_BYTES)
+    try:
+        n = decompress_into(data, buf)
+    except cramjam.DecompressionError as exc:
+        if _FULL not in str(exc):
+            raise
+        buf, n = _grown(codec, decompress_into, data, limit, len(buf))
+    if n > limit:
+        raise _too_large(codec, limit)
+    return bytes(memoryview(buf)[:n]) if copy else memoryview(buf)[:n]
+
+
+def _grown(codec: str, decompress_into, data, limit: int, size: int) -> tuple[bytearray, int]:
+    """The output that did not fit ``size`` bytes, into buffers 8x larger each time, at most ``limit`` + 1."""
     while True:
+        if size > limit:
+            raise _too_large(codec, limit) from None
+        size = min(size * 8, limit + 1)
+        buf = None  # the smaller buffer let go before the larger one is taken: at most one is held
+        buf = bytearray(size)
         try:
             n = decompress_into(data, buf)
-            break
         except cramjam.DecompressionError as exc:
             if _FULL not in str(exc):
                 raise
-            if len(buf) > limit:
-                raise _too_large(codec, limit) from None
-            size = min(len(buf) * 8, limit + 1)
-            buf = None  # the smaller buffer let go before the larger one is taken: at most one is held
-            buf = bytearray(size)
-    if n > limit:
-        raise _too_large(codec, limit)
-    if len(buf) <= KEEP_BYTES:
-        _local.buf = buf
-    return bytes(memoryview(buf)[:n]) if copy else memoryview(buf)[:n]
+            continue
+        if size <= KEEP_BYTES:
+            _local.buf = buf
+        return buf, n
 
 
 def _gunzip(data: bytes, limit: int) -> bytes:
