@@ -11,17 +11,24 @@ int16, crc uint32 (CRC-32C of every byte after it), producer_entries: an int32 c
 fixed-size entries (``ENTRY_LAYOUT``). Kafka's readSnapshot refuses another version and a CRC
 mismatch; so does this reader, and also a short file or bytes after the last entry, each error naming
 the file and the byte position.
+
+The file is read in pieces (``monitor.readbound.READ_PIECE_BYTES``), never whole: the CRC over the
+whole file first, then the entries, at most ``MAX_BATCH_BYTES`` of them (2.2 million producers), so a
+damaged or sparse file of any size costs a piece of memory, not its size.
 """
 
 from __future__ import annotations
 
+import io
 import struct
 from collections import namedtuple
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from crc32c import crc32c
 
+from monitor import readbound
 from monitor.kafkanames import SNAPSHOT_SUFFIX, offset_file
 from monitor.regularfile import open_regular
 
@@ -75,31 +82,54 @@ def snapshot_offset(path: str | Path) -> int:
 
 
 def parse_producer_snapshot(data: bytes, path: str | Path) -> ProducerSnapshot:
-    offset = snapshot_offset(path)
-    if len(data) < HEADER.size:
-        raise ProducerSnapshotError(path, len(data), f"file ends inside the {HEADER.size}-byte header")
-    version, crc, count = HEADER.unpack_from(data, 0)
-    if version != VERSION:
-        raise ProducerSnapshotError(path, 0, f"unknown snapshot version {version} (Kafka writes {VERSION})")
-    computed = crc32c(memoryview(data)[CRC_START:])
-    if computed != crc:
-        raise ProducerSnapshotError(path, 2, f"CRC-32C mismatch: stored {crc}, computed {computed} "
-                                             f"over bytes {CRC_START}..{len(data)}")
-    if count < 0:
-        raise ProducerSnapshotError(path, CRC_START, f"negative producer entry count {count}")
-    end = HEADER.size + count * ENTRY.size
-    if len(data) < end:
-        at = HEADER.size + (len(data) - HEADER.size) // ENTRY.size * ENTRY.size
-        raise ProducerSnapshotError(path, at, f"file ends inside producer entry {(at - HEADER.size) // ENTRY.size} "
-                                              f"of {count} ({ENTRY.size} bytes each)")
-    if len(data) > end:
-        raise ProducerSnapshotError(path, end, f"{len(data) - end} bytes after the last of {count} producer entries")
-    entries = tuple(ProducerEntry._make(t) for t in ENTRY.iter_unpack(memoryview(data)[HEADER.size:end]))
-    return ProducerSnapshot(str(path), offset, entries)
+    """A snapshot from its bytes (already in memory)."""
+    return _read(io.BytesIO(data), path)
 
 
 def read_producer_snapshot(path: str | Path) -> ProducerSnapshot:
-    """Read and parse one snapshot file; only a regular file is read (a FIFO or device raises
+    """Read and parse one snapshot file, in pieces; only a regular file is read (a FIFO or device raises
     ``monitor.regularfile.NotRegularFile``, an OSError, never a wait)."""
     with open_regular(path) as fh:
-        return parse_producer_snapshot(fh.read(), path)
+        return _read(fh, path)
+
+
+def _read(fh: BinaryIO, path: str | Path) -> ProducerSnapshot:
+    offset = snapshot_offset(path)
+    head = fh.read(HEADER.size)
+    if len(head) < HEADER.size:
+        raise ProducerSnapshotError(path, len(head), f"file ends inside the {HEADER.size}-byte header")
+    version, crc, count = HEADER.unpack(head)
+    if version != VERSION:
+        raise ProducerSnapshotError(path, 0, f"unknown snapshot version {version} (Kafka writes {VERSION})")
+    computed, end_crc = crc32c(head[CRC_START:]), HEADER.size
+    while piece := fh.read(readbound.READ_PIECE_BYTES):
+        computed = crc32c(piece, computed)
+        end_crc += len(piece)
+    if computed != crc:
+        raise ProducerSnapshotError(path, 2, f"CRC-32C mismatch: stored {crc}, computed {computed} "
+                                             f"over bytes {CRC_START}..{end_crc}")
+    size = end_crc
+    if count < 0:
+        raise ProducerSnapshotError(path, CRC_START, f"negative producer entry count {count}")
+    end = HEADER.size + count * ENTRY.size
+    if size < end:
+        at = HEADER.size + (size - HEADER.size) // ENTRY.size * ENTRY.size
+        raise ProducerSnapshotError(path, at, f"file ends inside producer entry {(at - HEADER.size) // ENTRY.size} "
+                                              f"of {count} ({ENTRY.size} bytes each)")
+    if size > end:
+        raise ProducerSnapshotError(path, end, f"{size - end} bytes after the last of {count} producer entries")
+    if end - HEADER.size > readbound.MAX_BATCH_BYTES:
+        raise ProducerSnapshotError(path, HEADER.size, f"{count} producer entries ({end - HEADER.size} bytes) are more "
+                                                       f"than the {readbound.MAX_BATCH_BYTES} bytes a reader holds "
+                                                       f"(monitor.readbound.MAX_BATCH_BYTES); not read")
+    fh.seek(HEADER.size)
+    entries: list = []
+    per_piece = max(readbound.READ_PIECE_BYTES // ENTRY.size, 1) * ENTRY.size
+    left = end - HEADER.size
+    while left:
+        piece = fh.read(min(per_piece, left))
+        if len(piece) < min(per_piece, left) or len(piece) % ENTRY.size:  # changed since the CRC was read
+            raise ProducerSnapshotError(path, end - left + len(piece), "file changed while it was read")
+        entries.extend(ProducerEntry._make(t) for t in ENTRY.iter_unpack(piece))
+        left -= len(piece)
+    return ProducerSnapshot(str(path), offset, tuple(entries))

@@ -12,14 +12,21 @@ marker's offset), lastStableOffset int64. Kafka rejects a version above 0, and a
 offset lies below the segment's base offset (TransactionIndex.sanityCheck); it appends entries in
 increasing last offset. (Kafka's AbortedTxn.version() reads one byte at position 0, the high byte
 of the int16, so it never sees a version below 256 as wrong; this reader checks the whole int16.)
+
+The file is read in pieces of whole entries (``monitor.readbound.READ_PIECE_BYTES``), never whole, and
+stops at the first entry that breaks a rule; at most ``MAX_BATCH_BYTES`` of entries are kept (3 million
+aborted transactions in one segment), so a damaged or sparse index of any size costs a piece of memory.
 """
 
 from __future__ import annotations
 
+import io
+import os
 import struct
 from pathlib import Path
-from typing import Sequence
+from typing import BinaryIO, Sequence
 
+from monitor import readbound
 from monitor.regularfile import open_regular
 from monitor.transactions import AbortedRanges, AbortedTxn
 
@@ -44,39 +51,55 @@ def txn_index_path(log_path: str | Path) -> Path:
 
 def parse_txn_index(data: bytes, path, base_offset: int) -> tuple[AbortedTxn, ...]:
     """Every entry of an index's bytes, or ``TxnIndexError`` at the first one that breaks Kafka's rules."""
-    if len(data) % ENTRY.size:
-        pos = len(data) - len(data) % ENTRY.size
-        raise TxnIndexError(path, pos, f"{len(data) - pos} bytes at the end, less than an entry ({ENTRY.size} bytes)")
+    return _read(io.BytesIO(data), len(data), path, base_offset)
+
+
+def _read(fh: BinaryIO, size: int, path, base_offset: int) -> tuple[AbortedTxn, ...]:
+    if size % ENTRY.size:
+        pos = size - size % ENTRY.size
+        raise TxnIndexError(path, pos, f"{size - pos} bytes at the end, less than an entry ({ENTRY.size} bytes)")
     out: list[AbortedTxn] = []
     prev_last = None
-    for pos in range(0, len(data), ENTRY.size):
-        version, pid, first, last, lso = ENTRY.unpack_from(data, pos)
-        if version != CURRENT_VERSION:
-            raise TxnIndexError(path, pos, f"aborted transaction version {version}, Kafka writes {CURRENT_VERSION}")
-        if last < base_offset:
-            raise TxnIndexError(path, pos, f"last offset {last} of the aborted transaction of producer {pid} is "
-                                           f"below the segment's base offset {base_offset}")
-        if first > last:
-            raise TxnIndexError(path, pos, f"first offset {first} is after the last offset {last} (producer {pid})")
-        if prev_last is not None and last <= prev_last:
-            raise TxnIndexError(path, pos, f"last offset {last} does not follow the previous entry's {prev_last}")
-        if not 0 <= lso <= last + 1:
-            raise TxnIndexError(path, pos, f"last stable offset {lso} outside [0, last offset + 1 = {last + 1}]")
-        prev_last = last
-        out.append(AbortedTxn(pid, first, last, lso, base_offset))
+    per_piece = max(readbound.READ_PIECE_BYTES // ENTRY.size, 1) * ENTRY.size
+    bound = readbound.MAX_BATCH_BYTES
+    at = 0
+    while at < size:
+        piece = fh.read(min(per_piece, size - at))
+        if len(piece) % ENTRY.size or not piece:  # the file changed size while it was read
+            raise TxnIndexError(path, at + len(piece) - len(piece) % ENTRY.size, "file changed while it was read")
+        for version, pid, first, last, lso in ENTRY.iter_unpack(piece):
+            pos = at
+            at += ENTRY.size
+            if at > bound:
+                raise TxnIndexError(path, pos, f"{size // ENTRY.size} entries ({size} bytes) are more than the {bound} "
+                                               f"bytes a reader holds (monitor.readbound.MAX_BATCH_BYTES); not read "
+                                               f"past here")
+            if version != CURRENT_VERSION:
+                raise TxnIndexError(path, pos, f"aborted transaction version {version}, Kafka writes {CURRENT_VERSION}")
+            if last < base_offset:
+                raise TxnIndexError(path, pos, f"last offset {last} of the aborted transaction of producer {pid} is "
+                                               f"below the segment's base offset {base_offset}")
+            if first > last:
+                raise TxnIndexError(path, pos, f"first offset {first} is after the last offset {last} (producer {pid})")
+            if prev_last is not None and last <= prev_last:
+                raise TxnIndexError(path, pos, f"last offset {last} does not follow the previous entry's {prev_last}")
+            if not 0 <= lso <= last + 1:
+                raise TxnIndexError(path, pos, f"last stable offset {lso} outside [0, last offset + 1 = {last + 1}]")
+            prev_last = last
+            out.append(AbortedTxn(pid, first, last, lso, base_offset))
     return tuple(out)
 
 
 def read_txn_index(path: str | Path, base_offset: int) -> tuple[AbortedTxn, ...]:
-    """The entries of one ``.txnindex``; a missing file has none (Kafka creates it at the first abort)."""
+    """The entries of one ``.txnindex``, read in pieces; a missing file has none (Kafka creates it at the
+    first abort)."""
     try:
         with open_regular(path) as fh:  # a FIFO or device is refused, never waited on
-            data = fh.read()
+            return _read(fh, os.fstat(fh.fileno()).st_size, path, base_offset)
     except FileNotFoundError:
         return ()
     except OSError as exc:
         raise TxnIndexError(path, 0, f"cannot read: {exc.strerror or exc}") from exc
-    return parse_txn_index(data, path, base_offset)
 
 
 def cross_check(log_aborts: AbortedRanges, indexes: dict[int, tuple[AbortedTxn, ...]], paths: dict[int, str],

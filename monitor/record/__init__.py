@@ -9,6 +9,7 @@ byte, checks CRCs at the batch and reports faults with file and position).
 from monitor.record.errors import (
     CorruptBatchError,
     CrcMismatchError,
+    OversizeBatchError,
     RecordFormatError,
     TruncatedBatchError,
     UnknownMagicError,
@@ -22,6 +23,7 @@ __all__ = [
     "COMPRESSION_NAMES",
     "CorruptBatchError",
     "CrcMismatchError",
+    "OversizeBatchError",
     "Record",
     "RecordFormatError",
     "SegmentReader",

@@ -28,6 +28,8 @@ static int read_varint(const unsigned char *buf, Py_ssize_t end, Py_ssize_t *pos
     return 0;
 }
 
+#define MIN_RECORD_BYTES 7
+
 #define FAIL(...) do { PyErr_Format(PyExc_ValueError, __VA_ARGS__); goto error; } while (0)
 #define VARINT(dst) do { int rc_ = read_varint(buf, end, &pos, &(dst)); \
     if (rc_ == -1) FAIL("record data ends early or is malformed: varint past the end at %zd", pos); \
@@ -216,7 +218,9 @@ static PyObject *decode_arrays(PyObject *self, PyObject *args) {
     const unsigned char *buf = (const unsigned char *)view.buf;
     Py_ssize_t end = view.len, pos = 0, keys_len = 0;
     PyObject *result = NULL, *keys = NULL;
-    if (count < 0 || count > end) { PyErr_Format(PyExc_ValueError, "record count %zd does not fit %zd bytes", count, end); PyBuffer_Release(&view); return NULL; }
+    /* the smallest record is 7 bytes (a length and six one-byte fields): a count past end / 7 cannot hold,
+       so the arrays below are never sized by a count read from the file beyond what its bytes allow */
+    if (count < 0 || count > end / MIN_RECORD_BYTES) { PyErr_Format(PyExc_ValueError, "record count %zd does not fit %zd bytes", count, end); PyBuffer_Release(&view); return NULL; }
     PyObject *o_off = PyBytes_FromStringAndSize(NULL, count * 8), *o_ts = PyBytes_FromStringAndSize(NULL, count * 8);
     PyObject *o_hash = PyBytes_FromStringAndSize(NULL, count * 8), *o_ks = PyBytes_FromStringAndSize(NULL, count * 4);
     PyObject *o_vs = PyBytes_FromStringAndSize(NULL, count * 4);

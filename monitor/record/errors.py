@@ -65,6 +65,15 @@ class UnsupportedCodecError(RecordFormatError):
     resumable = True
 
 
+class OversizeBatchError(RecordFormatError):
+    """A batch larger than a reader holds in memory (``monitor.readbound.MAX_BATCH_BYTES``), on disk or
+    once decompressed, whose CRC holds: its records are unknown; its length is sane, so the next batch
+    is read."""
+
+    kind = "oversize"
+    resumable = True
+
+
 class ZeroFillError(RecordFormatError):
     """Zero bytes where a batch should start (a preallocated or zero-filled tail)."""
 

@@ -7,6 +7,11 @@ become ``RecordFormatError`` subclasses naming file and byte position; every
 valid batch before a fault has already been yielded. With ``skip_corrupt`` a
 fault is appended to ``reader.faults`` and the walk goes on when the batch's
 length can be trusted, or stops cleanly when it cannot.
+
+A batch is held in memory only up to ``monitor.readbound.MAX_BATCH_BYTES`` (on disk, and its records
+once decompressed): a length claiming more is never allocated. Such a batch is read in
+``READ_PIECE_BYTES`` pieces for its CRC only, then reported: a CRC mismatch (the usual case: a
+damaged length field), or ``OversizeBatchError`` when the CRC holds (its records unknown).
 """
 
 from __future__ import annotations
@@ -14,14 +19,19 @@ from __future__ import annotations
 import io
 import os
 import struct
+import zlib
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
+from crc32c import crc32c
+
+from monitor import readbound
 from monitor.record import legacy, v2
-from monitor.record.codecs import CodecError
+from monitor.record.codecs import CodecError, DecompressedTooLarge
 from monitor.record.errors import (
     CorruptBatchError,
     CrcMismatchError,
+    OversizeBatchError,
     RecordFormatError,
     TruncatedBatchError,
     UnknownMagicError,
@@ -127,6 +137,19 @@ class SegmentReader:
                     break
                 fh.seek(total - v2.HEADER_SIZE, io.SEEK_CUR)
                 batch = v2.BatchV2(self.name, pos, head + rest, None)
+            elif total > readbound.MAX_BATCH_BYTES:
+                if not self._oversize(fh, pos, head, magic, total):
+                    break
+                batch = None
+            elif magic == 2:  # header and body read apart: the body is the one copy of the records' bytes
+                rest = read(v2.HEADER_SIZE - PREFIX_SIZE)
+                body = read(total - v2.HEADER_SIZE) if len(rest) == v2.HEADER_SIZE - PREFIX_SIZE else b""
+                if len(body) < total - v2.HEADER_SIZE:
+                    self._fault(TruncatedBatchError(
+                        self.name, pos, f"batch of {total} bytes is cut short after "
+                                        f"{PREFIX_SIZE + len(rest) + len(body)}", length=total))
+                    break
+                batch = self._parse_v2(pos, head + rest, body)
             else:
                 rest = read(total - PREFIX_SIZE)
                 if len(rest) < total - PREFIX_SIZE:
@@ -134,6 +157,7 @@ class SegmentReader:
                         self.name, pos, f"batch of {total} bytes is cut short after {len(rest) + PREFIX_SIZE}", length=total))
                     break
                 data = head + rest
+                del rest
                 batch = self._parse(pos, magic, data)
             if batch is not None and magic == 2 and batch.records_count < 0:
                 # Kafka's DefaultRecordBatch reads the count as a signed int32 and fails on a negative
@@ -151,14 +175,54 @@ class SegmentReader:
                 pos += total
                 self.end_position = pos
 
-    def _parse(self, pos: int, magic: int, data: bytes):
+    def _parse_v2(self, pos: int, header: bytes, body: bytes):
+        batch = v2.BatchV2(self.name, pos, header, body)
+        if self.verify_crc and not batch.crc_ok(header):
+            self._fault(CrcMismatchError(self.name, pos, f"CRC-32C mismatch in batch at offset {batch.base_offset} "
+                                                         f"(stored {batch.crc})", length=batch.size))
+            return None
+        return batch
+
+    def _oversize(self, fh: BinaryIO, pos: int, head: bytes, magic: int, total: int) -> bool:
+        """A batch past the bound: its bytes read in pieces for the CRC alone (never held), then a
+        fault: truncated (False: the walk stops), a CRC mismatch, or oversize (True: its length holds,
+        the walk goes on after it)."""
+        rest = fh.read(v2.HEADER_SIZE - PREFIX_SIZE) if magic == 2 else b""
         if magic == 2:
-            batch = v2.BatchV2(self.name, pos, data[: v2.HEADER_SIZE], data[v2.HEADER_SIZE :])
-            if self.verify_crc and not batch.crc_ok(data):
-                self._fault(CrcMismatchError(self.name, pos, f"CRC-32C mismatch in batch at offset {batch.base_offset} "
-                                                             f"(stored {batch.crc})", length=len(data)))
-                return None
-            return batch
+            if len(rest) < v2.HEADER_SIZE - PREFIX_SIZE:
+                self._fault(TruncatedBatchError(self.name, pos, "batch header is cut short", length=total))
+                return False
+            header = head + rest
+            batch = v2.BatchV2(self.name, pos, header, None)
+            what, stored, crc = f"batch at offset {batch.base_offset}", batch.crc, crc32c(header[v2.CRC_START:])
+        else:  # legacy: CRC-32 from the magic byte on; the offset is the message's own
+            what, stored = f"magic {magic} message at offset {PREFIX.unpack(head)[0]}", int.from_bytes(head[12:16], "big")
+            crc = zlib.crc32(head[legacy.CRC_START:])
+        done = PREFIX_SIZE + len(rest)
+        while done < total:
+            piece = fh.read(min(readbound.READ_PIECE_BYTES, total - done))
+            if not piece:
+                break
+            if self.verify_crc:
+                crc = crc32c(piece, crc) if magic == 2 else zlib.crc32(piece, crc)
+            done += len(piece)
+        if done < total:
+            self._fault(TruncatedBatchError(self.name, pos, f"batch of {total} bytes is cut short after {done}",
+                                            length=total))
+            return False
+        if self.verify_crc and crc != stored:
+            kind = "CRC-32C" if magic == 2 else "CRC-32"
+            self._fault(CrcMismatchError(self.name, pos, f"{kind} mismatch in {what} (stored {stored}) of {total} bytes, "
+                                                         f"a length past the {readbound.MAX_BATCH_BYTES} bytes read "
+                                                         f"whole: a damaged length field?", length=total))
+            return True
+        self._fault(OversizeBatchError(self.name, pos, f"{what} is {total} bytes, more than the {readbound.MAX_BATCH_BYTES} "
+                                                       f"a batch is held in memory (monitor.readbound.MAX_BATCH_BYTES): "
+                                                       f"{'CRC checked, ' if self.verify_crc else ''}records not read",
+                                               length=total))
+        return True
+
+    def _parse(self, pos: int, magic: int, data: bytes):
         try:
             msg = legacy.LegacyMessage(self.name, pos, data)
         except (legacy.LegacyDecodeError, struct.error) as exc:
@@ -192,6 +256,9 @@ class SegmentReader:
                 data = batch.arrays() if arrays else batch.columns() if columns else batch.records()
             except (v2.RecordDecodeError, legacy.LegacyDecodeError) as exc:
                 self._fault(CorruptBatchError(self.name, batch.position, str(exc), length=batch.size, resumable=True))
+                continue
+            except DecompressedTooLarge as exc:
+                self._fault(OversizeBatchError(self.name, batch.position, str(exc), length=batch.size))
                 continue
             except CodecError as exc:
                 self._fault(UnsupportedCodecError(self.name, batch.position, str(exc), length=batch.size))

@@ -229,8 +229,8 @@ def test_negative_record_count_is_a_read_fault_not_zero_records(tmp_path, good):
 
 def test_a_decompression_bomb_is_a_read_fault(tmp_path, good):
     """A zstd batch of a few KiB that inflates to 64 MiB of zeros (a valid CRC over it): the records
-    do not parse, so the batch is a fault naming file and byte, and inspect exits 1. (Its memory is
-    the inflated size: decompression is not capped, see README "Bad input and faults".)"""
+    do not parse, so the batch is a fault naming file and byte, and inspect exits 1. (64 MiB is under
+    the bound, monitor.readbound.MAX_BATCH_BYTES: a bomb past it is tests/monitor/test_readbound.py's.)"""
     import cramjam
     from crc32c import crc32c
 

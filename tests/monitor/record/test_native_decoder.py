@@ -63,3 +63,15 @@ def test_same_failures_on_mangled_records(tmp_path, seed):
         if py_res != c_res:
             disagreements.append(trial)
     assert not disagreements
+
+
+def test_a_record_count_the_bytes_cannot_hold_is_refused_before_any_array_is_sized():
+    """The arrays are sized by the header's record count, so a count past what the records' bytes can
+    hold (the smallest record is 7 bytes) is refused up front: a damaged count never sizes memory."""
+    data = v2_batch(items(range(0, 2))).data
+    body = data[v2.HEADER_SIZE:]
+    count = len(body) // 7 + 1
+    with pytest.raises(ValueError, match=f"record count {count} does not fit {len(body)} bytes"):
+        v2._c_decode_arrays(body, count, 0, 0, 0, False)
+    with pytest.raises(ValueError, match="does not fit"):
+        v2._c_decode_arrays(body, 1 << 40, 0, 0, 0, False)  # ~10^12 records: 36 TB of arrays, never asked for
