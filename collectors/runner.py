@@ -6,7 +6,7 @@ snapshots and never waits for a refresh. A failed refresh keeps the last good
 snapshot out of the exposition (``up`` goes to 0) and is counted by kind.
 After every refresh, failed or not, the Runner calls its ``on_refresh`` hooks (the served exposition
 is rendered again: ``collectors.exposition``). Serving, each source's state changes are logged
-(``StateLog``: up -> down with the error, down -> up), at most once per ``STATE_LOG_SECONDS`` each;
+(``StateLog``: up -> down with the error, down -> up), at most twice per ``STATE_LOG_SECONDS`` each;
 every source keeps its last error's kind and text (redacted) for ``source_last_error_info``.
 """
 
@@ -23,8 +23,8 @@ from boundedhttp import FetchError
 from monitor.redact import redact_url
 
 log = logging.getLogger("compaction_monitor.sources")
-# a source's state changes are logged at most this often (seconds): a source flapping every refresh
-# says so once a minute, with the count of changes in between, not once per refresh
+# a source's state changes are logged at most STATE_LOG_BURST times per this many seconds: a source
+# flapping every refresh says so twice a minute, with the count of changes in between, not every refresh
 STATE_LOG_SECONDS = 60.0
 
 @dataclass
@@ -107,16 +107,21 @@ class Store:
 @dataclass
 class _Logged:
     up: bool | None = None  # the state last logged (None: nothing yet)
-    at: float | None = None  # when
+    at: tuple = ()  # when the last STATE_LOG_BURST lines were logged
     seen: bool | None = None  # the state of the last refresh
     changes: int = 0  # changes since the last line
 
 
+STATE_LOG_BURST = 2  # lines per source within STATE_LOG_SECONDS: a down and its recovery go out at once
+
+
 class StateLog:
     """Logs each source's state changes (serving mode): up -> down with the error text (already redacted
-    by the store), down -> up. A source's first refresh is logged only when it is down. At most one
-    line per source per ``interval`` seconds: a change within it is logged when the interval is over, if
-    the state still differs from the one last logged, with the count of changes in between."""
+    by the store), down -> up. A source's first refresh is logged only when it is down. At most
+    ``STATE_LOG_BURST`` lines per source per ``interval`` seconds (a down and the up after it at once; a
+    source flapping every refresh no more often than that): a change beyond them is logged once the
+    interval allows, if the state still differs from the one last logged, with the count of changes in
+    between."""
 
     def __init__(self, interval: float = STATE_LOG_SECONDS, clock=time.monotonic, logger: logging.Logger = log):
         self.interval, self.clock, self.log = interval, clock, logger
@@ -134,10 +139,10 @@ class StateLog:
                 r.up = True
                 r.changes = 0
                 return
-            if st.up == r.up or (r.at is not None and now - r.at < self.interval):
+            if st.up == r.up or (len(r.at) >= STATE_LOG_BURST and now - r.at[0] < self.interval):
                 return
             between = r.changes - 1 if r.up is not None else 0
-            r.up, r.at, r.changes = st.up, now, 0
+            r.up, r.at, r.changes = st.up, (r.at + (now,))[-STATE_LOG_BURST:], 0
         more = f" ({between} state changes since the last line not logged)" if between > 0 else ""
         where = f" ({st.endpoint})" if st.endpoint and st.endpoint not in (st.last_error or "") else ""
         if st.up:
