@@ -12,12 +12,27 @@ needs Read on the topic. Without Read the time lag is interpolated from the log 
 fetcher samples at each topics() refresh (``monitor.consumers.interpolated_lag``). A call the broker
 refuses for want of an ACL is an error of kind ``unauthorized`` (counted in ``source_errors_total``)
 and is logged once per (call, resource), naming the ACL that is missing.
+
+A refresh is up only when it got what it asked for (issue 35): a call that times out or fails (no
+answer, a broker's error) counts against it. When every call of a kind fails (every topic's
+describe_configs, every partition's list_offsets, every group's list_consumer_group_offsets) the
+refresh raises (the source is down, with the error); when some fail, the resources they were about are
+unknown in the snapshot with the call and the reason (``AdminSnapshot.unknown``,
+``GroupSnapshot.unknown``: exported as ``topic_admin_unknown`` and ``consumer_group_lag_unknown``),
+never silently missing. A refusal for want of an ACL is an answer, not a failure: it never puts the
+source down (the refused resources are reported as such).
+
+A client whose calls time out while the cluster answers its metadata is rebuilt
+(``REBUILD_AFTER_TIMED_OUT_REFRESHES``); librdkafka's own log lines go through ``logging``
+(``LibrdkafkaLog``), each kind of line at most once per ``LIBRDKAFKA_REPEAT_SECONDS``.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import logging
+import re
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -44,6 +59,23 @@ AUTHORIZATION_ERRORS = {KafkaError.TOPIC_AUTHORIZATION_FAILED: "TOPIC",
 log = logging.getLogger("compaction_monitor.admin")
 READ_RETRY_SECONDS = 600.0  # how long a topic whose Read was refused goes without another try
 RESULT_MARGIN = 2.0  # seconds a result is waited for beyond the request timeout librdkafka has (``_result``)
+# A fetcher's clients (its AdminClient and its lookup Consumer) are rebuilt after this many refreshes in a
+# row in which a call timed out while the cluster answered the refresh's metadata call (list_topics,
+# list_consumer_groups). Why: after a broker restart librdkafka 2.16 can keep a group's coordinator
+# cached on a broker handle it has decommissioned (debug: "Handle is terminating in state TRY_CONNECT";
+# confluentinc/librdkafka#5511): every list_consumer_group_offsets then times out, for good (8 minutes
+# watched), while a new client answers in 50 ms. One refresh: the first refresh after the broker answers
+# again meets the stale handle, the second has a new client, so the lag is back within two refreshes
+# (issue 35). A broker that really does not answer times out with the new client too: the cost is one
+# reconnect per refresh, no more.
+REBUILD_AFTER_TIMED_OUT_REFRESHES = 1
+REBUILD_LOG_SECONDS = 600.0  # a rebuild is logged at most this often per fetcher (with the count since)
+# librdkafka's log lines (``LibrdkafkaLog``): each kind of line (its facility and text, numbers aside)
+# at most once per this many seconds, with the count of those left out; a broker down makes every client
+# log a failed connect per broker handle and retry (~19 lines a second for one collector, issue 35)
+LIBRDKAFKA_REPEAT_SECONDS = 60.0
+LIBRDKAFKA_MAX_KINDS = 1000  # kinds of line remembered (the table is cleared past it: bounded memory)
+TIMEOUT_CODES = frozenset({KafkaError._TIMED_OUT, KafkaError.REQUEST_TIMED_OUT})
 
 
 @dataclass(frozen=True)
@@ -98,6 +130,9 @@ class AdminSnapshot:
     refused: dict = field(default_factory=dict)  # topic -> why its config could not be read
     error_kinds: tuple = ()  # one per refused or failed part of the refresh (the store counts them)
     principal: str = ""  # who asked (User:<sasl.username>), for the messages
+    # topic -> (call, reason): a topic a call failed or was refused for (describe_configs: its config and
+    # whether it is compacted are unknown; list_offsets: some of its offsets are, -1), reason an error kind
+    unknown: dict = field(default_factory=dict)
 
     def cleaner_setting(self, broker: str, key: str) -> BrokerSetting | None:
         return self.cleaner_settings.get(str(broker), {}).get(key)
@@ -113,6 +148,10 @@ class GroupSnapshot:
     # listing came with an error (a broker that did not answer: the groups it coordinates are missing, and
     # counting them as hidden by ACLs would be a false cause)
     listed: frozenset | None = None
+    # group -> (call, reason): a group whose lag is not (or not wholly) in ``lags`` this refresh:
+    # list_consumer_group_offsets failed (reason: its error kind), or list_offsets (end_offset_unknown:
+    # the admin source has no log end offset for a partition it committed an offset on)
+    unknown: dict = field(default_factory=dict)
 
 
 def _client_conf(cluster: ClusterConfig, timeout: float | None = None) -> dict:
@@ -152,13 +191,67 @@ def refusal(operation: str, resource_type: str, name: str, who: str) -> str:
     return f"{operation} on {resource_type}{' ' + name if name else ''} for {who}"
 
 
+def timed_out(exc: BaseException) -> bool:
+    """The call got no answer in time: librdkafka's local or the broker's request timeout, or ours
+    (``AdminFetcher._result``)."""
+    if isinstance(exc, FetchError):
+        return exc.kind == "timeout"
+    err = exc.args[0] if isinstance(exc, KafkaException) and exc.args else None
+    return isinstance(err, KafkaError) and err.code() in TIMEOUT_CODES
+
+
+def call_error_kind(exc: BaseException) -> str:
+    """The error kind of a failed call (``source_errors_total{error}``, the unknown series' reason)."""
+    if authorization_failure(exc):
+        return UNAUTHORIZED
+    if timed_out(exc):
+        return "timeout"
+    return exc.kind if isinstance(exc, FetchError) else "kafka"
+
+
+class LibrdkafkaLog:
+    """librdkafka's log lines into ``logging`` (confluent-kafka's ``logger`` setting: it calls
+    ``log(level, fmt, facility, client name, message)``; the lines are served by the client's poll()).
+    Each kind of line (level, facility and message with its numbers taken out: a failed connect says
+    how long it took) goes out at most once per ``repeat`` seconds; the next one after that says how many
+    like it were left out. Thread-safe: the fetchers' threads share one."""
+
+    _NUMBERS = re.compile(r"\d+")
+
+    def __init__(self, logger: logging.Logger | None = None, repeat: float = LIBRDKAFKA_REPEAT_SECONDS,
+                 clock=time.monotonic):
+        self.logger = logger or logging.getLogger("compaction_monitor.librdkafka")
+        self.repeat, self.clock = repeat, clock
+        self._seen: dict[tuple, list] = {}  # kind -> [last logged at, left out since]
+        self._lock = threading.Lock()
+
+    def log(self, level: int, fmt: str, *args) -> None:
+        facility, message = (args[0], args[-1]) if len(args) >= 2 else ("", fmt % args if args else fmt)
+        key = (level, facility, self._NUMBERS.sub("N", str(message)))
+        now = self.clock()
+        with self._lock:
+            seen = self._seen.get(key)
+            if seen is not None and now - seen[0] < self.repeat:
+                seen[1] += 1
+                return
+            if len(self._seen) >= LIBRDKAFKA_MAX_KINDS:
+                self._seen.clear()
+            left_out = seen[1] if seen is not None else 0
+            self._seen[key] = [now, 0]
+        more = f" ({left_out} more like it in the last {self.repeat:g}s not logged)" if left_out else ""
+        self.logger.log(level, "librdkafka: " + fmt + "%s", *args, more)
+
+
+LIBRDKAFKA_LOG = LibrdkafkaLog()  # one for every client: a line repeated by several clients goes out once
+
+
 class AdminFetcher:
     def __init__(self, cluster: ClusterConfig, timeout: float = 10.0, clock=time.time):
         self.cluster = cluster
         self.timeout = timeout
         self.clock = clock
         self._auth_error: str | None = None  # librdkafka's last SASL refusal (error_cb), for the message
-        self._admin = AdminClient({**_client_conf(cluster, timeout), "error_cb": self._on_client_error})
+        self._admin = self._new_admin()
         self._consumer = None
         self._ts_cache: dict[tuple[str, int, int], int | None] = {}
         self.principal = principal(cluster)
@@ -166,6 +259,67 @@ class AdminFetcher:
         self._samples: dict[tuple[str, int], tuple] = {}  # (topic, partition) -> log-end-offset samples
         self._sampled_at: float | None = None  # the admin snapshot the samples last took
         self._read_refused: dict[str, float] = {}  # topic -> when Read was refused (no exact time lag)
+        self._timed_out = 0  # calls of the current refresh that timed out
+        self._answered = False  # the current refresh's metadata call answered
+        self._timed_out_refreshes = 0  # refreshes in a row with a call timed out while the cluster answered
+        self.rebuilds = 0  # clients rebuilt (REBUILD_AFTER_TIMED_OUT_REFRESHES)
+        self._rebuild_logged: tuple[float, int] | None = None  # (when, rebuilds then) of the last log line
+
+    def _new_admin(self) -> AdminClient:
+        return AdminClient({**_client_conf(self.cluster, self.timeout), "error_cb": self._on_client_error,
+                            "logger": LIBRDKAFKA_LOG})
+
+    @contextmanager
+    def _refresh(self):
+        """One refresh: its calls' timeouts are tallied; at its end, failed or not, librdkafka's log lines
+        are served (poll) and, after ``REBUILD_AFTER_TIMED_OUT_REFRESHES`` refreshes in a row whose calls
+        timed out while the cluster answered, the clients are rebuilt."""
+        self._timed_out, self._answered = 0, False
+        try:
+            yield
+        finally:
+            self._serve_logs()
+            if self._timed_out and self._answered:
+                self._timed_out_refreshes += 1
+                if self._timed_out_refreshes >= REBUILD_AFTER_TIMED_OUT_REFRESHES:
+                    self._rebuild()
+            elif self._answered:
+                self._timed_out_refreshes = 0
+
+    def _serve_logs(self) -> None:
+        for client in (self._admin, self._consumer):
+            if client is not None:
+                try:
+                    client.poll(0)
+                except Exception:  # noqa: BLE001 - a closed client has nothing to serve
+                    pass
+
+    def _rebuild(self) -> None:
+        """New clients in place of those whose calls keep timing out (``REBUILD_AFTER_TIMED_OUT_REFRESHES``
+        says why); the old ones are let go on a thread of their own (librdkafka's destroy waits for its
+        broker threads)."""
+        old = (self._admin, self._consumer)
+        self._admin, self._consumer, self._timed_out_refreshes = self._new_admin(), None, 0
+        self.rebuilds += 1
+        now = time.monotonic()
+        if self._rebuild_logged is None or now - self._rebuild_logged[0] >= REBUILD_LOG_SECONDS:
+            since = self.rebuilds - (self._rebuild_logged[1] if self._rebuild_logged else 0)
+            self._rebuild_logged = (now, self.rebuilds)
+            log.warning("cluster %s: %d call(s) timed out while the cluster answered its metadata: new admin "
+                        "client%s (%d rebuild(s) since the last such line)", self.cluster.name, self._timed_out,
+                        " and lookup consumer" if old[1] is not None else "", since)
+
+        def let_go(clients=old):
+            admin, consumer = clients
+            if consumer is not None:
+                try:
+                    consumer.close()
+                except Exception:  # noqa: BLE001 - it is being thrown away
+                    pass
+            clients = admin = consumer = None  # noqa: F841 - the last references, dropped on this thread
+
+        threading.Thread(target=let_go, name=f"admin-let-go-{self.cluster.name}", daemon=True).start()
+        old = None
 
     def _failed(self, operation: str, resource_type: str, name: str, exc: BaseException, errors: dict,
                 kinds: list, key: str, instead: str = "") -> None:
@@ -174,7 +328,8 @@ class AdminFetcher:
         missing = authorization_failure(exc)
         if missing is None:
             errors[key] = str(exc)
-            kinds.append("kafka")
+            kinds.append(call_error_kind(exc))
+            self._timed_out += timed_out(exc)
             return
         what = refusal(operation, missing, name if missing == resource_type != "CLUSTER" else "", self.principal)
         errors[key] = f"refused: no {what} ({exc.args[0].name()})"
@@ -234,21 +389,37 @@ class AdminFetcher:
         self._admin = None
 
     # ------------------------------------------------------------------ topics
+    def _every_call_failed(self, what: str, asked: int, failed: list) -> None:
+        """Raise (the source down, with the first error) when every one of ``asked`` calls of a kind failed
+        without an answer (``failed``: their exceptions; refusals are answers and are not in it)."""
+        if asked and len(failed) >= asked:
+            exc = failed[0]
+            raise FetchError(f"bootstrap {self.cluster.bootstrap_servers}", call_error_kind(exc),
+                             f"{what} failed for all {asked}: {exc}") from None
+
     def topics(self) -> AdminSnapshot:
+        with self._refresh():
+            return self._topics()
+
+    def _topics(self) -> AdminSnapshot:
         now = self.clock()
         with self._credentials_checked():
             md = self._admin.list_topics(timeout=self.timeout)
+        self._answered = True
         names = [t for t in md.topics if not md.topics[t].error]
         resources = [ConfigResource(ResourceType.TOPIC, t) for t in names]
-        errors, kinds, refused = {}, [], {}
+        errors, kinds, refused, unknown, failed = {}, [], {}, {}, []
         configs = {}
         if resources:
             for res, fut in self._admin.describe_configs(resources, request_timeout=self.timeout).items():
                 try:
                     entries = self._result(fut, f"describe_configs of topic {res.name}")
-                except KafkaException as exc:
+                except (KafkaException, FetchError) as exc:
                     self._failed("DescribeConfigs", "TOPIC", res.name, exc, errors, kinds, res.name)
                     refused[res.name] = errors[res.name]
+                    unknown[res.name] = ("describe_configs", call_error_kind(exc))
+                    if not authorization_failure(exc):
+                        failed.append(exc)
                     continue
                 raw = {k: entries[k].value for k in COMPACTION_KEYS if k in entries}
                 try:
@@ -256,9 +427,10 @@ class AdminFetcher:
                 except ConfigValueError as exc:
                     errors[res.name] = str(exc)
                     refused[res.name] = f"malformed config: {exc}"
+            self._every_call_failed("describe_configs of the topics", len(resources), failed)
         compacted = {t: c for t, c in configs.items() if c.compacted}
         tps = [TopicPartition(t, p) for t in compacted for p in md.topics[t].partitions]
-        offsets = self._offsets(tps) if tps else {}
+        offsets = self._offsets(tps, errors, kinds, unknown) if tps else {}
         topics = {}
         for t, cfg in compacted.items():
             parts = {}
@@ -270,7 +442,7 @@ class AdminFetcher:
         return AdminSnapshot(now, topics, errors, self._transaction_max_timeout(configs, errors),
                              self._cleaner_settings(configs), frozenset(names),
                              {t: c for t, c in topic_configs.items() if not c.compacted}, refused, tuple(kinds),
-                             self.principal)
+                             self.principal, unknown)
 
     def _broker_configs(self, brokers, errors: dict, kinds: list) -> dict:
         """Each broker's configs (describe_configs on its BROKER resource: the values in force, Kafka's
@@ -283,7 +455,7 @@ class AdminFetcher:
                 entries = self._result(self._admin.describe_configs([res], request_timeout=self.timeout)[res],
                                        f"describe_configs of broker {bid}")
                 out[bid] = {k: e.value for k, e in entries.items()}
-            except KafkaException as exc:
+            except (KafkaException, FetchError) as exc:
                 key = f"broker {bid} describe_configs"
                 self._failed("DescribeConfigs", "CLUSTER", "", exc, errors, kinds, key)
                 out[bid] = f"describe_configs of broker {bid} refused: {errors[key]}"
@@ -333,20 +505,32 @@ class AdminFetcher:
     # (KafkaAdminClient.describe_producers, to the leader or to a given replica), but it is a test
     # dependency only and would need the `client:` section's librdkafka settings translated.
     # So the check is on the LSO (ListOffsets at READ_COMMITTED, below; monitor.lsocheck).
-    def _offsets(self, tps) -> dict:
+    def _offsets(self, tps, errors: dict, kinds: list, unknown: dict) -> dict:
+        """(topic, partition) -> (earliest, latest, last stable) offsets, -1 where unknown. A partition's
+        failed ListOffsets makes its topic unknown (``unknown[topic]``: ``("list_offsets", kind)``), its
+        error in ``errors``; every partition's latest offset failed: raise (the source is down)."""
         out = {}
-        specs = {"earliest": OffsetSpec.earliest(), "latest": OffsetSpec.latest()}
-        got = {}
-        for label, spec in specs.items():
-            res = self._admin.list_offsets({tp: spec for tp in tps}, request_timeout=self.timeout)
-            got[label] = {(tp.topic, tp.partition): self._result(f, f"list_offsets {label}").offset
-                          for tp, f in res.items()}
-        res = self._admin.list_offsets({tp: OffsetSpec.latest() for tp in tps},
-                                       isolation_level=IsolationLevel.READ_COMMITTED, request_timeout=self.timeout)
-        got["stable"] = {(tp.topic, tp.partition): self._result(f, "list_offsets read_committed").offset
-                         for tp, f in res.items()}
+        specs = {"earliest": (OffsetSpec.earliest(), IsolationLevel.READ_UNCOMMITTED),
+                 "latest": (OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED),
+                 "read_committed": (OffsetSpec.latest(), IsolationLevel.READ_COMMITTED)}
+        got, failed_latest = {}, []
+        for label, (spec, isolation) in specs.items():
+            res = self._admin.list_offsets({tp: spec for tp in tps}, isolation_level=isolation,
+                                           request_timeout=self.timeout)
+            got[label] = {}
+            for tp, f in res.items():
+                try:
+                    got[label][(tp.topic, tp.partition)] = self._result(f, f"list_offsets {label}").offset
+                except (KafkaException, FetchError) as exc:
+                    key = f"list_offsets {label} {tp.topic}-{tp.partition}"
+                    self._failed("Describe", "TOPIC", tp.topic, exc, errors, kinds, key)
+                    unknown.setdefault(tp.topic, ("list_offsets", call_error_kind(exc)))
+                    if label == "latest" and not authorization_failure(exc):
+                        failed_latest.append(exc)
+            if label == "latest":
+                self._every_call_failed("list_offsets of the compacted partitions", len(tps), failed_latest)
         for key in got["latest"]:
-            out[key] = (got["earliest"].get(key, -1), got["latest"][key], got["stable"].get(key, -1))
+            out[key] = (got["earliest"].get(key, -1), got["latest"][key], got["read_committed"].get(key, -1))
         return out
 
     # ------------------------------------------------------------------ groups
@@ -368,7 +552,12 @@ class AdminFetcher:
 
     def group_lags(self, topics: dict, taken_at: float | None = None) -> GroupSnapshot:
         """Lag of every consumer group on the compacted ``topics`` (from ``topics()``, taken at
-        ``taken_at``: its log end offsets are sampled for the interpolated time lag)."""
+        ``taken_at``: its log end offsets are sampled for the interpolated time lag). A group whose
+        offsets could not be had is unknown (``GroupSnapshot.unknown``); every group's: raise."""
+        with self._refresh():
+            return self._group_lags(topics, taken_at)
+
+    def _group_lags(self, topics: dict, taken_at: float | None) -> GroupSnapshot:
         if taken_at is not None:
             self.sample(topics, taken_at)
         now = self.clock()
@@ -379,22 +568,27 @@ class AdminFetcher:
         for err in listing.errors:  # a group the listing could not describe (a coordinator refused)
             errors[f"list_consumer_groups {len(errors)}"] = str(err)
             exc = err if isinstance(err, KafkaException) else KafkaException(err)
-            kinds.append(UNAUTHORIZED if authorization_failure(exc) else "kafka")
+            kinds.append(call_error_kind(exc))
         group_ids = sorted(g.group_id for g in listing.valid)
+        self._answered = bool(group_ids) or not listing.errors
         if not group_ids and not (set(kinds) & {UNAUTHORIZED}):
             # librdkafka can answer ListGroups with nothing but errors, or an empty list, when no broker
             # answered in time: "no group" must come from a cluster that answers (then the errors, a
             # broker down, are the source's errors), not stand in for an unreachable one (then it is down)
             with self._credentials_checked():
                 self._admin.list_topics(timeout=self.timeout)
-        lags = []
+            self._answered = True
+        lags, unknown, failed = [], {}, []
         for gid in group_ids:
             try:
                 fut = self._admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(gid)],
                                                                request_timeout=self.timeout)[gid]
                 committed = self._result(fut, f"list_consumer_group_offsets of {gid}").topic_partitions
-            except KafkaException as exc:
+            except (KafkaException, FetchError) as exc:
                 self._failed("Describe", "GROUP", gid, exc, errors, kinds, gid)
+                unknown[gid] = ("list_consumer_group_offsets", call_error_kind(exc))
+                if not authorization_failure(exc):
+                    failed.append(exc)
                 continue
             for tp in committed:
                 info = topics.get(tp.topic)
@@ -402,6 +596,9 @@ class AdminFetcher:
                     continue
                 po = info.partitions.get(tp.partition)
                 if po is None:
+                    continue
+                if po.latest < 0:  # the admin source's list_offsets failed for it (topic_admin_unknown)
+                    unknown.setdefault(gid, ("list_offsets", "end_offset_unknown"))
                     continue
                 end = po.latest
                 lag = max(end - tp.offset, 0)
@@ -412,8 +609,9 @@ class AdminFetcher:
                                      info.config.min_compaction_lag_ms / 1000.0,
                                      latest_value_only(gid, self.cluster.latest_value_only_groups),
                                      tl.method, tl.reason))
+        self._every_call_failed("list_consumer_group_offsets of the groups", len(group_ids), failed)
         return GroupSnapshot(now, tuple(lags), errors, tuple(kinds),
-                             None if listing.errors else frozenset(group_ids))
+                             None if listing.errors else frozenset(group_ids), unknown)
 
     def _time_lag(self, topic: str, partition: int, offset: int, now: float, errors: dict, kinds: list) -> TimeLag:
         """Exact (the timestamp of the record at ``offset``) when the record can be read, else interpolated
@@ -445,7 +643,8 @@ class AdminFetcher:
             conf = _client_conf(self.cluster, self.timeout)
             conf.update({"group.id": "kafka-compaction-monitor-lookups", "enable.auto.commit": False,
                          "enable.auto.offset.store": False, "fetch.max.bytes": 1048576,
-                         "max.partition.fetch.bytes": 1048576, "isolation.level": "read_uncommitted"})
+                         "max.partition.fetch.bytes": 1048576, "isolation.level": "read_uncommitted",
+                         "logger": LIBRDKAFKA_LOG})
             self._consumer = Consumer(conf)
         c = self._consumer
         c.assign([TopicPartition(topic, partition, offset)])
@@ -463,6 +662,8 @@ class AdminFetcher:
             ts = msg.timestamp()[1]
             break
         c.unassign()
+        if ts is None:
+            self._timed_out += 1  # no record in time: a lookup consumer stuck as the admin client can be
         if ts is not None:
             if len(self._ts_cache) > 100_000:
                 self._ts_cache.clear()

@@ -306,6 +306,7 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
                     print(f"collect: source {st.name}: log dir {d} down: {reason}", file=err)
                 ok = ok and not down
             return 0 if ok else 1
+        _serving_log(err)
         col.rendered.start()  # a first page (every source down) before any refresh, then one per refresh
         # the render thread is pure Python; the scrape threads wait on the GIL for at most this, not 5 ms
         sys.setswitchinterval(SWITCH_INTERVAL)
@@ -330,6 +331,16 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
         return 0
     finally:
         col.close()
+
+
+def _serving_log(err) -> None:
+    """Serving, the log lines (sources' state changes, librdkafka's own lines) go to ``err`` with their
+    time and logger, unless the embedding program set up logging itself (a handler on the root logger)."""
+    root = logging.getLogger()
+    if not root.handlers:
+        handler = logging.StreamHandler(err)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)  # the root logger's level stays (WARNING unless set)
 
 
 def _read_cleaner_log(path: str, err, prog: str):

@@ -454,7 +454,7 @@ class ConsumerGroupCollector(_StoreCollector):
 
     names = (M.G_LAG, M.G_LAG_SECONDS, M.G_LAG_SECONDS_UNKNOWN, M.G_RETENTION_FRACTION, M.G_AT_RISK, M.G_MAY_MISS,
              M.GT_MAX_LAG_SECONDS, M.GT_MAX_RETENTION_FRACTION, M.GT_LAG, M.GT_UNHEALTHY, M.GT_LAG_UNKNOWN,
-             M.ADMIN_LISTED_GROUPS, M.OFFSETS_TOPIC_GROUPS, M.ADMIN_UNLISTED_GROUPS)
+             M.ADMIN_LISTED_GROUPS, M.OFFSETS_TOPIC_GROUPS, M.ADMIN_UNLISTED_GROUPS, M.G_LAG_UNKNOWN)
 
     def _collect(self):
         fams = {n: _family(n) for n in self.names}
@@ -470,6 +470,8 @@ class ConsumerGroupCollector(_StoreCollector):
                 continue
             if st.snapshot.listed is not None:
                 fams[M.ADMIN_LISTED_GROUPS].add_metric([st.cluster], len(st.snapshot.listed))
+            for group, (call, reason) in sorted(getattr(st.snapshot, "unknown", {}).items()):
+                fams[M.G_LAG_UNKNOWN].add_metric([st.cluster, group, call, reason], 1.0)  # never missing unsaid
             hidden = unlisted(on_disk.get(st.cluster), st.snapshot.listed)
             if hidden is not None:
                 fams[M.ADMIN_UNLISTED_GROUPS].add_metric([st.cluster], len(hidden))
@@ -560,7 +562,7 @@ def _leaders_logs(statuses, cluster: str) -> dict[tuple[str, int], PartitionStat
 
 class TopicCollector(_StoreCollector):
     names = (M.T_MIN_RATIO, M.T_RETENTION, M.T_MIN_LAG, M.T_MAX_LAG, M.T_SEGMENT_BYTES, M.T_SEGMENT_SECONDS,
-             M.T_PARTITIONS, M.P_LEADER_LSO, M.ADMIN_LISTED, M.P_REPLICA_INFO)
+             M.T_PARTITIONS, M.P_LEADER_LSO, M.ADMIN_LISTED, M.P_REPLICA_INFO, M.T_ADMIN_UNKNOWN)
 
     def _collect(self):
         fams = {n: _family(n) for n in self.names}
@@ -568,6 +570,8 @@ class TopicCollector(_StoreCollector):
             if st.kind != "admin" or st.snapshot is None:
                 continue
             fams[M.ADMIN_LISTED].add_metric([st.cluster], len(st.snapshot.listed))
+            for t, (call, reason) in sorted(getattr(st.snapshot, "unknown", {}).items()):
+                fams[M.T_ADMIN_UNKNOWN].add_metric([st.cluster, t, call, reason], 1.0)
             for t, info in st.snapshot.topics.items():
                 lb = [st.cluster, t]
                 c = info.config
@@ -610,7 +614,8 @@ class ConfigReviewCollector(_StoreCollector):
 
 
 class SelfCollector(_StoreCollector):
-    names = (M.SRC_UP, M.SRC_LAST_SUCCESS, M.SRC_DURATION, M.SRC_ERRORS, M.SRC_SHAPE)
+    names = (M.SRC_UP, M.SRC_LAST_SUCCESS, M.SRC_DURATION, M.SRC_ERRORS, M.SRC_SHAPE, M.SRC_LAST_ERROR)
+    MAX_LABEL = 200  # the message label is cut: one series per source, of bounded size
 
     def _collect(self):
         fams = {n: _family(n) for n in self.names}
@@ -623,6 +628,9 @@ class SelfCollector(_StoreCollector):
                 fams[M.SRC_DURATION].add_metric(lb, st.last_duration)
             for kind, n in sorted(st.errors.items()):
                 fams[M.SRC_ERRORS].add_metric(lb + [kind], n)
+            if st.last_error_kind is not None:  # the store redacted the text
+                fams[M.SRC_LAST_ERROR].add_metric(
+                    lb + [st.last_error_kind, (st.last_error_message or "")[: self.MAX_LABEL]], 1.0)
             shape = getattr(st.snapshot, "shape", None) if st.kind in ("jmx", "jolokia") else None
             if shape:
                 fams[M.SRC_SHAPE].add_metric(lb + [shape, ",".join(st.snapshot.also_on_page)], 1.0)

@@ -258,6 +258,14 @@ G_LAG_SECONDS_UNKNOWN = _m("consumer_group_lag_seconds_unknown", "gauge",
                            "1 when a lagging group's time lag cannot be told, with the reason: too_few_samples "
                            "(fewer than two log-end-offset samples yet, and no Read to read the record), "
                            "no_writes_sampled (the log end offset stood still over every sample).", G + ("reason",))
+G_LAG_UNKNOWN = _m("consumer_group_lag_unknown", "gauge",
+                   "1 when a listed group's lag is not (or not wholly) exported this refresh, with the call that "
+                   "failed and why: call list_consumer_group_offsets (reason: the error kind, timeout, kafka or "
+                   "unauthorized: none of the group's lag is exported), or list_offsets (reason "
+                   "end_offset_unknown: the admin source has no log end offset for a partition the group "
+                   "committed on, see topic_admin_unknown). Absent for a group whose lag is all there; when "
+                   "every group's call fails the source is down instead (source_up 0).",
+                   ("cluster", "group", "call", "reason"))
 ADMIN_LISTED_GROUPS = _m("admin_listed_groups", "gauge",
                          "Consumer groups ListGroups gives the collector's user (a group without a Describe ACL "
                          "on GROUP is left out, with no error: admin_unlisted_groups counts those with committed "
@@ -341,6 +349,12 @@ T_CONFIG_SOURCE = _m("topic_config_source_info", "gauge",
                      "describe_configs_refused: no DescribeConfigs ACL; admin_unavailable: the admin source is "
                      "down). A config value that is unknown is not exported, nor is any verdict made from it.",
                      T + ("source", "reason"))
+T_ADMIN_UNKNOWN = _m("topic_admin_unknown", "gauge",
+                     "1 for a topic the admin API was asked about and did not answer for this refresh, with the "
+                     "call and why: call describe_configs (its config, and whether it is compacted, are unknown) "
+                     "or list_offsets (some of its partitions' offsets are unknown, so are the consumer groups' "
+                     "lags on them); reason: the error kind (timeout, kafka, unauthorized). When every call of a "
+                     "kind fails the admin source is down instead (source_up 0).", T + ("call", "reason"))
 ADMIN_LISTED = _m("admin_listed_topics", "gauge",
                   "Topics the admin API lists to the collector's user (every topic, compacted or not; a topic "
                   "without a Describe ACL is not listed). 0 while the log dirs hold compacted partitions: the "
@@ -352,6 +366,11 @@ SRC_UP = _m("source_up", "gauge", "1 when the source's last refresh succeeded.",
 SRC_LAST_SUCCESS = _m("source_last_success_timestamp_seconds", "gauge", "Unix time of the last successful refresh.", S)
 SRC_DURATION = _m("source_refresh_duration_seconds", "gauge", "How long the last refresh took.", S)
 SRC_ERRORS = _m("source_errors", "counter", "Refresh errors by source and error kind.", S + ("error",))
+SRC_LAST_ERROR = _m("source_last_error_info", "gauge",
+                    "1, labelled with the source's last error: its kind (error, as source_errors_total's) and its "
+                    "text (message, secrets redacted, cut to 200 characters); a failed refresh's, or a failed "
+                    "part's of a refresh that succeeded. Kept after the source recovers; absent until a first "
+                    "error.", S + ("error", "message"))
 SRC_SHAPE = _m("source_shape_info", "gauge",
                "1 for the shape a JMX exporter or Jolokia source's cleaner gauges were read in (shape: rule_named, "
                "catch_all, jolokia); also_on_page: other shapes the same page carried, not used (comma-separated).",

@@ -5,11 +5,14 @@ blocks only its own thread; the HTTP answer reads the store's latest
 snapshots and never waits for a refresh. A failed refresh keeps the last good
 snapshot out of the exposition (``up`` goes to 0) and is counted by kind.
 After every refresh, failed or not, the Runner calls its ``on_refresh`` hooks (the served exposition
-is rendered again: ``collectors.exposition``).
+is rendered again: ``collectors.exposition``). Serving, each source's state changes are logged
+(``StateLog``: up -> down with the error, down -> up), at most twice per ``STATE_LOG_SECONDS`` each;
+every source keeps its last error's kind and text (redacted) for ``source_last_error_info``.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import Counter
@@ -19,6 +22,10 @@ from typing import Any, Callable
 from boundedhttp import FetchError
 from monitor.redact import redact_url
 
+log = logging.getLogger("compaction_monitor.sources")
+# a source's state changes are logged at most STATE_LOG_BURST times per this many seconds: a source
+# flapping every refresh says so twice a minute, with the count of changes in between, not every refresh
+STATE_LOG_SECONDS = 60.0
 
 @dataclass
 class SourceStatus:
@@ -33,6 +40,10 @@ class SourceStatus:
     last_error: str | None = None
     errors: Counter = field(default_factory=Counter)
     endpoint: str | None = None  # what it reads (bootstrap servers, a URL without its password, a path)
+    # the last error, kept after the source recovers: a failed refresh's, or a part's of a refresh that
+    # succeeded with some calls failed (the snapshot's first error); its text redacted
+    last_error_kind: str | None = None
+    last_error_message: str | None = None
 
 
 def error_kind(exc: BaseException) -> str:
@@ -66,7 +77,13 @@ class Store:
             s = self._status[name]
             s.snapshot, s.up, s.last_success, s.last_duration, s.last_error = snapshot, True, now, duration, None
             # a part of the source that failed while the rest succeeded (a log dir down) is counted too
-            s.errors.update(getattr(snapshot, "error_kinds", ()))
+            kinds = tuple(getattr(snapshot, "error_kinds", ()) or ())
+            s.errors.update(kinds)
+            if kinds:
+                errors = getattr(snapshot, "errors", None)
+                first = next(iter(errors.items()), None) if isinstance(errors, dict) else None
+                s.last_error_kind = kinds[0]
+                s.last_error_message = redact_url(f"{first[0]}: {first[1]}") if first else None
 
     def failure(self, name: str, exc: BaseException, duration: float) -> None:
         with self._lock:
@@ -75,6 +92,7 @@ class Store:
             s.up, s.last_duration, s.last_error = False, duration, redact_url(f"{type(exc).__name__}: {exc}")
             s.snapshot = None  # a down source publishes nothing rather than stale numbers
             s.errors[error_kind(exc)] += 1
+            s.last_error_kind, s.last_error_message = error_kind(exc), s.last_error
 
     def statuses(self) -> list[SourceStatus]:
         with self._lock:
@@ -84,6 +102,53 @@ class Store:
         with self._lock:
             s = self._status.get(name)
             return s.snapshot if s else None
+
+
+@dataclass
+class _Logged:
+    up: bool | None = None  # the state last logged (None: nothing yet)
+    at: tuple = ()  # when the last STATE_LOG_BURST lines were logged
+    seen: bool | None = None  # the state of the last refresh
+    changes: int = 0  # changes since the last line
+
+
+STATE_LOG_BURST = 2  # lines per source within STATE_LOG_SECONDS: a down and its recovery go out at once
+
+
+class StateLog:
+    """Logs each source's state changes (serving mode): up -> down with the error text (already redacted
+    by the store), down -> up. A source's first refresh is logged only when it is down. At most
+    ``STATE_LOG_BURST`` lines per source per ``interval`` seconds (a down and the up after it at once; a
+    source flapping every refresh no more often than that): a change beyond them is logged once the
+    interval allows, if the state still differs from the one last logged, with the count of changes in
+    between."""
+
+    def __init__(self, interval: float = STATE_LOG_SECONDS, clock=time.monotonic, logger: logging.Logger = log):
+        self.interval, self.clock, self.log = interval, clock, logger
+        self._logged: dict[str, _Logged] = {}
+        self._lock = threading.Lock()
+
+    def observe(self, st: SourceStatus) -> None:
+        now = self.clock()
+        with self._lock:
+            r = self._logged.setdefault(st.name, _Logged())
+            if r.seen is not None and st.up != r.seen:
+                r.changes += 1
+            r.seen = st.up
+            if r.up is None and st.up:  # a first refresh that works is no change
+                r.up = True
+                r.changes = 0
+                return
+            if st.up == r.up or (len(r.at) >= STATE_LOG_BURST and now - r.at[0] < self.interval):
+                return
+            between = r.changes - 1 if r.up is not None else 0
+            r.up, r.at, r.changes = st.up, (r.at + (now,))[-STATE_LOG_BURST:], 0
+        more = f" ({between} state changes since the last line not logged)" if between > 0 else ""
+        where = f" ({st.endpoint})" if st.endpoint and st.endpoint not in (st.last_error or "") else ""
+        if st.up:
+            self.log.warning("source %s%s is up again%s", st.name, where, more)
+        else:
+            self.log.warning("source %s%s is down: %s%s", st.name, where, st.last_error, more)
 
 
 @dataclass
@@ -109,8 +174,10 @@ def refresh_once(store: Store, source: Source, clock=time.time) -> bool:
 
 
 class Runner:
-    def __init__(self, store: Store, sources: list[Source], on_refresh: list[Callable[[], None]] | None = None):
+    def __init__(self, store: Store, sources: list[Source], on_refresh: list[Callable[[], None]] | None = None,
+                 state_log: StateLog | None = None):
         self.store = store
+        self.state_log = state_log or StateLog()  # serving (start) only: collect --once prints its own
         self.sources = sources
         self.on_refresh = list(on_refresh or ())  # called after each refresh updated the store
         self._stop = threading.Event()
@@ -152,6 +219,9 @@ class Runner:
         while not self._stop.is_set():
             t0 = time.monotonic()
             refresh_once(self.store, source)
+            st = next((x for x in self.store.statuses() if x.name == source.name), None)
+            if st is not None:
+                self.state_log.observe(st)
             if first_done is not None:
                 first_done.set()
             self._refreshed()

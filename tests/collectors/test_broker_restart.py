@@ -1,14 +1,21 @@
 """Jolokia and the JMX exporter agree on one real broker; a collector outlives its broker's
-restart: the source goes down (counted) while the broker is away and comes back with it."""
+restart: the source goes down (counted) while the broker is away and comes back with it, the consumer
+groups' lag with it (issue 35)."""
 
 from __future__ import annotations
 
+import logging
+import time
+
 import pytest
+from confluent_kafka import TopicPartition
 
 from collectors.app import build
+from collectors.runner import StateLog
+from kafkatools import commit_offsets, compacted, create_topic, produce, unique_topic
 from kafkatools import localbroker as lk
 from kafkatools import wait_for
-from monitor.config import BrokerConfig, ClusterConfig, Config, Timeouts
+from monitor.config import BrokerConfig, ClusterConfig, Config, Intervals, Timeouts
 
 pytestmark = pytest.mark.kafka
 
@@ -75,4 +82,79 @@ def test_collector_survives_broker_restart(tmp_path):
                                     {"cluster": "c", "broker": "1"}) == 0
     finally:
         col.close()
+        lk.stop(d, progress=lambda *_: None)
+
+
+@pytest.mark.slow  # starts (and restarts) a broker of its own
+def test_group_lag_is_back_within_two_refreshes_after_a_broker_restart(tmp_path, caplog):
+    """Issue 35: after a broker restart librdkafka can keep the group's coordinator on a broker handle it
+    has decommissioned, and every list_consumer_group_offsets of that client times out for good while
+    the source said up. Served as ``collect`` does (the runner's threads, short intervals): the group's
+    lag series are back within two refreshes that start after the broker answers again, and no refresh in
+    which every group's offsets call failed is up."""
+    d = tmp_path / "kafka-restart-groups"
+    st = lk.start(d, progress=lambda *_: None)
+    col = None
+    try:
+        topic = create_topic(st.bootstrap, unique_topic("restart-lag"), **compacted())
+        produce(st.bootstrap, topic, [(f"k{i}".encode(), b"v") for i in range(20)])
+        group = unique_topic("restart-group")
+        commit_offsets({"bootstrap.servers": st.bootstrap, "group.id": group}, [TopicPartition(topic, 0, 5)])
+        cfg = Config(clusters=(ClusterConfig(name="c", bootstrap_servers=st.bootstrap),),
+                     intervals=Intervals(admin=1, consumer_groups=1), timeouts=Timeouts(admin=3))
+        col = build(cfg)
+        col.runner.state_log = StateLog(interval=0.5)
+        src = next(s for s in col.runner.sources if s.kind == "consumer_groups")
+        refreshes = []  # (started, ended, snapshot or None, error or None), in order
+        refresh = src.refresh
+
+        def recorded():
+            t0 = time.monotonic()
+            try:
+                snap = refresh()
+            except Exception as exc:
+                refreshes.append((t0, time.monotonic(), None, exc))
+                raise
+            refreshes.append((t0, time.monotonic(), snap, None))
+            return snap
+
+        src.refresh = recorded
+        lag = {"cluster": "c", "group": group, "topic": topic}
+        reg = col.registry
+
+        def has_lag(snap):
+            return snap is not None and any(x.group == group and x.topic == topic for x in snap.lags)
+
+        with caplog.at_level(logging.WARNING, logger="compaction_monitor"):
+            col.runner.start()
+            wait_for(lambda: reg.get_sample_value("kafka_compaction_consumer_group_topic_lag_records", lag) == 15, 60,
+                     "the group's lag before the restart")
+            lk.stop(d, progress=lambda *_: None)
+            stopped = time.monotonic()
+            wait_for(lambda: any(r[0] > stopped and r[3] is not None for r in refreshes), 60,
+                     "a consumer-groups refresh failing while the broker is away")
+            time.sleep(max(0.0, stopped + 8 - time.monotonic()))  # away ~8 s
+            st2 = lk.start(d, progress=lambda *_: None)
+            assert st2.bootstrap == st.bootstrap  # same ports
+            answered = time.monotonic()
+            wait_for(lambda: len([r for r in refreshes if r[0] >= answered]) >= 2, 120,
+                     "two consumer-groups refreshes after the broker answers again")
+            after = [r for r in refreshes if r[0] >= answered][:2]
+            assert any(has_lag(snap) for _, _, snap, _ in after), \
+                [(round(e - s, 1), err or getattr(snap, "errors", None)) for s, e, snap, err in after]
+            wait_for(lambda: reg.get_sample_value("kafka_compaction_consumer_group_topic_lag_records", lag) == 15,
+                     30, "the group's lag series exported again")
+        for _, _, snap, _ in list(refreshes):  # a refresh that returned a snapshot made the source up
+            if snap is not None and snap.listed:
+                assert not all(g in snap.errors for g in snap.listed), snap.errors
+        said = [r.getMessage() for r in caplog.records if r.name == "compaction_monitor.sources"]
+        assert any("consumer_groups:c" in m and "is down: " in m for m in said), said
+        assert any("consumer_groups:c" in m and "is up again" in m for m in said), said
+        stderr_like = [r for r in caplog.records if r.name == "compaction_monitor.librdkafka"]
+        assert stderr_like, "librdkafka's lines go through logging"
+        # deduped: one line per kind per minute, so far fewer than librdkafka's ~19 a second while away
+        assert len(stderr_like) < 60, [r.getMessage() for r in stderr_like][:20]
+    finally:
+        if col is not None:
+            col.close()
         lk.stop(d, progress=lambda *_: None)
