@@ -43,6 +43,7 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import ClassVar, get_args, get_origin, get_type_hints
 
+from monitor.valuecheck import URL_SHAPE
 from monitor.topicconfig import CLEANER_SETTINGS, ConfigValueError, TopicConfig, parse_broker_value
 
 
@@ -129,8 +130,7 @@ class Thresholds:
 
 
 # Shapes beyond what a field's type says (monitor.configschema derives the rest from the fields).
-_URL = {"schema": {"type": ["string", "null"], "pattern": r"^https?://[^/\s]+",
-                   "shape": "an http:// or https:// URL"}}
+_URL = {"schema": {"type": ["string", "null"], "check": "url", "shape": URL_SHAPE}}
 _PATHS = {"schema": {"type": ["array", "string", "null"], "items": {"type": "string", "minLength": 1},
                      "shape": "a path or a list of paths"}}
 
@@ -163,7 +163,7 @@ class BrokerConfig:
 class ClusterConfig:
     name: str = "default"
     bootstrap_servers: str | None = field(default=None, metadata={"schema": {
-        "type": ["string", "array", "null"], "minLength": 1, "minItems": 1,
+        "type": ["string", "array", "null"], "minLength": 1, "minItems": 1, "check": "bootstrap",
         "items": {"type": "string", "minLength": 1, "shape": "a host:port string"},
         "shape": "host:port[,host:port...] or a list of host:port"}})
     client: dict = field(default_factory=dict, metadata={"schema": {  # passed to librdkafka as is
@@ -519,5 +519,8 @@ def _node_id(log_dirs) -> str | None:
 def _broker_id_from_url(url: str, i: int) -> str:
     from urllib.parse import urlparse
 
-    u = urlparse(url)
-    return f"{u.hostname}:{u.port}" if u.port else (u.hostname or str(i))
+    try:  # checked as written (monitor.valuecheck); a resolved password may still hold a "/" or "["
+        u = urlparse(url)
+        return f"{u.hostname}:{u.port}" if u.port else (u.hostname or str(i))
+    except ValueError:
+        return str(i)

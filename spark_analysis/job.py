@@ -28,6 +28,7 @@ from pathlib import Path
 
 from monitor.auditrun import LATEST, MARKER, REPORT, RUN_PREFIX, SUMMARY, TABLES, TEMP_PREFIX, marker_text
 from monitor import strictjson
+from monitor.valuecheck import bootstrap_problem, flag_type, number_type
 
 # Spark's Kafka source, resolved from Maven Central through spark.jars.packages. Its 4.3.0 build is
 # not published there (yet): 4.1.1 is, and reads topics under Spark 4.3 (the tests do so).
@@ -390,28 +391,30 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
     ap.add_argument("--out", required=True, help="output folder; each run adds run-<time>/ under it")
     ap.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
     ap.add_argument("--config", help="monitor.yaml: topic configs under clusters[0].topics, bootstrap servers")
-    ap.add_argument("--bootstrap-servers", help="for --input-kind topic (and topic configs via the admin API)")
+    ap.add_argument("--bootstrap-servers", type=flag_type(bootstrap_problem, str), help="for --input-kind topic (and topic configs via the admin API)")
     ap.add_argument("--cleaner-log", action="append", default=[],
                     help="a broker's log-cleaner.log: calibrates the cleaner's throughput")
-    ap.add_argument("--throughput", type=float, help="the cleaner's throughput in MiB/s (overrides the log)")
-    ap.add_argument("--cleaner-threads", type=int,
+    ap.add_argument("--throughput", type=number_type("a finite number of MiB/s above 0", above=0), help="the cleaner's throughput in MiB/s (overrides the log)")
+    ap.add_argument("--cleaner-threads", type=number_type("a whole number, at least 1", whole=True, minimum=1),
                     help="log.cleaner.threads (default: the brokers' from the admin API, else Kafka's 1)")
-    ap.add_argument("--dedupe-buffer-size", type=int,
+    ap.add_argument("--dedupe-buffer-size", type=number_type("a whole number of bytes, at least 1", whole=True,
+                                                             minimum=1),
                     help="log.cleaner.dedupe.buffer.size (default: the brokers', else Kafka's 134217728)")
-    ap.add_argument("--load-factor", type=float,
+    ap.add_argument("--load-factor", type=number_type("a finite number above 0, at most 1", above=0, maximum=1),
                     help="log.cleaner.io.buffer.load.factor (default: the brokers', else Kafka's 0.9)")
-    ap.add_argument("--hash-bytes", type=int, default=16, help="16 for MD5 (Kafka up to 4.3), 32 for SHA-256")
-    ap.add_argument("--io-max-bytes-per-second", type=float,
+    ap.add_argument("--hash-bytes", type=number_type("a whole number of bytes, at least 1", whole=True, minimum=1),
+                    default=16, help="16 for MD5 (Kafka up to 4.3), 32 for SHA-256")
+    ap.add_argument("--io-max-bytes-per-second", type=number_type("a finite number above 0", above=0),
                     help="log.cleaner.io.max.bytes.per.second (default: the brokers', else no throttle)")
-    ap.add_argument("--restore-throughput", type=float, metavar="BYTES_PER_SECOND",
+    ap.add_argument("--restore-throughput", type=number_type("a finite number above 0", above=0), metavar="BYTES_PER_SECOND",
                     help="a consumer's restore throughput for each compacted topic's restore time (default: "
                          "monitor.yaml's restore_throughput_bytes_per_second, else ./dev bench restore's measurement)")
     ap.add_argument("--restore-measurement", default=None, metavar="PATH",
                     help="the measurement file of ./dev bench restore (default: bench/out/restore.json of the checkout)")
-    ap.add_argument("--top", type=int, default=20, help="top keys / producers per topic")
+    ap.add_argument("--top", type=number_type("a whole number, at least 1", whole=True, minimum=1), default=20, help="top keys / producers per topic")
     ap.add_argument("--bucket", choices=["minute", "hour", "day", "auto"], default="auto",
                     help="tombstone build-up bucket")
-    ap.add_argument("--now-ms", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--now-ms", type=number_type("a whole number of ms", whole=True, minimum=0), help=argparse.SUPPRESS)
     return ap
 
 
