@@ -25,7 +25,7 @@ from monitor.dump import DumpParser
 from monitor.logdir import scan_partition
 from monitor.segmentstats import Counts
 from monitor.record import RecordFormatError, SegmentReader
-from monitor.regularfile import NotRegularFile, open_regular
+from monitor.regularfile import NotRegularFile, open_regular, os_reason, path_problem
 from monitor.sniff import NOT_KAFKA, SNIFF_BYTES, sniff, text_encoding
 from monitor import strictjson
 
@@ -122,11 +122,17 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
     status = 0
     for raw in paths:
         path = Path(raw)
-        if not path.exists():
-            print(f"inspect: {path}: no such file or directory", file=err)
+        problem = path_problem(path)  # a symlink loop is named as one, never "no such file"
+        if problem:
+            print(f"inspect: {problem}", file=err)
             status = 2
             continue
-        files, unreadable = expand(path)
+        try:
+            files, unreadable = expand(path)
+        except OSError as exc:  # a folder that cannot be listed
+            print(f"inspect: {path}: cannot read: {os_reason(exc)}", file=err)
+            status = 2
+            continue
         for problem in unreadable:
             print(f"inspect: cannot read: {problem}", file=err)
             status = 2
@@ -154,7 +160,7 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
                 print(f"inspect: {exc}", file=err)
                 status, readable = 2, False
             except OSError as exc:
-                print(f"inspect: {f}: cannot read: {exc.strerror or exc}", file=err)
+                print(f"inspect: {f}: cannot read: {os_reason(exc)}", file=err)
                 status, readable = 2, False
             if collected is not None and readable:
                 collected.end_of_input(name, summary.batches - batches_before,

@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from monitor.checkpoint import CHECKPOINT_FILES, CheckpointError, read_checkpoint
-from monitor.regularfile import NotRegularFile, check_regular, read_text_regular
+from monitor.regularfile import NotRegularFile, PathError, check_regular, os_reason, read_text_regular
 
 SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex")
 TOPIC_CHARS = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
@@ -158,7 +159,7 @@ def scan_partition(path: str | Path) -> PartitionDir:
                     part.unreadable.append(str(exc))
                     continue
                 except OSError as exc:
-                    part.unreadable.append(f"{entry.path}: {exc.strerror or exc}")
+                    part.unreadable.append(f"{entry.path}: {os_reason(exc)}")
                     continue
             elif suffix in SEGMENT_SUFFIXES:
                 files.setdefault(int(stem), {})[suffix] = None
@@ -215,11 +216,24 @@ def parse_properties(text: str) -> dict[str, str]:
 def scan_log_dir(path: str | Path) -> LogDir:
     """Walk one log dir: partitions, not-live folders, checkpoints (errors kept, not raised)."""
     path = Path(path)
-    if not path.is_dir():
-        raise FileNotFoundError(f"{path}: not a directory")
+    try:  # a symlink loop says so (PathError: os.strerror), never "not a directory" or "no such file"
+        if not stat.S_ISDIR(os.stat(path).st_mode):
+            raise FileNotFoundError(f"{path}: not a directory")
+        entries = sorted(os.scandir(path), key=lambda e: e.name)
+    except FileNotFoundError as exc:
+        raise exc if not exc.errno else PathError(path, exc) from None
+    except OSError as exc:
+        raise PathError(path, exc) from None
     ld = LogDir(path)
-    for entry in sorted(os.scandir(path), key=lambda e: e.name):
-        if not entry.is_dir():
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()
+        except OSError as exc:  # a folder entry that cannot be followed (a symlink loop): that partition's fault
+            if (parsed := parse_partition_dir_name(entry.name)) is not None:
+                ld.partitions.append(PartitionDir(*parsed, Path(entry.path),
+                                                  unreadable=[f"{entry.path}: {os_reason(exc)}"]))
+            continue
+        if not is_dir:
             continue
         m = NOT_LIVE.match(entry.name)
         if m:
@@ -232,6 +246,9 @@ def scan_log_dir(path: str | Path) -> LogDir:
             ld.partitions.append(scan_partition(entry.path))
         except FileNotFoundError:  # partition deleted while we walked
             ld.not_live.append((entry.name, "vanished"))
+        except OSError as exc:  # a partition folder that cannot be listed (permissions): its own fault
+            ld.partitions.append(PartitionDir(*parse_partition_dir_name(entry.name), Path(entry.path),
+                                              unreadable=[f"{entry.path}: {os_reason(exc)}"]))
     for name in CHECKPOINT_FILES:
         try:
             ld.checkpoint_lines[name] = {}
