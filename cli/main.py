@@ -494,7 +494,9 @@ def build_parser() -> argparse.ArgumentParser:
     i = sub.add_parser("inspect", help="print the records of segment files, dumps or partition folders")
     i.add_argument("paths", nargs="+", metavar="PATH")
     i.add_argument("--format", choices=["jsonl", "table"], default="table")
-    i.add_argument("--strict", action="store_true", help="stop at the first corrupt batch instead of skipping it")
+    i.add_argument("--strict", action="store_true",
+                   help="stop at the first corrupt batch instead of skipping it; a truncated batch at a segment's "
+                        "end (the batch a live segment is being appended) counts as corrupt too")
     i.add_argument("--stats", action="store_true",
                    help="print no record: totals per file, per partition and in all (text, or JSON lines with "
                         "--format jsonl)")

@@ -29,6 +29,7 @@ from pathlib import Path
 from monitor.auditrun import LATEST, MARKER, REPORT, RUN_PREFIX, SUMMARY, TABLES, TEMP_PREFIX, marker_text
 from monitor import strictjson
 from monitor.valuecheck import bootstrap_problem, flag_type, number_type
+from spark_analysis import failure
 
 # Spark's Kafka source, resolved from Maven Central through spark.jars.packages. Its 4.3.0 build is
 # not published there (yet): 4.1.1 is, and reads topics under Spark 4.3 (the tests do so).
@@ -67,7 +68,9 @@ def session(master: str | None, app: str = "kafka-compaction-audit", kafka_sourc
     for k, v in conf.items():
         b = b.config(k, v)
     spark = b.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
+    # Spark's log4j lines (every failed task's stack trace, hundreds of lines for one full disk) are off:
+    # a failure is told in one line (spark_analysis.failure); AUDIT_SPARK_LOG_LEVEL=WARN shows them again
+    spark.sparkContext.setLogLevel(os.environ.get("AUDIT_SPARK_LOG_LEVEL", "OFF"))
     if not local and os.environ.get("AUDIT_SHIP_CODE", "0") == "1":
         # a fallback for executors without the package: its sources, run by the pure-Python decoder
         # (several times slower than the C one; a zip cannot carry an extension)
@@ -369,7 +372,8 @@ def write_outputs(spark, result, out: str, run_name: str | None = None) -> str:
             pass
         if not isinstance(exc, Exception):
             raise
-        raise OutputError(f"--out {out}: writing run {run} failed ({_first_line(exc)}); nothing was kept") from exc
+        raise OutputError(f"--out {out}: writing run {run} failed: {failure.describe(exc)} at {tmp_uri}; "
+                          "nothing was kept") from exc
     base = f"{root}/{run}"
     try:
         _write_atomically(fs, f"{root_path}/{LATEST}", strictjson.dumps(
@@ -414,6 +418,10 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
     ap.add_argument("--top", type=number_type("a whole number, at least 1", whole=True, minimum=1), default=20, help="top keys / producers per topic")
     ap.add_argument("--bucket", choices=["minute", "hour", "day", "auto"], default="auto",
                     help="tombstone build-up bucket")
+    ap.add_argument("--min-free-bytes", type=number_type("a whole number of bytes", whole=True, minimum=0),
+                    default=failure.MIN_FREE_BYTES, metavar="BYTES",
+                    help="free space --out must have before Spark starts (default: %(default)s, 64 MiB: the "
+                         "run's tables and report; 0: no check)")
     ap.add_argument("--now-ms", type=number_type("a whole number of ms", whole=True, minimum=0), help=argparse.SUPPRESS)
     return ap
 
@@ -437,7 +445,6 @@ def run(args, topic_configs: dict | None = None, spark=None, broker_settings: di
     it, the measurement below)."""
     from monitor.cleanerlog import learned_throughput, parse_cleaner_log
     from spark_analysis import s3
-    from spark_analysis.audit import AuditInputs, run_audit
     from spark_analysis.fs import read_text
 
     paths = (args.input if args.input_kind != "topic" else []) + [args.out] + list(args.cleaner_log)
@@ -454,6 +461,27 @@ def run(args, topic_configs: dict | None = None, spark=None, broker_settings: di
     if args.input_kind in ("segments", "dumps"):
         list_inputs(args.input_kind, args.input)  # a path with nothing to read fails here, before Spark starts
     check_output(args.out)  # so does an --out that cannot take a run
+    if (why := failure.space_problem(args.out, getattr(args, "min_free_bytes", failure.MIN_FREE_BYTES))) is not None:
+        raise OutputError(why)  # ... or has no room for one (a full disk, before 30 s of Spark work)
+    try:
+        return _run_spark(args, spark, paths, t0, params, brokers, restore, topic_configs=topic_configs,
+                          replicas=replicas, leaders=leaders, file_configs=file_configs, admin_asked=admin_asked,
+                          admin=admin, admin_error=admin_error)
+    except Exception as exc:
+        if failure.is_spark_failure(exc):  # the JVM's stack traces, told in one line
+            raise SparkFailure(f"Spark failed: {failure.describe(exc)}") from None
+        raise
+
+
+class SparkFailure(ValueError):
+    """A Spark job that failed, its root cause in one line (``spark_analysis.failure.describe``)."""
+
+
+def _run_spark(args, spark, paths, t0, params, brokers, restore, *, topic_configs, replicas, leaders, file_configs,
+               admin_asked, admin, admin_error):
+    from spark_analysis import s3
+    from spark_analysis.audit import AuditInputs, run_audit
+
     own = spark is None
     if own:
         log(f"starting Spark ({args.master or 'default master'}) ...")
