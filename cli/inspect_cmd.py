@@ -24,6 +24,7 @@ from typing import Iterator, TextIO
 from cli.inspect_jsonl import batch_lines
 from cli.inspect_stats import StatsCollector, render_jsonl, render_text
 from monitor.dump import DumpParser
+from monitor.excerpt import excerpt
 from monitor.logdir import scan_partition
 from monitor.segmentstats import Counts
 from monitor.record import RecordFormatError, SegmentReader
@@ -72,7 +73,7 @@ def iter_file(path: Path, summary: Summary, skip_corrupt: bool,
                 summary.batches += 1
                 summary.bytes += batch.size or 0
                 yield batch, batch.records()
-        summary.dump_problems += [f"{path}: line {p.line}: {p.reason}: {p.text[:80]!r}" for p in parser.problems]
+        summary.dump_problems += [f"{path}: line {p.line}: {p.reason}: {excerpt(p.text)}" for p in parser.problems]
         summary.notes += [f"{path}: line {line}: skipped the section of {f} (an index holds no records)"
                           for f, line in parser.skipped_sections]
         if parser.batchless_records:

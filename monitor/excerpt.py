@@ -26,26 +26,42 @@ def _escaped(ch: str) -> str:
     return repr(ch)[1:-1]  # \x00, \n, \t, \u200b, \U0001f600 ...
 
 
-def excerpt(content: str | bytes | bytearray | memoryview, limit: int = EXCERPT_CHARS, *, more: bool = False) -> str:
-    """``content`` quoted for a message: its first characters, escaped, at most ``limit`` of them in
-    all (escapes count with their length), in single quotes; cut content ends ``...'`` and says how
-    long the whole is (``(4096 bytes)``, ``(268435456 characters)``); ``more``: ``content`` is the
-    head of something longer (``'...' (more follows)``). Bytes are read as UTF-8, an undecodable byte
-    shown as ``\\xNN``."""
-    total = len(content)
+def _head(content, limit: int) -> tuple[str, bool, str]:
+    """(the escaped head of ``content``, at most ``limit`` characters, whole escapes only; whether it
+    is all of it; the unit of its length)."""
     head = content[: limit + 1]
     if isinstance(head, (bytes, bytearray, memoryview)):
         head, unit = bytes(head).decode("utf-8", "surrogateescape"), "bytes"
     else:
         unit = "characters"
     out, used = [], 0
-    for c in head:  # whole escapes only: never cut inside one
+    for c in head:
         e = _escaped(c)
         if used + len(e) > limit:
             break
         out.append(e)
         used += len(e)
-    text = "".join(out)
-    if len(out) == total and not more:
+    return "".join(out), len(out) == len(content), unit
+
+
+def excerpt(content: str | bytes | bytearray | memoryview, limit: int = EXCERPT_CHARS, *, more: bool = False) -> str:
+    """``content`` quoted for a message: its first characters, escaped, at most ``limit`` of them in
+    all (escapes count with their length), in single quotes; cut content ends ``...'`` and says how
+    long the whole is (``(4096 bytes)``, ``(268435456 characters)``); ``more``: ``content`` is the
+    head of something longer (``'...' (more follows)``). Bytes are read as UTF-8, an undecodable byte
+    shown as ``\\xNN``."""
+    text, whole, unit = _head(content, limit)
+    if whole and not more:
         return f"'{text}'"
-    return f"'{text}...' ({'more follows' if more else f'{total} {unit}'})"
+    return f"'{text}...' ({'more follows' if more else f'{len(content)} {unit}'})"
+
+
+MESSAGE_CHARS = 200  # a message taken from a file (an exception's, in a log) is prose: a little longer
+
+
+def shortened(text: str, limit: int = MESSAGE_CHARS) -> str:
+    """A message read from a file (a Java exception's first line in log-cleaner.log), to be shown as a
+    message rather than quoted: escaped as ``excerpt`` does, without quotes, cut with ``... (N
+    characters)``."""
+    head, whole, unit = _head(text, limit)
+    return head if whole else f"{head}... ({len(text)} {unit})"

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from monitor.checkpoint import CHECKPOINT_FILES, CheckpointError, read_checkpoint
-from monitor.regularfile import NotRegularFile, PathError, check_regular, os_reason, read_text_regular
+from monitor.regularfile import NotRegularFile, PathError, check_regular, open_regular, os_reason
 
 SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex")
 TOPIC_CHARS = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
@@ -188,9 +188,17 @@ def scan_partition(path: str | Path) -> PartitionDir:
     return part
 
 
+MAX_META_BYTES = 64 * 1024  # Kafka's meta.properties is a few lines; more is a damaged or foreign file
+
+
 def read_meta_properties(path: str | Path) -> dict[str, str]:
+    """A log dir's meta.properties, at most ``MAX_META_BYTES`` of it (a larger file is not read: {})."""
     try:
-        text = read_text_regular(path)
+        with open_regular(path) as fh:
+            raw = fh.read(MAX_META_BYTES + 1)
+        if len(raw) > MAX_META_BYTES:
+            return {}
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return {}
     return parse_properties(text)
@@ -198,8 +206,10 @@ def read_meta_properties(path: str | Path) -> dict[str, str]:
 
 def meta_node_id(meta: dict[str, str]) -> str | None:
     """The broker's id in a log dir's meta.properties: ``node.id`` (v1), ``broker.id`` (v0)
-    (Kafka's MetaProperties)."""
-    return meta.get("node.id") or meta.get("broker.id") or None
+    (Kafka's MetaProperties); None unless it is an int, as Kafka reads it (a damaged file's bytes never
+    become a broker label)."""
+    nid = meta.get("node.id") or meta.get("broker.id") or None
+    return nid if nid is None or (nid.isascii() and nid.lstrip("-").isdigit() and len(nid) <= 11) else None
 
 
 def parse_properties(text: str) -> dict[str, str]:

@@ -199,9 +199,9 @@ def read_checkpoints(inputs: list[str]) -> tuple[dict, dict]:
 def read_log_dirs(inputs: list[str]) -> dict:
     """log dir -> ``replicas.LogDirInfo`` of every log dir under the inputs: its cleaner-offset-checkpoint
     and log-start-offset-checkpoint entries and the broker id of its meta.properties."""
-    from monitor.checkpoint import CheckpointError, parse_checkpoint
-    from monitor.logdir import meta_node_id, parse_properties
-    from spark_analysis.fs import list_files, read_text
+    from monitor.checkpoint import CheckpointError, read_checkpoint_stream
+    from monitor.logdir import MAX_META_BYTES, meta_node_id, parse_properties
+    from spark_analysis.fs import filesystem, list_files
     from spark_analysis.replicas import LogDirInfo
 
     dirs: dict = {}
@@ -218,17 +218,23 @@ def read_log_dirs(inputs: list[str]) -> dict:
             name = f.rsplit("/", 1)[-1]
             if name not in names:
                 continue
-            text = read_text(f)
-            if text is None:
+            try:  # in bounded pieces: a damaged file costs neither memory nor a line of megabytes
+                fs, path = filesystem(f)
+                with fs.open_input_stream(path) as fh:
+                    if name == "meta.properties":
+                        raw = fh.read(MAX_META_BYTES + 1)
+                        text = raw.decode("utf-8", "replace") if len(raw) <= MAX_META_BYTES else ""
+                    else:
+                        entries = read_checkpoint_stream(fh.read, f)
+            except OSError:
+                continue
+            except CheckpointError as exc:
+                log(f"ignoring {exc}")
+                dirs.setdefault(f.rsplit("/", 1)[0], LogDirInfo())  # the log dir is there, its checkpoint is not
                 continue
             info = dirs.setdefault(f.rsplit("/", 1)[0], LogDirInfo())
             if name == "meta.properties":
                 info.broker = meta_node_id(parse_properties(text))
-                continue
-            try:
-                entries = parse_checkpoint(text, f)
-            except CheckpointError as exc:
-                log(f"ignoring {exc}")
                 continue
             (info.cleaner if name == "cleaner-offset-checkpoint" else info.starts).update(entries)
     return dict(sorted(dirs.items()))
