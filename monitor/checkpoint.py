@@ -122,16 +122,27 @@ def read_checkpoint_stream(read: Callable[[int], bytes], file: str = "<checkpoin
         if len(parts) != 3:
             raise CheckpointError(file, i, f"expected '<topic> <partition> <offset>', got {excerpt(line)}")
         topic, part, off = parts
-        try:
-            entries[(topic, int(part))] = int(off)
-            if lines_of is not None:
-                lines_of[(topic, int(part))] = i
+        try:  # Kafka reads them with Integer.parseInt and Long.parseLong: more digits are no number to it
+            partition, offset = _java_int(part, 31), _java_int(off, 63)
         except ValueError:
             raise CheckpointError(file, i, f"partition or offset is not a number in {excerpt(line)}") from None
+        entries[(topic, partition)] = offset
+        if lines_of is not None:
+            lines_of[(topic, partition)] = i
     if found != expected:
         raise CheckpointError(file, 2 + found + 1 if found < expected else 2,
                               f"header says {expected} entries, found {found}")
     return entries
+
+
+def _java_int(text: str, bits: int) -> int:
+    """``text`` as Java's parseInt (``bits`` 31) or parseLong (63) reads it; ValueError otherwise."""
+    if not text.isascii() or len(text) > 20:
+        raise ValueError(text)
+    n = int(text)
+    if not -(1 << bits) <= n < (1 << bits):
+        raise ValueError(text)
+    return n
 
 
 def parse_checkpoint(text: str, file: str = "<checkpoint>", lines_of: dict | None = None) -> dict[tuple[str, int], int]:

@@ -16,7 +16,7 @@ import errno
 import os
 
 from monitor.cleanerlog import root_exception
-from monitor.excerpt import excerpt
+from monitor.excerpt import shortened
 
 # Errors of the operating system a Java stack trace names by their strerror text, most telling first:
 # a full disk or quota, then what else makes a write fail.
@@ -52,9 +52,9 @@ def describe(exc: BaseException) -> str:
     said = os_error_in(text)
     if said:
         return f"{said} ({root[0]})" if root else said
-    if root:
-        return f"{root[0]}: {excerpt(root[1], 200)[1:-1]}" if root[1] else root[0]
-    return excerpt(lines[0] if lines else type(exc).__name__, 200)[1:-1]
+    if root:  # its message already shortened (root_exception)
+        return f"{root[0]}: {root[1]}" if root[1] else root[0]
+    return shortened(lines[0] if lines else type(exc).__name__)
 
 
 def is_spark_failure(exc: BaseException) -> bool:

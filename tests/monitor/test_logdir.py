@@ -89,3 +89,21 @@ def test_leftovers_are_named_with_kind_size_and_change_time(tmp_path):
     assert renamed.changed_ns > 1_000_000 * 10**9  # the rename's time, not the kept mtime
     changed_ms = renamed.changed_ns // 1_000_000
     assert not renamed.stale(changed_ms + 60_000, 60_000) and renamed.stale(changed_ms + 60_001, 60_000)
+
+
+def test_a_log_dir_that_is_a_symlink_loop_says_so_and_a_looped_partition_is_that_partitions_fault(tmp_path):
+    from monitor.regularfile import PathError
+
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    with pytest.raises(PathError, match="too many levels of symbolic links"):
+        scan_log_dir(tmp_path / "a")
+    logs = tmp_path / "logs"
+    (logs / "orders-0").mkdir(parents=True)
+    (logs / "orders-0" / "00000000000000000000.log").write_bytes(b"")
+    (logs / "orders-1").symlink_to(logs / "orders-1")
+    (logs / "stray-link").symlink_to(logs / "stray-link")  # no partition's name: not one of Kafka's folders
+    ld = scan_log_dir(logs)
+    by = {p.partition: p for p in ld.partitions}
+    assert set(by) == {0, 1} and by[0].segments and not by[0].unreadable
+    assert by[1].unreadable == [f"{logs / 'orders-1'}: too many levels of symbolic links"]
