@@ -44,17 +44,17 @@ def one_line(r: subprocess.CompletedProcess, code: int = 2) -> str:
     (["collect", "--jolokia-url", "http://monitor:hunter2@kafka-1:99999/jolokia", "--once"], "--jolokia-url",
      "'http://monitor:***@kafka-1:99999/jolokia'"),
     (["collect", "--bootstrap-servers", "k1:9092,k2:99999", "--once"], "--bootstrap-servers", "port 99999"),
-    (["explain", "--bootstrap-server", "[::1:9092", "--log-dir", "."], "--bootstrap-server", "no closing ]"),
+    (["explain", "--bootstrap-server", "[::1:9092", "--log-dir", "{tmp}"], "--bootstrap-server", "no closing ]"),
     (["dashboard", "--port", "65536"], "--port", "got '65536' (out of range)"),
     (["dashboard", "--prometheus-url", "prom:9090"], "--prometheus-url", "no http:// or https:// in front"),
     (["demo", "--duration", "nan"], "--duration", "got 'nan' (not finite)"),
     (["broker", "start", "--brokers", "0"], "--brokers", "at least 1, got '0'"),
-    (["audit", "--input", ".", "--out", "x", "--throughput", "inf"], "--throughput", "(not finite)"),
-    (["audit", "--input", ".", "--out", "x", "--load-factor", "1.5"], "--load-factor", "(out of range)"),
-    (["audit", "--input", ".", "--out", "x", "--bootstrap-servers", "k:0"], "--bootstrap-servers", "port 0"),
+    (["audit", "--input", "{tmp}", "--out", "{tmp}/out", "--throughput", "inf"], "--throughput", "(not finite)"),
+    (["audit", "--input", "{tmp}", "--out", "{tmp}/out", "--load-factor", "1.5"], "--load-factor", "(out of range)"),
+    (["audit", "--input", "{tmp}", "--out", "{tmp}/out", "--bootstrap-servers", "k:0"], "--bootstrap-servers", "port 0"),
 ])
-def test_a_bad_flag_value_is_one_line_naming_the_flag_exit_2(args, flag, says):
-    line = one_line(run(*args))
+def test_a_bad_flag_value_is_one_line_naming_the_flag_exit_2(args, flag, says, tmp_path):
+    line = one_line(run(*[a.replace("{tmp}", str(tmp_path)) for a in args]))
     assert f"error: argument {flag}: " in line and says in line, line
     assert "hunter2" not in line
 
