@@ -369,7 +369,9 @@ def parse_config(data: dict | None, file: str | None = None, environ=None) -> Co
 
     found = problems(data)
     if not found:
+        written = data
         data, found = resolve(data, environ, deferred=DEFERRED_SECRETS)
+        found = found or _resolved_url_problems(written, data)
     if found:
         errors = [ConfigError(k, r, file) for k, r in found]
         raise ConfigError(found[0][0], found[0][1], file, problems=errors)
@@ -498,11 +500,32 @@ def with_command_line(cfg: Config, *, bootstrap_servers=None, jmx_urls=(), jolok
 
 def _resolved(flag: str, values) -> list[str]:
     from monitor.secrets import SecretError, resolve_string
+    from monitor.valuecheck import resolved_url_problem
 
     try:
-        return [resolve_string(v) for v in values]
+        out = [resolve_string(v) for v in values]
     except SecretError as exc:
         raise ConfigError(flag, str(exc)) from None
+    for written, value in zip(values, out):
+        if (why := resolved_url_problem(written, value)) is not None:
+            raise ConfigError(flag, why)
+    return out
+
+
+def _resolved_url_problems(written, resolved) -> list[tuple[str, str]]:
+    """URLs of the file that are no URL once their references are resolved (``resolved_url_problem``)."""
+    from monitor.valuecheck import resolved_url_problem
+
+    found = []
+    pairs = [(k, (written or {}).get(k), (resolved or {}).get(k)) for k in ("prometheus_url", "collector_url")]
+    for i, c in enumerate((written or {}).get("clusters") or []):
+        for j, b in enumerate((c or {}).get("brokers") or []):
+            rb = resolved["clusters"][i]["brokers"][j]
+            pairs += [(f"clusters[{i}].brokers[{j}].{k}", b.get(k), rb.get(k)) for k in ("jmx_url", "jolokia_url")]
+    for key, w, r in pairs:
+        if isinstance(w, str) and isinstance(r, str) and (why := resolved_url_problem(w, r)):
+            found.append((key, why))
+    return found
 
 
 def _node_id(log_dirs) -> str | None:

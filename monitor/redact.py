@@ -13,7 +13,10 @@ import re
 REDACTED = "***"
 SECRET_WORDS = ("password", "secret", "token", "credential", "jaas", "private")
 SECRET_KEYS = frozenset({"ssl.key.pem", "sasl.oauthbearer.config", "ssl_key", "ssl.keystore.key"})
-_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^:@/\s]*)(?::(?P<pw>[^@/\s]*))?@")
+# the user part ends at the authority's last "@" (the one followed by a host and then "/", "?", "#", a
+# space or the end), so a password holding "/" or "@" (a secret not percent-encoded) is redacted whole
+_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^:@/\s]*)(?::(?P<pw>\S*?))?"
+                       r"@(?=[^@\s/?#]*(?:[/?#\s]|$))")
 
 
 def is_secret_key(key) -> bool:

@@ -150,6 +150,18 @@ def url_problem(value) -> str | None:
     return None if why is None else _expected(URL_SHAPE, value, why)
 
 
+def resolved_url_problem(written: str, resolved: str) -> str | None:
+    """A URL checked as written (its ``${...}`` references as placeholders) that is no URL once they are
+    resolved: a secret with ``/``, ``@``, ``[`` or ``:`` in it breaks the user part. Said without any
+    part of the resolved value (a misparsed URL's "port" or "host" would be a piece of the secret)."""
+    from monitor.secrets import has_reference
+
+    if not has_reference(written) or url_problem(resolved) is None:
+        return None
+    return (f"expected {URL_SHAPE}, got {shown(_shown_url(written))} (with its reference resolved it is no URL: "
+            "percent-encode the secret's / @ [ ] : ? # characters)")
+
+
 def bootstrap_problem(value) -> str | None:
     """Kafka bootstrap servers: ``host:port`` items, comma-separated (or a list of them); a port is
     optional (librdkafka's default 9092) but, when given, from 1 to 65535."""

@@ -4,6 +4,7 @@ in-flight tail a note. Processes as a user runs them; the files are made here.""
 
 from __future__ import annotations
 
+import os
 import resource
 import subprocess
 import sys
@@ -170,3 +171,22 @@ def test_a_cut_batch_that_is_not_the_tail_is_still_corrupt(tmp_path):
     seg.write_bytes(bytes(data))
     r = run("inspect", str(seg))
     assert r.returncode == 1 and "inspect: corrupt: " in r.stderr and "note:" not in r.stderr, r.stderr
+
+
+def test_a_secret_that_breaks_its_url_is_named_without_any_piece_of_it(tmp_path):
+    """``--jmx-url 'http://u:${env:JP}@h:1/metrics'`` with a password holding ``/`` and ``[``: checked once
+    resolved, named without the secret (was: a source failing with ``Port could not be cast to integer
+    value as 'a'``, a piece of the password)."""
+    env = {**os.environ, "JP": "s3/cr[t"}
+    r = subprocess.run([sys.executable, "-m", "cli", "collect", "--jmx-url", "http://u:${env:JP}@127.0.0.1:1/metrics",
+                        "--once"], capture_output=True, text=True, timeout=120, env=env)
+    assert one_line(r) == ("compaction-monitor: config error: --jmx-url: expected an http:// or https:// URL, got "
+                           "'http://u:***@127.0.0.1:1/metrics' (with its reference resolved it is no URL: "
+                           "percent-encode the secret's / @ [ ] : ? # characters)")
+    cfg = tmp_path / "monitor.yaml"
+    cfg.write_text("clusters:\n  - brokers:\n      - {id: 1, jolokia_url: 'http://u:${env:JP}@h:1/jolokia'}\n")
+    r = subprocess.run([sys.executable, "-m", "cli", "config", "check", str(cfg)], capture_output=True, text=True,
+                       timeout=120, env=env)
+    assert "clusters[0].brokers[0].jolokia_url: expected an http:// or https:// URL, got 'http://u:***@h:1" \
+           "/jolokia' (with its reference resolved it is no URL" in one_line(r)
+    assert "s3" not in r.stderr + r.stdout and "cr[t" not in r.stderr + r.stdout
