@@ -27,7 +27,11 @@ def is_secret_key(key) -> bool:
 def redact_url(text: str) -> str:
     """Every URL's user part in ``text`` without its password (a user alone may be a token too: kept
     as ``***``)."""
+    from monitor.secrets import REFERENCE
+
     def repl(m):
+        if m.group("pw") is not None and REFERENCE.fullmatch(m.group("pw")):
+            return m.group(0)  # a ${provider:...} reference says where the secret is, never what it is
         if m.group("pw") is not None:
             return f"{m.group('scheme')}{m.group('user')}:{REDACTED}@"
         return f"{m.group('scheme')}{REDACTED}@"
