@@ -181,7 +181,7 @@ def test_a_secret_that_breaks_its_url_is_named_without_any_piece_of_it(tmp_path)
     r = subprocess.run([sys.executable, "-m", "cli", "collect", "--jmx-url", "http://u:${env:JP}@127.0.0.1:1/metrics",
                         "--once"], capture_output=True, text=True, timeout=120, env=env)
     assert one_line(r) == ("compaction-monitor: config error: --jmx-url: expected an http:// or https:// URL, got "
-                           "'http://u:***@127.0.0.1:1/metrics' (with its reference resolved it is no URL: "
+                           "'http://u:${env:JP}@127.0.0.1:1/metrics' (with its reference resolved it is no URL: "
                            "percent-encode the secret's / @ [ ] : ? # characters)")
     cfg = tmp_path / "monitor.yaml"
     cfg.write_text("clusters:\n  - brokers:\n      - {id: 1, jolokia_url: 'http://u:${env:JP}@h:1/jolokia'}\n")
