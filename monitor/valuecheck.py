@@ -53,9 +53,11 @@ def _shown_url(value: str) -> str:
     """A URL for a message: its whole user part as ``***`` (a bad URL's password may hold what
     ``redact_url`` would not take for one: a space, a slash)."""
     from monitor.redact import redact_url
+    from monitor.secrets import REFERENCE
 
-    if redact_url(value) != value:
-        return value  # shown redacted (user:***@) by ``shown``
+    plain = REFERENCE.sub("ref", value)
+    if redact_url(plain) != plain:
+        return value  # a user part redact_url finds: shown as user:***@ (or its ${...} reference) by ``shown``
     scheme, sep, rest = value.partition("://")
     if sep and "@" in rest:
         return f"{scheme}://***@{rest.rpartition('@')[2]}"
