@@ -25,6 +25,7 @@ from collectors.logdirs import TRANSACTION_MAX_TIMEOUT, LogDirScanner, offsets_t
 from collectors.runner import Runner, Source, Store
 from monitor.causes import BrokerFacts, duration, unknown_cause
 from monitor.config import BrokerConfig, ClusterConfig, Config
+from monitor.regularfile import os_reason
 from monitor.lsocheck import LeaderLso
 from monitor.offsetgroups import unlisted
 from monitor.streams import streams_role
@@ -338,7 +339,7 @@ def _read_cleaner_log(path: str, err, prog: str):
     try:
         snap = follower.refresh()
     except OSError as exc:
-        print(f"{prog}: {path}: cannot read the cleaner log: {exc.strerror or exc}", file=err)
+        print(f"{prog}: {path}: cannot read the cleaner log: {os_reason(exc)}", file=err)
         return None
     finally:
         follower.close()

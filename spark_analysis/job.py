@@ -286,8 +286,10 @@ def check_output(out: str) -> None:
     probe file written and removed. Done before Spark starts, so a bad ``--out`` costs no Spark work."""
     import pyarrow.fs as pafs
 
-    from spark_analysis.fs import filesystem
+    from spark_analysis.fs import filesystem, local_problem
 
+    if (why := local_problem(out, missing_ok=True)) is not None:  # a symlink loop or a dangling link, named so
+        raise OutputError(f"--out {why}")
     try:
         fs, path = filesystem(out)
         info = fs.get_file_info(path)
@@ -451,7 +453,7 @@ def run(args, topic_configs: dict | None = None, spark=None, broker_settings: di
     it, the measurement below)."""
     from monitor.cleanerlog import learned_throughput, parse_cleaner_log
     from spark_analysis import s3
-    from spark_analysis.fs import read_text
+    from spark_analysis.fs import local_problem, read_text
 
     paths = (args.input if args.input_kind != "topic" else []) + [args.out] + list(args.cleaner_log)
     s3.check_buckets(paths)  # a missing bucket or refused credentials: named, before any Spark work
@@ -460,7 +462,8 @@ def run(args, topic_configs: dict | None = None, spark=None, broker_settings: di
     for f in args.cleaner_log:
         text = read_text(f)
         if text is None:
-            raise FileNotFoundError(f"{f}: cannot read the cleaner log")
+            why = local_problem(f)
+            raise FileNotFoundError(f"{f}: cannot read the cleaner log" + (f" ({why.split(': ', 1)[1]})" if why else ""))
         stats += parse_cleaner_log(text.splitlines())
     params, brokers = cleaner_params(args, learned_throughput(stats), broker_settings, settings)
     restore = restore_throughput(args, restore_config)

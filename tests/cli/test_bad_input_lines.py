@@ -122,6 +122,14 @@ def test_a_symlink_loop_is_named_as_one(tmp_path):
     r = run("logdir", str(loop))
     assert r.returncode == 2 and "no such file" not in r.stderr and "not a directory" not in r.stderr
     assert lines_of(r)[0] == f"logdir: {loop}: cannot read log dir: {loop}: too many levels of symbolic links"
+    r = run("logdir", str(tmp_path), "--cleaner-log", str(loop))
+    assert f"logdir: {loop}: cannot read the cleaner log: too many levels of symbolic links" in lines_of(r)
+    three_v2_batches(tmp_path / "logs" / "orders-0" / "00000000000000000000.log")
+    for args, says in ((["--input", str(loop), "--out", str(tmp_path / "out")], f"{loop}: too many levels"),
+                       (["--input", str(tmp_path / "logs"), "--out", str(loop)], f"--out {loop}: too many levels"),
+                       (["--input", str(tmp_path / "logs"), "--out", str(tmp_path / "out"), "--cleaner-log", str(loop)],
+                        f"{loop}: cannot read the cleaner log (too many levels of symbolic links)")):
+        assert one_line(run("audit", *args)).startswith(f"compaction-monitor: audit: {says}"), args
 
 
 def test_a_looped_partition_folder_is_that_partitions_fault_not_the_log_dirs(tmp_path):
