@@ -5,7 +5,9 @@ the tests rely on them; ``cli.inspect_jsonl`` writes them without a general enco
 table`` is for people. ``--stats`` prints no record: totals per file, per partition and in all
 (``cli.inspect_stats``), as text or, with ``--format jsonl``, one JSON object per line. A summary goes
 to stderr. The exit status is 1 when corruption was met (how many batches were skipped is in the
-summary), 2 for a path that cannot be used at all.
+summary), 2 for a path that cannot be used at all. A truncated batch where a segment ends is what a
+live segment shows while a producer's batch is being appended: as in the collector
+(``SegmentReader.log_faults``) it is a note, not corruption, unless ``--strict``.
 
 It lives with the command line, not in the core: it is presentation (formats, messages, exit
 statuses) over the core's readers (``monitor.record``, ``monitor.dump``, ``monitor.logdir``).
@@ -22,11 +24,12 @@ from typing import Iterator, TextIO
 from cli.inspect_jsonl import batch_lines
 from cli.inspect_stats import StatsCollector, render_jsonl, render_text
 from monitor.dump import DumpParser
+from monitor.excerpt import excerpt
 from monitor.kafkanames import printable
 from monitor.logdir import scan_partition
 from monitor.segmentstats import Counts
 from monitor.record import RecordFormatError, SegmentReader
-from monitor.regularfile import NotRegularFile, open_regular
+from monitor.regularfile import NotRegularFile, open_regular, os_reason, path_problem
 from monitor.sniff import NOT_KAFKA, SNIFF_BYTES, sniff, text_encoding
 from monitor import strictjson
 
@@ -73,7 +76,7 @@ def iter_file(path: Path, summary: Summary, skip_corrupt: bool,
                 summary.batches += 1
                 summary.bytes += batch.size or 0
                 yield batch, batch.records()
-        summary.dump_problems += [f"{path}: line {p.line}: {p.reason}: {p.text[:80]!r}" for p in parser.problems]
+        summary.dump_problems += [f"{path}: line {p.line}: {p.reason}: {excerpt(p.text)}" for p in parser.problems]
         summary.notes += [f"{path}: line {line}: skipped the section of {f} (an index holds no records)"
                           for f, line in parser.skipped_sections]
         if parser.batchless_records:
@@ -87,8 +90,14 @@ def iter_file(path: Path, summary: Summary, skip_corrupt: bool,
             summary.bytes += batch.size
             yield batch, recs
     finally:
-        summary.batches_skipped += reader.batches_skipped
-        summary.faults += [str(f) for f in reader.faults]
+        # the collector's rule (SegmentReader.log_faults): a truncated batch where the read stopped is the
+        # batch being appended to a live segment, not a fault; --strict (skip_corrupt False) raised it instead
+        faults = reader.log_faults()
+        tail = [f for f in reader.faults if f not in faults]
+        summary.batches_skipped += reader.batches_skipped - len(tail)
+        summary.faults += [str(f) for f in faults]
+        summary.notes += [f"{f}: left out, as the collector does: the batch being appended to a live segment "
+                          "(or a tail cut short); --strict counts it as corrupt" for f in tail]
 
 
 TABLE_COLUMNS = [("offset", 10), ("timestamp", 13), ("key", 24), ("value_size", 10), ("flags", 14), ("codec", 6)]
@@ -125,11 +134,17 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
     status = 0
     for raw in paths:
         path = Path(raw)
-        if not path.exists():
-            print(f"inspect: {path}: no such file or directory", file=err)
+        problem = path_problem(path)  # a symlink loop is named as one, never "no such file"
+        if problem:
+            print(f"inspect: {problem}", file=err)
             status = 2
             continue
-        files, unreadable, ignored = expand(path)
+        try:
+            files, unreadable, ignored = expand(path)
+        except OSError as exc:  # a folder that cannot be listed
+            print(f"inspect: {path}: cannot read: {os_reason(exc)}", file=err)
+            status = 2
+            continue
         for line in ignored:  # not a fault: Kafka would not load these as segments either
             print(f"inspect: {line}", file=err)
         for problem in unreadable:
@@ -159,7 +174,7 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
                 print(f"inspect: {exc}", file=err)
                 status, readable = 2, False
             except OSError as exc:
-                print(f"inspect: {f}: cannot read: {exc.strerror or exc}", file=err)
+                print(f"inspect: {f}: cannot read: {os_reason(exc)}", file=err)
                 status, readable = 2, False
             if collected is not None and readable:
                 collected.end_of_input(name, summary.batches - batches_before,

@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from cli import extras
+from cli import extras, flags
 
 DEFAULT_BROKER_DIR = Path(".compaction-monitor") / "broker"
 
@@ -479,7 +479,7 @@ def build_parser() -> argparse.ArgumentParser:
     actions.add_parser("fetch", parents=[common], help="resolve the broker jars with Maven (once)")
     st = actions.add_parser("start", parents=[common], help="format storage if needed and start the broker")
     st.add_argument("--override", action="append", metavar="KEY=VALUE", help="extra broker property")
-    st.add_argument("--brokers", type=int, default=1,
+    st.add_argument("--brokers", type=flags.count, default=1,
                     help="nodes (combined broker+controller, one controller quorum); default %(default)s")
     st.add_argument("--security", choices=["plaintext", "sasl_ssl"], default="plaintext",
                     help="sasl_ssl: SCRAM-SHA-512 over TLS, ACLs on, users admin/monitor/blind (default %(default)s)")
@@ -494,7 +494,9 @@ def build_parser() -> argparse.ArgumentParser:
     i = sub.add_parser("inspect", help="print the records of segment files, dumps or partition folders")
     i.add_argument("paths", nargs="+", metavar="PATH")
     i.add_argument("--format", choices=["jsonl", "table"], default="table")
-    i.add_argument("--strict", action="store_true", help="stop at the first corrupt batch instead of skipping it")
+    i.add_argument("--strict", action="store_true",
+                   help="stop at the first corrupt batch instead of skipping it; a truncated batch at a segment's "
+                        "end (the batch a live segment is being appended) counts as corrupt too")
     i.add_argument("--stats", action="store_true",
                    help="print no record: totals per file, per partition and in all (text, or JSON lines with "
                         "--format jsonl)")
@@ -514,7 +516,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("paths", nargs="*", metavar="TOPIC[-PARTITION]", help="topics or partitions (default: all)")
     e.add_argument("--log-dir", action="append", help="a broker log dir readable here (repeatable)")
     e.add_argument("--config", help="monitor.yaml (log dirs, bootstrap servers, topic configs)")
-    e.add_argument("--bootstrap-server", help="Kafka bootstrap servers: topic configs, and the fixes' commands")
+    e.add_argument("--bootstrap-server", type=flags.bootstrap,
+                   help="Kafka bootstrap servers: topic configs, and the fixes' commands")
     e.add_argument("--topic-config", action="append", metavar="TOPIC:KEY=VALUE",
                    help="a topic config, e.g. orders:min.cleanable.dirty.ratio=0.3 (repeatable)")
     e.add_argument("--cleaner-log", help="the broker's log-cleaner.log: uncleanable partitions and dead threads")
@@ -524,7 +527,8 @@ def build_parser() -> argparse.ArgumentParser:
     cc = sub.add_parser("check-config", help="lint compacted topics' live settings against known pitfalls")
     cc.add_argument("topics", nargs="*", metavar="TOPIC", help="topics to check (default: every compacted topic)")
     cc.add_argument("--config", help="monitor.yaml (bootstrap servers, client settings, log dirs)")
-    cc.add_argument("--bootstrap-server", help="Kafka bootstrap servers: live topic configs and consumer groups")
+    cc.add_argument("--bootstrap-server", type=flags.bootstrap,
+                    help="Kafka bootstrap servers: live topic configs and consumer groups")
     cc.add_argument("--log-dir", action="append",
                     help="a broker log dir readable here (repeatable): write rates, tombstones, active segments")
     cc.add_argument("--format", choices=["text", "json"], default="text")
@@ -532,13 +536,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("collect", help="serve compaction metrics to Prometheus")
     c.add_argument("--config", help="monitor.yaml")
-    c.add_argument("--bootstrap-servers", help="Kafka bootstrap servers (admin API, consumer groups)")
-    c.add_argument("--jmx-url", action="append", help="a broker's JMX exporter /metrics URL (repeatable)")
-    c.add_argument("--jolokia-url", action="append", help="a broker's Jolokia base URL (repeatable)")
+    c.add_argument("--bootstrap-servers", type=flags.bootstrap, help="Kafka bootstrap servers (admin API, consumer groups)")
+    c.add_argument("--jmx-url", action="append", type=flags.url, help="a broker's JMX exporter /metrics URL (repeatable)")
+    c.add_argument("--jolokia-url", action="append", type=flags.url, help="a broker's Jolokia base URL (repeatable)")
     c.add_argument("--log-dir", action="append", help="a broker log dir readable here (repeatable)")
     c.add_argument("--cleaner-log", help="the broker's log-cleaner.log, followed through rotation")
     c.add_argument("--cluster", help="the cluster label (default: the config's, else 'default')")
-    c.add_argument("--port", type=int, help="listen port (default 9690; 0 picks a free one)")
+    c.add_argument("--port", type=flags.port, help="listen port (default 9690; 0 picks a free one)")
     c.add_argument("--address", help="listen address (default 0.0.0.0: every interface, as Prometheus' exporters)")
     c.add_argument("--web.config.file", dest="web_config_file", metavar="FILE",
                    help="TLS and basic auth for /metrics, in Prometheus exporter-toolkit's web config format")
@@ -572,10 +576,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("dashboard", help="the Streamlit dashboard")
     d.add_argument("--config", help="monitor.yaml (prometheus_url, collector_url, audit_dir)")
-    d.add_argument("--port", type=int, default=8501)
+    d.add_argument("--port", type=flags.port, default=8501)
     d.add_argument("--address", default="127.0.0.1")
-    d.add_argument("--prometheus-url")
-    d.add_argument("--collector-url")
+    d.add_argument("--prometheus-url", type=flags.url)
+    d.add_argument("--collector-url", type=flags.url)
     d.add_argument("--audit-dir")
     d.set_defaults(func=cmd_dashboard)
 
@@ -586,7 +590,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     dm = sub.add_parser("demo", help="a local broker, workload, collector, Prometheus, audit and dashboard")
     dm.add_argument("--dir", default=".compaction-monitor/demo", help="where everything is kept")
-    dm.add_argument("--duration", type=float, help="stop after this many seconds (default: until Ctrl-C)")
+    dm.add_argument("--duration", type=flags.seconds, help="stop after this many seconds (default: until Ctrl-C)")
     dm.add_argument("--fast", action="store_true", help="short segment and retention times (for tests)")
     dm.set_defaults(func=cmd_demo)
     return p

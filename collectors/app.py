@@ -26,6 +26,7 @@ from collectors.runner import Runner, Source, Store
 from monitor.causes import BrokerFacts, duration, unknown_cause
 from monitor.kafkanames import partition_name, topic_partition_key
 from monitor.config import BrokerConfig, ClusterConfig, Config
+from monitor.regularfile import os_reason
 from monitor.lsocheck import LeaderLso
 from monitor.offsetgroups import unlisted
 from monitor.streams import streams_role
@@ -350,7 +351,7 @@ def _read_cleaner_log(path: str, err, prog: str):
     try:
         snap = follower.refresh()
     except OSError as exc:
-        print(f"{prog}: {path}: cannot read the cleaner log: {exc.strerror or exc}", file=err)
+        print(f"{prog}: {path}: cannot read the cleaner log: {os_reason(exc)}", file=err)
         return None
     finally:
         follower.close()

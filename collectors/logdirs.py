@@ -42,6 +42,7 @@ from monitor.kafkanames import offset_prefix, printable
 from monitor.logdir import PartitionDir, Segment, meta_node_id, scan_log_dir, scan_partition
 from monitor.lsocheck import ADMIN, LeaderLso, LsoCheck, LsoDisagreement, check_lso, persist
 from monitor.offsetgroups import OFFSETS_TOPIC, SegmentCommits, live_groups, most_advanced, read_segment
+from monitor.regularfile import os_reason
 from monitor.producer_snapshot import ProducerSnapshot, ProducerSnapshotError, read_producer_snapshot
 from monitor.retention import RetentionProjection, from_summaries, project_retention
 from monitor.summary import SegmentSummary, summarize
@@ -546,7 +547,7 @@ class LogDirScanner:
         try:
             st = self.statvfs(d)
         except OSError as exc:
-            return LogDirSpace(d, None, need, f"{d}: cannot read its filesystem's free space: {exc.strerror or exc}")
+            return LogDirSpace(d, None, need, f"{d}: cannot read its filesystem's free space: {os_reason(exc)}")
         return LogDirSpace(d, st.f_bavail * st.f_frsize, need)
 
     def _write_rate(self, key, now: float, segments) -> WriteRate:

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Iterable
 
+from monitor.excerpt import excerpt, shortened
 from monitor.kafkanames import topic_partition_key
 
 MB = 1 << 20
@@ -234,7 +235,8 @@ def _simple(cls: str) -> str:
 
 def root_exception(lines: Iterable[str]) -> tuple[str, str] | None:
     """(class name, first line of message) of a Java stack trace's root cause: the last ``Caused by``,
-    or its first exception line; Kafka's LogCleaningException wrapper gives way to its cause."""
+    or its first exception line; Kafka's LogCleaningException wrapper gives way to its cause. The
+    message is ``shortened`` (escaped, at most ``MESSAGE_CHARS``): it is read from a file."""
     found = []
     for ln in lines:
         s = ln.strip()
@@ -247,8 +249,8 @@ def root_exception(lines: Iterable[str]) -> tuple[str, str] | None:
         return None
     for cls, msg in reversed(found):
         if cls not in WRAPPERS:
-            return cls, msg
-    return found[-1]
+            return cls, shortened(msg)
+    return found[-1][0], shortened(found[-1][1])
 
 
 class CleanerLogParser:
@@ -379,8 +381,8 @@ def _stats(lines: list[str], ev: _Event, where: str) -> CleanStats | str:
                 b.update(end_mb=_num(m[1]), end_messages=int(_num(m[2])))
             elif (m := REDUCTION.search(line)):
                 b["size_reduction"] = _num(m[1]) / 100
-    except ValueError as exc:
-        return f"a stats block with a number that cannot be read ({exc})"
+    except ValueError:
+        return f"a stats block with a number that cannot be read in {excerpt(line)}"
     if "log" not in b or "processed_mb" not in b:
         return "a stats block without its 'cleaned log' or 'MB of log processed' line"
     return CleanStats(**b, timestamp_ms=ev.timestamp_ms, source=where)

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import ClassVar, get_args, get_origin, get_type_hints
 
+from monitor.valuecheck import URL_SHAPE
 from monitor.topicconfig import CLEANER_SETTINGS, ConfigValueError, TopicConfig, parse_broker_value
 
 
@@ -129,8 +130,7 @@ class Thresholds:
 
 
 # Shapes beyond what a field's type says (monitor.configschema derives the rest from the fields).
-_URL = {"schema": {"type": ["string", "null"], "pattern": r"^https?://[^/\s]+",
-                   "shape": "an http:// or https:// URL"}}
+_URL = {"schema": {"type": ["string", "null"], "check": "url", "shape": URL_SHAPE}}
 _PATHS = {"schema": {"type": ["array", "string", "null"], "items": {"type": "string", "minLength": 1},
                      "shape": "a path or a list of paths"}}
 
@@ -163,7 +163,7 @@ class BrokerConfig:
 class ClusterConfig:
     name: str = "default"
     bootstrap_servers: str | None = field(default=None, metadata={"schema": {
-        "type": ["string", "array", "null"], "minLength": 1, "minItems": 1,
+        "type": ["string", "array", "null"], "minLength": 1, "minItems": 1, "check": "bootstrap",
         "items": {"type": "string", "minLength": 1, "shape": "a host:port string"},
         "shape": "host:port[,host:port...] or a list of host:port"}})
     client: dict = field(default_factory=dict, metadata={"schema": {  # passed to librdkafka as is
@@ -369,7 +369,9 @@ def parse_config(data: dict | None, file: str | None = None, environ=None) -> Co
 
     found = problems(data)
     if not found:
+        written = data
         data, found = resolve(data, environ, deferred=DEFERRED_SECRETS)
+        found = found or _resolved_url_problems(written, data)
     if found:
         errors = [ConfigError(k, r, file) for k, r in found]
         raise ConfigError(found[0][0], found[0][1], file, problems=errors)
@@ -498,11 +500,32 @@ def with_command_line(cfg: Config, *, bootstrap_servers=None, jmx_urls=(), jolok
 
 def _resolved(flag: str, values) -> list[str]:
     from monitor.secrets import SecretError, resolve_string
+    from monitor.valuecheck import resolved_url_problem
 
     try:
-        return [resolve_string(v) for v in values]
+        out = [resolve_string(v) for v in values]
     except SecretError as exc:
         raise ConfigError(flag, str(exc)) from None
+    for written, value in zip(values, out):
+        if (why := resolved_url_problem(written, value)) is not None:
+            raise ConfigError(flag, why)
+    return out
+
+
+def _resolved_url_problems(written, resolved) -> list[tuple[str, str]]:
+    """URLs of the file that are no URL once their references are resolved (``resolved_url_problem``)."""
+    from monitor.valuecheck import resolved_url_problem
+
+    found = []
+    pairs = [(k, (written or {}).get(k), (resolved or {}).get(k)) for k in ("prometheus_url", "collector_url")]
+    for i, c in enumerate((written or {}).get("clusters") or []):
+        for j, b in enumerate((c or {}).get("brokers") or []):
+            rb = resolved["clusters"][i]["brokers"][j]
+            pairs += [(f"clusters[{i}].brokers[{j}].{k}", b.get(k), rb.get(k)) for k in ("jmx_url", "jolokia_url")]
+    for key, w, r in pairs:
+        if isinstance(w, str) and isinstance(r, str) and (why := resolved_url_problem(w, r)):
+            found.append((key, why))
+    return found
 
 
 def _node_id(log_dirs) -> str | None:
@@ -519,5 +542,8 @@ def _node_id(log_dirs) -> str | None:
 def _broker_id_from_url(url: str, i: int) -> str:
     from urllib.parse import urlparse
 
-    u = urlparse(url)
-    return f"{u.hostname}:{u.port}" if u.port else (u.hostname or str(i))
+    try:  # checked as written (monitor.valuecheck); a resolved password may still hold a "/" or "["
+        u = urlparse(url)
+        return f"{u.hostname}:{u.port}" if u.port else (u.hostname or str(i))
+    except ValueError:
+        return str(i)

@@ -25,6 +25,8 @@ import types
 import typing
 from functools import lru_cache
 
+from monitor.valuecheck import PORT_SHAPE
+
 # A Prometheus duration (model.ParseDuration in prometheus/common): units from y down to ms, in order.
 PROMETHEUS_DURATION = r"^(0|(?!$)([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?([0-9]+ms)?)$"
 
@@ -111,8 +113,9 @@ def config_schema() -> dict:
 
     top = dataclass_schema(Config)
     props = top["properties"]
+    props.pop("listen_port")
     listen = {"address": {**props.pop("listen_address"), "shape": "an address to listen on (0.0.0.0, a host)"},
-              "port": {**props.pop("listen_port"), "maximum": 65535, "shape": "a port from 0 to 65535 (0: any)"}}
+              "port": {"type": "integer", "check": "port", "shape": PORT_SHAPE}}
     top["properties"] = {"listen": {"type": ["object", "null"], "properties": listen, "additionalProperties": False,
                                     "shape": "a mapping of address, port"}, **props}
     top["shape"] = f"a mapping of {', '.join(top['properties'])}"
@@ -124,11 +127,18 @@ def config_schema() -> dict:
 def _validator():
     import jsonschema
 
+    from monitor.valuecheck import CHECKS
+
     def finite(validator, value, instance, schema):
         if value and isinstance(instance, float) and not math.isfinite(instance):
             yield jsonschema.ValidationError(f"{instance!r} is not finite")
 
-    cls = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"finite": finite})
+    def check(validator, value, instance, schema):  # the command line's own check of the same value
+        why = CHECKS[value](instance) if instance is not None else None
+        if why:
+            yield jsonschema.ValidationError(why)
+
+    cls = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"finite": finite, "check": check})
     return cls(config_schema())
 
 
@@ -152,25 +162,17 @@ def _key_path(parent: str, key) -> str:
 
 
 def shown(value, key=None) -> str:
-    """A value as an error message shows it: containers by kind, secrets (by ``key``, the value's own
-    key) never."""
-    from monitor.redact import is_secret_key, redact_url
+    """A value as an error message shows it (``monitor.valuecheck.shown``: a URL's password never, a
+    long value as a short escaped excerpt); a secret (by ``key``, the value's own key) never."""
+    from monitor.redact import is_secret_key
+    from monitor.valuecheck import shown as shown_value
 
     if key is not None and is_secret_key(key):
         return "(a value, not shown: a secret)"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return f"a list ({len(value)} item{'' if len(value) == 1 else 's'})"
-    if value is None:
-        return "nothing"
-    if isinstance(value, str):
-        v = redact_url(value)
-        return repr(v if len(v) <= 80 else v[:77] + "...")
-    return repr(value)
+    return shown_value(value)
 
 
-PRECEDENCE = ("type", "finite", "pattern", "minLength", "minimum", "exclusiveMinimum", "maximum")
+PRECEDENCE = ("type", "check", "finite", "pattern", "minLength", "minimum", "exclusiveMinimum", "maximum")
 
 
 def problems(data) -> list[tuple[str, str]]:
@@ -197,7 +199,8 @@ def problems(data) -> list[tuple[str, str]]:
             continue
         rank = PRECEDENCE.index(e.validator) if e.validator in PRECEDENCE else len(PRECEDENCE)
         key = e.absolute_path[-1] if e.absolute_path else None
-        reason = f"expected {e.schema.get('shape') or _describe(e.schema)}, got {shown(e.instance, key)}"
+        reason = e.message if e.validator == "check" else \
+            f"expected {e.schema.get('shape') or _describe(e.schema)}, got {shown(e.instance, key)}"
         if path not in found or rank < found[path][0]:
             found[path] = (rank, reason)
     return sorted([(p, r) for p, (_, r) in found.items()] + extra, key=lambda pr: _order(data, pr[0]))

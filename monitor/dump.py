@@ -49,6 +49,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
+from monitor.excerpt import excerpt
 from monitor.record.model import Record
 
 FIELD = re.compile(r"(\w+): (\S+)")
@@ -321,7 +322,7 @@ class DumpParser:
 
     def _problem(self, no: int, text: str, reason: str) -> None:
         if self.strict:
-            raise DumpFormatError(self.name, no, f"{reason}: {text[:120]!r}")
+            raise DumpFormatError(self.name, no, f"{reason}: {excerpt(text)}")
         self.problems.append(DumpProblem(no, text, reason))
 
     def batches(self) -> Iterator[DumpBatch]:
@@ -441,7 +442,7 @@ class DumpParser:
             return DumpRecord(-1, -1, key, ks, vs, [], batch, value, -1), 0
         offset = _int(f["offset"])
         if offset is None:
-            raise ValueError(f"record offset is not a number: {f['offset']!r}")
+            raise ValueError(f"record offset is not a number: {excerpt(f['offset'])}")
         ts_label = _ts_label(f)
         ts = _int(f[ts_label]) if ts_label else -1
         ks = _int(f["keySize"] if "keySize" in f else f.get("keysize"))
@@ -460,7 +461,7 @@ class DumpParser:
                              control_text=content.strip())
             return rec, 0
         if content and not content.startswith(("key: ", "payload: ")):
-            raise ValueError(f"unrecognised text after the record's fields: {content[:40]!r}")
+            raise ValueError(f"unrecognised text after the record's fields: {excerpt(content)}")
         key, value = _split_key_payload(content, ks, vs)
         if ks == -2:
             ks = -1 if key is None else len(key)

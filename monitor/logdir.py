@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from monitor.checkpoint import CHECKPOINT_FILES, CheckpointError, read_checkpoint
 from monitor.kafkanames import (SEGMENT_SUFFIXES, SNAPSHOT_SUFFIX, TEMP_SUFFIXES, offset_file, offset_prefix,
                                 partition_name, stray_reason)
-from monitor.regularfile import NotRegularFile, check_regular, read_text_regular
+from monitor.regularfile import NotRegularFile, PathError, check_regular, open_regular, os_reason
 
 KAFKA_OWN_DIRS = ("remote-log-index-cache",)  # RemoteIndexCache.DIR_NAME: LogManager skips it, so do we
 NOT_LIVE = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)\.(?P<id>[0-9a-zA-Z_-]+)-(?P<kind>delete|future|stray)$")
@@ -181,7 +182,7 @@ def scan_partition(path: str | Path) -> PartitionDir:
                     part.unreadable.append(str(exc))
                     continue
                 except OSError as exc:
-                    part.unreadable.append(f"{entry.path}: {exc.strerror or exc}")
+                    part.unreadable.append(f"{entry.path}: {os_reason(exc)}")
                     continue
             elif suffix in SEGMENT_SUFFIXES:
                 files.setdefault(offset, {})[suffix] = None
@@ -211,9 +212,17 @@ def scan_partition(path: str | Path) -> PartitionDir:
     return part
 
 
+MAX_META_BYTES = 64 * 1024  # Kafka's meta.properties is a few lines; more is a damaged or foreign file
+
+
 def read_meta_properties(path: str | Path) -> dict[str, str]:
+    """A log dir's meta.properties, at most ``MAX_META_BYTES`` of it (a larger file is not read: {})."""
     try:
-        text = read_text_regular(path)
+        with open_regular(path) as fh:
+            raw = fh.read(MAX_META_BYTES + 1)
+        if len(raw) > MAX_META_BYTES:
+            return {}
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return {}
     return parse_properties(text)
@@ -221,8 +230,10 @@ def read_meta_properties(path: str | Path) -> dict[str, str]:
 
 def meta_node_id(meta: dict[str, str]) -> str | None:
     """The broker's id in a log dir's meta.properties: ``node.id`` (v1), ``broker.id`` (v0)
-    (Kafka's MetaProperties)."""
-    return meta.get("node.id") or meta.get("broker.id") or None
+    (Kafka's MetaProperties); None unless it is an int, as Kafka reads it (a damaged file's bytes never
+    become a broker label)."""
+    nid = meta.get("node.id") or meta.get("broker.id") or None
+    return nid if nid is None or (nid.isascii() and nid.lstrip("-").isdigit() and len(nid) <= 11) else None
 
 
 def parse_properties(text: str) -> dict[str, str]:
@@ -239,12 +250,25 @@ def parse_properties(text: str) -> dict[str, str]:
 def scan_log_dir(path: str | Path) -> LogDir:
     """Walk one log dir: partitions, not-live folders, checkpoints (errors kept, not raised)."""
     path = Path(path)
-    if not path.is_dir():
-        raise FileNotFoundError(f"{path}: not a directory")
+    try:  # a symlink loop says so (PathError: os.strerror), never "not a directory" or "no such file"
+        if not stat.S_ISDIR(os.stat(path).st_mode):
+            raise FileNotFoundError(f"{path}: not a directory")
+        entries = sorted(os.scandir(path), key=lambda e: e.name)
+    except FileNotFoundError as exc:
+        raise exc if not exc.errno else PathError(path, exc) from None
+    except OSError as exc:
+        raise PathError(path, exc) from None
     ld = LogDir(path)
     folders: dict[tuple[str, int], list[str]] = {}
-    for entry in sorted(os.scandir(path), key=lambda e: e.name):
-        if not entry.is_dir():
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()
+        except OSError as exc:  # a folder entry that cannot be followed (a symlink loop): that partition's fault
+            if (parsed := parse_partition_dir_name(entry.name)) is not None:
+                ld.partitions.append(PartitionDir(*parsed, Path(entry.path),
+                                                  unreadable=[f"{entry.path}: {os_reason(exc)}"]))
+            continue
+        if not is_dir:
             continue
         m = NOT_LIVE.fullmatch(entry.name)
         if m:
@@ -264,6 +288,9 @@ def scan_log_dir(path: str | Path) -> LogDir:
             ld.partitions.append(scan_partition(entry.path))
         except FileNotFoundError:  # partition deleted while we walked
             ld.not_live.append((entry.name, "vanished"))
+        except OSError as exc:  # a partition folder that cannot be listed (permissions): its own fault
+            ld.partitions.append(PartitionDir(*tp, Path(entry.path),
+                                              unreadable=[f"{entry.path}: {os_reason(exc)}"]))
     if ld.duplicates:
         ld.partitions = [p for p in ld.partitions if (p.topic, p.partition) not in ld.duplicates]
     for name in CHECKPOINT_FILES:

@@ -13,7 +13,10 @@ import re
 REDACTED = "***"
 SECRET_WORDS = ("password", "secret", "token", "credential", "jaas", "private")
 SECRET_KEYS = frozenset({"ssl.key.pem", "sasl.oauthbearer.config", "ssl_key", "ssl.keystore.key"})
-_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^:@/\s]*)(?::(?P<pw>[^@/\s]*))?@")
+# the user part ends at the authority's last "@" (the one followed by a host and then "/", "?", "#", a
+# space or the end), so a password holding "/" or "@" (a secret not percent-encoded) is redacted whole
+_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^:@/\s]*)(?::(?P<pw>\S*?))?"
+                       r"@(?=[^@\s/?#]*(?:[/?#\s]|$))")
 
 
 def is_secret_key(key) -> bool:
@@ -24,7 +27,11 @@ def is_secret_key(key) -> bool:
 def redact_url(text: str) -> str:
     """Every URL's user part in ``text`` without its password (a user alone may be a token too: kept
     as ``***``)."""
+    from monitor.secrets import REFERENCE
+
     def repl(m):
+        if m.group("pw") is not None and REFERENCE.fullmatch(m.group("pw")):
+            return m.group(0)  # a ${provider:...} reference says where the secret is, never what it is
         if m.group("pw") is not None:
             return f"{m.group('scheme')}{m.group('user')}:{REDACTED}@"
         return f"{m.group('scheme')}{REDACTED}@"

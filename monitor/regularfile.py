@@ -18,6 +18,39 @@ KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.
          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
 
 
+def os_reason(exc: OSError) -> str:
+    """What went wrong, as the system names its errno (``os.strerror``), first letter lowercase: "too
+    many levels of symbolic links" (ELOOP), "no space left on device" (ENOSPC), "permission denied"
+    (EACCES), never Python's ``[Errno 40] ...: 'path'``; an error without an errno by its own text."""
+    if exc.errno:
+        text = os.strerror(exc.errno)
+    else:
+        text = str(exc) or type(exc).__name__
+    return text[:1].lower() + text[1:]
+
+
+class PathError(OSError):
+    """A path that cannot be used, named with what the system says (``os_reason``): ``str()`` is
+    ``<path>: <reason>``; ``errno`` is the cause's."""
+
+    def __init__(self, path: str | os.PathLike, cause: OSError):
+        self.path, self.reason = str(path), os_reason(cause)
+        super().__init__(f"{path}: {self.reason}")
+        self.errno = cause.errno
+
+
+def path_problem(path: str | os.PathLike) -> str | None:
+    """Why ``path`` cannot be used at all, or None when it stats (symlinks followed): a symlink loop is
+    "too many levels of symbolic links", a link to nothing a dangling symlink, never both "no such file"."""
+    try:
+        os.stat(path)
+        return None
+    except OSError as exc:
+        if isinstance(exc, FileNotFoundError) and os.path.islink(path):
+            return f"{path}: dangling symlink (its target does not exist)"
+        return f"{path}: {os_reason(exc)}"
+
+
 class NotRegularFile(OSError):
     """The path exists but is not a regular file (an OSError: callers that name unreadable files
     already catch it)."""

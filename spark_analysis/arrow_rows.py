@@ -8,6 +8,7 @@ import numpy as np
 import pyarrow as pa
 
 from monitor.dump import DumpParser
+from monitor.excerpt import excerpt
 from monitor.kafkanames import offset_file
 from monitor.logdir import parse_partition_dir_name
 from monitor.record import SegmentReader
@@ -168,7 +169,7 @@ def dump_batches(uri: str, size: int, opener):
             if cols.n >= ROWS_PER_BATCH:
                 yield cols.flush()
         for p in parser.problems:
-            cols.add_fault(file_consts, "dump_line", p.line, f"{uri}: line {p.line}: {p.reason}: {p.text[:120]}")
+            cols.add_fault(file_consts, "dump_line", p.line, f"{uri}: line {p.line}: {p.reason}: {excerpt(p.text)}")
         for f, line in parser.skipped_sections:  # notes for the summary, as ``inspect`` gives them; no fault
             cols.add_fault(file_consts, NOTE, line, f"{uri}: line {line}: skipped the section of {f} "
                                                     "(an index holds no records)")

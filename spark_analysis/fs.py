@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 
 import pyarrow.fs as pafs
 
-from monitor.regularfile import NotRegularFile, check_regular
+from monitor.regularfile import NotRegularFile, check_regular, path_problem
 
 
 def filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
@@ -45,9 +45,9 @@ def list_files(uri: str, suffix: str | tuple[str, ...], refused: list | None = N
     folder is left out and its message appended to ``refused``."""
     fs, path = filesystem(uri)
     info = fs.get_file_info(path)
-    if info.type == pafs.FileType.NotFound:
-        raise FileNotFoundError(f"{uri}: no such file or directory")
     local = isinstance(fs, pafs.LocalFileSystem)
+    if info.type == pafs.FileType.NotFound:  # locally, what the system says (a symlink loop is one)
+        raise FileNotFoundError((local and path_problem(path)) or f"{uri}: no such file or directory")
     if info.type != pafs.FileType.Directory:
         _check(path, info, local)
         return [(uri, info.size)]
@@ -99,3 +99,18 @@ def move_dir(fs: pafs.FileSystem, src: str, dst: str, last: str | None = None) -
     for f in files:
         fs.copy_file(f, dst + f[len(src):])
     fs.delete_dir(src)
+
+
+def local_problem(uri: str, missing_ok: bool = False) -> str | None:
+    """``path_problem`` of a local path (a symlink loop, a dangling link, a missing file: as the system
+    names it); None for a path that stats, one that does not exist when ``missing_ok``, and a path on
+    another filesystem (``hdfs:``, ``s3a:``)."""
+    import os
+
+    scheme = urlparse(uri).scheme
+    if scheme not in ("", "file"):
+        return None
+    path = urlparse(uri).path if scheme == "file" else uri
+    if missing_ok and not os.path.lexists(path):
+        return None
+    return path_problem(path)

@@ -28,6 +28,8 @@ from pathlib import Path
 
 from monitor.auditrun import LATEST, MARKER, REPORT, RUN_PREFIX, SUMMARY, TABLES, TEMP_PREFIX, marker_text
 from monitor import strictjson
+from monitor.valuecheck import bootstrap_problem, flag_type, number_type
+from spark_analysis import failure
 
 # Spark's Kafka source, resolved from Maven Central through spark.jars.packages. Its 4.3.0 build is
 # not published there (yet): 4.1.1 is, and reads topics under Spark 4.3 (the tests do so).
@@ -66,7 +68,9 @@ def session(master: str | None, app: str = "kafka-compaction-audit", kafka_sourc
     for k, v in conf.items():
         b = b.config(k, v)
     spark = b.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
+    # Spark's log4j lines (every failed task's stack trace, hundreds of lines for one full disk) are off:
+    # a failure is told in one line (spark_analysis.failure); AUDIT_SPARK_LOG_LEVEL=WARN shows them again
+    spark.sparkContext.setLogLevel(os.environ.get("AUDIT_SPARK_LOG_LEVEL", "OFF"))
     if not local and os.environ.get("AUDIT_SHIP_CODE", "0") == "1":
         # a fallback for executors without the package: its sources, run by the pure-Python decoder
         # (several times slower than the C one; a zip cannot carry an extension)
@@ -228,9 +232,9 @@ def read_checkpoints(inputs: list[str]) -> tuple[dict, dict]:
 def read_log_dirs(inputs: list[str]) -> dict:
     """log dir -> ``replicas.LogDirInfo`` of every log dir under the inputs: its cleaner-offset-checkpoint
     and log-start-offset-checkpoint entries and the broker id of its meta.properties."""
-    from monitor.checkpoint import CheckpointError, parse_checkpoint
-    from monitor.logdir import meta_node_id, parse_properties
-    from spark_analysis.fs import list_files, read_text
+    from monitor.checkpoint import CheckpointError, read_checkpoint_stream
+    from monitor.logdir import MAX_META_BYTES, meta_node_id, parse_properties
+    from spark_analysis.fs import filesystem, list_files
     from spark_analysis.replicas import LogDirInfo
 
     dirs: dict = {}
@@ -247,17 +251,23 @@ def read_log_dirs(inputs: list[str]) -> dict:
             name = f.rsplit("/", 1)[-1]
             if name not in names:
                 continue
-            text = read_text(f)
-            if text is None:
+            try:  # in bounded pieces: a damaged file costs neither memory nor a line of megabytes
+                fs, path = filesystem(f)
+                with fs.open_input_stream(path) as fh:
+                    if name == "meta.properties":
+                        raw = fh.read(MAX_META_BYTES + 1)
+                        text = raw.decode("utf-8", "replace") if len(raw) <= MAX_META_BYTES else ""
+                    else:
+                        entries = read_checkpoint_stream(fh.read, f)
+            except OSError:
+                continue
+            except CheckpointError as exc:
+                log(f"ignoring {exc}")
+                dirs.setdefault(f.rsplit("/", 1)[0], LogDirInfo())  # the log dir is there, its checkpoint is not
                 continue
             info = dirs.setdefault(f.rsplit("/", 1)[0], LogDirInfo())
             if name == "meta.properties":
                 info.broker = meta_node_id(parse_properties(text))
-                continue
-            try:
-                entries = parse_checkpoint(text, f)
-            except CheckpointError as exc:
-                log(f"ignoring {exc}")
                 continue
             (info.cleaner if name == "cleaner-offset-checkpoint" else info.starts).update(entries)
     return dict(sorted(dirs.items()))
@@ -309,8 +319,10 @@ def check_output(out: str) -> None:
     probe file written and removed. Done before Spark starts, so a bad ``--out`` costs no Spark work."""
     import pyarrow.fs as pafs
 
-    from spark_analysis.fs import filesystem
+    from spark_analysis.fs import filesystem, local_problem
 
+    if (why := local_problem(out, missing_ok=True)) is not None:  # a symlink loop or a dangling link, named so
+        raise OutputError(f"--out {why}")
     try:
         fs, path = filesystem(out)
         info = fs.get_file_info(path)
@@ -401,7 +413,8 @@ def write_outputs(spark, result, out: str, run_name: str | None = None) -> str:
             pass
         if not isinstance(exc, Exception):
             raise
-        raise OutputError(f"--out {out}: writing run {run} failed ({_first_line(exc)}); nothing was kept") from exc
+        raise OutputError(f"--out {out}: writing run {run} failed: {failure.describe(exc)} at {tmp_uri}; "
+                          "nothing was kept") from exc
     base = f"{root}/{run}"
     try:
         _write_atomically(fs, f"{root_path}/{LATEST}", strictjson.dumps(
@@ -423,28 +436,34 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
     ap.add_argument("--out", required=True, help="output folder; each run adds run-<time>/ under it")
     ap.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
     ap.add_argument("--config", help="monitor.yaml: topic configs under clusters[0].topics, bootstrap servers")
-    ap.add_argument("--bootstrap-servers", help="for --input-kind topic (and topic configs via the admin API)")
+    ap.add_argument("--bootstrap-servers", type=flag_type(bootstrap_problem, str), help="for --input-kind topic (and topic configs via the admin API)")
     ap.add_argument("--cleaner-log", action="append", default=[],
                     help="a broker's log-cleaner.log: calibrates the cleaner's throughput")
-    ap.add_argument("--throughput", type=float, help="the cleaner's throughput in MiB/s (overrides the log)")
-    ap.add_argument("--cleaner-threads", type=int,
+    ap.add_argument("--throughput", type=number_type("a finite number of MiB/s above 0", above=0), help="the cleaner's throughput in MiB/s (overrides the log)")
+    ap.add_argument("--cleaner-threads", type=number_type("a whole number, at least 1", whole=True, minimum=1),
                     help="log.cleaner.threads (default: the brokers' from the admin API, else Kafka's 1)")
-    ap.add_argument("--dedupe-buffer-size", type=int,
+    ap.add_argument("--dedupe-buffer-size", type=number_type("a whole number of bytes, at least 1", whole=True,
+                                                             minimum=1),
                     help="log.cleaner.dedupe.buffer.size (default: the brokers', else Kafka's 134217728)")
-    ap.add_argument("--load-factor", type=float,
+    ap.add_argument("--load-factor", type=number_type("a finite number above 0, at most 1", above=0, maximum=1),
                     help="log.cleaner.io.buffer.load.factor (default: the brokers', else Kafka's 0.9)")
-    ap.add_argument("--hash-bytes", type=int, default=16, help="16 for MD5 (Kafka up to 4.3), 32 for SHA-256")
-    ap.add_argument("--io-max-bytes-per-second", type=float,
+    ap.add_argument("--hash-bytes", type=number_type("a whole number of bytes, at least 1", whole=True, minimum=1),
+                    default=16, help="16 for MD5 (Kafka up to 4.3), 32 for SHA-256")
+    ap.add_argument("--io-max-bytes-per-second", type=number_type("a finite number above 0", above=0),
                     help="log.cleaner.io.max.bytes.per.second (default: the brokers', else no throttle)")
-    ap.add_argument("--restore-throughput", type=float, metavar="BYTES_PER_SECOND",
+    ap.add_argument("--restore-throughput", type=number_type("a finite number above 0", above=0), metavar="BYTES_PER_SECOND",
                     help="a consumer's restore throughput for each compacted topic's restore time (default: "
                          "monitor.yaml's restore_throughput_bytes_per_second, else ./dev bench restore's measurement)")
     ap.add_argument("--restore-measurement", default=None, metavar="PATH",
                     help="the measurement file of ./dev bench restore (default: bench/out/restore.json of the checkout)")
-    ap.add_argument("--top", type=int, default=20, help="top keys / producers per topic")
+    ap.add_argument("--top", type=number_type("a whole number, at least 1", whole=True, minimum=1), default=20, help="top keys / producers per topic")
     ap.add_argument("--bucket", choices=["minute", "hour", "day", "auto"], default="auto",
                     help="tombstone build-up bucket")
-    ap.add_argument("--now-ms", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--min-free-bytes", type=number_type("a whole number of bytes", whole=True, minimum=0),
+                    default=failure.MIN_FREE_BYTES, metavar="BYTES",
+                    help="free space --out must have before Spark starts (default: %(default)s, 64 MiB: the "
+                         "run's tables and report; 0: no check)")
+    ap.add_argument("--now-ms", type=number_type("a whole number of ms", whole=True, minimum=0), help=argparse.SUPPRESS)
     return ap
 
 
@@ -467,8 +486,7 @@ def run(args, topic_configs: dict | None = None, spark=None, broker_settings: di
     it, the measurement below)."""
     from monitor.cleanerlog import learned_throughput, parse_cleaner_log
     from spark_analysis import s3
-    from spark_analysis.audit import AuditInputs, run_audit
-    from spark_analysis.fs import read_text
+    from spark_analysis.fs import local_problem, read_text
 
     paths = (args.input if args.input_kind != "topic" else []) + [args.out] + list(args.cleaner_log)
     s3.check_buckets(paths)  # a missing bucket or refused credentials: named, before any Spark work
@@ -477,13 +495,35 @@ def run(args, topic_configs: dict | None = None, spark=None, broker_settings: di
     for f in args.cleaner_log:
         text = read_text(f)
         if text is None:
-            raise FileNotFoundError(f"{f}: cannot read the cleaner log")
+            why = local_problem(f)
+            raise FileNotFoundError(f"{f}: cannot read the cleaner log" + (f" ({why.split(': ', 1)[1]})" if why else ""))
         stats += parse_cleaner_log(text.splitlines())
     params, brokers = cleaner_params(args, learned_throughput(stats), broker_settings, settings)
     restore = restore_throughput(args, restore_config)
     if args.input_kind in ("segments", "dumps"):
         list_inputs(args.input_kind, args.input)  # a path with nothing to read fails here, before Spark starts
     check_output(args.out)  # so does an --out that cannot take a run
+    if (why := failure.space_problem(args.out, getattr(args, "min_free_bytes", failure.MIN_FREE_BYTES))) is not None:
+        raise OutputError(why)  # ... or has no room for one (a full disk, before 30 s of Spark work)
+    try:
+        return _run_spark(args, spark, paths, t0, params, brokers, restore, topic_configs=topic_configs,
+                          replicas=replicas, leaders=leaders, file_configs=file_configs, admin_asked=admin_asked,
+                          admin=admin, admin_error=admin_error)
+    except Exception as exc:
+        if failure.is_spark_failure(exc):  # the JVM's stack traces, told in one line
+            raise SparkFailure(f"Spark failed: {failure.describe(exc)}") from None
+        raise
+
+
+class SparkFailure(ValueError):
+    """A Spark job that failed, its root cause in one line (``spark_analysis.failure.describe``)."""
+
+
+def _run_spark(args, spark, paths, t0, params, brokers, restore, *, topic_configs, replicas, leaders, file_configs,
+               admin_asked, admin, admin_error):
+    from spark_analysis import s3
+    from spark_analysis.audit import AuditInputs, run_audit
+
     own = spark is None
     if own:
         log(f"starting Spark ({args.master or 'default master'}) ...")

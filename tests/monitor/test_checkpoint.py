@@ -79,3 +79,40 @@ def test_entry_lines_are_kept_and_impossible_entries_named():
     assert entry_problem(2, -7) == "negative offset -7"
     assert describe_entry_problem("cp", 5, "c", 2, -7, "negative offset -7") == \
         "cp: line 5: c 2 -7: negative offset -7; the partition's compaction figures are unknown"
+
+
+@pytest.mark.parametrize("text, line, reason", [
+    ("0\n1\nt 0 99999999999999999999\n", 3, "not a number in 't 0 99999999999999999999'"),  # past a Java long
+    ("0\n1\nt 2147483648 5\n", 3, "not a number"),  # past a Java int
+    ("0\n2\nt 0 5\n\nt 1 6\n", 4, "got a blank line"),
+    ("\x00" * 100 + "\n", 1, "version '" + "\\x00" * 15 + "...' (100 characters) is not a number"),
+])
+def test_what_kafka_would_not_read_is_named_with_an_excerpt(text, line, reason):
+    with pytest.raises(CheckpointError) as exc:
+        parse_checkpoint(text, "cp")
+    assert exc.value.line == line and reason in exc.value.reason, exc.value.reason
+
+
+def test_trailing_blank_lines_and_crlf_are_fine():
+    assert parse_checkpoint("0\r\n1\r\nt 0 5\r\n\n\n") == {("t", 0): 5}
+
+
+def test_a_damaged_file_is_read_in_bounded_pieces_and_stops_at_the_first_bad_line(tmp_path):
+    """A 64 MiB file of NULs (a power loss): the read stops after one piece, the message is short."""
+    import resource
+
+    cp = tmp_path / "cleaner-offset-checkpoint"
+    with open(cp, "wb") as fh:
+        fh.truncate(64 << 20)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(CheckpointError) as exc:
+        read_checkpoint(cp)
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert exc.value.line == 1 and len(str(exc.value)) < 200 + len(str(cp)), str(exc.value)
+    assert grown_kib < 16 * 1024, grown_kib
+    # a long file of good lines then one bad line: everything before it read, the bad one named
+    good = "".join(f"t {p} {p}\n" for p in range(100_000))
+    cp.write_text(f"0\n100001\n{good}t x\x00 5\n")
+    with pytest.raises(CheckpointError) as exc:
+        read_checkpoint(cp)
+    assert exc.value.line == 100_003 and "'t x\\x00 5'" in exc.value.reason

@@ -98,7 +98,7 @@ def _yaml_problems(tmp_path, text: str) -> list[str]:
      "clusters[0].topics.orders.segment.ms: segment.ms=inf: not a number"),
     ("clusters:\n  - metric_names: {max_dirty_percent: 5}\n",
      "clusters[0].metric_names.max_dirty_percent: expected a metric name or a list of them, got 5"),
-    ("prometheus_url: prom:9090\n", "prometheus_url: expected an http:// or https:// URL, got 'prom:9090'"),
+    ("prometheus_url: prom:9090\n", "prometheus_url: expected an http:// or https:// URL, got 'prom:9090' (no http:// or https:// in front)"),
     ("- a\n- b\n", "(top level): expected a mapping of listen, clusters, intervals, timeouts, thresholds, "
                    "prometheus_url, audit_dir, collector_url, granularity, topics_allow, topics_deny, got a list (2 items)"),
     ("just text\n", "(top level): expected a mapping of listen, clusters, intervals, timeouts, thresholds, "

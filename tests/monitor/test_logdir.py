@@ -126,3 +126,21 @@ def test_two_folders_of_one_partition_are_its_fault_not_two_partitions(tmp_path)
     assert ld.duplicates == {("orders", 3): ["orders-03", "orders-3", "orders-٣"]}
     assert ld.unrecognised == ["remote-log-index-cache", "t-99999999999999999999"]
     assert [(f, "int32" in why) for f, why in ld.ignored] == [("t-99999999999999999999", True)]
+
+
+def test_a_log_dir_that_is_a_symlink_loop_says_so_and_a_looped_partition_is_that_partitions_fault(tmp_path):
+    from monitor.regularfile import PathError
+
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    with pytest.raises(PathError, match="too many levels of symbolic links"):
+        scan_log_dir(tmp_path / "a")
+    logs = tmp_path / "logs"
+    (logs / "orders-0").mkdir(parents=True)
+    (logs / "orders-0" / "00000000000000000000.log").write_bytes(b"")
+    (logs / "orders-1").symlink_to(logs / "orders-1")
+    (logs / "stray-link").symlink_to(logs / "stray-link")  # no partition's name: not one of Kafka's folders
+    ld = scan_log_dir(logs)
+    by = {p.partition: p for p in ld.partitions}
+    assert set(by) == {0, 1} and by[0].segments and not by[0].unreadable
+    assert by[1].unreadable == [f"{logs / 'orders-1'}: too many levels of symbolic links"]

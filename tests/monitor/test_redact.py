@@ -29,3 +29,14 @@ def test_redacted_walks_the_config():
     assert got["clusters"][0]["brokers"][0]["jmx_url"] == "http://u:***@h/m"
     assert got["clusters"][0]["topics"] == {"password-resets": {"segment.ms": 5}}  # a topic's name is no secret
     assert data["clusters"][0]["client"]["sasl.password"] == "hunter2"  # a copy
+
+
+def test_a_password_with_a_slash_or_an_at_sign_is_redacted_whole():
+    """A secret put into a URL without percent-encoding: the user part ends at the authority's last @."""
+    from monitor.redact import redact_url
+
+    assert redact_url("http://u:a/b[c@127.0.0.1:1/metrics") == "http://u:***@127.0.0.1:1/metrics"
+    assert redact_url("http://u:x@y:1@h:1/j") == "http://u:***@h:1/j"
+    assert redact_url("http://u:p@h/x@y") == "http://u:***@h/x@y"
+    assert redact_url("see http://u:pw@h:1/m and https://a:b@c") == "see http://u:***@h:1/m and https://a:***@c"
+    assert redact_url("http://host:8080/path") == "http://host:8080/path"

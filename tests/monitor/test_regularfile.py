@@ -151,3 +151,29 @@ def test_a_sparse_gigabyte_is_read_with_bounded_memory(tmp_path):
     assert proc.returncode == 0, proc.stderr
     got = json.loads(proc.stdout)
     assert got["rc"] == 1 and got["growth_kib"] < 256 * 1024, got
+
+
+def test_errno_is_named_as_the_system_names_it(tmp_path):
+    """A symlink loop is ``too many levels of symbolic links``, never "no such file"; a link to nothing
+    is a dangling symlink; a full disk ``no space left on device`` (os.strerror, first letter lowercase)."""
+    import errno
+
+    from monitor.regularfile import PathError, os_reason, path_problem
+
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    (tmp_path / "gone").symlink_to(tmp_path / "nothing")
+    assert path_problem(tmp_path / "a") == f"{tmp_path / 'a'}: too many levels of symbolic links"
+    assert path_problem(tmp_path / "gone") == f"{tmp_path / 'gone'}: dangling symlink (its target does not exist)"
+    assert path_problem(tmp_path / "none") == f"{tmp_path / 'none'}: no such file or directory"
+    assert path_problem(tmp_path) is None
+    assert os_reason(OSError(errno.ENOSPC, "whatever")) == "no space left on device"
+    assert os_reason(PermissionError(errno.EACCES, "x")) == "permission denied"
+    try:
+        os.stat(tmp_path / "a")
+    except OSError as exc:
+        err = PathError(tmp_path / "a", exc)
+    assert str(err) == f"{tmp_path / 'a'}: too many levels of symbolic links" and err.errno == errno.ELOOP
+    with pytest.raises(OSError) as exc:
+        open_regular(tmp_path / "a")
+    assert os_reason(exc.value) == "too many levels of symbolic links"

@@ -1,0 +1,96 @@
+"""A Spark job's failure in one line, and the free space an audit needs before it starts.
+
+When a Spark job fails, PySpark raises a ``Py4JJavaError`` whose text is the whole Java stack trace
+of the driver, with the executors' causes nested in it (``Caused by: ...``), and log4j prints every
+failed task's trace again: hundreds of lines that end in ``An error occurred while calling
+o267.parquet``, the one thing the user cannot act on. What they can act on is the root cause: the
+last ``Caused by`` (``monitor.cleanerlog.root_exception``, the rule that reads the cleaner's stack
+traces), and above all an operating system error named in the chain, which Java writes as the C
+library's ``strerror`` text ("No space left on device"): that is named as ``os_reason`` names it
+(``no space left on device``), with where it happened.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+
+from monitor.cleanerlog import root_exception
+from monitor.excerpt import shortened
+
+# Errors of the operating system a Java stack trace names by their strerror text, most telling first:
+# a full disk or quota, then what else makes a write fail.
+OS_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EIO, errno.ELOOP)
+
+# The least free space an audit's --out must have before Spark starts. Not an estimate from the input:
+# a run writes one row per partition, per topic and per tombstone bucket, --top keys and producers per
+# topic and a report (``spark_analysis.report``), which grow with the number of partitions and topics,
+# not with the records read; 100,000 partitions come to some tens of MiB of Parquet. 64 MiB covers that
+# with room for Parquet's and Hadoop's temporary files (the ``_temporary`` folders and ``.crc`` files
+# of each table's write). Spark's own scratch space (spark.local.dir, shuffle and spill) is Spark's and
+# is not estimated here; a full disk there is still named when Spark meets it (``describe``).
+MIN_FREE_BYTES = 64 * 1024 * 1024
+
+
+def os_error_in(text: str) -> str | None:
+    """The first of ``OS_ERRORS`` whose strerror text appears in ``text`` (a Java stack trace), as
+    ``os_reason`` names it (``no space left on device``); None when none does."""
+    for code in OS_ERRORS:
+        said = os.strerror(code)
+        if said in text:
+            return said[:1].lower() + said[1:]
+    return None
+
+
+def describe(exc: BaseException) -> str:
+    """One line for a failed Spark call: the operating system error in its cause chain when there is
+    one (``no space left on device (java.io.IOException)``), else the root cause's class and the first
+    line of its message, as an excerpt; else the exception's first line."""
+    text = str(exc)
+    lines = text.splitlines()
+    root = root_exception([ln.lstrip(": ") for ln in lines])
+    said = os_error_in(text)
+    if said:
+        return f"{said} ({root[0]})" if root else said
+    if root:  # its message already shortened (root_exception)
+        return f"{root[0]}: {root[1]}" if root[1] else root[0]
+    return shortened(lines[0] if lines else type(exc).__name__)
+
+
+def is_spark_failure(exc: BaseException) -> bool:
+    """A failure of the JVM side (``py4j.protocol.Py4JError`` and its kin, PySpark's own errors that
+    wrap one): told in one line by ``describe``, never as a traceback."""
+    names = {c.__name__ for c in type(exc).__mro__}
+    return bool(names & {"Py4JError", "Py4JJavaError", "PySparkException", "CapturedException"})
+
+
+def free_bytes(path: str) -> int | None:
+    """Bytes free to this user on the filesystem of ``path`` (its nearest existing parent: ``--out`` may
+    not exist yet) for a local path; None elsewhere (``hdfs:``, ``s3a:``: no such figure to ask for)."""
+    from urllib.parse import urlparse
+
+    u = urlparse(path)
+    if u.scheme not in ("", "file"):
+        return None
+    p = os.path.abspath(u.path if u.scheme == "file" else path)
+    while not os.path.exists(p) and os.path.dirname(p) != p:
+        p = os.path.dirname(p)
+    try:
+        st = os.statvfs(p)
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+def space_problem(out: str, minimum: int = MIN_FREE_BYTES) -> str | None:
+    """Why ``out`` has too little free space for a run, or None (enough, or not a local path)."""
+    free = free_bytes(out)
+    if free is None or free >= minimum:
+        return None
+    state = "no space left on device" if free == 0 else f"{_mib(free)} free"
+    return (f"--out {out}: {state}; an audit needs at least {_mib(minimum)} there for its tables and report "
+            "(--min-free-bytes sets it)")
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):.1f} MiB"
