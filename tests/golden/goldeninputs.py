@@ -1,22 +1,31 @@
 """The golden tests' fixed inputs, made at test time (nothing here is a committed log dir): the same
 bytes, names and file times every run.
 
-- ``log_dir``: one broker log dir (node.id 1) of four compacted topics and some leftovers, written with
-  kafka-python's record builders (tests/recordfixtures.py) with chosen offsets, timestamps and keys:
-  three segments with tombstones and a cleaner checkpoint inside them (``golden-orders-0``), a small
-  partition (``golden-orders-1``), committed, aborted and open transactions with their ``.txnindex``
-  and a producer snapshot (``golden-txn-0``), tombstones far past a short delete horizon and a cleaner's
-  emptied batch (``golden-tombs-0``), a topic only on disk (``golden-disk-0``, with a segment swap in progress: a partition fault), the temporary files a
-  clean or a roll leaves (``.cleaned``, ``.swap``, ``.deleted``), and a replica pending deletion
-  (``-delete``). Every file's mtime is set to a fixed time, so "changed how long ago" is the same
-  long-past age every run (leftovers are stale, segments long unchanged).
+- ``log_dir``: one broker log dir (node.id 1), written with kafka-python's record builders
+  (tests/recordfixtures.py) with chosen offsets, timestamps and keys:
+  ``golden-orders-0``: three segments with tombstones, codecs mixed, a cleaner checkpoint inside them;
+  ``golden-orders-1``: a small active segment only, null keys;
+  ``golden-orders-2``: a batch with a bad CRC between good ones (a read fault);
+  ``golden-lagged-0``: a min.compaction.lag.ms nothing has reached;
+  ``golden-calm-0``: dirty bytes below the topic's min.cleanable.dirty.ratio;
+  ``golden-txn-0``: committed, aborted and open transactions, the ``.txnindex`` and a producer snapshot;
+  ``golden-tombs-0``: tombstones far past a short delete horizon and a cleaner's emptied batch, marked
+  uncleanable by the cleaner log;
+  ``golden-disk-0``: a topic only on disk, with a segment swap in progress (a partition fault);
+  ``golden-events-0``: cleanup.policy=delete, on disk only (``logdir --all`` lists it);
+  the temporary files a clean leaves (``.cleaned``, ``.swap``, ``.deleted``) and a replica pending
+  deletion (``-delete``). Every file's mtime is set to a fixed time, so "changed how long ago" is the
+  same long-past age every run (leftovers are stale, segments long unchanged).
 - ``cleaner_log``: a log-cleaner.log naming one partition uncleanable, with a clean's stats block.
 - ``JmxPage``: a recorded JMX exporter page of a real Kafka 4.3 broker (tests/collectors/pages), served
   on a loopback port the kernel hands out.
 - ``broker_scenario``: on the session broker, the same topics (less ``golden-disk``, plus
   ``golden-broker-only``) with fixed topic configs, each partition filled to the log dir's log end
   offset with fixed records (one per batch, no idempotence, fixed CreateTime: the same bytes every run),
-  and a consumer group committed at fixed offsets. The broker never cleans them: nothing rolls.
+  and a consumer group committed at fixed offsets. The broker never cleans them: nothing rolls. Its
+  answers are then the same every run but for what truly varies, which tests/golden/goldenfiles.py
+  normalises: its address (a free port), the group's time lag (now minus a fixed CreateTime) and the
+  counts of everything the shared session broker lists (other tests' topics and groups).
 """
 
 from __future__ import annotations
@@ -39,10 +48,14 @@ TOPICS = {  # the topic configs, on the broker (admin API) and in monitor.yaml f
                       "segment.bytes": "1048576"},
     "golden-txn": {"cleanup.policy": "compact", "min.compaction.lag.ms": "0"},
     "golden-tombs": {"cleanup.policy": "compact", "delete.retention.ms": "1000", "min.cleanable.dirty.ratio": "0.9"},
+    "golden-lagged": {"cleanup.policy": "compact", "min.compaction.lag.ms": str(20 * 365 * 86_400_000)},
+    "golden-calm": {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.99"},
 }
 BROKER_ONLY = {"golden-broker-only": {"cleanup.policy": "compact"}}
 DISK_ONLY = "golden-disk"
-PARTITIONS = {"golden-orders": 2, "golden-txn": 1, "golden-tombs": 1, "golden-broker-only": 1}
+DISK_ONLY_CONFIGS = {DISK_ONLY: {"cleanup.policy": "compact"},  # in monitor.yaml (or --topic-config)
+                     "golden-events": {"cleanup.policy": "delete", "retention.ms": "86400000"}}
+PARTITIONS = {"golden-lagged": 1, "golden-calm": 1, "golden-orders": 3, "golden-txn": 1, "golden-tombs": 1, "golden-broker-only": 1}
 GROUP = "golden-readers"
 COMMITTED = {("golden-orders", 0): 150, ("golden-orders", 1): 5, ("golden-tombs", 0): 40}
 NODE_ID = "1"
@@ -79,6 +92,19 @@ def log_dir(root: Path) -> Path:
     (orders0 / "00000000000000000100.log.cleaned").write_bytes(b"\0" * 100)  # a clean stopped midway
     # golden-orders-1: one small active segment
     write(root / "golden-orders-1" / f"{0:020d}.log", [v2(items(range(0, 10), "p", null_key_every=4))])
+    # golden-orders-2: a batch whose CRC does not match between two good ones (a read fault)
+    bad = bytearray(v2(items(range(5, 10), "q")).data)
+    bad[-3] ^= 0xFF
+    write(root / "golden-orders-2" / f"{0:020d}.log", [v2(items(range(0, 5), "q"))])
+    with open(root / "golden-orders-2" / f"{0:020d}.log", "ab") as fh:
+        fh.write(bytes(bad) + v2(items(range(10, 15), "q")).data)
+    # golden-lagged-0 (min.compaction.lag.ms of 20 years: nothing old enough) and golden-calm-0 (dirty
+    # below its min.cleanable.dirty.ratio 0.99): two segments each, never cleaned
+    for topic in ("golden-lagged", "golden-calm"):
+        write(root / f"{topic}-0" / f"{0:020d}.log", [v2(items(range(0, 30), topic[7], distinct=10), "gzip")])
+        write(root / f"{topic}-0" / f"{30:020d}.log", [v2(items(range(30, 40), topic[7], distinct=10))])
+    # golden-events-0: a topic with cleanup.policy=delete, on disk only (``logdir --all`` lists it)
+    write(root / "golden-events-0" / f"{0:020d}.log", [v2(items(range(0, 20), "e", step_ms=3_600_000), "gzip")])
     # golden-txn-0: producer 4000 commits 0..4, aborts 6..8, then opens a transaction at 10 never ended;
     # a plain batch in between
     pid, ep = 4000, 1
@@ -114,16 +140,16 @@ def log_dir(root: Path) -> Path:
     (root / "cleaner-offset-checkpoint").write_text("0\n2\ngolden-orders 0 100\ngolden-tombs 0 40\n")
     (root / "log-start-offset-checkpoint").write_text("0\n1\ngolden-orders 0 0\n")
     (root / "recovery-point-offset-checkpoint").write_text(
-        "0\n4\ngolden-orders 0 300\ngolden-orders 1 10\ngolden-txn 0 16\ngolden-tombs 0 60\n")
+        "0\n5\ngolden-orders 0 300\ngolden-orders 1 10\ngolden-orders 2 15\ngolden-txn 0 16\ngolden-tombs 0 60\n")
     (root / "replication-offset-checkpoint").write_text(
-        "0\n4\ngolden-orders 0 300\ngolden-orders 1 10\ngolden-txn 0 16\ngolden-tombs 0 60\n")
+        "0\n5\ngolden-orders 0 300\ngolden-orders 1 10\ngolden-orders 2 15\ngolden-txn 0 16\ngolden-tombs 0 60\n")
     for d, _, files in os.walk(root):
         for name in files:
             os.utime(Path(d) / name, (FILE_TIME_S, FILE_TIME_S))
     return root
 
 
-LOG_END = {("golden-orders", 0): 300, ("golden-orders", 1): 10, ("golden-txn", 0): 16, ("golden-tombs", 0): 60,
+LOG_END = {("golden-lagged", 0): 40, ("golden-calm", 0): 40, ("golden-orders", 0): 300, ("golden-orders", 1): 10, ("golden-orders", 2): 15, ("golden-txn", 0): 16, ("golden-tombs", 0): 60,
            ("golden-broker-only", 0): 3}
 
 

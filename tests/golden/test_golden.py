@@ -75,8 +75,7 @@ def _config(root, logs, cleaner, kafka=None, jmx=None, granularity="topic") -> d
     broker = {"id": gi.NODE_ID, "log_dirs": [str(logs)], "cleaner_log": str(cleaner)}
     if jmx is not None:
         broker["jmx_url"] = jmx.url
-    cluster = {"name": "golden", "brokers": [broker],
-               "topics": {gi.DISK_ONLY: {"cleanup.policy": "compact"}}}
+    cluster = {"name": "golden", "brokers": [broker], "topics": dict(gi.DISK_ONLY_CONFIGS)}
     if kafka is not None:
         cluster["bootstrap_servers"] = kafka.bootstrap
     else:
@@ -115,7 +114,8 @@ def test_logdir_json(inputs, name, extra):
 def test_explain_json_with_the_broker(inputs, scenario):
     root, logs, cleaner = inputs
     r = _cli(["explain", "--log-dir", str(logs), "--bootstrap-server", scenario.bootstrap, "--cleaner-log",
-              str(cleaner), "--topic-config", f"{gi.DISK_ONLY}:cleanup.policy=compact", "--format", "json"])
+              str(cleaner), *[f"--topic-config={t}:{k}={v}" for t, cfg in gi.DISK_ONLY_CONFIGS.items() for k, v in cfg.items()],
+              "--format", "json"])
     norm = _normaliser(root, scenario)
     check("explain-broker.json", norm.json_text(json.loads(r.stdout)))
     check("explain-broker.outcome", _outcome(norm, r))
