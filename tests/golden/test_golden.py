@@ -141,7 +141,9 @@ def test_audit_tables_and_summary(inputs, spark):
     cfg = _write_config(root / "audit.yaml", _config(root, logs, cleaner))
     out = root / "audit"
     args = build_parser().parse_args(["--input", str(logs), "--out", str(out), "--now-ms", str(gi.NOW_MS),
-                                      "--config", str(cfg), "--cleaner-log", str(cleaner)])
+                                      "--config", str(cfg), "--cleaner-log", str(cleaner),
+                                      # not the checkout's bench/out/restore.json, which a bench run may write
+                                      "--restore-measurement", str(root / "no-restore-measurement.json")])
     base, _ = run(args, spark=spark, file_configs=dict(load_config(str(cfg)).clusters[0].topics))
     tables, summary = read_run(pafs.LocalFileSystem(), base)
     norm = _normaliser(root)
