@@ -12,6 +12,7 @@ bytes, names and file times every run.
   ``golden-tombs-0``: tombstones far past a short delete horizon and a cleaner's emptied batch, marked
   uncleanable by the cleaner log;
   ``golden-disk-0``: a topic only on disk, with a segment swap in progress (a partition fault);
+  ``golden-disk-1``: the same topic, readable (its configs are not the admin API's: the file's, or unknown);
   ``golden-events-0``: cleanup.policy=delete, on disk only (``logdir --all`` lists it);
   the temporary files a clean leaves (``.cleaned``, ``.swap``, ``.deleted``) and a replica pending
   deletion (``-delete``). Every file's mtime is set to a fixed time, so "changed how long ago" is the
@@ -135,6 +136,9 @@ def log_dir(root: Path) -> Path:
     disk = root / f"{DISK_ONLY}-0"
     write(disk / f"{0:020d}.log", [v2(items(range(0, 6), "x", tombstone_every=2))])
     (disk / f"{0:020d}.index.swap").write_bytes(b"\0" * 16)
+    # golden-disk-1 readable: with the broker asked, its configs are the ones the admin API does not give
+    write(root / f"{DISK_ONLY}-1" / f"{0:020d}.log", [v2(items(range(0, 30), "y", tombstone_every=5, distinct=8))])
+    write(root / f"{DISK_ONLY}-1" / f"{30:020d}.log", [v2(items(range(30, 35), "y", distinct=8))])
     # a replica pending deletion: not live, skipped and named
     write(root / "golden-gone-0.0123456789abcdef0123456789abcdef-delete" / f"{0:020d}.log", [v2(items(range(0, 3)))])
     (root / "cleaner-offset-checkpoint").write_text("0\n2\ngolden-orders 0 100\ngolden-tombs 0 40\n")
