@@ -558,11 +558,10 @@ def _admin_broker_facts(admin, log_dirs) -> BrokerFacts | None:
     from meta.properties), from an admin snapshot; None without either."""
     if admin is None:
         return None
-    from monitor.logdir import read_meta_properties
+    from monitor.logdir import meta_node_id, read_meta_properties
 
-    node = next((m.get("node.id") or m.get("broker.id") for m in
-                 (read_meta_properties(Path(d) / "meta.properties") for d in log_dirs)
-                 if m.get("node.id") or m.get("broker.id")), None)
+    node = next((nid for nid in (meta_node_id(read_meta_properties(Path(d) / "meta.properties"))
+                                 for d in log_dirs) if nid), None)
     enabled = admin.cleaner_setting(node, "log.cleaner.enable") if node else None
     threads = admin.cleaner_setting(node, "log.cleaner.threads") if node else None
     if enabled is None and threads is None:

@@ -239,6 +239,19 @@ def no_leader_lso(topic: str, partition: int) -> None:
     return None
 
 
+def one_each(log_dirs) -> list[str]:
+    """The log dirs as given, each folder once: the same folder named twice (``--log-dir X`` and X in the
+    config's ``log_dirs``; a path and a link to it) is one log dir, not two holding every partition twice
+    (which would be Kafka's "Duplicate log directories" fault on each of them)."""
+    seen, out = set(), []
+    for d in map(str, log_dirs):
+        real = os.path.realpath(d)
+        if real not in seen:
+            seen.add(real)
+            out.append(d)
+    return out
+
+
 class LogDirScanner:
     def __init__(self, log_dirs, config_lookup: TopicConfigLookup = default_lookup,
                  clock: Callable[[], float] = time.time, include_all: bool = False,
@@ -254,7 +267,7 @@ class LogDirScanner:
         self.statvfs = statvfs  # the free-space check's one system call (a test injects a failing one)
         self.active_key_max_bytes, self.active_key_max_keys = active_key_max_bytes, active_key_max_keys
         self._active_keys: dict[tuple[str, int], ActiveKeys] = {}
-        self.log_dirs = [str(d) for d in log_dirs]
+        self.log_dirs = one_each(log_dirs)
         self.leader_lso = leader_lso
         self.broker_id = broker_id
         self._lso_disagreements: dict[tuple[str, int], LsoDisagreement] = {}

@@ -69,3 +69,20 @@ def test_one_partition_in_two_log_dirs_of_one_broker_is_its_fault(tmp_path):
     (dirs[1] / "meta.properties").write_text("version=1\nnode.id=0\ncluster.id=abc\n")
     snap = LogDirScanner(dirs).refresh()
     assert snap.partitions == () and snap.partition_errors == {"orders-3": why}
+
+
+def test_one_log_dir_named_twice_is_read_once(tmp_path):
+    """``explain --log-dir X`` with X in the config's log_dirs too (or a link to X): one log dir, its
+    partitions read, not every partition a "duplicate log directory" of itself."""
+    from collectors.logdirs import LogDirScanner
+
+    d = tmp_path / "logs"
+    part = d / "orders-0"
+    part.mkdir(parents=True)
+    (part / "00000000000000000000.log").write_bytes(b"")
+    (tmp_path / "link").symlink_to(d)
+    said = []
+    snap = LogDirScanner([d, str(d), tmp_path / "link"], include_all=True, notify=said.append).refresh()
+    assert list(snap.log_dirs) == [str(d)]
+    assert [(r.state.topic, r.state.partition) for r in snap.partitions] == [("orders", 0)]
+    assert not snap.partition_errors and not said
