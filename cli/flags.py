@@ -1,4 +1,4 @@
-"""argparse types for the flags that take a port, a URL, bootstrap servers, seconds or a count.
+"""argparse types for the flags that take a port, a URL, bootstrap servers, seconds, a count or a path.
 
 Each runs the check ``monitor.valuecheck`` defines (the one ``monitor.yaml``'s keys get too) while
 argparse reads the command line, so a bad value stops the command before any work, in one line that
@@ -9,10 +9,12 @@ names the flag and the value (a URL's password as ``***``), exit 2 (``cli.main.P
 
 from __future__ import annotations
 
-from monitor.valuecheck import bootstrap_problem, flag_type, number_type, port_problem, url_problem
+from monitor.valuecheck import (bootstrap_problem, flag_type, number_type, path_text_problem, port_problem,
+                                url_problem)
 
 port = flag_type(port_problem, lambda t: int(t.strip()))
 url = flag_type(url_problem, str)
 bootstrap = flag_type(bootstrap_problem, str)
 seconds = number_type("a finite number of seconds above 0", above=0)
 count = number_type("a whole number, at least 1", whole=True, minimum=1)
+path = flag_type(path_text_problem, str)

@@ -5,9 +5,10 @@ the tests rely on them; ``cli.inspect_jsonl`` writes them without a general enco
 table`` is for people. ``--stats`` prints no record: totals per file, per partition and in all
 (``cli.inspect_stats``), as text or, with ``--format jsonl``, one JSON object per line. A summary goes
 to stderr. The exit status is 1 when corruption was met (how many batches were skipped is in the
-summary), 2 for a path that cannot be used at all. A truncated batch where a segment ends is what a
-live segment shows while a producer's batch is being appended: as in the collector
-(``SegmentReader.log_faults``) it is a note, not corruption, unless ``--strict``.
+summary), 2 for a path that cannot be used at all (a folder with no segment file in it: a log dir given
+for a partition folder). A truncated batch where a segment ends is what a live segment shows while a
+producer's batch is being appended: as in the collector (``SegmentReader.log_faults``) it is a note,
+not corruption, unless ``--strict``.
 
 It lives with the command line, not in the core: it is presentation (formats, messages, exit
 statuses) over the core's readers (``monitor.record``, ``monitor.dump``, ``monitor.logdir``).
@@ -56,11 +57,12 @@ def expand(path: Path) -> tuple[list[Path], list[str], list[str]]:
 
 
 def iter_file(path: Path, summary: Summary, skip_corrupt: bool,
-              view: str = "records") -> Iterator[tuple[object, object]]:
+              view: str = "records", live: bool = True) -> Iterator[tuple[object, object]]:
     """(batch, its records) for each batch of one segment or dump file; faults recorded in ``summary``.
     ``view`` "columns" or "arrays" gives a segment batch's ``RecordColumns`` or ``RecordArrays`` in
     place of its records (what the fast jsonl encoder and ``--stats`` read); a dump batch always comes
-    with its records."""
+    with its records. ``live``: the file may be a partition's active segment (a file named alone, or a
+    folder's last); a truncated tail of any other segment is corruption, as in the collector."""
     with open_regular(path) as fh:
         head = fh.read(SNIFF_BYTES)
     summary.files += 1
@@ -92,7 +94,7 @@ def iter_file(path: Path, summary: Summary, skip_corrupt: bool,
     finally:
         # the collector's rule (SegmentReader.log_faults): a truncated batch where the read stopped is the
         # batch being appended to a live segment, not a fault; --strict (skip_corrupt False) raised it instead
-        faults = reader.log_faults()
+        faults = reader.log_faults() if live else list(reader.faults)
         tail = [f for f in reader.faults if f not in faults]
         summary.batches_skipped += reader.batches_skipped - len(tail)
         summary.faults += [str(f) for f in faults]
@@ -150,13 +152,17 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
         for problem in unreadable:
             print(f"inspect: cannot read: {problem}", file=err)
             status = 2
+        if not files and not unreadable:  # a log dir, or a folder of something else: never "0 file(s)" and 0
+            print(f"inspect: {printable(str(path))}: no segment file (<20-digit offset>.log) in this folder: "
+                  "give a partition folder (TOPIC-PARTITION) or segment files", file=err)
+            status = 2
         for f in files:
             name = str(f)
             name_json = strictjson.dumps(name)
             skipped_before, batches_before = summary.batches_skipped, summary.batches
             readable = True
             try:
-                for batch, data in iter_file(f, summary, skip_corrupt, view):
+                for batch, data in iter_file(f, summary, skip_corrupt, view, live=f == files[-1]):
                     summary.tally(batch, data)
                     if collected is not None:
                         collected.add(batch, data)

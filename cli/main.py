@@ -492,7 +492,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.set_defaults(func=cmd_broker)
 
     i = sub.add_parser("inspect", help="print the records of segment files, dumps or partition folders")
-    i.add_argument("paths", nargs="+", metavar="PATH")
+    i.add_argument("paths", nargs="+", metavar="PATH", type=flags.path)
     i.add_argument("--format", choices=["jsonl", "table"], default="table")
     i.add_argument("--strict", action="store_true",
                    help="stop at the first corrupt batch instead of skipping it; a truncated batch at a segment's "
@@ -503,44 +503,47 @@ def build_parser() -> argparse.ArgumentParser:
     i.set_defaults(func=cmd_inspect)
 
     ld = sub.add_parser("logdir", help="per-partition compaction state of broker log dirs (no broker needed)")
-    ld.add_argument("paths", nargs="+", metavar="PATH", help="a broker log dir (an entry of log.dirs)")
+    ld.add_argument("paths", nargs="+", metavar="PATH", type=flags.path,
+                    help="a broker log dir (an entry of log.dirs)")
     ld.add_argument("--format", choices=["json", "table"], default="table")
-    ld.add_argument("--config", help="monitor.yaml (topic configs under clusters[0].topics)")
+    ld.add_argument("--config", type=flags.path, help="monitor.yaml (topic configs under clusters[0].topics)")
     ld.add_argument("--topic-config", action="append", metavar="TOPIC:KEY=VALUE",
                     help="a topic config, e.g. orders:min.cleanable.dirty.ratio=0.3 (repeatable)")
     ld.add_argument("--all", action="store_true", help="also partitions of topics not known to be compacted")
-    ld.add_argument("--cleaner-log", help="the broker's log-cleaner.log: names uncleanable partitions and why")
+    ld.add_argument("--cleaner-log", type=flags.path,
+                    help="the broker's log-cleaner.log: names uncleanable partitions and why")
     ld.set_defaults(func=cmd_logdir)
 
     e = sub.add_parser("explain", help="why each partition is (not) compacting: cause, evidence, fix, forecast")
     e.add_argument("paths", nargs="*", metavar="TOPIC[-PARTITION]", help="topics or partitions (default: all)")
-    e.add_argument("--log-dir", action="append", help="a broker log dir readable here (repeatable)")
-    e.add_argument("--config", help="monitor.yaml (log dirs, bootstrap servers, topic configs)")
+    e.add_argument("--log-dir", type=flags.path, action="append", help="a broker log dir readable here (repeatable)")
+    e.add_argument("--config", type=flags.path, help="monitor.yaml (log dirs, bootstrap servers, topic configs)")
     e.add_argument("--bootstrap-server", type=flags.bootstrap,
                    help="Kafka bootstrap servers: topic configs, and the fixes' commands")
     e.add_argument("--topic-config", action="append", metavar="TOPIC:KEY=VALUE",
                    help="a topic config, e.g. orders:min.cleanable.dirty.ratio=0.3 (repeatable)")
-    e.add_argument("--cleaner-log", help="the broker's log-cleaner.log: uncleanable partitions and dead threads")
+    e.add_argument("--cleaner-log", type=flags.path,
+                   help="the broker's log-cleaner.log: uncleanable partitions and dead threads")
     e.add_argument("--format", choices=["text", "json"], default="text")
     e.set_defaults(func=cmd_explain)
 
     cc = sub.add_parser("check-config", help="lint compacted topics' live settings against known pitfalls")
     cc.add_argument("topics", nargs="*", metavar="TOPIC", help="topics to check (default: every compacted topic)")
-    cc.add_argument("--config", help="monitor.yaml (bootstrap servers, client settings, log dirs)")
+    cc.add_argument("--config", type=flags.path, help="monitor.yaml (bootstrap servers, client settings, log dirs)")
     cc.add_argument("--bootstrap-server", type=flags.bootstrap,
                     help="Kafka bootstrap servers: live topic configs and consumer groups")
-    cc.add_argument("--log-dir", action="append",
+    cc.add_argument("--log-dir", type=flags.path, action="append",
                     help="a broker log dir readable here (repeatable): write rates, tombstones, active segments")
     cc.add_argument("--format", choices=["text", "json"], default="text")
     cc.set_defaults(func=cmd_check_config)
 
     c = sub.add_parser("collect", help="serve compaction metrics to Prometheus")
-    c.add_argument("--config", help="monitor.yaml")
+    c.add_argument("--config", type=flags.path, help="monitor.yaml")
     c.add_argument("--bootstrap-servers", type=flags.bootstrap, help="Kafka bootstrap servers (admin API, consumer groups)")
     c.add_argument("--jmx-url", action="append", type=flags.url, help="a broker's JMX exporter /metrics URL (repeatable)")
     c.add_argument("--jolokia-url", action="append", type=flags.url, help="a broker's Jolokia base URL (repeatable)")
-    c.add_argument("--log-dir", action="append", help="a broker log dir readable here (repeatable)")
-    c.add_argument("--cleaner-log", help="the broker's log-cleaner.log, followed through rotation")
+    c.add_argument("--log-dir", type=flags.path, action="append", help="a broker log dir readable here (repeatable)")
+    c.add_argument("--cleaner-log", type=flags.path, help="the broker's log-cleaner.log, followed through rotation")
     c.add_argument("--cluster", help="the cluster label (default: the config's, else 'default')")
     c.add_argument("--port", type=flags.port, help="listen port (default 9690; 0 picks a free one)")
     c.add_argument("--address", help="listen address (default 0.0.0.0: every interface, as Prometheus' exporters)")
@@ -559,14 +562,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("rules", help="render the Prometheus alert rules from monitor.yaml's thresholds")
     r.add_argument("action", choices=["render"])
-    r.add_argument("--config", help="monitor.yaml (thresholds:)")
+    r.add_argument("--config", type=flags.path, help="monitor.yaml (thresholds:)")
     r.add_argument("--out", help="write the rule file here (default: stdout)")
     r.add_argument("--tests", metavar="FILE", help="also write promtool unit tests for the rendered rules")
     r.set_defaults(func=cmd_rules)
 
     gr = sub.add_parser("grafana", help="render the Grafana dashboard from the panel table and monitor.yaml's thresholds")
     gr.add_argument("action", choices=["render"])
-    gr.add_argument("--config", help="monitor.yaml (thresholds:)")
+    gr.add_argument("--config", type=flags.path, help="monitor.yaml (thresholds:)")
     gr.add_argument("--out", help="write the dashboard JSON here (default: stdout)")
     gr.set_defaults(func=cmd_grafana)
 
@@ -575,7 +578,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.set_defaults(func=lambda args: cmd_audit(args.rest))
 
     d = sub.add_parser("dashboard", help="the Streamlit dashboard")
-    d.add_argument("--config", help="monitor.yaml (prometheus_url, collector_url, audit_dir)")
+    d.add_argument("--config", type=flags.path, help="monitor.yaml (prometheus_url, collector_url, audit_dir)")
     d.add_argument("--port", type=flags.port, default=8501)
     d.add_argument("--address", default="127.0.0.1")
     d.add_argument("--prometheus-url", type=flags.url)

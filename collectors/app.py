@@ -193,7 +193,7 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
                                         transaction_max_timeout=_transaction_max_timeout(cluster, store, admin_name),
                                         leader_lso=_leader_lso(store, admin_name), broker_id=b.id,
                                         active_key_max_bytes=to.active_segment_key_read_bytes,
-                                        active_key_max_keys=to.active_segment_max_keys)
+                                        active_key_max_keys=to.active_segment_max_keys, say_faults=True)
                 sources.append(Source(f"log_dirs:{cluster.name}:{b.id}", "log_dirs", cluster.name, scanner.refresh,
                                       config.intervals.log_dirs, b.id))
             if b.cleaner_log:

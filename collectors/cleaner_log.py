@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 
 from monitor.cleanerlog import CleanerLogParser, CleanerLogState
-from monitor.regularfile import open_regular
+from monitor.regularfile import NotRegularFile, PathError, open_regular
 
 HEAD_BYTES = 128  # the start of the file, to recognise it after a copytruncate
 
@@ -65,7 +65,7 @@ class CleanerLogFollower:
         before = self.parser.state().malformed_total
         read = 0
         if self._fh is None:
-            self._open()  # FileNotFoundError names the path: the source is down until it exists
+            self._open()  # PathError names the path: the source is down until it exists
         else:
             try:
                 st = os.stat(self.path)
@@ -86,7 +86,12 @@ class CleanerLogFollower:
     # --- internals
 
     def _open(self) -> None:
-        fh = open_regular(self.path)
+        try:
+            fh = open_regular(self.path)
+        except (NotRegularFile, PathError):
+            raise
+        except OSError as exc:  # the path and the errno as the system names it, never "[Errno 2] ...: 'path'"
+            raise PathError(self.path, exc) from exc
         st = os.fstat(fh.fileno())
         self._fh, self._id, self._offset, self._head, self._partial, self._lineno = (
             fh, (st.st_dev, st.st_ino), 0, b"", b"", 0)

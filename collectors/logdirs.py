@@ -259,8 +259,11 @@ class LogDirScanner:
                  leader_lso: LeaderLsoLookup = no_leader_lso, broker_id: str | None = None,
                  statvfs: Callable[[str], os.statvfs_result] = os.statvfs,
                  active_key_max_bytes: int = DEFAULT_MAX_BYTES, active_key_max_keys: int = DEFAULT_MAX_KEYS,
-                 notify: Callable[[str], None] = log.warning):
+                 notify: Callable[[str], None] = log.warning, say_faults: bool = False):
         self.notify = notify  # where a name Kafka would not create or load is said, once (see _log_named)
+        # the collector's: a partition's fault (an unreadable file, a read fault) said through notify too, once
+        # while it lasts, since its page carries only the reason's kind; logdir and explain print them all
+        self.say_faults = say_faults
         self.statvfs = statvfs  # the free-space check's one system call (a test injects a failing one)
         self.active_key_max_bytes, self.active_key_max_keys = active_key_max_bytes, active_key_max_keys
         self._active_keys: dict[tuple[str, int], ActiveKeys] = {}
@@ -420,6 +423,9 @@ class LogDirScanner:
                 dir_errors[f"{sp.log_dir} (free space)"] = sp.error
         for k in [k for k, v in self._active_keys.items() if v.path not in seen_paths]:
             del self._active_keys[k]  # rolled, deleted or moved: its key state goes
+        if self.say_faults:  # churn (CHANGING) is counted, not said; a duplicate is said above already
+            named.update({f"{tp} (fault)": f"{tp}: {why}" for tp, why in part_errors.items()
+                          if unknown.get(tp) not in (CHANGING, DUPLICATE)})
         self._log_named(named)
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(self.log_dirs),
                               down, self._reads - read_before, self._bytes - bytes_before, txn_timeout,
@@ -449,11 +455,12 @@ class LogDirScanner:
         return reports
 
     def _log_named(self, named: dict[str, str]) -> None:
-        """One line per name Kafka would not create or load (``monitor.kafkanames``), when it first shows,
-        not on every refresh; a name gone and back is logged again."""
+        """One line per name Kafka would not create or load (``monitor.kafkanames``), and with ``say_faults``
+        per partition fault, when it first shows, not on every refresh; one gone and back is logged again."""
         for what in sorted(named.keys() - self._named):
             why = named[what]
-            self.notify(printable(why if what.endswith(" (duplicate)") else f"{what}: ignored: {why}"))
+            said = what.endswith((" (duplicate)", " (fault)"))
+            self.notify(printable(why if said else f"{what}: ignored: {why}"))
         self._named = set(named)
 
     def _settled(self, part: PartitionDir, cfg, read):

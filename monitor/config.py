@@ -43,6 +43,7 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import ClassVar, get_args, get_origin, get_type_hints
 
+from monitor.regularfile import os_reason
 from monitor.valuecheck import URL_SHAPE
 from monitor.topicconfig import CLEANER_SETTINGS, ConfigValueError, TopicConfig, parse_broker_value
 
@@ -424,8 +425,10 @@ def read_config_data(path: str | Path):
             if not stat.S_ISREG(mode):
                 raise ConfigError("(file)", f"not a regular file ({_file_kind(mode)})", str(path))
             raw = fh.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError("(file)", f"cannot read: {exc.strerror or exc}", str(path)) from None
+    except IsADirectoryError:  # Python's open refuses a folder itself: named as any other non-file
+        raise ConfigError("(file)", "not a regular file (a directory)", str(path)) from None
+    except OSError as exc:  # the errno as the system names it: "too many levels of symbolic links"
+        raise ConfigError("(file)", f"cannot read: {os_reason(exc)}", str(path)) from None
     if len(raw) > MAX_CONFIG_BYTES:
         raise ConfigError("(file)", f"larger than {MAX_CONFIG_BYTES} bytes: not a monitor.yaml", str(path))
     try:

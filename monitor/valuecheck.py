@@ -197,6 +197,14 @@ def number_problem(value, shape: str, *, minimum: float | None = None, above: fl
     return None
 
 
+def path_text_problem(value) -> str | None:
+    """A file or folder path given on the command line: not empty (``--log-dir "$UNSET"`` would read the
+    current folder, ``--cleaner-log ""`` nothing at all, without a word)."""
+    if isinstance(value, str) and not value.strip():
+        return _expected("a path", value, "empty: an unset variable?")
+    return None
+
+
 # The checks by the name monitor.yaml's schema gives them (``"check": "url"``, ``monitor.configschema``).
 CHECKS = {"port": port_problem, "url": url_problem, "bootstrap": bootstrap_problem}
 

@@ -91,9 +91,30 @@ def test_bad_lines_are_counted_and_named(tmp_path):
 
 
 def test_missing_file_names_the_path(tmp_path):
-    with pytest.raises(FileNotFoundError) as exc:
+    import errno
+
+    with pytest.raises(OSError) as exc:
         CleanerLogFollower(str(tmp_path / "nope.log")).refresh()
-    assert "nope.log" in str(exc.value)
+    assert str(exc.value) == f"{tmp_path / 'nope.log'}: no such file or directory"
+    assert exc.value.errno == errno.ENOENT
+
+
+@pytest.mark.parametrize("case, says", [("missing", "no such file or directory"),
+                                        ("loop", "too many levels of symbolic links")])
+def test_collect_once_names_an_unusable_cleaner_log_as_the_system_does(case, says, tmp_path):
+    """One line naming the path and the errno as the system names it, never Python's
+    ``[Errno 2] No such file or directory: 'path'`` (issue #35, point 5); the CLI as a user runs it."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "log-cleaner.log"
+    if case == "loop":
+        os.symlink(path, path)
+    (tmp_path / "logs").mkdir()
+    r = subprocess.run([sys.executable, "-m", "cli", "collect", "--once", "--log-dir", str(tmp_path / "logs"),
+                        "--cleaner-log", str(path)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.splitlines() == [f"collect: source cleaner_log:default:local failed: PathError: {path}: {says}"]
 
 
 def test_config_and_flags():

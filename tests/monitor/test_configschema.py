@@ -267,7 +267,8 @@ def test_duration_pattern_agrees_with_promtool(tmp_path):
 
 
 def test_files_that_are_not_a_monitor_yaml(tmp_path):
-    """A folder, a FIFO with no writer, a device, binary content, an alias bomb: a message, at once."""
+    """A folder, a FIFO with no writer, a device, a symlink loop, binary content, an alias bomb: a message, at
+    once; a folder named as the other non-files are, an errno as the system names it (not "Is a directory")."""
     import os
 
     fifo = tmp_path / "fifo"
@@ -277,7 +278,9 @@ def test_files_that_are_not_a_monitor_yaml(tmp_path):
     laughs += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
     (tmp_path / "laughs.yaml").write_text("\n".join(laughs) + "\n")
     (tmp_path / "big.yaml").write_bytes(b"#" * (2 << 20))
-    cases = {tmp_path: "cannot read: Is a directory", fifo: "not a regular file (a FIFO)",
+    os.symlink(tmp_path / "loop.yaml", tmp_path / "loop.yaml")
+    cases = {tmp_path: "not a regular file (a directory)", fifo: "not a regular file (a FIFO)",
+             tmp_path / "loop.yaml": "cannot read: too many levels of symbolic links",
              "/dev/zero": "not a regular file (a character device)", tmp_path / "bin.yaml": "not UTF-8 text (byte 18)",
              tmp_path / "laughs.yaml": "more than 100000 values once aliases are expanded",
              tmp_path / "big.yaml": "larger than 1048576 bytes"}
