@@ -52,10 +52,10 @@ def expected(batches) -> dict:
     }
 
 
-def stats(paths, expect_status: int = 0, strict: bool = False) -> list[dict]:
+def stats(paths, expect_status: int = 0) -> list[dict]:
     out, err = io.StringIO(), io.StringIO()
-    assert run_inspect([str(p) for p in paths], fmt="jsonl", stats=True, out=out, err=err,
-                       skip_corrupt=not strict) == expect_status, err.getvalue()
+    assert run_inspect([str(p) for p in paths], fmt="jsonl", stats=True, out=out, err=err) == expect_status, \
+        err.getvalue()
     return [json.loads(line) for line in out.getvalue().splitlines()]
 
 
@@ -147,26 +147,22 @@ def test_gallery_totals_match_kafka_dump_log(record_gallery):
 
 
 def test_a_corrupt_and_an_empty_segment(record_gallery, tmp_path):
-    """A segment cut mid-batch: its whole batches counted; the cut one, where the segment ends, is what a
-    live segment shows while a batch is appended, so by the collector's rule it is a note (exit 0) and
-    only ``--strict`` skips it as corrupt (exit 1); an empty segment has a row of zeros whose offsets and
-    times are unknown; the text says both."""
+    """A segment cut mid-batch: its whole batches counted, the cut one skipped, exit status 1; an
+    empty segment has a row of zeros whose offsets and times are unknown; the text says both."""
     folder = tmp_path / "cut-0"
     folder.mkdir()
     src = record_gallery["magic2-gzip"].path
     data = src.read_bytes()
     (folder / "00000000000000000000.log").write_bytes(data[:-5])
     (folder / "00000000000000000040.log").write_bytes(b"")
-    lenient = [r for r in stats([folder]) if r["scope"] == "file"]
-    assert [(r["batches"], r["batches_skipped"], r["records"]) for r in lenient] == [(1, 0, 25), (0, 0, 0)]
-    rows = stats([folder], expect_status=1, strict=True)
+    rows = stats([folder], expect_status=1)
     cut, empty = [r for r in rows if r["scope"] == "file"]
     assert cut["batches"] == 1 and cut["batches_skipped"] == 1 and cut["records"] == 25
     assert empty["batches"] == 0 and empty["first_offset"] is None and empty["min_timestamp"] is None
     (part,) = [r for r in rows if r["scope"] == "partition"]
     assert (part["topic"], part["partition"], part["files"], part["batches_skipped"]) == ("cut", 0, 2, 1)
     out, err = io.StringIO(), io.StringIO()
-    assert run_inspect([str(folder)], stats=True, out=out, err=err, skip_corrupt=False) == 1
+    assert run_inspect([str(folder)], stats=True, out=out, err=err) == 1
     text = out.getvalue()
     assert "partition cut-0: 2 file(s)" in text and "skipped as corrupt 1" in text
     assert "offsets         unknown (no record)" in text
