@@ -62,7 +62,8 @@ def iter_file(path: Path, summary: Summary, skip_corrupt: bool,
     ``view`` "columns" or "arrays" gives a segment batch's ``RecordColumns`` or ``RecordArrays`` in
     place of its records (what the fast jsonl encoder and ``--stats`` read); a dump batch always comes
     with its records. ``live``: the file may be a partition's active segment (a file named alone, or a
-    folder's last); a truncated tail of any other segment is corruption, as in the collector."""
+    folder's last); a truncated tail of any other segment is corruption: Kafka appends only to the active
+    segment (the collector does not yet make that difference: it leaves out a cut tail in any segment)."""
     with open_regular(path) as fh:
         head = fh.read(SNIFF_BYTES)
     summary.files += 1
