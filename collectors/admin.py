@@ -44,12 +44,13 @@ from confluent_kafka.admin import AdminClient, ConfigResource, OffsetSpec, Resou
 from boundedhttp import FetchError
 from monitor.config import ClusterConfig
 from monitor.consumers import EXACT, TimeLag, add_sample, interpolated_lag, latest_value_only
-from monitor.topicconfig import (CLEANER_SETTINGS, BrokerSetting, ConfigValueError, TopicConfig,
+from monitor.topicconfig import (CLEANER_SETTINGS, DEFAULTS, BrokerSetting, ConfigValueError, TopicConfig,
                                  broker_cleaner_settings)
 
-COMPACTION_KEYS = ("cleanup.policy", "min.cleanable.dirty.ratio", "min.compaction.lag.ms", "max.compaction.lag.ms",
-                   "delete.retention.ms", "segment.bytes", "segment.ms",
-                   "retention.ms", "retention.bytes")
+# every topic config the model reads (monitor.topicconfig.DEFAULTS, the one list): file.delete.delay.ms too,
+# which tells a leftover .swap from a swap in progress (without it a topic's own value was taken as Kafka's
+# default and a planted leftover stayed "a swap in progress" for 60 s)
+COMPACTION_KEYS = tuple(DEFAULTS)
 TRANSACTION_MAX_TIMEOUT = "transaction.max.timeout.ms"
 UNAUTHORIZED = "unauthorized"  # the error kind of a refused call (as boundedhttp's for an HTTP 401/403)
 # Kafka's authorization error codes -> the resource type the missing ACL is on (kafka-acls' names)
