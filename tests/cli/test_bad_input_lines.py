@@ -5,12 +5,12 @@ in-flight tail a note. Processes as a user runs them; the files are made here.""
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 
 import pytest
 
+from procs import run_measured
 from recordfixtures import three_v2_batches, v2, items
 
 MAX_LINE = 400  # "at most a few hundred characters"
@@ -75,13 +75,6 @@ def test_a_bad_url_or_port_in_the_config_is_named_as_the_flag_is(tmp_path):
 # ---------------------------------------------------------------- damaged files: an excerpt, bounded memory
 
 
-def _max_rss_mib_of(*args) -> tuple[subprocess.CompletedProcess, float]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    r = run(*args)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return r, max(after, before) / 1024  # ru_maxrss of the largest child so far, KiB on Linux
-
-
 def test_a_nul_filled_checkpoint_is_one_short_line_in_bounded_memory(tmp_path):
     """A power loss leaves a checkpoint of NUL bytes: was one line of 16,477 characters for 4 KiB, of
     268 MB (798 MB of memory) for 64 MiB."""
@@ -91,9 +84,10 @@ def test_a_nul_filled_checkpoint_is_one_short_line_in_bounded_memory(tmp_path):
     for size in (4096, 64 << 20):
         with open(cp, "wb") as fh:
             fh.truncate(size)  # NUL bytes (a sparse file reads as zeros)
-        r, rss = _max_rss_mib_of("logdir", str(logs), "--topic-config", "orders:cleanup.policy=compact")
-        assert r.returncode == 1, r.stderr
-        lines = lines_of(r)
+        code, _, stderr, peak = run_measured("logdir", str(logs), "--topic-config", "orders:cleanup.policy=compact")
+        rss = peak / (1 << 20)
+        assert code == 1, stderr
+        lines = lines_of(subprocess.CompletedProcess((), code, "", stderr))
         assert lines[0] == (f"logdir: {cp}: line 1: more than 1024 bytes without a line end, no checkpoint line: '"
                             + "\\x00" * 15 + "...' (more follows)")
         assert rss < 250, f"{rss:.0f} MiB for a {size}-byte checkpoint"  # the interpreter's own ~60 MiB

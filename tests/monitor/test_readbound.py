@@ -12,19 +12,13 @@ naming file and byte, with the batches either side still read."""
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
 import struct
-import subprocess
-import sys
-import tempfile
-import time
 
 import pytest
 from crc32c import crc32c
 
-from kafkatools import CLI_MODULE
 from monitor import readbound
 from monitor.producer_snapshot import ENTRY as SNAPSHOT_ENTRY
 from monitor.producer_snapshot import HEADER as SNAPSHOT_HEADER
@@ -32,32 +26,12 @@ from monitor.producer_snapshot import ProducerSnapshotError, read_producer_snaps
 from monitor.record import CrcMismatchError, OversizeBatchError, SegmentReader
 from monitor.txnindex import ENTRY as TXN_ENTRY
 from monitor.txnindex import TxnIndexError, read_txn_index
+from procs import run_measured
 from recordfixtures import Rec, items, three_v2_batches, v2, write
 
 GIB = 1 << 30
 CLAIMED = 10**9  # the batch length the damaged header claims
 SEG0 = "00000000000000000000.log"
-
-
-def run_measured(*args, timeout: float = 300) -> tuple[int, str, str, int]:
-    """(exit code, stdout, stderr, peak RSS in bytes) of ``python -m cli ARGS`` as a child process,
-    reaped with ``os.wait4`` for its own resource usage."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([sys.executable, "-m", CLI_MODULE, *args], stdout=out, stderr=err)
-        deadline = time.monotonic() + timeout
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                proc.kill()
-                os.wait4(proc.pid, 0)
-                pytest.fail(f"{args} did not finish within {timeout} s")
-            time.sleep(0.05)
-        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
-        out.seek(0)
-        err.seek(0)
-        return proc.returncode, out.read().decode(), err.read().decode(), usage.ru_maxrss * 1024
 
 
 def _sparse(path, head: bytes = b"", size: int = GIB) -> None:
