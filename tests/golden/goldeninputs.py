@@ -44,18 +44,23 @@ from cleanerlogfixtures import START, head, stats_block, uncleanable
 from recordfixtures import T0, Rec, control, empty_v2, items, v2, write
 
 PREFIX = "golden-"
+# file.delete.delay.ms of every topic: far longer than any run, so that the temporary files planted now
+# (.cleaned, .deleted, a .swap in progress: their age is the inode's change time, which cannot be pinned)
+# are never stale. With Kafka's 60 s default a slow run (the full suite on a loaded machine) read them
+# more than 60 s after they were made, and the pages changed.
+NEVER_STALE = {"file.delete.delay.ms": str(10 * 365 * 86_400_000)}
 TOPICS = {  # the topic configs, on the broker (admin API) and in monitor.yaml for runs without it
-    "golden-orders": {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.1",
+    "golden-orders": {**NEVER_STALE, "cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.1",
                       "segment.bytes": "1048576"},
-    "golden-txn": {"cleanup.policy": "compact", "min.compaction.lag.ms": "0"},
-    "golden-tombs": {"cleanup.policy": "compact", "delete.retention.ms": "1000", "min.cleanable.dirty.ratio": "0.9"},
-    "golden-lagged": {"cleanup.policy": "compact", "min.compaction.lag.ms": str(20 * 365 * 86_400_000)},
-    "golden-calm": {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.99"},
+    "golden-txn": {**NEVER_STALE, "cleanup.policy": "compact", "min.compaction.lag.ms": "0"},
+    "golden-tombs": {**NEVER_STALE, "cleanup.policy": "compact", "delete.retention.ms": "1000", "min.cleanable.dirty.ratio": "0.9"},
+    "golden-lagged": {**NEVER_STALE, "cleanup.policy": "compact", "min.compaction.lag.ms": str(20 * 365 * 86_400_000)},
+    "golden-calm": {**NEVER_STALE, "cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.99"},
 }
-BROKER_ONLY = {"golden-broker-only": {"cleanup.policy": "compact"}}
+BROKER_ONLY = {"golden-broker-only": {**NEVER_STALE, "cleanup.policy": "compact"}}
 DISK_ONLY = "golden-disk"
-DISK_ONLY_CONFIGS = {DISK_ONLY: {"cleanup.policy": "compact"},  # in monitor.yaml (or --topic-config)
-                     "golden-events": {"cleanup.policy": "delete", "retention.ms": "86400000"}}
+DISK_ONLY_CONFIGS = {DISK_ONLY: {**NEVER_STALE, "cleanup.policy": "compact"},  # in monitor.yaml (or --topic-config)
+                     "golden-events": {**NEVER_STALE, "cleanup.policy": "delete", "retention.ms": "86400000"}}
 PARTITIONS = {"golden-lagged": 1, "golden-calm": 1, "golden-orders": 3, "golden-txn": 1, "golden-tombs": 1, "golden-broker-only": 1}
 GROUP = "golden-readers"
 COMMITTED = {("golden-orders", 0): 150, ("golden-orders", 1): 5, ("golden-tombs", 0): 40}
