@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.parse
 import urllib.request
 
@@ -22,23 +21,38 @@ def prometheus_query(url: str, q: str) -> list[dict]:
         return json.load(r)["data"]["result"]
 
 
+# run_measured's go-between: a small interpreter that spawns the command and reports its rusage. A child's
+# ru_maxrss starts from the RSS of the process it was forked from (the copied address space's high-water
+# mark is kept across exec): forked from a test process that loaded Spark or pyarrow (~600 MiB), any
+# command would measure ~600 MiB. Spawned from this ~10 MiB interpreter, it measures itself.
+SPAWNER = r"""
+import json, os, sys
+pid = os.posix_spawn(sys.executable, [sys.executable, "-m", *sys.argv[2:]], os.environ)
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as fh:
+    json.dump([os.waitstatus_to_exitcode(status), usage.ru_maxrss * 1024], fh)
+"""
+
+
 def run_measured(*args, timeout: float = 300) -> tuple[int, str, str, int]:
-    """(exit code, stdout, stderr, peak RSS in bytes) of ``python -m cli ARGS`` as a child process,
-    reaped with ``os.wait4`` for its own resource usage (``RUSAGE_CHILDREN`` would be the largest of every
-    child the test process ever reaped: a broker's JVM, Spark)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([sys.executable, "-m", CLI_MODULE, *args], stdout=out, stderr=err)
-        deadline = time.monotonic() + timeout
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                proc.kill()
-                os.wait4(proc.pid, 0)
+    """(exit code, stdout, stderr, peak RSS in bytes) of ``python -m cli ARGS`` as a child process, its peak
+    its own (``SPAWNER`` says why it is not forked from the test process)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        result = os.path.join(tmp, "rusage.json")
+        with open(os.path.join(tmp, "out"), "w+b") as out, open(os.path.join(tmp, "err"), "w+b") as err:
+            proc = subprocess.Popen([sys.executable, "-c", SPAWNER, result, CLI_MODULE, *args], stdout=out,
+                                    stderr=err, start_new_session=True)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, 9)
+                proc.wait()
                 pytest.fail(f"{args} did not finish within {timeout} s")
-            time.sleep(0.05)
-        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
-        out.seek(0)
-        err.seek(0)
-        return proc.returncode, out.read().decode(), err.read().decode(), usage.ru_maxrss * 1024
+            out.seek(0)
+            err.seek(0)
+            stdout, stderr = out.read().decode(), err.read().decode()
+        if not os.path.exists(result):
+            pytest.fail(f"{args}: no rusage from the spawner (exit {proc.returncode}): {stderr[-2000:]}")
+        with open(result) as fh:
+            code, peak = json.load(fh)
+        return code, stdout, stderr, peak

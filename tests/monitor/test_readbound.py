@@ -1,7 +1,8 @@
 """Bounded memory whatever a file claims (monitor.readbound): a 1 GiB sparse segment whose first batch
 header claims ~10^9 bytes, and 1 GiB sparse producer snapshot and ``.txnindex`` files, read by
 ``inspect``, ``inspect --stats``, ``logdir`` and ``collect --once`` as child processes. Each child's
-peak RSS (``os.wait4``'s ru_maxrss) stays under the bound (``MAX_BATCH_BYTES``) plus the same command's
+peak RSS (``os.wait4``'s ru_maxrss, ``procs.run_measured``) stays under the bound (``MAX_BATCH_BYTES``, and
+a few MiB of working buffers beside it) plus the same command's
 peak on the same log dir without the damaged files (the interpreter's and the command's own baseline),
 and the output names the file and the byte position of what is wrong. Before the bound the segment
 cost 1.9-2.9 GB and each of the other files 1 GB (issue 35).
@@ -72,11 +73,17 @@ def dirs(tmp_path_factory):
     return good, damaged
 
 
+# beside the batch held (at most the bound): the compressed input, a read piece, the decoder's buffer and the
+# interpreter's own growth (a zstd batch inflating to 1 GiB measured 103 MiB over its baseline)
+WORKING_BYTES = 16 << 20
+
+
 def _bounded(args_damaged, args_good) -> tuple[int, str, str]:
-    """Run both; assert the damaged run's peak RSS is under the good run's plus the bound."""
+    """Run both; assert the damaged run's peak RSS is under the good run's plus the bound (and the working
+    buffers beside it)."""
     rc, out, err, rss = run_measured(*args_damaged)
     _, _, _, base = run_measured(*args_good)
-    assert rss < base + readbound.MAX_BATCH_BYTES, (
+    assert rss < base + readbound.MAX_BATCH_BYTES + WORKING_BYTES, (
         f"peak RSS {rss >> 20} MiB, baseline {base >> 20} MiB, bound {readbound.MAX_BATCH_BYTES >> 20} MiB")
     assert "Traceback" not in err, err
     return rc, out, err
