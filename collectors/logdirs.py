@@ -615,7 +615,7 @@ class LogDirScanner:
         except OSError as exc:
             if isinstance(exc, FileNotFoundError):
                 raise  # deleted since the listing: the caller lists the partition again
-            return path, f"{path}: {exc.strerror or exc}"
+            return path, f"{path}: {os_reason(exc)}"
         return path, cached[1]
 
     def _summary(self, seg) -> SegmentSummary:

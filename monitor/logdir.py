@@ -194,7 +194,7 @@ def scan_partition(path: str | Path) -> PartitionDir:
                 except FileNotFoundError:  # its delayed delete or the swap finished while we listed
                     continue
                 except OSError as exc:
-                    part.unreadable.append(f"{entry.path}: {exc.strerror or exc}")
+                    part.unreadable.append(f"{entry.path}: {os_reason(exc)}")
                     continue
                 part.leftovers.append(Leftover(name, kind, st.st_size, st.st_ctime_ns))
     for base in sorted(files):
