@@ -26,13 +26,12 @@ from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from monitor.config import Timeouts
 from monitor.record import RecordFormatError, SegmentReader
 
-# the bounds' defaults are monitor.yaml's (timeouts.active_segment_key_read_bytes / _max_keys): 256 MiB of
-# one active segment (the default segment.bytes is 1 GiB), 1,000,000 distinct keys (~100 MB of state at worst)
-DEFAULT_MAX_BYTES = Timeouts.active_segment_key_read_bytes
-DEFAULT_MAX_KEYS = Timeouts.active_segment_max_keys
+# the bounds' defaults, which monitor.yaml's take (timeouts.active_segment_key_read_bytes / _max_keys): 256 MiB
+# of one active segment (the default segment.bytes is 1 GiB), 1,000,000 distinct keys (~100 MB of state at worst)
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+DEFAULT_MAX_KEYS = 1_000_000
 
 
 @dataclass

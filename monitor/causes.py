@@ -33,8 +33,7 @@ from typing import Callable, Mapping
 
 from monitor.cleanerio import IoRate, at_throttle, throttle_ratio
 from monitor.cleanerlog import CleanerLogState
-from monitor.compaction import PartitionState
-from monitor.rules import CLEANABLE_RATIO_ABOVE_MIN, holds
+from monitor.compaction import CLEANABLE_RATIO_ABOVE_MIN, PartitionState
 from monitor.topicconfig import UNKNOWN, LONG_MAX, AdminRefusal, BrokerSetting, EffectiveConfig, TopicConfig
 
 # evidence made from those configs (None when one is unknown)
@@ -165,7 +164,7 @@ def abort_transaction(bootstrap: str, topic: str, partition: int, start_offset: 
 
 
 def _above(ratio: float, threshold: float) -> bool:
-    return holds(CLEANABLE_RATIO_ABOVE_MIN, ratio, threshold)
+    return CLEANABLE_RATIO_ABOVE_MIN.holds(ratio, threshold)
 
 
 def _would_be_eligible(s: PartitionState) -> bool:

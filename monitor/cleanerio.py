@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from monitor.rules import CLEANER_IO_AT_THROTTLE, holds
+from monitor.comparison import Comparison
 
 NO_THROTTLE = 1e300  # Kafka's default is Double.MAX_VALUE (no throttle); anything this large is none
 RATE_WINDOW_SECONDS = 300.0  # the span of samples a rate is taken over (the oldest one within it, to now)
@@ -93,12 +93,21 @@ def throttle_ratio(rate: IoRate | None, limit: float | None) -> float | None:
     return rate.bytes_per_second / limit
 
 
+# The log cleaner runs at its I/O throttle (the cause ``throttled_cleaner`` of monitor.causes, alerted by
+# CleanerThrottled): its read plus write rate, over the collector's refresh window, at least this fraction of
+# log.cleaner.io.max.bytes.per.second. Kafka's Throttler holds a busy cleaner at exactly the setting over
+# each 300 ms period it sleeps in; the 10 % below it are the moments a busy cleaner does not mark bytes
+# (choosing the next log, swapping segments, writing the checkpoint) and a window that starts inside a
+# sleep (the bytes a sleep pays for are marked before it, so a window can also end above 1).
+CLEANER_IO_AT_THROTTLE = Comparison(">=", 0.9)
+
+
 def at_throttle(rate: IoRate | None, limit: float | None) -> bool | None:
-    """Whether the cleaner runs at its throttle (``monitor.rules.CLEANER_IO_AT_THROTTLE``); None when it
-    cannot be told, False where there is no throttle."""
+    """Whether the cleaner runs at its throttle (``CLEANER_IO_AT_THROTTLE``); None when it cannot be told,
+    False where there is no throttle."""
     if limit is not None and limit >= NO_THROTTLE:
         return False
     ratio = throttle_ratio(rate, limit)
     if ratio is None:
         return None
-    return holds(CLEANER_IO_AT_THROTTLE, ratio, CLEANER_IO_AT_THROTTLE.threshold.number)
+    return CLEANER_IO_AT_THROTTLE.holds(ratio)

@@ -38,8 +38,8 @@ from dataclasses import asdict, dataclass
 from typing import Sequence
 
 from monitor.checkpoint import entry_problem
+from monitor.comparison import Comparison
 from monitor.lsocheck import ADMIN as LSO_FROM_ADMIN, LOG as LSO_FROM_LOG
-from monitor.rules import CLEANABLE_RATIO_ABOVE_MIN, holds
 from monitor.summary import SegmentSummary
 from monitor.topicconfig import LONG_MAX, TopicConfig
 from monitor.transactions import (DEFAULT_TRANSACTION_MAX_TIMEOUT_MS, OpenTransaction, describe, disagreement, hanging,
@@ -48,6 +48,9 @@ from monitor.transactions import (DEFAULT_TRANSACTION_MAX_TIMEOUT_MS, OpenTransa
 
 # what holds the bytes the cleaner may not touch yet (PartitionState.not_yet_cleanable_split)
 HELD_BY = ("active_segment", "min_compaction_lag", "last_stable_offset")
+# Kafka's own test for picking a log by its ratio (LogCleanerManager.grabFilthiestCompactedLog: cleanableRatio >
+# minCleanableRatio), applied for ``eligible``; the rule table states it to Prometheus (CompactionLagging)
+CLEANABLE_RATIO_ABOVE_MIN = Comparison(">")
 
 
 @dataclass(frozen=True)
@@ -263,7 +266,7 @@ def partition_state(
             if earliest < clean_until:
                 delay = clean_until - earliest
     needs_now = delay > 0
-    above = holds(CLEANABLE_RATIO_ABOVE_MIN, ratio, config.min_cleanable_dirty_ratio)  # Kafka's test
+    above = CLEANABLE_RATIO_ABOVE_MIN.holds(ratio, config.min_cleanable_dirty_ratio)  # Kafka's test
     eligible = (needs_now and cleanable_bytes > 0) or above
 
     # tombstones

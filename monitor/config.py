@@ -43,6 +43,7 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import ClassVar, get_args, get_origin, get_type_hints
 
+from monitor import activekeys
 from monitor.regularfile import os_reason
 from monitor.valuecheck import URL_SHAPE
 from monitor.topicconfig import CLEANER_SETTINGS, ConfigValueError, TopicConfig, parse_broker_value
@@ -235,8 +236,8 @@ class Timeouts:
     dashboard: float = 10  # the dashboard's fetch of Prometheus' API or a collector's /metrics, whole response
     # bounds of the key read that counts duplicates stuck in each active segment (monitor.activekeys):
     # past either, the counts are reported unknown (over_bound), never partial
-    active_segment_key_read_bytes: int = 256 * 1024 * 1024
-    active_segment_max_keys: int = 1_000_000
+    active_segment_key_read_bytes: int = activekeys.DEFAULT_MAX_BYTES
+    active_segment_max_keys: int = activekeys.DEFAULT_MAX_KEYS
 
 
 @dataclass(frozen=True)

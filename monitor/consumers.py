@@ -40,12 +40,19 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Iterable
 
-from monitor.rules import (COMMITTED_BELOW_CLEANER_LIMIT, COMMITTED_BELOW_FIRST_DIRTY, LAG_PAST_MIN_COMPACTION_LAG,
-                           holds)
+from monitor.comparison import Comparison
 
 LAG = "lag_past_min_compaction_lag"
 BELOW = "below_first_dirty_offset"
 REASONS = (LAG, BELOW)
+# The comparisons of each reason (ConsumerMayMissUpdates alerts on their outcome, the exporter's
+# consumer_group_may_miss_updates): the group's time lag past the topic's min.compaction.lag.ms; its committed
+# offset below the leader's cleaner limit (the lower of its active segment's base offset and its last stable
+# offset: LogCleanerManager.cleanableOffsets caps the first uncleanable offset at both), where the leader's log
+# is read; its committed offset below the leader's first dirty offset.
+LAG_PAST_MIN_COMPACTION_LAG = Comparison(">")
+COMMITTED_BELOW_CLEANER_LIMIT = Comparison("<")
+COMMITTED_BELOW_FIRST_DIRTY = Comparison("<")
 
 
 def latest_value_only(group: str, patterns: Iterable[str]) -> bool:
@@ -61,12 +68,12 @@ def may_miss_updates(*, lag_seconds: float | None, min_compaction_lag_seconds: f
     if lag_seconds is None or min_compaction_lag_seconds is None:
         lag = None
     else:
-        lag = holds(LAG_PAST_MIN_COMPACTION_LAG, lag_seconds, min_compaction_lag_seconds) and (
-            cleaner_limit_offset is None or holds(COMMITTED_BELOW_CLEANER_LIMIT, committed, cleaner_limit_offset))
+        lag = LAG_PAST_MIN_COMPACTION_LAG.holds(lag_seconds, min_compaction_lag_seconds) and (
+            cleaner_limit_offset is None or COMMITTED_BELOW_CLEANER_LIMIT.holds(committed, cleaner_limit_offset))
     return {
         LAG: lag,
         BELOW: None if first_dirty_offset is None else
-        holds(COMMITTED_BELOW_FIRST_DIRTY, committed, first_dirty_offset),
+        COMMITTED_BELOW_FIRST_DIRTY.holds(committed, first_dirty_offset),
     }
 
 

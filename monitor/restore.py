@@ -19,8 +19,9 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-# where ``./dev bench restore`` writes its figure: the checkout's bench/out/
-MEASUREMENT = Path(__file__).resolve().parent.parent / "bench" / "out" / "restore.json"
+# where ``./dev bench restore`` writes its figure: the checkout's bench/out/ (the checkout is as many folders
+# above this file as its module name has dots, wherever in the package the module sits)
+MEASUREMENT = Path(__file__).resolve().parents[__name__.count(".")] / "bench" / "out" / "restore.json"
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,9 @@ Two forms are generated from this table, and a test keeps them in agreement:
 A threshold is a number, a field of ``Thresholds`` (``monitor.yaml``'s ``thresholds:``), or a metric
 holding a threshold per series (``min.cleanable.dirty.ratio`` per partition). Nothing else in the
 project defines a comparison with a threshold: the dashboard counts "lagging" and "at risk" from the
-evaluated alerts and draws its threshold lines with ``threshold_of``; the compaction model and the
-exporter apply two of the table's comparisons (``CLEANABLE_RATIO_ABOVE_MIN``, ``LAG_PAST_RETENTION``).
+evaluated alerts and draws its threshold lines with ``threshold_of``; the exporter applies one of the
+table's comparisons (``LAG_PAST_RETENTION``). A comparison the model makes on Kafka's figures is the
+model's (``monitor.comparison``): the table refers to it (``CLEANABLE_RATIO_ABOVE_MIN``), never the reverse.
 
 Annotation templates use only ``{{ $labels.x }}``, ``{{ $value }}`` and ``{{ $value | humanize... }}``,
 which ``monitor.gotemplate`` renders as Prometheus does; ``<for>`` is replaced by the rule's window
@@ -19,14 +20,13 @@ when the rule is rendered.
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 
+from monitor import compaction
+from monitor.comparison import OPS, Comparison
 from monitor.config import Thresholds
 
 NS = "kafka_compaction_"
-OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le, "==": operator.eq,
-       "!=": operator.ne}
 
 
 @dataclass(frozen=True)
@@ -147,33 +147,22 @@ class Rule:
                 "runbook": self.runbook(t)}
 
 
-# Two comparisons that are also facts the collector states, so they are defined here and used there:
-# Kafka's own test for picking a log by ratio (LogCleanerManager: cleanableRatio > minCleanableRatio),
-# which ``monitor.compaction`` applies for ``eligible``; and a group lagging past delete.retention.ms,
-# which the exporter states as ``consumer_group_tombstone_risk``.
-CLEANABLE_RATIO_ABOVE_MIN = Compare(">", per_series(NS + "partition_min_cleanable_dirty_ratio"))
+def stated(c: Comparison, threshold: Threshold | None = None) -> Compare:
+    """The model's comparison ``c`` as the table states it: its operator against ``threshold`` (a series, a
+    setting), or against the number ``c`` fixes."""
+    return Compare(c.op, threshold if threshold is not None else number(c.number))
+
+
+# Kafka's own test for picking a log by its ratio, which the model applies for ``eligible``
+# (monitor.compaction), stated against the per-partition series of min.cleanable.dirty.ratio.
+CLEANABLE_RATIO_ABOVE_MIN = stated(compaction.CLEANABLE_RATIO_ABOVE_MIN,
+                                   per_series(NS + "partition_min_cleanable_dirty_ratio"))
+# A group lagging past delete.retention.ms, which the exporter states as consumer_group_tombstone_risk.
 LAG_PAST_RETENTION = Compare(">=", number(1))
-# A group that may miss intermediate updates (monitor.consumers; the exporter states it as
-# consumer_group_may_miss_updates): its time lag past the topic's min.compaction.lag.ms, or its committed
-# offset below the partition leader's first dirty offset. The threshold series carry other labels than the
-# group's (topic; the leader's replica), so the exporter joins them, not PromQL: see monitor.consumers.
-LAG_PAST_MIN_COMPACTION_LAG = Compare(">", per_series(NS + "topic_min_compaction_lag_seconds"))
-COMMITTED_BELOW_FIRST_DIRTY = Compare("<", per_series(NS + "partition_first_dirty_offset"))
-# The time lag alone would flag every group a record behind at min.compaction.lag.ms 0. A record the group has
-# not read may be compacted only once it lies below the leader's cleaner limit: its active segment, which Kafka
-# never cleans, and its last stable offset, which the cleaner never passes while a transaction is open
-# (LogCleanerManager.cleanableOffsets: the first uncleanable dirty offset is at most the lower of the two;
-# monitor.compaction.PartitionState.cleaner_limit_offset). So, where the collector reads the leader's log, the
-# time lag counts only while the committed offset is below that limit. No series states the limit (the exporter
-# joins it from the leader's log-dir snapshot, as the first dirty offset): this threshold names no metric.
-COMMITTED_BELOW_CLEANER_LIMIT = Compare("<", Threshold())
-# The log cleaner runs at its I/O throttle (monitor.cleanerio; the cause ``throttled_cleaner`` of
-# monitor.causes): its read plus write rate, over the collector's refresh window, at least this fraction of
-# log.cleaner.io.max.bytes.per.second. Kafka's Throttler holds a busy cleaner at exactly the setting over
-# each 300 ms period it sleeps in; the 10 % below it are the moments a busy cleaner does not mark bytes
-# (choosing the next log, swapping segments, writing the checkpoint) and a window that starts inside a
-# sleep (the bytes a sleep pays for are marked before it, so a window can also end above 1).
-CLEANER_IO_AT_THROTTLE = Compare(">=", number(0.9))
+# ConsumerMayMissUpdates and CleanerThrottled compare a series the collector computes with the model's own
+# comparisons (monitor.consumers: a group's time lag and committed offset against the partition leader's
+# cleaner limit and first dirty offset, joined by the exporter since their labels differ; monitor.cleanerio:
+# the cleaner's I/O rate against its throttle): those comparisons are stated there, not here.
 
 
 def holds(c: Compare, value: float, threshold: float) -> bool:

@@ -90,9 +90,9 @@ def test_the_walker_sees_every_kind_of_import():
            "def f():\n    import collectors.app\n    from pyspark.sql import F\n"
            "class C:\n    def g(self):\n        importlib.import_module('alerts.render')\n"
            "        return __import__(name)\n")
-    assert imports(src, "monitor.record.reader") == {
-        "os", "monitor.record", "monitor.up", "collectors.app", "pyspark.sql", "alerts.render", "<dynamic import>"}
-    assert imports(src, "monitor.record.reader", top_level_only=True) == {"os", "monitor.record", "monitor.up"}
+    assert imports(src, "monitor.pkg.reader") == {
+        "os", "monitor.pkg", "monitor.up", "collectors.app", "pyspark.sql", "alerts.render", "<dynamic import>"}
+    assert imports(src, "monitor.pkg.reader", top_level_only=True) == {"os", "monitor.pkg", "monitor.up"}
 
 
 def test_every_package_has_a_place_in_the_layout():

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
+import monitor
 from monitor import strictjson
 from monitor.estimate import UNTHROTTLED, CleanerParams
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(monitor.__file__).resolve().parent.parent  # the checkout, wherever this test file sits
 PRODUCT = ("monitor", "collectors", "spark_analysis", "dashboards", "alerts", "localkafka", "cli", "boundedhttp",
            "bench")
 ALLOWED = {Path("monitor/strictjson.py")}

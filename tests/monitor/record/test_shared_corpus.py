@@ -12,8 +12,11 @@ from pathlib import Path
 
 import pytest
 
-# The one place the suite knows of ../shared: other projects' record bytes beside the checkout, never in it.
-SHARED_CORPUS = Path(__file__).resolve().parents[4] / "shared" / "corpus" / "segments"
+import monitor
+
+# The one place the suite knows of ../shared: other projects' record bytes beside the checkout, never in it
+# (the checkout's parent: found from the package, wherever this test file sits).
+SHARED_CORPUS = Path(monitor.__file__).resolve().parents[2] / "shared" / "corpus" / "segments"
 if not SHARED_CORPUS.is_dir():
     pytest.skip(f"optional check over the shared record corpus: {SHARED_CORPUS} is absent (a plain clone has no "
                 f"../shared); every other record test uses segments made at test time", allow_module_level=True)
