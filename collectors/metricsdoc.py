@@ -13,7 +13,8 @@ from pathlib import Path
 
 from collectors.metrics import METRICS
 
-BEGIN = "<!-- the metrics table: generated from collectors/metrics.py (python -m collectors.metricsdoc --write README.md) -->"
+BEGIN = ("<!-- the metrics table: generated from collectors/metrics.py "
+         "(python -m collectors.metricsdoc --write README.md) -->")
 END = "<!-- end of the generated metrics table -->"
 
 

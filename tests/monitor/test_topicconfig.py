@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from monitor.topicconfig import (ADMIN, BROKER_DEFAULTS, CONFIG_FILE, DEFAULT, NOT_LISTED, REFUSED, UNKNOWN, AdminRefusal,
-                                 ConfigValueError, TopicConfig, effective_broker_setting, effective_config)
+from monitor.topicconfig import (ADMIN, BROKER_DEFAULTS, CONFIG_FILE, DEFAULT, NOT_LISTED, REFUSED, UNKNOWN,
+                                 AdminRefusal, ConfigValueError, TopicConfig, effective_broker_setting, effective_config)
 
 KAFKA_DEFAULTS = {  # https://kafka.apache.org/documentation/#topicconfigs
     "cleanup.policy": "delete", "min.cleanable.dirty.ratio": "0.5", "min.compaction.lag.ms": "0",
