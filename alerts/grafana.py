@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from monitor import strictjson
 from monitor.config import Thresholds
+from monitor.metricnames import PREFIX
 from monitor.panels import PANELS, Panel
 
 UID = "kafka-compaction"
@@ -80,12 +81,12 @@ def _panel(p: Panel, pid: int, x: int, y: int, t: Thresholds) -> dict:
 
 
 def _variables() -> list[dict]:
+    clusters = f"label_values({PREFIX}source_up, cluster)"  # every collector exports source_up
     return [
         {"name": "datasource", "label": "Prometheus", "type": "datasource", "query": "prometheus",
          "current": {}, "hide": 0, "refresh": 1, "regex": "", "options": []},
         {"name": "cluster", "label": "Kafka cluster", "type": "query", "datasource": DATASOURCE,
-         "query": {"query": "label_values(kafka_compaction_source_up, cluster)", "refId": "cluster"},
-         "definition": "label_values(kafka_compaction_source_up, cluster)",
+         "query": {"query": clusters, "refId": "cluster"}, "definition": clusters,
          "multi": True, "includeAll": True, "allValue": ".*", "current": {}, "refresh": 2, "sort": 1,
          "hide": 0, "regex": "", "options": []},
     ]

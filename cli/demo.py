@@ -25,15 +25,16 @@ Topics (named from one prefix, ``demo`` here; the tests pass their own, see ``Na
   cleaner throttled by ``log.cleaner.io.max.bytes.per.second`` (a dynamic config set on the demo's broker
   alone), so the estimate is seconds. A second audit once the cleaner has been over it pairs the two
   (``monitor.accuracy``): predicted against reclaimed, on the dashboard's Audit page.
+
+The scenario (topics, timing, workloads, faults) is ``cli/demo_scenario.py``; this module starts and
+stops what runs around it (through ``localkafka.processes``) and tells the user where to look.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -41,196 +42,14 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from boundedhttp import FetchError, get, get_text
+from boundedhttp import get_text
+from cli.dashboard_cmd import dashboard_command
+from cli.demo_scenario import (DEMO, FAST, FLOOD, GROUP, LAGGING, RELEASED, Names, Timing, TransactionalWorkload,
+                               Workload, broker_config, create_topics, leave_hanging_transaction, say,
+                               set_backlog_ratio, stopped_consumer, throttle_cleaner, write_backlog)
+from monitor.rules import ALERT
 
 ROOT = Path(__file__).resolve().parent.parent
-MAX_PAGE_BYTES = 16 * 1024 * 1024  # the demo's own Prometheus and collector: Timeouts.max_page_bytes' default
-
-
-def say(msg: str) -> None:
-    print(f"[demo] {msg}", file=sys.stderr, flush=True)
-
-
-@dataclass(frozen=True)
-class Timing:
-    """How fast the scenario moves: seconds for the demo, faster for tests."""
-
-    segment_ms: int = 5_000
-    flood_retention_ms: int = 60_000
-    updates_per_second: int = 200
-    flood_every_s: float = 10.0
-    lagging_for: str = "30s"
-    consumer_lag_for: str = "10s"
-    scrape_s: int = 5
-    txn_every_s: float = 1.0  # one exactly-once transaction per this many seconds
-    transaction_max_timeout_ms: int = 180_000  # the demo broker's transaction.max.timeout.ms
-    backlog_bytes: int = 16 << 20  # the cleaner-backlog topic's burst, over its partitions
-    cleaner_throttle_bytes_per_second: int = 1 << 20  # the demo broker's log.cleaner.io.max.bytes.per.second
-    cleaned_within_s: float = 240.0  # how long the demo waits for the cleaner before its second audit
-
-
-FAST = Timing(segment_ms=1_000, flood_retention_ms=4_000, updates_per_second=100, flood_every_s=2.0,
-              lagging_for="3s", consumer_lag_for="2s", scrape_s=1, txn_every_s=0.5, transaction_max_timeout_ms=20_000,
-              backlog_bytes=8 << 20)
-
-
-def broker_config(t: Timing) -> dict[str, str]:
-    """Settings of a broker the demo starts: it accepts the crashed producer's transactional batch
-    (no verification with the coordinator), and calls transactions hanging sooner than Kafka's 15 min."""
-    return {"transaction.partition.verification.enable": "false",
-            "transaction.max.timeout.ms": str(t.transaction_max_timeout_ms)}
-
-
-@dataclass(frozen=True)
-class Names:
-    """The scenario's topics and consumer group, all named from one prefix: ``demo`` for the demo; the
-    tests pass prefixes of their own, so each owns its topics on a shared broker."""
-
-    prefix: str = "demo"
-
-    @property
-    def healthy(self) -> str:
-        return f"{self.prefix}.healthy-changelog"
-
-    @property
-    def lagging(self) -> str:
-        return f"{self.prefix}.lagging-cdc"
-
-    @property
-    def flood(self) -> str:
-        return f"{self.prefix}.tombstone-flood"
-
-    @property
-    def group(self) -> str:
-        return f"{self.prefix}-reporting"
-
-    @property
-    def topics(self) -> tuple[str, str, str]:
-        """The topics the plain workload writes to."""
-        return self.healthy, self.lagging, self.flood
-
-    @property
-    def eos(self) -> str:
-        """The exactly-once producer's topic (with the hanging transaction on partition 0)."""
-        return f"{self.prefix}.eos-changelog"
-
-    @property
-    def transactional_id(self) -> str:
-        return f"{self.prefix}-eos-producer"
-
-    @property
-    def crashed_transactional_id(self) -> str:
-        return f"{self.prefix}-eos-crashed"
-
-    @property
-    def backlog(self) -> str:
-        """A burst of updates the cleaner is kept from until the first audit (see the module)."""
-        return f"{self.prefix}.cleaner-backlog"
-
-
-DEMO = Names()
-HEALTHY, LAGGING, FLOOD, GROUP = DEMO.healthy, DEMO.lagging, DEMO.flood, DEMO.group
-
-
-def topic_configs(t: Timing, names: Names = DEMO) -> dict[str, dict]:
-    base = {"cleanup.policy": "compact", "segment.ms": str(t.segment_ms)}
-    return {
-        names.healthy: {**base, "min.cleanable.dirty.ratio": "0.1", "delete.retention.ms": "3600000"},
-        names.lagging: {**base, "min.cleanable.dirty.ratio": "0.5", "min.compaction.lag.ms": str(24 * 3600 * 1000)},
-        names.flood: {**base, "min.cleanable.dirty.ratio": "0.3", "delete.retention.ms": str(t.flood_retention_ms)},
-        names.eos: {**base, "min.cleanable.dirty.ratio": "0.1"},
-    }
-
-
-def create_topics(bootstrap: str, t: Timing, partitions: int = 3, names: Names = DEMO) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    wanted = [NewTopic(name, partitions, 1, config=cfg) for name, cfg in topic_configs(t, names).items()]
-    for name, fut in admin.create_topics(wanted).items():
-        try:
-            fut.result(30)
-        except Exception as exc:  # noqa: BLE001 - an existing topic is fine on a second run
-            if "TOPIC_ALREADY_EXISTS" not in str(exc):
-                raise
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        md = admin.list_topics(timeout=5)
-        if all(n in md.topics and all(p.leader >= 0 for p in md.topics[n].partitions.values())
-               for n in topic_configs(t, names)):
-            return
-        time.sleep(0.2)
-    raise TimeoutError("demo topics have no leaders")
-
-
-# --------------------------------------------------------- the cleaner backlog
-
-CLEANER_THROTTLE = "log.cleaner.io.max.bytes.per.second"
-BACKLOG_SEGMENT_BYTES = 1 << 20  # segment.bytes' minimum (LogConfig, Kafka 4.x): many rolled, cleanable segments
-HELD, RELEASED = "1.0", "0.1"  # the backlog's min.cleanable.dirty.ratio before and after the first audit
-
-
-def _alter(bootstrap: str, resource) -> None:
-    from confluent_kafka.admin import AdminClient
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})  # kept alive until its futures are done
-    for fut in admin.incremental_alter_configs([resource]).values():
-        fut.result(30)
-
-
-def throttle_cleaner(bootstrap: str, node_id: int, bytes_per_second: int) -> None:
-    """``log.cleaner.io.max.bytes.per.second`` as a dynamic config of this broker alone (not the
-    cluster-wide default): one throttle for all its cleaner threads' reads and writes (LogCleaner)."""
-    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
-
-    _alter(bootstrap, ConfigResource(ResourceType.BROKER, str(node_id), incremental_configs=[
-        ConfigEntry(CLEANER_THROTTLE, str(bytes_per_second), incremental_operation=AlterConfigOpType.SET)]))
-
-
-def set_backlog_ratio(bootstrap: str, names: Names, ratio: str) -> None:
-    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
-
-    _alter(bootstrap, ConfigResource(ResourceType.TOPIC, names.backlog, incremental_configs=[
-        ConfigEntry("min.cleanable.dirty.ratio", ratio, incremental_operation=AlterConfigOpType.SET)]))
-
-
-def write_backlog(bootstrap: str, t: Timing, names: Names = DEMO, partitions: int = 3, keys: int = 600,
-                  value_bytes: int = 1000) -> int:
-    """Create the backlog topic, held from the cleaner, and write ``t.backlog_bytes`` of updates to
-    ``keys`` keys per partition: all but the last round superseded. Returns the records written."""
-    from confluent_kafka import Producer
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    cfg = {"cleanup.policy": "compact", "segment.bytes": str(BACKLOG_SEGMENT_BYTES), "min.cleanable.dirty.ratio": HELD}
-    try:
-        admin.create_topics([NewTopic(names.backlog, partitions, 1, config=cfg)])[names.backlog].result(30)
-    except Exception as exc:  # noqa: BLE001 - a second run of the demo: hold it again
-        if "TOPIC_ALREADY_EXISTS" not in str(exc):
-            raise
-        set_backlog_ratio(bootstrap, names, HELD)
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.size": 256_000,
-                         "compression.type": "none"})
-    pad = "x" * value_bytes
-    rounds = max(2, t.backlog_bytes // (partitions * keys * (value_bytes + 40)))
-    errors: list = []
-    sent = 0
-    for r in range(rounds):
-        for p in range(partitions):
-            for k in range(keys):
-                while True:
-                    try:
-                        producer.produce(names.backlog, key=f"key-{k}".encode(), value=f"{r}:{pad}".encode(),
-                                         partition=p, on_delivery=lambda err, _m: err and errors.append(err))
-                        break
-                    except BufferError:
-                        producer.poll(0.1)
-                sent += 1
-        producer.poll(0)
-    producer.flush(60)
-    if errors:
-        raise RuntimeError(f"writing {names.backlog}: {errors[0]}")
-    return sent
 
 
 def wait_cleaned(log_dir: str, names: Names, targets: dict, timeout: float, stop: threading.Event) -> bool:
@@ -308,191 +127,6 @@ def _audits_with_release(state, audit_dir: Path, log: Path, t: Timing, names: Na
         "per partition")
 
 
-class Workload(threading.Thread):
-    """Steady keyed updates to every topic, and waves of tombstones on the flood topic."""
-
-    def __init__(self, bootstrap: str, t: Timing, keys: int = 2000, names: Names = DEMO):
-        super().__init__(name="demo-workload", daemon=True)
-        from confluent_kafka import Producer
-
-        self.t = t
-        self.names = names
-        self.keys = keys
-        self.stop_event = threading.Event()
-        self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
-        self.sent = 0
-
-    def run(self) -> None:
-        i = 0
-        last_flood = time.monotonic()
-        period = 1.0 / max(self.t.updates_per_second, 1)
-        while not self.stop_event.is_set():
-            k = f"key-{(i * 7919) % self.keys}".encode()
-            value = (f'{{"n": {i}, "status": "updated", "payload": "' + "x" * 200 + '"}').encode()
-            for topic in self.names.topics:
-                self.producer.produce(topic, key=k, value=value)
-            self.sent += 3
-            i += 1
-            if time.monotonic() - last_flood > self.t.flood_every_s:
-                for j in range(0, self.keys, 3):
-                    self.producer.produce(self.names.flood, key=f"key-{j}".encode(), value=None)
-                self.sent += self.keys // 3
-                last_flood = time.monotonic()
-            self.producer.poll(0)
-            self.stop_event.wait(period)
-        self.producer.flush(10)
-
-    def stop(self) -> None:
-        self.stop_event.set()
-        self.join(15)
-        self.producer = None  # release the client now, before the broker goes away
-
-
-class TransactionalWorkload(threading.Thread):
-    """An exactly-once producer (a transactional.id, confluent_kafka's transactions): a transaction of
-    ``batch`` keyed updates every ``txn_every_s``, every fifth aborted, the rest committed. Each
-    transaction ends before the next wait, so stopping leaves none open."""
-
-    def __init__(self, bootstrap: str, t: Timing, names: Names = DEMO, keys: int = 500, batch: int = 20):
-        super().__init__(name="demo-eos-workload", daemon=True)
-        from confluent_kafka import Producer
-
-        self.t, self.names, self.keys, self.batch = t, names, keys, batch
-        self.stop_event = threading.Event()
-        self.producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": names.transactional_id,
-                                  "transaction.timeout.ms": min(60_000, t.transaction_max_timeout_ms),
-                                  "linger.ms": 5})
-        self.committed = self.aborted = 0
-        self.error: str | None = None
-
-    def run(self) -> None:
-        from confluent_kafka import KafkaException
-
-        try:
-            self.producer.init_transactions(30)
-            n = 0
-            while not self.stop_event.is_set():
-                self.producer.begin_transaction()
-                for j in range(self.batch):
-                    k = f"key-{(n * self.batch + j) % self.keys}".encode()
-                    self.producer.produce(self.names.eos, key=k, value=f'{{"txn": {n}, "i": {j}}}'.encode())
-                if n % 5 == 4:
-                    self.producer.abort_transaction(30)
-                    self.aborted += 1
-                else:
-                    self.producer.commit_transaction(30)
-                    self.committed += 1
-                n += 1
-                self.stop_event.wait(self.t.txn_every_s)
-        except KafkaException as exc:  # the demo goes on without it; the log says why
-            self.error = str(exc)
-            say(f"the exactly-once producer stopped: {exc}")
-
-    def stop(self) -> None:
-        self.stop_event.set()
-        self.join(60)
-        self.producer = None
-
-
-# Kafka's error codes (Errors.java) a produce may meet while a new topic's leadership settles
-RETRIABLE = {3, 5, 6}  # UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER
-CRASHED_PRODUCER_ID = 1_000_000_000_000  # far above the ids a demo broker's coordinator hands out (from 0 on)
-
-
-def leave_hanging_transaction(bootstrap: str, names: Names = DEMO) -> tuple[int, int] | None:
-    """Write the KIP-664 fault: a transactional batch on ``names.eos`` partition 0 of a producer id the
-    coordinator never gave out, as a producer that crashed after its write would leave it if the
-    coordinator had lost its state. Returns (producer id, first offset), or None when the broker refuses
-    it (a broker that verifies transactions with the coordinator, as Kafka does by default)."""
-    from localkafka.rawproduce import produce_raw, transactional_batch
-
-    records = [(f"key-{i}".encode(), b'{"status": "in-flight, never committed"}') for i in range(10)]
-    batch = transactional_batch(records, CRASHED_PRODUCER_ID, 0, int(time.time() * 1000))
-    deadline = time.time() + 30
-    while True:
-        error, offset = produce_raw(bootstrap, names.eos, batch, partition=0,
-                                    transactional_id=names.crashed_transactional_id)
-        if error not in RETRIABLE or time.time() > deadline:
-            break
-        time.sleep(0.5)  # a new topic's leader is not serving yet
-    if error:
-        say(f"the broker refused the crashed producer's batch (error code {error}): no hanging transaction")
-        return None
-    return CRASHED_PRODUCER_ID, offset
-
-
-def stopped_consumer(bootstrap: str, topic: str = FLOOD, group: str = GROUP, records: int = 50) -> None:
-    """A group that reads a little of every partition, commits, and goes away."""
-    from confluent_kafka import Consumer
-
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
-                  "enable.auto.commit": False})
-    c.subscribe([topic])
-    got = 0
-    deadline = time.time() + 30
-    while got < records and time.time() < deadline:
-        m = c.poll(0.5)
-        if m is not None and not m.error():
-            got += 1
-    c.commit(asynchronous=False)
-    c.close()
-
-
-# --------------------------------------------------------------------- processes
-
-
-def free_port() -> int:
-    from localkafka.broker import free_port as fp
-
-    return fp()
-
-
-def wait_http(url: str, timeout: float, proc: subprocess.Popen | None = None, log: Path | None = None) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if proc is not None and proc.poll() is not None:
-            tail = log.read_text(errors="replace")[-3000:] if log and log.exists() else ""
-            raise RuntimeError(f"process exited with {proc.returncode} before {url} answered:\n{tail}")
-        try:
-            if get(url, deadline=2, max_bytes=MAX_PAGE_BYTES).status == 200:
-                return
-        except FetchError:
-            pass
-        time.sleep(0.25)
-    raise TimeoutError(f"{url} did not answer within {timeout:.0f}s")
-
-
-@contextmanager
-def process(cmd: list[str], log: Path, ready_url: str | None = None, timeout: float = 60, env: dict | None = None):
-    """Run ``cmd`` in its own process group; stop it (TERM, then KILL) when the block ends."""
-    p = _spawn(cmd, log, env)
-    try:
-        if ready_url:
-            wait_http(ready_url, timeout, p, log)
-        yield p
-    finally:
-        _stop(p, grace=15)
-
-
-def _spawn(cmd: list[str], log: Path, env: dict | None = None) -> subprocess.Popen:
-    """``cmd`` in its own process group (so ``_stop`` ends its children too), output appended to ``log``."""
-    with open(log, "ab") as out:
-        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, env={**os.environ, **(env or {})})
-
-
-def _stop(p: subprocess.Popen, grace: float) -> None:
-    """TERM to the process group, KILL after ``grace`` seconds; a group already gone is fine."""
-    try:
-        os.killpg(p.pid, signal.SIGTERM)
-        p.wait(grace)
-    except ProcessLookupError:
-        pass
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.wait(5)
-
-
 def monitor_config(state, t: Timing, port: int, prometheus_url: str | None, audit_dir: Path) -> dict:
     return {
         "listen": {"address": "127.0.0.1", "port": port},
@@ -539,6 +173,8 @@ def stack(state, workdir: Path, t: Timing, *, prometheus: bool = True, dashboard
     from alerts.render import render_rules
     from monitor.config import parse_config
 
+    from localkafka.processes import free_port, process
+
     workdir.mkdir(parents=True, exist_ok=True)
     cport = free_port()
     prom_bin = shutil.which("prometheus") if prometheus else None
@@ -576,16 +212,6 @@ def stack(state, workdir: Path, t: Timing, *, prometheus: bool = True, dashboard
         yield Running(cfg_path, f"http://127.0.0.1:{cport}/metrics", prom_url, dash_url, audit_dir)
 
 
-VIEWER = ["--client.toolbarMode", "viewer"]  # an SRE's dashboard: no "Deploy" button, no developer menu
-
-
-def dashboard_command(port: int, address: str) -> list[str]:
-    """The one command that serves the dashboard (``compaction-monitor dashboard`` and the demo)."""
-    return [sys.executable, "-m", "streamlit", "run", str(ROOT / "dashboards" / "app.py"),
-            "--server.port", str(port), "--server.address", address, "--server.headless", "true",
-            "--browser.gatherUsageStats", "false", "--theme.base", "light", *VIEWER]
-
-
 def run_audit(state, audit_dir: Path, log: Path, stop: threading.Event | None = None) -> int:
     """An audit of the broker's log dir, with its log-cleaner.log for calibration; stopped (its process
     group) when ``stop`` is set first."""
@@ -593,10 +219,12 @@ def run_audit(state, audit_dir: Path, log: Path, stop: threading.Event | None = 
            "--master", "local[2]", "--bootstrap-servers", state.bootstrap]
     if Path(state.cleaner_log).exists():
         cmd += ["--cleaner-log", str(state.cleaner_log)]
-    p = _spawn(cmd, log)
+    from localkafka.processes import spawn, stop as stop_process
+
+    p = spawn(cmd, log)
     while p.poll() is None:
         if stop is not None and stop.wait(1):
-            _stop(p, grace=20)
+            stop_process(p, grace=20)
             return 130
         elif stop is None:
             p.wait()
@@ -604,6 +232,8 @@ def run_audit(state, audit_dir: Path, log: Path, stop: threading.Event | None = 
 
 
 def alerts(prom_url: str) -> list[dict]:
+    from localkafka.processes import MAX_PAGE_BYTES
+
     return json.loads(get_text(f"{prom_url}/api/v1/alerts", deadline=5, max_bytes=MAX_PAGE_BYTES))["data"]["alerts"]
 
 
@@ -671,7 +301,7 @@ def run_demo(directory: Path, duration: float | None, fast: bool = False, *, par
   Broker logs          {state.logs_dir}
 
   Within a few minutes: {LAGGING} shows as held back by min.compaction.lag.ms and {GROUP} as at
-  risk of missing tombstones (ConsumerMayMissTombstones fires).{_hanging_note(state, hanging, t)}
+  risk of missing tombstones ({ALERT.ConsumerMayMissTombstones} fires).{_hanging_note(state, hanging, t)}
   Press Ctrl-C to stop everything this demo started.
 """, file=sys.stderr, flush=True)
             for sig in (signal.SIGINT, signal.SIGTERM):

@@ -4,125 +4,27 @@ Each subcommand imports its edge (collectors, Spark, Streamlit, the local
 broker) inside its handler, so ``compaction-monitor inspect`` never pays for
 importing PySpark, and a subcommand runs where only its own edge is installed. A subcommand whose pip
 extra is missing (cli/extras.py) says which one to install, in one line, exit 2.
+
+This module is the one place the command line is put together: every subcommand's flags
+(``build_parser``) and its handler (``set_defaults(func=...)``), and ``main``'s dispatch. The handlers of
+the one-shot scans and the collector (inspect, collect, logdir, explain, check-config, config) are here;
+the other families have a module each: ``broker_cmd``, ``render_cmd`` (rules, grafana), ``audit_cmd``,
+``dashboard_cmd`` (dashboard, demo), with what they share in ``cli.common``.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from cli import extras, flags
-
-DEFAULT_BROKER_DIR = Path(".compaction-monitor") / "broker"
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse, with a usage error as one line and exit code 2 (the full usage is ``--help``'s)."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-def _err(msg: str) -> None:
-    print(f"compaction-monitor: {msg}", file=sys.stderr)
-
-
-def _config_error(exc) -> int:
-    """Every problem of a config, one a line; 2, the exit code of a usage or config error."""
-    for line in exc.lines:
-        _err(f"config error: {line}")
-    return 2
-
-
-# ------------------------------------------------------------------ broker
-
-
-def cmd_broker(args: argparse.Namespace) -> int:
-    from localkafka import broker, cluster
-
-    progress = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
-    try:
-        if args.action == "fetch":
-            path = broker.fetch_jars(progress=progress)
-            print(path)
-            return 0
-        if args.action == "start":
-            bad = [kv for kv in args.override or [] if "=" not in kv]
-            if bad:
-                _err(f"--override {bad[0]!r}: expected KEY=VALUE")
-                return 2
-            extra = dict(kv.split("=", 1) for kv in args.override or [])
-            if args.brokers != 1 or args.security != "plaintext":
-                if extra:
-                    _err("--override applies to the single broker only")
-                    return 2
-                cstate = cluster.start(Path(args.dir), brokers=args.brokers, security=args.security,
-                                       progress=progress)
-                _print_cluster(cstate)
-                return 0
-            state = broker.start(Path(args.dir), extra_config=extra, progress=progress)
-            _print_state(state, alive=True)
-            return 0
-        if args.action == "stop":
-            if cluster.read_cluster(Path(args.dir)) is not None:
-                if not cluster.stop(Path(args.dir), progress=progress):
-                    _err(f"no cluster running from {args.dir}")
-                    return 1
-                return 0
-            if not broker.stop(Path(args.dir), progress=progress):
-                _err(f"no broker running from {args.dir}")
-                return 1
-            return 0
-        if args.action == "status" and cluster.read_cluster(Path(args.dir)) is not None:
-            cstate = cluster.read_cluster(Path(args.dir))
-            alive = _print_cluster(cstate)
-            return 0 if alive == len(cstate.nodes) else 1
-        if args.action == "status":
-            state = broker.read_state(Path(args.dir))
-            if state is None:
-                _err(f"no broker state in {args.dir} (start one with `compaction-monitor broker start`)")
-                return 1
-            alive = broker.is_alive(state.pid)
-            _print_state(state, alive=alive)
-            return 0 if alive else 1
-        if args.action == "dump-log":
-            sys.stdout.write(broker.dump_log(args.files, *args.dump_args))
-            return 0
-    except broker.BrokerError as exc:
-        _err(str(exc))
-        return 1
-    return 2
-
-
-def _print_state(state, alive: bool) -> None:
-    print(f"status:      {'running' if alive else 'stopped'} (pid {state.pid})")
-    print(f"kafka:       {state.kafka_version}")
-    print(f"bootstrap:   {state.bootstrap}")
-    print(f"jmx metrics: {state.jmx_url}")
-    print(f"jolokia:     {state.jolokia_url}")
-    print(f"log dir:     {state.log_dir}")
-    print(f"logs:        {state.logs_dir} (server.log, log-cleaner.log)")
-
-
-def _print_cluster(cstate) -> int:
-    """Print a local cluster's addresses and where its secrets are (never the secrets); return how
-    many of its nodes run."""
-    from localkafka import broker
-
-    nodes = cstate.brokers()
-    alive = sum(broker.is_alive(b.pid) for b in nodes)
-    print(f"cluster:     {cstate.cluster_id} ({len(cstate.nodes)} nodes, {alive} running, {cstate.security})")
-    print(f"bootstrap:   {cstate.bootstrap}")
-    if cstate.security == "sasl_ssl":
-        print(f"security:    SASL_SSL, SCRAM-SHA-512; CA {cstate.ca_pem}")
-        for user, path in cstate.password_files.items():
-            print(f"user:        {user} (password in {path})")
-    for b in nodes:
-        print(f"node {b.node_id}:      {'running' if broker.is_alive(b.pid) else 'stopped'} (pid {b.pid}) "
-              f"{b.bootstrap} jmx {b.jmx_url} jolokia {b.jolokia_url} log dir {b.log_dir} logs {b.logs_dir}")
-    return alive
-
+from cli.audit_cmd import cmd_audit
+from cli.broker_cmd import DEFAULT_BROKER_DIR, cmd_broker
+from cli.common import Parser
+from cli.common import config_error as _config_error
+from cli.common import err as _err
+from cli.dashboard_cmd import cmd_dashboard, cmd_demo
+from cli.render_cmd import cmd_grafana, cmd_rules
 
 # ---------------------------------------------------------------- inspect
 
@@ -275,156 +177,6 @@ def cmd_check_config(args: argparse.Namespace) -> int:
     return run_check_config(cfg, fmt=args.format, topics=args.topics)
 
 
-def cmd_rules(args: argparse.Namespace) -> int:
-    from monitor.config import ConfigError, load_config
-
-    try:
-        cfg = load_config(args.config)
-    except ConfigError as exc:
-        return _config_error(exc)
-    from alerts.promtool_tests import render_tests
-    from alerts.render import render_rules
-
-    from cli.outputs import OutputError, write_all
-
-    text = render_rules(cfg.thresholds)
-    files = [("--out", args.out, text)] if args.out else []
-    if args.tests:
-        rule_file = Path(args.out).name if args.out else "compaction.rules.yml"
-        files.append(("--tests", args.tests, render_tests(cfg.thresholds, rule_file=rule_file)))
-    try:
-        write_all(files)  # every destination checked first; each written whole
-    except OutputError as exc:
-        _err(f"rules: {exc}")
-        return 2
-    if not args.out:
-        sys.stdout.write(text)
-    for flag, path, _ in files:
-        print(f"wrote {path}" + (f" (run: promtool test rules {path})" if flag == "--tests" else ""), file=sys.stderr)
-    return 0
-
-
-def cmd_grafana(args: argparse.Namespace) -> int:
-    from monitor.config import ConfigError, load_config
-
-    try:
-        cfg = load_config(args.config)
-    except ConfigError as exc:
-        return _config_error(exc)
-    from alerts.grafana import render_dashboard
-
-    from cli.outputs import OutputError, write_all
-
-    text = render_dashboard(cfg.thresholds)
-    if not args.out:
-        sys.stdout.write(text)
-        return 0
-    try:
-        write_all([("--out", args.out, text)])
-    except OutputError as exc:
-        _err(f"grafana: {exc}")
-        return 2
-    print(f"wrote {args.out}", file=sys.stderr)
-    return 0
-
-
-def cmd_audit(argv: list[str]) -> int:
-    """The Spark audit; topic configs by the collector's rule (``AuditInputs.effective``): the admin API's,
-    else the config file's; with a bootstrap server whose admin API does not give a topic's config the
-    rest is unknown, Kafka's defaults (labelled so) only with no admin API at all. The brokers' cleaner
-    settings and replica placement from the admin API too, under the flags (``job.cleaner_params``)."""
-    from spark_analysis.job import build_parser, run
-
-    args = build_parser(parser_class=Parser).parse_args(argv)
-    from monitor.config import ConfigError, load_config
-    from monitor.topicconfig import broker_cleaner_settings
-
-    try:
-        cfg = load_config(args.config)
-    except ConfigError as exc:
-        return _config_error(exc)
-    admin, brokers, replicas, leaders = {}, None, None, {}
-    snap, admin_error = None, None
-    cluster = cfg.clusters[0] if cfg.clusters else None
-    settings = broker_cleaner_settings(file=cluster.cleaner if cluster else None)  # nobody asked: the file, else Kafka's
-    bootstrap = args.bootstrap_servers or (cluster.bootstrap_servers if cluster else None)
-    if bootstrap and not args.bootstrap_servers:
-        args.bootstrap_servers = bootstrap
-    if bootstrap:
-        try:
-            from collectors.admin import AdminFetcher
-            from monitor.config import ClusterConfig
-
-            fetcher = AdminFetcher(cluster or ClusterConfig(bootstrap_servers=bootstrap), timeout=10)
-            try:
-                snap = fetcher.topics()
-            finally:
-                fetcher.close()
-            # each partition's leader: the replica the audit reads when the log dirs hold several
-            leaders = {(t, p): po.leader for t, info in snap.topics.items() for p, po in info.partitions.items()
-                       if po.leader is not None and po.leader >= 0}
-            admin = {**snap.not_compacted, **{t: info.config for t, info in snap.topics.items()}}
-            brokers = snap.cleaner_settings
-            replicas = {(t, p): po.replicas for t, info in snap.topics.items() for p, po in info.partitions.items()}
-            for b, got in sorted(brokers.items()):
-                unknown = {s.reason for s in got.values() if s.source == "unknown"}
-                for reason in unknown:
-                    _err(f"broker {b}: cleaner settings unknown ({reason}); the estimate assumes Kafka's "
-                         "defaults for them and says so")
-            for topic, why in sorted(snap.refused.items()):
-                _err(f"topic {topic}: config unknown ({why}); its figures that depend on it are reported unknown")
-        except Exception as exc:  # noqa: BLE001 - the audit goes on: what needs the topic configs is unknown
-            admin_error = f"{bootstrap}: {exc}"
-            _err(f"topic configs from {bootstrap} unavailable ({exc}); topics not in the config file have their "
-                 "config unknown: the figures that depend on it are reported unknown, never with Kafka's defaults")
-            settings = broker_cleaner_settings(file=cluster.cleaner if cluster else None,
-                                               admin_error=f"the admin API at {bootstrap} failed: {exc}")
-    try:
-        _, summary = run(args, topic_configs=admin, file_configs=dict(cluster.topics) if cluster else {},
-                         admin_asked=bool(bootstrap), admin=snap, admin_error=admin_error,
-                         broker_settings=brokers, replicas=replicas, settings=settings, leaders=leaders,
-                         restore_config=cluster.restore_throughput_bytes_per_second if cluster else None)
-    except (FileNotFoundError, ValueError) as exc:
-        _err(f"audit: {exc}")
-        return 2
-    return faults_exit_code(summary)
-
-
-def faults_exit_code(summary: dict) -> int:
-    """An audit that met corrupt or unreadable input (listed in its report) exits 1, as ``inspect`` and
-    ``logdir`` do: the run is written, its figures leave those spots out."""
-    if summary.get("faults"):
-        _err(f"audit: {summary['faults']} corrupt or unreadable spot(s) met; the report lists them")
-        return 1
-    return 0
-
-
-def cmd_dashboard(args: argparse.Namespace) -> int:
-    import os
-    import subprocess
-
-    from cli.demo import dashboard_command
-
-    env = dict(os.environ)
-    if args.config:
-        from monitor.config import ConfigError, load_config
-
-        try:
-            load_config(args.config)
-        except ConfigError as exc:
-            return _config_error(exc)
-        env["COMPACTION_MONITOR_CONFIG"] = str(Path(args.config).resolve())
-    for flag, var in (("prometheus_url", "COMPACTION_MONITOR_PROMETHEUS_URL"),
-                      ("collector_url", "COMPACTION_MONITOR_COLLECTOR_URL"), ("audit_dir", "COMPACTION_MONITOR_AUDIT_DIR")):
-        if getattr(args, flag):
-            env[var] = getattr(args, flag)
-    print(f"dashboard: http://{args.address}:{args.port}/", file=sys.stderr)
-    try:
-        return subprocess.run(dashboard_command(args.port, args.address), env=env).returncode
-    except KeyboardInterrupt:
-        return 0
-
-
 def cmd_config(args: argparse.Namespace) -> int:
     """``config check FILE``: the config as the monitor reads it (defaults filled in, secrets as *** or
     as the ``${env:...}`` reference they come from), or every problem, one a line."""
@@ -446,21 +198,6 @@ def cmd_config(args: argparse.Namespace) -> int:
                      "or as the reference they come from)\n")
     sys.stdout.write(yaml.safe_dump(shown, sort_keys=False, default_flow_style=False))
     return 0
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    from cli.demo import run_demo
-    from dashboards.data import audit_run, records
-    from localkafka.broker import BrokerError
-
-    def partitions(run: Path) -> list[dict]:  # an audit run's partitions, read as the Audit page reads them
-        return records(audit_run(str(run.parent), run.name)["partitions"])
-
-    try:
-        return run_demo(Path(args.dir), args.duration, fast=args.fast, partitions=partitions)
-    except BrokerError as exc:  # the broker would not start (jars, ports, Java): said in one line, as `broker`
-        _err(f"demo: {exc}")
-        return 1
 
 
 def build_parser() -> argparse.ArgumentParser:

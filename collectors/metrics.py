@@ -8,7 +8,8 @@ these names only (a test checks it).
 
 from __future__ import annotations
 
-NS = "kafka_compaction"
+from monitor.metricnames import PREFIX
+
 B = ("cluster", "broker")
 P = ("cluster", "broker", "topic", "partition")
 G = ("cluster", "group", "topic", "partition")
@@ -17,7 +18,7 @@ METRICS: dict[str, tuple[str, str, tuple[str, ...]]] = {}
 
 
 def _m(name: str, kind: str, help_: str, labels: tuple[str, ...]) -> str:
-    full = f"{NS}_{name}"
+    full = PREFIX + name
     METRICS[full] = (kind, help_, labels)
     return full
 

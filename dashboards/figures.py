@@ -11,6 +11,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from monitor.accuracy import signed_bytes, signed_ratio
+from monitor.rules import ALERT
 
 LAYOUT = dict(template="plotly_white", margin=dict(l=50, r=20, t=50, b=40), height=340,
               legend=dict(orientation="h", y=-0.2))
@@ -60,7 +61,7 @@ def cleanable_heatmap(table: pd.DataFrame) -> go.Figure:
         texttemplate="%{text}", colorbar=dict(title="cleanable ratio"),
         hovertemplate="topic %{y}<br>partition %{x}<br>cleanable ratio %{z:.2f}<extra></extra>"))
     fig.update_xaxes(title="partition", type="category")
-    fig.update_layout(title="Kafka's cleanable ratio per partition (! = CompactionLagging)",
+    fig.update_layout(title=f"Kafka's cleanable ratio per partition (! = {ALERT.CompactionLagging})",
                       **{**LAYOUT, "height": max(260, 60 + 32 * len(grid.index))})
     return fig
 

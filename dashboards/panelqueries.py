@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from monitor.config import Thresholds
+from monitor.metricnames import PREFIX
 from monitor.panels import instantiate, panel
 
 
@@ -19,7 +20,7 @@ def promql(key: str, query: int = 0, **narrow: str) -> str:
 def metric(key: str) -> str:
     """The one metric a single-selector panel draws (for the pages' collector mode, which has no PromQL)."""
     (expr,) = [q.expr for q in panel(key).queries]
-    m = re.fullmatch(r"kafka_compaction_(\w+)\{[^}]*\}", expr)
+    m = re.fullmatch(re.escape(PREFIX) + r"(\w+)\{[^}]*\}", expr)
     if m is None:
         raise ValueError(f"panel {key} is not one metric: {expr}")
     return m.group(1)

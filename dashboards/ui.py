@@ -7,49 +7,49 @@ import os
 import pandas as pd
 import streamlit as st
 
-from dashboards import data
+from dashboards import sources
 from monitor.redact import redact_url
 
 TTL = int(os.environ.get("COMPACTION_MONITOR_REFRESH", "30"))
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)
-def _current(s: data.Settings) -> pd.DataFrame:
-    return data.current(s)
+def _current(s: sources.Settings) -> pd.DataFrame:
+    return sources.current(s)
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)
-def _alerts(s: data.Settings, samples: pd.DataFrame) -> pd.DataFrame:
-    return data.alerts(s, samples)
+def _alerts(s: sources.Settings, samples: pd.DataFrame) -> pd.DataFrame:
+    return sources.alerts(s, samples)
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)
-def _history(s: data.Settings, query: str, seconds: int = 3600) -> pd.DataFrame:
-    return data.prometheus_range(s.prometheus_url, query, seconds, limits=s)
+def _history(s: sources.Settings, query: str, seconds: int = 3600) -> pd.DataFrame:
+    return sources.prometheus_range(s.prometheus_url, query, seconds, limits=s)
 
 
-def history(s: data.Settings, query: str, seconds: int = 3600) -> pd.DataFrame:
+def history(s: sources.Settings, query: str, seconds: int = 3600) -> pd.DataFrame:
     """A range query's rows, or none with a warning naming why when Prometheus cannot answer it."""
     try:
         return _history(s, query, seconds)
-    except data.SourceError as exc:
+    except sources.SourceError as exc:
         st.warning(f"History unavailable ({exc.kind}): {exc}")
         return pd.DataFrame()
 
 
-def settings() -> data.Settings:
+def settings() -> sources.Settings:
     """The settings, or the config's problems on the page (one a line) and the page stopped."""
     from monitor.config import ConfigError
 
     try:
-        return data.settings_from_env()
+        return sources.settings_from_env()
     except ConfigError as exc:
         st.error("The config cannot be used:\n\n" + "\n".join(f"- `{line}`" for line in exc.lines),
                  icon=":material/error:")
         st.stop()
 
 
-def header(title: str, s: data.Settings, caption: str) -> None:
+def header(title: str, s: sources.Settings, caption: str) -> None:
     st.title(title)
     source = {"prometheus": f"Prometheus at {redact_url(s.prometheus_url or '')}",
               "collector": f"the collector at {redact_url(s.collector_url or '')} (current values only, no history)",
@@ -57,25 +57,25 @@ def header(title: str, s: data.Settings, caption: str) -> None:
     st.caption(f"{caption} Data: {source}. Refreshes every {TTL}s.")
 
 
-def load(s: data.Settings) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+def load(s: sources.Settings) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
     """Current samples and alerts, or a clear message (and None) when the source cannot be read."""
     try:
         samples = _current(s)
-    except data.SourceError as exc:
+    except sources.SourceError as exc:
         st.error(f"Cannot read the data source ({exc.kind}): {exc}", icon=":material/error:")
         st.info("Check that the collector (`compaction-monitor collect`) or Prometheus is running and that "
                 "`prometheus_url` / `collector_url` in monitor.yaml point at it.")
         return None, None
     try:
         alerts = _alerts(s, samples)
-    except data.SourceError as exc:
+    except sources.SourceError as exc:
         st.warning(f"Alerts unavailable: {exc}")
         alerts = None
     return samples, alerts
 
 
 def no_compacted_topics(samples: pd.DataFrame) -> bool:
-    if data.metric(samples, "partition_cleanable_ratio").empty:
+    if sources.metric(samples, "partition_cleanable_ratio").empty:
         st.info("No compacted partition is reported yet: the collector has no log dir to read, or no topic has "
                 "`cleanup.policy=compact`. Broker-wide cleaner gauges are on the Brokers page.")
         return True

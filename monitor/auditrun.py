@@ -1,5 +1,5 @@
 """What an audit run folder holds and when it is complete: one definition for the audit that writes
-it (``spark_analysis.job``) and the dashboard that reads it (``dashboards.data``).
+it (``spark_analysis.job``) and the dashboard that reads it (``dashboards.auditruns``).
 
 A run is written under a hidden temporary name and renamed to ``run-<UTC time>[-N]`` when whole; its
 completion marker ``_SUCCESS`` (Hadoop's name for a finished output) is written last and lists every

@@ -26,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from monitor.comparison import Comparison
+from monitor.topicconfig import no_throttle
 
-NO_THROTTLE = 1e300  # Kafka's default is Double.MAX_VALUE (no throttle); anything this large is none
 RATE_WINDOW_SECONDS = 300.0  # the span of samples a rate is taken over (the oldest one within it, to now)
 
 
@@ -88,7 +88,7 @@ def windowed(samples: list[IoSample], current: IoSample | None,
 
 def throttle_ratio(rate: IoRate | None, limit: float | None) -> float | None:
     """The rate as a fraction of the throttle; None when either is unknown or there is no throttle."""
-    if rate is None or rate.bytes_per_second is None or limit is None or limit <= 0 or limit >= NO_THROTTLE:
+    if rate is None or rate.bytes_per_second is None or limit is None or limit <= 0 or no_throttle(limit):
         return None
     return rate.bytes_per_second / limit
 
@@ -105,7 +105,7 @@ CLEANER_IO_AT_THROTTLE = Comparison(">=", 0.9)
 def at_throttle(rate: IoRate | None, limit: float | None) -> bool | None:
     """Whether the cleaner runs at its throttle (``CLEANER_IO_AT_THROTTLE``); None when it cannot be told,
     False where there is no throttle."""
-    if limit is not None and limit >= NO_THROTTLE:
+    if limit is not None and no_throttle(limit):
         return False
     ratio = throttle_ratio(rate, limit)
     if ratio is None:

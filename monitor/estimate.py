@@ -26,6 +26,8 @@ import heapq
 import math
 from dataclasses import dataclass, replace
 
+from monitor.topicconfig import no_throttle
+
 DEFAULT_THROUGHPUT = 40 * (1 << 20)
 UNTHROTTLED = "no throttle: log.cleaner.io.max.bytes.per.second is Kafka's default, Double.MAX_VALUE"  # bytes/s for one cleaner thread; calibrate from log-cleaner.log
 
@@ -60,7 +62,7 @@ class CleanerParams:
         """log.cleaner.io.max.bytes.per.second when it limits anything; None when it does not (Kafka's
         default is Double.MAX_VALUE, this model's infinity): what JSON output carries, never Infinity."""
         v = self.io_max_bytes_per_second
-        return v if 0 < v < 1e300 else None
+        return v if v > 0 and not no_throttle(v) else None
 
     def source_of(self, key: str) -> str:
         return dict(self.sources).get(key, "default")

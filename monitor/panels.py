@@ -22,14 +22,12 @@ from dataclasses import dataclass
 
 from monitor.config import Thresholds
 from monitor.rules import NS, RULES, bound, rule, threshold_of
-from monitor.topicconfig import BROKER_DEFAULTS
+from monitor.topicconfig import NO_THROTTLE
 
 CLUSTER = 'cluster=~"$cluster"'
 BROKER_LEGEND = "{{cluster}} broker {{broker}}"
 PARTITION_LEGEND = "{{topic}}-{{partition}} (broker {{broker}})"
 GROUP_LEGEND = "{{group}} on {{topic}}-{{partition}}"
-# Kafka's default log.cleaner.io.max.bytes.per.second, Double.MAX_VALUE, means no throttle: not a line to draw
-NO_THROTTLE = BROKER_DEFAULTS["log.cleaner.io.max.bytes.per.second"]
 
 
 def sel(metric: str, *matchers: str) -> str:
@@ -143,7 +141,7 @@ PANELS: tuple[Panel, ...] = (
           "uncleanable-bytes per log dir. Line: UncleanablePartitions."),
     Panel("cleaner_io", "Cleaner I/O rate", "timeseries", "Log cleaner per broker",
           (Query(f"rate({sel('broker_cleaner_io_bytes_total')}[$__rate_interval])", BROKER_LEGEND),
-           Query(f"{sel('broker_cleaner_io_max_bytes_per_second')} != {NO_THROTTLE!r}",
+           Query(f"{sel('broker_cleaner_io_max_bytes_per_second')} < {NO_THROTTLE!r}",  # not no_throttle
                  BROKER_LEGEND + " log.cleaner.io.max.bytes.per.second",
                  fault_only="drawn only where a throttle is set (Kafka's default, Double.MAX_VALUE, is none)")),
           "Bps", description="Bytes per second the cleaner read and wrote (its I/O throttler's count), averaged "

@@ -21,12 +21,13 @@ when the rule is rendered.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 from monitor import compaction
 from monitor.comparison import OPS, Comparison
 from monitor.config import Thresholds
-
-NS = "kafka_compaction_"
+from monitor.metricnames import PREFIX as NS  # clauses name a metric in full
+from monitor.metricnames import RECORDING_PREFIX, full_name
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,7 @@ class Clause:
         """The recording rule's name when labels are summed away first."""
         if not self.sum_without:
             return None
-        return "kafka_compaction:" + self.metric[len(NS):] + ":sum"
+        return RECORDING_PREFIX + self.metric[len(NS):] + ":sum"
 
 
 @dataclass(frozen=True)
@@ -346,6 +347,11 @@ RULES: tuple[Rule, ...] = (
          "above its least dirty replica's for <for>: this broker's cleaner is not keeping up with its peers'."),
 )
 
+# The alert names of the table as attributes (``ALERT.CompactionLagging``): the edges (dashboards, CLI)
+# name an alert through this, never as a string of their own, so a renamed or dropped rule fails where
+# it is used rather than silently matching nothing (tests/test_layout.py fails on a literal).
+ALERT = SimpleNamespace(**{r.alert: r.alert for r in RULES})
+
 
 def matchers(clause: Clause, t: Thresholds) -> tuple[tuple[str, str], ...]:
     """The clause's label matchers with ``<monitor_job>`` resolved from ``t``."""
@@ -370,7 +376,7 @@ def bound(alert: str, severity: str, t: Thresholds) -> float:
 def threshold_of(metric: str, t: Thresholds) -> float | None:
     """The number a metric is compared with by the rules (the lowest, for a metric with several), for
     drawing a threshold line; None when no rule compares it with a number."""
-    name = metric if metric.startswith(NS) else NS + metric
+    name = full_name(metric)
     found = [c.threshold.value(t) for r in RULES for cl in r.clauses if cl.metric == name and cl.delta is None
              for c in cl.compare if c.op in (">", ">=") and c.threshold.metric is None]
     return min(found) if found else None

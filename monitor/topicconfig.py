@@ -9,6 +9,7 @@ turns them into numbers with a clear error naming the config key.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, fields
 from typing import Mapping
 
@@ -42,12 +43,25 @@ NOT_CLEANED_BY_LOG_CLEANER = frozenset({"__cluster_metadata"})
 CLEANER_SETTINGS = ("log.cleaner.enable", "log.cleaner.threads", "log.cleaner.dedupe.buffer.size",
                     "log.cleaner.io.buffer.load.factor", "log.cleaner.io.max.bytes.per.second",
                     "log.cleaner.backoff.ms")
+# CleanerConfig.LOG_CLEANER_IO_MAX_BYTES_PER_SECOND, Kafka's default: Double.MAX_VALUE. Kafka has no "off"
+# for the cleaner's throttle: Throttler.maybeThrottle sleeps only while the observed rate exceeds the
+# setting, which no cleaner does at Double.MAX_VALUE (nor at +Inf, which Double.parseDouble takes). So a
+# setting at or above it is no throttle (``no_throttle``), and the dashboards draw no line for it.
+NO_THROTTLE = sys.float_info.max  # Double.MAX_VALUE, 1.7976931348623157e308
+
+
+def no_throttle(limit: float) -> bool:
+    """Whether log.cleaner.io.max.bytes.per.second ``limit`` leaves the cleaner unthrottled (Kafka's
+    default); the one test of it, for the model, the estimate and (as PromQL) the dashboards."""
+    return limit >= NO_THROTTLE
+
+
 BROKER_DEFAULTS = {  # broker-only settings
     "log.cleaner.enable": True,
     "log.cleaner.threads": 1,
     "log.cleaner.dedupe.buffer.size": 134_217_728,
     "log.cleaner.io.buffer.load.factor": 0.9,
-    "log.cleaner.io.max.bytes.per.second": 1.7976931348623157e308,  # Double.MAX_VALUE: no throttle
+    "log.cleaner.io.max.bytes.per.second": NO_THROTTLE,
     "log.cleaner.backoff.ms": 15_000,
     # TransactionStateManagerConfig: the longest transaction.timeout.ms a producer may ask for
     "transaction.max.timeout.ms": DEFAULT_TRANSACTION_MAX_TIMEOUT_MS,

@@ -1,4 +1,4 @@
-"""Helper processes for tests: the demo's own helpers (free loopback ports, start and always stop), a
+"""Helper processes for tests: localkafka.processes' helpers (free loopback ports, start and always stop), a
 query of a running Prometheus, and a CLI child's own peak RSS."""
 
 import json
@@ -11,7 +11,7 @@ import urllib.request
 
 import pytest
 
-from cli.demo import free_port, process, wait_http  # noqa: F401
+from localkafka.processes import free_port, process, wait_http  # noqa: F401
 from kafkatools import CLI_MODULE
 
 

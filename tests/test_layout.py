@@ -255,10 +255,74 @@ def test_ci_runs_the_readme_test_command():
     assert "./dev demo" in readme
 
 
-def test_readme_lists_every_exported_metric():
-    from collectors.metrics import METRICS
+def test_readme_metrics_table_is_generated_from_the_registry():
+    """Each metric's meaning is stated once, in its help (collectors/metrics.py): the README's table is
+    that registry rendered (``python -m collectors.metricsdoc --write README.md``, or this test with
+    README_UPDATE=1), so it lists every exported metric and says what Prometheus' # HELP says."""
+    import os
 
-    readme = (ROOT / "README.md").read_text()
-    for name, (kind, _, _) in METRICS.items():
-        full = name + ("_total" if kind == "counter" else "")
-        assert f"`{full}`" in readme, f"README does not document {full}"
+    from collectors.metrics import METRICS
+    from collectors.metricsdoc import exported_name, with_table
+
+    path = ROOT / "README.md"
+    readme = path.read_text()
+    want = with_table(readme, str(path))
+    if os.environ.get("README_UPDATE") == "1":
+        path.write_text(want)
+        readme = want
+    assert readme == want, "README.md's metrics table differs from collectors/metrics.py: regenerate it " \
+                           "with `python -m collectors.metricsdoc --write README.md` (or README_UPDATE=1)"
+    for name, (kind, help_, _) in METRICS.items():
+        assert f"| `{exported_name(name, kind)}` | {kind} |" in readme and help_ in readme
+
+
+# The packages that name our series and alerts but must take the names from their one definition: the
+# prefix from monitor/metricnames.py, the alert names from the rule table (monitor.rules.ALERT).
+# alerts/promtool_tests.py is left out: its scenarios are test input written in full, as tests/ are.
+NAMED_ONCE = ("dashboards", "collectors", "cli", "alerts")
+NAMED_ONCE_EXEMPT = {"alerts/promtool_tests.py"}
+
+
+def _code_strings(source: str):
+    """(line, text) of every string literal of a module but its docstrings (prose may name an alert),
+    f-strings' literal parts included."""
+    tree = ast.parse(source)
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            yield node.lineno, node.value
+
+
+def named_literals(source: str) -> list[str]:
+    """Where a module spells an alert name or the metric prefix as a string of its own."""
+    from monitor.metricnames import NAMESPACE
+    from monitor.rules import RULES
+
+    alerts = re.compile(r"\b(" + "|".join(sorted({r.alert for r in RULES})) + r")\b")
+    found = []
+    for line, text in _code_strings(source):
+        if NAMESPACE in text:
+            found.append(f"line {line}: the metric prefix in {text[:60]!r}")
+        found += [f"line {line}: alert {m} in {text[:60]!r}" for m in alerts.findall(text)]
+    return found
+
+
+def test_the_literal_check_sees_alert_names_and_the_prefix():
+    assert named_literals('x = "kafka_compaction_source_up"') and named_literals('f"{a}: CompactionLagging"')
+    assert named_literals('alerting(a, "TombstonesPilingUp", k)')
+    assert not named_literals('"""CompactionLagging, in prose."""\nx = f"{ALERT.CompactionLagging}: held"')
+
+
+def test_edges_take_alert_names_and_the_metric_prefix_from_their_one_definition():
+    """A dashboards/, collectors/, cli/ or alerts/ module that spells an alert name or the metric prefix
+    itself would silently match nothing after a rename; it imports them (``monitor.rules.ALERT``,
+    ``monitor.metricnames``) instead."""
+    for package in NAMED_ONCE:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            rel = str(path.relative_to(ROOT))
+            if rel in NAMED_ONCE_EXEMPT:
+                continue
+            found = named_literals(path.read_text())
+            assert not found, f"{rel}: {found}"

@@ -8,7 +8,8 @@ reclaimed (``monitor.accuracy``)."""
 
 import streamlit as st
 
-from dashboards import data, figures, ui
+from dashboards import auditruns, figures, ui
+from monitor.auditrun import COMPLETE, DAMAGED, IN_PROGRESS
 from monitor.accuracy import CLEANED, baseline, charted, signed_bytes, signed_ratio
 from monitor.auditrun import CONFIG_UNKNOWN_NOTE, unknown_configs
 from monitor.restore import EXPLAIN, restore_order
@@ -25,8 +26,8 @@ def accuracy_panel(audit_dir: str, run: str, later: dict, complete: list[str]) -
         return
     pick = st.selectbox("Predicted by run", earlier, index=earlier.index(baseline(complete, run)),
                         key="audit.accuracy.baseline")
-    before = data.audit_run(audit_dir, pick)
-    rows, tot = data.audit_accuracy(before["partitions"], later["partitions"])
+    before = auditruns.audit_run(audit_dir, pick)
+    rows, tot = auditruns.audit_accuracy(before["partitions"], later["partitions"])
     # the chart: partitions the cleaner has been over where something was predicted or reclaimed
     cleaned = rows[[charted(r) for r in rows.to_dict("records")]] if not rows.empty else rows
     c = st.columns(4)
@@ -69,19 +70,19 @@ def topics_panel(topics, summary: dict) -> None:
 s = ui.settings()
 st.title("Compaction audit")
 st.caption(f"Reports of `compaction-monitor audit` in {s.audit_dir or '(no audit_dir configured)'}.")
-runs = data.audit_runs(s.audit_dir)
+runs = auditruns.audit_runs(s.audit_dir)
 if not runs:
     st.info("No audit yet. Run `compaction-monitor audit --input LOG_DIRS --out DIR` and set `audit_dir: DIR` "
             "in monitor.yaml (or COMPACTION_MONITOR_AUDIT_DIR).")
 else:
-    states = {r: data.audit_status(s.audit_dir, r)[0] for r in runs}  # from the markers: no table read
-    complete = [r for r in runs if states[r] == data.COMPLETE]
+    states = {r: auditruns.audit_status(s.audit_dir, r)[0] for r in runs}  # from the markers: no table read
+    complete = [r for r in runs if states[r] == COMPLETE]
     run = st.selectbox("Run", runs, index=runs.index(complete[0]) if complete else 0, key="audit.run",
-                       format_func=lambda r: r if states[r] == data.COMPLETE else f"{r} ({states[r]})")
-    a = data.audit_run(s.audit_dir, run)
-    if a["status"] == data.IN_PROGRESS:
+                       format_func=lambda r: r if states[r] == COMPLETE else f"{r} ({states[r]})")
+    a = auditruns.audit_run(s.audit_dir, run)
+    if a["status"] == IN_PROGRESS:
         st.info(f"Run {run} is in progress: " + "; ".join(a["problems"]))
-    elif a["status"] == data.DAMAGED:
+    elif a["status"] == DAMAGED:
         st.error(f"Run {run} is damaged: " + "; ".join(a["problems"]))
     else:
         sm = a["summary"]

@@ -3,8 +3,9 @@ monitor.yaml (as the rule table applies them). The charts are monitor.panels' (G
 
 import streamlit as st
 
-from dashboards import data, figures, panelqueries, ui
+from dashboards import figures, panelqueries, sources, ui
 from monitor.panels import panel
+from monitor.rules import ALERT
 
 s = ui.settings()
 ui.header("Log cleaner per broker", s, "Kafka's cleaner gauges (JMX), in base units.")
@@ -18,7 +19,7 @@ PANELS = [  # monitor.panels' broker panels (Grafana draws them too), with the y
     ("dead_threads", "threads"),
 ]
 if samples is not None:
-    if data.metric(samples, "broker_cleaner_dead_threads").empty:
+    if sources.metric(samples, "broker_cleaner_dead_threads").empty:
         st.info("No broker cleaner gauges yet: give the collector each broker's JMX exporter or Jolokia URL.")
     else:
         cols = st.columns(2)
@@ -29,10 +30,10 @@ if samples is not None:
                     hist = ui.history(s, panelqueries.promql(key))
                     st.plotly_chart(figures.broker_series(hist, title, unit, thr), use_container_width=True)
                 else:
-                    st.plotly_chart(figures.broker_bars(data.metric(samples, panelqueries.metric(key)), title,
+                    st.plotly_chart(figures.broker_bars(sources.metric(samples, panelqueries.metric(key)), title,
                                                         unit, thr),
                                     use_container_width=True)
     st.subheader("Broker alerts")
-    ui.alerts_table(alerts, ["LogCleanerThreadDead", "LogCleanerStalled", "UncleanablePartitions",
-                             "CleanerBufferSaturated", "CleanerSlow"])
+    ui.alerts_table(alerts, [ALERT.LogCleanerThreadDead, ALERT.LogCleanerStalled, ALERT.UncleanablePartitions,
+                             ALERT.CleanerBufferSaturated, ALERT.CleanerSlow])
 ui.auto_refresh()

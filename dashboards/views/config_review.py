@@ -6,7 +6,7 @@ place each value came from."""
 import pandas as pd
 import streamlit as st
 
-from dashboards import data, ui
+from dashboards import sources, ui
 from monitor.causes import alter_topic
 from monitor.configreview import WHY
 
@@ -20,12 +20,12 @@ SETTINGS = [("broker_cleaner_enabled", "log.cleaner.enable"), ("broker_cleaner_t
             ("broker_cleaner_io_max_bytes_per_second", "log.cleaner.io.max.bytes.per.second"),
             ("broker_cleaner_backoff_seconds", "log.cleaner.backoff.ms (s)")]
 if samples is not None:
-    if data.metric(samples, "topic_partitions").empty:
+    if sources.metric(samples, "topic_partitions").empty:
         st.info("No live topic configs: the collector reads them with the admin API; give it "
                 "`bootstrap_servers` (or `--bootstrap-servers`).")
     else:
-        found = data.metric(samples, "topic_config_finding")
-        topics = data.metric(samples, "topic_partitions")["topic"].nunique()
+        found = sources.metric(samples, "topic_config_finding")
+        topics = sources.metric(samples, "topic_partitions")["topic"].nunique()
         if found.empty:
             st.success(f"All {topics} compacted topic(s) pass every check.", icon=":material/check_circle:")
         else:
@@ -39,10 +39,10 @@ if samples is not None:
     st.subheader("Log cleaner settings per broker")
     rows = {}
     for name, key in SETTINGS:
-        for r in data.metric(samples, name).itertuples():
+        for r in sources.metric(samples, name).itertuples():
             rows.setdefault((r.cluster, r.broker), {"cluster": r.cluster, "broker": r.broker})[key] = \
                 f"{r.value:g} ({r.source})"
-    unknown = data.metric(samples, "broker_cleaner_settings_known")
+    unknown = sources.metric(samples, "broker_cleaner_settings_known")
     unknown = unknown[unknown["value"] == 0]
     if rows:
         st.dataframe(pd.DataFrame(list(rows.values())), hide_index=True, use_container_width=True)

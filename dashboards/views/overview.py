@@ -3,32 +3,33 @@
 
 import streamlit as st
 
-from dashboards import data, ui
+from dashboards import alertrows, sources, tables, ui
+from monitor.rules import ALERT
 
 s = ui.settings()
 ui.header("Compaction health", s, "Is Kafka's log cleaner keeping up, and will consumers miss deletes?")
 samples, alerts = ui.load(s)
 if samples is not None:
-    table = data.partitions_table(samples, alerts)
-    lagging = len(data.alerting(alerts, "CompactionLagging", data.PARTITION))
-    overdue = len(data.alerting(alerts, "CompactionOverdue", data.PARTITION))
+    table = tables.partitions_table(samples, alerts)
+    lagging = len(alertrows.alerting(alerts, ALERT.CompactionLagging, tables.PARTITION))
+    overdue = len(alertrows.alerting(alerts, ALERT.CompactionOverdue, tables.PARTITION))
     held_back = int(table["blocked"].astype(bool).sum()) if not table.empty else 0
-    uncleanable = int(data.metric(samples, "broker_uncleanable_partitions")["value"].sum())
-    dead = int(data.metric(samples, "broker_cleaner_dead_threads")["value"].sum())
-    at_risk = len(data.alerting(alerts, "ConsumerMayMissTombstones", ["cluster", "group"]))
-    down = int((data.metric(samples, "source_up")["value"] == 0).sum())
+    uncleanable = int(sources.metric(samples, "broker_uncleanable_partitions")["value"].sum())
+    dead = int(sources.metric(samples, "broker_cleaner_dead_threads")["value"].sum())
+    at_risk = len(alertrows.alerting(alerts, ALERT.ConsumerMayMissTombstones, ["cluster", "group"]))
+    down = int((sources.metric(samples, "source_up")["value"] == 0).sum())
     c = st.columns(7)
     c[0].metric("Lagging partitions", lagging,
-                help="CompactionLagging: Kafka's cleanable ratio has stayed above min.cleanable.dirty.ratio")
-    c[1].metric("Overdue", overdue, help="CompactionOverdue: partitions past max.compaction.lag.ms")
+                help=f"{ALERT.CompactionLagging}: Kafka's cleanable ratio has stayed above min.cleanable.dirty.ratio")
+    c[1].metric("Overdue", overdue, help=f"{ALERT.CompactionOverdue}: partitions past max.compaction.lag.ms")
     c[2].metric("Held back", held_back,
                 help="partitions whose uncleaned bytes min.compaction.lag.ms or an open transaction hold back")
     c[3].metric("Uncleanable", uncleanable, help="partitions the cleaner gave up on after an error")
     c[4].metric("Dead threads", dead, help="log cleaner threads that died")
     c[5].metric("Groups at risk", at_risk,
-                help="ConsumerMayMissTombstones: groups lagging a fraction of delete.retention.ms or more")
+                help=f"{ALERT.ConsumerMayMissTombstones}: groups lagging a fraction of delete.retention.ms or more")
     c[6].metric("Sources down", down, help="collector sources whose last refresh failed")
-    firing = 0 if alerts is None else int((alerts["state"].isin(data.FIRING)).sum())
+    firing = 0 if alerts is None else int((alerts["state"].isin(alertrows.FIRING)).sum())
     pending = 0 if alerts is None else int((alerts["state"] == "pending").sum())
     st.subheader(f"Alerts: {firing} firing, {pending} pending")
     ui.alerts_table(alerts)

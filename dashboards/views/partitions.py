@@ -4,14 +4,15 @@ with (CompactionLagging), for how long, what holds the rest back, and each one's
 
 import streamlit as st
 
-from dashboards import data, figures, panelqueries, ui
+from dashboards import figures, panelqueries, tables, ui
 from monitor.causes import WHY
+from monitor.rules import ALERT
 
 s = ui.settings()
 ui.header("Compacted partitions", s, "Computed from the brokers' log dirs the way Kafka's LogCleanerManager does.")
 samples, alerts = ui.load(s)
 if samples is not None and not ui.no_compacted_topics(samples):
-    table = data.partitions_table(samples, alerts)
+    table = tables.partitions_table(samples, alerts)
     topics = sorted(table["topic"].unique())
     chosen = st.multiselect("Topics", topics, default=topics, key="partitions.topics")
     view = table[table["topic"].isin(chosen)]
@@ -32,7 +33,7 @@ if samples is not None and not ui.no_compacted_topics(samples):
                                 "uncleaned_bytes": st.column_config.NumberColumn("uncleaned bytes", format="%d"),
                                 "log_bytes": st.column_config.NumberColumn("log bytes", format="%d")})
     st.subheader("Duplicates stuck in the active segment")
-    stuck = data.stuck_in_active_segment(view)
+    stuck = tables.stuck_in_active_segment(view)
     if stuck.empty:
         st.success("No active segment holds duplicates of its own keys (or its keys were not read).",
                    icon=":material/check_circle:")
@@ -93,7 +94,7 @@ if samples is not None and not ui.no_compacted_topics(samples):
                    + ("" if age is None or age != age else f", the oldest open {age:,.0f} s")
                    + f". The full evidence and forecast: `compaction-monitor explain {pick} --log-dir <log dir>`.")
         if row["lagging"]:
-            st.error("CompactionLagging: the log is eligible and the cleaner has not cleaned it.")
+            st.error(f"{ALERT.CompactionLagging}: the log is eligible and the cleaner has not cleaned it.")
         if row["blocked"]:
             st.warning(f"Uncleaned bytes are held back from the cleaner by **{row['blocked']}**.")
         if s.mode == "prometheus":
@@ -106,6 +107,6 @@ if samples is not None and not ui.no_compacted_topics(samples):
                                             "min.cleanable.dirty.ratio")
                 st.plotly_chart(fig, use_container_width=True)
     st.subheader("Partition alerts")
-    ui.alerts_table(alerts, ["CompactionLagging", "CompactionOverdue", "CompactionBlockedByTransaction",
-                            "HangingTransaction"])
+    ui.alerts_table(alerts, [ALERT.CompactionLagging, ALERT.CompactionOverdue,
+                            ALERT.CompactionBlockedByTransaction, ALERT.HangingTransaction])
 ui.auto_refresh()

@@ -3,22 +3,23 @@ partitions and groups are flagged comes from the alerts; the warning line from t
 
 import streamlit as st
 
-from dashboards import data, figures, panelqueries, ui
+from dashboards import alertrows, figures, panelqueries, sources, tables, ui
+from monitor.rules import ALERT
 
 s = ui.settings()
 ui.header("Tombstones and consumers", s, "Deletes on compacted topics, and consumer groups that may never see them.")
 samples, alerts = ui.load(s)
 if samples is not None:
     if not ui.no_compacted_topics(samples):
-        table = data.partitions_table(samples, alerts)
+        table = tables.partitions_table(samples, alerts)
         if s.mode == "prometheus":
             hist = ui.history(s, panelqueries.promql("tombstones"), 3 * 3600)
             st.plotly_chart(figures.tombstone_history(hist), use_container_width=True)
         st.plotly_chart(figures.tombstone_bars(table), use_container_width=True)
-        flagged = data.alerting(alerts, "TombstonesPastDeleteHorizon", data.PARTITION,
+        flagged = alertrows.alerting(alerts, ALERT.TombstonesPastDeleteHorizon, tables.PARTITION,
                                 states=("pending", "firing", "active"))
         keyed = table.assign(partition=table["partition"].astype(str))
-        missed = keyed.merge(flagged.astype(str), on=data.PARTITION) if not flagged.empty else keyed.iloc[:0]
+        missed = keyed.merge(flagged.astype(str), on=tables.PARTITION) if not flagged.empty else keyed.iloc[:0]
         if missed.empty:
             st.success("No tombstone is past its delete horizon.", icon=":material/check_circle:")
         else:
@@ -27,12 +28,12 @@ if samples is not None:
             st.dataframe(missed[["topic", "partition", "tombstones", "tombstones_past_delete_horizon",
                                  "oldest_tombstone_age_seconds"]], hide_index=True, use_container_width=True)
     st.subheader("Consumer groups on compacted topics")
-    ratio = data.metric(samples, "consumer_group_lag_retention_ratio")
+    ratio = sources.metric(samples, "consumer_group_lag_retention_ratio")
     if ratio.empty:
         st.info("No consumer group reads a compacted topic (or the collector has no bootstrap servers).")
     else:
         keys = ["cluster", "group", "topic", "partition"]
-        sev = (alerts[alerts["alert"] == "ConsumerMayMissTombstones"][keys + ["severity"]].astype(str)
+        sev = (alerts[alerts["alert"] == ALERT.ConsumerMayMissTombstones][keys + ["severity"]].astype(str)
                if alerts is not None else None)
         if sev is not None and not sev.empty:
             sev = sev.assign(_o=sev["severity"].map({"critical": 0}).fillna(1)).sort_values("_o")
@@ -43,7 +44,7 @@ if samples is not None:
         warning, critical = panelqueries.thresholds("lag_retention", s.thresholds)  # Grafana's lines too
         st.plotly_chart(figures.consumer_risk(ratio, warning, critical),
                         use_container_width=True)
-        groups = data.consumer_groups_table(samples, alerts)
+        groups = tables.consumer_groups_table(samples, alerts)
         shown = groups[["group", "topic", "partition", "lag_seconds", "lag_method", "lag_unknown",
                         "may_miss_updates"]].rename(
             columns={"lag_seconds": "time lag (s)", "lag_method": "time lag method",
@@ -51,7 +52,7 @@ if samples is not None:
         st.dataframe(shown.sort_values("time lag (s)", ascending=False), hide_index=True, use_container_width=True,
                      column_config={"may miss updates": st.column_config.TextColumn(
                          help="why the group may read an already compacted history and miss intermediate values "
-                              "(ConsumerMayMissUpdates); 'latest value only': declared in "
+                              f"({ALERT.ConsumerMayMissUpdates}); 'latest value only': declared in "
                               "latest_value_only_groups, so not alerted"),
                          "time lag method": st.column_config.TextColumn(
                              help="exact: the committed record's timestamp, read (needs Read on the topic); "
@@ -59,6 +60,6 @@ if samples is not None:
                                   "extrapolated: older than every sample, along their trend"),
                          "time lag unknown because": st.column_config.TextColumn(
                              help="consumer_group_lag_seconds_unknown's reason: too_few_samples, no_writes_sampled")})
-    ui.alerts_table(alerts, ["ConsumerMayMissTombstones", "ConsumerMayMissUpdates", "TombstonesPastDeleteHorizon",
-                             "TombstonesPilingUp"])
+    ui.alerts_table(alerts, [ALERT.ConsumerMayMissTombstones, ALERT.ConsumerMayMissUpdates,
+                             ALERT.TombstonesPastDeleteHorizon, ALERT.TombstonesPilingUp])
 ui.auto_refresh()

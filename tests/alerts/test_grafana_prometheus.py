@@ -96,17 +96,17 @@ def streamlit_queries(page: str, prom: str, monkeypatch) -> dict[str, int]:
     rows each brought back."""
     from streamlit.testing.v1 import AppTest
 
-    from dashboards import data
+    from dashboards import sources
 
     sent: dict[str, int] = {}
-    real = data.prometheus_range
+    real = sources.prometheus_range
 
     def recording(base, q, *args, **kw):
         rows = real(base, q, *args, **kw)
         sent[q] = len(rows)
         return rows
 
-    monkeypatch.setattr(data, "prometheus_range", recording)
+    monkeypatch.setattr(sources, "prometheus_range", recording)
     monkeypatch.setenv("COMPACTION_MONITOR_NO_AUTOREFRESH", "1")
     monkeypatch.setenv("COMPACTION_MONITOR_PROMETHEUS_URL", prom)
     for var in ("COMPACTION_MONITOR_CONFIG", "COMPACTION_MONITOR_COLLECTOR_URL", "COMPACTION_MONITOR_AUDIT_DIR"):

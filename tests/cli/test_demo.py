@@ -107,10 +107,10 @@ def test_demo_headless(tmp_path):
 def check_first_audit(run) -> None:
     """The demo's first audit shows real reclaimable bytes and a cleaning time in seconds: the backlog
     topic was held from the cleaner while it read it, and the demo's broker throttles its cleaner (a
-    dynamic broker config, read back by the audit through the admin API) to cli.demo's 1 MiB/s."""
+    dynamic broker config, read back by the audit through the admin API) to cli.demo_scenario's 1 MiB/s."""
     import pyarrow.parquet as pq
 
-    from cli.demo import FAST, Names
+    from cli.demo_scenario import FAST, Names
 
     summary = json.loads((run / "summary.json").read_text())
     assert summary["cleaner"]["io_max_bytes_per_second"] == FAST.cleaner_throttle_bytes_per_second

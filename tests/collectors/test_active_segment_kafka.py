@@ -11,7 +11,7 @@ import pytest
 
 from collecting import make_collector, pval, refresh
 from collectors.app import build
-from dashboards import data
+from dashboards import sources, tables
 from kafkatools import compacted, create_topic, partition_dir, produce_timed, unique_topic
 from monitor.config import BrokerConfig, ClusterConfig, Config, Timeouts
 from waiting import wait_for
@@ -93,8 +93,8 @@ def test_quiet_topic_keeps_its_duplicates_in_the_active_segment(kafka):
             superseded(written + more)
         assert val("active_segment_roll_seconds", by="segment_ms") is not None
         # the dashboard's table of duplicates stuck in active segments, from the collector's page
-        table = data.partitions_table(data.samples_from_text(col.exposition().decode(), "collector"))
-        [row] = data.stuck_in_active_segment(table[table["topic"] == t]).to_dict("records")
+        table = tables.partitions_table(sources.samples_from_text(col.exposition().decode(), "collector"))
+        [row] = tables.stuck_in_active_segment(table[table["topic"] == t]).to_dict("records")
         assert (row["active_duplicate_records"], row["active_duplicate_bytes"]) == superseded(written + more)
         assert row["active_segment_bytes"] == log.stat().st_size and row["max_segment_age_seconds"] == SEGMENT_MS / 1000
     finally:

@@ -17,7 +17,8 @@ from collections import Counter
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from dashboards import data
+from dashboards import alertrows, sources
+from dashboards import tables as dashtables
 from kafkatools import (CLI_MODULE, compacted, consume_all, copy_partition, create_topic, partition_dir, unique_topic,
                         wait_cleaned_up_to_active, write_rounds)
 from monitor.config import Thresholds
@@ -106,9 +107,9 @@ def test_topic_aggregates(log_dir, pages):
 def test_dashboard_and_rules_see_the_same_at_both_granularities(log_dir, pages):
     tables, fired = {}, {}
     for granularity, text in pages.items():
-        samples = data.samples_from_text(text, granularity)
-        alerts = data.evaluated_alerts(samples, Thresholds())
-        tables[granularity] = data.partitions_table(samples, alerts)
+        samples = sources.samples_from_text(text, granularity)
+        alerts = alertrows.evaluated_alerts(samples, Thresholds())
+        tables[granularity] = dashtables.partitions_table(samples, alerts)
         fired[granularity] = sorted(map(tuple, alerts[["alert", "topic", "partition"]].astype(str).values))
     cols = ["topic", "partition", "cause", "cleanable_ratio", "lagging"]
     assert len(tables["topic"]) == HEALTHY + 1
@@ -160,7 +161,7 @@ def test_dashboard_pages_render_a_default_granularity_page(log_dir, pages, monke
         for var in ("COMPACTION_MONITOR_CONFIG", "COMPACTION_MONITOR_PROMETHEUS_URL", "COMPACTION_MONITOR_AUDIT_DIR"):
             monkeypatch.delenv(var, raising=False)
         monkeypatch.setenv("COMPACTION_MONITOR_COLLECTOR_URL", f"http://127.0.0.1:{server.server_address[1]}/metrics")
-        views = data.__file__.rsplit("/", 1)[0] + "/views"
+        views = sources.__file__.rsplit("/", 1)[0] + "/views"
         for name in ("overview", "partitions", "tombstones"):
             at = AppTest.from_file(f"{views}/{name}.py", default_timeout=120)
             at.run()

@@ -19,7 +19,8 @@ from confluent_kafka import TopicPartition
 
 from collecting import collect_once
 from collectors import metrics as M
-from dashboards import data
+from dashboards import alertrows, sources
+from dashboards import tables as dashtables
 from faultserver import FaultServer
 from kafkatools import commit_offsets, compacted, create_topic, produce_timed, unique_topic
 from monitor.config import Thresholds
@@ -66,7 +67,7 @@ def groups(kafka, tmp_path_factory):
 
 
 def _samples(groups, granularity):
-    return data.samples_from_text(groups["pages"][granularity][0], granularity)
+    return sources.samples_from_text(groups["pages"][granularity][0], granularity)
 
 
 def _ours(samples, groups):
@@ -97,7 +98,7 @@ def test_a_healthy_group_partition_costs_at_most_the_default_series(groups):
 def test_the_lagging_group_raises_consumer_may_miss_tombstones_at_both_granularities(groups):
     fired = {}
     for granularity in ("topic", "partition"):
-        alerts = data.evaluated_alerts(_samples(groups, granularity), Thresholds())
+        alerts = alertrows.evaluated_alerts(_samples(groups, granularity), Thresholds())
         ours = alerts[alerts["topic"] == groups["topic"]] if "topic" in alerts.columns else alerts.iloc[:0]
         fired[granularity] = sorted(map(tuple, ours[["alert", "severity", "group", "partition"]].astype(str).values))
     assert fired["topic"] == fired["partition"] == [("ConsumerMayMissTombstones", "warning", groups["lagging"], "0")]
@@ -127,7 +128,7 @@ def test_group_topic_aggregates_at_both_granularities(groups):
 def test_the_groups_table_and_the_tombstones_page_at_the_default_granularity(groups, monkeypatch):
     """The dashboard's group table has every group's partition at both granularities, with the same time
     lags; the Streamlit tombstones page renders the default page (served as is) without an error."""
-    tables = {g: data.consumer_groups_table(_samples(groups, g)) for g in ("topic", "partition")}
+    tables = {g: dashtables.consumer_groups_table(_samples(groups, g)) for g in ("topic", "partition")}
     tables = {g: t[t["topic"] == groups["topic"]].sort_values(["group", "partition"]).reset_index(drop=True)
               for g, t in tables.items()}
     assert len(tables["topic"]) == (HEALTHY_GROUPS + 1) * PARTITIONS
@@ -147,7 +148,7 @@ def test_the_groups_table_and_the_tombstones_page_at_the_default_granularity(gro
         for var in ("COMPACTION_MONITOR_CONFIG", "COMPACTION_MONITOR_PROMETHEUS_URL", "COMPACTION_MONITOR_AUDIT_DIR"):
             monkeypatch.delenv(var, raising=False)
         monkeypatch.setenv("COMPACTION_MONITOR_COLLECTOR_URL", server.url)
-        at = AppTest.from_file(data.__file__.rsplit("/", 1)[0] + "/views/tombstones.py", default_timeout=120)
+        at = AppTest.from_file(sources.__file__.rsplit("/", 1)[0] + "/views/tombstones.py", default_timeout=120)
         at.run()
         assert not at.exception, [e.value for e in at.exception]
         shown = next(d.value for d in at.dataframe if "group" in d.value.columns)

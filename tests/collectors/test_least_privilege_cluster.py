@@ -27,7 +27,7 @@ from collectors.runner import Store
 from collecting import collect_once
 from kafkatools import (CLI_MODULE, cleaner_checkpoint, client_config, cluster_admin, commit_offsets, produce,
                         unique_topic, wait_cleaned, wait_for)
-from dashboards import data
+from dashboards import alertrows, sources
 from monitor.config import ClusterConfig, Thresholds
 
 pytestmark = pytest.mark.slow
@@ -188,7 +188,7 @@ def test_blind_never_gets_kafkas_defaults_as_a_topics_config(kafka_cluster, tmp_
     assert on_disk >= len(groups)
     assert _series(out, NS + "admin_unlisted_groups") == {frozenset({("cluster", "c3")}): on_disk}
     # the rule table, as the dashboard evaluates it without Prometheus: the alert for the blind cluster
-    fired = data.evaluated_alerts(data.samples_from_text(out, "collect --once"), Thresholds())
+    fired = alertrows.evaluated_alerts(sources.samples_from_text(out, "collect --once"), Thresholds())
     hidden = fired[fired["alert"] == "ConsumerGroupsHidden"]
     assert list(hidden["cluster"]) == ["c3"] and list(hidden["severity"]) == ["warning"]
     assert "consumer group(s) have committed offsets in __consumer_offsets" in hidden["description"].iloc[0]

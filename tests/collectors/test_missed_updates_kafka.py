@@ -17,7 +17,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from collectors import metrics as M
 from collectors.app import build
 from collectors.exporter import View, register_all
-from dashboards import data
+from dashboards import alertrows, sources, tables
 from kafkatools import (cleaner_checkpoint, commit_offsets, compacted, create_topic, partition_dir, produce_timed,
                         roll_at, segment_bases, transactional_producer, unique_topic, wait_cleaned_up_to_active,
                         watermarks)
@@ -87,12 +87,12 @@ def test_groups_that_may_miss_updates_and_one_declared_latest_value_only(kafka):
 
         # the rule table (as the dashboard evaluates it without Prometheus): the info alert for the group
         # that needs every update, none for the declared one
-        samples = data.samples_from_text(col.exposition().decode(), "collector")
-        alerts = data.evaluated_alerts(samples, Thresholds())
+        samples = sources.samples_from_text(col.exposition().decode(), "collector")
+        alerts = alertrows.evaluated_alerts(samples, Thresholds())
         ours = alerts[(alerts["alert"] == "ConsumerMayMissUpdates") & alerts["group"].str.startswith(prefix)]
         assert set(ours["group"]) == {cdc} and set(ours["severity"]) == {"info"}
         assert len(ours) == 2  # one per reason
-        table = data.consumer_groups_table(samples, alerts)
+        table = tables.consumer_groups_table(samples, alerts)
         row = table[(table["group"] == cdc) & (table["topic"] == t)].iloc[0]
         assert row["may_miss_updates"] == "below_first_dirty_offset, lag_past_min_compaction_lag"
         row = table[(table["group"] == cache) & (table["topic"] == t)].iloc[0]
@@ -106,8 +106,8 @@ def test_groups_that_may_miss_updates_and_one_declared_latest_value_only(kafka):
         # (done, caught up) their time lag and ratio only; the alerts are the same
         default = CollectorRegistry()
         register_all(default, col.store, view=View("topic", Thresholds()))
-        cut = data.samples_from_text(generate_latest(default).decode(), "default granularity")
-        cut_alerts = data.evaluated_alerts(cut, Thresholds())
+        cut = sources.samples_from_text(generate_latest(default).decode(), "default granularity")
+        cut_alerts = alertrows.evaluated_alerts(cut, Thresholds())
 
         def per_group(s):
             s = s[(s["topic"] == t) & s["group"].isin([cdc, cache, recent, done]) & s["partition"].notna()]
@@ -124,7 +124,7 @@ def test_groups_that_may_miss_updates_and_one_declared_latest_value_only(kafka):
         for g in (cdc, cache, recent, done):
             assert kept[g] == (full[g] if g in flagged else sorted([M.G_LAG_SECONDS, M.G_RETENTION_FRACTION])), g
         assert len(full[done]) > len(kept[done])
-        table = data.consumer_groups_table(cut, cut_alerts)
+        table = tables.consumer_groups_table(cut, cut_alerts)
         shown = {g: table[(table["group"] == g) & (table["topic"] == t)].iloc[0]["may_miss_updates"]
                  for g in (cdc, cache, done)}
         assert shown == {cdc: "below_first_dirty_offset, lag_past_min_compaction_lag", cache: "latest value only",

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cli import demo as cli_demo
+from cli import demo_scenario
 from kafkatools import unique_topic, wait_records
 from procs import prometheus_query
 from tests_support_browser import browser, wait_rendered
@@ -22,14 +23,14 @@ PAGES = {"": 1, "brokers": 6, "partitions": 3, "tombstones": 3, "audit": 0}  # p
 
 
 def test_every_page_renders_in_chromium(kafka, tmp_path):
-    t = cli_demo.FAST
-    names = cli_demo.Names(unique_topic("browser"))  # this test's own topics on the session broker
-    cli_demo.create_topics(kafka.bootstrap, t, names=names)
-    work = cli_demo.Workload(kafka.bootstrap, t, names=names)
+    t = demo_scenario.FAST
+    names = demo_scenario.Names(unique_topic("browser"))  # this test's own topics on the session broker
+    demo_scenario.create_topics(kafka.bootstrap, t, names=names)
+    work = demo_scenario.Workload(kafka.bootstrap, t, names=names)
     work.start()
     try:
         wait_records(kafka.bootstrap, names.flood, 3, 50)
-        cli_demo.stopped_consumer(kafka.bootstrap, names.flood, names.group)  # the tombstones page's third chart
+        demo_scenario.stopped_consumer(kafka.bootstrap, names.flood, names.group)  # the tombstones page's third chart
         with cli_demo.stack(kafka, tmp_path / "stack", t) as run, browser() as d:
             scraped = f'count_over_time(kafka_compaction_partition_cleanable_ratio{{topic="{names.healthy}"}}[5m])'
             wait_for(lambda: any(float(r["value"][1]) >= 3 for r in prometheus_query(run.prometheus_url, scraped)),

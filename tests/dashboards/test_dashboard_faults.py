@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboards import data
+from dashboards import sources
 from faultserver import FaultServer
 
 VIEWS = Path(__file__).resolve().parents[2] / "dashboards" / "views"
-REFRESH = 2  # seconds: the fetch deadline is capped by it (data.fetch_deadline)
+REFRESH = 2  # seconds: the fetch deadline is capped by it (sources.fetch_deadline)
 
 
 @pytest.fixture
@@ -37,7 +37,8 @@ def page(name: str, monkeypatch, **env) -> AppTest:
 
 
 def test_the_fetch_deadline_is_within_the_refresh_interval():
-    assert data.fetch_deadline(10, 2) == 2 and data.fetch_deadline(10, 30) == 10 and data.fetch_deadline(7, 0) == 7
+    assert sources.fetch_deadline(10, 2) == 2 and sources.fetch_deadline(10, 30) == 10
+    assert sources.fetch_deadline(7, 0) == 7
 
 
 @pytest.mark.parametrize("mode, kind", [("drip", "deadline"), ("drip_headers", "deadline"), ("hang", "timeout"),

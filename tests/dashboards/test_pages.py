@@ -14,14 +14,16 @@ import yaml
 from confluent_kafka import Consumer, TopicPartition
 
 from cli import demo as cli_demo
+from cli import demo_scenario
+from localkafka import processes
 from dashpages import page
 from kafkatools import CLI_MODULE, own_broker, unique_topic, wait_records
 from waiting import wait_for
 
 pytestmark = pytest.mark.kafka
 slow = pytest.mark.slow  # the tests on this module's own broker (conftest marks those on the session's)
-NAMES = cli_demo.Names(unique_topic("pages"))  # the scenario's topics and group
-PARTITIONS = 3  # per topic, as cli.demo.create_topics makes them
+NAMES = demo_scenario.Names(unique_topic("pages"))  # the scenario's topics and group
+PARTITIONS = 3  # per topic, as cli.demo_scenario.create_topics makes them
 
 
 def firing(prom: str, name: str):
@@ -49,13 +51,13 @@ def broker(tmp_path_factory):
 @pytest.fixture(scope="module")
 def live(broker, tmp_path_factory):
     """The demo's scenario on this module's broker, with the collector and Prometheus over it."""
-    t = cli_demo.FAST
-    cli_demo.create_topics(broker.bootstrap, t, PARTITIONS, NAMES)
-    work = cli_demo.Workload(broker.bootstrap, t, names=NAMES)
+    t = demo_scenario.FAST
+    demo_scenario.create_topics(broker.bootstrap, t, PARTITIONS, NAMES)
+    work = demo_scenario.Workload(broker.bootstrap, t, names=NAMES)
     work.start()
     try:
         wait_records(broker.bootstrap, NAMES.flood, PARTITIONS, 50)  # what the stopped group reads
-        cli_demo.stopped_consumer(broker.bootstrap, NAMES.flood, NAMES.group)
+        demo_scenario.stopped_consumer(broker.bootstrap, NAMES.flood, NAMES.group)
         with cli_demo.stack(broker, tmp_path_factory.mktemp("dash"), t, dashboard=False) as run:
             wait_for(lambda: firing(run.prometheus_url, "ConsumerMayMissTombstones"), 120,
                      f"ConsumerMayMissTombstones firing for {NAMES.group}", interval=1)
@@ -141,7 +143,7 @@ def test_tombstones_and_groups_at_risk(live, broker, monkeypatch):
     # a row for each partition the group committed an offset on, as the broker reports them
     assert set(groups[0]["topic"]) == {NAMES.flood}
     assert sorted(groups[0]["partition"].astype(int)) == committed_partitions(broker.bootstrap)
-    assert (groups[0]["time lag (s)"] > cli_demo.FAST.flood_retention_ms / 1000).all()  # > delete.retention.ms
+    assert (groups[0]["time lag (s)"] > demo_scenario.FAST.flood_retention_ms / 1000).all()  # > delete.retention.ms
     # each time lag says how it was told (the collector's method label), none is left without a reason
     assert set(groups[0]["time lag method"]) <= {"exact", "interpolated", "extrapolated"}
     assert (groups[0]["time lag unknown because"] == "").all()
@@ -164,7 +166,7 @@ def test_collector_only_evaluates_alerts_in_python(live, monkeypatch):
 
 
 def test_config_review_lists_the_findings_and_the_brokers_cleaner_settings(live, broker, monkeypatch):
-    """The demo's tombstone-flood topic keeps deletes 4 s (cli.demo.FAST) while its stopped group lags
+    """The demo's tombstone-flood topic keeps deletes 4 s (cli.demo_scenario.FAST) while its stopped group lags
     far more (ConsumerMayMissTombstones fires): the review flags delete.retention.ms on it, with the
     command that raises it; the broker's cleaner settings are Kafka's defaults, read from the broker."""
     at = page("config_review", monkeypatch, collector_url=live.collector_url)
@@ -172,8 +174,8 @@ def test_config_review_lists_the_findings_and_the_brokers_cleaner_settings(live,
     row = found[(found["topic"] == NAMES.flood) & (found["check"] == "delete_retention_below_consumer_lag")]
     assert len(row) == 1, found
     r = row.iloc[0]
-    assert (r["setting"], r["current"]) == ("delete.retention.ms", str(cli_demo.FAST.flood_retention_ms))
-    assert int(r["suggested"]) > cli_demo.FAST.flood_retention_ms
+    assert (r["setting"], r["current"]) == ("delete.retention.ms", str(demo_scenario.FAST.flood_retention_ms))
+    assert int(r["suggested"]) > demo_scenario.FAST.flood_retention_ms
     assert f"--entity-name {NAMES.flood} --add-config delete.retention.ms={r['suggested']}" in r["fix"]
     settings = at.dataframe[1].value
     mine = settings[settings["broker"] == str(broker.node_id)].iloc[0]
@@ -199,13 +201,13 @@ def test_thresholds_come_from_the_loaded_config(live, tmp_path, monkeypatch):
     assert any(0.3 in _lines(c, "x") and 1 in _lines(c, "x") for c in at.get("plotly_chart"))
     monkeypatch.setenv("COMPACTION_MONITOR_CONFIG", str(cfg))
     monkeypatch.setenv("COMPACTION_MONITOR_COLLECTOR_URL", live.collector_url)
-    from dashboards import data
+    from dashboards import sources
 
-    settings = data.settings_from_env()
+    settings = sources.settings_from_env()
     assert settings.thresholds.clean_time_seconds == 1234
     # the collector's real samples, evaluated with the loaded thresholds: the stopped group is past
     # delete.retention.ms whatever the warning fraction, so it stays critical
-    alerts = data.alerts(settings, data.current(settings))
+    alerts = sources.alerts(settings, sources.current(settings))
     risk = alerts[alerts["alert"] == "ConsumerMayMissTombstones"]
     assert set(risk[risk["group"] == NAMES.group]["severity"]) == {"critical"}
 
@@ -224,7 +226,7 @@ def test_unreachable_sources_say_so(monkeypatch):
 
 def test_no_compacted_topic_and_no_audit(kafka, tmp_path, monkeypatch):
     """A collector that only sees a broker's JMX page: no partitions to show, and no audit yet."""
-    port = cli_demo.free_port()
+    port = processes.free_port()
     cfg = {"listen": {"address": "127.0.0.1", "port": port},
            "clusters": [{"name": "j", "brokers": [{"id": 1, "jmx_url": kafka.jmx_url}]}]}
     (tmp_path / "m.yaml").write_text(yaml.safe_dump(cfg))
@@ -234,7 +236,7 @@ def test_no_compacted_topic_and_no_audit(kafka, tmp_path, monkeypatch):
         with urllib.request.urlopen(url, timeout=5) as r:
             return 'kind="jmx",source="jmx:j:1"} 1.0' in r.read().decode()
 
-    with cli_demo.process([sys.executable, "-m", CLI_MODULE, "collect", "--config", str(tmp_path / "m.yaml")],
+    with processes.process([sys.executable, "-m", CLI_MODULE, "collect", "--config", str(tmp_path / "m.yaml")],
                           tmp_path / "c.log", url):
         wait_for(jmx_up, 30, "the collector's JMX source up")
         for name in ("partitions", "tombstones"):

@@ -1,4 +1,4 @@
-"""The dashboard served by its own launch command (``cli.demo.dashboard_command``) in headless Chromium
+"""The dashboard served by its own launch command (``cli.dashboard_cmd.dashboard_command``) in headless Chromium
 shows no Streamlit "Deploy" button; the same command without the viewer toolbar mode shows one on
 this loopback address (Streamlit's "auto" mode is the developer's on localhost): so the check can fail."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from cli import demo as cli_demo
+from cli.dashboard_cmd import dashboard_command
 from procs import free_port, process
 from tests_support_browser import browser
 from waiting import wait_for
@@ -30,7 +30,7 @@ def deploy_buttons(cmd: list[str], log) -> int:
 
 
 def test_the_dashboard_has_no_deploy_button(tmp_path):
-    cmd = cli_demo.dashboard_command(free_port(), "127.0.0.1")
+    cmd = dashboard_command(free_port(), "127.0.0.1")
     assert deploy_buttons(cmd, tmp_path / "viewer.log") == 0
     i = cmd.index("--client.toolbarMode")
     developer = cmd[:i] + cmd[i + 2:] + ["--client.toolbarMode", "auto"]

@@ -3,10 +3,12 @@ defaults, then command-line overrides; expected defaults are Kafka's (LogConfig,
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from monitor.topicconfig import (ADMIN, CONFIG_FILE, DEFAULT, NOT_LISTED, REFUSED, UNKNOWN, AdminRefusal,
-                                 ConfigValueError, TopicConfig, effective_broker_setting, effective_config)
+from monitor.topicconfig import (ADMIN, BROKER_DEFAULTS, CONFIG_FILE, DEFAULT, NOT_LISTED, REFUSED, UNKNOWN,
+                                 AdminRefusal, ConfigValueError, TopicConfig, effective_broker_setting, effective_config)
 
 KAFKA_DEFAULTS = {  # https://kafka.apache.org/documentation/#topicconfigs
     "cleanup.policy": "delete", "min.cleanable.dirty.ratio": "0.5", "min.compaction.lag.ms": "0",
@@ -153,3 +155,35 @@ def test_the_admin_config_wins_and_nobody_asked_is_kafkas_default_stated_as_such
     assert effective_config("t", admin=admin, refusal=AdminRefusal(REFUSED, "x")).source == ADMIN
     got = effective_config("t", compacted=True)
     assert got.source == DEFAULT and got.refusal is None and got.known("min.cleanable.dirty.ratio")
+
+
+def test_no_throttle_is_kafkas_default_and_above_only():
+    """Kafka's Throttler sleeps only while the rate exceeds the setting: at Double.MAX_VALUE (its
+    default) or +Inf it never does, at any finite setting below it does. One test decides it (the model,
+    the estimate and the dashboards' throttle line used to differ: >= 1e300 in one, == in another)."""
+    from monitor.cleanerio import IoRate, throttle_ratio
+    from monitor.estimate import CleanerParams
+    from monitor.topicconfig import NO_THROTTLE, no_throttle
+
+    assert NO_THROTTLE == BROKER_DEFAULTS["log.cleaner.io.max.bytes.per.second"] == 1.7976931348623157e308
+    assert no_throttle(NO_THROTTLE) and no_throttle(math.inf)
+    assert not no_throttle(1e300) and not no_throttle(500_000.0)
+    # a huge but finite setting is a throttle Kafka applies (however far off): the ratio is a number
+    assert throttle_ratio(IoRate(1e12, 300, ""), 1e300) == pytest.approx(1e-288)
+    assert CleanerParams(io_max_bytes_per_second=1e300).throttle == 1e300
+    assert CleanerParams(io_max_bytes_per_second=NO_THROTTLE).throttle is None
+
+
+def test_the_dashboards_throttle_line_states_no_throttle_in_promql():
+    """The Grafana panel draws the throttle only where ``no_throttle`` is false: its PromQL comparison,
+    evaluated as Prometheus would, agrees with the model on every kind of setting (+Inf included)."""
+    import re
+
+    from monitor.panels import panel
+    from monitor.rules import OPS
+    from monitor.topicconfig import no_throttle
+
+    (expr,) = [q.expr for q in panel("cleaner_io").queries if "io_max_bytes_per_second" in q.expr]
+    op, number = re.fullmatch(r".*\} (\S+) (\S+)", expr).groups()
+    for limit in (0.0, 500_000.0, 1e300, BROKER_DEFAULTS["log.cleaner.io.max.bytes.per.second"], math.inf):
+        assert OPS[op](limit, float(number)) is (not no_throttle(limit)), (expr, limit)
