@@ -14,7 +14,7 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from monitor import valuesizes
+from monitor import configdeps, valuesizes
 from spark_analysis import replicas
 from spark_analysis.arrow_rows import NOTE
 from spark_analysis.audit import AuditInputs, AuditResult, Found, pitfalls
@@ -67,27 +67,6 @@ def report(spark: SparkSession, inputs: AuditInputs, found: Found, progress) -> 
         spark.createDataFrame(top_producer_rows(rows_of(small, "producer"), inputs.top_n), TOP_PRODUCERS_DDL),
         spark.createDataFrame([f for f in found.faults if f["fault_kind"] != NOTE], FAULTS_DDL), summary,
         spark.createDataFrame(found.replicas, replicas.REPLICAS_DDL))
-
-
-# the partition columns that depend on the topic's config, by the Kafka config names they read; a
-# column whose config is unknown (the admin API asked and did not tell) is null, never figured with
-# Kafka's defaults. What reads what: min.compaction.lag.ms moves the bound U (LogCleanerManager's
-# firstUncleanableOffset) and so the dirty section and what a clean removes; max.compaction.lag.ms and
-# min.cleanable.dirty.ratio decide eligibility; delete.retention.ms which tombstones a clean removes;
-# cleanup.policy, retention.ms and retention.bytes what the delete half removes. Records, bytes, keys,
-# tombstones counted, clean_bytes and first_dirty_offset (the checkpoint's) depend on none.
-_LAG, _RET = ("min.compaction.lag.ms",), ("cleanup.policy", "retention.ms", "retention.bytes")
-_CLEAN = _LAG + ("delete.retention.ms",) + _RET
-CONFIG_DEPENDENT = {
-    "first_uncleanable_offset": _LAG, "cleanable_bytes": _LAG, "cleanable_ratio": _LAG,
-    "dirty_distinct_keys": _LAG, "cleaner_passes": _LAG, "estimated_clean_seconds": _LAG,
-    "min_cleanable_dirty_ratio": ("min.cleanable.dirty.ratio",),
-    "eligible": _LAG + ("min.cleanable.dirty.ratio", "max.compaction.lag.ms"),
-    "delete_retention_ms": ("delete.retention.ms",),
-    "tombstones_past_retention": ("delete.retention.ms",),
-    "removable_records": _CLEAN, "reclaimable_bytes": _CLEAN, "projected_bytes": _CLEAN,
-    "retention_deleted_segments": _RET, "retention_deleted_bytes": _RET, "projected_log_start_offset": _RET,
-}
 
 
 def config_of(ec) -> dict:
@@ -314,3 +293,8 @@ PARTITION_DDL = (
     "first_timestamp long, last_timestamp long, retention_deleted_segments int, retention_deleted_bytes long, "
     "projected_log_start_offset long, config_source string, config_unknown_reason string, "
     + pitfalls.PARTITION_DDL)
+
+# the partition columns that depend on the topic's config, by the Kafka config names they read
+# (monitor.configdeps, the collector's and the causes' too): a column whose config is unknown (the admin
+# API asked and did not tell) is null, never figured with Kafka's defaults
+CONFIG_DEPENDENT = configdeps.columns_depends(c.split()[0] for c in PARTITION_DDL.split(", "))
