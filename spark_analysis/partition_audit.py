@@ -24,7 +24,7 @@ from monitor.estimate import CleanerParams, estimate_clean
 from monitor.record import SegmentReader
 from monitor.record.v2 import decoder
 from monitor.retention import from_summaries, project_retention
-from monitor.summary import SegmentSummary, txn_event
+from monitor.summary import SegmentSummary, fold_end, fold_header, txn_event
 from monitor.topicconfig import TopicConfig
 from monitor.transactions import aborted_transactions
 from monitor.txncleaner import TxnCleaning
@@ -98,11 +98,7 @@ def scan_headers(files, opener) -> HeaderScan:
                     txn.append(b)
                 if not b.is_control and b.producer_id >= 0:
                     scan.last_data_offsets[b.producer_id] = b.last_offset
-                if s.batches == 0:
-                    s.first_batch_max_timestamp = b.max_timestamp
-                s.batches += 1
-                s.next_offset = b.last_offset + 1
-                s.max_timestamp = max(s.max_timestamp, b.max_timestamp)
+                fold_header(s, b)
                 n = b.records_count
                 if b.is_control:
                     scan.control_records += n
@@ -113,8 +109,7 @@ def scan_headers(files, opener) -> HeaderScan:
                     scan.first_timestamp = first if scan.first_timestamp is None else min(scan.first_timestamp, first)
                 if b.max_timestamp >= 0 and (scan.last_timestamp is None or b.max_timestamp > scan.last_timestamp):
                     scan.last_timestamp = b.max_timestamp
-        if s.next_offset is None:
-            s.next_offset = s.base_offset
+        fold_end(s)
         keys = control_keys(uri, opener, [b.position for b in txn if b.is_control and b.records_count])
         for b in txn:
             e = txn_event(b, keys.get(b.position))
