@@ -20,7 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from monitor.compaction import partition_state
-from monitor.estimate import CleanerParams, estimate_clean
 from monitor.record import SegmentReader
 from monitor.record.v2 import decoder
 from monitor.retention import from_summaries, project_retention
@@ -192,24 +191,6 @@ def partition_facts(topic: str, partition: int, st, segments: int, counts: dict,
 
 
 RETENTION_FACTS = ("retention_deleted_segments", "retention_deleted_bytes", "projected_log_start_offset")
-
-
-FACTS_ONLY = ("bucket_ms", "txn_removable_records", "txn_reclaimable_bytes", "decoder")  # not in the partition row
-
-
-def partition_row(facts: dict, totals: dict, cleaner: CleanerParams) -> dict:
-    """The audit's row for one partition (``PARTITION_DDL``): its facts, its key totals (from the
-    fold; empty when it has no keyed record) and the cleaner's estimate."""
-    reclaim = float(totals.get("reclaimable_bytes") or 0.0) + (facts.get("txn_reclaimable_bytes") or 0.0)
-    est = estimate_clean(facts["clean_bytes"], facts["cleanable_bytes"], totals.get("dirty_distinct_keys") or 0, cleaner)
-    row = {k: v for k, v in facts.items() if k not in FACTS_ONLY}
-    row.update({k: totals.get(k) or 0 for k, _ in rows.KEY_TOTALS})
-    row["removable_records"] += facts.get("txn_removable_records") or 0  # aborted data and markers a clean drops
-    # compact,delete: what retention deletes goes whole; the fold left those records out of ``reclaim``
-    gone = facts.get("retention_deleted_bytes") or 0
-    row.update({"reclaimable_bytes": reclaim, "projected_bytes": max(facts["bytes"] - gone - reclaim, 0.0),
-                "cleaner_passes": est.passes, "estimated_clean_seconds": est.seconds})
-    return row
 
 
 def audit_partition(task: PartitionTask, opener):

@@ -18,7 +18,8 @@ from monitor.record import SegmentReader
 from monitor.topicconfig import TopicConfig
 from spark_analysis.arrow_rows import RECORD_OVERHEAD
 from spark_analysis.keyfold import from_arrow, fold, key_totals
-from spark_analysis.partition_audit import PartitionTask, audit_partition, partition_row
+from spark_analysis.audit.tables import partition_row
+from spark_analysis.partition_audit import PartitionTask, audit_partition
 from spark_analysis.rows import ROW_TYPES, rows_of
 
 pytestmark = pytest.mark.kafka
