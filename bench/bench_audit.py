@@ -94,7 +94,8 @@ def main(argv) -> int:
 
         from spark_analysis.audit import AuditInputs, run_audit
         from spark_analysis.audit.segments import partition_tasks
-        from spark_analysis.job import list_inputs, session
+        from spark_analysis.inputs import list_inputs
+        from spark_analysis.session import session
 
         now = int(time.time() * 1000)
 

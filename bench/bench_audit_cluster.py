@@ -29,7 +29,8 @@ from monitor import strictjson
 def time_audit(master: str, log_dir: Path, repeat: int) -> tuple[float, float, dict]:
     """(best wall seconds, warm-up seconds, summary) of the audit on ``master``."""
     from spark_analysis.audit import AuditInputs, run_audit
-    from spark_analysis.job import check_executors, list_inputs, session
+    from spark_analysis.inputs import list_inputs
+    from spark_analysis.session import check_executors, session
 
     now = int(time.time() * 1000)
     files = list_inputs("segments", [str(log_dir)])

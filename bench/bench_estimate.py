@@ -44,7 +44,8 @@ def main(argv) -> int:
     from monitor.cleanerlog import learned_throughput, parse_cleaner_log
     from monitor.estimate import CleanerParams
     from monitor.topicconfig import TopicConfig
-    from spark_analysis.partition_audit import PartitionTask, audit_partition, partition_row
+    from spark_analysis.audit.tables import partition_row
+    from spark_analysis.partition_audit import PartitionTask, audit_partition
     from spark_analysis.rows import rows_of
 
     pad = b"v" * args.value_bytes

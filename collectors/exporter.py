@@ -22,6 +22,7 @@ from collectors.logdirs import offsets_topic_groups
 from collectors.runner import Store
 from monitor.causes import IO_MAX, ROLLED_BY, BrokerFacts, max_segment_ms
 from monitor.cleanerlog import CleanerLogState
+from monitor.configdeps import series_depends
 from monitor.compaction import PartitionState
 from monitor.config import Thresholds
 from monitor.consumers import may_miss_updates
@@ -35,22 +36,7 @@ from monitor.topicconfig import LONG_MAX
 from monitor.topicfilter import TopicFilter
 
 
-# the topic configs each partition series is made from (monitor.compaction.partition_state, LogConfig's
-# roll): a series whose config value is unknown (the admin API refused it, monitor.topicconfig) is left
-# out rather than made from Kafka's defaults
-_RATIO, _MIN_LAG, _MAX_LAG = "min.cleanable.dirty.ratio", "min.compaction.lag.ms", "max.compaction.lag.ms"
-_SEGMENT = ("segment.bytes", "segment.ms", _MAX_LAG)  # LogConfig.maxSegmentMs: max.compaction.lag.ms too
-CONFIG_DEPENDS = {
-    M.P_MIN_RATIO: (_RATIO,),
-    # the first uncleanable offset, hence what is cleanable or held, moves with both lags (and the segments)
-    M.P_CLEANABLE_RATIO: (_MIN_LAG, _MAX_LAG), M.P_CLEANABLE_BYTES: (_MIN_LAG, _MAX_LAG),
-    M.P_BLOCKED: (_MIN_LAG, _MAX_LAG), M.P_HEAD_BYTES: (_MIN_LAG, _MAX_LAG),
-    M.P_FIRST_UNCLEANABLE: (_MIN_LAG, _MAX_LAG),
-    M.P_ELIGIBLE: (_RATIO, _MIN_LAG, _MAX_LAG), M.P_ELIGIBLE_SECONDS: (_RATIO, _MIN_LAG, _MAX_LAG),
-    M.P_DELAY: (_MAX_LAG,),
-    M.P_RETENTION: ("delete.retention.ms",), M.P_PAST_RETENTION: ("delete.retention.ms",),
-    M.P_SEGMENT_BYTES: ("segment.bytes",), M.P_MAX_SEGMENT_AGE: ("segment.ms", _MAX_LAG), M.P_ROLL: _SEGMENT,
-}
+CONFIG_DEPENDS = series_depends(M.NS)  # the topic configs each partition series reads: monitor.configdeps
 
 
 def _family(name: str, extra_labels: tuple[str, ...] = ()):

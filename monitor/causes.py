@@ -34,14 +34,12 @@ from typing import Callable, Mapping
 from monitor.cleanerio import IoRate, at_throttle, throttle_ratio
 from monitor.cleanerlog import CleanerLogState
 from monitor.compaction import CLEANABLE_RATIO_ABOVE_MIN, PartitionState
+from monitor.configdeps import DEPENDS, configs_of
 from monitor.topicconfig import UNKNOWN, LONG_MAX, AdminRefusal, BrokerSetting, EffectiveConfig, TopicConfig
 
-# evidence made from those configs (None when one is unknown)
-CONFIG_MADE = ("first_uncleanable_offset", "uncleanable_reason", "cleanable_bytes", "cleanable_ratio",
-               "min_cleanable_dirty_ratio", "eligible")
-# the topic configs the causes' verdicts and forecasts are made from (monitor.compaction.partition_state)
-VERDICT_CONFIGS = ("min.cleanable.dirty.ratio", "min.compaction.lag.ms", "max.compaction.lag.ms",
-                   "delete.retention.ms", "segment.bytes", "segment.ms")
+# the topic configs the causes' verdicts and forecasts are made from (monitor.configdeps: eligibility,
+# tombstones past retention, the active segment's roll)
+VERDICT_CONFIGS = configs_of("eligible", "tombstones_past_retention", "active_segment_roll")
 
 BOOTSTRAP_PLACEHOLDER = "<bootstrap>"
 MORE_THREADS = "<up to twice the current>"  # log.cleaner.threads may at most double per change
@@ -594,9 +592,11 @@ def explain(state: PartitionState, config: EffectiveConfig | TopicConfig, *, now
         found = test(f)
         if found is not None:
             summary, extra, fix = found
-            evidence = {**_base_evidence(state), **extra}
-            if f.unknown_configs:  # figures made from a config placeholder are not the topic's: unknown
-                evidence.update(dict.fromkeys(CONFIG_MADE, None))
+            base = _base_evidence(state)
+            evidence = {**base, **extra}
+            # a figure made from a config placeholder is not the topic's: unknown (monitor.configdeps)
+            evidence.update({k: None for k in base if k in DEPENDS
+                             and any(sources.get(c) == UNKNOWN for c in DEPENDS[k])})
             if leftovers:
                 evidence["leftover_files"] = list(leftovers)
             return Cause(state.topic, state.partition, name, summary, evidence, fix, forecast(f), _unchecked(f))

@@ -30,7 +30,7 @@ class SegmentSummary:
     end_position: int = 0  # where the next incremental read starts (a batch boundary)
     batches: int = 0
     records: int = 0
-    next_offset: int | None = None  # last offset + 1 of the last batch
+    next_offset: int | None = None  # last offset + 1 of the last batch; the base offset when it has none (fold_end)
     first_batch_max_timestamp: int = -1  # Kafka's "first batch timestamp" (max.compaction.lag)
     max_timestamp: int = -1  # Kafka's largestTimestamp when >= 0 (min.compaction.lag)
     control_records: int = 0
@@ -133,17 +133,36 @@ def summarize(path: str | Path, base_offset: int, previous: SegmentSummary | Non
     return s, size
 
 
+def fold_header(s: SegmentSummary, batch) -> None:
+    """Fold one batch's header into the segment's Kafka facts, in file order: the collector's read
+    (``summarize``) and the audit's header scan (``spark_analysis.partition_audit``) both use this one.
+    As LogSegment has them: the first batch's max timestamp (``rollingBasedTimestamp``, loaded from the
+    file's first batch: ``loadFirstBatchTimestamp``, what ``getFirstBatchTimestamp`` and so
+    maxCompactionDelay read), the largest timestamp (min.compaction.lag.ms), the next offset (the last
+    batch's last offset + 1, ``readNextOffset``). An incremental read continues from ``s.batches`` > 0,
+    so the first batch stays the file's."""
+    if s.batches == 0:
+        s.first_batch_max_timestamp = batch.max_timestamp
+    s.batches += 1
+    if batch.max_timestamp > s.max_timestamp:
+        s.max_timestamp = batch.max_timestamp
+    s.next_offset = batch.last_offset + 1
+
+
+def fold_end(s: SegmentSummary) -> None:
+    """After a segment's batches: a segment without one has its base offset as its next offset (Kafka's
+    LogSegment.readNextOffset: ``baseOffset`` when the segment holds no batch; an empty active segment's
+    base is the log end offset, LogLoader)."""
+    if s.next_offset is None:
+        s.next_offset = s.base_offset
+
+
 def _read_into(s: SegmentSummary, path: Path, start: int) -> None:
     reader = SegmentReader(path, start=start, skip_corrupt=True)
     t_off, t_ts, t_hz = s.tombstone_offsets, s.tombstone_timestamps, s.tombstone_horizons
     try:
         for batch, c in reader.decoded(columns=True):
-            s.batches += 1
-            if s.first_batch_max_timestamp < 0 and s.batches == 1 and start == 0:
-                s.first_batch_max_timestamp = batch.max_timestamp
-            if batch.max_timestamp > s.max_timestamp:
-                s.max_timestamp = batch.max_timestamp
-            s.next_offset = batch.last_offset + 1
+            fold_header(s, batch)
             if batch.is_transactional:
                 s.transactional_batches += 1
                 _txn_event(s, batch, c)
@@ -163,6 +182,7 @@ def _read_into(s: SegmentSummary, path: Path, start: int) -> None:
                     t_hz.append(hz)
     except RecordFormatError as exc:  # cannot-read errors (the file vanished, permissions)
         s.faults.append(str(exc))
+    fold_end(s)
     s.end_position = reader.end_position
     s.faults.extend(str(f) for f in reader.log_faults())
 

@@ -94,3 +94,9 @@ def space_problem(out: str, minimum: int = MIN_FREE_BYTES) -> str | None:
 
 def _mib(n: int) -> str:
     return f"{n / (1 << 20):.1f} MiB"
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's first line (its class name when it has no text): one line for an error message."""
+    text = str(exc).strip() or exc.__class__.__name__
+    return text.splitlines()[0]

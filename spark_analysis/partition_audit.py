@@ -20,11 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from monitor.compaction import partition_state
-from monitor.estimate import CleanerParams, estimate_clean
 from monitor.record import SegmentReader
 from monitor.record.v2 import decoder
 from monitor.retention import from_summaries, project_retention
-from monitor.summary import SegmentSummary, txn_event
+from monitor.summary import SegmentSummary, fold_end, fold_header, txn_event
 from monitor.topicconfig import TopicConfig
 from monitor.transactions import aborted_transactions
 from monitor.txncleaner import TxnCleaning
@@ -98,11 +97,7 @@ def scan_headers(files, opener) -> HeaderScan:
                     txn.append(b)
                 if not b.is_control and b.producer_id >= 0:
                     scan.last_data_offsets[b.producer_id] = b.last_offset
-                if s.batches == 0:
-                    s.first_batch_max_timestamp = b.max_timestamp
-                s.batches += 1
-                s.next_offset = b.last_offset + 1
-                s.max_timestamp = max(s.max_timestamp, b.max_timestamp)
+                fold_header(s, b)
                 n = b.records_count
                 if b.is_control:
                     scan.control_records += n
@@ -113,8 +108,7 @@ def scan_headers(files, opener) -> HeaderScan:
                     scan.first_timestamp = first if scan.first_timestamp is None else min(scan.first_timestamp, first)
                 if b.max_timestamp >= 0 and (scan.last_timestamp is None or b.max_timestamp > scan.last_timestamp):
                     scan.last_timestamp = b.max_timestamp
-        if s.next_offset is None:
-            s.next_offset = s.base_offset
+        fold_end(s)
         keys = control_keys(uri, opener, [b.position for b in txn if b.is_control and b.records_count])
         for b in txn:
             e = txn_event(b, keys.get(b.position))
@@ -197,24 +191,6 @@ def partition_facts(topic: str, partition: int, st, segments: int, counts: dict,
 
 
 RETENTION_FACTS = ("retention_deleted_segments", "retention_deleted_bytes", "projected_log_start_offset")
-
-
-FACTS_ONLY = ("bucket_ms", "txn_removable_records", "txn_reclaimable_bytes", "decoder")  # not in the partition row
-
-
-def partition_row(facts: dict, totals: dict, cleaner: CleanerParams) -> dict:
-    """The audit's row for one partition (``PARTITION_DDL``): its facts, its key totals (from the
-    fold; empty when it has no keyed record) and the cleaner's estimate."""
-    reclaim = float(totals.get("reclaimable_bytes") or 0.0) + (facts.get("txn_reclaimable_bytes") or 0.0)
-    est = estimate_clean(facts["clean_bytes"], facts["cleanable_bytes"], totals.get("dirty_distinct_keys") or 0, cleaner)
-    row = {k: v for k, v in facts.items() if k not in FACTS_ONLY}
-    row.update({k: totals.get(k) or 0 for k, _ in rows.KEY_TOTALS})
-    row["removable_records"] += facts.get("txn_removable_records") or 0  # aborted data and markers a clean drops
-    # compact,delete: what retention deletes goes whole; the fold left those records out of ``reclaim``
-    gone = facts.get("retention_deleted_bytes") or 0
-    row.update({"reclaimable_bytes": reclaim, "projected_bytes": max(facts["bytes"] - gone - reclaim, 0.0),
-                "cleaner_passes": est.passes, "estimated_clean_seconds": est.seconds})
-    return row
 
 
 def audit_partition(task: PartitionTask, opener):

@@ -67,6 +67,24 @@ ROW_TYPES: dict[str, list] = {
               ("fault_reason", pa.string())],
 }
 STRUCTS = {kind: pa.struct(fields) for kind, fields in ROW_TYPES.items()}
+
+# The audit's partitions table (``audit.tables.PARTITION_DDL``, before the producer-pitfall columns of
+# ``audit.pitfalls``), declared here once: its columns in order, each typed by the row type it comes
+# from (a partition's facts or key totals) or, for what the table builder adds, by ``PARTITION_ADDED``.
+# The facts not named here (the tombstone bucket, a clean's transaction figures, the decoder) feed the
+# tables but are no column of them.
+PARTITION_ADDED = [("projected_bytes", pa.float64()), ("cleaner_passes", pa.int32()),
+                   ("estimated_clean_seconds", pa.float64()), ("config_source", pa.string()),
+                   ("config_unknown_reason", pa.string())]
+PARTITION_COLUMNS = (
+    "topic partition segments records control_records bytes distinct_keys obsolete_records removable_records "
+    "reclaimable_bytes projected_bytes first_dirty_offset checkpoint_offset first_uncleanable_offset clean_bytes "
+    "cleanable_bytes cleanable_ratio min_cleanable_dirty_ratio eligible dirty_distinct_keys cleaner_passes "
+    "estimated_clean_seconds tombstones tombstones_past_retention keys_last_tombstone delete_retention_ms "
+    "first_timestamp last_timestamp retention_deleted_segments retention_deleted_bytes projected_log_start_offset "
+    "config_source config_unknown_reason").split()
+_TYPED = dict(ROW_TYPES["facts"] + KEY_TOTALS + PARTITION_ADDED)
+PARTITION = [(name, _TYPED[name]) for name in PARTITION_COLUMNS]
 SCHEMA = pa.schema([(kind, t) for kind, t in STRUCTS.items()])
 
 
@@ -74,9 +92,14 @@ SCHEMA = pa.schema([(kind, t) for kind, t in STRUCTS.items()])
 def ddl(kind: str | None = None) -> str:
     """The union as a Spark DDL schema string, or the fields of one row type."""
     if kind:
-        return ", ".join(f"{n} {SPARK_TYPES[t]}" for n, t in ROW_TYPES[kind])
+        return fields_ddl(ROW_TYPES[kind])
     return ", ".join(f"`{k}` struct<{', '.join(f'{n}: {SPARK_TYPES[t]}' for n, t in fields)}>"
                      for k, fields in ROW_TYPES.items())
+
+
+def fields_ddl(fields: list) -> str:
+    """``(name, Arrow type)`` fields as a Spark DDL schema string."""
+    return ", ".join(f"{n} {SPARK_TYPES[t]}" for n, t in fields)
 
 
 def batch(kind: str, n: int, cols: dict) -> pa.RecordBatch:

@@ -136,7 +136,7 @@ class _SparkSessions:
         self.with_kafka = False
 
     def get(self, kafka_source: bool):
-        from spark_analysis.job import session
+        from spark_analysis.session import session
 
         if self.current is not None and (self.with_kafka or not kafka_source):
             return self.current

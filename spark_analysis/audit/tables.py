@@ -4,8 +4,8 @@ buckets, top keys, top producers, faults and the summary.
 By now the tasks have left a few rows per partition (facts, key totals, top-key candidates, producer
 and bucket partials, faults): the paths collect them in one Spark job, and the tables are made here
 on the driver, with no further Spark job. Only key tables sent in parts are large: Spark merges and
-finishes them first (``merge``). Each partition's row is made from its facts and key totals
-(``partition_audit.partition_row``).
+finishes them first (``merge``). Each partition's row is made here from its facts and key totals
+(``partition_row``).
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from monitor import valuesizes
+from monitor import configdeps, valuesizes
+from monitor.estimate import CleanerParams, estimate_clean
 from spark_analysis import replicas
 from spark_analysis.arrow_rows import NOTE
 from spark_analysis.audit import AuditInputs, AuditResult, Found, pitfalls
-from spark_analysis.rows import rows_of
+from spark_analysis.rows import KEY_TOTALS, PARTITION, PARTITION_COLUMNS, fields_ddl, rows_of
 from monitor.streams import streams_role
 
 BUCKETS_DDL = "topic string, bucket_start_ms bigint, tombstones bigint, past_retention bigint, bucket_ms int"
@@ -31,7 +32,6 @@ FAULTS_DDL = "segment string, fault_kind string, fault_position bigint, fault_re
 
 def report(spark: SparkSession, inputs: AuditInputs, found: Found, progress) -> AuditResult:
     from spark_analysis.merge import finish_key_parts
-    from spark_analysis.partition_audit import partition_row
 
     small = found.rows
     totals = sum_rows(rows_of(small, "key_totals"), ("topic", "partition"))
@@ -69,25 +69,22 @@ def report(spark: SparkSession, inputs: AuditInputs, found: Found, progress) -> 
         spark.createDataFrame(found.replicas, replicas.REPLICAS_DDL))
 
 
-# the partition columns that depend on the topic's config, by the Kafka config names they read; a
-# column whose config is unknown (the admin API asked and did not tell) is null, never figured with
-# Kafka's defaults. What reads what: min.compaction.lag.ms moves the bound U (LogCleanerManager's
-# firstUncleanableOffset) and so the dirty section and what a clean removes; max.compaction.lag.ms and
-# min.cleanable.dirty.ratio decide eligibility; delete.retention.ms which tombstones a clean removes;
-# cleanup.policy, retention.ms and retention.bytes what the delete half removes. Records, bytes, keys,
-# tombstones counted, clean_bytes and first_dirty_offset (the checkpoint's) depend on none.
-_LAG, _RET = ("min.compaction.lag.ms",), ("cleanup.policy", "retention.ms", "retention.bytes")
-_CLEAN = _LAG + ("delete.retention.ms",) + _RET
-CONFIG_DEPENDENT = {
-    "first_uncleanable_offset": _LAG, "cleanable_bytes": _LAG, "cleanable_ratio": _LAG,
-    "dirty_distinct_keys": _LAG, "cleaner_passes": _LAG, "estimated_clean_seconds": _LAG,
-    "min_cleanable_dirty_ratio": ("min.cleanable.dirty.ratio",),
-    "eligible": _LAG + ("min.cleanable.dirty.ratio", "max.compaction.lag.ms"),
-    "delete_retention_ms": ("delete.retention.ms",),
-    "tombstones_past_retention": ("delete.retention.ms",),
-    "removable_records": _CLEAN, "reclaimable_bytes": _CLEAN, "projected_bytes": _CLEAN,
-    "retention_deleted_segments": _RET, "retention_deleted_bytes": _RET, "projected_log_start_offset": _RET,
-}
+def partition_row(facts: dict, totals: dict, cleaner: CleanerParams) -> dict:
+    """The audit's row for one partition (``rows.PARTITION``): its facts, its key totals (from the
+    fold; empty when it has no keyed record) and the cleaner's estimate."""
+    reclaim = float(totals.get("reclaimable_bytes") or 0.0) + (facts.get("txn_reclaimable_bytes") or 0.0)
+    est = estimate_clean(facts["clean_bytes"], facts["cleanable_bytes"], totals.get("dirty_distinct_keys") or 0, cleaner)
+    row = {k: v for k, v in facts.items() if k in _COLUMNS}
+    row.update({k: totals.get(k) or 0 for k, _ in KEY_TOTALS})
+    row["removable_records"] += facts.get("txn_removable_records") or 0  # aborted data and markers a clean drops
+    # compact,delete: what retention deletes goes whole; the fold left those records out of ``reclaim``
+    gone = facts.get("retention_deleted_bytes") or 0
+    row.update({"reclaimable_bytes": reclaim, "projected_bytes": max(facts["bytes"] - gone - reclaim, 0.0),
+                "cleaner_passes": est.passes, "estimated_clean_seconds": est.seconds})
+    return row
+
+
+_COLUMNS = frozenset(PARTITION_COLUMNS)
 
 
 def config_of(ec) -> dict:
@@ -304,13 +301,12 @@ def topic_rows(rows: list[dict]) -> list[dict]:
     return sorted(out.values(), key=lambda t: -(t["reclaimable_bytes"] or 0))
 
 
-PARTITION_DDL = (
-    "topic string, partition int, segments int, records long, control_records long, bytes long, "
-    "distinct_keys long, obsolete_records long, removable_records long, reclaimable_bytes double, "
-    "projected_bytes double, first_dirty_offset long, checkpoint_offset long, first_uncleanable_offset long, "
-    "clean_bytes long, cleanable_bytes long, cleanable_ratio double, min_cleanable_dirty_ratio double, "
-    "eligible boolean, dirty_distinct_keys long, cleaner_passes int, estimated_clean_seconds double, "
-    "tombstones long, tombstones_past_retention long, keys_last_tombstone long, delete_retention_ms long, "
-    "first_timestamp long, last_timestamp long, retention_deleted_segments int, retention_deleted_bytes long, "
-    "projected_log_start_offset long, config_source string, config_unknown_reason string, "
-    + pitfalls.PARTITION_DDL)
+# the partitions table: rows.PARTITION (declared there once, typed by the row types it is made from),
+# then the producer-pitfall columns
+PARTITION_DDL = fields_ddl(PARTITION) + ", " + pitfalls.PARTITION_DDL
+
+
+# the partition columns that depend on the topic's config, by the Kafka config names they read
+# (monitor.configdeps, the collector's and the causes' too): a column whose config is unknown (the admin
+# API asked and did not tell) is null, never figured with Kafka's defaults
+CONFIG_DEPENDENT = configdeps.columns_depends(PARTITION_COLUMNS)

@@ -13,7 +13,7 @@ REC = "| offset: {o} CreateTime: 1763805600000 keySize: 3 valueSize: 5 sequence:
 
 def test_a_utf16_dump_with_an_index_section_is_audited_and_the_skip_noted(spark, tmp_path):
     from spark_analysis.audit import AuditInputs, run_audit
-    from spark_analysis.job import load_records
+    from spark_analysis.inputs import load_records
 
     lines = ["Dumping /data/orders-0/00000000000000001200.log", BATCH, REC.format(o=1200), REC.format(o=1201),
              "Dumping /data/orders-0/00000000000000001200.index",  # line 5

@@ -29,7 +29,7 @@ from monitor.estimate import CleanerParams
 from monitor.topicconfig import TopicConfig
 from spark_analysis.arrow_rows import RECORD_OVERHEAD
 from spark_analysis.audit import AuditInputs, run_audit
-from spark_analysis.job import list_inputs, load_records, read_checkpoints
+from spark_analysis.inputs import list_inputs, load_records, read_checkpoints
 
 pytestmark = pytest.mark.kafka
 

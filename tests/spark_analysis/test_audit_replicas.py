@@ -28,7 +28,7 @@ from monitor.logdir import read_meta_properties
 from monitor.topicconfig import TopicConfig
 from spark_analysis import replicas as R
 from spark_analysis.audit import AuditInputs, run_audit
-from spark_analysis.job import list_inputs, read_checkpoints, read_log_dirs
+from spark_analysis.inputs import list_inputs, read_checkpoints, read_log_dirs
 
 pytestmark = pytest.mark.kafka
 

@@ -21,7 +21,7 @@ from monitor.retention import from_summaries, project_retention
 from monitor.summary import summarize
 from monitor.topicconfig import TopicConfig
 from spark_analysis.audit import AuditInputs, run_audit
-from spark_analysis.job import list_inputs, load_records
+from spark_analysis.inputs import list_inputs, load_records
 from waiting import wait_for
 
 pytestmark = pytest.mark.kafka

@@ -19,7 +19,7 @@ from monitor.summary import summarize
 from monitor.topicconfig import TopicConfig
 from monitor.txncleaner import RETAINED_EMPTY_BATCH_BYTES
 from monitor.txnindex import txn_index_faults
-from spark_analysis.job import list_inputs, read_checkpoints
+from spark_analysis.inputs import list_inputs, read_checkpoints
 
 pytestmark = pytest.mark.kafka
 
@@ -134,7 +134,8 @@ def test_nothing_at_or_past_the_last_stable_offset_counts_as_removable(kafka, tm
     """An open transaction holds the LSO: the audit's bound is the segment holding the broker's LSO, an
     aborted transaction below it is removable (its batches' sizes, by hand from kafka-dump-log), one
     after it and the overwrites after it are not."""
-    from spark_analysis.partition_audit import PartitionTask, audit_partition, partition_row
+    from spark_analysis.audit.tables import partition_row
+    from spark_analysis.partition_audit import PartitionTask, audit_partition
     from spark_analysis.rows import rows_of
     import pyarrow as pa
     from monitor.estimate import CleanerParams

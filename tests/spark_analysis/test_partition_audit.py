@@ -18,7 +18,8 @@ from monitor.record import SegmentReader
 from monitor.topicconfig import TopicConfig
 from spark_analysis.arrow_rows import RECORD_OVERHEAD
 from spark_analysis.keyfold import from_arrow, fold, key_totals
-from spark_analysis.partition_audit import PartitionTask, audit_partition, partition_row
+from spark_analysis.audit.tables import partition_row
+from spark_analysis.partition_audit import PartitionTask, audit_partition
 from spark_analysis.rows import ROW_TYPES, rows_of
 
 pytestmark = pytest.mark.kafka
@@ -174,3 +175,29 @@ def test_a_key_table_sent_in_parts_and_folded_in_any_order_gives_the_whole_table
     for k, v in merged.items():
         assert whole[k] == pytest.approx(v, rel=1e-9), k
     assert sum(r["records"] for r in out["producer"]) == sum(r["updates"] for r in parts)
+
+
+def test_the_header_scan_folds_segments_as_the_collector_does(tmp_path):
+    """The audit's header scan and the collector's summary share one fold (``monitor.summary.fold_header``,
+    ``fold_end``): the same facts for the same files, an empty segment included (its next offset is its
+    base offset, Kafka's LogSegment.readNextOffset; the collector used to leave it None), a transaction
+    and its marker too."""
+    from monitor.summary import summarize
+    from recordfixtures import Rec, T0, control, items, v2, write
+    from spark_analysis.partition_audit import scan_headers
+
+    folder = tmp_path / "t-0"
+    segs = [write(folder / f"{0:020d}.log", [v2(items(range(0, 3))), v2([Rec(3, T0 - 5, b"k", None)])]),
+            write(folder / f"{4:020d}.log", [v2(items(range(4, 6)), producer_id=7, producer_epoch=0,
+                                                base_sequence=0, transactional=True),
+                                             control(6, "COMMIT", 7, 0, T0 + 99)])]
+    empty = folder / f"{7:020d}.log"
+    empty.write_bytes(b"")
+    files = [(str(s.path), s.path.stat().st_size) for s in segs] + [(str(empty), 0)]
+    scanned = scan_headers(files, lambda uri: open(uri, "rb")).summaries
+    summed = [summarize(uri, int(uri.rsplit("/", 1)[1][:-4]))[0] for uri, _ in files]
+    keep = ("base_offset", "batches", "first_batch_max_timestamp", "max_timestamp", "next_offset")
+    assert [{k: getattr(s, k) for k in keep} for s in scanned] == [{k: getattr(s, k) for k in keep} for s in summed]
+    assert [s.txn_events() for s in scanned] == [s.txn_events() for s in summed]
+    assert [s.next_offset for s in summed] == [4, 7, 7]
+    assert summed[0].first_batch_max_timestamp == T0 + 2 * 7  # the first batch's max, not the file's
