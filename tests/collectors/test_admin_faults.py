@@ -10,7 +10,8 @@ import threading
 import pytest
 
 from boundedhttp import FetchError
-from collectors.admin import AdminFetcher, _client_conf
+from collectors.admin import AdminFetcher
+from collectors.admin_client import _client_conf
 from collectors.runner import Source, Store, refresh_once
 from faultserver import FaultServer
 from monitor.config import ClusterConfig
@@ -78,9 +79,9 @@ def test_a_result_settled_by_librdkafkas_own_timeout_is_not_lost_to_the_wait():
         late = concurrent.futures.Future()
         timer = threading.Timer(fetcher.timeout, late.set_result, ("partial",))
         timer.start()
-        assert fetcher._result(late, "list_consumer_groups") == "partial"
+        assert fetcher.session.result(late, "list_consumer_groups") == "partial"
         with pytest.raises(FetchError) as err:
-            fetcher._result(concurrent.futures.Future(), "list_consumer_groups")
+            fetcher.session.result(concurrent.futures.Future(), "list_consumer_groups")
         assert err.value.kind == "timeout" and "bootstrap 127.0.0.1:9" in str(err.value)
         assert "list_consumer_groups: no answer within" in str(err.value)
     finally:
@@ -102,10 +103,10 @@ def test_a_listing_with_an_error_leaves_the_listed_groups_unknown():
             fut.set_result(ListConsumerGroupsResult(valid=[ConsumerGroupListing("g1", False)], errors=errors))
             return fut
 
-        fetcher._admin.list_consumer_groups = lambda **kw: listing([])
-        fetcher._admin.list_consumer_group_offsets = lambda *a, **kw: {"g1": _settled([])}
+        fetcher.session.admin.list_consumer_groups = lambda **kw: listing([])
+        fetcher.session.admin.list_consumer_group_offsets = lambda *a, **kw: {"g1": _settled([])}
         assert fetcher.group_lags({}).listed == frozenset({"g1"})
-        fetcher._admin.list_consumer_groups = lambda **kw: listing([KafkaError(KafkaError._TIMED_OUT)])
+        fetcher.session.admin.list_consumer_groups = lambda **kw: listing([KafkaError(KafkaError._TIMED_OUT)])
         snap = fetcher.group_lags({})
         assert snap.listed is None and snap.errors  # partial: unknown, and the error counted
     finally:

@@ -1,4 +1,4 @@
-"""How a refused admin call is told (collectors.admin): the resource type the missing ACL is on, from
+"""How a refused admin call is told (collectors.admin_client): the resource type the missing ACL is on, from
 Kafka's error code; the principal in kafka-acls' words; one log line per (call, resource), however
 often the call is refused, and every refusal counted as ``unauthorized``. The broker's own refusals
 are tested on the ACL'd cluster (test_least_privilege_cluster.py); these are the rules around them."""
@@ -9,7 +9,7 @@ import logging
 
 from confluent_kafka import KafkaError, KafkaException
 
-from collectors.admin import AdminFetcher, authorization_failure, principal, refusal
+from collectors.admin_client import AdminSession, authorization_failure, principal, refusal
 from collectors.exporter import CONFIG_DEPENDS
 from collectors.metrics import METRICS
 from monitor.config import ClusterConfig
@@ -37,16 +37,16 @@ def test_the_principal_and_the_missing_acl_in_kafka_acls_words():
 
 
 def test_a_refusal_is_counted_each_time_and_logged_once_per_call_and_resource(caplog):
-    f = AdminFetcher(ClusterConfig(name="c", bootstrap_servers="127.0.0.1:1", client={"sasl.username": "blind"}))
+    f = AdminSession(ClusterConfig(name="c", bootstrap_servers="127.0.0.1:1", client={"sasl.username": "blind"}))
     errors, kinds = {}, []
     try:
         with caplog.at_level(logging.WARNING, logger="compaction_monitor.admin"):
             for _ in range(3):
-                f._failed("DescribeConfigs", "TOPIC", "t1", refused(KafkaError.TOPIC_AUTHORIZATION_FAILED),
+                f.failed("DescribeConfigs", "TOPIC", "t1", refused(KafkaError.TOPIC_AUTHORIZATION_FAILED),
                           errors, kinds, "t1")
-            f._failed("DescribeConfigs", "TOPIC", "t2", refused(KafkaError.TOPIC_AUTHORIZATION_FAILED),
+            f.failed("DescribeConfigs", "TOPIC", "t2", refused(KafkaError.TOPIC_AUTHORIZATION_FAILED),
                       errors, kinds, "t2")
-            f._failed("DescribeConfigs", "TOPIC", "t3", refused(KafkaError.REQUEST_TIMED_OUT), errors, kinds, "t3")
+            f.failed("DescribeConfigs", "TOPIC", "t3", refused(KafkaError.REQUEST_TIMED_OUT), errors, kinds, "t3")
     finally:
         f.close()
     assert kinds == ["unauthorized"] * 4 + ["timeout"]  # a timed-out call is counted as a timeout (issue 35)

@@ -9,7 +9,7 @@ import logging
 
 from prometheus_client import CollectorRegistry, generate_latest
 
-from collectors.admin import AdminSnapshot, GroupSnapshot
+from collectors.admin_state import AdminSnapshot, GroupSnapshot
 from collectors.app import HiddenGroupsNotice
 from collectors.exporter import register_all
 from collectors.logdirs import LogDirScanner, LogDirSnapshot, offsets_topic_groups

@@ -16,7 +16,9 @@ from confluent_kafka import KafkaError, KafkaException, TopicPartition
 from prometheus_client import CollectorRegistry
 
 from boundedhttp import FetchError
-from collectors.admin import AdminFetcher, LibrdkafkaLog, PartitionOffsets, TopicInfo
+from collectors.admin import AdminFetcher
+from collectors.admin_client import LibrdkafkaLog
+from collectors.admin_state import PartitionOffsets, TopicInfo
 from collectors.exporter import register_all
 from collectors.runner import Source, StateLog, Store, refresh_once
 from monitor.config import ClusterConfig
@@ -56,7 +58,7 @@ TOPICS = {"t": TopicInfo("t", TopicConfig.from_strings({"cleanup.policy": "compa
 
 def fetcher(admin) -> AdminFetcher:
     f = AdminFetcher(ClusterConfig(name="c", bootstrap_servers="127.0.0.1:1"), timeout=1)
-    f._admin = admin
+    f.session.admin = admin
     return f
 
 
