@@ -29,7 +29,7 @@ def test_each_name_is_said_once_not_on_every_refresh(tmp_path, caplog):
     (tmp_path / "t-99999999999999999999").mkdir()
     snap = scanner.refresh()
     assert [(r.state.topic, r.state.partition) for r in snap.partitions] == [("orders", 4)]
-    dup = snap.partition_errors["orders-3"]
+    dup = snap.partition_errors[("orders", 3)]
     assert "duplicate log directories for orders-3: orders-03, orders-3" in dup and not snap.down
     assert said[1:] == [dup, f"{tmp_path}/t-99999999999999999999: ignored: partition '99999999999999999999' is not "
                              "a partition number (0..2147483647, an int32): not a partition folder"]
@@ -60,7 +60,7 @@ def test_one_partition_in_two_log_dirs_of_one_broker_is_its_fault(tmp_path):
     snap = LogDirScanner(dirs, broker_id="1", notify=said.append).refresh()
     why = (f"duplicate log directories for orders-3: {dirs[0]}/orders-3, {dirs[1]}/orders-3 (Kafka's LogManager "
            "refuses to start with both); none read: delete the one that is not this replica")
-    assert snap.partitions == () and snap.partition_errors == {"orders-3": why} and said == [why]
+    assert snap.partitions == () and snap.partition_errors == {("orders", 3): why} and said == [why]
 
     assert [r.log_dir for r in LogDirScanner(dirs).refresh().partitions] == [str(d) for d in dirs]
     for i, d in enumerate(dirs):
@@ -68,7 +68,7 @@ def test_one_partition_in_two_log_dirs_of_one_broker_is_its_fault(tmp_path):
     assert len(LogDirScanner(dirs).refresh().partitions) == 2  # two brokers' replicas
     (dirs[1] / "meta.properties").write_text("version=1\nnode.id=0\ncluster.id=abc\n")
     snap = LogDirScanner(dirs).refresh()
-    assert snap.partitions == () and snap.partition_errors == {"orders-3": why}
+    assert snap.partitions == () and snap.partition_errors == {("orders", 3): why}
 
 
 def test_one_log_dir_named_twice_is_read_once(tmp_path):
