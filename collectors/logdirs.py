@@ -1,7 +1,7 @@
 """Per-partition compaction state read from broker log dirs, incrementally.
 
-One ``LogDirScanner`` per broker keeps the summaries of segments it has read,
-keyed by path; a segment whose size, mtime and inode have not changed is not
+One ``LogDirScanner`` per broker keeps the summaries of segments it has read
+(``collectors.logdir_read``), keyed by path; a segment whose size, mtime and inode have not changed is not
 read again, and a growing active segment is read only from where it stopped.
 A partition that cannot be read (a truncated or unreadable file) is reported as a fault of that
 partition; the others go on. Cleaner churn is not a fault: a segment, snapshot or index the cleaner
@@ -82,8 +82,6 @@ def default_broker_setting() -> BrokerSetting:
     return effective_broker_setting(TRANSACTION_MAX_TIMEOUT)
 
 
-
-
 def one_each(log_dirs) -> list[str]:
     """The log dirs as given, each folder once: the same folder named twice (``--log-dir X`` and X in the
     config's ``log_dirs``; a path and a link to it) is one log dir, not two holding every partition twice
@@ -99,6 +97,12 @@ def one_each(log_dirs) -> list[str]:
 
 
 class LogDirScanner:
+    """One broker's log dirs, refreshed into a ``LogDirSnapshot`` (``refresh``). What each partition's
+    report needs from outside comes through the constructor: its topic config (``config_lookup``), the
+    brokers' transaction.max.timeout.ms, the leader's LSO, the clock and the free-space call; between
+    refreshes it keeps, per partition, when it became eligible, the last active segment's head (the
+    write rate), an LSO disagreement and the active segment's keys read so far."""
+
     def __init__(self, log_dirs, config_lookup: TopicConfigLookup = default_lookup,
                  clock: Callable[[], float] = time.time, include_all: bool = False,
                  transaction_max_timeout: BrokerSettingLookup = default_broker_setting,
