@@ -21,16 +21,18 @@ from collectors.cleaner_log import CleanerLogFollower
 from collectors.cleaner_metrics import IoSampler, jolokia_io_url, jolokia_read_url, parse_exposition, parse_jolokia
 from collectors.exporter import View, register_all
 from collectors.exposition import RenderedExposition
-from collectors.logdirs import TRANSACTION_MAX_TIMEOUT, LogDirScanner, offsets_topic_groups
+from collectors.logdir_snapshot import offsets_topic_groups
+from collectors.logdirs import LogDirScanner
 from collectors.runner import Runner, Source, Store
 from monitor.causes import BrokerFacts, duration, unknown_cause
-from monitor.kafkanames import partition_name, topic_partition_key
+from monitor.kafkanames import partition_name
 from monitor.config import BrokerConfig, ClusterConfig, Config
 from monitor.regularfile import os_reason
 from monitor.lsocheck import LeaderLso
 from monitor.offsetgroups import unlisted
 from monitor.streams import streams_role
 from monitor.topicconfig import NOT_LISTED, admin_refusal, effective_broker_setting, effective_config
+from monitor.transactions import TRANSACTION_MAX_TIMEOUT
 from monitor import strictjson
 
 log = logging.getLogger("compaction_monitor.collect")
@@ -388,8 +390,8 @@ def _scan_once(paths, config: Config, topic_overrides: dict | None, err, prog: s
         print(f"{prog}: {reason}" if reason.startswith(d) else f"{prog}: {d}: {reason}", file=err)
     for d in snap.down:
         print(f"{prog}: {d}: log dir down, none of its partitions printed", file=err)
-    for p, reason in snap.partition_errors.items():
-        print(f"{prog}: {p}: {reason}", file=err)
+    for (topic, p), reason in snap.partition_errors.items():
+        print(f"{prog}: {topic}-{p}: {reason}", file=err)
     for d, folder, kind in snap.not_live:
         print(f"{prog}: {d}/{folder}: not a live replica ({kind}), skipped", file=err)
     return snap
@@ -466,9 +468,8 @@ def _fault_rows(snap) -> list[dict]:
     checkpoint entry that cannot be right): reported with its fault, its figures unknown, never left out."""
     rows = []
     read = {(r.state.topic, r.state.partition) for r in snap.partitions}
-    for key, reason in snap.partition_errors.items():
-        tp = topic_partition_key(key)
-        if tp is None or tp in read:
+    for tp, reason in snap.partition_errors.items():
+        if tp in read:
             continue  # a partition read with a fault (a .txnindex that disagrees) has its row, faults counted
         topic, p = tp
         cause = unknown_cause(topic, p, reason).as_dict()
@@ -524,7 +525,7 @@ def run_explain(selectors, *, config: Config, log_dirs, fmt: str = "text", boots
     been eligible is unknown (the collector measures both)."""
     snap = _scan_once(log_dirs, config, topic_overrides, err, "explain", admin=admin, admin_error=admin_error)
     cleaner = _read_cleaner_log(cleaner_log, err, "explain") if cleaner_log else None
-    topics = {r.state.topic for r in snap.partitions} | {k.rpartition("-")[0] for k in snap.partition_errors}
+    topics = {r.state.topic for r in snap.partitions} | {t for t, _ in snap.partition_errors}
     whole, parts, missing = parse_selectors(selectors, topics)
     for sel in missing:
         print(f"explain: {sel}: no such compacted topic or partition in {', '.join(map(str, log_dirs))}", file=err)
@@ -533,10 +534,7 @@ def run_explain(selectors, *, config: Config, log_dirs, fmt: str = "text", boots
     broker = _admin_broker_facts(admin, log_dirs)
     causes = [(r.log_dir, r.cause(snap.taken_at, bootstrap=bootstrap, one_shot=True, cleaner=cleaner, broker=broker))
               for r in chosen]
-    for key, reason in snap.partition_errors.items():  # unreadable partitions have no state: unknown
-        tp = topic_partition_key(key)
-        if tp is None:
-            continue
+    for tp, reason in snap.partition_errors.items():  # unreadable partitions have no state: unknown
         topic, p = tp
         if not any(c.topic == topic and c.partition == p for _, c in causes) and (
                 not selectors or topic in whole or tp in parts):

@@ -18,7 +18,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from collectors import metrics as M
-from collectors.logdirs import offsets_topic_groups
+from collectors.logdir_snapshot import offsets_topic_groups
 from collectors.runner import Store
 from monitor.causes import IO_MAX, ROLLED_BY, BrokerFacts, max_segment_ms
 from monitor.cleanerlog import CleanerLogState
@@ -28,7 +28,6 @@ from monitor.config import Thresholds
 from monitor.consumers import may_miss_updates
 from monitor.health import series_fire, unhealthy, worst_cause
 from monitor.offsetgroups import unlisted
-from monitor.kafkanames import topic_partition_key
 from monitor.logdir import LEFTOVER_KINDS
 from monitor.streams import streams_role
 from monitor.rules import LAG_PAST_RETENTION, holds
@@ -203,14 +202,12 @@ class PartitionCollector(_StoreCollector):
                     fams[M.T_STREAMS_INFO].add_metric([st.cluster, topic, role], 1.0)
             broker, cleaner = _broker_facts(statuses, st), _cleaner_log(statuses, st)
             topics: dict[str, _TopicSum] = {}
-            for key in st.snapshot.partition_errors:  # unreadable: no state, so the cause is unknown
-                tp = topic_partition_key(key)
-                if tp is not None and not any(r.state.topic == tp[0] and r.state.partition == tp[1]
-                                              for r in st.snapshot.partitions):
+            for tp in st.snapshot.partition_errors:  # unreadable: no state, so the cause is unknown
+                if not any(r.state.topic == tp[0] and r.state.partition == tp[1] for r in st.snapshot.partitions):
                     topic = tp[0]
                     fams[M.P_CAUSE].add_metric([st.cluster, st.broker or "", topic, str(tp[1]), "unknown"], 1.0)
                     fams[M.P_STATE_UNKNOWN].add_metric([st.cluster, st.broker or "", topic, str(tp[1]),
-                                                        st.snapshot.unknown_reasons.get(key, "read_error")], 1.0)
+                                                        st.snapshot.unknown_reasons.get(tp, "read_error")], 1.0)
                     topics.setdefault(topic, _TopicSum()).add_unknown()
             fams[M.LOG_DIR_RELISTS].add_metric([st.cluster, st.broker or ""], st.snapshot.relists_total)
             for d in st.snapshot.log_dirs:

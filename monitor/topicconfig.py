@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 from typing import Mapping
 
 from monitor.kafkanames import LONG_MAX  # a Java long: re-exported, defined once there
-from monitor.transactions import DEFAULT_TRANSACTION_MAX_TIMEOUT_MS
+from monitor.transactions import DEFAULT_TRANSACTION_MAX_TIMEOUT_MS, TRANSACTION_MAX_TIMEOUT
 
 # Kafka defaults (LogConfig.java, CleanerConfig.java)
 DEFAULTS = {
@@ -64,10 +64,10 @@ BROKER_DEFAULTS = {  # broker-only settings
     "log.cleaner.io.max.bytes.per.second": NO_THROTTLE,
     "log.cleaner.backoff.ms": 15_000,
     # TransactionStateManagerConfig: the longest transaction.timeout.ms a producer may ask for
-    "transaction.max.timeout.ms": DEFAULT_TRANSACTION_MAX_TIMEOUT_MS,
+    TRANSACTION_MAX_TIMEOUT: DEFAULT_TRANSACTION_MAX_TIMEOUT_MS,
 }
 # broker settings the per-partition model reads, with ``effective_broker_setting``'s precedence
-MODEL_BROKER_SETTINGS = ("transaction.max.timeout.ms",) + CLEANER_SETTINGS
+MODEL_BROKER_SETTINGS = (TRANSACTION_MAX_TIMEOUT,) + CLEANER_SETTINGS
 _FLOAT_SETTINGS = ("log.cleaner.io.buffer.load.factor", "log.cleaner.io.max.bytes.per.second")
 
 
@@ -152,7 +152,7 @@ class AdminRefusal:
 
 def admin_refusal(snap, topic: str, down: str | None = None) -> AdminRefusal | None:
     """Why the admin API's answer does not give ``topic``'s config; None when it does (the topic is
-    listed and described). ``snap``: the answer (``collectors.admin.AdminSnapshot``: ``topics``,
+    listed and described). ``snap``: the answer (``collectors.admin_state.AdminSnapshot``: ``topics``,
     ``not_compacted``, ``refused``, ``principal``), None when there is none (``down``: why, if known).
     The one rule for the collector and the audit: the admin API configured and not telling makes a
     topic's config unknown (``effective_config``'s ``refusal``)."""

@@ -21,7 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, NamedTuple, Sequence
 
-DEFAULT_TRANSACTION_MAX_TIMEOUT_MS = 900_000  # Kafka's transaction.max.timeout.ms default (15 min)
+# the broker setting bounding a producer's transaction.timeout.ms, and its default (15 min): Kafka's
+# TransactionStateManagerConfig.TRANSACTIONS_MAX_TIMEOUT_MS_CONFIG and TRANSACTIONS_MAX_TIMEOUT_MS_DEFAULT
+TRANSACTION_MAX_TIMEOUT = "transaction.max.timeout.ms"
+DEFAULT_TRANSACTION_MAX_TIMEOUT_MS = 900_000
 
 MAX_ABORTS_PER_SEGMENT = 65_536  # aborts a segment summary records (5 int64 each); past it they are counted only
 ABORT_FIELDS = ("producer_id", "run_first_offset", "last_offset", "others_first_offset", "first_marker_here")

@@ -247,7 +247,7 @@ def test_a_fold_broken_by_a_corrupt_marker_gives_way_to_the_leaders_lso(kafka, t
     try:
         assert col.runner.refresh_all(), [s.last_error for s in col.store.statuses() if not s.up]
         snap, rep = _report(col, t)
-        assert f"{t}-0" in snap.partition_errors and rep.state.faults == 1
+        assert (t, 0) in snap.partition_errors and rep.state.faults == 1
         c = rep.lso_check
         assert (c.log, c.admin, c.agree, c.held_by, c.source) == (first, lso, False, "log", "admin")
         assert "read fault" in c.detail and "this broker leads the partition" in c.detail

@@ -64,14 +64,14 @@ def figures_of(reg, broker: str, snap) -> dict:
     out = {}
     for p in map(str, range(PARTITIONS)):
         if p in reasons:
-            out[p] = f"{reasons[p]}: {snap.partition_errors.get(f'{TOPIC}-{p}')}"
+            out[p] = f"{reasons[p]}: {snap.partition_errors.get((TOPIC, int(p)))}"
         elif causes.get(p, "unknown") != "unknown" and p in ratios:
             out[p] = "figures"
         elif causes.get(p) == "unknown" and p in faults:
-            out[p] = f"read_faults: {snap.partition_errors.get(f'{TOPIC}-{p}')}"
+            out[p] = f"read_faults: {snap.partition_errors.get((TOPIC, int(p)))}"
         else:
             out[p] = (f"lost: cause {causes.get(p)}, ratio {p in ratios}, "
-                      f"error {snap.partition_errors.get(f'{TOPIC}-{p}')}")
+                      f"error {snap.partition_errors.get((TOPIC, int(p)))}")
     return out
 
 

@@ -139,7 +139,7 @@ def test_log_dir_faults_do_not_stop_other_partitions(tmp_path):
     (d / "gone-0.0123456789abcdef0123456789abcdef-delete").mkdir()
     snap = scanner.refresh()
     assert {r.state.topic for r in snap.partitions} == {"good", "broken"}
-    assert "broken-0" in snap.partition_errors and "byte" in snap.partition_errors["broken-0"]
+    assert ("broken", 0) in snap.partition_errors and "byte" in snap.partition_errors[("broken", 0)]
     assert ("gone-0.0123456789abcdef0123456789abcdef-delete", "delete") in [(f, k) for _, f, k in snap.not_live]
     assert not snap.down
 
@@ -154,7 +154,7 @@ def test_log_dir_faults_do_not_stop_other_partitions(tmp_path):
     # an unreadable file: a dangling symlink where a segment should be
     (d / "broken-0" / "00000000000000000003.log").symlink_to(tmp_path / "nowhere")
     snap = scanner.refresh()
-    assert [r.state.topic for r in snap.partitions] == ["good"] and "broken-0" in snap.partition_errors
+    assert [r.state.topic for r in snap.partitions] == ["good"] and ("broken", 0) in snap.partition_errors
 
     # the whole log dir vanishes: an error for it, no exception
     shutil.rmtree(d)
@@ -230,9 +230,9 @@ def test_impossible_checkpoint_entries_make_only_their_partition_unknown(tmp_pat
                   if s.name == "kafka_compaction_source_errors_total"}
         assert errors == {"checkpoint_entry": 3.0}
         snap = col.store.snapshot("log_dirs:c:1")
-        assert snap.partition_errors["past-0"] == (f"{d}/cleaner-offset-checkpoint: line 4: past 0 7: offset 7 is past "
+        assert snap.partition_errors[("past", 0)] == (f"{d}/cleaner-offset-checkpoint: line 4: past 0 7: offset 7 is past "
                                                    "the log end offset 6; the partition's compaction figures are unknown")
-        assert snap.partition_errors["neg-0"].startswith(f"{d}/log-start-offset-checkpoint: line 3: neg 0 -1: "
+        assert snap.partition_errors[("neg", 0)].startswith(f"{d}/log-start-offset-checkpoint: line 3: neg 0 -1: "
                                                          "negative offset -1")
         assert snap.log_dir_errors[f"{d}/cleaner-offset-checkpoint:6"].endswith(
             "line 6: ghost -2 0: negative partition -2; it names no partition, ignored")

@@ -9,10 +9,11 @@ import logging
 
 from prometheus_client import CollectorRegistry, generate_latest
 
-from collectors.admin import AdminSnapshot, GroupSnapshot
+from collectors.admin_state import AdminSnapshot, GroupSnapshot
 from collectors.app import HiddenGroupsNotice
 from collectors.exporter import register_all
-from collectors.logdirs import LogDirScanner, LogDirSnapshot, offsets_topic_groups
+from collectors.logdir_snapshot import LogDirSnapshot, offsets_topic_groups
+from collectors.logdirs import LogDirScanner
 from collectors.runner import Store
 
 

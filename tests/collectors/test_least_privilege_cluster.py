@@ -22,7 +22,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from collectors.admin import AdminFetcher
 from collectors.exporter import register_all
-from collectors.logdirs import LogDirScanner, offsets_topic_groups
+from collectors.logdir_snapshot import offsets_topic_groups
+from collectors.logdirs import LogDirScanner
 from collectors.runner import Store
 from collecting import collect_once
 from kafkatools import (CLI_MODULE, cleaner_checkpoint, client_config, cluster_admin, commit_offsets, produce,

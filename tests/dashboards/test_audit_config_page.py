@@ -12,7 +12,7 @@ import shutil
 import pyarrow.parquet as pq
 import pytest
 
-from collectors.admin import AdminSnapshot
+from collectors.admin_state import AdminSnapshot
 from dashpages import page
 from monitor.auditrun import CONFIG_UNKNOWN_NOTE, MARKER, SUMMARY, marker_text
 from monitor.topicconfig import ADMIN, UNKNOWN, TopicConfig

@@ -85,7 +85,7 @@ def test_collector_log_dir_scan_marks_the_partition_and_a_fifo_checkpoint_marks_
     os.mkfifo(d / "bad-0" / "00000000000000000000.log")
     (d / "cleaner-offset-checkpoint").write_text("0\n2\ngood 0 0\nbad 0 0\n")  # both compacted
     snap = ends(LogDirScanner([d]).refresh)["result"]
-    assert [r.state.topic for r in snap.partitions] == ["good"] and "FIFO" in snap.partition_errors["bad-0"]
+    assert [r.state.topic for r in snap.partitions] == ["good"] and "FIFO" in snap.partition_errors[("bad", 0)]
     os.mkfifo(d / "log-start-offset-checkpoint")
     snap = ends(LogDirScanner([d]).refresh)["result"]
     assert snap.down[str(d)][0] == "checkpoint" and not snap.partitions

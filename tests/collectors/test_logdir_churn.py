@@ -18,7 +18,9 @@ from pathlib import Path
 from crc32c import crc32c
 
 from collectors.app import build
-from collectors.logdirs import CHANGING, RELISTS, LogDirScanner
+from collectors.logdir_churn import RELISTS
+from collectors.logdir_snapshot import CHANGING
+from collectors.logdirs import LogDirScanner
 from monitor.checkpoint import format_checkpoint
 from monitor.config import BrokerConfig, ClusterConfig, Config
 from monitor.topicconfig import effective_config
@@ -149,9 +151,9 @@ def test_a_partition_still_changing_after_every_relisting_is_unknown_with_the_re
         assert col.runner.refresh_all()
         [st] = [s for s in col.store.statuses() if s.kind == "log_dirs"]
         snap = st.snapshot
-        assert snap.partitions == () and snap.unknown_reasons == {"t-0": CHANGING}
-        assert snap.partition_errors["t-0"].startswith(f"{folder}: its segments kept changing")
-        assert f"{swap}: a segment swap in progress" in snap.partition_errors["t-0"]
+        assert snap.partitions == () and snap.unknown_reasons == {("t", 0): CHANGING}
+        assert snap.partition_errors[("t", 0)].startswith(f"{folder}: its segments kept changing")
+        assert f"{swap}: a segment swap in progress" in snap.partition_errors[("t", 0)]
         assert snap.relists_total == RELISTS and st.errors[CHANGING] == 1
         labels = {"cluster": "c", "broker": "1", "topic": "t", "partition": "0"}
         reg = col.registry
@@ -193,7 +195,7 @@ def test_a_fault_that_is_only_a_file_moved_under_the_read_is_no_fault(tmp_path):
     flip(seg(folder, 20))  # nothing else moving: its fault is reported, the partition not listed again
     snap = LogDirScanner([tmp_path], lambda t, c: effective_config(t, compacted=True)).refresh()
     assert [r.state.faults for r in snap.partitions] == [1] and snap.relists_total == 0
-    assert "CRC" in snap.partition_errors["t-0"] and snap.unknown_reasons == {}
+    assert "CRC" in snap.partition_errors[("t", 0)] and snap.unknown_reasons == {}
 
 
 def commit_key(group: str, topic: str = "orders", partition: int = 0) -> bytes:

@@ -1,14 +1,20 @@
-"""The log-dir scanner and names Kafka would not create or load (``monitor.kafkanames``): each is said
-once while it is there (not on every refresh), the refresh never fails for it, and two folders of one
-partition are that partition's fault."""
+"""The log-dir scanner's walk (collectors.logdirs). Names Kafka would not create or load
+(``monitor.kafkanames``): each is said once while it is there (not on every refresh), the refresh never
+fails for it, and two folders of one partition are that partition's fault. The write rate for the
+forecast: bytes appended between two refreshes of a log dir, on real segment files
+(tests/recordfixtures.py) and a clock the test sets; the expected bytes are the appended batches'
+lengths."""
 
 from __future__ import annotations
 
 import logging
 
+import pytest
+
 from collectors.logdirs import LogDirScanner
 from monitor.checkpoint import format_checkpoint
-from recordfixtures import three_v2_batches
+from monitor.topicconfig import effective_config
+from recordfixtures import items, three_v2_batches, v2, write
 
 
 def test_each_name_is_said_once_not_on_every_refresh(tmp_path, caplog):
@@ -29,7 +35,7 @@ def test_each_name_is_said_once_not_on_every_refresh(tmp_path, caplog):
     (tmp_path / "t-99999999999999999999").mkdir()
     snap = scanner.refresh()
     assert [(r.state.topic, r.state.partition) for r in snap.partitions] == [("orders", 4)]
-    dup = snap.partition_errors["orders-3"]
+    dup = snap.partition_errors[("orders", 3)]
     assert "duplicate log directories for orders-3: orders-03, orders-3" in dup and not snap.down
     assert said[1:] == [dup, f"{tmp_path}/t-99999999999999999999: ignored: partition '99999999999999999999' is not "
                              "a partition number (0..2147483647, an int32): not a partition folder"]
@@ -60,7 +66,7 @@ def test_one_partition_in_two_log_dirs_of_one_broker_is_its_fault(tmp_path):
     snap = LogDirScanner(dirs, broker_id="1", notify=said.append).refresh()
     why = (f"duplicate log directories for orders-3: {dirs[0]}/orders-3, {dirs[1]}/orders-3 (Kafka's LogManager "
            "refuses to start with both); none read: delete the one that is not this replica")
-    assert snap.partitions == () and snap.partition_errors == {"orders-3": why} and said == [why]
+    assert snap.partitions == () and snap.partition_errors == {("orders", 3): why} and said == [why]
 
     assert [r.log_dir for r in LogDirScanner(dirs).refresh().partitions] == [str(d) for d in dirs]
     for i, d in enumerate(dirs):
@@ -68,7 +74,7 @@ def test_one_partition_in_two_log_dirs_of_one_broker_is_its_fault(tmp_path):
     assert len(LogDirScanner(dirs).refresh().partitions) == 2  # two brokers' replicas
     (dirs[1] / "meta.properties").write_text("version=1\nnode.id=0\ncluster.id=abc\n")
     snap = LogDirScanner(dirs).refresh()
-    assert snap.partitions == () and snap.partition_errors == {"orders-3": why}
+    assert snap.partitions == () and snap.partition_errors == {("orders", 3): why}
 
 
 def test_one_log_dir_named_twice_is_read_once(tmp_path):
@@ -86,3 +92,28 @@ def test_one_log_dir_named_twice_is_read_once(tmp_path):
     assert list(snap.log_dirs) == [str(d)]
     assert [(r.state.topic, r.state.partition) for r in snap.partitions] == [("orders", 0)]
     assert not snap.partition_errors and not said
+
+
+def test_rate_is_the_bytes_appended_between_refreshes(tmp_path):
+    folder = tmp_path / "t-0"
+    write(folder / "00000000000000000000.log", [v2(items(range(0, 20)))])
+    first = [v2(items(range(20, 30)))]
+    write(folder / "00000000000000000020.log", first)
+    (tmp_path / "cleaner-offset-checkpoint").write_text(format_checkpoint({("t", 0): 20}))
+    now = [1000.0]
+    scanner = LogDirScanner([tmp_path], lambda t, c: effective_config(t, compacted=True), clock=lambda: now[0])
+    [rep] = scanner.refresh().partitions
+    assert rep.write_rate.bytes_per_second is None and "no previous refresh" in rep.write_rate.basis
+    grown = [v2(items(range(30, 35)))]
+    rolled = [v2(items(range(35, 50)))]
+    with open(folder / "00000000000000000020.log", "ab") as fh:  # the active segment grows, then rolls
+        fh.write(grown[0].data)
+    write(folder / "00000000000000000035.log", rolled)
+    now[0] = 1010.0
+    [rep] = scanner.refresh().partitions
+    appended = len(grown[0].data) + len(rolled[0].data)
+    assert rep.write_rate.bytes_per_second == pytest.approx(appended / 10)
+    # the cause's forecast uses the measured rate, not the one-shot estimate
+    c = rep.cause(now[0])
+    assert c.forecast["write_rate_bytes_per_second"] == pytest.approx(appended / 10)
+    assert c.forecast["write_rate_basis"].startswith("measured")
