@@ -23,6 +23,7 @@ from collectors.runner import Store
 from monitor.causes import IO_MAX, ROLLED_BY, BrokerFacts, max_segment_ms
 from monitor.cleanerlog import CleanerLogState
 from monitor.configdeps import series_depends
+from monitor.metricnames import NAMESPACE
 from monitor.compaction import PartitionState
 from monitor.config import Thresholds
 from monitor.consumers import may_miss_updates
@@ -35,7 +36,7 @@ from monitor.topicconfig import LONG_MAX
 from monitor.topicfilter import TopicFilter
 
 
-CONFIG_DEPENDS = series_depends(M.NS)  # the topic configs each partition series reads: monitor.configdeps
+CONFIG_DEPENDS = series_depends(NAMESPACE)  # the topic configs each partition series reads: monitor.configdeps
 
 
 def _family(name: str, extra_labels: tuple[str, ...] = ()):

@@ -10,6 +10,7 @@ from monitor.compaction import PartitionState, partition_state
 from monitor.configdeps import DEPENDS, MAX_LAG, MIN_LAG, MIN_RATIO, DELETE_RETENTION, configs_of, series_depends
 from monitor.summary import SegmentSummary
 from monitor.topicconfig import AdminRefusal, TopicConfig, effective_config
+from monitor.metricnames import NAMESPACE
 
 NOW = 10_000_000_000
 DAY = 86_400_000
@@ -86,7 +87,7 @@ def test_with_only_the_max_lag_unknown_the_collector_the_audit_and_the_causes_al
     from spark_analysis.audit.tables import config_columns
 
     ec = _max_lag_unknown()
-    assert CONFIG_DEPENDS == series_depends(M.NS)
+    assert CONFIG_DEPENDS == series_depends(NAMESPACE)
     assert ec.known(*CONFIG_DEPENDS[M.P_CLEANABLE_RATIO]) and ec.known(*CONFIG_DEPENDS[M.P_CLEANABLE_BYTES])
     assert not ec.known(*CONFIG_DEPENDS[M.P_ELIGIBLE]) and not ec.known(*CONFIG_DEPENDS[M.P_DELAY])
 
@@ -105,7 +106,7 @@ def test_every_mapped_series_is_a_metric_and_every_mapped_column_an_audit_column
     from collectors import metrics as M
     from spark_analysis.audit.tables import CONFIG_DEPENDENT, PARTITION_DDL
 
-    assert set(series_depends(M.NS)) <= set(M.METRICS)
+    assert set(series_depends(NAMESPACE)) <= set(M.METRICS)
     columns = {c.split()[0] for c in PARTITION_DDL.split(", ")}
     assert set(CONFIG_DEPENDENT) == set(DEPENDS) & columns
     assert {"cleanable_ratio", "eligible", "removable_records", "retention_deleted_bytes"} <= set(CONFIG_DEPENDENT)
