@@ -11,22 +11,21 @@ from monitor.causes import rate_from_dirty_section
 from monitor.configreview import GroupLagFact, TopicFacts
 
 
-def topic_facts(statuses, cluster: str, now: float) -> list[TopicFacts]:
-    """Facts of every compacted topic the cluster's admin source knows (none without it)."""
+def topic_facts(facts, cluster: str) -> list[TopicFacts]:
+    """Facts of every compacted topic the cluster's admin source knows (none without it), from the
+    refresh's facts (``collectors.facts.Facts``)."""
     admin = groups = None
-    reports = []
-    for st in statuses:
-        if st.cluster != cluster or st.snapshot is None:
+    for st in facts.of_kind("admin", "consumer_groups"):
+        if st.cluster != cluster:
             continue
         if st.kind == "admin":
             admin = st.snapshot
-        elif st.kind == "consumer_groups":
+        else:
             groups = st.snapshot
-        elif st.kind == "log_dirs":
-            reports.extend(st.snapshot.partitions)
+    reports = [f.report for ld in facts.log_dirs if ld.cluster == cluster for f in ld.partitions]
     if admin is None:
         return []
-    now_ms = int(now * 1000)
+    now_ms = int(facts.now * 1000)
     out = []
     for topic, info in sorted(admin.topics.items()):
         mine = [r for r in reports if r.state.topic == topic]

@@ -10,7 +10,7 @@ import logging
 from confluent_kafka import KafkaError, KafkaException
 
 from collectors.admin import AdminFetcher, authorization_failure, principal, refusal
-from collectors.exporter import CONFIG_DEPENDS
+from collectors.export_partitions import CONFIG_DEPENDS
 from collectors.metrics import METRICS
 from monitor.config import ClusterConfig
 from monitor.topicconfig import TopicConfig
