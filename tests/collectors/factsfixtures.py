@@ -41,14 +41,14 @@ def gauges():
 
 
 def admin(leader: int = 1, stable: int = 40, latest: int = 40) -> AdminSnapshot:
-    """Topic orders (two partitions led by ``leader``), broker 1's cleaner settings, one of them refused."""
-    parts = {p: PartitionOffsets(leader, 0, latest, stable, (1, 2)) for p in (0, 1)}
+    """Topic orders (three partitions led by ``leader``), broker 1's cleaner settings, one of them refused."""
+    parts = {p: PartitionOffsets(leader, 0, latest, stable, (1, 2)) for p in (0, 1, 2)}
     settings = {"1": {"log.cleaner.enable": BrokerSetting("log.cleaner.enable", True, "admin"),
                       "log.cleaner.threads": BrokerSetting("log.cleaner.threads", 2, "admin"),
                       IO_MAX: BrokerSetting(IO_MAX, 1048576.0, "admin"),
                       "log.cleaner.backoff.ms": BrokerSetting("log.cleaner.backoff.ms", None, "unknown",
                                                               "CLUSTER_AUTHORIZATION_FAILED")}}
-    return AdminSnapshot(100.0, {"orders": TopicInfo("orders", TopicConfig(), parts)}, cleaner_settings=settings,
+    return AdminSnapshot(100.0, {"orders": TopicInfo("orders", TopicConfig(cleanup_policy=("compact",)), parts)}, cleaner_settings=settings,
                          listed=frozenset({"orders"}))
 
 
@@ -59,12 +59,12 @@ def lag(partition: int = 0, committed: int = 5, lag_seconds: float | None = 60.0
 
 
 def store(tmp_path: Path, *, brokers=("1",), with_gauges: bool = True, with_admin: bool = True,
-          groups: tuple = ()) -> Store:
+          groups: tuple = (), leader: int = 1) -> Store:
     """Cluster c: each broker's log dir (its own copy of orders), broker 1's JMX page, the admin source."""
     s = Store()
     if with_admin:
         s.register("admin:c", "admin", "c")
-        s.success("admin:c", admin(), 0.0, 100.0)
+        s.success("admin:c", admin(leader), 0.0, 100.0)
     if groups:
         s.register("consumer_groups:c", "consumer_groups", "c")
         s.success("consumer_groups:c", GroupSnapshot(100.0, lags=tuple(groups), listed=frozenset({"g1"})), 0.0, 100.0)
