@@ -11,7 +11,6 @@ import logging
 import signal
 import sys
 import threading
-import time
 from dataclasses import dataclass
 
 from boundedhttp import FetchError, get_text
