@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collectors import metrics as M
 from collectors.export_view import StoreCollector, families
-from collectors.facts import GAUGES, Facts
+from collectors.facts import ADMIN, CLEANER_LOG, GAUGES, Facts
 
 
 class BrokerCleanerCollector(StoreCollector):
@@ -54,7 +54,7 @@ class BrokerSettingsCollector(StoreCollector):
 
     def _collect(self, facts: Facts):
         fams = families(self.names)
-        for st in facts.of_kind("admin"):
+        for st in facts.of_kind(ADMIN):
             for broker, settings in sorted(st.snapshot.cleaner_settings.items()):
                 lb = [st.cluster, broker]
                 refused = next((s.reason for s in settings.values() if s.source == "unknown"), None)
@@ -76,7 +76,7 @@ class CleanerLogCollector(StoreCollector):
 
     def _collect(self, facts: Facts):
         fams = families(self.names)
-        for st in facts.of_kind("cleaner_log"):
+        for st in facts.of_kind(CLEANER_LOG):
             s = st.snapshot.state
             lb = [st.cluster, st.broker or ""]
             for (topic, partition), u in sorted(s.uncleanable.items()):

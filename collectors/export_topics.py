@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collectors import metrics as M
 from collectors.export_view import StoreCollector, families, family
-from collectors.facts import Facts
+from collectors.facts import ADMIN, Facts
 from monitor.topicconfig import LONG_MAX
 
 
@@ -16,7 +16,7 @@ class TopicCollector(StoreCollector):
 
     def _collect(self, facts: Facts):
         fams = families(self.names)
-        for st in facts.of_kind("admin"):
+        for st in facts.of_kind(ADMIN):
             fams[M.ADMIN_LISTED].add_metric([st.cluster], len(st.snapshot.listed))
             for t, (call, reason) in sorted(getattr(st.snapshot, "unknown", {}).items()):
                 fams[M.T_ADMIN_UNKNOWN].add_metric([st.cluster, t, call, reason], 1.0)
@@ -53,7 +53,7 @@ class ConfigReviewCollector(StoreCollector):
         from monitor.configreview import review
 
         fam = family(M.T_CONFIG_FINDING)
-        for cluster in sorted({st.cluster for st in facts.of_kind("admin")}):
+        for cluster in sorted({st.cluster for st in facts.of_kind(ADMIN)}):
             for f in review(topic_facts(facts, cluster)).findings:
                 fam.add_metric([cluster, f.topic, f.check, f.setting, f.current, f.suggested], 1.0)
         yield fam

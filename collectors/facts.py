@@ -28,6 +28,8 @@ from monitor.compaction import PartitionState
 from monitor.kafkanames import topic_partition_key
 from monitor.offsetgroups import unlisted
 
+# the source kinds (collectors.runner.SourceStatus.kind) each fact is joined from
+ADMIN, GROUPS, LOG_DIRS, CLEANER_LOG = "admin", "consumer_groups", "log_dirs", "cleaner_log"
 GAUGES = ("jmx", "jolokia")  # the source kinds that read a broker's cleaner gauges
 
 
@@ -192,7 +194,7 @@ def from_scan(snapshot, *, admin=None, node: str | None = None, cleaner: Cleaner
 def _cleaner_log(statuses, cluster: str, broker: str | None) -> CleanerLogState | None:
     """What this broker's log-cleaner.log says, from its cleaner_log source (None: not read here)."""
     for st in statuses:
-        if st.kind == "cleaner_log" and st.snapshot is not None and (st.cluster, st.broker) == (cluster, broker):
+        if st.kind == CLEANER_LOG and st.snapshot is not None and (st.cluster, st.broker) == (cluster, broker):
             state = st.snapshot.state
             return state if isinstance(state, CleanerLogState) else None
     return None
@@ -204,7 +206,7 @@ def _store_broker_facts(statuses, cluster: str, broker: str | None) -> BrokerFac
                    and st.cluster == cluster and st.broker == broker), None)
     admin = None
     for st in statuses:
-        if st.kind == "admin" and st.snapshot is not None and st.cluster == cluster:
+        if st.kind == ADMIN and st.snapshot is not None and st.cluster == cluster:
             admin = st.snapshot
     return broker_facts(broker, gauges=gauges.snapshot if gauges else None,
                         gauges_source=gauges.name if gauges else "", admin=admin)
@@ -216,12 +218,12 @@ def leaders_states(statuses, cluster: str) -> dict[tuple[str, int], PartitionSta
     read by this collector (``monitor.consumers`` says why a group's lag is judged against the leader)."""
     leaders = {}
     for st in statuses:
-        if st.kind == "admin" and st.cluster == cluster and st.snapshot is not None:
+        if st.kind == ADMIN and st.cluster == cluster and st.snapshot is not None:
             leaders = {(t, p): str(po.leader) for t, info in st.snapshot.topics.items()
                        for p, po in info.partitions.items()}
     out = {}
     for st in statuses:
-        if st.kind != "log_dirs" or st.cluster != cluster or st.snapshot is None:
+        if st.kind != LOG_DIRS or st.cluster != cluster or st.snapshot is None:
             continue
         for rep in st.snapshot.partitions:
             key = (rep.state.topic, rep.state.partition)
@@ -236,21 +238,21 @@ def from_statuses(statuses, now: float) -> Facts:
     clusters = sorted({st.cluster for st in statuses})
     leaders = {c: leaders_states(statuses, c) for c in clusters}
     brokers = {(st.cluster, st.broker): _store_broker_facts(statuses, st.cluster, st.broker)
-               for st in statuses if st.kind in GAUGES + ("log_dirs", "cleaner_log")}
+               for st in statuses if st.kind in GAUGES + (LOG_DIRS, CLEANER_LOG)}
     log_dirs = []
     for st in statuses:
-        if st.kind != "log_dirs" or st.snapshot is None:
+        if st.kind != LOG_DIRS or st.snapshot is None:
             continue
         log_dirs.append(log_dir_facts(st.snapshot, now, cluster=st.cluster, broker=st.broker or "",
                                       broker_facts=brokers[(st.cluster, st.broker)],
                                       cleaner=_cleaner_log(statuses, st.cluster, st.broker),
                                       leaders=leaders[st.cluster]))
-    on_disk = {c: offsets_topic_groups(st.snapshot for st in statuses if st.kind == "log_dirs"
+    on_disk = {c: offsets_topic_groups(st.snapshot for st in statuses if st.kind == LOG_DIRS
                                        and st.cluster == c and st.snapshot is not None)
-               for c in sorted({st.cluster for st in statuses if st.kind == "log_dirs"})}
+               for c in sorted({st.cluster for st in statuses if st.kind == LOG_DIRS})}
     groups = []
     for st in statuses:
-        if st.kind != "consumer_groups" or st.snapshot is None:
+        if st.kind != GROUPS or st.snapshot is None:
             continue
         lags = tuple(GroupPartitionFacts(lag, leaders[st.cluster].get((lag.topic, lag.partition)))
                      for lag in st.snapshot.lags)

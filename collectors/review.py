@@ -1,12 +1,14 @@
-"""What the configuration review (``monitor.configreview``) is given, gathered from the collector's
-store: each compacted topic's live config (the admin source), its consumer groups' time lags (the
-consumer-groups source) and, summed over the partitions whose log dirs are read here, log and dirty
-bytes, tombstones, the write rate (measured between refreshes, else the one-shot estimate from the
-dirty section) and the oldest active segment. ``check-config`` and the exporter's
-``topic_config_finding`` both read it, so they cannot disagree."""
+"""What the configuration review (``monitor.configreview``) is given, gathered from a refresh's facts
+(``collectors.facts``: the collector's store, or ``check-config``'s one refresh): each compacted topic's
+live config (the admin source), its consumer groups' time lags (the consumer-groups source) and, summed
+over the partitions whose log dirs are read here, log and dirty bytes, tombstones, the write rate
+(measured between refreshes, else the one-shot estimate from the dirty section) and the oldest active
+segment. ``check-config`` and the exporter's ``topic_config_finding`` both read it, so they cannot
+disagree."""
 
 from __future__ import annotations
 
+from collectors.facts import ADMIN, GROUPS
 from monitor.causes import rate_from_dirty_section
 from monitor.configreview import GroupLagFact, TopicFacts
 
@@ -15,10 +17,10 @@ def topic_facts(facts, cluster: str) -> list[TopicFacts]:
     """Facts of every compacted topic the cluster's admin source knows (none without it), from the
     refresh's facts (``collectors.facts.Facts``)."""
     admin = groups = None
-    for st in facts.of_kind("admin", "consumer_groups"):
+    for st in facts.of_kind(ADMIN, GROUPS):
         if st.cluster != cluster:
             continue
-        if st.kind == "admin":
+        if st.kind == ADMIN:
             admin = st.snapshot
         else:
             groups = st.snapshot
