@@ -20,7 +20,8 @@ from collectors.cleaner_log import CleanerLogFollower
 from collectors.cleaner_metrics import IoSampler, jolokia_io_url, jolokia_read_url, parse_exposition, parse_jolokia
 from collectors.exporter import View, register_all
 from collectors.exposition import RenderedExposition
-from collectors.logdirs import TRANSACTION_MAX_TIMEOUT, LogDirScanner, offsets_topic_groups
+from collectors.facts import offsets_groups
+from collectors.logdirs import TRANSACTION_MAX_TIMEOUT, LogDirScanner
 from collectors.runner import Runner, Source, Store
 from monitor.config import BrokerConfig, ClusterConfig, Config
 from monitor.lsocheck import LeaderLso
@@ -234,8 +235,7 @@ class HiddenGroupsNotice:
         for st in statuses:
             if st.kind != "consumer_groups" or st.snapshot is None or st.snapshot.listed is None:
                 continue
-            known = offsets_topic_groups(x.snapshot for x in statuses if x.kind == "log_dirs"
-                                         and x.cluster == st.cluster and x.snapshot is not None)
+            known = offsets_groups(statuses).get(st.cluster)
             hidden = unlisted(known, st.snapshot.listed)
             if hidden is None:
                 continue

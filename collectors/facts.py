@@ -232,6 +232,14 @@ def leaders_states(statuses, cluster: str) -> dict[tuple[str, int], PartitionSta
     return out
 
 
+def offsets_groups(statuses) -> dict[str, frozenset | None]:
+    """Per cluster with log dirs read, the groups with live committed offsets in its
+    ``__consumer_offsets`` (``collectors.logdirs.offsets_topic_groups``; None: none of it read)."""
+    return {c: offsets_topic_groups(st.snapshot for st in statuses if st.kind == LOG_DIRS
+                                    and st.cluster == c and st.snapshot is not None)
+            for c in sorted({st.cluster for st in statuses if st.kind == LOG_DIRS})}
+
+
 def from_statuses(statuses, now: float) -> Facts:
     """The collector's facts from the store's statuses, as of ``now``."""
     statuses = tuple(statuses)
@@ -247,9 +255,7 @@ def from_statuses(statuses, now: float) -> Facts:
                                       broker_facts=brokers[(st.cluster, st.broker)],
                                       cleaner=_cleaner_log(statuses, st.cluster, st.broker),
                                       leaders=leaders[st.cluster]))
-    on_disk = {c: offsets_topic_groups(st.snapshot for st in statuses if st.kind == LOG_DIRS
-                                       and st.cluster == c and st.snapshot is not None)
-               for c in sorted({st.cluster for st in statuses if st.kind == LOG_DIRS})}
+    on_disk = offsets_groups(statuses)
     groups = []
     for st in statuses:
         if st.kind != GROUPS or st.snapshot is None:
