@@ -120,7 +120,7 @@ def cmd_logdir(args: argparse.Namespace) -> int:
     overrides = _topic_overrides(args)
     if cfg is None or overrides is None:
         return 2
-    from collectors.app import run_logdir
+    from cli.logdir_cmd import run_logdir
 
     return run_logdir(args.paths, config=cfg, fmt=args.format, include_all=args.all, topic_overrides=overrides,
                       cleaner_log=args.cleaner_log)
@@ -159,7 +159,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
             admin_error = f"topic configs from {bootstrap} unavailable ({exc})"
             _err(f"explain: {admin_error}; using the config file's, the others are unknown (never Kafka's "
                  "defaults: each config's source says which)")
-    from collectors.app import run_explain
+    from cli.explain_cmd import run_explain
 
     return run_explain(args.paths, config=cfg, log_dirs=log_dirs, fmt=args.format, bootstrap=bootstrap,
                        topic_overrides=overrides, admin=admin, cleaner_log=cleaner_logs[0] if cleaner_logs else None,
@@ -172,7 +172,7 @@ def cmd_check_config(args: argparse.Namespace) -> int:
                                           log_dir=args.log_dir))
     if cfg is None:
         return 2
-    from collectors.app import run_check_config
+    from cli.check_config_cmd import run_check_config
 
     return run_check_config(cfg, fmt=args.format, topics=args.topics)
 

@@ -1,32 +1,33 @@
-"""What the configuration review (``monitor.configreview``) is given, gathered from the collector's
-store: each compacted topic's live config (the admin source), its consumer groups' time lags (the
-consumer-groups source) and, summed over the partitions whose log dirs are read here, log and dirty
-bytes, tombstones, the write rate (measured between refreshes, else the one-shot estimate from the
-dirty section) and the oldest active segment. ``check-config`` and the exporter's
-``topic_config_finding`` both read it, so they cannot disagree."""
+"""What the configuration review (``monitor.configreview``) is given, gathered from a refresh's facts
+(``collectors.facts``: the collector's store, or ``check-config``'s one refresh): each compacted topic's
+live config (the admin source), its consumer groups' time lags (the consumer-groups source) and, summed
+over the partitions whose log dirs are read here, log and dirty bytes, tombstones, the write rate
+(measured between refreshes, else the one-shot estimate from the dirty section) and the oldest active
+segment. ``check-config`` and the exporter's ``topic_config_finding`` both read it, so they cannot
+disagree."""
 
 from __future__ import annotations
 
+from collectors.facts import ADMIN, GROUPS
 from monitor.causes import rate_from_dirty_section
 from monitor.configreview import GroupLagFact, TopicFacts
 
 
-def topic_facts(statuses, cluster: str, now: float) -> list[TopicFacts]:
-    """Facts of every compacted topic the cluster's admin source knows (none without it)."""
+def topic_facts(facts, cluster: str) -> list[TopicFacts]:
+    """Facts of every compacted topic the cluster's admin source knows (none without it), from the
+    refresh's facts (``collectors.facts.Facts``)."""
     admin = groups = None
-    reports = []
-    for st in statuses:
-        if st.cluster != cluster or st.snapshot is None:
+    for st in facts.of_kind(ADMIN, GROUPS):
+        if st.cluster != cluster:
             continue
-        if st.kind == "admin":
+        if st.kind == ADMIN:
             admin = st.snapshot
-        elif st.kind == "consumer_groups":
+        else:
             groups = st.snapshot
-        elif st.kind == "log_dirs":
-            reports.extend(st.snapshot.partitions)
+    reports = [f.report for ld in facts.log_dirs if ld.cluster == cluster for f in ld.partitions]
     if admin is None:
         return []
-    now_ms = int(now * 1000)
+    now_ms = int(facts.now * 1000)
     out = []
     for topic, info in sorted(admin.topics.items()):
         mine = [r for r in reports if r.state.topic == topic]

@@ -21,7 +21,7 @@ import pytest
 from confluent_kafka import IsolationLevel, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from collectors.app import run_logdir
+from cli.logdir_cmd import run_logdir
 from kafkatools import CLI_MODULE, localbroker
 from monitor.config import Config
 from waiting import wait_for

@@ -17,7 +17,7 @@ from confluent_kafka import KafkaError, KafkaException
 from boundedhttp import FetchError
 from collectors.admin import AdminFetcher
 from collectors.admin_client import AdminSession, LibrdkafkaLog, _client_conf, authorization_failure, principal, refusal
-from collectors.exporter import CONFIG_DEPENDS
+from collectors.export_partitions import CONFIG_DEPENDS
 from collectors.metrics import METRICS
 from monitor.config import ClusterConfig
 from monitor.topicconfig import TopicConfig

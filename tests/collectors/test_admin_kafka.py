@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from collectors.app import build, run_logdir
+from cli.logdir_cmd import run_logdir
+from collectors.app import build
 from kafkatools import (compacted, copy_partition, create_topic, own_broker, partition_dir, transactional_producer,
                         unique_topic)
 from monitor.config import BrokerConfig, ClusterConfig, Config

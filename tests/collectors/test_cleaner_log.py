@@ -9,7 +9,8 @@ import shutil
 
 import pytest
 
-from collectors.app import build, run_logdir
+from cli.logdir_cmd import run_logdir
+from collectors.app import build
 from collectors.cleaner_log import CleanerLogFollower
 from monitor.cleanerlog import MB
 from monitor.config import BrokerConfig, ClusterConfig, Config, ConfigError, parse_config, with_command_line

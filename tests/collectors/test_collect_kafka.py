@@ -18,7 +18,7 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from collecting import make_collector, pval, refresh
-from collectors.app import run_logdir
+from cli.logdir_cmd import run_logdir
 from dumpcompare import dump_partition
 from kafkatools import (CLI_MODULE, cleaner_checkpoint, compacted, copy_partition, create_topic, own_broker,
                         partition_dir, produce, producer, roll, set_topic_config, unique_topic, wait_cleaned,

@@ -11,8 +11,8 @@ import os
 import subprocess
 
 from collecting import make_collector, refresh
-from collectors.app import run_logdir
-from collectors.exporter import PartitionCollector
+from cli.logdir_cmd import run_logdir
+from collectors.export_partitions import PartitionCollector
 from collectors.logdirs import LogDirScanner
 from collectors.runner import Store
 from kafkatools import (compacted, create_topic, partition_dir, produce, roll, set_topic_config, unique_topic,

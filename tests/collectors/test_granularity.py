@@ -6,7 +6,9 @@ import pytest
 
 from alerts.promtool_tests import cases, eval_minute, samples_at
 from collectors import metrics as M
-from collectors.exporter import ConsumerGroupCollector, PartitionCollector, View
+from collectors.export_groups import ConsumerGroupCollector
+from collectors.export_partitions import PartitionCollector
+from collectors.export_view import View
 from monitor.config import Thresholds
 from monitor.health import NEEDS_HISTORY, NEEDS_PEERS
 from monitor.panels import PANELS

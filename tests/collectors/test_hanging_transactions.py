@@ -10,8 +10,8 @@ import time
 
 from prometheus_client import CollectorRegistry
 
-from collectors.app import run_logdir
-from collectors.exporter import PartitionCollector
+from cli.logdir_cmd import run_logdir
+from collectors.export_partitions import PartitionCollector
 from collectors.logdirs import LogDirScanner
 from collectors.runner import Store
 from monitor.config import Config

@@ -15,7 +15,7 @@ from confluent_kafka import IsolationLevel, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from collecting import make_collector, pval, refresh
-from collectors.app import run_logdir
+from cli.logdir_cmd import run_logdir
 from kafkatools import compacted, create_topic, own_broker, partition_dir, produce, produce_raw, roll, localbroker
 from monitor.compaction import partition_state
 from monitor.config import Config

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from collecting import make_collector, pval
-from collectors.app import run_explain, run_logdir
+from cli.explain_cmd import run_explain
+from cli.logdir_cmd import run_logdir
 from kafkatools import compacted, create_topic, localbroker, own_broker, partition_dir, segment_bases, write_rounds
 from monitor.config import BrokerConfig, ClusterConfig, Config
 from waiting import wait_for

@@ -8,7 +8,7 @@ import json
 import uuid
 
 from collecting import make_collector, refresh
-from collectors.app import run_logdir
+from cli.logdir_cmd import run_logdir
 from kafkatools import compacted, create_topic, produce
 from monitor.config import BrokerConfig, ClusterConfig, Config
 

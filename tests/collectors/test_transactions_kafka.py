@@ -13,7 +13,7 @@ import pytest
 from confluent_kafka import IsolationLevel, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from collectors.app import run_logdir
+from cli.logdir_cmd import run_logdir
 from dumpcompare import dump_partition
 from kafkatools import (cleaner_checkpoint, compacted, copy_partition, create_topic, partition_dir, produce,
                         producer, roll, segment_bases, unique_topic)

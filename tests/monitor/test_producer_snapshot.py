@@ -13,7 +13,7 @@ import struct
 import pytest
 from crc32c import crc32c
 
-from collectors.app import run_logdir
+from cli.logdir_cmd import run_logdir
 from kafkatools import (compacted, copy_partition, create_topic, localbroker, partition_dir, produce, producer, roll,
                         unique_topic)
 from monitor.compaction import partition_state

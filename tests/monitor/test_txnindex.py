@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.app import run_logdir
+from cli.logdir_cmd import run_logdir
 from kafkatools import compacted, copy_partition, create_topic, localbroker, partition_dir, produce, producer, roll, unique_topic
 from monitor.config import Config
 from monitor.summary import summarize

@@ -1,0 +1,52 @@
+"""``check-config``: every compacted topic's live settings against the pitfalls of ``monitor.configreview``,
+from one refresh of the first cluster's sources, reviewed from the same facts the collector's
+``topic_config_finding`` series are (``collectors.review.topic_facts``)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import replace
+
+from monitor import strictjson
+from monitor.configreview import format_review, review
+
+
+def run_check_config(config, *, fmt: str = "text", topics=(), out=sys.stdout, err=sys.stderr) -> int:
+    """``check-config``: one refresh of the first cluster's sources (the admin API for the live configs
+    and consumer groups, the log dirs given for write rates, tombstones and active segments), then the
+    review (``monitor.configreview``). 0: every check passed; 1: a pitfall found; 2: no live configs."""
+    from collectors.app import build
+    from collectors.facts import from_statuses
+    from collectors.review import topic_facts
+
+    cluster = config.clusters[0] if config.clusters else None
+    if cluster is None or not cluster.bootstrap_servers:
+        print("check-config: no bootstrap server: the live topic configs come from the admin API", file=err)
+        return 2
+    col = build(replace(config, clusters=(cluster,)))
+    try:
+        col.runner.refresh_all()
+        for st in col.store.statuses():
+            if not st.up:
+                print(f"check-config: source {st.name} failed: {st.last_error}", file=err)
+        statuses = col.store.statuses()
+        if not any(st.kind == "admin" and st.snapshot is not None for st in statuses):
+            return 2
+        facts = topic_facts(from_statuses(statuses, time.time()), cluster.name)
+    finally:
+        col.close()
+    if topics:
+        missing = sorted(set(topics) - {f.topic for f in facts})
+        for t in missing:
+            print(f"check-config: {t}: no such compacted topic on {cluster.bootstrap_servers}", file=err)
+        facts = [f for f in facts if f.topic in topics]
+        if missing:
+            return 2
+    result = review(facts, bootstrap=cluster.bootstrap_servers)
+    if fmt == "json":
+        strictjson.dump(result.as_dict(), out, indent=2, default=str)
+        out.write("\n")
+    else:
+        out.write(format_review(result) + "\n")
+    return 0 if result.passed else 1

@@ -1,0 +1,130 @@
+"""``logdir``: every partition of a broker's log dirs, no broker needed, as a table or JSON: its state,
+its cause (``monitor.causes``), its leftover files, open transactions and each log dir's free space;
+with the broker's log-cleaner.log, whether the cleaner marked it uncleanable and why. Built from the
+scan's facts (``collectors.facts.from_scan``), as the collector's series are from the store's."""
+
+from __future__ import annotations
+
+import sys
+
+from cli.oneshot import exit_code, read_cleaner_log, scan
+from monitor import strictjson
+from monitor.streams import streams_role
+
+COLUMNS = [("topic", 28), ("partition", 9), ("first_dirty_offset", 12), ("clean_bytes", 12),
+           ("cleanable_bytes", 12), ("cleanable_ratio", 8), ("eligible", 8), ("tombstones", 10),
+           ("oldest_tombstone_age_ms", 14), ("cause", 20), ("streams_role", 11)]
+HEADS = ["topic", "part", "first dirty", "clean B", "cleanable B", "ratio", "eligible", "tombstones",
+         "oldest tomb s", "cause", "streams"]
+
+
+def run_logdir(paths, *, config, fmt: str = "table", include_all: bool = False, out=sys.stdout,
+               err=sys.stderr, topic_overrides: dict | None = None, cleaner_log: str | None = None) -> int:
+    """Per-partition state of log dirs, each row with its cause; a partition that could not be read has
+    its row too, its figures unknown and its fault said (never left out)."""
+    from collectors.facts import from_scan
+
+    snap = scan(paths, config, topic_overrides, err, "logdir", include_all=include_all)
+    cleaner = read_cleaner_log(cleaner_log, err, "logdir") if cleaner_log else None
+    facts = from_scan(snap, cleaner=cleaner)
+    rows = [_row(f, snap, cleaner, cleaner_log) for f in facts.partitions] + [_fault_row(f) for f in facts.unreadable]
+    if fmt == "json":
+        strictjson.dump(rows, out, indent=2)
+        out.write("\n")
+    else:
+        _table(rows, out)
+        _open_transactions_table(rows, out)
+        _leftovers_table(rows, out)
+        _space_lines(snap, out)
+    return exit_code(snap, cleaner_ok=cleaner is not None or not cleaner_log)
+
+
+def _cause(f) -> dict:
+    cause = f.cause.as_dict()
+    del cause["topic"], cause["partition"]
+    return cause
+
+
+def _row(f, snap, cleaner, cleaner_log) -> dict:
+    r, tmt = f.report, snap.transaction_max_timeout
+    row = r.state.as_dict() | {"log_dir": r.log_dir, "config_source": r.config_source,
+                               "transaction_max_timeout_ms": tmt.value,
+                               "transaction_max_timeout_ms_source": tmt.source, "cause": _cause(f),
+                               "leftover_files": [x.as_dict(int(snap.taken_at * 1000)) for x in r.leftovers],
+                               "clean_needed_bytes": r.clean_needed_bytes,
+                               "streams_role": streams_role(f.topic)}
+    if cleaner_log:
+        u = cleaner.uncleanable.get(f.key) if cleaner is not None else None
+        row["uncleanable"] = None if u is None else {"exception": u.exception, "message": u.message,
+                                                     "source": u.source}
+    return row | {"fault": None}
+
+
+def _fault_row(f) -> dict:
+    """A partition whose state could not be computed (a segment unreadable or vanished, a checkpoint entry
+    that cannot be right): its fault, its cause unknown."""
+    return {"topic": f.topic, "partition": f.partition, "log_dir": None, "fault": f.fault, "cause": _cause(f),
+            "streams_role": streams_role(f.topic)}
+
+
+def _table(rows: list[dict], out) -> None:
+    out.write("  ".join(h.ljust(w) for h, (_, w) in zip(HEADS, COLUMNS)) + "\n")
+    for r in rows:
+        vals = []
+        for k, w in COLUMNS:
+            v = r.get(k)
+            if v is None and r["fault"] and k != "cause":
+                v = "-"  # a faulted partition: its figures are unknown (the fault line below says why)
+            elif k == "cleanable_ratio":
+                v = f"{v:.3f}"
+            elif k == "oldest_tombstone_age_ms":
+                v = "-" if v is None else f"{v / 1000:.0f}"
+            elif k == "cause":
+                v = v["cause"]
+            vals.append(str(v)[:w].ljust(w))
+        out.write("  ".join(vals) + "\n")
+    for r in rows:
+        if r["fault"]:
+            out.write(f"fault: {r['topic']}-{r['partition']}: {r['fault']}\n")
+        if r.get("uncleanable"):
+            u = r["uncleanable"]
+            out.write(f"uncleanable: {r['topic']}-{r['partition']}: {u['exception']}: {u['message']} "
+                      f"({u['source']}; clears on a broker restart)\n")
+
+
+def _open_transactions_table(rows: list[dict], out) -> None:
+    """Below the partition table, one line per open transaction (from ``PartitionState.as_dict``),
+    with whether it hangs (open longer than transaction.max.timeout.ms)."""
+    txns = [(r, t) for r in rows for t in r.get("open_transactions") or ()]
+    if not txns:
+        return
+    out.write("\nopen transactions (hanging: open longer than transaction.max.timeout.ms)\n")
+    heads = [("partition", 34), ("producer id", 12), ("epoch", 6), ("first offset", 13), ("age s", 9), ("hanging", 7)]
+    out.write("  ".join(h.ljust(w) for h, w in heads) + "\n")
+    for r, t in txns:
+        age = "-" if t["age_ms"] is None else f"{t['age_ms'] / 1000:.0f}"
+        vals = [f"{r['topic']}-{r['partition']}", t["producer_id"], t["producer_epoch"], t["first_offset"], age,
+                "yes" if t["hanging"] else "no"]
+        out.write("  ".join(str(v)[:w].ljust(w) for v, (_, w) in zip(vals, heads)) + "\n")
+
+
+def _space_lines(snap, out) -> None:
+    """Each log dir's free space against the room its largest clean needs (``monitor.diskspace``)."""
+    for sp in snap.space:
+        if sp.error:
+            out.write(f"free space: {sp.error}\n")
+            continue
+        need = "no compacted segment to clean" if sp.need is None else (
+            f"the largest clean needs {sp.need.bytes} B ({sp.need.topic}-{sp.need.partition}): "
+            + ("room for it" if sp.room_for_clean else "NO ROOM: the cleaner's copy would fail and the broker "
+               "would take this log dir offline"))
+        out.write(f"free space: {sp.log_dir}: {sp.free_bytes} B free; {need}\n")
+
+
+def _leftovers_table(rows, out) -> None:
+    """Kafka's temporary files left behind (``monitor.logdir.Leftover``), one line each, when there are any."""
+    for r in rows:
+        for x in r.get("leftover_files") or ():
+            out.write(f"leftover: {r['log_dir']}/{r['topic']}-{r['partition']}/{x['file']}: {x['kind']}, "
+                      f"{x['bytes']} B, unchanged {x['unchanged_ms'] / 1000:.0f} s (> file.delete.delay.ms; "
+                      "the broker removes or completes it on its next start)\n")

@@ -1,0 +1,53 @@
+"""What ``logdir`` and ``explain`` share around one read of a broker's log dirs: the scan with every
+problem printed naming the log dir, file or partition; the whole log-cleaner.log read once; the exit code."""
+
+from __future__ import annotations
+
+from monitor.regularfile import os_reason
+
+
+def scan(paths, config, topic_overrides: dict | None, err, prog: str, *, admin=None, include_all: bool = False,
+         admin_error: str | None = None):
+    """``collectors.app.scan_once`` over ``paths``, each problem printed to ``err`` prefixed with ``prog``."""
+    from collectors.app import scan_once
+
+    snap, named = scan_once(paths, config, topic_overrides, admin=admin, include_all=include_all,
+                            admin_error=admin_error)
+    for line in named:  # a duplicate folder that is a partition's fault is printed with the partition's below
+        if line not in snap.partition_errors.values():
+            print(f"{prog}: {line}", file=err)
+    for d, reason in snap.log_dir_errors.items():  # a checkpoint error already names its file and line
+        print(f"{prog}: {reason}" if reason.startswith(d) else f"{prog}: {d}: {reason}", file=err)
+    for d in snap.down:
+        print(f"{prog}: {d}: log dir down, none of its partitions printed", file=err)
+    for p, reason in snap.partition_errors.items():
+        print(f"{prog}: {p[0]}-{p[1]}: {reason}", file=err)  # as Kafka names the folder
+    for d, folder, kind in snap.not_live:
+        print(f"{prog}: {d}/{folder}: not a live replica ({kind}), skipped", file=err)
+    return snap
+
+
+def read_cleaner_log(path: str, err, prog: str):
+    """What a whole log-cleaner.log says (``CleanerLogState``), problems printed naming file and line;
+    None when it cannot be read."""
+    from collectors.cleaner_log import CleanerLogFollower
+
+    follower = CleanerLogFollower(path)
+    try:
+        snap = follower.refresh()
+    except OSError as exc:
+        print(f"{prog}: {path}: cannot read the cleaner log: {os_reason(exc)}", file=err)
+        return None
+    finally:
+        follower.close()
+    for bad in snap.state.malformed:
+        print(f"{prog}: {bad}", file=err)
+    if snap.state.malformed_total > len(snap.state.malformed):
+        print(f"{prog}: {path}: {snap.state.malformed_total} malformed lines in all", file=err)
+    return snap.state
+
+
+def exit_code(snap, cleaner_ok: bool = True) -> int:
+    """2: no path given was a readable log dir; 1: a log dir, partition or the cleaner log had a problem."""
+    fatal = all(snap.down.get(d, ("",))[0] == "io" for d in snap.log_dirs)
+    return 2 if fatal else (1 if snap.log_dir_errors or snap.partition_errors or not cleaner_ok else 0)
