@@ -10,7 +10,9 @@ from __future__ import annotations
 import io
 import json
 
-from collectors.app import build, run_explain, run_logdir
+from cli.explain_cmd import run_explain
+from cli.logdir_cmd import run_logdir
+from collectors.app import build
 from collectors.logdir_snapshot import LogDirSnapshot, offsets_topic_groups
 from collectors.logdirs import LogDirScanner
 from monitor.config import BrokerConfig, ClusterConfig, Config

@@ -83,7 +83,7 @@ def test_with_only_the_max_lag_unknown_the_collector_the_audit_and_the_causes_al
     """The fork this map closed: the collector withheld the cleanable ratio (its map read both lags)
     while the audit published it; the causes' evidence withheld every config-made figure."""
     from collectors import metrics as M
-    from collectors.exporter import CONFIG_DEPENDS
+    from collectors.export_partitions import CONFIG_DEPENDS
     from spark_analysis.audit.tables import config_columns
 
     ec = _max_lag_unknown()
