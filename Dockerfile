@@ -8,7 +8,7 @@
 #       kafka-compaction-monitor collect --config /etc/compaction-monitor/monitor.yaml
 # Default command of both: `compaction-monitor collect`, metrics on :9690.
 
-# The wheel, with the optional C record decoder (monitor/record/_decode.c) compiled here, so that neither
+# The wheel, with the optional C record decoder (monitor/kafka/record/_decode.c) compiled here, so that neither
 # image carries a compiler.
 FROM python:3.11-slim-bookworm AS build
 RUN apt-get update \

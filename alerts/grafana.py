@@ -1,4 +1,4 @@
-"""Render the Grafana dashboard from the panel table (``monitor.panels``) and the thresholds in
+"""Render the Grafana dashboard from the panel table (``monitor.contract.panels``) and the thresholds in
 ``monitor.yaml``.
 
 Every query, threshold line, unit and title comes from the table; this module only lays the panels out
@@ -12,10 +12,10 @@ the same Prometheus, and needs no more than the slim install (the Streamlit page
 from __future__ import annotations
 
 
-from monitor import strictjson
-from monitor.config import Thresholds
-from monitor.metricnames import PREFIX
-from monitor.panels import PANELS, Panel
+from monitor.fileio import strictjson
+from monitor.settings.config import Thresholds
+from monitor.contract.metricnames import PREFIX
+from monitor.contract.panels import PANELS, Panel
 
 UID = "kafka-compaction"
 # Grafana 11.0-11.2's dashboard schema version (the image deploy/docker-compose.yml pins); newer

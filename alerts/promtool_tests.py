@@ -2,7 +2,7 @@
 
 The input series are written here, by hand, from the thresholds (a threshold change moves the test
 values with it); each case says whether it fires. The expected alerts are not written by hand: they
-are what the Python evaluator (``monitor.rule_eval``) finds on the same samples at the evaluation
+are what the Python evaluator (``monitor.contract.rule_eval``) finds on the same samples at the evaluation
 time, with its labels, ``$value`` and rendered annotations. promtool then checks that Prometheus,
 running the rendered PromQL, finds exactly those: the rule file and the evaluator agree on every case,
 near misses included (``tests/alerts/test_rules.py`` also checks that the evaluator fires exactly on
@@ -16,9 +16,9 @@ import re
 from dataclasses import dataclass
 
 from alerts.render import dump_yaml
-from monitor.config import Thresholds
-from monitor.rule_eval import Alert, Sample, evaluate_rule
-from monitor.rules import RULES, rule
+from monitor.settings.config import Thresholds
+from monitor.contract.rule_eval import Alert, Sample, evaluate_rule
+from monitor.contract.rules import RULES, rule
 
 INTERVAL_MINUTES = 1
 SAMPLES = 600  # one a minute

@@ -1,4 +1,4 @@
-"""Render the Prometheus rule file from the rule table (``monitor.rules``) and the thresholds in
+"""Render the Prometheus rule file from the rule table (``monitor.contract.rules``) and the thresholds in
 ``monitor.yaml``.
 
 Every alert, its comparison, threshold, window, joins, severity, runbook anchor and annotations come
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import yaml
 
-from monitor.config import Thresholds
-from monitor.rules import RULES, Clause, Rule, matchers
+from monitor.settings.config import Thresholds
+from monitor.contract.rules import RULES, Clause, Rule, matchers
 
 
 def _selector(clause: Clause, t: Thresholds) -> str:

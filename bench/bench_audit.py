@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench.bench_reader import read_all
 from bench.common import OUT, Timer, broker, log, produce_bulk
-from monitor import strictjson
+from monitor.fileio import strictjson
 
 
 def write_data(root: Path, gb: float) -> Path:
@@ -50,7 +50,7 @@ def data_dir(root: Path, gb: float) -> Path:
 
 
 def read_arrays(files) -> int:
-    from monitor.record import SegmentReader
+    from monitor.kafka.record import SegmentReader
 
     n = 0
     for f in files:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from bench.bench_audit import best, data_dir
 from bench.common import OUT, Timer, log
-from monitor import strictjson
+from monitor.fileio import strictjson
 
 
 def time_audit(master: str, log_dir: Path, repeat: int) -> tuple[float, float, dict]:

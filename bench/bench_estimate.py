@@ -1,7 +1,7 @@
 """The audit's cleaning-time estimate against the clean time the real broker logs.
 
 Why a benchmark and not a test: the estimate is bytes / a throughput calibrated on log-cleaner.log
-(``monitor.estimate``, checked exactly by tests/spark_analysis), but how close it comes to the time
+(``monitor.model.estimate``, checked exactly by tests/spark_analysis), but how close it comes to the time
 of another clean depends on the machine's load (on a loaded 2-core machine it drifted past 2x). So
 the figure is printed and kept (``bench/out/estimate.json``), not asserted.
 
@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from bench.common import OUT, broker, log
-from monitor import strictjson
+from monitor.fileio import strictjson
 
 CFG = {"cleanup.policy": "compact", "segment.ms": 300, "min.cleanable.dirty.ratio": 1.0,
        "delete.retention.ms": 86_400_000, "min.compaction.lag.ms": 0}
@@ -41,9 +41,9 @@ def main(argv) -> int:
 
     from kafkatools import (copy_partition, create_topic, partition_dir, set_topic_config, wait_cleaned_up_to_active,
                             wait_for, write_rounds)
-    from monitor.cleanerlog import learned_throughput, parse_cleaner_log
-    from monitor.estimate import CleanerParams
-    from monitor.topicconfig import TopicConfig
+    from monitor.kafka.cleanerlog import learned_throughput, parse_cleaner_log
+    from monitor.model.estimate import CleanerParams
+    from monitor.model.topicconfig import TopicConfig
     from spark_analysis.audit.tables import partition_row
     from spark_analysis.partition_audit import PartitionTask, audit_partition
     from spark_analysis.rows import rows_of

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bench.bench_logdir import make_log_dir
 from bench.common import OUT, Timer, log
-from monitor import strictjson
+from monitor.fileio import strictjson
 
 
 def checkpoint_mix(d: Path, unhealthy_every: int) -> int:
@@ -41,7 +41,7 @@ def measure(d: Path, granularity: str, repeat: int) -> dict:
     from prometheus_client import generate_latest
 
     from collectors.app import build
-    from monitor.config import BrokerConfig, ClusterConfig, Config
+    from monitor.settings.config import BrokerConfig, ClusterConfig, Config
 
     col = build(Config(granularity=granularity, clusters=(ClusterConfig(
         name="bench", brokers=(BrokerConfig(id="1", log_dirs=(str(d),)),)),)))

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from bench.common import OUT, broker, log, produce_bulk
-from monitor import strictjson
+from monitor.fileio import strictjson
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"jsonl": 3.0, "stats": 20.0}

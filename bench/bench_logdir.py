@@ -16,7 +16,7 @@ import tracemalloc
 from pathlib import Path
 
 from bench.common import OUT, Timer, broker, log
-from monitor import strictjson
+from monitor.fileio import strictjson
 
 
 def make_log_dir(root: Path, partitions: int, rounds: int) -> tuple[Path, int]:
@@ -68,7 +68,7 @@ def main(argv) -> int:
     ap.add_argument("--rounds", type=int, default=3, help="segments per partition (plus the active one)")
     args = ap.parse_args(argv)
     from collectors.logdirs import LogDirScanner
-    from monitor.record import SegmentReader
+    from monitor.kafka.record import SegmentReader
 
     root = Path(tempfile.mkdtemp(prefix="bench-logdir-"))
     try:

@@ -1,4 +1,4 @@
-"""Reader speed: ``monitor.record`` against Kafka's own ``kafka-dump-log --print-data-log``.
+"""Reader speed: ``monitor.kafka.record`` against Kafka's own ``kafka-dump-log --print-data-log``.
 
 Writes at least ``--gb`` GB of segments (bytes on disk) through the real local broker
 (half uncompressed, half lz4), then times, on the same files in the same run:
@@ -19,12 +19,12 @@ import tempfile
 from pathlib import Path
 
 from bench.common import OUT, Timer, broker, log, produce_bulk
-from monitor import strictjson
+from monitor.fileio import strictjson
 
 
 def read_all(files) -> tuple[int, int]:
     """Every record as an object (``SegmentReader.records()``), its key read."""
-    from monitor.record import SegmentReader
+    from monitor.kafka.record import SegmentReader
 
     records = key_bytes = 0
     for f in files:
@@ -38,7 +38,7 @@ def read_all(files) -> tuple[int, int]:
 
 def read_columns(files) -> tuple[int, int]:
     """Every record through the bulk view (``batch.columns()``), its key read: what scans use."""
-    from monitor.record import SegmentReader
+    from monitor.kafka.record import SegmentReader
 
     records = key_bytes = 0
     for f in files:
@@ -92,7 +92,7 @@ def main(argv) -> int:
     for codec, fl in files.items():
         total = sum(f.stat().st_size for f in fl)
         log(f"[{codec}] {len(fl)} segment files, {total / 1e6:.0f} MB on disk")
-        log(f"[{codec}] timing monitor.record reader ...")
+        log(f"[{codec}] timing monitor.kafka.record reader ...")
         ours = time_reader(fl, total)
         bulk = time_reader(fl, total, read_columns)
         log(f"[{codec}] timing kafka-dump-log --print-data-log ...")
@@ -109,9 +109,9 @@ def main(argv) -> int:
 
     OUT.mkdir(exist_ok=True)
     (OUT / "reader.json").write_text(strictjson.dumps(results, indent=2))
-    from monitor.record import v2
+    from monitor.kafka.record import v2
 
-    print(f"record decoder: {'C (monitor/record/_decode.c)' if v2._c_decode_columns else 'pure Python'}")
+    print(f"record decoder: {'C (monitor/kafka/record/_decode.c)' if v2._c_decode_columns else 'pure Python'}")
     print(f"{'codec':6} {'MB':>7} {'records':>10} {'records() MB/s':>15} {'ratio':>7} {'columns() MB/s':>15} "
           f"{'ratio':>7} {'dump-log MB/s':>14}")
     for codec in files:

@@ -1,6 +1,6 @@
 """A consumer's restore throughput, measured: the figure the audit's restore-time estimate divides each
 compacted topic's projected size by when neither ``--restore-throughput`` nor monitor.yaml states one
-(``monitor.restore``).
+(``monitor.verdicts.restore``).
 
 A restore is a consumer reading a partition from its log start offset to the end (Kafka Streams'
 ``StoreChangelogReader`` does exactly that), so that is what is timed: a fresh consumer assigned every
@@ -26,7 +26,7 @@ import uuid
 from pathlib import Path
 
 from bench.common import OUT, broker, log, produce_bulk
-from monitor import strictjson
+from monitor.fileio import strictjson
 
 
 def log_bytes(log_dir: str | Path, topic: str) -> int:
@@ -79,7 +79,7 @@ def measure_restore(bootstrap: str, topic: str, log_dir: str | Path | None = Non
 
 
 def stamped(result: dict) -> dict:
-    """The measurement with when and where it was made, as ``monitor.restore.read_measurement`` reads it."""
+    """The measurement with when and where it was made, as ``monitor.verdicts.restore.read_measurement`` reads it."""
     return {**result, "measured_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "host": socket.gethostname()}
 

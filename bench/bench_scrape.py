@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from bench.common import OUT, log
-from monitor import strictjson
+from monitor.fileio import strictjson
 
 ACCEPT = ("application/openmetrics-text;version=1.0.0;escaping=underscores,application/openmetrics-text;"
           "version=0.0.1;q=0.75,text/plain;version=1.0.0;escaping=underscores;q=0.5,*/*;q=0.1")  # Prometheus 3

@@ -17,8 +17,8 @@ def cmd_audit(argv: list[str]) -> int:
     from spark_analysis.job import build_parser, run
 
     args = build_parser(parser_class=Parser).parse_args(argv)
-    from monitor.config import ConfigError, load_config
-    from monitor.topicconfig import broker_cleaner_settings
+    from monitor.settings.config import ConfigError, load_config
+    from monitor.model.topicconfig import broker_cleaner_settings
 
     try:
         cfg = load_config(args.config)
@@ -34,7 +34,7 @@ def cmd_audit(argv: list[str]) -> int:
     if bootstrap:
         try:
             from collectors.admin import AdminFetcher
-            from monitor.config import ClusterConfig
+            from monitor.settings.config import ClusterConfig
 
             fetcher = AdminFetcher(cluster or ClusterConfig(bootstrap_servers=bootstrap), timeout=10)
             try:

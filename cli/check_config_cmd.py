@@ -1,4 +1,4 @@
-"""``check-config``: every compacted topic's live settings against the pitfalls of ``monitor.configreview``,
+"""``check-config``: every compacted topic's live settings against the pitfalls of ``monitor.verdicts.configreview``,
 from one refresh of the first cluster's sources, reviewed from the same facts the collector's
 ``topic_config_finding`` series are (``collectors.review.topic_facts``)."""
 
@@ -8,14 +8,14 @@ import sys
 import time
 from dataclasses import replace
 
-from monitor import strictjson
-from monitor.configreview import format_review, review
+from monitor.fileio import strictjson
+from monitor.verdicts.configreview import format_review, review
 
 
 def run_check_config(config, *, fmt: str = "text", topics=(), out=sys.stdout, err=sys.stderr) -> int:
     """``check-config``: one refresh of the first cluster's sources (the admin API for the live configs
     and consumer groups, the log dirs given for write rates, tombstones and active segments), then the
-    review (``monitor.configreview``). 0: every check passed; 1: a pitfall found; 2: no live configs."""
+    review (``monitor.verdicts.configreview``). 0: every check passed; 1: a pitfall found; 2: no live configs."""
     from collectors.app import build
     from collectors.facts import from_statuses
     from collectors.review import topic_facts

@@ -28,7 +28,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
 
     env = dict(os.environ)
     if args.config:
-        from monitor.config import ConfigError, load_config
+        from monitor.settings.config import ConfigError, load_config
 
         try:
             load_config(args.config)

@@ -24,7 +24,7 @@ Topics (named from one prefix, ``demo`` here; the tests pass their own, see ``Na
   until the first audit has read it, so that audit shows real reclaimable bytes; then released to a
   cleaner throttled by ``log.cleaner.io.max.bytes.per.second`` (a dynamic config set on the demo's broker
   alone), so the estimate is seconds. A second audit once the cleaner has been over it pairs the two
-  (``monitor.accuracy``): predicted against reclaimed, on the dashboard's Audit page.
+  (``monitor.verdicts.accuracy``): predicted against reclaimed, on the dashboard's Audit page.
 
 The scenario (topics, timing, workloads, faults) is ``cli/demo_scenario.py``; this module starts and
 stops what runs around it (through ``localkafka.processes``) and tells the user where to look.
@@ -47,7 +47,7 @@ from cli.dashboard_cmd import dashboard_command
 from cli.demo_scenario import (DEMO, FAST, FLOOD, GROUP, LAGGING, RELEASED, Names, Timing, TransactionalWorkload,
                                Workload, broker_config, create_topics, leave_hanging_transaction, say,
                                set_backlog_ratio, stopped_consumer, throttle_cleaner, write_backlog)
-from monitor.rules import ALERT
+from monitor.contract.rules import ALERT
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,7 +55,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def wait_cleaned(log_dir: str, names: Names, targets: dict, timeout: float, stop: threading.Event) -> bool:
     """Until the cleaner's checkpoint (cleaner-offset-checkpoint) of every backlog partition reaches its
     ``targets`` offset (the first audit's first uncleanable offset), ``timeout`` passes or ``stop`` is set."""
-    from monitor.checkpoint import CheckpointError, parse_checkpoint
+    from monitor.kafka.checkpoint import CheckpointError, parse_checkpoint
 
     path = Path(log_dir) / "cleaner-offset-checkpoint"
     deadline = time.monotonic() + timeout
@@ -73,7 +73,7 @@ def wait_cleaned(log_dir: str, names: Names, targets: dict, timeout: float, stop
 def audits_with_release(state, audit_dir: Path, log: Path, t: Timing, names: Names, stop: threading.Event,
                         partitions) -> None:
     """The first audit over the held backlog; then the backlog released to the throttled cleaner; once
-    the cleaner has been over it, a second audit, and the two compared (``monitor.accuracy``).
+    the cleaner has been over it, a second audit, and the two compared (``monitor.verdicts.accuracy``).
     ``partitions``: run folder -> its partition table as rows (the command line passes the Audit page's
     reader, ``cmd_demo``)."""
     try:
@@ -95,7 +95,7 @@ def _unknown_note(rows) -> str:
 
 def _audits_with_release(state, audit_dir: Path, log: Path, t: Timing, names: Names, stop: threading.Event,
                          partitions) -> None:
-    from monitor.accuracy import compare_runs, totals
+    from monitor.verdicts.accuracy import compare_runs, totals
 
     def latest() -> Path | None:
         runs = sorted(p for p in audit_dir.glob("run-*") if (p / "_SUCCESS").exists())
@@ -171,7 +171,7 @@ def stack(state, workdir: Path, t: Timing, *, prometheus: bool = True, dashboard
     import yaml
 
     from alerts.render import render_rules
-    from monitor.config import parse_config
+    from monitor.settings.config import parse_config
 
     from localkafka.processes import free_port, process
 

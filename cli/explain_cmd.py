@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 from cli.oneshot import exit_code, read_cleaner_log, scan
-from monitor import strictjson
-from monitor.causes import duration
-from monitor.kafkanames import partition_name
-from monitor.logdir import meta_node_id, read_meta_properties
+from monitor.fileio import strictjson
+from monitor.verdicts.causes import duration
+from monitor.kafka.kafkanames import partition_name
+from monitor.kafka.logdir import meta_node_id, read_meta_properties
 
 
 def run_explain(selectors, *, config, log_dirs, fmt: str = "text", bootstrap: str | None = None,

@@ -1,6 +1,6 @@
 """argparse types for the flags that take a port, a URL, bootstrap servers, seconds, a count or a path.
 
-Each runs the check ``monitor.valuecheck`` defines (the one ``monitor.yaml``'s keys get too) while
+Each runs the check ``monitor.settings.valuecheck`` defines (the one ``monitor.yaml``'s keys get too) while
 argparse reads the command line, so a bad value stops the command before any work, in one line that
 names the flag and the value (a URL's password as ``***``), exit 2 (``cli.main.Parser``):
 
@@ -9,7 +9,7 @@ names the flag and the value (a URL's password as ``***``), exit 2 (``cli.main.P
 
 from __future__ import annotations
 
-from monitor.valuecheck import (bootstrap_problem, flag_type, number_type, path_text_problem, port_problem,
+from monitor.settings.valuecheck import (bootstrap_problem, flag_type, number_type, path_text_problem, port_problem,
                                 url_problem)
 
 port = flag_type(port_problem, lambda t: int(t.strip()))

@@ -11,7 +11,7 @@ producer's batch is being appended: as in the collector (``SegmentReader.log_fau
 not corruption, unless ``--strict``.
 
 It lives with the command line, not in the core: it is presentation (formats, messages, exit
-statuses) over the core's readers (``monitor.record``, ``monitor.dump``, ``monitor.logdir``).
+statuses) over the core's readers (``monitor.kafka.record``, ``monitor.kafka.dump``, ``monitor.kafka.logdir``).
 """
 
 from __future__ import annotations
@@ -24,15 +24,15 @@ from typing import Iterator, TextIO
 
 from cli.inspect_jsonl import batch_lines
 from cli.inspect_stats import StatsCollector, render_jsonl, render_text
-from monitor.dump import DumpParser
-from monitor.excerpt import excerpt
-from monitor.kafkanames import printable
-from monitor.logdir import scan_partition
-from monitor.segmentstats import Counts
-from monitor.record import RecordFormatError, SegmentReader
-from monitor.regularfile import NotRegularFile, open_regular, os_reason, path_problem
-from monitor.sniff import NOT_KAFKA, SNIFF_BYTES, sniff, text_encoding
-from monitor import strictjson
+from monitor.kafka.dump import DumpParser
+from monitor.fileio.excerpt import excerpt
+from monitor.kafka.kafkanames import printable
+from monitor.kafka.logdir import scan_partition
+from monitor.kafka.segmentstats import Counts
+from monitor.kafka.record import RecordFormatError, SegmentReader
+from monitor.fileio.regularfile import NotRegularFile, open_regular, os_reason, path_problem
+from monitor.kafka.sniff import NOT_KAFKA, SNIFF_BYTES, sniff, text_encoding
+from monitor.fileio import strictjson
 
 
 @dataclass
@@ -48,7 +48,7 @@ class Summary(Counts):
 def expand(path: Path) -> tuple[list[Path], list[str], list[str]]:
     """A partition folder becomes its ``.log`` files in offset order, the ones it cannot read (a FIFO,
     a dangling link: named, with why) and the files it ignores (``5.log``, ``².snapshot``: names Kafka
-    never writes, ``monitor.kafkanames``); a file named on the command line stays itself, whatever its name."""
+    never writes, ``monitor.kafka.kafkanames``); a file named on the command line stays itself, whatever its name."""
     if path.is_dir():
         part = scan_partition(path)
         ignored = [printable(f"{path / name}: ignored: {why}") for name, why in part.stray]

@@ -19,8 +19,8 @@ import json
 from binascii import b2a_base64
 from typing import Iterator
 
-from monitor.record.v2 import BatchV2, RecordColumns
-from monitor import strictjson
+from monitor.kafka.record.v2 import BatchV2, RecordColumns
+from monitor.fileio import strictjson
 
 CHUNK = 1 << 16  # lines joined into one write (smaller chunks measured slower)
 

@@ -1,6 +1,6 @@
 """``inspect --stats``: totals per segment file, per partition and in all, as text or JSON lines.
 
-Presentation over ``monitor.segmentstats.Totals`` (the fold). A file is the segment a batch came
+Presentation over ``monitor.kafka.segmentstats.Totals`` (the fold). A file is the segment a batch came
 from (for dump text, the file its ``Dumping`` section names); its partition is read from its folder's
 name as Kafka names partition folders (``topic-N``); a file outside such a folder has no partition row
 and counts only in the total. Times are printed as Kafka stores them (ms since the epoch) and, in the
@@ -12,10 +12,10 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
-from monitor.logdir import parse_partition_dir_name
-from monitor.record.arrays import RecordArrays
-from monitor.segmentstats import Totals
-from monitor import strictjson
+from monitor.kafka.logdir import parse_partition_dir_name
+from monitor.kafka.record.arrays import RecordArrays
+from monitor.kafka.segmentstats import Totals
+from monitor.fileio import strictjson
 
 
 class StatsCollector:

@@ -1,5 +1,5 @@
 """``logdir``: every partition of a broker's log dirs, no broker needed, as a table or JSON: its state,
-its cause (``monitor.causes``), its leftover files, open transactions and each log dir's free space;
+its cause (``monitor.verdicts.causes``), its leftover files, open transactions and each log dir's free space;
 with the broker's log-cleaner.log, whether the cleaner marked it uncleanable and why. Built from the
 scan's facts (``collectors.facts.from_scan``), as the collector's series are from the store's."""
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 import sys
 
 from cli.oneshot import exit_code, read_cleaner_log, scan
-from monitor import strictjson
-from monitor.streams import streams_role
+from monitor.fileio import strictjson
+from monitor.model.streams import streams_role
 
 COLUMNS = [("topic", 28), ("partition", 9), ("first_dirty_offset", 12), ("clean_bytes", 12),
            ("cleanable_bytes", 12), ("cleanable_ratio", 8), ("eligible", 8), ("tombstones", 10),
@@ -109,7 +109,7 @@ def _open_transactions_table(rows: list[dict], out) -> None:
 
 
 def _space_lines(snap, out) -> None:
-    """Each log dir's free space against the room its largest clean needs (``monitor.diskspace``)."""
+    """Each log dir's free space against the room its largest clean needs (``monitor.model.diskspace``)."""
     for sp in snap.space:
         if sp.error:
             out.write(f"free space: {sp.error}\n")
@@ -122,7 +122,7 @@ def _space_lines(snap, out) -> None:
 
 
 def _leftovers_table(rows, out) -> None:
-    """Kafka's temporary files left behind (``monitor.logdir.Leftover``), one line each, when there are any."""
+    """Kafka's temporary files left behind (``monitor.kafka.logdir.Leftover``), one line each, when there are any."""
     for r in rows:
         for x in r.get("leftover_files") or ():
             out.write(f"leftover: {r['log_dir']}/{r['topic']}-{r['partition']}/{x['file']}: {x['kind']}, "

@@ -37,7 +37,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def _load_config(args: argparse.Namespace):
-    from monitor.config import ConfigError, load_config, with_command_line
+    from monitor.settings.config import ConfigError, load_config, with_command_line
 
     try:
         cfg = load_config(getattr(args, "config", None))
@@ -78,7 +78,7 @@ def _exposition_flags(cfg, args: argparse.Namespace):
     why) when a pattern is no regular expression."""
     from dataclasses import replace
 
-    from monitor.config import pattern_problems
+    from monitor.settings.config import pattern_problems
 
     changes = {}
     if args.granularity:
@@ -104,7 +104,7 @@ def _topic_overrides(args: argparse.Namespace) -> dict | None:
             _err(f"--topic-config {item!r}: expected TOPIC:KEY=VALUE")
             return None
         overrides.setdefault(topic, {})[k] = v
-    from monitor.topicconfig import ConfigValueError, TopicConfig
+    from monitor.model.topicconfig import ConfigValueError, TopicConfig
 
     try:
         for t, c in overrides.items():
@@ -167,7 +167,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_check_config(args: argparse.Namespace) -> int:
-    """Every compacted topic's live settings against the pitfalls of ``monitor.configreview``."""
+    """Every compacted topic's live settings against the pitfalls of ``monitor.verdicts.configreview``."""
     cfg = _load_config(argparse.Namespace(config=args.config, bootstrap_servers=args.bootstrap_server,
                                           log_dir=args.log_dir))
     if cfg is None:
@@ -182,8 +182,8 @@ def cmd_config(args: argparse.Namespace) -> int:
     as the ``${env:...}`` reference they come from), or every problem, one a line."""
     import yaml
 
-    from monitor.config import ConfigError, parse_config, read_config_data, to_data
-    from monitor.redact import literal_secrets, redacted, with_references
+    from monitor.settings.config import ConfigError, parse_config, read_config_data, to_data
+    from monitor.settings.redact import literal_secrets, redacted, with_references
 
     try:
         written = read_config_data(args.file)

@@ -3,7 +3,7 @@ problem printed naming the log dir, file or partition; the whole log-cleaner.log
 
 from __future__ import annotations
 
-from monitor.regularfile import os_reason
+from monitor.fileio.regularfile import os_reason
 
 
 def scan(paths, config, topic_overrides: dict | None, err, prog: str, *, admin=None, include_all: bool = False,

@@ -13,7 +13,7 @@ from cli.common import err as _err
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
-    from monitor.config import ConfigError, load_config
+    from monitor.settings.config import ConfigError, load_config
 
     try:
         cfg = load_config(args.config)
@@ -42,7 +42,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 def cmd_grafana(args: argparse.Namespace) -> int:
-    from monitor.config import ConfigError, load_config
+    from monitor.settings.config import ConfigError, load_config
 
     try:
         cfg = load_config(args.config)

@@ -9,7 +9,7 @@ All librdkafka settings of the cluster's ``client`` section (SASL, TLS) are pass
 Least privilege (the README's ACL table): every call here needs Describe or DescribeConfigs (topics,
 the cluster, groups) except the exact time lag, which reads the record at the committed offset and so
 needs Read on the topic. Without Read the time lag is interpolated from the log end offsets this
-fetcher samples at each topics() refresh (``monitor.consumers.interpolated_lag``). A call the broker
+fetcher samples at each topics() refresh (``monitor.model.consumers.interpolated_lag``). A call the broker
 refuses for want of an ACL is an error of kind ``unauthorized`` (counted in ``source_errors_total``)
 and is logged once per (call, resource), naming the ACL that is missing.
 
@@ -41,7 +41,7 @@ from collectors.admin_client import AdminSession
 from collectors.admin_groups import GroupFetch
 from collectors.admin_state import AdminSnapshot, GroupSnapshot
 from collectors.admin_topics import TopicFetch
-from monitor.config import ClusterConfig
+from monitor.settings.config import ClusterConfig
 
 
 class AdminFetcher:

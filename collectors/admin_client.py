@@ -20,7 +20,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 
 from boundedhttp import FetchError
-from monitor.config import ClusterConfig
+from monitor.settings.config import ClusterConfig
 
 UNAUTHORIZED = "unauthorized"  # the error kind of a refused call (as boundedhttp's for an HTTP 401/403)
 # Kafka's authorization error codes -> the resource type the missing ACL is on (kafka-acls' names)

@@ -1,7 +1,7 @@
 """The admin source's consumer-groups refresh: every group's committed offsets on the compacted topics
 (from the topics refresh), its lag in records against the log end offset and in time: exact, the
 timestamp of the record at the committed offset against now (needs Read on the topic), else
-interpolated from the log end offsets sampled at each topics refresh (``monitor.consumers``). A group
+interpolated from the log end offsets sampled at each topics refresh (``monitor.model.consumers``). A group
 whose time lag exceeds the topic's ``delete.retention.ms`` may miss tombstones: the cleaner is free to
 drop a delete before the group reads it.
 
@@ -19,7 +19,7 @@ from boundedhttp import FetchError
 from collectors.admin_client import (AUTHORIZATION_ERRORS, UNAUTHORIZED, AdminSession, authorization_failure,
                                      call_error_kind)
 from collectors.admin_state import GroupLag, GroupSnapshot
-from monitor.consumers import EXACT, TimeLag, add_sample, interpolated_lag, latest_value_only
+from monitor.model.consumers import EXACT, TimeLag, add_sample, interpolated_lag, latest_value_only
 
 READ_RETRY_SECONDS = 600.0  # how long a topic whose Read was refused goes without another try
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from monitor.topicconfig import BrokerSetting, TopicConfig
+from monitor.model.topicconfig import BrokerSetting, TopicConfig
 
 @dataclass(frozen=True)
 class PartitionOffsets:
@@ -37,9 +37,9 @@ class GroupLag:
     lag_seconds: float | None  # None: unknown (lag_unknown_reason says why)
     delete_retention_seconds: float
     min_compaction_lag_seconds: float | None = None  # the topic's min.compaction.lag.ms, in seconds
-    latest_value_only: bool = False  # declared in latest_value_only_groups (monitor.consumers)
-    lag_method: str | None = None  # exact | interpolated | extrapolated (monitor.consumers.METHODS)
-    lag_unknown_reason: str | None = None  # why lag_seconds is None (monitor.consumers.UNKNOWN_REASONS)
+    latest_value_only: bool = False  # declared in latest_value_only_groups (monitor.model.consumers)
+    lag_method: str | None = None  # exact | interpolated | extrapolated (monitor.model.consumers.METHODS)
+    lag_unknown_reason: str | None = None  # why lag_seconds is None (monitor.model.consumers.UNKNOWN_REASONS)
 
     @property
     def retention_fraction(self) -> float | None:

@@ -20,11 +20,11 @@ from confluent_kafka.admin import ConfigResource, OffsetSpec, ResourceType
 from boundedhttp import FetchError
 from collectors.admin_client import AdminSession, authorization_failure, call_error_kind
 from collectors.admin_state import AdminSnapshot, PartitionOffsets, TopicInfo
-from monitor.topicconfig import CLEANER_SETTINGS, DEFAULTS, ConfigValueError, TopicConfig, broker_cleaner_settings
-from monitor.transactions import TRANSACTION_MAX_TIMEOUT
+from monitor.model.topicconfig import CLEANER_SETTINGS, DEFAULTS, ConfigValueError, TopicConfig, broker_cleaner_settings
+from monitor.model.transactions import TRANSACTION_MAX_TIMEOUT
 
 
-# every topic config the model reads (monitor.topicconfig.DEFAULTS, the one list): file.delete.delay.ms too,
+# every topic config the model reads (monitor.model.topicconfig.DEFAULTS, the one list): file.delete.delay.ms too,
 # which tells a leftover .swap from a swap in progress (without it a topic's own value was taken as Kafka's
 # default and a planted leftover stayed "a swap in progress" for 60 s)
 COMPACTION_KEYS = tuple(DEFAULTS)
@@ -145,7 +145,7 @@ class TopicFetch:
     # DescribeProducers (nor List/DescribeTransactions). kafka-python 3.0.12 can
     # (KafkaAdminClient.describe_producers, to the leader or to a given replica), but it is a test
     # dependency only and would need the `client:` section's librdkafka settings translated.
-    # So the check is on the LSO (ListOffsets at READ_COMMITTED, below; monitor.lsocheck).
+    # So the check is on the LSO (ListOffsets at READ_COMMITTED, below; monitor.model.lsocheck).
     def _offsets(self, tps, errors: dict, kinds: list, unknown: dict) -> dict:
         """(topic, partition) -> (earliest, latest, last stable) offsets, -1 where unknown. A partition's
         failed ListOffsets makes its topic unknown (``unknown[topic]``: ``("list_offsets", kind)``), its

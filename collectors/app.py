@@ -22,12 +22,12 @@ from collectors.exporter import View, register_all
 from collectors.exposition import RenderedExposition
 from collectors.facts import offsets_groups
 from collectors.logdirs import LogDirScanner
-from monitor.transactions import TRANSACTION_MAX_TIMEOUT
+from monitor.model.transactions import TRANSACTION_MAX_TIMEOUT
 from collectors.runner import Runner, Source, Store
-from monitor.config import BrokerConfig, ClusterConfig, Config
-from monitor.lsocheck import LeaderLso
-from monitor.offsetgroups import unlisted
-from monitor.topicconfig import NOT_LISTED, admin_refusal, effective_broker_setting, effective_config
+from monitor.settings.config import BrokerConfig, ClusterConfig, Config
+from monitor.model.lsocheck import LeaderLso
+from monitor.kafka.offsetgroups import unlisted
+from monitor.model.topicconfig import NOT_LISTED, admin_refusal, effective_broker_setting, effective_config
 
 log = logging.getLogger("compaction_monitor.collect")
 
@@ -107,7 +107,7 @@ def _transaction_max_timeout(cluster: ClusterConfig, store: Store, admin_name: s
 
 def _leader_lso(store: Store, admin_name: str | None):
     """The leader's LSO of a partition, from the admin source's latest snapshot (ListOffsets at
-    READ_COMMITTED and READ_UNCOMMITTED), for the log-dir scanner's check (``monitor.lsocheck``)."""
+    READ_COMMITTED and READ_UNCOMMITTED), for the log-dir scanner's check (``monitor.model.lsocheck``)."""
 
     def lookup(topic: str, partition: int) -> LeaderLso | None:
         snap = store.snapshot(admin_name) if admin_name else None
@@ -202,10 +202,10 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
 
 def jmx_credentials(broker: BrokerConfig, endpoint: str) -> tuple[str, str] | None:
     """(user, password) for the broker's JMX exporter / Jolokia endpoint; None without ``jmx_username``.
-    ``jmx_password`` is a secret reference (``monitor.secrets``) resolved now, at every fetch, so a rotated
+    ``jmx_password`` is a secret reference (``monitor.settings.secrets``) resolved now, at every fetch, so a rotated
     secret file is picked up at the next one. A password that cannot be had puts the source down
     (``source_errors_total{error="credentials"}``) naming the reference, never a value."""
-    from monitor.secrets import SecretError, resolve_string
+    from monitor.settings.secrets import SecretError, resolve_string
 
     if not broker.jmx_username:
         if broker.jmx_password:
@@ -223,7 +223,7 @@ def jmx_credentials(broker: BrokerConfig, endpoint: str) -> tuple[str, str] | No
 class HiddenGroupsNotice:
     """A runner hook: logs, once per cluster and per change of the counts, when ListGroups gives fewer
     groups than ``__consumer_offsets`` in the log dirs read holds live committed offsets for
-    (``monitor.offsetgroups``). ListGroups leaves out, with no error, every group the principal may not
+    (``monitor.kafka.offsetgroups``). ListGroups leaves out, with no error, every group the principal may not
     Describe: without this the groups' lag series would be silently absent."""
 
     def __init__(self, store: Store):
@@ -342,7 +342,7 @@ def _serving_log(err) -> None:
 def scan_once(paths, config: Config, topic_overrides: dict | None = None, *, admin=None, include_all: bool = False,
               admin_error: str | None = None):
     """One refresh of a scanner over ``paths`` (``logdir``, ``explain``): the snapshot, and the names Kafka
-    would not create or load (``monitor.kafkanames``), one line each, for the caller to print. ``admin``: an
+    would not create or load (``monitor.kafka.kafkanames``), one line each, for the caller to print. ``admin``: an
     admin source's snapshot, for topic configs; ``admin_error``: the admin API was asked and failed (the
     configs it would give are unknown)."""
     cluster = config.clusters[0] if config.clusters else ClusterConfig()

@@ -22,8 +22,8 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from monitor.cleanerlog import CleanerLogParser, CleanerLogState
-from monitor.regularfile import NotRegularFile, PathError, open_regular
+from monitor.kafka.cleanerlog import CleanerLogParser, CleanerLogState
+from monitor.fileio.regularfile import NotRegularFile, PathError, open_regular
 
 HEAD_BYTES = 128  # the start of the file, to recognise it after a copytruncate
 

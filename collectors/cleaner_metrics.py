@@ -16,8 +16,8 @@ from dataclasses import dataclass, field, replace
 from prometheus_client.parser import text_string_to_metric_families
 
 from boundedhttp import FetchError
-from monitor.cleanerio import IoRate, IoSample, windowed
-from monitor.config import ClusterConfig
+from monitor.model.cleanerio import IoRate, IoSample, windowed
+from monitor.settings.config import ClusterConfig
 
 GAUGE_KEYS = ("max_dirty_percent", "time_since_last_run_ms", "max_compaction_delay_secs", "max_clean_time_secs",
               "max_buffer_utilization_percent", "cleaner_recopy_percent", "dead_thread_count")
@@ -92,7 +92,7 @@ class CleanerGauges:
 
 class IoSampler:
     """The cleaner-io count's rate over one JMX (or Jolokia) source's successive refreshes: keeps the
-    samples of the last few minutes and puts the rate (``monitor.cleanerio.windowed``) on each new
+    samples of the last few minutes and puts the rate (``monitor.model.cleanerio.windowed``) on each new
     ``CleanerGauges``."""
 
     def __init__(self, clock=time.monotonic):

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collectors import metrics as M
 from collectors.export_view import EXTRA, StoreCollector, families
 from collectors.facts import Facts
-from monitor.compaction import PartitionState
-from monitor.consumers import may_miss_updates
-from monitor.rules import LAG_PAST_RETENTION, holds
+from monitor.model.compaction import PartitionState
+from monitor.model.consumers import may_miss_updates
+from monitor.contract.rules import LAG_PAST_RETENTION, holds
 
 
 class ConsumerGroupCollector(StoreCollector):

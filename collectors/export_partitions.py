@@ -9,17 +9,17 @@ from __future__ import annotations
 from collectors import metrics as M
 from collectors.export_view import EXTRA, StoreCollector, families
 from collectors.facts import Facts, LogDirFacts
-from monitor.causes import ROLLED_BY, max_segment_ms
-from monitor.health import worst_cause
-from monitor.logdir import LEFTOVER_KINDS
-from monitor.streams import streams_role
-from monitor.topicconfig import LONG_MAX
-from monitor.configdeps import series_depends
-from monitor.metricnames import NAMESPACE
+from monitor.verdicts.causes import ROLLED_BY, max_segment_ms
+from monitor.verdicts.health import worst_cause
+from monitor.kafka.logdir import LEFTOVER_KINDS
+from monitor.model.streams import streams_role
+from monitor.model.topicconfig import LONG_MAX
+from monitor.model.configdeps import series_depends
+from monitor.contract.metricnames import NAMESPACE
 
-# the topic configs each partition series is made from (monitor.configdeps, defined once for the collector,
+# the topic configs each partition series is made from (monitor.model.configdeps, defined once for the collector,
 # the audit and the causes): a series whose config value is unknown (the admin API refused it,
-# monitor.topicconfig) is left out rather than made from Kafka's defaults
+# monitor.model.topicconfig) is left out rather than made from Kafka's defaults
 CONFIG_DEPENDS = series_depends(NAMESPACE)
 
 
@@ -187,7 +187,7 @@ def _partition_rows(rep, cause, now: float) -> list[tuple[str, dict, float]]:
 
 def _active_segment(add, rep, cause, now: float) -> None:
     """The active segment against its roll settings; the roll forecast is the cause's
-    (``monitor.causes.active_segment_roll``): absent when unknown, with the reason's own series."""
+    (``monitor.verdicts.causes.active_segment_roll``): absent when unknown, with the reason's own series."""
     s, c, known = rep.state, rep.config.config, rep.config.known
     add(M.P_ACTIVE_BYTES, s.active_segment_bytes)
     age = s.active_segment_age_ms(int(now * 1000))

@@ -1,5 +1,5 @@
 """The exporter's topics area: each compacted topic's live config, partitions, leaders' LSOs and
-replicas from the admin source, and the configuration review's findings (``monitor.configreview``).
+replicas from the admin source, and the configuration review's findings (``monitor.verdicts.configreview``).
 Each collector only maps the refresh's facts (``collectors.facts``) to metric families."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from collectors import metrics as M
 from collectors.export_view import StoreCollector, families, family
 from collectors.facts import ADMIN, Facts
-from monitor.topicconfig import LONG_MAX
+from monitor.model.topicconfig import LONG_MAX
 
 
 class TopicCollector(StoreCollector):
@@ -44,13 +44,13 @@ class TopicCollector(StoreCollector):
 
 
 class ConfigReviewCollector(StoreCollector):
-    """The configuration review's findings (``monitor.configreview``) per cluster with an admin source."""
+    """The configuration review's findings (``monitor.verdicts.configreview``) per cluster with an admin source."""
 
     names = (M.T_CONFIG_FINDING,)
 
     def _collect(self, facts: Facts):
         from collectors.review import topic_facts
-        from monitor.configreview import review
+        from monitor.verdicts.configreview import review
 
         fam = family(M.T_CONFIG_FINDING)
         for cluster in sorted({st.cluster for st in facts.of_kind(ADMIN)}):

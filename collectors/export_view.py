@@ -4,7 +4,7 @@ refresh's facts (``collectors.facts``).
 
 What goes out is the ``View``'s: at granularity topic (the default) a healthy partition keeps
 ``metrics.PARTITION_DEFAULT``'s series only and a healthy consumer group's partition
-``metrics.GROUP_DEFAULT``'s (``monitor.health`` says which are healthy), and the topic allow/deny
+``metrics.GROUP_DEFAULT``'s (``monitor.verdicts.health`` says which are healthy), and the topic allow/deny
 patterns drop whole topics, in ``StoreCollector.collect``: the one place each applies.
 """
 
@@ -19,9 +19,9 @@ from prometheus_client.registry import Collector
 from collectors import metrics as M
 from collectors.facts import Facts, FactsCache
 from collectors.runner import Store
-from monitor.config import Thresholds
-from monitor.health import series_fire, unhealthy
-from monitor.topicfilter import TopicFilter
+from monitor.settings.config import Thresholds
+from monitor.verdicts.health import series_fire, unhealthy
+from monitor.settings.topicfilter import TopicFilter
 
 DEFAULT = frozenset(M.PARTITION_DEFAULT) - {M.P_CAUSE}  # the cause series is added apart, always
 GROUP_DEFAULT = frozenset(M.GROUP_DEFAULT)
@@ -42,8 +42,8 @@ def families(names) -> dict:
 
 @dataclass
 class View:
-    """What goes out: the granularity (``monitor.config``'s ``granularity``), the thresholds the health
-    verdict compares with (``monitor.health``: the rule table's), and the topic filter."""
+    """What goes out: the granularity (``monitor.settings.config``'s ``granularity``), the thresholds the health
+    verdict compares with (``monitor.verdicts.health``: the rule table's), and the topic filter."""
 
     granularity: str = "topic"
     thresholds: Thresholds = field(default_factory=Thresholds)
@@ -58,7 +58,7 @@ class View:
         return self.granularity == "partition"
 
     def select(self, cause: str, rows: list) -> tuple[list, bool]:
-        """The series of one partition that go out, and whether it is unhealthy (``monitor.health``):
+        """The series of one partition that go out, and whether it is unhealthy (``monitor.verdicts.health``):
         all of them for an unhealthy partition or at granularity partition, else only
         ``metrics.PARTITION_DEFAULT``'s. ``rows``: ``(metric, labels beyond the partition's, value)``,
         its cause series apart."""
@@ -67,7 +67,7 @@ class View:
 
     def select_group(self, rows: list) -> tuple[list, bool]:
         """As ``select`` for one consumer group's partition, which has no cause: unhealthy when a rule's
-        comparison holds on its series (``monitor.health.series_fire``), else ``metrics.GROUP_DEFAULT``'s."""
+        comparison holds on its series (``monitor.verdicts.health.series_fire``), else ``metrics.GROUP_DEFAULT``'s."""
         bad = series_fire(rows, self.thresholds)
         return self._cut(rows, bad, GROUP_DEFAULT), bad
 

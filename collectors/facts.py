@@ -22,10 +22,10 @@ import time
 from dataclasses import dataclass, field
 
 from collectors.logdir_snapshot import PartitionReport, offsets_topic_groups
-from monitor.causes import IO_MAX, BrokerFacts, Cause, unknown_cause
-from monitor.cleanerlog import CleanerLogState
-from monitor.compaction import PartitionState
-from monitor.offsetgroups import unlisted
+from monitor.verdicts.causes import IO_MAX, BrokerFacts, Cause, unknown_cause
+from monitor.kafka.cleanerlog import CleanerLogState
+from monitor.model.compaction import PartitionState
+from monitor.kafka.offsetgroups import unlisted
 
 # the source kinds (collectors.runner.SourceStatus.kind) each fact is joined from
 ADMIN, GROUPS, LOG_DIRS, CLEANER_LOG = "admin", "consumer_groups", "log_dirs", "cleaner_log"
@@ -36,7 +36,7 @@ GAUGES = ("jmx", "jolokia")  # the source kinds that read a broker's cleaner gau
 class PartitionFacts:
     """One partition replica as one broker's log dirs show it. ``report`` is None when the partition
     could not be read (``fault`` says why, ``unknown_reason`` is the code its state-unknown series
-    carries): its cause is then ``unknown`` (``monitor.causes.unknown_cause``), its figures unknown."""
+    carries): its cause is then ``unknown`` (``monitor.verdicts.causes.unknown_cause``), its figures unknown."""
 
     cluster: str
     broker: str  # "" when the source names no broker (a one-shot scan)
@@ -95,7 +95,7 @@ class GroupPartitionFacts:
 @dataclass(frozen=True)
 class GroupFacts:
     """One ``consumer_groups`` source's groups: their lags joined with the leaders' states, and the
-    groups ListGroups left out against those with committed offsets on disk (``monitor.offsetgroups``)."""
+    groups ListGroups left out against those with committed offsets on disk (``monitor.kafka.offsetgroups``)."""
 
     cluster: str
     snapshot: object  # collectors.admin.GroupSnapshot
@@ -208,7 +208,7 @@ def _store_broker_facts(statuses, cluster: str, broker: str | None) -> BrokerFac
 def leaders_states(statuses, cluster: str) -> dict[tuple[str, int], PartitionState]:
     """(topic, partition) -> the ``PartitionState`` of the leader's replica (its first dirty offset and
     cleaner limit), for the partitions whose leader (from the cluster's admin snapshot) has its log dirs
-    read by this collector (``monitor.consumers`` says why a group's lag is judged against the leader)."""
+    read by this collector (``monitor.model.consumers`` says why a group's lag is judged against the leader)."""
     leaders = {}
     for st in statuses:
         if st.kind == ADMIN and st.cluster == cluster and st.snapshot is not None:

@@ -13,8 +13,8 @@ import os
 import time
 from typing import Callable
 
-from monitor.logdir import PartitionDir, Segment, scan_partition
-from monitor.summary import SegmentSummary
+from monitor.kafka.logdir import PartitionDir, Segment, scan_partition
+from monitor.model.summary import SegmentSummary
 
 # listing almost always finds it settled. Three more listings that each change under the read mean the
 # partition is being rewritten faster than it can be read; it is then unknown for this refresh, with

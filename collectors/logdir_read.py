@@ -1,9 +1,9 @@
-"""One partition's read: its segments summarised (``monitor.summary``: a segment unchanged since the
+"""One partition's read: its segments summarised (``monitor.model.summary``: a segment unchanged since the
 last refresh, by size, mtime and inode, is not read again; a growing active segment is read only from
-where it stopped), its latest producer snapshot, its state (``monitor.compaction.partition_state``)
-with the LSO checked against the leader's (``monitor.lsocheck``) and its ``.txnindex`` against the
+where it stopped), its latest producer snapshot, its state (``monitor.model.compaction.partition_state``)
+with the LSO checked against the leader's (``monitor.model.lsocheck``) and its ``.txnindex`` against the
 log; and a ``__consumer_offsets`` replica's groups with live committed offsets
-(``monitor.offsetgroups``). ``PartitionReader`` keeps what it read, by path, between refreshes; a read
+(``monitor.kafka.offsetgroups``). ``PartitionReader`` keeps what it read, by path, between refreshes; a read
 that finds a file moved under it raises ``SegmentsMoved`` for the caller to list the partition again
 (``collectors.logdir_churn``).
 """
@@ -16,15 +16,15 @@ from dataclasses import replace
 from typing import Callable
 
 from collectors.logdir_churn import RELISTS, SNAPSHOT_SETTLE_SECONDS, Relister, SegmentsMoved, check_listing, moved
-from monitor.compaction import checkpoint_problems, partition_state
-from monitor.kafkanames import offset_prefix
-from monitor.logdir import PartitionDir
-from monitor.lsocheck import ADMIN, LeaderLso, check_lso
-from monitor.offsetgroups import SegmentCommits, live_groups, read_segment
-from monitor.producer_snapshot import ProducerSnapshot, ProducerSnapshotError, read_producer_snapshot
-from monitor.regularfile import os_reason
-from monitor.summary import SegmentSummary, summarize
-from monitor.txnindex import txn_index_faults
+from monitor.model.compaction import checkpoint_problems, partition_state
+from monitor.kafka.kafkanames import offset_prefix
+from monitor.kafka.logdir import PartitionDir
+from monitor.model.lsocheck import ADMIN, LeaderLso, check_lso
+from monitor.kafka.offsetgroups import SegmentCommits, live_groups, read_segment
+from monitor.kafka.producer_snapshot import ProducerSnapshot, ProducerSnapshotError, read_producer_snapshot
+from monitor.fileio.regularfile import os_reason
+from monitor.model.summary import SegmentSummary, summarize
+from monitor.model.txnindex import txn_index_faults
 
 # (topic, partition) -> the leader's LSO from the admin source, None when it has none
 LeaderLsoLookup = Callable[[str, int], "LeaderLso | None"]
@@ -98,7 +98,7 @@ class PartitionReader:
     def offsets_groups(self, part: PartitionDir, seen_paths: set) -> tuple[PartitionDir, tuple[int, frozenset] | None]:
         """(the listing read, (log end offset, groups with live committed offsets)) of a
         ``__consumer_offsets`` replica, each segment read only for what it gained since the last refresh
-        (``monitor.offsetgroups``). A segment that vanished while we read (the cleaner's swap) makes the
+        (``monitor.kafka.offsetgroups``). A segment that vanished while we read (the cleaner's swap) makes the
         partition be listed again, as for the compaction figures (``RELISTS``); the groups are None when
         it still does after that, or cannot be read."""
         for attempt in range(RELISTS + 1):

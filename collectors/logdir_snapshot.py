@@ -2,21 +2,21 @@
 ``PartitionReport`` per partition read (its state, config, faults, checks), and the ``LogDirSnapshot``
 with what could not be read and why. Every per-partition table is keyed by ``(topic, partition)``,
 as Kafka's ``TopicPartition`` is: never by the ``topic-p`` text, which a reader would have to parse
-again (``monitor.kafkanames`` holds how a folder's name is read, once).
+again (``monitor.kafka.kafkanames`` holds how a folder's name is read, once).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from monitor.activekeys import ActiveKeys
-from monitor.causes import BrokerFacts, Cause, WriteRate, explain, rate_from_dirty_section
-from monitor.cleanerlog import CleanerLogState
-from monitor.compaction import PartitionState
-from monitor.lsocheck import LsoCheck, LsoDisagreement
-from monitor.offsetgroups import most_advanced
-from monitor.retention import RetentionProjection
-from monitor.topicconfig import BrokerSetting, EffectiveConfig
+from monitor.model.activekeys import ActiveKeys
+from monitor.verdicts.causes import BrokerFacts, Cause, WriteRate, explain, rate_from_dirty_section
+from monitor.kafka.cleanerlog import CleanerLogState
+from monitor.model.compaction import PartitionState
+from monitor.model.lsocheck import LsoCheck, LsoDisagreement
+from monitor.kafka.offsetgroups import most_advanced
+from monitor.model.retention import RetentionProjection
+from monitor.model.topicconfig import BrokerSetting, EffectiveConfig
 
 PartitionKey = tuple[str, int]  # (topic, partition): the key of every per-partition table
 
@@ -41,19 +41,19 @@ class PartitionReport:
     faults: tuple = ()  # the read faults' texts
     lso_check: LsoCheck | None = None  # the log's LSO against the leader's (admin API)
     lso_disagreement: LsoDisagreement | None = None  # a disagreement, since when the same one holds
-    leftovers: tuple = ()  # monitor.logdir.Leftover files untouched for longer than file.delete.delay.ms
-    clean_needed_bytes: int | None = None  # the room its next clean needs (monitor.diskspace); None: not compacted
+    leftovers: tuple = ()  # monitor.kafka.logdir.Leftover files untouched for longer than file.delete.delay.ms
+    clean_needed_bytes: int | None = None  # the room its next clean needs (monitor.model.diskspace); None: not compacted
     transaction_max_timeout: BrokerSetting | None = None  # what the state's hanging count was made with
     active_keys: ActiveKeys | None = None  # duplicates stuck in the active segment (None: its keys not read)
     # issue 16: producer pitfalls on disk (sums of the segments' counts) and, for compact,delete, what
-    # the broker's next retention check deletes (monitor.retention)
+    # the broker's next retention check deletes (monitor.model.retention)
     keyless_records: int = 0
     empty_value_records: int = 0
     retention: RetentionProjection | None = None
 
     def cause(self, now: float, *, broker: BrokerFacts | None = None, cleaner: CleanerLogState | None = None,
               bootstrap: str | None = None, one_shot: bool = False) -> Cause:
-        """The partition's one cause (``monitor.causes.explain``) from what this report knows; without a
+        """The partition's one cause (``monitor.verdicts.causes.explain``) from what this report knows; without a
         measured write rate, the one-shot estimate from the dirty section. ``one_shot``: a single refresh
         (``logdir``, ``explain``), which cannot know how long the partition has been eligible."""
         now_ms = int(now * 1000)
@@ -78,15 +78,15 @@ class LogDirSnapshot:
     segments_read: int = 0
     bytes_read: int = 0
     transaction_max_timeout: BrokerSetting | None = None  # the value the partitions' hanging counts used
-    # Checkpoint entries that cannot be right (monitor.checkpoint.entry_problem), each naming file and
+    # Checkpoint entries that cannot be right (monitor.kafka.checkpoint.entry_problem), each naming file and
     # line. Unlike a malformed file, which takes its log dir down (the file as a whole cannot be
     # trusted), one impossible entry in a well-formed file says nothing about the others: only that
     # partition's figures are unknown (left out, its problem in partition_errors); an entry for a
     # negative partition, which names no partition folder, is a log-dir error with the dir still up.
     entry_problems: tuple = ()
-    space: tuple = ()  # monitor.diskspace.LogDirSpace of every log dir: free space against a clean's need
+    space: tuple = ()  # monitor.model.diskspace.LogDirSpace of every log dir: free space against a clean's need
     # __consumer_offsets partition -> (its log end offset here, the groups with live committed offsets:
-    # monitor.offsetgroups); empty when no log dir read holds one
+    # monitor.kafka.offsetgroups); empty when no log dir read holds one
     offsets_groups: dict = field(default_factory=dict)
     # (topic, partition) -> why its figures are unknown this refresh, one of UNKNOWN_REASONS (the message is in
     # partition_errors); segments_changing is also counted as a source error of that kind

@@ -13,14 +13,14 @@ listed, is down as a whole: its partitions are left out rather than computed as
 if there were no checkpoint (every ratio would read 1.0); the other log dirs go on.
 
 Which partitions are compacted: the topic's ``cleanup.policy`` by the one
-precedence of ``monitor.topicconfig.effective_config`` (admin API, config file,
+precedence of ``monitor.model.topicconfig.effective_config`` (admin API, config file,
 command line, Kafka's defaults); without a configured policy a partition counts
 as compacted when the cleaner has a checkpoint for it, or it is one of Kafka's
 internal compacted topics. The brokers' ``transaction.max.timeout.ms`` (which open transactions are
 hanging) comes by the same precedence (``effective_broker_setting``), once per refresh.
 
 The LSO folded from each partition's log is checked against the leader's from the admin source
-(``monitor.lsocheck``: which one the model uses, and a disagreement kept while the same side holds
+(``monitor.model.lsocheck``: which one the model uses, and a disagreement kept while the same side holds
 the same offset).
 
 This module walks the log dirs and joins each partition's figures into its report; one partition's
@@ -38,25 +38,25 @@ from typing import Callable
 from collectors.logdir_churn import Relister
 from collectors.logdir_read import LeaderLsoLookup, PartitionReader, no_leader_lso
 from collectors.logdir_snapshot import CHANGING, DUPLICATE, LogDirSnapshot, PartitionKey, PartitionReport
-from monitor.activekeys import DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, ActiveKeys, tally
-from monitor.causes import WriteRate
-from monitor.checkpoint import describe_entry_problem, entry_problem
-from monitor.diskspace import CleanNeed, LogDirSpace, largest_clean_group, most_needed
-from monitor.kafkanames import printable
-from monitor.logdir import meta_node_id, scan_log_dir
-from monitor.lsocheck import LsoDisagreement, persist
-from monitor.offsetgroups import OFFSETS_TOPIC, most_advanced
-from monitor.regularfile import os_reason
-from monitor.retention import from_summaries, project_retention
-from monitor.topicconfig import (NOT_CLEANED_BY_LOG_CLEANER, BrokerSetting, EffectiveConfig, effective_broker_setting,
+from monitor.model.activekeys import DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, ActiveKeys, tally
+from monitor.verdicts.causes import WriteRate
+from monitor.kafka.checkpoint import describe_entry_problem, entry_problem
+from monitor.model.diskspace import CleanNeed, LogDirSpace, largest_clean_group, most_needed
+from monitor.kafka.kafkanames import printable
+from monitor.kafka.logdir import meta_node_id, scan_log_dir
+from monitor.model.lsocheck import LsoDisagreement, persist
+from monitor.kafka.offsetgroups import OFFSETS_TOPIC, most_advanced
+from monitor.fileio.regularfile import os_reason
+from monitor.model.retention import from_summaries, project_retention
+from monitor.model.topicconfig import (NOT_CLEANED_BY_LOG_CLEANER, BrokerSetting, EffectiveConfig, effective_broker_setting,
                                  effective_config)
-from monitor.transactions import TRANSACTION_MAX_TIMEOUT
+from monitor.model.transactions import TRANSACTION_MAX_TIMEOUT
 
 log = logging.getLogger("compaction_monitor.logdirs")
 
 
 def duplicate_reason(log_dir: str, topic: str, partition: int, folders: list[str]) -> str:
-    """The fault of a partition that several folders of one log dir load as (``monitor.kafkanames``)."""
+    """The fault of a partition that several folders of one log dir load as (``monitor.kafka.kafkanames``)."""
     return (f"{log_dir}: duplicate log directories for {topic}-{partition}: {', '.join(map(printable, folders))} "
             "all load as it (Kafka's LogManager refuses to start with both); none read: delete the one that is not "
             "this replica")
@@ -133,7 +133,7 @@ class LogDirScanner:
         self._known_compacted: set[PartitionKey] = set()
         # per partition at the last refresh: (time, active segment base, active segment bytes), for the write rate
         self._last_head: dict[PartitionKey, tuple[float, int, int]] = {}
-        self._named: set[str] = set()  # ignored names already logged (monitor.kafkanames), while they are there
+        self._named: set[str] = set()  # ignored names already logged (monitor.kafka.kafkanames), while they are there
 
     def refresh(self) -> LogDirSnapshot:
         now = self.clock()
@@ -297,7 +297,7 @@ class LogDirScanner:
         return reports
 
     def _log_named(self, named: dict[str, str]) -> None:
-        """One line per name Kafka would not create or load (``monitor.kafkanames``), and with ``say_faults``
+        """One line per name Kafka would not create or load (``monitor.kafka.kafkanames``), and with ``say_faults``
         per partition fault, when it first shows, not on every refresh; one gone and back is logged again."""
         for what in sorted(named.keys() - self._named):
             why = named[what]
@@ -330,7 +330,7 @@ class LogDirScanner:
         return WriteRate(written / (now - t0), f"measured: {written} bytes appended in the last {now - t0:.0f} s")
 
     def _active_duplicates(self, key, seg) -> ActiveKeys | None:
-        """The active segment's duplicates (``monitor.activekeys``), read on from the last refresh; None
+        """The active segment's duplicates (``monitor.model.activekeys``), read on from the last refresh; None
         when the file went away while we read (the next refresh reads the new active segment)."""
         try:
             k = tally(seg.log, seg.base_offset, self._active_keys.get(key), max_bytes=self.active_key_max_bytes,

@@ -2,13 +2,13 @@
 
 Names follow Prometheus conventions (base units in the name, ``_total`` only on
 counters) and use Kafka's label names: cluster, broker, topic, partition.
-The rule table (``monitor/rules.py``), hence the alert rules and the dashboard's evaluator, refer to
+The rule table (``monitor/contract/rules.py``), hence the alert rules and the dashboard's evaluator, refer to
 these names only (a test checks it).
 """
 
 from __future__ import annotations
 
-from monitor.metricnames import PREFIX
+from monitor.contract.metricnames import PREFIX
 
 B = ("cluster", "broker")
 P = ("cluster", "broker", "topic", "partition")
@@ -47,7 +47,7 @@ BROKER_UNCLEANABLE_PARTS = _m("broker_uncleanable_partitions", "gauge",
 BROKER_UNCLEANABLE_BYTES = _m("broker_uncleanable_bytes", "gauge",
                               "Cleanable bytes of the uncleanable partitions, per log dir.", B + ("log_dir",))
 
-# --- the broker's log cleaner settings (admin API describe_configs on each broker; monitor.topicconfig's
+# --- the broker's log cleaner settings (admin API describe_configs on each broker; monitor.model.topicconfig's
 # precedence: admin > config file > unknown). source: admin | config. A setting the broker refused to
 # describe and the config file does not give has no sample (never Kafka's default in its place);
 # broker_cleaner_settings_known says which brokers answered, and why not. ---
@@ -164,7 +164,7 @@ P_CAUSE = _m("partition_compaction_cause", "gauge",
 P_FAULTS = _m("partition_read_faults", "gauge", "Corrupt or unreadable batches met while reading the partition.", P)
 
 # --- cardinality (granularity: topic, the default): the per-partition series every partition has. The
-# others go out only for an unhealthy partition (monitor.health), or for all with granularity: partition.
+# others go out only for an unhealthy partition (monitor.verdicts.health), or for all with granularity: partition.
 # Chosen for what needs them while a partition is healthy:
 # * partition_compaction_cause: the health verdict itself, one series (count by (cause) works, the
 #   dashboard's row per partition, CleanerDisabled's "this broker hosts compacted partitions");
@@ -300,7 +300,7 @@ G_AT_RISK = _m("consumer_group_tombstone_risk", "gauge",
                "1 when the group's time lag exceeds the topic's delete.retention.ms.", G)
 
 # --- cardinality of the consumer groups (granularity: topic, the default): the series every (group, topic,
-# partition) has. The others go out only where a rule's comparison holds on them (monitor.health.series_fire:
+# partition) has. The others go out only where a rule's comparison holds on them (monitor.verdicts.health.series_fire:
 # ConsumerMayMissTombstones, ConsumerMayMissUpdates), or for all with granularity: partition. Chosen for
 # what needs them while the group's partition is healthy:
 # * consumer_group_lag_retention_ratio: what ConsumerMayMissTombstones compares, drawn per partition by
@@ -384,7 +384,7 @@ P_LEFTOVER_FILES = _m("partition_leftover_files", "gauge",
                       "clean or delayed delete that did not finish. The broker removes or completes them on start.",
                       P + ("log_dir", "kind"))
 
-# --- disk and restore (#16 point 6): room for the cleaner's next write (monitor.diskspace) ---
+# --- disk and restore (#16 point 6): room for the cleaner's next write (monitor.model.diskspace) ---
 LD = B + ("log_dir",)
 LOG_DIR_FREE = _m("log_dir_free_bytes", "gauge",
                   "Free bytes of the log dir's filesystem available to an unprivileged user (statvfs f_bavail * "
@@ -398,7 +398,7 @@ LOG_DIR_FREE_UP = _m("log_dir_free_space_check_up", "gauge",
                      "1 when the log dir's filesystem free space was read; 0 when statvfs failed (the reason is "
                      "in the collector's log and `logdir`'s output).", LD)
 
-# --- disk and restore (#16 point 6): Kafka Streams internal topics, by name (monitor.streams) ---
+# --- disk and restore (#16 point 6): Kafka Streams internal topics, by name (monitor.model.streams) ---
 # an info metric per topic rather than a label on every partition series: one series per Streams topic
 T_STREAMS_INFO = _m("topic_streams_info", "gauge",
                     "1 for a topic Kafka Streams names as an internal topic: streams_role changelog "

@@ -1,4 +1,4 @@
-"""What the configuration review (``monitor.configreview``) is given, gathered from a refresh's facts
+"""What the configuration review (``monitor.verdicts.configreview``) is given, gathered from a refresh's facts
 (``collectors.facts``: the collector's store, or ``check-config``'s one refresh): each compacted topic's
 live config (the admin source), its consumer groups' time lags (the consumer-groups source) and, summed
 over the partitions whose log dirs are read here, log and dirty bytes, tombstones, the write rate
@@ -9,8 +9,8 @@ disagree."""
 from __future__ import annotations
 
 from collectors.facts import ADMIN, GROUPS
-from monitor.causes import rate_from_dirty_section
-from monitor.configreview import GroupLagFact, TopicFacts
+from monitor.verdicts.causes import rate_from_dirty_section
+from monitor.verdicts.configreview import GroupLagFact, TopicFacts
 
 
 def topic_facts(facts, cluster: str) -> list[TopicFacts]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from boundedhttp import FetchError
-from monitor.redact import redact_url
+from monitor.settings.redact import redact_url
 
 log = logging.getLogger("compaction_monitor.sources")
 # a source's state changes are logged at most STATE_LOG_BURST times per this many seconds: a source
@@ -197,7 +197,7 @@ class Runner:
 
     # sources that read the admin source's snapshot (topic configs, offsets): their first refresh waits
     # for the cluster's admin source's first, up to FIRST_ADMIN_WAIT seconds, rather than find no topic
-    # config (unknown until the next refresh: monitor.topicconfig never puts Kafka's defaults in its place)
+    # config (unknown until the next refresh: monitor.model.topicconfig never puts Kafka's defaults in its place)
     ADMIN_READERS = ("log_dirs", "consumer_groups")
     FIRST_ADMIN_WAIT = 60.0
 

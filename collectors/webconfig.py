@@ -67,7 +67,7 @@ class WebConfig:
 
 
 def _read(path: str) -> str:
-    from monitor.regularfile import NotRegularFile, open_regular
+    from monitor.fileio.regularfile import NotRegularFile, open_regular
 
     try:
         with open_regular(path) as fh:

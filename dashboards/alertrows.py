@@ -1,6 +1,6 @@
 """The alerts the pages show, in one shape whatever the source: Prometheus' own alert states (its
 ``/api/v1/alerts``, evaluated from the rendered rules), or, with a collector as the source, the rule
-table evaluated here on the current samples (``monitor.rule_eval``: the same rules, no history).
+table evaluated here on the current samples (``monitor.contract.rule_eval``: the same rules, no history).
 
 Why a module of its own: the pages count "lagging", "overdue" and "at risk" from these alerts
 (``alerting``), never by comparing a metric with a threshold themselves, so the rule table stays the
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from monitor.config import Thresholds
-from monitor.rule_eval import Sample, evaluate, unknown_rules
+from monitor.settings.config import Thresholds
+from monitor.contract.rule_eval import Sample, evaluate, unknown_rules
 
 ALERT_COLUMNS = ["alert", "severity", "state", "summary", "description", "runbook", "since", "cluster", "broker",
                  "topic", "partition", "group"]
@@ -37,7 +37,7 @@ def alert_rows(data: dict) -> pd.DataFrame:
 
 def evaluated_alerts(samples: pd.DataFrame, t: Thresholds) -> pd.DataFrame:
     """The rule table evaluated on current samples (state ``active``; no history, so no
-    TombstonesPilingUp: see ``monitor.rule_eval``)."""
+    TombstonesPilingUp: see ``monitor.contract.rule_eval``)."""
     found = []
     for row in samples.to_dict("records"):
         labels = {k: str(v) for k, v in row.items() if k not in ("name", "value") and v is not None and v == v}

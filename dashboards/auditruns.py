@@ -1,6 +1,6 @@
 """The audit runs under the configured ``audit_dir`` as the Audit pages read them: which runs there
-are, each one's status from its marker alone (complete, in progress, damaged: ``monitor.auditrun``), a
-complete run's summary and tables, and two runs' partition tables paired (``monitor.accuracy``).
+are, each one's status from its marker alone (complete, in progress, damaged: ``monitor.contract.auditrun``), a
+complete run's summary and tables, and two runs' partition tables paired (``monitor.verdicts.accuracy``).
 
 Why apart from the live sources: a run is files written by the Spark audit, read with its own checks
 (sizes against the marker, a size cap on the small files); nothing here reaches the network.
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from monitor.auditrun import (COMPLETE, DAMAGED, MARKER, RUN_PREFIX, SUMMARY, TABLES, RunDamaged, read_summary,
+from monitor.contract.auditrun import (COMPLETE, DAMAGED, MARKER, RUN_PREFIX, SUMMARY, TABLES, RunDamaged, read_summary,
                               run_status)
 
 def audit_runs(audit_dir: str | None) -> list[str]:
@@ -42,7 +42,7 @@ def _read_bytes(path: Path, limit: int = 64 << 20) -> bytes:
 def audit_status(audit_dir: str, run: str) -> tuple[str, list[str]]:
     """A run's status from its marker alone (cheap: no table is read): complete, in progress (no
     marker) or damaged (a file missing or of another size than the marker says), with the problems
-    (``monitor.auditrun.run_status``)."""
+    (``monitor.contract.auditrun.run_status``)."""
     base = Path(audit_dir) / run
     try:
         if not (base / MARKER).is_file():
@@ -88,9 +88,9 @@ def records(df: pd.DataFrame) -> list[dict]:
 
 
 def audit_accuracy(before: pd.DataFrame, after: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
-    """Two runs' partition tables paired (``monitor.accuracy``): one row per partition of the earlier
+    """Two runs' partition tables paired (``monitor.verdicts.accuracy``): one row per partition of the earlier
     run, and the totals over the partitions the cleaner has been over."""
-    from monitor.accuracy import compare_runs, totals
+    from monitor.verdicts.accuracy import compare_runs, totals
 
     rows = compare_runs(records(before), records(after))
     return pd.DataFrame([r.as_dict() for r in rows]), totals(rows).as_dict()

@@ -10,8 +10,8 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
-from monitor.accuracy import signed_bytes, signed_ratio
-from monitor.rules import ALERT
+from monitor.verdicts.accuracy import signed_bytes, signed_ratio
+from monitor.contract.rules import ALERT
 
 LAYOUT = dict(template="plotly_white", margin=dict(l=50, r=20, t=50, b=40), height=340,
               legend=dict(orientation="h", y=-0.2))
@@ -139,8 +139,8 @@ def audit_tombstone_buckets(buckets: pd.DataFrame) -> go.Figure:
 
 
 def cause_counts(table: pd.DataFrame) -> go.Figure:
-    """How many partitions have each cause (``monitor.causes``), in the causes' precedence order."""
-    from monitor.causes import CAUSES
+    """How many partitions have each cause (``monitor.verdicts.causes``), in the causes' precedence order."""
+    from monitor.verdicts.causes import CAUSES
 
     counts = table["cause"].value_counts() if not table.empty else pd.Series(dtype=int)
     names = [c for c in CAUSES if c in counts.index]
@@ -154,7 +154,7 @@ def cause_counts(table: pd.DataFrame) -> go.Figure:
 
 
 def audit_accuracy(rows: pd.DataFrame) -> go.Figure:
-    """Predicted against reclaimed bytes per partition (``monitor.accuracy`` rows of status cleaned), the
+    """Predicted against reclaimed bytes per partition (``monitor.verdicts.accuracy`` rows of status cleaned), the
     error (reclaimed - predicted) written over each pair of bars."""
     fig = go.Figure()
     if not rows.empty:

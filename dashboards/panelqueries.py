@@ -1,5 +1,5 @@
 """The Streamlit pages' charts that Grafana draws too, taken from the one panel table
-(``monitor.panels``): the same PromQL (Grafana's variables substituted as for "All" clusters) and the
+(``monitor.contract.panels``): the same PromQL (Grafana's variables substituted as for "All" clusters) and the
 same threshold lines. A page never writes a Prometheus query of its own for these charts; a test
 checks both forms agree (tests/alerts/test_grafana.py)."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
-from monitor.config import Thresholds
-from monitor.metricnames import PREFIX
-from monitor.panels import instantiate, panel
+from monitor.settings.config import Thresholds
+from monitor.contract.metricnames import PREFIX
+from monitor.contract.panels import instantiate, panel
 
 
 def promql(key: str, query: int = 0, **narrow: str) -> str:

@@ -26,9 +26,9 @@ from boundedhttp import FetchError, get_text
 from prometheus_client.parser import text_string_to_metric_families
 
 from dashboards.alertrows import alert_rows, evaluated_alerts
-from monitor.config import Thresholds, load_config
-from monitor.metricnames import PREFIX, full_name
-from monitor.redact import redact_url
+from monitor.settings.config import Thresholds, load_config
+from monitor.contract.metricnames import PREFIX, full_name
+from monitor.settings.redact import redact_url
 
 LABELS = ["cluster", "broker", "topic", "partition", "group", "section", "reason", "cause", "log_dir", "source",
           "kind", "error", "instance", "job", "held_by", "by", "latest_value_only", "check", "setting", "current",
@@ -114,7 +114,7 @@ def collector_samples(url: str, limits: Settings = Settings()) -> pd.DataFrame:
 
 
 def samples_from_text(text: str, where: str) -> pd.DataFrame:
-    """The samples of our series (``monitor.metricnames.PREFIX``) on a Prometheus text page (``where``: its URL, for the error)."""
+    """The samples of our series (``monitor.contract.metricnames.PREFIX``) on a Prometheus text page (``where``: its URL, for the error)."""
     rows = []
     try:
         for fam in text_string_to_metric_families(text):
@@ -142,7 +142,7 @@ def _api(base: str, path: str, limits: Settings, **params) -> dict:
 
 
 def prometheus_samples(base: str, limits: Settings = Settings()) -> pd.DataFrame:
-    """Current samples of every series of ours (``monitor.metricnames.PREFIX``)."""
+    """Current samples of every series of ours (``monitor.contract.metricnames.PREFIX``)."""
     data = _api(base, "/api/v1/query", limits, query=f'{{__name__=~"{PREFIX}.+"}}')
     try:
         rows = [{"name": r["metric"].get("__name__"), **{k: v for k, v in r["metric"].items() if k != "__name__"},

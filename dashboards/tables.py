@@ -1,6 +1,6 @@
 """The Partitions and consumer-group tables the pages show, joined from the current samples
 (``dashboards.sources``): one row per partition (or per group's partition) with its figures, its cause
-and fix (``monitor.causes``), and whether the rule table's alert is raised for it (``dashboards.alertrows``).
+and fix (``monitor.verdicts.causes``), and whether the rule table's alert is raised for it (``dashboards.alertrows``).
 
 Why apart from the sources: these joins are the pages' view of the collector's series, the same from
 Prometheus or from a collector; the sources only read them.
@@ -12,8 +12,8 @@ import pandas as pd
 
 from dashboards.alertrows import alerting
 from dashboards.sources import metric
-from monitor.causes import fix_outline
-from monitor.rules import ALERT
+from monitor.verdicts.causes import fix_outline
+from monitor.contract.rules import ALERT
 
 PARTITION = ["cluster", "broker", "topic", "partition"]
 # the active segment against its roll settings, and the duplicates stuck in it
@@ -107,7 +107,7 @@ GROUP = ["cluster", "group", "topic", "partition"]
 
 def consumer_groups_table(samples: pd.DataFrame, alerts: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per group and partition of a compacted topic: lag in records and in time, and
-    ``may_miss_updates``: the reasons it may read an already compacted history (``monitor.consumers``),
+    ``may_miss_updates``: the reasons it may read an already compacted history (``monitor.model.consumers``),
     "latest value only" for a group declared so (no alert for it), "" when neither reason holds,
     "unknown" when neither could be told, "not exported" for a healthy group's partition at granularity
     topic (the collector's default sends its ``GROUP_DEFAULT`` series only: no lag in records either).

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboards import sources
-from monitor.redact import redact_url
+from monitor.settings.redact import redact_url
 
 TTL = int(os.environ.get("COMPACTION_MONITOR_REFRESH", "30"))
 
@@ -39,7 +39,7 @@ def history(s: sources.Settings, query: str, seconds: int = 3600) -> pd.DataFram
 
 def settings() -> sources.Settings:
     """The settings, or the config's problems on the page (one a line) and the page stopped."""
-    from monitor.config import ConfigError
+    from monitor.settings.config import ConfigError
 
     try:
         return sources.settings_from_env()

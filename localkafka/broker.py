@@ -30,7 +30,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from boundedhttp import FetchError, get
-from monitor import strictjson
+from monitor.fileio import strictjson
 
 HERE = Path(__file__).resolve().parent
 STATE_FILE = "broker.json"

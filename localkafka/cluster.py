@@ -51,7 +51,7 @@ from pathlib import Path
 
 from localkafka import broker as one
 from localkafka import tls
-from monitor import strictjson
+from monitor.fileio import strictjson
 
 CLUSTER_FILE = "cluster.json"
 SECURITIES = ("plaintext", "sasl_ssl")

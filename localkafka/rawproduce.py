@@ -8,7 +8,7 @@ monitor has a hanging transaction to show; the tests use the same request.
 
 Encoded by hand from Kafka's message definitions: ProduceRequest/ProduceResponse v3 (the oldest Kafka
 4 accepts, KIP-896; request header v1, not flexible) and the record batch v2 layout
-(DefaultRecordBatch.java: the header of ``monitor.record.v2.HEADER``, CRC-32C from the attributes on).
+(DefaultRecordBatch.java: the header of ``monitor.kafka.record.v2.HEADER``, CRC-32C from the attributes on).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import struct
 
 from crc32c import crc32c
 
-from monitor.record.v2 import CRC_START, HEADER, LOG_OVERHEAD, TRANSACTIONAL_MASK
-from monitor.record.varint import encode_varint
+from monitor.kafka.record.v2 import CRC_START, HEADER, LOG_OVERHEAD, TRANSACTIONAL_MASK
+from monitor.kafka.record.varint import encode_varint
 
 PRODUCE_API_KEY, PRODUCE_VERSION = 0, 3
 

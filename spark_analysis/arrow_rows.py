@@ -7,11 +7,11 @@ import posixpath
 import numpy as np
 import pyarrow as pa
 
-from monitor.dump import DumpParser
-from monitor.excerpt import excerpt
-from monitor.kafkanames import offset_file
-from monitor.logdir import parse_partition_dir_name
-from monitor.record import SegmentReader
+from monitor.kafka.dump import DumpParser
+from monitor.fileio.excerpt import excerpt
+from monitor.kafka.kafkanames import offset_file
+from monitor.kafka.logdir import parse_partition_dir_name
+from monitor.kafka.record import SegmentReader
 from spark_analysis.schema import ARROW_SCHEMA, NAMES
 
 ROWS_PER_BATCH = 65536
@@ -26,7 +26,7 @@ def topic_partition(path: str) -> tuple[str | None, int | None]:
 
 def segment_base(path: str) -> int | None:
     """``.../00000000000000001200.log`` -> 1200; None for a name Kafka does not write for a segment
-    (``5.log``, ``².log``: ``monitor.kafkanames``, the walk's one rule)."""
+    (``5.log``, ``².log``: ``monitor.kafka.kafkanames``, the walk's one rule)."""
     found = offset_file(posixpath.basename(path))
     return found[0] if found is not None and found[1] == ".log" else None
 
@@ -150,7 +150,7 @@ def dump_batches(uri: str, size: int, opener):
     with fh:
         import io
 
-        from monitor.sniff import text_encoding
+        from monitor.kafka.sniff import text_encoding
 
         head = fh.read(2)  # a byte order mark: PowerShell's ">" writes UTF-16 (as ``inspect`` reads it)
         fh.seek(0)

@@ -1,10 +1,10 @@
 """The earlier complete run in an audit's output location, for the HTML report's prediction against what
-the broker reclaimed (``monitor.accuracy``): the report of a run taken after the cleaner ran compares
+the broker reclaimed (``monitor.verdicts.accuracy``): the report of a run taken after the cleaner ran compares
 itself with the run before it, as the Audit page does by default.
 
-Which runs are whole is ``monitor.auditrun``'s rule (the ``_SUCCESS`` marker and the sizes it lists),
+Which runs are whole is ``monitor.contract.auditrun``'s rule (the ``_SUCCESS`` marker and the sizes it lists),
 read through pyarrow's filesystems so an ``s3a://`` output location works as a local one; the earlier
-run is ``monitor.accuracy.baseline``'s choice among the complete ones."""
+run is ``monitor.verdicts.accuracy.baseline``'s choice among the complete ones."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import pyarrow.fs as pafs
 
-from monitor.accuracy import baseline
-from monitor.auditrun import COMPLETE, MARKER, RUN_PREFIX, run_status
+from monitor.verdicts.accuracy import baseline
+from monitor.contract.auditrun import COMPLETE, MARKER, RUN_PREFIX, run_status
 
 
 @dataclass(frozen=True)

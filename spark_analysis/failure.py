@@ -4,7 +4,7 @@ When a Spark job fails, PySpark raises a ``Py4JJavaError`` whose text is the who
 of the driver, with the executors' causes nested in it (``Caused by: ...``), and log4j prints every
 failed task's trace again: hundreds of lines that end in ``An error occurred while calling
 o267.parquet``, the one thing the user cannot act on. What they can act on is the root cause: the
-last ``Caused by`` (``monitor.cleanerlog.root_exception``, the rule that reads the cleaner's stack
+last ``Caused by`` (``monitor.kafka.cleanerlog.root_exception``, the rule that reads the cleaner's stack
 traces), and above all an operating system error named in the chain, which Java writes as the C
 library's ``strerror`` text ("No space left on device"): that is named as ``os_reason`` names it
 (``no space left on device``), with where it happened.
@@ -15,8 +15,8 @@ from __future__ import annotations
 import errno
 import os
 
-from monitor.cleanerlog import root_exception
-from monitor.excerpt import shortened
+from monitor.kafka.cleanerlog import root_exception
+from monitor.fileio.excerpt import shortened
 
 # Errors of the operating system a Java stack trace names by their strerror text, most telling first:
 # a full disk or quota, then what else makes a write fail.

@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 
 import pyarrow.fs as pafs
 
-from monitor.regularfile import NotRegularFile, check_regular, path_problem
+from monitor.fileio.regularfile import NotRegularFile, check_regular, path_problem
 
 
 def filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
@@ -40,7 +40,7 @@ def list_files(uri: str, suffix: str | tuple[str, ...], refused: list | None = N
     """(uri, size) of every regular file under ``uri`` (or ``uri`` itself) whose name ends with ``suffix``.
 
     pyarrow's local filesystem calls a FIFO, a device or a socket neither File nor Directory
-    (``FileType.Unknown``), so local paths are checked with ``monitor.regularfile``: ``uri`` itself
+    (``FileType.Unknown``), so local paths are checked with ``monitor.fileio.regularfile``: ``uri`` itself
     not a regular file raises NotRegularFile (an OSError naming it and what it is); one found in a
     folder is left out and its message appended to ``refused``."""
     fs, path = filesystem(uri)

@@ -5,16 +5,16 @@ duplicate partition folder) must be told before Spark starts."""
 
 from __future__ import annotations
 
-from monitor import strictjson
+from monitor.fileio import strictjson
 from spark_analysis.progress import log
 
 
 def list_inputs(kind: str, inputs: list[str]) -> list[tuple[str, int]]:
     """The files a run will read, listed once on the driver (names and sizes only).
     Segments must sit in ``<topic>-<partition>`` folders; -delete/-future/-stray folders are left out."""
-    from monitor.topicconfig import NOT_CLEANED_BY_LOG_CLEANER
+    from monitor.model.topicconfig import NOT_CLEANED_BY_LOG_CLEANER
     from spark_analysis.arrow_rows import topic_partition
-    from monitor.regularfile import NotRegularFile
+    from monitor.fileio.regularfile import NotRegularFile
     from spark_analysis.fs import list_files
 
     suffix = (".log",) if kind == "segments" else (".txt", ".dump", ".out")
@@ -43,12 +43,12 @@ def list_inputs(kind: str, inputs: list[str]) -> list[tuple[str, int]]:
 
 def kafka_segments(files: list[tuple[str, int]], topic_partition) -> list[tuple[str, int]]:
     """The listed ``.log`` files that Kafka would load as segments, by the log-dir walk's rule
-    (``monitor.kafkanames``): a name Kafka never writes (``5.log``, ``².log``) is left out, and so is
+    (``monitor.kafka.kafkanames``): a name Kafka never writes (``5.log``, ``².log``) is left out, and so is
     every folder of a partition that two folders of one log dir load as (``orders-3`` and ``orders-03``:
     Kafka refuses to start), each with one line naming it."""
     import posixpath
 
-    from monitor.kafkanames import printable, stray_reason
+    from monitor.kafka.kafkanames import printable, stray_reason
     from spark_analysis.arrow_rows import segment_base
 
     folders: dict = {}
@@ -106,8 +106,8 @@ def read_checkpoints(inputs: list[str]) -> tuple[dict, dict]:
 def read_log_dirs(inputs: list[str]) -> dict:
     """log dir -> ``replicas.LogDirInfo`` of every log dir under the inputs: its cleaner-offset-checkpoint
     and log-start-offset-checkpoint entries and the broker id of its meta.properties."""
-    from monitor.checkpoint import CheckpointError, read_checkpoint_stream
-    from monitor.logdir import MAX_META_BYTES, meta_node_id, parse_properties
+    from monitor.kafka.checkpoint import CheckpointError, read_checkpoint_stream
+    from monitor.kafka.logdir import MAX_META_BYTES, meta_node_id, parse_properties
     from spark_analysis.fs import filesystem, list_files
     from spark_analysis.replicas import LogDirInfo
 

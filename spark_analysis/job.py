@@ -14,7 +14,7 @@ is checked before Spark starts.
 
 Each run writes a new folder ``<out>/run-<UTC time>/`` (nothing earlier is overwritten) with Parquet
 tables (partitions, topics, tombstone_buckets, top_keys, top_producers, faults, replicas), ``summary.json``, a
-self-contained ``report.html`` and the completion marker ``_SUCCESS`` (``monitor.auditrun``: written
+self-contained ``report.html`` and the completion marker ``_SUCCESS`` (``monitor.contract.auditrun``: written
 under a hidden name, renamed when whole), and points ``<out>/latest.json`` at it. ``--out`` is checked
 before Spark starts.
 """
@@ -26,7 +26,7 @@ import os
 import sys
 import time
 
-from monitor.valuecheck import bootstrap_problem, flag_type, number_type
+from monitor.settings.valuecheck import bootstrap_problem, flag_type, number_type
 from spark_analysis import failure
 from spark_analysis.inputs import list_inputs, load_records, read_checkpoints, read_log_dirs
 from spark_analysis.outputs import OutputError, check_output, write_outputs
@@ -46,7 +46,7 @@ def cleaner_params(args, throughput_from_log: float | None, broker_settings: dic
     broker id's settings (all brokers' when they agree); the per-broker wall clock uses each broker's.
     Without brokers, ``settings`` (the config file's, or unknown with the admin API's failure) are the
     run's. Returns (the run's params, {broker id: params})."""
-    from monitor.estimate import DEFAULT_THROUGHPUT, CleanerParams, params_for
+    from monitor.model.estimate import DEFAULT_THROUGHPUT, CleanerParams, params_for
 
     if args.throughput:
         tp, src = args.throughput * (1 << 20), "given"
@@ -62,9 +62,9 @@ def cleaner_params(args, throughput_from_log: float | None, broker_settings: dic
 
 
 def restore_throughput(args, config: float | None):
-    """The restore throughput of the run (``monitor.restore.resolve``): the flag, monitor.yaml's, the
+    """The restore throughput of the run (``monitor.verdicts.restore.resolve``): the flag, monitor.yaml's, the
     measurement file (``--restore-measurement``, else the checkout's bench/out/restore.json), else unknown."""
-    from monitor.restore import MEASUREMENT, resolve
+    from monitor.verdicts.restore import MEASUREMENT, resolve
 
     return resolve(getattr(args, "restore_throughput", None), config,
                    getattr(args, "restore_measurement", None) or MEASUREMENT)
@@ -123,13 +123,13 @@ def run(args, topic_configs: dict | None = None, spark=None, broker_settings: di
     (the admin API's); ``file_configs``: topic -> monitor.yaml's values; ``admin_asked``: an admin API
     was asked (``admin`` its answer, else ``admin_error`` why none): a topic it did not give has its
     config unknown (``AuditInputs.effective``);
-    ``broker_settings``: broker id -> the broker's cleaner settings (``monitor.topicconfig.BrokerSetting``
+    ``broker_settings``: broker id -> the broker's cleaner settings (``monitor.model.topicconfig.BrokerSetting``
     by Kafka name); ``replicas``: (topic, partition) -> broker ids, for each broker's wall clock;
     ``settings``: the cleaner settings when no broker's are known; ``leaders``: (topic, partition) -> the
     leader's broker id (the admin API's), to audit its replica when the log dirs hold several;
-    ``restore_config``: monitor.yaml's restore throughput (``monitor.restore.resolve`` puts the flag above
+    ``restore_config``: monitor.yaml's restore throughput (``monitor.verdicts.restore.resolve`` puts the flag above
     it, the measurement below)."""
-    from monitor.cleanerlog import learned_throughput, parse_cleaner_log
+    from monitor.kafka.cleanerlog import learned_throughput, parse_cleaner_log
     from spark_analysis import s3
     from spark_analysis.fs import local_problem, read_text
 
@@ -208,8 +208,8 @@ def main(argv=None) -> int:
     """``spark-submit spark_analysis/job.py ...``: the audit without the command line. Topic configs come
     from ``--config``'s topics, else Kafka's defaults; the admin API is the command line's to ask
     (``compaction-monitor audit --bootstrap-servers``), since this edge imports no other."""
-    from monitor.config import ConfigError, load_config
-    from monitor.topicconfig import ConfigValueError, effective_configs
+    from monitor.settings.config import ConfigError, load_config
+    from monitor.model.topicconfig import ConfigValueError, effective_configs
 
     args = build_parser().parse_args(argv)
     try:

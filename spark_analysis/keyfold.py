@@ -74,7 +74,7 @@ class Bounds:
     # the topic has several partitions: the fold sends its key hashes (``partition_key`` rows) so that
     # keys found in more than one partition can be counted across partitions
     key_hashes: bool = False
-    # compact,delete: retention deletes the segments below this offset (``monitor.retention``); their
+    # compact,delete: retention deletes the segments below this offset (``monitor.model.retention``); their
     # records are no key's record (-1: nothing deleted)
     retained_from: int = -1
 

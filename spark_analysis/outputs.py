@@ -1,5 +1,5 @@
 """The audit's outputs: ``--out`` checked before Spark starts, then each run written whole under a new
-folder (``monitor.auditrun``'s layout: tables, ``summary.json``, ``report.html``, the marker written
+folder (``monitor.contract.auditrun``'s layout: tables, ``summary.json``, ``report.html``, the marker written
 last under a hidden name and renamed), and ``latest.json`` pointed at it. Why apart from the job: a
 run's folder is the contract the dashboard reads, and nothing here depends on how the tables were made."""
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 import datetime as dt
 import os
 
-from monitor import strictjson
-from monitor.auditrun import LATEST, MARKER, REPORT, RUN_PREFIX, SUMMARY, TABLES, TEMP_PREFIX, marker_text
+from monitor.fileio import strictjson
+from monitor.contract.auditrun import LATEST, MARKER, REPORT, RUN_PREFIX, SUMMARY, TABLES, TEMP_PREFIX, marker_text
 from spark_analysis import failure
 from spark_analysis.failure import first_line
 

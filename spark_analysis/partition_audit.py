@@ -5,7 +5,7 @@ its keys never meet another partition's), and everything the audit asks of a par
 its own segments: Kafka's bounds from the batch headers (active segment, ``min.compaction.lag.ms``,
 the checkpoint, the LSO and the aborted transactions from the transactional batches and markers),
 then one pass over the records through the one fold (``partition_fold``), beside which one clean's
-decisions on aborted data and markers are counted (``monitor.txncleaner``; aborted data is no key's
+decisions on aborted data and markers are counted (``monitor.model.txncleaner``; aborted data is no key's
 record). The task
 hands Spark the partition's facts, its key totals, top keys, producer and tombstone-bucket totals and
 its faults (``rows``): no per-record or per-key rows cross into the JVM, unless a partition has more
@@ -19,14 +19,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from monitor.compaction import partition_state
-from monitor.record import SegmentReader
-from monitor.record.v2 import decoder
-from monitor.retention import from_summaries, project_retention
-from monitor.summary import SegmentSummary, fold_end, fold_header, txn_event
-from monitor.topicconfig import TopicConfig
-from monitor.transactions import aborted_transactions
-from monitor.txncleaner import TxnCleaning
+from monitor.model.compaction import partition_state
+from monitor.kafka.record import SegmentReader
+from monitor.kafka.record.v2 import decoder
+from monitor.model.retention import from_summaries, project_retention
+from monitor.model.summary import SegmentSummary, fold_end, fold_header, txn_event
+from monitor.model.topicconfig import TopicConfig
+from monitor.model.transactions import aborted_transactions
+from monitor.model.txncleaner import TxnCleaning
 from spark_analysis import rows
 from spark_analysis.arrow_rows import segment_base
 from spark_analysis.keyfold import Bounds
@@ -80,7 +80,7 @@ class HeaderScan:
 
 def scan_headers(files, opener) -> HeaderScan:
     """Kafka's segment facts from batch headers alone (no record decoded but the transaction markers',
-    whose type is in their one record's key), with the transaction events (``monitor.summary``): the
+    whose type is in their one record's key), with the transaction events (``monitor.model.summary``): the
     LSO and the aborted transactions follow. Faults are left to the record pass, which reports them; a
     segment that cannot be opened is left out here."""
     scan = HeaderScan()
@@ -153,7 +153,7 @@ def bounds_for(topic: str, partition: int, summaries: list, cfg: TopicConfig, no
 
 
 def retention_for(st, summaries: list, cfg: TopicConfig, now_ms: int):
-    """What the delete half of ``compact,delete`` removes now (``monitor.retention``), or None when the
+    """What the delete half of ``compact,delete`` removes now (``monitor.model.retention``), or None when the
     policy has no ``delete``. Records below its log start are no key's record: retention deletes them
     whole, whatever a clean would keep."""
     if not cfg.deletes:

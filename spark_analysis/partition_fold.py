@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from monitor import valuesizes
+from monitor.contract import valuesizes
 from spark_analysis import rows
 from spark_analysis.arrow_rows import RECORD_OVERHEAD
 from spark_analysis.keyfold import (KEY_COLUMNS, NO_PRODUCER, Bounds, fold, key_totals, latest_by_producer,
@@ -102,7 +102,7 @@ class PartitionFold:
         # producer pitfalls, per record: keyless, empty values (length 0, not null), value sizes
         self.keyless = self.empty_values = self.values = 0
         self.value_max: int | None = None
-        self.value_sizes: dict[int, int] = {}  # monitor.valuesizes histogram
+        self.value_sizes: dict[int, int] = {}  # monitor.contract.valuesizes histogram
 
     def add(self, c: dict):
         """Fold one window (records in offset order, after every earlier window); yields the key

@@ -35,7 +35,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 
-from monitor.compaction import first_dirty_offset
+from monitor.model.compaction import first_dirty_offset
 
 BEHIND, AHEAD = "behind", "ahead"
 LOG_START_DIFFERS, CHECKPOINT_DIFFERS, SIZE_DIFFERS = "log_start_differs", "cleaner_checkpoint_differs", "size_differs"
@@ -83,7 +83,7 @@ def end_of(item):
     """A Spark task's work: ``(key, files)`` -> ``(key, log end offset)``: the offset after the last
     batch of the last segment that has one (an empty active segment: its base offset), from batch
     headers only (Kafka's LogSegment.readNextOffset reads the last batch the same way)."""
-    from monitor.record import SegmentReader
+    from monitor.kafka.record import SegmentReader
     from spark_analysis.arrow_rows import segment_base
     from spark_analysis.fs import open_input
 

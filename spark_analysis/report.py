@@ -94,8 +94,8 @@ def replicas_html(summary: dict, replicas: list[dict]) -> str:
 
 def _config_note(summary: dict) -> str:
     """Which topics' configs are unknown (the admin API asked and did not tell) and why: their figures
-    that depend on the config are shown as unknown and left out of the totals (``monitor.auditrun``)."""
-    from monitor.auditrun import CONFIG_UNKNOWN_NOTE, unknown_configs
+    that depend on the config are shown as unknown and left out of the totals (``monitor.contract.auditrun``)."""
+    from monitor.contract.auditrun import CONFIG_UNKNOWN_NOTE, unknown_configs
 
     unknown = unknown_configs(summary)
     if not unknown:
@@ -119,9 +119,9 @@ def _bytes(v: float) -> str:
 
 def accuracy_html(run: str, partitions: list[dict], earlier) -> str:
     """This run against the output location's earlier complete run (``spark_analysis.earlier``), compared
-    by ``monitor.accuracy`` as the Audit page compares them: the earlier run's reclaimable bytes (the
+    by ``monitor.verdicts.accuracy`` as the Audit page compares them: the earlier run's reclaimable bytes (the
     prediction) against its partitions' size then less their size now (what the broker reclaimed)."""
-    from monitor.accuracy import CLEANED, charted, compare_runs, signed_bytes, signed_ratio, totals
+    from monitor.verdicts.accuracy import CLEANED, charted, compare_runs, signed_bytes, signed_ratio, totals
 
     head = f"<h2>{ACCURACY_TITLE}</h2>"
     if earlier is None:
@@ -279,8 +279,8 @@ def _pitfalls(topics: list[dict], summary: dict) -> str:
 
 
 def _restore(topics: list[dict], summary: dict) -> str:
-    """Each compacted topic's restore time (``monitor.restore``), changelogs first; unknown with the reason."""
-    from monitor.restore import EXPLAIN, restore_order
+    """Each compacted topic's restore time (``monitor.verdicts.restore``), changelogs first; unknown with the reason."""
+    from monitor.verdicts.restore import EXPLAIN, restore_order
 
     if "restore_throughput_source" not in summary:
         return "<p>Not in this run (an audit from before the restore estimate).</p>"

@@ -38,12 +38,12 @@ ROW_TYPES: dict[str, list] = {
         ("cleanable_ratio", pa.float64()), ("min_cleanable_dirty_ratio", pa.float64()), ("eligible", pa.bool_()),
         ("delete_retention_ms", pa.int64()), ("first_timestamp", pa.int64()), ("last_timestamp", pa.int64()),
         ("bucket_ms", pa.int64()),
-        # what one clean drops of aborted transactions and markers (monitor.txncleaner), from the record pass
+        # what one clean drops of aborted transactions and markers (monitor.model.txncleaner), from the record pass
         ("txn_removable_records", pa.int64()), ("txn_reclaimable_bytes", pa.float64()),
-        # compact,delete: what one retention check deletes (``monitor.retention``); null without delete
+        # compact,delete: what one retention check deletes (``monitor.model.retention``); null without delete
         ("retention_deleted_segments", pa.int32()), ("retention_deleted_bytes", pa.int64()),
         ("projected_log_start_offset", pa.int64()),
-        # the record decoder the task ran ("c" or "python", ``monitor.record.v2.decoder``)
+        # the record decoder the task ran ("c" or "python", ``monitor.kafka.record.v2.decoder``)
         ("decoder", pa.string())],
     "key_totals": _PART + KEY_TOTALS,
     # one key's partial aggregate, when a key table goes out in parts (merged by ``merge``)
@@ -59,7 +59,7 @@ ROW_TYPES: dict[str, list] = {
     # without a key, records whose value is empty (length 0, not null), the largest value
     "record_stats": _PART + [("keyless_records", pa.int64()), ("empty_value_records", pa.int64()),
                              ("value_records", pa.int64()), ("value_bytes_max", pa.int64())],
-    # the value-size histogram (``monitor.valuesizes``): records per bucket, summed over windows
+    # the value-size histogram (``monitor.contract.valuesizes``): records per bucket, summed over windows
     "value_size": _PART + [("bucket", pa.int32()), ("records", pa.int64())],
     # a partition's key hashes, for topics of several partitions: keys found in more than one
     "partition_key": _PART + [("key_hash", pa.int64())],

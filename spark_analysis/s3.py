@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from urllib.parse import urlparse
 
-from monitor.redact import redact_url
+from monitor.settings.redact import redact_url
 
 SCHEMES = ("s3", "s3a")
 # Override to match a cluster's Hadoop; by default the Hadoop inside the installed PySpark.

@@ -75,7 +75,7 @@ def check_executors(spark, progress=log) -> dict:
         import sys
 
         try:
-            from monitor.record import v2
+            from monitor.kafka.record import v2
         except ImportError as exc:
             return [(sys.executable, None, f"{exc.__class__.__name__}: {exc}")]
         return [(sys.executable, v2.__file__.rsplit("/monitor/", 1)[0], v2.decoder())]

@@ -11,8 +11,8 @@ from confluent_kafka import KafkaError, KafkaException
 
 from collectors.admin import AdminFetcher
 from collectors.admin_state import PartitionOffsets, TopicInfo
-from monitor.config import ClusterConfig
-from monitor.topicconfig import TopicConfig
+from monitor.settings.config import ClusterConfig
+from monitor.model.topicconfig import TopicConfig
 
 TIMED_OUT = KafkaException(KafkaError(KafkaError._TIMED_OUT, "Failed while waiting for response from broker"))
 

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from pathlib import Path
 
-from monitor.auditrun import SUMMARY, TABLES
+from monitor.contract.auditrun import SUMMARY, TABLES
 from recordfixtures import T0, items, v2, write
 
 

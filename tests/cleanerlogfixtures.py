@@ -5,7 +5,7 @@ ShutdownableThread's "Error due to") and the layout of Kafka's log4j config, "[%
 The uncleanable event's stack trace is the shape a real Kafka 4.3 broker logged for a damaged
 record (tests/collectors/test_uncleanable_kafka.py makes one)."""
 
-from monitor.cleanerlog import MB
+from monitor.kafka.cleanerlog import MB
 
 L4 = "org.apache.kafka.storage.internals.log.LogCleaner$CleanerThread"  # the 4.x logger
 L2 = "kafka.log.LogCleaner"  # 2.x/3.x: CleanerThread logs under LogCleaner's name

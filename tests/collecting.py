@@ -12,7 +12,7 @@ import yaml
 
 from collectors.app import build
 from kafkatools import CLI_MODULE
-from monitor.config import BrokerConfig, ClusterConfig, Config
+from monitor.settings.config import BrokerConfig, ClusterConfig, Config
 
 
 def make_collector(state, granularity: str = "partition"):

@@ -7,7 +7,7 @@ import base64
 import io
 import json
 
-from monitor.dump import DumpParser
+from monitor.kafka.dump import DumpParser
 from cli.inspect_cmd import run_inspect
 from kafkatools import copy_partition, localbroker
 

@@ -20,7 +20,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic,
                                    ResourceType)
 
-from monitor.checkpoint import read_checkpoint
+from monitor.kafka.checkpoint import read_checkpoint
 from localkafka import broker as localbroker  # noqa: F401  (re-exported: the one import of the package)
 from localkafka import cluster as localcluster  # noqa: F401  (re-exported)
 from localkafka.rawproduce import produce_raw, transactional_batch  # noqa: F401  (re-exported)

@@ -11,7 +11,7 @@ from typing import Iterator
 import yaml
 
 from alerts.render import render_rules
-from monitor.config import parse_config
+from monitor.settings.config import parse_config
 from procs import free_port, process
 
 ROOT = Path(__file__).resolve().parents[1]

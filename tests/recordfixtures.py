@@ -10,7 +10,7 @@ steps by hand, the way Kafka's ``LogValidator`` and ``LogCleaner`` do, recomputi
 
 The expected records are what the builder was given (offsets, timestamps, keys, values, headers),
 never what this project's reader says, so a test comparing the two can fail. Bytes written by the
-real broker are compared with Kafka's own ``kafka-dump-log`` instead (tests/monitor/test_reader_vs_kafka.py).
+real broker are compared with Kafka's own ``kafka-dump-log`` instead (tests/monitor/kafka/record/test_reader_vs_kafka.py).
 """
 
 from __future__ import annotations
@@ -308,7 +308,7 @@ GALLERY = tuple(gallery_batches())
 # (strict, so a fix shows up as a failure that asks for this entry to go).
 READER_GAPS = {
     "magic0-lz4": "magic 0 lz4 carries the wrong frame-header checksum Kafka 0.8/0.9 wrote (KAFKA-3160); "
-                  "Kafka ignores it for magic 0, monitor.record.codecs rejects it",
+                  "Kafka ignores it for magic 0, monitor.kafka.record.codecs rejects it",
 }
 
 

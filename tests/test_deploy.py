@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from monitor.config import load_config
+from monitor.settings.config import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"

@@ -74,13 +74,13 @@ def warnings_in(log: str) -> list[str]:
 
 def test_warnings_in_finds_the_shapes_an_install_prints():
     log = """  /tmp/x/setuptools/config/_apply_pyprojecttoml.py:82: SetuptoolsDeprecationWarning: `project.license` as a TOML table is deprecated
-  monitor/record/_decode.c:105:91: warning: 'hv' may be used uninitialized [-Wmaybe-uninitialized]
+  monitor/kafka/record/_decode.c:105:91: warning: 'hv' may be used uninitialized [-Wmaybe-uninitialized]
   warning: build_py: byte-compiling is disabled, skipping.
   running egg_info
 DEPRECATION: Building 'x' using the legacy setup.py bdist_wheel mechanism
 """
     assert [w.split(":")[0] for w in warnings_in(log)] == ["/tmp/x/setuptools/config/_apply_pyprojecttoml.py",
-                                                           "monitor/record/_decode.c", "DEPRECATION"]
+                                                           "monitor/kafka/record/_decode.c", "DEPRECATION"]
 
 
 def test_a_plain_install_prints_no_warning_of_ours(slim_venv):

@@ -26,7 +26,7 @@ OURS = {CORE, COMPOSITION_ROOT} | EDGES | TOOLS | SHARED
 
 # Pure data libraries the core may use besides the standard library: CRC-32C of record batches,
 # the compression codecs, YAML for monitor.yaml, and jsonschema to check monitor.yaml against the
-# schema derived from the config dataclasses (monitor.configschema): a maintained validator that
+# schema derived from the config dataclasses (monitor.settings.configschema): a maintained validator that
 # reads plain data and reaches no network or process (its remote $ref retrieval is never used: the
 # schema has no $ref), so it belongs with the config it checks.
 CORE_LIBRARIES = {"crc32c", "cramjam", "yaml", "jsonschema"}
@@ -277,7 +277,7 @@ def test_readme_metrics_table_is_generated_from_the_registry():
 
 
 # The packages that name our series and alerts but must take the names from their one definition: the
-# prefix from monitor/metricnames.py, the alert names from the rule table (monitor.rules.ALERT).
+# prefix from monitor/contract/metricnames.py, the alert names from the rule table (monitor.contract.rules.ALERT).
 # alerts/promtool_tests.py is left out: its scenarios are test input written in full, as tests/ are.
 NAMED_ONCE = ("dashboards", "collectors", "cli", "alerts")
 NAMED_ONCE_EXEMPT = {"alerts/promtool_tests.py"}
@@ -297,8 +297,8 @@ def _code_strings(source: str):
 
 def named_literals(source: str) -> list[str]:
     """Where a module spells an alert name or the metric prefix as a string of its own."""
-    from monitor.metricnames import NAMESPACE
-    from monitor.rules import RULES
+    from monitor.contract.metricnames import NAMESPACE
+    from monitor.contract.rules import RULES
 
     alerts = re.compile(r"\b(" + "|".join(sorted({r.alert for r in RULES})) + r")\b")
     found = []
@@ -317,8 +317,8 @@ def test_the_literal_check_sees_alert_names_and_the_prefix():
 
 def test_edges_take_alert_names_and_the_metric_prefix_from_their_one_definition():
     """A dashboards/, collectors/, cli/ or alerts/ module that spells an alert name or the metric prefix
-    itself would silently match nothing after a rename; it imports them (``monitor.rules.ALERT``,
-    ``monitor.metricnames``) instead."""
+    itself would silently match nothing after a rename; it imports them (``monitor.contract.rules.ALERT``,
+    ``monitor.contract.metricnames``) instead."""
     for package in NAMED_ONCE:
         for path in sorted((ROOT / package).rglob("*.py")):
             rel = str(path.relative_to(ROOT))

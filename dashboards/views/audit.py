@@ -1,22 +1,22 @@
 """Audit: the latest Spark audit report from the output folder, with a picker for older runs. A run
 without its completion marker is shown as in progress, a damaged one as damaged with the file named
-(``monitor.auditrun``), never as an exception. Each topic says where its config came from; those whose
+(``monitor.contract.auditrun``), never as an exception. Each topic says where its config came from; those whose
 config is unknown are listed with the reason, so a null figure reads as unknown, not zero. Partitions
 found in several log dirs list their replicas (``spark_analysis.replicas``), those that disagree first.
 A run with an earlier complete run before it shows that run's prediction against what the broker then
-reclaimed (``monitor.accuracy``)."""
+reclaimed (``monitor.verdicts.accuracy``)."""
 
 import streamlit as st
 
 from dashboards import auditruns, figures, ui
-from monitor.auditrun import COMPLETE, DAMAGED, IN_PROGRESS
-from monitor.accuracy import CLEANED, baseline, charted, signed_bytes, signed_ratio
-from monitor.auditrun import CONFIG_UNKNOWN_NOTE, unknown_configs
-from monitor.restore import EXPLAIN, restore_order
+from monitor.contract.auditrun import COMPLETE, DAMAGED, IN_PROGRESS
+from monitor.verdicts.accuracy import CLEANED, baseline, charted, signed_bytes, signed_ratio
+from monitor.contract.auditrun import CONFIG_UNKNOWN_NOTE, unknown_configs
+from monitor.verdicts.restore import EXPLAIN, restore_order
 
 
 def accuracy_panel(audit_dir: str, run: str, later: dict, complete: list[str]) -> None:
-    """The selected run against an earlier one (``monitor.accuracy``): what the earlier run predicted
+    """The selected run against an earlier one (``monitor.verdicts.accuracy``): what the earlier run predicted
     a full compaction would reclaim, against what the broker reclaimed by the time of this run."""
     st.subheader("Prediction against what the broker reclaimed")
     earlier = [r for r in complete if r < run]
@@ -53,7 +53,7 @@ TOPIC_COLUMNS = ["topic", "partitions", "records", "bytes", "reclaimable_bytes",
 
 def topics_panel(topics, summary: dict) -> None:
     """Each topic's figures with where its config came from (``config_source``: admin, config, default,
-    unknown), and the topics whose config is unknown with the reason (``monitor.auditrun``): a null
+    unknown), and the topics whose config is unknown with the reason (``monitor.contract.auditrun``): a null
     figure there is unknown, not zero. Runs before #22 have no config columns: shown without them."""
     st.subheader("Per topic")
     unknown = unknown_configs(summary)

@@ -1,16 +1,16 @@
 """Brokers: the log cleaner's own gauges per broker, over time, with the alert thresholds of the loaded
-monitor.yaml (as the rule table applies them). The charts are monitor.panels' (Grafana's too)."""
+monitor.yaml (as the rule table applies them). The charts are monitor.contract.panels' (Grafana's too)."""
 
 import streamlit as st
 
 from dashboards import figures, panelqueries, sources, ui
-from monitor.panels import panel
-from monitor.rules import ALERT
+from monitor.contract.panels import panel
+from monitor.contract.rules import ALERT
 
 s = ui.settings()
 ui.header("Log cleaner per broker", s, "Kafka's cleaner gauges (JMX), in base units.")
 samples, alerts = ui.load(s)
-PANELS = [  # monitor.panels' broker panels (Grafana draws them too), with the y axis' title
+PANELS = [  # monitor.contract.panels' broker panels (Grafana draws them too), with the y axis' title
     ("dirty_ratio", "ratio"),
     ("since_last_run", "seconds"),
     ("clean_time", "seconds"),

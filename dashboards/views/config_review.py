@@ -1,4 +1,4 @@
-"""Config review: every compacted topic's live settings against the pitfalls of ``monitor.configreview``
+"""Config review: every compacted topic's live settings against the pitfalls of ``monitor.verdicts.configreview``
 (the collector exports each finding as topic_config_finding, the same review ``check-config`` prints),
 with the setting to change and the suggested value; and each broker's log cleaner settings with the
 place each value came from."""
@@ -7,8 +7,8 @@ import pandas as pd
 import streamlit as st
 
 from dashboards import sources, ui
-from monitor.causes import alter_topic
-from monitor.configreview import WHY
+from monitor.verdicts.causes import alter_topic
+from monitor.verdicts.configreview import WHY
 
 s = ui.settings()
 ui.header("Configuration review", s, "Compacted topics' live settings against known pitfalls, judged with what "

@@ -4,7 +4,7 @@
 import streamlit as st
 
 from dashboards import alertrows, sources, tables, ui
-from monitor.rules import ALERT
+from monitor.contract.rules import ALERT
 
 s = ui.settings()
 ui.header("Compaction health", s, "Is Kafka's log cleaner keeping up, and will consumers miss deletes?")

@@ -1,12 +1,12 @@
 """Partitions: which compacted partitions have uncleaned bytes, which the cleaner is not keeping up
 with (CompactionLagging), for how long, what holds the rest back, and each one's cause
-(``monitor.causes``, exported as partition_compaction_cause) with the fix for it."""
+(``monitor.verdicts.causes``, exported as partition_compaction_cause) with the fix for it."""
 
 import streamlit as st
 
 from dashboards import figures, panelqueries, tables, ui
-from monitor.causes import WHY
-from monitor.rules import ALERT
+from monitor.verdicts.causes import WHY
+from monitor.contract.rules import ALERT
 
 s = ui.settings()
 ui.header("Compacted partitions", s, "Computed from the brokers' log dirs the way Kafka's LogCleanerManager does.")

@@ -4,7 +4,7 @@ partitions and groups are flagged comes from the alerts; the warning line from t
 import streamlit as st
 
 from dashboards import alertrows, figures, panelqueries, sources, tables, ui
-from monitor.rules import ALERT
+from monitor.contract.rules import ALERT
 
 s = ui.settings()
 ui.header("Tombstones and consumers", s, "Deletes on compacted topics, and consumer groups that may never see them.")

@@ -15,10 +15,10 @@ What Kafka keeps, and so what is not counted as reclaimable:
 * the active segment and whatever ``min.compaction.lag.ms`` or the last stable offset (an open
   transaction) holds back (above the bound U);
 * transaction markers until one clean finds their transaction's data gone and their batch's delete
-  horizon passed (``monitor.txncleaner``; segments path);
+  horizon passed (``monitor.model.txncleaner``; segments path);
 * tombstones that are the latest record of their key and still inside ``delete.retention.ms``.
 Aborted transactional data below U is removed whole, and is never a key's record (it supersedes
-nothing); the aborted ranges are folded from the log's own markers (``monitor.transactions``), as the
+nothing); the aborted ranges are folded from the log's own markers (``monitor.model.transactions``), as the
 cleaner takes them from ``.txnindex``. The records path (dumps, a live topic) sees neither markers'
 types nor transactions: there transactional data counts as plain records and the LSO is not applied.
 A record below U superseded by a later record of its key below U is removed; a tombstone that is the
@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame, SparkSession
 
-from monitor.estimate import CleanerParams
-from monitor.restore import RestoreThroughput
-from monitor.topicconfig import EffectiveConfig, TopicConfig, admin_refusal, effective_config
+from monitor.model.estimate import CleanerParams
+from monitor.verdicts.restore import RestoreThroughput
+from monitor.model.topicconfig import EffectiveConfig, TopicConfig, admin_refusal, effective_config
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -54,14 +54,14 @@ class AuditInputs:
     topic_configs: dict = field(default_factory=dict)  # topic -> TopicConfig: the admin API's (the topic's own)
     file_configs: dict = field(default_factory=dict)  # topic -> monitor.yaml's values (clusters[].topics)
     # an admin API was configured and asked: a topic it did not give has its config unknown, never
-    # Kafka's defaults (monitor.topicconfig.admin_refusal); admin: its answer (None: it failed, admin_error)
+    # Kafka's defaults (monitor.model.topicconfig.admin_refusal); admin: its answer (None: it failed, admin_error)
     admin_asked: bool = False
     admin: object | None = None
     admin_error: str | None = None
     cleaner: CleanerParams = CleanerParams()
     brokers: dict = field(default_factory=dict)  # broker id -> its CleanerParams (settings from the admin API)
     replicas: dict = field(default_factory=dict)  # (topic, partition) -> broker ids holding a replica
-    # a consumer's restore throughput (monitor.restore.resolve); unknown unless the caller states one
+    # a consumer's restore throughput (monitor.verdicts.restore.resolve); unknown unless the caller states one
     restore: RestoreThroughput = RestoreThroughput(None, "unknown", "no restore throughput given to the audit")
     now_ms: int = field(default_factory=lambda: int(time.time() * 1000))
     bucket_ms: int | None = None  # tombstone build-up bucket; None: chosen from the time span

@@ -13,7 +13,7 @@ and Kafka does not report.
 * ``keyless_records``: records without a key. A broker rejects them on a compacted topic today, but
   data written before the topic became compacted, or by other brokers, may hold them; the cleaner
   cannot compact them.
-* ``value_bytes_p50/p90/p99/max``: the value-size distribution (``monitor.valuesizes``: exact below
+* ``value_bytes_p50/p90/p99/max``: the value-size distribution (``monitor.contract.valuesizes``: exact below
   128 bytes, within 1% above; the max exact). Tombstones have no value and are not counted.
 
 The fold counts the first three per record or per key (``partition_fold``, ``keyfold``); the keys
@@ -26,7 +26,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from monitor import valuesizes
+from monitor.contract import valuesizes
 
 COUNTS = ("keyless_records", "empty_value_records", "value_records")
 PARTITION_DDL = ("keyless_records long, empty_value_records long, keys_last_empty_value long, "

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from monitor.summary import SegmentSummary
+from monitor.model.summary import SegmentSummary
 from spark_analysis.audit import AuditInputs, Found, collect_small
 
 NARROW = ["topic", "partition", "segment", "segment_base_offset", "segment_bytes", "batch_position", "batch_bytes",

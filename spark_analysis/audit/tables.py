@@ -14,13 +14,14 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from monitor import configdeps, valuesizes
-from monitor.estimate import CleanerParams, estimate_clean
+from monitor.model import configdeps
+from monitor.contract import valuesizes
+from monitor.model.estimate import CleanerParams, estimate_clean
 from spark_analysis import replicas
 from spark_analysis.arrow_rows import NOTE
 from spark_analysis.audit import AuditInputs, AuditResult, Found, pitfalls
 from spark_analysis.rows import KEY_TOTALS, PARTITION, PARTITION_COLUMNS, fields_ddl, rows_of
-from monitor.streams import streams_role
+from monitor.model.streams import streams_role
 
 BUCKETS_DDL = "topic string, bucket_start_ms bigint, tombstones bigint, past_retention bigint, bucket_ms int"
 TOP_KEYS_DDL = ("topic string, partition int, key_hash bigint, key binary, updates bigint, tombstones bigint, "
@@ -48,7 +49,7 @@ def report(spark: SparkSession, inputs: AuditInputs, found: Found, progress) -> 
     bucket = max(f["bucket_ms"] for f in found.facts)  # the tasks' own (the given one, or by their span)
     progress("producer pitfalls: empty values, keyless records, keys in several partitions, value sizes")
     rows, topics = with_pitfalls(found, small, rows, topic_rows(rows))
-    for t in topics:  # monitor.restore: the projected size over the stated consumer throughput
+    for t in topics:  # monitor.verdicts.restore: the projected size over the stated consumer throughput
         t["restore_seconds"] = inputs.restore.seconds(t["projected_bytes"]) if inputs.config(t["topic"]).compacted \
             and t["projected_bytes"] is not None else None
         t.update(config_of(inputs.effective(t["topic"])))
@@ -192,10 +193,10 @@ def top_producer_rows(parts: list, n: int) -> list:
 
 def broker_rows(inputs: AuditInputs, rows: list) -> list[dict]:
     """Each broker's wall-clock time to clean the dirty sections of the partitions it holds a replica of
-    (every broker cleans its own copy), with its own cleaner settings (``monitor.estimate.wall_clock``).
+    (every broker cleans its own copy), with its own cleaner settings (``monitor.model.estimate.wall_clock``).
     Without the brokers' settings, one row (broker None) for the run's model; without the replica
     placement, each broker is given every audited partition, and the row says so."""
-    from monitor.estimate import estimate_clean, wall_clock
+    from monitor.model.estimate import estimate_clean, wall_clock
 
     brokers = inputs.brokers or {None: inputs.cleaner}
     out = []
@@ -220,7 +221,7 @@ def broker_rows(inputs: AuditInputs, rows: list) -> list[dict]:
 
 def throttle_fields(p) -> dict:
     """The throttle for summary.json: its value, or null with the reason (JSON has no Infinity)."""
-    from monitor.estimate import UNTHROTTLED
+    from monitor.model.estimate import UNTHROTTLED
 
     return {"io_max_bytes_per_second": p.throttle,
             "io_max_bytes_per_second_reason": None if p.throttle is not None else UNTHROTTLED}
@@ -297,7 +298,7 @@ def topic_rows(rows: list[dict]) -> list[dict]:
     for t in out.values():
         for k in ("reclaimable_bytes", "projected_bytes", "estimated_clean_seconds"):
             t[k] = None if t[k] is None else float(t[k])
-        t["streams_role"] = streams_role(t["topic"])  # monitor.streams: "" when not a Streams internal topic
+        t["streams_role"] = streams_role(t["topic"])  # monitor.model.streams: "" when not a Streams internal topic
     return sorted(out.values(), key=lambda t: -(t["reclaimable_bytes"] or 0))
 
 
@@ -307,6 +308,6 @@ PARTITION_DDL = fields_ddl(PARTITION) + ", " + pitfalls.PARTITION_DDL
 
 
 # the partition columns that depend on the topic's config, by the Kafka config names they read
-# (monitor.configdeps, the collector's and the causes' too): a column whose config is unknown (the admin
+# (monitor.model.configdeps, the collector's and the causes' too): a column whose config is unknown (the admin
 # API asked and did not tell) is null, never figured with Kafka's defaults
 CONFIG_DEPENDENT = configdeps.columns_depends(PARTITION_COLUMNS)

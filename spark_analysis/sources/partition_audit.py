@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
-from monitor import strictjson
+from monitor.fileio import strictjson
 
 
 @dataclass

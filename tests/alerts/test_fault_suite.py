@@ -22,7 +22,7 @@ would; the rule file is rendered from the same thresholds.
 Every case also asks ``compaction-monitor explain --format json`` (a subprocess, as an operator runs it,
 on the broker's log dir with its bootstrap server and log-cleaner.log) for the cause of the case's
 partition and of its near miss, while the fault is in place, and checks that the collector exports the
-same cause to Prometheus (``kafka_compaction_partition_compaction_cause``): both ask monitor.causes.
+same cause to Prometheus (``kafka_compaction_partition_compaction_cause``): both ask monitor.verdicts.causes.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, 
 from kafkatools import (CLI_MODULE, cleaner_checkpoint, commit_offsets, compacted, create_topic, localbroker, own_broker,
                         partition_dir, produce, produce_raw, producer, roll, roll_at, segment_bases, set_topic_config,
                         transactional_batch, unique_topic, wait_cleaned, write_rounds)
-from monitor.estimate import CleanerParams, estimate_clean
+from monitor.model.estimate import CleanerParams, estimate_clean
 from procs import free_port, prometheus_query
 from promstack import collector_and_prometheus
 from waiting import wait_for
@@ -259,7 +259,7 @@ def test_a_dedupe_buffer_too_small_for_the_keys_fires_cleaner_buffer_saturated(f
     # one pass maps KEYS_PER_PASS keys and stops there: the checkpoint is the first offset not mapped
     mapped = wait_cleaned(b.log_dir, case.topic)
     assert mapped == KEYS_PER_PASS
-    # the audit's cleaner model (monitor.estimate) maps as many keys per pass as the broker's cleaner
+    # the audit's cleaner model (monitor.model.estimate) maps as many keys per pass as the broker's cleaner
     # did, so it estimates two passes for the case's keys, one for the near miss's
     model = CleanerParams(dedupe_buffer_size=DEDUPE_BUFFER_BYTES)
     seg0 = (partition_dir(b.log_dir, case.topic) / "00000000000000000000.log").stat().st_size

@@ -20,8 +20,8 @@ from alerts.render import recording_rules, render_rules
 from collectors.metrics import METRICS
 from dashboards import panelqueries
 from alerts.grafana import dashboard, render_dashboard
-from monitor.config import Thresholds
-from monitor.panels import PANELS, alert_names, instantiate
+from monitor.settings.config import Thresholds
+from monitor.contract.panels import PANELS, alert_names, instantiate
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "deploy" / "grafana" / "dashboards" / "compaction.json"

@@ -32,7 +32,7 @@ from confluent_kafka import TopicPartition
 from kafkatools import (commit_offsets, compacted, create_topic, produce, producer, unique_topic, wait_cleaned,
                         watermarks, write_rounds)
 from dashboards.panelqueries import promql
-from monitor.panels import PANELS, instantiate
+from monitor.contract.panels import PANELS, instantiate
 from procs import free_port
 from promstack import collector_and_prometheus
 from waiting import wait_for

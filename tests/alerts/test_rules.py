@@ -17,8 +17,8 @@ from dataclasses import replace
 from alerts.promtool_tests import cases, evaluated, render_tests
 from alerts.render import render_rules
 from collectors.metrics import METRICS
-from monitor.config import Thresholds, parse_config
-from monitor.rules import RULES as TABLE
+from monitor.settings.config import Thresholds, parse_config
+from monitor.contract.rules import RULES as TABLE
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "alerts" / "compaction.rules.yml"

@@ -1,5 +1,5 @@
 """``./dev bench restore``'s measurement on the session broker: a real consume from offset 0 to the end,
-its counts those of the topic, its file one the audit reads (``monitor.restore``). No timing threshold:
+its counts those of the topic, its file one the audit reads (``monitor.verdicts.restore``). No timing threshold:
 only that time passed."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from kafkatools import create_topic, partition_dir, produce, unique_topic
 
 def test_the_restore_measurement_reads_the_whole_topic_and_writes_a_file_the_audit_reads(kafka, tmp_path):
     from bench.bench_restore import measure_restore, stamped
-    from monitor.restore import resolve
+    from monitor.verdicts.restore import resolve
 
     t = create_topic(kafka.bootstrap, unique_topic("bench-restore"), 2, **{"cleanup.policy": "compact",
                                                                            "min.cleanable.dirty.ratio": "1.0"})

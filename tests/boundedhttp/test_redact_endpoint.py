@@ -3,7 +3,7 @@ handed the configured URL as its endpoint)."""
 
 from boundedhttp import FetchError
 from collectors.cleaner_metrics import parse_exposition
-from monitor.config import ClusterConfig
+from monitor.settings.config import ClusterConfig
 
 import pytest
 

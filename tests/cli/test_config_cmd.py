@@ -9,7 +9,7 @@ import sys
 import yaml
 
 from cli.main import main
-from monitor.config import load_config, parse_config
+from monitor.settings.config import load_config, parse_config
 
 GOOD = """
 listen: {port: 9700}

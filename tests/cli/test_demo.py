@@ -23,7 +23,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from cli.logdir_cmd import run_logdir
 from kafkatools import CLI_MODULE, localbroker
-from monitor.config import Config
+from monitor.settings.config import Config
 from waiting import wait_for
 
 EOS = "demo.eos-changelog"

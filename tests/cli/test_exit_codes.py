@@ -124,7 +124,7 @@ def two_partitions(tmp_path):
 @pytest.mark.parametrize("name, fmt", [("logdir", "json"), ("explain", "json"), ("logdir", "table")])
 def test_a_checkpoint_entry_past_the_end_is_a_data_fault_and_the_partition_is_reported(name, fmt, tmp_path):
     logs = two_partitions(tmp_path)
-    from monitor.checkpoint import format_checkpoint
+    from monitor.kafka.checkpoint import format_checkpoint
 
     args = [str(logs)] if name == "logdir" else ["--log-dir", str(logs)]
     clean = run(name, *args, "--topic-config", "orders:cleanup.policy=compact", "--format", fmt)

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from kafkatools import CLI_MODULE
-from monitor.checkpoint import format_checkpoint
+from monitor.kafka.checkpoint import format_checkpoint
 from recordfixtures import items, v2, write
 
 

@@ -19,7 +19,7 @@ import pytest
 from cli.inspect_cmd import run_inspect
 from cli.inspect_jsonl import record_json
 from inspectsegments import write_partitions
-from monitor.record import SegmentReader
+from monitor.kafka.record import SegmentReader
 from recordfixtures import READER_GAPS
 
 BROKER = [pytest.mark.kafka, pytest.mark.slow]

@@ -14,7 +14,7 @@ from collections import Counter
 
 import pytest
 
-from monitor.checkpoint import format_checkpoint
+from monitor.kafka.checkpoint import format_checkpoint
 from recordfixtures import three_v2_batches
 
 STRAYS = ["².log", "².snapshot", "5.log", "99999999999999999999999.log"]

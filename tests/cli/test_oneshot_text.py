@@ -10,7 +10,7 @@ import json
 
 from cli.explain_cmd import run_explain
 from cli.logdir_cmd import run_logdir
-from monitor.config import Config
+from monitor.settings.config import Config
 from recordfixtures import items, v2, write
 
 

@@ -12,8 +12,8 @@ from collectors.admin_state import AdminSnapshot, GroupLag, GroupSnapshot, Parti
 from collectors.cleaner_metrics import parse_exposition
 from collectors.logdirs import LogDirScanner
 from collectors.runner import Store
-from monitor.config import ClusterConfig
-from monitor.topicconfig import BrokerSetting, TopicConfig
+from monitor.settings.config import ClusterConfig
+from monitor.model.topicconfig import BrokerSetting, TopicConfig
 from recordfixtures import items, v2, write
 
 PAGE = Path(__file__).parent / "pages" / "jmx-exporter.kafka-4.3.0.prom.gz"

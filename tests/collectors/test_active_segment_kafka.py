@@ -13,7 +13,7 @@ from collecting import make_collector, pval, refresh
 from collectors.app import build
 from dashboards import sources, tables
 from kafkatools import compacted, create_topic, partition_dir, produce_timed, unique_topic
-from monitor.config import BrokerConfig, ClusterConfig, Config, Timeouts
+from monitor.settings.config import BrokerConfig, ClusterConfig, Config, Timeouts
 from waiting import wait_for
 
 pytestmark = pytest.mark.kafka

@@ -11,7 +11,7 @@ import pytest
 from collectors.admin import AdminFetcher
 from collectors.runner import Source, Store, refresh_once
 from faultserver import FaultServer
-from monitor.config import ClusterConfig
+from monitor.settings.config import ClusterConfig
 
 
 @pytest.fixture
@@ -58,7 +58,7 @@ def test_the_groups_source_says_the_admin_source_is_down_when_it_has_no_topic_li
     """The consumer-groups source reads against the admin source's topic list: with the admin source down
     it fails with its own kind, naming that source and the admin source's own error."""
     from collectors.app import build
-    from monitor.config import parse_config
+    from monitor.settings.config import parse_config
 
     col = build(parse_config({"timeouts": {"admin": 2}, "clusters": [{
         "name": "c", "bootstrap_servers": silent, "consumer_groups": True}]}))

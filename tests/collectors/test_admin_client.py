@@ -19,8 +19,8 @@ from collectors.admin import AdminFetcher
 from collectors.admin_client import AdminSession, LibrdkafkaLog, _client_conf, authorization_failure, principal, refusal
 from collectors.export_partitions import CONFIG_DEPENDS
 from collectors.metrics import METRICS
-from monitor.config import ClusterConfig
-from monitor.topicconfig import TopicConfig
+from monitor.settings.config import ClusterConfig
+from monitor.model.topicconfig import TopicConfig
 
 
 def refused(code) -> KafkaException:

@@ -17,7 +17,7 @@ from collectors.admin import AdminFetcher
 from collectors.admin_state import PartitionOffsets, TopicInfo
 from collectors.exporter import register_all
 from collectors.runner import Source, Store, refresh_once
-from monitor.config import ClusterConfig
+from monitor.settings.config import ClusterConfig
 
 
 def test_a_group_whose_offsets_time_out_is_unknown_with_the_reason_and_the_others_lag_is_exported():
@@ -135,7 +135,7 @@ def test_a_groups_lag_in_records_and_in_time_is_the_brokers(kafka):
     import time as clock
 
     from kafkatools import commit_offsets, compacted, create_topic, produce, unique_topic
-    from monitor.consumers import EXACT
+    from monitor.model.consumers import EXACT
 
     topic = create_topic(kafka.bootstrap, unique_topic("admin-groups"),
                          **compacted(**{"delete.retention.ms": 600_000, "segment.ms": 3_600_000}))

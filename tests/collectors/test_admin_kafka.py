@@ -17,7 +17,7 @@ from cli.logdir_cmd import run_logdir
 from collectors.app import build
 from kafkatools import (compacted, copy_partition, create_topic, own_broker, partition_dir, transactional_producer,
                         unique_topic)
-from monitor.config import BrokerConfig, ClusterConfig, Config
+from monitor.settings.config import BrokerConfig, ClusterConfig, Config
 from waiting import wait_for
 
 pytestmark = pytest.mark.kafka

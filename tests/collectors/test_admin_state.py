@@ -5,7 +5,7 @@ broker's cleaner setting looked up by the broker id as the log dirs' sources nam
 from __future__ import annotations
 
 from collectors.admin_state import AdminSnapshot, GroupLag
-from monitor.topicconfig import broker_cleaner_settings
+from monitor.model.topicconfig import broker_cleaner_settings
 
 
 def lag(seconds, retention_seconds) -> GroupLag:

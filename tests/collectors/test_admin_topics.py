@@ -63,8 +63,8 @@ def test_a_compacted_topics_config_offsets_and_the_brokers_settings_are_the_brok
 
     from collectors.admin import AdminFetcher
     from kafkatools import compacted, create_topic, produce, unique_topic, watermarks
-    from monitor.config import ClusterConfig
-    from monitor.transactions import TRANSACTION_MAX_TIMEOUT
+    from monitor.settings.config import ClusterConfig
+    from monitor.model.transactions import TRANSACTION_MAX_TIMEOUT
 
     topic = create_topic(kafka.bootstrap, unique_topic("admin-topics"), 2,
                          **compacted(**{"min.cleanable.dirty.ratio": 0.3, "segment.ms": 3_600_000}))

@@ -13,9 +13,9 @@ import pytest
 from clusternodes import start_node, stop_node, wait_whole
 from collectors.app import build
 from kafkatools import client_config, cluster_admin, cluster_brokers, wait_for
-from monitor.config import parse_config
-from monitor.rule_eval import Sample, evaluate_rule
-from monitor.rules import RULES
+from monitor.settings.config import parse_config
+from monitor.contract.rule_eval import Sample, evaluate_rule
+from monitor.contract.rules import RULES
 
 pytestmark = pytest.mark.slow
 

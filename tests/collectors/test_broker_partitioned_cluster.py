@@ -36,7 +36,7 @@ from clusternodes import paused, wait_whole
 from collectors import webserver
 from collectors.app import build
 from kafkatools import client_config, cluster_admin, cluster_brokers, wait_for
-from monitor.config import parse_config
+from monitor.settings.config import parse_config
 
 pytestmark = pytest.mark.slow
 

@@ -15,7 +15,7 @@ from collectors.runner import StateLog
 from kafkatools import commit_offsets, compacted, create_topic, produce, unique_topic
 from kafkatools import localbroker as lk
 from kafkatools import wait_for
-from monitor.config import BrokerConfig, ClusterConfig, Config, Intervals, Timeouts
+from monitor.settings.config import BrokerConfig, ClusterConfig, Config, Intervals, Timeouts
 
 pytestmark = pytest.mark.kafka
 

@@ -21,8 +21,8 @@ from dashboards import alertrows, sources
 from dashboards import tables as dashtables
 from kafkatools import (CLI_MODULE, compacted, consume_all, copy_partition, create_topic, partition_dir, unique_topic,
                         wait_cleaned_up_to_active, write_rounds)
-from monitor.config import Thresholds
-from monitor.health import SETTLED
+from monitor.settings.config import Thresholds
+from monitor.verdicts.health import SETTLED
 
 pytestmark = pytest.mark.kafka
 

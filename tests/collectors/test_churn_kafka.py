@@ -17,8 +17,8 @@ import pytest
 
 from collectors.app import build
 from kafkatools import create_topic, own_broker, producer
-from monitor.cleanerlog import parse_cleaner_log
-from monitor.config import BrokerConfig, ClusterConfig, Config
+from monitor.kafka.cleanerlog import parse_cleaner_log
+from monitor.settings.config import BrokerConfig, ClusterConfig, Config
 
 pytestmark = pytest.mark.slow  # a broker of its own
 

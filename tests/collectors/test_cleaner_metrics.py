@@ -9,7 +9,7 @@ from boundedhttp import FetchError
 from collectors.app import run_collect
 from collectors.cleaner_metrics import parse_exposition, parse_jolokia
 from faultserver import FaultServer
-from monitor.config import BrokerConfig, ClusterConfig, Config
+from monitor.settings.config import BrokerConfig, ClusterConfig, Config
 
 PAGE = """\
 # HELP kafka_log_logcleanermanager_max_dirty_percent Attribute exposed for management

@@ -16,7 +16,7 @@ import pytest
 
 from collecting import make_collector, refresh
 from collectors.app import build
-from monitor.config import BrokerConfig, ClusterConfig, Config
+from monitor.settings.config import BrokerConfig, ClusterConfig, Config
 from localkafka.broker import configs_tool
 from kafkatools import (CLI_MODULE, copy_partition, create_topic, compacted, own_broker, partition_dir, unique_topic,
                         write_rounds)
@@ -106,7 +106,7 @@ def test_dynamic_cleaner_settings_reach_the_metrics_and_the_next_audit(tmp_path_
 
 
 def samples(reg) -> list:
-    from monitor.rule_eval import Sample
+    from monitor.contract.rule_eval import Sample
 
     return [Sample(s.name, dict(s.labels), s.value) for fam in reg.collect() for s in fam.samples]
 
@@ -115,8 +115,8 @@ def test_a_disabled_cleaner_is_exported_explained_and_alerted(tmp_path_factory):
     """log.cleaner.enable=false (read-only: set at the broker's start): the broker starts no cleaner, its
     compacted partition stays dirty; the collector says so, the cause is cleaner_disabled and
     CleanerDisabled fires on the collector's own series (the rule table's Python evaluator)."""
-    from monitor.rules import rule
-    from monitor.rule_eval import evaluate_rule
+    from monitor.contract.rules import rule
+    from monitor.contract.rule_eval import evaluate_rule
 
     with own_broker(tmp_path_factory.mktemp("kafka-cleaner-off"), "kafka cleaner off",
                     **{"log.cleaner.enable": "false"}) as state:

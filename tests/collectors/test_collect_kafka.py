@@ -23,7 +23,7 @@ from dumpcompare import dump_partition
 from kafkatools import (CLI_MODULE, cleaner_checkpoint, compacted, copy_partition, create_topic, own_broker,
                         partition_dir, produce, producer, roll, set_topic_config, unique_topic, wait_cleaned,
                         wait_cleaned_up_to_active, write_rounds)
-from monitor.config import Config
+from monitor.settings.config import Config
 from waiting import wait_for
 
 pytestmark = pytest.mark.kafka

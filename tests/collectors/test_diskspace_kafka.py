@@ -17,8 +17,8 @@ from collectors.logdirs import LogDirScanner
 from collectors.runner import Store
 from kafkatools import (compacted, create_topic, partition_dir, produce, roll, set_topic_config, unique_topic,
                         wait_cleaned_up_to_active)
-from monitor.config import BrokerConfig, ClusterConfig, Config
-from monitor.diskspace import largest_clean_group
+from monitor.settings.config import BrokerConfig, ClusterConfig, Config
+from monitor.model.diskspace import largest_clean_group
 
 MIB = 1 << 20
 
@@ -102,7 +102,7 @@ def test_an_unreadable_filesystem_downs_that_log_dirs_check_only(tmp_path):
     snap = scanner.refresh()
     space = {sp.log_dir: sp for sp in snap.space}
     assert space[str(bad)].free_bytes is None and str(bad) in space[str(bad)].error
-    assert "permission denied" in space[str(bad)].error  # errno as os.strerror names it (monitor.regularfile.os_reason)
+    assert "permission denied" in space[str(bad)].error  # errno as os.strerror names it (monitor.fileio.regularfile.os_reason)
     assert space[str(good)].error is None and close_to_df(space[str(good)].free_bytes, good)
     assert snap.log_dir_errors == {f"{bad} (free space)": space[str(bad)].error}
     assert not snap.down  # its partitions are still read: only the free-space check is down

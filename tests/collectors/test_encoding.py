@@ -14,7 +14,7 @@ from prometheus_client.registry import Collector
 from collectors.app import build
 from collectors.encoding import encode_openmetrics, encode_text, fast
 from faultserver import FaultServer
-from monitor.config import BrokerConfig, ClusterConfig, Config
+from monitor.settings.config import BrokerConfig, ClusterConfig, Config
 from recordfixtures import items, v2, write
 
 ACCEPTS = ["", "text/plain;version=0.0.4", "application/openmetrics-text;version=1.0.0",

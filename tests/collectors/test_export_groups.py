@@ -11,7 +11,7 @@ import factsfixtures as ff
 from collectors import metrics as M
 from collectors.export_groups import ConsumerGroupCollector
 from collectors.export_view import View
-from monitor.consumers import BELOW
+from monitor.model.consumers import BELOW
 
 G = {"cluster": "c", "group": "g1", "topic": "orders"}
 

@@ -13,7 +13,7 @@ from collectors import metrics as M
 from collectors.export_topics import ConfigReviewCollector, TopicCollector
 from collectors.export_view import View
 from collectors.runner import Store
-from monitor.topicconfig import TopicConfig
+from monitor.model.topicconfig import TopicConfig
 
 T = {"cluster": "c", "topic": "orders"}
 

@@ -19,7 +19,7 @@ from prometheus_client.registry import Collector
 from collectors import webserver
 from collectors.app import build
 from faultserver import GOOD, FaultServer
-from monitor.config import BrokerConfig, ClusterConfig, Config, Intervals, Timeouts
+from monitor.settings.config import BrokerConfig, ClusterConfig, Config, Intervals, Timeouts
 from waiting import wait_for
 
 OPENMETRICS = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"

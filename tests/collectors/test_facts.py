@@ -13,7 +13,7 @@ from collectors import metrics as M
 from collectors.exporter import register_all
 from collectors.facts import FactsCache, from_scan, from_statuses
 from collectors.logdirs import LogDirScanner
-from monitor.causes import unknown_cause
+from monitor.verdicts.causes import unknown_cause
 
 
 def _by_broker(facts):

@@ -15,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from collectors import webserver
 from collectors.app import build
 from faultserver import FaultServer
-from monitor.config import BrokerConfig, ClusterConfig, Config, Intervals, Timeouts
+from monitor.settings.config import BrokerConfig, ClusterConfig, Config, Intervals, Timeouts
 from recordfixtures import items, three_v2_batches, v2, write
 from waiting import wait_for
 

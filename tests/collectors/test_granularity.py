@@ -9,11 +9,11 @@ from collectors import metrics as M
 from collectors.export_groups import ConsumerGroupCollector
 from collectors.export_partitions import PartitionCollector
 from collectors.export_view import View
-from monitor.config import Thresholds
-from monitor.health import NEEDS_HISTORY, NEEDS_PEERS
-from monitor.panels import PANELS
-from monitor.rule_eval import Sample, evaluate_rule
-from monitor.rules import RULES
+from monitor.settings.config import Thresholds
+from monitor.verdicts.health import NEEDS_HISTORY, NEEDS_PEERS
+from monitor.contract.panels import PANELS
+from monitor.contract.rule_eval import Sample, evaluate_rule
+from monitor.contract.rules import RULES
 
 KEYS = ("cluster", "broker", "topic", "partition")
 GROUP_KEYS = M.G  # a consumer group's partition: cluster, group, topic, partition

@@ -23,7 +23,7 @@ from dashboards import alertrows, sources
 from dashboards import tables as dashtables
 from faultserver import FaultServer
 from kafkatools import commit_offsets, compacted, create_topic, produce_timed, unique_topic
-from monitor.config import Thresholds
+from monitor.settings.config import Thresholds
 
 pytestmark = pytest.mark.kafka
 

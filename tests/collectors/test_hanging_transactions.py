@@ -14,7 +14,7 @@ from cli.logdir_cmd import run_logdir
 from collectors.export_partitions import PartitionCollector
 from collectors.logdirs import LogDirScanner
 from collectors.runner import Store
-from monitor.config import Config
+from monitor.settings.config import Config
 from recordfixtures import Rec, control, v2, write
 
 HOUR_MS = 3_600_000

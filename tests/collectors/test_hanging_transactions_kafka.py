@@ -17,11 +17,11 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 from collecting import make_collector, pval, refresh
 from cli.logdir_cmd import run_logdir
 from kafkatools import compacted, create_topic, own_broker, partition_dir, produce, produce_raw, roll, localbroker
-from monitor.compaction import partition_state
-from monitor.config import Config
-from monitor.logdir import scan_partition
-from monitor.summary import summarize
-from monitor.topicconfig import TopicConfig
+from monitor.model.compaction import partition_state
+from monitor.settings.config import Config
+from monitor.kafka.logdir import scan_partition
+from monitor.model.summary import summarize
+from monitor.model.topicconfig import TopicConfig
 from recordfixtures import Rec, v2
 from waiting import wait_for
 

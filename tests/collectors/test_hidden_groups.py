@@ -1,7 +1,7 @@
 """What ListGroups gave against what __consumer_offsets holds, per cluster: the replica with the highest
 log end offset speaks for each partition, the exporter's two gauges, and the log line once per cluster
 and per change. The snapshots are the sources' own types, filled as the sources fill them (the broker
-side is tests/monitor/test_offsetgroups.py and tests/collectors/test_least_privilege_cluster.py)."""
+side is tests/monitor/kafka/test_offsetgroups.py and tests/collectors/test_least_privilege_cluster.py)."""
 
 from __future__ import annotations
 

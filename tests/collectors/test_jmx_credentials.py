@@ -1,4 +1,4 @@
-"""collectors.app.jmx_credentials: the JMX exporter's password as a secret reference (monitor.secrets),
+"""collectors.app.jmx_credentials: the JMX exporter's password as a secret reference (monitor.settings.secrets),
 resolved at every fetch, and each way of not having one named (the reference, never a value); the keys
 of the development versions before it are refused naming their replacement."""
 
@@ -6,7 +6,7 @@ import pytest
 
 from boundedhttp import FetchError
 from collectors.app import jmx_credentials
-from monitor.config import BrokerConfig, ConfigError, parse_config
+from monitor.settings.config import BrokerConfig, ConfigError, parse_config
 
 URL = "http://b1:7071/metrics"
 

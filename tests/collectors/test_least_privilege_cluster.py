@@ -29,7 +29,7 @@ from collecting import collect_once
 from kafkatools import (CLI_MODULE, cleaner_checkpoint, client_config, cluster_admin, commit_offsets, produce,
                         unique_topic, wait_cleaned, wait_for)
 from dashboards import alertrows, sources
-from monitor.config import ClusterConfig, Thresholds
+from monitor.settings.config import ClusterConfig, Thresholds
 
 pytestmark = pytest.mark.slow
 

@@ -18,7 +18,7 @@ from collecting import make_collector, pval
 from cli.explain_cmd import run_explain
 from cli.logdir_cmd import run_logdir
 from kafkatools import compacted, create_topic, localbroker, own_broker, partition_dir, segment_bases, write_rounds
-from monitor.config import BrokerConfig, ClusterConfig, Config
+from monitor.settings.config import BrokerConfig, ClusterConfig, Config
 from waiting import wait_for
 
 pytestmark = pytest.mark.slow  # a broker of its own, restarted

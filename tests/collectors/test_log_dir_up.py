@@ -17,7 +17,7 @@ import pytest
 from collectors.app import build
 from kafkatools import (CLI_MODULE, compacted, copy_partition, create_topic, partition_dir, unique_topic,
                         wait_cleaned_up_to_active, write_rounds)
-from monitor.config import BrokerConfig, ClusterConfig, Config
+from monitor.settings.config import BrokerConfig, ClusterConfig, Config
 
 pytestmark = pytest.mark.kafka
 

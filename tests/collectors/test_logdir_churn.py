@@ -21,9 +21,9 @@ from collectors.app import build
 from collectors.logdir_churn import RELISTS
 from collectors.logdir_snapshot import CHANGING
 from collectors.logdirs import LogDirScanner
-from monitor.checkpoint import format_checkpoint
-from monitor.config import BrokerConfig, ClusterConfig, Config
-from monitor.topicconfig import effective_config
+from monitor.kafka.checkpoint import format_checkpoint
+from monitor.settings.config import BrokerConfig, ClusterConfig, Config
+from monitor.model.topicconfig import effective_config
 from recordfixtures import Rec, items, v2, write
 
 SUFFIXES = (".log", ".index", ".timeindex")

@@ -12,9 +12,9 @@ import pytest
 
 from collectors.logdir_churn import Relister, SegmentsMoved
 from collectors.logdir_read import PartitionReader
-from monitor.logdir import scan_partition
-from monitor.topicconfig import effective_broker_setting, effective_config
-from monitor.transactions import TRANSACTION_MAX_TIMEOUT
+from monitor.kafka.logdir import scan_partition
+from monitor.model.topicconfig import effective_broker_setting, effective_config
+from monitor.model.transactions import TRANSACTION_MAX_TIMEOUT
 from recordfixtures import items, v2, write
 
 CFG = effective_config("t", compacted=True).config

@@ -15,8 +15,8 @@ from cli.logdir_cmd import run_logdir
 from collectors.app import build
 from collectors.logdir_snapshot import LogDirSnapshot, offsets_topic_groups
 from collectors.logdirs import LogDirScanner
-from monitor.config import BrokerConfig, ClusterConfig, Config
-from monitor.topicconfig import effective_config
+from monitor.settings.config import BrokerConfig, ClusterConfig, Config
+from monitor.model.topicconfig import effective_config
 from recordfixtures import three_v2_batches
 
 TOPIC = "orders-eu-1"

@@ -1,5 +1,5 @@
 """The log-dir scanner's walk (collectors.logdirs). Names Kafka would not create or load
-(``monitor.kafkanames``): each is said once while it is there (not on every refresh), the refresh never
+(``monitor.kafka.kafkanames``): each is said once while it is there (not on every refresh), the refresh never
 fails for it, and two folders of one partition are that partition's fault. The write rate for the
 forecast: bytes appended between two refreshes of a log dir, on real segment files
 (tests/recordfixtures.py) and a clock the test sets; the expected bytes are the appended batches'
@@ -12,8 +12,8 @@ import logging
 import pytest
 
 from collectors.logdirs import LogDirScanner
-from monitor.checkpoint import format_checkpoint
-from monitor.topicconfig import effective_config
+from monitor.kafka.checkpoint import format_checkpoint
+from monitor.model.topicconfig import effective_config
 from recordfixtures import items, three_v2_batches, v2, write
 
 

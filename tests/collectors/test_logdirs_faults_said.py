@@ -14,7 +14,7 @@ import sys
 import time
 import urllib.request
 
-from monitor.checkpoint import format_checkpoint
+from monitor.kafka.checkpoint import format_checkpoint
 from recordfixtures import three_v2_batches
 from waiting import wait_for
 

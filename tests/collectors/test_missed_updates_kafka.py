@@ -21,7 +21,7 @@ from dashboards import alertrows, sources, tables
 from kafkatools import (cleaner_checkpoint, commit_offsets, compacted, create_topic, partition_dir, produce_timed,
                         roll_at, segment_bases, transactional_producer, unique_topic, wait_cleaned_up_to_active,
                         watermarks)
-from monitor.config import BrokerConfig, ClusterConfig, Config, Thresholds
+from monitor.settings.config import BrokerConfig, ClusterConfig, Config, Thresholds
 from waiting import wait_for
 
 pytestmark = pytest.mark.kafka

@@ -1,6 +1,6 @@
 """Issue 16 in the collector, on the real broker: producer pitfalls counted on disk by the log-dir
 reader (empty-string values, records without a key), and for a compact,delete topic the log start
-the broker's next retention check moves to (``monitor.retention``) against the broker's own."""
+the broker's next retention check moves to (``monitor.model.retention``) against the broker's own."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from collecting import make_collector, pval, refresh
 from collectors import metrics as M
 from collectors.logdirs import LogDirScanner
 from kafkatools import (create_topic, produce, produce_aged_segments, set_topic_config, unique_topic, watermarks)
-from monitor.topicconfig import TopicConfig, effective_config
+from monitor.model.topicconfig import TopicConfig, effective_config
 from waiting import wait_for
 
 pytestmark = pytest.mark.kafka

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from collectors.cleaner_metrics import parse_exposition
-from monitor.config import ClusterConfig
+from monitor.settings.config import ClusterConfig
 from test_exporter_shapes_kafka import CASES, page_value
 
 PAGES = Path(__file__).parent / "pages"

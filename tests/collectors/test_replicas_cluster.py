@@ -28,9 +28,9 @@ from alerts.render import dump_yaml
 from collectors.app import build
 from kafkatools import (cleaner_checkpoint, client_config, cluster_admin, cluster_brokers, partition_dir, segment_bases,
                         unique_topic)
-from monitor.config import Thresholds, parse_config
-from monitor.rule_eval import Sample, evaluate_rule
-from monitor.rules import RULES
+from monitor.settings.config import Thresholds, parse_config
+from monitor.contract.rule_eval import Sample, evaluate_rule
+from monitor.contract.rules import RULES
 from waiting import wait_for
 
 pytestmark = pytest.mark.slow

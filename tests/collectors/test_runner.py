@@ -1,6 +1,6 @@
 """The runner's order at start: a source that reads the admin source's snapshot (log dirs: topic
 configs; consumer groups: topics and offsets) waits for the cluster's admin source's first refresh, so
-that it does not start with every topic config unknown (monitor.topicconfig never fills in Kafka's
+that it does not start with every topic config unknown (monitor.model.topicconfig never fills in Kafka's
 defaults). Plain functions as sources: the order is what is tested, no broker is needed."""
 
 from __future__ import annotations

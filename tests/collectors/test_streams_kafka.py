@@ -10,7 +10,7 @@ import uuid
 from collecting import make_collector, refresh
 from cli.logdir_cmd import run_logdir
 from kafkatools import compacted, create_topic, produce
-from monitor.config import BrokerConfig, ClusterConfig, Config
+from monitor.settings.config import BrokerConfig, ClusterConfig, Config
 
 INFO = "kafka_compaction_topic_streams_info"
 

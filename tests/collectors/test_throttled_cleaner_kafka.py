@@ -26,7 +26,7 @@ from collectors.cleaner_metrics import jolokia_io_url
 from collectors.runner import refresh_once
 from kafkatools import compacted, create_topic, own_broker, set_topic_config, unique_topic, write_rounds
 from localkafka.broker import configs_tool
-from monitor.config import BrokerConfig, ClusterConfig, Config
+from monitor.settings.config import BrokerConfig, ClusterConfig, Config
 from waiting import wait_for
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
@@ -73,7 +73,7 @@ def causes(reg, topics) -> dict:
     "timing: Kafka's Throttler averages idle time into its period, so a step after an idle spell can move "
     "tens of MB in under a second (74 MB in 0.6 s was seen at a 2 MB/s setting), and on some runs the data "
     "is cleaned before the window is measured; the cause itself is tested without timing in "
-    "tests/monitor/test_cleanerio.py and test_causes.py"))
+    "tests/monitor/model/test_cleanerio.py and test_causes.py"))
 def test_partitions_waiting_behind_a_throttled_cleaner(tmp_path):
     # a small I/O buffer and small batches keep each read the cleaner marks small (it reads a segment a
     # buffer at a time, growing the buffer only for a batch that does not fit)

@@ -17,7 +17,7 @@ from cli.logdir_cmd import run_logdir
 from dumpcompare import dump_partition
 from kafkatools import (cleaner_checkpoint, compacted, copy_partition, create_topic, partition_dir, produce,
                         producer, roll, segment_bases, unique_topic)
-from monitor.config import Config
+from monitor.settings.config import Config
 from collecting import make_collector, pval, refresh
 from waiting import wait_for
 
@@ -116,7 +116,7 @@ def test_open_transaction_holds_the_cleaner_at_the_lso(kafka, collector, tmp_pat
             first_open.producer_id, first_open.producer_epoch, lso, first_open.max_timestamp)
         assert f"producer {first_open.producer_id} " in row["blocked_detail"]
         assert f"from offset {lso}," in row["blocked_detail"]
-        # the row's cause names the open transaction, and the abort at the broker's LSO (monitor.causes)
+        # the row's cause names the open transaction, and the abort at the broker's LSO (monitor.verdicts.causes)
         assert row["cause"]["cause"] == "open_transaction"
         assert row["cause"]["evidence"]["transaction"]["producer_id"] == first_open.producer_id
         assert row["cause"]["fix"][0].endswith(f"abort --topic {t} --partition 0 --start-offset {lso}")

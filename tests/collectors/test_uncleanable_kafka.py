@@ -9,7 +9,7 @@ read M"), LogCleaner.CleanerThread.tryCleanFilthiestLog logs it and marks the pa
 A dead cleaner thread cannot be made on a real broker: since KIP-346 (Kafka 2.1) every error while
 cleaning marks the partition uncleanable instead, and what is left (an Error outside a clean, such as
 an OutOfMemoryError) cannot be provoked reliably. Thread deaths are tested with the line shapes of
-Kafka's ShutdownableThread in tests/monitor/test_cleanerlog.py."""
+Kafka's ShutdownableThread in tests/monitor/kafka/test_cleanerlog.py."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import pytest
 from collectors.app import build
 from kafkatools import (compacted, create_topic, localbroker, own_broker, partition_dir, segment_bases,
                         set_topic_config, write_rounds)
-from monitor.config import BrokerConfig, ClusterConfig, Config
+from monitor.settings.config import BrokerConfig, ClusterConfig, Config
 from waiting import wait_for
 
 pytestmark = pytest.mark.slow  # a broker of its own, restarted

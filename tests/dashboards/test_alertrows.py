@@ -7,8 +7,8 @@ from __future__ import annotations
 import pandas as pd
 
 from dashboards import alertrows, sources
-from monitor.config import Thresholds
-from monitor.rules import ALERT
+from monitor.settings.config import Thresholds
+from monitor.contract.rules import ALERT
 
 PAGE = "\n".join([
     "# TYPE kafka_compaction_broker_cleaner_dead_threads gauge",

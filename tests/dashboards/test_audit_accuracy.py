@@ -1,6 +1,6 @@
 """The Audit page's accuracy panel from two real audit runs (issue 15): a partition the real broker
 holds from its cleaner (``min.cleanable.dirty.ratio=1.0``) is audited, released and cleaned by the
-broker, and audited again. The panel pairs the runs (``monitor.accuracy``): the prediction is the
+broker, and audited again. The panel pairs the runs (``monitor.verdicts.accuracy``): the prediction is the
 first run's reclaimable bytes, what the broker reclaimed is the partition's ``.log`` bytes before less
 after, measured here on the copies the runs read. Both runs' summary.json read by a strict JSON parser."""
 
@@ -15,9 +15,9 @@ import pytest
 from dashpages import page
 from kafkatools import (cleaner_checkpoint, compacted, copy_partition, create_topic, partition_dir, set_topic_config,
                         unique_topic, wait_cleaned_up_to_active, write_rounds)
-from monitor.accuracy import CLEANED
-from monitor.checkpoint import format_checkpoint
-from monitor.estimate import UNTHROTTLED
+from monitor.verdicts.accuracy import CLEANED
+from monitor.kafka.checkpoint import format_checkpoint
+from monitor.model.estimate import UNTHROTTLED
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 

@@ -14,8 +14,8 @@ import pytest
 
 from collectors.admin_state import AdminSnapshot
 from dashpages import page
-from monitor.auditrun import CONFIG_UNKNOWN_NOTE, MARKER, SUMMARY, marker_text
-from monitor.topicconfig import ADMIN, UNKNOWN, TopicConfig
+from monitor.contract.auditrun import CONFIG_UNKNOWN_NOTE, MARKER, SUMMARY, marker_text
+from monitor.model.topicconfig import ADMIN, UNKNOWN, TopicConfig
 from recordfixtures import three_v2_batches
 
 pytestmark = pytest.mark.slow  # one real Spark audit

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dashpages import page
-from monitor.auditrun import MARKER, SUMMARY, marker_text, read_marker
+from monitor.contract.auditrun import MARKER, SUMMARY, marker_text, read_marker
 from recordfixtures import three_v2_batches
 
 pytestmark = pytest.mark.slow  # one real Spark audit (the module's fixture)

@@ -11,7 +11,7 @@ import math
 import pandas as pd
 
 from dashboards import auditruns
-from monitor.auditrun import COMPLETE, DAMAGED, IN_PROGRESS, MARKER, SUMMARY, marker_text
+from monitor.contract.auditrun import COMPLETE, DAMAGED, IN_PROGRESS, MARKER, SUMMARY, marker_text
 
 NUMBERS = {"bytes": 10, "reclaimable_bytes": 4, "estimated_clean_seconds": 0.5, "tombstones_past_retention": 0,
            "faults": 0}

@@ -10,7 +10,7 @@ import pytest
 
 from dashboards import sources
 from faultserver import FaultServer
-from monitor.metricnames import PREFIX
+from monitor.contract.metricnames import PREFIX
 
 PAGE = (b'# TYPE kafka_compaction_source_up gauge\n'
         b'kafka_compaction_source_up{cluster="c",source="jmx:1",kind="jmx"} 1.0\n'

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from dashboards import alertrows, sources, tables
-from monitor.config import Thresholds
-from monitor.rules import ALERT
+from monitor.settings.config import Thresholds
+from monitor.contract.rules import ALERT
 
 G = 'cluster="c",group="g",topic="t",partition="{p}"'
 PAGE = "\n".join([

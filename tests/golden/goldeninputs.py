@@ -72,7 +72,7 @@ NOW_MS = T0 + 30 * 86_400_000  # the audit's --now-ms
 
 def _snapshot(entries: list[tuple]) -> bytes:
     """A producer snapshot as ProducerStateManager writes it (version 1, CRC-32C over the rest)."""
-    from monitor.producer_snapshot import ENTRY
+    from monitor.kafka.producer_snapshot import ENTRY
 
     body = struct.pack(">i", len(entries)) + b"".join(ENTRY.pack(*e) for e in entries)
     return struct.pack(">hI", 1, crc32c(body)) + body

@@ -134,7 +134,7 @@ def test_audit_tables_and_summary(inputs, spark):
     import pyarrow.fs as pafs
 
     from auditcompare import read_run
-    from monitor.config import load_config
+    from monitor.settings.config import load_config
     from spark_analysis.job import build_parser, run
 
     root, logs, cleaner = inputs

@@ -8,7 +8,7 @@ import struct
 from crc32c import crc32c
 
 from localkafka.rawproduce import transactional_batch
-from monitor.record import SegmentReader
+from monitor.kafka.record import SegmentReader
 from recordfixtures import V2_CRC_AT, V2_LEADER_EPOCH_AT, Rec, v2
 
 TS = 1_700_000_123_456

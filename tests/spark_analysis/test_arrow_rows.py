@@ -46,7 +46,7 @@ print(json.dumps({"faults": faults, "growth": (resource.getrusage(resource.RUSAG
 
 
 def test_a_segment_claiming_a_gigabyte_costs_the_audit_no_gigabyte(tmp_path):
-    """The audit reads segments through the shared reader, so it has its bound (monitor.readbound): a 1 GiB
+    """The audit reads segments through the shared reader, so it has its bound (monitor.kafka.readbound): a 1 GiB
     sparse segment whose first batch header claims ~10^9 bytes becomes fault rows naming the byte, with
     the task's peak RSS growing by less than the bound (before it: by ~2 GiB)."""
     import json
@@ -54,7 +54,7 @@ def test_a_segment_claiming_a_gigabyte_costs_the_audit_no_gigabyte(tmp_path):
     import subprocess
     import sys
 
-    from monitor import readbound
+    from monitor.kafka import readbound
 
     part = tmp_path / "t-0"
     part.mkdir()

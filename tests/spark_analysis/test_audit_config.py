@@ -1,4 +1,4 @@
-"""The audit's topic configs follow the collector's rule (monitor.topicconfig.admin_refusal and
+"""The audit's topic configs follow the collector's rule (monitor.model.topicconfig.admin_refusal and
 effective_config): an admin API asked and not telling makes a topic's config unknown, and the figures
 that depend on it are null with the reason; Kafka's defaults only with no admin API at all, labelled so."""
 
@@ -14,8 +14,8 @@ import sys
 import pyarrow.parquet as pq
 
 from collectors.admin_state import AdminSnapshot
-from monitor.auditrun import CONFIG_UNKNOWN_NOTE
-from monitor.topicconfig import ADMIN, ADMIN_DOWN, CONFIG_FILE, DEFAULT, NOT_LISTED, REFUSED, UNKNOWN, TopicConfig
+from monitor.contract.auditrun import CONFIG_UNKNOWN_NOTE
+from monitor.model.topicconfig import ADMIN, ADMIN_DOWN, CONFIG_FILE, DEFAULT, NOT_LISTED, REFUSED, UNKNOWN, TopicConfig
 from recordfixtures import three_v2_batches
 from spark_analysis.audit import AuditInputs
 from spark_analysis.audit.tables import CONFIG_DEPENDENT, config_columns
@@ -25,9 +25,9 @@ BLIND = "refused: no DescribeConfigs on TOPIC orders for User:blind (TOPIC_AUTHO
 
 def test_the_collector_and_the_audit_share_one_refusal_rule():
     import collectors.app
-    import monitor.topicconfig
+    import monitor.model.topicconfig
 
-    assert collectors.app.admin_refusal is monitor.topicconfig.admin_refusal
+    assert collectors.app.admin_refusal is monitor.model.topicconfig.admin_refusal
 
 
 def test_a_topic_the_admin_api_did_not_give_has_its_config_unknown_never_kafkas_defaults():
@@ -105,7 +105,7 @@ def test_audit_with_its_admin_api_down_passes_no_default_off_as_a_topics_config(
     assert summary["config_unknown"]["partitions"] == 2 and summary["config_unknown"]["note"]
     topics = {t["topic"]: t for t in pq.read_table(run / "topics").to_pylist()}
     assert topics["accounts"]["reclaimable_bytes"] is None and topics["accounts"]["records"] == 6
-    report = (run / "report.html").read_text()  # the note the Audit page shows too (monitor.auditrun)
+    report = (run / "report.html").read_text()  # the note the Audit page shows too (monitor.contract.auditrun)
     assert f"Topic config unknown for 2 topic(s): {CONFIG_UNKNOWN_NOTE} above." in report
     for topic in ("accounts", "orders"):
         assert f"<li>{topic}: {html.escape(parts[topic]['config_unknown_reason'])}</li>" in report

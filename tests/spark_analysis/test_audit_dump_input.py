@@ -1,4 +1,4 @@
-"""The audit's dump input reads a dump as ``inspect`` does (``monitor.sniff.text_encoding``: UTF-16 after
+"""The audit's dump input reads a dump as ``inspect`` does (``monitor.kafka.sniff.text_encoding``: UTF-16 after
 its byte order mark, as Windows PowerShell 5's ``>`` writes it) and says in the summary's notes which
 index sections it skipped, none of them counted as a fault."""
 

@@ -24,9 +24,9 @@ from dumpcompare import dump
 from kafkatools import (CLI_MODULE, ROLL_KEY, copy_partition, create_topic, partition_dir, produce, roll,
                         segment_bases, set_topic_config, unique_topic, wait_cleaned_up_to_active, wait_for,
                         whole_batches)
-from monitor import valuesizes
-from monitor.estimate import CleanerParams
-from monitor.topicconfig import TopicConfig
+from monitor.contract import valuesizes
+from monitor.model.estimate import CleanerParams
+from monitor.model.topicconfig import TopicConfig
 from spark_analysis.arrow_rows import RECORD_OVERHEAD
 from spark_analysis.audit import AuditInputs, run_audit
 from spark_analysis.inputs import list_inputs, load_records, read_checkpoints
@@ -93,7 +93,7 @@ def mb_per_sec(block: str) -> float:
 
 def cleaner_block(log: Path, log_name: str) -> str | None:
     """The stats block the cleaner logged for ``log_name`` (topic-partition), once complete, with the
-    log4j line it continues (``[time] INFO [kafka-log-cleaner-thread-N]:``: monitor.cleanerlog reads a
+    log4j line it continues (``[time] INFO [kafka-log-cleaner-thread-N]:``: monitor.kafka.cleanerlog reads a
     block only after its header)."""
     lines = log.read_text().splitlines()
     for i, line in enumerate(lines):
@@ -169,10 +169,10 @@ def by_hand(topic: str, folder: Path, written: Written, throughput: float, min_r
         "clean_bytes": 0, "cleanable_bytes": cleanable, "cleanable_ratio": 1.0,
         "min_cleanable_dirty_ratio": min_ratio, "eligible": 1.0 > min_ratio,
         "dirty_distinct_keys": sum(1 for hist in below.values() if hist), "cleaner_passes": 1,
-        "estimated_clean_seconds": cleanable / throughput,  # monitor/estimate.py: (clean + dirty bytes) / rate
+        "estimated_clean_seconds": cleanable / throughput,  # monitor/model/estimate.py: (clean + dirty bytes) / rate
         "tombstones": len(tombstones), "tombstones_past_retention": 0, "keys_last_tombstone": len(written.tombstoned),
         "delete_retention_ms": DAY, "first_timestamp": min(timestamps), "last_timestamp": max(timestamps),
-        # cleanup.policy=compact: no retention (monitor.retention applies to compact,delete only)
+        # cleanup.policy=compact: no retention (monitor.model.retention applies to compact,delete only)
         "retention_deleted_segments": None, "retention_deleted_bytes": None, "projected_log_start_offset": None,
         # both callers give the topic's config as the admin API's (the command line asks the broker)
         "config_source": "admin", "config_unknown_reason": None,
@@ -390,7 +390,7 @@ def test_cli_writes_six_tables_that_match_kafka_dump_log_and_never_overwrites_a_
     assert json.loads((out / "latest.json").read_text())["run"] == runs[-1].name
     # the live config from the admin API (min.cleanable.dirty.ratio 0.01 since the fixture set it)
     want = by_hand(t, cleaned["snapshot"], cleaned["written"], tp, min_ratio=0.01)
-    want["topics"][0]["restore_seconds"] = want["topics"][0]["projected_bytes"] / 1_000_000  # monitor.restore
+    want["topics"][0]["restore_seconds"] = want["topics"][0]["projected_bytes"] / 1_000_000  # monitor.verdicts.restore
     for run_dir in runs:
         for table in TABLES:
             got = pq.read_table(run_dir / table).to_pylist()

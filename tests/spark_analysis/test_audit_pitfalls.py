@@ -13,7 +13,7 @@ import pytest
 
 from dumpcompare import dump
 from kafkatools import copy_partition, create_topic, partition_dir, produce, set_topic_config, unique_topic
-from monitor import valuesizes
+from monitor.contract import valuesizes
 from spark_analysis.audit import AuditInputs, run_audit
 from spark_analysis.inputs import list_inputs
 

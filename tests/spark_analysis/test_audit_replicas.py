@@ -24,8 +24,8 @@ import pytest
 
 from kafkatools import (CLI_MODULE, cleaner_checkpoint, copy_partition, create_topic, partition_dir, segment_bases,
                         set_topic_config, unique_topic, wait_cleaned_up_to_active, watermarks, write_rounds)
-from monitor.logdir import read_meta_properties
-from monitor.topicconfig import TopicConfig
+from monitor.kafka.logdir import read_meta_properties
+from monitor.model.topicconfig import TopicConfig
 from spark_analysis import replicas as R
 from spark_analysis.audit import AuditInputs, run_audit
 from spark_analysis.inputs import list_inputs, read_checkpoints, read_log_dirs

@@ -1,4 +1,4 @@
-"""The audit's restore-time estimate (monitor.restore): each compacted topic's projected size over the
+"""The audit's restore-time estimate (monitor.verdicts.restore): each compacted topic's projected size over the
 stated consumer throughput, exactly; null with the reason when no throughput is known."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from monitor.auditrun import SUMMARY
+from monitor.contract.auditrun import SUMMARY
 from recordfixtures import three_v2_batches
 
 
@@ -68,7 +68,7 @@ def test_the_config_files_throughput_reaches_the_audit_below_the_flag(tmp_path, 
 
 
 def test_a_bad_measurement_file_is_unknown_with_the_file_named(tmp_path):
-    from monitor.restore import resolve
+    from monitor.verdicts.restore import resolve
 
     bad = tmp_path / "restore.json"
     bad.write_text('{"bytes_per_second": 0}')

@@ -17,9 +17,9 @@ import pytest
 from dumpcompare import dump
 from kafkatools import (copy_partition, create_topic, partition_dir, produce_aged_segments, segment_bases,
                         set_topic_config, unique_topic, watermarks)
-from monitor.retention import from_summaries, project_retention
-from monitor.summary import summarize
-from monitor.topicconfig import TopicConfig
+from monitor.model.retention import from_summaries, project_retention
+from monitor.model.summary import summarize
+from monitor.model.topicconfig import TopicConfig
 from spark_analysis.audit import AuditInputs, run_audit
 from spark_analysis.inputs import list_inputs, load_records
 from waiting import wait_for

@@ -1,5 +1,5 @@
 """The audit on transactional partitions written by a real broker: aborted data and the markers a clean
-may drop count as removable as Kafka's cleaner decides (monitor.txncleaner), and nothing at or past
+may drop count as removable as Kafka's cleaner decides (monitor.model.txncleaner), and nothing at or past
 the last stable offset does. Expected values come from the broker: the size its cleaner leaves, its
 LSO (ListOffsets at READ_COMMITTED), and kafka-dump-log's batches of the same files."""
 
@@ -15,10 +15,10 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 from dumpcompare import dump
 from kafkatools import (copy_partition, create_topic, partition_dir, produce, producer, roll, set_topic_config,
                         unique_topic, wait_cleaned_up_to_active)
-from monitor.summary import summarize
-from monitor.topicconfig import TopicConfig
-from monitor.txncleaner import RETAINED_EMPTY_BATCH_BYTES
-from monitor.txnindex import txn_index_faults
+from monitor.model.summary import summarize
+from monitor.model.topicconfig import TopicConfig
+from monitor.model.txncleaner import RETAINED_EMPTY_BATCH_BYTES
+from monitor.model.txnindex import txn_index_faults
 from spark_analysis.inputs import list_inputs, read_checkpoints
 
 pytestmark = pytest.mark.kafka
@@ -138,7 +138,7 @@ def test_nothing_at_or_past_the_last_stable_offset_counts_as_removable(kafka, tm
     from spark_analysis.partition_audit import PartitionTask, audit_partition
     from spark_analysis.rows import rows_of
     import pyarrow as pa
-    from monitor.estimate import CleanerParams
+    from monitor.model.estimate import CleanerParams
 
     b = kafka.bootstrap
     t = create_topic(b, unique_topic("txnlso"), **CFG)

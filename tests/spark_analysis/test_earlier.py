@@ -1,6 +1,6 @@
 """The HTML report's earlier run (``spark_analysis.earlier``): the newest complete run before this one in
-the output location, by the completion marker's rule (``monitor.auditrun``), and the report's section
-comparing it (``monitor.accuracy``, as the Audit page). Run folders written here with pyarrow, as the
+the output location, by the completion marker's rule (``monitor.contract.auditrun``), and the report's section
+comparing it (``monitor.verdicts.accuracy``, as the Audit page). Run folders written here with pyarrow, as the
 audit lays them out; a real two-run audit's report is in tests/dashboards/test_audit_accuracy.py."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from monitor.accuracy import CLEANED, NOT_CLEANED
-from monitor.auditrun import MARKER, marker_text
+from monitor.verdicts.accuracy import CLEANED, NOT_CLEANED
+from monitor.contract.auditrun import MARKER, marker_text
 from spark_analysis.earlier import earlier_run
 from spark_analysis.report import ACCURACY_TITLE, NO_EARLIER, accuracy_html
 

@@ -9,7 +9,7 @@ from spark_analysis.inputs import list_inputs
 
 
 def test_the_audit_lists_only_what_kafka_would_load_as_segments(tmp_path, capsys):
-    """The audit's input listing follows the log-dir walk's rule (``monitor.kafkanames``): stray names
+    """The audit's input listing follows the log-dir walk's rule (``monitor.kafka.kafkanames``): stray names
     and every folder of a duplicated partition are left out, one line each, never read."""
     logs = tmp_path / "logs"
     for folder in ("orders-0", "orders-3", "orders-03", "t-99999999999999999999"):

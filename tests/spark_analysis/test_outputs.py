@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from monitor.auditrun import LATEST, MARKER, SUMMARY, TABLES, read_marker
+from monitor.contract.auditrun import LATEST, MARKER, SUMMARY, TABLES, read_marker
 from recordfixtures import three_v2_batches
 from spark_analysis.outputs import _new_run_name
 from spark_analysis.report import NO_EARLIER

@@ -13,9 +13,9 @@ import pyarrow as pa
 import pytest
 
 from kafkatools import copy_partition, create_topic, partition_dir, produce, roll, segment_bases, unique_topic, watermarks
-from monitor.estimate import CleanerParams
-from monitor.record import SegmentReader
-from monitor.topicconfig import TopicConfig
+from monitor.model.estimate import CleanerParams
+from monitor.kafka.record import SegmentReader
+from monitor.model.topicconfig import TopicConfig
 from spark_analysis.arrow_rows import RECORD_OVERHEAD
 from spark_analysis.keyfold import from_arrow, fold, key_totals
 from spark_analysis.audit.tables import partition_row
@@ -178,11 +178,11 @@ def test_a_key_table_sent_in_parts_and_folded_in_any_order_gives_the_whole_table
 
 
 def test_the_header_scan_folds_segments_as_the_collector_does(tmp_path):
-    """The audit's header scan and the collector's summary share one fold (``monitor.summary.fold_header``,
+    """The audit's header scan and the collector's summary share one fold (``monitor.model.summary.fold_header``,
     ``fold_end``): the same facts for the same files, an empty segment included (its next offset is its
     base offset, Kafka's LogSegment.readNextOffset; the collector used to leave it None), a transaction
     and its marker too."""
-    from monitor.summary import summarize
+    from monitor.model.summary import summarize
     from recordfixtures import Rec, T0, control, items, v2, write
     from spark_analysis.partition_audit import scan_headers
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from monitor.record import SegmentReader
+from monitor.kafka.record import SegmentReader
 from recordfixtures import three_v2_batches
 from spark_analysis import replicas as R
 from spark_analysis.arrow_rows import segment_base, topic_partition

@@ -10,8 +10,8 @@ from spark_analysis.audit import pitfalls
 from spark_analysis.audit.tables import CONFIG_DEPENDENT, PARTITION_DDL, config_of, partition_row
 from spark_analysis.rows import KEY_TOTALS, PARTITION, PARTITION_COLUMNS, ROW_TYPES, SCHEMA, batch, rows_of
 from spark_analysis.schema import SPARK_TYPES
-from monitor.estimate import CleanerParams
-from monitor.topicconfig import effective_config
+from monitor.model.estimate import CleanerParams
+from monitor.model.topicconfig import effective_config
 
 
 def _ddl_columns(ddl: str) -> list[tuple[str, str]]:

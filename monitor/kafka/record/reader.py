@@ -1,0 +1,288 @@
+"""A lazy walk over a segment file (or any binary stream of batches), batch by batch.
+
+The file is read through a buffered stream, one batch at a time, so a
+multi-GB segment is never held whole. The magic byte (always at byte 16 of a
+batch, in every format) picks the parser. CRCs are checked per batch. Faults
+become ``RecordFormatError`` subclasses naming file and byte position; every
+valid batch before a fault has already been yielded. With ``skip_corrupt`` a
+fault is appended to ``reader.faults`` and the walk goes on when the batch's
+length can be trusted, or stops cleanly when it cannot.
+
+A batch is held in memory only up to ``monitor.kafka.readbound.MAX_BATCH_BYTES`` (on disk, and its records
+once decompressed): a length claiming more is never allocated. Such a batch is read in
+``READ_PIECE_BYTES`` pieces for its CRC only, then reported: a CRC mismatch (the usual case: a
+damaged length field), or ``OversizeBatchError`` when the CRC holds (its records unknown).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import struct
+import zlib
+from pathlib import Path
+from typing import BinaryIO, Iterator
+
+from crc32c import crc32c
+
+from monitor.kafka import readbound
+from monitor.kafka.record import legacy, v2
+from monitor.kafka.record.codecs import CodecError, DecompressedTooLarge
+from monitor.kafka.record.errors import (
+    CorruptBatchError,
+    CrcMismatchError,
+    OversizeBatchError,
+    RecordFormatError,
+    TruncatedBatchError,
+    UnknownMagicError,
+    UnsupportedCodecError,
+    ZeroFillError,
+)
+from monitor.kafka.record.model import Record
+from monitor.fileio.regularfile import open_regular
+
+PREFIX = struct.Struct(">qiib")  # baseOffset/offset, length, (leader epoch | crc), magic: same bytes in every format
+PREFIX_SIZE = PREFIX.size  # 17
+READ_BUFFER = 1 << 20
+STREAM_MAX_BATCH = 1 << 30  # a length above this in a stream of unknown size is garbage, not a batch
+
+
+class SegmentReader:
+    """Batches and records of one segment.
+
+    ``source`` is a path or an open binary file object (for ``hdfs:``/``s3a:``
+    files opened by the caller); ``name`` is what errors call it. ``start`` is
+    a byte position to begin at (a batch boundary, e.g. where an earlier read
+    of a growing segment stopped).
+    """
+
+    def __init__(self, source: str | os.PathLike | BinaryIO, *, name: str | None = None, start: int = 0,
+                 verify_crc: bool = True, skip_corrupt: bool = False):
+        self._source = source
+        self.name = name or (str(source) if isinstance(source, (str, os.PathLike)) else getattr(source, "name", "<stream>"))
+        self.start = start
+        self.verify_crc = verify_crc
+        self.skip_corrupt = skip_corrupt
+        self.faults: list[RecordFormatError] = []
+        self.end_position = start  # first byte not consumed as a valid or skipped batch
+        self.batches_read = 0
+        self.batches_skipped = 0
+
+    # ---------------------------------------------------------------- opening
+    def _open(self) -> tuple[BinaryIO, int | None, bool]:
+        if isinstance(self._source, (str, os.PathLike)):
+            try:
+                fh = open_regular(self._source, READ_BUFFER)
+            except OSError as exc:
+                raise RecordFormatError(self.name, self.start, f"cannot read: {exc.strerror or exc}") from exc
+            size = os.fstat(fh.fileno()).st_size
+            return fh, size, True
+        fh = self._source
+        size = None
+        try:
+            if fh.seekable():
+                here = fh.tell()
+                size = fh.seek(0, io.SEEK_END)
+                fh.seek(here)
+        except (OSError, AttributeError):
+            size = None
+        return fh, size, False
+
+    # ---------------------------------------------------------------- batches
+    def batches(self, *, bodies: bool = True) -> Iterator[v2.BatchV2 | legacy.LegacyMessage]:
+        """Each batch in file order. ``bodies=False`` reads only v2 headers and seeks past
+        the records (no CRC check, no decompression): cheap size and offset questions."""
+        fh, size, owned = self._open()
+        try:
+            if self.start:
+                fh.seek(self.start)
+            yield from self._walk(fh, size, bodies)
+        finally:
+            if owned:
+                fh.close()
+
+    def _walk(self, fh: BinaryIO, size: int | None, bodies: bool):
+        pos = self.start
+        read = fh.read
+        while True:
+            head = read(PREFIX_SIZE)
+            if not head:
+                break
+            if len(head) < PREFIX_SIZE:
+                self._fault(TruncatedBatchError(self.name, pos, f"{len(head)} bytes at the end, less than a batch header"))
+                break
+            offset, length, _, magic = PREFIX.unpack(head)
+            total = length + v2.LOG_OVERHEAD
+            if offset == 0 and length == 0 and magic == 0 and not any(head):
+                n = len(head) + _count_zeros(fh)
+                self._fault(ZeroFillError(self.name, pos, f"{n} zero bytes where a batch should start"))
+                break
+            if magic not in (0, 1, 2):
+                self._fault(UnknownMagicError(self.name, pos, f"unknown magic byte {magic} (batch length {length})"))
+                break
+            min_len = (v2.HEADER_SIZE if magic == 2 else legacy.PREFIX_SIZE + 8) - v2.LOG_OVERHEAD
+            if length < min_len:
+                self._fault(CorruptBatchError(self.name, pos, f"batch length {length} is below the minimum {min_len} for magic {magic}"))
+                break
+            limit = size if size is not None else pos + STREAM_MAX_BATCH
+            if pos + total > limit:
+                have = (size - pos) if size is not None else "?"
+                self._fault(TruncatedBatchError(
+                    self.name, pos, f"batch of {total} bytes runs past the end of the file ({have} bytes left)", length=total))
+                break
+            if magic == 2 and not bodies:
+                rest = read(v2.HEADER_SIZE - PREFIX_SIZE)
+                if len(rest) < v2.HEADER_SIZE - PREFIX_SIZE:
+                    self._fault(TruncatedBatchError(self.name, pos, "batch header is cut short", length=total))
+                    break
+                fh.seek(total - v2.HEADER_SIZE, io.SEEK_CUR)
+                batch = v2.BatchV2(self.name, pos, head + rest, None)
+            elif total > readbound.MAX_BATCH_BYTES:
+                if not self._oversize(fh, pos, head, magic, total):
+                    break
+                batch = None
+            elif magic == 2:  # header and body read apart: the body is the one copy of the records' bytes
+                rest = read(v2.HEADER_SIZE - PREFIX_SIZE)
+                body = read(total - v2.HEADER_SIZE) if len(rest) == v2.HEADER_SIZE - PREFIX_SIZE else b""
+                if len(body) < total - v2.HEADER_SIZE:
+                    self._fault(TruncatedBatchError(
+                        self.name, pos, f"batch of {total} bytes is cut short after "
+                                        f"{PREFIX_SIZE + len(rest) + len(body)}", length=total))
+                    break
+                batch = self._parse_v2(pos, head + rest, body)
+            else:
+                rest = read(total - PREFIX_SIZE)
+                if len(rest) < total - PREFIX_SIZE:
+                    self._fault(TruncatedBatchError(
+                        self.name, pos, f"batch of {total} bytes is cut short after {len(rest) + PREFIX_SIZE}", length=total))
+                    break
+                data = head + rest
+                del rest
+                batch = self._parse(pos, magic, data)
+            if batch is not None and magic == 2 and batch.records_count < 0:
+                # Kafka's DefaultRecordBatch reads the count as a signed int32 and fails on a negative
+                # one (InvalidRecordException "Found invalid record count"): a read fault, not 0 records
+                self._fault(CorruptBatchError(self.name, pos, f"negative record count {batch.records_count} in the "
+                                                              f"header of the batch at offset {batch.base_offset}",
+                                              length=total, resumable=True))
+                batch = None
+            if batch is not None:
+                self.batches_read += 1
+                pos += total
+                self.end_position = pos
+                yield batch
+            else:  # skipped a corrupt batch whose length we trust
+                pos += total
+                self.end_position = pos
+
+    def _parse_v2(self, pos: int, header: bytes, body: bytes):
+        batch = v2.BatchV2(self.name, pos, header, body)
+        if self.verify_crc and not batch.crc_ok(header):
+            self._fault(CrcMismatchError(self.name, pos, f"CRC-32C mismatch in batch at offset {batch.base_offset} "
+                                                         f"(stored {batch.crc})", length=batch.size))
+            return None
+        return batch
+
+    def _oversize(self, fh: BinaryIO, pos: int, head: bytes, magic: int, total: int) -> bool:
+        """A batch past the bound: its bytes read in pieces for the CRC alone (never held), then a
+        fault: truncated (False: the walk stops), a CRC mismatch, or oversize (True: its length holds,
+        the walk goes on after it)."""
+        rest = fh.read(v2.HEADER_SIZE - PREFIX_SIZE) if magic == 2 else b""
+        if magic == 2:
+            if len(rest) < v2.HEADER_SIZE - PREFIX_SIZE:
+                self._fault(TruncatedBatchError(self.name, pos, "batch header is cut short", length=total))
+                return False
+            header = head + rest
+            batch = v2.BatchV2(self.name, pos, header, None)
+            what, stored, crc = f"batch at offset {batch.base_offset}", batch.crc, crc32c(header[v2.CRC_START:])
+        else:  # legacy: CRC-32 from the magic byte on; the offset is the message's own
+            what, stored = f"magic {magic} message at offset {PREFIX.unpack(head)[0]}", int.from_bytes(head[12:16], "big")
+            crc = zlib.crc32(head[legacy.CRC_START:])
+        done = PREFIX_SIZE + len(rest)
+        while done < total:
+            piece = fh.read(min(readbound.READ_PIECE_BYTES, total - done))
+            if not piece:
+                break
+            if self.verify_crc:
+                crc = crc32c(piece, crc) if magic == 2 else zlib.crc32(piece, crc)
+            done += len(piece)
+        if done < total:
+            self._fault(TruncatedBatchError(self.name, pos, f"batch of {total} bytes is cut short after {done}",
+                                            length=total))
+            return False
+        if self.verify_crc and crc != stored:
+            kind = "CRC-32C" if magic == 2 else "CRC-32"
+            self._fault(CrcMismatchError(self.name, pos, f"{kind} mismatch in {what} (stored {stored}) of {total} bytes, "
+                                                         f"a length past the {readbound.MAX_BATCH_BYTES} bytes read "
+                                                         f"whole: a damaged length field?", length=total))
+            return True
+        self._fault(OversizeBatchError(self.name, pos, f"{what} is {total} bytes, more than the {readbound.MAX_BATCH_BYTES} "
+                                                       f"a batch is held in memory (monitor.kafka.readbound.MAX_BATCH_BYTES): "
+                                                       f"{'CRC checked, ' if self.verify_crc else ''}records not read",
+                                               length=total))
+        return True
+
+    def _parse(self, pos: int, magic: int, data: bytes):
+        try:
+            msg = legacy.LegacyMessage(self.name, pos, data)
+        except (legacy.LegacyDecodeError, struct.error) as exc:
+            self._fault(CorruptBatchError(self.name, pos, f"magic {magic} message: {exc}", length=len(data), resumable=True))
+            return None
+        if self.verify_crc and not msg.crc_ok(data):
+            self._fault(CrcMismatchError(self.name, pos, f"CRC-32 mismatch in magic {magic} message at offset {msg.offset} "
+                                                         f"(stored {msg.crc})", length=len(data)))
+            return None
+        return msg
+
+    def _fault(self, err: RecordFormatError) -> None:
+        if not self.skip_corrupt:
+            raise err
+        self.faults.append(err)
+        self.batches_skipped += 1
+
+    def log_faults(self) -> list[RecordFormatError]:
+        """``faults`` less a truncated batch where the read stopped: on a live segment that is a batch
+        being appended right now, not a fault of the log; the next read, from ``end_position``, picks it
+        up once complete."""
+        return [f for f in self.faults if not (f.kind == "truncated" and f.position == self.end_position)]
+
+    # ---------------------------------------------------------------- records
+    def decoded(self, columns: bool = False, arrays: bool = False) -> Iterator[tuple]:
+        """(batch, its records) for every batch, or (batch, its RecordColumns) with ``columns``, or
+        (batch, its RecordArrays) with ``arrays``; a batch whose records do not decode (bad record
+        data, a codec that refuses) is a fault."""
+        for batch in self.batches():
+            try:
+                data = batch.arrays() if arrays else batch.columns() if columns else batch.records()
+            except (v2.RecordDecodeError, legacy.LegacyDecodeError) as exc:
+                self._fault(CorruptBatchError(self.name, batch.position, str(exc), length=batch.size, resumable=True))
+                continue
+            except DecompressedTooLarge as exc:
+                self._fault(OversizeBatchError(self.name, batch.position, str(exc), length=batch.size))
+                continue
+            except CodecError as exc:
+                self._fault(UnsupportedCodecError(self.name, batch.position, str(exc), length=batch.size))
+                continue
+            yield batch, data
+
+    def records(self) -> Iterator[Record]:
+        """Every record of every batch; a batch whose records do not decode is a fault."""
+        for _, recs in self.decoded():
+            yield from recs
+
+
+def _count_zeros(fh: BinaryIO) -> int:
+    n = 0
+    while True:
+        chunk = fh.read(READ_BUFFER)
+        if not chunk:
+            return n
+        stripped = chunk.lstrip(b"\x00")
+        n += len(chunk) - len(stripped)
+        if stripped:
+            return n
+
+
+def read_segment(path: str | Path, **kw) -> list[Record]:
+    """All records of a small segment, for tests and one-off scripts."""
+    return list(SegmentReader(path, **kw).records())

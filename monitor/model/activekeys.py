@@ -1,0 +1,105 @@
+"""Duplicates stuck in the active segment: records of the active segment that a later record of the same
+key, in the same segment, supersedes.
+
+The cleaner never touches the active segment (LogCleanerManager: the first uncleanable offset is at most
+its base offset), so on a quiet topic whose segment does not roll these duplicates stay on disk and every
+reader of the log reads them. The segment summaries (``monitor.model.summary``) keep no keys, so this reads
+the keys of the active segment only, and only within bounds:
+
+* incrementally: a segment that only grew is read from where the last read stopped, and the per-key
+  state (the xxh64 hash of each key, as the audit groups keys, and the size of its latest record) is
+  kept, so a steady refresh reads only the appended bytes;
+* at most ``max_bytes`` of the segment and ``max_keys`` distinct keys: past either, the tally stops and
+  says so (``over_bound``); the counts are then not exported (unknown, with the reason), never a partial
+  count passed off as the whole.
+
+``duplicate_bytes`` counts the superseded records' key and value bytes (what a consumer reads of them),
+not their on-disk record framing. A tombstone supersedes the records of its key before it; records
+without a key (which the broker refuses on a compacted topic) are never duplicates. Control records
+(transaction markers) are skipped.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from monitor.kafka.record import RecordFormatError, SegmentReader
+
+# the bounds' defaults, which monitor.yaml's take (timeouts.active_segment_key_read_bytes / _max_keys): 256 MiB
+# of one active segment (the default segment.bytes is 1 GiB), 1,000,000 distinct keys (~100 MB of state at worst)
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+DEFAULT_MAX_KEYS = 1_000_000
+
+
+@dataclass
+class ActiveKeys:
+    path: str
+    base_offset: int
+    inode: int = 0
+    end_position: int = 0  # where the next read starts (a batch boundary)
+    records: int = 0  # data records read (control records skipped)
+    duplicate_records: int = 0  # superseded by a later record of the same key in this segment
+    duplicate_bytes: int = 0  # their key and value bytes
+    over_bound: str | None = None  # why the tally stopped (then the counts are unknown)
+    faults: list[str] = field(default_factory=list)
+    _latest: dict = field(default_factory=dict, repr=False)  # key hash -> key+value bytes of its latest record
+
+    @property
+    def distinct_keys(self) -> int:
+        return len(self._latest)
+
+    @property
+    def known(self) -> bool:
+        """Whether the counts cover the whole segment as read (no bound hit, no unreadable batch)."""
+        return self.over_bound is None and not self.faults
+
+
+def tally(path: str | Path, base_offset: int, previous: ActiveKeys | None = None, *,
+          max_bytes: int = DEFAULT_MAX_BYTES, max_keys: int = DEFAULT_MAX_KEYS) -> ActiveKeys:
+    """The active segment's duplicates, reusing ``previous`` when the file is the same one and only
+    grew (read from its end position on); anything else starts again from the file's start."""
+    path = Path(path)
+    st = os.stat(path)
+    size = st.st_size
+    same = previous is not None and previous.path == str(path) and previous.inode == st.st_ino
+    if same and previous.over_bound is not None:
+        return previous  # a bound hit stays hit for this file: it is not read again every refresh
+    if same and size >= previous.end_position and not previous.faults:
+        k = previous
+        if size == k.end_position:
+            return k
+    else:
+        k = ActiveKeys(str(path), base_offset, inode=st.st_ino)
+    if size > max_bytes:
+        k.over_bound = f"the active segment is {size} bytes, more than the {max_bytes} read for keys"
+        return k
+    reader = SegmentReader(path, start=k.end_position, skip_corrupt=True)
+    latest = k._latest
+    try:
+        for batch, a in reader.decoded(arrays=True):
+            if batch.is_control:
+                continue
+            hashes = array("q", a.key_hashes)
+            ksizes = array("i", a.key_sizes)
+            vsizes = array("i", a.value_sizes)
+            for h, ks, vs in zip(hashes, ksizes, vsizes):
+                k.records += 1
+                if ks < 0:
+                    continue
+                before = latest.get(h)
+                if before is not None:
+                    k.duplicate_records += 1
+                    k.duplicate_bytes += before
+                latest[h] = ks + max(vs, 0)
+            if len(latest) > max_keys:
+                k.over_bound = f"more than {max_keys} distinct keys in the active segment"
+                latest.clear()
+                return k
+    except RecordFormatError as exc:
+        k.faults.append(str(exc))
+    k.end_position = reader.end_position
+    k.faults.extend(str(f) for f in reader.log_faults())  # not a batch being appended right now
+    return k

@@ -1,0 +1,205 @@
+"""What the compaction model needs to know about one segment, read once and cached.
+
+A ``SegmentSummary`` is small (no record data, tombstones kept as two compact
+arrays) and keyed by what identifies unchanged content: path, size, mtime and
+inode. A cleaned segment is swapped in as a new file (new inode) even when it
+keeps the name, size and mtime of the one it replaces, so the inode is needed.
+A segment that only grew (the active one) is read from where the last read
+stopped and merged, so a steady-state refresh reads only new bytes.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from monitor.kafka.record import RecordFormatError, SegmentReader
+from monitor.kafka.record.model import control_type_code
+from monitor.model.transactions import ABORT, ABORT_FIELDS, COMMIT, DATA, MAX_ABORTS_PER_SEGMENT, TxnEvent
+
+
+@dataclass
+class SegmentSummary:
+    path: str
+    base_offset: int
+    size: int = 0  # bytes of .log read so far (== file size once read to the end)
+    mtime_ns: int = 0
+    inode: int = 0
+    end_position: int = 0  # where the next incremental read starts (a batch boundary)
+    batches: int = 0
+    records: int = 0
+    next_offset: int | None = None  # last offset + 1 of the last batch; the base offset when it has none (fold_end)
+    first_batch_max_timestamp: int = -1  # Kafka's "first batch timestamp" (max.compaction.lag)
+    max_timestamp: int = -1  # Kafka's largestTimestamp when >= 0 (min.compaction.lag)
+    control_records: int = 0
+    transactional_batches: int = 0
+    keyed_bytes: int = 0
+    # producer pitfalls on disk (issue 16): records without a key, values of length 0 (not null: no tombstone)
+    keyless_records: int = 0
+    empty_value_records: int = 0
+    tombstone_offsets: array = field(default_factory=lambda: array("q"))
+    tombstone_timestamps: array = field(default_factory=lambda: array("q"))
+    tombstone_horizons: array = field(default_factory=lambda: array("q"))  # -1 when the batch has none
+    faults: list[str] = field(default_factory=list)
+    # The segment's net effect on open transactions (monitor.model.transactions), per producer id: its last
+    # COMMIT/ABORT marker here, and its run of transactional data batches after that marker (a
+    # transaction still open at the segment's end). At most two events per producer, however many
+    # transactions the segment holds (an exactly-once changelog commits many times a second).
+    txn_markers: dict[int, TxnEvent] = field(default_factory=dict)
+    txn_runs: dict[int, TxnEvent] = field(default_factory=dict)
+    # The aborted transactions this segment completes (monitor.model.transactions.aborted_transactions folds
+    # them across segments into Kafka's AbortedTxn entries): ABORT_FIELDS per ABORT marker that closes
+    # an open run, flat. Aborts are rare; past MAX_ABORTS_PER_SEGMENT a segment records no more and
+    # counts them in ``txn_aborts_dropped`` (the fold then says its aborted ranges are incomplete).
+    txn_aborts: array = field(default_factory=lambda: array("q"))
+    txn_aborts_dropped: int = 0
+    txn_first_markers: dict[int, int] = field(default_factory=dict)  # producer id -> its first marker's offset here
+
+    @property
+    def tombstones(self) -> int:
+        return len(self.tombstone_offsets)
+
+    def txn_events(self) -> list[TxnEvent]:
+        """The net transaction events, in offset order, for ``monitor.model.transactions.open_transactions``."""
+        return sorted([*self.txn_markers.values(), *self.txn_runs.values()], key=lambda e: e.first_offset)
+
+    def aborts(self) -> list[tuple[int, ...]]:
+        """The recorded aborts as ``ABORT_FIELDS`` tuples, in offset order."""
+        a, n = self.txn_aborts, len(ABORT_FIELDS)
+        return [tuple(a[i:i + n]) for i in range(0, len(a), n)]
+
+    def add_txn_event(self, e: TxnEvent) -> None:
+        """Fold one event (in offset order) into the net effect: a marker ends its producer's run;
+        a data batch opens a run or extends it (first offset and timestamp kept, epoch and last offset updated).
+        An ABORT marker is also recorded as an abort (``txn_aborts``), with what the segment knows of
+        the transaction it closes and of the others open at that moment (Kafka's AbortedTxn)."""
+        if e.marker == ABORT:
+            self._record_abort(e)
+        if e.marker != DATA:
+            self.txn_first_markers.setdefault(e.producer_id, e.first_offset)
+            self.txn_runs.pop(e.producer_id, None)
+            self.txn_markers[e.producer_id] = e
+            return
+        run = self.txn_runs.get(e.producer_id)
+        self.txn_runs[e.producer_id] = e if run is None else run._replace(
+            producer_epoch=e.producer_epoch, last_offset=e.last_offset)
+
+    def _record_abort(self, e: TxnEvent) -> None:
+        pid = e.producer_id
+        run = self.txn_runs.get(pid)
+        first_here = pid not in self.txn_first_markers  # then the transaction may have opened before this segment
+        if run is None and not first_here:
+            return  # a marker with no transaction open: Kafka completes none (ProducerAppendInfo.appendEndTxnMarker)
+        if len(self.txn_aborts) >= MAX_ABORTS_PER_SEGMENT * len(ABORT_FIELDS):
+            self.txn_aborts_dropped += 1
+            return
+        others = [r.first_offset for q, r in self.txn_runs.items() if q != pid]
+        self.txn_aborts.extend((pid, -1 if run is None else run.first_offset, e.first_offset,
+                                min(others, default=-1), int(first_here)))
+
+    def largest_timestamp(self) -> int:
+        """LogSegment.largestTimestamp: the max record timestamp, else the file's mtime (ms)."""
+        return self.max_timestamp if self.max_timestamp >= 0 else self.mtime_ns // 1_000_000
+
+
+def _stat(path: Path):
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def summarize(path: str | Path, base_offset: int, previous: SegmentSummary | None = None
+              ) -> tuple[SegmentSummary, int]:
+    """Summarize a segment, reusing ``previous`` when nothing changed or only bytes were appended.
+    Returns the summary and how many bytes of the file this call read.
+
+    Faults (a corrupt or truncated batch) are recorded in ``faults``; reading stops
+    at a fault that cannot be skipped, and the summary covers what came before it.
+    """
+    path = Path(path)
+    size, mtime_ns, inode = _stat(path)
+    if previous is not None and previous.inode == inode and previous.path == str(path):
+        if previous.size == size and previous.mtime_ns == mtime_ns:
+            return previous, 0
+        if size > previous.size and not previous.faults:
+            s = previous
+            start = previous.end_position
+            s.size, s.mtime_ns = size, mtime_ns
+            _read_into(s, path, start=start)
+            return s, size - start
+    s = SegmentSummary(str(path), base_offset, size=size, mtime_ns=mtime_ns, inode=inode)
+    _read_into(s, path, start=0)
+    return s, size
+
+
+def fold_header(s: SegmentSummary, batch) -> None:
+    """Fold one batch's header into the segment's Kafka facts, in file order: the collector's read
+    (``summarize``) and the audit's header scan (``spark_analysis.partition_audit``) both use this one.
+    As LogSegment has them: the first batch's max timestamp (``rollingBasedTimestamp``, loaded from the
+    file's first batch: ``loadFirstBatchTimestamp``, what ``getFirstBatchTimestamp`` and so
+    maxCompactionDelay read), the largest timestamp (min.compaction.lag.ms), the next offset (the last
+    batch's last offset + 1, ``readNextOffset``). An incremental read continues from ``s.batches`` > 0,
+    so the first batch stays the file's."""
+    if s.batches == 0:
+        s.first_batch_max_timestamp = batch.max_timestamp
+    s.batches += 1
+    if batch.max_timestamp > s.max_timestamp:
+        s.max_timestamp = batch.max_timestamp
+    s.next_offset = batch.last_offset + 1
+
+
+def fold_end(s: SegmentSummary) -> None:
+    """After a segment's batches: a segment without one has its base offset as its next offset (Kafka's
+    LogSegment.readNextOffset: ``baseOffset`` when the segment holds no batch; an empty active segment's
+    base is the log end offset, LogLoader)."""
+    if s.next_offset is None:
+        s.next_offset = s.base_offset
+
+
+def _read_into(s: SegmentSummary, path: Path, start: int) -> None:
+    reader = SegmentReader(path, start=start, skip_corrupt=True)
+    t_off, t_ts, t_hz = s.tombstone_offsets, s.tombstone_timestamps, s.tombstone_horizons
+    try:
+        for batch, c in reader.decoded(columns=True):
+            fold_header(s, batch)
+            if batch.is_transactional:
+                s.transactional_batches += 1
+                _txn_event(s, batch, c)
+            if batch.is_control:
+                s.control_records += batch.records_count
+                s.records += batch.records_count
+                continue
+            horizon = batch.delete_horizon_ms
+            hz = -1 if horizon is None else horizon
+            s.records += len(c)
+            s.keyless_records += c.keys.count(None)
+            s.empty_value_records += c.value_sizes.count(0)
+            for off, ts, vs in zip(c.offsets, c.timestamps, c.value_sizes):
+                if vs < 0:
+                    t_off.append(off)
+                    t_ts.append(ts)
+                    t_hz.append(hz)
+    except RecordFormatError as exc:  # cannot-read errors (the file vanished, permissions)
+        s.faults.append(str(exc))
+    fold_end(s)
+    s.end_position = reader.end_position
+    s.faults.extend(str(f) for f in reader.log_faults())
+
+
+def _txn_event(s: SegmentSummary, batch, c) -> None:
+    e = txn_event(batch, c.keys[0] if batch.is_control and len(c) else None)
+    if e is not None:
+        s.add_txn_event(e)
+
+
+def txn_event(batch, control_key: bytes | None) -> TxnEvent | None:
+    """A transactional batch as an event, from its header and (for a control batch) its record's key;
+    None for other control types and empty control batches (whose transaction the cleaner removed)."""
+    kind = DATA
+    if batch.is_control:
+        kind = control_type_code(control_key)
+        if kind not in (ABORT, COMMIT):
+            return None
+    return TxnEvent(batch.producer_id, batch.producer_epoch, batch.base_offset, batch.last_offset, kind,
+                    batch.max_timestamp)

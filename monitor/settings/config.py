@@ -1,0 +1,553 @@
+"""One configuration for the collector, the dashboard, the audit and the alert rules.
+
+A YAML file (``monitor.yaml``) or, for the common cases, command-line flags.
+Every option has a default, so ``collect --bootstrap-servers HOST:PORT`` alone
+works. Errors name the key path and the reason, at start, never mid-run::
+
+    listen: {address: 0.0.0.0, port: 9690}
+    clusters:
+      - name: prod
+        bootstrap_servers: kafka-1:9093,kafka-2:9093
+        client:                      # passed to librdkafka as is (SASL, TLS, ...)
+          security.protocol: SASL_SSL
+          sasl.password: ${env:KAFKA_PASSWORD}   # a secret from the environment or a file,
+                                     # never written here (monitor.settings.secrets: Kafka's ${provider:...})
+        brokers:
+          - id: 1
+            jmx_url: http://kafka-1:7071/metrics
+            log_dirs: [/var/lib/kafka/data]
+            cleaner_log: /var/log/kafka/log-cleaner.log   # followed: uncleanable partitions, thread deaths
+        metric_names: {max_dirty_percent: my_renamed_metric}
+        topics:                      # config overrides (else the admin API, else Kafka's defaults)
+          orders: {min.cleanable.dirty.ratio: 0.3}
+        transaction_max_timeout_ms: 900000   # the brokers' transaction.max.timeout.ms when the admin
+                                             # API cannot tell (hanging transactions are older than it)
+        latest_value_only_groups: [cache-*, ui-state]   # groups that need only each key's latest value:
+                                             # no ConsumerMayMissUpdates for them (fnmatch patterns)
+        cleaner: {log.cleaner.threads: 2}    # the brokers' log cleaner settings when the admin API
+                                             # cannot tell (else "unknown"; Kafka's names)
+    intervals: {jmx: 15, log_dirs: 60, cleaner_log: 15, admin: 30, consumer_groups: 30}
+    timeouts:  {jmx: 5, admin: 10, dashboard: 10, max_page_bytes: 16777216}
+                                     # jmx, dashboard: the deadline of a whole HTTP fetch, in seconds
+    thresholds: {...}                # what the alert rules and the dashboard call unhealthy
+    granularity: topic               # topic: 4 series per healthy partition, 2 per healthy group's
+                                     # partition; partition: every series
+    topics_allow: [orders.*]         # regexes on the whole topic name (none: every topic); deny wins
+    topics_deny: [__.*]
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from pathlib import Path
+from typing import ClassVar, get_args, get_origin, get_type_hints
+
+from monitor.model import activekeys
+from monitor.fileio.regularfile import os_reason
+from monitor.settings.valuecheck import URL_SHAPE
+from monitor.model.topicconfig import CLEANER_SETTINGS, ConfigValueError, TopicConfig, parse_broker_value
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used: ``key`` and ``reason`` of the first problem; ``problems``, every
+    problem found (each a ConfigError naming its key path), for a command to print one a line."""
+
+    def __init__(self, key: str, reason: str, file: str | None = None, problems: list | None = None):
+        self.key, self.reason, self.file = key, reason, file
+        where = f"{file}: " if file else ""
+        self.message = f"{where}{key}: {reason}"
+        self.problems = problems or [self]
+        more = f" (and {len(self.problems) - 1} more problem(s))" if len(self.problems) > 1 else ""
+        super().__init__(self.message + more)
+
+    @property
+    def lines(self) -> list[str]:
+        return [p.message for p in self.problems]
+
+
+# Names of the cleaner gauges on a rule-named JMX exporter page: the project's localkafka/jmx-exporter.yaml,
+# Strimzi's, Confluent's and jmx_exporter's Kafka example all give kafka_<domain>_<type>_<name>
+# (compared lowercased). The catch-all rule's shape is read by collectors.cleaner_metrics itself.
+DEFAULT_METRIC_NAMES = {
+    "max_dirty_percent": ["kafka_log_logcleanermanager_max_dirty_percent"],
+    "time_since_last_run_ms": ["kafka_log_logcleanermanager_time_since_last_run_ms"],
+    "uncleanable_partitions_count": ["kafka_log_logcleanermanager_uncleanable_partitions_count"],
+    "uncleanable_bytes": ["kafka_log_logcleanermanager_uncleanable_bytes"],
+    "max_compaction_delay_secs": ["kafka_log_logcleaner_max_compaction_delay_secs",
+                                  "kafka_log_logcleanermanager_max_compaction_delay_secs"],
+    "max_clean_time_secs": ["kafka_log_logcleaner_max_clean_time_secs"],
+    "max_buffer_utilization_percent": ["kafka_log_logcleaner_max_buffer_utilization_percent"],
+    "cleaner_recopy_percent": ["kafka_log_logcleaner_cleaner_recopy_percent"],
+    "dead_thread_count": ["kafka_log_logcleaner_deadthreadcount"],
+    # the cleaner throttler Meter's Count (kafka.utils:type=Throttler,name=cleaner-io): a COUNTER rule
+    # gives ..._count_total on the page, an untyped one ..._count
+    "cleaner_io_bytes": ["kafka_utils_throttler_cleaner_io_count_total", "kafka_utils_throttler_cleaner_io_count",
+                         "kafka_utils_throttler_cleaner_io_total"],
+}
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """What counts as unhealthy: the numbers and windows of the rule table (``monitor.contract.rules``), read by
+    the rendered alert rules and the dashboard's evaluator alike."""
+
+    lagging_for: str = "30m"  # CompactionLagging: cleanable ratio above min.cleanable.dirty.ratio this long
+    dead_thread_for: str = "1m"
+    cleaner_stalled_seconds: float = 900  # time since last run
+    cleaner_stalled_for: str = "10m"
+    buffer_utilization_ratio: float = 0.85
+    buffer_saturated_for: str = "1h"
+    clean_time_seconds: float = 1800
+    cleaner_slow_for: str = "1h"
+    tombstone_growth_per_hour: float = 100_000
+    tombstones_piling_for: str = "6h"
+    tombstones_past_horizon_for: str = "1h"
+    consumer_lag_warning_fraction: float = 0.5  # of delete.retention.ms
+    consumer_lag_for: str = "5m"
+    overdue_for: str = "15m"
+    missed_updates_for: str = "15m"  # ConsumerMayMissUpdates (info)
+    # ConsumerGroupsHidden: a group can commit between the two reads (ListGroups, __consumer_offsets) and be
+    # counted unlisted for a refresh; a missing ACL stays
+    groups_hidden_for: str = "15m"
+    uncleanable_for: str = "5m"
+    # CompactionBlockedByTransaction: an open transaction older than this holds the LSO, and the cleaner
+    # with it. 300 s is 30x Kafka Streams' exactly-once transaction.timeout.ms (10 s) and 5x the producer
+    # default (60 s): a transaction that old has outlived any timeout a producer commonly sets, while the
+    # coordinator would still abort it before transaction.max.timeout.ms (15 min) makes it hanging.
+    open_transaction_seconds: float = 300
+    open_transaction_for: str = "2m"
+    hanging_transaction_for: str = "1m"  # HangingTransaction: the count already means 15 min past its start
+    monitor_down_for: str = "5m"
+    no_room_for_clean_for: str = "5m"  # LogDirNoRoomForClean: free space below the largest clean's copy
+    cleaner_disabled_for: str = "5m"  # CleanerDisabled: log.cleaner.enable=false where compacted partitions live
+    cleaner_throttled_for: str = "30m"  # CleanerThrottled: partitions wait while the cleaner runs at its I/O throttle
+    # ReplicasDisagree: one replica uncleanable while its peers are not, or its cleanable ratio this far
+    # above its least dirty peer's (each broker cleans its own copy; a healthy spread closes within
+    # log.cleaner.backoff.ms of crossing min.cleanable.dirty.ratio, well inside the window)
+    replica_spread_ratio: float = 0.5
+    replicas_disagree_for: str = "30m"
+    monitor_job: str = "kafka-compaction-monitor"  # the Prometheus job that scrapes the collector
+    runbook_base: str = "alerts/RUNBOOK.md"  # or the URL where your copy of the runbook lives
+
+
+# Shapes beyond what a field's type says (monitor.settings.configschema derives the rest from the fields).
+_URL = {"schema": {"type": ["string", "null"], "check": "url", "shape": URL_SHAPE}}
+_PATHS = {"schema": {"type": ["array", "string", "null"], "items": {"type": "string", "minLength": 1},
+                     "shape": "a path or a list of paths"}}
+
+_PATTERNS = {"schema": {"type": ["array", "string", "null"], "items": {"type": "string", "minLength": 1},
+                        "minLength": 1, "shape": "a regular expression or a list of them"}}
+GRANULARITIES = ("topic", "partition")
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    id: str = field(metadata={"schema": {"type": ["string", "integer"], "minLength": 1,
+                                         "shape": "the broker's node.id (or a name)"}})
+    jmx_url: str | None = field(default=None, metadata=_URL)
+    jolokia_url: str | None = field(default=None, metadata=_URL)
+    log_dirs: tuple[str, ...] = field(default=(), metadata=_PATHS)
+    cleaner_log: str | None = field(default=None, metadata={"schema": {
+        "shape": "one path (the broker's log-cleaner.log)"}})  # the broker's log-cleaner.log, readable here
+    # HTTP Basic auth and TLS for the broker's JMX exporter (and Jolokia) endpoint: the user, and its
+    # password as a secret reference (monitor.settings.secrets: ${env:NAME}, ${directory:DIR:NAME}, ${file:PATH:KEY}).
+    # The reference is checked at load and kept as written (DEFERRED_SECRETS): the collector resolves it at
+    # every fetch, so a rotated secret file is picked up without a restart.
+    jmx_username: str | None = field(default=None, metadata={"schema": {"minLength": 1, "shape": "a user name"}})
+    jmx_password: str | None = field(default=None, metadata={"schema": {
+        "minLength": 1, "shape": "a secret reference: ${env:NAME}, ${directory:DIR:NAME} or ${file:PATH:KEY}"}})
+    jmx_ca_file: str | None = field(default=None, metadata={"schema": {
+        "minLength": 1, "shape": "the path of a PEM CA bundle for an https endpoint"}})
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    name: str = "default"
+    bootstrap_servers: str | None = field(default=None, metadata={"schema": {
+        "type": ["string", "array", "null"], "minLength": 1, "minItems": 1, "check": "bootstrap",
+        "items": {"type": "string", "minLength": 1, "shape": "a host:port string"},
+        "shape": "host:port[,host:port...] or a list of host:port"}})
+    client: dict = field(default_factory=dict, metadata={"schema": {  # passed to librdkafka as is
+        "propertyNames": {"type": "string"},
+        "additionalProperties": {"type": ["string", "number", "boolean"], "shape": "a string, number or boolean"},
+        "shape": "a mapping of librdkafka properties (security.protocol: SASL_SSL, ...)"}})
+    brokers: tuple[BrokerConfig, ...] = ()
+    metric_names: dict = field(default_factory=dict, metadata={"schema": {
+        "properties": {k: {"type": ["string", "array"], "items": {"type": "string", "minLength": 1},
+                           "minLength": 1, "shape": "a metric name or a list of them"} for k in DEFAULT_METRIC_NAMES},
+        "additionalProperties": False, "shape": "a mapping of gauge -> metric name(s)"}})
+    topics: dict = field(default_factory=dict, metadata={"schema": {  # topic -> TopicConfig overrides (strings)
+        "propertyNames": {"type": "string"},
+        "additionalProperties": {
+            "type": ["object", "null"], "propertyNames": {"type": "string"},
+            "additionalProperties": {"type": ["string", "number", "array"], "items": {"type": "string"},
+                                     "shape": "a Kafka topic config value (a string or number)"},
+            "shape": "a mapping of Kafka topic configs (min.cleanable.dirty.ratio: 0.3, ...)"},
+        "shape": "a mapping of topic -> its Kafka topic configs"}})
+    consumer_groups: bool = True
+    # the brokers' transaction.max.timeout.ms, used when the admin API cannot give it (None: Kafka's
+    # default); monitor.model.topicconfig.effective_broker_setting is the precedence. Kafka: an int of at
+    # least 1 (TransactionStateManagerConfig)
+    transaction_max_timeout_ms: int | None = field(default=None, metadata={"schema": {
+        "minimum": 1, "maximum": 2**31 - 1, "shape": "a whole number of ms between 1 and 2147483647 (an int)"}})
+    # consumer groups that need only each key's latest value (caches, materialised views): fnmatch
+    # patterns; ConsumerMayMissUpdates stays off for them (monitor.model.consumers)
+    latest_value_only_groups: tuple[str, ...] = field(default=(), metadata={"schema": {
+        "type": ["array", "string", "null"], "minLength": 1, "items": {"type": "string", "minLength": 1},
+        "shape": "a consumer group name or fnmatch pattern, or a list of them"}})
+    # a consumer's restore throughput from this cluster, bytes per second, for the audit's restore-time
+    # estimate (monitor.verdicts.restore: --restore-throughput > this > ./dev bench restore's measurement)
+    restore_throughput_bytes_per_second: float | None = field(default=None, metadata={"schema": {
+        "exclusiveMinimum": 0, "shape": "a number of bytes per second above 0"}})
+    # the brokers' log cleaner settings (Kafka's names: log.cleaner.threads, ...) used when the admin API
+    # cannot give them; monitor.model.topicconfig.broker_cleaner_settings is the precedence
+    cleaner: dict = field(default_factory=dict, metadata={"schema": {
+        "propertyNames": {"enum": list(CLEANER_SETTINGS)},
+        "additionalProperties": {"type": ["string", "number", "boolean"], "shape": "a string, number or boolean"},
+        "shape": "a mapping of log cleaner settings (" + ", ".join(CLEANER_SETTINGS) + ")"}})
+
+    def metric_name_candidates(self, key: str) -> list[str]:
+        custom = self.metric_names.get(key)
+        if custom:
+            return [custom] if isinstance(custom, str) else list(custom)
+        return DEFAULT_METRIC_NAMES[key]
+
+
+@dataclass(frozen=True)
+class Intervals:
+    NUMBERS: ClassVar[dict] = {"float": {"exclusiveMinimum": 0, "shape": "a finite number of seconds above 0"}}
+
+    jmx: float = 15
+    log_dirs: float = 60
+    cleaner_log: float = 15
+    admin: float = 30
+    consumer_groups: float = 30
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    NUMBERS: ClassVar[dict] = {"float": {"exclusiveMinimum": 0, "shape": "a finite number of seconds above 0"},
+                               "int": {"minimum": 1, "shape": "a whole number of bytes, at least 1"}}
+
+    jmx: float = 5  # the collector's JMX exporter / Jolokia fetch, whole response (boundedhttp)
+    admin: float = 10  # each admin API request
+    max_page_bytes: int = 16 * 1024 * 1024  # the largest page any fetch keeps, collector and dashboard
+    dashboard: float = 10  # the dashboard's fetch of Prometheus' API or a collector's /metrics, whole response
+    # bounds of the key read that counts duplicates stuck in each active segment (monitor.model.activekeys):
+    # past either, the counts are reported unknown (over_bound), never partial
+    active_segment_key_read_bytes: int = activekeys.DEFAULT_MAX_BYTES
+    active_segment_max_keys: int = activekeys.DEFAULT_MAX_KEYS
+
+
+@dataclass(frozen=True)
+class Config:
+    listen_address: str = "0.0.0.0"  # listen: {address, port} in the file
+    listen_port: int = 9690
+    clusters: tuple[ClusterConfig, ...] = ()
+    intervals: Intervals = Intervals()
+    timeouts: Timeouts = Timeouts()
+    thresholds: Thresholds = Thresholds()
+    prometheus_url: str | None = field(default=None, metadata=_URL)  # for the dashboard
+    audit_dir: str | None = field(default=None, metadata={"schema": {"shape": "a folder"}})  # for the dashboard
+    collector_url: str | None = field(default=None, metadata=_URL)  # for the dashboard without Prometheus
+    # cardinality (collectors.exporter): "topic" (the default) exports topic aggregates, 4 series per
+    # healthy partition (collectors.metrics.PARTITION_DEFAULT), 2 per healthy consumer group's partition
+    # (GROUP_DEFAULT) and every series of an unhealthy one (monitor.verdicts.health); "partition" every series of
+    # every partition
+    granularity: str = field(default="topic", metadata={"schema": {
+        "enum": list(GRANULARITIES), "shape": "topic or partition"}})
+    # which topics are exported (monitor.settings.topicfilter): regular expressions matched against the whole
+    # topic name; no allow pattern: every topic; deny wins
+    topics_allow: tuple[str, ...] = field(default=(), metadata=_PATTERNS)
+    topics_deny: tuple[str, ...] = field(default=(), metadata=_PATTERNS)
+
+
+def _build(cls, d: dict | None):
+    """A config dataclass from its mapping, already checked against the schema: a missing or empty
+    key keeps its default; a nested dataclass, a list of them, a path or a list of paths, numbers as the
+    field's type."""
+    if d is None:
+        return cls()
+    hints = get_type_hints(cls)
+    kw = {}
+    for f in fields(cls):
+        v = d.get(f.name)
+        if v is None:
+            continue
+        tp = hints[f.name]
+        item = get_args(tp)[0] if get_origin(tp) is tuple else None
+        if is_dataclass(tp):
+            kw[f.name] = _build(tp, v)
+        elif is_dataclass(item):
+            kw[f.name] = tuple(_build(item, x) for x in v)
+        elif item is not None:  # a path or a list of paths
+            kw[f.name] = tuple(str(x) for x in ([v] if isinstance(v, str) else v))
+        elif isinstance(v, (bool, dict)):
+            kw[f.name] = dict(v) if isinstance(v, dict) else v
+        elif tp in (int, int | None):
+            kw[f.name] = int(v)
+        elif tp in (float, float | None):
+            kw[f.name] = float(v)
+        elif isinstance(v, list):  # bootstrap_servers as a list of host:port
+            kw[f.name] = ",".join(v)
+        else:
+            kw[f.name] = str(v) if tp in (str, str | None) else v
+    return cls(**kw)
+
+
+# Secrets resolved where they are used, not at load (``monitor.settings.secrets.resolve``'s ``deferred``): checked
+# at load all the same, kept as written in the Config.
+DEFERRED_SECRETS = ("jmx_password",)
+# Keys of earlier development versions (never released), and what replaced them: named in the error.
+REPLACED = {
+    "jmx_password_file": "jmx_password: ${directory:DIR:NAME} (the file DIR/NAME, one trailing newline dropped)",
+    "jmx_password_env": "jmx_password: ${env:NAME}",
+}
+
+
+def _replaced(data) -> list[tuple[str, str]]:
+    def items(node, key):  # a list under key, or nothing (the schema names any other shape)
+        value = node.get(key) if isinstance(node, dict) else None
+        return value if isinstance(value, list) else []
+
+    found = []
+    for i, c in enumerate(items(data, "clusters")):
+        for j, b in enumerate(items(c, "brokers")):
+            for key in REPLACED:
+                if isinstance(b, dict) and key in b:
+                    found.append((f"clusters[{i}].brokers[{j}].{key}", f"replaced by {REPLACED[key]}"))
+    return found
+
+
+def problems(data) -> list[tuple[str, str]]:
+    """Every problem of a parsed ``monitor.yaml``: ``(key path, reason)``, the schema's (shapes, ranges,
+    known keys: ``monitor.settings.configschema``; a replaced key named with its replacement) then what it cannot
+    say (each topic's Kafka configs, unique cluster names)."""
+    from monitor.settings.configschema import problems as schema_problems
+
+    replaced = _replaced(data)
+    found = replaced + [p for p in schema_problems(data) if p[0] not in {k for k, _ in replaced}]
+    if found:
+        return found
+    for i, c in enumerate((data or {}).get("clusters") or []):
+        for t, cfg in ((c or {}).get("topics") or {}).items():
+            try:
+                TopicConfig.from_strings(cfg)
+            except ConfigValueError as exc:
+                found.append((f"clusters[{i}].topics.{t}.{exc.key}", str(exc)))
+        for k, v in ((c or {}).get("cleaner") or {}).items():
+            try:
+                parse_broker_value(k, v)
+            except ConfigValueError as exc:
+                found.append((f"clusters[{i}].cleaner.{k}", str(exc)))
+    for key in ("topics_allow", "topics_deny"):
+        found.extend(pattern_problems(key, (data or {}).get(key)))
+    names = [str((c or {}).get("name", "default")) for c in (data or {}).get("clusters") or []]
+    if len(set(names)) != len(names):
+        found.append(("clusters", f"cluster names must be unique: {names}"))
+    return found
+
+
+def pattern_problems(key: str, patterns) -> list[tuple[str, str]]:
+    """``topics_allow``/``topics_deny`` entries that are no regular expression, by key path."""
+    from monitor.settings.topicfilter import PatternError, compile_patterns
+
+    items = [patterns] if isinstance(patterns, str) else list(patterns or ())
+    out = []
+    for i, p in enumerate(items):
+        try:
+            compile_patterns([p])
+        except PatternError as exc:
+            out.append((f"{key}[{i}]" if not isinstance(patterns, str) else key, str(exc)))
+    return out
+
+
+def parse_config(data: dict | None, file: str | None = None, environ=None) -> Config:
+    """A Config from parsed YAML, or ConfigError listing every problem (``.problems``). The file is
+    checked as written, then its ``${env:NAME}``/``${directory:DIR:NAME}``/``${file:PATH:KEY}``
+    references are resolved (``monitor.settings.secrets``, from ``environ``, default the process's)."""
+    from monitor.settings.secrets import resolve
+
+    found = problems(data)
+    if not found:
+        written = data
+        data, found = resolve(data, environ, deferred=DEFERRED_SECRETS)
+        found = found or _resolved_url_problems(written, data)
+    if found:
+        errors = [ConfigError(k, r, file) for k, r in found]
+        raise ConfigError(found[0][0], found[0][1], file, problems=errors)
+    data = data or {}
+    listen = data.get("listen") or {}
+    top = _build(Config, {k: v for k, v in data.items() if k != "listen"})
+    return replace(top, listen_address=str(listen.get("address") or top.listen_address),
+                   listen_port=int(listen["port"]) if listen.get("port") is not None else top.listen_port)
+
+
+def to_data(cfg: Config) -> dict:
+    """A Config as ``monitor.yaml``'s mapping (``listen: {address, port}``, lists for tuples): what
+    ``config check`` prints, and ``parse_config`` reads back to the same Config."""
+    def plain(v):
+        if is_dataclass(v):
+            return {f.name: plain(getattr(v, f.name)) for f in fields(v)}
+        if isinstance(v, (list, tuple)):
+            return [plain(x) for x in v]
+        if isinstance(v, dict):
+            return {k: plain(x) for k, x in v.items()}
+        return v
+
+    out = plain(cfg)
+    out = {"listen": {"address": out.pop("listen_address"), "port": out.pop("listen_port")}, **out}
+    return out
+
+
+MAX_CONFIG_BYTES = 1 << 20  # a monitor.yaml is a few KB; more is some other file
+MAX_CONFIG_NODES = 100_000  # values after YAML's aliases are expanded (a "billion laughs" file stops here)
+
+
+def load_config(path: str | Path | None, environ=None) -> Config:
+    """Read ``monitor.yaml``; no path gives the defaults."""
+    if path is None:
+        return Config()
+    return parse_config(read_config_data(path), str(path), environ)
+
+
+def read_config_data(path: str | Path):
+    """``monitor.yaml`` parsed, as written (references unresolved). Only a regular file of UTF-8 text
+    is read (a FIFO would block, a device never end), at most ``MAX_CONFIG_BYTES``."""
+    import stat
+
+    import yaml
+
+    path = Path(path)
+    try:
+        with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NONBLOCK)) as fh:
+            mode = os.fstat(fh.fileno()).st_mode
+            if not stat.S_ISREG(mode):
+                raise ConfigError("(file)", f"not a regular file ({_file_kind(mode)})", str(path))
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+    except IsADirectoryError:  # Python's open refuses a folder itself: named as any other non-file
+        raise ConfigError("(file)", "not a regular file (a directory)", str(path)) from None
+    except OSError as exc:  # the errno as the system names it: "too many levels of symbolic links"
+        raise ConfigError("(file)", f"cannot read: {os_reason(exc)}", str(path)) from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError("(file)", f"larger than {MAX_CONFIG_BYTES} bytes: not a monitor.yaml", str(path))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError("(file)", f"not UTF-8 text (byte {exc.start})", str(path)) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError("(yaml)", str(exc).replace("\n", " "), str(path)) from None
+    if _nodes(data, MAX_CONFIG_NODES) > MAX_CONFIG_NODES:
+        raise ConfigError("(yaml)", f"more than {MAX_CONFIG_NODES} values once aliases are expanded", str(path))
+    return data
+
+
+def _file_kind(mode: int) -> str:
+    import stat
+
+    return next((name for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"),
+                                         (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                                         (stat.S_ISSOCK, "a socket")) if test(mode)), "not a file")
+
+
+def _nodes(data, limit: int) -> int:
+    """How many values ``data`` holds with shared ones counted each time (stops past ``limit``)."""
+    count, stack = 0, [data]
+    while stack and count <= limit:
+        node = stack.pop()
+        count += 1
+        if isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return count
+
+
+def with_command_line(cfg: Config, *, bootstrap_servers=None, jmx_urls=(), jolokia_urls=(), log_dirs=(),
+                      cleaner_log=None, cluster=None, port=None, address=None) -> Config:
+    """Flags on top of a file: they add to (or create) the first cluster. ``cleaner_log`` belongs to the
+    one broker the flags describe (with several, give each its ``cleaner_log`` in the file)."""
+    clusters = list(cfg.clusters) or [ClusterConfig(name=cluster or "default")]
+    c = clusters[0]
+    brokers = list(c.brokers)
+    # a URL's password by reference on the command line too ('http://u:${env:JMX_PASSWORD}@h:7071/metrics',
+    # quoted for the shell): a literal one would show in `ps`
+    jmx_urls, jolokia_urls = _resolved("--jmx-url", jmx_urls), _resolved("--jolokia-url", jolokia_urls)
+    jmx_urls, jolokia_urls, log_dirs = list(jmx_urls), list(jolokia_urls), list(log_dirs)
+    if len(jmx_urls) <= 1 and len(jolokia_urls) <= 1 and (jmx_urls or jolokia_urls or log_dirs or cleaner_log):
+        # one broker described by flags: one label for its gauges, its partitions and its cleaner log
+        url = (jmx_urls or jolokia_urls or [None])[0]
+        bid = _node_id(log_dirs) or (_broker_id_from_url(url, 0) if url else "local")
+        brokers.append(BrokerConfig(id=bid, jmx_url=jmx_urls[0] if jmx_urls else None,
+                                    jolokia_url=jolokia_urls[0] if jolokia_urls else None, log_dirs=tuple(log_dirs),
+                                    cleaner_log=cleaner_log))
+    else:
+        if cleaner_log:
+            raise ConfigError("--cleaner-log", "belongs to one broker: with several --jmx-url/--jolokia-url, "
+                              "give each broker's cleaner_log in the config file")
+        for i, url in enumerate(jmx_urls):
+            brokers.append(BrokerConfig(id=_broker_id_from_url(url, i), jmx_url=url))
+        for i, url in enumerate(jolokia_urls):
+            brokers.append(BrokerConfig(id=_broker_id_from_url(url, i), jolokia_url=url))
+        if log_dirs:
+            brokers.append(BrokerConfig(id=_node_id(log_dirs) or "local", log_dirs=tuple(log_dirs)))
+    c = replace(c, brokers=tuple(brokers), bootstrap_servers=bootstrap_servers or c.bootstrap_servers,
+                name=cluster or c.name)
+    clusters[0] = c
+    return replace(cfg, clusters=tuple(clusters), listen_port=cfg.listen_port if port is None else port,
+                   listen_address=address or cfg.listen_address)
+
+
+def _resolved(flag: str, values) -> list[str]:
+    from monitor.settings.secrets import SecretError, resolve_string
+    from monitor.settings.valuecheck import resolved_url_problem
+
+    try:
+        out = [resolve_string(v) for v in values]
+    except SecretError as exc:
+        raise ConfigError(flag, str(exc)) from None
+    for written, value in zip(values, out):
+        if (why := resolved_url_problem(written, value)) is not None:
+            raise ConfigError(flag, why)
+    return out
+
+
+def _resolved_url_problems(written, resolved) -> list[tuple[str, str]]:
+    """URLs of the file that are no URL once their references are resolved (``resolved_url_problem``)."""
+    from monitor.settings.valuecheck import resolved_url_problem
+
+    found = []
+    pairs = [(k, (written or {}).get(k), (resolved or {}).get(k)) for k in ("prometheus_url", "collector_url")]
+    for i, c in enumerate((written or {}).get("clusters") or []):
+        for j, b in enumerate((c or {}).get("brokers") or []):
+            rb = resolved["clusters"][i]["brokers"][j]
+            pairs += [(f"clusters[{i}].brokers[{j}].{k}", b.get(k), rb.get(k)) for k in ("jmx_url", "jolokia_url")]
+    for key, w, r in pairs:
+        if isinstance(w, str) and isinstance(r, str) and (why := resolved_url_problem(w, r)):
+            found.append((key, why))
+    return found
+
+
+def _node_id(log_dirs) -> str | None:
+    """The broker's node.id (broker.id in v0) from a log dir's meta.properties."""
+    from monitor.kafka.logdir import meta_node_id, read_meta_properties
+
+    for d in log_dirs:
+        nid = meta_node_id(read_meta_properties(Path(d) / "meta.properties"))
+        if nid:
+            return nid
+    return None
+
+
+def _broker_id_from_url(url: str, i: int) -> str:
+    from urllib.parse import urlparse
+
+    try:  # checked as written (monitor.settings.valuecheck); a resolved password may still hold a "/" or "["
+        u = urlparse(url)
+        return f"{u.hostname}:{u.port}" if u.port else (u.hostname or str(i))
+    except ValueError:
+        return str(i)

@@ -1,0 +1,271 @@
+"""The configuration review (``compaction-monitor check-config``, the collector's
+``topic_config_finding`` and the dashboard's "Config review" page): every compacted topic's live
+settings against the pitfalls operators meet, judged with what the collector measures (consumer
+groups' time lag, write rates, active segments, tombstones on disk), each finding with its evidence and
+a suggested value.
+
+The checks (``CHECKS``), and the limits they use (``ReviewLimits``, defined here once):
+
+* ``delete_retention_below_consumer_lag``: delete.retention.ms below the slowest consumer group's time
+  lag: the cleaner may drop a delete before that group reads it (LogCleaner keeps a tombstone for
+  delete.retention.ms after the clean that first met it, then removes it);
+* ``dirty_ratio_too_low``: min.cleanable.dirty.ratio below ``min_dirty_ratio``: every clean recopies
+  the whole clean section, and it comes after only a sliver of new data (constant recleaning);
+* ``unbounded_max_compaction_lag``: max.compaction.lag.ms left at Long.MAX_VALUE on a quiet topic that
+  holds tombstones: a topic whose dirty ratio will not pass min.cleanable.dirty.ratio within
+  ``quiet_after_ms`` at the measured write rate is never picked, so its tombstones (and the keys they
+  delete) stay on disk indefinitely;
+* ``segment_roll_beyond_traffic``: the active segment would not roll within ``roll_within_ms`` (by
+  min(segment.ms, max.compaction.lag.ms), LogConfig.maxSegmentMs, or by segment.bytes at the measured
+  rate): the cleaner never touches the active segment, so its duplicates stay;
+* ``retention_below_delete_retention``: cleanup.policy=compact,delete with retention.ms below
+  delete.retention.ms: time retention deletes whole segments, data and tombstones alike, before the
+  promise delete.retention.ms makes to consumers (and the tombstone setting is moot).
+
+A check whose measured input is missing is not guessed: it is listed under ``unchecked`` with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from monitor.verdicts.causes import BOOTSTRAP_PLACEHOLDER, alter_topic, duration, max_segment_ms
+from monitor.model.topicconfig import LONG_MAX, TopicConfig
+
+
+@dataclass(frozen=True)
+class ReviewLimits:
+    min_dirty_ratio: float = 0.1  # below: "very low" min.cleanable.dirty.ratio
+    suggested_dirty_ratio: float = 0.5  # Kafka's default
+    quiet_after_ms: int = 86_400_000  # a topic not eligible within a day at its write rate is quiet
+    suggested_max_compaction_lag_ms: int = 86_400_000
+    roll_within_ms: int = 86_400_000  # an active segment that rolls later than this holds duplicates too long
+    suggested_segment_ms: int = 3_600_000
+
+
+@dataclass(frozen=True)
+class GroupLagFact:
+    group: str
+    partition: int
+    lag_seconds: float | None  # None: the record at the committed offset could not be read
+
+
+@dataclass(frozen=True)
+class TopicFacts:
+    """One compacted topic: its live config and what was measured about it (None: not measured)."""
+
+    topic: str
+    config: TopicConfig
+    log_bytes: int | None = None  # summed over the partitions whose log dirs were read
+    clean_bytes: int | None = None
+    cleanable_bytes: int | None = None
+    tombstones: int | None = None
+    write_bytes_per_second: float | None = None  # summed over the partitions
+    write_rate_basis: str = "no log dir read"
+    active_segment_bytes: int | None = None  # the largest active segment of the partitions
+    active_segment_age_ms: int | None = None  # the oldest active segment's age (its first batch's timestamp)
+    group_lags: tuple[GroupLagFact, ...] = ()
+    groups_measured: bool = False  # the consumer groups were listed (an empty tuple then means none)
+
+
+@dataclass(frozen=True)
+class Finding:
+    topic: str
+    check: str  # one of CHECKS
+    setting: str  # the topic config to change
+    current: str
+    suggested: str
+    summary: str
+    evidence: dict
+    fix: str  # the command line
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Review:
+    findings: tuple[Finding, ...]
+    unchecked: dict = field(default_factory=dict)  # topic -> {check: reason}
+    topics: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return not self.findings
+
+    def as_dict(self) -> dict:
+        return {"passed": self.passed, "topics": list(self.topics),
+                "findings": [f.as_dict() for f in self.findings], "unchecked": self.unchecked}
+
+
+def _ms(v: int) -> str:
+    return "unlimited" if v >= LONG_MAX or v < 0 else f"{v} ({duration(v)})"
+
+
+def _delete_retention(t: TopicFacts, lim: ReviewLimits, b: str):
+    if not t.groups_measured:
+        return "consumer groups were not read (admin API)"
+    lags = [g for g in t.group_lags if g.lag_seconds is not None]
+    if not lags:
+        return None if not t.group_lags else "no group's time lag could be read"
+    slow = max(lags, key=lambda g: g.lag_seconds)
+    retention = t.config.delete_retention_ms
+    if slow.lag_seconds * 1000 <= retention:
+        return None
+    suggested = max(int(slow.lag_seconds * 2000), 86_400_000)
+    return Finding(t.topic, "delete_retention_below_consumer_lag", "delete.retention.ms", str(retention),
+                   str(suggested),
+                   f"delete.retention.ms ({duration(retention)}) is below consumer group {slow.group}'s time lag "
+                   f"({duration(slow.lag_seconds * 1000)} on partition {slow.partition}): the cleaner may remove "
+                   "deletes before that group reads them",
+                   {"delete.retention.ms": retention, "slowest_group": slow.group, "partition": slow.partition,
+                    "lag_seconds": slow.lag_seconds},
+                   alter_topic(b, t.topic, "delete.retention.ms", suggested))
+
+
+def _dirty_ratio(t: TopicFacts, lim: ReviewLimits, b: str):
+    m = t.config.min_cleanable_dirty_ratio
+    if m >= lim.min_dirty_ratio:
+        return None
+    ev = {"min.cleanable.dirty.ratio": m, "log_bytes": t.log_bytes, "write_bytes_per_second": t.write_bytes_per_second}
+    every = ""
+    if t.log_bytes and t.write_bytes_per_second:
+        secs = m * t.log_bytes / t.write_bytes_per_second
+        ev["seconds_between_cleans"] = secs
+        every = (f"; at {t.write_bytes_per_second:.0f} B/s that is a clean every {duration(secs * 1000)}, each "
+                 f"recopying about {(1 - m) * t.log_bytes:.0f} clean bytes")
+    suggested = f"{lim.suggested_dirty_ratio:g}"
+    return Finding(t.topic, "dirty_ratio_too_low", "min.cleanable.dirty.ratio", f"{m:g}", suggested,
+                   f"min.cleanable.dirty.ratio {m:g} is below {lim.min_dirty_ratio:g}: the cleaner picks the log "
+                   f"again as soon as {m:.0%} of it is dirty and rewrites the rest each time{every}", ev,
+                   alter_topic(b, t.topic, "min.cleanable.dirty.ratio", suggested))
+
+
+def _time_to_eligible_ms(t: TopicFacts) -> float:
+    """At the measured write rate, ms until the cleaner may pick the log: its cleanable ratio past
+    min.cleanable.dirty.ratio, counting the active segment's bytes as dirty once it rolls, and never
+    before it rolls (on an append only: LogSegment.shouldRoll). inf: no writes, so never."""
+    c, r = t.config, t.write_bytes_per_second
+    clean, dirty, active = t.clean_bytes or 0, t.cleanable_bytes or 0, t.active_segment_bytes or 0
+    m = c.min_cleanable_dirty_ratio
+    if clean + dirty > 0 and dirty / (clean + dirty) > m:
+        return 0.0
+    if m >= 1 or r is None or r <= 0:
+        return float("inf")
+    need = max((m * (clean + dirty + active) - dirty - active) / (1 - m), 0)
+    age = t.active_segment_age_ms or 0
+    roll = min(max(max_segment_ms(c) - age, 0), max(c.segment_bytes - active, 0) / r * 1000)
+    return max(need / r * 1000, roll)
+
+
+def _max_lag(t: TopicFacts, lim: ReviewLimits, b: str):
+    c = t.config
+    if c.max_compaction_lag_ms < LONG_MAX:
+        return None
+    if t.tombstones is None:
+        return "no log dir read: tombstones on disk unknown"
+    if t.tombstones == 0:
+        return None
+    if t.write_bytes_per_second is None:
+        return f"write rate unknown ({t.write_rate_basis})"
+    wait = _time_to_eligible_ms(t)
+    if wait <= lim.quiet_after_ms:
+        return None
+    suggested = max(c.delete_retention_ms, lim.suggested_max_compaction_lag_ms)
+    when = "never" if wait == float("inf") else f"in {duration(wait)}"
+    return Finding(t.topic, "unbounded_max_compaction_lag", "max.compaction.lag.ms",
+                   str(c.max_compaction_lag_ms), str(suggested),
+                   f"max.compaction.lag.ms is unbounded on a quiet topic with {t.tombstones} tombstone(s) on disk: at "
+                   f"{t.write_bytes_per_second:.1f} B/s its dirty ratio passes min.cleanable.dirty.ratio {when}, "
+                   "so nothing forces a clean and the deletes stay",
+                   {"tombstones": t.tombstones, "write_bytes_per_second": t.write_bytes_per_second,
+                    "write_rate_basis": t.write_rate_basis, "eligible_in_ms": None if wait == float("inf") else wait,
+                    "min.cleanable.dirty.ratio": c.min_cleanable_dirty_ratio},
+                   alter_topic(b, t.topic, "max.compaction.lag.ms", suggested))
+
+
+def _segment_roll(t: TopicFacts, lim: ReviewLimits, b: str):
+    c = t.config
+    by_time = max_segment_ms(c)
+    if by_time <= lim.roll_within_ms:
+        return None
+    r = t.write_bytes_per_second
+    if r is None:
+        return f"write rate unknown ({t.write_rate_basis}): segment.bytes' roll time cannot be told"
+    by_size = c.segment_bytes / r * 1000 if r > 0 else float("inf")
+    roll = min(by_time, by_size)
+    if roll <= lim.roll_within_ms:
+        return None
+    suggested = lim.suggested_segment_ms
+    return Finding(t.topic, "segment_roll_beyond_traffic", "segment.ms", str(c.segment_ms), str(suggested),
+                   f"at {r:.1f} B/s a segment of segment.bytes={c.segment_bytes} fills "
+                   f"{'never' if by_size == float('inf') else 'in ' + duration(by_size)} and segment.ms rolls it after "
+                   f"{duration(by_time)}: duplicates wait that long in the active segment, which the cleaner never "
+                   "touches",
+                   {"segment.ms": c.segment_ms, "segment.bytes": c.segment_bytes, "max.compaction.lag.ms":
+                    c.max_compaction_lag_ms, "write_bytes_per_second": r, "write_rate_basis": t.write_rate_basis,
+                    "active_segment_bytes": t.active_segment_bytes, "active_segment_age_ms": t.active_segment_age_ms},
+                   alter_topic(b, t.topic, "segment.ms", suggested))
+
+
+def _compact_delete(t: TopicFacts, lim: ReviewLimits, b: str):
+    c = t.config
+    if "delete" not in c.cleanup_policy or c.retention_ms < 0 or c.retention_ms >= c.delete_retention_ms:
+        return None
+    return Finding(t.topic, "retention_below_delete_retention", "retention.ms", str(c.retention_ms),
+                   str(c.delete_retention_ms),
+                   f"cleanup.policy=compact,delete with retention.ms ({_ms(c.retention_ms)}) below delete.retention.ms "
+                   f"({_ms(c.delete_retention_ms)}): whole segments, latest values and deletes alike, are removed "
+                   "by time before consumers were promised the deletes",
+                   {"cleanup.policy": ",".join(c.cleanup_policy), "retention.ms": c.retention_ms,
+                    "delete.retention.ms": c.delete_retention_ms},
+                   alter_topic(b, t.topic, "retention.ms", c.delete_retention_ms))
+
+
+# what each check guards against, in a line (the dashboard's page, from the metric's labels alone)
+WHY = {
+    "delete_retention_below_consumer_lag": "a consumer group lags longer than deletes are kept: it may miss them",
+    "dirty_ratio_too_low": "the cleaner recleans the whole log for a sliver of new data",
+    "unbounded_max_compaction_lag": "a quiet topic's tombstones are never forced out",
+    "segment_roll_beyond_traffic": "duplicates wait in an active segment that the traffic takes too long to roll",
+    "retention_below_delete_retention": "compact,delete: time retention removes data before the deletes' promise",
+}
+
+# check name -> test; each returns a Finding, None (passed) or a str (unchecked: why)
+CHECKS = {
+    "delete_retention_below_consumer_lag": _delete_retention,
+    "dirty_ratio_too_low": _dirty_ratio,
+    "unbounded_max_compaction_lag": _max_lag,
+    "segment_roll_beyond_traffic": _segment_roll,
+    "retention_below_delete_retention": _compact_delete,
+}
+
+
+def review(topics: list[TopicFacts], limits: ReviewLimits | None = None, bootstrap: str | None = None) -> Review:
+    """Every check on every compacted topic given."""
+    limits, b = limits or ReviewLimits(), bootstrap or BOOTSTRAP_PLACEHOLDER
+    findings, unchecked = [], {}
+    for t in sorted(topics, key=lambda t: t.topic):
+        if not t.config.compacted:
+            continue
+        for name, check in CHECKS.items():
+            got = check(t, limits, b)
+            if isinstance(got, Finding):
+                findings.append(got)
+            elif isinstance(got, str):
+                unchecked.setdefault(t.topic, {})[name] = got
+    return Review(tuple(findings), unchecked, tuple(sorted(t.topic for t in topics if t.config.compacted)))
+
+
+def format_review(r: Review) -> str:
+    """The review for a person."""
+    lines = []
+    for f in r.findings:
+        lines += [f"{f.topic}: {f.check}", f"  why:       {f.summary}",
+                  f"  setting:   {f.setting}={f.current}  ->  suggested {f.suggested}", f"  fix:       {f.fix}"]
+    for topic, checks in sorted(r.unchecked.items()):
+        for name, why in checks.items():
+            lines.append(f"{topic}: {name} unchecked ({why})")
+    lines.append(f"{len(r.findings)} finding(s) on {len(r.topics)} compacted topic(s)"
+                 + ("" if r.findings else ": all pass"))
+    return "\n".join(lines)
