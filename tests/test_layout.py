@@ -1,5 +1,5 @@
-"""Guards on the project's shape: who may import what (checked on imports, not file names), the
-Dockerfile copies what exists, the README documents what is exported."""
+"""Guards on the project's shape: who may import what (checked on imports, not file names), the core's
+layers in their order, the Dockerfile copies what exists, the README documents what is exported."""
 
 from __future__ import annotations
 
@@ -14,6 +14,16 @@ from pyproject_deps import distributions, modules
 ROOT = Path(__file__).resolve().parent.parent
 
 CORE = "monitor"  # the pure core: Kafka's formats, the compaction model, configuration
+# The core's layers, bottom up: a module of one imports only from its own layer and the layers below it.
+# fileio: files read and written safely; kafka: Kafka's files and formats; model: Kafka's behaviour, with the
+# comparisons Kafka makes; settings: the monitor's own configuration; contract: what the edges share (the rule
+# table, the panels, an audit run's layout); verdicts: ours (causes, health, the config review, accuracy).
+LAYERS = ("fileio", "kafka", "model", "settings", "contract", "verdicts")
+# Below these, nothing knows what the monitor is configured to call unhealthy: Kafka's figures do not depend
+# on the alerts or on monitor.yaml (the rule table refers to the model's comparisons, never the reverse).
+MODEL_LAYERS = ("fileio", "kafka", "model")
+RULE_TABLE = f"{CORE}.contract.rules"
+SETTINGS = f"{CORE}.settings"
 EDGES = {"collectors", "spark_analysis", "dashboards", "alerts", "localkafka"}  # each reaches one outside world
 COMPOSITION_ROOT = "cli"  # the command line: the only package that imports several edges
 TOOLS = {"bench"}  # developer tools beside the product, like tests/: may import anything
@@ -31,9 +41,11 @@ OURS = {CORE, COMPOSITION_ROOT} | EDGES | TOOLS | SHARED
 # schema has no $ref), so it belongs with the config it checks.
 CORE_LIBRARIES = {"crc32c", "cramjam", "yaml", "jsonschema"}
 # Standard-library modules that talk to the network or start processes: edges' business, not the core's.
-NETWORK_OR_PROCESS = {"socket", "ssl", "http", "urllib.request", "ftplib", "smtplib", "poplib", "imaplib",
-                      "nntplib", "telnetlib", "xmlrpc", "socketserver", "wsgiref", "webbrowser", "asyncio",
-                      "subprocess", "multiprocessing", "concurrent"}
+NETWORK_OR_PROCESS = {"socket", "_socket", "ssl", "_ssl", "http", "urllib.request", "ftplib", "smtplib", "poplib",
+                      "imaplib", "nntplib", "telnetlib", "xmlrpc", "socketserver", "wsgiref", "webbrowser", "asyncio",
+                      "select", "selectors", "subprocess", "multiprocessing", "concurrent", "pty"}
+# ... and the os functions that start a process or replace this one (os.system, os.fork, os.execv, ...)
+OS_PROCESS_CALL = re.compile(r"system|popen|fork|forkpty|exec\w*|spawn\w*|posix_spawnp?|startfile")
 HEAVY = {"pyspark", "streamlit", "plotly", "prometheus_client", "confluent_kafka", "requests", "pandas",
          "pyarrow", "numpy"}
 
@@ -109,6 +121,111 @@ def test_core_imports_only_the_standard_library_itself_and_pure_data_libraries()
                   or (top in sys.stdlib_module_names and not _is(name, NETWORK_OR_PROCESS)))
             assert ok, f"{path} imports {name}: the core may import only the standard library (no network, " \
                        f"no processes), {CORE} and {sorted(CORE_LIBRARIES)}"
+
+
+def test_core_starts_no_process_through_os():
+    """No ``os.system``, ``os.popen``, ``os.fork``, ``os.exec*``, ``os.spawn*``: a process started without
+    importing subprocess is still one."""
+    for path in sorted((ROOT / CORE).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os":
+                assert not OS_PROCESS_CALL.fullmatch(node.attr), \
+                    f"{path.relative_to(ROOT)}:{node.lineno} uses os.{node.attr}: the core starts no process"
+            if isinstance(node, ast.ImportFrom) and node.module == "os":
+                bad = [a.name for a in node.names if OS_PROCESS_CALL.fullmatch(a.name)]
+                assert not bad, f"{path.relative_to(ROOT)}:{node.lineno} imports os.{bad}: the core starts no process"
+
+
+def _layer_of(name: str) -> str | None:
+    """The layer a dotted name of the core is in (``monitor.model.compaction`` -> ``model``), else None."""
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == CORE and parts[1] in LAYERS else None
+
+
+def test_every_core_module_sits_in_a_layer():
+    """monitor/ holds its __init__ and the layer packages, nothing else: a module added flat has no place in
+    the order. Each layer's __init__ says what the layer is and what it may import."""
+    flat = sorted(p.name for p in (ROOT / CORE).iterdir()
+                  if (p.suffix == ".py" and p.name != "__init__.py") or (p.is_dir() and (p / "__init__.py").exists()
+                                                                          and p.name not in LAYERS))
+    assert not flat, f"{CORE}/ {flat}: in no layer; move each into one of {CORE}/{{{','.join(LAYERS)}}}/"
+    for layer in LAYERS:
+        init = ROOT / CORE / layer / "__init__.py"
+        doc = ast.get_docstring(ast.parse(init.read_text())) if init.exists() else None
+        assert doc and "May import" in doc, f"{init.relative_to(ROOT)}: a docstring saying what the layer is and " \
+                                            f"what it may import"
+
+
+def layer_violations(package_imports: dict[str, set[str]]) -> list[str]:
+    """Each import of a core module that is not of its own layer or one below it, and each import of the
+    core by its bare name (``from monitor import x``: which layer x is in cannot be told from the import)."""
+    out = []
+    for path, found in package_imports.items():
+        own = _layer_of(_module_name(ROOT / path))
+        if own is None:
+            continue  # monitor/__init__.py
+        allowed = LAYERS[: LAYERS.index(own) + 1]
+        for name in sorted(found):
+            if _top(name) != CORE:
+                continue
+            layer = _layer_of(name)
+            if layer is None:
+                out.append(f"{path} imports {name}: import from a layer ({CORE}.<layer>), one of {list(LAYERS)}")
+            elif layer not in allowed:
+                out.append(f"{path} ({own}) imports {name} ({layer}): a layer imports only {list(allowed)}")
+    return out
+
+
+def test_each_layer_imports_only_itself_and_the_layers_below():
+    bad = layer_violations(_package_imports(CORE))
+    assert not bad, "the core's layer order (LAYERS, bottom up) is broken:\n" + "\n".join(bad)
+
+
+def model_violations(package_imports: dict[str, set[str]]) -> list[str]:
+    out = []
+    for path, found in package_imports.items():
+        if _layer_of(_module_name(ROOT / path)) not in MODEL_LAYERS:
+            continue
+        out += [f"{path} imports {n}: the model states Kafka's figures and comparisons; the rule table and "
+                f"the settings refer to them, never the reverse" for n in sorted(found) if _is(n, {RULE_TABLE, SETTINGS})]
+    return out
+
+
+def test_the_model_imports_neither_the_rule_table_nor_any_settings():
+    """Kafka's own tests (the cleaner's pick, the throttle, a group past the cleaner) are the model's: the
+    model does not depend on the alert table nor, through it, on monitor.yaml."""
+    bad = model_violations(_package_imports(CORE))
+    assert not bad, "\n".join(bad)
+
+
+def test_the_layer_guards_fail_on_a_wrong_import():
+    """The two guards above, fed the imports of a model module that reaches up (as compaction once took its
+    comparison from the rule table) and of a bare ``from monitor import``."""
+    wrong = {"monitor/model/compaction.py": imports("from monitor.contract.rules import CLEANABLE_RATIO_ABOVE_MIN\n"
+                                                    "from monitor.settings import config\n", "monitor.model.compaction"),
+             "monitor/kafka/dump.py": imports("from monitor import strictjson\n", "monitor.kafka.dump"),
+             "monitor/contract/rules.py": imports("def f():\n    from monitor.verdicts.causes import CAUSES\n",
+                                                  "monitor.contract.rules")}
+    assert layer_violations(wrong) == [
+        "monitor/model/compaction.py (model) imports monitor.contract.rules (contract): a layer imports only "
+        "['fileio', 'kafka', 'model']",
+        "monitor/model/compaction.py (model) imports monitor.settings (settings): a layer imports only "
+        "['fileio', 'kafka', 'model']",
+        "monitor/kafka/dump.py imports monitor: import from a layer (monitor.<layer>), one of " + str(list(LAYERS)),
+        "monitor/contract/rules.py (contract) imports monitor.verdicts.causes (verdicts): a layer imports only "
+        "['fileio', 'kafka', 'model', 'settings', 'contract']"]
+    assert [v.split(":")[0] for v in model_violations(wrong)] == [
+        "monitor/model/compaction.py imports monitor.contract.rules", "monitor/model/compaction.py imports monitor.settings"]
+
+
+def test_core_tests_mirror_the_layers():
+    """tests/monitor/<layer>/[package/]test_x.py for monitor/<layer>/[package/]x.py: no test file sits flat
+    under tests/monitor/, and each folder of tests mirrors a folder of the core."""
+    tests = ROOT / "tests" / CORE
+    for path in sorted(tests.rglob("test_*.py")):
+        rel = path.parent.relative_to(tests)
+        assert rel.parts and rel.parts[0] in LAYERS, f"{path.relative_to(ROOT)}: in no layer's folder"
+        assert (ROOT / CORE / rel / "__init__.py").exists(), f"{path.relative_to(ROOT)}: {CORE}/{rel}/ does not exist"
 
 
 def test_shared_libraries_import_only_the_standard_library():

@@ -73,7 +73,7 @@ def causes(reg, topics) -> dict:
     "timing: Kafka's Throttler averages idle time into its period, so a step after an idle spell can move "
     "tens of MB in under a second (74 MB in 0.6 s was seen at a 2 MB/s setting), and on some runs the data "
     "is cleaned before the window is measured; the cause itself is tested without timing in "
-    "tests/monitor/model/test_cleanerio.py and test_causes.py"))
+    "tests/monitor/model/test_cleanerio.py and tests/monitor/verdicts/test_causes.py"))
 def test_partitions_waiting_behind_a_throttled_cleaner(tmp_path):
     # a small I/O buffer and small batches keep each read the cleaner marks small (it reads a segment a
     # buffer at a time, growing the buffer only for a batch that does not fit)
