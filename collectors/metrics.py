@@ -159,7 +159,7 @@ P_UNCLEANABLE = _m("partition_uncleanable", "gauge",
                    "1 while log-cleaner.log says the cleaner marked the partition uncleanable (until the broker "
                    "restarts), with the exception's class.", P + ("exception",))
 P_CAUSE = _m("partition_compaction_cause", "gauge",
-             "1 for the one cause that best says why the partition is (not) compacting (monitor.causes).",
+             "1 for the one cause that best says why the partition is (not) compacting (monitor.verdicts.causes).",
              P + ("cause",))
 P_FAULTS = _m("partition_read_faults", "gauge", "Corrupt or unreadable batches met while reading the partition.", P)
 
@@ -187,10 +187,10 @@ T_UNCLEANED_BYTES = _m("topic_uncleaned_bytes", "gauge",
 T_LOG_BYTES = _m("topic_log_bytes", "gauge", "Sum of partition_log_bytes: bytes of all .log segments.", TB)
 T_TOMBSTONES = _m("topic_tombstones", "gauge", "Tombstones on disk in the topic's partitions, both sections.", TB)
 T_CAUSE = _m("topic_compaction_cause", "gauge",
-             "1 for the worst cause of the topic's partitions: the first of monitor.causes.PRECEDENCE among them.",
+             "1 for the worst cause of the topic's partitions: the first of monitor.verdicts.causes.PRECEDENCE among them.",
              TB + ("cause",))
 T_UNHEALTHY = _m("topic_unhealthy_partitions", "gauge",
-                 "Partitions of the topic that are unhealthy (monitor.health: a cause beyond the configured "
+                 "Partitions of the topic that are unhealthy (monitor.verdicts.health: a cause beyond the configured "
                  "behaviour, or an alert rule's comparison holds on its series); their every series is exported.",
                  TB)
 
@@ -323,7 +323,7 @@ GT_LAG = _m("consumer_group_topic_lag_records", "gauge",
             "Sum of consumer_group_lag_records over the partitions the group committed an offset for.", GT)
 GT_UNHEALTHY = _m("consumer_group_topic_unhealthy_partitions", "gauge",
                   "The group's partitions of the topic on which an alert rule's comparison holds "
-                  "(monitor.health): their every series is exported.", GT)
+                  "(monitor.verdicts.health): their every series is exported.", GT)
 GT_LAG_UNKNOWN = _m("consumer_group_topic_lag_seconds_unknown_partitions", "gauge",
                     "The group's partitions of the topic whose time lag cannot be told "
                     "(consumer_group_lag_seconds_unknown).", GT)

@@ -160,7 +160,7 @@ PANELS: tuple[Panel, ...] = (
           height=10),
     Panel("causes", "Why each partition is (not) compacting", "table", "Partitions",
           (Query(f"{sel('partition_compaction_cause')} == 1", instant=True),),
-          description="The one cause per partition (monitor.causes; `compaction-monitor explain` gives the "
+          description="The one cause per partition (monitor.verdicts.causes; `compaction-monitor explain` gives the "
                       "evidence and the fix).", width=16),
     Panel("cause_counts", "Partitions per cause", "bargauge", "Partitions",
           (Query(f"count by (cause) ({sel('partition_compaction_cause')} == 1)", "{{cause}}", instant=True),)),
