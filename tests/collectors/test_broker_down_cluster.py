@@ -13,13 +13,14 @@ import pytest
 from clusternodes import start_node, stop_node, wait_whole
 from collectors.app import build
 from kafkatools import client_config, cluster_admin, cluster_brokers, wait_for
+from monitor.contract.metricnames import PREFIX
 from monitor.settings.config import parse_config
 from monitor.contract.rule_eval import Sample, evaluate_rule
 from monitor.contract.rules import RULES
 
 pytestmark = pytest.mark.slow
 
-NS = "kafka_compaction_"
+NS = PREFIX  # the exported series are named PREFIX + name (monitor.contract.metricnames)
 
 
 def _up(reg, name: str, kind: str):

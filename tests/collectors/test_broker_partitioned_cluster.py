@@ -36,11 +36,12 @@ from clusternodes import paused, wait_whole
 from collectors import webserver
 from collectors.app import build
 from kafkatools import client_config, cluster_admin, cluster_brokers, wait_for
+from monitor.contract.metricnames import PREFIX
 from monitor.settings.config import parse_config
 
 pytestmark = pytest.mark.slow
 
-NS = "kafka_compaction_"
+NS = PREFIX  # the exported series are named PREFIX + name (monitor.contract.metricnames)
 
 
 def _scrape(url: str) -> dict:

@@ -29,11 +29,12 @@ from collecting import collect_once
 from kafkatools import (CLI_MODULE, cleaner_checkpoint, client_config, cluster_admin, commit_offsets, produce,
                         unique_topic, wait_cleaned, wait_for)
 from dashboards import alertrows, sources
+from monitor.contract.metricnames import PREFIX
 from monitor.settings.config import ClusterConfig, Thresholds
 
 pytestmark = pytest.mark.slow
 
-NS = "kafka_compaction_"
+NS = PREFIX  # the exported series are named PREFIX + name (monitor.contract.metricnames)
 
 
 def _client(cluster, user: str) -> dict:

@@ -28,6 +28,7 @@ from alerts.render import dump_yaml
 from collectors.app import build
 from kafkatools import (cleaner_checkpoint, client_config, cluster_admin, cluster_brokers, partition_dir, segment_bases,
                         unique_topic)
+from monitor.contract.metricnames import PREFIX
 from monitor.settings.config import Thresholds, parse_config
 from monitor.contract.rule_eval import Sample, evaluate_rule
 from monitor.contract.rules import RULES
@@ -38,7 +39,7 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 V2_HEADER = 61  # bytes of a v2 batch header: the first record's length varint follows
 ROUNDS, KEYS = 3, 40
-NS = "kafka_compaction_"
+NS = PREFIX  # the exported series are named PREFIX + name (monitor.contract.metricnames)
 
 
 def _topic_in_sync(cluster, admin, **configs) -> tuple[str, int]:

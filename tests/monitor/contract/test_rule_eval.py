@@ -4,6 +4,7 @@ label matchers). Agreement with promtool on every alert is in tests/alerts/test_
 
 from dataclasses import replace
 
+from monitor.contract.metricnames import PREFIX
 from monitor.settings.config import Thresholds
 from monitor.contract.rule_eval import Sample, evaluate, unknown_rules
 from monitor.contract.rules import threshold_of
@@ -14,7 +15,7 @@ B = {"cluster": "c", "broker": "1"}
 
 
 def s(name, value, **labels):
-    return Sample("kafka_compaction_" + name, labels, value)
+    return Sample(PREFIX + name, labels, value)
 
 
 def fired(samples, t=T, **kw):
