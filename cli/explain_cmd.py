@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cli.oneshot import exit_code, read_cleaner_log, scan
 from monitor.fileio import strictjson
-from monitor.verdicts.causes import duration
+from monitor.verdicts.facts import duration
 from monitor.kafka.kafkanames import partition_name
 from monitor.kafka.logdir import meta_node_id, read_meta_properties
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collectors import metrics as M
 from collectors.export_view import EXTRA, StoreCollector, families
 from collectors.facts import Facts, LogDirFacts
-from monitor.verdicts.causes import ROLLED_BY, max_segment_ms
+from monitor.verdicts.forecasts import ROLLED_BY, max_segment_ms
 from monitor.verdicts.health import worst_cause
 from monitor.kafka.logdir import LEFTOVER_KINDS
 from monitor.model.streams import streams_role
@@ -187,7 +187,7 @@ def _partition_rows(rep, cause, now: float) -> list[tuple[str, dict, float]]:
 
 def _active_segment(add, rep, cause, now: float) -> None:
     """The active segment against its roll settings; the roll forecast is the cause's
-    (``monitor.verdicts.causes.active_segment_roll``): absent when unknown, with the reason's own series."""
+    (``monitor.verdicts.forecasts.active_segment_roll``): absent when unknown, with the reason's own series."""
     s, c, known = rep.state, rep.config.config, rep.config.known
     add(M.P_ACTIVE_BYTES, s.active_segment_bytes)
     age = s.active_segment_age_ms(int(now * 1000))

@@ -22,7 +22,9 @@ import time
 from dataclasses import dataclass, field
 
 from collectors.logdir_snapshot import PartitionReport, offsets_topic_groups
-from monitor.verdicts.causes import IO_MAX, BrokerFacts, Cause, unknown_cause
+from monitor.verdicts.causes import Cause, unknown_cause
+from monitor.verdicts.facts import BrokerFacts
+from monitor.verdicts.fixes import IO_MAX
 from monitor.kafka.cleanerlog import CleanerLogState
 from monitor.model.compaction import PartitionState
 from monitor.kafka.offsetgroups import unlisted

@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from monitor.model.activekeys import ActiveKeys
-from monitor.verdicts.causes import BrokerFacts, Cause, WriteRate, explain, rate_from_dirty_section
+from monitor.verdicts.causes import Cause, explain
+from monitor.verdicts.facts import BrokerFacts, WriteRate
+from monitor.verdicts.forecasts import rate_from_dirty_section
 from monitor.kafka.cleanerlog import CleanerLogState
 from monitor.model.compaction import PartitionState
 from monitor.model.lsocheck import LsoCheck, LsoDisagreement

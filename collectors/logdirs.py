@@ -39,7 +39,7 @@ from collectors.logdir_churn import Relister
 from collectors.logdir_read import LeaderLsoLookup, PartitionReader, no_leader_lso
 from collectors.logdir_snapshot import CHANGING, DUPLICATE, LogDirSnapshot, PartitionKey, PartitionReport
 from monitor.model.activekeys import DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, ActiveKeys, tally
-from monitor.verdicts.causes import WriteRate
+from monitor.verdicts.facts import WriteRate
 from monitor.kafka.checkpoint import describe_entry_problem, entry_problem
 from monitor.model.diskspace import CleanNeed, LogDirSpace, largest_clean_group, most_needed
 from monitor.kafka.kafkanames import printable

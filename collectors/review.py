@@ -9,7 +9,7 @@ disagree."""
 from __future__ import annotations
 
 from collectors.facts import ADMIN, GROUPS
-from monitor.verdicts.causes import rate_from_dirty_section
+from monitor.verdicts.forecasts import rate_from_dirty_section
 from monitor.verdicts.configreview import GroupLagFact, TopicFacts
 
 

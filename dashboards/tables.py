@@ -12,7 +12,7 @@ import pandas as pd
 
 from dashboards.alertrows import alerting
 from dashboards.sources import metric
-from monitor.verdicts.causes import fix_outline
+from monitor.verdicts.fixes import fix_outline
 from monitor.contract.rules import ALERT
 
 PARTITION = ["cluster", "broker", "topic", "partition"]

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboards import sources, ui
-from monitor.verdicts.causes import alter_topic
+from monitor.verdicts.fixes import alter_topic
 from monitor.verdicts.configreview import WHY
 
 s = ui.settings()

@@ -92,7 +92,7 @@ class PartitionState:
     tombstones_past_retention: int  # older than delete.retention.ms, still on disk
     tombstones_past_delete_horizon: int  # their batch's delete horizon has passed, still on disk
     faults: int
-    # what monitor.verdicts.causes needs to say when the active segment rolls and when max.compaction.lag.ms is due
+    # what monitor.verdicts.forecasts needs to say when the active segment rolls and when max.compaction.lag.ms is due
     active_segment_base_offset: int = 0
     active_segment_bytes: int = 0
     active_segment_first_timestamp: int = -1  # its first batch's max timestamp (LogSegment.rollingBasedTimestamp)

@@ -56,7 +56,7 @@ DEPENDS: dict[str, tuple[str, ...]] = {
     "removable_records": _CLEAN, "reclaimable_bytes": _CLEAN, "projected_bytes": _CLEAN,
     "retention_deleted_segments": RETENTION, "retention_deleted_bytes": RETENTION,
     "projected_log_start_offset": RETENTION,
-    # the active segment's roll (monitor.verdicts.causes.max_segment_ms, active_segment_roll)
+    # the active segment's roll (monitor.verdicts.forecasts.max_segment_ms, active_segment_roll)
     "segment_bytes": (SEGMENT_BYTES,), "max_segment_ms": (SEGMENT_MS, MAX_LAG), "active_segment_roll": _ROLL,
 }
 

@@ -29,7 +29,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from monitor.verdicts.causes import BOOTSTRAP_PLACEHOLDER, alter_topic, duration, max_segment_ms
+from monitor.verdicts.facts import duration
+from monitor.verdicts.fixes import BOOTSTRAP_PLACEHOLDER, alter_topic
+from monitor.verdicts.forecasts import max_segment_ms
 from monitor.model.topicconfig import LONG_MAX, TopicConfig
 
 

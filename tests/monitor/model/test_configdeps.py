@@ -5,7 +5,8 @@ from dataclasses import fields, replace
 
 import pytest
 
-from monitor.verdicts.causes import VERDICT_CONFIGS, explain
+from monitor.verdicts.causes import explain
+from monitor.verdicts.facts import VERDICT_CONFIGS
 from monitor.model.compaction import PartitionState, partition_state
 from monitor.model.configdeps import DEPENDS, MAX_LAG, MIN_LAG, MIN_RATIO, DELETE_RETENTION, configs_of, series_depends
 from monitor.model.summary import SegmentSummary

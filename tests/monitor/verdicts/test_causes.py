@@ -7,43 +7,21 @@ from __future__ import annotations
 
 import pytest
 
-from monitor.verdicts.causes import (CAUSES, PRECEDENCE, BrokerFacts, WriteRate, explain, max_segment_ms,
-                            rate_from_dirty_section, segment_file, unknown_cause)
+from monitor.verdicts.causes import CAUSES, PRECEDENCE, explain, unknown_cause
+from monitor.verdicts.facts import BrokerFacts, WriteRate
+from monitor.verdicts.forecasts import max_segment_ms
 from monitor.model.cleanerio import IoRate
 from monitor.kafka.cleanerlog import CleanerLogState, ThreadDeath, Uncleanable
 from monitor.model.compaction import partition_state
 from monitor.model.summary import summarize
 from monitor.model.topicconfig import (ADMIN, DEFAULT, REFUSED, UNKNOWN, AdminRefusal, BrokerSetting, EffectiveConfig,
                                  TopicConfig, effective_config)
-from recordfixtures import T0, control, items, v2, write
-
-STEP = 7  # ms between records' timestamps (recordfixtures.items)
-COMPACT = TopicConfig(cleanup_policy=("compact",), min_cleanable_dirty_ratio=0.5)
-
-
-def batch_max_ts(first, last):
-    return T0 + (last - 1) * STEP  # the batch's max timestamp: its last record's create time
-
-
-def build(tmp_path, layout, cfg=COMPACT, now=T0 + 10_000, checkpoint=None, **state_kw):
-    """``layout``: one list of batches per segment (the last is the active one). Returns the state,
-    the effective config and the segments' files. ``state_kw`` go to ``partition_state``."""
-    folder = tmp_path / "t-0"
-    sums = []
-    for batches in layout:
-        base = batches[0].records[0].offset if batches and batches[0].records else sums[-1].next_offset
-        seg = write(folder / segment_file(base), batches)
-        sums.append(summarize(seg.path, base)[0])
-    state = partition_state("t", 0, sums, cfg, now, checkpoint=checkpoint, **state_kw)
-    return state, effective_config("t", admin=cfg), sums
+from causefixtures import COMPACT, T0, batch_max_ts, build, file_size, plain, txn_layout
+from recordfixtures import items, v2
 
 
 def cause(state, cfg, now, **kw):
     return explain(state, cfg, now_ms=now, **kw)
-
-
-def plain(lo, hi):
-    return [v2(items(range(lo, hi)))]
 
 
 def test_clean_when_the_checkpoint_is_at_the_log_end(tmp_path):
@@ -102,15 +80,9 @@ def test_min_compaction_lag_holds_recent_segments(tmp_path):
     assert "min.compaction.lag.ms=" in c.fix[0]
 
 
-def _txn_layout(pid=7, committed=False):
-    data = v2(items(range(20, 30)), producer_id=pid, producer_epoch=0, base_sequence=0, transactional=True)
-    after = [control(30, "COMMIT", pid, 0, T0 + 30 * STEP)] if committed else []
-    return [plain(0, 20), [data, *after], plain(31 if committed else 30, 60), plain(60 if committed else 60, 61)]
-
-
 def test_open_transaction_names_the_producer_and_the_abort(tmp_path):
     now = T0 + 60_000  # younger than transaction.max.timeout.ms
-    state, cfg, _ = build(tmp_path, _txn_layout(), now=now, checkpoint=20)  # cleaned up to the LSO
+    state, cfg, _ = build(tmp_path, txn_layout(), now=now, checkpoint=20)  # cleaned up to the LSO
     c = cause(state, cfg, now, bootstrap="b:9092")
     assert state.cleanable_bytes == 0 and not state.eligible
     assert c.cause == "open_transaction"
@@ -123,7 +95,7 @@ def test_open_transaction_names_the_producer_and_the_abort(tmp_path):
 
 def test_hanging_transaction_past_the_timeout(tmp_path):
     now = T0 + 1_000_000  # > 900 000 ms after the transaction's first batch
-    state, cfg, _ = build(tmp_path, _txn_layout(), now=now, checkpoint=20)
+    state, cfg, _ = build(tmp_path, txn_layout(), now=now, checkpoint=20)
     c = cause(state, cfg, now)
     assert c.cause == "hanging_transaction" and state.hanging_transactions == 1
     assert c.fix[0].endswith("abort --topic t --partition 0 --start-offset 20")
@@ -135,12 +107,12 @@ def test_transaction_causes_name_the_broker_timeout_and_its_source(tmp_path):
     default would call open: the evidence says which value decided, and where it came from."""
     now = batch_max_ts(20, 30) + 700_000  # open 700 s: past 600 s, within the default 900 s
     broker = BrokerSetting("transaction.max.timeout.ms", 600_000, ADMIN)
-    state, cfg, _ = build(tmp_path / "broker", _txn_layout(), now=now, checkpoint=20,
+    state, cfg, _ = build(tmp_path / "broker", txn_layout(), now=now, checkpoint=20,
                           transaction_max_timeout_ms=600_000)
     c = cause(state, cfg, now, transaction_max_timeout=broker)
     assert c.cause == "hanging_transaction" and "10 min" in c.summary
     assert c.evidence["configs"] == {"transaction.max.timeout.ms": {"value": "600000", "source": "admin"}}
-    default, cfg, _ = build(tmp_path / "default", _txn_layout(), now=now, checkpoint=20)
+    default, cfg, _ = build(tmp_path / "default", txn_layout(), now=now, checkpoint=20)
     c = cause(default, cfg, now, transaction_max_timeout=BrokerSetting("transaction.max.timeout.ms", 900_000,
                                                                        DEFAULT))
     assert c.cause == "open_transaction"
@@ -152,7 +124,7 @@ def test_transaction_causes_name_the_broker_timeout_and_its_source(tmp_path):
 
 def test_committed_transaction_no_longer_blocks(tmp_path):
     now = T0 + 60_000
-    state, cfg, _ = build(tmp_path, _txn_layout(committed=True), now=now, checkpoint=0)
+    state, cfg, _ = build(tmp_path, txn_layout(committed=True), now=now, checkpoint=0)
     assert explain(state, cfg, now_ms=now).cause == "waiting"
 
 
@@ -229,7 +201,7 @@ def test_throttled_comes_before_overdue_and_says_it_is_overdue(tmp_path):
 
 def test_uncleanable_from_the_cleaner_log_wins(tmp_path):
     now = T0 + 60_000
-    state, cfg, _ = build(tmp_path, _txn_layout(), now=now, checkpoint=0)
+    state, cfg, _ = build(tmp_path, txn_layout(), now=now, checkpoint=0)
     u = Uncleanable("t", 0, "CorruptRecordException", "Record size is less than the minimum", now - 5, "/d",
                     "log-cleaner.log:12")
     c = cause(state, cfg, now, cleaner=CleanerLogState({("t", 0): u}, (), ()))
@@ -290,41 +262,12 @@ def test_unknown_on_read_faults_and_on_a_topic_not_compacted(tmp_path):
     assert c.cause == "unknown" and c.forecast["threshold"]["at_ms"] is None
 
 
-def test_one_shot_rate_from_the_dirty_section(tmp_path):
-    state, _, sums = build(tmp_path, [plain(0, 20), plain(20, 40), plain(40, 41)], checkpoint=20)
-    now = T0 + 10_000
-    r = rate_from_dirty_section(state, now)
-    dirty = sums[1].size + sums[2].size
-    assert r.bytes_per_second == pytest.approx(dirty * 1000 / (now - batch_max_ts(20, 40)))
-    assert r.basis.startswith("one-shot")
-
-
 def test_every_cause_is_reached_and_the_table_is_the_list():
     assert CAUSES == tuple(n for n, _, _ in PRECEDENCE)
     assert set(CAUSES) == {"cleaner_disabled", "uncleanable", "cleaner_dead", "unknown", "hanging_transaction", "open_transaction",
                            "throttled_cleaner", "overdue", "waiting", "min_compaction_lag", "below_threshold",
                            "active_segment_only", "clean"}
     assert all(why for _, _, why in PRECEDENCE)
-
-
-def test_the_pages_one_line_fix_names_what_explain_does(tmp_path):
-    """The dashboard's fix (from a cause and the series' labels) and explain's (from the partition) use
-    the same command builders: the outline's command, up to its placeholder, is in explain's fix."""
-    from monitor.verdicts.causes import fix_outline
-
-    lag = TopicConfig(cleanup_policy=("compact",), min_compaction_lag_ms=3_600_000)
-    cases = [build(tmp_path / "a", [plain(0, 40), plain(40, 45), plain(45, 46)], checkpoint=40) + (T0 + 10_000,),
-             build(tmp_path / "b", [plain(0, 20), plain(20, 40), plain(40, 41)], lag) + (T0 + 10_000,),
-             build(tmp_path / "c", _txn_layout(), now=T0 + 60_000, checkpoint=20) + (T0 + 60_000,),
-             build(tmp_path / "d", _txn_layout(), now=T0 + 1_000_000, checkpoint=20) + (T0 + 1_000_000,)]
-    got = set()
-    for state, cfg, _, now in cases:
-        c = explain(state, cfg, now_ms=now, bootstrap="b:1")
-        outline = fix_outline(c.cause, "t", 0, last_stable_offset=state.last_stable_offset, bootstrap="b:1")
-        command = outline[outline.index("kafka-"):].split("<")[0]
-        assert command in " ".join(c.fix), (c.cause, command, c.fix)
-        got.add(c.cause)
-    assert got == {"below_threshold", "min_compaction_lag", "open_transaction", "hanging_transaction"}
 
 
 def test_a_lag_counts_only_if_it_decides_an_open_transaction_always(tmp_path):
@@ -337,15 +280,9 @@ def test_a_lag_counts_only_if_it_decides_an_open_transaction_always(tmp_path):
     c = explain(state, cfg, now_ms=T0 + 10_000)
     assert c.cause == "below_threshold" and c.evidence["blocked_by"] == "min_compaction_lag"
     now = T0 + 60_000
-    state, cfg, _ = build(tmp_path / "txn", _txn_layout(), TopicConfig(**strict), now=now, checkpoint=20)
+    state, cfg, _ = build(tmp_path / "txn", txn_layout(), TopicConfig(**strict), now=now, checkpoint=20)
     assert state.uncleaned_ratio < 0.99
     assert explain(state, cfg, now_ms=now).cause == "open_transaction"
-
-
-def _file_size(summary) -> int:
-    import os
-
-    return os.path.getsize(summary.path)
 
 
 def test_not_yet_cleanable_split_by_what_holds_it(tmp_path):
@@ -354,38 +291,13 @@ def test_not_yet_cleanable_split_by_what_holds_it(tmp_path):
     cfg = TopicConfig(cleanup_policy=("compact",), min_compaction_lag_ms=3_600_000)
     state, _, sums = build(tmp_path, [plain(0, 20), plain(20, 40), plain(40, 41)], cfg)
     split = state.not_yet_cleanable_split()
-    assert split == {"active_segment": _file_size(sums[2]),
-                     "min_compaction_lag": _file_size(sums[0]) + _file_size(sums[1]), "last_stable_offset": 0}
+    assert split == {"active_segment": file_size(sums[2]),
+                     "min_compaction_lag": file_size(sums[0]) + file_size(sums[1]), "last_stable_offset": 0}
     assert sum(split.values()) == state.not_yet_cleanable_bytes
     # nothing held below the active segment: all of it is the active segment's
     state, _, sums = build(tmp_path / "b", [plain(0, 20), plain(20, 25)], COMPACT, checkpoint=20)
-    assert state.not_yet_cleanable_split() == {"active_segment": _file_size(sums[1]), "min_compaction_lag": 0,
+    assert state.not_yet_cleanable_split() == {"active_segment": file_size(sums[1]), "min_compaction_lag": 0,
                                                "last_stable_offset": 0}
-
-
-def test_roll_forecast_codes_and_the_age_it_counts_from(tmp_path):
-    from monitor.verdicts.causes import ROLL_UNKNOWN, ROLLED_BY, active_segment_roll
-
-    cfg = TopicConfig(cleanup_policy=("compact",), segment_ms=60_000, segment_bytes=1_000_000)
-    now = T0 + 30_000
-    state, _, sums = build(tmp_path, [plain(0, 20), plain(20, 25)], cfg, now=now, checkpoint=20)
-    first_ts = batch_max_ts(20, 25)
-    assert state.active_segment_age_ms(now) == now - first_ts
-    slow = active_segment_roll(state, cfg, WriteRate(1.0, "given"), now)  # segment.bytes is days away
-    assert slow["code"] == "segment_ms" and slow["at_ms"] == first_ts + 60_000
-    assert slow["in_seconds"] * 1000 + state.active_segment_age_ms(now) == 60_000
-    left = 1_000_000 - _file_size(sums[1])
-    fast = active_segment_roll(state, cfg, WriteRate(left / 10, "given"), now)  # full in 10 s
-    assert fast["code"] == "segment_bytes" and fast["in_seconds"] == 10
-    lag = TopicConfig(cleanup_policy=("compact",), segment_ms=60_000, max_compaction_lag_ms=45_000)
-    assert active_segment_roll(state, lag, WriteRate(1.0, "given"), now)["code"] == "max_compaction_lag_ms"
-    none = active_segment_roll(state, cfg, WriteRate(0.0, "measured"), now)
-    assert none["at_ms"] is None and none["code"] == "no_writes"
-    empty, _, _ = build(tmp_path / "e", [plain(0, 20), []], cfg, now=now, checkpoint=20)
-    assert empty.active_segment_age_ms(now) is None
-    assert active_segment_roll(empty, cfg, WriteRate(1.0, "given"), now)["code"] == "empty_segment"
-    assert {"segment_ms", "segment_bytes", "max_compaction_lag_ms"} == set(ROLLED_BY)
-    assert {"empty_segment", "no_writes", "write_rate_unknown"} == set(ROLL_UNKNOWN)
 
 
 def test_a_topic_config_unknown_gives_no_verdict_and_says_why(tmp_path):

@@ -1,0 +1,57 @@
+"""The fixes' command lines: the ``kafka-configs.sh`` / ``kafka-transactions.sh`` an operator runs.
+
+The finders (``monitor.verdicts.finders``) put them into a cause's fix with the partition's own numbers, the
+config review and the dashboard put them on their pages, and ``fix_outline`` gives each cause's fix in one line
+from what a metric series carries; one place for the command lines keeps those views from drifting apart.
+"""
+
+from __future__ import annotations
+
+BOOTSTRAP_PLACEHOLDER = "<bootstrap>"
+MORE_THREADS = "<up to twice the current>"  # log.cleaner.threads may at most double per change
+IO_MAX = "log.cleaner.io.max.bytes.per.second"
+
+
+def alter_topic(bootstrap: str, topic: str, key: str, value) -> str:
+    return (f"kafka-configs.sh --bootstrap-server {bootstrap} --alter --entity-type topics "
+            f"--entity-name {topic} --add-config {key}={value}")
+
+
+def alter_brokers(bootstrap: str, key: str, value) -> str:
+    """A cluster-wide dynamic broker config (the log cleaner's settings are reconfigurable: LogCleaner).
+    log.cleaner.threads may at most double in one change (LogCleaner.validateReconfiguration refuses
+    more: "Log cleaner threads cannot be increased to more than double the current value")."""
+    return (f"kafka-configs.sh --bootstrap-server {bootstrap} --alter --entity-type brokers --entity-default "
+            f"--add-config {key}={value}")
+
+
+def abort_transaction(bootstrap: str, topic: str, partition: int, start_offset: int) -> str:
+    return (f"kafka-transactions.sh --bootstrap-server {bootstrap} abort --topic {topic} "
+            f"--partition {partition} --start-offset {start_offset}")
+
+
+def fix_outline(cause: str, topic: str, partition: int, *, last_stable_offset: int | None = None,
+                bootstrap: str | None = None) -> str:
+    """The fix of a cause in one line, from what a metric series carries (the dashboard's view: no
+    segments at hand); ``explain`` gives the full fix with the partition's own numbers."""
+    b = bootstrap or BOOTSTRAP_PLACEHOLDER
+    start = "<first offset>" if last_stable_offset is None else last_stable_offset
+    return {
+        "cleaner_disabled": "set log.cleaner.enable=true in server.properties and restart the broker",
+        "uncleanable": "repair what the exception in log-cleaner.log names, then restart the broker "
+                       "(uncleanable partitions are kept in memory until a restart)",
+        "cleaner_dead": "read the error in log-cleaner.log, then restart the broker",
+        "unknown": f"run `compaction-monitor explain {topic}-{partition} --log-dir <log dir>` for the reason",
+        "hanging_transaction": abort_transaction(b, topic, partition, start),
+        "open_transaction": "let the producer commit or abort; if it is gone: "
+                            + abort_transaction(b, topic, partition, start),
+        "throttled_cleaner": "raise the cleaner's I/O throttle: " + alter_brokers(b, IO_MAX, "<higher>"),
+        "overdue": "the cleaner lacks capacity: " + alter_brokers(b, "log.cleaner.threads", MORE_THREADS),
+        "waiting": "nothing if it is cleaned soon; else " + alter_brokers(b, "log.cleaner.threads", MORE_THREADS),
+        "min_compaction_lag": "nothing if intended; else " + alter_topic(b, topic, "min.compaction.lag.ms", "<lower>"),
+        "below_threshold": "nothing (configured); to compact sooner: "
+                           + alter_topic(b, topic, "min.cleanable.dirty.ratio", "<lower>"),
+        "active_segment_only": "nothing if the roll time is acceptable; else "
+                               + alter_topic(b, topic, "segment.ms", "<lower>"),
+        "clean": "nothing",
+    }[cause]
