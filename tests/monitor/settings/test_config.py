@@ -3,7 +3,6 @@
 import pytest
 
 from monitor.settings.config import ConfigError, load_config, parse_config
-from monitor.settings.configflags import with_command_line
 
 
 def test_defaults_and_full_example(tmp_path):
