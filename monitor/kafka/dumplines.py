@@ -30,13 +30,9 @@ from 4.0; the spellings below were read from tags 0.11.0.0 .. 3.8.0 and the 4.3 
   of F``; stderr lines often captured with ``2>&1``: ``Non-consecutive offsets in F`` (``in :F``
   before 2.3) and ``  A is followed by B``, ``Mismatches in :F``...
 
-As pasted from terminals and tickets: shell prompt lines (``$ bin/kafka-dump-log.sh ...``,
-``user@host:~$ ...``) and ``#`` comments are skipped, indentation is ignored, several ``Dumping``
-sections follow each other, Markdown fences and e-mail quote marks (``> ``) around them, and record
-lines may come without their batch line (``grep '| offset:'``, with grep's ``file:`` and ``-n`` prefixes):
-such records get a batch made from what their own line says (``from_records``), every other batch
-field unknown (None). ``Dumping`` sections of ``.index``, ``.timeindex``, ``.txnindex`` and
-``.snapshot`` files hold no records: they are skipped and listed in ``skipped_sections``.
+As pasted (``clean_line``): a shell prompt, a ``#`` comment or a Markdown fence is no dump line;
+indentation, e-mail quote marks and grep's ``file:``/``-n`` prefixes are removed (``monitor.kafka.dump``
+says what the parser does with each).
 """
 
 from __future__ import annotations
