@@ -37,7 +37,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def _load_config(args: argparse.Namespace):
-    from monitor.settings.config import ConfigError, load_config, with_command_line
+    from monitor.settings.config import ConfigError, load_config
+    from monitor.settings.configflags import with_command_line
 
     try:
         cfg = load_config(getattr(args, "config", None))
@@ -78,7 +79,7 @@ def _exposition_flags(cfg, args: argparse.Namespace):
     why) when a pattern is no regular expression."""
     from dataclasses import replace
 
-    from monitor.settings.config import pattern_problems
+    from monitor.settings.configcheck import pattern_problems
 
     changes = {}
     if args.granularity:
@@ -182,7 +183,8 @@ def cmd_config(args: argparse.Namespace) -> int:
     as the ``${env:...}`` reference they come from), or every problem, one a line."""
     import yaml
 
-    from monitor.settings.config import ConfigError, parse_config, read_config_data, to_data
+    from monitor.settings.config import ConfigError, parse_config, to_data
+    from monitor.settings.configfile import read_config_data
     from monitor.settings.redact import literal_secrets, redacted, with_references
 
     try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import struct
 
-from monitor.kafka.dump import is_dump_line
+from monitor.kafka.dumplines import is_dump_line
 
 SNIFF_BYTES = 64 * 1024
 NOT_KAFKA = "this is not a Kafka segment or kafka-dump-log output"

@@ -34,19 +34,22 @@ works. Errors name the key path and the reason, at start, never mid-run::
                                      # partition; partition: every series
     topics_allow: [orders.*]         # regexes on the whole topic name (none: every topic); deny wins
     topics_deny: [__.*]
+
+Here: the dataclasses with their defaults, and the entry points (``load_config``, ``parse_config``,
+``to_data``). Beside it: reading the file safely (``configfile``), every problem of a parsed file
+(``configcheck``), the command-line flags on top of it (``configflags``), the schema (``configschema``).
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import ClassVar, get_args, get_origin, get_type_hints
 
 from monitor.model import activekeys
-from monitor.fileio.regularfile import os_reason
+from monitor.settings.configcheck import problems, resolved_url_problems
 from monitor.settings.valuecheck import URL_SHAPE
-from monitor.model.topicconfig import CLEANER_SETTINGS, ConfigValueError, TopicConfig, parse_broker_value
+from monitor.model.topicconfig import CLEANER_SETTINGS
 
 
 class ConfigError(ValueError):
@@ -299,68 +302,6 @@ def _build(cls, d: dict | None):
 # Secrets resolved where they are used, not at load (``monitor.settings.secrets.resolve``'s ``deferred``): checked
 # at load all the same, kept as written in the Config.
 DEFERRED_SECRETS = ("jmx_password",)
-# Keys of earlier development versions (never released), and what replaced them: named in the error.
-REPLACED = {
-    "jmx_password_file": "jmx_password: ${directory:DIR:NAME} (the file DIR/NAME, one trailing newline dropped)",
-    "jmx_password_env": "jmx_password: ${env:NAME}",
-}
-
-
-def _replaced(data) -> list[tuple[str, str]]:
-    def items(node, key):  # a list under key, or nothing (the schema names any other shape)
-        value = node.get(key) if isinstance(node, dict) else None
-        return value if isinstance(value, list) else []
-
-    found = []
-    for i, c in enumerate(items(data, "clusters")):
-        for j, b in enumerate(items(c, "brokers")):
-            for key in REPLACED:
-                if isinstance(b, dict) and key in b:
-                    found.append((f"clusters[{i}].brokers[{j}].{key}", f"replaced by {REPLACED[key]}"))
-    return found
-
-
-def problems(data) -> list[tuple[str, str]]:
-    """Every problem of a parsed ``monitor.yaml``: ``(key path, reason)``, the schema's (shapes, ranges,
-    known keys: ``monitor.settings.configschema``; a replaced key named with its replacement) then what it cannot
-    say (each topic's Kafka configs, unique cluster names)."""
-    from monitor.settings.configschema import problems as schema_problems
-
-    replaced = _replaced(data)
-    found = replaced + [p for p in schema_problems(data) if p[0] not in {k for k, _ in replaced}]
-    if found:
-        return found
-    for i, c in enumerate((data or {}).get("clusters") or []):
-        for t, cfg in ((c or {}).get("topics") or {}).items():
-            try:
-                TopicConfig.from_strings(cfg)
-            except ConfigValueError as exc:
-                found.append((f"clusters[{i}].topics.{t}.{exc.key}", str(exc)))
-        for k, v in ((c or {}).get("cleaner") or {}).items():
-            try:
-                parse_broker_value(k, v)
-            except ConfigValueError as exc:
-                found.append((f"clusters[{i}].cleaner.{k}", str(exc)))
-    for key in ("topics_allow", "topics_deny"):
-        found.extend(pattern_problems(key, (data or {}).get(key)))
-    names = [str((c or {}).get("name", "default")) for c in (data or {}).get("clusters") or []]
-    if len(set(names)) != len(names):
-        found.append(("clusters", f"cluster names must be unique: {names}"))
-    return found
-
-
-def pattern_problems(key: str, patterns) -> list[tuple[str, str]]:
-    """``topics_allow``/``topics_deny`` entries that are no regular expression, by key path."""
-    from monitor.settings.topicfilter import PatternError, compile_patterns
-
-    items = [patterns] if isinstance(patterns, str) else list(patterns or ())
-    out = []
-    for i, p in enumerate(items):
-        try:
-            compile_patterns([p])
-        except PatternError as exc:
-            out.append((f"{key}[{i}]" if not isinstance(patterns, str) else key, str(exc)))
-    return out
 
 
 def parse_config(data: dict | None, file: str | None = None, environ=None) -> Config:
@@ -373,7 +314,7 @@ def parse_config(data: dict | None, file: str | None = None, environ=None) -> Co
     if not found:
         written = data
         data, found = resolve(data, environ, deferred=DEFERRED_SECRETS)
-        found = found or _resolved_url_problems(written, data)
+        found = found or resolved_url_problems(written, data)
     if found:
         errors = [ConfigError(k, r, file) for k, r in found]
         raise ConfigError(found[0][0], found[0][1], file, problems=errors)
@@ -401,153 +342,11 @@ def to_data(cfg: Config) -> dict:
     return out
 
 
-MAX_CONFIG_BYTES = 1 << 20  # a monitor.yaml is a few KB; more is some other file
-MAX_CONFIG_NODES = 100_000  # values after YAML's aliases are expanded (a "billion laughs" file stops here)
-
 
 def load_config(path: str | Path | None, environ=None) -> Config:
-    """Read ``monitor.yaml``; no path gives the defaults."""
+    """Read ``monitor.yaml`` (``monitor.settings.configfile``); no path gives the defaults."""
+    from monitor.settings.configfile import read_config_data
+
     if path is None:
         return Config()
     return parse_config(read_config_data(path), str(path), environ)
-
-
-def read_config_data(path: str | Path):
-    """``monitor.yaml`` parsed, as written (references unresolved). Only a regular file of UTF-8 text
-    is read (a FIFO would block, a device never end), at most ``MAX_CONFIG_BYTES``."""
-    import stat
-
-    import yaml
-
-    path = Path(path)
-    try:
-        with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NONBLOCK)) as fh:
-            mode = os.fstat(fh.fileno()).st_mode
-            if not stat.S_ISREG(mode):
-                raise ConfigError("(file)", f"not a regular file ({_file_kind(mode)})", str(path))
-            raw = fh.read(MAX_CONFIG_BYTES + 1)
-    except IsADirectoryError:  # Python's open refuses a folder itself: named as any other non-file
-        raise ConfigError("(file)", "not a regular file (a directory)", str(path)) from None
-    except OSError as exc:  # the errno as the system names it: "too many levels of symbolic links"
-        raise ConfigError("(file)", f"cannot read: {os_reason(exc)}", str(path)) from None
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError("(file)", f"larger than {MAX_CONFIG_BYTES} bytes: not a monitor.yaml", str(path))
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError("(file)", f"not UTF-8 text (byte {exc.start})", str(path)) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError("(yaml)", str(exc).replace("\n", " "), str(path)) from None
-    if _nodes(data, MAX_CONFIG_NODES) > MAX_CONFIG_NODES:
-        raise ConfigError("(yaml)", f"more than {MAX_CONFIG_NODES} values once aliases are expanded", str(path))
-    return data
-
-
-def _file_kind(mode: int) -> str:
-    import stat
-
-    return next((name for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"),
-                                         (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                                         (stat.S_ISSOCK, "a socket")) if test(mode)), "not a file")
-
-
-def _nodes(data, limit: int) -> int:
-    """How many values ``data`` holds with shared ones counted each time (stops past ``limit``)."""
-    count, stack = 0, [data]
-    while stack and count <= limit:
-        node = stack.pop()
-        count += 1
-        if isinstance(node, dict):
-            stack.extend(node.keys())
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return count
-
-
-def with_command_line(cfg: Config, *, bootstrap_servers=None, jmx_urls=(), jolokia_urls=(), log_dirs=(),
-                      cleaner_log=None, cluster=None, port=None, address=None) -> Config:
-    """Flags on top of a file: they add to (or create) the first cluster. ``cleaner_log`` belongs to the
-    one broker the flags describe (with several, give each its ``cleaner_log`` in the file)."""
-    clusters = list(cfg.clusters) or [ClusterConfig(name=cluster or "default")]
-    c = clusters[0]
-    brokers = list(c.brokers)
-    # a URL's password by reference on the command line too ('http://u:${env:JMX_PASSWORD}@h:7071/metrics',
-    # quoted for the shell): a literal one would show in `ps`
-    jmx_urls, jolokia_urls = _resolved("--jmx-url", jmx_urls), _resolved("--jolokia-url", jolokia_urls)
-    jmx_urls, jolokia_urls, log_dirs = list(jmx_urls), list(jolokia_urls), list(log_dirs)
-    if len(jmx_urls) <= 1 and len(jolokia_urls) <= 1 and (jmx_urls or jolokia_urls or log_dirs or cleaner_log):
-        # one broker described by flags: one label for its gauges, its partitions and its cleaner log
-        url = (jmx_urls or jolokia_urls or [None])[0]
-        bid = _node_id(log_dirs) or (_broker_id_from_url(url, 0) if url else "local")
-        brokers.append(BrokerConfig(id=bid, jmx_url=jmx_urls[0] if jmx_urls else None,
-                                    jolokia_url=jolokia_urls[0] if jolokia_urls else None, log_dirs=tuple(log_dirs),
-                                    cleaner_log=cleaner_log))
-    else:
-        if cleaner_log:
-            raise ConfigError("--cleaner-log", "belongs to one broker: with several --jmx-url/--jolokia-url, "
-                              "give each broker's cleaner_log in the config file")
-        for i, url in enumerate(jmx_urls):
-            brokers.append(BrokerConfig(id=_broker_id_from_url(url, i), jmx_url=url))
-        for i, url in enumerate(jolokia_urls):
-            brokers.append(BrokerConfig(id=_broker_id_from_url(url, i), jolokia_url=url))
-        if log_dirs:
-            brokers.append(BrokerConfig(id=_node_id(log_dirs) or "local", log_dirs=tuple(log_dirs)))
-    c = replace(c, brokers=tuple(brokers), bootstrap_servers=bootstrap_servers or c.bootstrap_servers,
-                name=cluster or c.name)
-    clusters[0] = c
-    return replace(cfg, clusters=tuple(clusters), listen_port=cfg.listen_port if port is None else port,
-                   listen_address=address or cfg.listen_address)
-
-
-def _resolved(flag: str, values) -> list[str]:
-    from monitor.settings.secrets import SecretError, resolve_string
-    from monitor.settings.valuecheck import resolved_url_problem
-
-    try:
-        out = [resolve_string(v) for v in values]
-    except SecretError as exc:
-        raise ConfigError(flag, str(exc)) from None
-    for written, value in zip(values, out):
-        if (why := resolved_url_problem(written, value)) is not None:
-            raise ConfigError(flag, why)
-    return out
-
-
-def _resolved_url_problems(written, resolved) -> list[tuple[str, str]]:
-    """URLs of the file that are no URL once their references are resolved (``resolved_url_problem``)."""
-    from monitor.settings.valuecheck import resolved_url_problem
-
-    found = []
-    pairs = [(k, (written or {}).get(k), (resolved or {}).get(k)) for k in ("prometheus_url", "collector_url")]
-    for i, c in enumerate((written or {}).get("clusters") or []):
-        for j, b in enumerate((c or {}).get("brokers") or []):
-            rb = resolved["clusters"][i]["brokers"][j]
-            pairs += [(f"clusters[{i}].brokers[{j}].{k}", b.get(k), rb.get(k)) for k in ("jmx_url", "jolokia_url")]
-    for key, w, r in pairs:
-        if isinstance(w, str) and isinstance(r, str) and (why := resolved_url_problem(w, r)):
-            found.append((key, why))
-    return found
-
-
-def _node_id(log_dirs) -> str | None:
-    """The broker's node.id (broker.id in v0) from a log dir's meta.properties."""
-    from monitor.kafka.logdir import meta_node_id, read_meta_properties
-
-    for d in log_dirs:
-        nid = meta_node_id(read_meta_properties(Path(d) / "meta.properties"))
-        if nid:
-            return nid
-    return None
-
-
-def _broker_id_from_url(url: str, i: int) -> str:
-    from urllib.parse import urlparse
-
-    try:  # checked as written (monitor.settings.valuecheck); a resolved password may still hold a "/" or "["
-        u = urlparse(url)
-        return f"{u.hostname}:{u.port}" if u.port else (u.hostname or str(i))
-    except ValueError:
-        return str(i)

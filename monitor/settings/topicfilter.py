@@ -5,7 +5,7 @@ A pattern is a Python regular expression matched against the whole topic name (a
 as Prometheus' relabelling matches: ``orders`` is that topic only, ``orders.*`` every topic starting
 so). A topic is exported when it matches an allow pattern (no allow pattern: every topic) and no deny
 pattern; deny wins. The collector applies it in one place (``collectors.exporter``: every series
-with a ``topic`` label) and the config check compiles each pattern at load (``monitor.settings.config``).
+with a ``topic`` label) and the config check compiles each pattern at load (``monitor.settings.configcheck``).
 """
 
 from __future__ import annotations

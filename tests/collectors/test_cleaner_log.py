@@ -13,7 +13,8 @@ from cli.logdir_cmd import run_logdir
 from collectors.app import build
 from collectors.cleaner_log import CleanerLogFollower
 from monitor.kafka.cleanerlog import MB
-from monitor.settings.config import BrokerConfig, ClusterConfig, Config, ConfigError, parse_config, with_command_line
+from monitor.settings.config import BrokerConfig, ClusterConfig, Config, ConfigError, parse_config
+from monitor.settings.configflags import with_command_line
 from cleanerlogfixtures import START, stats_block, uncleanable
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from monitor.settings.config import ConfigError, load_config, parse_config, with_command_line
+from monitor.settings.config import ConfigError, load_config, parse_config
 
 
 def test_defaults_and_full_example(tmp_path):
@@ -57,22 +57,3 @@ def test_errors_name_key_and_reason(data, key, reason):
     with pytest.raises(ConfigError) as exc:
         parse_config(data, "monitor.yaml")
     assert exc.value.key == key and reason in exc.value.reason and str(exc.value).startswith("monitor.yaml: ")
-
-
-def test_bad_yaml_and_missing_file(tmp_path):
-    p = tmp_path / "m.yaml"
-    p.write_text("listen: [unclosed")
-    with pytest.raises(ConfigError, match="m.yaml"):
-        load_config(p)
-    with pytest.raises(ConfigError, match="cannot read"):
-        load_config(tmp_path / "missing.yaml")
-
-
-def test_flags_alone(tmp_path):
-    (tmp_path / "meta.properties").write_text("node.id=7\n")
-    cfg = with_command_line(load_config(None), bootstrap_servers="h:9092", jmx_urls=["http://h:7071/metrics"],
-                            log_dirs=[str(tmp_path)])
-    c = cfg.clusters[0]
-    assert c.bootstrap_servers == "h:9092" and len(c.brokers) == 1
-    assert c.brokers[0].id == "7" and c.brokers[0].jmx_url == "http://h:7071/metrics"  # node.id from meta.properties
-    assert c.brokers[0].log_dirs == (str(tmp_path),)

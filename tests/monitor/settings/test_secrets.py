@@ -120,7 +120,8 @@ def test_properties_as_java_reads_them(tmp_path):
 
 
 def test_a_url_flag_takes_a_reference_too(monkeypatch):
-    from monitor.settings.config import Config, with_command_line
+    from monitor.settings.config import Config
+    from monitor.settings.configflags import with_command_line
 
     monkeypatch.setenv("KM_TEST_PW", PW)
     cfg = with_command_line(Config(), jmx_urls=["http://u:${env:KM_TEST_PW}@h:7071/metrics"])
