@@ -50,6 +50,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from localkafka import broker as one
+from localkafka import jars
+from localkafka.kafkatools import option, run_java
 from localkafka import tls
 from monitor.fileio import strictjson
 
@@ -224,7 +226,7 @@ def start(directory: Path, *, brokers: int = 3, security: str = "plaintext", hea
         # formatted with a cluster id and admin credential that were never recorded: cannot be joined
         raise one.BrokerError(f"{directory} holds formatted nodes but no {CLUSTER_FILE} (an earlier start failed "
                               f"before recording them): remove {directory} or use another --dir")
-    libs = one.fetch_jars(progress=progress)
+    libs = jars.fetch_jars(progress=progress)
     directory.mkdir(parents=True, exist_ok=True)
     flat = _distinct_ports(4 * brokers)
     ports = {n: flat[4 * (n - 1):4 * n] for n in nodes}  # broker, controller, JMX exporter, Jolokia
@@ -272,15 +274,15 @@ def start(directory: Path, *, brokers: int = 3, security: str = "plaintext", hea
         fd = os.open(props, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # holds the store password
         with os.fdopen(fd, "w") as fh:
             fh.write(_node_properties(n, ports, voters, d / "data", security, brokers, secure))
-        (d / "jmx-exporter.yaml").write_text((one.HERE / jmx_exporter_config).read_text()
+        (d / "jmx-exporter.yaml").write_text((jars.HERE / jmx_exporter_config).read_text()
                                              + one._http_server_yaml(http_server))
-        (d / "log4j2.yaml").write_text((one.HERE / "log4j2.yaml").read_text())
+        (d / "log4j2.yaml").write_text((jars.HERE / "log4j2.yaml").read_text())
         if (d / "data" / "meta.properties").exists():
             return
-        args = ["format", one.option("--cluster-id", cluster_id), one.option("--config", props), "--ignore-formatted"]
+        args = ["format", option("--cluster-id", cluster_id), option("--config", props), "--ignore-formatted"]
         if secure:
             args += ["--add-scram", f"{MECHANISM}=[name={ADMIN},password={secure['admin_password']}]"]
-        fmt = one._run_java(libs, "kafka.tools.StorageTool", args,
+        fmt = run_java(libs, "kafka.tools.StorageTool", args,
                             jvm=[*TOOL_JVM, f"-Dkafka.logs.dir={d / 'logs'}",
                                  f"-Dlog4j2.configurationFile={d / 'log4j2.yaml'}"])
         if fmt.returncode != 0:
@@ -303,11 +305,11 @@ def start(directory: Path, *, brokers: int = 3, security: str = "plaintext", hea
         jvm = [
             f"-Xmx{heap}", f"-Xms{heap}", "-XX:+UseG1GC", "-Djava.awt.headless=true",
             f"-Dlog4j2.configurationFile={d / 'log4j2.yaml'}", f"-Dkafka.logs.dir={logs}",
-            f"-javaagent:{one._agent_jar(libs)}=127.0.0.1:{jport}:{d / 'jmx-exporter.yaml'}",
-            f"-javaagent:{one._agent_jar(libs, 'jolokia-agent-jvm')}=host=127.0.0.1,port={jlport},"
+            f"-javaagent:{jars.agent_jar(libs)}=127.0.0.1:{jport}:{d / 'jmx-exporter.yaml'}",
+            f"-javaagent:{jars.agent_jar(libs, 'jolokia-agent-jvm')}=host=127.0.0.1,port={jlport},"
             "discoveryEnabled=false",
         ]
-        cmd = [one._java(), *jvm, "-cp", one._classpath(libs), "kafka.Kafka", str(d / "server.properties")]
+        cmd = [jars.java(), *jvm, "-cp", jars.classpath(libs), "kafka.Kafka", str(d / "server.properties")]
         offset = (logs / "server.log").stat().st_size if (logs / "server.log").exists() else 0
         with open(logs / "stdout.log", "ab") as out:
             procs[n] = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -316,18 +318,18 @@ def start(directory: Path, *, brokers: int = 3, security: str = "plaintext", hea
             dir=str(d), pid=procs[n].pid, node_id=n, cluster_id=cluster_id,
             bootstrap=f"127.0.0.1:{bport}", controller=f"127.0.0.1:{cport}",
             jmx_url=f"http://127.0.0.1:{jport}/metrics", jolokia_url=f"http://127.0.0.1:{jlport}/jolokia",
-            log_dir=str(d / "data"), logs_dir=str(logs), kafka_version=one.KAFKA_VERSION,
+            log_dir=str(d / "data"), logs_dir=str(logs), kafka_version=jars.KAFKA_VERSION,
             started_at=time.time(), server_log_offset=offset)
         (d / one.STATE_FILE).write_text(states[n].to_json())
     state = ClusterState(
         dir=str(directory), cluster_id=cluster_id, security=security,
         bootstrap=",".join(states[n].bootstrap for n in nodes), nodes=[str(node_dirs[n]) for n in nodes],
-        kafka_version=one.KAFKA_VERSION, started_at=time.time(),
+        kafka_version=jars.KAFKA_VERSION, started_at=time.time(),
         ca_pem=tls_files.ca_pem if tls_files else "", truststore=tls_files.truststore if tls_files else "",
         password_files=password_files, admin_properties=admin_props, jmx_exporter_config=jmx_exporter_config,
         jmx_username=JMX_USER if jmx_auth else "", jmx_password_file=jmx_password_file)
     (directory / CLUSTER_FILE).write_text(state.to_json())
-    progress(f"starting {brokers} Kafka {one.KAFKA_VERSION} nodes ({security}) on {state.bootstrap}")
+    progress(f"starting {brokers} Kafka {jars.KAFKA_VERSION} nodes ({security}) on {state.bootstrap}")
     try:
         deadline = time.monotonic() + timeout
         users = None
@@ -361,24 +363,24 @@ def _make_users(libs: Path, state: ClusterState, secure: dict) -> None:
     """SCRAM credentials for the users other than admin (``kafka-configs``) and the monitor's ACLs
     (``kafka-acls``), all as admin over SASL_SSL; the tools run side by side."""
     secrets_dir = Path(state.dir) / "secrets"
-    common = [one.option("--bootstrap-server", state.bootstrap), one.option("--command-config", state.admin_properties)]
+    common = [option("--bootstrap-server", state.bootstrap), option("--command-config", state.admin_properties)]
     jobs = []
     for user in (MONITOR, BLIND):
         # the password goes in a (0600) file, not on the command line: --add-config-file
         cfg = tls.write_secret(secrets_dir / f"{user}.scram.properties",
                                f"{MECHANISM}=password={state.password(user)}\n")  # no [..] in the file form
         jobs.append(("kafka.admin.ConfigCommand", [*common, "--alter", "--entity-type=users",
-                                                  one.option("--entity-name", user),
-                                                  one.option("--add-config-file", cfg)], cfg))
+                                                  option("--entity-name", user),
+                                                  option("--add-config-file", cfg)], cfg))
     for resources, operations in MONITOR_ACLS:
         jobs.append(("org.apache.kafka.tools.AclCommand",
-                     [*common, "--add", one.option("--allow-principal", f"User:{MONITOR}"), *resources,
-                      *(one.option("--operation", op) for op in operations)], None))
+                     [*common, "--add", option("--allow-principal", f"User:{MONITOR}"), *resources,
+                      *(option("--operation", op) for op in operations)], None))
 
     def run(job):
         main, args, cleanup = job
         try:
-            proc = one._run_java(libs, main, args, jvm=TOOL_JVM, timeout=120)
+            proc = run_java(libs, main, args, jvm=TOOL_JVM, timeout=120)
         finally:
             if cleanup:
                 Path(cleanup).unlink(missing_ok=True)
@@ -412,11 +414,11 @@ def run_tool(state: ClusterState, main: str, *args: str, timeout: float = 120) -
     """Run one of Kafka's own tools (its main class, e.g. ``org.apache.kafka.tools.MetadataQuorumCommand``)
     against the cluster as admin: ``--bootstrap-server`` and, when secured, ``--command-config`` are
     added before ``args``. Output with the cluster's passwords replaced by ``***``."""
-    libs = one.fetch_jars(progress=lambda *_: None)
-    common = [one.option("--bootstrap-server", state.bootstrap)]
+    libs = jars.fetch_jars(progress=lambda *_: None)
+    common = [option("--bootstrap-server", state.bootstrap)]
     if state.admin_properties:
-        common.append(one.option("--command-config", state.admin_properties))
-    proc = one._run_java(libs, main, [*common, *args], jvm=TOOL_JVM, timeout=timeout)
+        common.append(option("--command-config", state.admin_properties))
+    proc = run_java(libs, main, [*common, *args], jvm=TOOL_JVM, timeout=timeout)
     secrets = tuple(state.password(u) for u in state.password_files)
     return subprocess.CompletedProcess(proc.args, proc.returncode, _redact(proc.stdout, None, secrets),
                                        _redact(proc.stderr, None, secrets))

@@ -23,6 +23,7 @@ from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, 
 from monitor.kafka.checkpoint import read_checkpoint
 from localkafka import broker as localbroker  # noqa: F401  (re-exported: the one import of the package)
 from localkafka import cluster as localcluster  # noqa: F401  (re-exported)
+from localkafka import kafkatools as localtools  # noqa: F401  (re-exported: Kafka's own tools)
 from localkafka.rawproduce import produce_raw, transactional_batch  # noqa: F401  (re-exported)
 from waiting import wait_for
 
