@@ -15,6 +15,10 @@ from pathlib import Path
 from localkafka.jars import BrokerError, classpath, fetch_jars, java
 
 
+# a short-lived tool's JVM (the cluster's users, ACLs and format): a small heap that starts quickly
+TOOL_JVM = ["-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Dlog4j2.level=WARN"]
+
+
 def option(name: str, value: object) -> str:
     """``--name=value`` as one argument: a value that starts with ``-`` (a generated id, a topic or
     a path) can then never be read by a Kafka tool as an option of its own."""
