@@ -48,7 +48,7 @@ def best(cmd: list[str], repeat: int) -> dict:
 
 
 def commands(f: Path) -> dict[str, list[str]]:
-    from localkafka.broker import dump_log_command
+    from localkafka.kafkatools import dump_log_command
 
     ours = [sys.executable, "-m", "cli", "inspect"]
     return {"jsonl": [*ours, "--format", "jsonl", str(f)],

@@ -57,7 +57,7 @@ def time_reader(files, total, fn=read_all):
 
 
 def time_dump_log(files, total):
-    from localkafka.broker import dump_log_command
+    from localkafka.kafkatools import dump_log_command
 
     cmd = dump_log_command([str(f) for f in files], "--print-data-log")
     with Timer() as t:

@@ -13,12 +13,12 @@ DEFAULT_BROKER_DIR = Path(".compaction-monitor") / "broker"
 
 
 def cmd_broker(args: argparse.Namespace) -> int:
-    from localkafka import broker, cluster
+    from localkafka import broker, cluster, jars, kafkatools
 
     progress = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
     try:
         if args.action == "fetch":
-            path = broker.fetch_jars(progress=progress)
+            path = jars.fetch_jars(progress=progress)
             print(path)
             return 0
         if args.action == "start":
@@ -61,7 +61,7 @@ def cmd_broker(args: argparse.Namespace) -> int:
             _print_state(state, alive=alive)
             return 0 if alive else 1
         if args.action == "dump-log":
-            sys.stdout.write(broker.dump_log(args.files, *args.dump_args))
+            sys.stdout.write(kafkatools.dump_log(args.files, *args.dump_args))
             return 0
     except broker.BrokerError as exc:
         _err(str(exc))

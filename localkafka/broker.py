@@ -1,10 +1,8 @@
 """A real single-node Apache Kafka (KRaft) broker on loopback, for the demo and the tests.
 
-Kafka is not on PyPI or in Debian, so the broker's jars (and Kafka's own
-``kafka-dump-log`` tool, and the Prometheus JMX exporter agent) come from
-Maven Central through ``mvn`` and the small ``pom.xml`` beside this file. They
-are cached outside the work tree (``~/.cache/compaction-monitor`` or
-``$COMPACTION_MONITOR_CACHE``) so a second start downloads nothing.
+This module is the broker's lifecycle: its ports, its ``server.properties``, start, wait until it
+serves, stop. The jars come from localkafka.jars (Maven, cached); Kafka's own tools, including the
+``kafka-storage format`` a first start runs, from localkafka.kafkatools.
 
 This module starts processes; it imports no Kafka client. Everything about a
 running broker is kept in ``<dir>/broker.json`` so that another process
@@ -17,118 +15,25 @@ import base64
 import dataclasses
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
-import sys
-import tempfile
 import time
 import urllib.parse
 import uuid
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from boundedhttp import FetchError, get
+from localkafka.jars import HERE, KAFKA_VERSION, BrokerError, agent_jar, classpath, fetch_jars, java
+from localkafka.kafkatools import format_storage
 from monitor.fileio import strictjson
 
-HERE = Path(__file__).resolve().parent
 STATE_FILE = "broker.json"
 STARTED_MARKER = "Kafka Server started"
 
 
-class BrokerError(RuntimeError):
-    """The local broker could not be fetched, started, or found."""
-
-
-# --------------------------------------------------------------------- jars
-
-
-def _pom_property(name: str) -> str:
-    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
-    root = ET.parse(HERE / "pom.xml").getroot()
-    node = root.find(f"m:properties/m:{name}", ns)
-    if node is None or not node.text:
-        raise BrokerError(f"pom.xml has no <{name}> property")
-    return node.text.strip()
-
-
-KAFKA_VERSION = _pom_property("kafka.version")
-JMX_EXPORTER_VERSION = _pom_property("jmx.exporter.version")
-
-
-def cache_root() -> Path:
-    env = os.environ.get("COMPACTION_MONITOR_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "compaction-monitor"
-
-
-def libs_dir() -> Path:
-    """Folder of every jar the broker and its tools need, keyed by the pom's content."""
-    digest = _pom_digest()
-    return cache_root() / f"kafka-{KAFKA_VERSION}-{digest}" / "libs"
-
-
-def _pom_digest() -> str:
-    import hashlib
-
-    return hashlib.sha1((HERE / "pom.xml").read_bytes()).hexdigest()[:10]
-
-
-def fetch_jars(progress=print) -> Path:
-    """Resolve the jars with Maven once; later calls return the cached folder at once."""
-    target = libs_dir()
-    if (target / ".complete").exists():
-        return target
-    mvn = shutil.which("mvn")
-    if not mvn:
-        raise BrokerError("Maven (`mvn`) is not on PATH: install it (Debian: apt-get install maven)")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix="libs-", dir=target.parent))
-    progress(f"resolving Apache Kafka {KAFKA_VERSION} and JMX exporter {JMX_EXPORTER_VERSION} from Maven Central ...")
-    cmd = [
-        mvn, "-q", "-B", "-f", str(HERE / "pom.xml"),
-        "dependency:copy-dependencies", f"-DoutputDirectory={tmp}", "-DincludeScope=runtime",
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise BrokerError(f"mvn failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    (tmp / ".complete").write_text(KAFKA_VERSION + "\n")
-    if target.exists():
-        shutil.rmtree(target)
-    tmp.rename(target)
-    progress(f"cached {len(list(target.glob('*.jar')))} jars in {target}")
-    return target
-
-
-def _java() -> str:
-    home = os.environ.get("JAVA_HOME")
-    if home and (Path(home) / "bin" / "java").exists():
-        return str(Path(home) / "bin" / "java")
-    java = shutil.which("java")
-    if not java:
-        raise BrokerError("no `java` on PATH and no JAVA_HOME: install a Java 17+ runtime")
-    return java
-
-
 # the JMX exporter agent configs start() can run (files next to this module)
 JMX_EXPORTER_CONFIGS = ("jmx-exporter.yaml", "jmx-exporter-catchall.yaml", "jmx-exporter-catchall-keepcase.yaml")
-AGENT_PREFIXES = ("jmx_prometheus_javaagent", "jolokia-agent-jvm")
-
-
-def _classpath(libs: Path) -> str:
-    jars = sorted(p for p in libs.glob("*.jar") if not p.name.startswith(AGENT_PREFIXES))
-    return os.pathsep.join(str(j) for j in jars)
-
-
-def _agent_jar(libs: Path, prefix: str = "jmx_prometheus_javaagent") -> Path:
-    found = sorted(libs.glob(f"{prefix}-*.jar"))
-    if not found:
-        raise BrokerError(f"no {prefix} agent jar in {libs}")
-    return found[0]
 
 
 # ------------------------------------------------------------------- state
@@ -214,20 +119,6 @@ def kafka_uuid(draw=lambda: uuid.uuid4().bytes) -> str:
             return text
 
 
-def option(name: str, value: object) -> str:
-    """``--name=value`` as one argument: a value that starts with ``-`` (a generated id, a topic or
-    a path) can then never be read by a Kafka tool as an option of its own."""
-    return f"{name}={value}"
-
-
-def format_storage(libs: Path, props: Path, cluster_id: str, logs_dir: Path, log4j: Path | None = None):
-    """Run ``kafka-storage format`` for ``props`` with ``cluster_id``; return the finished process."""
-    jvm = [f"-Dkafka.logs.dir={logs_dir}"] + ([f"-Dlog4j2.configurationFile={log4j}"] if log4j else [])
-    return _run_java(libs, "kafka.tools.StorageTool",
-                     ["format", option("--cluster-id", cluster_id), option("--config", props), "--ignore-formatted"],
-                     jvm=jvm)
-
-
 # Settings that let compaction happen within seconds. Topic configs
 # (segment.ms, min.cleanable.dirty.ratio, ...) do the rest per test.
 FAST_CLEANER = {
@@ -293,11 +184,6 @@ def server_properties(node_id: int, bport: int, cport: int, log_dir: Path, extra
     return "".join(f"{k}={v}\n" for k, v in props.items())
 
 
-def _run_java(libs: Path, main: str, args: list[str], jvm: list[str] | None = None, **kw):
-    cmd = [_java(), *(jvm or []), "-cp", _classpath(libs), main, *args]
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
-
-
 def start(
     directory: Path,
     *,
@@ -351,10 +237,10 @@ def start(
     jvm = [
         f"-Xmx{heap}", f"-Xms{heap}", "-XX:+UseG1GC", "-Djava.awt.headless=true",
         f"-Dlog4j2.configurationFile={log4j}", f"-Dkafka.logs.dir={logs_dir}",
-        f"-javaagent:{_agent_jar(libs)}=127.0.0.1:{jport}:{jmx_cfg}",
-        f"-javaagent:{_agent_jar(libs, 'jolokia-agent-jvm')}=host=127.0.0.1,port={jlport},discoveryEnabled=false",
+        f"-javaagent:{agent_jar(libs)}=127.0.0.1:{jport}:{jmx_cfg}",
+        f"-javaagent:{agent_jar(libs, 'jolokia-agent-jvm')}=host=127.0.0.1,port={jlport},discoveryEnabled=false",
     ]
-    cmd = [_java(), *jvm, "-cp", _classpath(libs), "kafka.Kafka", str(props)]
+    cmd = [java(), *jvm, "-cp", classpath(libs), "kafka.Kafka", str(props)]
     log_offset = (logs_dir / "server.log").stat().st_size if (logs_dir / "server.log").exists() else 0
     out = open(logs_dir / "stdout.log", "ab")
     progress(f"starting Kafka {KAFKA_VERSION} on 127.0.0.1:{bport} (JMX exporter on :{jport})")
@@ -479,47 +365,3 @@ def stop(directory: Path, progress=print) -> bool:
     _terminate(state.pid)
     progress(f"stopped; logs kept in {state.logs_dir}")
     return True
-
-
-# -------------------------------------------------------------- dump tool
-
-
-def dump_log(files: list[Path | str], *args: str, timeout: float = 600) -> str:
-    """Run Kafka's own ``kafka-dump-log`` (DumpLogSegments) on ``files``; return its stdout.
-
-    ``args`` are passed through, e.g. ``"--print-data-log"`` or ``"--deep-iteration"``.
-    """
-    libs = fetch_jars(progress=lambda *_: None)
-    argv = [option("--files", ",".join(str(f) for f in files)), *args]
-    proc = _run_java(libs, "org.apache.kafka.tools.DumpLogSegments", argv,
-                     jvm=["-Xmx512m", "-Dlog4j2.level=WARN"], timeout=timeout)
-    if proc.returncode != 0:
-        raise BrokerError(f"kafka-dump-log failed ({proc.returncode}): {proc.stderr[-2000:]}")
-    return proc.stdout
-
-
-def transactions_tool(bootstrap: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    """Run Kafka's own ``kafka-transactions.sh`` (TransactionsCommand) against ``bootstrap``, e.g.
-    ``find-hanging --broker-id 1`` or ``abort --topic T --partition 0 --start-offset N``."""
-    libs = fetch_jars(progress=lambda *_: None)
-    return _run_java(libs, "org.apache.kafka.tools.TransactionsCommand", ["--bootstrap-server", bootstrap, *args],
-                     jvm=["-Xmx256m", "-Dlog4j2.level=WARN"], timeout=timeout)
-
-
-def configs_tool(bootstrap: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    """Run Kafka's own ``kafka-configs.sh`` (kafka.admin.ConfigCommand) against ``bootstrap``, e.g.
-    ``--alter --entity-type brokers --entity-default --add-config log.cleaner.threads=2``."""
-    libs = fetch_jars(progress=lambda *_: None)
-    return _run_java(libs, "kafka.admin.ConfigCommand", ["--bootstrap-server", bootstrap, *args],
-                     jvm=["-Xmx256m", "-Dlog4j2.level=WARN"], timeout=timeout)
-
-
-def dump_log_command(files: list[str], *args: str) -> list[str]:
-    """The java command line of ``kafka-dump-log``, for callers that stream its output."""
-    libs = fetch_jars(progress=lambda *_: None)
-    return [_java(), "-Xmx512m", "-cp", _classpath(libs), "org.apache.kafka.tools.DumpLogSegments",
-            option("--files", ",".join(files)), *args]
-
-
-if __name__ == "__main__":  # pragma: no cover
-    print(fetch_jars(), file=sys.stderr)

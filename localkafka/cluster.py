@@ -6,7 +6,7 @@ JMX exporter agent and Jolokia agent, started from the same cached jars as the s
 (localkafka.broker, whose one-node path this module leaves alone). Topics default to replication
 factor 3 with ``min.insync.replicas`` 2 (capped at the node count).
 
-With ``security="sasl_ssl"``:
+With ``security="sasl_ssl"`` (the users, ACLs and JAAS configs: localkafka.security):
 
 - TLS material from the JDK's ``keytool`` (localkafka.tls): a CA, a PKCS12 keystore per node (SAN
   127.0.0.1/localhost), one truststore, the CA as PEM for librdkafka.
@@ -40,7 +40,6 @@ State: ``<dir>/cluster.json`` (a ``ClusterState``) and each node's ``<dir>/node-
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import secrets
@@ -50,23 +49,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from localkafka import broker as one
-from localkafka import tls
+from localkafka import jars, tls
+from localkafka.kafkatools import TOOL_JVM, option, run_java
+from localkafka.security import (ADMIN, JMX_USER, MECHANISM, USERS, java_client_properties, jmx_basic_auth,
+                                 make_users, node_security, redact)
 from monitor.fileio import strictjson
 
 CLUSTER_FILE = "cluster.json"
 SECURITIES = ("plaintext", "sasl_ssl")
-ADMIN, MONITOR, BLIND = "admin", "monitor", "blind"
-USERS = (ADMIN, MONITOR, BLIND)
-MECHANISM = "SCRAM-SHA-512"
-BROKER_PRINCIPAL = "kafka-broker"
-# CN=kafka-broker-N,O=... -> kafka-broker (the controller listener's principal for every node)
-BROKER_PRINCIPAL_RULE = "RULE:^CN=(kafka-broker)-[0-9]+,.*$/$1/,DEFAULT"
-# What the read-only monitor may do (issue #22's least privilege): (resource options, operations)
-MONITOR_ACLS = (
-    (["--topic=*", "--cluster"], ["Describe", "DescribeConfigs"]),
-    (["--group=*"], ["Describe"]),
-)
-TOOL_JVM = ["-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Dlog4j2.level=WARN"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,45 +140,8 @@ def _node_properties(node: int, ports: dict, voters: str, log_dir: Path, securit
         **one.FAST_CLEANER,
     }
     if secure:
-        ks, pw = secure["keystores"][str(node)], secure["store_password"]
-        props.update({
-            "ssl.keystore.type": "PKCS12", "ssl.keystore.location": ks,
-            "ssl.keystore.password": pw, "ssl.key.password": pw,
-            "ssl.truststore.type": "PKCS12", "ssl.truststore.location": secure["truststore"],
-            "ssl.truststore.password": pw,
-            "listener.name.controller.ssl.client.auth": "required",
-            "ssl.principal.mapping.rules": BROKER_PRINCIPAL_RULE,
-            "sasl.enabled.mechanisms": MECHANISM,
-            "sasl.mechanism.inter.broker.protocol": MECHANISM,
-            f"listener.name.sasl_ssl.{MECHANISM.lower()}.sasl.jaas.config": _jaas(ADMIN, secure["admin_password"]),
-            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-            "allow.everyone.if.no.acl.found": "false",
-            "super.users": f"User:{ADMIN};User:{BROKER_PRINCIPAL}",
-        })
+        props.update(node_security(node, secure))
     return "".join(f"{k}={v}\n" for k, v in props.items())
-
-
-def _jaas(user: str, password: str) -> str:
-    return f'org.apache.kafka.common.security.scram.ScramLoginModule required username="{user}" password="{password}";'
-
-
-def java_client_properties(truststore: str, store_password: str, user: str, password: str) -> str:
-    """A Java client's config (Kafka's tools: ``--command-config``) for ``user`` over SASL_SSL."""
-    return (f"security.protocol=SASL_SSL\nsasl.mechanism={MECHANISM}\nsasl.jaas.config={_jaas(user, password)}\n"
-            f"ssl.truststore.type=PKCS12\nssl.truststore.location={truststore}\n"
-            f"ssl.truststore.password={store_password}\n")
-
-
-JMX_USER = "prometheus"
-
-
-def jmx_basic_auth(username: str, password: str, salt: str) -> dict:
-    """The JMX exporter agent's ``httpServer.authentication`` for a user, with a salted SHA-256 of the
-    password rather than the password (jmx_exporter 1.0.1's MessageDigestAuthenticator compares the hex of
-    SHA-256(salt + ":" + password) with its leading zeros dropped, so the hash is given that way)."""
-    digest = hashlib.sha256(f"{salt}:{password}".encode()).hexdigest().lstrip("0")
-    return {"authentication": {"basic": {"username": username, "algorithm": "SHA-256", "salt": salt,
-                                         "passwordHash": digest}}}
 
 
 def start(directory: Path, *, brokers: int = 3, security: str = "plaintext", heap: str = "512m",
@@ -224,7 +177,7 @@ def start(directory: Path, *, brokers: int = 3, security: str = "plaintext", hea
         # formatted with a cluster id and admin credential that were never recorded: cannot be joined
         raise one.BrokerError(f"{directory} holds formatted nodes but no {CLUSTER_FILE} (an earlier start failed "
                               f"before recording them): remove {directory} or use another --dir")
-    libs = one.fetch_jars(progress=progress)
+    libs = jars.fetch_jars(progress=progress)
     directory.mkdir(parents=True, exist_ok=True)
     flat = _distinct_ports(4 * brokers)
     ports = {n: flat[4 * (n - 1):4 * n] for n in nodes}  # broker, controller, JMX exporter, Jolokia
@@ -272,20 +225,20 @@ def start(directory: Path, *, brokers: int = 3, security: str = "plaintext", hea
         fd = os.open(props, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # holds the store password
         with os.fdopen(fd, "w") as fh:
             fh.write(_node_properties(n, ports, voters, d / "data", security, brokers, secure))
-        (d / "jmx-exporter.yaml").write_text((one.HERE / jmx_exporter_config).read_text()
+        (d / "jmx-exporter.yaml").write_text((jars.HERE / jmx_exporter_config).read_text()
                                              + one._http_server_yaml(http_server))
-        (d / "log4j2.yaml").write_text((one.HERE / "log4j2.yaml").read_text())
+        (d / "log4j2.yaml").write_text((jars.HERE / "log4j2.yaml").read_text())
         if (d / "data" / "meta.properties").exists():
             return
-        args = ["format", one.option("--cluster-id", cluster_id), one.option("--config", props), "--ignore-formatted"]
+        args = ["format", option("--cluster-id", cluster_id), option("--config", props), "--ignore-formatted"]
         if secure:
             args += ["--add-scram", f"{MECHANISM}=[name={ADMIN},password={secure['admin_password']}]"]
-        fmt = one._run_java(libs, "kafka.tools.StorageTool", args,
-                            jvm=[*TOOL_JVM, f"-Dkafka.logs.dir={d / 'logs'}",
-                                 f"-Dlog4j2.configurationFile={d / 'log4j2.yaml'}"])
+        fmt = run_java(libs, "kafka.tools.StorageTool", args,
+                       jvm=[*TOOL_JVM, f"-Dkafka.logs.dir={d / 'logs'}",
+                            f"-Dlog4j2.configurationFile={d / 'log4j2.yaml'}"])
         if fmt.returncode != 0:
             raise one.BrokerError(f"kafka-storage format of node {n} failed:\n"
-                                  + _redact(fmt.stdout + fmt.stderr, secure))
+                                  + redact(fmt.stdout + fmt.stderr, secure))
 
     progress(f"preparing {brokers} nodes (cluster {cluster_id}; storage formatted where it is not yet)")
     try:
@@ -303,11 +256,11 @@ def start(directory: Path, *, brokers: int = 3, security: str = "plaintext", hea
         jvm = [
             f"-Xmx{heap}", f"-Xms{heap}", "-XX:+UseG1GC", "-Djava.awt.headless=true",
             f"-Dlog4j2.configurationFile={d / 'log4j2.yaml'}", f"-Dkafka.logs.dir={logs}",
-            f"-javaagent:{one._agent_jar(libs)}=127.0.0.1:{jport}:{d / 'jmx-exporter.yaml'}",
-            f"-javaagent:{one._agent_jar(libs, 'jolokia-agent-jvm')}=host=127.0.0.1,port={jlport},"
+            f"-javaagent:{jars.agent_jar(libs)}=127.0.0.1:{jport}:{d / 'jmx-exporter.yaml'}",
+            f"-javaagent:{jars.agent_jar(libs, 'jolokia-agent-jvm')}=host=127.0.0.1,port={jlport},"
             "discoveryEnabled=false",
         ]
-        cmd = [one._java(), *jvm, "-cp", one._classpath(libs), "kafka.Kafka", str(d / "server.properties")]
+        cmd = [jars.java(), *jvm, "-cp", jars.classpath(libs), "kafka.Kafka", str(d / "server.properties")]
         offset = (logs / "server.log").stat().st_size if (logs / "server.log").exists() else 0
         with open(logs / "stdout.log", "ab") as out:
             procs[n] = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -316,18 +269,18 @@ def start(directory: Path, *, brokers: int = 3, security: str = "plaintext", hea
             dir=str(d), pid=procs[n].pid, node_id=n, cluster_id=cluster_id,
             bootstrap=f"127.0.0.1:{bport}", controller=f"127.0.0.1:{cport}",
             jmx_url=f"http://127.0.0.1:{jport}/metrics", jolokia_url=f"http://127.0.0.1:{jlport}/jolokia",
-            log_dir=str(d / "data"), logs_dir=str(logs), kafka_version=one.KAFKA_VERSION,
+            log_dir=str(d / "data"), logs_dir=str(logs), kafka_version=jars.KAFKA_VERSION,
             started_at=time.time(), server_log_offset=offset)
         (d / one.STATE_FILE).write_text(states[n].to_json())
     state = ClusterState(
         dir=str(directory), cluster_id=cluster_id, security=security,
         bootstrap=",".join(states[n].bootstrap for n in nodes), nodes=[str(node_dirs[n]) for n in nodes],
-        kafka_version=one.KAFKA_VERSION, started_at=time.time(),
+        kafka_version=jars.KAFKA_VERSION, started_at=time.time(),
         ca_pem=tls_files.ca_pem if tls_files else "", truststore=tls_files.truststore if tls_files else "",
         password_files=password_files, admin_properties=admin_props, jmx_exporter_config=jmx_exporter_config,
         jmx_username=JMX_USER if jmx_auth else "", jmx_password_file=jmx_password_file)
     (directory / CLUSTER_FILE).write_text(state.to_json())
-    progress(f"starting {brokers} Kafka {one.KAFKA_VERSION} nodes ({security}) on {state.bootstrap}")
+    progress(f"starting {brokers} Kafka {jars.KAFKA_VERSION} nodes ({security}) on {state.bootstrap}")
     try:
         deadline = time.monotonic() + timeout
         users = None
@@ -336,7 +289,7 @@ def start(directory: Path, *, brokers: int = 3, security: str = "plaintext", hea
                 one._wait_ready(states[n], procs[n], max(1.0, deadline - time.monotonic()), http_server)
                 if secure and previous is None and users is None:
                     # one node serving means a quorum: make the users while the others finish starting
-                    users = pool.submit(_make_users, libs, state, secure)
+                    users = pool.submit(make_users, libs, state, secure)
             if users is not None:
                 users.result()
     except BaseException:
@@ -347,47 +300,6 @@ def start(directory: Path, *, brokers: int = 3, security: str = "plaintext", hea
     (directory / CLUSTER_FILE).write_text(state.to_json())
     progress(f"cluster ready in {state.start_seconds:.0f}s: bootstrap {state.bootstrap}")
     return state
-
-
-def _redact(text: str, secure: dict | None, extra: tuple = ()) -> str:
-    """``text`` (a tool's output) with every password of the cluster replaced by ``***``."""
-    for secret in [*((secure or {}).get(k) for k in ("admin_password", "store_password")), *extra]:
-        if secret:
-            text = text.replace(secret, "***")
-    return text
-
-
-def _make_users(libs: Path, state: ClusterState, secure: dict) -> None:
-    """SCRAM credentials for the users other than admin (``kafka-configs``) and the monitor's ACLs
-    (``kafka-acls``), all as admin over SASL_SSL; the tools run side by side."""
-    secrets_dir = Path(state.dir) / "secrets"
-    common = [one.option("--bootstrap-server", state.bootstrap), one.option("--command-config", state.admin_properties)]
-    jobs = []
-    for user in (MONITOR, BLIND):
-        # the password goes in a (0600) file, not on the command line: --add-config-file
-        cfg = tls.write_secret(secrets_dir / f"{user}.scram.properties",
-                               f"{MECHANISM}=password={state.password(user)}\n")  # no [..] in the file form
-        jobs.append(("kafka.admin.ConfigCommand", [*common, "--alter", "--entity-type=users",
-                                                  one.option("--entity-name", user),
-                                                  one.option("--add-config-file", cfg)], cfg))
-    for resources, operations in MONITOR_ACLS:
-        jobs.append(("org.apache.kafka.tools.AclCommand",
-                     [*common, "--add", one.option("--allow-principal", f"User:{MONITOR}"), *resources,
-                      *(one.option("--operation", op) for op in operations)], None))
-
-    def run(job):
-        main, args, cleanup = job
-        try:
-            proc = one._run_java(libs, main, args, jvm=TOOL_JVM, timeout=120)
-        finally:
-            if cleanup:
-                Path(cleanup).unlink(missing_ok=True)
-        if proc.returncode != 0:
-            raise one.BrokerError(f"{main} failed ({proc.returncode}):\n"
-                                  + _redact(proc.stdout + proc.stderr, secure, tuple(map(state.password, USERS))))
-
-    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-        list(pool.map(run, jobs))
 
 
 def stop(directory: Path, progress=print) -> bool:
@@ -412,11 +324,11 @@ def run_tool(state: ClusterState, main: str, *args: str, timeout: float = 120) -
     """Run one of Kafka's own tools (its main class, e.g. ``org.apache.kafka.tools.MetadataQuorumCommand``)
     against the cluster as admin: ``--bootstrap-server`` and, when secured, ``--command-config`` are
     added before ``args``. Output with the cluster's passwords replaced by ``***``."""
-    libs = one.fetch_jars(progress=lambda *_: None)
-    common = [one.option("--bootstrap-server", state.bootstrap)]
+    libs = jars.fetch_jars(progress=lambda *_: None)
+    common = [option("--bootstrap-server", state.bootstrap)]
     if state.admin_properties:
-        common.append(one.option("--command-config", state.admin_properties))
-    proc = one._run_java(libs, main, [*common, *args], jvm=TOOL_JVM, timeout=timeout)
+        common.append(option("--command-config", state.admin_properties))
+    proc = run_java(libs, main, [*common, *args], jvm=TOOL_JVM, timeout=timeout)
     secrets = tuple(state.password(u) for u in state.password_files)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, _redact(proc.stdout, None, secrets),
-                                       _redact(proc.stderr, None, secrets))
+    return subprocess.CompletedProcess(proc.args, proc.returncode, redact(proc.stdout, None, secrets),
+                                       redact(proc.stderr, None, secrets))

@@ -9,7 +9,7 @@ import json
 
 from monitor.kafka.dump import DumpParser
 from cli.inspect_cmd import run_inspect
-from kafkatools import copy_partition, localbroker
+from kafkatools import copy_partition, localtools
 
 
 def inspect_jsonl(paths) -> list[dict]:
@@ -23,7 +23,7 @@ def inspect_jsonl(paths) -> list[dict]:
 def dump(files, *args: str) -> tuple[str, list]:
     """kafka-dump-log's text for ``files`` (``--print-data-log`` unless other ``args`` are given) and
     its batches as ``DumpParser`` reads them."""
-    text = localbroker.dump_log(list(files), *(args or ("--print-data-log",)))
+    text = localtools.dump_log(list(files), *(args or ("--print-data-log",)))
     # the tool ends lines with "\n" only; str.splitlines would also cut printed payloads at \r, \x1c..\x1e
     parser = DumpParser(text.split("\n"), "kafka-dump-log")
     batches = list(parser.batches())

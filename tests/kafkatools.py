@@ -23,6 +23,8 @@ from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, 
 from monitor.kafka.checkpoint import read_checkpoint
 from localkafka import broker as localbroker  # noqa: F401  (re-exported: the one import of the package)
 from localkafka import cluster as localcluster  # noqa: F401  (re-exported)
+from localkafka import kafkatools as localtools  # noqa: F401  (re-exported: Kafka's own tools)
+from localkafka import security as localsecurity
 from localkafka.rawproduce import produce_raw, transactional_batch  # noqa: F401  (re-exported)
 from waiting import wait_for
 
@@ -373,7 +375,7 @@ def client_config(cluster, user: str, **extra) -> dict:
     password read from its mode-0600 file. A plaintext cluster gets the bootstrap servers only."""
     conf = {"bootstrap.servers": cluster.bootstrap}
     if cluster.security == "sasl_ssl":
-        conf.update({"security.protocol": "SASL_SSL", "sasl.mechanism": localcluster.MECHANISM,
+        conf.update({"security.protocol": "SASL_SSL", "sasl.mechanism": localsecurity.MECHANISM,
                      "ssl.ca.location": cluster.ca_pem, "sasl.username": user,
                      "sasl.password": cluster.password(user)})
     conf.update(extra)

@@ -43,7 +43,7 @@ from confluent_kafka import IsolationLevel, TopicPartition
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, OffsetSpec,
                                    ResourceType)
 
-from kafkatools import (CLI_MODULE, cleaner_checkpoint, commit_offsets, compacted, create_topic, localbroker, own_broker,
+from kafkatools import (CLI_MODULE, cleaner_checkpoint, commit_offsets, compacted, create_topic, localtools, own_broker,
                         partition_dir, produce, produce_raw, producer, roll, roll_at, segment_bases, set_topic_config,
                         transactional_batch, unique_topic, wait_cleaned, write_rounds)
 from monitor.model.estimate import CleanerParams, estimate_clean
@@ -582,7 +582,7 @@ def test_a_transaction_no_coordinator_ends_fires_hanging_transaction_until_abort
     # the fix, run as printed: Kafka's own kafka-transactions.sh (TransactionsCommand)
     argv = shlex.split(h["fix"][0])
     assert argv[:3] == ["kafka-transactions.sh", "--bootstrap-server", b.bootstrap]
-    proc = localbroker.transactions_tool(argv[2], *argv[3:])
+    proc = localtools.transactions_tool(argv[2], *argv[3:])
     assert proc.returncode == 0, proc.stderr[-2000:]
     end = wait_for(lambda: (lambda lo, hi: hi if lo == hi else None)(
         end_offset(b.bootstrap, case.topic, IsolationLevel.READ_COMMITTED),

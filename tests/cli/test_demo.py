@@ -22,7 +22,7 @@ from confluent_kafka import IsolationLevel, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from cli.logdir_cmd import run_logdir
-from kafkatools import CLI_MODULE, localbroker
+from kafkatools import CLI_MODULE, localtools
 from monitor.settings.config import Config
 from waiting import wait_for
 
@@ -134,7 +134,7 @@ def check_open_transaction(found: dict, log_dir) -> None:
     broker's READ_COMMITTED end offset (its LSO) is that start offset; logdir folds the same from the log,
     and the collector exports that LSO and the partition as held back by it."""
     bootstrap = found["Kafka bootstrap"]
-    proc = localbroker.transactions_tool(bootstrap, "find-hanging", "--topic", EOS, "--partition", "0",
+    proc = localtools.transactions_tool(bootstrap, "find-hanging", "--topic", EOS, "--partition", "0",
                                          "--max-transaction-timeout", "0")
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = [ln.split() for ln in proc.stdout.splitlines() if ln.strip()]

@@ -17,7 +17,7 @@ import pytest
 from collecting import make_collector, refresh
 from collectors.app import build
 from monitor.settings.config import BrokerConfig, ClusterConfig, Config
-from localkafka.broker import configs_tool
+from localkafka.kafkatools import configs_tool
 from kafkatools import (CLI_MODULE, copy_partition, create_topic, compacted, own_broker, partition_dir, unique_topic,
                         write_rounds)
 from waiting import wait_for

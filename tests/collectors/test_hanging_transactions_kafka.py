@@ -16,7 +16,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from collecting import make_collector, pval, refresh
 from cli.logdir_cmd import run_logdir
-from kafkatools import compacted, create_topic, own_broker, partition_dir, produce, produce_raw, roll, localbroker
+from kafkatools import compacted, create_topic, own_broker, partition_dir, produce, produce_raw, roll, localtools
 from monitor.model.compaction import partition_state
 from monitor.settings.config import Config
 from monitor.kafka.logdir import scan_partition
@@ -38,7 +38,7 @@ def _end(bootstrap: str, topic: str, level: IsolationLevel) -> int:
 
 
 def _find_hanging(bootstrap: str, node_id: int) -> list[dict]:
-    proc = localbroker.transactions_tool(bootstrap, "find-hanging", "--broker-id", str(node_id))
+    proc = localtools.transactions_tool(bootstrap, "find-hanging", "--broker-id", str(node_id))
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = [ln.split() for ln in proc.stdout.splitlines() if ln.strip()]
     assert lines[0][:6] == ["Topic", "Partition", "ProducerId", "ProducerEpoch", "CoordinatorEpoch", "StartOffset"]
@@ -101,7 +101,7 @@ def test_kip664_hanging_transaction_found_counted_and_aborted(tmp_path):
             assert pval(reg, "kafka_compaction_partition_last_stable_offset", t) == lso
 
             # the fix find-hanging points to: abort it by its start offset
-            proc = localbroker.transactions_tool(b, "abort", "--topic", t, "--partition", found["Partition"],
+            proc = localtools.transactions_tool(b, "abort", "--topic", t, "--partition", found["Partition"],
                                                  "--start-offset", found["StartOffset"])
             assert proc.returncode == 0, proc.stderr[-2000:]
             end = wait_for(lambda: (lambda lo, hi: hi if lo == hi else None)(

@@ -25,7 +25,7 @@ from collectors.app import build
 from collectors.cleaner_metrics import jolokia_io_url
 from collectors.runner import refresh_once
 from kafkatools import compacted, create_topic, own_broker, set_topic_config, unique_topic, write_rounds
-from localkafka.broker import configs_tool
+from localkafka.kafkatools import configs_tool
 from monitor.settings.config import BrokerConfig, ClusterConfig, Config
 from waiting import wait_for
 

@@ -13,6 +13,8 @@ import pytest
 from kafkatools import cli_main as main
 from kafkatools import copy_partition, partition_dir
 from kafkatools import localbroker as broker
+from kafkatools import localtools as tools
+from localkafka.jars import fetch_jars
 
 # The first base64 character comes from the first byte's top six bits: 62 is "-", 63 is "_".
 DASH = bytes([0xF8]) + bytes(range(1, 16))
@@ -54,11 +56,11 @@ def test_a_dash_or_reserved_draw_is_drawn_again():
 def test_real_kafka_storage_format_accepts_the_id(tmp_path, raw):
     """The real ``kafka-storage format`` takes an id starting with "_" (one we hand out) and, passed
     as ``--cluster-id=ID``, even one starting with "-" (one we never hand out)."""
-    libs = broker.fetch_jars(progress=lambda *_: None)
+    libs = fetch_jars(progress=lambda *_: None)
     (tmp_path / "logs").mkdir()
     props = tmp_path / "server.properties"
     props.write_text(broker.server_properties(1, 1, 2, tmp_path / "data", None))
-    proc = broker.format_storage(libs, props, _text(raw), tmp_path / "logs")
+    proc = tools.format_storage(libs, props, _text(raw), tmp_path / "logs")
     assert proc.returncode == 0, proc.stderr[-2000:]
     meta = broker._read_properties(tmp_path / "data" / "meta.properties")
     assert meta["cluster.id"] == _text(raw)
@@ -67,10 +69,10 @@ def test_real_kafka_storage_format_accepts_the_id(tmp_path, raw):
 @pytest.mark.slow  # runs Kafka's storage tool (a JVM)
 def test_the_split_form_is_what_failed(tmp_path):
     """Why ``option()`` exists: the same dash id as a separate argument is refused by the tool."""
-    libs = broker.fetch_jars(progress=lambda *_: None)
+    libs = fetch_jars(progress=lambda *_: None)
     props = tmp_path / "server.properties"
     props.write_text(broker.server_properties(1, 1, 2, tmp_path / "data", None))
-    proc = broker._run_java(libs, "kafka.tools.StorageTool", ["format", "-t", _text(DASH), "-c", str(props)])
+    proc = tools.run_java(libs, "kafka.tools.StorageTool", ["format", "-t", _text(DASH), "-c", str(props)])
     assert proc.returncode != 0
     assert "--cluster-id" in proc.stderr and "expected one argument" in proc.stderr
 
@@ -94,7 +96,7 @@ def test_dump_log_takes_files_anywhere(metadata_segment, tmp_path, capsys, order
     assert main(argv) == 0
     out = capsys.readouterr().out
     # the tool's own output, run directly: the file and --print-data-log reached it, whatever the order
-    assert out.rstrip("\n") == broker.dump_log([str(metadata_segment)], "--print-data-log").rstrip("\n")
+    assert out.rstrip("\n") == tools.dump_log([str(metadata_segment)], "--print-data-log").rstrip("\n")
     assert f"Dumping {metadata_segment}" in out and "baseOffset: 0" in out and "payload:" in out
 
 
@@ -103,5 +105,5 @@ def test_dump_log_of_a_relative_path_that_starts_with_a_dash(metadata_segment, m
     weird.mkdir()
     shutil.copyfile(metadata_segment, weird / metadata_segment.name)
     monkeypatch.chdir(metadata_segment.parent)
-    out = broker.dump_log([f"-segments/{metadata_segment.name}"])
+    out = tools.dump_log([f"-segments/{metadata_segment.name}"])
     assert "Dumping -segments/00000000000000000000.log" in out and "baseOffset: 0" in out

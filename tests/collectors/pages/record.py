@@ -16,7 +16,8 @@ sys.path[:0] = [str(HERE.parent.parent), str(HERE.parent.parent.parent)]
 from boundedhttp import get_text  # noqa: E402
 from kafkatools import (compacted, create_topic, own_broker, unique_topic, wait_cleaned_up_to_active,  # noqa: E402
                         write_rounds)
-from localkafka.broker import JMX_EXPORTER_CONFIGS, KAFKA_VERSION  # noqa: E402
+from localkafka.broker import JMX_EXPORTER_CONFIGS  # noqa: E402
+from localkafka.jars import KAFKA_VERSION  # noqa: E402
 
 
 def record(config: str, root: Path) -> Path:

@@ -24,7 +24,7 @@ import pytest
 
 from cli.inspect_cmd import run_inspect
 from inspectsegments import produce_items, write_transactions
-from kafkatools import copy_partition, create_topic, localbroker, partition_dir, roll_at, unique_topic
+from kafkatools import copy_partition, create_topic, localtools, partition_dir, roll_at, unique_topic
 from monitor.kafka.dump import parse_dump_text
 from monitor.kafka.record import SegmentReader
 
@@ -64,11 +64,11 @@ def written(kafka, tmp_path_factory):
     with_index = [seg0, seg0.with_suffix(".index"), seg0.with_suffix(".timeindex"), *logs[1:]]
     w = {
         "logs": logs,
-        "plain": localbroker.dump_log(logs, "--print-data-log"),
-        "with_index": localbroker.dump_log(with_index, "--print-data-log"),
-        "deep": localbroker.dump_log(logs, "--deep-iteration"),
-        "no_metadata": localbroker.dump_log(logs, "--print-data-log", "--skip-record-metadata"),
-        "runs": [(f, localbroker.dump_log([f], "--print-data-log")) for f in logs],
+        "plain": localtools.dump_log(logs, "--print-data-log"),
+        "with_index": localtools.dump_log(with_index, "--print-data-log"),
+        "deep": localtools.dump_log(logs, "--deep-iteration"),
+        "no_metadata": localtools.dump_log(logs, "--print-data-log", "--skip-record-metadata"),
+        "runs": [(f, localtools.dump_log([f], "--print-data-log")) for f in logs],
         "batches": [b for f in logs for b in SegmentReader(f).batches()],
     }
     # guards the scenario: index sections with entries, records and batch lines in every dump

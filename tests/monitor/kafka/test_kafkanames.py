@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from localkafka.broker import _classpath, _java, fetch_jars
+from localkafka.jars import classpath, fetch_jars, java
 from monitor.kafka.kafkanames import (PartitionName, offset_file, offset_prefix, partition_name, printable, stray_reason,
                                 topic_partition_key)
 
@@ -76,7 +76,7 @@ def kafka_says(tmp_path_factory):
     (d / "Names.java").write_text(KAFKA_SIDE)
     (d / "folders").write_text("\0".join(FOLDERS), encoding="utf-8")
     (d / "files").write_text("\0".join(FILES), encoding="utf-8")
-    proc = subprocess.run([_java(), "-Duser.language=en", "-Duser.country=US", "-cp", _classpath(fetch_jars(lambda *_: None)),
+    proc = subprocess.run([java(), "-Duser.language=en", "-Duser.country=US", "-cp", classpath(fetch_jars(lambda *_: None)),
                            str(d / "Names.java"), str(d / "folders"), str(d / "files")],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -10,7 +10,7 @@ from pathlib import Path
 from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from kafkatools import (commit_offsets, create_topic, localbroker, produce,
+from kafkatools import (commit_offsets, create_topic, localtools, produce,
                         unique_topic, wait_for)
 from monitor.kafka.logdir import scan_partition
 from monitor.kafka.offsetgroups import OFFSETS_TOPIC, key_group, live_groups, read_segment
@@ -33,7 +33,7 @@ def _kafkas(log_dir) -> frozenset:
     commits, its payload "<DELETE>" for a tombstone, with valueSize -1; files in offset order)."""
     files = [s.log for f in _offsets_partitions(log_dir) for s in scan_partition(f).segments]
     latest = {}
-    for line in localbroker.dump_log(files, "--offsets-decoder").split("\n"):
+    for line in localtools.dump_log(files, "--offsets-decoder").split("\n"):
         if " key: " not in line:
             continue
         key_text = line.split(" key: ", 1)[1].split(" payload: ", 1)[0]

@@ -14,7 +14,7 @@ import pytest
 from crc32c import crc32c
 
 from cli.logdir_cmd import run_logdir
-from kafkatools import (compacted, copy_partition, create_topic, localbroker, partition_dir, produce, producer, roll,
+from kafkatools import (compacted, copy_partition, create_topic, localtools, partition_dir, produce, producer, roll,
                         unique_topic)
 from monitor.model.compaction import partition_state
 from monitor.settings.config import Config
@@ -33,7 +33,7 @@ DUMP_NAMES = {"producerId": "producer_id", "producerEpoch": "epoch", "coordinato
 
 def _dumped_entries(path) -> dict[int, dict]:
     out = {}
-    for line in localbroker.dump_log([path]).splitlines():
+    for line in localtools.dump_log([path]).splitlines():
         if not line.startswith("producerId:"):
             continue
         fields = dict(re.findall(r"(\w+): (\S+)", line))

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from cli.logdir_cmd import run_logdir
-from kafkatools import compacted, copy_partition, create_topic, localbroker, partition_dir, produce, producer, roll, unique_topic
+from kafkatools import compacted, copy_partition, create_topic, localtools, partition_dir, produce, producer, roll, unique_topic
 from monitor.settings.config import Config
 from monitor.model.summary import summarize
 from monitor.model.transactions import AbortedTxn, aborted_transactions
@@ -110,7 +110,7 @@ def test_the_logs_aborts_equal_the_brokers_txnindex_and_kafka_dump_log(aborted_p
     assert list(ours.aborted) == index
     txnfiles = sorted(folder.glob("*.txnindex"))
     assert txnfiles
-    printed = [tuple(int(x) for x in m.groups()) for m in DUMP_TXN.finditer(localbroker.dump_log(txnfiles))]
+    printed = [tuple(int(x) for x in m.groups()) for m in DUMP_TXN.finditer(localtools.dump_log(txnfiles))]
     assert printed == [(0, e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset) for e in index]
     # kafka-dump-log's ABORT markers are the entries' last offsets, of the same producers
     from dumpcompare import dump

@@ -1,0 +1,115 @@
+"""Kafka's jars for the local broker and its tools: resolved once with Maven, cached, put on a classpath.
+
+Why its own module: Kafka is not on PyPI or in Debian, so the broker's jars (and Kafka's own tools,
+and the Prometheus JMX exporter and Jolokia agents) come from Maven Central through ``mvn`` and the
+small ``pom.xml`` beside this file. Fetching and locating them is one job, shared by the one-node
+broker (localkafka.broker), the cluster (localkafka.cluster) and the tool runners
+(localkafka.kafkatools); none of them needs to know how the cache is laid out. The cache lives
+outside the work tree (``~/.cache/compaction-monitor`` or ``$COMPACTION_MONITOR_CACHE``) so a
+second start downloads nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+class BrokerError(RuntimeError):
+    """The local broker could not be fetched, started, or found."""
+
+
+def _pom_property(name: str) -> str:
+    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+    root = ET.parse(HERE / "pom.xml").getroot()
+    node = root.find(f"m:properties/m:{name}", ns)
+    if node is None or not node.text:
+        raise BrokerError(f"pom.xml has no <{name}> property")
+    return node.text.strip()
+
+
+KAFKA_VERSION = _pom_property("kafka.version")
+JMX_EXPORTER_VERSION = _pom_property("jmx.exporter.version")
+
+
+def cache_root() -> Path:
+    env = os.environ.get("COMPACTION_MONITOR_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "compaction-monitor"
+
+
+def libs_dir() -> Path:
+    """Folder of every jar the broker and its tools need, keyed by the pom's content."""
+    digest = _pom_digest()
+    return cache_root() / f"kafka-{KAFKA_VERSION}-{digest}" / "libs"
+
+
+def _pom_digest() -> str:
+    import hashlib
+
+    return hashlib.sha1((HERE / "pom.xml").read_bytes()).hexdigest()[:10]
+
+
+def fetch_jars(progress=print) -> Path:
+    """Resolve the jars with Maven once; later calls return the cached folder at once."""
+    target = libs_dir()
+    if (target / ".complete").exists():
+        return target
+    mvn = shutil.which("mvn")
+    if not mvn:
+        raise BrokerError("Maven (`mvn`) is not on PATH: install it (Debian: apt-get install maven)")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="libs-", dir=target.parent))
+    progress(f"resolving Apache Kafka {KAFKA_VERSION} and JMX exporter {JMX_EXPORTER_VERSION} from Maven Central ...")
+    cmd = [
+        mvn, "-q", "-B", "-f", str(HERE / "pom.xml"),
+        "dependency:copy-dependencies", f"-DoutputDirectory={tmp}", "-DincludeScope=runtime",
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise BrokerError(f"mvn failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    (tmp / ".complete").write_text(KAFKA_VERSION + "\n")
+    if target.exists():
+        shutil.rmtree(target)
+    tmp.rename(target)
+    progress(f"cached {len(list(target.glob('*.jar')))} jars in {target}")
+    return target
+
+
+def java() -> str:
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").exists():
+        return str(Path(home) / "bin" / "java")
+    java = shutil.which("java")
+    if not java:
+        raise BrokerError("no `java` on PATH and no JAVA_HOME: install a Java 17+ runtime")
+    return java
+
+
+AGENT_PREFIXES = ("jmx_prometheus_javaagent", "jolokia-agent-jvm")
+
+
+def classpath(libs: Path) -> str:
+    jars = sorted(p for p in libs.glob("*.jar") if not p.name.startswith(AGENT_PREFIXES))
+    return os.pathsep.join(str(j) for j in jars)
+
+
+def agent_jar(libs: Path, prefix: str = "jmx_prometheus_javaagent") -> Path:
+    found = sorted(libs.glob(f"{prefix}-*.jar"))
+    if not found:
+        raise BrokerError(f"no {prefix} agent jar in {libs}")
+    return found[0]
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(fetch_jars(), file=sys.stderr)

@@ -1,0 +1,76 @@
+"""Running Kafka's own command-line tools (kafka-dump-log, kafka-transactions, kafka-configs,
+kafka-storage) as Java processes on the cached jars.
+
+Why its own module: the tests, the benchmarks and ``compaction-monitor broker dump`` check this
+project's figures against Kafka's own tools, and starting a broker needs ``kafka-storage format``;
+none of that is the broker's lifecycle (localkafka.broker) or the jar cache (localkafka.jars). One
+runner (``run_java``) and one way to pass an option (``option``) keep every call the same.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from localkafka.jars import BrokerError, classpath, fetch_jars, java
+
+
+# a short-lived tool's JVM (the cluster's users, ACLs and format): a small heap that starts quickly
+TOOL_JVM = ["-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Dlog4j2.level=WARN"]
+
+
+def option(name: str, value: object) -> str:
+    """``--name=value`` as one argument: a value that starts with ``-`` (a generated id, a topic or
+    a path) can then never be read by a Kafka tool as an option of its own."""
+    return f"{name}={value}"
+
+
+def format_storage(libs: Path, props: Path, cluster_id: str, logs_dir: Path, log4j: Path | None = None):
+    """Run ``kafka-storage format`` for ``props`` with ``cluster_id``; return the finished process."""
+    jvm = [f"-Dkafka.logs.dir={logs_dir}"] + ([f"-Dlog4j2.configurationFile={log4j}"] if log4j else [])
+    return run_java(libs, "kafka.tools.StorageTool",
+                     ["format", option("--cluster-id", cluster_id), option("--config", props), "--ignore-formatted"],
+                     jvm=jvm)
+
+
+def run_java(libs: Path, main: str, args: list[str], jvm: list[str] | None = None, **kw):
+    cmd = [java(), *(jvm or []), "-cp", classpath(libs), main, *args]
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+
+def dump_log(files: list[Path | str], *args: str, timeout: float = 600) -> str:
+    """Run Kafka's own ``kafka-dump-log`` (DumpLogSegments) on ``files``; return its stdout.
+
+    ``args`` are passed through, e.g. ``"--print-data-log"`` or ``"--deep-iteration"``.
+    """
+    libs = fetch_jars(progress=lambda *_: None)
+    argv = [option("--files", ",".join(str(f) for f in files)), *args]
+    proc = run_java(libs, "org.apache.kafka.tools.DumpLogSegments", argv,
+                     jvm=["-Xmx512m", "-Dlog4j2.level=WARN"], timeout=timeout)
+    if proc.returncode != 0:
+        raise BrokerError(f"kafka-dump-log failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return proc.stdout
+
+
+def transactions_tool(bootstrap: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run Kafka's own ``kafka-transactions.sh`` (TransactionsCommand) against ``bootstrap``, e.g.
+    ``find-hanging --broker-id 1`` or ``abort --topic T --partition 0 --start-offset N``."""
+    libs = fetch_jars(progress=lambda *_: None)
+    return run_java(libs, "org.apache.kafka.tools.TransactionsCommand", ["--bootstrap-server", bootstrap, *args],
+                     jvm=["-Xmx256m", "-Dlog4j2.level=WARN"], timeout=timeout)
+
+
+def configs_tool(bootstrap: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run Kafka's own ``kafka-configs.sh`` (kafka.admin.ConfigCommand) against ``bootstrap``, e.g.
+    ``--alter --entity-type brokers --entity-default --add-config log.cleaner.threads=2``."""
+    libs = fetch_jars(progress=lambda *_: None)
+    return run_java(libs, "kafka.admin.ConfigCommand", ["--bootstrap-server", bootstrap, *args],
+                     jvm=["-Xmx256m", "-Dlog4j2.level=WARN"], timeout=timeout)
+
+
+def dump_log_command(files: list[str], *args: str) -> list[str]:
+    """The java command line of ``kafka-dump-log``, for callers that stream its output."""
+    libs = fetch_jars(progress=lambda *_: None)
+    return [java(), "-Xmx512m", "-cp", classpath(libs), "org.apache.kafka.tools.DumpLogSegments",
+            option("--files", ",".join(files)), *args]
