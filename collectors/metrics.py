@@ -129,7 +129,7 @@ P_FIRST_DIRTY = _m("partition_first_dirty_offset", "gauge", "First offset not ye
 P_FIRST_UNCLEANABLE = _m("partition_first_uncleanable_offset", "gauge", "First offset the cleaner may not clean yet.", P)
 P_LSO = _m("partition_last_stable_offset", "gauge",
            "Last stable offset the model uses: read from the log (first offset of the oldest open transaction, else "
-           "the log end), or the leader's when the log could not be read whole (monitor.lsocheck).", P)
+           "the log end), or the leader's when the log could not be read whole (monitor.model.lsocheck).", P)
 P_LEADER_LSO = _m("partition_leader_last_stable_offset", "gauge",
                   "The partition leader's last stable offset from the admin API (ListOffsets at READ_COMMITTED); "
                   "broker is the leader's id.", P)
