@@ -20,8 +20,8 @@ def scan(paths, config, topic_overrides: dict | None, err, prog: str, *, admin=N
         print(f"{prog}: {reason}" if reason.startswith(d) else f"{prog}: {d}: {reason}", file=err)
     for d in snap.down:
         print(f"{prog}: {d}: log dir down, none of its partitions printed", file=err)
-    for p, reason in snap.partition_errors.items():
-        print(f"{prog}: {p[0]}-{p[1]}: {reason}", file=err)  # as Kafka names the folder
+    for (topic, partition), reason in snap.partition_errors.items():
+        print(f"{prog}: {topic}-{partition}: {reason}", file=err)  # as Kafka names the folder
     for d, folder, kind in snap.not_live:
         print(f"{prog}: {d}/{folder}: not a live replica ({kind}), skipped", file=err)
     return snap

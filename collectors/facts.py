@@ -152,10 +152,6 @@ def unreadable_partitions(snapshot) -> list[tuple[str, int, str]]:
     return out
 
 
-def _unknown_reasons(snapshot) -> dict:
-    return dict(getattr(snapshot, "unknown_reasons", {}))
-
-
 def log_dir_facts(snapshot, now: float, *, cluster: str = "", broker: str = "", broker_facts: BrokerFacts | None = None,
                   cleaner: CleanerLogState | None = None, leaders: dict | None = None, bootstrap: str | None = None,
                   one_shot: bool = False) -> LogDirFacts:
@@ -168,10 +164,9 @@ def log_dir_facts(snapshot, now: float, *, cluster: str = "", broker: str = "", 
                        report=r, broker_facts=broker_facts, cleaner=cleaner,
                        leader=leaders.get((r.state.topic, r.state.partition)))
         for r in snapshot.partitions)
-    codes = _unknown_reasons(snapshot)
     bad = tuple(PartitionFacts(cluster, broker, t, p, unknown_cause(t, p, reason), fault=reason,
-                               unknown_reason=codes.get((t, p), "read_error"), broker_facts=broker_facts,
-                               cleaner=cleaner, leader=leaders.get((t, p)))
+                               unknown_reason=snapshot.unknown_reasons.get((t, p), "read_error"),
+                               broker_facts=broker_facts, cleaner=cleaner, leader=leaders.get((t, p)))
                 for t, p, reason in unreadable_partitions(snapshot))
     return LogDirFacts(cluster, broker, snapshot, broker_facts, cleaner, read, bad)
 
