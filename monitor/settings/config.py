@@ -264,6 +264,10 @@ class Config:
     # topic name; no allow pattern: every topic; deny wins
     topics_allow: tuple[str, ...] = field(default=(), metadata=_PATTERNS)
     topics_deny: tuple[str, ...] = field(default=(), metadata=_PATTERNS)
+    # where the collector keeps its summary cache (collectors.summary_state), so that a restart reads only the
+    # segments that changed; None: $STATE_DIRECTORY (systemd), else /var/lib/compaction-monitor when writable, else
+    # $XDG_STATE_HOME/compaction-monitor (collectors.summary_state.default_state_dir says why)
+    state_dir: str | None = field(default=None, metadata={"schema": {"minLength": 1, "shape": "a folder"}})
 
 
 def _build(cls, d: dict | None):
