@@ -277,7 +277,7 @@ class LogDirScanner:
         self._log_named(named)
         cache = None
         if self.state is not None:
-            if self._reader.changed and not self.state.save(self._reader.kept()):
+            if self._reader.changed and self.state.due() and not self.state.save(self._reader.kept()):
                 self._reader.changed = True  # tried again after the next refresh
             cache = (*self.state.status, self.state.restored)
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(self.log_dirs),

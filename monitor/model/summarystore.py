@@ -26,6 +26,7 @@ import base64
 import dataclasses
 import hashlib
 import json
+import operator
 import sys
 import types
 import zlib
@@ -129,6 +130,40 @@ def _fields(cls) -> list[tuple[str, Codec]]:
 
 
 FIELDS: dict[str, list[tuple[str, Codec]]] = {k: _fields(cls) for k, cls in KINDS.items()}
+_SCALARS = (int, str, float, bool)
+
+
+class _Plan:
+    """One kind's fields as positions: plain scalars (checked by type), the others through their codec;
+    all read in one ``attrgetter`` call. A summary per segment, 100,000 of them on a large broker: the
+    per-entry cost is what a save and a start pay."""
+
+    def __init__(self, cls, fields):
+        hints = get_type_hints(cls)
+        self.cls, self.width = cls, len(fields)
+        self.get = operator.attrgetter(*(n for n, _ in fields))
+        self.plain = [(i, hints[n]) for i, (n, _) in enumerate(fields) if hints[n] in _SCALARS]
+        self.coded = [(i, c[1], c[2]) for i, (n, c) in enumerate(fields) if hints[n] not in _SCALARS]
+
+    def encode(self, obj) -> list:
+        vals = list(self.get(obj))
+        for i, enc, _ in self.coded:
+            vals[i] = enc(vals[i])
+        return vals
+
+    def decode(self, vals: list):
+        if len(vals) != self.width:
+            raise ValueError(f"{len(vals)} fields, {self.cls.__name__} has {self.width}")
+        for i, tp in self.plain:
+            if type(vals[i]) is not tp:
+                raise ValueError(f"field {i}: expected {tp.__name__}, found {type(vals[i]).__name__}")
+        for i, _, dec in self.coded:
+            vals[i] = dec(vals[i])
+        return self.cls(*vals)
+
+
+_PLANS = {k: _Plan(KINDS[k], fs) for k, fs in FIELDS.items()}
+_KIND_OF = {cls: k for k, cls in KINDS.items()}
 
 
 def version(kinds: dict[str, type] = KINDS, fmt: int = FORMAT) -> str:
@@ -142,8 +177,8 @@ VERSION = version()
 
 
 def _entry(obj) -> bytes:
-    kind = next(k for k, cls in KINDS.items() if type(obj) is cls)
-    return json.dumps([kind] + [c[1](getattr(obj, n)) for n, c in FIELDS[kind]], separators=(",", ":")).encode()
+    kind = _KIND_OF[type(obj)]
+    return json.dumps([kind, *_PLANS[kind].encode(obj)], separators=(",", ":")).encode()
 
 
 def encode(entries: Iterable, meta: dict | None = None) -> Iterable[bytes]:
@@ -210,9 +245,5 @@ def decode(data: bytes) -> tuple[dict, list]:
 
 
 def _decode_entry(row):
-    kind, values = row[0], row[1:]
-    fs = FIELDS[kind]
-    if len(values) != len(fs):
-        raise ValueError(f"{len(values)} fields, {KINDS[kind].__name__} has {len(fs)}")
-    return KINDS[kind](**{n: c[2](v) for (n, c), v in zip(fs, values)})
+    return _PLANS[row[0]].decode(row[1:])
 

@@ -77,6 +77,8 @@ NOW_MS = int(NOW * 1000)
 
 
 def scanner(root, state_dir, said, **kw):
+    """A scanner with a cache whose clock stands still: a save takes no time, so one is always due (SPACING)."""
+    kw.setdefault("clock", lambda: 0.0)
     return LogDirScanner([root], state=SummaryState(state_dir, NAME, notify=said.append, **kw), clock=lambda: NOW)
 
 
@@ -118,6 +120,27 @@ def test_nothing_changed_nothing_written(logdir, tmp_path):
     append_to_active(logdir)
     s.refresh()
     assert path.stat().st_ino != before
+
+
+def test_a_save_waits_twenty_times_its_own_duration(logdir, tmp_path):
+    """A save that took 0.5 s (on this clock) is due again 10 s after it: a change before then is written
+    by the first refresh after."""
+    now = [0.0]
+
+    def clock():
+        now[0] += 0.5  # every reading half a second later: a save (two readings) takes 0.5 s
+        return now[0]
+
+    s = scanner(logdir, tmp_path / "state", [], clock=clock)
+    path = tmp_path / "state" / NAME
+    s.refresh()
+    first = path.stat().st_ino
+    append_to_active(logdir)
+    s.refresh()
+    assert path.stat().st_ino == first  # 10 s not yet passed since
+    now[0] += 20
+    s.refresh()  # nothing read this time, the change still unwritten: written now
+    assert path.stat().st_ino != first and len(S.decode(path.read_bytes())[1]) == len(summaries(s))
 
 
 def another_version(data: bytes) -> bytes:
