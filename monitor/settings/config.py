@@ -34,6 +34,8 @@ works. Errors name the key path and the reason, at start, never mid-run::
                                      # partition; partition: every series
     topics_allow: [orders.*]         # regexes on the whole topic name (none: every topic); deny wins
     topics_deny: [__.*]
+    state_dir: /var/lib/compaction-monitor   # the collector's summary cache: a restart reads only what
+                                     # changed (collectors.summary_state; default: see there)
 
 Here: the dataclasses with their defaults, and the entry points (``load_config``, ``parse_config``,
 ``to_data``). Beside it: reading the file safely (``configfile``), every problem of a parsed file

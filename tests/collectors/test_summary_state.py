@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import errno
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -254,6 +256,25 @@ def test_a_full_disk_keeps_the_last_cache_whole_and_leaves_no_temp_file(logdir, 
     full[0] = False
     assert s.refresh().state_cache == (True, OK, 0)  # the last refresh's change written now that there is room
     assert len(S.decode((state / NAME).read_bytes())[1]) == len(summaries(s)) and "written again" in said[-1]
+
+
+def test_collect_once_keeps_a_cache_only_in_the_state_dir_given(logdir, tmp_path):
+    """``collect --once`` is a one-shot check: no file left behind unasked; with ``--state-dir``, the cache
+    and its series. (Serving, it always keeps one: the default dir, $STATE_DIRECTORY in these tests.)"""
+    def once(*extra):
+        return subprocess.run([sys.executable, "-m", "cli", "collect", "--once", "--log-dir", str(logdir), *extra],
+                              capture_output=True, text=True, timeout=120, env={**os.environ, "STATE_DIRECTORY": str(
+                                  tmp_path / "default")})
+
+    plain = once()
+    assert plain.returncode == 0 and "state_cache_up{" not in plain.stdout and not (tmp_path / "default").exists()
+    given = once("--state-dir", str(tmp_path / "given"))
+    assert given.returncode == 0, given.stderr
+    assert 'kafka_compaction_log_dir_state_cache_up{broker="local",cluster="default",reason="ok"} 1.0' in given.stdout
+    assert [p.name.startswith("summaries-default-local-") for p in (tmp_path / "given").iterdir()] == [True]
+    again = once("--state-dir", str(tmp_path / "given"))
+    restored = f"state_cache_restored_segments{{broker=\"local\",cluster=\"default\"}} {PARTITIONS * (ROLLED + 1) + 4}.0"
+    assert restored in again.stdout
 
 
 def test_the_default_state_dir(tmp_path):
