@@ -28,7 +28,7 @@ from typing import Callable
 
 from monitor.fileio.regularfile import open_regular, os_reason
 from monitor.kafka.offsetgroups import SegmentCommits
-from monitor.model.summarystore import CacheRejected, decode, encode
+from monitor.model.summarystore import MAGIC, CacheRejected, decode, encode
 
 log = logging.getLogger("compaction_monitor.state")
 
@@ -103,38 +103,41 @@ class SummaryState:
         self._due = float("-inf")  # the clock's time from which a save is due (SPACING)
 
     def load(self) -> list:
-        """The entries a restart may trust; none (after one line saying why) when the file is not sound."""
+        """The entries a restart may trust; none (after one line saying why) when the file is not sound.
+        The state dir is made now if missing: one that cannot be is said at start, not at the first save."""
+        try:
+            return self._trusted()
+        finally:
+            self._usable()
+
+    def _trusted(self) -> list:
         try:
             with open_regular(self.path) as fh:
-                data = fh.read()
+                data = fh.read(len(MAGIC))
+                if data == MAGIC:  # anything else is refused on its first bytes, never read whole
+                    data += fh.read()
         except OSError as exc:
-            if exc.errno in (errno.ENOENT, errno.ENOTDIR):  # no cache yet (or no state dir: said by _usable)
-                self._usable()
-                return []
-            self.notify(f"state cache {self.path}: cannot read it ({os_reason(exc)}): discarded, every segment "
-                        "is read")
-            self._usable()
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR):  # else no cache yet (or no state dir: _usable)
+                self.notify(f"state cache {self.path}: cannot read it ({os_reason(exc)}): discarded, every "
+                            "segment is read")
             return []
         try:
             _, entries = decode(data)
         except CacheRejected as exc:
             self.notify(f"state cache {self.path}: discarded ({exc.reason}: {exc.detail}); every segment is read")
-            self._usable()
             return []
         kept, gone = [], []
         for e in entries:
             (kept if _unchanged(e) else gone).append(e)
-        gone = [e.path for e in gone]
         if gone:
+            shown = ", ".join(e.path for e in gone[:MAX_SHOWN]) + (", ..." if len(gone) > MAX_SHOWN else "")
             self.notify(f"state cache {self.path}: {len(gone)} of {len(entries)} entries discarded, their file "
                         f"changed since written (inode, size or mtime: the cleaner's swap, appends, deletes), read "
-                        f"again: {', '.join(gone[:MAX_SHOWN])}{', ...' if len(gone) > MAX_SHOWN else ''}")
+                        f"again: {shown}")
         self.restored = len(kept)
-        self._usable()
         return kept
 
     def _usable(self) -> None:
-        """Make the state dir if missing: an unwritable one is said at start, not at the first save."""
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             if not self.dir.is_dir():
