@@ -22,6 +22,7 @@ import hashlib
 import logging
 import os
 import re
+import tempfile
 import time
 from pathlib import Path
 from typing import Callable
@@ -154,8 +155,9 @@ class SummaryState:
         tmp, started = None, self.clock()
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+            # a name of its own (O_EXCL): two collectors on one state dir (a pod's old and new copy, both pid 1)
+            # never write into one temp file
+            fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=f".{self.path.name}.", suffix=".tmp")
             try:
                 for piece in encode(entries):
                     view = memoryview(piece)
