@@ -303,6 +303,10 @@ ADMIN_UNLISTED_GROUPS = _m("admin_unlisted_groups", "gauge",
                            "that ListGroups does not give the collector's user: hidden by a missing Describe ACL "
                            "on GROUP, their lag is not exported. Absent when either side is unknown.",
                            ("cluster",))
+# the cluster's figures that need the log dirs too: a collector in role all makes them; split in two roles
+# neither side knows both (the cluster role has no __consumer_offsets on disk, a broker-role collector only
+# its own partitions of it), so they are absent there: unknown, never a count of part of the cluster
+NEEDS_ALL_ROLE = (OFFSETS_TOPIC_GROUPS, ADMIN_UNLISTED_GROUPS)
 G_RETENTION_FRACTION = _m("consumer_group_lag_retention_ratio", "gauge",
                           "Time lag / delete.retention.ms: at 1 the group may miss tombstones.", G)
 G_MAY_MISS = _m("consumer_group_may_miss_updates", "gauge",
