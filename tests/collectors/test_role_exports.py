@@ -1,6 +1,7 @@
 """The collector's roles without a broker: each metric family has one owning role, declared once
 (``collectors.metrics.OWNER``), each area collector describes only its role's families, and a role given
-a source it does not read is an error naming the flag or key (exit 2). The 3-broker run of one cluster-role
+a source it does not read is an error naming the flag (exit 2); the file's keys:
+tests/monitor/settings/test_roles.py. The 3-broker run of one cluster-role
 and three broker-role collectors is tests/collectors/test_roles_cluster.py."""
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from cli.main import main
 from collectors import metrics as M
 from collectors.exporter import View, register_all
 from collectors.runner import Store
-from monitor.settings.config import ConfigError, parse_config
 from monitor.settings.roles import BOTH, BROKER, CLUSTER, OWNERS, ROLES
 
 # the collector's own health: every collector has its own sources (a broker-role collector's admin source
@@ -58,16 +58,3 @@ def test_a_role_given_what_it_does_not_read_is_exit_2_naming_the_flag(argv, name
     assert main(["collect", "--once", *argv]) == 2
     err = capsys.readouterr().err
     assert named in err and "role" in err and "Traceback" not in err
-
-
-def test_the_file_giving_the_cluster_role_a_log_dir_names_the_key(tmp_path):
-    with pytest.raises(ConfigError) as exc:
-        parse_config({"role": "cluster", "clusters": [{"name": "c", "bootstrap_servers": "h:1",
-                                                       "brokers": [{"id": 1, "log_dirs": [str(tmp_path)]}]}]},
-                     "monitor.yaml")
-    assert exc.value.key == "clusters[0].brokers[0].log_dirs"
-    assert "monitor.yaml: clusters[0].brokers[0].log_dirs: the cluster role" in str(exc.value)
-    with pytest.raises(ConfigError) as exc:
-        parse_config({"role": "both"})
-    assert exc.value.key == "role"
-    assert parse_config({"role": "broker"}).role == BROKER and parse_config({}).role == "all"
