@@ -128,7 +128,8 @@ def test_one_cluster_and_three_broker_collectors_export_what_one_process_does(ka
     assert {k[0] for k in series(pages["all"]) - series(split)} == set(NEEDS_ALL_ROLE)
     assert series(split) == {k for k in series(pages["all"]) if k[0] not in NEEDS_ALL_ROLE}
     group_series = {k for k in series(split) if dict(k[1]).get("group") == group}
-    assert {k[0] for k in group_series} >= {PREFIX + "consumer_group_lag_records", PREFIX + "consumer_group_may_miss_updates"}
+    assert {k[0] for k in group_series} >= {PREFIX + "consumer_group_lag_records",
+                                           PREFIX + "consumer_group_may_miss_updates"}
     replicas = {(dict(k[1])["broker"], dict(k[1])["partition"]) for k in series(split)
                 if k[0] == PREFIX + "partition_log_end_offset"}
     assert replicas == {(str(b), str(p)) for b in brokers for p in range(PARTITIONS)}  # every replica's series
