@@ -110,3 +110,15 @@ def test_the_jmx_collector_reads_each_broker_pod_by_its_node_id():
         pod, service = u.hostname.split(".")[:2]
         assert re.fullmatch(rf"{re.escape(name)}-[a-z0-9-]+-{b['id']}", pod), b
         assert service == f"{name}-kafka-brokers" and u.port == STRIMZI_METRICS_PORT, b
+
+
+def test_the_docs_name_only_manifests_that_exist():
+    """docs/strimzi.md and the README's deployment section point at these files: each one it names exists."""
+    docs = (m.ROOT / "docs" / "strimzi.md").read_text()
+    readme = (m.ROOT / "README.md").read_text()
+    section = readme[readme.index("### Deployment: which shape where"):readme.index("### Least privilege")]
+    named = set(re.findall(r"`([\w./-]+\.yaml)`", docs + section)) - {"monitor.yaml"}
+    named = {n for n in named if not n.startswith("examples/")}  # Strimzi's own repository's
+    assert {"broker-daemonset.yaml", "strimzi/kafkauser.yaml", "deploy/k8s/kafka-logdir-sidecar.yaml"} <= named
+    for name in named:
+        assert (m.ROOT / name).is_file() or (m.K8S / name).is_file(), name
