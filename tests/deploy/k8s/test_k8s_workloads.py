@@ -215,3 +215,31 @@ def test_every_collectors_arguments_parse_as_the_command_line_does():
             pytest.skip("collect has no --role yet (issue #30's roles, built in parallel): checked once it has")
         assert extra == [], (w["metadata"]["name"], extra)
         assert args.role == m.arg(c, "--role") and args.port == 9690, w["metadata"]["name"]
+
+
+def test_the_daemonset_finds_the_brokers_in_the_kubelets_layout(tmp_path):
+    """What the DaemonSet's --log-dir holds on a Strimzi node (its hostPath is the kubelet's pod directory): a
+    broker pod's CSI volume with its log dir (JBOD: two volumes, one broker), another pod's data volume and a
+    Secret volume. Discovery (monitor.kafka.discovery, issue #30's `discover`, built in parallel) finds the
+    broker's log dirs by their meta.properties, and nothing of the other pods."""
+    import pytest
+
+    discovery = pytest.importorskip("monitor.kafka.discovery", reason="monitor.kafka.discovery (issue #30's "
+                                    "discover, built in parallel) is not merged yet: checked once it is")
+    pods = tmp_path / "pods"  # the DaemonSet's mountPath of /var/lib/kubelet/pods
+    broker = pods / "7f3c2a4e-broker" / "volumes" / "kubernetes.io~csi"
+    for pv in ("pvc-data-0", "pvc-data-1"):
+        log_dir = broker / pv / "mount" / "kafka-log3"
+        (log_dir / "compacted-0").mkdir(parents=True)
+        (log_dir / "compacted-0" / "00000000000000000000.log").write_bytes(b"")
+        (log_dir / "meta.properties").write_text("version=1\nnode.id=3\ncluster.id=Nk0Yo5mCRmqHqzjwWvjv0w\n"
+                                                 f"directory.id=AAAAAAAAAAAAAAAAAAAAA{pv[-1]}\n")
+        (log_dir / "recovery-point-offset-checkpoint").write_text("0\n1\ncompacted 0 0\n")
+    other = pods / "0b9d1e77-postgres" / "volumes"
+    (other / "kubernetes.io~csi" / "pvc-pg" / "mount" / "pgdata").mkdir(parents=True)
+    (other / "kubernetes.io~secret" / "creds").mkdir(parents=True)
+    (other / "kubernetes.io~secret" / "creds" / "password").write_text("never read\n")
+    found = discovery.discover_log_dirs(pods)
+    assert sorted(d.path for d in found.log_dirs) == sorted(str(broker / pv / "mount" / "kafka-log3")
+                                                            for pv in ("pvc-data-0", "pvc-data-1"))
+    assert {(d.node_id, d.problem) for d in found.log_dirs} == {("3", None)}
