@@ -332,6 +332,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--config", type=flags.path, help="monitor.yaml (thresholds:)")
     r.add_argument("--out", help="write the rule file here (default: stdout)")
     r.add_argument("--tests", metavar="FILE", help="also write promtool unit tests for the rendered rules")
+    r.add_argument("--format", choices=["rules", "prometheusrule"], default="rules",
+                   help="rules (default): a Prometheus rule file; prometheusrule: the same groups as a Prometheus "
+                        "Operator PrometheusRule (deploy/k8s/prometheusrule.yaml)")
     r.set_defaults(func=cmd_rules)
 
     gr = sub.add_parser("grafana", help="render the Grafana dashboard from the panel table and monitor.yaml's thresholds")
