@@ -25,6 +25,8 @@ from cli.common import config_error as _config_error
 from cli.common import err as _err
 from cli.dashboard_cmd import cmd_dashboard, cmd_demo
 from cli.render_cmd import cmd_grafana, cmd_rules
+from monitor.settings.roles import HELP as ROLE_HELP
+from monitor.settings.roles import ROLES
 
 # ---------------------------------------------------------------- inspect
 
@@ -54,11 +56,20 @@ def _load_config(args: argparse.Namespace):
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
+    if not _role_flags_fit(args):
+        return 2
     cfg = _load_config(args)
     if cfg is None:
         return 2
     cfg = _exposition_flags(cfg, args)
     if cfg is None:
+        return 2
+    from monitor.settings.roles import role_problems
+
+    found = role_problems(cfg)
+    for key, reason in found:
+        _err(f"{args.config + ': ' if args.config and key.startswith('clusters') else ''}{key}: {reason}")
+    if found:
         return 2
     web = None
     if args.web_config_file:
@@ -78,14 +89,30 @@ def cmd_collect(args: argparse.Namespace) -> int:
     return run_collect(cfg, once=args.once, web=web)
 
 
+def _role_flags_fit(args: argparse.Namespace) -> bool:
+    """A flag naming a source the ``--role`` does not read is an error that names the flag (say it before
+    the flags are merged into the config, where they would be named by their key path)."""
+    from monitor.settings.roles import BROKER_SOURCES, CLUSTER
+
+    if args.role != CLUSTER:
+        return True
+    given = [flag for flag in BROKER_SOURCES.values() if getattr(args, flag[2:].replace("-", "_"))]
+    for flag in given:
+        _err(f"{flag}: the cluster role reads no broker's files or JMX page: run a collector with --role broker "
+             "on the broker (or --role all), or leave it out")
+    return not given
+
+
 def _exposition_flags(cfg, args: argparse.Namespace):
-    """``--granularity``, ``--topics-allow``, ``--topics-deny`` over the file's; None (after saying
-    why) when a pattern is no regular expression."""
+    """``--granularity``, ``--topics-allow``, ``--topics-deny``, ``--role`` over the file's; None (after
+    saying why) when a pattern is no regular expression."""
     from dataclasses import replace
 
     from monitor.settings.configcheck import pattern_problems
 
     changes = {}
+    if getattr(args, "role", None):
+        changes["role"] = args.role
     if args.granularity:
         changes["granularity"] = args.granularity
     for key in ("topics_allow", "topics_deny"):
@@ -293,6 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--web.config.file", dest="web_config_file", metavar="FILE",
                    help="TLS and basic auth for /metrics, in Prometheus exporter-toolkit's web config format")
     c.add_argument("--once", action="store_true", help="refresh every source once, print the metrics, exit")
+    c.add_argument("--role", choices=list(ROLES), help=f"which sources are read and which series exported: {ROLE_HELP}")
     c.add_argument("--state-dir", type=flags.path,
                    help="where the summary cache is kept, so a restart reads only the segments that changed "
                         "(default: the config's state_dir, else $STATE_DIRECTORY, /var/lib/compaction-monitor when "
@@ -312,6 +340,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--config", type=flags.path, help="monitor.yaml (thresholds:)")
     r.add_argument("--out", help="write the rule file here (default: stdout)")
     r.add_argument("--tests", metavar="FILE", help="also write promtool unit tests for the rendered rules")
+    r.add_argument("--format", choices=["rules", "prometheusrule"], default="rules",
+                   help="rules (default): a Prometheus rule file; prometheusrule: the same groups as a Prometheus "
+                        "Operator PrometheusRule (deploy/k8s/prometheusrule.yaml)")
     r.set_defaults(func=cmd_rules)
 
     gr = sub.add_parser("grafana", help="render the Grafana dashboard from the panel table and monitor.yaml's thresholds")

@@ -1,6 +1,7 @@
-"""``compaction-monitor rules render`` and ``grafana render``: the alert rules (with their promtool
-tests) and the Grafana dashboard rendered from the rule and panel tables under monitor.yaml's
-thresholds, printed or written whole (``cli.outputs``)."""
+"""``compaction-monitor rules render`` and ``grafana render``: the alert rules (a Prometheus rule file with
+its promtool tests, or the same groups as a Prometheus Operator PrometheusRule) and the Grafana dashboard
+rendered from the rule and panel tables under monitor.yaml's thresholds, printed or written whole
+(``cli.outputs``)."""
 
 from __future__ import annotations
 
@@ -20,11 +21,14 @@ def cmd_rules(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         return _config_error(exc)
     from alerts.promtool_tests import render_tests
-    from alerts.render import render_rules
+    from alerts.render import render_prometheusrule, render_rules
 
     from cli.outputs import OutputError, write_all
 
-    text = render_rules(cfg.thresholds)
+    if args.tests and args.format == "prometheusrule":
+        _err("rules: --tests goes with --format rules (promtool tests a rule file, not a PrometheusRule)")
+        return 2
+    text = (render_prometheusrule if args.format == "prometheusrule" else render_rules)(cfg.thresholds)
     files = [("--out", args.out, text)] if args.out else []
     if args.tests:
         rule_file = Path(args.out).name if args.out else "compaction.rules.yml"

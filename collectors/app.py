@@ -26,6 +26,7 @@ from collectors.summary_state import SummaryState, cache_name, default_state_dir
 from monitor.model.transactions import TRANSACTION_MAX_TIMEOUT
 from collectors.runner import Runner, Source, Store
 from monitor.settings.config import BrokerConfig, ClusterConfig, Config
+from monitor.settings.roles import BROKER, BROKER_SOURCES, CLUSTER
 from monitor.model.lsocheck import LeaderLso
 from monitor.kafka.offsetgroups import unlisted
 from monitor.model.topicconfig import NOT_LISTED, admin_refusal, effective_broker_setting, effective_config
@@ -135,20 +136,31 @@ def _admin_down_why(store: Store, name: str) -> str:
     return "has not answered yet"
 
 
+def _read_suffix(config: Config, cluster: ClusterConfig) -> str:
+    """The admin API's sources of a broker-role collector are named after its brokers (``admin:prod:1``):
+    it reads them for its own judgements only, and its ``source_up`` must not be the cluster role's series."""
+    if config.role != BROKER:
+        return ""
+    return ":" + "+".join(b.id for b in cluster.brokers if any(getattr(b, k) for k in BROKER_SOURCES))
+
+
 def build_sources(config: Config, store: Store, include_all: bool = False,
                   state_dir: str | None = None) -> tuple[list[Source], list]:
-    """The config's sources; ``state_dir``: where each broker's log-dir scanner keeps its summary cache
-    (``collectors.summary_state``), None for none."""
+    """The sources of ``config``'s role (``monitor.settings.roles``): the cluster role reads the admin API
+    only; the broker role its brokers' log dirs, cleaner logs and JMX/Jolokia pages, and the admin API
+    (topic configs, leaders' LSOs, the brokers' cleaner settings, the groups' positions) for its own
+    judgements; all, everything. ``state_dir``: where each broker's log-dir scanner keeps its summary
+    cache (``collectors.summary_state``), None for none."""
     sources, closers = [], []
     to = config.timeouts
     for cluster in config.clusters:
-        admin_name, said = None, set()
+        admin_name, said, suffix = None, set(), _read_suffix(config, cluster)
         if cluster.bootstrap_servers:
             from collectors.admin import AdminFetcher
 
             fetcher = AdminFetcher(cluster, timeout=to.admin)
             closers.append(fetcher.close)
-            admin_name = f"admin:{cluster.name}"
+            admin_name = f"admin:{cluster.name}{suffix}"
             sources.append(Source(admin_name, "admin", cluster.name, fetcher.topics, config.intervals.admin,
                                   endpoint=_kafka_endpoint(cluster)))
             if cluster.consumer_groups:
@@ -162,9 +174,9 @@ def build_sources(config: Config, store: Store, include_all: bool = False,
                                          f"{_admin_down_why(store, name)}")
                     return f.group_lags(snap.topics, snap.taken_at)
 
-                sources.append(Source(f"consumer_groups:{cluster.name}", "consumer_groups", cluster.name, groups,
-                                      config.intervals.consumer_groups, endpoint=_kafka_endpoint(cluster)))
-        for b in cluster.brokers:
+                sources.append(Source(f"consumer_groups:{cluster.name}{suffix}", "consumer_groups", cluster.name,
+                                      groups, config.intervals.consumer_groups, endpoint=_kafka_endpoint(cluster)))
+        for b in cluster.brokers if config.role != CLUSTER else ():
             if b.jmx_url:
                 def jmx(url=b.jmx_url, c=cluster, b=b, sampled=IoSampler()):
                     return sampled(parse_exposition(get_text(url, deadline=to.jmx, max_bytes=to.max_page_bytes,

@@ -33,6 +33,8 @@ class ConsumerGroupCollector(StoreCollector):
                 fams[M.ADMIN_UNLISTED_GROUPS].add_metric([g.cluster], len(g.hidden))
             topics: dict[tuple[str, str], _GroupTopicSum] = {}
             for f in g.lags:
+                if self.view.broker_role and f.leader is None:
+                    continue  # the broker role judges a group against the leader's replica read here, only
                 lag = f.lag
                 rows, bad = self.view.select_group(_group_rows(lag, f.leader))
                 lb = [g.cluster, lag.group, lag.topic, str(lag.partition)]

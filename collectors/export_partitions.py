@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collectors import metrics as M
 from collectors.export_view import EXTRA, StoreCollector, families
-from collectors.facts import Facts, LogDirFacts
+from collectors.facts import ADMIN, Facts, LogDirFacts
 from monitor.verdicts.forecasts import ROLLED_BY, max_segment_ms
 from monitor.verdicts.health import worst_cause
 from monitor.kafka.logdir import LEFTOVER_KINDS
@@ -44,6 +44,8 @@ class PartitionCollector(StoreCollector):
     def _collect(self, facts: Facts):
         fams = families(self.names)
         seen = set()  # one info series per (cluster, topic), whichever broker's log dirs hold it (both infos)
+        if self.view.broker_role:  # and in the broker role, the one of N collectors reading the topic's leader
+            seen.update(_led_elsewhere(facts))
         for ld in facts.log_dirs:
             self._topic_infos(fams, ld, seen)
             topics: dict[str, _TopicSum] = {}
@@ -93,6 +95,19 @@ class PartitionCollector(StoreCollector):
             if role and (ld.cluster, topic) not in seen:
                 seen.add((ld.cluster, topic))
                 fams[M.T_STREAMS_INFO].add_metric([ld.cluster, topic, role], 1.0)
+
+
+def _led_elsewhere(facts: Facts) -> set:
+    """``seen`` keys of the topics whose lowest partition's leader (the admin snapshot's) has no log dirs read
+    here: a broker-role collector leaves their per-topic infos to the collector of that leader. A topic the
+    admin API does not list (its leader unknown) keeps them, whichever collectors hold it."""
+    read = {(ld.cluster, ld.broker) for ld in facts.log_dirs}
+    out = set()
+    for st in facts.of_kind(ADMIN):
+        for t, info in st.snapshot.topics.items():
+            if info.partitions and (st.cluster, str(info.partitions[min(info.partitions)].leader)) not in read:
+                out.update({("config", st.cluster, t), (st.cluster, t)})
+    return out
 
 
 class _TopicSum:

@@ -5,7 +5,8 @@ refresh's facts (``collectors.facts``).
 What goes out is the ``View``'s: at granularity topic (the default) a healthy partition keeps
 ``metrics.PARTITION_DEFAULT``'s series only and a healthy consumer group's partition
 ``metrics.GROUP_DEFAULT``'s (``monitor.verdicts.health`` says which are healthy), and the topic allow/deny
-patterns drop whole topics, in ``StoreCollector.collect``: the one place each applies.
+patterns drop whole topics, in ``StoreCollector.collect``: the one place each applies. The collector's role
+(``monitor.settings.roles``) drops the families another role exports (``metrics.OWNER``), there too.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collectors import metrics as M
 from collectors.facts import Facts, FactsCache
 from collectors.runner import Store
 from monitor.settings.config import Thresholds
+from monitor.settings.roles import ALL, BROKER, exports
 from monitor.verdicts.health import series_fire, unhealthy
 from monitor.settings.topicfilter import TopicFilter
 
@@ -28,12 +30,18 @@ GROUP_DEFAULT = frozenset(M.GROUP_DEFAULT)
 EXTRA = {name: labels[4:] for name, (_, _, labels) in M.METRICS.items()}  # labels beyond the partition's
 
 
+def _base(name: str) -> str:
+    return name[: -len("_total")] if name.endswith("_total") else name
+
+
+OWNER = {_base(n): owner for n, owner in M.OWNER.items()}  # by the family's name (a counter's without _total)
+
+
 def family(name: str):
     """The empty family of a declared metric (a counter's name without ``_total``, as prometheus_client)."""
     kind, help_, labels = M.METRICS[name]
     cls = CounterMetricFamily if kind == "counter" else GaugeMetricFamily
-    base = name[: -len("_total")] if name.endswith("_total") else name
-    return cls(base, help_, labels=list(labels))
+    return cls(_base(name), help_, labels=list(labels))
 
 
 def families(names) -> dict:
@@ -48,10 +56,20 @@ class View:
     granularity: str = "topic"
     thresholds: Thresholds = field(default_factory=Thresholds)
     topics: TopicFilter = field(default_factory=TopicFilter)
+    role: str = ALL  # monitor.settings.roles: the families of the other role are not exported
 
     @classmethod
     def of(cls, config) -> "View":
-        return cls(config.granularity, config.thresholds, TopicFilter(config.topics_allow, config.topics_deny))
+        return cls(config.granularity, config.thresholds, TopicFilter(config.topics_allow, config.topics_deny),
+                   config.role)
+
+    def exports(self, family_name: str) -> bool:
+        """Whether this collector's role exports the family (``metrics.OWNER``)."""
+        return exports(self.role, OWNER[family_name])
+
+    @property
+    def broker_role(self) -> bool:
+        return self.role == BROKER
 
     @property
     def keep_all(self) -> bool:
@@ -89,13 +107,15 @@ class StoreCollector(Collector):
         self.facts = facts or FactsCache(store, clock)
 
     def describe(self):  # cheap: no refresh at registration
-        return [family(n) for n in self.names]
+        return [fam for fam in (family(n) for n in self.names) if self.view.exports(fam.name)]
 
     def collect(self):
-        """The families of ``_collect``, each series of a topic the filter leaves out dropped: the one
-        place the topic allow and deny patterns apply."""
+        """The families of ``_collect`` this role exports, each series of a topic the filter leaves out
+        dropped: the one place the role and the topic allow and deny patterns apply."""
         keep = self.view.topics
         for fam in self._collect(self.facts.get()):
+            if not self.view.exports(fam.name):
+                continue
             if not keep.everything:
                 fam.samples = [s for s in fam.samples if "topic" not in s.labels or keep(s.labels["topic"])]
             yield fam

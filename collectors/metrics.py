@@ -4,25 +4,41 @@ Names follow Prometheus conventions (base units in the name, ``_total`` only on
 counters) and use Kafka's label names: cluster, broker, topic, partition.
 The rule table (``monitor/contract/rules.py``), hence the alert rules and the dashboard's evaluator, refer to
 these names only (a test checks it).
+
+Each family's owner, the collector role that exports it (``monitor.settings.roles``), is declared here too, once:
+a section's ``_owned_by`` sets it for the families below it, an ``owner=`` on one family overrides it. A
+``cluster`` family comes from the admin API, a ``broker`` family from a broker's log dirs, log-cleaner.log or
+JMX page; ``both``: the collector's own health, of each collector's own sources.
 """
 
 from __future__ import annotations
 
 from monitor.contract.metricnames import PREFIX
+from monitor.settings.roles import BOTH, BROKER, CLUSTER, OWNERS
 
 B = ("cluster", "broker")
 P = ("cluster", "broker", "topic", "partition")
 G = ("cluster", "group", "topic", "partition")
 
 METRICS: dict[str, tuple[str, str, tuple[str, ...]]] = {}
+OWNER: dict[str, str] = {}  # family -> the role that exports it (monitor.settings.roles.OWNERS)
+_section = {"owner": None}
 
 
-def _m(name: str, kind: str, help_: str, labels: tuple[str, ...]) -> str:
+def _owned_by(owner: str) -> None:
+    """The owner of the families declared after this, up to the next ``_owned_by``."""
+    assert owner in OWNERS, owner
+    _section["owner"] = owner
+
+
+def _m(name: str, kind: str, help_: str, labels: tuple[str, ...], owner: str | None = None) -> str:
     full = PREFIX + name
     METRICS[full] = (kind, help_, labels)
+    OWNER[full] = owner or _section["owner"]
     return full
 
 
+_owned_by(BROKER)
 # --- broker log-cleaner gauges, re-exported in base units (JMX exporter or Jolokia) ---
 BROKER_DIRTY_RATIO = _m("broker_max_dirty_ratio", "gauge",
                         "Kafka's max-dirty-percent as a 0..1 ratio: the highest cleanable dirty ratio of the cleaner's last pick.", B)
@@ -51,6 +67,7 @@ BROKER_UNCLEANABLE_BYTES = _m("broker_uncleanable_bytes", "gauge",
 # precedence: admin > config file > unknown). source: admin | config. A setting the broker refused to
 # describe and the config file does not give has no sample (never Kafka's default in its place);
 # broker_cleaner_settings_known says which brokers answered, and why not. ---
+_owned_by(CLUSTER)  # from the admin API: one cluster-role collector exports every broker's
 BS = B + ("source",)
 BROKER_CLEANER_ENABLED = _m("broker_cleaner_enabled", "gauge",
                             "log.cleaner.enable: 1 when the broker runs a log cleaner, 0 when it has none "
@@ -69,6 +86,7 @@ BROKER_CLEANER_KNOWN = _m("broker_cleaner_settings_known", "gauge",
                           "1 when the broker described its cleaner settings (admin API); 0 when it refused or "
                           "failed, with the reason (cut to 200 characters).", B + ("reason",))
 
+_owned_by(BROKER)
 # --- per partition, computed from the log dirs as LogCleanerManager does ---
 # cleanable_*: Kafka's view (LogCleanerManager's cleanableBytes and cleanable ratio, which the cleaner
 # compares with min.cleanable.dirty.ratio); uncleaned_*: every byte below the active segment not yet
@@ -132,7 +150,7 @@ P_LSO = _m("partition_last_stable_offset", "gauge",
            "the log end), or the leader's when the log could not be read whole (monitor.model.lsocheck).", P)
 P_LEADER_LSO = _m("partition_leader_last_stable_offset", "gauge",
                   "The partition leader's last stable offset from the admin API (ListOffsets at READ_COMMITTED); "
-                  "broker is the leader's id.", P)
+                  "broker is the leader's id.", P, owner=CLUSTER)
 P_LSO_DISAGREEMENT = _m("partition_last_stable_offset_disagreement_seconds", "gauge",
                         "How long the LSO read from this replica's log and the leader's (admin API) have disagreed "
                         "on the same offset (0 while they agree; absent without the leader's); lso_source is the "
@@ -256,6 +274,7 @@ CL_LEARNED = _m("cleaner_log_learned_throughput_bytes_per_second", "gauge",
                 "The cleaner's throughput over the recent cleans of 1 MB or more (total MB / total seconds): the "
                 "rate the cleaning-time estimate uses; absent until one such clean.", B)
 
+_owned_by(CLUSTER)
 # --- consumer groups on compacted topics ---
 # consumer_group_lag_records, _tombstone_risk and _may_miss_updates go out at granularity topic (the
 # default) only for a group's partition on which a rule's comparison holds: see GROUP_DEFAULT below
@@ -295,6 +314,10 @@ ADMIN_UNLISTED_GROUPS = _m("admin_unlisted_groups", "gauge",
                            "that ListGroups does not give the collector's user: hidden by a missing Describe ACL "
                            "on GROUP, their lag is not exported. Absent when either side is unknown.",
                            ("cluster",))
+# the cluster's figures that need the log dirs too: a collector in role all makes them; split in two roles
+# neither side knows both (the cluster role has no __consumer_offsets on disk, a broker-role collector only
+# its own partitions of it), so they are absent there: unknown, never a count of part of the cluster
+NEEDS_ALL_ROLE = (OFFSETS_TOPIC_GROUPS, ADMIN_UNLISTED_GROUPS)
 G_RETENTION_FRACTION = _m("consumer_group_lag_retention_ratio", "gauge",
                           "Time lag / delete.retention.ms: at 1 the group may miss tombstones.", G)
 G_MAY_MISS = _m("consumer_group_may_miss_updates", "gauge",
@@ -306,7 +329,8 @@ G_MAY_MISS = _m("consumer_group_may_miss_updates", "gauge",
                 "below_first_dirty_offset (committed offset < the leader's first dirty offset; needs the "
                 "leader's log dirs in the same collector); 0 when not; absent when unknown. "
                 "latest_value_only=\"true\" for groups declared in latest_value_only_groups.",
-                G + ("reason", "latest_value_only"))
+                G + ("reason", "latest_value_only"), owner=BROKER)  # judged against the leader's replica: the
+# broker-role collector reading the leader's log dirs exports it (once: a partition has one leader)
 G_AT_RISK = _m("consumer_group_tombstone_risk", "gauge",
                "1 when the group's time lag exceeds the topic's delete.retention.ms.", G)
 
@@ -360,7 +384,7 @@ T_CONFIG_SOURCE = _m("topic_config_source_info", "gauge",
                      "(reason: not_listed: the admin API does not list the topic, no Describe ACL; "
                      "describe_configs_refused: no DescribeConfigs ACL; admin_unavailable: the admin source is "
                      "down). A config value that is unknown is not exported, nor is any verdict made from it.",
-                     T + ("source", "reason"))
+                     T + ("source", "reason"), owner=BROKER)  # of the log dirs' topics: see T_STREAMS_INFO
 T_ADMIN_UNKNOWN = _m("topic_admin_unknown", "gauge",
                      "1 for a topic the admin API was asked about and did not answer for this refresh, with the "
                      "call and why: call describe_configs (its config, and whether it is compacted, are unknown) "
@@ -372,6 +396,7 @@ ADMIN_LISTED = _m("admin_listed_topics", "gauge",
                   "without a Describe ACL is not listed). 0 while the log dirs hold compacted partitions: the "
                   "user lacks Describe on the topics.", ("cluster",))
 
+_owned_by(BOTH)
 # --- the collector itself ---
 S = ("cluster", "source", "kind")
 SRC_UP = _m("source_up", "gauge", "1 when the source's last refresh succeeded.", S)
@@ -388,6 +413,7 @@ SRC_SHAPE = _m("source_shape_info", "gauge",
                "catch_all, jolokia); also_on_page: other shapes the same page carried, not used (comma-separated).",
                S + ("shape", "also_on_page"))
 
+_owned_by(BROKER)
 # --- disk and restore (#16 point 6): Kafka's temporary files left behind ---
 P_LEFTOVER_FILES = _m("partition_leftover_files", "gauge",
                       "Kafka's temporary files (kind: cleaned, swap, deleted; LogFileUtils' suffixes) in the "
@@ -411,6 +437,8 @@ LOG_DIR_FREE_UP = _m("log_dir_free_space_check_up", "gauge",
 
 # --- disk and restore (#16 point 6): Kafka Streams internal topics, by name (monitor.model.streams) ---
 # an info metric per topic rather than a label on every partition series: one series per Streams topic
+# per (cluster, topic) with no broker label, yet from the log dirs: in the broker role the collector reading the
+# leader of the topic's lowest partition (the admin snapshot's) exports it, so one of N does
 T_STREAMS_INFO = _m("topic_streams_info", "gauge",
                     "1 for a topic Kafka Streams names as an internal topic: streams_role changelog "
                     "(<application.id>-<store>-changelog, a state store's restore source) or repartition "
@@ -422,4 +450,4 @@ P_REPLICA_INFO = _m("partition_replica_info", "gauge",
                     "1 for each replica of a compacted partition the metadata lists, role leader or follower: each "
                     "broker cleans its own copy (LogCleaner runs per broker), so replicas of one partition can "
                     "disagree. Join on (cluster, broker, topic, partition) to split a partition series by role.",
-                    P + ("role",))
+                    P + ("role",), owner=CLUSTER)

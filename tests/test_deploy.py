@@ -42,17 +42,6 @@ def test_compose_services_and_mounts():
                 assert (DEPLOY / src).resolve().exists(), src
 
 
-def test_k8s_sidecar_reads_the_volume_read_only():
-    doc = yaml.safe_load((DEPLOY / "k8s" / "kafka-logdir-sidecar.yaml").read_text())
-    containers = {c["name"]: c for c in doc["spec"]["template"]["spec"]["containers"]}
-    side = containers["compaction-monitor"]
-    (mount,) = side["volumeMounts"]
-    assert mount["readOnly"] is True and side["args"][0] == "collect"
-    assert side["args"][side["args"].index("--log-dir") + 1] == mount["mountPath"]
-    broker_mounts = [m for c in containers.values() if c is not side for m in c.get("volumeMounts", [])]
-    assert {"name": mount["name"], "mountPath": mount["mountPath"]} in broker_mounts  # the broker's own data
-
-
 def test_cron_and_spark_submit_run_the_audit():
     lines = [ln for ln in (DEPLOY / "audit.cron").read_text().splitlines() if ln and not ln.startswith("#")
              and "=" not in ln.split()[0]]

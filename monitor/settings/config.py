@@ -34,6 +34,8 @@ works. Errors name the key path and the reason, at start, never mid-run::
                                      # partition; partition: every series
     topics_allow: [orders.*]         # regexes on the whole topic name (none: every topic); deny wins
     topics_deny: [__.*]
+    role: all                        # all (one process), cluster (admin API only, one per cluster) or broker
+                                     # (its brokers' files and JMX pages, one per broker): monitor.settings.roles
     state_dir: /var/lib/compaction-monitor   # the collector's summary cache: a restart reads only what
                                      # changed (collectors.summary_state; default: see there)
 
@@ -50,6 +52,7 @@ from typing import ClassVar, get_args, get_origin, get_type_hints
 
 from monitor.model import activekeys
 from monitor.settings.configcheck import problems, resolved_url_problems
+from monitor.settings.roles import ALL, ROLES, conflicts
 from monitor.settings.valuecheck import URL_SHAPE
 from monitor.model.topicconfig import CLEANER_SETTINGS
 
@@ -266,6 +269,10 @@ class Config:
     # topic name; no allow pattern: every topic; deny wins
     topics_allow: tuple[str, ...] = field(default=(), metadata=_PATTERNS)
     topics_deny: tuple[str, ...] = field(default=(), metadata=_PATTERNS)
+    # which sources the collector reads and which families it exports (monitor.settings.roles): all (one
+    # process, the default), cluster (the admin API, one per cluster) or broker (its brokers' files and JMX
+    # pages, one per broker)
+    role: str = field(default=ALL, metadata={"schema": {"enum": list(ROLES), "shape": "all, cluster or broker"}})
     # where the collector keeps its summary cache (collectors.summary_state), so that a restart reads only the
     # segments that changed; None: $STATE_DIRECTORY (systemd), else /var/lib/compaction-monitor when writable, else
     # $XDG_STATE_HOME/compaction-monitor (collectors.summary_state.default_state_dir says why)
@@ -327,6 +334,10 @@ def parse_config(data: dict | None, file: str | None = None, environ=None) -> Co
     data = data or {}
     listen = data.get("listen") or {}
     top = _build(Config, {k: v for k, v in data.items() if k != "listen"})
+    found = conflicts(top)
+    if found:
+        errors = [ConfigError(k, r, file) for k, r in found]
+        raise ConfigError(found[0][0], found[0][1], file, problems=errors)
     return replace(top, listen_address=str(listen.get("address") or top.listen_address),
                    listen_port=int(listen["port"]) if listen.get("port") is not None else top.listen_port)
 
