@@ -82,6 +82,10 @@ def cmd_collect(args: argparse.Namespace) -> int:
             return 2
     from collectors.app import run_collect
 
+    if args.state_dir:
+        from dataclasses import replace
+
+        cfg = replace(cfg, state_dir=args.state_dir)
     return run_collect(cfg, once=args.once, web=web)
 
 
@@ -317,6 +321,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="TLS and basic auth for /metrics, in Prometheus exporter-toolkit's web config format")
     c.add_argument("--once", action="store_true", help="refresh every source once, print the metrics, exit")
     c.add_argument("--role", choices=list(ROLES), help=f"which sources are read and which series exported: {ROLE_HELP}")
+    c.add_argument("--state-dir", type=flags.path,
+                   help="where the summary cache is kept, so a restart reads only the segments that changed "
+                        "(default: the config's state_dir, else $STATE_DIRECTORY, /var/lib/compaction-monitor when "
+                        "writable, else $XDG_STATE_HOME/compaction-monitor; with --once only when given)")
     c.add_argument("--granularity", choices=["topic", "partition"],
                    help="topic (default): topic aggregates, 4 series per healthy partition, 2 per healthy consumer "
                         "group's partition, and every series of an "

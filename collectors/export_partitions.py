@@ -38,7 +38,8 @@ class PartitionCollector(StoreCollector):
              M.P_ACTIVE_DUP_RECORDS, M.P_ACTIVE_DUP_BYTES, M.P_ACTIVE_DUP_UNKNOWN, M.T_CONFIG_SOURCE,
              M.P_EMPTY_VALUES, M.P_KEYLESS, M.P_RETENTION_START, M.P_RETENTION_BYTES,
              M.T_MAX_CLEANABLE_RATIO, M.T_CLEANABLE_BYTES, M.T_UNCLEANED_BYTES, M.T_LOG_BYTES, M.T_TOMBSTONES,
-             M.T_CAUSE, M.T_UNHEALTHY, M.P_STATE_UNKNOWN, M.LOG_DIR_RELISTS)
+             M.T_CAUSE, M.T_UNHEALTHY, M.P_STATE_UNKNOWN, M.LOG_DIR_RELISTS, M.LOG_DIR_STATE_CACHE_UP,
+             M.LOG_DIR_STATE_CACHE_RESTORED)
 
     def _collect(self, facts: Facts):
         fams = families(self.names)
@@ -55,6 +56,10 @@ class PartitionCollector(StoreCollector):
                 fams[M.P_STATE_UNKNOWN].add_metric(lb + [f.unknown_reason], 1.0)
                 topics.setdefault(f.topic, _TopicSum()).add_unknown(f.cause.cause)
             fams[M.LOG_DIR_RELISTS].add_metric(lb0, ld.snapshot.relists_total)
+            if ld.snapshot.state_cache is not None:  # (usable, reason, restored): collectors.summary_state
+                up, reason, restored = ld.snapshot.state_cache
+                fams[M.LOG_DIR_STATE_CACHE_UP].add_metric(lb0 + [reason], 1.0 if up else 0.0)
+                fams[M.LOG_DIR_STATE_CACHE_RESTORED].add_metric(lb0, restored)
             for d in ld.snapshot.log_dirs:
                 fams[M.LOG_DIR_UP].add_metric(lb0 + [d], 0.0 if d in ld.snapshot.down else 1.0)
             for sp in ld.snapshot.space:

@@ -49,6 +49,18 @@ class PartitionReader:
         self._snapshots: dict[str, tuple] = {}  # path -> ((size, mtime, inode), ProducerSnapshot or error text)
         self.reads = 0  # segment reads and bytes read since start, for the snapshot's counters
         self.bytes = 0
+        self.changed = False  # what it holds changed since the last ``kept()`` (collectors.summary_state)
+
+    def restore(self, entries) -> None:
+        """Summaries and commits a restart trusts (``collectors.summary_state``: files unchanged since)."""
+        for e in entries:
+            (self._commits if isinstance(e, SegmentCommits) else self._cache)[e.path] = e
+
+    def kept(self) -> list:
+        """What it holds that a restart can trust, for the state cache; clears ``changed``. (Producer
+        snapshots are not kept: one small file per partition, read again in full with its CRC.)"""
+        self.changed = False
+        return [*self._cache.values(), *self._commits.values()]
 
     def forget(self, seen_paths: set) -> None:
         """Forget the segments and snapshots not read this refresh (gone, or their partition not read)."""
@@ -56,6 +68,7 @@ class PartitionReader:
             for path in list(cache):
                 if path not in seen_paths:
                     del cache[path]
+                    self.changed = True
 
     def read(self, part: PartitionDir, cfg, now_ms: int, checkpoint, log_start, txn_timeout):
         """(summaries, (snapshot path, snapshot) or None, state, LSO check, read faults, checkpoint
@@ -112,6 +125,7 @@ class PartitionReader:
                     commits.append(c)
                     if read:
                         self.bytes += read
+                        self.changed = True
                 break
             except FileNotFoundError:
                 continue
@@ -150,5 +164,6 @@ class PartitionReader:
         if read:
             self.reads += 1
             self.bytes += read
+            self.changed = True
         self._cache[str(seg.log)] = s
         return s

@@ -94,6 +94,8 @@ class LogDirSnapshot:
     # partition_errors); segments_changing is also counted as a source error of that kind
     unknown_reasons: dict = field(default_factory=dict)
     relists_total: int = 0  # partitions listed again because a file moved under the read, since the scanner started
+    # the summary cache (collectors.summary_state): (usable, reason, entries trusted at start); None without one
+    state_cache: tuple | None = None
 
     @property
     def error_kinds(self) -> list[str]:

@@ -109,7 +109,9 @@ class LogDirScanner:
                  leader_lso: LeaderLsoLookup = no_leader_lso, broker_id: str | None = None,
                  statvfs: Callable[[str], os.statvfs_result] = os.statvfs,
                  active_key_max_bytes: int = DEFAULT_MAX_BYTES, active_key_max_keys: int = DEFAULT_MAX_KEYS,
-                 notify: Callable[[str], None] = log.warning, say_faults: bool = False):
+                 notify: Callable[[str], None] = log.warning, say_faults: bool = False, state=None):
+        self.state = state  # collectors.summary_state.SummaryState: loaded at the first refresh, saved after one
+        # that changed what the reader holds; None: no cache (the one-shot commands)
         self.notify = notify  # where a name Kafka would not create or load is said, once (see _log_named)
         # the collector's: a partition's fault (an unreadable file, a read fault) said through notify too, once
         # while it lasts, since its page carries only the reason's kind; logdir and explain print them all
@@ -134,6 +136,7 @@ class LogDirScanner:
         # per partition at the last refresh: (time, active segment base, active segment bytes), for the write rate
         self._last_head: dict[PartitionKey, tuple[float, int, int]] = {}
         self._named: set[str] = set()  # ignored names already logged (monitor.kafka.kafkanames), while they are there
+        self._restored = False
 
     def refresh(self) -> LogDirSnapshot:
         now = self.clock()
@@ -142,6 +145,9 @@ class LogDirScanner:
         entry_problems: list[str] = []
         unknown: dict[PartitionKey, str] = {}  # (topic, partition) -> one of UNKNOWN_REASONS
         seen_paths: set[str] = set()
+        if self.state is not None and not self._restored:
+            self._restored = True
+            self._reader.restore(self.state.load())
         read_before = self._reader.reads
         bytes_before = self._reader.bytes
         txn_timeout = self.transaction_max_timeout()
@@ -269,10 +275,15 @@ class LogDirScanner:
             named.update({f"{t}-{p} (fault)": f"{t}-{p}: {why}" for (t, p), why in part_errors.items()
                           if unknown.get((t, p)) not in (CHANGING, DUPLICATE)})
         self._log_named(named)
+        cache = None
+        if self.state is not None:
+            if self._reader.changed and self.state.due() and not self.state.save(self._reader.kept()):
+                self._reader.changed = True  # tried again after the next refresh
+            cache = (*self.state.status, self.state.restored)
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(self.log_dirs),
                               down, self._reader.reads - read_before, self._reader.bytes - bytes_before, txn_timeout,
                               tuple(entry_problems), space, most_advanced(offsets_replicas), unknown,
-                              self._churn.relists)
+                              self._churn.relists, cache)
 
     def _one_folder_per_partition(self, reports: list, part_errors: dict, named: dict, held: dict,
                                   unknown: dict) -> list:

@@ -229,6 +229,17 @@ LOG_DIR_RELISTS = _m("log_dir_partition_relists", "counter",
                      "Partitions the log-dir scanner listed and read again within a refresh because one of their "
                      "files moved between listing and reading (the cleaner's swap, retention's delete), since the "
                      "collector started: the churn it met, not a fault.", B)
+LOG_DIR_STATE_CACHE_UP = _m("log_dir_state_cache_up", "gauge",
+                            "1 when the collector's summary cache for the broker's log dirs (collectors.summary_state, "
+                            "in --state-dir) was last written, reason ok; 0 when it cannot be (reason unwritable: a "
+                            "read-only or missing state dir, full: no space left, io_error): the figures stand, but "
+                            "a restart reads every segment again. Absent without a cache (collect --once).",
+                            B + ("reason",))
+LOG_DIR_STATE_CACHE_RESTORED = _m("log_dir_state_cache_restored_segments", "gauge",
+                                  "Segments whose summaries the collector took from its summary cache at start "
+                                  "instead of reading them (their file's inode, size and mtime unchanged since "
+                                  "written); a cache of another version, damaged or foreign is discarded (0), said in "
+                                  "the log.", B)
 
 # --- issue 16: producer pitfalls on disk and compact,delete retention, per partition (collectors.exporter's
 # PartitionCollector, with the partition's other series) ---

@@ -36,6 +36,8 @@ works. Errors name the key path and the reason, at start, never mid-run::
     topics_deny: [__.*]
     role: all                        # all (one process), cluster (admin API only, one per cluster) or broker
                                      # (its brokers' files and JMX pages, one per broker): monitor.settings.roles
+    state_dir: /var/lib/compaction-monitor   # the collector's summary cache: a restart reads only what
+                                     # changed (collectors.summary_state; default: see there)
 
 Here: the dataclasses with their defaults, and the entry points (``load_config``, ``parse_config``,
 ``to_data``). Beside it: reading the file safely (``configfile``), every problem of a parsed file
@@ -271,6 +273,10 @@ class Config:
     # process, the default), cluster (the admin API, one per cluster) or broker (its brokers' files and JMX
     # pages, one per broker)
     role: str = field(default=ALL, metadata={"schema": {"enum": list(ROLES), "shape": "all, cluster or broker"}})
+    # where the collector keeps its summary cache (collectors.summary_state), so that a restart reads only the
+    # segments that changed; None: $STATE_DIRECTORY (systemd), else /var/lib/compaction-monitor when writable, else
+    # $XDG_STATE_HOME/compaction-monitor (collectors.summary_state.default_state_dir says why)
+    state_dir: str | None = field(default=None, metadata={"schema": {"minLength": 1, "shape": "a folder"}})
 
 
 def _build(cls, d: dict | None):
