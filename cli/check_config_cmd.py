@@ -32,9 +32,8 @@ def run_check_config(config, *, fmt: str = "text", topics=(), out=sys.stdout, er
             if not st.up:
                 print(f"check-config: source {st.name} failed: {st.last_error}", file=err)
         statuses = col.store.statuses()
-        wrong = {d: why for st in statuses for d, (_, why) in getattr(st.snapshot, "unresolved", {}).items()}
-        for d, why in wrong.items():  # a --log-dir that is no log dir (monitor.kafka.discovery): a usage error
-            print(f"check-config: {why}" if why.startswith(d) else f"check-config: {d}: {why}", file=err)
+        # a --log-dir that yields no log dir (monitor.kafka.discovery; its scanner logged why): a usage error
+        wrong = any(getattr(st.snapshot, "unresolved", None) for st in statuses)
         if wrong or not any(st.kind == "admin" and st.snapshot is not None for st in statuses):
             return 2
         facts = topic_facts(from_statuses(statuses, time.time()), cluster.name)

@@ -54,7 +54,8 @@ def resolve(paths, node=ANY) -> Resolved:
                 real.add(r)
                 found.append(f)
                 if f.path != p:
-                    out.said[f"{f.path} (found)"] = f"{p}: found log dir {f.path} ({f.describe()})"
+                    rel = os.path.relpath(f.path, p)
+                    out.said[f"{f.path} (found)"] = f"{p}: found log dir {rel} in it ({f.describe()})"
         for d, why in disc.skipped:
             out.said[f"{d} (unlisted)"] = f"{d}: cannot list ({why}), skipped while looking for log dirs under {p}"
         if disc.cut:

@@ -75,7 +75,7 @@ class FoundLogDir:
 
     def describe(self) -> str:
         who = f"node.id {self.node_id}" if self.node_id else "no meta.properties"
-        return f"{self.layout}; {who}" + (f", cluster.id {self.cluster_id}" if self.cluster_id else "")
+        return who + (f", cluster.id {self.cluster_id}" if self.cluster_id else "") + f"; {self.layout}"
 
 
 @dataclass(frozen=True)
@@ -230,8 +230,7 @@ def layout_of(d: str) -> str:
     """The deployment a log dir's path looks like, in words (said with what was found, never relied on)."""
     p = os.path.normpath(os.path.abspath(d))
     name, parent = os.path.basename(p), os.path.basename(os.path.dirname(p))
-    pod = KUBELET_POD.search(p)
-    where = f" in volume {pod['pv']} of pod {pod['uid']}" if pod else ""
+    where = " in a pod volume" if KUBELET_POD.search(p) else ""
     if re.fullmatch(r"kafka-log\d+", name):
         jbod = re.fullmatch(r"data-(\d+)", parent)
         return (f"Strimzi JBOD volume {jbod[1]}" if jbod else "Strimzi") + where
@@ -241,16 +240,16 @@ def layout_of(d: str) -> str:
         return "Confluent Platform or apache/kafka image"
     if name == "kraft-combined-logs":
         return "apache/kafka image"
-    return ("a pod volume" + where) if pod else "a log.dirs entry"
+    return "a pod volume" if where else "a log.dirs entry"
 
 
 def _nothing_found(root: str, names, walk: _Walk, max_depth: int) -> str:
     p = os.path.normpath(os.path.abspath(root))
     pod = KUBELET_POD.search(p + "/")
     if pod:
-        what = f"{root}: the volume of a pod that is not Kafka: no {EXPECTED} within {max_depth} levels"
+        what = f"{root}: the volume of a pod that is not Kafka: expected {EXPECTED}, within {max_depth} levels"
     elif os.path.basename(p) == "pods" and "kubelet" in p:
-        what = f"{root}: no Kafka broker volume among the pods' volumes: no {EXPECTED} within {max_depth} levels"
+        what = f"{root}: no Kafka broker volume among the pods' volumes: expected {EXPECTED}, within {max_depth} levels"
     elif not names:
         what = f"{root}: an empty folder; expected {EXPECTED}"
     else:
