@@ -23,6 +23,9 @@ The LSO folded from each partition's log is checked against the leader's from th
 (``monitor.model.lsocheck``: which one the model uses, and a disagreement kept while the same side holds
 the same offset).
 
+The configured paths may be any folder above log dirs: each refresh finds the log dirs under them
+(``collectors.logdir_paths``, ``monitor.kafka.discovery``); a path that yields none is down with the reason.
+
 This module walks the log dirs and joins each partition's figures into its report; one partition's
 read is ``collectors.logdir_read``, its re-listing under churn ``collectors.logdir_churn``, and what a
 refresh hands on (keyed by ``(topic, partition)``) ``collectors.logdir_snapshot``.

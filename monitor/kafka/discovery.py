@@ -98,6 +98,8 @@ def discover_log_dirs(path, max_depth: int = DEFAULT_MAX_DEPTH, max_entries: int
         raise LogDirNotFound(root, f"cannot read log dir: {root}: {os_reason(exc)}", IO) from None
     if not stat.S_ISDIR(st.st_mode):
         raise LogDirNotFound(root, f"cannot read log dir: {root}: not a directory; expected {EXPECTED}", IO)
+    if _has_marker(root):  # the log dir itself (no partition folder holds these): nothing listed
+        return Discovery(root, (_found(root, root),))
     walk = _Walk(max_entries)
     try:
         names = walk.list(root)
@@ -114,6 +116,9 @@ def discover_log_dirs(path, max_depth: int = DEFAULT_MAX_DEPTH, max_entries: int
     queue = deque([(root, 0, names)])
     while queue:
         d, depth, names = queue.popleft()
+        if names is None and _has_marker(d):
+            found.append(d)
+            continue
         if names is None:
             try:
                 names = walk.list(d)
@@ -196,6 +201,12 @@ def _subdirs(d: str, names) -> list[str]:
 def _kafka_files(names) -> bool:
     """Whether a folder's entries hold a file Kafka writes into a partition folder."""
     return any(not is_dir and (offset_file(n) is not None or n in PARTITION_FILES) for n, is_dir in names)
+
+
+def _has_marker(d: str) -> bool:
+    """meta.properties or an offset checkpoint in ``d``: a few stats, so a log dir of 100,000 partitions
+    is known for one without being listed."""
+    return any(os.path.isfile(os.path.join(d, m)) for m in MARKERS)
 
 
 def _is_log_dir(d: str, names, subdirs: list[str], walk: _Walk) -> bool:

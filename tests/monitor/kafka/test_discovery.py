@@ -157,3 +157,14 @@ def test_two_log_dirs_claiming_one_broker_of_two_clusters_are_both_named(tmp_pat
     assert kind == CLUSTER_CONFLICT and why.startswith(f"{a}: claims node.id 0 of cluster.id east, and so does {b} "
                                                        "(cluster.id west)")
     assert found[str(b)].problem[0] == CLUSTER_CONFLICT and str(a) in found[str(b)].problem[1]
+
+
+def test_a_log_dir_is_known_by_its_files_without_listing_its_partitions(tmp_path):
+    """A broker's log dir of many partitions costs a few stats, not a listing (the collector resolves its
+    paths at every refresh): nothing is listed, so a budget of one entry still finds it, below a folder too."""
+    d = log_dir(tmp_path / "data" / "kafka-log0")
+    for i in range(30):
+        (d / f"t{i}-0").mkdir()
+    found = discover_log_dirs(d, max_entries=1)
+    assert [f.path for f in found.log_dirs] == [str(d)] and found.entries == 0
+    assert [f.path for f in discover_log_dirs(tmp_path / "data", max_entries=1).log_dirs] == [str(d)]
