@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from monitor.fileio.regularfile import os_reason
 from monitor.kafka.checkpoint import CHECKPOINT_FILES
 from monitor.kafka.kafkanames import offset_file, partition_name
-from monitor.kafka.logdir import NOT_LIVE, MetaPropertiesError, load_meta_properties, meta_node_id
+from monitor.kafka.logdir import MetaPropertiesError, load_meta_properties, meta_node_id
 
 DEFAULT_MAX_DEPTH = 7  # /var/lib/kubelet/<pods>/<uid>/volumes/<plugin>/<pv>/mount/kafka-log<N>: 7 below the kubelet's
 DEFAULT_MAX_ENTRIES = 100_000  # directory entries listed per walk: well under a second, whatever the path
@@ -105,8 +105,8 @@ def discover_log_dirs(path, max_depth: int = DEFAULT_MAX_DEPTH, max_entries: int
         names = walk.list(root)
     except OSError as exc:
         raise LogDirNotFound(root, f"cannot read log dir: {root}: {os_reason(exc)}", IO) from None
-    part = partition_name(os.path.basename(os.path.normpath(root)))
-    if part is not None and not NOT_LIVE.fullmatch(os.path.basename(root)) and _kafka_files(names):
+    part = partition_name(os.path.basename(os.path.normpath(root)))  # (a -delete/-future/-stray folder is none)
+    if part is not None and _kafka_files(names):
         parent = os.path.dirname(os.path.normpath(root)) or "."
         raise LogDirNotFound(root, f"{root}: a partition folder ({part.topic}-{part.partition}), not a log dir: its "
                              f"log dir is the parent, {parent}", PARTITION_DIR)
