@@ -22,6 +22,7 @@ from collectors.exporter import View, register_all
 from collectors.exposition import RenderedExposition
 from collectors.facts import offsets_groups
 from collectors.logdirs import LogDirScanner
+from monitor.fileio.iobudget import IoBudget
 from monitor.model.transactions import TRANSACTION_MAX_TIMEOUT
 from collectors.runner import Runner, Source, Store
 from monitor.settings.config import BrokerConfig, ClusterConfig, Config
@@ -134,7 +135,11 @@ def _admin_down_why(store: Store, name: str) -> str:
     return "has not answered yet"
 
 
-def build_sources(config: Config, store: Store, include_all: bool = False) -> tuple[list[Source], list]:
+def build_sources(config: Config, store: Store, include_all: bool = False, once: bool = False
+                  ) -> tuple[list[Source], list]:
+    """The sources of ``config``. Serving (not ``once``), log dirs are read headers first
+    (``collectors.logdirs``): every partition's ratio and cause on the first page, records after; ``collect
+    --once`` reads every segment whole before it prints (at the I/O budget's pace when one is given)."""
     sources, closers = [], []
     to = config.timeouts
     for cluster in config.clusters:
@@ -189,9 +194,10 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
                                         transaction_max_timeout=_transaction_max_timeout(cluster, store, admin_name),
                                         leader_lso=_leader_lso(store, admin_name), broker_id=b.id,
                                         active_key_max_bytes=to.active_segment_key_read_bytes,
-                                        active_key_max_keys=to.active_segment_max_keys, say_faults=True)
+                                        active_key_max_keys=to.active_segment_max_keys, say_faults=True,
+                                        headers_first=not once, io_budget=IoBudget(config.io_budget_for(b)))
                 sources.append(Source(f"log_dirs:{cluster.name}:{b.id}", "log_dirs", cluster.name, scanner.refresh,
-                                      config.intervals.log_dirs, b.id))
+                                      config.intervals.log_dirs, b.id, busy=scanner.busy))
             if b.cleaner_log:
                 follower = CleanerLogFollower(b.cleaner_log)
                 closers.append(follower.close)
@@ -256,9 +262,9 @@ class HiddenGroupsNotice:
                         getattr(admin, "principal", "") or "the client", state[1], state[2], min(hidden))
 
 
-def build(config: Config) -> Collector:
+def build(config: Config, once: bool = False) -> Collector:
     store = Store()
-    sources, closers = build_sources(config, store)
+    sources, closers = build_sources(config, store, once=once)
     registry = CollectorRegistry(auto_describe=False)
     register_all(registry, store, view=View.of(config))
     rendered = RenderedExposition(registry)
@@ -281,7 +287,7 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
     except WebConfigError as exc:
         print(f"collect: web config error: {exc}", file=err)
         return 2
-    col = build(config)
+    col = build(config, once=once)
     try:
         if once:
             # the admin source first, so log dirs and groups see the topic configs

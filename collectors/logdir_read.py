@@ -6,6 +6,12 @@ log; and a ``__consumer_offsets`` replica's groups with live committed offsets
 (``monitor.kafka.offsetgroups``). ``PartitionReader`` keeps what it read, by path, between refreshes; a read
 that finds a file moved under it raises ``SegmentsMoved`` for the caller to list the partition again
 (``collectors.logdir_churn``).
+
+Headers first (issue 31): with ``headers_first`` a partition's segments are read by their batch headers
+only (``monitor.model.summary.scan_headers``: every figure the compaction state needs), and their records
+later, segment by segment, by ``detail`` (tombstones, keyless and empty values), charged to the I/O
+budget (``monitor.fileio.iobudget``); without it (``collect --once``, ``logdir``) each segment is read whole
+at once, as the goldens show.
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ from monitor.model.lsocheck import ADMIN, LeaderLso, check_lso
 from monitor.kafka.offsetgroups import SegmentCommits, live_groups, read_segment
 from monitor.kafka.producer_snapshot import ProducerSnapshot, ProducerSnapshotError, read_producer_snapshot
 from monitor.fileio.regularfile import os_reason
-from monitor.model.summary import SegmentSummary, summarize
+from monitor.fileio.iobudget import IoBudget
+from monitor.model.summary import SegmentSummary, read_detail, scan_headers, summarize
 from monitor.model.txnindex import txn_index_faults
 
 # (topic, partition) -> the leader's LSO from the admin source, None when it has none
@@ -40,7 +47,12 @@ class PartitionReader:
     changed; ``reads`` and ``bytes`` count segment reads and bytes read since start. ``leader_lso`` and
     ``broker_id``: the LSO check's other side; ``churn``: where a moved partition is listed again."""
 
-    def __init__(self, churn: Relister, leader_lso: LeaderLsoLookup = no_leader_lso, broker_id: str | None = None):
+    def __init__(self, churn: Relister, leader_lso: LeaderLsoLookup = no_leader_lso, broker_id: str | None = None,
+                 headers_first: bool = False, budget: IoBudget | None = None):
+        self.headers_first = headers_first
+        self.budget = budget if budget is not None else IoBudget(None)  # unlimited: bytes counted only
+        self.header_bytes = 0  # bytes read by the header pass and by record-level reads, since start
+        self.detail_bytes = 0
         self.churn = churn
         self.leader_lso = leader_lso
         self.broker_id = broker_id
@@ -112,6 +124,8 @@ class PartitionReader:
                     commits.append(c)
                     if read:
                         self.bytes += read
+                        self.detail_bytes += read
+                        self.budget.take(read)
                 break
             except FileNotFoundError:
                 continue
@@ -146,9 +160,37 @@ class PartitionReader:
         return path, cached[1]
 
     def summary(self, seg) -> SegmentSummary:
-        s, read = summarize(seg.log, seg.base_offset, self._cache.get(str(seg.log)))
+        previous = self._cache.get(str(seg.log))
+        # headers first for a segment not yet read whole; one read whole goes on whole (a growing active
+        # segment's new bytes, read as before), so a partition once read does not turn pending again
+        if self.headers_first and (previous is None or not previous.detail_done
+                                   or previous.inode != os.stat(seg.log).st_ino):
+            s, read = scan_headers(seg.log, seg.base_offset, previous)
+            self.budget.charge(read)  # never waits: the first page is not held up (monitor.fileio.iobudget)
+            self.header_bytes += read
+        else:
+            s, read = summarize(seg.log, seg.base_offset, previous, self.budget.take)
+            self.detail_bytes += read
         if read:
             self.reads += 1
             self.bytes += read
         self._cache[str(seg.log)] = s
         return s
+
+    def detail(self, path: str, stop=None) -> bool:
+        """Read on the records of one segment the header pass read (``monitor.model.summary.read_detail``),
+        at the budget's pace, until done or ``stop()``; True when its record-level figures are whole (or
+        it is no longer known here: gone, or read again by the next header pass)."""
+        s = self._cache.get(path)
+        if s is None or s.detail_done:
+            return True
+        s, read = read_detail(s, self.budget.take, stop)
+        self._cache[path] = s
+        if read:
+            self.bytes += read
+            self.detail_bytes += read
+        return s.detail_done
+
+    def pending_bytes(self) -> int:
+        """Bytes of the segments known here whose records are still to be read."""
+        return sum(s.detail_pending_bytes for s in self._cache.values())

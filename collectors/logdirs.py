@@ -26,6 +26,14 @@ the same offset).
 This module walks the log dirs and joins each partition's figures into its report; one partition's
 read is ``collectors.logdir_read``, its re-listing under churn ``collectors.logdir_churn``, and what a
 refresh hands on (keyed by ``(topic, partition)``) ``collectors.logdir_snapshot``.
+
+Headers first (issue 31, ``headers_first``: the serving collector): a refresh reads new segment bytes by
+their batch headers only, which is all the compaction state and cause need, so the first page has every
+partition's ratio, eligibility and cause within seconds. The records (tombstones, keyless and empty
+values, the active segment's keys, ``__consumer_offsets`` commits) are read at the start of the next
+refreshes, for at most ``DETAIL_SLICE_SECONDS`` each and at the I/O budget's pace, partitions that matter
+first (``detail_priority``); until a partition's are read its report says ``detail_pending`` and its
+record-level figures are not exported.
 """
 
 from __future__ import annotations
@@ -37,7 +45,8 @@ from typing import Callable
 
 from collectors.logdir_churn import Relister
 from collectors.logdir_read import LeaderLsoLookup, PartitionReader, no_leader_lso
-from collectors.logdir_snapshot import CHANGING, DUPLICATE, LogDirSnapshot, PartitionKey, PartitionReport
+from collectors.logdir_snapshot import CHANGING, DUPLICATE, LogDirSnapshot, PartitionKey, PartitionReport, ReadIo
+from monitor.fileio.iobudget import IoBudget
 from monitor.model.activekeys import DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, ActiveKeys, tally
 from monitor.verdicts.facts import WriteRate
 from monitor.kafka.checkpoint import describe_entry_problem, entry_problem
@@ -96,6 +105,26 @@ def one_each(log_dirs) -> list[str]:
 
 
 
+# how long one refresh reads records before it publishes its page (the next refresh follows at once while
+# records are pending: see LogDirScanner.busy)
+DETAIL_SLICE_SECONDS = 10.0
+# the order record-level reads go in, the first that applies: eligible or overdue (the cleaner's next
+# work), unhealthy (a read fault, bytes held back by the LSO or min.compaction.lag.ms, a hanging
+# transaction), a batch past its delete horizon (tombstones the cleaner may drop), then the rest
+PRIORITIES = ("eligible", "unhealthy", "past_delete_horizon", "other")
+
+
+def detail_priority(state, summaries, now_ms: int) -> int:
+    """The index in ``PRIORITIES`` of a partition whose records are still to be read, from its header pass."""
+    if state.eligible or state.needs_compaction_now:
+        return 0
+    if state.faults or state.blocked_by or state.hanging_transactions:
+        return 1
+    if any(0 <= s.earliest_delete_horizon <= now_ms for s in summaries):
+        return 2
+    return 3
+
+
 class LogDirScanner:
     """One broker's log dirs, refreshed into a ``LogDirSnapshot`` (``refresh``). What each partition's
     report needs from outside comes through the constructor: its topic config (``config_lookup``), the
@@ -109,7 +138,12 @@ class LogDirScanner:
                  leader_lso: LeaderLsoLookup = no_leader_lso, broker_id: str | None = None,
                  statvfs: Callable[[str], os.statvfs_result] = os.statvfs,
                  active_key_max_bytes: int = DEFAULT_MAX_BYTES, active_key_max_keys: int = DEFAULT_MAX_KEYS,
-                 notify: Callable[[str], None] = log.warning, say_faults: bool = False):
+                 notify: Callable[[str], None] = log.warning, say_faults: bool = False,
+                 headers_first: bool = False, io_budget: IoBudget | None = None):
+        self.headers_first = headers_first
+        # (priority, key, segment paths) of the partitions whose records are pending, from the last refresh;
+        # None before the first (nothing known yet)
+        self._detail_queue: list | None = None
         self.notify = notify  # where a name Kafka would not create or load is said, once (see _log_named)
         # the collector's: a partition's fault (an unreadable file, a read fault) said through notify too, once
         # while it lasts, since its page carries only the reason's kind; logdir and explain print them all
@@ -126,7 +160,8 @@ class LogDirScanner:
         self.include_all = include_all
         # re-listings under churn (counted since start) and one partition's read (its caches, by path)
         self._churn = Relister(clock)
-        self._reader = PartitionReader(self._churn, leader_lso, broker_id)
+        self._reader = PartitionReader(self._churn, leader_lso, broker_id, headers_first=headers_first,
+                                       budget=io_budget)
         self._eligible_since: dict[PartitionKey, float] = {}
         # partitions once seen in a cleaner checkpoint stay known as compacted, so that a
         # missing checkpoint later does not make them vanish from the export (a malformed one takes the log dir down)
@@ -144,6 +179,11 @@ class LogDirScanner:
         seen_paths: set[str] = set()
         read_before = self._reader.reads
         bytes_before = self._reader.bytes
+        if self.headers_first and self._detail_queue:
+            self._read_details()
+        # the offsets topic's commits are records too: read once no partition's records are pending
+        read_offsets = not self.headers_first or self._detail_queue == []
+        queue = []
         txn_timeout = self.transaction_max_timeout()
         needs: dict[str, list[CleanNeed]] = {d: [] for d in self.log_dirs}
         offsets_replicas: list[tuple[int, tuple[int, frozenset]]] = []
@@ -186,7 +226,7 @@ class LogDirScanner:
                 named.update((f"{part.path}/{name}", why) for name, why in part.stray)
                 held.setdefault(key, []).append((d, str(part.path),
                                                  (ld.meta.get("cluster.id"), meta_node_id(ld.meta))))
-                if part.topic == OFFSETS_TOPIC and part.segments and not part.unreadable:
+                if part.topic == OFFSETS_TOPIC and part.segments and not part.unreadable and read_offsets:
                     part, found_groups = self._reader.offsets_groups(part, seen_paths)  # (listed again if it moved)
                     if found_groups is not None:
                         offsets_replicas.append((part.partition, found_groups))
@@ -244,6 +284,12 @@ class LogDirScanner:
                     since = self._eligible_since.setdefault(key, now)
                 else:
                     self._eligible_since.pop(key, None)
+                pending = None
+                if self.headers_first:
+                    left = [x.path for x in summaries if not x.detail_done]
+                    pending = bool(left)
+                    if pending:
+                        queue.append((detail_priority(state, summaries, now_ms), key, left))
                 rate = self._write_rate(key, now, part.segments)
                 stale = tuple(x for x in part.leftovers if x.stale(now_ms, cfg.file_delete_delay_ms))
                 retention = None
@@ -254,10 +300,12 @@ class LogDirScanner:
                                                   log_end_offset=state.log_end_offset)
                 reports.append(PartitionReport(d, state, since, found.source, found, rate, tuple(faults), check,
                                                disagreement, stale, need, txn_timeout,
-                                               self._active_duplicates(key, part.segments[-1]),
+                                               None if pending else self._active_duplicates(key, part.segments[-1]),
                                                sum(x.keyless_records for x in summaries),
-                                               sum(x.empty_value_records for x in summaries), retention))
+                                               sum(x.empty_value_records for x in summaries), retention, pending))
         reports = self._one_folder_per_partition(reports, part_errors, named, held, unknown)
+        if self.headers_first:
+            self._detail_queue = sorted(queue)
         self._reader.forget(seen_paths)  # segments and snapshots that are gone
         space = tuple(self._space(d, needs[d]) for d in self.log_dirs)
         for sp in space:
@@ -272,7 +320,26 @@ class LogDirScanner:
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(self.log_dirs),
                               down, self._reader.reads - read_before, self._reader.bytes - bytes_before, txn_timeout,
                               tuple(entry_problems), space, most_advanced(offsets_replicas), unknown,
-                              self._churn.relists)
+                              self._churn.relists, self._io() if self.headers_first else None)
+
+    def busy(self) -> bool:
+        """Records still to be read (or not yet known): the runner starts the next refresh at once."""
+        return self.headers_first and self._detail_queue != []
+
+    def _read_details(self) -> None:
+        """Records of the pending partitions, in ``detail_priority`` order, for at most
+        ``DETAIL_SLICE_SECONDS`` (the budget's clock), at the budget's pace."""
+        clock = self._reader.budget.clock
+        deadline = clock() + DETAIL_SLICE_SECONDS
+        stop = lambda: clock() >= deadline  # noqa: E731
+        for _, _, paths in self._detail_queue:
+            for path in paths:
+                if not self._reader.detail(path, stop) or stop():
+                    return
+
+    def _io(self) -> ReadIo:
+        r = self._reader
+        return ReadIo(r.header_bytes, r.detail_bytes, r.pending_bytes(), r.budget.rate)
 
     def _one_folder_per_partition(self, reports: list, part_errors: dict, named: dict, held: dict,
                                   unknown: dict) -> list:

@@ -46,10 +46,14 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import ClassVar, get_args, get_origin, get_type_hints
 
+from monitor.fileio.iobudget import DEFAULT_BYTES_PER_SECOND
 from monitor.model import activekeys
 from monitor.settings.configcheck import problems, resolved_url_problems
 from monitor.settings.valuecheck import URL_SHAPE
 from monitor.model.topicconfig import CLEANER_SETTINGS
+
+
+DEFAULT_IO_BUDGET = float(DEFAULT_BYTES_PER_SECOND)
 
 
 class ConfigError(ValueError):
@@ -162,6 +166,9 @@ class BrokerConfig:
         "minLength": 1, "shape": "a secret reference: ${env:NAME}, ${directory:DIR:NAME} or ${file:PATH:KEY}"}})
     jmx_ca_file: str | None = field(default=None, metadata={"schema": {
         "minLength": 1, "shape": "the path of a PEM CA bundle for an https endpoint"}})
+    # this broker's log-dir read budget over the config's io_budget_bytes_per_second (a broker on a
+    # slower disk, or one with room to spare); 0: unlimited
+    io_budget_bytes_per_second: float | None = None
 
 
 @dataclass(frozen=True)
@@ -264,6 +271,16 @@ class Config:
     # topic name; no allow pattern: every topic; deny wins
     topics_allow: tuple[str, ...] = field(default=(), metadata=_PATTERNS)
     topics_deny: tuple[str, ...] = field(default=(), metadata=_PATTERNS)
+    # bytes per second the collector's log-dir reads may take from each broker's disk (a token bucket:
+    # monitor.fileio.iobudget, which reasons the default, 20 MiB/s); 0: unlimited, as Kafka's
+    # log.cleaner.io.max.bytes.per.second. A broker's own io_budget_bytes_per_second wins.
+    io_budget_bytes_per_second: float = DEFAULT_IO_BUDGET
+
+    def io_budget_for(self, broker: "BrokerConfig") -> float | None:
+        """The read budget of ``broker``'s log dirs, bytes per second; None: unlimited."""
+        v = broker.io_budget_bytes_per_second
+        v = self.io_budget_bytes_per_second if v is None else v
+        return v or None
 
 
 def _build(cls, d: dict | None):
