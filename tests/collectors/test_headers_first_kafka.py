@@ -85,3 +85,41 @@ def test_state_from_headers_then_records_equals_a_whole_read(log_copy):
         assert dataclasses.asdict(s) == dataclasses.asdict(ref._reader._cache[path])
     pending = [v for n, _, v in _partition_rows(rep2, rep2.cause(NOW), NOW) if n == M.P_DETAIL_PENDING]
     assert pending == [0.0]
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, s: float) -> None:
+        self.now += s
+
+
+def test_records_are_read_at_the_budget_slice_by_slice_until_whole(log_copy):
+    from collectors.logdirs import DETAIL_SLICE_SECONDS
+    from monitor.fileio.iobudget import IoBudget
+
+    full = _scanner(log_copy, False).refresh().partitions[0]
+    clock = FakeClock()
+    rate = 100
+    budget = IoBudget(rate, clock=clock, sleep=clock.sleep)
+    scanner = LogDirScanner([log_copy], clock=lambda: NOW, include_all=True, headers_first=True, io_budget=budget)
+    first = scanner.refresh()
+    total = first.io.pending_bytes
+    assert total > 2 * rate * DETAIL_SLICE_SECONDS  # more than two slices' worth
+    biggest = max(s.size for s in scanner._reader._cache.values())
+    refreshes = 0
+    while scanner.busy():
+        t0, read0 = clock.now, scanner._reader.detail_bytes
+        snap = scanner.refresh()
+        refreshes += 1
+        read = scanner._reader.detail_bytes - read0
+        # a slice reads what the budget allows in it (the header pass's debt paid first), and one batch more
+        assert read <= rate * (clock.now - t0) + rate + biggest
+        assert snap.partitions[0].detail_pending is scanner.busy()
+        assert refreshes < 1000
+    assert refreshes >= 2
+    assert snap.partitions[0].state == full.state and snap.io.pending_bytes == 0
