@@ -226,6 +226,8 @@ def _active_segment(add, rep, cause, now: float) -> None:
     else:
         add(M.P_ROLL_UNKNOWN, 1.0, reason=roll["code"] or "write_rate_unknown")
     k = rep.active_keys
+    if rep.detail_pending:  # its keys are records: absent until read (partition_detail_pending says so)
+        return
     if k is not None and k.known:
         add(M.P_ACTIVE_DUP_RECORDS, k.duplicate_records)
         add(M.P_ACTIVE_DUP_BYTES, k.duplicate_bytes)

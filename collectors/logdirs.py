@@ -32,7 +32,7 @@ their batch headers only, which is all the compaction state and cause need, so t
 partition's ratio, eligibility and cause within seconds. The records (tombstones, keyless and empty
 values, the active segment's keys, ``__consumer_offsets`` commits) are read at the start of the next
 refreshes, for at most ``DETAIL_SLICE_SECONDS`` each and at the I/O budget's pace, partitions that matter
-first (``detail_priority``); until a partition's are read its report says ``detail_pending`` and its
+first (``collectors.logdir_detail``); until a partition's are read its report says ``detail_pending`` and its
 record-level figures are not exported.
 """
 
@@ -44,6 +44,7 @@ import time
 from typing import Callable
 
 from collectors.logdir_churn import Relister
+from collectors.logdir_detail import detail_priority, read_details
 from collectors.logdir_read import LeaderLsoLookup, PartitionReader, no_leader_lso
 from collectors.logdir_snapshot import CHANGING, DUPLICATE, LogDirSnapshot, PartitionKey, PartitionReport, ReadIo
 from monitor.fileio.iobudget import IoBudget
@@ -105,26 +106,6 @@ def one_each(log_dirs) -> list[str]:
 
 
 
-# how long one refresh reads records before it publishes its page (the next refresh follows at once while
-# records are pending: see LogDirScanner.busy)
-DETAIL_SLICE_SECONDS = 10.0
-# the order record-level reads go in, the first that applies: eligible or overdue (the cleaner's next
-# work), unhealthy (a read fault, bytes held back by the LSO or min.compaction.lag.ms, a hanging
-# transaction), a batch past its delete horizon (tombstones the cleaner may drop), then the rest
-PRIORITIES = ("eligible", "unhealthy", "past_delete_horizon", "other")
-
-
-def detail_priority(state, summaries, now_ms: int) -> int:
-    """The index in ``PRIORITIES`` of a partition whose records are still to be read, from its header pass."""
-    if state.eligible or state.needs_compaction_now:
-        return 0
-    if state.faults or state.blocked_by or state.hanging_transactions:
-        return 1
-    if any(0 <= s.earliest_delete_horizon <= now_ms for s in summaries):
-        return 2
-    return 3
-
-
 class LogDirScanner:
     """One broker's log dirs, refreshed into a ``LogDirSnapshot`` (``refresh``). What each partition's
     report needs from outside comes through the constructor: its topic config (``config_lookup``), the
@@ -180,7 +161,7 @@ class LogDirScanner:
         read_before = self._reader.reads
         bytes_before = self._reader.bytes
         if self.headers_first and self._detail_queue:
-            self._read_details()
+            read_details(self._reader, self._detail_queue)
         # the offsets topic's commits are records too: read once no partition's records are pending
         read_offsets = not self.headers_first or self._detail_queue == []
         queue = []
@@ -325,17 +306,6 @@ class LogDirScanner:
     def busy(self) -> bool:
         """Records still to be read (or not yet known): the runner starts the next refresh at once."""
         return self.headers_first and self._detail_queue != []
-
-    def _read_details(self) -> None:
-        """Records of the pending partitions, in ``detail_priority`` order, for at most
-        ``DETAIL_SLICE_SECONDS`` (the budget's clock), at the budget's pace."""
-        clock = self._reader.budget.clock
-        deadline = clock() + DETAIL_SLICE_SECONDS
-        stop = lambda: clock() >= deadline  # noqa: E731
-        for _, _, paths in self._detail_queue:
-            for path in paths:
-                if not self._reader.detail(path, stop) or stop():
-                    return
 
     def _io(self) -> ReadIo:
         r = self._reader

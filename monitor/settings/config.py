@@ -17,6 +17,7 @@ works. Errors name the key path and the reason, at start, never mid-run::
             jmx_url: http://kafka-1:7071/metrics
             log_dirs: [/var/lib/kafka/data]
             cleaner_log: /var/log/kafka/log-cleaner.log   # followed: uncleanable partitions, thread deaths
+            io_budget_bytes_per_second: 52428800   # this broker's disk has room: over the one below
         metric_names: {max_dirty_percent: my_renamed_metric}
         topics:                      # config overrides (else the admin API, else Kafka's defaults)
           orders: {min.cleanable.dirty.ratio: 0.3}
@@ -34,6 +35,7 @@ works. Errors name the key path and the reason, at start, never mid-run::
                                      # partition; partition: every series
     topics_allow: [orders.*]         # regexes on the whole topic name (none: every topic); deny wins
     topics_deny: [__.*]
+    io_budget_bytes_per_second: 20971520   # log-dir record reads per broker (monitor.fileio.iobudget); 0: unlimited
 
 Here: the dataclasses with their defaults, and the entry points (``load_config``, ``parse_config``,
 ``to_data``). Beside it: reading the file safely (``configfile``), every problem of a parsed file

@@ -99,7 +99,7 @@ class FakeClock:
 
 
 def test_records_are_read_at_the_budget_slice_by_slice_until_whole(log_copy):
-    from collectors.logdirs import DETAIL_SLICE_SECONDS
+    from collectors.logdir_detail import DETAIL_SLICE_SECONDS
     from monitor.fileio.iobudget import IoBudget
 
     full = _scanner(log_copy, False).refresh().partitions[0]
