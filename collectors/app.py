@@ -135,11 +135,12 @@ def _admin_down_why(store: Store, name: str) -> str:
     return "has not answered yet"
 
 
-def build_sources(config: Config, store: Store, include_all: bool = False, once: bool = False
+def build_sources(config: Config, store: Store, include_all: bool = False, headers_first: bool = False
                   ) -> tuple[list[Source], list]:
-    """The sources of ``config``. Serving (not ``once``), log dirs are read headers first
-    (``collectors.logdirs``): every partition's ratio and cause on the first page, records after; ``collect
-    --once`` reads every segment whole before it prints (at the I/O budget's pace when one is given)."""
+    """The sources of ``config``. With ``headers_first`` (``collect`` serving), log dirs are read headers
+    first (``collectors.logdirs``): every partition's ratio and cause on the first page, records after;
+    without (``collect --once``) every segment is read whole before the page is made (at the I/O budget's
+    pace)."""
     sources, closers = [], []
     to = config.timeouts
     for cluster in config.clusters:
@@ -195,7 +196,7 @@ def build_sources(config: Config, store: Store, include_all: bool = False, once:
                                         leader_lso=_leader_lso(store, admin_name), broker_id=b.id,
                                         active_key_max_bytes=to.active_segment_key_read_bytes,
                                         active_key_max_keys=to.active_segment_max_keys, say_faults=True,
-                                        headers_first=not once, io_budget=IoBudget(config.io_budget_for(b)))
+                                        headers_first=headers_first, io_budget=IoBudget(config.io_budget_for(b)))
                 sources.append(Source(f"log_dirs:{cluster.name}:{b.id}", "log_dirs", cluster.name, scanner.refresh,
                                       config.intervals.log_dirs, b.id, busy=scanner.busy))
             if b.cleaner_log:
@@ -262,9 +263,9 @@ class HiddenGroupsNotice:
                         getattr(admin, "principal", "") or "the client", state[1], state[2], min(hidden))
 
 
-def build(config: Config, once: bool = False) -> Collector:
+def build(config: Config, headers_first: bool = False) -> Collector:
     store = Store()
-    sources, closers = build_sources(config, store, once=once)
+    sources, closers = build_sources(config, store, headers_first=headers_first)
     registry = CollectorRegistry(auto_describe=False)
     register_all(registry, store, view=View.of(config))
     rendered = RenderedExposition(registry)
@@ -287,7 +288,7 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
     except WebConfigError as exc:
         print(f"collect: web config error: {exc}", file=err)
         return 2
-    col = build(config, once=once)
+    col = build(config, headers_first=not once)
     try:
         if once:
             # the admin source first, so log dirs and groups see the topic configs
