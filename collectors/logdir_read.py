@@ -57,6 +57,9 @@ class PartitionReader:
         self.leader_lso = leader_lso
         self.broker_id = broker_id
         self._cache: dict[str, SegmentSummary] = {}
+        # partition folders read whole once (headers first): their new segments (a roll, the cleaner's swap)
+        # are read whole at once, as before, so a partition once whole never turns pending again
+        self._read_whole: set[str] = set()
         self._commits: dict[str, SegmentCommits] = {}  # __consumer_offsets segments' offset commit keys, by path
         self._snapshots: dict[str, tuple] = {}  # path -> ((size, mtime, inode), ProducerSnapshot or error text)
         self.reads = 0  # segment reads and bytes read since start, for the snapshot's counters
@@ -68,6 +71,7 @@ class PartitionReader:
             for path in list(cache):
                 if path not in seen_paths:
                     del cache[path]
+        self._read_whole &= {os.path.dirname(p) for p in seen_paths}
 
     def read(self, part: PartitionDir, cfg, now_ms: int, checkpoint, log_start, txn_timeout):
         """(summaries, (snapshot path, snapshot) or None, state, LSO check, read faults, checkpoint
@@ -75,7 +79,8 @@ class PartitionReader:
         longer the file listed; the faults and checkpoint problems it finds are checked against a new
         listing first (a segment swapped while we read looks truncated or short of offsets)."""
         try:
-            summaries = [self.summary(seg) for seg in part.segments]
+            whole = str(part.path) in self._read_whole
+            summaries = [self.summary(seg, whole) for seg in part.segments]
             snapshot = self.latest_snapshot(part)
         except FileNotFoundError as exc:
             raise SegmentsMoved(f"{exc.filename or exc}: gone while read") from exc
@@ -159,12 +164,11 @@ class PartitionReader:
             return path, f"{path}: {os_reason(exc)}"
         return path, cached[1]
 
-    def summary(self, seg) -> SegmentSummary:
+    def summary(self, seg, whole: bool = False) -> SegmentSummary:
+        """One segment's summary: headers first (``headers_first``) until its partition has been read whole
+        (``whole``); then, or without headers first, read whole (new bytes only when it grew)."""
         previous = self._cache.get(str(seg.log))
-        # headers first for a segment not yet read whole; one read whole goes on whole (a growing active
-        # segment's new bytes, read as before), so a partition once read does not turn pending again
-        if self.headers_first and (previous is None or not previous.detail_done
-                                   or previous.inode != os.stat(seg.log).st_ino):
+        if self.headers_first and not whole:
             s, read = scan_headers(seg.log, seg.base_offset, previous)
             self.budget.charge(read)  # never waits: the first page is not held up (monitor.fileio.iobudget)
             self.header_bytes += read
@@ -190,6 +194,14 @@ class PartitionReader:
             self.bytes += read
             self.detail_bytes += read
         return s.detail_done
+
+    def mark_whole(self, part: PartitionDir, summaries) -> bool:
+        """True when every segment of the partition has been read whole; from then on its segments are
+        read whole as they come (``summary``)."""
+        if all(s.detail_done for s in summaries):
+            self._read_whole.add(str(part.path))
+            return True
+        return False
 
     def pending_bytes(self) -> int:
         """Bytes of the segments known here whose records are still to be read."""

@@ -267,9 +267,9 @@ class LogDirScanner:
                     self._eligible_since.pop(key, None)
                 pending = None
                 if self.headers_first:
-                    left = [x.path for x in summaries if not x.detail_done]
-                    pending = bool(left)
+                    pending = not self._reader.mark_whole(part, summaries)
                     if pending:
+                        left = [x.path for x in summaries if not x.detail_done]
                         queue.append((detail_priority(state, summaries, now_ms), key, left))
                 rate = self._write_rate(key, now, part.segments)
                 stale = tuple(x for x in part.leftovers if x.stale(now_ms, cfg.file_delete_delay_ms))

@@ -48,6 +48,14 @@ def test_serving_pages_headers_first_then_records(tmp_path):
         assert second[(NS + "partition_tombstones", "dirty")] == 45
         assert second[(NS + "log_dir_detail_pending_bytes", None)] == 0
         assert second[(NS + "log_dir_read_bytes_total", "detail")] == first[(NS + "log_dir_detail_pending_bytes", None)]
+        # a partition once read whole stays whole: a new segment (a roll, the cleaner's swap) is read at once
+        recs = [Rec(o, T0 + o, f"k{o % 20}".encode(), None) for o in range(400, 410)]
+        write(tmp_path / "orders-0" / "00000000000000000400.log", [v2(recs)])
+        col.runner.refresh_all()
+        third = _samples(col)
+        assert third[(NS + "partition_detail_pending", None)] == 0.0
+        assert third[(NS + "log_dir_detail_pending_bytes", None)] == 0
+        assert third[(NS + "partition_tombstones", "dirty")] == 45 + 10
     finally:
         col.close()
 
