@@ -52,6 +52,10 @@ class PartitionReport:
     keyless_records: int = 0
     empty_value_records: int = 0
     retention: RetentionProjection | None = None
+    # headers first (collectors.logdirs): True while its records are still to be read (its record-level
+    # figures, tombstones and keyless and empty values, are partial and not exported), False once read;
+    # None for a read that takes each segment whole at once (collect --once, logdir)
+    detail_pending: bool | None = None
 
     def cause(self, now: float, *, broker: BrokerFacts | None = None, cleaner: CleanerLogState | None = None,
               bootstrap: str | None = None, one_shot: bool = False) -> Cause:
@@ -82,6 +86,16 @@ class Undecided:
     segments: int
     first_segment: int | None  # base offsets, from the file names
     active_segment: int | None
+
+
+@dataclass(frozen=True)
+class ReadIo:
+    """What the scanner read since start, by pass (headers, records), the record bytes still to read and
+    its I/O budget (bytes per second, None: unlimited): ``monitor.fileio.iobudget``."""
+    header_bytes: int
+    detail_bytes: int
+    pending_bytes: int
+    budget_bytes_per_second: float | None
 
 
 @dataclass(frozen=True)
@@ -117,6 +131,7 @@ class LogDirSnapshot:
     found: dict = field(default_factory=dict)
     unresolved: dict = field(default_factory=dict)
     undecided: dict = field(default_factory=dict)
+    io: ReadIo | None = None  # headers first only (collect --once reads everything before it prints)
 
     @property
     def error_kinds(self) -> list[str]:
