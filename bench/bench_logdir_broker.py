@@ -123,12 +123,13 @@ def drop_pages(d: Path) -> None:
 REFERENCE = """
 import resource, sys, time
 from pathlib import Path
+from monitor.fileio import strictjson
 from monitor.kafka.record import SegmentReader
 t = time.perf_counter(); n = 0
 for f in sorted(Path(sys.argv[1]).glob("*/*.log")):
     n += sum(1 for _ in SegmentReader(f).records())
 io = dict(l.split(": ") for l in open("/proc/self/io").read().splitlines())
-print(json.dumps({"wall_s": time.perf_counter() - t, "records": n, "rchar": int(io["rchar"]),
+print(strictjson.dumps({"wall_s": time.perf_counter() - t, "records": n, "rchar": int(io["rchar"]),
                   "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
