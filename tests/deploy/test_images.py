@@ -23,7 +23,8 @@ from kafkatools import (compacted, copy_partition, create_topic, partition_dir, 
 from localkafka.broker import free_port
 from waiting import wait_for
 
-pytestmark = pytest.mark.slow
+# slow; and the first image test may wait for the whole background build (tests/deploy/conftest.py)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 
 UID = 10001  # the Dockerfile's `monitor` user
 IN_CONTAINER_LOG_DIR = "/var/lib/kafka/data"

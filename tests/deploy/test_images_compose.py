@@ -26,7 +26,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from waiting import wait_for
 
-pytestmark = pytest.mark.slow
+# slow; and the first image test may wait for the whole background build (tests/deploy/conftest.py)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
