@@ -199,7 +199,7 @@ def run_collect(d: Path, state: Path, partitions: int, timeout: float, budget_se
                 restored = sample_value(page, "log_dir_state_cache_restored_segments")
                 res["restored_segments"] = restored[1] if restored else None
                 if budget_seconds:  # measured first: once no record is pending, nothing is read to measure
-                    res["io_budget"] = _budget(port, budget_seconds)
+                    res["io_budget"] = _budget(port, p.pid, budget_seconds)
                 pending = sample_value(page, r"\w*pending\w*")
                 if pending is not None:
                     res["detail_complete_s"] = _detail(port, t0, pending[0], timeout)
@@ -227,18 +227,23 @@ def _detail(port: int, t0: float, name: str, timeout: float):
     return f"not complete within {timeout:.0f} s"
 
 
-def _budget(port: int, seconds: float):
-    """The read rate over ``seconds`` against the exported budget, or why it cannot be measured."""
+def _budget(port: int, pid: int, seconds: float):
+    """The collector's read rate over ``seconds`` against its exported budget, or why it cannot be measured:
+    every byte its read system calls returned (``rchar`` of /proc/PID/io: segments, indexes, snapshots,
+    listings), not only what it counts itself; and its own counter's rate beside it (stepwise: the page
+    changes at the end of each refresh)."""
     page = fetch(port) or ""
     budget = sample_value(page, r"\w*io_budget_bytes_per_second")
     counter = sample_value(page, r"\w*log_dir\w*read_bytes_total")
     if budget is None or counter is None:
         return "not available (no *io_budget_bytes_per_second gauge or *log_dir*read_bytes_total counter)"
-    t1 = time.perf_counter()
+    r0, t1 = proc(pid)["rchar"], time.perf_counter()
     time.sleep(seconds)
+    r1, dt = proc(pid)["rchar"], time.perf_counter() - t1
     after = sample_value(fetch(port) or "", re.escape(counter[0][len(PREFIX):]))
-    rate = (after[1] - counter[1]) / (time.perf_counter() - t1)
-    return {"budget_bytes_per_second": budget[1], "read_bytes_per_second": rate, "ratio": rate / budget[1]}
+    rate = (r1 - r0) / dt
+    return {"budget_bytes_per_second": budget[1], "read_bytes_per_second": rate, "ratio": rate / budget[1],
+            "counter_bytes_per_second": (after[1] - counter[1]) / dt}
 
 
 def baseline(root: Path) -> int:
