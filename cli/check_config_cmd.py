@@ -15,7 +15,8 @@ from monitor.verdicts.configreview import format_review, review
 def run_check_config(config, *, fmt: str = "text", topics=(), out=sys.stdout, err=sys.stderr) -> int:
     """``check-config``: one refresh of the first cluster's sources (the admin API for the live configs
     and consumer groups, the log dirs given for write rates, tombstones and active segments), then the
-    review (``monitor.verdicts.configreview``). 0: every check passed; 1: a pitfall found; 2: no live configs."""
+    review (``monitor.verdicts.configreview``). 0: every check passed; 1: a pitfall found; 2: no live configs, or
+    a --log-dir that yields no log dir."""
     from collectors.app import build
     from collectors.facts import from_statuses
     from collectors.review import topic_facts
@@ -31,7 +32,9 @@ def run_check_config(config, *, fmt: str = "text", topics=(), out=sys.stdout, er
             if not st.up:
                 print(f"check-config: source {st.name} failed: {st.last_error}", file=err)
         statuses = col.store.statuses()
-        if not any(st.kind == "admin" and st.snapshot is not None for st in statuses):
+        # a --log-dir that yields no log dir (monitor.kafka.discovery; its scanner logged why): a usage error
+        wrong = any(getattr(st.snapshot, "unresolved", None) for st in statuses)
+        if wrong or not any(st.kind == "admin" and st.snapshot is not None for st in statuses):
             return 2
         facts = topic_facts(from_statuses(statuses, time.time()), cluster.name)
     finally:

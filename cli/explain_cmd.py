@@ -5,13 +5,11 @@ causes, broker facts and cleaner-log state the collector's series are made from.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from cli.oneshot import exit_code, read_cleaner_log, scan
 from monitor.fileio import strictjson
 from monitor.verdicts.facts import duration
 from monitor.kafka.kafkanames import partition_name
-from monitor.kafka.logdir import meta_node_id, read_meta_properties
 
 
 def run_explain(selectors, *, config, log_dirs, fmt: str = "text", bootstrap: str | None = None,
@@ -24,7 +22,7 @@ def run_explain(selectors, *, config, log_dirs, fmt: str = "text", bootstrap: st
 
     snap = scan(log_dirs, config, topic_overrides, err, "explain", admin=admin, admin_error=admin_error)
     cleaner = read_cleaner_log(cleaner_log, err, "explain") if cleaner_log else None
-    facts = from_scan(snap, admin=admin, node=_node_id(log_dirs) if admin is not None else None, cleaner=cleaner,
+    facts = from_scan(snap, admin=admin, node=_node_id(snap) if admin is not None else None, cleaner=cleaner,
                       bootstrap=bootstrap)
     whole, parts, missing = parse_selectors(selectors, facts.topics() | _error_topics(snap))
     for sel in missing:
@@ -46,10 +44,9 @@ def _error_topics(snap) -> set[str]:
     return {topic for topic, _ in snap.partition_errors}
 
 
-def _node_id(log_dirs) -> str | None:
-    """The broker's node.id, from the first log dir's meta.properties that has one."""
-    return next((nid for nid in (meta_node_id(read_meta_properties(Path(d) / "meta.properties"))
-                                 for d in log_dirs) if nid), None)
+def _node_id(snap) -> str | None:
+    """The broker's node.id, from the first log dir found whose meta.properties has one."""
+    return next((f.node_id for f in snap.found.values() if f.node_id), None)
 
 
 def parse_selectors(selectors, topics) -> tuple[set, set, list]:

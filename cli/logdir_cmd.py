@@ -24,10 +24,11 @@ def run_logdir(paths, *, config, fmt: str = "table", include_all: bool = False, 
     its row too, its figures unknown and its fault said (never left out)."""
     from collectors.facts import from_scan
 
-    snap = scan(paths, config, topic_overrides, err, "logdir", include_all=include_all)
+    snap = scan(paths, config, topic_overrides, err, "logdir", include_all=include_all, list_undecided=True)
     cleaner = read_cleaner_log(cleaner_log, err, "logdir") if cleaner_log else None
     facts = from_scan(snap, cleaner=cleaner)
     rows = [_row(f, snap, cleaner, cleaner_log) for f in facts.partitions] + [_fault_row(f) for f in facts.unreadable]
+    rows += [_undecided_row(u) for _, u in sorted(snap.undecided.items())]
     if fmt == "json":
         strictjson.dump(rows, out, indent=2)
         out.write("\n")
@@ -67,13 +68,25 @@ def _fault_row(f) -> dict:
             "streams_role": streams_role(f.topic)}
 
 
+def _undecided_row(u) -> dict:
+    """A partition not known to be compacted or not (``collectors.logdir_snapshot.Undecided``): listed with
+    why it is not judged and what its listing shows; its records are not read (``--all`` reads them)."""
+    from monitor.verdicts.causes import unknown_cause
+
+    cause = unknown_cause(u.topic, u.partition, u.reason).as_dict()
+    del cause["topic"], cause["partition"]
+    return {"topic": u.topic, "partition": u.partition, "log_dir": u.log_dir, "fault": None, "not_judged": u.reason,
+            "log_bytes": u.log_bytes, "segments": u.segments, "first_segment_base_offset": u.first_segment,
+            "active_segment_base_offset": u.active_segment, "cause": cause, "streams_role": streams_role(u.topic)}
+
+
 def _table(rows: list[dict], out) -> None:
     out.write("  ".join(h.ljust(w) for h, (_, w) in zip(HEADS, COLUMNS)) + "\n")
     for r in rows:
         vals = []
         for k, w in COLUMNS:
             v = r.get(k)
-            if v is None and r["fault"] and k != "cause":
+            if v is None and (r["fault"] or r.get("not_judged")) and k != "cause":
                 v = "-"  # a faulted partition: its figures are unknown (the fault line below says why)
             elif k == "cleanable_ratio":
                 v = f"{v:.3f}"
@@ -86,6 +99,9 @@ def _table(rows: list[dict], out) -> None:
     for r in rows:
         if r["fault"]:
             out.write(f"fault: {r['topic']}-{r['partition']}: {r['fault']}\n")
+        if r.get("not_judged"):
+            out.write(f"{r['topic']}-{r['partition']}: {r['not_judged']}; {r['log_bytes']} B in {r['segments']} "
+                      f"segment(s), {r['log_dir']}\n")
         if r.get("uncleanable"):
             u = r["uncleanable"]
             out.write(f"uncleanable: {r['topic']}-{r['partition']}: {u['exception']}: {u['message']} "

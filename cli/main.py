@@ -270,7 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ld = sub.add_parser("logdir", help="per-partition compaction state of broker log dirs (no broker needed)")
     ld.add_argument("paths", nargs="+", metavar="PATH", type=flags.path,
-                    help="a broker log dir (an entry of log.dirs)")
+                    help="a broker log dir (an entry of log.dirs), or a folder above log dirs (found within 7 levels)")
     ld.add_argument("--format", choices=["json", "table"], default="table")
     ld.add_argument("--config", type=flags.path, help="monitor.yaml (topic configs under clusters[0].topics)")
     ld.add_argument("--topic-config", action="append", metavar="TOPIC:KEY=VALUE",
@@ -282,7 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("explain", help="why each partition is (not) compacting: cause, evidence, fix, forecast")
     e.add_argument("paths", nargs="*", metavar="TOPIC[-PARTITION]", help="topics or partitions (default: all)")
-    e.add_argument("--log-dir", type=flags.path, action="append", help="a broker log dir readable here (repeatable)")
+    e.add_argument("--log-dir", type=flags.path, action="append", help="a broker log dir readable here, or a folder above log dirs (repeatable)")
     e.add_argument("--config", type=flags.path, help="monitor.yaml (log dirs, bootstrap servers, topic configs)")
     e.add_argument("--bootstrap-server", type=flags.bootstrap,
                    help="Kafka bootstrap servers: topic configs, and the fixes' commands")
@@ -308,7 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--bootstrap-servers", type=flags.bootstrap, help="Kafka bootstrap servers (admin API, consumer groups)")
     c.add_argument("--jmx-url", action="append", type=flags.url, help="a broker's JMX exporter /metrics URL (repeatable)")
     c.add_argument("--jolokia-url", action="append", type=flags.url, help="a broker's Jolokia base URL (repeatable)")
-    c.add_argument("--log-dir", type=flags.path, action="append", help="a broker log dir readable here (repeatable)")
+    c.add_argument("--log-dir", type=flags.path, action="append", help="a broker log dir readable here, or a folder above log dirs (repeatable)")
     c.add_argument("--cleaner-log", type=flags.path, help="the broker's log-cleaner.log, followed through rotation")
     c.add_argument("--cluster", help="the cluster label (default: the config's, else 'default')")
     c.add_argument("--port", type=flags.port, help="listen port (default 9690; 0 picks a free one)")

@@ -7,19 +7,21 @@ from monitor.fileio.regularfile import os_reason
 
 
 def scan(paths, config, topic_overrides: dict | None, err, prog: str, *, admin=None, include_all: bool = False,
-         admin_error: str | None = None):
-    """``collectors.app.scan_once`` over ``paths``, each problem printed to ``err`` prefixed with ``prog``."""
+         admin_error: str | None = None, list_undecided: bool = False):
+    """``collectors.app.scan_once`` over ``paths`` (any path: the log dirs under it are found,
+    ``monitor.kafka.discovery``), each problem printed to ``err`` prefixed with ``prog``."""
     from collectors.app import scan_once
 
     snap, named = scan_once(paths, config, topic_overrides, admin=admin, include_all=include_all,
-                            admin_error=admin_error)
+                            admin_error=admin_error, list_undecided=list_undecided)
     for line in named:  # a duplicate folder that is a partition's fault is printed with the partition's below
         if line not in snap.partition_errors.values():
             print(f"{prog}: {line}", file=err)
     for d, reason in snap.log_dir_errors.items():  # a checkpoint error already names its file and line
         print(f"{prog}: {reason}" if reason.startswith(d) else f"{prog}: {d}: {reason}", file=err)
-    for d in snap.down:
-        print(f"{prog}: {d}: log dir down, none of its partitions printed", file=err)
+    for d, (kind, _) in snap.down.items():  # a path that is no log dir, or a log dir's broker unknown: said above
+        if kind in ("io", "checkpoint") and d not in snap.unresolved:
+            print(f"{prog}: {d}: log dir down, none of its partitions printed", file=err)
     for (topic, partition), reason in snap.partition_errors.items():
         print(f"{prog}: {topic}-{partition}: {reason}", file=err)  # as Kafka names the folder
     for d, folder, kind in snap.not_live:
@@ -48,6 +50,10 @@ def read_cleaner_log(path: str, err, prog: str):
 
 
 def exit_code(snap, cleaner_ok: bool = True) -> int:
-    """2: no path given was a readable log dir; 1: a log dir, partition or the cleaner log had a problem."""
-    fatal = all(snap.down.get(d, ("",))[0] == "io" for d in snap.log_dirs)
+    """2: a path given yields no log dir (``monitor.kafka.discovery``), or no log dir found could be read or
+    told whose it is; 1: a log dir, partition or the cleaner log had a problem."""
+    from monitor.kafka.discovery import CLUSTER_CONFLICT, IO, META
+
+    fatal = bool(snap.unresolved) or all(snap.down.get(d, ("",))[0] in (IO, META, CLUSTER_CONFLICT)
+                                         for d in snap.log_dirs)
     return 2 if fatal else (1 if snap.log_dir_errors or snap.partition_errors or not cleaner_ok else 0)

@@ -21,6 +21,7 @@ from collectors.cleaner_metrics import IoSampler, jolokia_io_url, jolokia_read_u
 from collectors.exporter import View, register_all
 from collectors.exposition import RenderedExposition
 from collectors.facts import offsets_groups
+from collectors.logdir_paths import split_by_broker
 from collectors.logdirs import LogDirScanner
 from monitor.model.transactions import TRANSACTION_MAX_TIMEOUT
 from collectors.runner import Runner, Source, Store
@@ -196,15 +197,16 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
 
                 sources.append(Source(f"jolokia:{cluster.name}:{b.id}", "jolokia", cluster.name, jolokia,
                                       config.intervals.jmx, b.id, endpoint=b.jolokia_url))
-            if b.log_dirs:
+            # one scanner per broker whose log dirs are under the paths (a DaemonSet's node may run two)
+            for bid, node in split_by_broker(b.id, b.log_dirs) if b.log_dirs else ():
                 scanner = LogDirScanner(b.log_dirs, _config_lookup(cluster, store, admin_name, said=said),
                                         include_all=include_all,
                                         transaction_max_timeout=_transaction_max_timeout(cluster, store, admin_name),
-                                        leader_lso=_leader_lso(store, admin_name), broker_id=b.id,
+                                        leader_lso=_leader_lso(store, admin_name), broker_id=bid,
                                         active_key_max_bytes=to.active_segment_key_read_bytes,
-                                        active_key_max_keys=to.active_segment_max_keys, say_faults=True)
-                sources.append(Source(f"log_dirs:{cluster.name}:{b.id}", "log_dirs", cluster.name, scanner.refresh,
-                                      config.intervals.log_dirs, b.id))
+                                        active_key_max_keys=to.active_segment_max_keys, say_faults=True, node=node)
+                sources.append(Source(f"log_dirs:{cluster.name}:{bid}", "log_dirs", cluster.name, scanner.refresh,
+                                      config.intervals.log_dirs, bid))
             if b.cleaner_log:
                 follower = CleanerLogFollower(b.cleaner_log)
                 closers.append(follower.close)
@@ -298,7 +300,7 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
     try:
         if once:
             # the admin source first, so log dirs and groups see the topic configs
-            ok = col.runner.refresh_all()
+            ok, wrong = col.runner.refresh_all(), False
             out.write(col.exposition().decode())
             for st in col.store.statuses():
                 if not st.up:
@@ -311,10 +313,13 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
                           f"{' and '.join(also)} shapes; read {st.snapshot.shape} (rule-named before catch-all, "
                           "always)", file=err)
                 down = getattr(st.snapshot, "down", {})
+                said = _said_by_scanner(st.snapshot)
                 for d, (_, reason) in down.items():
-                    print(f"collect: source {st.name}: log dir {d} down: {reason}", file=err)
+                    if d not in said:  # (a path that yields no log dir, a log dir whose broker is unknown: logged)
+                        print(f"collect: source {st.name}: log dir {d} down: {reason}", file=err)
                 ok = ok and not down
-            return 0 if ok else 1
+                wrong = wrong or bool(getattr(st.snapshot, "unresolved", None))  # a path that is no log dir
+            return 2 if wrong else 0 if ok else 1
         _serving_log(err)
         col.rendered.start()  # a first page (every source down) before any refresh, then one per refresh
         # the render thread is pure Python; the scrape threads wait on the GIL for at most this, not 5 ms
@@ -342,6 +347,12 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
         col.close()
 
 
+def _said_by_scanner(snap) -> set:
+    """The down paths a log-dir scanner has logged itself (``collectors.logdir_paths``: found or not found)."""
+    found = getattr(snap, "found", {})
+    return set(getattr(snap, "unresolved", {})) | {d for d, f in found.items() if f.problem is not None}
+
+
 def _serving_log(err) -> None:
     """Serving, the log lines (sources' state changes, librdkafka's own lines) go to ``err`` with their
     time and logger, unless the embedding program set up logging itself (a handler on the root logger)."""
@@ -353,7 +364,7 @@ def _serving_log(err) -> None:
 
 
 def scan_once(paths, config: Config, topic_overrides: dict | None = None, *, admin=None, include_all: bool = False,
-              admin_error: str | None = None):
+              admin_error: str | None = None, list_undecided: bool = False):
     """One refresh of a scanner over ``paths`` (``logdir``, ``explain``): the snapshot, and the names Kafka
     would not create or load (``monitor.kafka.kafkanames``), one line each, for the caller to print. ``admin``: an
     admin source's snapshot, for topic configs; ``admin_error``: the admin API was asked and failed (the
@@ -370,5 +381,5 @@ def scan_once(paths, config: Config, topic_overrides: dict | None = None, *, adm
     named: list[str] = []
     scanner = LogDirScanner(paths, _config_lookup(cluster, store, admin_name, topic_overrides), include_all=include_all,
                             transaction_max_timeout=_transaction_max_timeout(cluster, store, admin_name),
-                            notify=named.append)
+                            notify=named.append, list_undecided=list_undecided)
     return scanner.refresh(), named

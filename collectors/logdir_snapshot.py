@@ -69,6 +69,22 @@ class PartitionReport:
 
 
 @dataclass(frozen=True)
+class Undecided:
+    """A partition ``logdir`` lists without judging it (``LogDirScanner(list_undecided=True)``): never cleaned
+    (no cleaner checkpoint entry) and its cleanup.policy not known, so whether it is compacted at all
+    cannot be told; its records are not read (``--all`` reads them), only what its listing shows."""
+
+    log_dir: str
+    topic: str
+    partition: int
+    reason: str
+    log_bytes: int
+    segments: int
+    first_segment: int | None  # base offsets, from the file names
+    active_segment: int | None
+
+
+@dataclass(frozen=True)
 class LogDirSnapshot:
     taken_at: float
     partitions: tuple[PartitionReport, ...] = ()
@@ -94,6 +110,11 @@ class LogDirSnapshot:
     # partition_errors); segments_changing is also counted as a source error of that kind
     unknown_reasons: dict = field(default_factory=dict)
     relists_total: int = 0  # partitions listed again because a file moved under the read, since the scanner started
+    # the log dirs found under the configured paths (monitor.kafka.discovery.FoundLogDir, by path), the paths
+    # that yield none ((kind, reason): also in down), and the partitions listed but not judged (Undecided)
+    found: dict = field(default_factory=dict)
+    unresolved: dict = field(default_factory=dict)
+    undecided: dict = field(default_factory=dict)
 
     @property
     def error_kinds(self) -> list[str]:

@@ -23,6 +23,9 @@ The LSO folded from each partition's log is checked against the leader's from th
 (``monitor.model.lsocheck``: which one the model uses, and a disagreement kept while the same side holds
 the same offset).
 
+The configured paths may be any folder above log dirs: each refresh finds the log dirs under them
+(``collectors.logdir_paths``, ``monitor.kafka.discovery``); a path that yields none is down with the reason.
+
 This module walks the log dirs and joins each partition's figures into its report; one partition's
 read is ``collectors.logdir_read``, its re-listing under churn ``collectors.logdir_churn``, and what a
 refresh hands on (keyed by ``(topic, partition)``) ``collectors.logdir_snapshot``.
@@ -36,8 +39,9 @@ import time
 from typing import Callable
 
 from collectors.logdir_churn import Relister
+from collectors.logdir_paths import ANY, resolve
 from collectors.logdir_read import LeaderLsoLookup, PartitionReader, no_leader_lso
-from collectors.logdir_snapshot import CHANGING, DUPLICATE, LogDirSnapshot, PartitionKey, PartitionReport
+from collectors.logdir_snapshot import CHANGING, DUPLICATE, LogDirSnapshot, PartitionKey, PartitionReport, Undecided
 from monitor.model.activekeys import DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, ActiveKeys, tally
 from monitor.verdicts.facts import WriteRate
 from monitor.kafka.checkpoint import describe_entry_problem, entry_problem
@@ -48,8 +52,8 @@ from monitor.model.lsocheck import LsoDisagreement, persist
 from monitor.kafka.offsetgroups import OFFSETS_TOPIC, most_advanced
 from monitor.fileio.regularfile import os_reason
 from monitor.model.retention import from_summaries, project_retention
-from monitor.model.topicconfig import (NOT_CLEANED_BY_LOG_CLEANER, BrokerSetting, EffectiveConfig, effective_broker_setting,
-                                 effective_config)
+from monitor.model.topicconfig import (DEFAULT, NOT_CLEANED_BY_LOG_CLEANER, UNKNOWN, BrokerSetting, EffectiveConfig,
+                                       effective_broker_setting, effective_config)
 from monitor.model.transactions import TRANSACTION_MAX_TIMEOUT
 
 log = logging.getLogger("compaction_monitor.logdirs")
@@ -60,6 +64,18 @@ def duplicate_reason(log_dir: str, topic: str, partition: int, folders: list[str
     return (f"{log_dir}: duplicate log directories for {topic}-{partition}: {', '.join(map(printable, folders))} "
             "all load as it (Kafka's LogManager refuses to start with both); none read: delete the one that is not "
             "this replica")
+
+
+def undecided_partition(log_dir: str, part, found: EffectiveConfig) -> Undecided:
+    """A partition not known to be compacted or not (``Undecided``), with what its listing shows."""
+    why = ("the admin API did not give it" if found.sources.get("cleanup.policy") == UNKNOWN
+           else "no admin API, config file entry or --topic-config for it")
+    reason = (f"not judged: never cleaned (no entry in {log_dir}/cleaner-offset-checkpoint) and its cleanup.policy "
+              f"is not known ({why}), so whether it is compacted cannot be told; give --topic-config "
+              f"{part.topic}:cleanup.policy=compact (or its entry in --config) to judge it, or --all to read it")
+    segs = part.segments
+    return Undecided(log_dir, part.topic, part.partition, reason, part.size, len(segs),
+                     segs[0].base_offset if segs else None, segs[-1].base_offset if segs else None)
 
 
 # checkpoints the per-partition state is computed from: a malformed one takes its log dir down
@@ -109,7 +125,8 @@ class LogDirScanner:
                  leader_lso: LeaderLsoLookup = no_leader_lso, broker_id: str | None = None,
                  statvfs: Callable[[str], os.statvfs_result] = os.statvfs,
                  active_key_max_bytes: int = DEFAULT_MAX_BYTES, active_key_max_keys: int = DEFAULT_MAX_KEYS,
-                 notify: Callable[[str], None] = log.warning, say_faults: bool = False):
+                 notify: Callable[[str], None] = log.warning, say_faults: bool = False, node=ANY,
+                 list_undecided: bool = False):
         self.notify = notify  # where a name Kafka would not create or load is said, once (see _log_named)
         # the collector's: a partition's fault (an unreadable file, a read fault) said through notify too, once
         # while it lasts, since its page carries only the reason's kind; logdir and explain print them all
@@ -117,7 +134,9 @@ class LogDirScanner:
         self.statvfs = statvfs  # the free-space check's one system call (a test injects a failing one)
         self.active_key_max_bytes, self.active_key_max_keys = active_key_max_bytes, active_key_max_keys
         self._active_keys: dict[PartitionKey, ActiveKeys] = {}
-        self.log_dirs = one_each(log_dirs)
+        self.log_dirs = one_each(log_dirs)  # as configured: any path, resolved at each refresh (logdir_paths)
+        self.node = node  # with several brokers under the paths, the one whose log dirs this scanner reads
+        self.list_undecided = list_undecided  # logdir: also the partitions not known to be compacted or not
         self.broker_id = broker_id
         self._lso_disagreements: dict[PartitionKey, LsoDisagreement] = {}
         self.config_lookup = config_lookup
@@ -145,11 +164,17 @@ class LogDirScanner:
         read_before = self._reader.reads
         bytes_before = self._reader.bytes
         txn_timeout = self.transaction_max_timeout()
-        needs: dict[str, list[CleanNeed]] = {d: [] for d in self.log_dirs}
+        res = resolve(self.log_dirs, self.node)
+        needs: dict[str, list[CleanNeed]] = {d: [] for d in res.log_dirs}
+        down.update(res.down)
+        dir_errors.update((d, why) for d, (_, why) in res.down.items())
+        named: dict[str, str] = dict(res.said)  # what Kafka would not create or load, and why: logged once while it is there
+        if self.say_faults:  # the collector: a path or log dir down said once while it lasts (logdir prints them)
+            named.update((f"{d} (down)", why if why.startswith(d) else f"{d}: {why}") for d, (_, why) in res.down.items())
+        undecided: dict[PartitionKey, Undecided] = {}
         offsets_replicas: list[tuple[int, tuple[int, frozenset]]] = []
-        named: dict[str, str] = {}  # what Kafka would not create or load, and why: logged once while it is there
         held: dict[tuple[str, int], list] = {}  # partition -> (log dir, folder, its broker) of each folder read
-        for d in self.log_dirs:
+        for d in res.log_dirs:
             try:
                 ld = scan_log_dir(d)
             except OSError as exc:
@@ -196,6 +221,8 @@ class LogDirScanner:
                 found = self.config_lookup(part.topic, key in self._known_compacted)
                 cfg = found.config
                 if not cfg.compacted and not self.include_all:
+                    if self.list_undecided and found.sources.get("cleanup.policy") in (DEFAULT, UNKNOWN):
+                        undecided[key] = undecided_partition(d, part, found)
                     continue
                 try:
                     part, got, moved = self._churn.settled(part, cfg, lambda p: self._reader.read(
@@ -259,7 +286,7 @@ class LogDirScanner:
                                                sum(x.empty_value_records for x in summaries), retention))
         reports = self._one_folder_per_partition(reports, part_errors, named, held, unknown)
         self._reader.forget(seen_paths)  # segments and snapshots that are gone
-        space = tuple(self._space(d, needs[d]) for d in self.log_dirs)
+        space = tuple(self._space(d, needs[d]) for d in res.log_dirs)
         for sp in space:
             if sp.error:
                 dir_errors[f"{sp.log_dir} (free space)"] = sp.error
@@ -269,10 +296,10 @@ class LogDirScanner:
             named.update({f"{t}-{p} (fault)": f"{t}-{p}: {why}" for (t, p), why in part_errors.items()
                           if unknown.get((t, p)) not in (CHANGING, DUPLICATE)})
         self._log_named(named)
-        return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(self.log_dirs),
+        return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(res.every),
                               down, self._reader.reads - read_before, self._reader.bytes - bytes_before, txn_timeout,
                               tuple(entry_problems), space, most_advanced(offsets_replicas), unknown,
-                              self._churn.relists)
+                              self._churn.relists, res.found, res.unresolved, undecided)
 
     def _one_folder_per_partition(self, reports: list, part_errors: dict, named: dict, held: dict,
                                   unknown: dict) -> list:
@@ -301,7 +328,8 @@ class LogDirScanner:
         per partition fault, when it first shows, not on every refresh; one gone and back is logged again."""
         for what in sorted(named.keys() - self._named):
             why = named[what]
-            said = what.endswith((" (duplicate)", " (fault)"))
+            said = what.endswith((" (duplicate)", " (fault)", " (found)", " (unlisted)", " (cut)", " (other broker)",
+                                  " (down)"))
             self.notify(printable(why if said else f"{what}: ignored: {why}"))
         self._named = set(named)
 

@@ -213,9 +213,17 @@ T_UNHEALTHY = _m("topic_unhealthy_partitions", "gauge",
                  TB)
 
 LOG_DIR_UP = _m("log_dir_up", "gauge",
-                "1 when the log dir's files were read and understood; 0 when it cannot be listed or its cleaner or "
-                "log-start checkpoint is malformed (its partition series are then withdrawn, not guessed).",
+                "1 when the log dir's files were read and understood; 0 when it cannot be listed, its cleaner or "
+                "log-start checkpoint is malformed (its partition series are then withdrawn, not guessed), or a "
+                "path given yields no log dir (log_dir_down_info says why); never 1 for a path holding none.",
                 B + ("log_dir",))
+LOG_DIR_DOWN = _m("log_dir_down_info", "gauge",
+                  "1 for each log dir whose log_dir_up is 0, with the reason: not_found (the path given holds no "
+                  "Kafka log dir within the walk's depth: monitor.kafka.discovery), partition_dir (a partition "
+                  "folder given as a log dir), io (it cannot be listed), meta_properties (its meta.properties "
+                  "cannot be read: whose it is is unknown), cluster_conflict (another log dir claims its broker "
+                  "with another cluster.id), checkpoint (its cleaner or log-start checkpoint is malformed). The "
+                  "collector logs the message, naming the path; `collect --once` prints it.", B + ("log_dir", "reason"))
 P_STATE_UNKNOWN = _m("partition_state_unknown", "gauge",
                      "1 when a partition of a log dir that is up has no figures this refresh (its cause is "
                      "unknown), with the reason: segments_changing (a segment moved between listing and reading, "

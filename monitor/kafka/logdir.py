@@ -215,17 +215,40 @@ def scan_partition(path: str | Path) -> PartitionDir:
 MAX_META_BYTES = 64 * 1024  # Kafka's meta.properties is a few lines; more is a damaged or foreign file
 
 
-def read_meta_properties(path: str | Path) -> dict[str, str]:
-    """A log dir's meta.properties, at most ``MAX_META_BYTES`` of it (a larger file is not read: {})."""
+class MetaPropertiesError(OSError):
+    """A log dir's meta.properties that exists but cannot be read as one: ``str()`` names the file and why."""
+
+
+def load_meta_properties(path: str | Path) -> dict[str, str]:
+    """A log dir's meta.properties, at most ``MAX_META_BYTES`` of it: {} when there is none;
+    ``MetaPropertiesError`` when it is there and cannot be read (permissions, no regular file, larger than
+    a meta.properties is, not UTF-8): which broker the log dir belongs to is then unknown, not guessed."""
     try:
         with open_regular(path) as fh:
             raw = fh.read(MAX_META_BYTES + 1)
-        if len(raw) > MAX_META_BYTES:
-            return {}
-        text = raw.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise MetaPropertiesError(f"{path}: dangling symlink") from None
         return {}
+    except NotRegularFile as exc:
+        raise MetaPropertiesError(str(exc)) from None
+    except OSError as exc:
+        raise MetaPropertiesError(f"{path}: cannot be read: {os_reason(exc)}") from None
+    if len(raw) > MAX_META_BYTES:
+        raise MetaPropertiesError(f"{path}: larger than {MAX_META_BYTES} bytes: not a meta.properties Kafka wrote")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MetaPropertiesError(f"{path}: byte {exc.start}: not UTF-8 text") from None
     return parse_properties(text)
+
+
+def read_meta_properties(path: str | Path) -> dict[str, str]:
+    """A log dir's meta.properties (``load_meta_properties``); {} when there is none or it cannot be read."""
+    try:
+        return load_meta_properties(path)
+    except MetaPropertiesError:
+        return {}
 
 
 def meta_node_id(meta: dict[str, str]) -> str | None:

@@ -9,7 +9,6 @@ in ``ps``).
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 from monitor.settings.config import BrokerConfig, ClusterConfig, Config, ConfigError
 
@@ -64,14 +63,18 @@ def _resolved(flag: str, values) -> list[str]:
 
 
 def _node_id(log_dirs) -> str | None:
-    """The broker's node.id (broker.id in v0) from a log dir's meta.properties."""
-    from monitor.kafka.logdir import meta_node_id, read_meta_properties
+    """The broker's node.id (broker.id in v0) from the meta.properties of the log dirs found under the
+    paths (``monitor.kafka.discovery``), when they name one broker; with several, the collector reads
+    each under its own (``collectors.logdir_paths.split_by_broker``)."""
+    from monitor.kafka.discovery import LogDirNotFound, discover_log_dirs
 
+    nodes = set()
     for d in log_dirs:
-        nid = meta_node_id(read_meta_properties(Path(d) / "meta.properties"))
-        if nid:
-            return nid
-    return None
+        try:
+            nodes.update(f.node_id for f in discover_log_dirs(d).log_dirs if f.node_id and f.problem is None)
+        except LogDirNotFound:
+            continue
+    return next(iter(nodes)) if len(nodes) == 1 else None
 
 
 def _broker_id_from_url(url: str, i: int) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from monitor.model.cleanerio import at_throttle, throttle_ratio
 from monitor.model.compaction import CLEANABLE_RATIO_ABOVE_MIN, PartitionState
 from monitor.verdicts.facts import VERDICT_CONFIGS, BrokerFacts, Facts, Found, duration, segment_file
+from monitor.model.topicconfig import DEFAULT
 from monitor.verdicts.fixes import IO_MAX, MORE_THREADS, abort_transaction, alter_brokers, alter_topic
 from monitor.verdicts.forecasts import roll_forecast
 
@@ -86,6 +87,13 @@ def unknown(f: Facts) -> Found | None:
                 ("grant the collector's user Describe and DescribeConfigs on the topic (kafka-acls --add "
                  f"--operation Describe --operation DescribeConfigs --topic {s.topic}), or give its config in "
                  "monitor.yaml (clusters[].topics)",))
+    if not f.config.compacted and f.sources.get("cleanup.policy") == DEFAULT:  # nobody asked: not known, not delete
+        return (f"not known to be compacted: {s.topic}-{s.partition} has no entry in the cleaner's checkpoint (never "
+                "cleaned) and its cleanup.policy was not given (no admin API, config file entry or --topic-config); "
+                "its figures are read as if Kafka's default, delete, were its policy",
+                {"reason": "cleanup.policy unknown, never cleaned", "configs": f.cfg("cleanup.policy")},
+                (f"give its config: --topic-config {s.topic}:cleanup.policy=compact, its entry in monitor.yaml "
+                 "(clusters[].topics), or --bootstrap-server where the command takes it",))
     if not f.config.compacted:
         return (f"cleanup.policy={','.join(f.config.cleanup_policy)}: the log cleaner does not compact this topic",
                 {"reason": "not compacted", "configs": f.cfg("cleanup.policy")},
