@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import signal
+from functools import partial
 import sys
 import threading
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from collectors.cleaner_metrics import IoSampler, jolokia_io_url, jolokia_read_u
 from collectors.exporter import View, register_all
 from collectors.exposition import RenderedExposition
 from collectors.facts import offsets_groups
+from collectors.jmx_template import TemplatedJmx
 from collectors.logdir_paths import split_by_broker
 from collectors.logdirs import LogDirScanner
 from monitor.model.transactions import TRANSACTION_MAX_TIMEOUT
@@ -176,13 +178,7 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
                                       groups, config.intervals.consumer_groups, endpoint=_kafka_endpoint(cluster)))
         for b in cluster.brokers if config.role != CLUSTER else ():
             if b.jmx_url:
-                def jmx(url=b.jmx_url, c=cluster, b=b, sampled=IoSampler()):
-                    return sampled(parse_exposition(get_text(url, deadline=to.jmx, max_bytes=to.max_page_bytes,
-                                                             auth=jmx_credentials(b, url), ca_file=b.jmx_ca_file),
-                                                    c, url))
-
-                sources.append(Source(f"jmx:{cluster.name}:{b.id}", "jmx", cluster.name, jmx, config.intervals.jmx, b.id,
-                                      endpoint=b.jmx_url))
+                sources.append(jmx_source(config, cluster, b, b.id, b.jmx_url))
             if b.jolokia_url:
                 def jolokia(url=b.jolokia_url, b=b, sampled=IoSampler()):
                     u = jolokia_read_url(url)
@@ -213,6 +209,18 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
                 sources.append(Source(f"cleaner_log:{cluster.name}:{b.id}", "cleaner_log", cluster.name,
                                       follower.refresh, config.intervals.cleaner_log, b.id))
     return sources, closers
+
+
+def jmx_source(config: Config, cluster: ClusterConfig, b: BrokerConfig, label: str, url: str) -> Source:
+    """The JMX exporter page of broker ``label`` at ``url`` (a configured ``jmx_url``, or one filled from
+    ``jmx_url_template``: ``collectors.jmx_template``), with ``b``'s credentials and CA."""
+    to = config.timeouts
+
+    def jmx(sampled=IoSampler()):
+        return sampled(parse_exposition(get_text(url, deadline=to.jmx, max_bytes=to.max_page_bytes,
+                                                 auth=jmx_credentials(b, url), ca_file=b.jmx_ca_file), cluster, url))
+
+    return Source(f"jmx:{cluster.name}:{label}", "jmx", cluster.name, jmx, config.intervals.jmx, label, endpoint=url)
 
 
 def jmx_credentials(broker: BrokerConfig, endpoint: str) -> tuple[str, str] | None:
@@ -277,7 +285,9 @@ def build(config: Config) -> Collector:
     registry = CollectorRegistry(auto_describe=False)
     register_all(registry, store, view=View.of(config))
     rendered = RenderedExposition(registry)
-    runner = Runner(store, sources, on_refresh=[HiddenGroupsNotice(store), rendered.invalidate])
+    templated = TemplatedJmx(config if config.role != CLUSTER else Config(), store, partial(jmx_source, config))
+    runner = Runner(store, sources, on_refresh=[templated, HiddenGroupsNotice(store), rendered.invalidate])
+    templated.attach(runner)
     return Collector(config, store, runner, registry, closers, rendered)
 
 
