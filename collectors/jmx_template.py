@@ -42,17 +42,19 @@ class TemplatedJmx:
         return self
 
     def __call__(self) -> None:
-        if self.runner is None:
+        if self.runner is None or not self.clusters:
             return
         with self._lock:  # the hook runs on every source's thread
             statuses = self.store.statuses()
-            configured = {s.name for s in statuses if s.kind == "jmx"} - set(self._added)
+            # brokers whose page the config gives (jmx_url or jolokia_url): that one is read
+            configured = {(s.cluster, s.broker) for s in statuses if s.kind in ("jmx", "jolokia")
+                          and s.name not in self._added}
             for st in statuses:
                 cluster = self.clusters.get(st.cluster)
                 if st.kind != "log_dirs" or cluster is None or st.snapshot is None:
                     continue
                 name = f"jmx:{cluster.name}:{st.broker}"
-                if name in configured:  # the config gives this broker's jmx_url: that one is read
+                if (st.cluster, st.broker) in configured:
                     continue
                 nodes = sorted({f.node_id for f in st.snapshot.found.values()
                                 if f.node_id is not None and f.problem is None}, key=str)

@@ -112,3 +112,18 @@ def test_a_broker_found_later_gets_its_jmx_source_then_and_one_gone_loses_it(tmp
         assert jmx() == {} and "kafka_compaction_broker_cleaner_dead_threads{" not in col.exposition().decode()
     finally:
         col.close()
+
+
+def test_a_broker_whose_page_the_config_gives_is_read_there_not_from_the_template(tmp_path, pages):
+    template, asked = pages
+    _log_dir(tmp_path / "data" / "kafka-log7")
+    given = template.replace("{node_id}", "7").replace("/broker-7/", "/given/")
+    cfg = with_command_line(Config(role="broker"), log_dirs=[str(tmp_path / "data")], jmx_urls=[given],
+                            jmx_url_template=template)
+    col = build(cfg)
+    try:
+        col.runner.refresh_all()
+        assert [(s.name, s.endpoint) for s in col.store.statuses() if s.kind == "jmx"] == [("jmx:default:7", given)]
+        assert asked == ["/given/metrics"]
+    finally:
+        col.close()
