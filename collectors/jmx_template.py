@@ -58,7 +58,9 @@ class TemplatedJmx:
                     continue
                 nodes = sorted({f.node_id for f in st.snapshot.found.values()
                                 if f.node_id is not None and f.problem is None}, key=str)
-                if len(nodes) > 1:
+                if st.broker in nodes:  # the scanner is labelled by its node.id: that broker's page
+                    nodes = [st.broker]
+                elif len(nodes) > 1:
                     self._say(f"{name} (several)", "broker %s of cluster %s: its log dirs name node.ids %s: no JMX "
                               "page read for it from jmx_url_template (restart the collector to read each under its "
                               "own)", st.broker, cluster.name, ", ".join(nodes))

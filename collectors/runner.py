@@ -8,6 +8,8 @@ After every refresh, failed or not, the Runner calls its ``on_refresh`` hooks (t
 is rendered again: ``collectors.exposition``). Serving, each source's state changes are logged
 (``StateLog``: up -> down with the error, down -> up), at most twice per ``STATE_LOG_SECONDS`` each;
 every source keeps its last error's kind and text (redacted) for ``source_last_error_info``.
+Sources may be added and removed while serving (``Runner.add``/``remove``): a broker found in the log dirs
+after the start gets its JMX source then (``collectors.jmx_template``).
 """
 
 from __future__ import annotations

@@ -127,3 +127,21 @@ def test_a_broker_whose_page_the_config_gives_is_read_there_not_from_the_templat
         assert asked == ["/given/metrics"]
     finally:
         col.close()
+
+
+def test_a_second_broker_appearing_under_a_scanner_labelled_by_node_id_keeps_the_first_ones_page(tmp_path, pages):
+    """A scanner started on broker 7's volume is labelled 7; broker 9's volume appearing under the same path
+    later (read by that scanner until a restart splits them: collectors.logdir_paths) leaves 7's page as it is."""
+    template, asked = pages
+    _log_dir(tmp_path / "data" / "kafka-log7")
+    cfg = with_command_line(Config(role="broker"), log_dirs=[str(tmp_path / "data")], jmx_url_template=template)
+    assert cfg.clusters[0].brokers[0].id == "7"
+    col = build(cfg)
+    try:
+        col.runner.refresh_all()
+        ff.log_dir(tmp_path / "data" / "kafka-log9", node="9")
+        col.runner.refresh_all()
+        assert [(s.name, s.up) for s in col.store.statuses() if s.kind == "jmx"] == [("jmx:default:7", True)]
+        assert asked == ["/broker-7/metrics"] * 2
+    finally:
+        col.close()
