@@ -64,9 +64,23 @@ def _rss_mb() -> float:
 
 def main(argv) -> int:
     ap = argparse.ArgumentParser(prog="bench logdir")
-    ap.add_argument("--partitions", type=int, default=5000)
+    ap.add_argument("--partitions", type=int, help="default 5,000; 20,000 with --broker-size")
     ap.add_argument("--rounds", type=int, default=3, help="segments per partition (plus the active one)")
+    ap.add_argument("--broker-size", action="store_true",
+                    help="a broker's size (bench/bench_logdir_broker.py): cold start, restart with the cache, "
+                         "first complete page, peak RSS, each against a plain full read")
+    ap.add_argument("--gb", type=float, default=20.0, help="--broker-size: GB of log (default 20)")
+    ap.add_argument("--segments", type=int, default=4, help="--broker-size: rolled segments per partition")
+    ap.add_argument("--timeout", type=float, default=7200, help="--broker-size: seconds a collect may take")
+    ap.add_argument("--budget-seconds", type=float, default=60, help="--broker-size: the I/O budget's window")
+    ap.add_argument("--dir", help="--broker-size: where the log dir is made (default: the temp dir)")
     args = ap.parse_args(argv)
+    if args.broker_size:
+        from bench.bench_logdir_broker import main as broker_size
+
+        args.partitions = args.partitions or 20_000
+        return broker_size(args)
+    args.partitions = args.partitions or 5000
     from collectors.logdirs import LogDirScanner
     from monitor.kafka.record import SegmentReader
 

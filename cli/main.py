@@ -83,6 +83,10 @@ def cmd_collect(args: argparse.Namespace) -> int:
             return 2
     from collectors.app import run_collect
 
+    if args.state_dir:
+        from dataclasses import replace
+
+        cfg = replace(cfg, state_dir=args.state_dir)
     return run_collect(cfg, once=args.once, web=web)
 
 
@@ -112,6 +116,8 @@ def _exposition_flags(cfg, args: argparse.Namespace):
         changes["role"] = args.role
     if args.granularity:
         changes["granularity"] = args.granularity
+    if getattr(args, "io_budget", None) is not None:  # over the file's, for every broker without its own
+        changes["io_budget_bytes_per_second"] = args.io_budget
     for key in ("topics_allow", "topics_deny"):
         given = getattr(args, key)
         if given:
@@ -321,10 +327,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="TLS and basic auth for /metrics, in Prometheus exporter-toolkit's web config format")
     c.add_argument("--once", action="store_true", help="refresh every source once, print the metrics, exit")
     c.add_argument("--role", choices=list(ROLES), help=f"which sources are read and which series exported: {ROLE_HELP}")
+    c.add_argument("--state-dir", type=flags.path,
+                   help="where the summary cache is kept, so a restart reads only the segments that changed "
+                        "(default: the config's state_dir, else $STATE_DIRECTORY, /var/lib/compaction-monitor when "
+                        "writable, else $XDG_STATE_HOME/compaction-monitor; with --once only when given)")
     c.add_argument("--granularity", choices=["topic", "partition"],
                    help="topic (default): topic aggregates, 4 series per healthy partition, 2 per healthy consumer "
                         "group's partition, and every series of an "
                         "unhealthy one; partition: every series of every partition")
+    c.add_argument("--io-budget", type=flags.bytes_per_second, metavar="BYTES_PER_SECOND",
+                   help="bytes per second the log-dir reads may take from a broker's disk (default 20971520, "
+                        "20 MiB/s: monitor.fileio.iobudget says why; 0: unlimited). Serving, every partition's "
+                        "ratio and cause come from batch headers first, records at this pace after; --once "
+                        "reads every record before it prints, at this pace")
     c.add_argument("--topics-allow", action="append", metavar="REGEX",
                    help="export only topics whose whole name matches (repeatable; default: every topic)")
     c.add_argument("--topics-deny", action="append", metavar="REGEX",

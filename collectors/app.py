@@ -25,6 +25,8 @@ from collectors.facts import offsets_groups
 from collectors.jmx_template import TemplatedJmx
 from collectors.logdir_paths import split_by_broker
 from collectors.logdirs import LogDirScanner
+from collectors.summary_state import SummaryState, cache_name, default_state_dir
+from monitor.fileio.iobudget import IoBudget
 from monitor.model.transactions import TRANSACTION_MAX_TIMEOUT
 from collectors.runner import Runner, Source, Store
 from monitor.settings.config import BrokerConfig, ClusterConfig, Config
@@ -146,11 +148,16 @@ def _read_suffix(config: Config, cluster: ClusterConfig) -> str:
     return ":" + "+".join(b.id for b in cluster.brokers if any(getattr(b, k) for k in BROKER_SOURCES))
 
 
-def build_sources(config: Config, store: Store, include_all: bool = False) -> tuple[list[Source], list]:
+def build_sources(config: Config, store: Store, include_all: bool = False,
+                  state_dir: str | None = None, headers_first: bool = False) -> tuple[list[Source], list]:
     """The sources of ``config``'s role (``monitor.settings.roles``): the cluster role reads the admin API
     only; the broker role its brokers' log dirs, cleaner logs and JMX/Jolokia pages, and the admin API
     (topic configs, leaders' LSOs, the brokers' cleaner settings, the groups' positions) for its own
-    judgements; all, everything."""
+    judgements; all, everything. ``state_dir``: where each broker's log-dir scanner keeps its summary
+    cache (``collectors.summary_state``), None for none. With ``headers_first`` (``collect`` serving), log
+    dirs are read headers first (``collectors.logdirs``): every partition's ratio and cause on the first page,
+    records after; without (``collect --once``) every segment is read whole before the page is made (at the
+    I/O budget's pace)."""
     sources, closers = [], []
     to = config.timeouts
     for cluster in config.clusters:
@@ -200,9 +207,12 @@ def build_sources(config: Config, store: Store, include_all: bool = False) -> tu
                                         transaction_max_timeout=_transaction_max_timeout(cluster, store, admin_name),
                                         leader_lso=_leader_lso(store, admin_name), broker_id=bid,
                                         active_key_max_bytes=to.active_segment_key_read_bytes,
-                                        active_key_max_keys=to.active_segment_max_keys, say_faults=True, node=node)
+                                        active_key_max_keys=to.active_segment_max_keys, say_faults=True, node=node,
+                                        state=SummaryState(state_dir, cache_name(cluster.name, bid, b.log_dirs))
+                                        if state_dir else None,
+                                        headers_first=headers_first, io_budget=IoBudget(config.io_budget_for(b)))
                 sources.append(Source(f"log_dirs:{cluster.name}:{bid}", "log_dirs", cluster.name, scanner.refresh,
-                                      config.intervals.log_dirs, bid))
+                                      config.intervals.log_dirs, bid, busy=scanner.busy))
             if b.cleaner_log:
                 follower = CleanerLogFollower(b.cleaner_log)
                 closers.append(follower.close)
@@ -279,9 +289,9 @@ class HiddenGroupsNotice:
                         getattr(admin, "principal", "") or "the client", state[1], state[2], min(hidden))
 
 
-def build(config: Config) -> Collector:
+def build(config: Config, state_dir: str | None = None, headers_first: bool = False) -> Collector:
     store = Store()
-    sources, closers = build_sources(config, store)
+    sources, closers = build_sources(config, store, state_dir=state_dir, headers_first=headers_first)
     registry = CollectorRegistry(auto_describe=False)
     register_all(registry, store, view=View.of(config))
     rendered = RenderedExposition(registry)
@@ -306,7 +316,10 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
     except WebConfigError as exc:
         print(f"collect: web config error: {exc}", file=err)
         return 2
-    col = build(config)
+    # the summary cache: always when serving; for --once only when a state dir is given (a one-shot check
+    # neither needs one nor leaves files behind unasked)
+    state_dir = config.state_dir if once else config.state_dir or default_state_dir()
+    col = build(config, state_dir, headers_first=not once)
     try:
         if once:
             # the admin source first, so log dirs and groups see the topic configs

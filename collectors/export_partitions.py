@@ -38,7 +38,9 @@ class PartitionCollector(StoreCollector):
              M.P_ACTIVE_DUP_RECORDS, M.P_ACTIVE_DUP_BYTES, M.P_ACTIVE_DUP_UNKNOWN, M.T_CONFIG_SOURCE,
              M.P_EMPTY_VALUES, M.P_KEYLESS, M.P_RETENTION_START, M.P_RETENTION_BYTES,
              M.T_MAX_CLEANABLE_RATIO, M.T_CLEANABLE_BYTES, M.T_UNCLEANED_BYTES, M.T_LOG_BYTES, M.T_TOMBSTONES,
-             M.T_CAUSE, M.T_UNHEALTHY, M.P_STATE_UNKNOWN, M.LOG_DIR_RELISTS)
+             M.T_CAUSE, M.T_UNHEALTHY, M.P_STATE_UNKNOWN, M.LOG_DIR_RELISTS, M.LOG_DIR_STATE_CACHE_UP,
+             M.LOG_DIR_STATE_CACHE_RESTORED,
+             M.P_DETAIL_PENDING, M.LOG_DIR_READ_BYTES, M.LOG_DIR_PENDING_BYTES, M.LOG_DIR_IO_BUDGET)
 
     def _collect(self, facts: Facts):
         fams = families(self.names)
@@ -55,6 +57,17 @@ class PartitionCollector(StoreCollector):
                 fams[M.P_STATE_UNKNOWN].add_metric(lb + [f.unknown_reason], 1.0)
                 topics.setdefault(f.topic, _TopicSum()).add_unknown(f.cause.cause)
             fams[M.LOG_DIR_RELISTS].add_metric(lb0, ld.snapshot.relists_total)
+            if ld.snapshot.state_cache is not None:  # (usable, reason, restored): collectors.summary_state
+                up, reason, restored = ld.snapshot.state_cache
+                fams[M.LOG_DIR_STATE_CACHE_UP].add_metric(lb0 + [reason], 1.0 if up else 0.0)
+                fams[M.LOG_DIR_STATE_CACHE_RESTORED].add_metric(lb0, restored)
+            io = ld.snapshot.io
+            if io is not None:
+                fams[M.LOG_DIR_READ_BYTES].add_metric(lb0 + ["header"], io.header_bytes)
+                fams[M.LOG_DIR_READ_BYTES].add_metric(lb0 + ["detail"], io.detail_bytes)
+                fams[M.LOG_DIR_PENDING_BYTES].add_metric(lb0, io.pending_bytes)
+                if io.budget_bytes_per_second is not None:
+                    fams[M.LOG_DIR_IO_BUDGET].add_metric(lb0, io.budget_bytes_per_second)
             for d in ld.snapshot.log_dirs:
                 fams[M.LOG_DIR_UP].add_metric(lb0 + [d], 0.0 if d in ld.snapshot.down else 1.0)
                 if d in ld.snapshot.down:
@@ -73,7 +86,8 @@ class PartitionCollector(StoreCollector):
                 fams[M.P_CAUSE].add_metric(lb + [f.cause.cause], 1.0)
                 for name, extra, v in rows:  # labels beyond the partition's in the metric's own order
                     fams[name].add_metric(lb + [extra[k] for k in EXTRA[name]], v)
-                topics.setdefault(f.topic, _TopicSum()).add(f.state, f.cause.cause, bad, f.report.config.known)
+                topics.setdefault(f.topic, _TopicSum()).add(f.state, f.cause.cause, bad, f.report.config.known,
+                                                            f.report.detail_pending)
             for topic, t in sorted(topics.items()):
                 t.emit(fams, lb0 + [topic])
         yield from fams.values()
@@ -116,7 +130,7 @@ class _TopicSum:
         self.unhealthy = 0
         self.partitions = 0  # read ones (an unreadable partition adds only its unknown cause)
 
-    def add(self, s, cause: str, bad: bool, known=lambda *keys: True) -> None:
+    def add(self, s, cause: str, bad: bool, known=lambda *keys: True, pending: bool | None = None) -> None:
         """``known`` is the partition's ``TopicConfig`` check: what is cleanable moves with the
         compaction lags, so a partition whose lags are unknown adds nothing to the cleanable figures
         (never Kafka's defaults passed off as its config, as for its own series: ``CONFIG_DEPENDS``)."""
@@ -126,7 +140,10 @@ class _TopicSum:
         self.partitions += 1
         self.uncleaned += s.uncleaned_bytes
         self.log += s.log_bytes
-        self.tombstones += s.tombstones_clean + s.tombstones_dirty
+        if pending:  # a partial count is no count: the topic's sum is left out while one is pending
+            self.tombstones = None
+        elif self.tombstones is not None:
+            self.tombstones += s.tombstones_clean + s.tombstones_dirty
         self.causes.add(cause)
         self.unhealthy += bad
 
@@ -142,7 +159,8 @@ class _TopicSum:
         if self.partitions:
             fams[M.T_UNCLEANED_BYTES].add_metric(lb, self.uncleaned)
             fams[M.T_LOG_BYTES].add_metric(lb, self.log)
-            fams[M.T_TOMBSTONES].add_metric(lb, self.tombstones)
+            if self.tombstones is not None:
+                fams[M.T_TOMBSTONES].add_metric(lb, self.tombstones)
         fams[M.T_CAUSE].add_metric(lb + [worst_cause(self.causes)], 1.0)
         fams[M.T_UNHEALTHY].add_metric(lb, self.unhealthy)
 
@@ -182,24 +200,33 @@ def _partition_rows(rep, cause, now: float) -> list[tuple[str, dict, float]]:
     add(M.P_ELIGIBLE, 1.0 if s.eligible else 0.0)
     add(M.P_ELIGIBLE_SECONDS, max(now - rep.eligible_since, 0.0) if rep.eligible_since else 0.0)
     add(M.P_DELAY, s.compaction_delay_ms / 1000.0)
-    add(M.P_TOMBSTONES, s.tombstones_clean, section="clean")
-    add(M.P_TOMBSTONES, s.tombstones_dirty, section="dirty")
-    if s.oldest_tombstone_age_ms is not None:
-        add(M.P_OLDEST_TOMBSTONE, s.oldest_tombstone_age_ms / 1000.0)
-    add(M.P_RETENTION, s.delete_retention_ms / 1000.0)
-    add(M.P_PAST_RETENTION, s.tombstones_past_retention)
-    add(M.P_PAST_HORIZON, s.tombstones_past_delete_horizon)
     add(M.P_FAULTS, s.faults)
     for kind in LEFTOVER_KINDS.values():  # every kind, 0 included: absent means not read
         add(M.P_LEFTOVER_FILES, sum(1 for x in rep.leftovers if x.kind == kind), log_dir=rep.log_dir, kind=kind)
     _active_segment(add, rep, cause, now)
-    # issue 16: producer pitfalls counted on disk, and what retention deletes next on compact,delete topics
-    add(M.P_EMPTY_VALUES, rep.empty_value_records)
-    add(M.P_KEYLESS, rep.keyless_records)
     if rep.retention is not None:
         add(M.P_RETENTION_START, rep.retention.log_start_offset)
         add(M.P_RETENTION_BYTES, rep.retention.deleted_bytes)
+    add(M.P_RETENTION, s.delete_retention_ms / 1000.0)
+    if rep.detail_pending is not None:
+        add(M.P_DETAIL_PENDING, 1.0 if rep.detail_pending else 0.0)
+    if not rep.detail_pending:  # record-level figures: whole, or absent (never a partial count)
+        _record_rows(add, rep)
     return rows
+
+
+def _record_rows(add, rep) -> None:
+    """The figures only a partition's records tell (tombstones, keyless and empty values)."""
+    s = rep.state
+    add(M.P_TOMBSTONES, s.tombstones_clean, section="clean")
+    add(M.P_TOMBSTONES, s.tombstones_dirty, section="dirty")
+    if s.oldest_tombstone_age_ms is not None:
+        add(M.P_OLDEST_TOMBSTONE, s.oldest_tombstone_age_ms / 1000.0)
+    add(M.P_PAST_RETENTION, s.tombstones_past_retention)
+    add(M.P_PAST_HORIZON, s.tombstones_past_delete_horizon)
+    # issue 16: producer pitfalls counted on disk
+    add(M.P_EMPTY_VALUES, rep.empty_value_records)
+    add(M.P_KEYLESS, rep.keyless_records)
 
 
 def _active_segment(add, rep, cause, now: float) -> None:
@@ -221,6 +248,8 @@ def _active_segment(add, rep, cause, now: float) -> None:
     else:
         add(M.P_ROLL_UNKNOWN, 1.0, reason=roll["code"] or "write_rate_unknown")
     k = rep.active_keys
+    if rep.detail_pending:  # its keys are records: absent until read (partition_detail_pending says so)
+        return
     if k is not None and k.known:
         add(M.P_ACTIVE_DUP_RECORDS, k.duplicate_records)
         add(M.P_ACTIVE_DUP_BYTES, k.duplicate_bytes)

@@ -6,6 +6,12 @@ log; and a ``__consumer_offsets`` replica's groups with live committed offsets
 (``monitor.kafka.offsetgroups``). ``PartitionReader`` keeps what it read, by path, between refreshes; a read
 that finds a file moved under it raises ``SegmentsMoved`` for the caller to list the partition again
 (``collectors.logdir_churn``).
+
+Headers first (issue 31): with ``headers_first`` a partition's segments are read by their batch headers
+only (``monitor.model.summary.scan_headers``: every figure the compaction state needs), and their records
+later, segment by segment, by ``detail`` (tombstones, keyless and empty values), charged to the I/O
+budget (``monitor.fileio.iobudget``); without it (``collect --once``, ``logdir``) each segment is read whole
+at once, as the goldens show.
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ from monitor.model.lsocheck import ADMIN, LeaderLso, check_lso
 from monitor.kafka.offsetgroups import SegmentCommits, live_groups, read_segment
 from monitor.kafka.producer_snapshot import ProducerSnapshot, ProducerSnapshotError, read_producer_snapshot
 from monitor.fileio.regularfile import os_reason
-from monitor.model.summary import SegmentSummary, summarize
+from monitor.fileio.iobudget import IoBudget
+from monitor.model.summary import SegmentSummary, read_detail, scan_headers, summarize
 from monitor.model.txnindex import txn_index_faults
 
 # (topic, partition) -> the leader's LSO from the admin source, None when it has none
@@ -40,15 +47,35 @@ class PartitionReader:
     changed; ``reads`` and ``bytes`` count segment reads and bytes read since start. ``leader_lso`` and
     ``broker_id``: the LSO check's other side; ``churn``: where a moved partition is listed again."""
 
-    def __init__(self, churn: Relister, leader_lso: LeaderLsoLookup = no_leader_lso, broker_id: str | None = None):
+    def __init__(self, churn: Relister, leader_lso: LeaderLsoLookup = no_leader_lso, broker_id: str | None = None,
+                 headers_first: bool = False, budget: IoBudget | None = None):
+        self.headers_first = headers_first
+        self.budget = budget if budget is not None else IoBudget(None)  # unlimited: bytes counted only
+        self.header_bytes = 0  # bytes read by the header pass and by record-level reads, since start
+        self.detail_bytes = 0
         self.churn = churn
         self.leader_lso = leader_lso
         self.broker_id = broker_id
         self._cache: dict[str, SegmentSummary] = {}
+        # partition folders read whole once (headers first): their new segments (a roll, the cleaner's swap)
+        # are read whole at once, as before, so a partition once whole never turns pending again
+        self._read_whole: set[str] = set()
         self._commits: dict[str, SegmentCommits] = {}  # __consumer_offsets segments' offset commit keys, by path
         self._snapshots: dict[str, tuple] = {}  # path -> ((size, mtime, inode), ProducerSnapshot or error text)
         self.reads = 0  # segment reads and bytes read since start, for the snapshot's counters
         self.bytes = 0
+        self.changed = False  # what it holds changed since the last ``kept()`` (collectors.summary_state)
+
+    def restore(self, entries) -> None:
+        """Summaries and commits a restart trusts (``collectors.summary_state``: files unchanged since)."""
+        for e in entries:
+            (self._commits if isinstance(e, SegmentCommits) else self._cache)[e.path] = e
+
+    def kept(self) -> list:
+        """What it holds that a restart can trust, for the state cache; clears ``changed``. (Producer
+        snapshots are not kept: one small file per partition, read again in full with its CRC.)"""
+        self.changed = False
+        return [*self._cache.values(), *self._commits.values()]
 
     def forget(self, seen_paths: set) -> None:
         """Forget the segments and snapshots not read this refresh (gone, or their partition not read)."""
@@ -56,6 +83,8 @@ class PartitionReader:
             for path in list(cache):
                 if path not in seen_paths:
                     del cache[path]
+                    self.changed = True
+        self._read_whole &= {os.path.dirname(p) for p in seen_paths}
 
     def read(self, part: PartitionDir, cfg, now_ms: int, checkpoint, log_start, txn_timeout):
         """(summaries, (snapshot path, snapshot) or None, state, LSO check, read faults, checkpoint
@@ -63,7 +92,8 @@ class PartitionReader:
         longer the file listed; the faults and checkpoint problems it finds are checked against a new
         listing first (a segment swapped while we read looks truncated or short of offsets)."""
         try:
-            summaries = [self.summary(seg) for seg in part.segments]
+            whole = str(part.path) in self._read_whole
+            summaries = [self.summary(seg, whole) for seg in part.segments]
             snapshot = self.latest_snapshot(part)
         except FileNotFoundError as exc:
             raise SegmentsMoved(f"{exc.filename or exc}: gone while read") from exc
@@ -112,6 +142,9 @@ class PartitionReader:
                     commits.append(c)
                     if read:
                         self.bytes += read
+                        self.changed = True
+                        self.detail_bytes += read
+                        self.budget.take(read)
                 break
             except FileNotFoundError:
                 continue
@@ -145,10 +178,47 @@ class PartitionReader:
             return path, f"{path}: {os_reason(exc)}"
         return path, cached[1]
 
-    def summary(self, seg) -> SegmentSummary:
-        s, read = summarize(seg.log, seg.base_offset, self._cache.get(str(seg.log)))
+    def summary(self, seg, whole: bool = False) -> SegmentSummary:
+        """One segment's summary: headers first (``headers_first``) until its partition has been read whole
+        (``whole``); then, or without headers first, read whole (new bytes only when it grew)."""
+        previous = self._cache.get(str(seg.log))
+        if self.headers_first and not whole:
+            s, read = scan_headers(seg.log, seg.base_offset, previous)
+            self.budget.charge(read)  # never waits: the first page is not held up (monitor.fileio.iobudget)
+            self.header_bytes += read
+        else:
+            s, read = summarize(seg.log, seg.base_offset, previous, self.budget.take)
+            self.detail_bytes += read
         if read:
             self.reads += 1
             self.bytes += read
+            self.changed = True
         self._cache[str(seg.log)] = s
         return s
+
+    def detail(self, path: str, stop=None) -> bool:
+        """Read on the records of one segment the header pass read (``monitor.model.summary.read_detail``),
+        at the budget's pace, until done or ``stop()``; True when its record-level figures are whole (or
+        it is no longer known here: gone, or read again by the next header pass)."""
+        s = self._cache.get(path)
+        if s is None or s.detail_done:
+            return True
+        s, read = read_detail(s, self.budget.take, stop)
+        self._cache[path] = s
+        if read:
+            self.bytes += read
+            self.detail_bytes += read
+            self.changed = True
+        return s.detail_done
+
+    def mark_whole(self, part: PartitionDir, summaries) -> bool:
+        """True when every segment of the partition has been read whole; from then on its segments are
+        read whole as they come (``summary``)."""
+        if all(s.detail_done for s in summaries):
+            self._read_whole.add(str(part.path))
+            return True
+        return False
+
+    def pending_bytes(self) -> int:
+        """Bytes of the segments known here whose records are still to be read."""
+        return sum(s.detail_pending_bytes for s in self._cache.values())

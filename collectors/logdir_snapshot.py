@@ -52,6 +52,10 @@ class PartitionReport:
     keyless_records: int = 0
     empty_value_records: int = 0
     retention: RetentionProjection | None = None
+    # headers first (collectors.logdirs): True while its records are still to be read (its record-level
+    # figures, tombstones and keyless and empty values, are partial and not exported), False once read;
+    # None for a read that takes each segment whole at once (collect --once, logdir)
+    detail_pending: bool | None = None
 
     def cause(self, now: float, *, broker: BrokerFacts | None = None, cleaner: CleanerLogState | None = None,
               bootstrap: str | None = None, one_shot: bool = False) -> Cause:
@@ -85,6 +89,16 @@ class Undecided:
 
 
 @dataclass(frozen=True)
+class ReadIo:
+    """What the scanner read since start, by pass (headers, records), the record bytes still to read and
+    its I/O budget (bytes per second, None: unlimited): ``monitor.fileio.iobudget``."""
+    header_bytes: int
+    detail_bytes: int
+    pending_bytes: int
+    budget_bytes_per_second: float | None
+
+
+@dataclass(frozen=True)
 class LogDirSnapshot:
     taken_at: float
     partitions: tuple[PartitionReport, ...] = ()
@@ -110,11 +124,14 @@ class LogDirSnapshot:
     # partition_errors); segments_changing is also counted as a source error of that kind
     unknown_reasons: dict = field(default_factory=dict)
     relists_total: int = 0  # partitions listed again because a file moved under the read, since the scanner started
+    # the summary cache (collectors.summary_state): (usable, reason, entries trusted at start); None without one
+    state_cache: tuple | None = None
     # the log dirs found under the configured paths (monitor.kafka.discovery.FoundLogDir, by path), the paths
     # that yield none ((kind, reason): also in down), and the partitions listed but not judged (Undecided)
     found: dict = field(default_factory=dict)
     unresolved: dict = field(default_factory=dict)
     undecided: dict = field(default_factory=dict)
+    io: ReadIo | None = None  # headers first only (collect --once reads everything before it prints)
 
     @property
     def error_kinds(self) -> list[str]:

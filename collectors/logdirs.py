@@ -29,6 +29,14 @@ The configured paths may be any folder above log dirs: each refresh finds the lo
 This module walks the log dirs and joins each partition's figures into its report; one partition's
 read is ``collectors.logdir_read``, its re-listing under churn ``collectors.logdir_churn``, and what a
 refresh hands on (keyed by ``(topic, partition)``) ``collectors.logdir_snapshot``.
+
+Headers first (issue 31, ``headers_first``: the serving collector): a refresh reads new segment bytes by
+their batch headers only, which is all the compaction state and cause need, so the first page has every
+partition's ratio, eligibility and cause within seconds. The records (tombstones, keyless and empty
+values, the active segment's keys, ``__consumer_offsets`` commits) are read at the start of the next
+refreshes, for at most ``DETAIL_SLICE_SECONDS`` each and at the I/O budget's pace, partitions that matter
+first (``collectors.logdir_detail``); until a partition's are read its report says ``detail_pending`` and its
+record-level figures are not exported.
 """
 
 from __future__ import annotations
@@ -41,7 +49,10 @@ from typing import Callable
 from collectors.logdir_churn import Relister
 from collectors.logdir_paths import ANY, resolve
 from collectors.logdir_read import LeaderLsoLookup, PartitionReader, no_leader_lso
-from collectors.logdir_snapshot import CHANGING, DUPLICATE, LogDirSnapshot, PartitionKey, PartitionReport, Undecided
+from collectors.logdir_detail import detail_priority, read_details
+from collectors.logdir_snapshot import (CHANGING, DUPLICATE, LogDirSnapshot, PartitionKey, PartitionReport, ReadIo,
+                                        Undecided)
+from monitor.fileio.iobudget import IoBudget
 from monitor.model.activekeys import DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, ActiveKeys, tally
 from monitor.verdicts.facts import WriteRate
 from monitor.kafka.checkpoint import describe_entry_problem, entry_problem
@@ -126,7 +137,14 @@ class LogDirScanner:
                  statvfs: Callable[[str], os.statvfs_result] = os.statvfs,
                  active_key_max_bytes: int = DEFAULT_MAX_BYTES, active_key_max_keys: int = DEFAULT_MAX_KEYS,
                  notify: Callable[[str], None] = log.warning, say_faults: bool = False, node=ANY,
-                 list_undecided: bool = False):
+                 list_undecided: bool = False, state=None, headers_first: bool = False,
+                 io_budget: IoBudget | None = None):
+        self.state = state  # collectors.summary_state.SummaryState: loaded at the first refresh, saved after one
+        # that changed what the reader holds; None: no cache (the one-shot commands)
+        self.headers_first = headers_first
+        # (priority, key, segment paths) of the partitions whose records are pending, from the last refresh;
+        # None before the first (nothing known yet)
+        self._detail_queue: list | None = None
         self.notify = notify  # where a name Kafka would not create or load is said, once (see _log_named)
         # the collector's: a partition's fault (an unreadable file, a read fault) said through notify too, once
         # while it lasts, since its page carries only the reason's kind; logdir and explain print them all
@@ -145,7 +163,8 @@ class LogDirScanner:
         self.include_all = include_all
         # re-listings under churn (counted since start) and one partition's read (its caches, by path)
         self._churn = Relister(clock)
-        self._reader = PartitionReader(self._churn, leader_lso, broker_id)
+        self._reader = PartitionReader(self._churn, leader_lso, broker_id, headers_first=headers_first,
+                                       budget=io_budget)
         self._eligible_since: dict[PartitionKey, float] = {}
         # partitions once seen in a cleaner checkpoint stay known as compacted, so that a
         # missing checkpoint later does not make them vanish from the export (a malformed one takes the log dir down)
@@ -153,6 +172,7 @@ class LogDirScanner:
         # per partition at the last refresh: (time, active segment base, active segment bytes), for the write rate
         self._last_head: dict[PartitionKey, tuple[float, int, int]] = {}
         self._named: set[str] = set()  # ignored names already logged (monitor.kafka.kafkanames), while they are there
+        self._restored = False
 
     def refresh(self) -> LogDirSnapshot:
         now = self.clock()
@@ -161,8 +181,16 @@ class LogDirScanner:
         entry_problems: list[str] = []
         unknown: dict[PartitionKey, str] = {}  # (topic, partition) -> one of UNKNOWN_REASONS
         seen_paths: set[str] = set()
+        if self.state is not None and not self._restored:
+            self._restored = True
+            self._reader.restore(self.state.load())
         read_before = self._reader.reads
         bytes_before = self._reader.bytes
+        if self.headers_first and self._detail_queue:
+            read_details(self._reader, self._detail_queue)
+        # the offsets topic's commits are records too: read once no partition's records are pending
+        read_offsets = not self.headers_first or self._detail_queue == []
+        queue = []
         txn_timeout = self.transaction_max_timeout()
         res = resolve(self.log_dirs, self.node)
         needs: dict[str, list[CleanNeed]] = {d: [] for d in res.log_dirs}
@@ -211,7 +239,7 @@ class LogDirScanner:
                 named.update((f"{part.path}/{name}", why) for name, why in part.stray)
                 held.setdefault(key, []).append((d, str(part.path),
                                                  (ld.meta.get("cluster.id"), meta_node_id(ld.meta))))
-                if part.topic == OFFSETS_TOPIC and part.segments and not part.unreadable:
+                if part.topic == OFFSETS_TOPIC and part.segments and not part.unreadable and read_offsets:
                     part, found_groups = self._reader.offsets_groups(part, seen_paths)  # (listed again if it moved)
                     if found_groups is not None:
                         offsets_replicas.append((part.partition, found_groups))
@@ -271,6 +299,12 @@ class LogDirScanner:
                     since = self._eligible_since.setdefault(key, now)
                 else:
                     self._eligible_since.pop(key, None)
+                pending = None
+                if self.headers_first:
+                    pending = not self._reader.mark_whole(part, summaries)
+                    if pending:
+                        left = [x.path for x in summaries if not x.detail_done]
+                        queue.append((detail_priority(state, summaries, now_ms), key, left))
                 rate = self._write_rate(key, now, part.segments)
                 stale = tuple(x for x in part.leftovers if x.stale(now_ms, cfg.file_delete_delay_ms))
                 retention = None
@@ -281,10 +315,12 @@ class LogDirScanner:
                                                   log_end_offset=state.log_end_offset)
                 reports.append(PartitionReport(d, state, since, found.source, found, rate, tuple(faults), check,
                                                disagreement, stale, need, txn_timeout,
-                                               self._active_duplicates(key, part.segments[-1]),
+                                               None if pending else self._active_duplicates(key, part.segments[-1]),
                                                sum(x.keyless_records for x in summaries),
-                                               sum(x.empty_value_records for x in summaries), retention))
+                                               sum(x.empty_value_records for x in summaries), retention, pending))
         reports = self._one_folder_per_partition(reports, part_errors, named, held, unknown)
+        if self.headers_first:
+            self._detail_queue = sorted(queue)
         self._reader.forget(seen_paths)  # segments and snapshots that are gone
         space = tuple(self._space(d, needs[d]) for d in res.log_dirs)
         for sp in space:
@@ -296,10 +332,24 @@ class LogDirScanner:
             named.update({f"{t}-{p} (fault)": f"{t}-{p}: {why}" for (t, p), why in part_errors.items()
                           if unknown.get((t, p)) not in (CHANGING, DUPLICATE)})
         self._log_named(named)
+        cache = None
+        if self.state is not None:
+            if self._reader.changed and self.state.due() and not self.state.save(self._reader.kept()):
+                self._reader.changed = True  # tried again after the next refresh
+            cache = (*self.state.status, self.state.restored)
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(res.every),
                               down, self._reader.reads - read_before, self._reader.bytes - bytes_before, txn_timeout,
                               tuple(entry_problems), space, most_advanced(offsets_replicas), unknown,
-                              self._churn.relists, res.found, res.unresolved, undecided)
+                              self._churn.relists, state_cache=cache, found=res.found, unresolved=res.unresolved,
+                              undecided=undecided, io=self._io() if self.headers_first else None)
+
+    def busy(self) -> bool:
+        """Records still to be read (or not yet known): the runner starts the next refresh at once."""
+        return self.headers_first and self._detail_queue != []
+
+    def _io(self) -> ReadIo:
+        r = self._reader
+        return ReadIo(r.header_bytes, r.detail_bytes, r.pending_bytes(), r.budget.rate)
 
     def _one_folder_per_partition(self, reports: list, part_errors: dict, named: dict, held: dict,
                                   unknown: dict) -> list:

@@ -190,8 +190,16 @@ P_FAULTS = _m("partition_read_faults", "gauge", "Corrupt or unreadable batches m
 #   min.cleanable.dirty.ratio (the dashboard's heatmap and table);
 # * partition_tombstones{section="clean"|"dirty"}: TombstonesPilingUp compares the change over 1h,
 #   which needs the series while the partition is still healthy.
-PARTITION_DEFAULT = (P_CAUSE, P_CLEANABLE_RATIO, P_TOMBSTONES)
-PARTITION_DEFAULT_SERIES = 4  # P_TOMBSTONES is two series (clean, dirty)
+# * partition_detail_pending: whether the tombstone series are there yet (a serving collector reads
+#   headers first, records after: issue 31); not in collect --once's output, which reads everything.
+P_DETAIL_PENDING = _m("partition_detail_pending", "gauge",
+                      "1 while the partition's records are still to be read (the collector reads every segment's "
+                      "batch headers first, which give its ratio, eligibility and cause, then its records at the "
+                      "I/O budget's pace): its record-level series (tombstones, keyless and empty-value records, "
+                      "the active segment's duplicates) are absent until then; 0 once read. Absent from collect "
+                      "--once, which reads every record before it prints.", P)
+PARTITION_DEFAULT = (P_CAUSE, P_CLEANABLE_RATIO, P_TOMBSTONES, P_DETAIL_PENDING)
+PARTITION_DEFAULT_SERIES = 4  # P_TOMBSTONES is two series (clean, dirty); +1 P_DETAIL_PENDING when serving
 
 # --- topic aggregates over the partitions of this broker's log dirs (every granularity; Prometheus
 # aggregates across brokers: max by (cluster, topic) / sum by (cluster, topic)) ---
@@ -237,6 +245,29 @@ LOG_DIR_RELISTS = _m("log_dir_partition_relists", "counter",
                      "Partitions the log-dir scanner listed and read again within a refresh because one of their "
                      "files moved between listing and reading (the cleaner's swap, retention's delete), since the "
                      "collector started: the churn it met, not a fault.", B)
+LOG_DIR_STATE_CACHE_UP = _m("log_dir_state_cache_up", "gauge",
+                            "1 when the collector's summary cache for the broker's log dirs (collectors.summary_state, "
+                            "in --state-dir) was last written, reason ok; 0 when it cannot be (reason unwritable: a "
+                            "read-only or missing state dir, full: no space left, io_error): the figures stand, but "
+                            "a restart reads every segment again. Absent without a cache (collect --once).",
+                            B + ("reason",))
+LOG_DIR_STATE_CACHE_RESTORED = _m("log_dir_state_cache_restored_segments", "gauge",
+                                  "Segments whose summaries the collector took from its summary cache at start "
+                                  "instead of reading them (their file's inode, size and mtime unchanged since "
+                                  "written); a cache of another version, damaged or foreign is discarded (0), said in "
+                                  "the log.", B)
+
+# --- issue 31: the log-dir scanner's reads (headers first, records at the I/O budget's pace), per broker;
+# a serving collector's only (collect --once reads everything before it prints) ---
+LOG_DIR_READ_BYTES = _m("log_dir_read_bytes", "counter",
+                        "Bytes the collector read from the broker's log dirs since it started, by pass: header "
+                        "(batch headers, a page each: the compaction state) or detail (records: tombstones, keys, "
+                        "__consumer_offsets commits). Both are charged to the I/O budget.", B + ("pass",))
+LOG_DIR_PENDING_BYTES = _m("log_dir_detail_pending_bytes", "gauge",
+                           "Bytes of segments whose records are still to be read (partition_detail_pending).", B)
+LOG_DIR_IO_BUDGET = _m("log_dir_io_budget_bytes_per_second", "gauge",
+                       "The I/O budget the collector's log-dir reads keep to (io_budget_bytes_per_second, "
+                       "--io-budget); absent when unlimited.", B)
 
 # --- issue 16: producer pitfalls on disk and compact,delete retention, per partition (collectors.exporter's
 # PartitionCollector, with the partition's other series) ---

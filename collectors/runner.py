@@ -171,6 +171,12 @@ class Source:
     interval: float
     broker: str | None = None
     endpoint: str | None = None
+    # True while the source has work left that its next refresh does (a log-dir scanner's records still to
+    # read, headers first): that refresh starts after BUSY_PAUSE_SECONDS, not after the interval
+    busy: Callable[[], bool] | None = None
+
+
+BUSY_PAUSE_SECONDS = 0.5
 
 
 def refresh_once(store: Store, source: Source, clock=time.time) -> bool:
@@ -273,7 +279,10 @@ class Runner:
             if own.is_set():  # removed during its refresh: the store no longer holds it
                 return
             self._refreshed()
-            self._stop.wait(max(source.interval - (time.monotonic() - t0), 0.5))
+            pause = max(source.interval - (time.monotonic() - t0), BUSY_PAUSE_SECONDS)
+            if source.busy is not None and source.busy():
+                pause = BUSY_PAUSE_SECONDS
+            self._stop.wait(pause)
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()

@@ -41,6 +41,19 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.kafka)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _state_directory(tmp_path_factory):
+    """A collector a test starts keeps its summary cache (collectors.summary_state) under pytest's temp dir,
+    never in /var/lib/compaction-monitor or the user's ~/.local/state: $STATE_DIRECTORY, as systemd sets it."""
+    before = os.environ.get("STATE_DIRECTORY")
+    os.environ["STATE_DIRECTORY"] = str(tmp_path_factory.mktemp("state"))
+    yield
+    if before is None:
+        os.environ.pop("STATE_DIRECTORY", None)
+    else:
+        os.environ["STATE_DIRECTORY"] = before
+
+
 SEED_ENV = "TEST_SEED"
 _seed_key = pytest.StashKey[int]()
 

@@ -65,7 +65,7 @@ class SegmentCommits:
     size: int = 0  # the file's size when last read
     end_position: int = 0  # where the next read starts (a batch boundary)
     next_offset: int = -1  # the last batch's last offset + 1 (-1: no batch read)
-    latest: dict = field(default_factory=dict)  # offset commit key bytes -> True (live) / False (tombstone)
+    latest: dict[bytes, bool] = field(default_factory=dict)  # offset commit key -> True (live) / False (tombstone)
     faults: list[str] = field(default_factory=list)
 
 

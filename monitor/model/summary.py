@@ -14,8 +14,10 @@ import os
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from monitor.kafka.record import RecordFormatError, SegmentReader
+from monitor.kafka.record.codecs import CodecError
 from monitor.kafka.record.model import control_type_code
 from monitor.model.transactions import ABORT, ABORT_FIELDS, COMMIT, DATA, MAX_ABORTS_PER_SEGMENT, TxnEvent
 
@@ -28,6 +30,10 @@ class SegmentSummary:
     mtime_ns: int = 0
     inode: int = 0
     end_position: int = 0  # where the next incremental read starts (a batch boundary)
+    # Headers first (issue 31): the header pass (``scan_headers``) fills every field but the record-level
+    # ones (tombstones, keyless and empty values) up to ``end_position``; those are read up to
+    # ``detail_position`` (``read_detail``), the same batch boundaries. Whole once they meet.
+    detail_position: int = 0
     batches: int = 0
     records: int = 0
     next_offset: int | None = None  # last offset + 1 of the last batch; the base offset when it has none (fold_end)
@@ -43,6 +49,7 @@ class SegmentSummary:
     tombstone_timestamps: array = field(default_factory=lambda: array("q"))
     tombstone_horizons: array = field(default_factory=lambda: array("q"))  # -1 when the batch has none
     faults: list[str] = field(default_factory=list)
+    earliest_delete_horizon: int = -1  # KIP-534: the earliest batch delete horizon here (from headers), -1 none
     # The segment's net effect on open transactions (monitor.model.transactions), per producer id: its last
     # COMMIT/ABORT marker here, and its run of transactional data batches after that marker (a
     # transaction still open at the segment's end). At most two events per producer, however many
@@ -56,6 +63,15 @@ class SegmentSummary:
     txn_aborts: array = field(default_factory=lambda: array("q"))
     txn_aborts_dropped: int = 0
     txn_first_markers: dict[int, int] = field(default_factory=dict)  # producer id -> its first marker's offset here
+
+    @property
+    def detail_done(self) -> bool:
+        """The record-level figures cover every batch the header pass read."""
+        return self.detail_position >= self.end_position
+
+    @property
+    def detail_pending_bytes(self) -> int:
+        return max(self.end_position - self.detail_position, 0)
 
     @property
     def tombstones(self) -> int:
@@ -109,28 +125,108 @@ def _stat(path: Path):
     return st.st_size, st.st_mtime_ns, st.st_ino
 
 
-def summarize(path: str | Path, base_offset: int, previous: SegmentSummary | None = None
-              ) -> tuple[SegmentSummary, int]:
-    """Summarize a segment, reusing ``previous`` when nothing changed or only bytes were appended.
-    Returns the summary and how many bytes of the file this call read.
+def _unchanged_or_grown(path: Path, previous: SegmentSummary | None):
+    """(stat, the summary to continue or None for a fresh one, whether it is unchanged)."""
+    size, mtime_ns, inode = st = _stat(path)
+    if previous is not None and previous.inode == inode and previous.path == str(path) and not previous.faults:
+        if previous.size == size and previous.mtime_ns == mtime_ns:
+            return st, previous, True
+        if size > previous.size:
+            return st, previous, False
+    if previous is not None and previous.inode == inode and previous.path == str(path) \
+            and previous.size == size and previous.mtime_ns == mtime_ns:
+        return st, previous, True  # faulty and unchanged: as read
+    return st, None, False
+
+
+def summarize(path: str | Path, base_offset: int, previous: SegmentSummary | None = None,
+              take: Callable[[int], None] | None = None) -> tuple[SegmentSummary, int]:
+    """Summarize a segment whole (headers and records), reusing ``previous`` when nothing changed or only
+    bytes were appended. Returns the summary and how many bytes of the file this call read. ``take``:
+    charged each batch's bytes as read (``monitor.fileio.iobudget``: it may wait).
 
     Faults (a corrupt or truncated batch) are recorded in ``faults``; reading stops
     at a fault that cannot be skipped, and the summary covers what came before it.
     """
     path = Path(path)
-    size, mtime_ns, inode = _stat(path)
-    if previous is not None and previous.inode == inode and previous.path == str(path):
-        if previous.size == size and previous.mtime_ns == mtime_ns:
-            return previous, 0
-        if size > previous.size and not previous.faults:
-            s = previous
-            start = previous.end_position
-            s.size, s.mtime_ns = size, mtime_ns
-            _read_into(s, path, start=start)
-            return s, size - start
-    s = SegmentSummary(str(path), base_offset, size=size, mtime_ns=mtime_ns, inode=inode)
-    _read_into(s, path, start=0)
-    return s, size
+    (size, mtime_ns, inode), s, same = _unchanged_or_grown(path, previous)
+    if same:
+        if s.detail_done:
+            return s, 0
+        return read_detail(s, take)
+    if s is not None and not s.detail_done:  # headers ran ahead: records up to there, then both on
+        s, read = read_detail(s, take)
+        if s.faults or not s.detail_done:
+            return s, read
+        more, read2 = summarize(path, base_offset, s, take)
+        return more, read + read2
+    start = 0 if s is None else s.end_position
+    if s is None:
+        s = SegmentSummary(str(path), base_offset, size=size, mtime_ns=mtime_ns, inode=inode)
+    s.size, s.mtime_ns = size, mtime_ns
+    read = _read_into(s, path, start=start, take=take)
+    return s, read
+
+
+def scan_headers(path: str | Path, base_offset: int, previous: SegmentSummary | None = None
+                 ) -> tuple[SegmentSummary, int]:
+    """The header pass: what Kafka's LogCleanerManager needs of a segment (its size, offsets, first-batch and
+    largest timestamps, transaction markers), read from its batches' headers alone (``SegmentReader.headers``:
+    61 bytes a batch, a control batch's few bytes more), reusing ``previous`` as ``summarize`` does. The
+    record-level figures (tombstones, keyless and empty values) stay as they were up to
+    ``detail_position``: ``read_detail`` reads on from there. Returns the summary and the bytes read
+    (pages touched, ``SegmentReader.bytes_read``)."""
+    path = Path(path)
+    (size, mtime_ns, inode), s, same = _unchanged_or_grown(path, previous)
+    if same:
+        return s, 0
+    start = 0 if s is None else s.end_position
+    if s is None:
+        s = SegmentSummary(str(path), base_offset, size=size, mtime_ns=mtime_ns, inode=inode)
+    s.size, s.mtime_ns = size, mtime_ns
+    reader = SegmentReader(path, start=start, skip_corrupt=True)
+    try:
+        for batch in reader.headers():
+            _fold_batch(s, batch, _control_key(batch))
+    except RecordFormatError as exc:
+        s.faults.append(str(exc))
+    fold_end(s)
+    s.end_position = reader.end_position
+    s.faults.extend(str(f) for f in reader.log_faults())
+    return s, reader.bytes_read
+
+
+def read_detail(s: SegmentSummary, take: Callable[[int], None] | None = None,
+                stop: Callable[[], bool] | None = None) -> tuple[SegmentSummary, int]:
+    """The record-level pass over what the header pass read (``detail_position`` to ``end_position``):
+    tombstones, keyless and empty values, batch by batch, each charged to ``take`` once read; ``stop()``
+    True ends it at a batch boundary (read on from there next time: the summary stays mergeable). A
+    fault found here (a CRC that fails, records that do not decode: what headers cannot show) makes the
+    segment be read again whole (``summarize``), so its figures are those of a full read, fault included.
+    A file replaced or shrunk since its headers were read is left for the next header pass."""
+    path = Path(s.path)
+    try:
+        size, _, inode = _stat(path)
+    except OSError:
+        return s, 0
+    if inode != s.inode or size < s.end_position:
+        return s, 0
+    reader = SegmentReader(path, start=s.detail_position, skip_corrupt=True, stop=s.end_position)
+    try:
+        for batch, c in reader.decoded(columns=True):
+            if not batch.is_control:
+                _fold_records(s, batch, c)
+            s.detail_position = batch.position + batch.size
+            if take is not None:
+                take(batch.size)
+            if stop is not None and stop():
+                break
+    except RecordFormatError as exc:
+        reader.faults.append(exc)
+    if reader.faults:
+        fresh, read = summarize(path, s.base_offset, None, take)
+        return fresh, reader.bytes_read + read
+    return s, reader.bytes_read
 
 
 def fold_header(s: SegmentSummary, batch) -> None:
@@ -157,40 +253,65 @@ def fold_end(s: SegmentSummary) -> None:
         s.next_offset = s.base_offset
 
 
-def _read_into(s: SegmentSummary, path: Path, start: int) -> None:
-    reader = SegmentReader(path, start=start, skip_corrupt=True)
+def _control_key(batch) -> bytes | None:
+    """A control batch's first record's key (its type: COMMIT, ABORT), from the body the header pass read."""
+    if not batch.is_control or not batch.records_count:
+        return None
+    try:
+        keys = batch.columns().keys
+    except (ValueError, CodecError):  # records that do not decode: the detail read reports the fault
+        return None
+    return keys[0] if keys else None
+
+
+def _fold_batch(s: SegmentSummary, batch, control_key: bytes | None) -> None:
+    """What a batch's header (and a control batch's key) tells: the one fold of the header pass and the
+    full read, so that both give the same figures."""
+    fold_header(s, batch)
+    if batch.is_transactional:
+        s.transactional_batches += 1
+        e = txn_event(batch, control_key)
+        if e is not None:
+            s.add_txn_event(e)
+    s.records += batch.records_count
+    if batch.is_control:
+        s.control_records += batch.records_count
+    horizon = batch.delete_horizon_ms
+    if horizon is not None and (s.earliest_delete_horizon < 0 or horizon < s.earliest_delete_horizon):
+        s.earliest_delete_horizon = horizon
+
+
+def _fold_records(s: SegmentSummary, batch, c) -> None:
+    """What only a data batch's records tell: tombstones (with their batch's delete horizon), records
+    without a key, values of length 0."""
+    horizon = batch.delete_horizon_ms
+    hz = -1 if horizon is None else horizon
+    s.keyless_records += c.keys.count(None)
+    s.empty_value_records += c.value_sizes.count(0)
     t_off, t_ts, t_hz = s.tombstone_offsets, s.tombstone_timestamps, s.tombstone_horizons
+    for off, ts, vs in zip(c.offsets, c.timestamps, c.value_sizes):
+        if vs < 0:
+            t_off.append(off)
+            t_ts.append(ts)
+            t_hz.append(hz)
+
+
+def _read_into(s: SegmentSummary, path: Path, start: int, take=None) -> int:
+    """Headers and records together, from ``start`` (where both passes stopped) to the end."""
+    reader = SegmentReader(path, start=start, skip_corrupt=True)
     try:
         for batch, c in reader.decoded(columns=True):
-            fold_header(s, batch)
-            if batch.is_transactional:
-                s.transactional_batches += 1
-                _txn_event(s, batch, c)
-            if batch.is_control:
-                s.control_records += batch.records_count
-                s.records += batch.records_count
-                continue
-            horizon = batch.delete_horizon_ms
-            hz = -1 if horizon is None else horizon
-            s.records += len(c)
-            s.keyless_records += c.keys.count(None)
-            s.empty_value_records += c.value_sizes.count(0)
-            for off, ts, vs in zip(c.offsets, c.timestamps, c.value_sizes):
-                if vs < 0:
-                    t_off.append(off)
-                    t_ts.append(ts)
-                    t_hz.append(hz)
+            _fold_batch(s, batch, c.keys[0] if batch.is_control and len(c) else None)
+            if not batch.is_control:
+                _fold_records(s, batch, c)
+            if take is not None:
+                take(batch.size)
     except RecordFormatError as exc:  # cannot-read errors (the file vanished, permissions)
         s.faults.append(str(exc))
     fold_end(s)
-    s.end_position = reader.end_position
+    s.end_position = s.detail_position = reader.end_position
     s.faults.extend(str(f) for f in reader.log_faults())
-
-
-def _txn_event(s: SegmentSummary, batch, c) -> None:
-    e = txn_event(batch, c.keys[0] if batch.is_control and len(c) else None)
-    if e is not None:
-        s.add_txn_event(e)
+    return reader.end_position - start
 
 
 def txn_event(batch, control_key: bytes | None) -> TxnEvent | None:

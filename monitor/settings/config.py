@@ -17,6 +17,7 @@ works. Errors name the key path and the reason, at start, never mid-run::
             jmx_url: http://kafka-1:7071/metrics
             log_dirs: [/var/lib/kafka/data]
             cleaner_log: /var/log/kafka/log-cleaner.log   # followed: uncleanable partitions, thread deaths
+            io_budget_bytes_per_second: 52428800   # this broker's disk has room: over the one below
         metric_names: {max_dirty_percent: my_renamed_metric}
         topics:                      # config overrides (else the admin API, else Kafka's defaults)
           orders: {min.cleanable.dirty.ratio: 0.3}
@@ -36,6 +37,9 @@ works. Errors name the key path and the reason, at start, never mid-run::
     topics_deny: [__.*]
     role: all                        # all (one process), cluster (admin API only, one per cluster) or broker
                                      # (its brokers' files and JMX pages, one per broker): monitor.settings.roles
+    state_dir: /var/lib/compaction-monitor   # the collector's summary cache: a restart reads only what
+                                     # changed (collectors.summary_state; default: see there)
+    io_budget_bytes_per_second: 20971520   # log-dir record reads per broker (monitor.fileio.iobudget); 0: unlimited
 
 Here: the dataclasses with their defaults, and the entry points (``load_config``, ``parse_config``,
 ``to_data``). Beside it: reading the file safely (``configfile``), every problem of a parsed file
@@ -48,11 +52,15 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import ClassVar, get_args, get_origin, get_type_hints
 
+from monitor.fileio.iobudget import DEFAULT_BYTES_PER_SECOND
 from monitor.model import activekeys
 from monitor.settings.configcheck import problems, resolved_url_problems
 from monitor.settings.roles import ALL, ROLES, conflicts
 from monitor.settings.valuecheck import URL_SHAPE
 from monitor.model.topicconfig import CLEANER_SETTINGS
+
+
+DEFAULT_IO_BUDGET = float(DEFAULT_BYTES_PER_SECOND)
 
 
 class ConfigError(ValueError):
@@ -165,6 +173,9 @@ class BrokerConfig:
         "minLength": 1, "shape": "a secret reference: ${env:NAME}, ${directory:DIR:NAME} or ${file:PATH:KEY}"}})
     jmx_ca_file: str | None = field(default=None, metadata={"schema": {
         "minLength": 1, "shape": "the path of a PEM CA bundle for an https endpoint"}})
+    # this broker's log-dir read budget over the config's io_budget_bytes_per_second (a broker on a
+    # slower disk, or one with room to spare); 0: unlimited
+    io_budget_bytes_per_second: float | None = None
 
 
 @dataclass(frozen=True)
@@ -275,6 +286,20 @@ class Config:
     # process, the default), cluster (the admin API, one per cluster) or broker (its brokers' files and JMX
     # pages, one per broker)
     role: str = field(default=ALL, metadata={"schema": {"enum": list(ROLES), "shape": "all, cluster or broker"}})
+    # where the collector keeps its summary cache (collectors.summary_state), so that a restart reads only the
+    # segments that changed; None: $STATE_DIRECTORY (systemd), else /var/lib/compaction-monitor when writable, else
+    # $XDG_STATE_HOME/compaction-monitor (collectors.summary_state.default_state_dir says why)
+    state_dir: str | None = field(default=None, metadata={"schema": {"minLength": 1, "shape": "a folder"}})
+    # bytes per second the collector's log-dir reads may take from each broker's disk (a token bucket:
+    # monitor.fileio.iobudget, which reasons the default, 20 MiB/s); 0: unlimited, as Kafka's
+    # log.cleaner.io.max.bytes.per.second. A broker's own io_budget_bytes_per_second wins.
+    io_budget_bytes_per_second: float = DEFAULT_IO_BUDGET
+
+    def io_budget_for(self, broker: "BrokerConfig") -> float | None:
+        """The read budget of ``broker``'s log dirs, bytes per second; None: unlimited."""
+        v = broker.io_budget_bytes_per_second
+        v = self.io_budget_bytes_per_second if v is None else v
+        return v or None
 
 
 def _build(cls, d: dict | None):

@@ -82,7 +82,8 @@ def test_serving_says_a_fault_once_while_it_lasts(tmp_path):
         time.sleep(0.5)
     finally:
         proc.terminate()
-        _, rest = proc.communicate(timeout=30)
+        proc.wait(timeout=30)
+        rest = proc.stderr.read()  # (not communicate(timeout=...): it reads the pipe past what readline buffered)
     rest = "".join(before) + rest
     lines = said(rest)
     assert lines["keep"] == [] and len(lines["looped"]) == 1 and len(lines["damaged"]) == 1, rest

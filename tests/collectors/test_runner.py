@@ -77,3 +77,24 @@ def test_a_source_added_while_serving_is_refreshed_on_its_own_thread_and_one_rem
     finally:
         leave.set()
         runner.stop()
+
+
+def test_a_busy_source_refreshes_again_at_once_not_after_its_interval():
+    """A log-dir scanner with records still to read (headers first) says so through ``busy``: its next
+    refresh follows after BUSY_PAUSE_SECONDS, not its hour-long interval; once it is not busy, it waits."""
+    store = Store()
+    calls = []
+    left = [3]
+
+    def refresh():
+        calls.append(1)
+        left[0] = max(left[0] - 1, 0)
+        return object()
+
+    runner = Runner(store, [Source("log_dirs:c:1", "log_dirs", "c", refresh, 3600.0, "1", busy=lambda: left[0] > 0)])
+    runner.start()
+    try:
+        wait_for(lambda: len(calls) >= 3, timeout=30, what="three refreshes while busy")
+    finally:
+        runner.stop()
+    assert len(calls) == 3  # the third left it idle: the interval (an hour) again

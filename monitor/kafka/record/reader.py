@@ -45,6 +45,13 @@ PREFIX = struct.Struct(">qiib")  # baseOffset/offset, length, (leader epoch | cr
 PREFIX_SIZE = PREFIX.size  # 17
 READ_BUFFER = 1 << 20
 STREAM_MAX_BATCH = 1 << 30  # a length above this in a stream of unknown size is garbage, not a batch
+PAGE_BYTES = 4096  # a header-only walk's buffer: one page, so a seek past the records reads none of them
+CONTROL_BODIES = "control"  # batches(bodies=...): headers, and a control batch's body (SegmentReader.headers)
+_ATTRIBUTES = struct.Struct(">h")
+
+
+def _is_control(header: bytes) -> bool:
+    return bool(_ATTRIBUTES.unpack_from(header, v2.CRC_START)[0] & v2.CONTROL_MASK)
 
 
 class SegmentReader:
@@ -57,8 +64,9 @@ class SegmentReader:
     """
 
     def __init__(self, source: str | os.PathLike | BinaryIO, *, name: str | None = None, start: int = 0,
-                 verify_crc: bool = True, skip_corrupt: bool = False):
+                 verify_crc: bool = True, skip_corrupt: bool = False, stop: int | None = None):
         self._source = source
+        self.stop = stop  # a batch boundary to end the walk at (a detail read up to where headers were read)
         self.name = name or (str(source) if isinstance(source, (str, os.PathLike)) else getattr(source, "name", "<stream>"))
         self.start = start
         self.verify_crc = verify_crc
@@ -67,12 +75,15 @@ class SegmentReader:
         self.end_position = start  # first byte not consumed as a valid or skipped batch
         self.batches_read = 0
         self.batches_skipped = 0
+        # bytes this walk read from the file: a batch read whole counts its size, a header alone the page
+        # it lies in (PAGE_BYTES: what the OS reads for it), not 61 bytes: what a disk budget is charged
+        self.bytes_read = 0
 
     # ---------------------------------------------------------------- opening
-    def _open(self) -> tuple[BinaryIO, int | None, bool]:
+    def _open(self, buffer: int = READ_BUFFER) -> tuple[BinaryIO, int | None, bool]:
         if isinstance(self._source, (str, os.PathLike)):
             try:
-                fh = open_regular(self._source, READ_BUFFER)
+                fh = open_regular(self._source, buffer)
             except OSError as exc:
                 raise RecordFormatError(self.name, self.start, f"cannot read: {exc.strerror or exc}") from exc
             size = os.fstat(fh.fileno()).st_size
@@ -89,10 +100,18 @@ class SegmentReader:
         return fh, size, False
 
     # ---------------------------------------------------------------- batches
-    def batches(self, *, bodies: bool = True) -> Iterator[v2.BatchV2 | legacy.LegacyMessage]:
+    def batches(self, *, bodies: bool | str = True) -> Iterator[v2.BatchV2 | legacy.LegacyMessage]:
         """Each batch in file order. ``bodies=False`` reads only v2 headers and seeks past
-        the records (no CRC check, no decompression): cheap size and offset questions."""
-        fh, size, owned = self._open()
+        the records (no CRC check, no decompression): cheap size and offset questions.
+        ``bodies=CONTROL_BODIES`` (``headers()``) reads a control batch's body too (a few bytes: its
+        record's key says COMMIT or ABORT), CRC checked as in a full read."""
+        headers_only = bodies is not True
+        fh, size, owned = self._open(PAGE_BYTES if headers_only else READ_BUFFER)
+        if headers_only and owned and hasattr(os, "posix_fadvise"):
+            try:  # seeking batch to batch: no read-ahead of the records skipped
+                os.posix_fadvise(fh.fileno(), 0, 0, os.POSIX_FADV_RANDOM)
+            except OSError:
+                pass
         try:
             if self.start:
                 fh.seek(self.start)
@@ -104,7 +123,7 @@ class SegmentReader:
     def _walk(self, fh: BinaryIO, size: int | None, bodies: bool):
         pos = self.start
         read = fh.read
-        while True:
+        while self.stop is None or pos < self.stop:
             head = read(PREFIX_SIZE)
             if not head:
                 break
@@ -130,13 +149,24 @@ class SegmentReader:
                 self._fault(TruncatedBatchError(
                     self.name, pos, f"batch of {total} bytes runs past the end of the file ({have} bytes left)", length=total))
                 break
-            if magic == 2 and not bodies:
+            if magic == 2 and bodies is not True:
                 rest = read(v2.HEADER_SIZE - PREFIX_SIZE)
                 if len(rest) < v2.HEADER_SIZE - PREFIX_SIZE:
                     self._fault(TruncatedBatchError(self.name, pos, "batch header is cut short", length=total))
                     break
-                fh.seek(total - v2.HEADER_SIZE, io.SEEK_CUR)
-                batch = v2.BatchV2(self.name, pos, head + rest, None)
+                header = head + rest
+                if bodies == CONTROL_BODIES and _is_control(header) and total <= readbound.MAX_BATCH_BYTES:
+                    body = read(total - v2.HEADER_SIZE)
+                    if len(body) < total - v2.HEADER_SIZE:
+                        self._fault(TruncatedBatchError(self.name, pos, f"batch of {total} bytes is cut short after "
+                                                                        f"{v2.HEADER_SIZE + len(body)}", length=total))
+                        break
+                    self.bytes_read += total
+                    batch = self._parse_v2(pos, header, body)
+                else:
+                    fh.seek(total - v2.HEADER_SIZE, io.SEEK_CUR)
+                    self.bytes_read += min(total, PAGE_BYTES)  # the OS reads at least a page for a header
+                    batch = v2.BatchV2(self.name, pos, header, None)
             elif total > readbound.MAX_BATCH_BYTES:
                 if not self._oversize(fh, pos, head, magic, total):
                     break
@@ -149,6 +179,7 @@ class SegmentReader:
                         self.name, pos, f"batch of {total} bytes is cut short after "
                                         f"{PREFIX_SIZE + len(rest) + len(body)}", length=total))
                     break
+                self.bytes_read += total
                 batch = self._parse_v2(pos, head + rest, body)
             else:
                 rest = read(total - PREFIX_SIZE)
@@ -158,6 +189,7 @@ class SegmentReader:
                     break
                 data = head + rest
                 del rest
+                self.bytes_read += total
                 batch = self._parse(pos, magic, data)
             if batch is not None and magic == 2 and batch.records_count < 0:
                 # Kafka's DefaultRecordBatch reads the count as a signed int32 and fails on a negative
@@ -174,6 +206,13 @@ class SegmentReader:
             else:  # skipped a corrupt batch whose length we trust
                 pos += total
                 self.end_position = pos
+
+    def headers(self) -> Iterator[v2.BatchV2 | legacy.LegacyMessage]:
+        """Each batch's header, seeking from batch to batch (a v2 header carries the batch's length), with
+        the body of a control batch (its record's key) and a legacy message whole (it has no header apart):
+        what Kafka's LogCleanerManager needs of a segment, without reading its records. No data batch's
+        CRC is checked (that needs its bytes): the detail read (``decoded``) checks them."""
+        return self.batches(bodies=CONTROL_BODIES)
 
     def _parse_v2(self, pos: int, header: bytes, body: bytes):
         batch = v2.BatchV2(self.name, pos, header, body)

@@ -100,9 +100,9 @@ def _yaml_problems(tmp_path, text: str) -> list[str]:
      "clusters[0].metric_names.max_dirty_percent: expected a metric name or a list of them, got 5"),
     ("prometheus_url: prom:9090\n", "prometheus_url: expected an http:// or https:// URL, got 'prom:9090' (no http:// or https:// in front)"),
     ("- a\n- b\n", "(top level): expected a mapping of listen, clusters, intervals, timeouts, thresholds, "
-                   "prometheus_url, audit_dir, collector_url, granularity, topics_allow, topics_deny, role, got a list (2 items)"),
+                   "prometheus_url, audit_dir, collector_url, granularity, topics_allow, topics_deny, role, state_dir, io_budget_bytes_per_second, got a list (2 items)"),
     ("just text\n", "(top level): expected a mapping of listen, clusters, intervals, timeouts, thresholds, "
-                    "prometheus_url, audit_dir, collector_url, granularity, topics_allow, topics_deny, role, got 'just text'"),
+                    "prometheus_url, audit_dir, collector_url, granularity, topics_allow, topics_deny, role, state_dir, io_budget_bytes_per_second, got 'just text'"),
 ])
 def test_a_bad_shape_is_one_problem_naming_key_and_shape(tmp_path, text, expected):
     assert _yaml_problems(tmp_path, text) == [expected]

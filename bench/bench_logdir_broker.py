@@ -1,0 +1,307 @@
+"""``bench logdir --broker-size``: the collector on a log dir of a broker's size (issue 31 part 4).
+
+Made in the run, removed after: ``--gb`` (20) of compacted log over ``--partitions`` (20,000), each
+partition ``--segments`` rolled segments and an active one, a cleaner checkpoint naming each. A broker
+is far too slow to write 20 GB here, so the batches are real v2 batches written by
+kafka-python's builder (tests/recordfixtures.py: keys repeating, a tombstone every 9th record),
+one template written again and again with its base offset moved on (the base offset is outside the
+batch's CRC, as the broker's own assignment is). What is sparse is only what Kafka itself leaves
+sparse: the active segment's ``.index`` and ``.timeindex``, preallocated to ``segment.index.bytes``
+(10 MiB) and read as zeros past their entries. The ``.log`` data is real bytes on disk (a hole
+reads as zeros, not batches). Pages are dropped (``posix_fadvise DONTNEED``) before each phase, so
+every phase reads from the disk, not from the page cache the writing filled.
+
+Phases, each its own process, in this order, all on the same files:
+  reference   a plain full read (``SegmentReader.records`` over every ``.log``): the bytes, time and
+              peak RSS any reading of the whole log costs; every ratio is against it.
+  cold        ``collect`` with an empty ``--state-dir``, until the first complete page.
+  restart     ``collect`` again with the state dir the cold run left, until the first complete page.
+For ``collect``: bytes read (``rchar`` of /proc/PID/io: every read system call, segments, indexes, the
+cache file; less a baseline ``collect`` of a one-partition log dir, which is Python's imports), its peak
+RSS (VmHWM), the time to the first complete page (every partition's ``partition_cleanable_ratio`` and
+``partition_compaction_cause`` on /metrics), the cache's size and its ``restored_segments``.
+
+Two figures read the collector's own series and are reported "not available" until it exports them
+(issue 31 parts 1 and 3, another change): detail complete (no partition left in a series whose name
+holds ``pending``), and the I/O budget held over ``--budget-seconds`` (a gauge named
+``*io_budget_bytes_per_second`` against the rate of a counter named ``*log_dir*read_bytes_total``).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.common import OUT, log
+from monitor.fileio import strictjson
+
+PREFIX = "kafka_compaction_"
+INDEX_BYTES = 10 * 1024 * 1024  # segment.index.bytes: the active segment's preallocated indexes
+TOPIC, PARTITION = re.compile(r'[{,]topic="([^"]*)"'), re.compile(r'[{,]partition="(\d+)"')
+
+
+def template() -> bytes:
+    """One ~16 KB batch of 60 records (keys repeating over 20, a tombstone every 9th), offsets 0..59."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from dataclasses import replace
+
+    from recordfixtures import items, v2
+
+    recs = items(range(60), distinct=20, tombstone_every=9)
+    recs = [replace(r, value=None if r.value is None else r.value * 8) for r in recs]
+    return bytes(v2(recs).data)
+
+
+def segment_bytes(batch: bytes, base: int, size: int) -> tuple[bytes, int]:
+    """Copies of ``batch`` from offset ``base`` up to about ``size`` bytes: (bytes, next offset)."""
+    n = max(1, size // len(batch))
+    out = bytearray(batch * n)
+    for i in range(n):
+        out[i * len(batch): i * len(batch) + 8] = (base + 60 * i).to_bytes(8, "big")
+    return bytes(out), base + 60 * n
+
+
+def make_log_dir(root: Path, gb: float, partitions: int, segments: int) -> tuple[Path, int, int]:
+    """(log dir, bytes of .log, bytes of the active segments)."""
+    d = root / "logdir"
+    d.mkdir(parents=True)
+    batch = template()
+    per_part = int(gb * 1e9 / partitions)
+    rolled_size = max(len(batch), (per_part - len(batch)) // segments)
+    layout, base = [], 0
+    for _ in range(segments):  # every partition holds the same segments: written once, copied
+        data, nxt = segment_bytes(batch, base, rolled_size)
+        layout.append((base, data))
+        base = nxt
+    active, end = segment_bytes(batch, base, len(batch))
+    total, lines = 0, []
+    for p in range(partitions):
+        topic, part = f"orders-{p // 1000:03d}", p % 1000
+        pd = d / f"{topic}-{part}"
+        pd.mkdir()
+        for b, data in layout + [(base, active)]:
+            name = f"{b:020d}"
+            with open(pd / f"{name}.log", "wb") as fh:
+                fh.write(data)
+            total += len(data)
+            for suffix in (".index", ".timeindex"):
+                with open(pd / f"{name}{suffix}", "wb") as fh:
+                    if b == base:
+                        fh.truncate(INDEX_BYTES)  # sparse, as Kafka preallocates the active segment's
+        lines.append(f"{topic} {part} {layout[1][0] if segments > 1 else 0}")
+        if p % 1000 == 999:
+            log(f"  {p + 1} partitions, {total / 1e9:.1f} GB")
+    active_total = len(active) * partitions
+    body = "\n".join(lines)
+    (d / "cleaner-offset-checkpoint").write_text(f"0\n{len(lines)}\n{body}\n")
+    (d / "log-start-offset-checkpoint").write_text(f"0\n{len(lines)}\n" + "\n".join(
+        f"{x.rsplit(' ', 1)[0]} 0" for x in lines) + "\n")
+    return d, total, active_total
+
+
+def drop_pages(d: Path) -> None:
+    """Every file's pages out of the page cache (written back first), so the next phase reads the disk."""
+    os.sync()
+    for f in d.rglob("*"):
+        if f.is_file():
+            fd = os.open(f, os.O_RDONLY)
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+
+
+REFERENCE = """
+import resource, sys, time
+from pathlib import Path
+from monitor.kafka.record import SegmentReader
+t = time.perf_counter(); n = 0
+for f in sorted(Path(sys.argv[1]).glob("*/*.log")):
+    n += sum(1 for _ in SegmentReader(f).records())
+io = dict(l.split(": ") for l in open("/proc/self/io").read().splitlines())
+print(json.dumps({"wall_s": time.perf_counter() - t, "records": n, "rchar": int(io["rchar"]),
+                  "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def reference(d: Path) -> dict:
+    out = subprocess.run([sys.executable, "-c", "import json\n" + REFERENCE, str(d)], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def fetch(port: int) -> str | None:
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        c.request("GET", "/metrics")
+        return c.getresponse().read().decode()
+    except OSError:
+        return None
+
+
+def proc(pid: int) -> dict:
+    io = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
+    st = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    return {"rchar": int(io["rchar"]), "hwm_mb": int(st["VmHWM"].split()[0]) / 1024}
+
+
+def partitions_with(page: str, name: str) -> set:
+    return {(t.group(1), p.group(1)) for line in page.splitlines() if line.startswith(PREFIX + name + "{")
+            for t, p in [(TOPIC.search(line), PARTITION.search(line))] if t and p}
+
+
+def sample_value(page: str, pattern: str) -> tuple[str, float] | None:
+    """(name, summed value) of the first series family whose name matches ``pattern``; None without one."""
+    rx = re.compile(rf"^({PREFIX}{pattern})(?:{{[^}}]*}})? (\S+)$")
+    found: dict[str, float] = {}
+    for line in page.splitlines():
+        m = rx.match(line)
+        if m:
+            found[m.group(1)] = found.get(m.group(1), 0.0) + float(m.group(2))
+    return next(iter(found.items()), None)
+
+
+def run_collect(d: Path, state: Path, partitions: int, timeout: float, budget_seconds: float = 0) -> dict:
+    """One ``collect`` until its first complete page (and, with ``budget_seconds``, the budget after it)."""
+    port = free_port()
+    t0 = time.perf_counter()
+    p = subprocess.Popen([sys.executable, "-m", "cli", "collect", "--log-dir", str(d), "--state-dir", str(state),
+                          "--port", str(port), "--address", "127.0.0.1"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    res: dict = {"first_complete_page_s": None, "detail_complete_s": "not available (no pending series)",
+                 "io_budget": "not available (no budget series)"}
+    try:
+        while time.perf_counter() - t0 < timeout:
+            page = fetch(port)
+            if page and len(partitions_with(page, "partition_cleanable_ratio")) >= partitions \
+                    and len(partitions_with(page, "partition_compaction_cause")) >= partitions:
+                res["first_complete_page_s"] = time.perf_counter() - t0
+                res.update(proc(p.pid))
+                restored = sample_value(page, "log_dir_state_cache_restored_segments")
+                res["restored_segments"] = restored[1] if restored else None
+                pending = sample_value(page, r"\w*pending\w*")
+                if pending is not None:
+                    res["detail_complete_s"] = _detail(port, t0, pending[0], timeout)
+                if budget_seconds:
+                    res["io_budget"] = _budget(port, budget_seconds)
+                break
+            time.sleep(1.0)
+        res["final"] = proc(p.pid)
+    finally:
+        p.terminate()
+        try:
+            _, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+    res["log_lines"] = [line for line in err.splitlines() if "state cache" in line][:5]
+    return res
+
+
+def _detail(port: int, t0: float, name: str, timeout: float):
+    while time.perf_counter() - t0 < timeout:
+        page = fetch(port) or ""
+        left = sample_value(page, re.escape(name[len(PREFIX):]))
+        if left is not None and left[1] == 0:
+            return time.perf_counter() - t0
+        time.sleep(1.0)
+    return f"not complete within {timeout:.0f} s"
+
+
+def _budget(port: int, seconds: float):
+    """The read rate over ``seconds`` against the exported budget, or why it cannot be measured."""
+    page = fetch(port) or ""
+    budget = sample_value(page, r"\w*io_budget_bytes_per_second")
+    counter = sample_value(page, r"\w*log_dir\w*read_bytes_total")
+    if budget is None or counter is None:
+        return "not available (no *io_budget_bytes_per_second gauge or *log_dir*read_bytes_total counter)"
+    t1 = time.perf_counter()
+    time.sleep(seconds)
+    after = sample_value(fetch(port) or "", re.escape(counter[0][len(PREFIX):]))
+    rate = (after[1] - counter[1]) / (time.perf_counter() - t1)
+    return {"budget_bytes_per_second": budget[1], "read_bytes_per_second": rate, "ratio": rate / budget[1]}
+
+
+def baseline(root: Path) -> int:
+    """``rchar`` of a collect on a one-partition log dir at its first page: Python's imports, not the log."""
+    d = root / "baseline"
+    d.mkdir()
+    pd = d / "orders-0"
+    pd.mkdir()
+    (pd / f"{0:020d}.log").write_bytes(template())
+    (d / "cleaner-offset-checkpoint").write_text("0\n1\norders 0 0\n")
+    r = run_collect(d, root / "baseline-state", 1, 300)
+    return r.get("rchar", 0)
+
+
+def main(args) -> int:
+    root = Path(tempfile.mkdtemp(prefix="bench-logdir-broker-", dir=args.dir))
+    try:
+        log(f"writing {args.gb} GB over {args.partitions} partitions in {root} ...")
+        t = time.perf_counter()
+        d, total, active = make_log_dir(root, args.gb, args.partitions, args.segments)
+        log(f"{total / 1e9:.2f} GB of .log in {time.perf_counter() - t:.0f} s")
+        base = baseline(root)
+        drop_pages(d)
+        log("reference: a plain full read ...")
+        ref = reference(d)
+        state = root / "state"
+        drop_pages(d)
+        log("cold start ...")
+        cold = run_collect(d, state, args.partitions, args.timeout, args.budget_seconds)
+        cache_bytes = sum(f.stat().st_size for f in state.glob("*.cache"))
+        drop_pages(d)
+        log("restart with the cache ...")
+        warm = run_collect(d, state, args.partitions, args.timeout)
+        res = {"gb": args.gb, "partitions": args.partitions, "segments_per_partition": args.segments + 1,
+               "log_bytes": total, "active_segment_bytes": active, "baseline_rchar": base, "reference": ref, "cold": cold, "restart": warm,
+               "cache_bytes": cache_bytes, "budget_seconds": args.budget_seconds}
+        for name, r in (("cold", cold), ("restart", warm)):
+            if r.get("rchar") is not None:
+                r["read_per_log_byte"] = (r["rchar"] - base) / total
+                r["read_vs_reference"] = (r["rchar"] - base) / ref["rchar"]
+                r["rss_vs_reference"] = r["hwm_mb"] / ref["max_rss_mb"]
+            if isinstance(r.get("first_complete_page_s"), float):
+                r["page_vs_reference_read"] = r["first_complete_page_s"] / ref["wall_s"]
+        OUT.mkdir(exist_ok=True)
+        (OUT / "logdir-broker.json").write_text(strictjson.dumps(res, indent=2))
+        _print(res)
+        return 0
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _print(res: dict) -> None:
+    ref = res["reference"]
+    print(f"log dir: {res['partitions']} partitions, {res['log_bytes'] / 1e9:.2f} GB of .log, "
+          f"{res['segments_per_partition']} segments each (the active ones {res['active_segment_bytes'] / 1e6:.0f} MB, "
+          f"read again at every start for their keys: monitor.model.activekeys); summary cache "
+          f"{res['cache_bytes'] / 1e6:.1f} MB")
+    print(f"reference: plain full read {ref['wall_s']:.1f} s, {ref['rchar'] / 1e9:.2f} GB read, "
+          f"peak RSS {ref['max_rss_mb']:.0f} MB")
+    for name in ("cold", "restart"):
+        r = res[name]
+        if r.get("first_complete_page_s") is None:
+            print(f"{name}: no complete page within the timeout")
+            continue
+        print(f"{name}: first complete page {r['first_complete_page_s']:.1f} s ({r['page_vs_reference_read']:.2f}x "
+              f"the reference read); read {r['read_per_log_byte']:.4f} bytes per byte of log "
+              f"({r['read_vs_reference']:.4f}x the reference); peak RSS {r['hwm_mb']:.0f} MB "
+              f"({r['rss_vs_reference']:.2f}x); restored segments {r['restored_segments']}; "
+              f"detail complete: {r['detail_complete_s']}")
+    print(f"I/O budget over {res['budget_seconds']:.0f} s after the cold start's first page: {res['cold']['io_budget']}")

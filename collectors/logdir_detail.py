@@ -1,0 +1,41 @@
+"""Headers first, the record-level half (issue 31): which partitions' records the log-dir scanner reads
+first, and one refresh's slice of those reads (``collectors.logdirs`` runs it at the start of a refresh,
+on the partitions the last refresh left pending). The reads themselves are
+``collectors.logdir_read.PartitionReader.detail`` (``monitor.model.summary.read_detail``), at the I/O
+budget's pace (``monitor.fileio.iobudget``).
+"""
+
+from __future__ import annotations
+
+# how long one refresh reads records before it publishes its page (the next refresh follows at once while
+# records are pending: see LogDirScanner.busy)
+DETAIL_SLICE_SECONDS = 10.0
+# the order record-level reads go in, the first that applies: eligible or overdue (the cleaner's next
+# work), unhealthy (a read fault, bytes held back by the LSO or min.compaction.lag.ms, a hanging
+# transaction), a batch past its delete horizon (tombstones the cleaner may drop), then the rest
+PRIORITIES = ("eligible", "unhealthy", "past_delete_horizon", "other")
+
+
+def detail_priority(state, summaries, now_ms: int) -> int:
+    """The index in ``PRIORITIES`` of a partition whose records are still to be read, from its header pass."""
+    if state.eligible or state.needs_compaction_now:
+        return 0
+    if state.faults or state.blocked_by or state.hanging_transactions:
+        return 1
+    if any(0 <= s.earliest_delete_horizon <= now_ms for s in summaries):
+        return 2
+    return 3
+
+
+def read_details(reader, queue) -> None:
+    """Records of the pending partitions (``queue``: (priority, key, segment paths), sorted), in that order,
+    for at most ``DETAIL_SLICE_SECONDS`` of the budget's clock, at the budget's pace. A segment replaced
+    since its headers were read is left for the next header pass."""
+    clock = reader.budget.clock
+    deadline = clock() + DETAIL_SLICE_SECONDS
+    stop = lambda: clock() >= deadline  # noqa: E731
+    for _, _, paths in queue:
+        for path in paths:
+            reader.detail(path, stop)
+            if stop():
+                return

@@ -1,0 +1,34 @@
+"""``./dev bench logdir --broker-size``'s log dir, made small: its batches are what a reader accepts (no
+fault, offsets running on from segment to segment), only the active segment's indexes are sparse, and the
+page parsing finds every partition's series. No timing: that is the bench's."""
+
+from __future__ import annotations
+
+
+from bench.bench_logdir_broker import INDEX_BYTES, make_log_dir, partitions_with, sample_value
+from collectors.logdirs import LogDirScanner
+
+
+def test_the_broker_size_log_dir_reads_without_a_fault(tmp_path):
+    d, total, active = make_log_dir(tmp_path, 0.004, 4, 3)
+    snap = LogDirScanner([d]).refresh()
+    assert len(snap.partitions) == 4 and snap.partition_errors == {} and snap.bytes_read == total
+    assert all(r.state.faults == 0 and r.state.cleanable_bytes > 0 for r in snap.partitions)
+    part = d / "orders-000-0"
+    logs = sorted(part.glob("*.log"))
+    assert len(logs) == 4 and active == 4 * logs[-1].stat().st_size
+    idx = logs[-1].with_suffix(".index")
+    assert idx.stat().st_size == INDEX_BYTES and idx.stat().st_blocks == 0  # sparse: no data written
+    assert all(f.with_suffix(".index").stat().st_size == 0 for f in logs[:-1])
+    end = max(r.state.log_end_offset for r in snap.partitions)
+    assert end == int(logs[-1].stem) + 60
+
+
+def test_the_page_is_read_per_partition_whatever_the_label_order():
+    page = ('kafka_compaction_partition_cleanable_ratio{broker="1",cluster="c",partition="3",topic="a"} 0.5\n'
+            'kafka_compaction_partition_cleanable_ratio{topic="b",partition="0"} 0.1\n'
+            'kafka_compaction_x_pending_partitions{broker="1"} 2.0\n'
+            'kafka_compaction_x_pending_partitions{broker="2"} 1.0\n')
+    assert partitions_with(page, "partition_cleanable_ratio") == {("a", "3"), ("b", "0")}
+    assert sample_value(page, r"\w*pending\w*") == ("kafka_compaction_x_pending_partitions", 3.0)
+    assert sample_value(page, r"\w*io_budget_bytes_per_second") is None
