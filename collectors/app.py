@@ -18,10 +18,11 @@ from boundedhttp import FetchError, get_text
 from prometheus_client import CollectorRegistry, generate_latest
 
 from collectors.cleaner_log import CleanerLogFollower
-from collectors.cleaner_metrics import IoSampler, jolokia_io_url, jolokia_read_url, parse_exposition, parse_jolokia
+from collectors.cleaner_metrics import IoSampler, jolokia_io_url, jolokia_read_url, parse_jolokia
 from collectors.exporter import View, register_all
 from collectors.exposition import RenderedExposition
 from collectors.facts import offsets_groups
+from collectors.jmx_pages import jmx_credentials, jmx_source
 from collectors.jmx_template import TemplatedJmx
 from collectors.logdir_paths import split_by_broker
 from collectors.logdirs import LogDirScanner
@@ -219,38 +220,6 @@ def build_sources(config: Config, store: Store, include_all: bool = False,
                 sources.append(Source(f"cleaner_log:{cluster.name}:{b.id}", "cleaner_log", cluster.name,
                                       follower.refresh, config.intervals.cleaner_log, b.id))
     return sources, closers
-
-
-def jmx_source(config: Config, cluster: ClusterConfig, b: BrokerConfig, label: str, url: str) -> Source:
-    """The JMX exporter page of broker ``label`` at ``url`` (a configured ``jmx_url``, or one filled from
-    ``jmx_url_template``: ``collectors.jmx_template``), with ``b``'s credentials and CA."""
-    to = config.timeouts
-
-    def jmx(sampled=IoSampler()):
-        return sampled(parse_exposition(get_text(url, deadline=to.jmx, max_bytes=to.max_page_bytes,
-                                                 auth=jmx_credentials(b, url), ca_file=b.jmx_ca_file), cluster, url))
-
-    return Source(f"jmx:{cluster.name}:{label}", "jmx", cluster.name, jmx, config.intervals.jmx, label, endpoint=url)
-
-
-def jmx_credentials(broker: BrokerConfig, endpoint: str) -> tuple[str, str] | None:
-    """(user, password) for the broker's JMX exporter / Jolokia endpoint; None without ``jmx_username``.
-    ``jmx_password`` is a secret reference (``monitor.settings.secrets``) resolved now, at every fetch, so a rotated
-    secret file is picked up at the next one. A password that cannot be had puts the source down
-    (``source_errors_total{error="credentials"}``) naming the reference, never a value."""
-    from monitor.settings.secrets import SecretError, resolve_string
-
-    if not broker.jmx_username:
-        if broker.jmx_password:
-            raise FetchError(endpoint, "credentials", "jmx_password given without jmx_username")
-        return None
-    if not broker.jmx_password:
-        raise FetchError(endpoint, "credentials", "jmx_username needs jmx_password (${env:NAME}, "
-                                                  "${directory:DIR:NAME} or ${file:PATH:KEY})")
-    try:
-        return broker.jmx_username, resolve_string(broker.jmx_password)
-    except SecretError as exc:
-        raise FetchError(endpoint, "credentials", f"jmx_password: {exc}") from None
 
 
 class HiddenGroupsNotice:

@@ -25,7 +25,7 @@ log = logging.getLogger("compaction_monitor.collect")
 
 class TemplatedJmx:
     """The runner hook (``attach`` it to the runner first). ``make(cluster, broker config, label, url)``
-    builds the JMX source (``collectors.app.jmx_source``: the same fetch as a configured ``jmx_url``)."""
+    builds the JMX source (``collectors.jmx_pages.jmx_source``: the same fetch as a configured ``jmx_url``)."""
 
     def __init__(self, config, store, make: Callable):
         self.clusters = {c.name: c for c in config.clusters if c.jmx_url_template}
