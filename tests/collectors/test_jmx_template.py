@@ -145,3 +145,24 @@ def test_a_second_broker_appearing_under_a_scanner_labelled_by_node_id_keeps_the
         assert asked == ["/broker-7/metrics"] * 2
     finally:
         col.close()
+
+
+def test_two_brokers_on_one_node_each_get_their_own_page_and_one_that_cannot_be_read_is_down_alone(tmp_path, pages):
+    """A node running two broker pods: one scanner per node.id (collectors.logdir_paths.split_by_broker), each with
+    its own JMX source; broker 9's page is not served (another node pool's pod name, say): its source is down with
+    the URL, broker 7's gauges and causes go on."""
+    template, asked = pages
+    _log_dir(tmp_path / "data" / "kafka-log7")
+    ff.log_dir(tmp_path / "data-b" / "kafka-log9", node="9")
+    cfg = with_command_line(Config(role="broker"), log_dirs=[str(tmp_path / "data"), str(tmp_path / "data-b")],
+                            jmx_url_template=template)
+    col = build(cfg)
+    try:
+        assert col.runner.refresh_all() is False
+        jmx = {s.broker: s for s in col.store.statuses() if s.kind == "jmx"}
+        assert sorted(jmx) == ["7", "9"] and sorted(asked) == ["/broker-7/metrics", "/broker-9/metrics"]
+        assert jmx["7"].up and not jmx["9"].up and "/broker-9/metrics" in jmx["9"].last_error
+        [dead] = _cause_lines(col.exposition().decode(), "cleaner_dead")
+        assert 'broker="7"' in dead
+    finally:
+        col.close()
