@@ -74,6 +74,8 @@ def main(argv) -> int:
     ap.add_argument("--timeout", type=float, default=7200, help="--broker-size: seconds a collect may take")
     ap.add_argument("--budget-seconds", type=float, default=60, help="--broker-size: the I/O budget's window")
     ap.add_argument("--dir", help="--broker-size: where the log dir is made (default: the temp dir)")
+    ap.add_argument("--io-budget", type=float, default=None, metavar="BYTES_PER_SECOND",
+                    help="--broker-size: collect's --io-budget (default: the collector's own default)")
     args = ap.parse_args(argv)
     if args.broker_size:
         from bench.bench_logdir_broker import main as broker_size

@@ -123,12 +123,13 @@ def drop_pages(d: Path) -> None:
 REFERENCE = """
 import resource, sys, time
 from pathlib import Path
+from monitor.fileio import strictjson
 from monitor.kafka.record import SegmentReader
 t = time.perf_counter(); n = 0
 for f in sorted(Path(sys.argv[1]).glob("*/*.log")):
     n += sum(1 for _ in SegmentReader(f).records())
 io = dict(l.split(": ") for l in open("/proc/self/io").read().splitlines())
-print(json.dumps({"wall_s": time.perf_counter() - t, "records": n, "rchar": int(io["rchar"]),
+print(strictjson.dumps({"wall_s": time.perf_counter() - t, "records": n, "rchar": int(io["rchar"]),
                   "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
@@ -176,12 +177,15 @@ def sample_value(page: str, pattern: str) -> tuple[str, float] | None:
     return next(iter(found.items()), None)
 
 
-def run_collect(d: Path, state: Path, partitions: int, timeout: float, budget_seconds: float = 0) -> dict:
-    """One ``collect`` until its first complete page (and, with ``budget_seconds``, the budget after it)."""
+def run_collect(d: Path, state: Path, partitions: int, timeout: float, budget_seconds: float = 0,
+                io_budget: float | None = None) -> dict:
+    """One ``collect`` until its first complete page, then (with ``budget_seconds``) the budget held while
+    records are still pending, then until no partition's records are pending."""
     port = free_port()
     t0 = time.perf_counter()
+    budget = ["--io-budget", str(int(io_budget))] if io_budget is not None else []
     p = subprocess.Popen([sys.executable, "-m", "cli", "collect", "--log-dir", str(d), "--state-dir", str(state),
-                          "--port", str(port), "--address", "127.0.0.1"],
+                          "--port", str(port), "--address", "127.0.0.1", *budget],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     res: dict = {"first_complete_page_s": None, "detail_complete_s": "not available (no pending series)",
                  "io_budget": "not available (no budget series)"}
@@ -194,11 +198,11 @@ def run_collect(d: Path, state: Path, partitions: int, timeout: float, budget_se
                 res.update(proc(p.pid))
                 restored = sample_value(page, "log_dir_state_cache_restored_segments")
                 res["restored_segments"] = restored[1] if restored else None
+                if budget_seconds:  # measured first: once no record is pending, nothing is read to measure
+                    res["io_budget"] = _budget(port, p.pid, budget_seconds)
                 pending = sample_value(page, r"\w*pending\w*")
                 if pending is not None:
                     res["detail_complete_s"] = _detail(port, t0, pending[0], timeout)
-                if budget_seconds:
-                    res["io_budget"] = _budget(port, budget_seconds)
                 break
             time.sleep(1.0)
         res["final"] = proc(p.pid)
@@ -223,18 +227,23 @@ def _detail(port: int, t0: float, name: str, timeout: float):
     return f"not complete within {timeout:.0f} s"
 
 
-def _budget(port: int, seconds: float):
-    """The read rate over ``seconds`` against the exported budget, or why it cannot be measured."""
+def _budget(port: int, pid: int, seconds: float):
+    """The collector's read rate over ``seconds`` against its exported budget, or why it cannot be measured:
+    every byte its read system calls returned (``rchar`` of /proc/PID/io: segments, indexes, snapshots,
+    listings), not only what it counts itself; and its own counter's rate beside it (stepwise: the page
+    changes at the end of each refresh)."""
     page = fetch(port) or ""
     budget = sample_value(page, r"\w*io_budget_bytes_per_second")
     counter = sample_value(page, r"\w*log_dir\w*read_bytes_total")
     if budget is None or counter is None:
         return "not available (no *io_budget_bytes_per_second gauge or *log_dir*read_bytes_total counter)"
-    t1 = time.perf_counter()
+    r0, t1 = proc(pid)["rchar"], time.perf_counter()
     time.sleep(seconds)
+    r1, dt = proc(pid)["rchar"], time.perf_counter() - t1
     after = sample_value(fetch(port) or "", re.escape(counter[0][len(PREFIX):]))
-    rate = (after[1] - counter[1]) / (time.perf_counter() - t1)
-    return {"budget_bytes_per_second": budget[1], "read_bytes_per_second": rate, "ratio": rate / budget[1]}
+    rate = (r1 - r0) / dt
+    return {"budget_bytes_per_second": budget[1], "read_bytes_per_second": rate, "ratio": rate / budget[1],
+            "counter_bytes_per_second": (after[1] - counter[1]) / dt}
 
 
 def baseline(root: Path) -> int:
@@ -263,14 +272,15 @@ def main(args) -> int:
         state = root / "state"
         drop_pages(d)
         log("cold start ...")
-        cold = run_collect(d, state, args.partitions, args.timeout, args.budget_seconds)
+        cold = run_collect(d, state, args.partitions, args.timeout, args.budget_seconds, args.io_budget)
         cache_bytes = sum(f.stat().st_size for f in state.glob("*.cache"))
         drop_pages(d)
         log("restart with the cache ...")
-        warm = run_collect(d, state, args.partitions, args.timeout)
+        warm = run_collect(d, state, args.partitions, args.timeout, io_budget=args.io_budget)
         res = {"gb": args.gb, "partitions": args.partitions, "segments_per_partition": args.segments + 1,
                "log_bytes": total, "active_segment_bytes": active, "baseline_rchar": base, "reference": ref, "cold": cold, "restart": warm,
-               "cache_bytes": cache_bytes, "budget_seconds": args.budget_seconds}
+               "cache_bytes": cache_bytes, "budget_seconds": args.budget_seconds,
+               "io_budget": args.io_budget}
         for name, r in (("cold", cold), ("restart", warm)):
             if r.get("rchar") is not None:
                 r["read_per_log_byte"] = (r["rchar"] - base) / total

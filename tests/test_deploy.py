@@ -58,7 +58,7 @@ def test_compose_grafana_is_provisioned_with_prometheus_and_the_rendered_dashboa
     services = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())["services"]
     grafana = services["grafana"]
     image, _, tag = grafana["image"].partition(":")
-    assert image == "grafana/grafana-oss" and re.fullmatch(r"\d+\.\d+\.\d+", tag), grafana["image"]
+    assert image == "docker.io/grafana/grafana-oss" and re.fullmatch(r"\d+\.\d+\.\d+", tag), grafana["image"]
     mounts = {src: dst for src, dst, *_ in (v.split(":") for v in grafana["volumes"])}
     assert mounts["./grafana/provisioning"] == "/etc/grafana/provisioning"
     prov = DEPLOY / "grafana" / "provisioning"

@@ -33,6 +33,7 @@ import zlib
 from array import array
 from typing import Any, Callable, Iterable, Union, get_args, get_origin, get_type_hints
 
+from monitor.fileio import strictjson
 from monitor.kafka.offsetgroups import SegmentCommits
 from monitor.model.summary import SegmentSummary
 
@@ -178,7 +179,7 @@ VERSION = version()
 
 def _entry(obj) -> bytes:
     kind = _KIND_OF[type(obj)]
-    return json.dumps([kind, *_PLANS[kind].encode(obj)], separators=(",", ":")).encode()
+    return strictjson.dumps([kind, *_PLANS[kind].encode(obj)], separators=(",", ":")).encode()
 
 
 def encode(entries: Iterable, meta: dict | None = None) -> Iterable[bytes]:
@@ -193,7 +194,7 @@ def encode(entries: Iterable, meta: dict | None = None) -> Iterable[bytes]:
     payload = b"".join(chunks)
     head = {"format": FORMAT, "version": VERSION, "entries": n, "payload_bytes": len(payload), **(meta or {})}
     h = hashlib.sha256()
-    for piece in (MAGIC, json.dumps(head, sort_keys=True).encode() + b"\n", payload):
+    for piece in (MAGIC, strictjson.dumps(head, sort_keys=True).encode() + b"\n", payload):
         h.update(piece)
         yield piece
     yield h.digest()

@@ -141,8 +141,12 @@ def test_the_sidecar_reads_its_brokers_volume_read_only():
     containers = {c["name"]: c for c in sts["spec"]["template"]["spec"]["containers"]}
     side = containers["compaction-monitor"]
     assert m.arg(side, "--role") == "broker"
-    (mount,) = [vm for vm in side["volumeMounts"] if vm["name"] != "tmp"]
+    (mount,) = [vm for vm in side["volumeMounts"] if vm["name"] not in ("tmp", "compaction-state")]
     assert mount["readOnly"] is True and m.arg(side, "--log-dir") == mount["mountPath"]
+    # the summary cache on a claim of its own, where the image's default state dir is (its home)
+    (state,) = [vm for vm in side["volumeMounts"] if vm["name"] == "compaction-state"]
+    assert state["mountPath"] == "/var/lib/compaction-monitor" and not state.get("readOnly")
+    assert "compaction-state" in {t["metadata"]["name"] for t in sts["spec"]["volumeClaimTemplates"]}
     broker_mounts = [vm for c in containers.values() if c is not side for vm in c.get("volumeMounts", [])]
     assert {"name": mount["name"], "mountPath": mount["mountPath"]} in broker_mounts  # the broker's own data
     assert "prometheus.io/scrape" not in sts["spec"]["template"]["metadata"].get("annotations", {})
