@@ -48,7 +48,7 @@ def _load_config(args: argparse.Namespace):
             cfg, bootstrap_servers=getattr(args, "bootstrap_servers", None),
             jmx_urls=getattr(args, "jmx_url", None) or (), jolokia_urls=getattr(args, "jolokia_url", None) or (),
             log_dirs=getattr(args, "log_dir", None) or (), cleaner_log=getattr(args, "cleaner_log", None),
-            cluster=getattr(args, "cluster", None),
+            cluster=getattr(args, "cluster", None), jmx_url_template=getattr(args, "jmx_url_template", None),
             port=getattr(args, "port", None), address=getattr(args, "address", None))
     except ConfigError as exc:
         _config_error(exc)
@@ -64,9 +64,10 @@ def cmd_collect(args: argparse.Namespace) -> int:
     cfg = _exposition_flags(cfg, args)
     if cfg is None:
         return 2
+    from monitor.settings.jmxtemplate import template_problems
     from monitor.settings.roles import role_problems
 
-    found = role_problems(cfg)
+    found = role_problems(cfg) + template_problems(cfg)
     for key, reason in found:
         _err(f"{args.config + ': ' if args.config and key.startswith('clusters') else ''}{key}: {reason}")
     if found:
@@ -314,6 +315,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--bootstrap-servers", type=flags.bootstrap, help="Kafka bootstrap servers (admin API, consumer groups)")
     c.add_argument("--jmx-url", action="append", type=flags.url, help="a broker's JMX exporter /metrics URL (repeatable)")
     c.add_argument("--jolokia-url", action="append", type=flags.url, help="a broker's Jolokia base URL (repeatable)")
+    c.add_argument("--jmx-url-template", type=flags.jmx_url_template, metavar="URL",
+                   help="each broker's JMX exporter URL with {node_id}, filled with every broker the --log-dir "
+                        "paths hold (their meta.properties), found at each refresh")
     c.add_argument("--log-dir", type=flags.path, action="append", help="a broker log dir readable here, or a folder above log dirs (repeatable)")
     c.add_argument("--cleaner-log", type=flags.path, help="the broker's log-cleaner.log, followed through rotation")
     c.add_argument("--cluster", help="the cluster label (default: the config's, else 'default')")

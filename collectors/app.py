@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import signal
+from functools import partial
 import sys
 import threading
 from dataclasses import dataclass
@@ -17,10 +18,12 @@ from boundedhttp import FetchError, get_text
 from prometheus_client import CollectorRegistry, generate_latest
 
 from collectors.cleaner_log import CleanerLogFollower
-from collectors.cleaner_metrics import IoSampler, jolokia_io_url, jolokia_read_url, parse_exposition, parse_jolokia
+from collectors.cleaner_metrics import IoSampler, jolokia_io_url, jolokia_read_url, parse_jolokia
 from collectors.exporter import View, register_all
 from collectors.exposition import RenderedExposition
 from collectors.facts import offsets_groups
+from collectors.jmx_pages import jmx_credentials, jmx_source
+from collectors.jmx_template import TemplatedJmx
 from collectors.logdir_paths import split_by_broker
 from collectors.logdirs import LogDirScanner
 from collectors.summary_state import SummaryState, cache_name, default_state_dir
@@ -183,13 +186,7 @@ def build_sources(config: Config, store: Store, include_all: bool = False,
                                       groups, config.intervals.consumer_groups, endpoint=_kafka_endpoint(cluster)))
         for b in cluster.brokers if config.role != CLUSTER else ():
             if b.jmx_url:
-                def jmx(url=b.jmx_url, c=cluster, b=b, sampled=IoSampler()):
-                    return sampled(parse_exposition(get_text(url, deadline=to.jmx, max_bytes=to.max_page_bytes,
-                                                             auth=jmx_credentials(b, url), ca_file=b.jmx_ca_file),
-                                                    c, url))
-
-                sources.append(Source(f"jmx:{cluster.name}:{b.id}", "jmx", cluster.name, jmx, config.intervals.jmx, b.id,
-                                      endpoint=b.jmx_url))
+                sources.append(jmx_source(config, cluster, b, b.id, b.jmx_url))
             if b.jolokia_url:
                 def jolokia(url=b.jolokia_url, b=b, sampled=IoSampler()):
                     u = jolokia_read_url(url)
@@ -223,26 +220,6 @@ def build_sources(config: Config, store: Store, include_all: bool = False,
                 sources.append(Source(f"cleaner_log:{cluster.name}:{b.id}", "cleaner_log", cluster.name,
                                       follower.refresh, config.intervals.cleaner_log, b.id))
     return sources, closers
-
-
-def jmx_credentials(broker: BrokerConfig, endpoint: str) -> tuple[str, str] | None:
-    """(user, password) for the broker's JMX exporter / Jolokia endpoint; None without ``jmx_username``.
-    ``jmx_password`` is a secret reference (``monitor.settings.secrets``) resolved now, at every fetch, so a rotated
-    secret file is picked up at the next one. A password that cannot be had puts the source down
-    (``source_errors_total{error="credentials"}``) naming the reference, never a value."""
-    from monitor.settings.secrets import SecretError, resolve_string
-
-    if not broker.jmx_username:
-        if broker.jmx_password:
-            raise FetchError(endpoint, "credentials", "jmx_password given without jmx_username")
-        return None
-    if not broker.jmx_password:
-        raise FetchError(endpoint, "credentials", "jmx_username needs jmx_password (${env:NAME}, "
-                                                  "${directory:DIR:NAME} or ${file:PATH:KEY})")
-    try:
-        return broker.jmx_username, resolve_string(broker.jmx_password)
-    except SecretError as exc:
-        raise FetchError(endpoint, "credentials", f"jmx_password: {exc}") from None
 
 
 class HiddenGroupsNotice:
@@ -287,7 +264,9 @@ def build(config: Config, state_dir: str | None = None, headers_first: bool = Fa
     registry = CollectorRegistry(auto_describe=False)
     register_all(registry, store, view=View.of(config))
     rendered = RenderedExposition(registry)
-    runner = Runner(store, sources, on_refresh=[HiddenGroupsNotice(store), rendered.invalidate])
+    templated = TemplatedJmx(config if config.role != CLUSTER else Config(), store, partial(jmx_source, config))
+    runner = Runner(store, sources, on_refresh=[templated, HiddenGroupsNotice(store), rendered.invalidate])
+    templated.attach(runner)
     return Collector(config, store, runner, registry, closers, rendered)
 
 

@@ -8,6 +8,8 @@ After every refresh, failed or not, the Runner calls its ``on_refresh`` hooks (t
 is rendered again: ``collectors.exposition``). Serving, each source's state changes are logged
 (``StateLog``: up -> down with the error, down -> up), at most twice per ``STATE_LOG_SECONDS`` each;
 every source keeps its last error's kind and text (redacted) for ``source_last_error_info``.
+Sources may be added and removed while serving (``Runner.add``/``remove``): a broker found in the log dirs
+after the start gets its JMX source then (``collectors.jmx_template``).
 """
 
 from __future__ import annotations
@@ -74,7 +76,9 @@ class Store:
 
     def success(self, name: str, snapshot, duration: float, now: float) -> None:
         with self._lock:
-            s = self._status[name]
+            s = self._status.get(name)
+            if s is None:  # removed during its refresh (Runner.remove)
+                return
             s.snapshot, s.up, s.last_success, s.last_duration, s.last_error = snapshot, True, now, duration, None
             # a part of the source that failed while the rest succeeded (a log dir down) is counted too
             kinds = tuple(getattr(snapshot, "error_kinds", ()) or ())
@@ -87,12 +91,19 @@ class Store:
 
     def failure(self, name: str, exc: BaseException, duration: float) -> None:
         with self._lock:
-            s = self._status[name]
+            s = self._status.get(name)
+            if s is None:
+                return
             # printed by collect and kept for status: any URL's password masked, whatever raised it
             s.up, s.last_duration, s.last_error = False, duration, redact_url(f"{type(exc).__name__}: {exc}")
             s.snapshot = None  # a down source publishes nothing rather than stale numbers
             s.errors[error_kind(exc)] += 1
             s.last_error_kind, s.last_error_message = error_kind(exc), s.last_error
+
+    def unregister(self, name: str) -> None:
+        """A source that is gone (a broker no longer found: ``Runner.remove``): its series go with it."""
+        with self._lock:
+            self._status.pop(name, None)
 
     def statuses(self) -> list[SourceStatus]:
         with self._lock:
@@ -188,13 +199,40 @@ class Runner:
         self.on_refresh = list(on_refresh or ())  # called after each refresh updated the store
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()  # sources added and removed by a hook (collectors.jmx_template)
+        self._stops: dict[str, threading.Event] = {}  # a source removed while serving: its thread's own stop
+        self._started = False
         for s in sources:
             store.register(s.name, s.kind, s.cluster, s.broker, s.endpoint)
 
+    def add(self, source: Source) -> None:
+        """A source found after the start (a broker the log-dir discovery found: ``collectors.jmx_template``):
+        registered, and refreshed on its own thread when serving (by ``refresh_all`` when not)."""
+        with self._lock:
+            if any(s.name == source.name for s in self.sources):
+                return
+            self.sources.append(source)
+            self.store.register(source.name, source.kind, source.cluster, source.broker, source.endpoint)
+            if self._started:
+                self._spawn(source)
+
+    def remove(self, name: str) -> None:
+        """A source that is gone: its thread stops after its current refresh, its status leaves the store."""
+        with self._lock:
+            self.sources = [s for s in self.sources if s.name != name]
+            stop = self._stops.pop(name, None)
+            if stop is not None:
+                stop.set()
+            self.store.unregister(name)
+
     def refresh_all(self) -> bool:
-        """Each source once, in order (``collect --once``); True when all succeeded."""
-        ok = all([refresh_once(self.store, s) for s in self.sources])
-        self._refreshed()
+        """Each source once, in order (``collect --once``); True when all succeeded. A source a hook adds
+        (after the log dirs' refresh found its broker) is refreshed too, then the hooks run again."""
+        done, ok = set(), True
+        while todo := [s for s in list(self.sources) if s.name not in done]:
+            ok = all([refresh_once(self.store, s) for s in todo]) and ok
+            done.update(s.name for s in todo)
+            self._refreshed()
         return ok
 
     def _refreshed(self) -> None:
@@ -208,21 +246,29 @@ class Runner:
     FIRST_ADMIN_WAIT = 60.0
 
     def start(self) -> None:
-        firsts = {s.name: threading.Event() for s in self.sources if s.kind == "admin"}
-        for s in self.sources:
-            waits = [firsts[o.name] for o in self.sources if o.kind == "admin" and o.cluster == s.cluster] \
-                if s.kind in self.ADMIN_READERS else []
-            t = threading.Thread(target=self._loop, args=(s, firsts.get(s.name), waits), name=f"source-{s.name}",
-                                 daemon=True)
-            t.start()
-            self._threads.append(t)
+        with self._lock:
+            self._started = True
+            firsts = {s.name: threading.Event() for s in self.sources if s.kind == "admin"}
+            for s in list(self.sources):
+                waits = [firsts[o.name] for o in self.sources if o.kind == "admin" and o.cluster == s.cluster] \
+                    if s.kind in self.ADMIN_READERS else []
+                self._spawn(s, firsts.get(s.name), waits)
 
-    def _loop(self, source: Source, first_done: threading.Event | None = None, waits=()) -> None:
+    def _spawn(self, s: Source, first_done: threading.Event | None = None, waits=()) -> None:
+        own = self._stops[s.name] = threading.Event()
+        t = threading.Thread(target=self._loop, args=(s, first_done, waits, own), name=f"source-{s.name}",
+                             daemon=True)
+        t.start()
+        self._threads.append(t)
+
+    def _loop(self, source: Source, first_done: threading.Event | None = None, waits=(),
+              own: threading.Event | None = None) -> None:
         deadline = time.monotonic() + self.FIRST_ADMIN_WAIT
+        own = own or threading.Event()
         for w in waits:  # each in slices, so that stop() is not held up
             while not w.is_set() and not self._stop.is_set() and time.monotonic() < deadline:
                 w.wait(0.2)
-        while not self._stop.is_set():
+        while not self._stop.is_set() and not own.is_set():
             t0 = time.monotonic()
             refresh_once(self.store, source)
             st = next((x for x in self.store.statuses() if x.name == source.name), None)
@@ -230,6 +276,8 @@ class Runner:
                 self.state_log.observe(st)
             if first_done is not None:
                 first_done.set()
+            if own.is_set():  # removed during its refresh: the store no longer holds it
+                return
             self._refreshed()
             pause = max(source.interval - (time.monotonic() - t0), BUSY_PAUSE_SECONDS)
             if source.busy is not None and source.busy():

@@ -203,6 +203,10 @@ class ClusterConfig:
             "shape": "a mapping of Kafka topic configs (min.cleanable.dirty.ratio: 0.3, ...)"},
         "shape": "a mapping of topic -> its Kafka topic configs"}})
     consumer_groups: bool = True
+    # each broker's JMX exporter page, its {node_id} filled with each broker found in the log dirs
+    # (monitor.settings.jmxtemplate): a broker-role collector that finds its brokers at run time
+    jmx_url_template: str | None = field(default=None, metadata={"schema": {
+        "type": ["string", "null"], "check": "jmx_url_template", "shape": "an http(s) URL with {node_id}"}})
     # the brokers' transaction.max.timeout.ms, used when the admin API cannot give it (None: Kafka's
     # default); monitor.model.topicconfig.effective_broker_setting is the precedence. Kafka: an int of at
     # least 1 (TransactionStateManagerConfig)

@@ -13,7 +13,7 @@ from dataclasses import replace
 from monitor.settings.config import BrokerConfig, ClusterConfig, Config, ConfigError
 
 def with_command_line(cfg: Config, *, bootstrap_servers=None, jmx_urls=(), jolokia_urls=(), log_dirs=(),
-                      cleaner_log=None, cluster=None, port=None, address=None) -> Config:
+                      cleaner_log=None, cluster=None, port=None, address=None, jmx_url_template=None) -> Config:
     """Flags on top of a file: they add to (or create) the first cluster. ``cleaner_log`` belongs to the
     one broker the flags describe (with several, give each its ``cleaner_log`` in the file)."""
     clusters = list(cfg.clusters) or [ClusterConfig(name=cluster or "default")]
@@ -41,7 +41,7 @@ def with_command_line(cfg: Config, *, bootstrap_servers=None, jmx_urls=(), jolok
         if log_dirs:
             brokers.append(BrokerConfig(id=_node_id(log_dirs) or "local", log_dirs=tuple(log_dirs)))
     c = replace(c, brokers=tuple(brokers), bootstrap_servers=bootstrap_servers or c.bootstrap_servers,
-                name=cluster or c.name)
+                name=cluster or c.name, jmx_url_template=jmx_url_template or c.jmx_url_template)
     clusters[0] = c
     return replace(cfg, clusters=tuple(clusters), listen_port=cfg.listen_port if port is None else port,
                    listen_address=address or cfg.listen_address)

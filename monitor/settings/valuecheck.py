@@ -206,7 +206,14 @@ def path_text_problem(value) -> str | None:
 
 
 # The checks by the name monitor.yaml's schema gives them (``"check": "url"``, ``monitor.settings.configschema``).
-CHECKS = {"port": port_problem, "url": url_problem, "bootstrap": bootstrap_problem}
+def jmx_url_template_problem(value) -> str | None:
+    from monitor.settings.jmxtemplate import template_problem
+
+    return template_problem(value)
+
+
+CHECKS = {"port": port_problem, "url": url_problem, "bootstrap": bootstrap_problem,
+          "jmx_url_template": jmx_url_template_problem}
 
 
 def flag_type(problem, convert):

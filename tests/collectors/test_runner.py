@@ -45,6 +45,40 @@ def test_log_dirs_and_groups_first_refresh_after_the_admin_sources_first():
         runner.stop()
 
 
+def test_a_source_added_while_serving_is_refreshed_on_its_own_thread_and_one_removed_stops_and_leaves():
+    """``Runner.add``/``remove`` (a broker found or gone: collectors.jmx_template): the added source is
+    registered and refreshed; the removed one leaves the store, and a refresh it was in the middle of
+    writes nothing back (its status is not re-created)."""
+    store = Store()
+    runner = Runner(store, [Source("log_dirs:c:1", "log_dirs", "c", lambda: "dirs", 0.5)])
+    inside, leave = threading.Event(), threading.Event()
+    calls = []
+
+    def page():
+        calls.append(1)
+        if len(calls) == 2:  # the second refresh is held until the source has been removed
+            inside.set()
+            leave.wait(30)
+        return "gauges"
+
+    runner.start()
+    try:
+        runner.add(Source("jmx:c:1", "jmx", "c", page, 0.5, "1"))
+        runner.add(Source("jmx:c:1", "jmx", "c", page, 0.5, "1"))  # the same name twice: one source
+        wait_for(lambda: store.snapshot("jmx:c:1") == "gauges", 30, "the added source's first refresh")
+        wait_for(inside.is_set, 30, "the added source's second refresh")
+        runner.remove("jmx:c:1")
+        leave.set()
+        assert [s.name for s in runner.sources] == ["log_dirs:c:1"]
+        [thread] = [t for t in runner._threads if t.name == "source-jmx:c:1"]
+        thread.join(30)  # it ends after the refresh it was in, without another
+        assert not thread.is_alive() and store.snapshot("log_dirs:c:1") == "dirs"
+        assert len(calls) == 2 and [s.name for s in store.statuses()] == ["log_dirs:c:1"]
+    finally:
+        leave.set()
+        runner.stop()
+
+
 def test_a_busy_source_refreshes_again_at_once_not_after_its_interval():
     """A log-dir scanner with records still to read (headers first) says so through ``busy``: its next
     refresh follows after BUSY_PAUSE_SECONDS, not its hour-long interval; once it is not busy, it waits."""

@@ -17,7 +17,7 @@ ROLES = {"cluster", "broker"}
 
 def test_every_collector_runs_in_a_role_with_this_versions_image():
     found = m.collectors()
-    assert len(found) >= 4
+    assert len(found) >= 3  # the cluster role, the DaemonSet, the sidecar
     for w, _, c in found:
         assert c["image"] == f"{m.IMAGE_REPOSITORY}:{m.version()}", (w["metadata"]["name"], c["image"])
         assert c["args"][0] == "collect" and m.arg(c, "--role") in ROLES, w["metadata"]["name"]
@@ -203,7 +203,6 @@ def test_the_collectors_of_one_cluster_share_its_name():
     """The `cluster` label joins the roles' series (the rules join on it): the cluster role's name must be the
     broker role's."""
     assert len(_cluster_names({"cluster-role.yaml", "kafka-logdir-sidecar.yaml", "broker-daemonset.yaml"})) == 1
-    assert _cluster_names({"strimzi/broker-jmx.yaml"}) == {m.one("Kafka", "my-cluster")["metadata"]["name"]}
 
 
 def test_every_collectors_arguments_parse_as_the_command_line_does():

@@ -1,7 +1,7 @@
 """deploy/k8s/strimzi agrees with the one definition of each thing it restates: the JMX exporter rules are
 localkafka/jmx-exporter.yaml (the agent config the tests run on a real broker; its recorded page is read by the
 collector in the rule-named shape), the KafkaUser's ACLs are README "Least privilege"'s commands and the 3-broker
-test cluster's MONITOR_ACLS, and the JMX collector's brokers are Strimzi's broker pods by node id."""
+test cluster's MONITOR_ACLS, and the DaemonSet's JMX URL template names Strimzi's broker pods by node id."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import k8smanifests as m
 from collectors.cleaner_metrics import parse_exposition
 from localkafka.security import MONITOR_ACLS
 from monitor.settings.config import ClusterConfig
+from monitor.settings.jmxtemplate import expand, template_problem
 
 AGENT_CONFIG = m.ROOT / "localkafka" / "jmx-exporter.yaml"
 RECORDED = m.ROOT / "tests" / "collectors" / "pages" / "jmx-exporter.kafka-4.3.0.prom.gz"
@@ -95,20 +96,20 @@ def test_the_kafkauser_has_the_least_privilege_acls():
     assert "scram-sha-512" in listener_auth and _kafka()["spec"]["kafka"]["authorization"]["type"] == "simple"
 
 
-def test_the_jmx_collector_reads_each_broker_pod_by_its_node_id():
-    """Strimzi names a broker pod <cluster>-<pool>-<node id> under the headless Service <cluster>-kafka-brokers;
-    the broker id the collector labels its gauges with must be that node id, the one the DaemonSet reads from
-    meta.properties, or the two collectors' series of one broker would not join."""
-    kafka = _kafka()
-    name = kafka["metadata"]["name"]
-    (cm,) = [d for d in m.of_kind("ConfigMap") if d["metadata"]["name"] == "kafka-compaction-monitor-broker-jmx"]
+def test_the_daemonset_reads_each_broker_pod_it_finds_by_its_node_id():
+    """Strimzi names a broker pod <Kafka name>-<pool>-<node id> under the headless Service
+    <Kafka name>-kafka-brokers (KafkaPool.nodeRef, KafkaResources.brokersServiceName) and serves the JMX exporter
+    on 9404: the DaemonSet's jmx_url_template fills {node_id} with the node id it reads from meta.properties, so
+    a broker's gauges and its partitions come from one collector under one label."""
+    (cm,) = [d for d in m.of_kind("ConfigMap") if d["metadata"]["name"] == "kafka-compaction-monitor-broker"]
     (cluster,) = yaml.safe_load(cm["data"]["monitor.yaml"])["clusters"]
-    assert cluster["name"] == name and cluster["brokers"]
-    for b in cluster["brokers"]:
-        u = urlparse(b["jmx_url"])
-        pod, service = u.hostname.split(".")[:2]
-        assert re.fullmatch(rf"{re.escape(name)}-[a-z0-9-]+-{b['id']}", pod), b
-        assert service == f"{name}-kafka-brokers" and u.port == STRIMZI_METRICS_PORT, b
+    name, template = cluster["name"], cluster["jmx_url_template"]
+    assert template_problem(template) is None
+    u = urlparse(expand(template, "12"))
+    pod, service = u.hostname.split(".")[:2]
+    assert re.fullmatch(rf"{re.escape(name)}-[a-z0-9-]+-12", pod), template
+    assert service == f"{name}-kafka-brokers" and u.port == STRIMZI_METRICS_PORT, template
+    assert not [d for d in m.documents() if "broker-jmx" in str(d[0])]  # no second collector of the gauges
 
 
 def test_the_docs_name_only_manifests_that_exist():
