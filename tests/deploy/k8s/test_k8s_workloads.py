@@ -105,14 +105,24 @@ def test_the_daemonset_reads_the_kubelets_pod_volumes_read_only_with_least_privi
     (c,) = spec["containers"]
     assert m.arg(c, "--role") == "broker"
     volumes = {v["name"]: v for v in spec["volumes"]}
-    host = [v for v in spec["volumes"] if "hostPath" in v]
-    assert [v["hostPath"]["path"] for v in host] == ["/var/lib/kubelet/pods"]
-    (mount,) = [vm for vm in c["volumeMounts"] if vm["name"] == host[0]["name"]]
+    host = {v["hostPath"]["path"]: v for v in spec["volumes"] if "hostPath" in v}
+    assert sorted(host) == ["/var/lib/compaction-monitor", "/var/lib/kubelet/pods"]
+    (mount,) = [vm for vm in c["volumeMounts"] if vm["name"] == host["/var/lib/kubelet/pods"]["name"]]
     assert mount["readOnly"] is True and mount["mountPropagation"] == "HostToContainer"
     assert m.arg(c, "--log-dir") == mount["mountPath"]
+    # the summary cache: the node's own dir, where the image's default state dir is, given to the image's user
+    # by an init container that can chown and nothing else
+    state = host["/var/lib/compaction-monitor"]
+    (smount,) = [vm for vm in c["volumeMounts"] if vm["name"] == state["name"]]
+    assert smount["mountPath"] == "/var/lib/compaction-monitor" and state["hostPath"]["type"] == "DirectoryOrCreate"
+    (init,) = spec["initContainers"]
+    assert init["command"] == ["chown", f"{spec['securityContext']['runAsUser']}:{spec['securityContext']['runAsGroup']}",
+                               smount["mountPath"]]
+    assert init["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["CHOWN"]}
+    assert [vm["name"] for vm in init["volumeMounts"]] == [state["name"]]
     # every other mount is read-only or the scratch emptyDir
     for vm in c["volumeMounts"]:
-        assert vm.get("readOnly") or "emptyDir" in volumes[vm["name"]], vm
+        assert vm.get("readOnly") or "emptyDir" in volumes[vm["name"]] or vm is smount, vm
     pod_sc, sc = spec["securityContext"], c["securityContext"]
     assert pod_sc["runAsNonRoot"] is True and pod_sc["runAsUser"] not in (0, None)
     assert 0 in pod_sc["supplementalGroups"]  # the kubelet's pod dirs (root:root 0750), Strimzi's fsGroup 0
