@@ -182,7 +182,7 @@ def build_sources(config: Config, store: Store, include_all: bool = False,
     dirs are read headers first (``collectors.logdirs``): every partition's ratio and cause on the first page,
     records after; without (``collect --once``) every segment is read whole before the page is made (at the
     I/O budget's pace). ``scanners``: filled, per (cluster, broker config id) with log dirs, with its ``scanner_source``
-    (cluster, broker config, label, node filter) and its sources by label, for the runner's hook that follows
+    (cluster, broker config, label, node filter) and its (source, node filter) by label, for the runner's hook that follows
     the brokers found (``collectors.logdir_brokers``)."""
     sources, closers = [], []
     scanners = {} if scanners is None else scanners
@@ -233,8 +233,9 @@ def build_sources(config: Config, store: Store, include_all: bool = False,
             # one scanner per broker whose log dirs are under the paths (a DaemonSet's node may run two); the
             # runner's hook (collectors.logdir_brokers) follows the brokers found there after each refresh
             if b.log_dirs:
-                found = {label: scanner(cluster, b, label, node) for label, node in split_by_broker(b.id, b.log_dirs)}
-                sources.extend(found.values())
+                found = {label: (scanner(cluster, b, label, node), node)
+                         for label, node in split_by_broker(b.id, b.log_dirs)}
+                sources.extend(src for src, _ in found.values())
                 scanners[(cluster.name, b.id)] = (scanner, found)
             if b.cleaner_log:
                 follower = CleanerLogFollower(b.cleaner_log)

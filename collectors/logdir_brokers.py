@@ -34,6 +34,7 @@ class _Followed:
     broker: object  # the BrokerConfig whose log_dirs these sources read
     make: Callable  # (cluster, broker config, label, node filter) -> Source
     sources: dict = field(default_factory=dict)  # label -> Source
+    nodes: dict = field(default_factory=dict)  # label -> its scanner's node filter (collectors.logdir_paths.resolve)
     seen: float = float("-inf")  # the taken_at of the snapshot last followed
 
 
@@ -45,7 +46,9 @@ class FollowedBrokers:
         clusters = {c.name: c for c in config.clusters}
         self.store, self.runner = store, None
         self._lock = threading.Lock()  # the hook runs on every source's thread
-        self._followed = [_Followed(clusters[c], next(b for b in clusters[c].brokers if b.id == bid), make, dict(found))
+        self._followed = [_Followed(clusters[c], next(b for b in clusters[c].brokers if b.id == bid), make,
+                                    {label: src for label, (src, _) in found.items()},
+                                    {label: node for label, (_, node) in found.items()})
                           for (c, bid), (make, found) in scanners.items()]
 
     def attach(self, runner) -> "FollowedBrokers":
@@ -70,13 +73,16 @@ class FollowedBrokers:
         want = dict(split_nodes(f.broker.id, nodes))
         where = ", ".join(f.broker.log_dirs)
         for label, src in list(f.sources.items()):
-            if label in want:
-                scanner = getattr(src.refresh, "__self__", None)
-                if scanner is not None and scanner.node != want[label]:
-                    scanner.node = want[label]  # another broker beside it now: its own log dirs only
-            elif listed:
+            if label in want and f.nodes.get(label) != want[label]:
+                # another broker beside it now: a scanner of its own log dirs only, in place of the one whose
+                # last page holds the other's too (its summary cache file is the same: what it read is kept)
                 self.runner.remove(src.name)
-                del f.sources[label]
+                src = f.sources[label] = f.make(f.cluster, f.broker, label, want[label])
+                f.nodes[label] = want[label]
+                self.runner.add(src)
+            elif label not in want and listed:
+                self.runner.remove(src.name)
+                del f.sources[label], f.nodes[label]
                 if label is None:
                     log.warning("cluster %s: a broker's log dirs found under %s: the source %s (no broker) is "
                                 "replaced by each broker's own", f.cluster.name, where, src.name)
@@ -86,6 +92,7 @@ class FollowedBrokers:
         for label, node in want.items():
             if label not in f.sources:
                 src = f.sources[label] = f.make(f.cluster, f.broker, label, node)
+                f.nodes[label] = node
                 self.runner.add(src)
                 if label is None:
                     log.warning("cluster %s: no broker's log dirs under %s now: the paths are down under source %s "
