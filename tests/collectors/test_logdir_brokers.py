@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import logging
 import shutil
+import threading
+import time
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from collectors.app import build
 from collectors.summary_state import cache_name
-from monitor.settings.config import BrokerConfig, ClusterConfig, Config
+from monitor.settings.config import BrokerConfig, ClusterConfig, Config, Intervals
 from monitor.settings.configflags import with_command_line
 from test_logdir_paths import POD, log_dir
 
@@ -93,5 +95,38 @@ def test_a_broker_the_config_names_keeps_its_label_on_a_path_holding_none(tmp_pa
         got = page(col)
         assert got[("kafka_compaction_log_dir_up", (("broker", "kafka-0"), ("log_dir", str(one))))] == 1.0
         assert [s.name for s in col.store.statuses()] == ["log_dirs:c:kafka-0"]
+    finally:
+        col.close()
+
+
+def _until(check, seconds: float = 20.0):
+    """Polls ``check`` (the serving runner refreshes on its own threads) until it holds; its last value."""
+    deadline, pause = time.monotonic() + seconds, threading.Event()
+    while not (got := check()) and time.monotonic() < deadline:
+        pause.wait(0.05)
+    return got
+
+
+def test_serving_a_broker_found_later_is_read_on_its_own_thread_and_one_gone_stops(tmp_path):
+    """The same, the runner serving (each source on its own thread): the source added for broker 1 refreshes
+    by itself, the no-broker source it replaces stops, and the no-broker one is back once broker 1 is gone."""
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    cfg = with_command_line(Config(role="broker", granularity="partition", intervals=Intervals(log_dirs=0.1)),
+                            log_dirs=[str(pods)])
+    col = build(cfg, str(tmp_path / "state"), headers_first=True)
+    col.runner.start()
+    try:
+        def up():
+            return {dict(labels).get("broker", ""): v for (name, labels), v in page(col).items()
+                    if name == "kafka_compaction_log_dir_up"}
+
+        assert _until(lambda: up() == {"": 0.0}), up()
+        log_dir(tmp_path / POD.format(uid="a") / "kafka-log1", node=1)
+        assert _until(lambda: up() == {"1": 1.0}), up()
+        assert _until(lambda: [t.name for t in col.runner._threads if t.is_alive()] == [
+            "source-log_dirs:default:1"])  # the no-broker source's thread ended
+        shutil.rmtree(tmp_path / POD.format(uid="a"))
+        assert _until(lambda: up() == {"": 0.0}), up()
     finally:
         col.close()
