@@ -181,9 +181,8 @@ def build_sources(config: Config, store: Store, include_all: bool = False,
     cache (``collectors.summary_state``), None for none. With ``headers_first`` (``collect`` serving), log
     dirs are read headers first (``collectors.logdirs``): every partition's ratio and cause on the first page,
     records after; without (``collect --once``) every segment is read whole before the page is made (at the
-    I/O budget's pace). ``scanners``: filled, per (cluster, broker config id) with log dirs, with its ``scanner_source``
-    (cluster, broker config, label, node filter) and its (source, node filter) by label, for the runner's hook that follows
-    the brokers found (``collectors.logdir_brokers``)."""
+    I/O budget's pace). ``scanners``: per (cluster, broker config id) with log dirs, its ``scanner_source``
+    and its (source, node filter) by label, for the hook that follows the brokers found (``logdir_brokers``)."""
     sources, closers = [], []
     scanners = {} if scanners is None else scanners
     to = config.timeouts

@@ -54,8 +54,8 @@ class TemplatedJmx:
                           and s.name not in self._added}
             for st in statuses:
                 cluster = self.clusters.get(st.cluster)
-                if st.kind != "log_dirs" or cluster is None or st.snapshot is None:
-                    continue
+                if st.kind != "log_dirs" or cluster is None or st.snapshot is None or st.broker is None:
+                    continue  # (no broker label: paths holding none, replaced once one is found: logdir_brokers)
                 name = f"jmx:{cluster.name}:{st.broker}"
                 if (st.cluster, st.broker) in configured:
                     continue
