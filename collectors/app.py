@@ -24,6 +24,7 @@ from collectors.exposition import RenderedExposition
 from collectors.facts import offsets_groups
 from collectors.jmx_pages import jmx_credentials, jmx_source
 from collectors.jmx_template import TemplatedJmx
+from collectors.logdir_brokers import FollowedBrokers
 from collectors.logdir_paths import split_by_broker
 from collectors.logdirs import LogDirScanner
 from collectors.summary_state import SummaryState, cache_name, default_state_dir
@@ -149,8 +150,30 @@ def _read_suffix(config: Config, cluster: ClusterConfig) -> str:
     return ":" + "+".join(b.id for b in cluster.brokers if any(getattr(b, k) for k in BROKER_SOURCES))
 
 
+def scanner_source(config: Config, store: Store, cluster: ClusterConfig, b: BrokerConfig, label: str | None, node, *,
+                   admin_name: str | None, said: set, include_all: bool = False, state_dir: str | None = None,
+                   headers_first: bool = False) -> Source:
+    """The log-dir source of one broker found under ``b``'s paths (``collectors.logdir_paths.split_nodes``:
+    its ``label``, and the ``node`` filter of its scanner), with its summary cache file in ``state_dir`` and
+    its I/O budget: one definition for the sources built at the start and those a broker found later gets
+    (``collectors.logdir_brokers``). ``label`` None: paths holding no broker yet (series with no broker)."""
+    to = config.timeouts
+    scanner = LogDirScanner(b.log_dirs, _config_lookup(cluster, store, admin_name, said=said), include_all=include_all,
+                            transaction_max_timeout=_transaction_max_timeout(cluster, store, admin_name),
+                            leader_lso=_leader_lso(store, admin_name), broker_id=label,
+                            active_key_max_bytes=to.active_segment_key_read_bytes,
+                            active_key_max_keys=to.active_segment_max_keys, say_faults=True, node=node,
+                            state=SummaryState(state_dir, cache_name(cluster.name, label, b.log_dirs))
+                            if state_dir and label is not None else None,
+                            headers_first=headers_first, io_budget=IoBudget(config.io_budget_for(b)))
+    name = f"log_dirs:{cluster.name}:{label}" if label is not None else f"log_dirs:{cluster.name}"
+    return Source(name, "log_dirs", cluster.name, scanner.refresh, config.intervals.log_dirs, label,
+                  busy=scanner.busy)
+
+
 def build_sources(config: Config, store: Store, include_all: bool = False,
-                  state_dir: str | None = None, headers_first: bool = False) -> tuple[list[Source], list]:
+                  state_dir: str | None = None, headers_first: bool = False,
+                  scanners: dict | None = None) -> tuple[list[Source], list]:
     """The sources of ``config``'s role (``monitor.settings.roles``): the cluster role reads the admin API
     only; the broker role its brokers' log dirs, cleaner logs and JMX/Jolokia pages, and the admin API
     (topic configs, leaders' LSOs, the brokers' cleaner settings, the groups' positions) for its own
@@ -158,8 +181,10 @@ def build_sources(config: Config, store: Store, include_all: bool = False,
     cache (``collectors.summary_state``), None for none. With ``headers_first`` (``collect`` serving), log
     dirs are read headers first (``collectors.logdirs``): every partition's ratio and cause on the first page,
     records after; without (``collect --once``) every segment is read whole before the page is made (at the
-    I/O budget's pace)."""
+    I/O budget's pace). ``scanners``: per (cluster, broker config id) with log dirs, its ``scanner_source``
+    and its (source, node filter) by label, for the hook that follows the brokers found (``logdir_brokers``)."""
     sources, closers = [], []
+    scanners = {} if scanners is None else scanners
     to = config.timeouts
     for cluster in config.clusters:
         admin_name, said, suffix = None, set(), _read_suffix(config, cluster)
@@ -184,6 +209,9 @@ def build_sources(config: Config, store: Store, include_all: bool = False,
 
                 sources.append(Source(f"consumer_groups:{cluster.name}{suffix}", "consumer_groups", cluster.name,
                                       groups, config.intervals.consumer_groups, endpoint=_kafka_endpoint(cluster)))
+        scanner = partial(
+            scanner_source, config, store, admin_name=admin_name, said=said, include_all=include_all,
+            state_dir=state_dir, headers_first=headers_first)
         for b in cluster.brokers if config.role != CLUSTER else ():
             if b.jmx_url:
                 sources.append(jmx_source(config, cluster, b, b.id, b.jmx_url))
@@ -201,19 +229,13 @@ def build_sources(config: Config, store: Store, include_all: bool = False,
 
                 sources.append(Source(f"jolokia:{cluster.name}:{b.id}", "jolokia", cluster.name, jolokia,
                                       config.intervals.jmx, b.id, endpoint=b.jolokia_url))
-            # one scanner per broker whose log dirs are under the paths (a DaemonSet's node may run two)
-            for bid, node in split_by_broker(b.id, b.log_dirs) if b.log_dirs else ():
-                scanner = LogDirScanner(b.log_dirs, _config_lookup(cluster, store, admin_name, said=said),
-                                        include_all=include_all,
-                                        transaction_max_timeout=_transaction_max_timeout(cluster, store, admin_name),
-                                        leader_lso=_leader_lso(store, admin_name), broker_id=bid,
-                                        active_key_max_bytes=to.active_segment_key_read_bytes,
-                                        active_key_max_keys=to.active_segment_max_keys, say_faults=True, node=node,
-                                        state=SummaryState(state_dir, cache_name(cluster.name, bid, b.log_dirs))
-                                        if state_dir else None,
-                                        headers_first=headers_first, io_budget=IoBudget(config.io_budget_for(b)))
-                sources.append(Source(f"log_dirs:{cluster.name}:{bid}", "log_dirs", cluster.name, scanner.refresh,
-                                      config.intervals.log_dirs, bid, busy=scanner.busy))
+            # one scanner per broker whose log dirs are under the paths (a DaemonSet's node may run two); the
+            # runner's hook (collectors.logdir_brokers) follows the brokers found there after each refresh
+            if b.log_dirs:
+                found = {label: (scanner(cluster, b, label, node), node)
+                         for label, node in split_by_broker(b.id, b.log_dirs)}
+                sources.extend(src for src, _ in found.values())
+                scanners[(cluster.name, b.id)] = (scanner, found)
             if b.cleaner_log:
                 follower = CleanerLogFollower(b.cleaner_log)
                 closers.append(follower.close)
@@ -260,12 +282,17 @@ class HiddenGroupsNotice:
 
 def build(config: Config, state_dir: str | None = None, headers_first: bool = False) -> Collector:
     store = Store()
-    sources, closers = build_sources(config, store, state_dir=state_dir, headers_first=headers_first)
+    scanners: dict = {}
+    sources, closers = build_sources(config, store, state_dir=state_dir, headers_first=headers_first,
+                                     scanners=scanners)
     registry = CollectorRegistry(auto_describe=False)
     register_all(registry, store, view=View.of(config))
     rendered = RenderedExposition(registry)
     templated = TemplatedJmx(config if config.role != CLUSTER else Config(), store, partial(jmx_source, config))
-    runner = Runner(store, sources, on_refresh=[templated, HiddenGroupsNotice(store), rendered.invalidate])
+    # the log-dir sources follow the brokers found first: the templated JMX sources follow theirs
+    followed = FollowedBrokers(config, store, scanners)
+    runner = Runner(store, sources, on_refresh=[followed, templated, HiddenGroupsNotice(store), rendered.invalidate])
+    followed.attach(runner)
     templated.attach(runner)
     return Collector(config, store, runner, registry, closers, rendered)
 

@@ -5,7 +5,9 @@ Why a hook and not a source list fixed at the start: a broker-role DaemonSet fin
 files (meta.properties' node.id, ``monitor.kafka.discovery``), at each refresh of the log dirs; a broker
 pod scheduled on the node later, or a volume mounted after the collector started, is found then, and its
 JMX page is read from then on (``Runner.add``). A broker whose log dirs are no longer found (its pod moved
-away) loses its JMX source (``Runner.remove``): its gauges would otherwise be exported by two collectors.
+away) loses its JMX source (``Runner.remove``): its gauges would otherwise be exported by two collectors;
+so does a broker whose log-dir source is gone (``collectors.logdir_brokers`` removed it: one view of the
+brokers found now, the log-dir sources').
 A log-dir source that is down keeps its broker's JMX source: a failed listing is no broker gone.
 
 The JMX source is labelled as the log dirs' series are (the scanner's ``broker``), so the partition's
@@ -32,6 +34,7 @@ class TemplatedJmx:
         self.store, self.make, self.runner = store, make, None
         self._lock = threading.Lock()
         self._added: dict[str, str] = {}  # source name -> the node.id its URL was made for
+        self._owner: dict[str, tuple] = {}  # source name -> (cluster, label) of the log-dir source it follows
         self._said: set[str] = set()
 
     def __bool__(self) -> bool:
@@ -51,8 +54,8 @@ class TemplatedJmx:
                           and s.name not in self._added}
             for st in statuses:
                 cluster = self.clusters.get(st.cluster)
-                if st.kind != "log_dirs" or cluster is None or st.snapshot is None:
-                    continue
+                if st.kind != "log_dirs" or cluster is None or st.snapshot is None or st.broker is None:
+                    continue  # (no broker label: paths holding none, replaced once one is found: logdir_brokers)
                 name = f"jmx:{cluster.name}:{st.broker}"
                 if (st.cluster, st.broker) in configured:
                     continue
@@ -68,9 +71,13 @@ class TemplatedJmx:
                 node = nodes[0] if nodes else None
                 if self._added.get(name) not in (None, node):  # gone, or another broker under the label now
                     self.runner.remove(name)
-                    del self._added[name]
+                    del self._added[name], self._owner[name]
                 if node is not None and name not in self._added:
                     self._add(cluster, st.broker, name, node)
+            scanned = {(st.cluster, st.broker) for st in statuses if st.kind == "log_dirs"}
+            for name in [n for n, owner in self._owner.items() if owner not in scanned]:
+                self.runner.remove(name)  # its broker's log-dir source is gone (collectors.logdir_brokers)
+                del self._added[name], self._owner[name]
 
     def _add(self, cluster, label: str, name: str, node: str) -> None:
         from monitor.settings.secrets import SecretError, resolve_string
@@ -84,6 +91,7 @@ class TemplatedJmx:
             return
         self.runner.add(self.make(cluster, b, label, url))
         self._added[name] = node
+        self._owner[name] = (cluster.name, label)
         log.info("cluster %s: broker %s (node.id %s) found in the log dirs: reading its JMX page from "
                  "jmx_url_template", cluster.name, label, node)
 

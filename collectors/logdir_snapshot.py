@@ -129,6 +129,7 @@ class LogDirSnapshot:
     # the log dirs found under the configured paths (monitor.kafka.discovery.FoundLogDir, by path), the paths
     # that yield none ((kind, reason): also in down), and the partitions listed but not judged (Undecided)
     found: dict = field(default_factory=dict)
+    nodes: frozenset = frozenset()  # every node.id found under the paths, this scanner's or not (logdir_brokers)
     unresolved: dict = field(default_factory=dict)
     undecided: dict = field(default_factory=dict)
     io: ReadIo | None = None  # headers first only (collect --once reads everything before it prints)

@@ -340,7 +340,7 @@ class LogDirScanner:
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(res.every),
                               down, self._reader.reads - read_before, self._reader.bytes - bytes_before, txn_timeout,
                               tuple(entry_problems), space, most_advanced(offsets_replicas), unknown,
-                              self._churn.relists, state_cache=cache, found=res.found, unresolved=res.unresolved,
+                              self._churn.relists, state_cache=cache, found=res.found, nodes=res.nodes, unresolved=res.unresolved,
                               undecided=undecided, io=self._io() if self.headers_first else None)
 
     def busy(self) -> bool:

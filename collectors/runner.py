@@ -179,12 +179,17 @@ class Source:
 BUSY_PAUSE_SECONDS = 0.5
 
 
-def refresh_once(store: Store, source: Source, clock=time.time) -> bool:
+def refresh_once(store: Store, source: Source, clock=time.time, gone: threading.Event | None = None) -> bool:
+    """One refresh into the store; none when the source was removed meanwhile (``gone``: a source of the
+    same name a hook put in its place keeps its own status)."""
     t0 = time.monotonic()
     try:
         snap = source.refresh()
     except Exception as exc:  # noqa: BLE001 - one bad source must never stop the collector
-        store.failure(source.name, exc, time.monotonic() - t0)
+        if gone is None or not gone.is_set():
+            store.failure(source.name, exc, time.monotonic() - t0)
+        return False
+    if gone is not None and gone.is_set():
         return False
     store.success(source.name, snap, time.monotonic() - t0, clock())
     return True
@@ -228,10 +233,10 @@ class Runner:
     def refresh_all(self) -> bool:
         """Each source once, in order (``collect --once``); True when all succeeded. A source a hook adds
         (after the log dirs' refresh found its broker) is refreshed too, then the hooks run again."""
-        done, ok = set(), True
-        while todo := [s for s in list(self.sources) if s.name not in done]:
+        done, ok = set(), True  # by the source itself: one a hook put in place of another of its name is new
+        while todo := [s for s in list(self.sources) if id(s) not in done]:
             ok = all([refresh_once(self.store, s) for s in todo]) and ok
-            done.update(s.name for s in todo)
+            done.update(id(s) for s in todo)
             self._refreshed()
         return ok
 
@@ -270,7 +275,7 @@ class Runner:
                 w.wait(0.2)
         while not self._stop.is_set() and not own.is_set():
             t0 = time.monotonic()
-            refresh_once(self.store, source)
+            refresh_once(self.store, source, gone=own)
             st = next((x for x in self.store.statuses() if x.name == source.name), None)
             if st is not None:
                 self.state_log.observe(st)

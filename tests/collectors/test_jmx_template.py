@@ -103,8 +103,8 @@ def test_a_broker_found_later_gets_its_jmx_source_then_and_one_gone_loses_it(tmp
         assert jmx() == {} and asked == []
         _log_dir(tmp_path / "data" / "kafka-log7")
         col.runner.refresh_all()
-        label = cfg.clusters[0].brokers[0].id  # the scanner's label: the log dirs' series carry the same
-        assert jmx() == {f"jmx:default:{label}": (label, template.replace("{node_id}", "7"), True)}
+        # the log dirs' scanner found later is labelled by its node.id (collectors.logdir_brokers): the page too
+        assert jmx() == {"jmx:default:7": ("7", template.replace("{node_id}", "7"), True)}
         assert asked == ["/broker-7/metrics"]
         assert _cause_lines(col.exposition().decode(), "cleaner_dead")
         shutil.rmtree(tmp_path / "data" / "kafka-log7")  # the broker's pod moved to another node
@@ -129,9 +129,9 @@ def test_a_broker_whose_page_the_config_gives_is_read_there_not_from_the_templat
         col.close()
 
 
-def test_a_second_broker_appearing_under_a_scanner_labelled_by_node_id_keeps_the_first_ones_page(tmp_path, pages):
+def test_a_second_broker_appearing_under_a_scanner_labelled_by_node_id_gets_its_own_page(tmp_path, pages):
     """A scanner started on broker 7's volume is labelled 7; broker 9's volume appearing under the same path
-    later (read by that scanner until a restart splits them: collectors.logdir_paths) leaves 7's page as it is."""
+    later gets its own scanner (collectors.logdir_brokers) and its own page; 7's page is read as before."""
     template, asked = pages
     _log_dir(tmp_path / "data" / "kafka-log7")
     cfg = with_command_line(Config(role="broker"), log_dirs=[str(tmp_path / "data")], jmx_url_template=template)
@@ -141,8 +141,9 @@ def test_a_second_broker_appearing_under_a_scanner_labelled_by_node_id_keeps_the
         col.runner.refresh_all()
         ff.log_dir(tmp_path / "data" / "kafka-log9", node="9")
         col.runner.refresh_all()
-        assert [(s.name, s.up) for s in col.store.statuses() if s.kind == "jmx"] == [("jmx:default:7", True)]
-        assert asked == ["/broker-7/metrics"] * 2
+        assert sorted((s.name, s.up) for s in col.store.statuses() if s.kind == "jmx") == [
+            ("jmx:default:7", True), ("jmx:default:9", False)]  # 9's page is not served here
+        assert sorted(asked) == ["/broker-7/metrics"] * 2 + ["/broker-9/metrics"]
     finally:
         col.close()
 

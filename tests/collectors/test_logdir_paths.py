@@ -111,7 +111,9 @@ def test_two_brokers_under_one_path_are_two_scanners_each_with_its_node_id(tmp_p
     a = log_dir(tmp_path / POD.format(uid="a") / "kafka-log3", node=3)
     b = log_dir(tmp_path / POD.format(uid="b") / "kafka-log4", node=4)
     assert split_by_broker("local", [pods]) == [("3", "3"), ("4", "4")]
-    assert split_by_broker("local", [a]) == [("local", ANY)]  # one broker: the configured name stays
+    assert split_by_broker("b3", [a]) == [("b3", ANY)]  # one broker: the configured name stays
+    assert split_by_broker("local", [a]) == [("3", ANY)]  # none configured (the flags' "local"): its node.id
+    assert split_by_broker("local", [tmp_path / "none"]) == [(None, ANY)]  # no broker: no label
     res = resolve([pods], "4")
     assert res.log_dirs == [str(b)] and f"{a} (other broker)" in res.said
     col = collector([pods], broker="local")
