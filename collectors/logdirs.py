@@ -334,9 +334,12 @@ class LogDirScanner:
         self._log_named(named)
         cache = None
         if self.state is not None:
-            keys = [*self._active_keys.values(), *(k for p, k in self._reader.restored_keys.items() if p in seen_paths)]
-            if self._reader.changed and self.state.due() and not self.state.save([*self._reader.kept(), *keys]):
-                self._reader.changed = True  # tried again after the next refresh
+            if self._reader.changed and self.state.due():
+                # the active segments' keys too; those restored and not yet tallied (records pending) kept as read
+                keys = [*self._active_keys.values(),
+                        *(k for p, k in self._reader.restored_keys.items() if p in seen_paths)]
+                if not self.state.save([*self._reader.kept(), *keys]):
+                    self._reader.changed = True  # tried again after the next refresh
             cache = (*self.state.status, self.state.restored)
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(res.every),
                               down, self._reader.reads - read_before, self._reader.bytes - bytes_before, txn_timeout,
