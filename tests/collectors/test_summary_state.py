@@ -351,3 +351,29 @@ def test_the_default_state_dir(tmp_path):
     assert default_state_dir(env, str(host)) == str(host)
     (tmp_path / "file").write_text("x")
     assert default_state_dir(env, str(tmp_path / "file" / "cm")) == str(tmp_path / "xdg" / "compaction-monitor")
+
+
+def test_the_serving_collectors_restart_headers_first_reads_only_what_was_appended(logdir, tmp_path):
+    """Headers first (the serving collector): the appended batches' headers, then their records, then the
+    active segments' keys from the cache read on; every figure a fresh read's."""
+    def serving():
+        state = SummaryState(tmp_path / "state", NAME, notify=[].append, clock=lambda: 0.0)
+        return LogDirScanner([logdir], state=state, clock=lambda: NOW, headers_first=True)
+
+    def until_whole(s):
+        snaps = [s.refresh()]
+        while s.busy():
+            snaps.append(s.refresh())
+        snaps.append(s.refresh())  # the offsets' commits: read once no partition's records are pending
+        return snaps
+
+    until_whole(serving())
+    append_to_active(logdir)
+    restarted = serving()
+    snaps = until_whole(restarted)
+    ref_scanner, ref = fresh(logdir)
+    assert figures(snaps[-1]) == figures(ref) and summaries(restarted) == summaries(ref_scanner)
+    header = CHECK_BYTES * PARTITIONS
+    assert sum(x.bytes_read for x in snaps) <= 2 * (appended_bytes(logdir) + header)  # headers, then records
+    assert restarted.active_key_bytes <= appended_bytes(logdir) + header
+    assert all(r.active_keys is not None and r.active_keys.known for r in snaps[-1].partitions)
