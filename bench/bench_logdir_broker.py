@@ -300,7 +300,7 @@ def _print(res: dict) -> None:
     ref = res["reference"]
     print(f"log dir: {res['partitions']} partitions, {res['log_bytes'] / 1e9:.2f} GB of .log, "
           f"{res['segments_per_partition']} segments each (the active ones {res['active_segment_bytes'] / 1e6:.0f} MB, "
-          f"read again at every start for their keys: monitor.model.activekeys); summary cache "
+          f"their keys kept in the cache as well: monitor.model.activekeys); summary cache "
           f"{res['cache_bytes'] / 1e6:.1f} MB")
     print(f"reference: plain full read {ref['wall_s']:.1f} s, {ref['rchar'] / 1e9:.2f} GB read, "
           f"peak RSS {ref['max_rss_mb']:.0f} MB")

@@ -30,6 +30,7 @@ from monitor.kafka.offsetgroups import SegmentCommits, live_groups, read_segment
 from monitor.kafka.producer_snapshot import ProducerSnapshot, ProducerSnapshotError, read_producer_snapshot
 from monitor.fileio.regularfile import os_reason
 from monitor.fileio.iobudget import IoBudget
+from monitor.model.activekeys import ActiveKeys
 from monitor.model.summary import SegmentSummary, read_detail, scan_headers, summarize
 from monitor.model.txnindex import txn_index_faults
 
@@ -65,11 +66,17 @@ class PartitionReader:
         self.reads = 0  # segment reads and bytes read since start, for the snapshot's counters
         self.bytes = 0
         self.changed = False  # what it holds changed since the last ``kept()`` (collectors.summary_state)
+        self.restored_keys: dict[str, ActiveKeys] = {}  # from the cache, not yet taken by a tally
 
     def restore(self, entries) -> None:
-        """Summaries and commits a restart trusts (``collectors.summary_state``: files unchanged since)."""
+        """Summaries and commits a restart trusts (``collectors.summary_state``: files unchanged since, or
+        grown); active segments' keys (``ActiveKeys``) are left in ``restored_keys``, by path, for the
+        scanner's first tally of each."""
         for e in entries:
-            (self._commits if isinstance(e, SegmentCommits) else self._cache)[e.path] = e
+            if isinstance(e, ActiveKeys):
+                self.restored_keys[e.path] = e
+            else:
+                (self._commits if isinstance(e, SegmentCommits) else self._cache)[e.path] = e
 
     def kept(self) -> list:
         """What it holds that a restart can trust, for the state cache; clears ``changed``. (Producer

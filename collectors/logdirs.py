@@ -334,8 +334,12 @@ class LogDirScanner:
         self._log_named(named)
         cache = None
         if self.state is not None:
-            if self._reader.changed and self.state.due() and not self.state.save(self._reader.kept()):
-                self._reader.changed = True  # tried again after the next refresh
+            if self._reader.changed and self.state.due():
+                # the active segments' keys too; those restored and not yet tallied (records pending) kept as read
+                keys = [*self._active_keys.values(),
+                        *(k for p, k in self._reader.restored_keys.items() if p in seen_paths)]
+                if not self.state.save([*self._reader.kept(), *keys]):
+                    self._reader.changed = True  # tried again after the next refresh
             cache = (*self.state.status, self.state.restored)
         return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(res.every),
                               down, self._reader.reads - read_before, self._reader.bytes - bytes_before, txn_timeout,
@@ -408,13 +412,23 @@ class LogDirScanner:
         return WriteRate(written / (now - t0), f"measured: {written} bytes appended in the last {now - t0:.0f} s")
 
     def _active_duplicates(self, key, seg) -> ActiveKeys | None:
-        """The active segment's duplicates (``monitor.model.activekeys``), read on from the last refresh; None
-        when the file went away while we read (the next refresh reads the new active segment)."""
+        """The active segment's duplicates (``monitor.model.activekeys``), read on from the last refresh (at
+        the first, from what the state cache kept); None when the file went away while we read (the next
+        refresh reads the new active segment). Its bytes are counted in ``active_key_bytes``."""
+        previous = self._active_keys.get(key) or self._reader.restored_keys.pop(str(seg.log), None)
+        before = None if previous is None else (previous.end_position, previous.over_bound, previous.tail_crc)
         try:
-            k = tally(seg.log, seg.base_offset, self._active_keys.get(key), max_bytes=self.active_key_max_bytes,
-                      max_keys=self.active_key_max_keys)
+            k = tally(seg.log, seg.base_offset, previous, max_bytes=self.active_key_max_bytes,
+                      max_keys=self.active_key_max_keys, count=self._count_active)
         except OSError:
             self._active_keys.pop(key, None)
             return None
+        if k is not previous or (k.end_position, k.over_bound, k.tail_crc) != before:
+            self._reader.changed = True  # the cache holds the keys too (collectors.summary_state)
         self._active_keys[key] = k
         return k
+
+    active_key_bytes = 0  # bytes the active segments' key tallies read since start
+
+    def _count_active(self, n: int) -> None:
+        self.active_key_bytes += n

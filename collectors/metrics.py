@@ -254,8 +254,8 @@ LOG_DIR_STATE_CACHE_UP = _m("log_dir_state_cache_up", "gauge",
 LOG_DIR_STATE_CACHE_RESTORED = _m("log_dir_state_cache_restored_segments", "gauge",
                                   "Segments whose summaries the collector took from its summary cache at start "
                                   "instead of reading them (their file's inode, size and mtime unchanged since "
-                                  "written); a cache of another version, damaged or foreign is discarded (0), said in "
-                                  "the log.", B)
+                                  "written, or only appended to since: read on from where the cache stopped); a cache "
+                                  "of another version, damaged or foreign is discarded (0), said in the log.", B)
 
 # --- issue 31: the log-dir scanner's reads (headers first, records at the I/O budget's pace), per broker;
 # a serving collector's only (collect --once reads everything before it prints) ---

@@ -1,10 +1,12 @@
 """The collector's summary cache on disk: a restart trusts what it read before instead of reading the log again.
 
 At start a ``SummaryState`` loads its file (``monitor.model.summarystore`` decodes it) and hands the
-log-dir reader (``collectors.logdir_read.PartitionReader``) only the entries whose file is still the one
-summarised: same inode, size and mtime now (a ``__consumer_offsets`` segment's commits: inode and size,
-all they record). Everything else is read again, as at a cold start: a segment the cleaner swapped in
-under the same name (new inode), a grown active segment, one deleted. After a refresh that changed
+log-dir reader (``collectors.logdir_read.PartitionReader``) and scanner only the entries whose file is
+still the one summarised: same inode, size and mtime now (a ``__consumer_offsets`` segment's commits:
+inode and size, all they record), or the same inode grown with the last batch read still where it was
+(``monitor.model.tailcheck``: a segment summary, an active segment's keys), read on from where it
+stopped. Everything else is read again, as at a cold start: a segment the cleaner swapped in under the
+same name (new inode), one truncated in place (and perhaps grown again), one deleted. After a refresh that changed
 what the reader holds it writes the file again, atomically (a temp file in the same dir, fsync,
 rename, fsync of the dir), so a crash leaves the old file or the new one, never half of one.
 
@@ -29,7 +31,9 @@ from typing import Callable
 
 from monitor.fileio.regularfile import open_regular, os_reason
 from monitor.kafka.offsetgroups import SegmentCommits
+from monitor.model.activekeys import ActiveKeys
 from monitor.model.summarystore import MAGIC, CacheRejected, decode, encode
+from monitor.model.tailcheck import intact
 
 log = logging.getLogger("compaction_monitor.state")
 
@@ -74,21 +78,33 @@ def cache_name(cluster: str, broker: str, log_dirs) -> str:
     return f"summaries-{safe}-{digest}.cache"
 
 
-def _unchanged(entry) -> bool:
-    """Whether the file an entry summarises is still the one summarised (inode, size, and mtime where
-    the entry records it)."""
+def _unchanged(entry) -> tuple[bool, int]:
+    """(whether the file an entry summarises is still the one summarised, or that one grown; bytes read
+    to tell). Unchanged: inode, size, and mtime where the entry records it. Grown (a summary or an active
+    segment's keys: same inode, larger now): only once its last batch read is found where it was
+    (``monitor.model.tailcheck``: not truncated in place and grown again since)."""
     try:
         st = os.stat(entry.path)
     except OSError:
-        return False
+        return False, 0
     if isinstance(entry, SegmentCommits):
-        return (st.st_ino, st.st_size) == (entry.inode, entry.size)
-    return (st.st_ino, st.st_size, st.st_mtime_ns) == (entry.inode, entry.size, entry.mtime_ns)
+        return (st.st_ino, st.st_size) == (entry.inode, entry.size), 0
+    if isinstance(entry, ActiveKeys):
+        if entry.over_bound is not None:
+            return st.st_ino == entry.inode, 0  # a bound hit stays hit for this file (monitor.model.activekeys)
+        if st.st_ino != entry.inode or st.st_size < entry.end_position:
+            return False, 0
+        return intact(entry.path, entry.tail_position, entry.tail_crc, entry.end_position)
+    if (st.st_ino, st.st_size, st.st_mtime_ns) == (entry.inode, entry.size, entry.mtime_ns):
+        return True, 0
+    if st.st_ino != entry.inode or st.st_size <= entry.size or entry.faults:
+        return False, 0
+    return intact(entry.path, entry.tail_position, entry.tail_crc, entry.end_position)
 
 
 class SummaryState:
     """One scanner's cache file ``state_dir/name``. ``status``: (up, reason) for the series;
-    ``restored``: entries trusted at start; a save is ``due`` by ``SPACING``. ``write``: ``os.write``,
+    ``restored``: segments trusted at start (summaries, commits: not the active segments' keys); a save is ``due`` by ``SPACING``. ``write``: ``os.write``,
     replaced only by a test that injects a full disk (the one fault a test cannot make a real
     filesystem show here)."""
 
@@ -100,6 +116,7 @@ class SummaryState:
         self._write = write
         self.status = (True, OK)
         self.restored = 0
+        self.checked_bytes = 0  # read at load to tell grown files from files truncated and grown again
         self.clock = clock
         self._due = float("-inf")  # the clock's time from which a save is due (SPACING)
 
@@ -129,13 +146,15 @@ class SummaryState:
             return []
         kept, gone = [], []
         for e in entries:
-            (kept if _unchanged(e) else gone).append(e)
+            ok, read = _unchanged(e)
+            self.checked_bytes += read
+            (kept if ok else gone).append(e)
         if gone:
             shown = ", ".join(e.path for e in gone[:MAX_SHOWN]) + (", ..." if len(gone) > MAX_SHOWN else "")
             self.notify(f"state cache {self.path}: {len(gone)} of {len(entries)} entries discarded, their file "
-                        f"changed since written (inode, size or mtime: the cleaner's swap, appends, deletes), read "
-                        f"again: {shown}")
-        self.restored = len(kept)
+                        f"changed since written (inode, shrunk, or its last batch read no longer there: the "
+                        f"cleaner's swap, deletes, a truncation in place), read again: {shown}")
+        self.restored = sum(not isinstance(e, ActiveKeys) for e in kept)  # segments (the series' name)
         return kept
 
     def _usable(self) -> None:

@@ -6,9 +6,11 @@ its base offset), so on a quiet topic whose segment does not roll these duplicat
 reader of the log reads them. The segment summaries (``monitor.model.summary``) keep no keys, so this reads
 the keys of the active segment only, and only within bounds:
 
-* incrementally: a segment that only grew is read from where the last read stopped, and the per-key
-  state (the xxh64 hash of each key, as the audit groups keys, and the size of its latest record) is
-  kept, so a steady refresh reads only the appended bytes;
+* incrementally: a segment that only grew is read from where the last read stopped (once its last
+  batch read is found where it was: ``monitor.model.tailcheck``), and the per-key state (the xxh64
+  hash of each key, as the audit groups keys, and the size of its latest record) is kept, so a steady
+  refresh reads only the appended bytes; the collector's cache keeps it across restarts
+  (``collectors.summary_state``), so a restart does too;
 * at most ``max_bytes`` of the segment and ``max_keys`` distinct keys: past either, the tally stops and
   says so (``over_bound``); the counts are then not exported (unknown, with the reason), never a partial
   count passed off as the whole.
@@ -25,8 +27,10 @@ import os
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from monitor.kafka.record import RecordFormatError, SegmentReader
+from monitor.model.tailcheck import intact, tail
 
 # the bounds' defaults, which monitor.yaml's take (timeouts.active_segment_key_read_bytes / _max_keys): 256 MiB
 # of one active segment (the default segment.bytes is 1 GiB), 1,000,000 distinct keys (~100 MB of state at worst)
@@ -40,12 +44,16 @@ class ActiveKeys:
     base_offset: int
     inode: int = 0
     end_position: int = 0  # where the next read starts (a batch boundary)
+    tail_position: int = -1  # the last batch read, checked before reading on (monitor.model.tailcheck)
+    tail_crc: int = 0
     records: int = 0  # data records read (control records skipped)
     duplicate_records: int = 0  # superseded by a later record of the same key in this segment
     duplicate_bytes: int = 0  # their key and value bytes
     over_bound: str | None = None  # why the tally stopped (then the counts are unknown)
     faults: list[str] = field(default_factory=list)
-    _latest: dict = field(default_factory=dict, repr=False)  # key hash -> key+value bytes of its latest record
+    # key hash -> key+value bytes of its latest record; at most max_keys of them (emptied once over a bound),
+    # kept in the collector's cache (monitor.model.summarystore) as two arrays
+    _latest: dict[int, int] = field(default_factory=dict, repr=False)
 
     @property
     def distinct_keys(self) -> int:
@@ -58,28 +66,36 @@ class ActiveKeys:
 
 
 def tally(path: str | Path, base_offset: int, previous: ActiveKeys | None = None, *,
-          max_bytes: int = DEFAULT_MAX_BYTES, max_keys: int = DEFAULT_MAX_KEYS) -> ActiveKeys:
+          max_bytes: int = DEFAULT_MAX_BYTES, max_keys: int = DEFAULT_MAX_KEYS,
+          count: Callable[[int], None] | None = None) -> ActiveKeys:
     """The active segment's duplicates, reusing ``previous`` when the file is the same one and only
-    grew (read from its end position on); anything else starts again from the file's start."""
+    grew (read from its end position on, its last batch found where it was); anything else starts
+    again from the file's start. ``count``: given the bytes each call reads."""
     path = Path(path)
     st = os.stat(path)
     size = st.st_size
     same = previous is not None and previous.path == str(path) and previous.inode == st.st_ino
     if same and previous.over_bound is not None:
         return previous  # a bound hit stays hit for this file: it is not read again every refresh
+    k = None
     if same and size >= previous.end_position and not previous.faults:
-        k = previous
-        if size == k.end_position:
-            return k
-    else:
+        if size == previous.end_position:
+            return previous
+        ok, checked = intact(path, previous.tail_position, previous.tail_crc, previous.end_position)
+        if count is not None:
+            count(checked)
+        k = previous if ok else None
+    if k is None:
         k = ActiveKeys(str(path), base_offset, inode=st.st_ino)
     if size > max_bytes:
         k.over_bound = f"the active segment is {size} bytes, more than the {max_bytes} read for keys"
+        k._latest.clear()
         return k
     reader = SegmentReader(path, start=k.end_position, skip_corrupt=True)
     latest = k._latest
     try:
         for batch, a in reader.decoded(arrays=True):
+            k.tail_position, k.tail_crc = tail(batch)
             if batch.is_control:
                 continue
             hashes = array("q", a.key_hashes)
@@ -97,9 +113,13 @@ def tally(path: str | Path, base_offset: int, previous: ActiveKeys | None = None
             if len(latest) > max_keys:
                 k.over_bound = f"more than {max_keys} distinct keys in the active segment"
                 latest.clear()
+                if count is not None:
+                    count(reader.bytes_read)
                 return k
     except RecordFormatError as exc:
         k.faults.append(str(exc))
+    if count is not None:
+        count(reader.bytes_read)
     k.end_position = reader.end_position
     k.faults.extend(str(f) for f in reader.log_faults())  # not a batch being appended right now
     return k

@@ -5,7 +5,9 @@ arrays) and keyed by what identifies unchanged content: path, size, mtime and
 inode. A cleaned segment is swapped in as a new file (new inode) even when it
 keeps the name, size and mtime of the one it replaces, so the inode is needed.
 A segment that only grew (the active one) is read from where the last read
-stopped and merged, so a steady-state refresh reads only new bytes.
+stopped and merged, so a steady-state refresh reads only new bytes, once its last batch read is
+found where it was (``monitor.model.tailcheck``: Kafka truncates the active segment in place on a
+leader change, and it may grow past its old size again with other batches).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Callable
 from monitor.kafka.record import RecordFormatError, SegmentReader
 from monitor.kafka.record.codecs import CodecError
 from monitor.kafka.record.model import control_type_code
+from monitor.model.tailcheck import intact, tail
 from monitor.model.transactions import ABORT, ABORT_FIELDS, COMMIT, DATA, MAX_ABORTS_PER_SEGMENT, TxnEvent
 
 
@@ -30,6 +33,10 @@ class SegmentSummary:
     mtime_ns: int = 0
     inode: int = 0
     end_position: int = 0  # where the next incremental read starts (a batch boundary)
+    # the last batch read (its position and stored CRC): re-read before reading on a grown file, so a
+    # segment truncated in place and grown again is read again whole (monitor.model.tailcheck)
+    tail_position: int = -1
+    tail_crc: int = 0
     # Headers first (issue 31): the header pass (``scan_headers``) fills every field but the record-level
     # ones (tombstones, keyless and empty values) up to ``end_position``; those are read up to
     # ``detail_position`` (``read_detail``), the same batch boundaries. Whole once they meet.
@@ -126,17 +133,19 @@ def _stat(path: Path):
 
 
 def _unchanged_or_grown(path: Path, previous: SegmentSummary | None):
-    """(stat, the summary to continue or None for a fresh one, whether it is unchanged)."""
+    """(stat, the summary to continue or None for a fresh one, whether it is unchanged, bytes read to
+    check a grown file's prefix: ``monitor.model.tailcheck``)."""
     size, mtime_ns, inode = st = _stat(path)
     if previous is not None and previous.inode == inode and previous.path == str(path) and not previous.faults:
         if previous.size == size and previous.mtime_ns == mtime_ns:
-            return st, previous, True
+            return st, previous, True, 0
         if size > previous.size:
-            return st, previous, False
+            ok, checked = intact(path, previous.tail_position, previous.tail_crc, previous.end_position)
+            return st, previous if ok else None, False, checked
     if previous is not None and previous.inode == inode and previous.path == str(path) \
             and previous.size == size and previous.mtime_ns == mtime_ns:
-        return st, previous, True  # faulty and unchanged: as read
-    return st, None, False
+        return st, previous, True, 0  # faulty and unchanged: as read
+    return st, None, False, 0
 
 
 def summarize(path: str | Path, base_offset: int, previous: SegmentSummary | None = None,
@@ -149,7 +158,7 @@ def summarize(path: str | Path, base_offset: int, previous: SegmentSummary | Non
     at a fault that cannot be skipped, and the summary covers what came before it.
     """
     path = Path(path)
-    (size, mtime_ns, inode), s, same = _unchanged_or_grown(path, previous)
+    (size, mtime_ns, inode), s, same, checked = _unchanged_or_grown(path, previous)
     if same:
         if s.detail_done:
             return s, 0
@@ -157,15 +166,15 @@ def summarize(path: str | Path, base_offset: int, previous: SegmentSummary | Non
     if s is not None and not s.detail_done:  # headers ran ahead: records up to there, then both on
         s, read = read_detail(s, take)
         if s.faults or not s.detail_done:
-            return s, read
+            return s, read + checked
         more, read2 = summarize(path, base_offset, s, take)
-        return more, read + read2
+        return more, read + read2 + checked
     start = 0 if s is None else s.end_position
     if s is None:
         s = SegmentSummary(str(path), base_offset, size=size, mtime_ns=mtime_ns, inode=inode)
     s.size, s.mtime_ns = size, mtime_ns
     read = _read_into(s, path, start=start, take=take)
-    return s, read
+    return s, read + checked
 
 
 def scan_headers(path: str | Path, base_offset: int, previous: SegmentSummary | None = None
@@ -177,7 +186,7 @@ def scan_headers(path: str | Path, base_offset: int, previous: SegmentSummary | 
     ``detail_position``: ``read_detail`` reads on from there. Returns the summary and the bytes read
     (pages touched, ``SegmentReader.bytes_read``)."""
     path = Path(path)
-    (size, mtime_ns, inode), s, same = _unchanged_or_grown(path, previous)
+    (size, mtime_ns, inode), s, same, checked = _unchanged_or_grown(path, previous)
     if same:
         return s, 0
     start = 0 if s is None else s.end_position
@@ -193,7 +202,7 @@ def scan_headers(path: str | Path, base_offset: int, previous: SegmentSummary | 
     fold_end(s)
     s.end_position = reader.end_position
     s.faults.extend(str(f) for f in reader.log_faults())
-    return s, reader.bytes_read
+    return s, reader.bytes_read + checked
 
 
 def read_detail(s: SegmentSummary, take: Callable[[int], None] | None = None,
@@ -268,6 +277,7 @@ def _fold_batch(s: SegmentSummary, batch, control_key: bytes | None) -> None:
     """What a batch's header (and a control batch's key) tells: the one fold of the header pass and the
     full read, so that both give the same figures."""
     fold_header(s, batch)
+    s.tail_position, s.tail_crc = tail(batch)
     if batch.is_transactional:
         s.transactional_batches += 1
         e = txn_event(batch, control_key)

@@ -14,6 +14,7 @@ from collectors.logdir_churn import Relister, SegmentsMoved
 from collectors.logdir_read import PartitionReader
 from monitor.kafka.logdir import scan_partition
 from monitor.model.topicconfig import effective_broker_setting, effective_config
+from monitor.model.tailcheck import CHECK_BYTES
 from monitor.model.transactions import TRANSACTION_MAX_TIMEOUT
 from recordfixtures import items, v2, write
 
@@ -47,7 +48,8 @@ def test_an_unchanged_partition_is_not_read_again_and_a_grown_one_only_for_what_
         fh.write(grown.data)
     before = reader.bytes
     state = read(reader, folder)[2]
-    assert reader.reads == 3 and reader.bytes - before == len(grown.data)  # the active segment's new batch only
+    # the active segment's new batch only, and its last batch read's header again (monitor.model.tailcheck)
+    assert reader.reads == 3 and reader.bytes - before == len(grown.data) + CHECK_BYTES
     assert (state.log_end_offset, state.records) == (18, 18)
     assert state == read(PartitionReader(Relister()), folder)[2]  # as a reader that never saw it
 

@@ -20,6 +20,7 @@ from collectors.logdirs import LogDirScanner
 from collectors.summary_state import FULL, OK, UNWRITABLE, SummaryState, default_state_dir
 from monitor.kafka.checkpoint import format_checkpoint
 from monitor.model import summarystore as S
+from monitor.model.tailcheck import CHECK_BYTES
 from monitor.settings.config import BrokerConfig, ClusterConfig, Config
 from recordfixtures import items, v2, write
 
@@ -71,7 +72,13 @@ def figures(snap):
 
 
 def summaries(scanner):
-    return sorted(scanner._reader.kept(), key=lambda e: e.path)
+    """What the scanner holds that its cache keeps: summaries, commits, the active segments' keys."""
+    held = [*scanner._reader.kept(), *scanner._active_keys.values()]
+    return sorted(held, key=lambda e: (e.path, type(e).__name__))
+
+
+def appended_bytes(root: Path) -> int:
+    return len(v2(items(range(ROLLED * 300 + 3, ROLLED * 300 + 5), distinct=40)).data) * PARTITIONS
 
 
 NOW = 1_800_000_000.0  # one clock for every scanner: ages compare equal
@@ -94,7 +101,11 @@ def fresh(root):
     return s, s.refresh()
 
 
-def test_a_restart_with_the_cache_reads_at_most_one_percent_and_holds_a_fresh_reads_summaries(logdir, tmp_path):
+def test_a_restart_with_the_cache_reads_only_what_was_appended_and_holds_a_fresh_reads_figures(logdir, tmp_path):
+    """The active segments grew while the collector was down (same inode, larger): a restart reads only the
+    appended bytes, for their summaries and for their keys, and one batch header a grown segment to
+    know its prefix is still what was read (at load, and again at the read on); every figure, the
+    active segments' duplicates included, is a fresh read's."""
     said = []
     first = scanner(logdir, tmp_path / "state", said)
     cold = first.refresh()
@@ -104,12 +115,67 @@ def test_a_restart_with_the_cache_reads_at_most_one_percent_and_holds_a_fresh_re
     restarted = scanner(logdir, tmp_path / "state", said)
     snap = restarted.refresh()
     ref_scanner, ref = fresh(logdir)
-    print(f"restart read {snap.bytes_read} of {log_bytes(logdir)} bytes")
-    assert snap.bytes_read <= 0.01 * log_bytes(logdir)
-    assert snap.state_cache == (True, OK, PARTITIONS * ROLLED + 4)  # every rolled segment, the offsets' (twice)
+    print(f"restart read {snap.bytes_read} + {restarted.active_key_bytes} of {log_bytes(logdir)} bytes")
+    header = CHECK_BYTES * PARTITIONS  # one batch header a grown active segment
+    assert snap.bytes_read <= appended_bytes(logdir) + header
+    assert restarted.active_key_bytes <= appended_bytes(logdir) + header
+    # at load: the grown summaries' tails, and every active segment's keys' (they record no mtime to tell
+    # an unchanged file by: the offsets partition's too)
+    assert restarted.state.checked_bytes <= 2 * header + CHECK_BYTES
+    assert snap.state_cache == (True, OK, PARTITIONS * (ROLLED + 1) + 4)  # every segment, the offsets' (twice)
     assert figures(snap) == figures(ref) and snap.offsets_groups
     assert summaries(restarted) == summaries(ref_scanner)
-    assert len(said) == 1 and f"{PARTITIONS} of {PARTITIONS * (ROLLED + 1) + 4} entries discarded" in said[0]
+    dups = {(r.state.partition, r.active_keys.duplicate_records, r.active_keys.known) for r in snap.partitions}
+    assert dups == {(r.state.partition, r.active_keys.duplicate_records, True) for r in ref.partitions}
+    assert said == []
+
+
+def truncate_and_regrow(path: Path) -> None:
+    """Kafka's truncation of the active segment in place (LogSegment.truncateTo on a leader change: the same
+    file), then the new leader's batches from that offset: other bytes, larger than the file was."""
+    size, inode = path.stat().st_size, path.stat().st_ino
+    with open(path, "r+b") as fh:
+        fh.truncate(0)
+        fh.write(v2(items(range(ROLLED * 300, ROLLED * 300 + 9), distinct=3, tombstone_every=4)).data)
+    assert path.stat().st_ino == inode and path.stat().st_size > size
+
+
+def test_an_active_segment_truncated_in_place_and_grown_again_is_read_again(logdir, tmp_path):
+    """Same inode, larger size, but not the bytes read: at restart its cached summary and keys are
+    discarded (one line naming it) and read again; in memory (between two refreshes) likewise."""
+    active = seg(logdir / "t-0", ROLLED * 300)
+    running = scanner(logdir, tmp_path / "state", [])
+    running.refresh()
+    truncate_and_regrow(active)
+    said = []
+    restarted = scanner(logdir, tmp_path / "state", said)
+    snap = restarted.refresh()
+    ref_scanner, ref = fresh(logdir)
+    assert figures(snap) == figures(ref) and summaries(restarted) == summaries(ref_scanner)
+    assert len(said) == 1 and "2 of" in said[0] and str(active) in said[0] and "truncation" in said[0]
+    mine = next(r for r in snap.partitions if (r.state.topic, r.state.partition) == ("t", 0))
+    assert mine.active_keys.duplicate_records == 6 and mine.state.log_end_offset == ROLLED * 300 + 9
+    truncate_and_regrow(seg(logdir / "t-1", ROLLED * 300))  # the running scanner, in memory
+    again = running.refresh()
+    ref_scanner, ref = fresh(logdir)
+    assert figures(again) == figures(ref) and summaries(running) == summaries(ref_scanner)
+
+
+def test_an_active_segment_over_a_key_bound_restores_over_it_and_is_not_read(logdir, tmp_path):
+    def bounded(said):
+        state = SummaryState(tmp_path / "state", NAME, notify=said.append, clock=lambda: 0.0)
+        return LogDirScanner([logdir], state=state, clock=lambda: NOW, active_key_max_keys=2)
+
+    first = bounded([])
+    snap = first.refresh()
+    assert all(r.active_keys.over_bound and not r.active_keys.known for r in snap.partitions)
+    append_to_active(logdir)
+    said = []
+    restarted = bounded(said)
+    again = restarted.refresh()
+    assert restarted.active_key_bytes == 0 and said == []
+    assert [r.active_keys.over_bound for r in again.partitions] == [r.active_keys.over_bound for r in snap.partitions]
+    assert all(k._latest == {} for k in restarted._active_keys.values())
 
 
 def test_nothing_changed_nothing_written(logdir, tmp_path):
@@ -285,3 +351,29 @@ def test_the_default_state_dir(tmp_path):
     assert default_state_dir(env, str(host)) == str(host)
     (tmp_path / "file").write_text("x")
     assert default_state_dir(env, str(tmp_path / "file" / "cm")) == str(tmp_path / "xdg" / "compaction-monitor")
+
+
+def test_the_serving_collectors_restart_headers_first_reads_only_what_was_appended(logdir, tmp_path):
+    """Headers first (the serving collector): the appended batches' headers, then their records, then the
+    active segments' keys from the cache read on; every figure a fresh read's."""
+    def serving():
+        state = SummaryState(tmp_path / "state", NAME, notify=[].append, clock=lambda: 0.0)
+        return LogDirScanner([logdir], state=state, clock=lambda: NOW, headers_first=True)
+
+    def until_whole(s):
+        snaps = [s.refresh()]
+        while s.busy():
+            snaps.append(s.refresh())
+        snaps.append(s.refresh())  # the offsets' commits: read once no partition's records are pending
+        return snaps
+
+    until_whole(serving())
+    append_to_active(logdir)
+    restarted = serving()
+    snaps = until_whole(restarted)
+    ref_scanner, ref = fresh(logdir)
+    assert figures(snaps[-1]) == figures(ref) and summaries(restarted) == summaries(ref_scanner)
+    header = CHECK_BYTES * PARTITIONS
+    assert sum(x.bytes_read for x in snaps) <= 2 * (appended_bytes(logdir) + header)  # headers, then records
+    assert restarted.active_key_bytes <= appended_bytes(logdir) + header
+    assert all(r.active_keys is not None and r.active_keys.known for r in snaps[-1].partitions)

@@ -14,6 +14,7 @@ import pytest
 
 from monitor.kafka.offsetgroups import read_segment
 from monitor.model import summarystore as S
+from monitor.model.activekeys import tally
 from monitor.model.summary import SegmentSummary, summarize
 from recordfixtures import gallery, items, v2, write
 
@@ -36,6 +37,21 @@ def test_summaries_and_commits_come_back_equal(tmp_path):
     head, back = S.decode(file_bytes(got + [commits], broker="1"))
     assert back == got + [commits] and head["broker"] == "1" and head["entries"] == len(got) + 1
     assert commits.latest and [type(x.tombstone_offsets) for x in back[:-1]] == [type(x.tombstone_offsets) for x in got]
+
+
+def test_active_segment_keys_come_back_equal_as_arrays_and_over_bound_without_keys(tmp_path):
+    """An active segment's key state (monitor.model.activekeys) is cached too: its keys' hashes and sizes
+    come back equal; one over a bound comes back over it, with no keys."""
+    seg = write(tmp_path / "t-0" / "00000000000000000000.log",
+                [v2(items(range(0, 40), distinct=12, tombstone_every=5)), v2(items(range(40, 60), distinct=12))])
+    keys = tally(seg.path, 0)
+    over = tally(seg.path, 0, max_keys=3)
+    assert len(keys._latest) == 12 and keys.duplicate_records == 48 and keys.tail_position > 0
+    assert over.over_bound and over._latest == {}
+    data = file_bytes([keys, over])
+    _, back = S.decode(data)
+    assert back == [keys, over] and back[0]._latest == keys._latest and back[1].over_bound == over.over_bound
+    assert len(data) < 600  # 16 bytes a key, base64 and zlib: no JSON pair per key
 
 
 def test_another_field_is_another_version():
