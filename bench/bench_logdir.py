@@ -74,6 +74,9 @@ def main(argv) -> int:
     ap.add_argument("--timeout", type=float, default=7200, help="--broker-size: seconds a collect may take")
     ap.add_argument("--budget-seconds", type=float, default=60, help="--broker-size: the I/O budget's window")
     ap.add_argument("--dir", help="--broker-size: where the log dir is made (default: the temp dir)")
+    ap.add_argument("--detail-wait", type=float, default=float("inf"), metavar="SECONDS",
+                    help="--broker-size: seconds from the collector's start to wait for its record pass (default: until done); past it "
+                         "the records still pending are reported")
     ap.add_argument("--io-budget", type=float, default=None, metavar="BYTES_PER_SECOND",
                     help="--broker-size: collect's --io-budget (default: the collector's own default)")
     args = ap.parse_args(argv)
