@@ -49,7 +49,7 @@ from typing import Callable
 from collectors.logdir_churn import Relister
 from collectors.logdir_paths import ANY, resolve
 from collectors.logdir_read import LeaderLsoLookup, PartitionReader, no_leader_lso
-from collectors.logdir_detail import detail_priority, read_details
+from collectors.logdir_detail import detail_priority, read_details, slice_seconds
 from collectors.logdir_snapshot import (CHANGING, DUPLICATE, LogDirSnapshot, PartitionKey, PartitionReport, ReadIo,
                                         Undecided)
 from monitor.fileio.iobudget import IoBudget
@@ -145,6 +145,7 @@ class LogDirScanner:
         # (priority, key, segment paths) of the partitions whose records are pending, from the last refresh;
         # None before the first (nothing known yet)
         self._detail_queue: list | None = None
+        self._header_seconds = 0.0  # how long the last refresh's header half took (logdir_detail.slice_seconds)
         self.notify = notify  # where a name Kafka would not create or load is said, once (see _log_named)
         # the collector's: a partition's fault (an unreadable file, a read fault) said through notify too, once
         # while it lasts, since its page carries only the reason's kind; logdir and explain print them all
@@ -187,7 +188,8 @@ class LogDirScanner:
         read_before = self._reader.reads
         bytes_before = self._reader.bytes
         if self.headers_first and self._detail_queue:
-            read_details(self._reader, self._detail_queue)
+            read_details(self._reader, self._detail_queue, slice_seconds(self._header_seconds))
+        header_start = time.monotonic()
         # the offsets topic's commits are records too: read once no partition's records are pending
         read_offsets = not self.headers_first or self._detail_queue == []
         queue = []
@@ -321,6 +323,7 @@ class LogDirScanner:
         reports = self._one_folder_per_partition(reports, part_errors, named, held, unknown)
         if self.headers_first:
             self._detail_queue = sorted(queue)
+            self._header_seconds = time.monotonic() - header_start
         self._reader.forget(seen_paths)  # segments and snapshots that are gone
         space = tuple(self._space(d, needs[d]) for d in res.log_dirs)
         for sp in space:

@@ -52,6 +52,14 @@ class IoBudget:
         if self.rate is not None:
             self._tokens -= n
 
+    def debt_seconds(self) -> float:
+        """How long until the bucket is out of debt (0 when it is not, or unlimited): the record reads wait
+        this out by not starting (``collectors.logdir_detail.read_details``), not by sleeping in a refresh."""
+        self._refill()
+        if self.rate is None or self._tokens >= 0:
+            return 0.0
+        return -self._tokens / self.rate
+
     def take(self, n: int) -> None:
         """Count ``n`` bytes read, then wait until the bucket is out of debt."""
         self.charge(n)

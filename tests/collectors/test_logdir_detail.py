@@ -35,7 +35,7 @@ def test_a_slice_reads_in_queue_order_and_stops_at_its_end():
     read = []
 
     class Reader:  # each segment's records take 4 s of the budget's clock
-        budget = SimpleNamespace(clock=lambda: clock.now)
+        budget = SimpleNamespace(clock=lambda: clock.now, debt_seconds=lambda: 0.0)
 
         def detail(self, path, stop):
             read.append(path)
@@ -46,3 +46,38 @@ def test_a_slice_reads_in_queue_order_and_stops_at_its_end():
     read_details(Reader(), queue)
     assert DETAIL_SLICE_SECONDS == 10.0
     assert read == ["eligible", "faulty", "horizon"]  # 12 s: the slice ends after the third
+
+
+def test_a_slice_waits_out_the_header_pass_debt_by_not_reading():
+    """The header pass charges without waiting; a refresh that finds the budget in debt reads no record
+    and does not sleep (its page stays fresh); once the debt is paid by time, records are read again."""
+    from collectors.logdir_detail import read_details
+    from monitor.fileio.iobudget import IoBudget
+
+    clock = SimpleNamespace(now=0.0)
+    slept = []
+    budget = IoBudget(1000, clock=lambda: clock.now, sleep=slept.append)
+    budget.charge(5000)  # the header pass: 4 s of debt past the 1 s burst
+    read = []
+
+    class Reader:
+        def __init__(self):
+            self.budget = budget
+
+        def detail(self, path, stop):
+            read.append(path)
+            budget.take(100)
+            clock.now += 0.1
+
+    read_details(Reader(), [(0, ("t", 0), ["a"])])
+    assert read == [] and slept == [] and budget.debt_seconds() == 4.0
+    clock.now += 4.0
+    read_details(Reader(), [(0, ("t", 0), ["a"])])
+    assert read == ["a"]
+
+
+def test_a_long_header_refresh_gets_a_longer_slice():
+    from collectors.logdir_detail import DETAIL_SLICE_SECONDS, DETAIL_SLICE_SHARE_RATIO, slice_seconds
+
+    assert slice_seconds(0.5) == DETAIL_SLICE_SECONDS
+    assert slice_seconds(20.0) == 20.0 * DETAIL_SLICE_SHARE_RATIO  # three quarters of the time reading records
