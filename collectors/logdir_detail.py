@@ -10,14 +10,18 @@ from __future__ import annotations
 # how long one refresh reads records before it publishes its page (the next refresh follows at once while
 # records are pending: see LogDirScanner.busy), at least; a refresh whose header half (listing and judging
 # every partition) takes long reads for DETAIL_SLICE_SHARE_RATIO times as long, so that on a broker's
-# 20,000 partitions the record reads keep three quarters of the time, not a half or less
+# 20,000 partitions the record reads keep up to three quarters of the time, not a half or less; never
+# longer than DETAIL_SLICE_MAX_SECONDS (the default log-dir refresh interval), so the page a scrape sees
+# during the record pass is at most that plus one header refresh old
 DETAIL_SLICE_SECONDS = 10.0
 DETAIL_SLICE_SHARE_RATIO = 3.0
+DETAIL_SLICE_MAX_SECONDS = 60.0
 
 
 def slice_seconds(header_refresh_seconds: float) -> float:
     """One refresh's record-reading time, given how long the last refresh's header half took."""
-    return max(DETAIL_SLICE_SECONDS, DETAIL_SLICE_SHARE_RATIO * header_refresh_seconds)
+    return min(DETAIL_SLICE_MAX_SECONDS,
+               max(DETAIL_SLICE_SECONDS, DETAIL_SLICE_SHARE_RATIO * header_refresh_seconds))
 # the order record-level reads go in, the first that applies: eligible or overdue (the cleaner's next
 # work), unhealthy (a read fault, bytes held back by the LSO or min.compaction.lag.ms, a hanging
 # transaction), a batch past its delete horizon (tombstones the cleaner may drop), then the rest

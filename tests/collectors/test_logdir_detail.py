@@ -77,7 +77,9 @@ def test_a_slice_waits_out_the_header_pass_debt_by_not_reading():
 
 
 def test_a_long_header_refresh_gets_a_longer_slice():
-    from collectors.logdir_detail import DETAIL_SLICE_SECONDS, DETAIL_SLICE_SHARE_RATIO, slice_seconds
+    from collectors.logdir_detail import (DETAIL_SLICE_MAX_SECONDS, DETAIL_SLICE_SECONDS, DETAIL_SLICE_SHARE_RATIO,
+                                          slice_seconds)
 
     assert slice_seconds(0.5) == DETAIL_SLICE_SECONDS
-    assert slice_seconds(20.0) == 20.0 * DETAIL_SLICE_SHARE_RATIO  # three quarters of the time reading records
+    assert slice_seconds(15.0) == 15.0 * DETAIL_SLICE_SHARE_RATIO  # three quarters of the time reading records
+    assert slice_seconds(60.0) == DETAIL_SLICE_MAX_SECONDS  # the page never more than a refresh interval stale
