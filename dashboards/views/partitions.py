@@ -81,11 +81,13 @@ if samples is not None and not ui.no_compacted_topics(samples):
                     help="what the cleaner compares with min.cleanable.dirty.ratio")
         c[2].metric("min.cleanable.dirty.ratio", ratio(row["threshold"]),
                     help="a healthy partition's detail goes out at granularity: partition only")
-        c[3].metric("Tombstones", int(row["tombstones"] or 0))
-        st.info(f"Cause: **{row['cause']}** ({WHY.get(row['cause'], '')}).  \nFix: `{row['fix']}`")
-
         def num(v):
             return "unknown" if v is None or v != v else f"{int(v):,}"
+
+        c[3].metric("Tombstones", num(row["tombstones"]),
+                    help="unknown while the partition's records are still to be read (headers first: "
+                         "partition_detail_pending) or when its detail is not exported")
+        st.info(f"Cause: **{row['cause']}** ({WHY.get(row['cause'], '')}).  \nFix: `{row['fix']}`")
 
         age = row["oldest_open_transaction_age_seconds"]
         st.caption(f"Evidence: first dirty offset {num(row['first_dirty_offset'])}, first uncleanable offset "

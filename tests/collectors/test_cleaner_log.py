@@ -113,6 +113,7 @@ def test_collect_once_names_an_unusable_cleaner_log_as_the_system_does(case, say
     if case == "loop":
         os.symlink(path, path)
     (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "cleaner-offset-checkpoint").write_text("0\n0\n")  # a log dir holding no partition yet
     r = subprocess.run([sys.executable, "-m", "cli", "collect", "--once", "--log-dir", str(tmp_path / "logs"),
                         "--cleaner-log", str(path)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr

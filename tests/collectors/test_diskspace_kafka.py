@@ -90,8 +90,9 @@ def test_an_unreadable_filesystem_downs_that_log_dirs_check_only(tmp_path):
     """statvfs refused on one log dir (the fault injected: a real EACCES cannot be had as root): that
     log dir's check is down and named, the other's free space is read."""
     good, bad = tmp_path / "good", tmp_path / "bad"
-    good.mkdir()
-    bad.mkdir()
+    for d in (good, bad):  # two log dirs holding no partition yet, as a broker leaves them
+        d.mkdir()
+        (d / "cleaner-offset-checkpoint").write_text("0\n0\n")
 
     def statvfs(path):
         if path == str(bad):
