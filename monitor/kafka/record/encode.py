@@ -41,8 +41,9 @@ NO_TIMESTAMP = -1
 
 # Kafka's Java streams (clients/.../common/compress): the frame each codec writes, at the default level
 GZIP_LEVEL = 6  # Deflater.DEFAULT_COMPRESSION, GzipOutputStream(buffer, 8 KiB, level) under a 16 KiB buffer
-# java.util.zip.GZIPOutputStream's header: magic, CM 8, no flags, mtime 0, XFL 0, OS 0 (JDK >= 16 writes 255)
-GZIP_HEADER = bytes((0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 0))
+# java.util.zip.GZIPOutputStream's header: magic, CM 8, no flags, mtime 0, XFL 0, OS 255 "unknown" (JDK >= 16;
+# older JDKs wrote 0: the size is the same)
+GZIP_HEADER = bytes((0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 0xFF))
 # Lz4BlockOutputStream: level 9 (LZ4's default in Kafka) picks LZ4Factory's *fast* compressor, not HC;
 # frame magic, FLG 0x60 (version 1, independent blocks, no checksums, no content size), BD 0x40
 # (64 KiB blocks), the descriptor's xxhash32 byte; blocks of 64 KiB, an end mark, no content checksum
@@ -159,9 +160,12 @@ def compress_like_kafka(codec: int, data: bytes) -> bytes:
         out.append(LZ4_END_MARK)
         return b"".join(out)
     if codec == ZSTD:
+        # ZstdOutputStreamNoFinalizer under a BufferedOutputStream: the records go in with ZSTD_e_continue (so
+        # the frame states no content size), close() flushes first (ZSTD_e_flush: the data's blocks, none
+        # marked last), then ends the frame (ZSTD_e_end: an empty last block, 3 bytes; no checksum)
         compressor = cramjam.zstd.Compressor(ZSTD_LEVEL)
         compressor.compress(bytes(data))
-        return bytes(compressor.finish())
+        return bytes(compressor.flush()) + bytes(compressor.finish())
     raise ValueError(f"unknown compression codec id {codec}")
 
 
