@@ -26,11 +26,13 @@ from typing import BinaryIO, Iterator
 from crc32c import crc32c
 
 from monitor.kafka import readbound
-from monitor.kafka.record import legacy, v2
+from monitor.kafka.record import horizon, legacy, v2
 from monitor.kafka.record.codecs import CodecError, DecompressedTooLarge
 from monitor.kafka.record.errors import (
+    ControlRecordError,
     CorruptBatchError,
     CrcMismatchError,
+    HorizonError,
     OversizeBatchError,
     RecordFormatError,
     TruncatedBatchError,
@@ -199,6 +201,11 @@ class SegmentReader:
                                               length=total, resumable=True))
                 batch = None
             if batch is not None:
+                err = self._header_fault(batch, magic) or self._control_fault(batch)
+                if err is not None:
+                    self._fault(err)
+                    batch = None
+            if batch is not None:
                 self.batches_read += 1
                 pos += total
                 self.end_position = pos
@@ -213,6 +220,52 @@ class SegmentReader:
         what Kafka's LogCleanerManager needs of a segment, without reading its records. No data batch's
         CRC is checked (that needs its bytes): the detail read (``decoded``) checks them."""
         return self.batches(bodies=CONTROL_BODIES)
+
+    def _header_fault(self, batch, magic: int) -> HorizonError | None:
+        """A delete horizon no clean could have written: the flag on a legacy message, a horizon before
+        the batch's records (``horizon.problem`` without now: one far in the future needs now and
+        ``delete.retention.ms``, which the callers that know them check)."""
+        flagged = bool(batch.attributes & horizon.HORIZON_FLAG)
+        if not flagged:
+            return None
+        why = horizon.problem(has_horizon=True, magic=magic, horizon_ms=batch.base_timestamp if magic == 2 else None,
+                              max_timestamp=batch.max_timestamp)
+        if why is None:
+            return None
+        at = f"batch at offset {batch.base_offset}" if magic == 2 else f"message at offset {batch.offset}"
+        return HorizonError(self.name, batch.position, f"{why} ({at})", length=batch.size)
+
+    def _control_fault(self, batch) -> RecordFormatError | None:
+        """A control batch that claims records, read with its body: its records must decode and the first
+        one's key be a control key Kafka reads (``ControlRecordType.parseTypeId``: at least 4 bytes, a
+        version >= 0). A control batch with no record is Kafka's own doing, not a fault: a clean keeps a
+        producer's last marker as an empty batch (LogCleaner ``isBatchLastRecordOfProducer`` case 3,
+        ``BatchRetention.RETAIN_EMPTY`` -> ``DefaultRecordBatch.writeEmptyHeader``), and Kafka reads one as
+        a transaction already cleaned (``CleanedTransactionMetadata.onControlBatchRead``: "An empty control
+        batch was already cleaned"; ``ProducerAppendInfo``: "An empty control batch means the entire
+        transaction has been cleaned from the log")."""
+        if not batch.is_control or batch.magic != 2 or batch.records_count <= 0 or batch._body is None:
+            return None
+        what = f"control batch at offset {batch.base_offset} claiming {batch.records_count} record(s)"
+        try:
+            keys = batch.columns().keys
+        except v2.RecordDecodeError as exc:
+            return CorruptBatchError(self.name, batch.position, f"{what}: its records do not decode: {exc}",
+                                     length=batch.size, resumable=True)
+        except DecompressedTooLarge as exc:
+            return OversizeBatchError(self.name, batch.position, f"{what}: {exc}", length=batch.size)
+        except CodecError as exc:
+            return UnsupportedCodecError(self.name, batch.position, f"{what}: {exc}", length=batch.size)
+        key = keys[0] if keys else None
+        if key is None or len(key) < 4:
+            size = "a null key" if key is None else f"a key of {len(key)} bytes"
+            return ControlRecordError(self.name, batch.position, f"{what}: its first record has {size}, not a control "
+                                                                 "key (int16 version, int16 type)", length=batch.size)
+        version = int.from_bytes(key[:2], "big", signed=True)
+        if version < 0:
+            return ControlRecordError(self.name, batch.position, f"{what}: control key version {version} is negative",
+                                      length=batch.size)
+        return None
 
     def _parse_v2(self, pos: int, header: bytes, body: bytes):
         batch = v2.BatchV2(self.name, pos, header, body)
