@@ -151,6 +151,19 @@ def test_uncompressed_batches_are_rebuilt_byte_for_byte(cleaned):
         assert rebuilt_bytes == data, x.base_offset
 
 
+def test_every_record_the_producer_wrote_is_encoded_back_to_its_bytes(cleaned):
+    """Before the clean: each uncompressed batch's records section (librdkafka's, plain and transactional,
+    headers, null keys and values, markers) re-encoded from its decoded records, byte for byte; and the
+    size counted without building it."""
+    checked = 0
+    for x, data in batches(cleaned["none"][0]):
+        records = x.records()
+        assert encode.encode_records(records, x.base_offset, x.base_timestamp) == data[61:], x.base_offset
+        assert encode._records_size(records, x.base_offset, x.base_timestamp) == x.size - 61
+        checked += len(records)
+    assert checked > 200
+
+
 @pytest.mark.parametrize("codec", ["gzip", "lz4", "zstd"])
 def test_compressed_batches_are_rebuilt_to_the_size_the_clean_left(cleaned, codec):
     """gzip (JDK Deflater level 6), lz4 (Lz4BlockOutputStream, lz4-java's fast compressor), zstd (zstd-jni
