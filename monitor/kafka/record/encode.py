@@ -63,14 +63,7 @@ _ONE_OR_TWO_BYTES = [bytes([z]) if z < 0x80 else bytes([(z & 0x7F) | 0x80, z >> 
 def _varint(value: int) -> bytes:
     """``encode_varint``, with the one- and two-byte encodings (almost every delta and length) looked up."""
     z = ((value << 1) ^ (value >> 63)) & _MASK64
-    if z < 0x4000:
-        return _ONE_OR_TWO_BYTES[z]
-    out = bytearray()
-    while z >= 0x80:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
-    return bytes(out)
+    return _ONE_OR_TWO_BYTES[z] if z < 0x4000 else encode_varint(value)
 
 
 def varint_size(value: int) -> int:
@@ -168,6 +161,8 @@ def _tail(record):
     if buf is None or vpos < 0:
         return None
     key, vsize, headers = record.key, record.value_size, record.headers
+    if headers and any("\ufffd" in k for k, _ in headers):
+        return None  # a header key that was not UTF-8: Kafka re-encodes the String it decoded, replacements and all
     start = vpos - (1 if vsize < 0 else varint_size(vsize)) - (1 if key is None else varint_size(len(key)) + len(key))
     end = vpos + max(vsize, 0) + (_headers_size(headers) if headers else 1)
     return bytes(buf[start:end])
