@@ -41,6 +41,7 @@ from monitor.kafka.record.errors import (
     ZeroFillError,
 )
 from monitor.kafka.record.model import Record
+from monitor.kafka.record.varint import VarintError, read_varint
 from monitor.fileio.regularfile import open_regular
 
 PREFIX = struct.Struct(">qiib")  # baseOffset/offset, length, (leader epoch | crc), magic: same bytes in every format
@@ -247,8 +248,9 @@ class SegmentReader:
         if not batch.is_control or batch.magic != 2 or batch.records_count <= 0 or batch._body is None:
             return None
         what = f"control batch at offset {batch.base_offset} claiming {batch.records_count} record(s)"
+        lone = _lone_record_key(batch._body) if batch.records_count == 1 and not batch.codec else None
         try:
-            keys = batch.columns().keys
+            keys = lone if lone is not None else batch.columns().keys
         except v2.RecordDecodeError as exc:
             return CorruptBatchError(self.name, batch.position, f"{what}: its records do not decode: {exc}",
                                      length=batch.size, resumable=True)
@@ -361,6 +363,29 @@ class SegmentReader:
         """Every record of every batch; a batch whose records do not decode is a fault."""
         for _, recs in self.decoded():
             yield from recs
+
+
+def _lone_record_key(body: bytes) -> tuple | None:
+    """(key,) of the one record that fills an uncompressed body exactly, with no header: a marker as
+    Kafka writes it, checked without building a batch's columns (a marker-heavy log has millions);
+    None for anything else, which the full decode then reads or reports."""
+    try:
+        length, pos = read_varint(body, 0)
+        if pos + length != len(body):
+            return None
+        _, pos = read_varint(body, pos + 1)  # attributes, timestamp delta
+        _, pos = read_varint(body, pos)  # offset delta
+        size, pos = read_varint(body, pos)
+        key = None
+        if size >= 0:
+            key = bytes(body[pos : pos + size])
+            pos += size
+        size, pos = read_varint(body, pos)
+        pos += max(size, 0)
+        headers, pos = read_varint(body, pos)
+    except (IndexError, VarintError):
+        return None
+    return (key,) if headers == 0 and pos == len(body) else None
 
 
 def _count_zeros(fh: BinaryIO) -> int:
