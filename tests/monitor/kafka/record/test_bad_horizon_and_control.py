@@ -103,11 +103,20 @@ def test_a_control_record_kafka_cannot_read_is_a_read_fault(tmp_path, key, said)
     one_fault(path, pos, "control", ControlRecordError, bodies="control")
 
 
-def test_a_control_batch_whose_records_do_not_decode_is_a_read_fault(tmp_path):
-    """It claims two records and holds one."""
-    path, pos = segment(tmp_path, restamped(control_batch(struct.pack(">hh", 0, 1)), count=2))
+def two_record_control_batch() -> bytes:
+    b = DefaultRecordBatchBuilder(2, 0, True, 7, 0, -1, 1 << 30)
+    for i in range(2):
+        b.append(i, rf.T0, struct.pack(">hh", 0, 1), struct.pack(">hi", 0, 0), [])
+    return restamped(rf._restamp_v2(bytearray(b.build()), 20, 0), attrs=rf.CONTROL_BIT)
+
+
+@pytest.mark.parametrize("batch, claims", [(lambda: restamped(control_batch(struct.pack(">hh", 0, 1)), count=2), 2),
+                                           (lambda: restamped(two_record_control_batch(), count=1), 1)])
+def test_a_control_batch_whose_records_do_not_decode_is_a_read_fault(tmp_path, batch, claims):
+    """It claims two records and holds one, or one and holds two."""
+    path, pos = segment(tmp_path, batch())
     fault = one_fault(path, pos, "corrupt", CorruptBatchError, bodies="control")
-    assert "claiming 2 record(s): its records do not decode" in fault.reason
+    assert f"claiming {claims} record(s): its records do not decode" in fault.reason
 
 
 def test_an_empty_control_batch_is_kafkas_own_and_reads_cleanly(tmp_path):
