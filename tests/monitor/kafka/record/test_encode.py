@@ -98,4 +98,4 @@ def test_records_copied_from_their_bytes_and_encoded_field_by_field_agree(tmp_pa
         fields = b"".join(encode.encode_record(r.offset - batch.base_offset, r.timestamp - base_ts, r.key, r.value,
                                                r.headers) for r in records)
         assert encode.encode_records(records, batch.base_offset, base_ts) == fields
-        assert encode._records_size(records, batch.base_offset, base_ts) == len(fields)
+        assert encode.records_size(records, batch.base_offset, base_ts) == len(fields)

@@ -185,7 +185,7 @@ def test_every_record_the_producer_wrote_is_encoded_back_to_its_bytes(cleaned):
     for x, data in batches(cleaned["none"][0]):
         records = x.records()
         assert encode.encode_records(records, x.base_offset, x.base_timestamp) == data[61:], x.base_offset
-        assert encode._records_size(records, x.base_offset, x.base_timestamp) == x.size - 61
+        assert encode.records_size(records, x.base_offset, x.base_timestamp) == x.size - 61
         checked += len(records)
     assert checked > 200
 
