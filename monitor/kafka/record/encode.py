@@ -238,10 +238,10 @@ def retained_batch_size(batch, records, *, delete_horizon_ms, last_offset_delta=
         return EMPTY_BATCH_SIZE
     if _unchanged(batch, records, delete_horizon_ms, last_offset_delta):
         return batch.size
-    if batch.codec != NONE:
-        return len(retained_batch(batch, records, delete_horizon_ms=delete_horizon_ms,
-                                  last_offset_delta=last_offset_delta))
-    return HEADER_SIZE + records_size(records, batch.base_offset, _base_timestamp(batch, records, delete_horizon_ms)[0])
+    base_ts = _base_timestamp(batch, records, delete_horizon_ms)[0]
+    if batch.codec != NONE:  # the compressed section is what counts: no header, no CRC built
+        return HEADER_SIZE + len(compress_like_kafka(batch.codec, encode_records(records, batch.base_offset, base_ts)))
+    return HEADER_SIZE + records_size(records, batch.base_offset, base_ts)
 
 
 def records_size(records, base_offset: int, base_ts: int) -> int:

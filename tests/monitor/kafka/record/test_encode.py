@@ -56,6 +56,7 @@ def test_compressed_sections_decompress_to_the_records(tmp_path, codec):
     written = rf.v2(records_with_headers(range(0, 30), tombstone_every=5), codec)
     batch = batch_of(tmp_path, written.data)
     rebuilt = encode.retained_batch(batch, batch.records()[3:], delete_horizon_ms=HORIZON)
+    assert encode.retained_batch_size(batch, batch.records()[3:], delete_horizon_ms=HORIZON) == len(rebuilt)
     again = batch_of(tmp_path, rebuilt)
     assert again.codec == batch.codec and again.delete_horizon_ms == HORIZON
     assert [(r.offset, r.timestamp, r.key, r.value, list(r.headers)) for r in again.records()] == \
