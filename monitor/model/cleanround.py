@@ -1,0 +1,162 @@
+"""One round of Kafka's cleaner over a partition's batches, a batch at a time: what ``Cleaner.cleanInto``'s
+``RecordFilter`` and ``MemoryRecords.filterTo`` decide for each batch, each record's fate worked out
+in numpy from the decoder's fixed-width arrays.
+
+Per batch (Kafka 4.x, ``checkBatchRetention``, ``shouldRetainRecord``, ``filterTo``):
+
+* ``canDiscardBatch`` from the round's transaction state (``txncleaner.CleanedTransactions``);
+  a control batch's records go only when it may be discarded *and* its delete horizon has passed;
+  a data batch's all go when it is aborted data;
+* ``RETAIN_EMPTY`` (kept, as a bare 61-byte header when no record is left) for an active producer's
+  last batch (``lastRecordsOfActiveProducers``: the batch holding its last data offset, or, when its
+  last entry is a marker, a control batch of its epoch) and for the batch whose next offset is the
+  round's upper bound; else ``DELETE`` when the records are discarded, else ``DELETE_EMPTY``;
+* a data record is kept when past the map's latest offset, or keyed, the latest for its key and
+  either a value or a tombstone whose batch has no horizon or a horizon still ahead;
+* a kept batch that holds a kept tombstone or is a discardable marker and has no horizon yet is
+  stamped: horizon = the clean's start + ``delete.retention.ms``; a batch losing no record and
+  needing no stamp is written as it is.
+
+A ``Flow`` is one batch as the rounds leave it (kept records, horizon, dropped or empty): round k+1
+reads what round k wrote, so a flow passes through the rounds one after the other.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from monitor.model.txncleaner import CleanedTransactions
+
+LATER = object()  # a horizon stamped by a clean after the next one: its value is not known today
+
+
+class Unknown(Exception):
+    """A fact the projection cannot know; the message names the file and byte position where one exists."""
+
+
+class Flow:
+    """One batch through the rounds: its original ``batch`` and arrays, and what the rounds left."""
+
+    __slots__ = ("batch", "file_base", "key_hashes", "key_sizes", "value_sizes", "offsets", "control_key",
+                 "keep", "horizon", "gone", "empty", "changed", "records")
+
+    def __init__(self, batch, file_base: int, arr, control_key):
+        self.batch = batch
+        self.file_base = file_base
+        self.control_key = control_key
+        if arr is not None:
+            self.offsets = np.frombuffer(arr.offsets, dtype=np.int64)
+            self.key_hashes = np.frombuffer(arr.key_hashes, dtype=np.int64)
+            self.key_sizes = np.frombuffer(arr.key_sizes, dtype=np.int32)
+            self.value_sizes = np.frombuffer(arr.value_sizes, dtype=np.int32)
+        self.keep = None  # bool mask over the records; None: every record kept
+        self.horizon = batch.delete_horizon_ms  # int, None or LATER
+        self.gone = False
+        self.empty = batch.records_count == 0  # a bare header (no record)
+        self.changed = False  # the last round changed it
+        self.records = None  # decoded once, when a kept batch is re-encoded
+
+
+class Round:
+    """One clean: its offset map, the offsets it cleans, its time and transaction state."""
+
+    def __init__(self, *, offset_map, latest_offset, cleaned_below, upper, time_ms, stamp, aborted, last_records):
+        self.map = offset_map
+        self.latest_offset = latest_offset  # records past it are kept as they are (pastLatestOffset)
+        self.cleaned_below = cleaned_below  # a batch is cleaned when its segment's base is below it (None: all)
+        self.upper = upper  # the round's upper bound (RETAIN_EMPTY for the batch ending there); None: none
+        self.time_ms = time_ms  # None: after every horizon
+        self.stamp = stamp  # the horizon a stamp writes (int, or LATER)
+        self.txn = CleanedTransactions(aborted)
+        self.last_records = last_records
+        # what this round did (the next clean's figures)
+        self.dropped = self.rewritten = self.stamped = self.removed_records = 0
+
+    def _passed(self, horizon) -> bool:
+        return horizon is not None and (self.time_ms is None or (horizon is not LATER and horizon <= self.time_ms))
+
+    def _last_of_producer(self, b) -> bool:
+        last = self.last_records.get(b.producer_id)
+        if last is None:
+            return False
+        last_data, epoch = last
+        if last_data is not None:
+            return b.last_offset == last_data
+        return b.is_control and b.producer_epoch == epoch
+
+    def clean(self, f: Flow) -> None:
+        f.changed = False
+        if f.gone or (self.cleaned_below is not None and f.file_base >= self.cleaned_below):
+            return
+        b = f.batch
+        control = b.is_control
+        if control:
+            can_discard = self.txn.on_control(b.last_offset, b.producer_id, None if f.empty else f.control_key)
+            discard = can_discard and self._passed(f.horizon)
+        else:
+            can_discard = discard = self.txn.on_batch(b.last_offset, b.is_transactional, b.producer_id)
+        if b.producer_id >= 0 and self._last_of_producer(b):
+            retain_empty = True
+        else:
+            retain_empty = self.upper is not None and b.last_offset + 1 == self.upper
+        before = 0 if f.empty else (b.records_count if f.keep is None else int(f.keep.sum()))
+        if discard and not retain_empty:  # BatchRetention.DELETE
+            self._drop(f, before)
+            return
+        if f.empty or discard:
+            keep = None if f.empty else np.zeros(b.records_count, dtype=bool)
+            tombstones = False
+        elif control:
+            keep, tombstones = f.keep, False
+        else:
+            keep, tombstones = self._records(f)
+        left = 0 if f.empty else (b.records_count if keep is None else int(keep.sum()))
+        if left == 0:
+            if not retain_empty:
+                self._drop(f, before)
+                return
+            if b.magic < 2:
+                raise Unknown(f"{b.file}: byte {b.position}: Kafka's cleaner would keep this magic-{b.magic} "
+                              "message as an empty batch, which only magic 2 has (filterTo fails)")
+            if not f.empty:
+                f.keep, f.horizon, f.empty, f.changed = None, None, True, True  # writeEmptyHeader: no horizon
+                self.rewritten += 1
+                self.removed_records += before
+            return
+        stamp = b.magic >= 2 and (tombstones or (can_discard and control)) and f.horizon is None
+        if stamp:
+            f.horizon = self.stamp
+            self.stamped += 1
+        if stamp or left < before:
+            f.changed = True
+            self.rewritten += 1
+            self.removed_records += before - left
+        f.keep = keep
+
+    def _drop(self, f: Flow, before: int) -> None:
+        f.gone = f.changed = True
+        self.dropped += 1
+        self.removed_records += before
+
+    def _records(self, f: Flow):
+        """``shouldRetainRecord`` for every record still in a data batch: the kept mask, and whether a
+        kept record is a tombstone."""
+        b = f.batch
+        offsets, vs = f.offsets, f.value_sizes
+        tomb = vs < 0
+        past = offsets > self.latest_offset
+        found = self.map.latest(f.key_hashes) if self.map is not None else np.full(len(offsets), -1, np.int64)
+        latest_for_key = (f.key_sizes >= 0) & (offsets >= found)
+        if b.magic >= 2:
+            retain_deletes = f.horizon is None or not self._passed(f.horizon)
+        else:
+            if (tomb & latest_for_key & ~past).any():
+                raise Unknown(f"{b.file}: byte {b.position}: a magic-{b.magic} tombstone: Kafka removes it by the "
+                              "cleaned segment's last-modified time (legacyDeleteHorizonMs), which a copy does not keep")
+            retain_deletes = False
+        retain = past | (latest_for_key & (~tomb | retain_deletes))
+        keep = retain if f.keep is None else (f.keep & retain)
+        if keep.all():
+            keep = None
+        kept_tomb = bool((tomb if keep is None else tomb & keep).any())
+        return keep, kept_tomb

@@ -1,0 +1,77 @@
+"""Kafka's cleaner offset map (``SkimpyOffsetMap``): each key of the dirty section -> its latest offset,
+built from key hashes in numpy rather than a record at a time.
+
+Kafka hashes keys with MD5 into a fixed buffer (``log.cleaner.dedupe.buffer.size`` over the cleaner
+threads, 24 bytes a slot, filled to ``log.cleaner.io.buffer.load.factor``); when the buffer is full the
+clean stops mapping part way (``buildOffsetMapForSegment`` returns ``full``) and cleans only up to the
+last offset it mapped. That cut depends on broker settings this map does not see, so a dirty section
+with more keys than the default buffer holds (``DEFAULT_MAX_KEYS``) is reported, never cut by guess.
+Here a key is its XXH64 (the decoder's ``key_hashes``, the hash the audit groups keys by): two keys
+that collide on 64 bits would share a slot, as two keys colliding on MD5 share one in Kafka.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# Kafka's defaults: log.cleaner.dedupe.buffer.size 128 MiB, one cleaner thread, MD5 (16 bytes) + an
+# 8-byte offset per slot, log.cleaner.io.buffer.load.factor 0.9 (Cleaner's maxDesiredMapSize)
+DEFAULT_DEDUPE_BUFFER_BYTES = 128 * 1024 * 1024
+BYTES_PER_SLOT = 16 + 8
+LOAD_FACTOR = 0.9
+DEFAULT_MAX_KEYS = int(DEFAULT_DEDUPE_BUFFER_BYTES // BYTES_PER_SLOT * LOAD_FACTOR)
+MERGE_EVERY = 1 << 20  # (hash, offset) pairs buffered before they are folded into the map
+
+
+class MapFull(Exception):
+    """More distinct keys than the map holds: Kafka's clean would stop mapping part way."""
+
+
+class OffsetMap:
+    """Key hash -> latest offset, folded from (hashes, offsets) chunks in offset order."""
+
+    def __init__(self, max_keys: int = DEFAULT_MAX_KEYS):
+        self.max_keys = max_keys
+        self.hashes = np.empty(0, dtype=np.int64)  # sorted, unique
+        self.offsets = np.empty(0, dtype=np.int64)
+        self._pending: list[tuple[np.ndarray, np.ndarray]] = []
+        self._pending_n = 0
+
+    def put(self, hashes: np.ndarray, offsets: np.ndarray) -> None:
+        """Records of one batch (offsets ascending, after every earlier put's)."""
+        if len(hashes):
+            self._pending.append((hashes, offsets))
+            self._pending_n += len(hashes)
+            if self._pending_n >= MERGE_EVERY:
+                self._merge()
+
+    def _merge(self) -> None:
+        if not self._pending:
+            return
+        h = np.concatenate([self.hashes, *(p[0] for p in self._pending)])
+        o = np.concatenate([self.offsets, *(p[1] for p in self._pending)])
+        self._pending, self._pending_n = [], 0
+        order = np.lexsort((o, h))  # by hash, then offset: the last of each run is the key's latest
+        h, o = h[order], o[order]
+        last = np.ones(len(h), dtype=bool)
+        last[:-1] = h[1:] != h[:-1]
+        self.hashes, self.offsets = h[last], o[last]
+        if len(self.hashes) >= self.max_keys:  # Kafka puts while size < maxDesiredMapSize
+            raise MapFull(f"{len(self.hashes)} distinct keys in the dirty section, more than the {self.max_keys} "
+                          "Kafka's default offset map holds (log.cleaner.dedupe.buffer.size 128 MiB, one thread): "
+                          "the clean would stop part way, at a point that depends on the broker's settings")
+
+    def finish(self) -> "OffsetMap":
+        self._merge()
+        return self
+
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    def latest(self, hashes: np.ndarray) -> np.ndarray:
+        """Each hash's latest offset in the map, -1 where the map has none (Kafka's ``map.get``)."""
+        if not len(self.hashes):
+            return np.full(len(hashes), -1, dtype=np.int64)
+        i = np.searchsorted(self.hashes, hashes)
+        i[i >= len(self.hashes)] = 0
+        return np.where(self.hashes[i] == hashes, self.offsets[i], -1)
