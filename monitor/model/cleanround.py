@@ -23,8 +23,7 @@ reads what round k wrote, so a flow passes through the rounds one after the othe
 
 from __future__ import annotations
 
-import numpy as np
-
+from monitor.model import cleanarrays
 from monitor.model.txncleaner import CleanedTransactions
 
 LATER = object()  # a horizon stamped by a clean after the next one: its value is not known today
@@ -37,19 +36,14 @@ class Unknown(Exception):
 class Flow:
     """One batch through the rounds: its original ``batch`` and arrays, and what the rounds left."""
 
-    __slots__ = ("batch", "file_base", "key_hashes", "key_sizes", "value_sizes", "offsets", "control_key",
-                 "keep", "horizon", "gone", "empty", "changed", "records")
+    __slots__ = ("batch", "file_base", "cols", "control_key", "keep", "horizon", "gone", "empty", "changed", "records")
 
-    def __init__(self, batch, file_base: int, arr, control_key):
+    def __init__(self, batch, file_base: int, cols, control_key):
         self.batch = batch
         self.file_base = file_base
+        self.cols = cols  # cleanarrays.Columns of a data batch, None for a control batch
         self.control_key = control_key
-        if arr is not None:
-            self.offsets = np.frombuffer(arr.offsets, dtype=np.int64)
-            self.key_hashes = np.frombuffer(arr.key_hashes, dtype=np.int64)
-            self.key_sizes = np.frombuffer(arr.key_sizes, dtype=np.int32)
-            self.value_sizes = np.frombuffer(arr.value_sizes, dtype=np.int32)
-        self.keep = None  # bool mask over the records; None: every record kept
+        self.keep = None  # mask over the records (cleanarrays' kind); None: every record kept
         self.horizon = batch.delete_horizon_ms  # int, None or LATER
         self.gone = False
         self.empty = batch.records_count == 0  # a bare header (no record)
@@ -60,8 +54,9 @@ class Flow:
 class Round:
     """One clean: its offset map, the offsets it cleans, its time and transaction state."""
 
-    def __init__(self, *, offset_map, latest_offset, cleaned_below, upper, time_ms, stamp, aborted, last_records):
-        self.map = offset_map
+    def __init__(self, *, ops, offset_map, latest_offset, cleaned_below, upper, time_ms, stamp, aborted, last_records):
+        self.ops = ops  # cleanarrays.NumpyOps or PureOps
+        self.map = offset_map  # None: no key of today's records in it
         self.latest_offset = latest_offset  # records past it are kept as they are (pastLatestOffset)
         self.cleaned_below = cleaned_below  # a batch is cleaned when its segment's base is below it (None: all)
         self.upper = upper  # the round's upper bound (RETAIN_EMPTY for the batch ending there); None: none
@@ -99,18 +94,19 @@ class Round:
             retain_empty = True
         else:
             retain_empty = self.upper is not None and b.last_offset + 1 == self.upper
-        before = 0 if f.empty else (b.records_count if f.keep is None else int(f.keep.sum()))
+        ops = self.ops
+        before = 0 if f.empty else (b.records_count if f.keep is None else ops.count(f.keep))
         if discard and not retain_empty:  # BatchRetention.DELETE
             self._drop(f, before)
             return
         if f.empty or discard:
-            keep = None if f.empty else np.zeros(b.records_count, dtype=bool)
+            keep = None if f.empty else ops.none_kept(b.records_count)
             tombstones = False
         elif control:
             keep, tombstones = f.keep, False
         else:
             keep, tombstones = self._records(f)
-        left = 0 if f.empty else (b.records_count if keep is None else int(keep.sum()))
+        left = 0 if f.empty else (b.records_count if keep is None else ops.count(keep))
         if left == 0:
             if not retain_empty:
                 self._drop(f, before)
@@ -139,24 +135,14 @@ class Round:
         self.removed_records += before
 
     def _records(self, f: Flow):
-        """``shouldRetainRecord`` for every record still in a data batch: the kept mask, and whether a
-        kept record is a tombstone."""
+        """``shouldRetainRecord`` for every record still in a data batch: the kept mask (None: all),
+        and whether a kept record is a tombstone."""
         b = f.batch
-        offsets, vs = f.offsets, f.value_sizes
-        tomb = vs < 0
-        past = offsets > self.latest_offset
-        found = self.map.latest(f.key_hashes) if self.map is not None else np.full(len(offsets), -1, np.int64)
-        latest_for_key = (f.key_sizes >= 0) & (offsets >= found)
-        if b.magic >= 2:
-            retain_deletes = f.horizon is None or not self._passed(f.horizon)
-        else:
-            if (tomb & latest_for_key & ~past).any():
-                raise Unknown(f"{b.file}: byte {b.position}: a magic-{b.magic} tombstone: Kafka removes it by the "
-                              "cleaned segment's last-modified time (legacyDeleteHorizonMs), which a copy does not keep")
-            retain_deletes = False
-        retain = past | (latest_for_key & (~tomb | retain_deletes))
-        keep = retain if f.keep is None else (f.keep & retain)
-        if keep.all():
-            keep = None
-        kept_tomb = bool((tomb if keep is None else tomb & keep).any())
+        legacy = b.magic < 2
+        retain_deletes = False if legacy else (f.horizon is None or not self._passed(f.horizon))
+        found = self.map.latest if self.map is not None else (lambda hashes: [-1] * len(hashes))
+        keep, kept_tomb, judged = self.ops.decide(f.cols, f.keep, self.latest_offset, found, retain_deletes)
+        if legacy and judged:
+            raise Unknown(f"{b.file}: byte {b.position}: a magic-{b.magic} tombstone: Kafka removes it by the "
+                          "cleaned segment's last-modified time (legacyDeleteHorizonMs), which a copy does not keep")
         return keep, kept_tomb

@@ -40,8 +40,6 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from monitor.kafka.kafkanames import offset_file
 from monitor.kafka.record import SegmentReader
 from monitor.kafka.record.codecs import CodecError
@@ -50,9 +48,9 @@ from monitor.kafka.record.errors import RecordFormatError
 from monitor.kafka.record.legacy import LegacyDecodeError
 from monitor.kafka.record.model import control_type_code
 from monitor.kafka.record.v2 import RecordDecodeError
-from monitor.model import horizon
+from monitor.model import cleanarrays, horizon
 from monitor.model.cleanround import LATER, Flow, Round, Unknown
-from monitor.model.offsetmap import DEFAULT_MAX_KEYS, MapFull, OffsetMap
+from monitor.model.offsetmap import DEFAULT_MAX_KEYS, MapFull, new_map
 from monitor.model.transactions import ABORT, COMMIT
 from monitor.model.txncleaner import CleanedTransactions
 
@@ -142,7 +140,7 @@ def _resolve_aborted(aborted, files, opener, first_dirty_index, log_start):
     return out
 
 
-def _count_horizons(f: Flow, counts: dict, now_ms: int, dr_ms: int, soonest: list) -> None:
+def _count_horizons(f: Flow, ops, counts: dict, now_ms: int, dr_ms: int, soonest: list) -> None:
     b = f.batch
     why = horizon.problem(has_horizon=b.has_delete_horizon, magic=b.magic, horizon_ms=b.delete_horizon_ms,
                           max_timestamp=b.max_timestamp, now_ms=now_ms, delete_retention_ms=dr_ms)
@@ -152,7 +150,7 @@ def _count_horizons(f: Flow, counts: dict, now_ms: int, dr_ms: int, soonest: lis
         n = int(control_type_code(f.control_key) in (ABORT, COMMIT)) if f.control_key is not None else 0
         kind = MARKER
     else:
-        n = int((f.value_sizes < 0).sum()) if b.records_count else 0
+        n = ops.tombstones(f.cols) if b.records_count else 0
         kind = TOMBSTONE
     if n:
         h = b.delete_horizon_ms
@@ -162,7 +160,7 @@ def _count_horizons(f: Flow, counts: dict, now_ms: int, dr_ms: int, soonest: lis
         soonest[0] = t if soonest[0] is None else min(soonest[0], t)
 
 
-def _size(f: Flow) -> int:
+def _size(f: Flow, ops) -> int:
     """The bytes a flow's batch takes as the rounds left it."""
     b = f.batch
     if f.gone:
@@ -179,30 +177,33 @@ def _size(f: Flow) -> int:
     if f.records is None:
         f.records = b.records()
     recs = f.records
-    kept = recs if f.keep is None else [r for r, k in zip(recs, f.keep.tolist()) if k]
+    kept = recs if f.keep is None else [r for r, k in zip(recs, ops.flags(f.keep)) if k]
     return retained_batch_size(b, kept, delete_horizon_ms=None if b.has_delete_horizon else f.horizon)
 
 
 def project_partition(files, opener, *, first_dirty: int, upper: int, log_start: int | None, now_ms: int,
                       delete_retention_ms: int, aborted, last_records: dict, name: str,
-                      max_map_keys: int = DEFAULT_MAX_KEYS) -> Projection:
+                      max_map_keys: int = DEFAULT_MAX_KEYS, ops=None) -> Projection:
     """The next-clean and settled projections of one partition (module docstring). ``files`` =
     [(uri, size)] in offset order, ``opener(uri)`` a binary file object, ``aborted`` the
-    ``transactions.AbortedRanges``, ``last_records`` producer id -> (last data offset or None, epoch)."""
+    ``transactions.AbortedRanges``, ``last_records`` producer id -> (last data offset or None, epoch).
+    ``max_map_keys``: the offset map's bound (Kafka's default); ``ops``: ``cleanarrays.NumpyOps`` or
+    ``PureOps`` (default: numpy where installed)."""
+    ops = ops or cleanarrays.OPS
     files = list(files)
     log_bytes = sum(int(s) for _, s in files)
     counts: dict = {}
     soonest: list = [None]
     try:
         return _project(files, opener, first_dirty, upper, log_start, now_ms, delete_retention_ms, aborted, last_records,
-                        max_map_keys, log_bytes, counts, soonest)
+                        max_map_keys, ops, log_bytes, counts, soonest)
     except (Unknown, MapFull) as exc:
         return Projection(None, None, f"{name}: {exc}", log_bytes, horizon_counts=counts,
                           next_removable_ms=soonest[0])
 
 
-def _project(files, opener, first_dirty, upper, log_start, now_ms, dr_ms, aborted, last_records, max_map_keys, log_bytes,
-             counts, soonest) -> Projection:
+def _project(files, opener, first_dirty, upper, log_start, now_ms, dr_ms, aborted, last_records, max_map_keys, ops,
+             log_bytes, counts, soonest) -> Projection:
     bases = [_segment_base(u) for u, _ in files]
     # logSegments(first_dirty, upper): from the segment holding first_dirty to the last starting below upper
     dirty = [i for i, base in enumerate(bases)
@@ -211,7 +212,8 @@ def _project(files, opener, first_dirty, upper, log_start, now_ms, dr_ms, aborte
     txns = _resolve_aborted(aborted, files, opener, first_dirty_index, log_start)
 
     # pass 1: the offset map of [first_dirty, upper), and of [upper, end) for the settled round 2
-    map1, map2 = OffsetMap(max_map_keys), OffsetMap(max_map_keys)
+    vectors = ops is cleanarrays.NumpyOps
+    map1, map2 = new_map(max_map_keys, vectors), new_map(max_map_keys, vectors)
     t1 = CleanedTransactions([a for a in txns if a.last_offset >= first_dirty and a.first_offset < upper])
     t2 = CleanedTransactions([a for a in txns if a.last_offset >= upper])
     for base, b, arr, key in _walk(files, opener, start=first_dirty_index):
@@ -224,30 +226,26 @@ def _project(files, opener, first_dirty, upper, log_start, now_ms, dr_ms, aborte
             continue
         if t.on_batch(b.last_offset, b.is_transactional, b.producer_id) or not len(arr):
             continue
-        off = np.frombuffer(arr.offsets, dtype=np.int64)
-        keyed = np.frombuffer(arr.key_sizes, dtype=np.int32) >= 0
-        lo = first_dirty if dirty_now else upper
-        sel = keyed & (off >= lo)
-        (map1 if dirty_now else map2).put(np.frombuffer(arr.key_hashes, dtype=np.int64)[sel], off[sel])
+        (map1 if dirty_now else map2).put(*ops.keyed_from(ops.columns(arr), first_dirty if dirty_now else upper))
     map1.finish()
     map2.finish()
     end_offset = upper if dirty else 0  # offsetMap.latestOffset + 1
 
-    later = dict(time_ms=None, stamp=LATER, aborted=txns, last_records=last_records, upper=None, cleaned_below=None)
-    r1 = Round(offset_map=map1, latest_offset=end_offset - 1, cleaned_below=end_offset, upper=upper,
+    later = dict(ops=ops, time_ms=None, stamp=LATER, aborted=txns, last_records=last_records, upper=None, cleaned_below=None)
+    r1 = Round(ops=ops, offset_map=map1, latest_offset=end_offset - 1, cleaned_below=end_offset, upper=upper,
                time_ms=now_ms, stamp=now_ms + max(dr_ms, 0), aborted=txns, last_records=last_records)
     rounds = [r1, Round(offset_map=map2, latest_offset=float("inf"), **later)]
     rounds += [Round(offset_map=None, latest_offset=float("inf"), **later) for _ in range(SETTLE_ROUNDS - 2)]
     next_bytes = settled = 0
     for base, b, arr, key in _walk(files, opener):
-        f = Flow(b, base, arr, key)
-        _count_horizons(f, counts, now_ms, dr_ms, soonest)
+        f = Flow(b, base, None if arr is None else ops.columns(arr), key)
+        _count_horizons(f, ops, counts, now_ms, dr_ms, soonest)
         r1.clean(f)
-        next_bytes += _size(f)
+        next_bytes += _size(f, ops)
         for r in rounds[1:]:
             r.clean(f)
         if f.changed:
             raise Unknown(f"{b.file}: byte {b.position}: still changing after {SETTLE_ROUNDS} cleans")
-        settled += _size(f)
+        settled += _size(f, ops)
     return Projection(next_bytes, settled, None, log_bytes, r1.removed_records, r1.dropped, r1.rewritten, r1.stamped,
                       counts, soonest[0])

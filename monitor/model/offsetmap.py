@@ -12,7 +12,7 @@ that collide on 64 bits would share a slot, as two keys colliding on MD5 share o
 
 from __future__ import annotations
 
-import numpy as np
+from monitor.model.cleanarrays import np
 
 # Kafka's defaults: log.cleaner.dedupe.buffer.size 128 MiB, one cleaner thread, MD5 (16 bytes) + an
 # 8-byte offset per slot, log.cleaner.io.buffer.load.factor 0.9 (Cleaner's maxDesiredMapSize)
@@ -25,6 +25,42 @@ MERGE_EVERY = 1 << 20  # (hash, offset) pairs buffered before they are folded in
 
 class MapFull(Exception):
     """More distinct keys than the map holds: Kafka's clean would stop mapping part way."""
+
+
+def _full(n: int, max_keys: int) -> MapFull:
+    return MapFull(f"{n} distinct keys in the dirty section, as many as or more than the {max_keys} Kafka's default "
+                   "offset map holds (log.cleaner.dedupe.buffer.size 128 MiB, one thread): the clean would stop "
+                   "part way, at a point that depends on the broker's settings")
+
+
+def new_map(max_keys: int = DEFAULT_MAX_KEYS, numpy: bool = np is not None):
+    """The numpy map (where numpy is installed), or the dict one."""
+    return OffsetMap(max_keys) if numpy else DictOffsetMap(max_keys)
+
+
+class DictOffsetMap:
+    """The same map as a dict, for an install without numpy."""
+
+    def __init__(self, max_keys: int = DEFAULT_MAX_KEYS):
+        self.max_keys = max_keys
+        self._latest: dict[int, int] = {}
+
+    def put(self, hashes, offsets) -> None:
+        latest = self._latest
+        for h, o in zip(hashes, offsets):
+            latest[h] = o
+        if len(latest) >= self.max_keys:
+            raise _full(len(latest), self.max_keys)
+
+    def finish(self) -> "DictOffsetMap":
+        return self
+
+    def __len__(self) -> int:
+        return len(self._latest)
+
+    def latest(self, hashes) -> list:
+        get = self._latest.get
+        return [get(h, -1) for h in hashes]
 
 
 class OffsetMap:
@@ -57,9 +93,7 @@ class OffsetMap:
         last[:-1] = h[1:] != h[:-1]
         self.hashes, self.offsets = h[last], o[last]
         if len(self.hashes) >= self.max_keys:  # Kafka puts while size < maxDesiredMapSize
-            raise MapFull(f"{len(self.hashes)} distinct keys in the dirty section, more than the {self.max_keys} "
-                          "Kafka's default offset map holds (log.cleaner.dedupe.buffer.size 128 MiB, one thread): "
-                          "the clean would stop part way, at a point that depends on the broker's settings")
+            raise _full(len(self.hashes), self.max_keys)
 
     def finish(self) -> "OffsetMap":
         self._merge()

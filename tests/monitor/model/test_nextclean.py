@@ -8,15 +8,30 @@ from __future__ import annotations
 
 import struct
 
+import pytest
+
 import recordfixtures as rf
 from monitor.kafka.record import SegmentReader
 from monitor.kafka.record.encode import retained_batch_size
+from monitor.model import cleanarrays
 from monitor.model.nextclean import project_partition
 from monitor.model.transactions import AbortedRanges, AbortedTxn
 
 DR = 86_400_000  # delete.retention.ms
 NOW = rf.T0 + 10 * DR
 HORIZON_BIT = 0x40
+
+
+OPS = {"ops": cleanarrays.OPS}
+
+
+@pytest.fixture(autouse=True, params=["numpy", "python"])
+def ops(request):
+    """Every case in numpy (the audit's install) and in the plain loop (the slim install, no numpy)."""
+    if request.param == "numpy" and cleanarrays.np is None:
+        pytest.skip("numpy not installed (or COMPACTION_MONITOR_PURE_PYTHON set)")
+    OPS["ops"] = cleanarrays.NumpyOps if request.param == "numpy" else cleanarrays.PureOps
+    yield request.param
 
 
 def rec(off, key, value=b"v", ts=None):
@@ -45,7 +60,7 @@ def segments(tmp_path, *segs):
 def project(files, *, first_dirty, upper, aborted=(), last=None, **kw):
     return project_partition(files, lambda u: open(u, "rb"), first_dirty=first_dirty, upper=upper, log_start=0,
                              now_ms=NOW, delete_retention_ms=DR, aborted=AbortedRanges(tuple(aborted)),
-                             last_records=last or {}, name="t-0", **kw)
+                             last_records=last or {}, name="t-0", ops=OPS["ops"], **kw)
 
 
 def batches_of(files):
