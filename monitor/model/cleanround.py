@@ -36,7 +36,8 @@ class Unknown(Exception):
 class Flow:
     """One batch through the rounds: its original ``batch`` and arrays, and what the rounds left."""
 
-    __slots__ = ("batch", "file_base", "cols", "control_key", "keep", "horizon", "gone", "empty", "changed", "records")
+    __slots__ = ("batch", "file_base", "cols", "control_key", "keep", "horizon", "gone", "empty", "changed", "records",
+                 "settled")
 
     def __init__(self, batch, file_base: int, cols, control_key):
         self.batch = batch
@@ -49,6 +50,7 @@ class Flow:
         self.empty = batch.records_count == 0  # a bare header (no record)
         self.changed = False  # the last round changed it
         self.records = None  # decoded once, when a kept batch is re-encoded
+        self.settled = False  # judged by a round mapping everything, no tombstone kept: a keyless map changes nothing
 
 
 class Round:
@@ -141,7 +143,10 @@ class Round:
         legacy = b.magic < 2
         retain_deletes = False if legacy else (f.horizon is None or not self._passed(f.horizon))
         found = self.map.latest if self.map is not None else (lambda hashes: [-1] * len(hashes))
+        if f.settled and self.map is None:
+            return f.keep, False
         keep, kept_tomb, judged = self.ops.decide(f.cols, f.keep, self.latest_offset, found, retain_deletes)
+        f.settled = self.latest_offset == float("inf") and not kept_tomb
         if legacy and judged:
             raise Unknown(f"{b.file}: byte {b.position}: a magic-{b.magic} tombstone: Kafka removes it by the "
                           "cleaned segment's last-modified time (legacyDeleteHorizonMs), which a copy does not keep")
