@@ -23,6 +23,7 @@ DEFAULT_MAX_KEYS = int(DEFAULT_DEDUPE_BUFFER_BYTES // BYTES_PER_SLOT * LOAD_FACT
 # (hash, offset) pairs buffered before they are folded into the map (64 MB of them); below it, finish
 # also says which put was each key's last
 MERGE_EVERY = 4 << 20
+SPARSE_KEYS = 1 << 18
 
 
 class MapFull(Exception):
@@ -113,11 +114,13 @@ class OffsetMap:
 
     def finish(self) -> "OffsetMap":
         """Fold what is pending and build the lookup table: open addressing with linear probing, at
-        most half full, so that most keys are found at their home slot in one vector gather (a binary
+        most half full (a quarter below ``SPARSE_KEYS``), so that most keys are found at their home slot in one vector gather (a binary
         search over the sorted hashes costs a cache miss a level)."""
         self._merge()
         n = len(self.hashes)
-        bits = max(4, (2 * n).bit_length())
+        # a quarter full or less while it is small (most absent keys meet an empty slot at once), half
+        # full past SPARSE_KEYS (16 bytes a slot)
+        bits = max(4, ((4 if n < SPARSE_KEYS else 2) * n).bit_length())
         self._shift = np.uint64(64 - bits)
         # a key's home slot is the top bits of its hash read unsigned: in the order of the sorted
         # hashes already, so keys are placed in that order, each at its home or just after the one
