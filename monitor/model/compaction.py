@@ -111,6 +111,8 @@ class PartitionState:
     delete_horizon_records: dict = field(default_factory=dict)
     next_delete_horizon_ms: int | None = None
     horizon_faults: tuple[str, ...] = ()
+    pending_delete_horizon_ms: dict = field(default_factory=dict)  # kind -> its earliest pending horizon, or None
+    horizon_rejected: dict = field(default_factory=dict)  # kind -> records under a rejected horizon (in no state)
 
     @property
     def cleaner_limit_offset(self) -> int:
@@ -318,6 +320,7 @@ def partition_state(
         transaction_max_timeout_ms=transaction_max_timeout_ms, transactions_checked_with=checked_with,
         transaction_faults=txn_faults, delete_horizon_records=horizons.records,
         next_delete_horizon_ms=horizons.next_removal_ms, horizon_faults=horizons.faults,
+        pending_delete_horizon_ms=horizons.earliest_pending, horizon_rejected=horizons.rejected,
     )
 
 

@@ -29,6 +29,7 @@ class HorizonCounts:
     next_removal_ms: int | None  # the earliest removal of one still ahead of its horizon (None: none, or unknown)
     faults: tuple[str, ...]  # horizons no clean could have written: file, byte position, why
     rejected: dict[str, int]  # kind -> records under a rejected horizon (counted in no state)
+    earliest_pending: dict[str, int | None]  # kind -> the earliest horizon still ahead (None: none, or unknown)
 
     @property
     def tombstones_known(self) -> bool:
@@ -58,6 +59,12 @@ def count_horizons(segments: Sequence[SegmentSummary], now_ms: int, delete_reten
     rejected = dict.fromkeys(KINDS, 0)
     faults: list[str] = []
     ahead: list[int] = []
+    pending = dict.fromkeys(KINDS, None)
+
+    def note(kind: str, h: int) -> None:
+        ahead.append(h)
+        if pending[kind] is None or h < pending[kind]:
+            pending[kind] = h
     known = all(s.detail_done for s in segments)
     for s in segments:
         bad = _rejected_horizons(s, now_ms, delete_retention_ms, faults)
@@ -70,7 +77,7 @@ def count_horizons(segments: Sequence[SegmentSummary], now_ms: int, delete_reten
                 st = hz.state(horizon, now_ms)
                 m[st] += markers
                 if st == hz.PENDING:
-                    ahead.append(horizon)
+                    note("marker", horizon)
         t = counts["tombstone"]
         for h in s.tombstone_horizons:
             if h in bad:
@@ -79,9 +86,9 @@ def count_horizons(segments: Sequence[SegmentSummary], now_ms: int, delete_reten
             st = hz.state(None if h < 0 else h, now_ms)
             t[st] += 1
             if st == hz.PENDING:
-                ahead.append(h)
+                note("tombstone", h)
     if any(c[hz.UNSTAMPED] for c in counts.values()):
         ahead.append(hz.earliest_removal_ms(None, now_ms, delete_retention_ms))
     if not known:
-        counts["tombstone"] = None
-    return HorizonCounts(counts, min(ahead) if ahead and known else None, tuple(faults), rejected)
+        counts["tombstone"] = pending["tombstone"] = None
+    return HorizonCounts(counts, min(ahead) if ahead and known else None, tuple(faults), rejected, pending)
