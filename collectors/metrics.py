@@ -176,8 +176,9 @@ P_PAST_HORIZON = _m("partition_tombstones_past_delete_horizon", "gauge",
 P_HORIZON_RECORDS = _m("partition_delete_horizon_records", "gauge",
                        "Tombstones (kind=tombstone) and COMMIT/ABORT transaction markers (kind=marker) on disk by "
                        "their batch's delete horizon (KIP-534, monitor.model.horizon): state=unstamped (no horizon "
-                       "yet: the next clean that keeps it stamps it, it goes one delete.retention.ms after that at "
-                       "the earliest), pending (stamped, the horizon ahead), passed (the next clean removes it). "
+                       "yet: a clean stamps a tombstone it keeps, a marker once its transaction's records are gone; "
+                       "it goes one delete.retention.ms after that clean at the earliest), pending (stamped, the "
+                       "horizon ahead), passed (the next clean removes it). "
                        "Markers are read from batch headers; tombstones only once the records are "
                        "(partition_detail_pending), absent until then. A horizon no clean could have written is "
                        "counted in partition_read_faults, its records in no state.", P + ("kind", "state"))

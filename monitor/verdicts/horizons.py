@@ -5,6 +5,10 @@ tombstones past their horizon are still on disk.
 ``logdir`` and the collector's causes carry the same figures; ``describe`` is the one sentence both
 commands print. The counts are ``monitor.model.horizoncount``'s, the states ``monitor.model.horizon``'s.
 
+A marker is stamped only by a clean that finds its transaction's records all gone (``LogCleaner``'s
+``checkBatchRetention``: "we will never delete a marker until all the records from that transaction are
+removed"), a tombstone by the first clean that keeps it.
+
 Why tombstones past their horizon stay: only a clean removes them, and Kafka picks a log to clean by
 its dirty ratio or an overdue ``max.compaction.lag.ms`` alone (``LogCleanerManager.grabFilthiestCompactedLog``);
 a passed horizon does not make a log eligible. So they wait for whatever the partition's cause says
@@ -45,8 +49,9 @@ def _kind(name: str, states: dict | None, pending_ms: int | None, rejected: int,
     n_un, n_pend, n_past = (states.get(k, 0) for k in hz.STATES)
     parts = []
     if n_un:
-        parts.append(f"{n_un} never stamped (the next clean that keeps them stamps them; removable {retention} "
-                     "after it)")
+        by = ("the next clean that keeps them stamps them" if name == "tombstone" else
+              "a clean stamps them once their transactions' records are gone")
+        parts.append(f"{n_un} never stamped ({by}; removable {retention} after it)")
     if n_pend:
         parts.append(f"{n_pend} stamped, the first removable from {utc(pending_ms)}")
     if n_past:
