@@ -9,6 +9,7 @@ import sys
 from cli.oneshot import exit_code, read_cleaner_log, scan
 from monitor.fileio import strictjson
 from monitor.verdicts.facts import duration
+from monitor.verdicts.horizons import describe as describe_horizons
 from monitor.kafka.kafkanames import partition_name
 
 
@@ -90,6 +91,11 @@ def format_cause(c, log_dir: str | None) -> str:
             for x in v:
                 lines.append(f"  leftover:  {x['file']} ({x['kind']}, {x['bytes']} B, unchanged "
                              f"{duration(x['unchanged_ms'])}; removed or completed by the broker on its next start)")
+        elif k == "delete_horizons" and v:
+            lines.append(f"  horizons:  {describe_horizons(v)}")
+        elif k == "tombstones_past_horizon" and v:
+            lines.append(f"  horizon:   {v['why']}")
+            lines += [f"  {'':<10} fix: {x}" for x in v["fix"]]
         elif k == "transaction" and v:
             lines.append(f"  txn:       producer {v['producer_id']} epoch {v['producer_epoch']} from offset "
                          f"{v['first_offset']}, age {duration(v['age_ms'])}")

@@ -10,6 +10,7 @@ import sys
 from cli.oneshot import exit_code, read_cleaner_log, scan
 from monitor.fileio import strictjson
 from monitor.model.streams import streams_role
+from monitor.verdicts.horizons import describe as describe_horizons
 
 COLUMNS = [("topic", 28), ("partition", 9), ("first_dirty_offset", 12), ("clean_bytes", 12),
            ("cleanable_bytes", 12), ("cleanable_ratio", 8), ("eligible", 8), ("tombstones", 10),
@@ -102,10 +103,24 @@ def _table(rows: list[dict], out) -> None:
         if r.get("not_judged"):
             out.write(f"{r['topic']}-{r['partition']}: {r['not_judged']}; {r['log_bytes']} B in {r['segments']} "
                       f"segment(s), {r['log_dir']}\n")
+        ev = (r.get("cause") or {}).get("evidence") or {}
+        if _has_horizon_news(ev.get("delete_horizons")):
+            out.write(f"horizons: {r['topic']}-{r['partition']}: {describe_horizons(ev['delete_horizons'])}\n")
+        past = ev.get("tombstones_past_horizon")
+        if past:
+            out.write(f"past horizon: {r['topic']}-{r['partition']}: {past['why']}; fix: {past['fix'][0]}\n")
         if r.get("uncleanable"):
             u = r["uncleanable"]
             out.write(f"uncleanable: {r['topic']}-{r['partition']}: {u['exception']}: {u['message']} "
                       f"({u['source']}; clears on a broker restart)\n")
+
+
+def _has_horizon_news(ev: dict | None) -> bool:
+    """Whether a partition's horizon line says anything: a tombstone or marker on disk, or tombstones unknown."""
+    if not ev:
+        return False
+    return any(states is None or any(states.values()) for states in (ev["records"] or {}).values()) \
+        or any((ev["rejected"] or {}).values())
 
 
 def _open_transactions_table(rows: list[dict], out) -> None:

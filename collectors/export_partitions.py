@@ -32,7 +32,7 @@ class PartitionCollector(StoreCollector):
              M.P_FIRST_DIRTY, M.P_FIRST_UNCLEANABLE, M.P_LSO, M.P_LSO_DISAGREEMENT, M.P_OPEN_TXNS, M.P_HANGING_TXNS,
              M.P_OLDEST_TXN_AGE, M.P_END,
              M.P_ELIGIBLE, M.P_ELIGIBLE_SECONDS, M.P_DELAY, M.P_TOMBSTONES, M.P_OLDEST_TOMBSTONE, M.P_RETENTION,
-             M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_FAULTS, M.LOG_DIR_UP, M.LOG_DIR_DOWN, M.P_CAUSE, M.P_LEFTOVER_FILES,
+             M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_HORIZON_RECORDS, M.P_NEXT_HORIZON, M.P_FAULTS, M.LOG_DIR_UP, M.LOG_DIR_DOWN, M.P_CAUSE, M.P_LEFTOVER_FILES,
              M.LOG_DIR_FREE, M.LOG_DIR_CLEAN_NEEDED, M.LOG_DIR_FREE_UP, M.T_STREAMS_INFO,
              M.P_ACTIVE_BYTES, M.P_ACTIVE_AGE, M.P_SEGMENT_BYTES, M.P_MAX_SEGMENT_AGE, M.P_ROLL, M.P_ROLL_UNKNOWN,
              M.P_ACTIVE_DUP_RECORDS, M.P_ACTIVE_DUP_BYTES, M.P_ACTIVE_DUP_UNKNOWN, M.T_CONFIG_SOURCE,
@@ -201,6 +201,7 @@ def _partition_rows(rep, cause, now: float) -> list[tuple[str, dict, float]]:
     add(M.P_ELIGIBLE_SECONDS, max(now - rep.eligible_since, 0.0) if rep.eligible_since else 0.0)
     add(M.P_DELAY, s.compaction_delay_ms / 1000.0)
     add(M.P_FAULTS, s.faults)
+    _horizon_rows(add, s)
     for kind in LEFTOVER_KINDS.values():  # every kind, 0 included: absent means not read
         add(M.P_LEFTOVER_FILES, sum(1 for x in rep.leftovers if x.kind == kind), log_dir=rep.log_dir, kind=kind)
     _active_segment(add, rep, cause, now)
@@ -227,6 +228,16 @@ def _record_rows(add, rep) -> None:
     # issue 16: producer pitfalls counted on disk
     add(M.P_EMPTY_VALUES, rep.empty_value_records)
     add(M.P_KEYLESS, rep.keyless_records)
+
+
+def _horizon_rows(add, s) -> None:
+    """Tombstones and markers per delete-horizon state; a kind not yet known (tombstones while records are
+    unread) has no series, nor has the next removal time then (``monitor.model.horizoncount``)."""
+    for kind, states in s.delete_horizon_records.items():
+        for state, n in (states or {}).items():
+            add(M.P_HORIZON_RECORDS, n, kind=kind, state=state)
+    if s.next_delete_horizon_ms is not None:
+        add(M.P_NEXT_HORIZON, s.next_delete_horizon_ms / 1000.0)
 
 
 def _active_segment(add, rep, cause, now: float) -> None:

@@ -114,12 +114,13 @@ class PartitionReader:
                     producer_snapshot=snap if isinstance(snap, ProducerSnapshot) else None,
                     producer_snapshot_error=snap if isinstance(snap, str) else None)
         state = partition_state(part.topic, part.partition, summaries, cfg, now_ms, **args)
-        check = check_lso(state.last_stable_offset, state.log_end_offset, state.faults,
+        # a horizon no clean wrote is a fault of that batch's stamp, not of the offsets the LSO is folded from
+        check = check_lso(state.last_stable_offset, state.log_end_offset, state.faults - len(state.horizon_faults),
                           self.leader_lso(part.topic, part.partition), self.broker_id)
         if check.source == ADMIN:
             state = partition_state(part.topic, part.partition, summaries, cfg, now_ms,
                                     last_stable_offset=check.value, **args)
-        faults = [f for s in summaries for f in s.faults] + list(state.transaction_faults)
+        faults = [f for s in summaries for f in s.faults] + [*state.transaction_faults, *state.horizon_faults]
         txn_faults = txn_index_faults(summaries, state.first_dirty_offset)
         if txn_faults:  # a .txnindex that is malformed or disagrees with the log: a read fault
             faults += txn_faults

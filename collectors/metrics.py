@@ -173,6 +173,20 @@ P_PAST_RETENTION = _m("partition_tombstones_past_retention", "gauge",
                       "Tombstones older than delete.retention.ms still on disk.", P)
 P_PAST_HORIZON = _m("partition_tombstones_past_delete_horizon", "gauge",
                     "Tombstones whose batch's delete horizon has passed, still on disk (the cleaner missed them).", P)
+P_HORIZON_RECORDS = _m("partition_delete_horizon_records", "gauge",
+                       "Tombstones (kind=tombstone) and COMMIT/ABORT transaction markers (kind=marker) on disk by "
+                       "their batch's delete horizon (KIP-534, monitor.model.horizon): state=unstamped (no horizon "
+                       "yet: a clean stamps a tombstone it keeps, a marker once its transaction's records are gone; "
+                       "it goes one delete.retention.ms after that clean at the earliest), pending (stamped, the "
+                       "horizon ahead), passed (the next clean removes it). "
+                       "Markers are read from batch headers; tombstones only once the records are "
+                       "(partition_detail_pending), absent until then. A horizon no clean could have written is "
+                       "counted in partition_read_faults, its records in no state.", P + ("kind", "state"))
+P_NEXT_HORIZON = _m("partition_next_delete_horizon_timestamp_seconds", "gauge",
+                    "Unix time at which the next tombstone or marker still ahead of its delete horizon may go at "
+                    "the earliest: the earliest pending horizon, or for unstamped ones one delete.retention.ms "
+                    "after a clean starting now, whichever is first (ones past their horizon go at the next "
+                    "clean). Absent when there are none, or while the partition's tombstones are unread.", P)
 P_UNCLEANABLE = _m("partition_uncleanable", "gauge",
                    "1 while log-cleaner.log says the cleaner marked the partition uncleanable (until the broker "
                    "restarts), with the exception's class.", P + ("exception",))

@@ -87,6 +87,32 @@ def tombstone_bars(table: pd.DataFrame) -> go.Figure:
     return _styled(fig, "Tombstones on disk now, per topic")
 
 
+HORIZON_COLORS = {"unstamped": "#9e9e9e", "pending": "#1f77b4", "passed": "#d62728"}
+
+
+def horizon_states(table: pd.DataFrame) -> go.Figure:
+    """Tombstones and markers per topic by delete-horizon state (``dashboards.tables.horizons_table``),
+    stacked: grey never stamped (they go a delete.retention.ms after the next clean), blue stamped and
+    waiting for their horizon, red past it (the next clean removes them; tombstones there are what
+    TombstonesPastDeleteHorizon alerts on). One bar per topic and kind; a kind still unread is no bar."""
+    fig = go.Figure()
+    if not table.empty:
+        rows = []
+        for kind in ("tombstone", "marker"):
+            cols = [f"{kind}s {st}" for st in HORIZON_COLORS]
+            known = table.dropna(subset=cols, how="all")
+            t = known.groupby("topic", as_index=False)[cols].sum()
+            rows += [(f"{r['topic']} · {kind}s", st, r[f"{kind}s {st}"])
+                     for _, r in t.iterrows() for st in HORIZON_COLORS]
+        df = pd.DataFrame(rows, columns=["bar", "state", "records"]).sort_values("bar")
+        for st, color in HORIZON_COLORS.items():
+            d = df[df["state"] == st]
+            fig.add_bar(y=d["bar"], x=d["records"], orientation="h", name=st, marker_color=color)
+    fig.update_layout(barmode="stack")
+    fig.update_xaxes(title="records")
+    return _styled(fig, "Tombstones and markers by delete horizon: never stamped, stamped, past it")
+
+
 SEVERITY_COLOR = {"critical": "#d62728", "warning": "#ff7f0e"}
 
 

@@ -32,7 +32,7 @@ from monitor.settings.redact import redact_url
 
 LABELS = ["cluster", "broker", "topic", "partition", "group", "section", "reason", "cause", "log_dir", "source",
           "kind", "error", "instance", "job", "held_by", "by", "latest_value_only", "check", "setting", "current",
-          "suggested"]
+          "suggested", "state"]
 
 
 class SourceError(RuntimeError):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from monitor.model.horizon import STATES
+
 from dashboards.alertrows import alerting
 from dashboards.sources import metric
 from monitor.verdicts.fixes import fix_outline
@@ -160,3 +162,33 @@ def consumer_groups_table(samples: pd.DataFrame, alerts: pd.DataFrame | None = N
     raised = {tuple(r) for r in alerting(alerts, ALERT.ConsumerMayMissUpdates, GROUP).astype(str).values}
     out["alert"] = [k in raised for k in keys]
     return out[cols].reset_index(drop=True)
+
+
+HORIZON_KINDS = ("tombstone", "marker")
+HORIZON_COLUMNS = [f"{k}s {st}" for k in HORIZON_KINDS for st in STATES]
+
+
+def horizons_table(samples: pd.DataFrame) -> pd.DataFrame:
+    """One row per partition with a delete-horizon series (``partition_delete_horizon_records{kind,state}``):
+    its tombstones and markers per state (``monitor.model.horizon.STATES``; a kind whose series are absent,
+    tombstones while the records are unread, is empty: unknown, not 0) and ``next removal`` (UTC), the
+    soonest first."""
+    m = metric(samples, "partition_delete_horizon_records")
+    cols = PARTITION + HORIZON_COLUMNS + ["next removal"]
+    if m.empty:
+        return pd.DataFrame(columns=cols)
+    m = m.assign(column=m["kind"] + "s " + m["state"])
+    out = m.pivot_table(index=PARTITION, columns="column", values="value", aggfunc="sum").reset_index()
+    out.columns.name = None
+    for c in HORIZON_COLUMNS:
+        if c not in out:
+            out[c] = None
+    nxt = metric(samples, "partition_next_delete_horizon_timestamp_seconds")
+    if nxt.empty:
+        out["next removal"] = pd.NaT
+    else:
+        nxt = nxt.groupby(PARTITION, as_index=False)["value"].min()
+        nxt["next removal"] = pd.to_datetime(nxt["value"], unit="s", utc=True)
+        out = out.merge(nxt[PARTITION + ["next removal"]], on=PARTITION, how="left")
+    out["partition"] = out["partition"].astype(int)
+    return out[cols].sort_values(["next removal", "topic", "partition"], na_position="last").reset_index(drop=True)

@@ -6,6 +6,27 @@ import streamlit as st
 from dashboards import alertrows, figures, panelqueries, sources, tables, ui
 from monitor.contract.rules import ALERT
 
+
+def _horizons(samples) -> None:
+    """KIP-534: where each partition's tombstones and markers stand against their delete horizon, and when
+    the next ones go."""
+    st.subheader("Delete horizons")
+    h = tables.horizons_table(samples)
+    st.plotly_chart(figures.horizon_states(h), use_container_width=True)
+    if h.empty:
+        st.info("No partition's delete-horizon series: at granularity topic (the default) they are exported "
+                "for unhealthy partitions only; granularity: partition exports them for all.")
+        return
+    st.caption("A tombstone or marker is never stamped until a clean keeps it (it goes one delete.retention.ms "
+               "after that clean at the earliest), stamped until its horizon, then past it: the next clean "
+               "removes it. Tombstones are unknown (empty) until the collector has read the partition's records.")
+    st.dataframe(h, hide_index=True, use_container_width=True,
+                 column_config={"next removal": st.column_config.DatetimeColumn(
+                     help="the earliest a tombstone or marker still ahead of its horizon may go: the earliest "
+                          "pending horizon, or one delete.retention.ms after a clean starting now for "
+                          "unstamped ones (partition_next_delete_horizon_timestamp_seconds)")})
+
+
 s = ui.settings()
 ui.header("Tombstones and consumers", s, "Deletes on compacted topics, and consumer groups that may never see them.")
 samples, alerts = ui.load(s)
@@ -27,6 +48,7 @@ if samples is not None:
                        f"horizon and still on disk, on {len(missed)} partition(s).")
             st.dataframe(missed[["topic", "partition", "tombstones", "tombstones_past_delete_horizon",
                                  "oldest_tombstone_age_seconds"]], hide_index=True, use_container_width=True)
+        _horizons(samples)
     st.subheader("Consumer groups on compacted topics")
     ratio = sources.metric(samples, "consumer_group_lag_retention_ratio")
     if ratio.empty:

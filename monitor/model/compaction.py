@@ -34,11 +34,12 @@ an open transaction), and tombstone counts. Field names are the exported metric 
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Sequence
 
 from monitor.kafka.checkpoint import entry_problem
 from monitor.model.comparison import Comparison
+from monitor.model.horizoncount import count_horizons
 from monitor.model.lsocheck import ADMIN as LSO_FROM_ADMIN, LOG as LSO_FROM_LOG
 from monitor.model.summary import SegmentSummary
 from monitor.model.topicconfig import LONG_MAX, TopicConfig
@@ -90,7 +91,7 @@ class PartitionState:
     oldest_tombstone_age_ms: int | None
     delete_retention_ms: int
     tombstones_past_retention: int  # older than delete.retention.ms, still on disk
-    tombstones_past_delete_horizon: int  # their batch's delete horizon has passed, still on disk
+    tombstones_past_delete_horizon: int  # their batch's delete horizon has passed, still on disk (state passed)
     faults: int
     # what monitor.verdicts.forecasts needs to say when the active segment rolls and when max.compaction.lag.ms is due
     active_segment_base_offset: int = 0
@@ -103,6 +104,15 @@ class PartitionState:
     # wrong: a snapshot that cannot be read, or folds that disagree (counted in faults, never silent)
     transactions_checked_with: str | None = None
     transaction_faults: tuple[str, ...] = ()
+    # KIP-534 (monitor.model.horizoncount): tombstones and COMMIT/ABORT markers per horizon state
+    # {kind: {state: records}}, the tombstones' None while records are unread (headers first); the
+    # earliest removal of one still ahead of its horizon (None: none or unknown); horizons no clean
+    # could have written (file, byte position: counted in faults, their records in no state)
+    delete_horizon_records: dict = field(default_factory=dict)
+    next_delete_horizon_ms: int | None = None
+    horizon_faults: tuple[str, ...] = ()
+    pending_delete_horizon_ms: dict = field(default_factory=dict)  # kind -> its earliest pending horizon, or None
+    horizon_rejected: dict = field(default_factory=dict)  # kind -> records under a rejected horizon (in no state)
 
     @property
     def cleaner_limit_offset(self) -> int:
@@ -270,10 +280,11 @@ def partition_state(
     eligible = (needs_now and cleanable_bytes > 0) or above
 
     # tombstones
-    t_total = t_clean = past_ret = past_hz = 0
+    horizons = count_horizons(segments, now_ms, config.delete_retention_ms)
+    t_total = t_clean = past_ret = 0
     oldest = None
     for s in segments:
-        offs, tss, hzs = s.tombstone_offsets, s.tombstone_timestamps, s.tombstone_horizons
+        offs, tss = s.tombstone_offsets, s.tombstone_timestamps
         n = len(offs)
         if not n:
             continue
@@ -285,7 +296,6 @@ def partition_state(
             oldest = m
         cutoff = now_ms - config.delete_retention_ms
         past_ret += sum(1 for t in tss if 0 <= t < cutoff)
-        past_hz += sum(1 for h in hzs if 0 <= h <= now_ms)
 
     return PartitionState(
         topic=topic, partition=partition, log_start_offset=log_start, log_end_offset=log_end,
@@ -302,13 +312,15 @@ def partition_state(
         oldest_tombstone_timestamp=oldest,
         oldest_tombstone_age_ms=None if oldest is None else max(now_ms - oldest, 0),
         delete_retention_ms=config.delete_retention_ms,
-        tombstones_past_retention=past_ret, tombstones_past_delete_horizon=past_hz,
-        faults=sum(len(s.faults) for s in segments) + len(txn_faults),
+        tombstones_past_retention=past_ret, tombstones_past_delete_horizon=horizons.passed("tombstone"),
+        faults=sum(len(s.faults) for s in segments) + len(txn_faults) + len(horizons.faults),
         active_segment_base_offset=active.base_offset, active_segment_bytes=active.size,
         active_segment_first_timestamp=active.first_batch_max_timestamp, first_dirty_timestamp=earliest,
         checkpoint_segment_base_offset=bases[dirty_idx],
         transaction_max_timeout_ms=transaction_max_timeout_ms, transactions_checked_with=checked_with,
-        transaction_faults=txn_faults,
+        transaction_faults=txn_faults, delete_horizon_records=horizons.records,
+        next_delete_horizon_ms=horizons.next_removal_ms, horizon_faults=horizons.faults,
+        pending_delete_horizon_ms=horizons.earliest_pending, horizon_rejected=horizons.rejected,
     )
 
 

@@ -52,6 +52,7 @@ DEPENDS: dict[str, tuple[str, ...]] = {
     "eligible": (MIN_RATIO,) + _RANGE + (MAX_LAG,), "eligible_seconds": (MIN_RATIO,) + _RANGE + (MAX_LAG,),
     # tombstones
     "delete_retention_ms": (DELETE_RETENTION,), "tombstones_past_retention": (DELETE_RETENTION,),
+    "next_delete_horizon_ms": (DELETE_RETENTION,),  # an unstamped one: a delete.retention.ms after the next clean
     # what a clean and the delete half would remove
     "removable_records": _CLEAN, "reclaimable_bytes": _CLEAN, "projected_bytes": _CLEAN,
     "retention_deleted_segments": RETENTION, "retention_deleted_bytes": RETENTION,
@@ -71,6 +72,7 @@ _SERIES = {
     "partition_compaction_delay_seconds": "compaction_delay_ms",
     "partition_delete_retention_seconds": "delete_retention_ms",
     "partition_tombstones_past_retention": "tombstones_past_retention",
+    "partition_next_delete_horizon_timestamp_seconds": "next_delete_horizon_ms",
     "partition_segment_bytes": "segment_bytes", "partition_max_segment_age_seconds": "max_segment_ms",
     "partition_active_segment_roll_seconds": "active_segment_roll",
 }

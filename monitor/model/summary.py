@@ -57,6 +57,13 @@ class SegmentSummary:
     tombstone_horizons: array = field(default_factory=lambda: array("q"))  # -1 when the batch has none
     faults: list[str] = field(default_factory=list)
     earliest_delete_horizon: int = -1  # KIP-534: the earliest batch delete horizon here (from headers), -1 none
+    # KIP-534, from headers (``monitor.model.horizoncount`` reads them): per delete horizon met, HORIZON_FIELDS
+    # flat (the horizon; the position and max timestamp of its batch with the latest records, the one
+    # ``monitor.model.horizon.problem`` rejects first; the COMMIT/ABORT marker records its batches hold).
+    # A clean stamps every batch it stamps with one horizon, so a segment holds few; a horizon may
+    # appear twice (``_note_horizon`` looks back a few entries only), readers add them up.
+    delete_horizons: array = field(default_factory=lambda: array("q"))
+    markers_unstamped: int = 0  # COMMIT/ABORT marker records in batches without a delete horizon
     # The segment's net effect on open transactions (monitor.model.transactions), per producer id: its last
     # COMMIT/ABORT marker here, and its run of transactional data batches after that marker (a
     # transaction still open at the segment's end). At most two events per producer, however many
@@ -289,6 +296,33 @@ def _fold_batch(s: SegmentSummary, batch, control_key: bytes | None) -> None:
     horizon = batch.delete_horizon_ms
     if horizon is not None and (s.earliest_delete_horizon < 0 or horizon < s.earliest_delete_horizon):
         s.earliest_delete_horizon = horizon
+    markers = batch.records_count if batch.is_control and control_type_code(control_key) in (ABORT, COMMIT) else 0
+    if horizon is None:
+        s.markers_unstamped += markers
+    else:
+        _note_horizon(s, horizon, batch.position, batch.max_timestamp, markers)
+
+
+HORIZON_FIELDS = ("horizon", "position", "max_timestamp", "markers")
+_LOOK_BACK = 8  # entries searched for the same horizon: constant work a batch, whatever a file holds
+
+
+def _note_horizon(s: SegmentSummary, horizon: int, position: int, max_timestamp: int, markers: int) -> None:
+    """Add a stamped batch to ``delete_horizons``: to its horizon's entry among the last few, else a new one."""
+    h, n = s.delete_horizons, len(HORIZON_FIELDS)
+    for i in range(len(h) - n, max(len(h) - _LOOK_BACK * n, 0) - 1, -n):
+        if h[i] == horizon:
+            if max_timestamp > h[i + 2]:
+                h[i + 1], h[i + 2] = position, max_timestamp
+            h[i + 3] += markers
+            return
+    h.extend((horizon, position, max_timestamp, markers))
+
+
+def horizon_entries(s: SegmentSummary) -> list[tuple[int, int, int, int]]:
+    """``delete_horizons`` as ``HORIZON_FIELDS`` tuples."""
+    h, n = s.delete_horizons, len(HORIZON_FIELDS)
+    return [tuple(h[i:i + n]) for i in range(0, len(h), n)]
 
 
 def _fold_records(s: SegmentSummary, batch, c) -> None:

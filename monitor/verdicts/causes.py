@@ -35,7 +35,7 @@ from monitor.kafka.cleanerlog import CleanerLogState
 from monitor.model.compaction import PartitionState
 from monitor.model.configdeps import DEPENDS
 from monitor.model.topicconfig import UNKNOWN, BrokerSetting, EffectiveConfig, TopicConfig
-from monitor.verdicts import finders
+from monitor.verdicts import finders, horizons
 from monitor.verdicts.facts import BrokerFacts, Facts, Found, WriteRate, segment_file
 from monitor.verdicts.finders import unchecked
 from monitor.verdicts.fixes import BOOTSTRAP_PLACEHOLDER
@@ -140,6 +140,10 @@ def explain(state: PartitionState, config: EffectiveConfig | TopicConfig, *, now
                              and any(sources.get(c) == UNKNOWN for c in DEPENDS[k])})
             if leftovers:
                 evidence["leftover_files"] = list(leftovers)
+            evidence["delete_horizons"] = horizons.evidence(state)
+            past = horizons.past_horizon(state, name, summary, fix, f.bootstrap)
+            if past is not None:
+                evidence["tombstones_past_horizon"] = past
             return Cause(state.topic, state.partition, name, summary, evidence, fix, forecast(f), unchecked(f))
     raise AssertionError("clean always holds")
 

@@ -22,7 +22,9 @@ pytestmark = pytest.mark.kafka
 
 NOW = 1_900_000_000.0  # one fixed clock for both scanners: their states are compared field by field
 RECORD_LEVEL = {"tombstones", "tombstones_clean", "tombstones_dirty", "oldest_tombstone_timestamp",
-                "oldest_tombstone_age_ms", "tombstones_past_retention", "tombstones_past_delete_horizon"}
+                "oldest_tombstone_age_ms", "tombstones_past_retention", "tombstones_past_delete_horizon",
+                # the delete-horizon figures hold the tombstones' (unknown: None) and the next removal
+                "delete_horizon_records", "next_delete_horizon_ms", "pending_delete_horizon_ms", "horizon_rejected"}
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +71,12 @@ def test_state_from_headers_then_records_equals_a_whole_read(log_copy):
     rows = {n for n, _, _ in _partition_rows(rep, rep.cause(NOW), NOW)}
     assert M.P_CLEANABLE_RATIO in rows and M.P_ELIGIBLE in rows  # the compaction state is out ...
     assert not rows & {M.P_TOMBSTONES, M.P_PAST_HORIZON, M.P_KEYLESS, M.P_EMPTY_VALUES}  # ... its records' not
+    # the markers' horizon states come from headers; the tombstones' are unknown (no series), never 0
+    horizons = rep.state.delete_horizon_records
+    assert horizons["tombstone"] is None and horizons["marker"] == full.state.delete_horizon_records["marker"]
+    assert sum(horizons["marker"].values()) >= 3 and rep.state.next_delete_horizon_ms is None
+    kinds = {x["kind"] for n, x, _ in _partition_rows(rep, rep.cause(NOW), NOW) if n == M.P_HORIZON_RECORDS}
+    assert kinds == {"marker"} and M.P_NEXT_HORIZON not in rows
     assert ("kafka_compaction_partition_detail_pending", 1.0) in {(n, v) for n, _, v in
                                                                  _partition_rows(rep, rep.cause(NOW), NOW)}
     assert rep.cause(NOW).cause == full.cause(NOW).cause

@@ -18,8 +18,8 @@ from waiting import wait_for
 pytestmark = pytest.mark.kafka
 SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 # path -> charts: the heatmap; the six broker gauges; the heatmap and the picked partition's history;
-# tombstone history, per-topic bars and the consumer risk; none on the audit page (no audit yet)
-PAGES = {"": 1, "brokers": 6, "partitions": 3, "tombstones": 3, "audit": 0}  # partitions: causes, heatmap, drill-down
+# tombstone history, per-topic bars, the delete-horizon states and the consumer risk; none on the audit page
+PAGES = {"": 1, "brokers": 6, "partitions": 3, "tombstones": 4, "audit": 0}  # partitions: causes, heatmap, drill-down
 
 
 def test_every_page_renders_in_chromium(kafka, tmp_path):

@@ -149,7 +149,7 @@ def test_tombstones_and_groups_at_risk(live, broker, monkeypatch):
     assert (groups[0]["time lag unknown because"] == "").all()
     # min.compaction.lag.ms is 0 on the flood topic: a group lagging at all may miss intermediate updates
     assert groups[0]["may miss updates"].str.contains("lag_past_min_compaction_lag").all()
-    assert charts(at) == 3  # history, per-topic bars, consumer risk
+    assert charts(at) == 4  # history, per-topic bars, delete-horizon states, consumer risk
 
 
 @slow

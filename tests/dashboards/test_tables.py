@@ -126,3 +126,25 @@ def test_a_page_without_partitions_gives_the_tables_columns():
     got = tables.partitions_table(empty)
     assert got.empty and {"cause", "fix", "lagging", *tables.ACTIVE_COLUMNS} <= set(got.columns)
     assert tables.consumer_groups_table(empty).empty
+
+
+def test_the_horizons_table_has_each_state_and_leaves_unread_tombstones_unknown():
+    """partition_delete_horizon_records{kind,state} per partition: partition 1's records are unread (headers
+    first: its tombstone series are absent), so its tombstone columns are empty, not 0; the soonest removal
+    first (tests/collectors/test_delete_horizons_kafka.py feeds the page a real collector's)."""
+    P = 'cluster="c",broker="1",topic="t",partition="{p}"'
+    rows = ["# TYPE kafka_compaction_partition_delete_horizon_records gauge"]
+    for p, kinds in ((0, ("tombstone", "marker")), (1, ("marker",))):
+        for kind in kinds:
+            rows += [f'kafka_compaction_partition_delete_horizon_records{{{P.format(p=p)},kind="{kind}",state="{s}"}} '
+                     f"{n + p}" for s, n in (("unstamped", 4), ("pending", 2), ("passed", 1))]
+    rows += ["# TYPE kafka_compaction_partition_next_delete_horizon_timestamp_seconds gauge",
+             f"kafka_compaction_partition_next_delete_horizon_timestamp_seconds{{{P.format(p=0)}}} 1795840205.5", ""]
+    table = tables.horizons_table(sources.samples_from_text("\n".join(rows), "page"))
+    assert list(table["partition"]) == [0, 1]
+    first, second = table.iloc[0], table.iloc[1]
+    assert (first["tombstones unstamped"], first["tombstones pending"], first["tombstones passed"]) == (4, 2, 1)
+    assert (second["markers unstamped"], second["markers pending"], second["markers passed"]) == (5, 3, 2)
+    assert second[["tombstones unstamped", "tombstones pending", "tombstones passed"]].isna().all()
+    assert first["next removal"].isoformat() == "2026-11-28T04:30:05.500000+00:00"
+    assert second["next removal"] != second["next removal"]  # NaT: none known

@@ -43,6 +43,7 @@ NOW_KEYS = {
     "oldest_tombstone_age_ms", "active_segment_age_ms", "unchanged_ms", "age_ms", "in_seconds", "at_ms",
     "taken_at", "generated_at_ms", "duration_seconds", "elapsed_seconds", "open_seconds", "time_lag_ms",
     "write_rate_bytes_per_second",  # the dirty section's bytes over the time since its first batch
+    "next_delete_horizon_ms", "next_removal_ms",  # an unstamped tombstone or marker: now + delete.retention.ms
 }
 # phrases of a sentence whose number is a distance to the wall clock (a write rate's basis, a hanging
 # transaction's age): the number and its unit -> <now>, the words around kept
@@ -63,6 +64,7 @@ NOW_METRICS = {
     "kafka_compaction_consumer_group_lag_seconds", "kafka_compaction_consumer_group_lag_retention_ratio",
     "kafka_compaction_consumer_group_topic_max_lag_seconds",
     "kafka_compaction_consumer_group_topic_max_lag_retention_ratio",
+    "kafka_compaction_partition_next_delete_horizon_timestamp_seconds",  # unstamped: now + delete.retention.ms
 }
 # (metric, label, on the samples with): label values made from the clock (a suggested delete.retention.ms
 # above a group's time lag)

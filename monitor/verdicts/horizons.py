@@ -1,0 +1,93 @@
+"""The delete horizons of a partition's tombstones and markers, said for a person, with the verdict when
+tombstones past their horizon are still on disk.
+
+``evidence`` goes into every cause's evidence (``monitor.verdicts.causes.explain``), so ``explain``,
+``logdir`` and the collector's causes carry the same figures; ``describe`` is the one sentence both
+commands print. The counts are ``monitor.model.horizoncount``'s, the states ``monitor.model.horizon``'s.
+
+A marker is stamped only by a clean that finds its transaction's records all gone (``LogCleaner``'s
+``checkBatchRetention``: "we will never delete a marker until all the records from that transaction are
+removed"), a tombstone by the first clean that keeps it.
+
+Why tombstones past their horizon stay: only a clean removes them, and Kafka picks a log to clean by
+its dirty ratio or an overdue ``max.compaction.lag.ms`` alone (``LogCleanerManager.grabFilthiestCompactedLog``);
+a passed horizon does not make a log eligible. So they wait for whatever the partition's cause says
+the next clean waits for; on a quiet partition (nothing dirty, or too little) that is the next writes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from monitor.model import horizon as hz
+from monitor.model.compaction import PartitionState
+from monitor.verdicts.facts import duration
+from monitor.verdicts.fixes import alter_topic
+
+# the partition's causes under which no clean is coming (nothing or too little is dirty, or only the
+# active segment is): the tombstones past their horizon wait for writes that make the log eligible
+QUIET = ("clean", "below_threshold", "active_segment_only", "min_compaction_lag")
+
+
+def utc(ms: int | None) -> str:
+    if ms is None:
+        return "unknown"
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def evidence(s: PartitionState) -> dict:
+    """The horizon figures as evidence: records per kind and state (tombstones None while unread), the
+    earliest pending horizon per kind, the next removal time, records under horizons no clean wrote."""
+    return {"records": s.delete_horizon_records, "earliest_pending_ms": s.pending_delete_horizon_ms,
+            "next_removal_ms": s.next_delete_horizon_ms, "rejected": s.horizon_rejected,
+            "delete_retention_ms": s.delete_retention_ms}
+
+
+def _kind(name: str, states: dict | None, pending_ms: int | None, rejected: int, retention: str) -> str:
+    if states is None:
+        return f"{name}s: unknown until the partition's records are read (batch headers do not tell them)"
+    n_un, n_pend, n_past = (states.get(k, 0) for k in hz.STATES)
+    parts = []
+    if n_un:
+        by = ("the next clean that keeps them stamps them" if name == "tombstone" else
+              "a clean stamps them once their transactions' records are gone")
+        parts.append(f"{n_un} never stamped ({by}; removable {retention} after it)")
+    if n_pend:
+        parts.append(f"{n_pend} stamped, the first removable from {utc(pending_ms)}")
+    if n_past:
+        parts.append(f"{n_past} past {'its' if n_past == 1 else 'their'} horizon (the next clean removes "
+                     f"{'it' if n_past == 1 else 'them'})")
+    if rejected:
+        parts.append(f"{rejected} under a horizon no clean could have written (a read fault)")
+    return f"{name}s: " + (", ".join(parts) if parts else "none")
+
+
+def describe(ev: dict) -> str:
+    """One line: each kind's records by state, e.g. "tombstones: 4 never stamped (...), 2 stamped, the first
+    removable from 2026-11-28 04:00 UTC, 1 past its horizon (...); markers: none"."""
+    retention = duration(ev["delete_retention_ms"])
+    records, pending, rejected = ev["records"] or {}, ev["earliest_pending_ms"] or {}, ev["rejected"] or {}
+    return "; ".join(_kind(k, records.get(k), pending.get(k), rejected.get(k, 0), retention)
+                     for k in ("tombstone", "marker"))
+
+
+def past_horizon(s: PartitionState, cause: str, cause_summary: str, cause_fix: tuple[str, ...],
+                 bootstrap: str) -> dict | None:
+    """When tombstones past their delete horizon are still on disk: why (the partition's cause: what the
+    next clean waits for), the evidence and the fix; None otherwise."""
+    n = s.tombstones_past_delete_horizon
+    if not n:
+        return None
+    head = f"{n} tombstone(s) past their delete horizon are still on disk: only a clean removes them"
+    if cause in QUIET:
+        why = (f"{head}, and none is due ({cause}: {cause_summary}); a passed horizon does not make a log "
+               "eligible, so they stay until enough is written to the partition to trigger a clean")
+        fix = ("write to the partition, or make a clean come sooner: "
+               + alter_topic(bootstrap, s.topic, "max.compaction.lag.ms", max(s.delete_retention_ms, 1))
+               + " (a clean within that of any write; dirty bytes below the active segment are still needed)",
+               "or lower the ratio a clean waits for: "
+               + alter_topic(bootstrap, s.topic, "min.cleanable.dirty.ratio", "<lower>"))
+    else:
+        why = f"{head}, and the next clean waits ({cause}: {cause_summary})"
+        fix = cause_fix
+    return {"tombstones_past_delete_horizon": n, "why": why, "fix": list(fix)}
