@@ -25,12 +25,14 @@ from dumpcompare import dump
 from faultserver import FaultServer
 from kafkatools import (compacted, copy_partition, create_topic, partition_dir, produce, set_topic_config,
                         transactional_producer, unique_topic, wait_cleaned_up_to_active, write_rounds)
+from monitor.kafka.record import SegmentReader
 from monitor.model import horizon as hz
 from monitor.model.compaction import partition_state
 from monitor.model.summary import summarize
 from monitor.model.topicconfig import TopicConfig
 from monitor.settings.config import Config
 from monitor.verdicts.horizons import utc
+from waiting import wait_for
 
 pytestmark = pytest.mark.kafka
 DAY = 86_400_000  # delete.retention.ms: Kafka's default, so a command without the topic's config agrees
@@ -63,11 +65,22 @@ def cleaned(kafka, tmp_path_factory):
     produce(b, t, [(f"k{i}".encode(), None) for i in range(40, 44)])
     _txn(p, t, ["k50"], commit=True)
     p.flush(30)
+    # the coordinator writes the COMMIT marker after EndTxn returns: copy once it is on disk, or the copy
+    # and the live log dir the collector reads would disagree by one marker on a loaded machine
+    wait_for(lambda: _markers(partition_dir(kafka.log_dir, t)) >= 3, 60, "the third transaction marker on disk")
     root = tmp_path_factory.mktemp("horizons")
     copy = copy_partition(partition_dir(kafka.log_dir, t), root / "logdir")
     shutil.copy(Path(kafka.log_dir) / "cleaner-offset-checkpoint", root / "logdir")
     _, batches = dump(sorted(copy.glob("*.log")))
     return t, copy, batches
+
+
+def _markers(folder: Path) -> int:
+    """COMMIT/ABORT marker batches in the partition's segments, by their headers."""
+    n = 0
+    for f in sorted(Path(folder).glob("*.log")):
+        n += sum(1 for b in SegmentReader(f, skip_corrupt=True).batches(bodies=False) if b.is_control)
+    return n
 
 
 def from_dump(batches, now_ms: int) -> dict:
