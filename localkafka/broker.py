@@ -119,6 +119,12 @@ def kafka_uuid(draw=lambda: uuid.uuid4().bytes) -> str:
             return text
 
 
+# A local broker lives for a test or a demo and moves megabytes, not gigabytes: C1 alone compiles what
+# it runs soon enough, and C2's compiles cost more CPU than they save (measured: 9 -> 5.3 s of CPU until
+# ready, idle 4.5% -> 2.5% of a core).
+BROKER_JIT = ["-XX:TieredStopAtLevel=1"]
+
+
 # Settings that let compaction happen within seconds. Topic configs
 # (segment.ms, min.cleanable.dirty.ratio, ...) do the rest per test.
 FAST_CLEANER = {
@@ -230,12 +236,10 @@ def start(
     else:
         cluster_id = kafka_uuid()
         progress(f"formatting KRaft storage in {log_dir}")
-        fmt = format_storage(libs, props, cluster_id, logs_dir, log4j)
-        if fmt.returncode != 0:
-            raise BrokerError(f"kafka-storage format failed:\n{fmt.stdout}\n{fmt.stderr}")
+        _format(libs, log_dir, node_id, cluster_id, logs_dir, log4j)
 
     jvm = [
-        f"-Xmx{heap}", f"-Xms{heap}", "-XX:+UseG1GC", "-Djava.awt.headless=true",
+        f"-Xmx{heap}", f"-Xms{heap}", "-XX:+UseG1GC", *BROKER_JIT, "-Djava.awt.headless=true",
         f"-Dlog4j2.configurationFile={log4j}", f"-Dkafka.logs.dir={logs_dir}",
         f"-javaagent:{agent_jar(libs)}=127.0.0.1:{jport}:{jmx_cfg}",
         f"-javaagent:{agent_jar(libs, 'jolokia-agent-jvm')}=host=127.0.0.1,port={jlport},discoveryEnabled=false",
@@ -264,6 +268,38 @@ def start(
     return state
 
 
+# One ``kafka-storage format`` per process and Kafka version (a JVM: seconds); every later broker's storage
+# is that one's files with its own ids. What format writes for a single combined node on a static quorum:
+# bootstrap.checkpoint (the feature levels of the release: the same bytes for any cluster id, node or dir
+# but for its timestamps and CRCs) and meta.properties (version, node.id, directory.id, cluster.id).
+_FORMATTED: dict[Path, Path] = {}
+
+
+def _format(libs: Path, log_dir: Path, node_id: int, cluster_id: str, logs_dir: Path, log4j: Path) -> None:
+    """Format ``log_dir`` as ``kafka-storage format`` does (see _FORMATTED): the first time by the tool
+    itself into a template, then from the template."""
+    template = _FORMATTED.get(libs)
+    if template is None or not (template / "bootstrap.checkpoint").exists():
+        import atexit
+        import shutil
+        import tempfile
+
+        root = Path(tempfile.mkdtemp(prefix="kafka-format-"))
+        atexit.register(shutil.rmtree, root, ignore_errors=True)
+        template = root / "data"
+        (root / "server.properties").write_text(server_properties(node_id, free_port(), free_port(), template, None))
+        fmt = format_storage(libs, root / "server.properties", kafka_uuid(), logs_dir, log4j)
+        if fmt.returncode != 0:
+            raise BrokerError(f"kafka-storage format failed:\n{fmt.stdout}\n{fmt.stderr}")
+        if sorted(p.name for p in template.iterdir()) != ["bootstrap.checkpoint", "meta.properties"]:
+            raise BrokerError(f"kafka-storage format wrote more than this module copies: {sorted(template.iterdir())}")
+        _FORMATTED[libs] = template
+    log_dir.mkdir(parents=True, exist_ok=True)
+    (log_dir / "bootstrap.checkpoint").write_bytes((template / "bootstrap.checkpoint").read_bytes())
+    meta = {"node.id": str(node_id), "directory.id": kafka_uuid(), "version": "1", "cluster.id": cluster_id}
+    (log_dir / "meta.properties").write_text("#\n" + "".join(f"{k}={v}\n" for k, v in meta.items()))
+
+
 def _read_properties(path: Path) -> dict:
     out = {}
     for line in path.read_text().splitlines():
@@ -279,12 +315,12 @@ def _http_server_yaml(http_server: dict | None) -> str:
     return f"httpServer: {strictjson.dumps(http_server)}\n" if http_server else ""
 
 
-def _jmx_ready(url: str, http_server: dict) -> bool:
+def _jmx_ready(url: str, http_server: dict, deadline: float = 2) -> bool:
     """The agent serves: a 200, or a 401 behind basic auth; over https (a CA of the caller's), the port open."""
     if http_server.get("ssl"):
         parts = urllib.parse.urlsplit(url)
         return _port_open(parts.hostname, parts.port)
-    return _http_ok(url, (200, 401) if http_server.get("authentication") else (200,))
+    return _http_ok(url, (200, 401) if http_server.get("authentication") else (200,), deadline)
 
 
 def _wait_ready(state: BrokerState, proc: subprocess.Popen, timeout: float, jmx_http_server: dict | None = None) -> None:
@@ -294,8 +330,13 @@ def _wait_ready(state: BrokerState, proc: subprocess.Popen, timeout: float, jmx_
         if proc.poll() is not None:
             tail = _tail(Path(state.logs_dir) / "stdout.log") + _tail(state.server_log)
             raise BrokerError(f"broker exited with {proc.returncode} while starting:\n{tail}")
+        # one patient GET per page rather than retries every 2 s: the JMX exporter's first page takes
+        # seconds on a loaded machine, and an abandoned request is built all the same (the retries that
+        # gave up on it queued behind it: 20 s and more at a load of 10)
+        patience = max(2.0, min(30.0, deadline - time.monotonic()))
         if (_log_contains(state.server_log, STARTED_MARKER, state.server_log_offset) and _port_open(host, int(port))
-                and _jmx_ready(state.jmx_url, jmx_http_server or {}) and _http_ok(state.jolokia_url + "/version")):
+                and _jmx_ready(state.jmx_url, jmx_http_server or {}, patience)
+                and _http_ok(state.jolokia_url + "/version", deadline=patience)):
             return
         time.sleep(0.3)
     raise BrokerError(f"broker did not start within {timeout:.0f}s; see {state.server_log}")
@@ -325,9 +366,9 @@ def _port_open(host: str, port: int) -> bool:
         return False
 
 
-def _http_ok(url: str, ok=(200,)) -> bool:
+def _http_ok(url: str, ok=(200,), deadline: float = 2) -> bool:
     try:
-        return get(url, deadline=2, max_bytes=16 * 1024 * 1024).status in ok
+        return get(url, deadline=deadline, max_bytes=16 * 1024 * 1024).status in ok
     except FetchError:
         return False
 

@@ -254,7 +254,7 @@ def start(directory: Path, *, brokers: int = 3, security: str = "plaintext", hea
         d, (bport, cport, jport, jlport) = node_dirs[n], ports[n]
         logs = d / "logs"
         jvm = [
-            f"-Xmx{heap}", f"-Xms{heap}", "-XX:+UseG1GC", "-Djava.awt.headless=true",
+            f"-Xmx{heap}", f"-Xms{heap}", "-XX:+UseG1GC", *one.BROKER_JIT, "-Djava.awt.headless=true",
             f"-Dlog4j2.configurationFile={d / 'log4j2.yaml'}", f"-Dkafka.logs.dir={logs}",
             f"-javaagent:{jars.agent_jar(libs)}=127.0.0.1:{jport}:{d / 'jmx-exporter.yaml'}",
             f"-javaagent:{jars.agent_jar(libs, 'jolokia-agent-jvm')}=host=127.0.0.1,port={jlport},"

@@ -25,9 +25,15 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 ARTIFACTS = ROOT / "test-artifacts"
 
+# Every Spark driver the tests start (the session's, each `compaction-monitor audit` subprocess, the
+# demo's) runs tiny inputs on a JVM that starts afresh: its C2 compiler costs more CPU than it ever saves
+# there (a session, a shuffle and a pandas UDF: 21 s of CPU with it, 12 s on C1 alone, at load 18).
+# spark-submit passes SPARK_SUBMIT_OPTS to the driver's JVM; one set by the caller is kept as it is.
+os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1")
+
 # Tests that use these fixtures start or drive a JVM (the broker, Spark): marked slow automatically.
-SLOW_FIXTURES = {"kafka", "kafka_admin", "kafka_cluster", "spark", "spark_kafka", "spark_standalone", "s3_server",
-                 "audit_reference"}
+SLOW_FIXTURES = {"kafka", "kafka_admin", "kafka_cluster", "kafka_cleaner_off", "spark", "spark_kafka",
+                 "spark_standalone", "s3_server", "audit_reference"}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -39,6 +45,23 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
         if used & {"kafka", "kafka_admin"}:
             item.add_marker(pytest.mark.kafka)
+    users = [item.nodeid for item in items if "kafka_cleaner_off" in getattr(item, "fixturenames", ())]
+    config.stash[_cleaner_off_last] = users[-1] if users else None
+
+
+_cleaner_off_last = pytest.StashKey[str | None]()
+_cleaner_off_dir = pytest.StashKey[Path]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """The ``kafka_cleaner_off`` broker is stopped once the last test that uses it is torn down, not at
+    the session's end: an idle broker's JVM costs CPU (3% of a core) for as long as it runs."""
+    yield
+    if item.nodeid == item.config.stash.get(_cleaner_off_last, None) and _cleaner_off_dir in item.config.stash:
+        from kafkatools import localbroker
+
+        localbroker.stop(item.config.stash[_cleaner_off_dir], progress=lambda *_: None)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -129,6 +152,21 @@ def kafka_cluster(tmp_path_factory):
         for log in (b.server_log, b.cleaner_log):
             if log.exists():
                 (ARTIFACTS / f"cluster-node-{b.node_id}-{log.name}").write_bytes(log.read_bytes())
+
+
+@pytest.fixture(scope="session")
+def kafka_cleaner_off(tmp_path_factory, pytestconfig):
+    """A second real broker started with ``log.cleaner.enable=false`` (deprecated in Kafka 4, still
+    honoured: a read-only setting, so a broker of its own): a cleaner that cannot keep up, for real.
+    One for every test that needs it (tests/alerts/test_prometheus_alerts.py,
+    tests/collectors/test_cleaner_settings_kafka.py), each on topics of its own; stopped after the last
+    of them (see pytest_runtest_teardown)."""
+    from kafkatools import own_broker
+
+    directory = tmp_path_factory.mktemp("kafka-cleaner-off")
+    pytestconfig.stash[_cleaner_off_dir] = directory
+    with own_broker(directory, "kafka cleaner off", **{"log.cleaner.enable": "false"}) as state:
+        yield state
 
 
 @pytest.fixture(scope="session")

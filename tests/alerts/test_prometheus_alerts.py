@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 
-from kafkatools import compacted, create_topic, own_broker, unique_topic, write_rounds_min_lag
+from kafkatools import compacted, create_topic, unique_topic, write_rounds_min_lag
 from procs import free_port, prometheus_query
 from promstack import collector_and_prometheus
 from waiting import wait_for
@@ -22,13 +22,10 @@ from waiting import wait_for
 pytestmark = pytest.mark.kafka
 
 
-@pytest.fixture(scope="module")
-def cleaner_off(tmp_path_factory):
-    """A second real broker started with ``log.cleaner.enable=false`` (deprecated in Kafka 4, still
-    honoured): a cleaner that cannot keep up, for real. Stopped at the end of the module."""
-    with own_broker(tmp_path_factory.mktemp("kafka-cleaner-off"), "kafka cleaner off",
-                    **{"log.cleaner.enable": "false"}) as state:
-        yield state
+@pytest.fixture
+def cleaner_off(kafka_cleaner_off):
+    """The session's broker whose log cleaner is off (tests/conftest.py ``kafka_cleaner_off``)."""
+    return kafka_cleaner_off
 
 
 def alerts_for(prom: str, name: str, topic: str) -> list[dict]:

@@ -111,32 +111,32 @@ def samples(reg) -> list:
     return [Sample(s.name, dict(s.labels), s.value) for fam in reg.collect() for s in fam.samples]
 
 
-def test_a_disabled_cleaner_is_exported_explained_and_alerted(tmp_path_factory):
-    """log.cleaner.enable=false (read-only: set at the broker's start): the broker starts no cleaner, its
-    compacted partition stays dirty; the collector says so, the cause is cleaner_disabled and
-    CleanerDisabled fires on the collector's own series (the rule table's Python evaluator)."""
+def test_a_disabled_cleaner_is_exported_explained_and_alerted(kafka_cleaner_off):
+    """log.cleaner.enable=false (read-only: set at the broker's start; the session's broker of
+    tests/conftest.py): the broker starts no cleaner, its compacted partition stays dirty; the collector
+    says so, the cause is cleaner_disabled and CleanerDisabled fires on the collector's own series (the
+    rule table's Python evaluator)."""
     from monitor.contract.rules import rule
     from monitor.contract.rule_eval import evaluate_rule
 
-    with own_broker(tmp_path_factory.mktemp("kafka-cleaner-off"), "kafka cleaner off",
-                    **{"log.cleaner.enable": "false"}) as state:
-        b = str(state.node_id)
-        t = create_topic(state.bootstrap, unique_topic("cleaner-off"), **compacted())
-        write_rounds(state.bootstrap, t, rounds=3, keys=100)
-        # no JMX source: without a cleaner the broker has no LogCleaner MBeans, and that source fails
-        # with no_cleaner_metrics (see the runbook's CleanerDisabled)
-        col = build(Config(clusters=(ClusterConfig(name="local", bootstrap_servers=state.bootstrap, brokers=(
-            BrokerConfig(id=b, log_dirs=(state.log_dir,)),)),)))
-        try:
-            reg = refresh(col)
-            assert bval(reg, "kafka_compaction_broker_cleaner_enabled", b) == 0
-            assert reg.get_sample_value("kafka_compaction_partition_compaction_cause",
-                                        {"cluster": "local", "broker": b, "topic": t, "partition": "0",
-                                         "cause": "cleaner_disabled"}) == 1
-            [alert] = evaluate_rule(rule("CleanerDisabled", "critical"), samples(reg))
-            assert alert.labels == {"cluster": "local", "broker": b, "source": "admin"}
-        finally:
-            col.close()
+    state = kafka_cleaner_off
+    b = str(state.node_id)
+    t = create_topic(state.bootstrap, unique_topic("cleaner-off"), **compacted())
+    write_rounds(state.bootstrap, t, rounds=3, keys=100)
+    # no JMX source: without a cleaner the broker has no LogCleaner MBeans, and that source fails
+    # with no_cleaner_metrics (see the runbook's CleanerDisabled)
+    col = build(Config(clusters=(ClusterConfig(name="local", bootstrap_servers=state.bootstrap, brokers=(
+        BrokerConfig(id=b, log_dirs=(state.log_dir,)),)),)))
+    try:
+        reg = refresh(col)
+        assert bval(reg, "kafka_compaction_broker_cleaner_enabled", b) == 0
+        assert reg.get_sample_value("kafka_compaction_partition_compaction_cause",
+                                    {"cluster": "local", "broker": b, "topic": t, "partition": "0",
+                                     "cause": "cleaner_disabled"}) == 1
+        [alert] = evaluate_rule(rule("CleanerDisabled", "critical"), samples(reg))
+        assert alert.labels == {"cluster": "local", "broker": b, "source": "admin"}
+    finally:
+        col.close()
 
 
 def test_a_broker_that_refuses_describe_configs_gives_unknown_settings_with_the_reason(tmp_path_factory):

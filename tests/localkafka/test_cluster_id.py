@@ -64,6 +64,15 @@ def test_real_kafka_storage_format_accepts_the_id(tmp_path, raw):
     assert proc.returncode == 0, proc.stderr[-2000:]
     meta = broker._read_properties(tmp_path / "data" / "meta.properties")
     assert meta["cluster.id"] == _text(raw)
+    # what localkafka.broker writes in its place for every broker after a process's first (one format
+    # per process): the same files, the same keys, the same feature records (bytes but for timestamps, CRCs)
+    broker._format(libs, tmp_path / "ours", 1, _text(raw), tmp_path / "logs", None)
+    ours = broker._read_properties(tmp_path / "ours" / "meta.properties")
+    assert sorted(p.name for p in (tmp_path / "ours").iterdir()) == sorted(p.name for p in (tmp_path / "data").iterdir())
+    assert ours.keys() == meta.keys() and ours["cluster.id"] == _text(raw) and ours["node.id"] == meta["node.id"]
+    assert ours["directory.id"] != meta["directory.id"]
+    kafkas, theirs = ((d / "bootstrap.checkpoint").read_bytes() for d in (tmp_path / "data", tmp_path / "ours"))
+    assert len(theirs) == len(kafkas) and b"metadata.version" in theirs
 
 
 @pytest.mark.slow  # runs Kafka's storage tool (a JVM)
