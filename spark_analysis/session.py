@@ -58,6 +58,26 @@ def session(master: str | None, app: str = "kafka-compaction-audit", kafka_sourc
     return spark
 
 
+def settle_worker() -> None:
+    """Called first in the audit's tasks, in the Python worker: ``gc.freeze()``, once per worker.
+
+    Why: Spark's daemon runs ``gc.collect()`` after every task of a reused Python worker
+    (``pyspark/daemon.py``), and with pyspark, pyarrow, numpy and the audit's modules loaded that full
+    collection walks every object they made, each time: at the bench's sizes as long as a quarter of
+    a task's fold (py-spy on the workers). Frozen, what the imports made is out of the collector's
+    reach (it is never garbage: modules stay loaded), and the collection after a task walks only what
+    the task left behind."""
+    import gc
+
+    global _SETTLED
+    if not _SETTLED:
+        gc.freeze()
+        _SETTLED = True
+
+
+_SETTLED = False
+
+
 class ExecutorError(ValueError):
     """The executors cannot run the audit's code: their Python named, with what to do."""
 

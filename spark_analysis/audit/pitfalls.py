@@ -98,7 +98,8 @@ def unpack(table) -> dict:
     parts: dict = {}
     for p, blob in zip(table.column("partition").to_pylist(), table.column("hashes").to_pylist()):
         parts.setdefault(p, []).append(np.frombuffer(blob, dtype="<i8"))
-    return {p: np.unique(np.concatenate(hs)) for p, hs in parts.items()}
+    # one row is one key table's hashes, sorted and distinct already; rows of several parts may repeat
+    return {p: hs[0] if len(hs) == 1 else np.unique(np.concatenate(hs)) for p, hs in parts.items()}
 
 
 def shared_counts(parts: dict) -> tuple[dict, int]:
