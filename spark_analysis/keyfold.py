@@ -71,7 +71,7 @@ class Bounds:
     first_dirty: int  # the cleaner checkpoint: eligible records from here on are dirty
     expired_before_ms: int  # now - delete.retention.ms: tombstones older than this are past retention
     bucket_ms: int  # tombstone build-up bucket
-    # the topic has several partitions: the fold sends its key hashes (``partition_key`` rows) so that
+    # the topic has several partitions: the fold sends its key hashes (``key_hashes`` rows) so that
     # keys found in more than one partition can be counted across partitions
     key_hashes: bool = False
     # compact,delete: retention deletes the segments below this offset (``monitor.model.retention``); their

@@ -21,6 +21,7 @@ from spark_analysis.keyfold import (KEY_COLUMNS, NO_PRODUCER, Bounds, fold, key_
 WINDOW_RECORDS = 1 << 18  # records folded at a time
 SIZE_BUCKETS = np.asarray(valuesizes.LOWER, dtype=np.int64)
 MAX_KEYS = 2 << 20  # keys held per task before the table is emitted as it is (about 100 bytes a key)
+HASH_CHUNK = 1 << 20  # key hashes per ``key_hashes`` row (8 MiB)
 
 
 class RecordWindow:
@@ -114,6 +115,8 @@ class PartitionFold:
         self.keys = fold([self.keys, part] if self.keys is not None else [part])
         if len(self.keys["key_hash"]) >= self.max_keys:
             yield self.key_batch()
+            if self.b.key_hashes:
+                yield key_hash_batch(self.b.topic, self.b.partition, self.keys["key_hash"])
             self.keys = None
             self.flushed = True
 
@@ -176,13 +179,14 @@ class PartitionFold:
         yield from self.pitfall_batches()
         if self.flushed:
             if k is not None and len(k["key_hash"]):
-                yield self.key_batch()  # its key hashes count for keys in several partitions too
+                yield self.key_batch()
+                if b.key_hashes:
+                    yield key_hash_batch(b.topic, b.partition, k["key_hash"])
         else:
             k = k if k is not None else {c.name: np.zeros(0) for c in KEY_COLUMNS} | {"key_hash": np.zeros(0)}
             yield rows.batch("key_totals", 1, {"topic": b.topic, "partition": b.partition, **key_totals(k)})
             if len(k["key_hash"]) and b.key_hashes:
-                yield rows.batch("partition_key", len(k["key_hash"]),
-                                 {"topic": b.topic, "partition": b.partition, "key_hash": k["key_hash"]})
+                yield key_hash_batch(b.topic, b.partition, k["key_hash"])
             if len(k["key_hash"]):
                 yield rows.batch("top_key", min(top_n, len(k["key_hash"])),
                                  {"topic": b.topic, "partition": b.partition, **top_keys(k, top_n)})
@@ -216,3 +220,11 @@ def producer_batch(topic: str, pids: list, written: dict, latest: dict) -> pa.Re
         "topic": topic, "producer_id": producer_ids(pids),
         "written_bytes": [written[p][0] for p in pids], "records": [written[p][1] for p in pids],
         "latest_bytes": [latest[p][0] for p in pids], "latest_records": [latest[p][1] for p in pids]})
+
+
+def key_hash_batch(topic: str, partition: int, hashes) -> pa.RecordBatch:
+    """``key_hashes`` rows: a partition's key hashes (those of one key table or part of it, each once),
+    packed as int64 little-endian, ``HASH_CHUNK`` a row (``audit.pitfalls`` unpacks them)."""
+    h = np.ascontiguousarray(hashes, dtype="<i8")
+    chunks = [h[i:i + HASH_CHUNK].tobytes() for i in range(0, len(h), HASH_CHUNK)]
+    return rows.batch("key_hashes", len(chunks), {"topic": topic, "partition": partition, "hashes": chunks})

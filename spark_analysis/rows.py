@@ -61,8 +61,10 @@ ROW_TYPES: dict[str, list] = {
                              ("value_records", pa.int64()), ("value_bytes_max", pa.int64())],
     # the value-size histogram (``monitor.contract.valuesizes``): records per bucket, summed over windows
     "value_size": _PART + [("bucket", pa.int32()), ("records", pa.int64())],
-    # a partition's key hashes, for topics of several partitions: keys found in more than one
-    "partition_key": _PART + [("key_hash", pa.int64())],
+    # a partition's key hashes, for topics of several partitions (keys found in more than one): a run
+    # of them packed as int64 little-endian in one binary value (``partition_fold.key_hash_batch``),
+    # not a row per key: a row per key costs the JVM more than the whole fold did
+    "key_hashes": _PART + [("hashes", pa.binary())],
     "fault": [("segment", pa.string()), ("fault_kind", pa.string()), ("fault_position", pa.int64()),
               ("fault_reason", pa.string())],
 }

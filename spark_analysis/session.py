@@ -39,6 +39,10 @@ def session(master: str | None, app: str = "kafka-compaction-audit", kafka_sourc
           .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
     if local:
         b = b.config("spark.ui.enabled", "false").config("spark.driver.memory", "2g")
+        # the JVM only moves the tasks' few rows here (the records are read and folded in Python), yet
+        # its C2 compiler took 1.5 to 3 CPU-s an audit compiling each query's generated code anew,
+        # more than the JVM's own work, on the same cores as the tasks: C1 alone compiles cheaply
+        b = b.config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
     conf = dict(conf or {})
     packages = [p for p in conf.pop("spark.jars.packages", "").split(",") if p]
     if kafka_source:
@@ -56,6 +60,26 @@ def session(master: str | None, app: str = "kafka-compaction-audit", kafka_sourc
         # (several times slower than the C one; a zip cannot carry an extension)
         spark.sparkContext.addPyFile(_code_zip())
     return spark
+
+
+def settle_worker() -> None:
+    """Called first in the audit's tasks, in the Python worker: ``gc.freeze()``, once per worker.
+
+    Why: Spark's daemon runs ``gc.collect()`` after every task of a reused Python worker
+    (``pyspark/daemon.py``), and with pyspark, pyarrow, numpy and the audit's modules loaded that full
+    collection walks every object they made, each time: at the bench's sizes as long as a quarter of
+    a task's fold (py-spy on the workers). Frozen, what the imports made is out of the collector's
+    reach (it is never garbage: modules stay loaded), and the collection after a task walks only what
+    the task left behind."""
+    import gc
+
+    global _SETTLED
+    if not _SETTLED:
+        gc.freeze()
+        _SETTLED = True
+
+
+_SETTLED = False
 
 
 class ExecutorError(ValueError):

@@ -17,8 +17,10 @@ and Kafka does not report.
   128 bytes, within 1% above; the max exact). Tombstones have no value and are not counted.
 
 The fold counts the first three per record or per key (``partition_fold``, ``keyfold``); the keys
-found in several partitions need every partition of a topic at once, so Spark joins the partitions'
-key hashes here, only for topics with more than one partition.
+found in several partitions need every partition of a topic at once: each task sends its partition's
+key hashes packed (``key_hashes`` rows, 8 bytes a key), and Spark brings a range of a topic's hashes
+from every partition to one task that counts them in numpy, only for topics with more than one
+partition.
 """
 
 from __future__ import annotations
@@ -58,24 +60,97 @@ def histograms(parts: list, by_topic: bool = False) -> dict:
     return out
 
 
-def keys_in_several_partitions(out: DataFrame, topics: set) -> tuple[dict, dict]:
+GROUP_HASHES = 1 << 22  # key hashes (of all its partitions) one task of the count holds: 32 MiB
+SHARED_DDL = "topic string, partition int, shared long"  # partition null: the topic's distinct keys
+
+
+def keys_in_several_partitions(out: DataFrame, topics: set, keys: dict | None = None) -> tuple[dict, dict]:
     """(per (topic, partition), per topic) counts of keys found in more than one partition of their
-    topic, from the fold's ``partition_key`` rows and, where a key table went out in parts, its ``key``
-    rows; one Spark job over the key hashes, only for ``topics`` (those with several partitions)."""
+    topic, from the fold's ``key_hashes`` rows, only for ``topics`` (those with several partitions).
+
+    Why packed hashes and numpy rather than a Spark join of a row per key: at the bench's 400,000
+    keys the row-per-key join cost more than the whole fold of the records. A topic's hashes are
+    cut by value into ranges of at most about ``GROUP_HASHES`` (``keys``: topic -> its partitions'
+    distinct keys, from the key totals), Spark groups each range of every partition of the topic
+    into one task (``shared_in_range``), and the counts of the ranges add up."""
     if not topics:
         return {}, {}
-    cols = ["topic", "partition", "key_hash"]
-    hashes = (out.filter(F.col("partition_key").isNotNull()).select(*(f"partition_key.{c}" for c in cols))
-              .unionByName(out.filter(F.col("key").isNotNull()).select(*(f"key.{c}" for c in cols)))
+    keys = keys or {}
+    ranges = {t: max(1, -(-int(keys.get(t) or 0) // GROUP_HASHES)) for t in sorted(topics)}
+    packed = (out.filter(F.col("key_hashes").isNotNull()).select("key_hashes.*")
               .filter(F.col("topic").isin(sorted(topics))))
-    shared = (hashes.groupBy("topic", "key_hash").agg(F.collect_set("partition").alias("partitions"))
-              .filter(F.size("partitions") > 1).persist())
-    per_topic = {r["topic"]: r["n"] for r in shared.groupBy("topic").agg(F.count("*").alias("n")).collect()}
-    per_part = {(r["topic"], r["partition"]): r["n"] for r in
-                shared.select("topic", F.explode("partitions").alias("partition"))
-                .groupBy("topic", "partition").agg(F.count("*").alias("n")).collect()}
-    shared.unpersist()
+    if max(ranges.values()) > 1:
+        packed = packed.mapInArrow(split_ranges(ranges), "topic string, partition int, hashes binary, range int")
+    else:
+        packed = packed.withColumn("range", F.lit(0))
+    per_part: dict = {}
+    per_topic: dict = {}
+    for r in packed.groupBy("topic", "range").applyInArrow(shared_in_range, SHARED_DDL).collect():
+        acc, k = (per_topic, r["topic"]) if r["partition"] is None else (per_part, (r["topic"], r["partition"]))
+        acc[k] = acc.get(k, 0) + r["shared"]
     return per_part, per_topic
+
+
+def unpack(table) -> dict:
+    """``key_hashes`` rows (an Arrow table or batch) as each partition's distinct hashes."""
+    import numpy as np
+
+    parts: dict = {}
+    for p, blob in zip(table.column("partition").to_pylist(), table.column("hashes").to_pylist()):
+        parts.setdefault(p, []).append(np.frombuffer(blob, dtype="<i8"))
+    # one row is one key table's hashes, sorted and distinct already; rows of several parts may repeat
+    return {p: hs[0] if len(hs) == 1 else np.unique(np.concatenate(hs)) for p, hs in parts.items()}
+
+
+def shared_counts(parts: dict) -> tuple[dict, int]:
+    """Of each partition's distinct hashes (partition -> numpy array): how many some other partition
+    holds too, per partition, and how many distinct hashes two or more partitions hold."""
+    import numpy as np
+
+    if not parts:
+        return {}, 0
+    values, holders = np.unique(np.concatenate(list(parts.values())), return_counts=True)
+    shared = values[holders > 1]
+    return {p: int(np.isin(h, shared, assume_unique=True).sum()) for p, h in parts.items()}, len(shared)
+
+
+def shared_in_range(table):
+    """``applyInArrow``: one range of one topic's key hashes, every partition's -> ``SHARED_DDL`` rows."""
+    import pyarrow as pa
+
+    topic = table.column("topic")[0].as_py() if table.num_rows else None
+    per, total = shared_counts(unpack(table))
+    parts = sorted(per)
+    return pa.table({"topic": [topic] * (len(parts) + 1), "partition": pa.array(parts + [None], pa.int32()),
+                     "shared": pa.array([per[p] for p in parts] + [total], pa.int64())})
+
+
+def split_ranges(ranges: dict):
+    """``mapInArrow``: ``key_hashes`` rows cut into ``ranges[topic]`` ranges by hash value (the top 32
+    bits of the hash as unsigned, scaled), one row per (partition, range) piece."""
+
+    def run(batches):
+        import numpy as np
+        import pyarrow as pa
+
+        for b in batches:
+            out: dict = {"topic": [], "partition": [], "hashes": [], "range": []}
+            for t, p, blob in zip(*(b.column(c).to_pylist() for c in ("topic", "partition", "hashes"))):
+                h = np.frombuffer(blob, dtype="<i8")
+                n = ranges.get(t, 1)
+                r = (h.view(np.uint64) >> np.uint64(32)) * np.uint64(n) >> np.uint64(32)
+                order = np.argsort(r, kind="stable")
+                bounds = np.concatenate(([0], np.cumsum(np.bincount(r, minlength=n))))
+                for i in range(n):
+                    if bounds[i + 1] > bounds[i]:
+                        out["topic"].append(t)
+                        out["partition"].append(p)
+                        out["hashes"].append(h[order[bounds[i]:bounds[i + 1]]].tobytes())
+                        out["range"].append(i)
+            yield pa.RecordBatch.from_pydict(out, schema=pa.schema([
+                ("topic", pa.string()), ("partition", pa.int32()), ("hashes", pa.binary()), ("range", pa.int32())]))
+
+    return run
 
 
 def columns(stats: dict | None, hist: dict | None, keys_last_empty: int, several: int) -> dict:

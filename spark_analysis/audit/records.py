@@ -87,6 +87,9 @@ def fold_partitions(bounds: dict, top_n: int, max_keys: int | None, window: int 
 
         from spark_analysis.keyfold import Bounds
         from spark_analysis.partition_fold import MAX_KEYS, WINDOW_RECORDS, PartitionFold, arrow_columns
+        from spark_analysis.session import settle_worker
+
+        settle_worker()
 
         acc, acc_key, pending, held = None, None, [], 0
 

@@ -131,7 +131,11 @@ def with_pitfalls(found: Found, small, rows: list, topics: list) -> tuple[list, 
     counts: dict = {}
     for r in rows:
         counts[r["topic"]] = counts.get(r["topic"], 0) + 1
-    several, several_topic = pitfalls.keys_in_several_partitions(found.out, {t for t, n in counts.items() if n > 1})
+    keys: dict = {}
+    for r in rows:
+        keys[r["topic"]] = keys.get(r["topic"], 0) + (r["distinct_keys"] or 0)
+    several, several_topic = pitfalls.keys_in_several_partitions(found.out, {t for t, n in counts.items() if n > 1},
+                                                                 keys)
     out_rows = []
     for r in rows:
         tp = (r["topic"], r["partition"])

@@ -36,6 +36,9 @@ class _AuditReader(DataSourceReader):
     def read(self, partition: TaskPartition):
         from spark_analysis.fs import open_input
         from spark_analysis.partition_audit import PartitionTask, audit_partition
+        from spark_analysis.session import settle_worker
+
+        settle_worker()
 
         yield from audit_partition(PartitionTask.from_json(json.loads(partition.task)), open_input)
 

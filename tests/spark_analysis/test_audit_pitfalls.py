@@ -14,7 +14,7 @@ import pytest
 from dumpcompare import dump
 from kafkatools import copy_partition, create_topic, partition_dir, produce, set_topic_config, unique_topic
 from monitor.contract import valuesizes
-from spark_analysis.audit import AuditInputs, run_audit
+from spark_analysis.audit import AuditInputs, pitfalls, run_audit
 from spark_analysis.inputs import list_inputs
 
 pytestmark = pytest.mark.kafka
@@ -87,7 +87,7 @@ def check_percentiles(row: dict, sizes: list) -> None:
 
 
 def test_audit_counts_empty_value_deletes_keys_in_several_partitions_keyless_records_and_value_sizes(
-        spark, kafka, tmp_path, seed):
+        spark, kafka, tmp_path, seed, monkeypatch):
     t = create_topic(kafka.bootstrap, unique_topic("pitfalls"), PARTITIONS, **{"cleanup.policy": "delete"})
     written = write(kafka.bootstrap, t, seed)
     root = tmp_path / "copy"
@@ -132,3 +132,42 @@ def test_audit_counts_empty_value_deletes_keys_in_several_partitions_keyless_rec
                   "value_bytes_p50", "value_bytes_p90", "value_bytes_p99", "value_bytes_max"):
             assert got[p][k] == rows[p][k], (p, k)
     assert [r.asDict()["keys_in_several_partitions"] for r in parted.topics.collect()] == [9]
+
+    # and when the topic's hashes are cut into ranges, each counted by its own task (a topic with more
+    # keys than one task of the count holds): the ranges' counts add up to the same
+    monkeypatch.setattr(pitfalls, "GROUP_HASHES", 7)
+    ranged = run_audit(spark, AuditInputs(kind="segments", files=list_inputs("segments", [str(root)])))
+    got = {r["partition"]: r["keys_in_several_partitions"] for r in ranged.partitions.collect()}
+    assert got == {p: rows[p]["keys_in_several_partitions"] for p in range(PARTITIONS)}
+    assert [r["keys_in_several_partitions"] for r in ranged.topics.collect()] == [9]
+
+
+def test_packed_key_hashes_counted_by_range_as_by_sets(seed):
+    """The count of keys in several partitions from packed hashes (``key_hash_batch``), cut into ranges
+    (``split_ranges``) and counted per range (``shared_in_range``), against Python sets; hashes at
+    both ends of the int64 range and a partition sent in two parts that repeat a hash."""
+    import pyarrow as pa
+
+    from spark_analysis.partition_fold import key_hash_batch
+
+    rnd = np.random.default_rng(seed)
+    pool = np.concatenate([rnd.integers(-2**63, 2**63 - 1, 3000, dtype=np.int64),
+                           np.array([-2**63, 2**63 - 1, 0, -1], dtype=np.int64)])
+    held = {p: np.unique(rnd.choice(pool, 1200)) for p in range(4)}
+    batches = [key_hash_batch("t", p, h).column("key_hashes").flatten() for p, h in held.items()]
+    batches.append(key_hash_batch("t", 3, held[3][:100]).column("key_hashes").flatten())  # a part again
+    packed = pa.RecordBatch.from_arrays(
+        [pa.concat_arrays([b[i] for b in batches]) for i in (0, 1, 2)], names=["topic", "partition", "hashes"])
+    sets = {p: set(h.tolist()) for p, h in held.items()}
+    want = {p: sum(any(h in sets[q] for q in sets if q != p) for h in sets[p]) for p in sets}
+    want_topic = len({h for p in sets for h in sets[p] if sum(h in s for s in sets.values()) > 1})
+    assert pitfalls.shared_counts(pitfalls.unpack(packed)) == (want, want_topic) and want_topic > 0
+    for n in (1, 5):
+        cut = pa.Table.from_batches(list(pitfalls.split_ranges({"t": n})([packed])))
+        assert sorted(set(cut.column("range").to_pylist())) == list(range(n))
+        per: dict = {}
+        for i in range(n):
+            out = pitfalls.shared_in_range(cut.filter(pa.compute.equal(cut.column("range"), i)))
+            for p, k in zip(out.column("partition").to_pylist(), out.column("shared").to_pylist()):
+                per[p] = per.get(p, 0) + k
+        assert per == {**want, None: want_topic}
