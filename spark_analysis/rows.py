@@ -24,7 +24,9 @@ _PART = [("topic", pa.string()), ("partition", pa.int32())]
 # the key-derived totals of a partition; additive over keys, so partial totals sum
 KEY_TOTALS = [
     ("distinct_keys", pa.int64()), ("obsolete_records", pa.int64()), ("removable_records", pa.int64()),
-    ("reclaimable_bytes", pa.float64()), ("dirty_distinct_keys", pa.int64()), ("tombstones", pa.int64()),
+    # the byte shares a full clean removes (estimated: batch bytes spread over records); the partition's
+    # reclaimable bytes follow the counted projection, this stays for the records path's estimate
+    ("share_reclaimable_bytes", pa.float64()), ("dirty_distinct_keys", pa.int64()), ("tombstones", pa.int64()),
     ("tombstones_past_retention", pa.int64()), ("keys_last_tombstone", pa.int64()),
     # producer pitfalls: keys whose latest value is an empty string (not a tombstone: they never go away)
     ("keys_last_empty_value", pa.int64()),
@@ -81,7 +83,8 @@ STRUCTS = {kind: pa.struct(fields) for kind, fields in ROW_TYPES.items()}
 # The audit's partitions table (``audit.tables.PARTITION_DDL``, before the producer-pitfall columns of
 # ``audit.pitfalls``), declared here once: its columns in order, each typed by the row type it comes
 # from (a partition's facts or key totals) or, for what the table builder adds, by ``PARTITION_ADDED``.
-# The facts not named here (the tombstone bucket, a clean's transaction figures, the decoder) feed the
+# The facts not named here (the tombstone bucket, a clean's transaction figures, the projection's removable
+# records, which become removable_records, the decoder) feed the
 # tables but are no column of them.
 # reclaimable_bytes: bytes - next_clean_bytes (less what retention deletes), an integer like the projection
 PARTITION_ADDED = [("reclaimable_bytes", pa.int64()), ("cleaner_passes", pa.int32()),

@@ -82,10 +82,10 @@ def partition_row(facts: dict, totals: dict, cleaner: CleanerParams) -> dict:
     projection is. The fold's shares stay the per-key, top-key and producer figures' estimates."""
     est = estimate_clean(facts["clean_bytes"], facts["cleanable_bytes"], totals.get("dirty_distinct_keys") or 0, cleaner)
     row = {k: v for k, v in facts.items() if k in _COLUMNS}
-    row.update({k: totals.get(k) or 0 for k, _ in KEY_TOTALS})
+    row.update({k: totals.get(k) or 0 for k, _ in KEY_TOTALS if k != "share_reclaimable_bytes"})
     gone = facts.get("retention_deleted_bytes") or 0  # compact,delete: what retention deletes goes whole
     if facts.get("projection_method") == ESTIMATED:
-        shares = float(totals.get("reclaimable_bytes") or 0.0) + (facts.get("txn_reclaimable_bytes") or 0.0)
+        shares = float(totals.get("share_reclaimable_bytes") or 0.0) + (facts.get("txn_reclaimable_bytes") or 0.0)
         row["next_clean_bytes"] = max(facts["bytes"] - gone - round(shares), 0)
         row["removable_records"] += facts.get("txn_removable_records") or 0  # aborted data and markers a clean drops
     elif facts.get("projected_removable_records") is not None:
