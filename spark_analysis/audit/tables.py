@@ -21,7 +21,7 @@ from spark_analysis import replicas
 from spark_analysis.arrow_rows import NOTE
 from spark_analysis.audit import AuditInputs, AuditResult, Found, pitfalls
 from spark_analysis.projection import ESTIMATED, HORIZON_COLUMNS
-from spark_analysis.rows import KEY_TOTALS, PARTITION, PARTITION_COLUMNS, fields_ddl, rows_of
+from spark_analysis.rows import KEY_TOTALS, PARTITION, PARTITION_COLUMNS, ROW_TYPES, fields_ddl, rows_of
 from monitor.model.streams import streams_role
 
 BUCKETS_DDL = "topic string, bucket_start_ms bigint, tombstones bigint, past_retention bigint, bucket_ms int"
@@ -81,7 +81,7 @@ def partition_row(facts: dict, totals: dict, cleaner: CleanerParams) -> dict:
     less those retention deletes (``compact,delete``) less what the clean leaves; unknown when the
     projection is. The fold's shares stay the per-key, top-key and producer figures' estimates."""
     est = estimate_clean(facts["clean_bytes"], facts["cleanable_bytes"], totals.get("dirty_distinct_keys") or 0, cleaner)
-    row = {k: v for k, v in facts.items() if k in _COLUMNS}
+    row = {k: facts.get(k) for k in _FACT_COLUMNS}  # a records-path partition's facts have no counted figures
     row.update({k: totals.get(k) or 0 for k, _ in KEY_TOTALS if k != "share_reclaimable_bytes"})
     gone = facts.get("retention_deleted_bytes") or 0  # compact,delete: what retention deletes goes whole
     if facts.get("projection_method") == ESTIMATED:
@@ -96,7 +96,7 @@ def partition_row(facts: dict, totals: dict, cleaner: CleanerParams) -> dict:
     return row
 
 
-_COLUMNS = frozenset(PARTITION_COLUMNS)
+_FACT_COLUMNS = [n for n, _ in ROW_TYPES["facts"] if n in frozenset(PARTITION_COLUMNS)]
 
 
 def config_of(ec) -> dict:
