@@ -6,7 +6,9 @@ its own segments: Kafka's bounds from the batch headers (active segment, ``min.c
 the checkpoint, the LSO and the aborted transactions from the transactional batches and markers),
 then one pass over the records through the one fold (``partition_fold``), beside which one clean's
 decisions on aborted data and markers are counted (``monitor.model.txncleaner``; aborted data is no key's
-record). The task
+record). Then the cleaner's own two passes over the same files count what the next clean leaves and
+what is left once every delete horizon has passed (``monitor.model.nextclean``, ``project``): a second
+read of the partition in the same task, so the task structure and what it sends stay as they were. The task
 hands Spark the partition's facts, its key totals, top keys, producer and tombstone-bucket totals and
 its faults (``rows``): no per-record or per-key rows cross into the JVM, unless a partition has more
 keys than one task holds (then its key table goes out in parts and Spark merges them, ``merge``).

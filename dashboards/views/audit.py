@@ -18,7 +18,7 @@ from monitor.verdicts.restore import EXPLAIN, restore_order
 
 def accuracy_panel(audit_dir: str, run: str, later: dict, complete: list[str]) -> None:
     """The selected run against an earlier one (``monitor.verdicts.accuracy``): what the earlier run predicted
-    a full compaction would reclaim, against what the broker reclaimed by the time of this run."""
+    the next clean would reclaim, against what the broker reclaimed by the time of this run."""
     st.subheader("Prediction against what the broker reclaimed")
     earlier = [r for r in complete if r < run]
     if not earlier:
