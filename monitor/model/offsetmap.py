@@ -20,8 +20,10 @@ DEFAULT_DEDUPE_BUFFER_BYTES = 128 * 1024 * 1024
 BYTES_PER_SLOT = 16 + 8
 LOAD_FACTOR = 0.9
 DEFAULT_MAX_KEYS = int(DEFAULT_DEDUPE_BUFFER_BYTES // BYTES_PER_SLOT * LOAD_FACTOR)
-MERGE_EVERY = 1 << 20
-PROBES = 2  # table slots a lookup tries before it falls back to a binary search  # (hash, offset) pairs buffered before they are folded into the map
+# (hash, offset) pairs buffered before they are folded into the map (64 MB of them); below it, finish
+# also says which put was each key's last
+MERGE_EVERY = 4 << 20
+SPARSE_KEYS = 1 << 18
 
 
 class MapFull(Exception):
@@ -46,12 +48,15 @@ class DictOffsetMap:
         self.max_keys = max_keys
         self._latest: dict[int, int] = {}
 
-    def put(self, hashes, offsets) -> None:
+    is_last = None  # (the numpy map's shortcut; a dict is looked up)
+
+    def put(self, hashes, offsets) -> int:
         latest = self._latest
         for h, o in zip(hashes, offsets):
             latest[h] = o
         if len(latest) >= self.max_keys:
             raise _full(len(latest), self.max_keys)
+        return 0
 
     def finish(self) -> "DictOffsetMap":
         return self
@@ -73,14 +78,24 @@ class OffsetMap:
         self.offsets = np.empty(0, dtype=np.int64)
         self._pending: list[tuple[np.ndarray, np.ndarray]] = []
         self._pending_n = 0
+        self._puts = 0  # records put so far
+        self._merged = False  # folded before finish: the puts' order is gone
+        # after finish, when every put was folded at once: put number -> it is its key's latest
+        # (a record of the dirty section is then judged without a lookup)
+        self.is_last = None
 
-    def put(self, hashes: np.ndarray, offsets: np.ndarray) -> None:
-        """Records of one batch (offsets ascending, after every earlier put's)."""
+    def put(self, hashes: np.ndarray, offsets: np.ndarray) -> int:
+        """Records of one batch (offsets ascending, after every earlier put's); returns the number of
+        the first of them among all puts (``is_last``'s index)."""
+        start = self._puts
         if len(hashes):
             self._pending.append((hashes, offsets))
             self._pending_n += len(hashes)
+            self._puts += len(hashes)
             if self._pending_n >= MERGE_EVERY:
+                self._merged = True
                 self._merge()
+        return start
 
     def _merge(self) -> None:
         if not self._pending:
@@ -91,16 +106,21 @@ class OffsetMap:
         # the last of each key's offsets (they come in offset order): the first of each in reverse
         self.hashes, first = np.unique(h[::-1], return_index=True)
         self.offsets = o[::-1][first]
+        if not self._merged and len(h) == self._puts:
+            self.is_last = np.zeros(len(h), dtype=bool)
+            self.is_last[len(h) - 1 - first] = True
         if len(self.hashes) >= self.max_keys:  # Kafka puts while size < maxDesiredMapSize
             raise _full(len(self.hashes), self.max_keys)
 
     def finish(self) -> "OffsetMap":
         """Fold what is pending and build the lookup table: open addressing with linear probing, at
-        most half full, so a batch's keys are looked up in a few vector gathers (a binary search over
-        the sorted hashes costs a cache miss a level)."""
+        most half full (a quarter below ``SPARSE_KEYS``), so that most keys are found at their home slot in one vector gather (a binary
+        search over the sorted hashes costs a cache miss a level)."""
         self._merge()
         n = len(self.hashes)
-        bits = max(4, (2 * n).bit_length())
+        # a quarter full or less while it is small (most absent keys meet an empty slot at once), half
+        # full past SPARSE_KEYS (16 bytes a slot)
+        bits = max(4, ((4 if n < SPARSE_KEYS else 2) * n).bit_length())
         self._shift = np.uint64(64 - bits)
         # a key's home slot is the top bits of its hash read unsigned: in the order of the sorted
         # hashes already, so keys are placed in that order, each at its home or just after the one
@@ -121,25 +141,20 @@ class OffsetMap:
         return len(self.hashes)
 
     def latest(self, hashes) -> np.ndarray:
-        """Each hash's latest offset in the map, -1 where the map has none (Kafka's ``map.get``)."""
-        out = np.full(len(hashes), -1, dtype=np.int64)
+        """Each hash's latest offset in the map, -1 where the map has none (Kafka's ``map.get``): one
+        probe of each home slot, a binary search of the sorted hashes for the few whose home slot
+        holds another key (a handful of vector operations a batch, whatever its size)."""
         if not len(self.hashes):
-            return out
+            return np.full(len(hashes), -1, dtype=np.int64)
         hashes = np.ascontiguousarray(hashes, dtype=np.int64)
-        pos = self._home(hashes)
-        todo = np.arange(len(hashes))
-        for _ in range(PROBES):
-            p = pos[todo]
-            vals = self._vals[p]
-            hit = (self._keys[p] == hashes[todo]) & (vals >= 0)
-            out[todo[hit]] = vals[hit]
-            todo = todo[~hit & (vals >= 0)]  # an empty slot ends the probe: not in the map
-            if not len(todo):
-                return out
-            pos[todo] += 1
-        # the few in long runs of the table: a binary search of the sorted hashes
-        q = hashes[todo]
-        i = np.searchsorted(self.hashes, q)
-        i[i >= len(self.hashes)] = 0
-        out[todo] = np.where(self.hashes[i] == q, self.offsets[i], -1)
+        home = self._home(hashes)
+        vals = self._vals[home]
+        found = (self._keys[home] == hashes) & (vals >= 0)
+        out = np.where(found, vals, -1)
+        further = ~found & (vals >= 0)  # an empty home slot: not in the map
+        if further.any():
+            q = hashes[further]
+            i = np.searchsorted(self.hashes, q)
+            i[i >= len(self.hashes)] = 0
+            out[further] = np.where(self.hashes[i] == q, self.offsets[i], -1)
         return out

@@ -167,11 +167,16 @@ def test_bad_inputs_are_unknown_with_the_reason(tmp_path):
     p = project(files, first_dirty=0, upper=1)
     assert p.next_clean_bytes is None and p.settled_bytes is None
     assert "byte 0" in p.unknown_reason and "past now + delete.retention.ms" in p.unknown_reason
+    assert p.horizon_counts == {} and p.next_removable_ms is None  # a horizon no clean wrote: no state either
 
     old = rf.legacy(1, [rec(0, "a"), rec(1, "a", None)])
     files = segments(tmp_path / "legacy", old, [rf.v2([rec(2, "b")])])
     p = project(files, first_dirty=0, upper=2)
     assert p.next_clean_bytes is None and "magic-1 tombstone" in p.unknown_reason
+    assert p.horizon_counts == {}  # a magic-1 tombstone has no KIP-534 horizon: no state
+    with_v2 = segments(tmp_path / "legacy2", old, [rf.v2([rec(2, "b", None)])], [rf.v2([rec(3, "c")])])
+    p = project(with_v2, first_dirty=0, upper=3)
+    assert p.next_clean_bytes is None and p.horizon_counts == {("tombstone", "unstamped"): 1}  # states still known
 
     good = rf.v2([rec(0, "a"), rec(1, "b")])
     bad = bytearray(good.data)
@@ -184,7 +189,7 @@ def test_bad_inputs_are_unknown_with_the_reason(tmp_path):
 
     files = segments(tmp_path / "keys", [rf.v2([rec(i, f"k{i}") for i in range(10)])], [rf.v2([rec(10, "z")])])
     p = project(files, first_dirty=0, upper=10, max_map_keys=5)
-    assert p.next_clean_bytes is None and "offset map" in p.unknown_reason
+    assert p.next_clean_bytes is None and "offset map" in p.unknown_reason and p.log_bytes == files[0][1] + files[1][1]
 
     p = project(files, first_dirty=0, upper=10, aborted=[], max_map_keys=100)
     assert p.unknown_reason is None
