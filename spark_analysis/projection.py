@@ -63,11 +63,14 @@ class Producers:
 
 
 def counted(p) -> dict:
-    """The partition facts of a ``monitor.model.nextclean.Projection``. An unknown one (a fault, a map
-    too small) stopped part way: its counts are of the batches before the stop, so none is a figure."""
-    if p.unknown_reason is not None:
-        return unknown(p.unknown_reason)
+    """The partition facts of a ``monitor.model.nextclean.Projection``. An unknown one has no sizes nor
+    batch counts; its horizon states are still counted when the files could be read (every batch's
+    header), but an unknown projection with no count at all cannot tell none from unread: null then."""
     counts = {f"{kind}s_{state}": int(p.horizon_counts.get((kind, state), 0)) for kind in KINDS for state in STATES}
+    if p.unknown_reason is not None:
+        known = bool(p.horizon_counts)
+        return {**unknown(p.unknown_reason), **(counts if known else {}),
+                "next_removable_ms": p.next_removable_ms if known else None}
     return {"next_clean_bytes": p.next_clean_bytes, "settled_bytes": p.settled_bytes,
             "projection_method": COUNTED, "projection_unknown_reason": p.unknown_reason,
             "projected_removable_records": p.removable_records, "batches_dropped": p.batches_dropped,
