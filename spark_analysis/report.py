@@ -65,7 +65,7 @@ SETTLED = "after every delete horizon has passed and another clean"
 
 
 def _size(v) -> str:
-    return "unknown" if v is None else _mb(v)
+    return "unknown" if v is None else _bytes(v)
 
 
 def projection_html(summary: dict) -> str:
@@ -82,8 +82,9 @@ def projection_html(summary: dict) -> str:
             for k, what in (("next_clean_unknown_partitions", "next-clean"), ("settled_unknown_partitions", "settled"))
             if summary.get(k)]
     when = summary.get("next_removable_ms")
-    when = ("none left to remove" if when is None else
-            dt.datetime.fromtimestamp(when / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"))
+    counted = any(summary.get(f"{kind}s_{st}") is not None for kind in ("tombstone", "marker") for st in STATES)
+    when = ("at " + dt.datetime.fromtimestamp(when / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+            if when is not None else "never: none is left" if counted else "unknown")
 
     def counts(kind: str) -> str:
         got = [(st, summary.get(f"{kind}s_{st}")) for st in STATES]
@@ -94,7 +95,7 @@ def projection_html(summary: dict) -> str:
             f"Method: {html.escape(how)}." + "".join(f" {html.escape(x)}." for x in left) + "</p>"
             f"<p>Delete horizons (KIP-534): tombstones {counts('tombstone')}; transaction markers {counts('marker')}. "
             "Unstamped: the next clean stamps them, they go one delete.retention.ms later; pending: stamped, the "
-            "horizon ahead; passed: the next clean removes them. The next become removable at "
+            "horizon ahead; passed: the next clean removes them. The next become removable "
             f"{html.escape(when)}.</p>")
 
 
