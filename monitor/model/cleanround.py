@@ -26,7 +26,9 @@ from __future__ import annotations
 from monitor.model import cleanarrays
 from monitor.model.txncleaner import CleanedTransactions
 
-LATER = object()  # a horizon stamped by a clean after the next one: its value is not known today
+class Later(int):
+    """The horizon stamped by the settled clean number ``self`` (2, 3, ...): its value follows from that
+    clean's time, known once pass 2 has seen every horizon of the log (``nextclean``)."""
 
 
 class Unknown(Exception):
@@ -50,7 +52,7 @@ class Flow:
         self.cols = cols  # cleanarrays.Columns of a data batch, None for a control batch
         self.control_key = control_key
         self.keep = None  # mask over the records (cleanarrays' kind); None: every record kept
-        self.horizon = batch.delete_horizon_ms  # int, None or LATER
+        self.horizon = batch.delete_horizon_ms  # int, None, or Later (a settled clean's stamp)
         self.gone = False
         self.empty = batch.records_count == 0  # a bare header (no record)
         self.changed = False  # the last round changed it
@@ -69,14 +71,15 @@ class Round:
         self.cleaned_below = cleaned_below  # a batch is cleaned when its segment's base is below it (None: all)
         self.upper = upper  # the round's upper bound (RETAIN_EMPTY for the batch ending there); None: none
         self.time_ms = time_ms  # None: after every horizon
-        self.stamp = stamp  # the horizon a stamp writes (int, or LATER)
+        self.stamp = stamp  # the horizon a stamp writes (int, or Later)
         self.txn = CleanedTransactions(aborted)
         self.last_records = last_records
         # what this round did (the next clean's figures)
         self.dropped = self.rewritten = self.stamped = self.removed_records = 0
 
     def _passed(self, horizon) -> bool:
-        return horizon is not None and (self.time_ms is None or (horizon is not LATER and horizon <= self.time_ms))
+        return horizon is not None and (self.time_ms is None or (not isinstance(horizon, Later)
+                                                                 and horizon <= self.time_ms))
 
     def _last_of_producer(self, b) -> bool:
         last = self.last_records.get(b.producer_id)

@@ -23,11 +23,15 @@ triggered by a horizon alone (``LogCleanerManager`` picks a log by its dirty byt
 clean happens when new records arrive; settled assumes they carry keys of their own, and that the
 segments past ``upper`` have rolled by then. So: round 1 is the next clean; round 2 maps today's
 records from ``upper`` on (they are its dirty section) and cleans the whole of today's log; later
-rounds map none of today's keys. Each round starts after every horizon the earlier ones wrote, keeps
-its own transaction state, and reads what the round before it wrote, in offset order (a COMMIT
-marker is discardable only in the round after its transaction's data went, stamped then, removed
-one round later). The rounds run pipelined, a batch through all of them before the next. Producers
-stay active (their last batches stay), and no batch of today's log ends at a later round's upper bound.
+rounds map none of today's keys. Each round starts as soon as every horizon in the log has passed
+(the second at max(now + ``delete.retention.ms``, the log's latest horizon), then one
+``delete.retention.ms`` apart: the horizon a later clean stamps, and so the bytes of a batch it keeps,
+follow from that time), keeps its own transaction state (an aborted transaction whose marker an earlier
+round removed is gone from its ``.txnindex``), and reads what the round before it wrote, in offset
+order (a COMMIT marker is discardable only in the round after its transaction's data went, stamped
+then, removed one round later). The rounds run pipelined, a batch through all of them before the
+next. Producers stay active (their last batches stay), and no batch of today's log ends at a later
+round's upper bound.
 
 Speed: pass 1 keeps the columns it decoded (up to ``CACHE_RECORDS``), so pass 2 decompresses and
 decodes a batch once; a dirty record's fate needs no lookup (the map says which put was each key's
@@ -56,13 +60,14 @@ from monitor.kafka.record.encode import EMPTY_BATCH_SIZE, retained_batch_size
 from monitor.kafka.record.errors import RecordFormatError
 from monitor.kafka.record.model import control_type_code
 from monitor.model import cleanarrays, horizon
-from monitor.model.cleanround import LATER, Flow, Round, Unknown, Unreadable
+from monitor.model.cleanround import Flow, Later, Round, Unknown, Unreadable
 from monitor.model.offsetmap import DEFAULT_MAX_KEYS, MapFull, new_map
 from monitor.model.transactions import ABORT, COMMIT
 from monitor.model.txncleaner import CleanedTransactions
 
 CACHE_RECORDS = 4 << 20  # records whose columns (24 bytes each) pass 1 keeps for pass 2: about 100 MB
-SETTLE_ROUNDS = 6  # the longest chain (tombstone stamped, removed, batch gone, marker stamped, removed) takes 4
+SETTLE_ROUNDS = 6
+DEFER_RECORDS = 1 << 20  # records of batches a settled clean stamps, held until its time is known  # the longest chain (tombstone stamped, removed, batch gone, marker stamped, removed) takes 4
 TOMBSTONE, MARKER = "tombstone", "marker"
 
 
@@ -216,7 +221,7 @@ class _Bodies:
         self.uri = self.fh = None
 
 
-def _size(f: Flow, ops, bodies: _Bodies) -> int:
+def _size(f: Flow, ops, bodies: _Bodies, deferred: list | None = None) -> int:
     """The bytes a flow's batch takes as the rounds left it."""
     b = f.batch
     if f.gone:
@@ -225,8 +230,6 @@ def _size(f: Flow, ops, bodies: _Bodies) -> int:
         return EMPTY_BATCH_SIZE if b.records_count else b.size
     if f.keep is None and f.horizon == b.delete_horizon_ms:
         return b.size
-    if f.horizon is LATER:
-        raise Unknown(f"{b.file}: byte {b.position}: kept with a horizon a later clean stamps (its value unknown)")
     if b.magic < 2:
         raise Unknown(f"{b.file}: byte {b.position}: a magic-{b.magic} compressed message set losing part of "
                       "its records: its re-encoding is not modelled")
@@ -234,6 +237,13 @@ def _size(f: Flow, ops, bodies: _Bodies) -> int:
         f.records = (b if b._body is not None else bodies.batch(b)).records()
     recs = f.records
     kept = recs if f.keep is None else [r for r, k in zip(recs, ops.flags(f.keep)) if k]
+    if isinstance(f.horizon, Later):  # its value is known at the end of pass 2
+        if deferred is None or deferred[0] + len(kept) > DEFER_RECORDS:
+            raise Unknown(f"{b.file}: byte {b.position}: more records kept under a later clean's stamp than "
+                          f"the {DEFER_RECORDS} held until that clean's time is known")
+        deferred[0] += len(kept)
+        deferred.append((b, kept, int(f.horizon)))
+        return 0
     return retained_batch_size(b, kept, delete_horizon_ms=None if b.has_delete_horizon else f.horizon)
 
 
@@ -318,11 +328,12 @@ def _project(files, opener, first_dirty, upper, log_start, now_ms, dr_ms, aborte
     maps = {id(map1): map1, id(map2): map2}
     end_offset = upper if dirty else 0  # offsetMap.latestOffset + 1
 
-    later = dict(ops=ops, time_ms=None, stamp=LATER, aborted=txns, last_records=last_records, upper=None, cleaned_below=None)
+    later = dict(ops=ops, time_ms=None, aborted=txns, last_records=last_records, upper=None, cleaned_below=None)
     r1 = Round(ops=ops, offset_map=map1, latest_offset=end_offset - 1, cleaned_below=end_offset, upper=upper,
                time_ms=now_ms, stamp=now_ms + max(dr_ms, 0), aborted=txns, last_records=last_records)
-    rounds = [r1, Round(offset_map=map2, latest_offset=float("inf"), **later)]
-    rounds += [Round(offset_map=None, latest_offset=float("inf"), **later) for _ in range(SETTLE_ROUNDS - 2)]
+    rounds = [r1, Round(offset_map=map2, latest_offset=float("inf"), stamp=Later(2), **later)]
+    rounds += [Round(offset_map=None, latest_offset=float("inf"), stamp=Later(k), **later)
+               for k in range(3, SETTLE_ROUNDS + 1)]
     bodies = _Bodies(opener)
     try:
         return _clean(files, opener, ops, cache, puts, {i for i, ok in whole.items() if ok}, maps, r1, rounds,
@@ -335,7 +346,11 @@ def _clean(files, opener, ops, cache, puts, headers, maps, r1, rounds, bodies, n
            soonest) -> Projection:
     """Pass 2: every batch through the rounds, in offset order."""
     next_bytes = settled = 0
+    deferred: list = [0]  # records held, then (batch, kept records, the settled clean that stamped it)
+    latest_horizon = None
     for _i, base, b, cols, key in _walk(files, opener, ops, cache=cache, headers=headers):
+        if b.delete_horizon_ms is not None:
+            latest_horizon = max(latest_horizon or b.delete_horizon_ms, b.delete_horizon_ms)
         f = Flow(b, base, cols, key)
         for m, (start, sel) in puts.pop((_i, b.position), {}).items():
             if maps[m].is_last is not None:  # the map knows which put was each key's last: no lookup
@@ -351,6 +366,11 @@ def _clean(files, opener, ops, cache, puts, headers, maps, r1, rounds, bodies, n
             moved = moved or f.changed
         if f.changed:
             raise Unknown(f"{b.file}: byte {b.position}: still changing after {SETTLE_ROUNDS} cleans")
-        settled += _size(f, ops, bodies) if moved else size
+        settled += _size(f, ops, bodies, deferred) if moved else size
+    # the settled cleans' times: the second as soon as every horizon in the log has passed, then one
+    # delete.retention.ms apart (each removes what the one before stamped)
+    second = max(now_ms + max(dr_ms, 0), latest_horizon or 0)
+    for b, kept, k in deferred[1:]:
+        settled += retained_batch_size(b, kept, delete_horizon_ms=second + (k - 2) * max(dr_ms, 0) + max(dr_ms, 0))
     return Projection(next_bytes, settled, None, log_bytes, r1.removed_records, r1.dropped, r1.rewritten, r1.stamped,
                       counts, soonest[0])

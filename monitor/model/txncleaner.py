@@ -44,16 +44,24 @@ class CleanedTransactions:
     ``monitor.model.nextclean`` builds one per round; the audit's ``TxnCleaning`` below reads its rules here."""
 
     def __init__(self, aborted=()):
-        self._heap = [(a.first_offset, i, a.producer_id) for i, a in enumerate(aborted)]
+        self._heap = [(a.first_offset, i, a.producer_id, a.last_offset) for i, a in enumerate(aborted)]
         heapq.heapify(self._heap)
         self._committed: set[int] = set()  # producers with a data batch of a transaction not (yet) aborted
-        self._aborted: dict[int, bool] = {}  # producer id -> a batch of its aborted transaction was met
+        # producer id -> [a batch of its aborted transaction was met, the offset of its ABORT marker]
+        self._aborted: dict[int, list] = {}
 
     def _consume_up_to(self, offset: int) -> None:
+        aborted = self._aborted
+        if aborted:
+            # an entry whose ABORT marker the walk passed without reading it: a clean removed the marker
+            # (or left it empty), so that clean dropped the entry from the cleaned .txnindex too (it keeps
+            # an entry only with a marker it retains): a later clean never has it
+            for pid in [p for p, (_, last) in aborted.items() if last < offset]:
+                del aborted[pid]
         heap = self._heap
         while heap and heap[0][0] <= offset:
-            _, _, pid = heapq.heappop(heap)
-            self._aborted.setdefault(pid, False)
+            _, _, pid, last = heapq.heappop(heap)
+            aborted.setdefault(pid, [False, last])
 
     def on_batch(self, last_offset: int, transactional: bool, producer_id: int) -> bool:
         """``onBatchRead``: True when the data batch is part of an aborted transaction."""
@@ -61,7 +69,7 @@ class CleanedTransactions:
         if not transactional:
             return False
         if producer_id in self._aborted:
-            self._aborted[producer_id] = True
+            self._aborted[producer_id][0] = True
             return True
         self._committed.add(producer_id)
         return False
@@ -74,7 +82,7 @@ class CleanedTransactions:
             return True  # "An empty control batch was already cleaned, so it's safe to discard"
         kind = control_type_code(control_key)
         if kind == ABORT:
-            return not self._aborted.pop(producer_id, False)  # retained while a batch of it was met
+            return not self._aborted.pop(producer_id, (False,))[0]  # retained while a batch of it was met
         if kind == COMMIT:
             if producer_id in self._committed:
                 self._committed.discard(producer_id)
