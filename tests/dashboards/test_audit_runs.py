@@ -70,6 +70,33 @@ def test_a_complete_run_shows_its_figures(audited, tmp_path, monkeypatch):
     assert got["Scanned"] == f"{audited[1]['bytes'] / 2**20:,.1f} MiB"
 
 
+def test_a_run_from_before_the_counted_projections_shows_its_estimate_as_such(audited, tmp_path, monkeypatch):
+    """A run written before #32 has ``projected_bytes`` (a byte-share estimate) where a run now has
+    ``next_clean_bytes`` and ``settled_bytes``: the page shows it, labelled estimated, with no settled size."""
+    import pyarrow.parquet as pq
+
+    run = copy_run(audited, tmp_path)
+    path = a_parquet_file(run)
+    t = pq.read_table(path)
+    old = t.drop_columns([c for c in t.column_names if c in {"settled_bytes", "projection_method",
+                                                             "next_clean_unknown_partitions",
+                                                             "settled_unknown_partitions"}])
+    old = old.rename_columns(["projected_bytes" if c == "next_clean_bytes" else c for c in old.column_names])
+    pq.write_table(old, path)
+    summary = json.loads((run / SUMMARY).read_text())
+    for k in ("next_clean_bytes", "settled_bytes", "projection_method", "next_clean_unknown_partitions",
+              "settled_unknown_partitions"):
+        summary.pop(k)
+    summary["projected_bytes"] = 300.5
+    (run / SUMMARY).write_text(json.dumps(summary))
+    reseal(run)
+    at = page("audit", monkeypatch, audit_dir=run.parent)
+    assert not at.exception
+    got = {m.label: m.value for m in at.metric}
+    assert (got["Projection"], got["Settled"]) == ("estimated", "unknown")
+    assert any("A run from before issue 32" in c.value for c in at.caption)
+
+
 def test_a_run_without_its_marker_is_in_progress_and_the_newest_complete_one_is_shown(audited, tmp_path, monkeypatch):
     done = copy_run(audited, tmp_path, "run-20990101T000000Z")
     writing = copy_run(audited, tmp_path, "run-20990101T000001Z")
