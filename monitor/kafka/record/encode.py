@@ -1,0 +1,239 @@
+"""The bytes a clean writes for a batch it keeps part of: Kafka's ``MemoryRecords.filterTo``, re-done.
+
+A batch kept whole and not (re)stamped is copied as it is (``batch.writeTo``: its size is ``batch.size``).
+Any other kept batch is rebuilt by ``buildRetainedRecordsInto`` through a ``MemoryRecordsBuilder``:
+
+* the header (61 bytes) keeps base offset, producer id/epoch, base sequence, partition leader epoch,
+  codec, timestamp type, transactional and control flags, and the original last offset delta
+  (``overrideLastOffset``: the producer's last sequence survives the clean);
+* the base timestamp is the delete horizon when the batch carries one (a new stamp, ``needToSetDeleteHorizon``,
+  or the one it had: a horizon is never changed or removed), else the first kept record's timestamp;
+* each kept record is written again (``DefaultRecord.writeTo``): its offset and timestamp deltas are
+  recomputed against that base, so zigzag varints change size (a horizon one ``delete.retention.ms``
+  ahead of the records makes every timestamp delta a large negative number);
+* the records section goes through the batch's own codec at Kafka's default level
+  (``Compression.of(type).build()``), framed the way Kafka's Java streams frame it (``compress_like_kafka``).
+
+A batch the clean empties but keeps (``BatchRetention.RETAIN_EMPTY``: a producer's last batch, KAFKA-17076)
+is a bare header (``DefaultRecordBatch.writeEmptyHeader``): 61 bytes, codec none, base timestamp -1.
+
+``retained_batch_size`` is what the cleaner simulation counts; ``retained_batch`` gives the whole
+batch's bytes (CRC included) so tests compare them with what a real broker's clean wrote.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import cramjam
+from crc32c import crc32c
+
+from monitor.kafka.record.codecs import BLOCK_LENGTH, GZIP, LZ4, NONE, SNAPPY, XERIAL_HEADER, XERIAL_MAGIC, ZSTD
+from monitor.kafka.record.v2 import (
+    CODEC_MASK, CONTROL_MASK, CRC_START, DELETE_HORIZON_MASK, HEADER, HEADER_SIZE, LOG_OVERHEAD,
+    TIMESTAMP_TYPE_MASK, TRANSACTIONAL_MASK,
+)
+from monitor.kafka.record.varint import encode_varint
+
+EMPTY_BATCH_SIZE = HEADER_SIZE  # DefaultRecordBatch.RECORD_BATCH_OVERHEAD: writeEmptyHeader writes no record
+NO_TIMESTAMP = -1
+
+# Kafka's Java streams (clients/.../common/compress): the frame each codec writes, at the default level
+GZIP_LEVEL = 6  # Deflater.DEFAULT_COMPRESSION, GzipOutputStream(buffer, 8 KiB, level) under a 16 KiB buffer
+# java.util.zip.GZIPOutputStream's header: magic, CM 8, no flags, mtime 0, XFL 0, OS 255 "unknown" (JDK >= 16;
+# older JDKs wrote 0: the size is the same)
+GZIP_HEADER = bytes((0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 0xFF))
+# Lz4BlockOutputStream: level 9 (LZ4's default in Kafka) picks LZ4Factory's *fast* compressor, not HC;
+# frame magic, FLG 0x60 (version 1, independent blocks, no checksums, no content size), BD 0x40
+# (64 KiB blocks), the descriptor's xxhash32 byte; blocks of 64 KiB, an end mark, no content checksum
+LZ4_FRAME_HEADER = bytes.fromhex("04224d18604082")
+LZ4_BLOCK = 64 * 1024
+LZ4_INCOMPRESSIBLE = 0x80000000
+LZ4_END_MARK = b"\x00\x00\x00\x00"
+SNAPPY_BLOCK = 32 * 1024  # xerial SnappyOutputStream's default block size
+ZSTD_LEVEL = 3  # zstd-jni's ZstdOutputStreamNoFinalizer at CompressionType.ZSTD's default level
+_U32LE = struct.Struct("<I")
+
+
+def varint_size(value: int) -> int:
+    """Bytes of ``value`` as a zigzag varint/varlong (``ByteUtils.sizeOfVarlong``)."""
+    z = ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
+    return 1 if z < 0x80 else (z.bit_length() + 6) // 7
+
+
+def _headers_size(headers) -> int:
+    size = varint_size(len(headers))
+    for hkey, hval in headers:
+        klen = len(hkey.encode("utf-8")) if isinstance(hkey, str) else len(hkey)
+        size += varint_size(klen) + klen
+        if hval is None:
+            size += 1
+        else:
+            size += varint_size(len(hval)) + len(hval)
+    return size
+
+
+def _body_size(offset_delta: int, timestamp_delta: int, key_size: int, value_size: int, headers) -> int:
+    """``DefaultRecord.sizeOfBodyInBytes``: attributes, deltas, key, value, headers."""
+    size = 1 + varint_size(offset_delta) + varint_size(timestamp_delta)
+    size += 1 if key_size < 0 else varint_size(key_size) + key_size
+    size += 1 if value_size < 0 else varint_size(value_size) + value_size
+    return size + (_headers_size(headers) if headers else 1)
+
+
+def record_size(offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None, headers=()) -> int:
+    """Bytes of one record as ``DefaultRecord.writeTo`` writes it, the leading length varint included."""
+    body = _body_size(offset_delta, timestamp_delta, -1 if key is None else len(key),
+                      -1 if value is None else len(value), headers)
+    return varint_size(body) + body
+
+
+def encode_record(offset_delta: int, timestamp_delta: int, key, value, headers=()) -> bytes:
+    """One record's bytes (``DefaultRecord.writeTo``)."""
+    out = bytearray()
+    out += b"\x00"  # attributes: unused, always 0
+    out += encode_varint(timestamp_delta)
+    out += encode_varint(offset_delta)
+    for field in (key, value):
+        if field is None:
+            out += b"\x01"  # varint -1
+        else:
+            out += encode_varint(len(field))
+            out += field
+    out += encode_varint(len(headers))
+    for hkey, hval in headers:
+        kb = hkey.encode("utf-8") if isinstance(hkey, str) else bytes(hkey)
+        out += encode_varint(len(kb))
+        out += kb
+        if hval is None:
+            out += b"\x01"
+        else:
+            out += encode_varint(len(hval))
+            out += hval
+    return encode_varint(len(out)) + bytes(out)
+
+
+def _value_of(record):
+    if record.value_size < 0:
+        return None
+    value = record.value
+    if value is None:
+        raise ValueError(f"record at offset {record.offset} carries no value bytes (read without its batch body): "
+                         "its compressed size cannot be counted")
+    return value
+
+
+def encode_records(records, base_offset: int, base_timestamp: int) -> bytes:
+    """The uncompressed records section for ``records`` (``monitor.kafka.record.model.Record``) in a batch
+    whose base offset and base timestamp are given."""
+    return b"".join(encode_record(r.offset - base_offset, r.timestamp - base_timestamp, r.key, _value_of(r),
+                                  r.headers or ()) for r in records)
+
+
+def compress_like_kafka(codec: int, data: bytes) -> bytes:
+    """``data`` compressed the way Kafka's ``Compression.of(codec).build().wrapForOutput`` frames it."""
+    if codec == NONE:
+        return bytes(data)
+    if codec == GZIP:
+        deflater = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS, 8, zlib.Z_DEFAULT_STRATEGY)
+        body = deflater.compress(data) + deflater.flush()
+        return GZIP_HEADER + body + struct.pack("<II", zlib.crc32(data) & 0xFFFFFFFF, len(data) & 0xFFFFFFFF)
+    if codec == SNAPPY:
+        out = [XERIAL_HEADER.pack(XERIAL_MAGIC, 1, 1)]
+        for start in range(0, len(data), SNAPPY_BLOCK):
+            block = bytes(cramjam.snappy.compress_raw(bytes(data[start : start + SNAPPY_BLOCK])))
+            out.append(BLOCK_LENGTH.pack(len(block)))
+            out.append(block)
+        return b"".join(out)
+    if codec == LZ4:
+        out = [LZ4_FRAME_HEADER]
+        for start in range(0, len(data), LZ4_BLOCK):
+            raw = bytes(data[start : start + LZ4_BLOCK])
+            block = bytes(cramjam.lz4.compress_block(raw, store_size=False))
+            if len(block) >= len(raw):  # Lz4BlockOutputStream stores an incompressible block as it is
+                out.append(_U32LE.pack(len(raw) | LZ4_INCOMPRESSIBLE))
+                out.append(raw)
+            else:
+                out.append(_U32LE.pack(len(block)))
+                out.append(block)
+        out.append(LZ4_END_MARK)
+        return b"".join(out)
+    if codec == ZSTD:
+        # ZstdOutputStreamNoFinalizer under a BufferedOutputStream: the records go in with ZSTD_e_continue (so
+        # the frame states no content size), close() flushes first (ZSTD_e_flush: the data's blocks, none
+        # marked last), then ends the frame (ZSTD_e_end: an empty last block, 3 bytes; no checksum)
+        compressor = cramjam.zstd.Compressor(ZSTD_LEVEL)
+        compressor.compress(bytes(data))
+        return bytes(compressor.flush()) + bytes(compressor.finish())
+    raise ValueError(f"unknown compression codec id {codec}")
+
+
+def _base_timestamp(batch, records, delete_horizon_ms) -> tuple[int, bool]:
+    """The rebuilt batch's base timestamp and whether it is a horizon. A batch that has a horizon keeps
+    it (``filterTo``: ``batch.deleteHorizonMs().orElse(NO_TIMESTAMP)``; only an unstamped batch is stamped)."""
+    if batch.has_delete_horizon:
+        return batch.base_timestamp, True
+    if delete_horizon_ms is not None:
+        return delete_horizon_ms, True
+    return records[0].timestamp, False  # MemoryRecordsBuilder: the first appended record's timestamp
+
+
+def _unchanged(batch, records, delete_horizon_ms, last_offset_delta) -> bool:
+    """``writeOriginalBatch && !needToSetDeleteHorizon``: every record kept, no new stamp."""
+    return (len(records) == batch.records_count
+            and (delete_horizon_ms is None or batch.has_delete_horizon)
+            and (last_offset_delta is None or last_offset_delta == batch.last_offset_delta))
+
+
+def retained_batch_size(batch, records, *, delete_horizon_ms, last_offset_delta=None) -> int:
+    """The byte size of the batch ``filterTo`` writes when it keeps ``records`` (in offset order, maybe
+    none: ``RETAIN_EMPTY``) of ``batch`` (``BatchV2``), stamped with ``delete_horizon_ms`` when that is
+    not None (a batch that has a horizon keeps its own, as in Kafka). Uncompressed batches are counted
+    arithmetically; compressed ones are re-encoded and recompressed."""
+    if not records:
+        return EMPTY_BATCH_SIZE
+    if _unchanged(batch, records, delete_horizon_ms, last_offset_delta):
+        return batch.size
+    if batch.codec != NONE:
+        return len(retained_batch(batch, records, delete_horizon_ms=delete_horizon_ms,
+                                  last_offset_delta=last_offset_delta))
+    base_offset = batch.base_offset
+    base_ts, _ = _base_timestamp(batch, records, delete_horizon_ms)
+    total = HEADER_SIZE
+    for r in records:
+        body = _body_size(r.offset - base_offset, r.timestamp - base_ts, r.key_size, r.value_size, r.headers)
+        total += varint_size(body) + body
+    return total
+
+
+def retained_batch(batch, records, *, delete_horizon_ms, last_offset_delta=None) -> bytes:
+    """The whole batch (header with its CRC, then the records section) that ``filterTo`` writes."""
+    if not records:
+        return _header(batch.base_offset, batch.last_offset_delta, EMPTY_BATCH_SIZE, batch.partition_leader_epoch,
+                       batch.attributes & (TIMESTAMP_TYPE_MASK | TRANSACTIONAL_MASK | CONTROL_MASK),
+                       NO_TIMESTAMP, batch.max_timestamp, batch, 0, b"")
+    base_ts, stamped = _base_timestamp(batch, records, delete_horizon_ms)
+    section = compress_like_kafka(batch.codec, encode_records(records, batch.base_offset, base_ts))
+    attributes = batch.attributes & (CODEC_MASK | TIMESTAMP_TYPE_MASK | TRANSACTIONAL_MASK | CONTROL_MASK)
+    if stamped:
+        attributes |= DELETE_HORIZON_MASK
+    # LogAppendTime: the batch's max timestamp stands (the builder's logAppendTime); CreateTime: the kept max
+    max_ts = batch.max_timestamp if batch.attributes & TIMESTAMP_TYPE_MASK else max(r.timestamp for r in records)
+    lod = batch.last_offset_delta if last_offset_delta is None else last_offset_delta
+    return _header(batch.base_offset, lod, HEADER_SIZE + len(section), batch.partition_leader_epoch, attributes,
+                   base_ts, max_ts, batch, len(records), section)
+
+
+def _header(base_offset, last_offset_delta, size, leader_epoch, attributes, base_ts, max_ts, batch, count,
+            section) -> bytes:
+    """``DefaultRecordBatch.writeHeader``: the 61-byte header, CRC-32C over attributes..end."""
+    head = bytearray(HEADER.pack(base_offset, size - LOG_OVERHEAD, leader_epoch, 2, 0, attributes, last_offset_delta,
+                                 base_ts, max_ts, batch.producer_id, batch.producer_epoch, batch.base_sequence, count))
+    crc = crc32c(section, crc32c(bytes(head[CRC_START:])))
+    struct.pack_into(">I", head, CRC_START - 4, crc)
+    return bytes(head) + section
+
+
+__all__ = ["EMPTY_BATCH_SIZE", "compress_like_kafka", "encode_record", "encode_records", "record_size",
+           "retained_batch", "retained_batch_size", "varint_size"]

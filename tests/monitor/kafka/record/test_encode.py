@@ -1,0 +1,88 @@
+"""monitor.kafka.record.encode: a kept batch re-encoded the way Kafka's ``MemoryRecords.filterTo`` writes it.
+
+The batches here come from kafka-python's builder (tests/recordfixtures.py), a writer apart from this
+project: keeping every record with no new horizon must give its bytes back. What a real broker's
+clean writes is compared in test_encode_vs_kafka.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import recordfixtures as rf
+from monitor.kafka.record import encode
+from monitor.kafka.record.reader import SegmentReader
+from monitor.kafka.record.varint import encode_varint
+
+HEADERS = (("trace", b"abc"), ("\u00fc-key", None), ("", b""))
+HORIZON = rf.T0 + 86_400_000
+
+
+def batch_of(tmp_path, data):
+    path = tmp_path / f"{len(list(tmp_path.iterdir()))}.log"
+    path.write_bytes(data)
+    [batch] = list(SegmentReader(path).batches())
+    return batch
+
+
+def records_with_headers(offsets, **kw):
+    return [rf.Rec(r.offset, r.timestamp, r.key, r.value, HEADERS if r.offset % 2 else ())
+            for r in rf.items(offsets, **kw)]
+
+
+@pytest.mark.parametrize("value", [0, 1, -1, 63, 64, -64, -65, 8191, 8192, 2**31 - 1, -2**31, 2**62, -2**63,
+                                   -86_400_000, 1_700_000_000_000])
+def test_varint_size_is_the_length_of_the_encoding(value):
+    assert encode.varint_size(value) == len(encode_varint(value))
+
+
+def test_record_size_counts_what_encode_record_writes():
+    for args in [(0, 0, None, None, ()), (5, -86_400_000, b"k", b"v" * 300, HEADERS), (200, 1 << 40, b"", b"", ())]:
+        assert encode.record_size(*args) == len(encode.encode_record(*args))
+
+
+@pytest.mark.parametrize("codec", ["none", "snappy"])
+def test_a_batch_kept_whole_is_written_back_byte_for_byte(tmp_path, codec):
+    """Every record kept, no horizon: the rebuilt batch is the builder's (snappy: xerial framing, one block)."""
+    written = rf.v2(records_with_headers(range(40, 60), tombstone_every=4, null_key_every=7), codec,
+                    producer_id=7, producer_epoch=2, base_sequence=11, leader_epoch=5)
+    batch = batch_of(tmp_path, written.data)
+    assert encode.retained_batch(batch, batch.records(), delete_horizon_ms=None) == written.data
+
+
+@pytest.mark.parametrize("codec", ["gzip", "lz4", "zstd"])
+def test_compressed_sections_decompress_to_the_records(tmp_path, codec):
+    """Other writers frame these codecs their own way, so the bytes differ; the records must not."""
+    written = rf.v2(records_with_headers(range(0, 30), tombstone_every=5), codec)
+    batch = batch_of(tmp_path, written.data)
+    rebuilt = encode.retained_batch(batch, batch.records()[3:], delete_horizon_ms=HORIZON)
+    again = batch_of(tmp_path, rebuilt)
+    assert again.codec == batch.codec and again.delete_horizon_ms == HORIZON
+    assert [(r.offset, r.timestamp, r.key, r.value, list(r.headers)) for r in again.records()] == \
+        [(r.offset, r.timestamp, r.key, r.value, list(r.headers)) for r in batch.records()[3:]]
+
+
+def test_uncompressed_size_is_counted_without_building_the_bytes(tmp_path):
+    """The arithmetic path agrees with the bytes: records dropped, a horizon stamped (deltas grow)."""
+    batch = batch_of(tmp_path, rf.v2(records_with_headers(range(1000, 1300), tombstone_every=3), "none").data)
+    records = batch.records()
+    for kept, horizon in [(records[::2], None), (records[5:], HORIZON), (records[-1:], HORIZON), (records, HORIZON)]:
+        size = encode.retained_batch_size(batch, kept, delete_horizon_ms=horizon)
+        assert size == len(encode.retained_batch(batch, kept, delete_horizon_ms=horizon))
+    stamped = encode.retained_batch_size(batch, records, delete_horizon_ms=HORIZON)
+    assert stamped > batch.size  # one delete.retention.ms between horizon and records: bigger deltas
+
+
+def test_a_batch_kept_whole_and_not_stamped_is_its_own_size_without_recompressing(tmp_path):
+    batch = batch_of(tmp_path, rf.v2(records_with_headers(range(0, 10)), "zstd").data)
+    assert encode.retained_batch_size(batch, batch.records(), delete_horizon_ms=None) == batch.size
+
+
+def test_an_emptied_batch_kept_for_its_producer_is_a_bare_header(tmp_path):
+    """DefaultRecordBatch.writeEmptyHeader: 61 bytes, codec none, base timestamp -1, the offset range kept."""
+    batch = batch_of(tmp_path, rf.v2(records_with_headers(range(10, 20)), "lz4", producer_id=9, producer_epoch=0,
+                                     base_sequence=0).data)
+    assert encode.retained_batch_size(batch, [], delete_horizon_ms=None) == 61
+    empty = batch_of(tmp_path, encode.retained_batch(batch, [], delete_horizon_ms=None))
+    assert (empty.records_count, empty.codec, empty.base_timestamp, empty.last_offset, empty.producer_id) == \
+        (0, 0, -1, 19, 9)
