@@ -12,6 +12,7 @@ BENCHES = {
     "inspect": "bench.bench_inspect",
     "scrape": "bench.bench_scrape",
     "exporter": "bench.bench_exporter",
+    "nextclean": "bench.bench_nextclean",
 }
 
 

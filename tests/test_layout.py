@@ -39,7 +39,9 @@ OURS = {CORE, COMPOSITION_ROOT} | EDGES | TOOLS | SHARED
 # schema derived from the config dataclasses (monitor.settings.configschema): a maintained validator that
 # reads plain data and reaches no network or process (its remote $ref retrieval is never used: the
 # schema has no $ref), so it belongs with the config it checks.
-CORE_LIBRARIES = {"crc32c", "cramjam", "yaml", "jsonschema"}
+# numpy (optional, see OPTIONAL_IMPORTS): the cleaner simulation (monitor.model.cleanarrays) decides each
+# record's fate over the decoder's fixed-width arrays; plain arrays in memory, no I/O of its own.
+CORE_LIBRARIES = {"crc32c", "cramjam", "yaml", "jsonschema", "numpy"}
 # Standard-library modules that talk to the network or start processes: edges' business, not the core's.
 NETWORK_OR_PROCESS = {"socket", "_socket", "ssl", "_ssl", "http", "urllib.request", "ftplib", "smtplib", "poplib",
                       "imaplib", "nntplib", "telnetlib", "xmlrpc", "socketserver", "wsgiref", "webbrowser", "asyncio",
@@ -272,8 +274,10 @@ def _third_party(found: set[str]) -> set[str]:
 
 
 # Imported where installed, with a fallback when not (never a dependency): bcrypt in collectors/webconfig.py
-# checks the web config's basic-auth hashes, else the system's crypt(3) does.
-OPTIONAL_IMPORTS = {"bcrypt"}
+# checks the web config's basic-auth hashes, else the system's crypt(3) does; numpy in
+# monitor/model/cleanarrays.py decides a batch's records in vector operations, else a plain loop does
+# (tests/monitor/model/test_nextclean.py runs every case both ways).
+OPTIONAL_IMPORTS = {"bcrypt", "numpy"}
 
 
 def test_slim_packages_import_only_the_core_dependencies():

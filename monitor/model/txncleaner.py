@@ -23,12 +23,62 @@ modelled, and a marker kept empty for a producer whose last entry is a marker ke
 
 from __future__ import annotations
 
+import heapq
 from bisect import bisect_right
 
 from monitor.kafka.record.model import control_type_code
 from monitor.model.transactions import ABORT, COMMIT, AbortedRanges
 
 RETAINED_EMPTY_BATCH_BYTES = 61  # DefaultRecordBatch.RECORD_BATCH_OVERHEAD: a batch kept with no records
+
+
+class CleanedTransactions:
+    """Kafka's ``CleanedTransactionMetadata``, as one clean (or one pass building the offset map) carries
+    it over the batches in offset order: the aborted transactions (``AbortedTxn``-like, with
+    ``producer_id``, ``first_offset``, ``last_offset``) enter as the walk reaches their first offset;
+    a data batch of a producer with an entered aborted transaction is aborted data (discardable); a
+    COMMIT marker is discardable when the walk met no data batch of its transaction, an ABORT marker
+    when it met none of the aborted one's; an empty control batch always is; other control types never.
+    ``monitor.model.nextclean`` builds one per round; the audit's ``TxnCleaning`` below reads its rules here."""
+
+    def __init__(self, aborted=()):
+        self._heap = [(a.first_offset, i, a.producer_id) for i, a in enumerate(aborted)]
+        heapq.heapify(self._heap)
+        self._committed: set[int] = set()  # producers with a data batch of a transaction not (yet) aborted
+        self._aborted: dict[int, bool] = {}  # producer id -> a batch of its aborted transaction was met
+
+    def _consume_up_to(self, offset: int) -> None:
+        heap = self._heap
+        while heap and heap[0][0] <= offset:
+            _, _, pid = heapq.heappop(heap)
+            self._aborted.setdefault(pid, False)
+
+    def on_batch(self, last_offset: int, transactional: bool, producer_id: int) -> bool:
+        """``onBatchRead``: True when the data batch is part of an aborted transaction."""
+        self._consume_up_to(last_offset)
+        if not transactional:
+            return False
+        if producer_id in self._aborted:
+            self._aborted[producer_id] = True
+            return True
+        self._committed.add(producer_id)
+        return False
+
+    def on_control(self, last_offset: int, producer_id: int, control_key: bytes | None) -> bool:
+        """``onControlBatchRead`` (``control_key``: the batch's first record's key, None when it has
+        none): True when the marker may be discarded."""
+        self._consume_up_to(last_offset)
+        if control_key is None:
+            return True  # "An empty control batch was already cleaned, so it's safe to discard"
+        kind = control_type_code(control_key)
+        if kind == ABORT:
+            return not self._aborted.pop(producer_id, False)  # retained while a batch of it was met
+        if kind == COMMIT:
+            if producer_id in self._committed:
+                self._committed.discard(producer_id)
+                return False
+            return True
+        return False
 
 
 class TxnCleaning:

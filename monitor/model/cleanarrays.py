@@ -1,0 +1,133 @@
+"""The cleaner simulation's record arithmetic over a batch's fixed-width arrays, in numpy where it is
+installed (the audit's install: a batch's records decided in a few vector operations) and in plain
+Python where it is not (the slim install, which has no numpy): the same rule (``retained``) either way.
+
+``COMPACTION_MONITOR_PURE_PYTHON`` forces the plain loop, as it does the record decoder's.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+
+try:
+    if os.environ.get("COMPACTION_MONITOR_PURE_PYTHON"):
+        raise ImportError("pure Python requested")
+    import numpy as np  # optional: the core install has no numpy; ``PURE`` below stands in
+except ImportError:
+    np = None
+
+
+def retained(past, latest_for_key, tombstone, retain_deletes):
+    """Kafka's ``Cleaner.shouldRetainRecord`` for a record of a batch whose records are not discarded:
+    past the map's latest offset, or the latest offset of its key (keyless records never are) with a
+    value, or a tombstone while its deletes are retained (no horizon, or one still ahead). Written
+    with ``|``, ``&`` and ``^ True`` so it holds for numpy bool arrays and Python bools alike."""
+    return past | (latest_for_key & ((tombstone ^ True) | retain_deletes))
+
+
+class Columns:
+    """A batch's offsets, key hashes, key sizes and value sizes (-1: null)."""
+
+    __slots__ = ("offsets", "hashes", "key_sizes", "value_sizes")
+
+    def __init__(self, offsets, hashes, key_sizes, value_sizes):
+        self.offsets, self.hashes, self.key_sizes, self.value_sizes = offsets, hashes, key_sizes, value_sizes
+
+
+class NumpyOps:
+    """Masks are numpy bool arrays; a batch is decided in a few vector operations."""
+
+    name = "numpy"
+
+    @staticmethod
+    def columns(arr) -> Columns:
+        return Columns(np.frombuffer(arr.offsets, dtype=np.int64), np.frombuffer(arr.key_hashes, dtype=np.int64),
+                       np.frombuffer(arr.key_sizes, dtype=np.int32), np.frombuffer(arr.value_sizes, dtype=np.int32))
+
+    @staticmethod
+    def tombstones(c: Columns) -> int:
+        return int((c.value_sizes < 0).sum())
+
+    @staticmethod
+    def keyed_from(c: Columns, lo: int):
+        sel = (c.key_sizes >= 0) & (c.offsets >= lo)
+        return c.hashes[sel], c.offsets[sel]
+
+    @staticmethod
+    def none_kept(n: int):
+        return np.zeros(n, dtype=bool)
+
+    @staticmethod
+    def count(mask) -> int:
+        return int(mask.sum())
+
+    @staticmethod
+    def flags(mask) -> list:
+        return mask.tolist()
+
+    @staticmethod
+    def decide(c: Columns, keep, latest_offset, found, retain_deletes):
+        """(kept mask or None when every record stays, a kept record is a tombstone, a tombstone
+        would be judged by its deletes: latest for its key and not past the map)."""
+        tomb = c.value_sizes < 0
+        past = c.offsets > latest_offset
+        latest_for_key = (c.key_sizes >= 0) & (c.offsets >= found(c.hashes))
+        judged = bool((tomb & latest_for_key & ~past).any())
+        out = retained(past, latest_for_key, tomb, retain_deletes)
+        if keep is not None:
+            out &= keep
+        if out.all():
+            return None, bool(tomb.any()), judged
+        return out, bool((tomb & out).any()), judged
+
+
+class PureOps:
+    """Masks are lists of bools; a record at a time."""
+
+    name = "python"
+
+    @staticmethod
+    def columns(arr) -> Columns:
+        def col(buf, code):
+            a = array(code)
+            a.frombytes(buf)
+            return a.tolist()
+        return Columns(col(arr.offsets, "q"), col(arr.key_hashes, "q"), col(arr.key_sizes, "i"),
+                       col(arr.value_sizes, "i"))
+
+    @staticmethod
+    def tombstones(c: Columns) -> int:
+        return sum(1 for v in c.value_sizes if v < 0)
+
+    @staticmethod
+    def keyed_from(c: Columns, lo: int):
+        sel = [i for i, (k, o) in enumerate(zip(c.key_sizes, c.offsets)) if k >= 0 and o >= lo]
+        return [c.hashes[i] for i in sel], [c.offsets[i] for i in sel]
+
+    @staticmethod
+    def none_kept(n: int):
+        return [False] * n
+
+    @staticmethod
+    def count(mask) -> int:
+        return sum(mask)
+
+    @staticmethod
+    def flags(mask) -> list:
+        return list(mask)
+
+    @staticmethod
+    def decide(c: Columns, keep, latest_offset, found, retain_deletes):
+        found_at = found(c.hashes)
+        out, judged = [], False
+        for i, (o, k, v) in enumerate(zip(c.offsets, c.key_sizes, c.value_sizes)):
+            tomb, past = v < 0, o > latest_offset
+            latest_for_key = k >= 0 and o >= found_at[i]
+            judged = judged or (tomb and latest_for_key and not past)
+            out.append(bool(retained(past, latest_for_key, tomb, retain_deletes)) and (keep is None or keep[i]))
+        tomb_kept = any(v < 0 and r for v, r in zip(c.value_sizes, out))
+        return (None if all(out) else out), tomb_kept, judged
+
+
+OPS = NumpyOps if np is not None else PureOps

@@ -1,0 +1,265 @@
+"""What the broker's cleaner leaves of a partition: the next clean, and the settled log, counted in bytes.
+
+``project_partition`` runs Kafka's ``Cleaner.doClean`` over one partition's segment files, in offset
+order, in two passes, never holding the partition:
+
+1. the offset map (``offsetmap``) as ``buildOffsetMap`` builds it: the dirty segments (those holding
+   offsets in [first_dirty, upper)), each record with a key at or past ``first_dirty`` outside aborted
+   transactions, its key hash -> latest offset; past ``upper`` the records a later clean would map
+   (``settled``, below). As Kafka does, the map's latest offset is fast-forwarded to ``upper - 1``
+   (``updateLatestOffset(nextSegmentStartOffset - 1)``), so the clean covers the segments below
+   ``endOffset = latestOffset + 1`` (``logSegments(0, endOffset)``), and nothing when the dirty
+   section is empty;
+2. each batch through the rounds (``cleanround``): its fate from the decoder's arrays in numpy, its
+   records decoded only when it is rewritten (loses records or is stamped) and re-encoded as
+   ``filterTo`` writes it (``monitor.kafka.record.encode.retained_batch_size``). A batch kept whole
+   and unstamped keeps its size; a dropped one has none; segments past the cleaned range count as
+   they are.
+
+**Next clean**: one clean starting at ``now_ms``.
+
+**Settled**: what a clean after every horizon leaves of today's records. KIP-534 gave Kafka no clean
+triggered by a horizon alone (``LogCleanerManager`` picks a log by its dirty bytes), so a later
+clean happens when new records arrive; settled assumes they carry keys of their own, and that the
+segments past ``upper`` have rolled by then. So: round 1 is the next clean; round 2 maps today's
+records from ``upper`` on (they are its dirty section) and cleans the whole of today's log; later
+rounds map none of today's keys. Each round starts after every horizon the earlier ones wrote, keeps
+its own transaction state, and reads what the round before it wrote, in offset order (a COMMIT
+marker is discardable only in the round after its transaction's data went, stamped then, removed
+one round later). The rounds run pipelined, a batch through all of them before the next. Producers
+stay active (their last batches stay), and no batch of today's log ends at a later round's upper bound.
+
+Unknown, with the reason (file and byte position where there is one), never a guess: a decode fault,
+a horizon ``monitor.model.horizon.problem`` rejects, a magic < 2 tombstone (its delete horizon is the
+segment file's last-modified time), a legacy compressed message set that loses part of its records,
+more keys than Kafka's default offset map holds, aborted transactions not all known.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+
+from monitor.kafka.kafkanames import offset_file
+from monitor.kafka.record import SegmentReader
+from monitor.kafka.record.codecs import CodecError
+from monitor.kafka.record.encode import EMPTY_BATCH_SIZE, retained_batch_size
+from monitor.kafka.record.errors import RecordFormatError
+from monitor.kafka.record.legacy import LegacyDecodeError
+from monitor.kafka.record.model import control_type_code
+from monitor.kafka.record.v2 import RecordDecodeError
+from monitor.model import cleanarrays, horizon
+from monitor.model.cleanround import LATER, Flow, Round, Unknown
+from monitor.model.offsetmap import DEFAULT_MAX_KEYS, MapFull, new_map
+from monitor.model.transactions import ABORT, COMMIT
+from monitor.model.txncleaner import CleanedTransactions
+
+CACHE_RECORDS = 4 << 20  # records whose columns (24 bytes each) pass 1 keeps for pass 2: about 100 MB
+SETTLE_ROUNDS = 6  # the longest chain (tombstone stamped, removed, batch gone, marker stamped, removed) takes 4
+TOMBSTONE, MARKER = "tombstone", "marker"
+
+
+@dataclass(frozen=True)
+class Projection:
+    """One partition's projection. Bytes are of the whole partition's ``.log`` files."""
+
+    next_clean_bytes: int | None
+    settled_bytes: int | None
+    unknown_reason: str | None
+    log_bytes: int
+    removable_records: int = 0  # records the next clean removes
+    batches_dropped: int = 0
+    batches_rewritten: int = 0
+    batches_stamped: int = 0
+    horizon_counts: dict = field(default_factory=dict)  # (kind, state) -> tombstones or markers
+    next_removable_ms: int | None = None
+
+    def as_dict(self) -> dict:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "horizon_counts"}
+        d["horizon_counts"] = {f"{kind}_{st}": n for (kind, st), n in sorted(self.horizon_counts.items())}
+        return d
+
+
+def _segment_base(uri: str) -> int:
+    found = offset_file(posixpath.basename(uri))
+    if found is None or found[1] != ".log":
+        raise Unknown(f"{uri}: not a segment file name Kafka writes (its base offset is its name)")
+    return found[0]
+
+
+def _walk(files, opener, ops, *, start=0, cache=None):
+    """(file index, file base, batch, its columns or None, its control key or None) for every batch of
+    ``files`` from index ``start``; columns come from ``cache`` ((file index, position) -> columns, taken
+    out as used) where pass 1 left them. A fault becomes ``Unknown`` naming file and byte position."""
+    for i, (uri, _size) in enumerate(files[start:], start):
+        base = _segment_base(uri)
+        try:
+            fh = opener(uri)
+        except OSError as exc:
+            raise Unknown(f"{uri}: cannot read: {exc}") from exc
+        with fh:
+            reader = SegmentReader(fh, name=uri)
+            try:
+                for b in reader.batches():
+                    try:
+                        if b.is_control:
+                            recs = b.records()
+                            yield i, base, b, None, (recs[0].key if recs else None)
+                            continue
+                        cols = cache.pop((i, b.position), None) if cache else None
+                        yield i, base, b, (ops.columns(b.arrays()) if cols is None else cols), None
+                    except (RecordDecodeError, LegacyDecodeError, CodecError) as exc:
+                        raise Unknown(f"{uri}: byte {b.position}: {exc}") from exc
+            except RecordFormatError as exc:
+                raise Unknown(str(exc)) from exc
+
+
+def _resolve_aborted(aborted, files, opener, first_dirty_index, log_start):
+    """The aborted transactions with a first offset. One folded from segments before the dirty
+    section's has none (``transactions.aborted_transactions``); its transaction began after its
+    producer's previous marker, which a header walk of those segments finds (Kafka's cleaner only
+    needs the transaction's first batch to come after that point and after no other batch of it)."""
+    if not aborted.complete:
+        raise Unknown(f"aborted transactions not all known ({aborted.dropped} left out of a segment summary)")
+    todo = {(a.producer_id, a.last_offset) for a in aborted.aborted if a.first_offset is None}
+    known = [a for a in aborted.aborted if a.first_offset is not None]
+    if not todo:
+        return known
+    pids = {p for p, _ in todo}
+    markers: dict[int, list[int]] = {}
+    for uri, _size in files[:max(first_dirty_index, 0) + 1]:
+        with opener(uri) as fh:
+            try:
+                for b in SegmentReader(fh, name=uri).batches(bodies=False):
+                    if b.is_control and b.producer_id in pids:
+                        markers.setdefault(b.producer_id, []).append(b.last_offset)
+            except RecordFormatError as exc:
+                raise Unknown(str(exc)) from exc
+    out = list(known)
+    for a in aborted.aborted:
+        if a.first_offset is None:
+            before = [m for m in markers.get(a.producer_id, ()) if m < a.last_offset]
+            out.append(a._replace(first_offset=(max(before) + 1) if before else (log_start or 0)))
+    return out
+
+
+def _count_horizons(f: Flow, ops, counts: dict, now_ms: int, dr_ms: int, soonest: list) -> None:
+    b = f.batch
+    why = horizon.problem(has_horizon=b.has_delete_horizon, magic=b.magic, horizon_ms=b.delete_horizon_ms,
+                          max_timestamp=b.max_timestamp, now_ms=now_ms, delete_retention_ms=dr_ms)
+    if why:
+        raise Unknown(f"{b.file}: byte {b.position}: {why}")
+    if b.is_control:
+        n = int(control_type_code(f.control_key) in (ABORT, COMMIT)) if f.control_key is not None else 0
+        kind = MARKER
+    else:
+        n = ops.tombstones(f.cols) if b.records_count else 0
+        kind = TOMBSTONE
+    if n:
+        h = b.delete_horizon_ms
+        key = (kind, horizon.state(h, now_ms))
+        counts[key] = counts.get(key, 0) + n
+        t = horizon.earliest_removal_ms(h, now_ms, dr_ms)
+        soonest[0] = t if soonest[0] is None else min(soonest[0], t)
+
+
+def _size(f: Flow, ops) -> int:
+    """The bytes a flow's batch takes as the rounds left it."""
+    b = f.batch
+    if f.gone:
+        return 0
+    if f.empty:
+        return EMPTY_BATCH_SIZE if b.records_count else b.size
+    if f.keep is None and f.horizon == b.delete_horizon_ms:
+        return b.size
+    if f.horizon is LATER:
+        raise Unknown(f"{b.file}: byte {b.position}: kept with a horizon a later clean stamps (its value unknown)")
+    if b.magic < 2:
+        raise Unknown(f"{b.file}: byte {b.position}: a magic-{b.magic} compressed message set losing part of "
+                      "its records: its re-encoding is not modelled")
+    if f.records is None:
+        f.records = b.records()
+    recs = f.records
+    kept = recs if f.keep is None else [r for r, k in zip(recs, ops.flags(f.keep)) if k]
+    return retained_batch_size(b, kept, delete_horizon_ms=None if b.has_delete_horizon else f.horizon)
+
+
+def project_partition(files, opener, *, first_dirty: int, upper: int, log_start: int | None, now_ms: int,
+                      delete_retention_ms: int, aborted, last_records: dict, name: str,
+                      max_map_keys: int = DEFAULT_MAX_KEYS, ops=None) -> Projection:
+    """The next-clean and settled projections of one partition (module docstring). ``files`` =
+    [(uri, size)] in offset order, ``opener(uri)`` a binary file object, ``aborted`` the
+    ``transactions.AbortedRanges``, ``last_records`` producer id -> (last data offset or None, epoch).
+    ``max_map_keys``: the offset map's bound (Kafka's default); ``ops``: ``cleanarrays.NumpyOps`` or
+    ``PureOps`` (default: numpy where installed)."""
+    ops = ops or cleanarrays.OPS
+    files = list(files)
+    log_bytes = sum(int(s) for _, s in files)
+    counts: dict = {}
+    soonest: list = [None]
+    try:
+        return _project(files, opener, first_dirty, upper, log_start, now_ms, delete_retention_ms, aborted, last_records,
+                        max_map_keys, ops, log_bytes, counts, soonest)
+    except (Unknown, MapFull) as exc:
+        return Projection(None, None, f"{name}: {exc}", log_bytes, horizon_counts=counts,
+                          next_removable_ms=soonest[0])
+
+
+def _project(files, opener, first_dirty, upper, log_start, now_ms, dr_ms, aborted, last_records, max_map_keys, ops,
+             log_bytes, counts, soonest) -> Projection:
+    bases = [_segment_base(u) for u, _ in files]
+    # logSegments(first_dirty, upper): from the segment holding first_dirty to the last starting below upper
+    dirty = [i for i, base in enumerate(bases)
+             if base < upper and (i + 1 == len(bases) or bases[i + 1] > first_dirty)]
+    first_dirty_index = dirty[0] if dirty else len(files)
+    txns = _resolve_aborted(aborted, files, opener, first_dirty_index, log_start)
+
+    # pass 1: the offset map of [first_dirty, upper), and of [upper, end) for the settled round 2
+    vectors = ops is cleanarrays.NumpyOps
+    map1, map2 = new_map(max_map_keys, vectors), new_map(max_map_keys, vectors)
+    t1 = CleanedTransactions([a for a in txns if a.last_offset >= first_dirty and a.first_offset < upper])
+    t2 = CleanedTransactions([a for a in txns if a.last_offset >= upper])
+    lo = min(first_dirty, upper)
+    start = max([i for i, base in enumerate(bases) if base <= lo], default=0)
+    cache, cached = {}, 0  # pass 1's columns, so that pass 2 decompresses and decodes a batch once
+    for i, base, b, cols, key in _walk(files, opener, ops, start=start):
+        if b.last_offset < lo:
+            continue
+        if cols is not None and cached < CACHE_RECORDS:
+            cache[(i, b.position)] = cols
+            cached += b.records_count
+        mapped = []  # (offset map, its transaction state, the first offset it maps)
+        if base < upper and b.last_offset >= first_dirty:
+            mapped.append((map1, t1, first_dirty))
+        if b.last_offset >= upper:
+            mapped.append((map2, t2, upper))
+        for m, t, first in mapped:
+            if b.is_control:
+                t.on_control(b.last_offset, b.producer_id, key)
+            elif not t.on_batch(b.last_offset, b.is_transactional, b.producer_id) and b.records_count:
+                m.put(*ops.keyed_from(cols, first))
+    map1.finish()
+    map2.finish()
+    end_offset = upper if dirty else 0  # offsetMap.latestOffset + 1
+
+    later = dict(ops=ops, time_ms=None, stamp=LATER, aborted=txns, last_records=last_records, upper=None, cleaned_below=None)
+    r1 = Round(ops=ops, offset_map=map1, latest_offset=end_offset - 1, cleaned_below=end_offset, upper=upper,
+               time_ms=now_ms, stamp=now_ms + max(dr_ms, 0), aborted=txns, last_records=last_records)
+    rounds = [r1, Round(offset_map=map2, latest_offset=float("inf"), **later)]
+    rounds += [Round(offset_map=None, latest_offset=float("inf"), **later) for _ in range(SETTLE_ROUNDS - 2)]
+    next_bytes = settled = 0
+    for _i, base, b, cols, key in _walk(files, opener, ops, cache=cache):
+        f = Flow(b, base, cols, key)
+        _count_horizons(f, ops, counts, now_ms, dr_ms, soonest)
+        r1.clean(f)
+        size = _size(f, ops)
+        next_bytes += size
+        moved = False
+        for r in rounds[1:]:
+            r.clean(f)
+            moved = moved or f.changed
+        if f.changed:
+            raise Unknown(f"{b.file}: byte {b.position}: still changing after {SETTLE_ROUNDS} cleans")
+        settled += _size(f, ops) if moved else size
+    return Projection(next_bytes, settled, None, log_bytes, r1.removed_records, r1.dropped, r1.rewritten, r1.stamped,
+                      counts, soonest[0])
