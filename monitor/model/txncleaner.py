@@ -42,24 +42,37 @@ class CleanedTransactions:
     ``monitor.model.nextclean`` builds one per round; the audit's ``TxnCleaning`` below reads its rules here."""
 
     def __init__(self, aborted=()):
-        self._heap = [(a.first_offset, i, a.producer_id) for i, a in enumerate(aborted)]
+        self._heap = [(a.first_offset, i, a.producer_id, a.last_offset) for i, a in enumerate(aborted)]
         heapq.heapify(self._heap)
         self._committed: set[int] = set()  # producers with a data batch of a transaction not (yet) aborted
-        self._aborted: dict[int, bool] = {}  # producer id -> a batch of its aborted transaction was met
+        # producer id -> [a batch of its aborted transaction was met, the offset of its ABORT marker]
+        self._aborted: dict[int, list] = {}
 
-    def _consume_up_to(self, offset: int) -> None:
+    def _consume_up_to(self, offset: int, producer_id: int) -> None:
         heap = self._heap
+        # An entered transaction whose ABORT marker lies before ``offset`` (or before the producer's next
+        # aborted transaction) was not met: its marker is gone. A clean removes an ABORT marker only when
+        # it met no batch of the transaction, and then writes no entry of it into the cleaned .txnindex
+        # (CleanedTransactionMetadata.onControlBatchRead appends one only for a marker kept for its
+        # batches), so a later clean, which takes its aborted transactions from .txnindex
+        # (collectAbortedTransactions), no longer knows it: the producer's later batches are not
+        # aborted data (``nextclean``'s later rounds take the first round's list).
         while heap and heap[0][0] <= offset:
-            _, _, pid = heapq.heappop(heap)
-            self._aborted.setdefault(pid, False)
+            first, _, pid, marker = heapq.heappop(heap)
+            entered = self._aborted.get(pid)
+            if entered is None or entered[1] < first:
+                self._aborted[pid] = [False, marker]
+        entered = self._aborted.get(producer_id)
+        if entered is not None and entered[1] < offset:
+            del self._aborted[producer_id]
 
     def on_batch(self, last_offset: int, transactional: bool, producer_id: int) -> bool:
         """``onBatchRead``: True when the data batch is part of an aborted transaction."""
-        self._consume_up_to(last_offset)
+        self._consume_up_to(last_offset, producer_id)
         if not transactional:
             return False
         if producer_id in self._aborted:
-            self._aborted[producer_id] = True
+            self._aborted[producer_id][0] = True
             return True
         self._committed.add(producer_id)
         return False
@@ -67,12 +80,12 @@ class CleanedTransactions:
     def on_control(self, last_offset: int, producer_id: int, control_key: bytes | None) -> bool:
         """``onControlBatchRead`` (``control_key``: the batch's first record's key, None when it has
         none): True when the marker may be discarded."""
-        self._consume_up_to(last_offset)
+        self._consume_up_to(last_offset, producer_id)
         if control_key is None:
             return True  # "An empty control batch was already cleaned, so it's safe to discard"
         kind = control_type_code(control_key)
         if kind == ABORT:
-            return not self._aborted.pop(producer_id, False)  # retained while a batch of it was met
+            return not self._aborted.pop(producer_id, [False])[0]  # retained while a batch of it was met
         if kind == COMMIT:
             if producer_id in self._committed:
                 self._committed.discard(producer_id)
