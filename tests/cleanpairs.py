@@ -41,6 +41,8 @@ from kafkatools import (cleaner_checkpoint, copy_partition, create_topic, partit
                         set_topic_config, transactional_producer, unique_topic)
 from monitor.kafka.record import SegmentReader
 from monitor.model.topicconfig import TopicConfig
+from monitor.model.transactions import aborted_transactions
+from spark_analysis.partition_audit import bounds_for, scan_headers
 from waiting import wait_for
 
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -168,6 +170,44 @@ def added_bytes(folder: Path, from_offset: int) -> int:
     """Bytes of the folder's batches at ``from_offset`` or past it (written after an earlier copy)."""
     return sum(b.size for f in sorted(folder.glob("*.log"))
                for b in SegmentReader(f, name=str(f)).batches(bodies=False) if b.base_offset >= from_offset)
+
+
+def segment_files(folder: Path) -> list[tuple[str, int]]:
+    """The folder's segments as ``project_partition`` takes them: [(path, size)] in offset order."""
+    return [(str(f), f.stat().st_size) for f in sorted(folder.glob("*.log"), key=lambda f: int(f.name[:-4]))]
+
+
+def last_records(files) -> dict:
+    """Kafka's ``lastRecordsOfActiveProducers`` of a log read whole: producer id -> (the last offset of
+    its last data batch, or None when it has only markers; its latest epoch). Every producer that
+    wrote here is active: producer.id.expiration.ms (a day) is far longer than the test."""
+    out: dict = {}
+    for uri, _ in files:
+        for b in SegmentReader(uri, name=uri).batches(bodies=False):
+            if b.producer_id < 0:
+                continue
+            last_data = out.get(b.producer_id, (None, None))[0]
+            out[b.producer_id] = (last_data if b.is_control else b.last_offset, b.producer_epoch)
+    return out
+
+
+def projection_inputs(folder: Path, now_ms: int, *, checkpoint: int | None = None, upper: int | None = None,
+                      producers: dict | None = None) -> dict:
+    """``project_partition``'s arguments for a copied partition at ``now_ms``, derived as the audit
+    derives them (``spark_analysis.partition_audit``: the bounds Kafka's LogCleanerManager computes from
+    the batch headers and the cleaner checkpoint, the aborted transactions folded from the segments).
+    ``upper``: the clean's upper bound when it is not the copy's active segment (a later clean that
+    rolled it). ``producers``: the broker's ``last_records`` when the copy no longer shows them all (a
+    clean removed batches), else read from the copy."""
+    files = segment_files(folder)
+    opener = lambda uri: open(uri, "rb")  # noqa: E731
+    scan = scan_headers(files, opener)
+    st, active = bounds_for(folder.name, 0, scan.summaries, TopicConfig.from_strings(HELD), now_ms, checkpoint, None)
+    return {"files": files, "opener": opener, "first_dirty": st.first_dirty_offset,
+            "upper": active if upper is None else upper, "log_start": st.log_start_offset, "now_ms": now_ms,
+            "delete_retention_ms": DELETE_RETENTION_MS,
+            "aborted": aborted_transactions(scan.summaries, st.first_dirty_offset),
+            "last_records": last_records(files) if producers is None else producers, "name": folder.name}
 
 
 @dataclass

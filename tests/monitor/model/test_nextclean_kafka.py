@@ -16,8 +16,11 @@ from pathlib import Path
 import pytest
 from confluent_kafka import KafkaError
 
-from cleanpairs import CODECS, DELETE_RETENTION_MS, build, keyless_refused
+from cleanpairs import (CODECS, DELETE_RETENTION_MS, added_bytes, build, keyless_refused, last_records, log_bytes,
+                        log_end, projection_inputs, segment_files)
 from dumpcompare import dump
+from monitor.model import horizon
+from monitor.model.nextclean import project_partition
 
 pytestmark = pytest.mark.kafka
 
@@ -105,3 +108,92 @@ def test_the_broker_cleaned_and_stamped_as_kip_534_says(kafka, pairs, dumps, cod
     for d in (first.copy, second.copy, third.copy):
         [kept] = [b for b in dumps[d] if b.base_offset == last.base_offset]
         assert kept.records_count == 0 and kept.last_offset == last.last_offset and kept.size == 61
+
+
+# ------------------------------------------------------------------ the projections against the broker
+
+TOLERANCE = {"none": 0.0, "gzip": 0.005, "snappy": 0.005, "lz4": 0.005, "zstd": 0.005}
+
+
+def close(projected: int, actual: int, codec: str) -> bool:
+    return projected == actual if TOLERANCE[codec] == 0 else abs(projected - actual) <= TOLERANCE[codec] * actual
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_next_clean_projection_of_the_copy_before_is_what_the_first_clean_left(pairs, codec):
+    """The copy made before the first clean, projected at that clean's own start: the bytes it left,
+    exactly for uncompressed batches, within 0.5% where the clean recompressed batches."""
+    p = pairs[codec]
+    first = p.cleans[0]
+    proj = project_partition(**projection_inputs(p.before, first.now_ms))
+    assert proj.unknown_reason is None, proj.unknown_reason
+    assert proj.log_bytes == log_bytes(p.before)
+    assert close(proj.next_clean_bytes, first.bytes, codec), (proj.next_clean_bytes, first.bytes, proj.as_dict())
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_each_later_clean_is_the_next_clean_projection_of_the_copy_before_it(pairs, codec):
+    """Each later clean, projected from the copy the clean before it left, at its own start (the
+    horizon it stamped; the last stamps nothing, so the second's horizon, which it passed, stands in:
+    nothing it does depends on its time past that). Its dirty section was the copy's active segment
+    (rolled by then, so the projection's upper bound is the copy's end) and the records written after
+    the copy, which have keys of their own and no tombstone: the clean kept them whole, so their batches'
+    bytes, read from the later copy, are taken off what it left."""
+    p = pairs[codec]
+    producers = last_records(segment_files(p.before))
+    for prev, clean in zip(p.cleans, p.cleans[1:]):
+        now = clean.now_ms if clean.now_ms is not None else p.cleans[1].now_ms + DELETE_RETENTION_MS
+        inputs = projection_inputs(prev.copy, now, checkpoint=prev.checkpoint, upper=log_end(prev.copy),
+                                   producers=producers)
+        proj = project_partition(**inputs)
+        assert proj.unknown_reason is None, proj.unknown_reason
+        left = clean.bytes - added_bytes(clean.copy, clean.dirty_from)
+        assert close(proj.next_clean_bytes, left, codec), (clean.copy.parent.name, proj.next_clean_bytes, left)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_settled_projection_of_the_copy_before_is_what_the_cleans_after_every_horizon_left(pairs, codec):
+    """Settled, from the copy made before any clean: what the third clean left (the second removed the
+    tombstones the first stamped and stamped the markers whose transactions the first emptied; the
+    third removed those), less the batches written after the copy to start the later cleans (fresh keys,
+    no tombstone: kept whole, their bytes read from the last copy)."""
+    p = pairs[codec]
+    proj = project_partition(**projection_inputs(p.before, p.cleans[0].now_ms))
+    assert proj.unknown_reason is None, proj.unknown_reason
+    last = p.cleans[-1]
+    left = last.bytes - p.added_since_before(last)
+    assert close(proj.settled_bytes, left, codec), (proj.settled_bytes, left, proj.as_dict())
+
+
+def dump_counts(batches, now_ms: int) -> tuple[dict, int | None]:
+    """Tombstones and markers per (kind, state) at ``now_ms`` and the earliest removal, from
+    kafka-dump-log's records and each batch's ``deleteHorizonMs`` (monitor.model.horizon's states)."""
+    counts: Counter = Counter()
+    soonest = None
+    for (kind, h), n in kinds(batches).items():
+        counts[kind, horizon.state(h, now_ms)] += n
+        t = horizon.earliest_removal_ms(h, now_ms, DELETE_RETENTION_MS)
+        soonest = t if soonest is None else min(soonest, t)
+    return dict(counts), soonest
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_horizon_states_agree_with_kafka_dump_log(pairs, dumps, codec):
+    """Each tombstone's and marker's state (unstamped, pending, passed) and the earliest removal, on
+    every copy, at the clean's start and at its horizon: as kafka-dump-log --deep-iteration's records
+    and deleteHorizonMs of the same files say."""
+    p = pairs[codec]
+    first, second = p.cleans[0], p.cleans[1]
+    cases = [(p.before, None, first.now_ms)]
+    for clean in p.cleans:
+        for now in (first.now_ms, first.now_ms + DELETE_RETENTION_MS, second.now_ms + DELETE_RETENTION_MS):
+            cases.append((clean.copy, clean.checkpoint, now))
+    seen = set()
+    for folder, checkpoint, now in cases:
+        proj = project_partition(**projection_inputs(folder, now, checkpoint=checkpoint))
+        want, soonest = dump_counts(dumps[folder], now)
+        assert proj.horizon_counts == want, (folder.parent.name, now, proj.horizon_counts, want)
+        assert proj.next_removable_ms == soonest, (folder.parent.name, now)
+        seen.update(want)
+    # every state of both kinds came up (the copies are not all alike)
+    assert seen == {("tombstone", s) for s in horizon.STATES} | {("marker", s) for s in horizon.STATES}
