@@ -30,6 +30,7 @@ otherwise remove the roll record the previous clean kept, which the "before" cop
 from __future__ import annotations
 
 import itertools
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -210,15 +211,27 @@ def projection_inputs(folder: Path, now_ms: int, *, checkpoint: int | None = Non
             "last_records": last_records(files) if producers is None else producers, "name": folder.name}
 
 
+def cleans_begun(cleaner_log: Path, topic: str) -> list[int]:
+    """When log-cleaner.log says each clean of ``topic``-0 began (ms, the log's local time): a few ms
+    after the clean took its ``currentTime`` (``Cleaner.clean`` takes it, ``doClean`` logs this first)."""
+    out = []
+    for line in cleaner_log.read_text().splitlines():
+        m = re.match(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})\] .*Beginning cleaning of log (\S+)(?: \(.*)?$", line)
+        if m and m.group(3) == f"{topic}-0":
+            out.append(int(time.mktime(time.strptime(m.group(1), "%Y-%m-%d %H:%M:%S"))) * 1000 + int(m.group(2)))
+    return out
+
+
 @dataclass
 class Clean:
-    """What one clean of the broker left: the copy after it, its checkpoint, its start (``now_ms``,
-    from the horizon it stamped; None when it stamped nothing) and the end offset before the records
-    that started it were written (None for the first clean)."""
+    """What one clean of the broker left: the copy after it, its checkpoint, its start (``now_ms``: from
+    the horizon it stamped, exact; when it stamped nothing, from log-cleaner.log, ``stamped`` False) and
+    the end offset before the records that started it were written (None for the first clean)."""
 
     copy: Path
     checkpoint: int
-    now_ms: int | None
+    now_ms: int
+    stamped: bool
     dirty_from: int | None = None
 
     @property
@@ -258,10 +271,12 @@ def _clean_all(kafka, pairs: dict[str, Pair], root: Path, label: str, past: dict
     for p in pairs.values():
         cp = wait_for(lambda: done(p), 90, f"the cleaner to clean {p.topic} up to its active segment ({label})")
         copy = copy_partition(partition_dir(kafka.log_dir, p.topic), root / label / p.codec)
-        known = {c.now_ms + DELETE_RETENTION_MS for c in p.cleans if c.now_ms is not None}
+        known = {c.now_ms + DELETE_RETENTION_MS for c in p.cleans if c.stamped}
         new = horizons(copy) - known
         assert len(new) <= 1, f"{p.topic}: one clean stamped several horizons {sorted(new)}"
-        p.cleans.append(Clean(copy, cp, new.pop() - DELETE_RETENTION_MS if new else None, dirty_from.get(p.codec)))
+        stamped = bool(new)
+        now = new.pop() - DELETE_RETENTION_MS if stamped else cleans_begun(kafka.cleaner_log, p.topic)[-1]
+        p.cleans.append(Clean(copy, cp, now, stamped, dirty_from.get(p.codec)))
 
 
 def build(kafka, root: Path, cleans: int = 3, codecs=CODECS, progress=lambda m: None) -> dict[str, Pair]:
@@ -282,7 +297,7 @@ def build(kafka, root: Path, cleans: int = 3, codecs=CODECS, progress=lambda m: 
     say("cleaned once")
     for n in range(2, cleans + 1):
         # every horizon the last clean stamped must have passed when the next clean starts
-        last = max((p.cleans[-1].now_ms or 0) + DELETE_RETENTION_MS for p in pairs.values())
+        last = max(p.cleans[-1].now_ms + DELETE_RETENTION_MS for p in pairs.values())
         time.sleep(max(0.0, last / 1000 - time.time()) + 0.05)  # delete.retention.ms: time passing is the point
         past = {c: p.cleans[-1].checkpoint for c, p in pairs.items()}
         ends = {c: log_end(p.cleans[-1].copy) for c, p in pairs.items()}

@@ -7,17 +7,15 @@ Every topic is written, cleaned and copied once for the module (the cleans cost 
 
 from __future__ import annotations
 
-import re
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from confluent_kafka import KafkaError
 
-from cleanpairs import (CODECS, DELETE_RETENTION_MS, added_bytes, build, keyless_refused, last_records, log_bytes,
-                        log_end, projection_inputs, segment_files)
+from cleanpairs import (CODECS, DELETE_RETENTION_MS, added_bytes, build, cleans_begun, keyless_refused, last_records,
+                        log_bytes, log_end, projection_inputs, segment_files)
 from dumpcompare import dump
 from monitor.model import horizon
 from monitor.model.nextclean import project_partition
@@ -55,16 +53,6 @@ def kinds(batches) -> Counter:
     return c
 
 
-def cleans_begun(cleaner_log: Path, topic: str) -> list[int]:
-    """When log-cleaner.log says each clean of ``topic``-0 began (ms; the log's local time, to the ms)."""
-    out = []
-    for line in cleaner_log.read_text().splitlines():
-        m = re.match(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})\] .*Beginning cleaning of log (\S+)(?: \(.*)?$", line)
-        if m and m.group(3) == f"{topic}-0":
-            out.append(int(time.mktime(time.strptime(m.group(1), "%Y-%m-%d %H:%M:%S"))) * 1000 + int(m.group(2)))
-    return out
-
-
 def test_kafka_refuses_a_keyless_record_on_a_compacted_topic(kafka, pairs):
     """Why the topics hold no keyless record: the broker rejects it at produce time (LogValidator)."""
     t = pairs["none"].topic
@@ -88,8 +76,8 @@ def test_the_broker_cleaned_and_stamped_as_kip_534_says(kafka, pairs, dumps, cod
     assert sizes == [sum(f.stat().st_size for f in d.glob("*.log")) for d in (p.before, first.copy, second.copy,
                                                                                 third.copy)]
     assert sizes[1] < sizes[0]
-    assert first.now_ms is not None and second.now_ms is not None
-    assert second.now_ms >= first.now_ms + DELETE_RETENTION_MS
+    assert first.stamped and second.stamped and not third.stamped
+    assert second.now_ms >= first.now_ms + DELETE_RETENTION_MS and third.now_ms >= second.now_ms + DELETE_RETENTION_MS
     # the start read back from the horizon a clean stamped is the one its log line gives (Cleaner.clean
     # takes time.milliseconds() and doClean logs "Beginning cleaning" first)
     begun = cleans_begun(kafka.cleaner_log, p.topic)
@@ -134,16 +122,15 @@ def test_next_clean_projection_of_the_copy_before_is_what_the_first_clean_left(p
 @pytest.mark.parametrize("codec", CODECS)
 def test_each_later_clean_is_the_next_clean_projection_of_the_copy_before_it(pairs, codec):
     """Each later clean, projected from the copy the clean before it left, at its own start (the
-    horizon it stamped; the last stamps nothing, so the second's horizon, which it passed, stands in:
-    nothing it does depends on its time past that). Its dirty section was the copy's active segment
+    horizon it stamped; the last stamps nothing: log-cleaner.log's time, past every horizon, so nothing
+    it does depends on the few ms that time may be late). Its dirty section was the copy's active segment
     (rolled by then, so the projection's upper bound is the copy's end) and the records written after
     the copy, which have keys of their own and no tombstone: the clean kept them whole, so their batches'
     bytes, read from the later copy, are taken off what it left."""
     p = pairs[codec]
     producers = last_records(segment_files(p.before))
     for prev, clean in zip(p.cleans, p.cleans[1:]):
-        now = clean.now_ms if clean.now_ms is not None else p.cleans[1].now_ms + DELETE_RETENTION_MS
-        inputs = projection_inputs(prev.copy, now, checkpoint=prev.checkpoint, upper=log_end(prev.copy),
+        inputs = projection_inputs(prev.copy, clean.now_ms, checkpoint=prev.checkpoint, upper=log_end(prev.copy),
                                    producers=producers)
         proj = project_partition(**inputs)
         assert proj.unknown_reason is None, proj.unknown_reason
