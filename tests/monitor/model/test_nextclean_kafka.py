@@ -100,7 +100,12 @@ def test_the_broker_cleaned_and_stamped_as_kip_534_says(kafka, pairs, dumps, cod
 
 # ------------------------------------------------------------------ the projections against the broker
 
-TOLERANCE = {"none": 0.0, "gzip": 0.005, "snappy": 0.005, "lz4": 0.005, "zstd": 0.005}
+# The issue asks for the exact bytes uncompressed and within 0.5% for each codec. gzip, lz4 and zstd come
+# out exact (the same zlib, LZ4 HC and zstd at Kafka's levels and framing: monitor.kafka.record.encode),
+# so they are held to that; snappy is compressed by another implementation than Kafka's (snappy-java's
+# native snappy against cramjam's), which can differ by a byte or two a batch: measured 0 to 2 B of
+# about 2,300 to 2,600 (0.09% at most) over five runs.
+TOLERANCE = {"none": 0.0, "gzip": 0.0, "snappy": 0.005, "lz4": 0.0, "zstd": 0.0}
 
 
 def close(projected: int, actual: int, codec: str) -> bool:
@@ -109,8 +114,8 @@ def close(projected: int, actual: int, codec: str) -> bool:
 
 @pytest.mark.parametrize("codec", CODECS)
 def test_next_clean_projection_of_the_copy_before_is_what_the_first_clean_left(pairs, codec):
-    """The copy made before the first clean, projected at that clean's own start: the bytes it left,
-    exactly for uncompressed batches, within 0.5% where the clean recompressed batches."""
+    """The copy made before the first clean, projected at that clean's own start: the bytes it left
+    (exactly; snappy within 0.5%, see ``TOLERANCE``)."""
     p = pairs[codec]
     first = p.cleans[0]
     proj = project_partition(**projection_inputs(p.before, first.now_ms))
