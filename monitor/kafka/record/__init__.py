@@ -7,8 +7,10 @@ byte, checks CRCs at the batch and reports faults with file and position).
 """
 
 from monitor.kafka.record.errors import (
+    ControlRecordError,
     CorruptBatchError,
     CrcMismatchError,
+    HorizonError,
     OversizeBatchError,
     RecordFormatError,
     TruncatedBatchError,
@@ -21,8 +23,10 @@ from monitor.kafka.record.reader import SegmentReader, read_segment
 
 __all__ = [
     "COMPRESSION_NAMES",
+    "ControlRecordError",
     "CorruptBatchError",
     "CrcMismatchError",
+    "HorizonError",
     "OversizeBatchError",
     "Record",
     "RecordFormatError",

@@ -56,6 +56,16 @@ ZSTD_LEVEL = 3  # zstd-jni's ZstdOutputStreamNoFinalizer at CompressionType.ZSTD
 _U32LE = struct.Struct("<I")
 
 
+_MASK64 = 0xFFFFFFFFFFFFFFFF
+_ONE_OR_TWO_BYTES = [bytes([z]) if z < 0x80 else bytes([(z & 0x7F) | 0x80, z >> 7]) for z in range(1 << 14)]
+
+
+def _varint(value: int) -> bytes:
+    """``encode_varint``, with the one- and two-byte encodings (almost every delta and length) looked up."""
+    z = ((value << 1) ^ (value >> 63)) & _MASK64
+    return _ONE_OR_TWO_BYTES[z] if z < 0x4000 else encode_varint(value)
+
+
 def varint_size(value: int) -> int:
     """Bytes of ``value`` as a zigzag varint/varlong (``ByteUtils.sizeOfVarlong``)."""
     z = ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
@@ -126,9 +136,36 @@ def _value_of(record):
 
 def encode_records(records, base_offset: int, base_timestamp: int) -> bytes:
     """The uncompressed records section for ``records`` (``monitor.kafka.record.model.Record``) in a batch
-    whose base offset and base timestamp are given."""
-    return b"".join(encode_record(r.offset - base_offset, r.timestamp - base_timestamp, r.key, _value_of(r),
-                                  r.headers or ()) for r in records)
+    whose base offset and base timestamp are given. Only a record's length, offset delta and timestamp
+    delta change when a clean rewrites it: the rest (key, value, headers) is copied from the bytes it was
+    decoded from where the record still holds them (``_tail``), else encoded again."""
+    out = []
+    add = out.append
+    for r in records:
+        tail = _tail(r)
+        if tail is None:
+            add(encode_record(r.offset - base_offset, r.timestamp - base_timestamp, r.key, _value_of(r),
+                              r.headers or ()))
+            continue
+        head = b"\x00" + _varint(r.timestamp - base_timestamp) + _varint(r.offset - base_offset)
+        add(_varint(len(head) + len(tail)))
+        add(head)
+        add(tail)
+    return b"".join(out)
+
+
+def _tail(record):
+    """The record's key, value and headers as they lie in its decoded batch (from the key's length varint
+    to the record's end), or None when the record holds no such bytes (a legacy message, a dump line)."""
+    buf, vpos = record._buf, record._vpos
+    if buf is None or vpos < 0:
+        return None
+    key, vsize, headers = record.key, record.value_size, record.headers
+    if headers and any("\ufffd" in k for k, _ in headers):
+        return None  # a header key that was not UTF-8: Kafka re-encodes the String it decoded, replacements and all
+    start = vpos - (1 if vsize < 0 else varint_size(vsize)) - (1 if key is None else varint_size(len(key)) + len(key))
+    end = vpos + max(vsize, 0) + (_headers_size(headers) if headers else 1)
+    return bytes(buf[start:end])
 
 
 def compress_like_kafka(codec: int, data: bytes) -> bytes:
@@ -198,12 +235,31 @@ def retained_batch_size(batch, records, *, delete_horizon_ms, last_offset_delta=
     if batch.codec != NONE:
         return len(retained_batch(batch, records, delete_horizon_ms=delete_horizon_ms,
                                   last_offset_delta=last_offset_delta))
-    base_offset = batch.base_offset
-    base_ts, _ = _base_timestamp(batch, records, delete_horizon_ms)
-    total = HEADER_SIZE
+    return HEADER_SIZE + _records_size(records, batch.base_offset, _base_timestamp(batch, records, delete_horizon_ms)[0])
+
+
+def _records_size(records, base_offset: int, base_ts: int) -> int:
+    """The records section's size, uncompressed, without building it: ``DefaultRecord.sizeInBytes`` per
+    record, the varints' sizes inlined (the cleaner simulation calls this for every batch that loses records)."""
+    total = 0
     for r in records:
-        body = _body_size(r.offset - base_offset, r.timestamp - base_ts, r.key_size, r.value_size, r.headers)
-        total += varint_size(body) + body
+        x = r.offset - base_offset
+        z = (x << 1) ^ (x >> 63)
+        body = 2 if z < 0x80 else 1 + ((z & 0xFFFFFFFFFFFFFFFF).bit_length() + 6) // 7  # attributes + offset delta
+        x = r.timestamp - base_ts
+        z = (x << 1) ^ (x >> 63)
+        body += 1 if z < 0x80 else ((z & 0xFFFFFFFFFFFFFFFF).bit_length() + 6) // 7
+        key = r.key
+        if key is None:
+            body += 1
+        else:
+            n = len(key)
+            body += n + (1 if n < 64 else varint_size(n))
+        n = r.value_size
+        body += 1 if n < 0 else n + (1 if n < 64 else varint_size(n))
+        headers = r.headers
+        body += _headers_size(headers) if headers else 1
+        total += body + (1 if body < 64 else varint_size(body))
     return total
 
 

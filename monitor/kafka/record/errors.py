@@ -78,3 +78,22 @@ class ZeroFillError(RecordFormatError):
     """Zero bytes where a batch should start (a preallocated or zero-filled tail)."""
 
     kind = "zeros"
+
+
+class HorizonError(RecordFormatError):
+    """A delete horizon no clean could have written (``monitor.kafka.record.horizon.problem``): the flag on
+    a legacy message, or a horizon before the batch's own records. The batch's length holds: the next
+    batch is read."""
+
+    kind = "horizon"
+    resumable = True
+
+
+class ControlRecordError(RecordFormatError):
+    """A control batch that claims records whose first one is no control record Kafka can read: its key
+    null, shorter than 4 bytes or of a negative version (``ControlRecordType.parseTypeId`` throws
+    ``InvalidRecordException``). An *empty* control batch is not one: Kafka's cleaner leaves those
+    (``CleanedTransactionMetadata``: "An empty control batch was already cleaned"). The next batch is read."""
+
+    kind = "control"
+    resumable = True

@@ -6,7 +6,8 @@ Message, big-endian::
     messageSize  int32   8   bytes after this field
     crc          uint32 12   CRC-32 (not 32C) of magic..end
     magic        int8   16   0 or 1
-    attributes   int8   17   bits 0-2 codec (0 none, 1 gzip, 2 snappy, 3 lz4), bit 3 timestamp type (v1)
+    attributes   int8   17   bits 0-2 codec (0 none, 1 gzip, 2 snappy, 3 lz4), bit 3 timestamp type (v1);
+                             bit 6 (v2's delete-horizon flag) set is a read fault (reader ``_header_fault``)
     timestamp    int64  18   v1 only
     key          int32 length (-1 null) + bytes
     value        int32 length (-1 null) + bytes; a compressed wrapper's value is an inner message set

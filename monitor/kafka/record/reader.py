@@ -26,11 +26,13 @@ from typing import BinaryIO, Iterator
 from crc32c import crc32c
 
 from monitor.kafka import readbound
-from monitor.kafka.record import legacy, v2
+from monitor.kafka.record import horizon, legacy, v2
 from monitor.kafka.record.codecs import CodecError, DecompressedTooLarge
 from monitor.kafka.record.errors import (
+    ControlRecordError,
     CorruptBatchError,
     CrcMismatchError,
+    HorizonError,
     OversizeBatchError,
     RecordFormatError,
     TruncatedBatchError,
@@ -39,6 +41,7 @@ from monitor.kafka.record.errors import (
     ZeroFillError,
 )
 from monitor.kafka.record.model import Record
+from monitor.kafka.record.varint import VarintError, read_varint
 from monitor.fileio.regularfile import open_regular
 
 PREFIX = struct.Struct(">qiib")  # baseOffset/offset, length, (leader epoch | crc), magic: same bytes in every format
@@ -199,6 +202,11 @@ class SegmentReader:
                                               length=total, resumable=True))
                 batch = None
             if batch is not None:
+                err = self._header_fault(batch, magic) or self._control_fault(batch)
+                if err is not None:
+                    self._fault(err)
+                    batch = None
+            if batch is not None:
                 self.batches_read += 1
                 pos += total
                 self.end_position = pos
@@ -213,6 +221,53 @@ class SegmentReader:
         what Kafka's LogCleanerManager needs of a segment, without reading its records. No data batch's
         CRC is checked (that needs its bytes): the detail read (``decoded``) checks them."""
         return self.batches(bodies=CONTROL_BODIES)
+
+    def _header_fault(self, batch, magic: int) -> HorizonError | None:
+        """A delete horizon no clean could have written: the flag on a legacy message, a horizon before
+        the batch's records (``horizon.problem`` without now: one far in the future needs now and
+        ``delete.retention.ms``, which the callers that know them check)."""
+        flagged = bool(batch.attributes & horizon.HORIZON_FLAG)
+        if not flagged:
+            return None
+        why = horizon.problem(has_horizon=True, magic=magic, horizon_ms=batch.base_timestamp if magic == 2 else None,
+                              max_timestamp=batch.max_timestamp)
+        if why is None:
+            return None
+        at = f"batch at offset {batch.base_offset}" if magic == 2 else f"message at offset {batch.offset}"
+        return HorizonError(self.name, batch.position, f"{why} ({at})", length=batch.size)
+
+    def _control_fault(self, batch) -> RecordFormatError | None:
+        """A control batch that claims records, read with its body: its records must decode and the first
+        one's key be a control key Kafka reads (``ControlRecordType.parseTypeId``: at least 4 bytes, a
+        version >= 0). A control batch with no record is Kafka's own doing, not a fault: a clean keeps a
+        producer's last marker as an empty batch (LogCleaner ``isBatchLastRecordOfProducer`` case 3,
+        ``BatchRetention.RETAIN_EMPTY`` -> ``DefaultRecordBatch.writeEmptyHeader``), and Kafka reads one as
+        a transaction already cleaned (``CleanedTransactionMetadata.onControlBatchRead``: "An empty control
+        batch was already cleaned"; ``ProducerAppendInfo``: "An empty control batch means the entire
+        transaction has been cleaned from the log")."""
+        if not batch.is_control or batch.magic != 2 or batch.records_count <= 0 or batch._body is None:
+            return None
+        what = f"control batch at offset {batch.base_offset} claiming {batch.records_count} record(s)"
+        lone = _lone_record_key(batch._body) if batch.records_count == 1 and not batch.codec else None
+        try:
+            keys = lone if lone is not None else batch.columns().keys
+        except v2.RecordDecodeError as exc:
+            return CorruptBatchError(self.name, batch.position, f"{what}: its records do not decode: {exc}",
+                                     length=batch.size, resumable=True)
+        except DecompressedTooLarge as exc:
+            return OversizeBatchError(self.name, batch.position, f"{what}: {exc}", length=batch.size)
+        except CodecError as exc:
+            return UnsupportedCodecError(self.name, batch.position, f"{what}: {exc}", length=batch.size)
+        key = keys[0] if keys else None
+        if key is None or len(key) < 4:
+            size = "a null key" if key is None else f"a key of {len(key)} bytes"
+            return ControlRecordError(self.name, batch.position, f"{what}: its first record has {size}, not a control "
+                                                                 "key (int16 version, int16 type)", length=batch.size)
+        version = int.from_bytes(key[:2], "big", signed=True)
+        if version < 0:
+            return ControlRecordError(self.name, batch.position, f"{what}: control key version {version} is negative",
+                                      length=batch.size)
+        return None
 
     def _parse_v2(self, pos: int, header: bytes, body: bytes):
         batch = v2.BatchV2(self.name, pos, header, body)
@@ -308,6 +363,29 @@ class SegmentReader:
         """Every record of every batch; a batch whose records do not decode is a fault."""
         for _, recs in self.decoded():
             yield from recs
+
+
+def _lone_record_key(body: bytes) -> tuple | None:
+    """(key,) of the one record that fills an uncompressed body exactly, with no header: a marker as
+    Kafka writes it, checked without building a batch's columns (a marker-heavy log has millions);
+    None for anything else, which the full decode then reads or reports."""
+    try:
+        length, pos = read_varint(body, 0)
+        if pos + length != len(body):
+            return None
+        _, pos = read_varint(body, pos + 1)  # attributes, timestamp delta
+        _, pos = read_varint(body, pos)  # offset delta
+        size, pos = read_varint(body, pos)
+        key = None
+        if size >= 0:
+            key = bytes(body[pos : pos + size])
+            pos += size
+        size, pos = read_varint(body, pos)
+        pos += max(size, 0)
+        headers, pos = read_varint(body, pos)
+    except (IndexError, VarintError):
+        return None
+    return (key,) if headers == 0 and pos == len(body) else None
 
 
 def _count_zeros(fh: BinaryIO) -> int:

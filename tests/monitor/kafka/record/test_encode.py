@@ -86,3 +86,16 @@ def test_an_emptied_batch_kept_for_its_producer_is_a_bare_header(tmp_path):
     empty = batch_of(tmp_path, encode.retained_batch(batch, [], delete_horizon_ms=None))
     assert (empty.records_count, empty.codec, empty.base_timestamp, empty.last_offset, empty.producer_id) == \
         (0, 0, -1, 19, 9)
+
+
+def test_records_copied_from_their_bytes_and_encoded_field_by_field_agree(tmp_path):
+    """encode_records copies key, value and headers from the decoded bytes; encode_record writes them from
+    the fields (a record with no bytes behind it): the same bytes, stamped or not."""
+    batch = batch_of(tmp_path, rf.v2(records_with_headers(range(7, 40), tombstone_every=4, null_key_every=5),
+                                     "gzip").data)
+    records = batch.records()
+    for base_ts in (batch.base_timestamp, HORIZON):
+        fields = b"".join(encode.encode_record(r.offset - batch.base_offset, r.timestamp - base_ts, r.key, r.value,
+                                               r.headers) for r in records)
+        assert encode.encode_records(records, batch.base_offset, base_ts) == fields
+        assert encode._records_size(records, batch.base_offset, base_ts) == len(fields)

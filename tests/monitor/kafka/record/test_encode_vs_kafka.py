@@ -23,6 +23,7 @@ pytestmark = pytest.mark.kafka
 
 DAY = 86_400_000
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+LOG_APPEND = "none, LogAppendTime"
 CFG = {"cleanup.policy": "compact", "segment.ms": 300, "min.cleanable.dirty.ratio": 1.0,
        "delete.retention.ms": DAY, "min.compaction.lag.ms": 0}
 
@@ -69,12 +70,15 @@ def fill(b: str, t: str, codec: str) -> None:
 
 @pytest.fixture(scope="module")
 def cleaned(kafka, tmp_path_factory):
-    """codec -> (folder before the clean, folder after it), one topic per codec cleaned by the broker."""
+    """codec -> (folder before the clean, folder after it), one topic per codec cleaned by the broker, and
+    ``LOG_APPEND``: uncompressed, the broker's LogAppendTime (every record's timestamp is the batch's max)."""
     root = tmp_path_factory.mktemp("encode-vs-kafka")
     b = kafka.bootstrap
     topics = {c: create_topic(b, unique_topic(f"encode-{c}"), **CFG) for c in CODECS}
-    with ThreadPoolExecutor(len(CODECS)) as pool:  # the topics are independent: written side by side
-        list(pool.map(lambda c: fill(b, topics[c], c), CODECS))
+    topics[LOG_APPEND] = create_topic(b, unique_topic("encode-logappend"), **CFG,
+                                      **{"message.timestamp.type": "LogAppendTime"})
+    with ThreadPoolExecutor(len(topics)) as pool:  # the topics are independent: written side by side
+        list(pool.map(lambda c: fill(b, topics[c], "none" if c == LOG_APPEND else c), topics))
         before = {c: copy_partition(partition_dir(kafka.log_dir, t), root / "before") for c, t in topics.items()}
         list(pool.map(lambda t: set_topic_config(b, t, **{"min.cleanable.dirty.ratio": 0.01}), topics.values()))
     out = {}
@@ -142,13 +146,28 @@ def old_bytes(folder, batch):
     return (folder / batch.file.rsplit("/", 1)[-1]).read_bytes()[batch.position : batch.position + batch.size]
 
 
-def test_uncompressed_batches_are_rebuilt_byte_for_byte(cleaned):
-    """Header (CRC, horizon, last offset delta kept), every record's deltas, headers: Kafka's bytes."""
-    pairs = rebuilt(*cleaned["none"])
+@pytest.mark.parametrize("topic", ["none", LOG_APPEND])
+def test_uncompressed_batches_are_rebuilt_byte_for_byte(cleaned, topic):
+    """Header (CRC, horizon, last offset delta kept), every record's deltas, headers: Kafka's bytes.
+    LogAppendTime: the records' deltas become those of the batch's max timestamp (all 0 unstamped)."""
+    pairs = rebuilt(*cleaned[topic])
     assert written_by_the_clean(pairs)
     for x, data, old, size, rebuilt_bytes in written_by_the_clean(pairs):
         assert size == x.size, (x.base_offset, size, x.size)
         assert rebuilt_bytes == data, x.base_offset
+
+
+def test_every_record_the_producer_wrote_is_encoded_back_to_its_bytes(cleaned):
+    """Before the clean: each uncompressed batch's records section (librdkafka's, plain and transactional,
+    headers, null keys and values, markers) re-encoded from its decoded records, byte for byte; and the
+    size counted without building it."""
+    checked = 0
+    for x, data in batches(cleaned["none"][0]):
+        records = x.records()
+        assert encode.encode_records(records, x.base_offset, x.base_timestamp) == data[61:], x.base_offset
+        assert encode._records_size(records, x.base_offset, x.base_timestamp) == x.size - 61
+        checked += len(records)
+    assert checked > 200
 
 
 @pytest.mark.parametrize("codec", ["gzip", "lz4", "zstd"])
