@@ -33,6 +33,11 @@ class Unknown(Exception):
     """A fact the projection cannot know; the message names the file and byte position where one exists."""
 
 
+class Unreadable(Unknown):
+    """The files cannot be read as Kafka wrote them (a read fault, a horizon no clean could write):
+    nothing of the partition is counted, its horizon states neither."""
+
+
 class Flow:
     """One batch through the rounds: its original ``batch`` and arrays, and what the rounds left."""
 

@@ -49,7 +49,7 @@ from monitor.kafka.record.legacy import LegacyDecodeError
 from monitor.kafka.record.model import control_type_code
 from monitor.kafka.record.v2 import RecordDecodeError
 from monitor.model import cleanarrays, horizon
-from monitor.model.cleanround import LATER, Flow, Round, Unknown
+from monitor.model.cleanround import LATER, Flow, Round, Unknown, Unreadable
 from monitor.model.offsetmap import DEFAULT_MAX_KEYS, MapFull, new_map
 from monitor.model.transactions import ABORT, COMMIT
 from monitor.model.txncleaner import CleanedTransactions
@@ -83,7 +83,7 @@ class Projection:
 def _segment_base(uri: str) -> int:
     found = offset_file(posixpath.basename(uri))
     if found is None or found[1] != ".log":
-        raise Unknown(f"{uri}: not a segment file name Kafka writes (its base offset is its name)")
+        raise Unreadable(f"{uri}: not a segment file name Kafka writes (its base offset is its name)")
     return found[0]
 
 
@@ -96,7 +96,7 @@ def _walk(files, opener, ops, *, start=0, cache=None):
         try:
             fh = opener(uri)
         except OSError as exc:
-            raise Unknown(f"{uri}: cannot read: {exc}") from exc
+            raise Unreadable(f"{uri}: cannot read: {exc}") from exc
         with fh:
             reader = SegmentReader(fh, name=uri)
             try:
@@ -109,9 +109,9 @@ def _walk(files, opener, ops, *, start=0, cache=None):
                         cols = cache.pop((i, b.position), None) if cache else None
                         yield i, base, b, (ops.columns(b.arrays()) if cols is None else cols), None
                     except (RecordDecodeError, LegacyDecodeError, CodecError) as exc:
-                        raise Unknown(f"{uri}: byte {b.position}: {exc}") from exc
+                        raise Unreadable(f"{uri}: byte {b.position}: {exc}") from exc
             except RecordFormatError as exc:
-                raise Unknown(str(exc)) from exc
+                raise Unreadable(str(exc)) from exc
 
 
 def _resolve_aborted(aborted, files, opener, first_dirty_index, log_start):
@@ -134,7 +134,7 @@ def _resolve_aborted(aborted, files, opener, first_dirty_index, log_start):
                     if b.is_control and b.producer_id in pids:
                         markers.setdefault(b.producer_id, []).append(b.last_offset)
             except RecordFormatError as exc:
-                raise Unknown(str(exc)) from exc
+                raise Unreadable(str(exc)) from exc
     out = list(known)
     for a in aborted.aborted:
         if a.first_offset is None:
@@ -148,12 +148,13 @@ def _count_horizons(f: Flow, ops, counts: dict, now_ms: int, dr_ms: int, soonest
     why = horizon.problem(has_horizon=b.has_delete_horizon, magic=b.magic, horizon_ms=b.delete_horizon_ms,
                           max_timestamp=b.max_timestamp, now_ms=now_ms, delete_retention_ms=dr_ms)
     if why:
-        raise Unknown(f"{b.file}: byte {b.position}: {why}")
+        raise Unreadable(f"{b.file}: byte {b.position}: {why}")
     if b.is_control:
         n = int(control_type_code(f.control_key) in (ABORT, COMMIT)) if f.control_key is not None else 0
         kind = MARKER
     else:
-        n = ops.tombstones(f.cols) if b.records_count else 0
+        # a magic < 2 tombstone has no KIP-534 horizon (never stamped; removed by the segment's mtime)
+        n = ops.tombstones(f.cols) if b.records_count and b.magic >= 2 else 0
         kind = TOMBSTONE
     if n:
         h = b.delete_horizon_ms
@@ -200,9 +201,17 @@ def project_partition(files, opener, *, first_dirty: int, upper: int, log_start:
     try:
         return _project(files, opener, first_dirty, upper, log_start, now_ms, delete_retention_ms, aborted, last_records,
                         max_map_keys, ops, log_bytes, counts, soonest)
-    except (Unknown, MapFull) as exc:
-        return Projection(None, None, f"{name}: {exc}", log_bytes, horizon_counts=counts,
-                          next_removable_ms=soonest[0])
+    except Unreadable as exc:  # the files themselves: nothing about them is counted
+        return Projection(None, None, f"{name}: {exc}", log_bytes)
+    except (Unknown, MapFull) as exc:  # the bytes a clean leaves; the horizon states are still counted
+        why = f"{name}: {exc}"
+    counts, soonest = {}, [None]
+    try:
+        for _i, base, b, cols, key in _walk(files, opener, ops):
+            _count_horizons(Flow(b, base, cols, key), ops, counts, now_ms, delete_retention_ms, soonest)
+    except Unknown:
+        counts, soonest = {}, [None]
+    return Projection(None, None, why, log_bytes, horizon_counts=counts, next_removable_ms=soonest[0])
 
 
 def _project(files, opener, first_dirty, upper, log_start, now_ms, dr_ms, aborted, last_records, max_map_keys, ops,

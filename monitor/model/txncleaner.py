@@ -1,5 +1,7 @@
-"""What one clean by Kafka's cleaner does to a partition's transactional batches: the one definition
-the audit applies (``spark_analysis.partition_audit``) while it reads a partition's batches in order.
+"""What one clean by Kafka's cleaner does to a partition's transactional batches: the one definition of
+the transaction rules (``CleanedTransactions``, Kafka's ``CleanedTransactionMetadata``), which the
+cleaner simulation (``monitor.model.nextclean``) runs in every round and the audit's record pass
+(``spark_analysis.partition_audit``, ``TxnCleaning``) applies while it reads a partition's batches in order.
 
 Kafka 4.x, storage/.../log/Cleaner.java (cleanSegments, cleanInto's RecordFilter) and
 CleanedTransactionMetadata.java, for batches below the cleaning round's upper bound (the base of the
@@ -16,15 +18,15 @@ segment holding the first uncleanable offset, which the LSO bounds: nothing at o
   the first clean that found it removable): ``discardBatchRecords = canDiscard && horizon <= now``.
   So a marker outlives its transaction's data by one clean and delete.retention.ms.
 
-Simplifications, each keeping a byte rather than claiming it: every producer that wrote data counts as
-active (Kafka forgets one after producer.id.expiration.ms), the round's last batch kept empty is not
-modelled, and a marker kept empty for a producer whose last entry is a marker keeps its full size.
+``TxnCleaning``'s simplifications, each keeping a byte rather than claiming it (``monitor.model.nextclean``
+has none of them but the first): every producer that wrote data counts as active (Kafka forgets one
+after producer.id.expiration.ms), the round's last batch kept empty is not modelled, and a marker kept
+empty for a producer whose last entry is a marker keeps its full size.
 """
 
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_right
 
 from monitor.kafka.record.model import control_type_code
 from monitor.model.transactions import ABORT, COMMIT, AbortedRanges
@@ -101,12 +103,9 @@ class TxnCleaning:
     def __init__(self, aborted: AbortedRanges, last_data_offsets: dict[int, int], upper: int, now_ms: int):
         self.upper, self.now_ms = upper, now_ms
         self.last_data = last_data_offsets  # producer id -> last offset of its last data batch in the log
-        self._ranges: dict[int, tuple[list[int], list[int]]] = {}  # producer id -> (firsts, markers)
-        for a in sorted((a for a in aborted.aborted if a.first_offset is not None), key=lambda a: a.first_offset):
-            firsts, lasts = self._ranges.setdefault(a.producer_id, ([], []))
-            firsts.append(a.first_offset)
-            lasts.append(a.last_offset)
-        self._traversed: set[int] = set()  # producers with a data batch since their last marker
+        # an abort folded from before the first dirty segment has no first offset here: left out (its
+        # data went in an earlier clean; monitor.model.nextclean finds its first offset from the log)
+        self._txn = CleanedTransactions([a for a in aborted.aborted if a.first_offset is not None])
         self.aborted_records = 0
         self.aborted_bytes = 0.0
         self.markers = 0  # markers (and empty control batches) removed
@@ -120,22 +119,10 @@ class TxnCleaning:
     def reclaimable_bytes(self) -> float:
         return self.aborted_bytes + self.marker_bytes
 
-    def aborted(self, producer_id: int, base_offset: int, last_offset: int) -> bool:
-        """Whether a transactional data batch belongs to an aborted transaction: an aborted range of
-        its producer opened at or before the batch and its ABORT marker comes after it."""
-        r = self._ranges.get(producer_id)
-        if r is None:
-            return False
-        i = bisect_right(r[0], last_offset) - 1
-        return i >= 0 and base_offset < r[1][i]
-
     def data_batch(self, batch) -> bool:
         """A data batch; True when it is aborted data (never a key's record, kept or not)."""
-        if not batch.is_transactional:
-            return False
         pid = batch.producer_id
-        self._traversed.add(pid)
-        if not self.aborted(pid, batch.base_offset, batch.last_offset):
+        if not self._txn.on_batch(batch.last_offset, batch.is_transactional, pid):
             return False
         if batch.base_offset < self.upper:
             self.aborted_records += batch.records_count
@@ -145,14 +132,8 @@ class TxnCleaning:
 
     def control_batch(self, batch, control_key: bytes | None) -> None:
         """A control batch, with its record's key (None for an empty batch)."""
-        if batch.records_count == 0 or control_key is None:
-            discardable = True  # "An empty control batch was already cleaned, so it's safe to discard"
-        else:
-            kind = control_type_code(control_key)
-            if kind not in (ABORT, COMMIT):
-                return  # other control types are kept
-            discardable = batch.producer_id not in self._traversed
-            self._traversed.discard(batch.producer_id)
+        empty = batch.records_count == 0 or control_key is None
+        discardable = self._txn.on_control(batch.last_offset, batch.producer_id, None if empty else control_key)
         horizon = batch.delete_horizon_ms
         if discardable and batch.base_offset < self.upper and horizon is not None and horizon <= self.now_ms:
             self.markers += batch.records_count

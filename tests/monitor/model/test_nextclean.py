@@ -167,11 +167,16 @@ def test_bad_inputs_are_unknown_with_the_reason(tmp_path):
     p = project(files, first_dirty=0, upper=1)
     assert p.next_clean_bytes is None and p.settled_bytes is None
     assert "byte 0" in p.unknown_reason and "past now + delete.retention.ms" in p.unknown_reason
+    assert p.horizon_counts == {} and p.next_removable_ms is None  # a horizon no clean wrote: no state either
 
     old = rf.legacy(1, [rec(0, "a"), rec(1, "a", None)])
     files = segments(tmp_path / "legacy", old, [rf.v2([rec(2, "b")])])
     p = project(files, first_dirty=0, upper=2)
     assert p.next_clean_bytes is None and "magic-1 tombstone" in p.unknown_reason
+    assert p.horizon_counts == {}  # a magic-1 tombstone has no KIP-534 horizon: no state
+    with_v2 = segments(tmp_path / "legacy2", old, [rf.v2([rec(2, "b", None)])], [rf.v2([rec(3, "c")])])
+    p = project(with_v2, first_dirty=0, upper=3)
+    assert p.next_clean_bytes is None and p.horizon_counts == {("tombstone", "unstamped"): 1}  # states still known
 
     good = rf.v2([rec(0, "a"), rec(1, "b")])
     bad = bytearray(good.data)
@@ -184,7 +189,54 @@ def test_bad_inputs_are_unknown_with_the_reason(tmp_path):
 
     files = segments(tmp_path / "keys", [rf.v2([rec(i, f"k{i}") for i in range(10)])], [rf.v2([rec(10, "z")])])
     p = project(files, first_dirty=0, upper=10, max_map_keys=5)
-    assert p.next_clean_bytes is None and "offset map" in p.unknown_reason
+    assert p.next_clean_bytes is None and "offset map" in p.unknown_reason and p.log_bytes == files[0][1] + files[1][1]
 
     p = project(files, first_dirty=0, upper=10, aborted=[], max_map_keys=100)
     assert p.unknown_reason is None
+
+
+def test_an_abort_folded_without_its_first_offset_starts_after_its_producers_previous_marker(tmp_path):
+    # before the dirty section: a committed transaction of 7, then an aborted one, its data never cleaned
+    tx = dict(producer_id=7, producer_epoch=0, base_sequence=0, transactional=True)
+    committed, commit = rf.v2([rec(0, "a"), rec(1, "b")], **tx), rf.control(2, "COMMIT", 7, 0, rf.T0)
+    aborted, abort = rf.v2([rec(3, "c"), rec(4, "d")], **tx), rf.control(5, "ABORT", 7, 0, rf.T0)
+    files = segments(tmp_path, [committed, commit, aborted, abort], [rf.v2([rec(6, "e")])], [rf.v2([rec(7, "f")])])
+    # monitor.model.transactions lists an abort of a segment before the first dirty one without a first offset
+    p = project(files, first_dirty=6, upper=7, aborted=[AbortedTxn(7, None, 5, None, 0)])
+    assert p.unknown_reason is None
+    # 3..4 is the aborted transaction (after 7's COMMIT at 2): dropped; 0..1 stays; both markers stay
+    assert p.next_clean_bytes == p.log_bytes - len(aborted.data)
+    # later: the ABORT marker is stamped and removed; the COMMIT marker's data is still there
+    assert p.settled_bytes == p.log_bytes - len(aborted.data) - len(abort.data)
+
+
+def test_a_segment_holding_the_upper_bound_is_mapped_whole_and_cleaned_up_to_it(tmp_path):
+    # Kafka maps every record of a dirty segment, also those past the bound (an LSO inside it), and
+    # keeps the records past the bound as they are (pastLatestOffset)
+    first = rf.v2([rec(0, "a"), rec(1, "b")])
+    below, past = rf.v2([rec(2, "c")]), rf.v2([rec(3, "a"), rec(4, "c")])
+    files = segments(tmp_path, [first], [below, past], [rf.v2([rec(5, "z")])])
+    p = project(files, first_dirty=2, upper=3)
+    # a@0 goes (a@3 mapped); c@2 goes (c@4 mapped) but it is the round's last batch: kept empty
+    assert p.next_clean_bytes == rebuilt([rec(1, "b")], 1) + 61 + len(past.data) + files[2][1]
+
+
+def test_horizon_states_of_markers_and_the_next_removal(tmp_path):
+    pending = stamped(rf.control(0, "COMMIT", 8, 0, rf.T0), NOW + 5)
+    unstamped = rf.control(1, "ABORT", 9, 0, rf.T0)
+    files = segments(tmp_path, [pending, unstamped], [rf.v2([rec(2, "z")])])
+    p = project(files, first_dirty=0, upper=2)
+    assert p.horizon_counts == {("marker", "pending"): 1, ("marker", "unstamped"): 1}
+    assert p.next_removable_ms == NOW + 5
+    # the unstamped marker (no data of 9 before it) is stamped now: gone one delete.retention.ms later
+    assert p.batches_stamped == 1 and p.settled_bytes == files[1][1]
+    d = p.as_dict()
+    assert d["horizon_counts"] == {"marker_pending": 1, "marker_unstamped": 1} and d["settled_bytes"] == p.settled_bytes
+
+
+def test_legacy_messages_without_tombstones_are_counted(tmp_path):
+    old = rf.legacy(1, [rec(0, "a"), rec(1, "b")])
+    files = segments(tmp_path, old, [rf.v2([rec(2, "a")])], [rf.v2([rec(3, "z")])])
+    p = project(files, first_dirty=2, upper=3)
+    assert p.unknown_reason is None
+    assert p.next_clean_bytes == p.log_bytes - len(old[0].data)
