@@ -111,13 +111,21 @@ def consumer_risk(df: pd.DataFrame, warning_fraction: float, critical_fraction: 
 
 
 def audit_sizes(topics: pd.DataFrame) -> go.Figure:
+    """Per topic: what the next clean leaves and reclaims (stacked), and the settled size (after every
+    delete horizon has passed and another clean) as a mark, where the run has one."""
     t = topics.sort_values("bytes", ascending=False).head(25)
     fig = go.Figure()
-    fig.add_bar(x=t["topic"], y=t["projected_bytes"] / 2**20, name="kept after compaction")
-    fig.add_bar(x=t["topic"], y=t["reclaimable_bytes"] / 2**20, name="reclaimable", marker_color="#d62728")
+    fig.add_bar(x=t["topic"], y=t["next_clean_bytes"] / 2**20, name="left after the next clean")
+    fig.add_bar(x=t["topic"], y=t["reclaimable_bytes"] / 2**20, name="reclaimed by the next clean",
+                marker_color="#d62728")
+    if "settled_bytes" in t.columns:
+        fig.add_scatter(x=t["topic"], y=t["settled_bytes"] / 2**20, mode="markers", name="settled",
+                        marker=dict(symbol="line-ew-open", size=24, color="#2ca02c"),
+                        hovertemplate="%{x}: %{y:.1f} MiB once every delete horizon has passed and another clean"
+                                      "<extra>settled</extra>")
     fig.update_layout(barmode="stack")
     fig.update_yaxes(title="MiB")
-    return _styled(fig, "What a full compaction would reclaim, per topic")
+    return _styled(fig, "What the next clean leaves and reclaims, and settled, per topic")
 
 
 def audit_clean_time(topics: pd.DataFrame) -> go.Figure:

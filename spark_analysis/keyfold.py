@@ -164,11 +164,13 @@ def outcome(k: dict) -> dict:
 
 def key_totals(k: dict) -> dict:
     """A partition's key-derived totals (``rows.KEY_TOTALS``); sums over keys, so totals of disjoint
-    sets of keys add up."""
+    sets of keys add up. ``share_reclaimable_bytes``: the records' byte shares a full clean removes, an
+    estimate (the partition's reclaimable bytes are counted by ``monitor.model.nextclean``)."""
     o = outcome(k)
     return {
         "distinct_keys": int(len(k["updates"])), "obsolete_records": int((k["updates"] - 1).sum()),
-        "removable_records": int(o["removable_records"].sum()), "reclaimable_bytes": float(o["reclaimable_bytes"].sum()),
+        "removable_records": int(o["removable_records"].sum()),
+        "share_reclaimable_bytes": float(o["reclaimable_bytes"].sum()),
         "dirty_distinct_keys": int(k["dirty"].sum()), "tombstones": int(k["tombstones"].sum()),
         "tombstones_past_retention": int(k["tombstones_expired"].sum()),
         "keys_last_tombstone": int(k["last_tombstone"].sum()),

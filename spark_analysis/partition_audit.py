@@ -6,7 +6,9 @@ its own segments: Kafka's bounds from the batch headers (active segment, ``min.c
 the checkpoint, the LSO and the aborted transactions from the transactional batches and markers),
 then one pass over the records through the one fold (``partition_fold``), beside which one clean's
 decisions on aborted data and markers are counted (``monitor.model.txncleaner``; aborted data is no key's
-record). The task
+record). Then the cleaner's own two passes over the same files count what the next clean leaves and
+what is left once every delete horizon has passed (``monitor.model.nextclean``, ``project``): a second
+read of the partition in the same task, so the task structure and what it sends stay as they were. The task
 hands Spark the partition's facts, its key totals, top keys, producer and tombstone-bucket totals and
 its faults (``rows``): no per-record or per-key rows cross into the JVM, unless a partition has more
 keys than one task holds (then its key table goes out in parts and Spark merges them, ``merge``).
@@ -27,10 +29,11 @@ from monitor.model.summary import SegmentSummary, fold_end, fold_header, txn_eve
 from monitor.model.topicconfig import TopicConfig
 from monitor.model.transactions import aborted_transactions
 from monitor.model.txncleaner import TxnCleaning
-from spark_analysis import rows
+from spark_analysis import projection, rows
 from spark_analysis.arrow_rows import segment_base
 from spark_analysis.keyfold import Bounds
 from spark_analysis.partition_fold import MAX_KEYS, WINDOW_RECORDS, PartitionFold, RecordWindow
+from spark_analysis.projection import Producers
 
 BUCKETS_MS = (60_000, 3_600_000, 86_400_000, 7 * 86_400_000)
 
@@ -76,6 +79,7 @@ class HeaderScan:
     first_timestamp: int | None = None
     last_timestamp: int | None = None
     last_data_offsets: dict = field(default_factory=dict)  # producer id -> last offset of its last data batch
+    producers: Producers = field(default_factory=Producers)  # each producer's last entry, as Kafka holds it
 
 
 def scan_headers(files, opener) -> HeaderScan:
@@ -97,6 +101,7 @@ def scan_headers(files, opener) -> HeaderScan:
                     txn.append(b)
                 if not b.is_control and b.producer_id >= 0:
                     scan.last_data_offsets[b.producer_id] = b.last_offset
+                scan.producers.add(b)
                 fold_header(s, b)
                 n = b.records_count
                 if b.is_control:
@@ -209,15 +214,39 @@ def audit_partition(task: PartitionTask, opener):
     retention = retention_for(st, scan.summaries, task.config, task.now_ms)
     if retention is not None and retention.moves:
         b = Bounds(**{**b.to_json(), "retained_from": retention.log_start_offset})
-    txn = TxnCleaning(aborted_transactions(scan.summaries, st.first_dirty_offset), scan.last_data_offsets, upper,
-                      task.now_ms)
+    aborted = aborted_transactions(scan.summaries, st.first_dirty_offset)
+    txn = TxnCleaning(aborted, scan.last_data_offsets, upper, task.now_ms)
     yield from _record_pass(task, opener, b, txn)
+    projected = project(task, opener, st, upper, aborted, scan, retention)
     counts = {"records": scan.records, "control_records": scan.control_records,
               "first_timestamp": scan.first_timestamp, "last_timestamp": scan.last_timestamp,
               "txn_removable_records": txn.removable_records, "txn_reclaimable_bytes": txn.reclaimable_bytes,
               **retention_counts(retention)}
     facts = partition_facts(task.topic, task.partition, st, len(scan.summaries), counts, task.config, b.bucket_ms)
-    yield rows.batch("facts", 1, {**facts, "decoder": decoder()})
+    yield rows.batch("facts", 1, {**facts, **projected, "decoder": decoder()})
+
+
+def project(task: PartitionTask, opener, st, upper: int, aborted, scan: HeaderScan, retention) -> dict:
+    """The partition's two projections, counted by Kafka's cleaner run over its files
+    (``monitor.model.nextclean``; ``spark_analysis.projection``). Under ``compact,delete`` the segments
+    retention deletes now are gone before the clean (``retention_for``): the clean runs over the rest,
+    from the log start retention leaves. A file that cannot be read leaves the projection unknown, with
+    the reason; the record pass reports the fault itself."""
+    from monitor.model.nextclean import project_partition
+
+    files, log_start = task.files, st.log_start_offset
+    if retention is not None and retention.moves:
+        gone = set(retention.deleted)
+        files = [f for f in files if segment_base(f[0]) not in gone]
+        log_start = retention.log_start_offset
+    try:
+        p = project_partition(files, opener, first_dirty=st.first_dirty_offset, upper=upper, log_start=log_start,
+                              now_ms=task.now_ms, delete_retention_ms=task.config.delete_retention_ms,
+                              aborted=aborted, last_records=scan.producers.last_records(task.now_ms),
+                              name=f"{task.topic}-{task.partition}")
+    except (OSError, ValueError) as exc:  # a read fault (RecordFormatError is a ValueError) names file and position
+        return projection.unknown(f"not counted: {exc}")
+    return projection.counted(p)
 
 
 def _record_pass(task: PartitionTask, opener, b: Bounds | None, txn: TxnCleaning | None = None):

@@ -10,6 +10,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
+from monitor.model.horizon import STATES
+
 
 def _mb(v: float) -> str:
     return f"{v / (1 << 20):,.1f} MiB"
@@ -33,9 +35,11 @@ def figures(topics: list[dict], buckets: list[dict]) -> list:
     top = sorted(topics, key=lambda t: -t["bytes"])[:25]
     names = [t["topic"] for t in top]
     fig = go.Figure()
-    fig.add_bar(name="kept after compaction", x=names, y=[(t["projected_bytes"] or 0) / (1 << 20) for t in top])
-    fig.add_bar(name="reclaimable", x=names, y=[(t["reclaimable_bytes"] or 0) / (1 << 20) for t in top])
-    fig.update_layout(barmode="stack", title="Size per topic: what a full compaction would reclaim",
+    fig.add_bar(name="left after the next clean", x=names, y=[(t["next_clean_bytes"] or 0) / (1 << 20) for t in top])
+    fig.add_bar(name="reclaimed by the next clean", x=names, y=[(t["reclaimable_bytes"] or 0) / (1 << 20) for t in top])
+    fig.add_scatter(name=f"settled ({SETTLED})", x=names, mode="markers", marker=dict(symbol="line-ew-open", size=24),
+                    y=[None if t.get("settled_bytes") is None else t["settled_bytes"] / (1 << 20) for t in top])
+    fig.update_layout(barmode="stack", title="Size per topic: what the next clean leaves and reclaims, and settled",
                       yaxis_title="MiB")
     figs.append(fig)
     est = sorted(topics, key=lambda t: -(t["estimated_clean_seconds"] or 0))[:25]
@@ -54,6 +58,44 @@ def figures(topics: list[dict], buckets: list[dict]) -> list:
         fig.update_layout(title="Tombstones on disk by the time they were written", yaxis_title="tombstones")
         figs.append(fig)
     return figs
+
+
+NEXT_CLEAN = "what the broker's cleaner leaves if it cleans the partition now"
+SETTLED = "after every delete horizon has passed and another clean"
+
+
+def _size(v) -> str:
+    return "unknown" if v is None else _mb(v)
+
+
+def projection_html(summary: dict) -> str:
+    """The two projections, which is which, how they were found, what was left out; tombstones and
+    markers by their delete horizon's state (``monitor.model.horizon``) and the next removal."""
+    if "next_clean_bytes" not in summary:
+        return "<p>Not in this run (an audit from before issue 32: its projected size was estimated).</p>"
+    method = summary.get("projection_method") or "none"
+    how = {"counted": "counted: Kafka's cleaner run over the segments, each batch it keeps re-encoded as "
+                      "MemoryRecords.filterTo writes it",
+           "estimated": "estimated from the records' byte shares: a dump or a topic has no batch bytes to "
+                        "re-encode; the settled size is not counted"}.get(method, method)
+    left = [f"{summary[k]} partition(s) left out of the {what} total (unknown, see the partitions table)"
+            for k, what in (("next_clean_unknown_partitions", "next-clean"), ("settled_unknown_partitions", "settled"))
+            if summary.get(k)]
+    when = summary.get("next_removable_ms")
+    when = ("none left to remove" if when is None else
+            dt.datetime.fromtimestamp(when / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"))
+
+    def counts(kind: str) -> str:
+        got = [(st, summary.get(f"{kind}s_{st}")) for st in STATES]
+        return ", ".join(f"{'unknown' if v is None else format(v, ',')} {st}" for st, v in got)
+
+    return (f"<p>After the next clean: {html.escape(_size(summary['next_clean_bytes']))} ({html.escape(NEXT_CLEAN)}). "
+            f"Settled: {html.escape(_size(summary.get('settled_bytes')))} ({html.escape(SETTLED)}). "
+            f"Method: {html.escape(how)}." + "".join(f" {html.escape(x)}." for x in left) + "</p>"
+            f"<p>Delete horizons (KIP-534): tombstones {counts('tombstone')}; transaction markers {counts('marker')}. "
+            "Unstamped: the next clean stamps them, they go one delete.retention.ms later; pending: stamped, the "
+            "horizon ahead; passed: the next clean removes them. The next become removable at "
+            f"{html.escape(when)}.</p>")
 
 
 def _table(rows: list[dict], cols: list[tuple[str, str]], fmt: dict | None = None) -> str:
@@ -167,8 +209,10 @@ def render_report(summary: dict, topics: list[dict], partitions: list[dict], buc
     when = dt.datetime.fromtimestamp(summary["generated_at_ms"] / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     cards = [
         ("Data scanned", _mb(summary["bytes"])),
-        ("Reclaimable", _mb(summary["reclaimable_bytes"])),
-        ("After full compaction", _mb(summary["projected_bytes"])),
+        ("Reclaimable by the next clean", _mb(summary["reclaimable_bytes"])),
+        (f"After the next clean ({summary.get('projection_method') or 'unknown'})",
+         _size(summary.get("next_clean_bytes"))),
+        ("Settled (every delete horizon passed, cleaned again)", _size(summary.get("settled_bytes"))),
         ("Dirty (cleanable) now", _mb(summary["cleanable_bytes"])),
         ("Estimated cleaning time (one thread, summed)", _dur(summary["estimated_clean_seconds"])),
         ("Wall clock, busiest broker", _dur(summary.get("estimated_wall_clock_seconds", 0.0))),
@@ -184,17 +228,21 @@ def render_report(summary: dict, topics: list[dict], partitions: list[dict], buc
     charts = "".join(f'<div class="chart">{_fig_html(f)}</div>' for f in figures(topics, buckets))
     worst = sorted(partitions, key=lambda p: -(p["reclaimable_bytes"] or 0))[:30]
     part_table = _table(worst, [("topic", "topic"), ("partition", "partition"), ("bytes", "size"),
-                                ("reclaimable_bytes", "reclaimable"), ("cleanable_ratio", "dirty ratio"),
+                                ("reclaimable_bytes", "reclaimable"), ("next_clean_bytes", "after the next clean"),
+                                ("settled_bytes", "settled"), ("projection_method", "method"),
+                                ("cleanable_ratio", "dirty ratio"),
                                 ("cleaner_passes", "passes"), ("estimated_clean_seconds", "est. clean"),
                                 ("tombstones", "tombstones"), ("tombstones_past_retention", "past retention"),
                                 ("config_source", "config from")],
-                        {"bytes": _mb, "reclaimable_bytes": _mb, "cleanable_ratio": lambda v: f"{v:.2f}",
+                        {"bytes": _mb, "reclaimable_bytes": _mb, "next_clean_bytes": _mb, "settled_bytes": _mb,
+                         "cleanable_ratio": lambda v: f"{v:.2f}",
                          "estimated_clean_seconds": _dur}).replace("<td>None</td>", "<td>unknown</td>")
     part_table = _config_note(summary) + part_table
     streams = [t for t in topics if t.get("streams_role")]
     streams_html = ("<h2>Kafka Streams internal topics (by name)</h2>" + _table(
         streams, [("topic", "topic"), ("streams_role", "role"), ("partitions", "partitions"), ("bytes", "size"),
-                  ("projected_bytes", "after full compaction")], {"bytes": _mb, "projected_bytes": _mb})
+                  ("next_clean_bytes", "after the next clean"), ("settled_bytes", "settled")],
+        {"bytes": _mb, "next_clean_bytes": _mb, "settled_bytes": _mb}).replace("<td>None</td>", "<td>unknown</td>")
         if streams else "")
     restore_html = _restore(topics, summary)
     keys = [{**k, "key": _key_text(k.get("key"))} for k in top_keys[:40]]
@@ -240,6 +288,7 @@ cleaner model: {c['threads']} thread(s), {c['keys_per_pass']:,} keys per pass,
 <div class="cards">{card_html}</div>
 {f'<p>{summary["vanished_segments"]} segment(s) were replaced by the broker while the audit read a live log dir; '
  'audit a copy for exact figures.</p>' if summary.get("vanished_segments") else ''}
+<h2>What the next clean leaves, and settled</h2>{projection_html(summary)}
 {charts}
 {accuracy_html(summary.get("run", "this run"), partitions, earlier)}
 <h2>Cleaning time per broker</h2>
@@ -292,9 +341,9 @@ def _restore(topics: list[dict], summary: dict) -> str:
              "restore_throughput_bytes_per_second in monitor.yaml, or run ./dev bench restore.")
     rows = [{**t, "streams_role": t.get("streams_role") or "-"} for t in restore_order(topics)[:50]]
     return (f"<p>{html.escape(EXPLAIN)} {basis}</p>" + _table(
-        rows, [("topic", "topic"), ("streams_role", "Streams role"), ("projected_bytes", "after full compaction"),
+        rows, [("topic", "topic"), ("streams_role", "Streams role"), ("next_clean_bytes", "after the next clean"),
                ("restore_seconds", "restore time")],
-        {"projected_bytes": _mb, "restore_seconds": _dur}).replace("<td>None</td>", "<td>unknown</td>"))
+        {"next_clean_bytes": _mb, "restore_seconds": _dur}).replace("<td>None</td>", "<td>unknown</td>"))
 
 
 def _key_text(key) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from spark_analysis.keyfold import KEY_COLUMNS
+from spark_analysis.projection import HORIZON_COLUMNS
 from spark_analysis.schema import SPARK_TYPES
 
 _PART = [("topic", pa.string()), ("partition", pa.int32())]
@@ -23,7 +24,9 @@ _PART = [("topic", pa.string()), ("partition", pa.int32())]
 # the key-derived totals of a partition; additive over keys, so partial totals sum
 KEY_TOTALS = [
     ("distinct_keys", pa.int64()), ("obsolete_records", pa.int64()), ("removable_records", pa.int64()),
-    ("reclaimable_bytes", pa.float64()), ("dirty_distinct_keys", pa.int64()), ("tombstones", pa.int64()),
+    # the byte shares a full clean removes (estimated: batch bytes spread over records); the partition's
+    # reclaimable bytes follow the counted projection, this stays for the records path's estimate
+    ("share_reclaimable_bytes", pa.float64()), ("dirty_distinct_keys", pa.int64()), ("tombstones", pa.int64()),
     ("tombstones_past_retention", pa.int64()), ("keys_last_tombstone", pa.int64()),
     # producer pitfalls: keys whose latest value is an empty string (not a tombstone: they never go away)
     ("keys_last_empty_value", pa.int64()),
@@ -43,6 +46,15 @@ ROW_TYPES: dict[str, list] = {
         # compact,delete: what one retention check deletes (``monitor.model.retention``); null without delete
         ("retention_deleted_segments", pa.int32()), ("retention_deleted_bytes", pa.int64()),
         ("projected_log_start_offset", pa.int64()),
+        # the two projections (``spark_analysis.projection``): after the next clean, and settled (after every
+        # delete horizon has passed and another clean); counted from the segments (``monitor.model.nextclean``)
+        # or estimated (dumps, a topic); null with the reason when unknown
+        ("next_clean_bytes", pa.int64()), ("settled_bytes", pa.int64()), ("projection_method", pa.string()),
+        ("projection_unknown_reason", pa.string()), ("projected_removable_records", pa.int64()),
+        ("batches_dropped", pa.int64()), ("batches_rewritten", pa.int64()), ("batches_stamped", pa.int64()),
+        # tombstones and markers by their delete horizon's state (``monitor.model.horizon``), and when the
+        # next ones become removable
+        *[(c, pa.int64()) for c in HORIZON_COLUMNS], ("next_removable_ms", pa.int64()),
         # the record decoder the task ran ("c" or "python", ``monitor.kafka.record.v2.decoder``)
         ("decoder", pa.string())],
     "key_totals": _PART + KEY_TOTALS,
@@ -71,16 +83,20 @@ STRUCTS = {kind: pa.struct(fields) for kind, fields in ROW_TYPES.items()}
 # The audit's partitions table (``audit.tables.PARTITION_DDL``, before the producer-pitfall columns of
 # ``audit.pitfalls``), declared here once: its columns in order, each typed by the row type it comes
 # from (a partition's facts or key totals) or, for what the table builder adds, by ``PARTITION_ADDED``.
-# The facts not named here (the tombstone bucket, a clean's transaction figures, the decoder) feed the
+# The facts not named here (the tombstone bucket, a clean's transaction figures, the projection's removable
+# records, which become removable_records, the decoder) feed the
 # tables but are no column of them.
-PARTITION_ADDED = [("projected_bytes", pa.float64()), ("cleaner_passes", pa.int32()),
+# reclaimable_bytes: bytes - next_clean_bytes (less what retention deletes), an integer like the projection
+PARTITION_ADDED = [("reclaimable_bytes", pa.int64()), ("cleaner_passes", pa.int32()),
                    ("estimated_clean_seconds", pa.float64()), ("config_source", pa.string()),
                    ("config_unknown_reason", pa.string())]
 PARTITION_COLUMNS = (
     "topic partition segments records control_records bytes distinct_keys obsolete_records removable_records "
-    "reclaimable_bytes projected_bytes first_dirty_offset checkpoint_offset first_uncleanable_offset clean_bytes "
+    "reclaimable_bytes next_clean_bytes settled_bytes projection_method projection_unknown_reason batches_dropped "
+    "batches_rewritten batches_stamped first_dirty_offset checkpoint_offset first_uncleanable_offset clean_bytes "
     "cleanable_bytes cleanable_ratio min_cleanable_dirty_ratio eligible dirty_distinct_keys cleaner_passes "
-    "estimated_clean_seconds tombstones tombstones_past_retention keys_last_tombstone delete_retention_ms "
+    "estimated_clean_seconds tombstones tombstones_past_retention keys_last_tombstone "
+    + " ".join(HORIZON_COLUMNS) + " next_removable_ms delete_retention_ms "
     "first_timestamp last_timestamp retention_deleted_segments retention_deleted_bytes projected_log_start_offset "
     "config_source config_unknown_reason").split()
 _TYPED = dict(ROW_TYPES["facts"] + KEY_TOTALS + PARTITION_ADDED)

@@ -6,6 +6,7 @@ found in several log dirs list their replicas (``spark_analysis.replicas``), tho
 A run with an earlier complete run before it shows that run's prediction against what the broker then
 reclaimed (``monitor.verdicts.accuracy``)."""
 
+import pandas as pd
 import streamlit as st
 
 from dashboards import auditruns, figures, ui
@@ -17,7 +18,7 @@ from monitor.verdicts.restore import EXPLAIN, restore_order
 
 def accuracy_panel(audit_dir: str, run: str, later: dict, complete: list[str]) -> None:
     """The selected run against an earlier one (``monitor.verdicts.accuracy``): what the earlier run predicted
-    a full compaction would reclaim, against what the broker reclaimed by the time of this run."""
+    the next clean would reclaim, against what the broker reclaimed by the time of this run."""
     st.subheader("Prediction against what the broker reclaimed")
     earlier = [r for r in complete if r < run]
     if not earlier:
@@ -47,8 +48,49 @@ def accuracy_panel(audit_dir: str, run: str, later: dict, complete: list[str]) -
     st.dataframe(rows, hide_index=True, use_container_width=True, key="audit.accuracy.table")
 
 
-TOPIC_COLUMNS = ["topic", "partitions", "records", "bytes", "reclaimable_bytes", "projected_bytes",
-                 "max_cleanable_ratio", "estimated_clean_seconds", "tombstones_past_retention", "config_source"]
+TOPIC_COLUMNS = ["topic", "partitions", "records", "bytes", "reclaimable_bytes", "next_clean_bytes", "settled_bytes",
+                 "projection_method", "next_clean_unknown_partitions", "settled_unknown_partitions",
+                 "max_cleanable_ratio", "estimated_clean_seconds", "tombstones_past_retention",
+                 "tombstones_unstamped", "tombstones_pending", "tombstones_passed", "markers_unstamped",
+                 "markers_pending", "markers_passed", "config_source"]
+BEFORE_32 = ("A run from before issue 32: its sizes after compaction were estimated from the records' byte shares "
+             "(delete horizons ignored), and it has no settled size.")
+
+
+def with_projections(topics, summary: dict):
+    """The topics table and summary with the next-clean columns; a run from before #32 has only its
+    estimated ``projected_bytes``, read as an estimated next-clean figure (``BEFORE_32`` says so)."""
+    if "next_clean_bytes" in topics.columns or "projected_bytes" not in topics.columns:
+        return topics, summary
+    return (topics.rename(columns={"projected_bytes": "next_clean_bytes"}).assign(projection_method="estimated"),
+            {**summary, "next_clean_bytes": summary.get("projected_bytes"), "projection_method": "estimated"})
+
+
+def projection_panel(sm: dict) -> None:
+    """The two projections, labelled which is which, how they were found and what was left out; the
+    tombstones and markers by delete-horizon state and the next removal (``monitor.model.horizon``)."""
+    from monitor.model.horizon import STATES
+
+    size = lambda v: "unknown" if v is None else f"{v / 2**20:,.1f} MiB"  # noqa: E731
+    c = st.columns(3)
+    c[0].metric("After the next clean", size(sm.get("next_clean_bytes")))
+    c[1].metric("Settled", size(sm.get("settled_bytes")))
+    c[2].metric("Projection", sm.get("projection_method") or "unknown")
+    left = [f"{sm[k]} partition(s) unknown, left out of the {what} total"
+            for k, what in (("next_clean_unknown_partitions", "next-clean"), ("settled_unknown_partitions", "settled"))
+            if sm.get(k)]
+    if "settled_unknown_partitions" not in sm:
+        st.caption(BEFORE_32)
+        return
+    when = sm.get("next_removable_ms")
+    counts = lambda kind: ", ".join(  # noqa: E731
+        f"{'unknown' if sm.get(f'{kind}s_{s}') is None else format(sm[f'{kind}s_{s}'], ',')} {s}" for s in STATES)
+    st.caption("After the next clean: what the broker's cleaner leaves if it cleans each partition now. Settled: "
+               "after every delete horizon has passed and another clean. Counted: Kafka's cleaner run over the "
+               "segments, each kept batch re-encoded; estimated: from the records' byte shares (a dump or a topic). "
+               + "".join(f"{x}. " for x in left)
+               + f"Delete horizons: tombstones {counts('tombstone')}; markers {counts('marker')}; the next become "
+               f"removable {'never (none left)' if when is None else pd.to_datetime(when, unit='ms', utc=True)}.")
 
 
 def topics_panel(topics, summary: dict) -> None:
@@ -85,13 +127,14 @@ else:
     elif a["status"] == DAMAGED:
         st.error(f"Run {run} is damaged: " + "; ".join(a["problems"]))
     else:
-        sm = a["summary"]
+        a["topics"], sm = with_projections(a["topics"], a["summary"])
         c = st.columns(5)
         c[0].metric("Scanned", f"{sm['bytes'] / 2**20:,.1f} MiB")
-        c[1].metric("Reclaimable", f"{sm['reclaimable_bytes'] / 2**20:,.1f} MiB")
+        c[1].metric("Reclaimable by the next clean", f"{sm['reclaimable_bytes'] / 2**20:,.1f} MiB")
         c[2].metric("Estimated cleaning time", f"{sm['estimated_clean_seconds']:,.1f} s")
         c[3].metric("Tombstones past retention", f"{sm['tombstones_past_retention']:,}")
         c[4].metric("Corrupt spots", sm["faults"])
+        projection_panel(sm)
         accuracy_panel(s.audit_dir, run, a, complete)
         if not a["topics"].empty:
             st.plotly_chart(figures.audit_sizes(a["topics"]), use_container_width=True)
@@ -102,7 +145,8 @@ else:
             streams = t[t["streams_role"].fillna("") != ""]
             if not streams.empty:
                 st.subheader("Kafka Streams internal topics (by name)")
-                st.dataframe(streams[["topic", "streams_role", "partitions", "bytes", "projected_bytes"]],
+                st.dataframe(streams[[c for c in ("topic", "streams_role", "partitions", "bytes", "next_clean_bytes",
+                                                  "settled_bytes") if c in streams.columns]],
                              hide_index=True, use_container_width=True)
         st.subheader("Restore time per compacted topic")
         if "restore_seconds" not in t.columns:
@@ -114,10 +158,10 @@ else:
                 if bps else
                 f"Unknown: {sm.get('restore_unknown_reason')}. Give --restore-throughput, "
                 "restore_throughput_bytes_per_second in monitor.yaml, or run ./dev bench restore."))
-            order = [r["topic"] for r in restore_order(t[["topic", "streams_role", "projected_bytes"]]
+            order = [r["topic"] for r in restore_order(t[["topic", "streams_role", "next_clean_bytes"]]
                                                         .to_dict("records"))]
             st.dataframe(t.set_index("topic").loc[order].reset_index()[
-                ["topic", "streams_role", "projected_bytes", "restore_seconds"]],
+                ["topic", "streams_role", "next_clean_bytes", "restore_seconds"]],
                 hide_index=True, use_container_width=True, key="audit.restore")
         if not a["tombstone_buckets"].empty:
             st.plotly_chart(figures.audit_tombstone_buckets(a["tombstone_buckets"]), use_container_width=True)

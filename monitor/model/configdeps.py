@@ -53,7 +53,10 @@ DEPENDS: dict[str, tuple[str, ...]] = {
     # tombstones
     "delete_retention_ms": (DELETE_RETENTION,), "tombstones_past_retention": (DELETE_RETENTION,),
     # what a clean and the delete half would remove
-    "removable_records": _CLEAN, "reclaimable_bytes": _CLEAN, "projected_bytes": _CLEAN,
+    "removable_records": _CLEAN, "reclaimable_bytes": _CLEAN, "next_clean_bytes": _CLEAN, "settled_bytes": _CLEAN,
+    "batches_dropped": _CLEAN, "batches_rewritten": _CLEAN, "batches_stamped": _CLEAN,
+    # an unstamped tombstone or marker goes one delete.retention.ms after the clean that stamps it
+    "next_removable_ms": (DELETE_RETENTION,),
     "retention_deleted_segments": RETENTION, "retention_deleted_bytes": RETENTION,
     "projected_log_start_offset": RETENTION,
     # the active segment's roll (monitor.verdicts.forecasts.max_segment_ms, active_segment_roll)

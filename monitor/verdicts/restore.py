@@ -1,6 +1,8 @@
-"""How long a state store takes to restore from its changelog: the topic's projected size (what is left
-after full compaction, the bytes a restoring consumer reads from offset 0 to the end) over a consumer
-throughput in bytes per second.
+"""How long a state store takes to restore from its changelog: the topic's size after the next clean (the
+audit's ``next_clean_bytes``, what the broker's cleaner leaves when it next cleans: the bytes a restoring
+consumer then reads from offset 0 to the end) over a consumer throughput in bytes per second. The next
+clean, not the settled size: the tombstones and markers it stamps stay for delete.retention.ms, and a
+restore in that time reads them.
 
 The throughput is stated, never guessed. Its precedence, defined here once: the audit's
 ``--restore-throughput`` flag > monitor.yaml's ``restore_throughput_bytes_per_second`` (a cluster's) >
@@ -30,9 +32,9 @@ class RestoreThroughput:
     source: str  # "--restore-throughput", "monitor.yaml", "measured ..." or "unknown"
     reason: str | None = None
 
-    def seconds(self, projected_bytes: float) -> float | None:
-        """``projected_bytes`` / the throughput; None when the throughput is unknown."""
-        return None if self.bytes_per_second is None else projected_bytes / self.bytes_per_second
+    def seconds(self, size_bytes: float) -> float | None:
+        """``size_bytes`` / the throughput; None when the throughput is unknown."""
+        return None if self.bytes_per_second is None else size_bytes / self.bytes_per_second
 
     def as_summary(self) -> dict:
         return {"restore_throughput_bytes_per_second": self.bytes_per_second,
@@ -92,12 +94,12 @@ def resolve(flag: float | None = None, config: float | None = None,
 
 def restore_order(topics: list[dict]) -> list[dict]:
     """Topic rows as the report and the dashboard show them: Kafka Streams changelogs first (a state
-    store's restore is what users wait on), then the other topics; the largest projected size first."""
-    return sorted(topics, key=lambda t: (t.get("streams_role") != "changelog", -(t.get("projected_bytes") or 0.0),
+    store's restore is what users wait on), then the other topics; the largest after the next clean first."""
+    return sorted(topics, key=lambda t: (t.get("streams_role") != "changelog", -(t.get("next_clean_bytes") or 0),
                                          t.get("topic", "")))
 
 
-EXPLAIN = ("Restore time: how long a consumer reading a topic from offset 0 to its end takes once the topic is "
-           "fully compacted (its projected size over the restore throughput). For a Kafka Streams changelog this "
+EXPLAIN = ("Restore time: how long a consumer reading a topic from offset 0 to its end takes once the broker "
+           "has cleaned it next (its size after the next clean over the restore throughput). For a Kafka Streams changelog this "
            "is the state store's restore before its task runs; other compacted topics restore the same way when "
            "a cache or table is rebuilt from them.")

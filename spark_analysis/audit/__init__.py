@@ -1,5 +1,11 @@
-"""The compaction audit: what a full compaction would reclaim, how long the cleaner needs, where
-tombstones build up, which keys and producers drive it.
+"""The compaction audit: what the next clean leaves and reclaims and what is left once it settles, how
+long the cleaner needs, where tombstones build up, which keys and producers drive it.
+
+The partition's sizes are counted on the segments path: Kafka's cleaner run over its files
+(``monitor.model.nextclean``, from ``partition_audit``; ``spark_analysis.projection``), each batch a clean
+keeps re-encoded, each tombstone and marker kept until its KIP-534 delete horizon has passed. The fold
+below gives the per-key figures (byte shares, estimates) and, for dumps and a live topic, which have no
+batch bytes to re-encode, the labelled estimate of the next clean's size.
 
 Two ways in, one fold (``keyfold``), one set of tables:
 * segments (``audit.segments``): one Spark task per partition reads its segments, takes Kafka's bounds
@@ -22,7 +28,8 @@ nothing); the aborted ranges are folded from the log's own markers (``monitor.mo
 cleaner takes them from ``.txnindex``. The records path (dumps, a live topic) sees neither markers'
 types nor transactions: there transactional data counts as plain records and the LSO is not applied.
 A record below U superseded by a later record of its key below U is removed; a tombstone that is the
-latest of its key and older than ``delete.retention.ms`` is removed too (over at most two cleans).
+latest of its key and older than ``delete.retention.ms`` is removed too in the fold's shares (the counted
+projection keeps it until the horizon a clean stamps on its batch has passed).
 """
 
 from __future__ import annotations

@@ -42,6 +42,7 @@ def judge_partitions(inputs: AuditInputs, segs: list) -> list[tuple]:
     from spark_analysis.keyfold import Bounds
     from spark_analysis.partition_audit import bounds_for, bucket_for, retention_for, retention_counts
     from spark_analysis.partition_audit import partition_facts as facts_of
+    from spark_analysis.projection import estimated
 
     by_part: dict = {}
     for r in segs:
@@ -63,7 +64,7 @@ def judge_partitions(inputs: AuditInputs, segs: list) -> list[tuple]:
                   "first_timestamp": min(ts, default=None), "last_timestamp": max(ts, default=None)}
         retention = None if inputs.kind == "topic" else retention_for(st, summaries, cfg, inputs.now_ms)
         counts.update(retention_counts(retention))
-        judged.append((facts_of(topic, part, st, len(rows), counts, cfg, 0),
+        judged.append(({**facts_of(topic, part, st, len(rows), counts, cfg, 0), **estimated(inputs.kind)},
                        Bounds(topic, part, upper=upper, first_dirty=st.first_dirty_offset,
                               expired_before_ms=inputs.now_ms - cfg.delete_retention_ms, bucket_ms=0,
                               retained_from=retention.log_start_offset if retention and retention.moves else -1)))

@@ -20,7 +20,8 @@ from monitor.model.estimate import CleanerParams, estimate_clean
 from spark_analysis import replicas
 from spark_analysis.arrow_rows import NOTE
 from spark_analysis.audit import AuditInputs, AuditResult, Found, pitfalls
-from spark_analysis.rows import KEY_TOTALS, PARTITION, PARTITION_COLUMNS, fields_ddl, rows_of
+from spark_analysis.projection import ESTIMATED, HORIZON_COLUMNS
+from spark_analysis.rows import KEY_TOTALS, PARTITION, PARTITION_COLUMNS, ROW_TYPES, fields_ddl, rows_of
 from monitor.model.streams import streams_role
 
 BUCKETS_DDL = "topic string, bucket_start_ms bigint, tombstones bigint, past_retention bigint, bucket_ms int"
@@ -49,9 +50,9 @@ def report(spark: SparkSession, inputs: AuditInputs, found: Found, progress) -> 
     bucket = max(f["bucket_ms"] for f in found.facts)  # the tasks' own (the given one, or by their span)
     progress("producer pitfalls: empty values, keyless records, keys in several partitions, value sizes")
     rows, topics = with_pitfalls(found, small, rows, topic_rows(rows))
-    for t in topics:  # monitor.verdicts.restore: the projected size over the stated consumer throughput
-        t["restore_seconds"] = inputs.restore.seconds(t["projected_bytes"]) if inputs.config(t["topic"]).compacted \
-            and t["projected_bytes"] is not None else None
+    for t in topics:  # monitor.verdicts.restore: the size after the next clean over the stated consumer throughput
+        t["restore_seconds"] = inputs.restore.seconds(t["next_clean_bytes"]) if inputs.config(t["topic"]).compacted \
+            and t["next_clean_bytes"] is not None else None
         t.update(config_of(inputs.effective(t["topic"])))
     summary = summarize(inputs, rows, bucket, found.faults)
     summary.update(config_summary(inputs, topics))
@@ -72,20 +73,30 @@ def report(spark: SparkSession, inputs: AuditInputs, found: Found, progress) -> 
 
 def partition_row(facts: dict, totals: dict, cleaner: CleanerParams) -> dict:
     """The audit's row for one partition (``rows.PARTITION``): its facts, its key totals (from the
-    fold; empty when it has no keyed record) and the cleaner's estimate."""
-    reclaim = float(totals.get("reclaimable_bytes") or 0.0) + (facts.get("txn_reclaimable_bytes") or 0.0)
+    fold; empty when it has no keyed record) and the cleaner's estimate.
+
+    Its sizes follow the next-clean projection (``spark_analysis.projection``): counted from the
+    segments, that figure is the partition's; from a dump or a topic, the fold's byte shares give the
+    estimate (``projection_method`` says which). Reclaimable is what the next clean removes: the bytes
+    less those retention deletes (``compact,delete``) less what the clean leaves; unknown when the
+    projection is. The fold's shares stay the per-key, top-key and producer figures' estimates."""
     est = estimate_clean(facts["clean_bytes"], facts["cleanable_bytes"], totals.get("dirty_distinct_keys") or 0, cleaner)
-    row = {k: v for k, v in facts.items() if k in _COLUMNS}
-    row.update({k: totals.get(k) or 0 for k, _ in KEY_TOTALS})
-    row["removable_records"] += facts.get("txn_removable_records") or 0  # aborted data and markers a clean drops
-    # compact,delete: what retention deletes goes whole; the fold left those records out of ``reclaim``
-    gone = facts.get("retention_deleted_bytes") or 0
-    row.update({"reclaimable_bytes": reclaim, "projected_bytes": max(facts["bytes"] - gone - reclaim, 0.0),
+    row = {k: facts.get(k) for k in _FACT_COLUMNS}  # a records-path partition's facts have no counted figures
+    row.update({k: totals.get(k) or 0 for k, _ in KEY_TOTALS if k != "share_reclaimable_bytes"})
+    gone = facts.get("retention_deleted_bytes") or 0  # compact,delete: what retention deletes goes whole
+    if facts.get("projection_method") == ESTIMATED:
+        shares = float(totals.get("share_reclaimable_bytes") or 0.0) + (facts.get("txn_reclaimable_bytes") or 0.0)
+        row["next_clean_bytes"] = max(facts["bytes"] - gone - round(shares), 0)
+        row["removable_records"] += facts.get("txn_removable_records") or 0  # aborted data and markers a clean drops
+    elif facts.get("projected_removable_records") is not None:
+        row["removable_records"] = facts["projected_removable_records"]
+    nxt = row.get("next_clean_bytes")
+    row.update({"reclaimable_bytes": None if nxt is None else max(facts["bytes"] - gone - nxt, 0),
                 "cleaner_passes": est.passes, "estimated_clean_seconds": est.seconds})
     return row
 
 
-_COLUMNS = frozenset(PARTITION_COLUMNS)
+_FACT_COLUMNS = [n for n, _ in ROW_TYPES["facts"] if n in frozenset(PARTITION_COLUMNS)]
 
 
 def config_of(ec) -> dict:
@@ -248,8 +259,8 @@ def summarize(inputs: AuditInputs, rows: list, bucket: int, faults: list) -> dic
         "topics": len({r["topic"] for r in rows}),
         "records": sum(r["records"] for r in rows),
         "bytes": sum(r["bytes"] for r in rows),
+        **projection_sums(rows),  # reclaimable: 0 when no partition's is known (a number for the dashboard)
         "reclaimable_bytes": sum(r["reclaimable_bytes"] or 0 for r in rows),
-        "projected_bytes": sum(r["projected_bytes"] or 0 for r in rows),
         "retention_deleted_bytes": sum(r["retention_deleted_bytes"] or 0 for r in rows),  # compact,delete
         "cleanable_bytes": sum(r["cleanable_bytes"] or 0 for r in rows),
         "estimated_clean_seconds": sum(r["estimated_clean_seconds"] or 0 for r in rows),
@@ -272,23 +283,44 @@ def summarize(inputs: AuditInputs, rows: list, bucket: int, faults: list) -> dic
     }
 
 
-TOPIC_SUMS = ["records", "bytes", "distinct_keys", "obsolete_records", "reclaimable_bytes", "projected_bytes",
-              "cleanable_bytes", "estimated_clean_seconds", "tombstones", "tombstones_past_retention",
-              "keys_last_tombstone", "retention_deleted_bytes"]
+TOPIC_SUMS = ["records", "bytes", "distinct_keys", "obsolete_records", "cleanable_bytes", "estimated_clean_seconds",
+              "tombstones", "tombstones_past_retention", "keys_last_tombstone", "retention_deleted_bytes"]
+# the projection's figures (``spark_analysis.projection``): summed over the partitions where they are known,
+# with how many were left out (``*_unknown_partitions``); null when none is known
+PROJECTED_SUMS = ["reclaimable_bytes", "next_clean_bytes", "settled_bytes"] + HORIZON_COLUMNS
 TOPIC_DDL = ("topic string, partitions long, records long, bytes long, distinct_keys long, obsolete_records long, "
-             "reclaimable_bytes double, projected_bytes double, cleanable_bytes long, max_cleanable_ratio double, "
+             "reclaimable_bytes long, next_clean_bytes long, settled_bytes long, projection_method string, "
+             "next_clean_unknown_partitions long, settled_unknown_partitions long, "
+             "cleanable_bytes long, max_cleanable_ratio double, "
              "estimated_clean_seconds double, tombstones long, tombstones_past_retention long, "
-             "keys_last_tombstone long, streams_role string, retention_deleted_bytes long, restore_seconds double, "
+             "keys_last_tombstone long, " + ", ".join(f"{c} long" for c in HORIZON_COLUMNS) + ", "
+             "next_removable_ms long, streams_role string, retention_deleted_bytes long, restore_seconds double, "
              "config_source string, config_unknown_reason string, "
              + pitfalls.TOPIC_DDL)
+
+
+def projection_sums(rows: list[dict]) -> dict:
+    """The projection's figures over ``rows`` (a topic's, or every partition's for the summary): each
+    summed over the partitions that know it, null when none does; how many partitions were left out of
+    the next-clean and settled sums; the earliest next removal; the methods (``counted``, ``estimated``)."""
+    out = {k: (None if all(r[k] is None for r in rows) else sum(r[k] for r in rows if r[k] is not None))
+           for k in PROJECTED_SUMS}
+    out["next_clean_unknown_partitions"] = sum(r["next_clean_bytes"] is None for r in rows)
+    out["settled_unknown_partitions"] = sum(r["settled_bytes"] is None for r in rows)
+    out["next_removable_ms"] = min((r["next_removable_ms"] for r in rows if r["next_removable_ms"] is not None),
+                                   default=None)
+    out["projection_method"] = ", ".join(sorted({r["projection_method"] for r in rows if r["projection_method"]}))
+    return out
 
 
 def topic_rows(rows: list[dict]) -> list[dict]:
     """Per-topic sums of the partition rows, the most reclaimable topic first."""
     out: dict = {}
+    mine: dict = {}
     for r in rows:
         t = out.setdefault(r["topic"], {"topic": r["topic"], "partitions": 0, "max_cleanable_ratio": None,
                                         **{k: 0 for k in TOPIC_SUMS}})
+        mine.setdefault(r["topic"], []).append(r)
         t["partitions"] += 1
         for k in TOPIC_SUMS:  # a figure unknown (its config) for a partition is unknown for its topic
             t[k] = None if t[k] is None or (r[k] is None and k in CONFIG_DEPENDENT
@@ -296,8 +328,8 @@ def topic_rows(rows: list[dict]) -> list[dict]:
         if r["cleanable_ratio"] is not None:
             t["max_cleanable_ratio"] = max(t["max_cleanable_ratio"] or 0.0, r["cleanable_ratio"])
     for t in out.values():
-        for k in ("reclaimable_bytes", "projected_bytes", "estimated_clean_seconds"):
-            t[k] = None if t[k] is None else float(t[k])
+        t.update(projection_sums(mine[t["topic"]]))
+        t["estimated_clean_seconds"] = None if t["estimated_clean_seconds"] is None else float(t["estimated_clean_seconds"])
         t["streams_role"] = streams_role(t["topic"])  # monitor.model.streams: "" when not a Streams internal topic
     return sorted(out.values(), key=lambda t: -(t["reclaimable_bytes"] or 0))
 

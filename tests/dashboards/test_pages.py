@@ -312,10 +312,15 @@ def test_audit_page_shows_each_topics_restore_time_changelogs_first(spark, tmp_p
     for topic in ("a-plain", "app-store-changelog"):
         three_v2_batches(tmp_path / "logs" / f"{topic}-0" / "00000000000000000000.log")
     out = tmp_path / "audits"
-    run(build_parser().parse_args(["--input", str(tmp_path / "logs"), "--out", str(out),
-                                   "--restore-throughput", "250"]), spark=spark)
+    _, summary = run(build_parser().parse_args(["--input", str(tmp_path / "logs"), "--out", str(out),
+                                                "--restore-throughput", "250"]), spark=spark)
     at = page("audit", monkeypatch, audit_dir=out)
     [table] = [d.value for d in at.dataframe if "restore_seconds" in d.value.columns]
     assert list(table["topic"]) == ["app-store-changelog", "a-plain"]
-    assert list(table["restore_seconds"]) == list(table["projected_bytes"] / 250.0)
+    assert list(table["restore_seconds"]) == list(table["next_clean_bytes"] / 250.0)
+    # the two projections, labelled, counted from the segments
+    m = metrics(at)
+    assert m["After the next clean"] == f"{summary['next_clean_bytes'] / 2**20:,.1f} MiB"
+    assert m["Settled"] == f"{summary['settled_bytes'] / 2**20:,.1f} MiB" and m["Projection"] == "counted"
+    assert any("Settled: after every delete horizon has passed and another clean" in c.value for c in at.caption)
     assert any("Throughput: 250 B/s" in c.value and "--restore-throughput" in c.value for c in at.caption)

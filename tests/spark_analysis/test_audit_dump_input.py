@@ -27,6 +27,11 @@ def test_a_utf16_dump_with_an_index_section_is_audited_and_the_skip_noted(spark,
     assert (s["records"], s["partitions"], s["faults"]) == (2, 1, 0), s["fault_list"]
     part = result.partitions.collect()[0]
     assert (part["topic"], part["partition"], part["distinct_keys"]) == ("orders", 0, 2)
+    # a dump has records, not the batches' bytes a clean rewrites: the next clean's size is the labelled
+    # estimate (two keys, nothing superseded: all of it), the settled size unknown with the reason
+    assert (part["projection_method"], part["next_clean_bytes"], part["reclaimable_bytes"]) == ("estimated", 86, 0)
+    assert part["settled_bytes"] is None and "settled size not counted" in part["projection_unknown_reason"]
+    assert (s["settled_bytes"], s["settled_unknown_partitions"], s["projection_method"]) == (None, 1, "estimated")
     [note] = s["notes"]
     assert str(p) in note and note.endswith(": line 5: skipped the section of /data/orders-0/00000000000000001200"
                                             ".index (an index holds no records)")

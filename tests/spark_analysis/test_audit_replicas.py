@@ -34,7 +34,7 @@ pytestmark = pytest.mark.kafka
 
 CFG = {"cleanup.policy": "compact", "segment.ms": 300, "min.cleanable.dirty.ratio": 0.01,
        "delete.retention.ms": 86_400_000, "min.compaction.lag.ms": 0}
-TOPIC_FIGURES = ("partitions", "records", "bytes", "reclaimable_bytes", "projected_bytes", "distinct_keys",
+TOPIC_FIGURES = ("partitions", "records", "bytes", "reclaimable_bytes", "next_clean_bytes", "distinct_keys",
                  "obsolete_records", "cleanable_bytes", "tombstones")
 
 

@@ -29,8 +29,8 @@ def test_restore_seconds_is_the_projected_size_over_the_given_throughput_else_un
     topics, summary, html = _audit(spark, tmp_path, "flag", "--restore-throughput", "1000",
                                    restore_config=5.0)  # the flag wins over monitor.yaml's
     (t,) = topics
-    assert t["streams_role"] == "changelog" and t["projected_bytes"] > 0
-    assert t["restore_seconds"] == t["projected_bytes"] / 1000.0
+    assert t["streams_role"] == "changelog" and t["next_clean_bytes"] > 0
+    assert t["restore_seconds"] == t["next_clean_bytes"] / 1000.0
     assert summary["restore_throughput_bytes_per_second"] == 1000.0
     assert summary["restore_throughput_source"] == "--restore-throughput"
     assert summary["restore_unknown_reason"] is None

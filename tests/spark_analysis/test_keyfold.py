@@ -65,7 +65,7 @@ def _account(recs, b: Bounds) -> dict:
             removable += len(elig) - 1 + goes
             reclaim += sum(r["record_bytes"] for r in elig) - (0 if goes else last["record_bytes"])
     return {"distinct_keys": len(by_key), "obsolete_records": obsolete, "removable_records": removable,
-            "reclaimable_bytes": pytest.approx(reclaim), "dirty_distinct_keys": dirty,
+            "share_reclaimable_bytes": pytest.approx(reclaim), "dirty_distinct_keys": dirty,
             "tombstones": sum(r["key"] is not None and r["value_size"] < 0 for r in recs),
             "tombstones_past_retention": past, "keys_last_tombstone": keys_tomb, "keys_last_empty_value": keys_empty}
 
@@ -109,7 +109,7 @@ def test_a_latest_tombstone_past_retention_goes_too_and_one_inside_stays():
             {"offset": 3, "key": b"b", "value_size": 9, "record_bytes": 29.0, "timestamp": new, "producer_id": 1},
             {"offset": 4, "key": b"b", "value_size": -1, "record_bytes": 20.0, "timestamp": new, "producer_id": 1}]
     t = key_totals(fold([record_partials(_columns(recs), B)]))
-    assert (t["removable_records"], t["reclaimable_bytes"]) == (3, 29.0 + 20.0 + 29.0)
+    assert (t["removable_records"], t["share_reclaimable_bytes"]) == (3, 29.0 + 20.0 + 29.0)
     assert (t["tombstones"], t["tombstones_past_retention"], t["keys_last_tombstone"]) == (2, 1, 2)
 
 

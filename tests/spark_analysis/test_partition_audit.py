@@ -146,9 +146,18 @@ def test_partition_row_matches_kafkas_bounds_and_a_record_by_record_account(part
             assert row[k] == v, k
     want, updates = by_hand(files, want_bounds["upper"], want_bounds["first_dirty_offset"],
                             now - cfg.delete_retention_ms)
+    # the fold's byte shares stay its key totals; the partition's row follows the counted projection
+    totals = out["key_totals"][0]
+    shares = {"removable_records": "removable_records", "reclaimable_bytes": "share_reclaimable_bytes"}
     for k, v in want.items():
-        assert row[k] == pytest.approx(v, rel=1e-9), k
+        got = totals[shares[k]] if k in shares else row[k]
+        assert got == pytest.approx(v, rel=1e-9), k
     assert row["tombstones"] == 600 and row["tombstones_past_retention"] == (600 if days_later else 0)
+    # the cleaner never ran (min.cleanable.dirty.ratio 1.0): no tombstone's batch carries a delete horizon
+    assert (row["tombstones_unstamped"], row["tombstones_pending"], row["tombstones_passed"]) == (600, 0, 0)
+    assert row["projection_method"] == "counted" and row["projection_unknown_reason"] is None
+    assert isinstance(row["next_clean_bytes"], int) and row["reclaimable_bytes"] == row["bytes"] - row["next_clean_bytes"]
+    assert row["next_removable_ms"] == now + cfg.delete_retention_ms  # stamped by the next clean, gone one retention later
     assert row["records"] == sum(updates.values())  # every record has a key here
     # top keys: five of the seven hot keys, most updates first (ties: lower key hash)
     top = [(r["key"], r["updates"]) for r in out["top_key"]]
@@ -163,7 +172,7 @@ def test_a_key_table_sent_in_parts_and_folded_in_any_order_gives_the_whole_table
     topic, files = partition["topic"], partition["files"]
     now = int(time.time() * 1000) + 2 * DAY
     cfg = TopicConfig.from_strings(CFG)
-    whole = run(PartitionTask(topic, 0, files, cfg, now))["partition"]
+    whole = run(PartitionTask(topic, 0, files, cfg, now))["key_totals"][0]
     out = run(PartitionTask(topic, 0, files, cfg, now, window=700, max_keys=1000))
     assert not out["key_totals"] and not out["top_key"] and out["facts"]
     parts = out["key"]

@@ -52,7 +52,7 @@ def test_the_table_builder_makes_exactly_the_declared_columns():
     assert set(CONFIG_DEPENDENT) <= set(PARTITION_COLUMNS)
     # the facts that feed the tables but are no column of them
     assert set(n for n, _ in ROW_TYPES["facts"]) - set(PARTITION_COLUMNS) == {
-        "bucket_ms", "txn_removable_records", "txn_reclaimable_bytes", "decoder"}
+        "bucket_ms", "txn_removable_records", "txn_reclaimable_bytes", "projected_removable_records", "decoder"}
 
 
 def test_a_union_batch_sets_one_struct_and_rows_of_reads_it_back():
