@@ -178,28 +178,13 @@ def segment_files(folder: Path) -> list[tuple[str, int]]:
     return [(str(f), f.stat().st_size) for f in sorted(folder.glob("*.log"), key=lambda f: int(f.name[:-4]))]
 
 
-def last_records(files) -> dict:
-    """Kafka's ``lastRecordsOfActiveProducers`` of a log read whole: producer id -> (the last offset of
-    its last data batch, or None when it has only markers; its latest epoch). Every producer that
-    wrote here is active: producer.id.expiration.ms (a day) is far longer than the test."""
-    out: dict = {}
-    for uri, _ in files:
-        for b in SegmentReader(uri, name=uri).batches(bodies=False):
-            if b.producer_id < 0:
-                continue
-            last_data = out.get(b.producer_id, (None, None))[0]
-            out[b.producer_id] = (last_data if b.is_control else b.last_offset, b.producer_epoch)
-    return out
-
-
-def projection_inputs(folder: Path, now_ms: int, *, checkpoint: int | None = None, upper: int | None = None,
-                      producers: dict | None = None) -> dict:
+def projection_inputs(folder: Path, now_ms: int, *, checkpoint: int | None = None, upper: int | None = None) -> dict:
     """``project_partition``'s arguments for a copied partition at ``now_ms``, derived as the audit
     derives them (``spark_analysis.partition_audit``: the bounds Kafka's LogCleanerManager computes from
-    the batch headers and the cleaner checkpoint, the aborted transactions folded from the segments).
+    the batch headers and the cleaner checkpoint, the aborted transactions folded from the segments, the
+    producers' last batches as Kafka's ProducerStateManager holds them after reading the copy).
     ``upper``: the clean's upper bound when it is not the copy's active segment (a later clean that
-    rolled it). ``producers``: the broker's ``last_records`` when the copy no longer shows them all (a
-    clean removed batches), else read from the copy."""
+    rolled it)."""
     files = segment_files(folder)
     opener = lambda uri: open(uri, "rb")  # noqa: E731
     scan = scan_headers(files, opener)
@@ -208,7 +193,7 @@ def projection_inputs(folder: Path, now_ms: int, *, checkpoint: int | None = Non
             "upper": active if upper is None else upper, "log_start": st.log_start_offset, "now_ms": now_ms,
             "delete_retention_ms": DELETE_RETENTION_MS,
             "aborted": aborted_transactions(scan.summaries, st.first_dirty_offset),
-            "last_records": last_records(files) if producers is None else producers, "name": folder.name}
+            "last_records": scan.producers.last_records(now_ms), "name": folder.name}
 
 
 def cleans_begun(cleaner_log: Path, topic: str) -> list[int]:

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from confluent_kafka import KafkaError
 
-from cleanpairs import (CODECS, DELETE_RETENTION_MS, added_bytes, build, cleans_begun, keyless_refused, last_records,
-                        log_bytes, log_end, projection_inputs, segment_files)
+from cleanpairs import (CODECS, DELETE_RETENTION_MS, added_bytes, build, cleans_begun, keyless_refused,
+                        log_bytes, log_end, projection_inputs)
 from dumpcompare import dump
 from monitor.model import horizon
 from monitor.model.nextclean import project_partition
@@ -147,10 +147,8 @@ def test_each_later_clean_is_the_next_clean_projection_of_the_copy_before_it(pai
     the copy, which have keys of their own and no tombstone: the clean kept them whole, so their batches'
     bytes, read from the later copy, are taken off what it left."""
     p = pairs[codec]
-    producers = last_records(segment_files(p.before))
     for prev, clean in zip(p.cleans, p.cleans[1:]):
-        inputs = projection_inputs(prev.copy, clean.now_ms, checkpoint=prev.checkpoint, upper=log_end(prev.copy),
-                                   producers=producers)
+        inputs = projection_inputs(prev.copy, clean.now_ms, checkpoint=prev.checkpoint, upper=log_end(prev.copy))
         proj = project_partition(**inputs)
         assert proj.unknown_reason is None, proj.unknown_reason
         left = clean.bytes - added_bytes(clean.copy, clean.dirty_from)
