@@ -1,27 +1,30 @@
-"""One compacted partition per codec, copied before the broker's cleaner ran and after each clean: the
-real-broker data the next-clean and settled projections (``monitor.model.nextclean``) are checked
-against.
+"""One compacted partition per codec, copied before the broker's cleaner ran and after each of three
+cleans: the real-broker data the next-clean and settled projections (``monitor.model.nextclean``) are
+checked against.
 
 What each topic holds (``fill``), written by three producers with the topic's codec: overwritten keys
 across several rolled segments, headers on some records, tombstones outside transactions and inside a
-committed and an aborted transaction, and an idempotent producer whose last batch a later producer
-supersedes whole (Kafka keeps that batch, emptied: ``LogCleaner.cleanInto``'s ``RETAIN_EMPTY`` for a
-producer's last data offset). Kafka refuses a keyless record on a compacted topic at produce time
-(``LogValidator``: "Compacted topic cannot accept message without key"), so there is none in the log;
-``keyless_refused`` shows it.
+committed (A) and an aborted (B) transaction, a committed transaction (C) superseded whole and one (D)
+kept, and an idempotent producer whose last batch a later producer supersedes whole (Kafka keeps that
+batch, emptied: ``Cleaner.cleanInto``'s ``RETAIN_EMPTY`` for a producer's last data offset, KAFKA-17076).
+Kafka refuses a keyless record on a compacted topic at produce time (``LogValidator``: "Compacted topic
+cannot accept message without key"), so there is none in the log; ``keyless_refused`` shows it.
 
 How the copies are made (``build``): ``min.cleanable.dirty.ratio`` 1.0 holds the cleaner while the
 topics are written (concurrently, one thread each) and rolled; the partitions are copied ("before"),
 then the ratio is lowered on all of them at once and the checkpoints are awaited (the cleaner's one
-thread cleans them one after the other), then copied again ("after first clean"). Each clean's start
-(``LogCleaner.doClean``'s ``currentTime``) is read back from what it stamped: a batch it gave a delete
-horizon carries ``currentTime + delete.retention.ms`` (``MemoryRecords.filterTo``), so the projection
-can run at the clean's own ``now_ms``. A clean only runs on dirty data (``LogCleanerManager.
-grabFilthiestCompactedLog`` needs a cleanable ratio above the minimum, or ``max.compaction.lag.ms``
-passed; there is no trigger for a horizon alone), so each later clean is started by a few records
-with fresh keys and a roll, written once every horizon of the previous clean has passed. Those
-batches supersede nothing and hold no tombstone, so every clean keeps them whole: ``added_bytes``
-gives their sizes, to take off the later copies' bytes exactly.
+thread cleans them one after the other), then copied again ("after-1"). Each clean's start (the
+``currentTime`` ``Cleaner.clean`` hands ``doClean``) is read back from what it stamped: a batch it gave a
+delete horizon carries ``currentTime + delete.retention.ms`` (``MemoryRecords.filterTo``), so a
+projection runs at the clean's own ``now_ms`` (a clean that stamps nothing: log-cleaner.log's time).
+
+A clean only runs on dirty data (``LogCleanerManager.grabFilthiestCompactedLog`` needs a cleanable ratio
+above the minimum, or ``max.compaction.lag.ms`` passed; KIP-534 added no trigger for a horizon alone),
+so each later clean is started by a few records with fresh keys and a roll, written once every horizon
+of the clean before has passed. Those batches supersede nothing and hold no tombstone, so every clean
+keeps them whole: ``added_bytes`` gives their sizes, to take off the later copies' bytes exactly. The
+second clean removes the tombstones the first stamped and stamps the markers of B and C (the first
+still met their data, so it could not); the third removes those markers: the settled log.
 
 Every roll record has a key of its own, so no roll record supersedes an earlier one (a clean would
 otherwise remove the roll record the previous clean kept, which the "before" copy cannot foresee).
@@ -107,8 +110,11 @@ def fill(bootstrap: str, topic: str, codec: str) -> None:
             ([(k, value(5, k), None) for k in ks[15:20]], True),
             ([("d00", value(5, "d"), headers(0))], True)):
         tx.begin_transaction()
-        _send(tx, topic, data)
-        tx.commit_transaction(30) if commit else tx.abort_transaction(30)
+        _send(tx, topic, data)  # flushed: on the broker before the end (an abort purges what is queued)
+        if commit:
+            tx.commit_transaction(30)
+        else:
+            tx.abort_transaction(30)
     roll(bootstrap, topic)
     # 4: an idempotent producer's two batches; the later (its last) is superseded whole in phase 5
     idem = producer(bootstrap, **conf, **{"enable.idempotence": True})
