@@ -81,9 +81,10 @@ def test_the_broker_cleaned_and_stamped_as_kip_534_says(kafka, pairs, dumps, cod
     assert first.stamped and second.stamped and not third.stamped
     assert second.now_ms >= first.now_ms + DELETE_RETENTION_MS and third.now_ms >= second.now_ms + DELETE_RETENTION_MS
     # the start read back from the horizon a clean stamped is the one its log line gives (Cleaner.clean
-    # takes time.milliseconds() and doClean logs "Beginning cleaning" first)
+    # takes time.milliseconds() and doClean logs "Beginning cleaning" first: a few ms later, unless the
+    # cleaner thread is descheduled; another clean's would be delete.retention.ms or more away)
     begun = cleans_begun(kafka.cleaner_log, p.topic)
-    assert len(begun) == 3 and all(0 <= b - c.now_ms < 1000 for b, c in zip(begun, (first, second))), begun
+    assert len(begun) == 3 and all(0 <= b - c.now_ms < 2000 for b, c in zip(begun, (first, second))), begun
     h1, h2 = first.now_ms + DELETE_RETENTION_MS, second.now_ms + DELETE_RETENTION_MS
     k0, k1, k2, k3 = (kinds(dumps[d]) for d in (p.before, first.copy, second.copy, third.copy))
     tombs = sum(n for (kind, h), n in k0.items() if kind == "tombstone")
