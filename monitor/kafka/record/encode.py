@@ -19,6 +19,12 @@ is a bare header (``DefaultRecordBatch.writeEmptyHeader``): 61 bytes, codec none
 
 ``retained_batch_size`` is what the cleaner simulation counts; ``retained_batch`` gives the whole
 batch's bytes (CRC included) so tests compare them with what a real broker's clean wrote.
+
+Against a Kafka 4.3 broker's clean (tests/monitor/kafka/record/test_encode_vs_kafka.py) the rebuilt
+batches are Kafka's bytes for none, gzip and lz4 (the JDK's zlib and lz4-java's fast compressor give
+what Python's zlib and cramjam's lz4 give); snappy and zstd come within a few bytes a batch (cramjam's
+Rust snappy finds a few matches apart from C++ snappy 1.1.10; its zstd 1.5.7 against zstd-jni's 1.5.6
+on large blocks): about 0.05% of a partition, either way.
 """
 
 from __future__ import annotations
@@ -232,13 +238,13 @@ def retained_batch_size(batch, records, *, delete_horizon_ms, last_offset_delta=
         return EMPTY_BATCH_SIZE
     if _unchanged(batch, records, delete_horizon_ms, last_offset_delta):
         return batch.size
-    if batch.codec != NONE:
-        return len(retained_batch(batch, records, delete_horizon_ms=delete_horizon_ms,
-                                  last_offset_delta=last_offset_delta))
-    return HEADER_SIZE + _records_size(records, batch.base_offset, _base_timestamp(batch, records, delete_horizon_ms)[0])
+    base_ts = _base_timestamp(batch, records, delete_horizon_ms)[0]
+    if batch.codec != NONE:  # the compressed section is what counts: no header, no CRC built
+        return HEADER_SIZE + len(compress_like_kafka(batch.codec, encode_records(records, batch.base_offset, base_ts)))
+    return HEADER_SIZE + records_size(records, batch.base_offset, base_ts)
 
 
-def _records_size(records, base_offset: int, base_ts: int) -> int:
+def records_size(records, base_offset: int, base_ts: int) -> int:
     """The records section's size, uncompressed, without building it: ``DefaultRecord.sizeInBytes`` per
     record, the varints' sizes inlined (the cleaner simulation calls this for every batch that loses records)."""
     total = 0
@@ -292,4 +298,4 @@ def _header(base_offset, last_offset_delta, size, leader_epoch, attributes, base
 
 
 __all__ = ["EMPTY_BATCH_SIZE", "compress_like_kafka", "encode_record", "encode_records", "record_size",
-           "retained_batch", "retained_batch_size", "varint_size"]
+           "records_size", "retained_batch", "retained_batch_size", "varint_size"]

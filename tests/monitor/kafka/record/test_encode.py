@@ -56,6 +56,7 @@ def test_compressed_sections_decompress_to_the_records(tmp_path, codec):
     written = rf.v2(records_with_headers(range(0, 30), tombstone_every=5), codec)
     batch = batch_of(tmp_path, written.data)
     rebuilt = encode.retained_batch(batch, batch.records()[3:], delete_horizon_ms=HORIZON)
+    assert encode.retained_batch_size(batch, batch.records()[3:], delete_horizon_ms=HORIZON) == len(rebuilt)
     again = batch_of(tmp_path, rebuilt)
     assert again.codec == batch.codec and again.delete_horizon_ms == HORIZON
     assert [(r.offset, r.timestamp, r.key, r.value, list(r.headers)) for r in again.records()] == \
@@ -98,4 +99,4 @@ def test_records_copied_from_their_bytes_and_encoded_field_by_field_agree(tmp_pa
         fields = b"".join(encode.encode_record(r.offset - batch.base_offset, r.timestamp - base_ts, r.key, r.value,
                                                r.headers) for r in records)
         assert encode.encode_records(records, batch.base_offset, base_ts) == fields
-        assert encode._records_size(records, batch.base_offset, base_ts) == len(fields)
+        assert encode.records_size(records, batch.base_offset, base_ts) == len(fields)
