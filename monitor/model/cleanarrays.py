@@ -35,6 +35,9 @@ class Columns:
         self.offsets, self.hashes, self.key_sizes, self.value_sizes = offsets, hashes, key_sizes, value_sizes
 
 
+_PAST_EVERY_OFFSET = (1 << 63) - 1
+
+
 class NumpyOps:
     """Masks are numpy bool arrays; a batch is decided in a few vector operations."""
 
@@ -51,8 +54,21 @@ class NumpyOps:
 
     @staticmethod
     def keyed_from(c: Columns, lo: int):
+        """The keyed records at or past ``lo``: (hashes, offsets, which records they are)."""
         sel = (c.key_sizes >= 0) & (c.offsets >= lo)
-        return c.hashes[sel], c.offsets[sel]
+        return c.hashes[sel], c.offsets[sel], sel
+
+    @staticmethod
+    def found_from_puts(c: Columns, sel, is_last, lookup):
+        """Kafka's ``map.get`` for each record of a batch whose records ``sel`` were put in the map:
+        a put record's own offset when it was its key's last put, else past any offset; the other
+        keyed records looked up (keyless ones are never the latest for a key)."""
+        found = np.full(len(c.offsets), -1, dtype=np.int64)
+        found[sel] = np.where(is_last, c.offsets[sel], _PAST_EVERY_OFFSET)
+        rest = ~sel & (c.key_sizes >= 0)
+        if rest.any():
+            found[rest] = lookup(c.hashes[rest])
+        return found
 
     @staticmethod
     def none_kept(n: int):
@@ -103,7 +119,7 @@ class PureOps:
     @staticmethod
     def keyed_from(c: Columns, lo: int):
         sel = [i for i, (k, o) in enumerate(zip(c.key_sizes, c.offsets)) if k >= 0 and o >= lo]
-        return [c.hashes[i] for i in sel], [c.offsets[i] for i in sel]
+        return [c.hashes[i] for i in sel], [c.offsets[i] for i in sel], sel
 
     @staticmethod
     def none_kept(n: int):

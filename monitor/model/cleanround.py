@@ -42,7 +42,7 @@ class Flow:
     """One batch through the rounds: its original ``batch`` and arrays, and what the rounds left."""
 
     __slots__ = ("batch", "file_base", "cols", "control_key", "keep", "horizon", "gone", "empty", "changed", "records",
-                 "settled")
+                 "settled", "found")
 
     def __init__(self, batch, file_base: int, cols, control_key):
         self.batch = batch
@@ -56,6 +56,7 @@ class Flow:
         self.changed = False  # the last round changed it
         self.records = None  # decoded once, when a kept batch is re-encoded
         self.settled = False  # judged by a round mapping everything, no tombstone kept: a keyless map changes nothing
+        self.found = {}  # offset map -> its map.get for each record, known from pass 1 (no lookup)
 
 
 class Round:
@@ -147,7 +148,11 @@ class Round:
         b = f.batch
         legacy = b.magic < 2
         retain_deletes = False if legacy else (f.horizon is None or not self._passed(f.horizon))
-        found = self.map.latest if self.map is not None else (lambda hashes: [-1] * len(hashes))
+        known = f.found.get(id(self.map)) if self.map is not None else None
+        if known is not None:
+            found = lambda _hashes: known  # noqa: E731
+        else:
+            found = self.map.latest if self.map is not None else (lambda hashes: [-1] * len(hashes))
         if f.settled and self.map is None:
             return f.keep, False
         keep, kept_tomb, judged = self.ops.decide(f.cols, f.keep, self.latest_offset, found, retain_deletes)

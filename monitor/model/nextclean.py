@@ -87,10 +87,12 @@ def _segment_base(uri: str) -> int:
     return found[0]
 
 
-def _walk(files, opener, ops, *, start=0, cache=None):
+def _walk(files, opener, ops, *, start=0, cache=None, need=None, first_position=0):
     """(file index, file base, batch, its columns or None, its control key or None) for every batch of
     ``files`` from index ``start``; columns come from ``cache`` ((file index, position) -> columns, taken
-    out as used) where pass 1 left them. A fault becomes ``Unknown`` naming file and byte position."""
+    out as used) where pass 1 left them; none for a data batch ``need`` refuses (not decoded). A fault
+    becomes ``Unreadable`` naming file and byte position. The first file is read from ``first_position``
+    (a batch boundary)."""
     for i, (uri, _size) in enumerate(files[start:], start):
         base = _segment_base(uri)
         try:
@@ -98,7 +100,7 @@ def _walk(files, opener, ops, *, start=0, cache=None):
         except OSError as exc:
             raise Unreadable(f"{uri}: cannot read: {exc}") from exc
         with fh:
-            reader = SegmentReader(fh, name=uri)
+            reader = SegmentReader(fh, name=uri, start=first_position if i == start else 0)
             try:
                 for b in reader.batches():
                     try:
@@ -106,12 +108,28 @@ def _walk(files, opener, ops, *, start=0, cache=None):
                             recs = b.records()
                             yield i, base, b, None, (recs[0].key if recs else None)
                             continue
+                        if need is not None and not need(b):
+                            yield i, base, b, None, None
+                            continue
                         cols = cache.pop((i, b.position), None) if cache else None
                         yield i, base, b, (ops.columns(b.arrays()) if cols is None else cols), None
                     except (RecordDecodeError, LegacyDecodeError, CodecError) as exc:
                         raise Unreadable(f"{uri}: byte {b.position}: {exc}") from exc
             except RecordFormatError as exc:
                 raise Unreadable(str(exc)) from exc
+
+
+def _position_of(uri: str, opener, offset: int) -> int:
+    """The byte position of the first batch of a segment reaching ``offset``, from its headers alone
+    (Kafka looks it up in the offset index, which a copy may not have): pass 1 reads from there."""
+    try:
+        with opener(uri) as fh:
+            for b in SegmentReader(fh, name=uri).batches(bodies=False):
+                if b.last_offset >= offset:
+                    return b.position
+    except (OSError, RecordFormatError):
+        return 0  # the full read from the start reports it
+    return 0
 
 
 def _resolve_aborted(aborted, files, opener, first_dirty_index, log_start):
@@ -231,11 +249,16 @@ def _project(files, opener, first_dirty, upper, log_start, now_ms, dr_ms, aborte
     lo = min(first_dirty, upper)
     start = max([i for i, base in enumerate(bases) if base <= lo], default=0)
     cache, cached = {}, 0  # pass 1's columns, so that pass 2 decompresses and decodes a batch once
-    for i, base, b, cols, key in _walk(files, opener, ops, start=start):
+    puts: dict = {}  # (file index, position) -> {id(offset map): (its first put, which records were put)}
+    first_position = _position_of(files[start][0], opener, lo) if files else 0
+    for i, base, b, cols, key in _walk(files, opener, ops, start=start, need=lambda x: x.last_offset >= lo,
+                                       first_position=first_position):
         if b.last_offset < lo:
             continue
+        entry = None
         if cols is not None and cached < CACHE_RECORDS:
             cache[(i, b.position)] = cols
+            entry = puts[(i, b.position)] = {}
             cached += b.records_count
         mapped = []  # (offset map, its transaction state, the first offset it maps)
         if base < upper and b.last_offset >= first_dirty:
@@ -246,9 +269,13 @@ def _project(files, opener, first_dirty, upper, log_start, now_ms, dr_ms, aborte
             if b.is_control:
                 t.on_control(b.last_offset, b.producer_id, key)
             elif not t.on_batch(b.last_offset, b.is_transactional, b.producer_id) and b.records_count:
-                m.put(*ops.keyed_from(cols, first))
+                hashes, offsets, sel = ops.keyed_from(cols, first)
+                first_put = m.put(hashes, offsets)
+                if entry is not None:
+                    entry[id(m)] = (first_put, sel)
     map1.finish()
     map2.finish()
+    maps = {id(map1): map1, id(map2): map2}
     end_offset = upper if dirty else 0  # offsetMap.latestOffset + 1
 
     later = dict(ops=ops, time_ms=None, stamp=LATER, aborted=txns, last_records=last_records, upper=None, cleaned_below=None)
@@ -259,6 +286,10 @@ def _project(files, opener, first_dirty, upper, log_start, now_ms, dr_ms, aborte
     next_bytes = settled = 0
     for _i, base, b, cols, key in _walk(files, opener, ops, cache=cache):
         f = Flow(b, base, cols, key)
+        for m, (start, sel) in puts.pop((_i, b.position), {}).items():
+            if maps[m].is_last is not None:  # the map knows which put was each key's last: no lookup
+                last = maps[m].is_last[start:start + int(sel.sum())]
+                f.found[m] = ops.found_from_puts(cols, sel, last, maps[m].latest)
         _count_horizons(f, ops, counts, now_ms, dr_ms, soonest)
         r1.clean(f)
         size = _size(f, ops)

@@ -20,7 +20,7 @@ DEFAULT_DEDUPE_BUFFER_BYTES = 128 * 1024 * 1024
 BYTES_PER_SLOT = 16 + 8
 LOAD_FACTOR = 0.9
 DEFAULT_MAX_KEYS = int(DEFAULT_DEDUPE_BUFFER_BYTES // BYTES_PER_SLOT * LOAD_FACTOR)
-MERGE_EVERY = 1 << 20
+MERGE_EVERY = 4 << 20  # (64 MB of them; below it, finish also says which put was each key's last)
 PROBES = 2  # table slots a lookup tries before it falls back to a binary search  # (hash, offset) pairs buffered before they are folded into the map
 
 
@@ -46,12 +46,15 @@ class DictOffsetMap:
         self.max_keys = max_keys
         self._latest: dict[int, int] = {}
 
-    def put(self, hashes, offsets) -> None:
+    is_last = None  # (the numpy map's shortcut; a dict is looked up)
+
+    def put(self, hashes, offsets) -> int:
         latest = self._latest
         for h, o in zip(hashes, offsets):
             latest[h] = o
         if len(latest) >= self.max_keys:
             raise _full(len(latest), self.max_keys)
+        return 0
 
     def finish(self) -> "DictOffsetMap":
         return self
@@ -73,14 +76,24 @@ class OffsetMap:
         self.offsets = np.empty(0, dtype=np.int64)
         self._pending: list[tuple[np.ndarray, np.ndarray]] = []
         self._pending_n = 0
+        self._puts = 0  # records put so far
+        self._merged = False  # folded before finish: the puts' order is gone
+        # after finish, when every put was folded at once: put number -> it is its key's latest
+        # (a record of the dirty section is then judged without a lookup)
+        self.is_last = None
 
-    def put(self, hashes: np.ndarray, offsets: np.ndarray) -> None:
-        """Records of one batch (offsets ascending, after every earlier put's)."""
+    def put(self, hashes: np.ndarray, offsets: np.ndarray) -> int:
+        """Records of one batch (offsets ascending, after every earlier put's); returns the number of
+        the first of them among all puts (``is_last``'s index)."""
+        start = self._puts
         if len(hashes):
             self._pending.append((hashes, offsets))
             self._pending_n += len(hashes)
+            self._puts += len(hashes)
             if self._pending_n >= MERGE_EVERY:
+                self._merged = True
                 self._merge()
+        return start
 
     def _merge(self) -> None:
         if not self._pending:
@@ -91,6 +104,9 @@ class OffsetMap:
         # the last of each key's offsets (they come in offset order): the first of each in reverse
         self.hashes, first = np.unique(h[::-1], return_index=True)
         self.offsets = o[::-1][first]
+        if not self._merged and len(h) == self._puts:
+            self.is_last = np.zeros(len(h), dtype=bool)
+            self.is_last[len(h) - 1 - first] = True
         if len(self.hashes) >= self.max_keys:  # Kafka puts while size < maxDesiredMapSize
             raise _full(len(self.hashes), self.max_keys)
 
