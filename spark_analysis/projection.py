@@ -63,7 +63,10 @@ class Producers:
 
 
 def counted(p) -> dict:
-    """The partition facts of a ``monitor.model.nextclean.Projection``."""
+    """The partition facts of a ``monitor.model.nextclean.Projection``. An unknown one (a fault, a map
+    too small) stopped part way: its counts are of the batches before the stop, so none is a figure."""
+    if p.unknown_reason is not None:
+        return unknown(p.unknown_reason)
     counts = {f"{kind}s_{state}": int(p.horizon_counts.get((kind, state), 0)) for kind in KINDS for state in STATES}
     return {"next_clean_bytes": p.next_clean_bytes, "settled_bytes": p.settled_bytes,
             "projection_method": COUNTED, "projection_unknown_reason": p.unknown_reason,

@@ -29,10 +29,18 @@ marker is discardable only in the round after its transaction's data went, stamp
 one round later). The rounds run pipelined, a batch through all of them before the next. Producers
 stay active (their last batches stay), and no batch of today's log ends at a later round's upper bound.
 
+Speed: pass 1 keeps the columns it decoded (up to ``CACHE_RECORDS``), so pass 2 decompresses and
+decodes a batch once; a dirty record's fate needs no lookup (the map says which put was each key's
+last); each batch's records are decided in a few numpy operations (``cleanarrays``), and decoded as
+records only when the batch is rewritten.
+
 Unknown, with the reason (file and byte position where there is one), never a guess: a decode fault,
 a horizon ``monitor.model.horizon.problem`` rejects, a magic < 2 tombstone (its delete horizon is the
-segment file's last-modified time), a legacy compressed message set that loses part of its records,
-more keys than Kafka's default offset map holds, aborted transactions not all known.
+segment file's last-modified time), a legacy compressed message set that loses part of its records
+or one the clean would keep empty (Kafka's ``filterTo`` fails there), more keys than Kafka's default
+offset map holds, aborted transactions not all known. A read fault or a rejected horizon leaves the
+horizon states unknown too; the other reasons still count them. Checked against a real broker's
+cleans in tests/monitor/model/test_nextclean_kafka.py.
 """
 
 from __future__ import annotations
@@ -42,12 +50,11 @@ from dataclasses import dataclass, field
 
 from monitor.kafka.kafkanames import offset_file
 from monitor.kafka.record import SegmentReader
+from monitor.kafka.record.reader import CONTROL_BODIES
 from monitor.kafka.record.codecs import CodecError
 from monitor.kafka.record.encode import EMPTY_BATCH_SIZE, retained_batch_size
 from monitor.kafka.record.errors import RecordFormatError
-from monitor.kafka.record.legacy import LegacyDecodeError
 from monitor.kafka.record.model import control_type_code
-from monitor.kafka.record.v2 import RecordDecodeError
 from monitor.model import cleanarrays, horizon
 from monitor.model.cleanround import LATER, Flow, Round, Unknown, Unreadable
 from monitor.model.offsetmap import DEFAULT_MAX_KEYS, MapFull, new_map
@@ -71,7 +78,11 @@ class Projection:
     batches_dropped: int = 0
     batches_rewritten: int = 0
     batches_stamped: int = 0
-    horizon_counts: dict = field(default_factory=dict)  # (kind, state) -> tombstones or markers
+    # (kind, state) -> tombstones or markers (kind ``tombstone``/``marker``, state ``monitor.model.horizon``'s)
+    # of the log as it is, the records a clean would drop for other reasons too
+    horizon_counts: dict = field(default_factory=dict)
+    # the earliest time a clean may remove one of them (``horizon.earliest_removal_ms``): in the past
+    # when some already may; None when there is none
     next_removable_ms: int | None = None
 
     def as_dict(self) -> dict:
@@ -87,12 +98,13 @@ def _segment_base(uri: str) -> int:
     return found[0]
 
 
-def _walk(files, opener, ops, *, start=0, cache=None, need=None, first_position=0):
+def _walk(files, opener, ops, *, start=0, cache=None, need=None, first_position=0, headers=frozenset()):
     """(file index, file base, batch, its columns or None, its control key or None) for every batch of
     ``files`` from index ``start``; columns come from ``cache`` ((file index, position) -> columns, taken
     out as used) where pass 1 left them; none for a data batch ``need`` refuses (not decoded). A fault
     becomes ``Unreadable`` naming file and byte position. The first file is read from ``first_position``
-    (a batch boundary)."""
+    (a batch boundary); a file in ``headers`` (pass 1 cached every data batch of it) only for its batch
+    headers and control batches (``_Bodies`` reads a body when a batch is rewritten)."""
     for i, (uri, _size) in enumerate(files[start:], start):
         base = _segment_base(uri)
         try:
@@ -102,7 +114,7 @@ def _walk(files, opener, ops, *, start=0, cache=None, need=None, first_position=
         with fh:
             reader = SegmentReader(fh, name=uri, start=first_position if i == start else 0)
             try:
-                for b in reader.batches():
+                for b in reader.batches(bodies=CONTROL_BODIES if i in headers else True):
                     try:
                         if b.is_control:
                             recs = b.records()
@@ -113,7 +125,7 @@ def _walk(files, opener, ops, *, start=0, cache=None, need=None, first_position=
                             continue
                         cols = cache.pop((i, b.position), None) if cache else None
                         yield i, base, b, (ops.columns(b.arrays()) if cols is None else cols), None
-                    except (RecordDecodeError, LegacyDecodeError, CodecError) as exc:
+                    except (ValueError, CodecError) as exc:  # RecordDecodeError, LegacyDecodeError
                         raise Unreadable(f"{uri}: byte {b.position}: {exc}") from exc
             except RecordFormatError as exc:
                 raise Unreadable(str(exc)) from exc
@@ -182,7 +194,29 @@ def _count_horizons(f: Flow, ops, counts: dict, now_ms: int, dr_ms: int, soonest
         soonest[0] = t if soonest[0] is None else min(soonest[0], t)
 
 
-def _size(f: Flow, ops) -> int:
+class _Bodies:
+    """A batch's bytes read again when pass 2 walked its file by headers and the batch is rewritten:
+    one open file at a time, its batches asked for in file order."""
+
+    def __init__(self, opener):
+        self.opener, self.uri, self.fh = opener, None, None
+
+    def batch(self, b):
+        if b.file != self.uri:
+            self.close()
+            self.fh, self.uri = self.opener(b.file), b.file
+        try:
+            return next(iter(SegmentReader(self.fh, name=b.file, start=b.position, stop=b.position + b.size).batches()))
+        except (RecordFormatError, StopIteration) as exc:
+            raise Unreadable(f"{b.file}: byte {b.position}: read again: {exc or 'gone'}") from exc
+
+    def close(self):
+        if self.fh is not None:
+            self.fh.close()
+        self.uri = self.fh = None
+
+
+def _size(f: Flow, ops, bodies: _Bodies) -> int:
     """The bytes a flow's batch takes as the rounds left it."""
     b = f.batch
     if f.gone:
@@ -197,7 +231,7 @@ def _size(f: Flow, ops) -> int:
         raise Unknown(f"{b.file}: byte {b.position}: a magic-{b.magic} compressed message set losing part of "
                       "its records: its re-encoding is not modelled")
     if f.records is None:
-        f.records = b.records()
+        f.records = (b if b._body is not None else bodies.batch(b)).records()
     recs = f.records
     kept = recs if f.keep is None else [r for r, k in zip(recs, ops.flags(f.keep)) if k]
     return retained_batch_size(b, kept, delete_horizon_ms=None if b.has_delete_horizon else f.horizon)
@@ -250,16 +284,22 @@ def _project(files, opener, first_dirty, upper, log_start, now_ms, dr_ms, aborte
     start = max([i for i, base in enumerate(bases) if base <= lo], default=0)
     cache, cached = {}, 0  # pass 1's columns, so that pass 2 decompresses and decodes a batch once
     puts: dict = {}  # (file index, position) -> {id(offset map): (its first put, which records were put)}
+    whole: dict = {}  # file index -> pass 1 cached every data batch of it: pass 2 reads its headers only
     first_position = _position_of(files[start][0], opener, lo) if files else 0
     for i, base, b, cols, key in _walk(files, opener, ops, start=start, need=lambda x: x.last_offset >= lo,
                                        first_position=first_position):
+        if i not in whole:
+            whole[i] = i != start or first_position == 0
         if b.last_offset < lo:
+            whole[i] = whole[i] and b.is_control
             continue
         entry = None
         if cols is not None and cached < CACHE_RECORDS:
             cache[(i, b.position)] = cols
             entry = puts[(i, b.position)] = {}
             cached += b.records_count
+        elif not b.is_control:
+            whole[i] = False
         mapped = []  # (offset map, its transaction state, the first offset it maps)
         if base < upper and b.last_offset >= first_dirty:
             mapped.append((map1, t1, first_dirty))
@@ -283,8 +323,19 @@ def _project(files, opener, first_dirty, upper, log_start, now_ms, dr_ms, aborte
                time_ms=now_ms, stamp=now_ms + max(dr_ms, 0), aborted=txns, last_records=last_records)
     rounds = [r1, Round(offset_map=map2, latest_offset=float("inf"), **later)]
     rounds += [Round(offset_map=None, latest_offset=float("inf"), **later) for _ in range(SETTLE_ROUNDS - 2)]
+    bodies = _Bodies(opener)
+    try:
+        return _clean(files, opener, ops, cache, puts, {i for i, ok in whole.items() if ok}, maps, r1, rounds,
+                      bodies, now_ms, dr_ms, log_bytes, counts, soonest)
+    finally:
+        bodies.close()
+
+
+def _clean(files, opener, ops, cache, puts, headers, maps, r1, rounds, bodies, now_ms, dr_ms, log_bytes, counts,
+           soonest) -> Projection:
+    """Pass 2: every batch through the rounds, in offset order."""
     next_bytes = settled = 0
-    for _i, base, b, cols, key in _walk(files, opener, ops, cache=cache):
+    for _i, base, b, cols, key in _walk(files, opener, ops, cache=cache, headers=headers):
         f = Flow(b, base, cols, key)
         for m, (start, sel) in puts.pop((_i, b.position), {}).items():
             if maps[m].is_last is not None:  # the map knows which put was each key's last: no lookup
@@ -292,7 +343,7 @@ def _project(files, opener, first_dirty, upper, log_start, now_ms, dr_ms, aborte
                 f.found[m] = ops.found_from_puts(cols, sel, last, maps[m].latest)
         _count_horizons(f, ops, counts, now_ms, dr_ms, soonest)
         r1.clean(f)
-        size = _size(f, ops)
+        size = _size(f, ops, bodies)
         next_bytes += size
         moved = False
         for r in rounds[1:]:
@@ -300,6 +351,6 @@ def _project(files, opener, first_dirty, upper, log_start, now_ms, dr_ms, aborte
             moved = moved or f.changed
         if f.changed:
             raise Unknown(f"{b.file}: byte {b.position}: still changing after {SETTLE_ROUNDS} cleans")
-        settled += _size(f, ops) if moved else size
+        settled += _size(f, ops, bodies) if moved else size
     return Projection(next_bytes, settled, None, log_bytes, r1.removed_records, r1.dropped, r1.rewritten, r1.stamped,
                       counts, soonest[0])

@@ -20,8 +20,10 @@ DEFAULT_DEDUPE_BUFFER_BYTES = 128 * 1024 * 1024
 BYTES_PER_SLOT = 16 + 8
 LOAD_FACTOR = 0.9
 DEFAULT_MAX_KEYS = int(DEFAULT_DEDUPE_BUFFER_BYTES // BYTES_PER_SLOT * LOAD_FACTOR)
-MERGE_EVERY = 4 << 20  # (64 MB of them; below it, finish also says which put was each key's last)
-PROBES = 2  # table slots a lookup tries before it falls back to a binary search  # (hash, offset) pairs buffered before they are folded into the map
+# (hash, offset) pairs buffered before they are folded into the map (64 MB of them); below it, finish
+# also says which put was each key's last
+MERGE_EVERY = 4 << 20
+SPARSE_KEYS = 1 << 18
 
 
 class MapFull(Exception):
@@ -112,11 +114,13 @@ class OffsetMap:
 
     def finish(self) -> "OffsetMap":
         """Fold what is pending and build the lookup table: open addressing with linear probing, at
-        most half full, so a batch's keys are looked up in a few vector gathers (a binary search over
-        the sorted hashes costs a cache miss a level)."""
+        most half full (a quarter below ``SPARSE_KEYS``), so that most keys are found at their home slot in one vector gather (a binary
+        search over the sorted hashes costs a cache miss a level)."""
         self._merge()
         n = len(self.hashes)
-        bits = max(4, (2 * n).bit_length())
+        # a quarter full or less while it is small (most absent keys meet an empty slot at once), half
+        # full past SPARSE_KEYS (16 bytes a slot)
+        bits = max(4, ((4 if n < SPARSE_KEYS else 2) * n).bit_length())
         self._shift = np.uint64(64 - bits)
         # a key's home slot is the top bits of its hash read unsigned: in the order of the sorted
         # hashes already, so keys are placed in that order, each at its home or just after the one
@@ -137,25 +141,20 @@ class OffsetMap:
         return len(self.hashes)
 
     def latest(self, hashes) -> np.ndarray:
-        """Each hash's latest offset in the map, -1 where the map has none (Kafka's ``map.get``)."""
-        out = np.full(len(hashes), -1, dtype=np.int64)
+        """Each hash's latest offset in the map, -1 where the map has none (Kafka's ``map.get``): one
+        probe of each home slot, a binary search of the sorted hashes for the few whose home slot
+        holds another key (a handful of vector operations a batch, whatever its size)."""
         if not len(self.hashes):
-            return out
+            return np.full(len(hashes), -1, dtype=np.int64)
         hashes = np.ascontiguousarray(hashes, dtype=np.int64)
-        pos = self._home(hashes)
-        todo = np.arange(len(hashes))
-        for _ in range(PROBES):
-            p = pos[todo]
-            vals = self._vals[p]
-            hit = (self._keys[p] == hashes[todo]) & (vals >= 0)
-            out[todo[hit]] = vals[hit]
-            todo = todo[~hit & (vals >= 0)]  # an empty slot ends the probe: not in the map
-            if not len(todo):
-                return out
-            pos[todo] += 1
-        # the few in long runs of the table: a binary search of the sorted hashes
-        q = hashes[todo]
-        i = np.searchsorted(self.hashes, q)
-        i[i >= len(self.hashes)] = 0
-        out[todo] = np.where(self.hashes[i] == q, self.offsets[i], -1)
+        home = self._home(hashes)
+        vals = self._vals[home]
+        found = (self._keys[home] == hashes) & (vals >= 0)
+        out = np.where(found, vals, -1)
+        further = ~found & (vals >= 0)  # an empty home slot: not in the map
+        if further.any():
+            q = hashes[further]
+            i = np.searchsorted(self.hashes, q)
+            i[i >= len(self.hashes)] = 0
+            out[further] = np.where(self.hashes[i] == q, self.offsets[i], -1)
         return out

@@ -88,8 +88,8 @@ def partition_row(facts: dict, totals: dict, cleaner: CleanerParams) -> dict:
         shares = float(totals.get("share_reclaimable_bytes") or 0.0) + (facts.get("txn_reclaimable_bytes") or 0.0)
         row["next_clean_bytes"] = max(facts["bytes"] - gone - round(shares), 0)
         row["removable_records"] += facts.get("txn_removable_records") or 0  # aborted data and markers a clean drops
-    elif facts.get("projected_removable_records") is not None:
-        row["removable_records"] = facts["projected_removable_records"]
+    else:  # counted: what the next clean removes, unknown with the projection
+        row["removable_records"] = facts.get("projected_removable_records")
     nxt = row.get("next_clean_bytes")
     row.update({"reclaimable_bytes": None if nxt is None else max(facts["bytes"] - gone - nxt, 0),
                 "cleaner_passes": est.passes, "estimated_clean_seconds": est.seconds})
