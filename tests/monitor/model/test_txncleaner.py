@@ -77,3 +77,27 @@ def test_nothing_at_or_past_the_upper_bound_goes(tmp_path):
     # the second aborted transaction (from 4) is aborted data, but at or past the bound: kept
     assert verdicts == ["aborted", "kept", "aborted", "kept", "aborted", "kept"]
     assert (t.removable_records, t.reclaimable_bytes) == (3, sizes[0])
+
+
+def test_an_abort_whose_marker_a_clean_removed_aborts_nothing_after_it():
+    """CleanedTransactions as a later clean walks a log an earlier one cleaned: a clean removes an ABORT
+    marker only when it met none of its transaction's batches, and then writes no .txnindex entry for it,
+    so the later clean does not know that transaction; the producer's next transaction (committed, its
+    batch past where the marker was) is not aborted data, and its COMMIT marker waits for it. Seen on a
+    real broker (tests/monitor/model/test_nextclean_kafka.py: the settled projection kept the committed
+    batch and its marker only with this)."""
+    from monitor.model.txncleaner import CleanedTransactions
+
+    gone = AbortedTxn(producer_id=7, first_offset=10, last_offset=20, last_stable_offset=21, segment=0)
+    t = CleanedTransactions([gone])
+    assert t.on_batch(30, True, 7) is False  # offsets 10..20 were removed whole, marker included
+    assert t.on_control(31, 7, struct.pack(">hh", 0, 1)) is False  # COMMIT: its data was met
+    # with the marker still there, the transaction's data and marker go as before
+    t = CleanedTransactions([gone])
+    assert t.on_batch(12, True, 7) is True
+    assert t.on_control(20, 7, struct.pack(">hh", 0, 0)) is False  # ABORT kept: a batch of it was met
+    assert t.on_batch(30, True, 7) is False
+    # a later aborted transaction of the same producer enters though the earlier one's marker is gone
+    later = AbortedTxn(producer_id=7, first_offset=25, last_offset=40, last_stable_offset=41, segment=0)
+    t = CleanedTransactions([gone, later])
+    assert t.on_batch(30, True, 7) is True
