@@ -51,17 +51,21 @@ class CleanedTransactions:
         self._aborted: dict[int, list] = {}
 
     def _consume_up_to(self, offset: int) -> None:
-        aborted = self._aborted
+        aborted, heap = self._aborted, self._heap
+        while heap and heap[0][0] <= offset:
+            first, _, pid, last = heapq.heappop(heap)
+            entered = aborted.get(pid)
+            if entered is None or entered[1] < first:  # the producer's earlier one ended before this began
+                aborted[pid] = [False, last]
         if aborted:
-            # an entry whose ABORT marker the walk passed without reading it: a clean removed the marker
-            # (or left it empty), so that clean dropped the entry from the cleaned .txnindex too (it keeps
-            # an entry only with a marker it retains): a later clean never has it
+            # An entered transaction whose ABORT marker the walk passed without reading it: a clean removed
+            # the marker, which it does only when it met no batch of the transaction, and then writes no
+            # entry of it into the cleaned .txnindex (CleanedTransactionMetadata.onControlBatchRead appends
+            # one only for a marker kept for its batches); a later clean takes its aborted transactions from
+            # .txnindex (collectAbortedTransactions), so it no longer knows it: the producer's later batches
+            # are not aborted data (``nextclean``'s later rounds take the first round's list).
             for pid in [p for p, (_, last) in aborted.items() if last < offset]:
                 del aborted[pid]
-        heap = self._heap
-        while heap and heap[0][0] <= offset:
-            _, _, pid, last = heapq.heappop(heap)
-            aborted.setdefault(pid, [False, last])
 
     def on_batch(self, last_offset: int, transactional: bool, producer_id: int) -> bool:
         """``onBatchRead``: True when the data batch is part of an aborted transaction."""
