@@ -5,7 +5,7 @@ or <app>-<named topology>-<store>-changelog; InternalTopologyBuilder.decorateTop
 import pytest
 
 from monitor.model.streams import streams_role, streams_topic
-from spark_analysis.audit.tables import TOPIC_SUMS, topic_rows
+from spark_analysis.audit.tables import PROJECTED_SUMS, TOPIC_SUMS, topic_rows
 
 
 @pytest.mark.parametrize("topic, role, stem", [
@@ -33,7 +33,8 @@ def test_known_application_ids_split_the_stem():
 
 
 def test_audit_topic_rows_carry_the_role():
-    row = {k: 1 for k in TOPIC_SUMS} | {"cleanable_ratio": None}
+    row = {k: 1 for k in TOPIC_SUMS + PROJECTED_SUMS} | {"cleanable_ratio": None, "next_removable_ms": None,
+                                                          "projection_method": "counted"}
     rows = [row | {"topic": "app-store-changelog"}, row | {"topic": "app-x-repartition"}, row | {"topic": "orders"}]
     assert {t["topic"]: t["streams_role"] for t in topic_rows(rows)} == {
         "app-store-changelog": "changelog", "app-x-repartition": "repartition", "orders": ""}
