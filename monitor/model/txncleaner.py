@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import heapq
 
+from monitor.kafka.record.encode import EMPTY_BATCH_SIZE
 from monitor.kafka.record.model import control_type_code
 from monitor.model.transactions import ABORT, COMMIT, AbortedRanges
 
-RETAINED_EMPTY_BATCH_BYTES = 61  # DefaultRecordBatch.RECORD_BATCH_OVERHEAD: a batch kept with no records
+RETAINED_EMPTY_BATCH_BYTES = EMPTY_BATCH_SIZE  # a batch kept with no records: encode's one definition (61 bytes)
 
 
 class CleanedTransactions:
