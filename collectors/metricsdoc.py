@@ -1,9 +1,9 @@
-"""The README's metrics table, generated from the registry (``collectors/metrics.py``), so that each
+"""The metrics reference page's table (``docs/reference/metrics.md``), generated from the registry (``collectors/metrics.py``), so that each
 metric's meaning is stated once: in its help, which Prometheus shows too.
 
-``python -m collectors.metricsdoc`` prints the table; ``--write README.md`` replaces the table between
-the two markers in place. ``tests/test_layout.py`` fails when the README's table is not this one (and
-rewrites it with ``README_UPDATE=1``).
+``python -m collectors.metricsdoc`` prints the table; ``--write docs/reference/metrics.md`` replaces the table between
+the two markers in place. ``tests/test_layout.py`` fails when the page's table is not this one (and
+rewrites it with ``DOCS_UPDATE=1``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from collectors.metrics import METRICS
 
 BEGIN = ("<!-- the metrics table: generated from collectors/metrics.py "
-         "(python -m collectors.metricsdoc --write README.md) -->")
+         "(python -m collectors.metricsdoc --write docs/reference/metrics.md) -->")
 END = "<!-- end of the generated metrics table -->"
 
 
@@ -32,7 +32,7 @@ def markdown_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-def with_table(readme: str, where: str = "README.md") -> str:
+def with_table(readme: str, where: str = "docs/reference/metrics.md") -> str:
     """``readme`` with the text between the markers replaced by the generated table; a ValueError
     naming the file when either marker is missing or they are out of order."""
     start, end = readme.find(BEGIN), readme.find(END)
@@ -47,7 +47,7 @@ def main(argv: list[str]) -> int:
         path.write_text(with_table(path.read_text(), str(path)))
         return 0
     if argv:
-        print("usage: python -m collectors.metricsdoc [--write README.md]", file=sys.stderr)
+        print("usage: python -m collectors.metricsdoc [--write docs/reference/metrics.md]", file=sys.stderr)
         return 2
     sys.stdout.write(markdown_table())
     return 0

@@ -376,23 +376,23 @@ def test_ci_runs_the_readme_test_command():
     assert "./dev demo" in readme
 
 
-def test_readme_metrics_table_is_generated_from_the_registry():
-    """Each metric's meaning is stated once, in its help (collectors/metrics.py): the README's table is
-    that registry rendered (``python -m collectors.metricsdoc --write README.md``, or this test with
-    README_UPDATE=1), so it lists every exported metric and says what Prometheus' # HELP says."""
+def test_metrics_page_is_generated_from_the_registry():
+    """Each metric's meaning is stated once, in its help (collectors/metrics.py): docs/reference/metrics.md's
+    table is that registry rendered (``python -m collectors.metricsdoc --write docs/reference/metrics.md``, or
+    this test with DOCS_UPDATE=1), so it lists every exported metric and says what Prometheus' # HELP says."""
     import os
 
     from collectors.metrics import METRICS
     from collectors.metricsdoc import exported_name, with_table
 
-    path = ROOT / "README.md"
+    path = ROOT / "docs" / "reference" / "metrics.md"
     readme = path.read_text()
     want = with_table(readme, str(path))
-    if os.environ.get("README_UPDATE") == "1":
+    if os.environ.get("DOCS_UPDATE") == "1":
         path.write_text(want)
         readme = want
-    assert readme == want, "README.md's metrics table differs from collectors/metrics.py: regenerate it " \
-                           "with `python -m collectors.metricsdoc --write README.md` (or README_UPDATE=1)"
+    assert readme == want, "docs/reference/metrics.md's table differs from collectors/metrics.py: regenerate " \
+                           "it with `python -m collectors.metricsdoc --write docs/reference/metrics.md` (or DOCS_UPDATE=1)"
     for name, (kind, help_, _) in METRICS.items():
         assert f"| `{exported_name(name, kind)}` | {kind} |" in readme and help_ in readme
 
