@@ -1,6 +1,6 @@
 """deploy/k8s/strimzi agrees with the one definition of each thing it restates: the JMX exporter rules are
 localkafka/jmx-exporter.yaml (the agent config the tests run on a real broker; its recorded page is read by the
-collector in the rule-named shape), the KafkaUser's ACLs are README "Least privilege"'s commands and the 3-broker
+collector in the rule-named shape), the KafkaUser's ACLs are docs/security.md "Least privilege"'s commands and the 3-broker
 test cluster's MONITOR_ACLS, and the DaemonSet's JMX URL template names Strimzi's broker pods by node id."""
 
 from __future__ import annotations
@@ -49,9 +49,9 @@ def test_the_page_those_rules_gave_a_real_broker_is_read_in_the_rule_named_shape
 
 
 def _readme_acls() -> tuple[set, set]:
-    """(required, optional) ACLs of README "Least privilege"'s kafka-acls commands, as (type, name, operation):
-    the commands after the comment line "only for the exact time lag" are optional."""
-    text = (m.ROOT / "README.md").read_text()
+    """(required, optional) ACLs of docs/security.md "Least privilege"'s kafka-acls commands, as (type, name,
+    operation): the commands after the comment line "only for the exact time lag" are optional."""
+    text = (m.ROOT / "docs" / "security.md").read_text()
     block = re.search(r"A read-only monitor.*?```sh\n(.*?)```", text, re.S).group(1).replace("\\\n", " ")
     required, optional = set(), set()
     target = required
@@ -113,11 +113,9 @@ def test_the_daemonset_reads_each_broker_pod_it_finds_by_its_node_id():
 
 
 def test_the_docs_name_only_manifests_that_exist():
-    """docs/strimzi.md and the README's deployment section point at these files: each one it names exists."""
-    docs = (m.ROOT / "docs" / "strimzi.md").read_text()
-    readme = (m.ROOT / "README.md").read_text()
-    section = readme[readme.index("### Deployment: which shape where"):readme.index("### Least privilege")]
-    named = set(re.findall(r"`([\w./-]+\.yaml)`", docs + section)) - {"monitor.yaml"}
+    """docs/strimzi.md and docs/deployment.md point at these files: each one they name exists."""
+    docs = (m.ROOT / "docs" / "strimzi.md").read_text() + (m.ROOT / "docs" / "deployment.md").read_text()
+    named = set(re.findall(r"`([\w./-]+\.yaml)`", docs)) - {"monitor.yaml"}
     named = {n for n in named if not n.startswith("examples/")}  # Strimzi's own repository's
     assert {"broker-daemonset.yaml", "strimzi/kafkauser.yaml", "deploy/k8s/kafka-logdir-sidecar.yaml"} <= named
     for name in named:
