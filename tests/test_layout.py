@@ -379,11 +379,12 @@ def test_ci_runs_the_readme_test_command():
 def test_metrics_page_is_generated_from_the_registry():
     """Each metric's meaning is stated once, in its help (collectors/metrics.py): docs/reference/metrics.md's
     table is that registry rendered (``python -m collectors.metricsdoc --write docs/reference/metrics.md``, or
-    this test with DOCS_UPDATE=1), so it lists every exported metric and says what Prometheus' # HELP says."""
+    this test with DOCS_UPDATE=1), so it lists every exported metric, its unit as its name states it, and what
+    Prometheus' # HELP says."""
     import os
 
     from collectors.metrics import METRICS
-    from collectors.metricsdoc import exported_name, with_table
+    from collectors.metricsdoc import exported_name, unit, with_table
 
     path = ROOT / "docs" / "reference" / "metrics.md"
     readme = path.read_text()
@@ -394,7 +395,8 @@ def test_metrics_page_is_generated_from_the_registry():
     assert readme == want, "docs/reference/metrics.md's table differs from collectors/metrics.py: regenerate " \
                            "it with `python -m collectors.metricsdoc --write docs/reference/metrics.md` (or DOCS_UPDATE=1)"
     for name, (kind, help_, _) in METRICS.items():
-        assert f"| `{exported_name(name, kind)}` | {kind} |" in readme and help_ in readme
+        shown = exported_name(name, kind)
+        assert f"| `{shown}` | {kind} | {unit(shown, kind, help_)} |" in readme and help_ in readme
 
 
 # The packages that name our series and alerts but must take the names from their one definition: the
