@@ -29,7 +29,10 @@ HEADER = ("monitor.yaml: every key at its default, one comment per key saying wh
 
 
 def _flow(value) -> str:
-    """A value as one line of YAML (``[]``, ``{}``, ``null``, ``0.0.0.0``, ``30m``)."""
+    """A value as one line of YAML (``[]``, ``{}``, ``null``, ``0.0.0.0``, ``30m``; a whole float as a whole
+    number, as a person writes it: the key reads it as its type)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     text = yaml.safe_dump(value, default_flow_style=True, width=10**6, sort_keys=False).strip()
     return text[:-len("\n...")].strip() if text.endswith("\n...") else text
 
