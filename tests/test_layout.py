@@ -306,6 +306,29 @@ def test_packages_behind_an_extra_import_only_the_core_and_that_extra():
 EXTRA_IMPORT_EXEMPT = {"cli/clidoc.py:audit_parser"}
 
 
+def test_the_audit_parser_needs_no_package_of_the_audit_extra():
+    """What EXTRA_IMPORT_EXEMPT relies on: spark_analysis.job and every module of ours it imports at load, in
+    turn, import no package of the audit extra at load (pyspark, pyarrow... only inside the functions that run)."""
+    from cli import extras
+
+    todo, seen = ["spark_analysis.job"], set()
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        path = ROOT / (module.replace(".", "/") + ".py")
+        if not path.exists():
+            path = ROOT / module.replace(".", "/") / "__init__.py"
+        if not path.exists():
+            continue  # a name imported from a package (from pkg import name): the package is read already
+        found = imports(path.read_text(), module, path.name == "__init__.py", top_level_only=True)
+        heavy = {n for n in found if _top(n) in extras.EXTRAS["audit"]}
+        assert not heavy, f"{module} imports {sorted(heavy)} at load: clidoc's audit_parser would need the extra"
+        todo += [n for n in found if _top(n) in OURS]
+    assert "spark_analysis.failure" in seen
+
+
 def test_the_command_line_imports_packages_behind_an_extra_only_in_their_subcommands():
     """cli/ reaches spark_analysis and dashboards only from a handler that cli.extras checks first."""
     from cli import extras
