@@ -59,24 +59,30 @@ PAGES: dict[str, Callable[[str], str]] = {
 }
 
 
-def wanted(page: str, root: Path = ROOT) -> tuple[str, str]:
+def wanted(page: str, root: Path | None = None) -> tuple[str, str]:
     """(the page's text now, the text its generator gives); a page not written yet is empty now."""
-    path = root / page
+    path = (root or ROOT) / page
     current = path.read_text() if path.exists() else ""
     return current, PAGES[page](current)
 
 
-def stale(root: Path = ROOT) -> list[str]:
-    return [page for page in PAGES if (lambda now_want: now_want[0] != now_want[1])(wanted(page, root))]
+def stale(root: Path | None = None) -> list[str]:
+    """The pages that differ from what their generators give."""
+    out = []
+    for page in PAGES:
+        current, text = wanted(page, root)
+        if current != text:
+            out.append(page)
+    return out
 
 
-def write(root: Path = ROOT) -> list[str]:
+def write(root: Path | None = None) -> list[str]:
     """Rewrite every stale page; the pages rewritten."""
     done = []
     for page in PAGES:
         current, text = wanted(page, root)
         if current != text:
-            (root / page).write_text(text)
+            ((root or ROOT) / page).write_text(text)
             done.append(page)
     return done
 
