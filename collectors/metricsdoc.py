@@ -1,13 +1,16 @@
 """The metrics reference page's table (``docs/reference/metrics.md``), generated from the registry (``collectors/metrics.py``), so that each
-metric's meaning is stated once: in its help, which Prometheus shows too.
+metric's meaning is stated once: in its help, which Prometheus shows too. Its unit is read from its name, as
+Prometheus' naming conventions put it there (``unit``): a unit the name does not say is a unit no one can rely on.
 
 ``python -m collectors.metricsdoc`` prints the table; ``--write docs/reference/metrics.md`` replaces the table between
-the two markers in place. ``tests/test_layout.py`` fails when the page's table is not this one (and
-rewrites it with ``DOCS_UPDATE=1``).
+the two markers in place (``python -m cli.docgen --write`` regenerates every reference page). ``tests/test_layout.py``
+and ``tests/docs/test_reference_pages.py`` fail when the page's table is not this one (and rewrite it with
+``DOCS_UPDATE=1``).
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -23,12 +26,44 @@ def exported_name(name: str, kind: str) -> str:
     return name + ("_total" if kind == "counter" else "")
 
 
+# The unit a name's suffix states (Prometheus' naming conventions: base units, the unit last, ``_total`` after it
+# on a counter), the longest suffix first: ``_timestamp_seconds`` is a point in time, not a duration.
+UNIT_SUFFIXES = (
+    ("_timestamp_seconds", "Unix time (s)"),
+    ("_bytes_per_second", "bytes/s"),
+    ("_seconds", "seconds"),
+    ("_bytes", "bytes"),
+    ("_ratio", "ratio (0..1)"),
+    ("_load_factor", "ratio (0..1)"),
+    ("_records", "records"),
+    ("_offset", "offset"),
+    ("_info", "info (1; the labels say)"),
+    ("_up", "1 up / 0 down"),
+)
+# A gauge whose name states no unit is a flag when its help says what 1 means ("1 when ...", "log.cleaner.enable:
+# 1 when ...", "1 for each ..."), else a count of what its name ends with (threads, partitions, tombstones).
+FLAG_HELP = re.compile(r"^(?:[\w.]+: )?1 (?:when|while|for)\b")
+
+
+def unit(name: str, kind: str, help_: str) -> str:
+    """The unit of a metric's samples, from its exported name (``exported_name``): a counter's is the unit before
+    ``_total`` (``..._bytes_total``: bytes), else a count of events."""
+    base = name[:-len("_total")] if kind == "counter" and name.endswith("_total") else name
+    for suffix, word in UNIT_SUFFIXES:
+        if base.endswith(suffix):
+            return word
+    if kind != "counter" and FLAG_HELP.match(help_):
+        return "1 / 0 (flag)"
+    return "count"
+
+
 def markdown_table() -> str:
-    """One row per metric, in the registry's order: name, type, labels, help."""
-    rows = ["| metric | type | labels | meaning |", "|---|---|---|---|"]
+    """One row per metric, in the registry's order: name, type, unit, labels, help."""
+    rows = ["| metric | type | unit | labels | meaning |", "|---|---|---|---|---|"]
     for name, (kind, help_, labels) in METRICS.items():
         cell = help_.replace("|", "\\|")
-        rows.append(f"| `{exported_name(name, kind)}` | {kind} | {', '.join(labels)} | {cell} |")
+        shown = exported_name(name, kind)
+        rows.append(f"| `{shown}` | {kind} | {unit(shown, kind, help_)} | {', '.join(labels)} | {cell} |")
     return "\n".join(rows) + "\n"
 
 

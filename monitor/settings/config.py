@@ -41,6 +41,9 @@ works. Errors name the key path and the reason, at start, never mid-run::
                                      # changed (collectors.summary_state; default: see there)
     io_budget_bytes_per_second: 20971520   # log-dir record reads per broker (monitor.fileio.iobudget); 0: unlimited
 
+Every key, its default and what it does: ``docs/reference-config.yaml``, generated from the dataclasses below (each
+field's ``key(doc, default)``) by ``monitor.settings.configdoc``.
+
 Here: the dataclasses with their defaults, and the entry points (``load_config``, ``parse_config``,
 ``to_data``). Beside it: reading the file safely (``configfile``), every problem of a parsed file
 (``configcheck``), the command-line flags on top of it (``configflags``), the schema (``configschema``).
@@ -48,7 +51,7 @@ Here: the dataclasses with their defaults, and the entry points (``load_config``
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, is_dataclass, replace
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import ClassVar, get_args, get_origin, get_type_hints
 
@@ -101,132 +104,177 @@ DEFAULT_METRIC_NAMES = {
 }
 
 
+def key(doc: str, default=MISSING, *, factory=MISSING, schema: dict | None = None):
+    """A key of ``monitor.yaml``: its default, what it does (``doc``, said once: the schema's ``description``,
+    ``config check``'s reference file ``docs/reference-config.yaml`` and the configuration reference take it
+    from here) and any shape beyond what its type gives (``schema``, ``monitor.settings.configschema``)."""
+    metadata = {"doc": doc, **({"schema": schema} if schema else {})}
+    return field(default=default, default_factory=factory, metadata=metadata)
+
+
 @dataclass(frozen=True)
 class Thresholds:
     """What counts as unhealthy: the numbers and windows of the rule table (``monitor.contract.rules``), read by
     the rendered alert rules and the dashboard's evaluator alike."""
 
-    lagging_for: str = "30m"  # CompactionLagging: cleanable ratio above min.cleanable.dirty.ratio this long
-    dead_thread_for: str = "1m"
-    cleaner_stalled_seconds: float = 900  # time since last run
-    cleaner_stalled_for: str = "10m"
-    buffer_utilization_ratio: float = 0.85
-    buffer_saturated_for: str = "1h"
-    clean_time_seconds: float = 1800
-    cleaner_slow_for: str = "1h"
-    tombstone_growth_per_hour: float = 100_000
-    tombstones_piling_for: str = "6h"
-    tombstones_past_horizon_for: str = "1h"
-    consumer_lag_warning_fraction: float = 0.5  # of delete.retention.ms
-    consumer_lag_for: str = "5m"
-    overdue_for: str = "15m"
-    missed_updates_for: str = "15m"  # ConsumerMayMissUpdates (info)
+    lagging_for: str = key("How long a partition's cleanable ratio stays above its min.cleanable.dirty.ratio "
+                           "before CompactionLagging fires.", "30m")
+    dead_thread_for: str = key("How long a dead log cleaner thread is seen before LogCleanerThreadDead fires.", "1m")
+    cleaner_stalled_seconds: float = key("Seconds since the cleaner last looked for work (time-since-last-run) "
+                                         "past which LogCleanerStalled compares, while partitions are eligible.", 900)
+    cleaner_stalled_for: str = key("How long the cleaner stays stalled before LogCleanerStalled fires.", "10m")
+    buffer_utilization_ratio: float = key("Dedupe buffer utilization (0..1) above which CleanerBufferSaturated "
+                                          "compares.", 0.85)
+    buffer_saturated_for: str = key("How long the buffer stays above it before CleanerBufferSaturated fires.", "1h")
+    clean_time_seconds: float = key("Seconds of the longest recent clean above which CleanerSlow compares.", 1800)
+    cleaner_slow_for: str = key("How long cleans stay that slow before CleanerSlow fires.", "1h")
+    tombstone_growth_per_hour: float = key("Tombstones a partition may gain in an hour before TombstonesPilingUp "
+                                           "compares.", 100_000)
+    tombstones_piling_for: str = key("How long tombstones keep growing that fast before TombstonesPilingUp "
+                                     "fires.", "6h")
+    tombstones_past_horizon_for: str = key("How long tombstones past their delete horizon stay on disk before "
+                                           "TombstonesPastDeleteHorizon fires.", "1h")
+    consumer_lag_warning_fraction: float = key(
+        "A consumer group's time lag, as a fraction of delete.retention.ms, above which ConsumerMayMissTombstones "
+        "warns (at 1 it is critical).", 0.5)
+    consumer_lag_for: str = key("How long a group lags that far before ConsumerMayMissTombstones fires.", "5m")
+    overdue_for: str = key("How long a log stays past max.compaction.lag.ms before CompactionOverdue fires.", "15m")
+    missed_updates_for: str = key("How long a group may read a compacted history before ConsumerMayMissUpdates "
+                                  "(info) fires.", "15m")
     # ConsumerGroupsHidden: a group can commit between the two reads (ListGroups, __consumer_offsets) and be
     # counted unlisted for a refresh; a missing ACL stays
-    groups_hidden_for: str = "15m"
-    uncleanable_for: str = "5m"
+    groups_hidden_for: str = key("How long consumer groups with committed offsets stay hidden from ListGroups "
+                                 "before ConsumerGroupsHidden fires.", "15m")
+    uncleanable_for: str = key("How long a partition stays uncleanable before UncleanablePartitions fires.", "5m")
     # CompactionBlockedByTransaction: an open transaction older than this holds the LSO, and the cleaner
     # with it. 300 s is 30x Kafka Streams' exactly-once transaction.timeout.ms (10 s) and 5x the producer
     # default (60 s): a transaction that old has outlived any timeout a producer commonly sets, while the
     # coordinator would still abort it before transaction.max.timeout.ms (15 min) makes it hanging.
-    open_transaction_seconds: float = 300
-    open_transaction_for: str = "2m"
-    hanging_transaction_for: str = "1m"  # HangingTransaction: the count already means 15 min past its start
-    monitor_down_for: str = "5m"
-    no_room_for_clean_for: str = "5m"  # LogDirNoRoomForClean: free space below the largest clean's copy
-    cleaner_disabled_for: str = "5m"  # CleanerDisabled: log.cleaner.enable=false where compacted partitions live
-    cleaner_throttled_for: str = "30m"  # CleanerThrottled: partitions wait while the cleaner runs at its I/O throttle
-    # ReplicasDisagree: one replica uncleanable while its peers are not, or its cleanable ratio this far
-    # above its least dirty peer's (each broker cleans its own copy; a healthy spread closes within
-    # log.cleaner.backoff.ms of crossing min.cleanable.dirty.ratio, well inside the window)
-    replica_spread_ratio: float = 0.5
-    replicas_disagree_for: str = "30m"
-    monitor_job: str = "kafka-compaction-monitor"  # the Prometheus job that scrapes the collector
-    runbook_base: str = "alerts/RUNBOOK.md"  # or the URL where your copy of the runbook lives
+    open_transaction_seconds: float = key("Age in seconds of the oldest open transaction above which "
+                                          "CompactionBlockedByTransaction compares.", 300)
+    open_transaction_for: str = key("How long the transaction stays open past that age before "
+                                    "CompactionBlockedByTransaction fires.", "2m")
+    # the count already means 15 min past its start
+    hanging_transaction_for: str = key("How long a hanging transaction (older than the brokers' "
+                                       "transaction.max.timeout.ms) is seen before HangingTransaction fires.", "1m")
+    monitor_down_for: str = key("How long a collector source, log dir or scrape is down before "
+                                "CompactionMonitorDown fires.", "5m")
+    no_room_for_clean_for: str = key("How long a log dir's free space stays below its next clean's copy before "
+                                     "LogDirNoRoomForClean fires.", "5m")
+    cleaner_disabled_for: str = key("How long log.cleaner.enable=false is seen on a broker with compacted "
+                                    "partitions before CleanerDisabled fires.", "5m")
+    cleaner_throttled_for: str = key("How long partitions wait while the cleaner runs at its I/O throttle before "
+                                     "CleanerThrottled fires.", "30m")
+    # ReplicasDisagree: a healthy spread closes within log.cleaner.backoff.ms of crossing
+    # min.cleanable.dirty.ratio, well inside the window (each broker cleans its own copy)
+    replica_spread_ratio: float = key("How far (0..1) a replica's cleanable ratio may stay above its least dirty "
+                                      "peer's before ReplicasDisagree compares.", 0.5)
+    replicas_disagree_for: str = key("How long replicas disagree before ReplicasDisagree fires.", "30m")
+    monitor_job: str = key("The Prometheus job that scrapes the collector (CompactionMonitorDown watches its up "
+                           "series).", "kafka-compaction-monitor")
+    runbook_base: str = key("Where the alerts' runbook links point: this path or URL, then #<alert name in "
+                            "lower case>. Point it at your copy of the runbook.", "alerts/RUNBOOK.md")
 
 
 # Shapes beyond what a field's type says (monitor.settings.configschema derives the rest from the fields).
-_URL = {"schema": {"type": ["string", "null"], "check": "url", "shape": URL_SHAPE}}
-_PATHS = {"schema": {"type": ["array", "string", "null"], "items": {"type": "string", "minLength": 1},
-                     "shape": "a path or a list of paths"}}
+_URL = {"type": ["string", "null"], "check": "url", "shape": URL_SHAPE}
+_PATHS = {"type": ["array", "string", "null"], "items": {"type": "string", "minLength": 1},
+          "shape": "a path or a list of paths"}
 
-_PATTERNS = {"schema": {"type": ["array", "string", "null"], "items": {"type": "string", "minLength": 1},
-                        "minLength": 1, "shape": "a regular expression or a list of them"}}
+_PATTERNS = {"type": ["array", "string", "null"], "items": {"type": "string", "minLength": 1},
+             "minLength": 1, "shape": "a regular expression or a list of them"}
 GRANULARITIES = ("topic", "partition")
+SECRET_REFERENCE = "${env:NAME}, ${directory:DIR:NAME} or ${file:PATH:KEY}"
 
 
 @dataclass(frozen=True)
 class BrokerConfig:
-    id: str = field(metadata={"schema": {"type": ["string", "integer"], "minLength": 1,
-                                         "shape": "the broker's node.id (or a name)"}})
-    jmx_url: str | None = field(default=None, metadata=_URL)
-    jolokia_url: str | None = field(default=None, metadata=_URL)
-    log_dirs: tuple[str, ...] = field(default=(), metadata=_PATHS)
-    cleaner_log: str | None = field(default=None, metadata={"schema": {
-        "shape": "one path (the broker's log-cleaner.log)"}})  # the broker's log-cleaner.log, readable here
-    # HTTP Basic auth and TLS for the broker's JMX exporter (and Jolokia) endpoint: the user, and its
-    # password as a secret reference (monitor.settings.secrets: ${env:NAME}, ${directory:DIR:NAME}, ${file:PATH:KEY}).
-    # The reference is checked at load and kept as written (DEFERRED_SECRETS): the collector resolves it at
-    # every fetch, so a rotated secret file is picked up without a restart.
-    jmx_username: str | None = field(default=None, metadata={"schema": {"minLength": 1, "shape": "a user name"}})
-    jmx_password: str | None = field(default=None, metadata={"schema": {
-        "minLength": 1, "shape": "a secret reference: ${env:NAME}, ${directory:DIR:NAME} or ${file:PATH:KEY}"}})
-    jmx_ca_file: str | None = field(default=None, metadata={"schema": {
-        "minLength": 1, "shape": "the path of a PEM CA bundle for an https endpoint"}})
-    # this broker's log-dir read budget over the config's io_budget_bytes_per_second (a broker on a
-    # slower disk, or one with room to spare); 0: unlimited
-    io_budget_bytes_per_second: float | None = None
+    id: str = key("The broker's node.id (or a name): the broker label of its series.", schema={
+        "type": ["string", "integer"], "minLength": 1, "shape": "the broker's node.id (or a name)", "examples": [1]})
+    jmx_url: str | None = key("The broker's JMX exporter page (its /metrics URL): the log cleaner's gauges.",
+                              None, schema=_URL)
+    jolokia_url: str | None = key("The broker's Jolokia base URL, instead of a JMX exporter.", None, schema=_URL)
+    log_dirs: tuple[str, ...] = key("The broker's log dirs (entries of log.dirs) readable here, or folders above "
+                                    "them: per-partition dirty ratios, tombstones, transactions.", (),
+                                    schema=_PATHS)
+    cleaner_log: str | None = key("The broker's log-cleaner.log, readable here, followed through rotation: "
+                                  "uncleanable partitions, thread deaths, clean stats.", None, schema={
+                                      "shape": "one path (the broker's log-cleaner.log)"})
+    # The password reference is checked at load and kept as written (DEFERRED_SECRETS): the collector resolves
+    # it at every fetch, so a rotated secret file is picked up without a restart.
+    jmx_username: str | None = key("HTTP Basic auth user for the JMX exporter (or Jolokia) endpoint.", None,
+                                   schema={"minLength": 1, "shape": "a user name"})
+    jmx_password: str | None = key("Its password, as a secret reference (" + SECRET_REFERENCE + "), resolved "
+                                   "at every fetch: a rotated secret needs no restart.", None, schema={
+                                       "minLength": 1, "shape": "a secret reference: " + SECRET_REFERENCE})
+    jmx_ca_file: str | None = key("A PEM CA bundle to verify an https JMX exporter (or Jolokia) endpoint.", None,
+                                  schema={"minLength": 1, "shape": "the path of a PEM CA bundle for an https endpoint"})
+    io_budget_bytes_per_second: float | None = key(
+        "This broker's log-dir read budget in bytes per second, over the top-level io_budget_bytes_per_second "
+        "(a slower disk, or one with room to spare); 0: unlimited.", None)
 
 
 @dataclass(frozen=True)
 class ClusterConfig:
-    name: str = "default"
-    bootstrap_servers: str | None = field(default=None, metadata={"schema": {
-        "type": ["string", "array", "null"], "minLength": 1, "minItems": 1, "check": "bootstrap",
-        "items": {"type": "string", "minLength": 1, "shape": "a host:port string"},
-        "shape": "host:port[,host:port...] or a list of host:port"}})
-    client: dict = field(default_factory=dict, metadata={"schema": {  # passed to librdkafka as is
-        "propertyNames": {"type": "string"},
-        "additionalProperties": {"type": ["string", "number", "boolean"], "shape": "a string, number or boolean"},
-        "shape": "a mapping of librdkafka properties (security.protocol: SASL_SSL, ...)"}})
-    brokers: tuple[BrokerConfig, ...] = ()
-    metric_names: dict = field(default_factory=dict, metadata={"schema": {
+    name: str = key("The cluster label of every series.", "default")
+    bootstrap_servers: str | None = key(
+        "Kafka bootstrap servers (host:port, comma-separated or a list): the admin API (topic configs, broker "
+        "settings, consumer groups). Unset: no admin source.", None, schema={
+            "type": ["string", "array", "null"], "minLength": 1, "minItems": 1, "check": "bootstrap",
+            "items": {"type": "string", "minLength": 1, "shape": "a host:port string"},
+            "shape": "host:port[,host:port...] or a list of host:port"})
+    client: dict = key("librdkafka properties passed as they are (security.protocol, sasl.*, ssl.*); give a "
+                       "secret by reference (" + SECRET_REFERENCE + "), never written here.", factory=dict, schema={
+                           "propertyNames": {"type": "string"},
+                           "additionalProperties": {"type": ["string", "number", "boolean"],
+                                                    "shape": "a string, number or boolean"},
+                           "shape": "a mapping of librdkafka properties (security.protocol: SASL_SSL, ...)"})
+    brokers: tuple[BrokerConfig, ...] = key("The brokers whose JMX pages, log dirs and log-cleaner.log this "
+                                            "collector reads.", ())
+    metric_names: dict = key("Names of the cleaner gauges on the brokers' JMX exporter pages, when your exporter "
+                             "rules rename them (gauge -> a name or a list of candidates; default: the names of "
+                             "Kafka's, Strimzi's and Confluent's exporter rules).", factory=dict, schema={
         "properties": {k: {"type": ["string", "array"], "items": {"type": "string", "minLength": 1},
                            "minLength": 1, "shape": "a metric name or a list of them"} for k in DEFAULT_METRIC_NAMES},
-        "additionalProperties": False, "shape": "a mapping of gauge -> metric name(s)"}})
-    topics: dict = field(default_factory=dict, metadata={"schema": {  # topic -> TopicConfig overrides (strings)
+        "additionalProperties": False, "shape": "a mapping of gauge -> metric name(s)"})
+    topics: dict = key("Topic configs per topic (Kafka's names: min.cleanable.dirty.ratio, ...), used where the "
+                       "admin API cannot give the topic's (no bootstrap servers): the admin API's effective config "
+                       "wins, these win over Kafka's defaults (monitor.model.topicconfig.effective_config).",
+                       factory=dict, schema={
         "propertyNames": {"type": "string"},
         "additionalProperties": {
             "type": ["object", "null"], "propertyNames": {"type": "string"},
             "additionalProperties": {"type": ["string", "number", "array"], "items": {"type": "string"},
                                      "shape": "a Kafka topic config value (a string or number)"},
             "shape": "a mapping of Kafka topic configs (min.cleanable.dirty.ratio: 0.3, ...)"},
-        "shape": "a mapping of topic -> its Kafka topic configs"}})
-    consumer_groups: bool = True
-    # each broker's JMX exporter page, its {node_id} filled with each broker found in the log dirs
-    # (monitor.settings.jmxtemplate): a broker-role collector that finds its brokers at run time
-    jmx_url_template: str | None = field(default=None, metadata={"schema": {
-        "type": ["string", "null"], "check": "jmx_url_template", "shape": "an http(s) URL with {node_id}"}})
-    # the brokers' transaction.max.timeout.ms, used when the admin API cannot give it (None: Kafka's
-    # default); monitor.model.topicconfig.effective_broker_setting is the precedence. Kafka: an int of at
-    # least 1 (TransactionStateManagerConfig)
-    transaction_max_timeout_ms: int | None = field(default=None, metadata={"schema": {
-        "minimum": 1, "maximum": 2**31 - 1, "shape": "a whole number of ms between 1 and 2147483647 (an int)"}})
-    # consumer groups that need only each key's latest value (caches, materialised views): fnmatch
-    # patterns; ConsumerMayMissUpdates stays off for them (monitor.model.consumers)
-    latest_value_only_groups: tuple[str, ...] = field(default=(), metadata={"schema": {
-        "type": ["array", "string", "null"], "minLength": 1, "items": {"type": "string", "minLength": 1},
-        "shape": "a consumer group name or fnmatch pattern, or a list of them"}})
-    # a consumer's restore throughput from this cluster, bytes per second, for the audit's restore-time
-    # estimate (monitor.verdicts.restore: --restore-throughput > this > ./dev bench restore's measurement)
-    restore_throughput_bytes_per_second: float | None = field(default=None, metadata={"schema": {
-        "exclusiveMinimum": 0, "shape": "a number of bytes per second above 0"}})
-    # the brokers' log cleaner settings (Kafka's names: log.cleaner.threads, ...) used when the admin API
-    # cannot give them; monitor.model.topicconfig.broker_cleaner_settings is the precedence
-    cleaner: dict = field(default_factory=dict, metadata={"schema": {
+        "shape": "a mapping of topic -> its Kafka topic configs"})
+    consumer_groups: bool = key("Read consumer groups' lag (time lag against delete.retention.ms: groups that may "
+                                "miss tombstones).", True)
+    jmx_url_template: str | None = key(
+        "Each broker's JMX exporter page with {node_id}, filled with every broker the log dirs hold "
+        "(meta.properties): a broker-role collector that finds its brokers at run time.", None, schema={
+            "type": ["string", "null"], "check": "jmx_url_template", "shape": "an http(s) URL with {node_id}"})
+    # monitor.model.topicconfig.effective_broker_setting is the precedence. Kafka: an int of at least 1
+    # (TransactionStateManagerConfig)
+    transaction_max_timeout_ms: int | None = key(
+        "The brokers' transaction.max.timeout.ms when the admin API cannot give it (unset: Kafka's default, "
+        "900000): transactions open longer are hanging.", None, schema={
+            "minimum": 1, "maximum": 2**31 - 1, "shape": "a whole number of ms between 1 and 2147483647 (an int)"})
+    latest_value_only_groups: tuple[str, ...] = key(
+        "Consumer groups that need only each key's latest value (caches, materialised views; fnmatch patterns): "
+        "no ConsumerMayMissUpdates for them.", (), schema={
+            "type": ["array", "string", "null"], "minLength": 1, "items": {"type": "string", "minLength": 1},
+            "shape": "a consumer group name or fnmatch pattern, or a list of them"})
+    restore_throughput_bytes_per_second: float | None = key(
+        "A consumer's restore throughput from this cluster in bytes per second, for the audit's restore-time "
+        "estimate (audit --restore-throughput wins; else ./dev bench restore's measurement).", None, schema={
+            "exclusiveMinimum": 0, "shape": "a number of bytes per second above 0"})
+    # monitor.model.topicconfig.broker_cleaner_settings is the precedence
+    cleaner: dict = key("The brokers' log cleaner settings (Kafka's names) when the admin API cannot give them; "
+                        "else they are reported unknown.", factory=dict, schema={
         "propertyNames": {"enum": list(CLEANER_SETTINGS)},
         "additionalProperties": {"type": ["string", "number", "boolean"], "shape": "a string, number or boolean"},
-        "shape": "a mapping of log cleaner settings (" + ", ".join(CLEANER_SETTINGS) + ")"}})
+        "shape": "a mapping of log cleaner settings (" + ", ".join(CLEANER_SETTINGS) + ")"})
 
     def metric_name_candidates(self, key: str) -> list[str]:
         custom = self.metric_names.get(key)
@@ -237,63 +285,80 @@ class ClusterConfig:
 
 @dataclass(frozen=True)
 class Intervals:
+    """How often the collector reads each source, in seconds."""
+
     NUMBERS: ClassVar[dict] = {"float": {"exclusiveMinimum": 0, "shape": "a finite number of seconds above 0"}}
 
-    jmx: float = 15
-    log_dirs: float = 60
-    cleaner_log: float = 15
-    admin: float = 30
-    consumer_groups: float = 30
+    jmx: float = key("Seconds between reads of each broker's JMX exporter or Jolokia page.", 15)
+    log_dirs: float = key("Seconds between scans of the log dirs.", 60)
+    cleaner_log: float = key("Seconds between reads of log-cleaner.log.", 15)
+    admin: float = key("Seconds between admin API reads (topic configs, broker settings, offsets).", 30)
+    consumer_groups: float = key("Seconds between reads of consumer groups' committed offsets.", 30)
 
 
 @dataclass(frozen=True)
 class Timeouts:
+    """How long each fetch may take, and how much it may keep."""
+
     NUMBERS: ClassVar[dict] = {"float": {"exclusiveMinimum": 0, "shape": "a finite number of seconds above 0"},
                                "int": {"minimum": 1, "shape": "a whole number of bytes, at least 1"}}
 
-    jmx: float = 5  # the collector's JMX exporter / Jolokia fetch, whole response (boundedhttp)
-    admin: float = 10  # each admin API request
-    max_page_bytes: int = 16 * 1024 * 1024  # the largest page any fetch keeps, collector and dashboard
-    dashboard: float = 10  # the dashboard's fetch of Prometheus' API or a collector's /metrics, whole response
-    # bounds of the key read that counts duplicates stuck in each active segment (monitor.model.activekeys):
-    # past either, the counts are reported unknown (over_bound), never partial
-    active_segment_key_read_bytes: int = activekeys.DEFAULT_MAX_BYTES
-    active_segment_max_keys: int = activekeys.DEFAULT_MAX_KEYS
+    jmx: float = key("Seconds a whole JMX exporter / Jolokia fetch may take (boundedhttp).", 5)
+    admin: float = key("Seconds each admin API request may take.", 10)
+    max_page_bytes: int = key("The largest page any fetch keeps, collector and dashboard, in bytes.",
+                              16 * 1024 * 1024)
+    dashboard: float = key("Seconds the dashboard's whole fetch of Prometheus' API or a collector's /metrics may "
+                           "take.", 10)
+    # monitor.model.activekeys: past either bound the counts are unknown (over_bound), never partial
+    active_segment_key_read_bytes: int = key(
+        "Bytes of each active segment the key read (duplicates stuck in the active segment) may read; past it "
+        "the counts are reported unknown, never partial.", activekeys.DEFAULT_MAX_BYTES)
+    active_segment_max_keys: int = key("Distinct keys that read may hold; past it the counts are reported "
+                                       "unknown.", activekeys.DEFAULT_MAX_KEYS,
+                                       schema={"shape": "a whole number of keys, at least 1"})
 
 
 @dataclass(frozen=True)
 class Config:
-    listen_address: str = "0.0.0.0"  # listen: {address, port} in the file
-    listen_port: int = 9690
-    clusters: tuple[ClusterConfig, ...] = ()
-    intervals: Intervals = Intervals()
-    timeouts: Timeouts = Timeouts()
-    thresholds: Thresholds = Thresholds()
-    prometheus_url: str | None = field(default=None, metadata=_URL)  # for the dashboard
-    audit_dir: str | None = field(default=None, metadata={"schema": {"shape": "a folder"}})  # for the dashboard
-    collector_url: str | None = field(default=None, metadata=_URL)  # for the dashboard without Prometheus
-    # cardinality (collectors.exporter): "topic" (the default) exports topic aggregates, 4 series per
-    # healthy partition (collectors.metrics.PARTITION_DEFAULT), 2 per healthy consumer group's partition
-    # (GROUP_DEFAULT) and every series of an unhealthy one (monitor.verdicts.health); "partition" every series of
-    # every partition
-    granularity: str = field(default="topic", metadata={"schema": {
-        "enum": list(GRANULARITIES), "shape": "topic or partition"}})
-    # which topics are exported (monitor.settings.topicfilter): regular expressions matched against the whole
-    # topic name; no allow pattern: every topic; deny wins
-    topics_allow: tuple[str, ...] = field(default=(), metadata=_PATTERNS)
-    topics_deny: tuple[str, ...] = field(default=(), metadata=_PATTERNS)
-    # which sources the collector reads and which families it exports (monitor.settings.roles): all (one
-    # process, the default), cluster (the admin API, one per cluster) or broker (its brokers' files and JMX
-    # pages, one per broker)
-    role: str = field(default=ALL, metadata={"schema": {"enum": list(ROLES), "shape": "all, cluster or broker"}})
-    # where the collector keeps its summary cache (collectors.summary_state), so that a restart reads only the
-    # segments that changed; None: $STATE_DIRECTORY (systemd), else /var/lib/compaction-monitor when writable, else
-    # $XDG_STATE_HOME/compaction-monitor (collectors.summary_state.default_state_dir says why)
-    state_dir: str | None = field(default=None, metadata={"schema": {"minLength": 1, "shape": "a folder"}})
-    # bytes per second the collector's log-dir reads may take from each broker's disk (a token bucket:
-    # monitor.fileio.iobudget, which reasons the default, 20 MiB/s); 0: unlimited, as Kafka's
-    # log.cleaner.io.max.bytes.per.second. A broker's own io_budget_bytes_per_second wins.
-    io_budget_bytes_per_second: float = DEFAULT_IO_BUDGET
+    listen_address: str = key("The address /metrics is served on (0.0.0.0: every interface, as Prometheus' "
+                              "exporters).", "0.0.0.0")  # listen: {address, port} in the file
+    listen_port: int = key("The port /metrics is served on (0: any free one).", 9690)
+    clusters: tuple[ClusterConfig, ...] = key("The Kafka clusters this collector watches (usually one).", ())
+    intervals: Intervals = key("How often the collector reads each source, in seconds.", Intervals())
+    timeouts: Timeouts = key("How long each fetch may take, and how much it may keep.", Timeouts())
+    thresholds: Thresholds = key("What the alert rules and the dashboard call unhealthy: each alert's threshold "
+                                 "and window (`compaction-monitor rules render` writes them into the rules).",
+                                 Thresholds())
+    prometheus_url: str | None = key("The dashboard's Prometheus (its base URL).", None, schema=_URL)
+    audit_dir: str | None = key("The dashboard's folder of audit runs (the audit's --out).", None,
+                                schema={"shape": "a folder"})
+    collector_url: str | None = key("The dashboard's collector /metrics URL, when there is no Prometheus (it "
+                                    "evaluates the alert rules itself).", None, schema=_URL)
+    # cardinality (collectors.exporter): "topic" exports topic aggregates, 4 series per healthy partition
+    # (collectors.metrics.PARTITION_DEFAULT), 2 per healthy consumer group's partition (GROUP_DEFAULT) and every
+    # series of an unhealthy one (monitor.verdicts.health)
+    granularity: str = key("topic: topic aggregates, 4 series per healthy partition, 2 per healthy consumer "
+                           "group's partition, every series of an unhealthy one; partition: every series of every "
+                           "partition.", "topic", schema={"enum": list(GRANULARITIES), "shape": "topic or partition"})
+    # monitor.settings.topicfilter
+    topics_allow: tuple[str, ...] = key("Export only topics whose whole name matches one of these regular "
+                                        "expressions (none: every topic).", (), schema=_PATTERNS)
+    topics_deny: tuple[str, ...] = key("Do not export topics whose whole name matches one of these (wins over "
+                                       "topics_allow).", (), schema=_PATTERNS)
+    # monitor.settings.roles
+    role: str = key("Which sources this collector reads and which series it exports: all (one process), cluster "
+                    "(the admin API, one per cluster) or broker (its brokers' files and JMX pages, one per broker).",
+                    ALL, schema={"enum": list(ROLES), "shape": "all, cluster or broker"})
+    # collectors.summary_state.default_state_dir says why the fallbacks
+    state_dir: str | None = key(
+        "Where the collector keeps its summary cache, so a restart reads only the segments that changed (unset: "
+        "$STATE_DIRECTORY, else /var/lib/compaction-monitor when writable, else "
+        "$XDG_STATE_HOME/compaction-monitor).", None, schema={"minLength": 1, "shape": "a folder"})
+    # a token bucket: monitor.fileio.iobudget reasons the default; 0 as Kafka's log.cleaner.io.max.bytes.per.second
+    io_budget_bytes_per_second: float = key(
+        "Bytes per second the collector's log-dir reads may take from each broker's disk (20 MiB/s by default); "
+        "0: unlimited. A broker's own io_budget_bytes_per_second wins.", DEFAULT_IO_BUDGET)
+
 
     def io_budget_for(self, broker: "BrokerConfig") -> float | None:
         """The read budget of ``broker``'s log dirs, bytes per second; None: unlimited."""

@@ -9,7 +9,9 @@ one of them is a known key at once, with the shape its type gives:
   a class's ``NUMBERS`` (a ClassVar) narrows its numbers further (``Intervals``: seconds above 0);
 * ``int``: a whole number, at least 0; ``bool``: true or false;
 * ``X | None``: X or nothing; a nested dataclass, a tuple of them, a ``dict``: a mapping or a list;
-* a field's ``metadata["schema"]`` adds to or replaces what its type gives (its own range, a URL).
+* a field's ``metadata["schema"]`` adds to or replaces what its type gives (its own range, a URL);
+* a field's ``metadata["doc"]`` (``monitor.settings.config.key``) is its ``description``: what the key does;
+  its default is the schema's ``default`` (both annotations only: the reference pages read them).
 
 The check is JSON Schema (Draft 2020-12) run by ``jsonschema``, a maintained validator, plus a
 ``finite`` keyword (JSON Schema's numbers admit YAML's ``.inf`` and ``.nan``). Every problem is
@@ -85,6 +87,17 @@ def _type_schema(tp, name: str, numbers: dict) -> dict:
     raise TypeError(f"no schema for {tp!r} ({name})")  # a field of a type the config does not use yet
 
 
+def _default(f: dataclasses.Field):
+    """A field's default as monitor.yaml writes it (a list for a tuple); MISSING for a required key and for a
+    nested section (its keys carry their own)."""
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    v = f.default
+    if v is dataclasses.MISSING or dataclasses.is_dataclass(v):
+        return dataclasses.MISSING
+    return list(v) if isinstance(v, tuple) else v
+
+
 def dataclass_schema(cls, nullable: bool = False) -> dict:
     """The object schema of one config dataclass: its fields are the known keys."""
     hints = typing.get_type_hints(cls)
@@ -93,6 +106,11 @@ def dataclass_schema(cls, nullable: bool = False) -> dict:
     for f in dataclasses.fields(cls):
         s = _type_schema(hints[f.name], f.name, numbers)
         s.update(f.metadata.get("schema", {}))
+        if "doc" in f.metadata:
+            s["description"] = f.metadata["doc"]
+        default = _default(f)
+        if default is not dataclasses.MISSING:
+            s["default"] = default
         if "shape" not in s:
             s["shape"] = _describe(s)
         props[f.name] = s
@@ -113,13 +131,15 @@ def config_schema() -> dict:
 
     top = dataclass_schema(Config)
     props = top["properties"]
-    props.pop("listen_port")
+    port = props.pop("listen_port")
     listen = {"address": {**props.pop("listen_address"), "shape": "an address to listen on (0.0.0.0, a host)"},
-              "port": {"type": "integer", "check": "port", "shape": PORT_SHAPE}}
+              "port": {"type": "integer", "check": "port", "shape": PORT_SHAPE, "description": port["description"],
+                       "default": port["default"]}}
     top["properties"] = {"listen": {"type": ["object", "null"], "properties": listen, "additionalProperties": False,
                                     "shape": "a mapping of address, port"}, **props}
     top["shape"] = f"a mapping of {', '.join(top['properties'])}"
     top["type"] = ["object", "null"]
+    top["properties"]["listen"]["description"] = "Where the collector serves /metrics."
     return top
 
 
