@@ -91,7 +91,7 @@ def test_the_link_check_can_fail(tmp_path):
 
 def test_the_readme_quick_start_and_its_links():
     text = README.read_text()
-    for needed in ("./dev demo", "./dev test", "pip install kafka-compaction-monitor", "collect --bootstrap-server",
+    for needed in ("./dev demo", "./dev test", "pip install .", "collect --bootstrap-server",
                    "kafka_exporter", "kminion", "Burrow"):
         assert needed in text, needed
     assert re.search(r"^(podman|docker) (build|run)", text, re.M), "a quick start with the container image"
