@@ -37,7 +37,8 @@ except ImportError:  # TODO(units): monitor.contract.units is the one formatter;
 
     def duration_ms(ms: float) -> str:
         s = round(ms / 1000)
-        return f"{s} s" if s < 60 else f"{s // 60} min {s % 60} s" if s < 3600 else f"{s // 3600} h {s % 3600 // 60} min"
+        return (f"{round(ms)} ms" if round(ms) < 1000 else f"{s} s" if s < 60 else f"{s // 60} min {s % 60} s"
+                if s < 3600 else f"{s // 3600} h {s % 3600 // 60} min")
 
 INTERVAL = 0.2  # seconds between redraws: five a second moves visibly and costs nothing
 
