@@ -88,8 +88,10 @@ class Progress:
         self._next = now + self.interval
         return True
 
-    def elapsed(self) -> str:
-        return duration_ms((self.clock() - self.started) * 1000)
+    def elapsed(self) -> list[str]:
+        """The time taken, in whole seconds once there is one (milliseconds would flicker)."""
+        s = int(self.clock() - self.started)
+        return [duration_ms(s * 1000)] if s else []
 
     def draw(self, text: str) -> None:
         """``prog: text`` over the line drawn before, cut to the terminal's width."""
@@ -124,7 +126,7 @@ class Progress:
         parts = [f"partitions {at.partitions_done:,}/{at.partitions_listed:,}{more}"]
         if at.log_dirs > 1:
             parts.append(f"log dir {at.log_dirs_listed}/{at.log_dirs}")
-        self.draw(self.sep.join(parts + [f"{bytes_iec(at.bytes_read)} read", self.elapsed()]))
+        self.draw(self.sep.join(parts + [f"{bytes_iec(at.bytes_read)} read"] + self.elapsed()))
 
     def _width(self) -> int:
         if self.columns:
@@ -172,7 +174,7 @@ class FileBytes(Progress):
         parts = [f"{bytes_iec(done)} of {bytes_iec(self.total)} read{share}"]
         if self.files > 1:
             parts.append(f"file {self.file_no:,}/{self.files:,}")
-        self.draw(self.sep.join(parts + [self.elapsed()]))
+        self.draw(self.sep.join(parts + self.elapsed()))
 
 
 def input_size(paths, expand) -> tuple[int, int]:

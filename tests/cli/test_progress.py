@@ -46,9 +46,12 @@ def test_redrawn_at_most_once_per_interval_and_cleared_at_the_end():
         clock.now += 0.01
     lines = draws(out.getvalue())
     assert [re.match(r"logdir: partitions (\d+)/5,000", x).group(1) for x in lines] == ["0", "20", "40"], lines
-    assert "20.0 KiB read" in lines[1]
+    assert lines[1].endswith("20.0 KiB read")  # no time taken below a second (milliseconds would flicker)
+    clock.now += 65
+    p.scan(at)
+    assert draws(out.getvalue())[-1] == f"logdir: partitions 49/5,000{p.sep}49.0 KiB read{p.sep}1 min 5 s"
     p.close()
-    assert out.getvalue().endswith("\r" + " " * len(lines[-1]) + "\r")  # taken away, the cursor at its start
+    assert out.getvalue().endswith("\r" + " " * len(draws(out.getvalue())[-1]) + "\r")  # taken away, the cursor at its start
     before = out.getvalue()
     clock.now += 10
     p.scan(at)
