@@ -24,6 +24,7 @@ from typing import Iterator, TextIO
 
 from cli.inspect_jsonl import batch_lines
 from cli.inspect_stats import StatsCollector, render_jsonl, render_text
+from cli.progress import FileBytes
 from monitor.kafka.dump import DumpParser
 from monitor.fileio.excerpt import excerpt
 from monitor.kafka.kafkanames import printable
@@ -130,6 +131,9 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
     """Records of ``paths`` as ``fmt`` on ``out``, or with ``stats`` their totals per file, partition
     and in all (``cli.inspect_stats``); the summary and every fault on ``err``. Returns the exit status."""
     summary = Summary()
+    # bytes read of the files' total, on a terminal only (and not among records printed to it)
+    meter = FileBytes(err, "inspect", paths, expand, beside=None if stats else out)
+    err = meter.writer()  # (a message while the line is drawn takes it away first)
     collected = StatsCollector() if stats else None
     if fmt == "table" and not stats:
         out.write("  ".join(n.ljust(w) for n, w in TABLE_COLUMNS) + "\n")
@@ -158,6 +162,7 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
                   "give a partition folder (TOPIC-PARTITION) or segment files", file=err)
             status = 2
         for f in files:
+            meter.file(f, summary.bytes)
             name = str(f)
             name_json = strictjson.dumps(name)
             skipped_before, batches_before = summary.batches_skipped, summary.batches
@@ -165,6 +170,7 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
             try:
                 for batch, data in iter_file(f, summary, skip_corrupt, view, live=f == files[-1]):
                     summary.tally(batch, data)
+                    meter.at(summary.bytes)
                     if collected is not None:
                         collected.add(batch, data)
                     elif fmt == "jsonl":
@@ -186,6 +192,7 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
             if collected is not None and readable:
                 collected.end_of_input(name, summary.batches - batches_before,
                                        summary.batches_skipped - skipped_before)
+    meter.close()
     if collected is not None:
         out.write(render_jsonl(collected) if fmt == "jsonl" else render_text(collected))
     print(f"inspect: {summary.files} file(s), {summary.batches} batches, {summary.records} records "

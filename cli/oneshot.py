@@ -10,10 +10,12 @@ def scan(paths, config, topic_overrides: dict | None, err, prog: str, *, admin=N
          admin_error: str | None = None, list_undecided: bool = False):
     """``collectors.app.scan_once`` over ``paths`` (any path: the log dirs under it are found,
     ``monitor.kafka.discovery``), each problem printed to ``err`` prefixed with ``prog``."""
+    from cli.progress import Progress
     from collectors.app import scan_once
 
-    snap, named = scan_once(paths, config, topic_overrides, admin=admin, include_all=include_all,
-                            admin_error=admin_error, list_undecided=list_undecided)
+    with Progress(err, prog) as progress:  # on a terminal only: "partitions 1,234/5,000 · 2.1 GiB read"
+        snap, named = scan_once(paths, config, topic_overrides, admin=admin, include_all=include_all,
+                                admin_error=admin_error, list_undecided=list_undecided, progress=progress.scan)
     for line in named:  # a duplicate folder that is a partition's fault is printed with the partition's below
         if line not in snap.partition_errors.values():
             print(f"{prog}: {line}", file=err)

@@ -27,6 +27,7 @@ from collectors.jmx_template import TemplatedJmx
 from collectors.logdir_brokers import FollowedBrokers
 from collectors.logdir_paths import split_by_broker
 from collectors.logdirs import LogDirScanner
+from collectors.refresh_log import RefreshLog, startup_line
 from collectors.summary_state import SummaryState, cache_name, default_state_dir
 from monitor.fileio.iobudget import IoBudget
 from monitor.model.transactions import TRANSACTION_MAX_TIMEOUT
@@ -291,8 +292,11 @@ def build(config: Config, state_dir: str | None = None, headers_first: bool = Fa
     templated = TemplatedJmx(config if config.role != CLUSTER else Config(), store, partial(jmx_source, config))
     # the log-dir sources follow the brokers found first: the templated JMX sources follow theirs
     followed = FollowedBrokers(config, store, scanners)
-    runner = Runner(store, sources, on_refresh=[followed, templated, HiddenGroupsNotice(store), rendered.invalidate])
+    said = RefreshLog(store)  # an INFO line per round of refreshes
+    runner = Runner(store, sources, on_refresh=[followed, templated, HiddenGroupsNotice(store), rendered.invalidate,
+                                                said])
     followed.attach(runner)
+    said.attach(runner)
     templated.attach(runner)
     return Collector(config, store, runner, registry, closers, rendered)
 
@@ -318,6 +322,7 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
     col = build(config, state_dir, headers_first=not once)
     try:
         if once:
+            log.info("%s", startup_line(config, col.runner.sources, state_dir=state_dir, listening=None))
             # the admin source first, so log dirs and groups see the topic configs
             ok, wrong = col.runner.refresh_all(), False
             out.write(col.exposition().decode())
@@ -349,9 +354,11 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
             print(f"collect: cannot listen on {config.listen_address}:{config.listen_port}: {exc.strerror or exc}",
                   file=err)
             return 2
-        col.runner.start()
         port = server.server_address[1]
         scheme = "https" if ctx else "http"
+        log.info("%s", startup_line(config, col.runner.sources, state_dir=state_dir,
+                                    listening=f"{scheme}://{config.listen_address}:{port}/metrics"))
+        col.runner.start()
         guard = f", basic auth ({len(auth.users)} user(s))" if auth else ""
         print(f"collect: serving {scheme}://{config.listen_address}:{port}/metrics "
               f"({len(col.runner.sources)} sources{guard})", file=err, flush=True)
@@ -383,11 +390,11 @@ def _serving_log(err) -> None:
 
 
 def scan_once(paths, config: Config, topic_overrides: dict | None = None, *, admin=None, include_all: bool = False,
-              admin_error: str | None = None, list_undecided: bool = False):
+              admin_error: str | None = None, list_undecided: bool = False, progress=None):
     """One refresh of a scanner over ``paths`` (``logdir``, ``explain``): the snapshot, and the names Kafka
     would not create or load (``monitor.kafka.kafkanames``), one line each, for the caller to print. ``admin``: an
     admin source's snapshot, for topic configs; ``admin_error``: the admin API was asked and failed (the
-    configs it would give are unknown)."""
+    configs it would give are unknown); ``progress``: the scanner's callback (``collectors.logdirs.ScanProgress``)."""
     cluster = config.clusters[0] if config.clusters else ClusterConfig()
     store, admin_name = Store(), None
     if admin is not None or admin_error is not None:
@@ -400,5 +407,5 @@ def scan_once(paths, config: Config, topic_overrides: dict | None = None, *, adm
     named: list[str] = []
     scanner = LogDirScanner(paths, _config_lookup(cluster, store, admin_name, topic_overrides), include_all=include_all,
                             transaction_max_timeout=_transaction_max_timeout(cluster, store, admin_name),
-                            notify=named.append, list_undecided=list_undecided)
+                            notify=named.append, list_undecided=list_undecided, progress=progress)
     return scanner.refresh(), named

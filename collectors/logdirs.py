@@ -44,6 +44,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from dataclasses import dataclass
 from typing import Callable
 
 from collectors.logdir_churn import Relister
@@ -123,6 +124,20 @@ def one_each(log_dirs) -> list[str]:
 
 
 
+@dataclass
+class ScanProgress:
+    """How far one refresh is, for a progress line (``cli.progress``): handed to the scanner's ``progress``
+    callback as each log dir is listed and after each of its partitions, the same object each time. The
+    total grows as log dirs are listed (each is listed when its turn comes, not all first: a listing read
+    minutes before its partitions would be stale), so it is final only once ``log_dirs_listed == log_dirs``."""
+
+    log_dirs: int = 0  # the log dirs found under the paths
+    log_dirs_listed: int = 0
+    partitions_listed: int = 0  # partition folders in the log dirs listed so far
+    partitions_done: int = 0
+    bytes_read: int = 0  # segment bytes read by this refresh so far
+
+
 class LogDirScanner:
     """One broker's log dirs, refreshed into a ``LogDirSnapshot`` (``refresh``). What each partition's
     report needs from outside comes through the constructor: its topic config (``config_lookup``), the
@@ -138,7 +153,8 @@ class LogDirScanner:
                  active_key_max_bytes: int = DEFAULT_MAX_BYTES, active_key_max_keys: int = DEFAULT_MAX_KEYS,
                  notify: Callable[[str], None] = log.warning, say_faults: bool = False, node=ANY,
                  list_undecided: bool = False, state=None, headers_first: bool = False,
-                 io_budget: IoBudget | None = None):
+                 io_budget: IoBudget | None = None, progress: Callable[[ScanProgress], None] | None = None):
+        self.progress = progress  # called as the refresh goes (ScanProgress): the one-shot commands' progress line
         self.state = state  # collectors.summary_state.SummaryState: loaded at the first refresh, saved after one
         # that changed what the reader holds; None: no cache (the one-shot commands)
         self.headers_first = headers_first
@@ -204,7 +220,9 @@ class LogDirScanner:
         undecided: dict[PartitionKey, Undecided] = {}
         offsets_replicas: list[tuple[int, tuple[int, frozenset]]] = []
         held: dict[tuple[str, int], list] = {}  # partition -> (log dir, folder, its broker) of each folder read
+        at = ScanProgress(len(res.log_dirs))
         for d in res.log_dirs:
+            at.log_dirs_listed += 1
             try:
                 ld = scan_log_dir(d)
             except OSError as exc:
@@ -236,7 +254,7 @@ class LogDirScanner:
                 found = self.config_lookup(topic, (topic, partition) in self._known_compacted)
                 if found.config.compacted or self.include_all:  # a fault of that partition, never two rows
                     part_errors[(topic, partition)], unknown[(topic, partition)] = why, DUPLICATE
-            for part in ld.partitions:
+            for part in self._counted(ld.partitions, at, bytes_before):
                 key = (part.topic, part.partition)
                 named.update((f"{part.path}/{name}", why) for name, why in part.stray)
                 held.setdefault(key, []).append((d, str(part.path),
@@ -349,6 +367,19 @@ class LogDirScanner:
                               tuple(entry_problems), space, most_advanced(offsets_replicas), unknown,
                               self._churn.relists, state_cache=cache, found=res.found, nodes=res.nodes, unresolved=res.unresolved,
                               undecided=undecided, io=self._io() if self.headers_first else None)
+
+    def _counted(self, parts, at: ScanProgress, bytes_before: int):
+        """``parts``, with ``progress`` told after each one is done (whichever way its turn ended)."""
+        if self.progress is None:
+            yield from parts
+            return
+        at.partitions_listed += len(parts)
+        self.progress(at)
+        for part in parts:
+            yield part
+            at.partitions_done += 1
+            at.bytes_read = self._reader.bytes - bytes_before
+            self.progress(at)
 
     def busy(self) -> bool:
         """Records still to be read (or not yet known): the runner starts the next refresh at once."""

@@ -46,6 +46,7 @@ class SourceStatus:
     # succeeded with some calls failed (the snapshot's first error); its text redacted
     last_error_kind: str | None = None
     last_error_message: str | None = None
+    refreshes: int = 0  # refreshes ended (succeeded or failed) since start: collectors.refresh_log's rounds
 
 
 def error_kind(exc: BaseException) -> str:
@@ -80,6 +81,7 @@ class Store:
             if s is None:  # removed during its refresh (Runner.remove)
                 return
             s.snapshot, s.up, s.last_success, s.last_duration, s.last_error = snapshot, True, now, duration, None
+            s.refreshes += 1
             # a part of the source that failed while the rest succeeded (a log dir down) is counted too
             kinds = tuple(getattr(snapshot, "error_kinds", ()) or ())
             s.errors.update(kinds)
@@ -99,6 +101,7 @@ class Store:
             s.snapshot = None  # a down source publishes nothing rather than stale numbers
             s.errors[error_kind(exc)] += 1
             s.last_error_kind, s.last_error_message = error_kind(exc), s.last_error
+            s.refreshes += 1
 
     def unregister(self, name: str) -> None:
         """A source that is gone (a broker no longer found: ``Runner.remove``): its series go with it."""
