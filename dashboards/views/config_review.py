@@ -22,7 +22,7 @@ SETTINGS = [("broker_cleaner_enabled", "log.cleaner.enable"), ("broker_cleaner_t
 if samples is not None:
     if sources.metric(samples, "topic_partitions").empty:
         st.info("No live topic configs: the collector reads them with the admin API; give it "
-                "`bootstrap_servers` (or `--bootstrap-servers`).")
+                "`bootstrap_servers` (or `--bootstrap-server`).")
     else:
         found = sources.metric(samples, "topic_config_finding")
         topics = sources.metric(samples, "topic_partitions")["topic"].nunique()
