@@ -2,8 +2,9 @@
 root), for every subcommand; the collectors and the core only ever ``logging.getLogger(name)``.
 
 ``--log-level debug|info|warning|error`` (before or after the subcommand). Its default is ``warning``
-for a one-shot command (its report is on stdout; stderr carries what went wrong) and ``info`` for
-``collect``, a service whose refreshes and sources' ups and downs are its log.
+for a one-shot command (its report is on stdout; stderr carries what went wrong; ``collect --once`` is
+one) and ``info`` for a serving ``collect``, a service whose refreshes and sources' ups and downs are
+its log.
 
 A one-shot command's warnings read as its other stderr lines do, the message alone (as Python's
 last-resort handler printed them before); below warning each line says its level and logger. The
@@ -16,13 +17,18 @@ import logging
 import sys
 
 LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
-SERVICES = {"collect": "info"}  # subcommand -> its default level, when it is not "warning"
+SERVICES = {"collect": "info"}  # subcommand -> its default level serving (not --once), when not "warning"
 SERVICE_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 DETAIL_FORMAT = "%(levelname)s %(name)s: %(message)s"
 
 
-def default_level(command: str | None) -> str:
-    return SERVICES.get(command or "", "warning")
+def default_level(command: str | None, once: bool = False) -> str:
+    return "warning" if once else SERVICES.get(command or "", "warning")
+
+
+def said_default(command: str | None) -> str:
+    """The default as a subcommand's help says it."""
+    return f"{SERVICES[command]}; with --once, warning" if command in SERVICES else "warning"
 
 
 class _Stderr(logging.StreamHandler):
@@ -51,14 +57,16 @@ class _OneShotFormatter(logging.Formatter):
         return record.getMessage() if record.levelno >= logging.WARNING else super().format(record)
 
 
-def configure(level: str | None, command: str | None) -> None:
+def configure(level: str | None, command: str | None, once: bool = False) -> None:
     """The root logger at ``level`` (default: the command's), with one handler of ours on stderr; called
-    again (tests run ``main`` several times in one process) it replaces its own handler, never adds one."""
-    name = (level or default_level(command)).lower()
+    again (tests run ``main`` several times in one process) it replaces its own handler, never adds one.
+    ``once``: a service's command run once (``collect --once``), logged as a one-shot command is."""
+    name = (level or default_level(command, once)).lower()
+    serving = command in SERVICES and not once
     root = logging.getLogger()
     for handler in [h for h in root.handlers if isinstance(h, _Stderr)]:
         root.removeHandler(handler)
     handler = _Stderr()
-    handler.setFormatter(logging.Formatter(SERVICE_FORMAT) if command in SERVICES else _OneShotFormatter())
+    handler.setFormatter(logging.Formatter(SERVICE_FORMAT) if serving else _OneShotFormatter())
     root.addHandler(handler)
     root.setLevel(LEVELS[name])

@@ -25,7 +25,7 @@ from cli.broker_cmd import cmd_broker
 from cli.common import config_error as _config_error
 from cli.common import err as _err
 from cli.dashboard_cmd import cmd_dashboard, cmd_demo
-from cli.parsing import unknown_arguments_error
+from cli.parsing import chosen, command_position, parse_args
 from cli.render_cmd import cmd_grafana, cmd_rules
 
 # ---------------------------------------------------------------- inspect
@@ -255,55 +255,6 @@ def build_parser() -> argparse.ArgumentParser:
     return build(HANDLERS)
 
 
-FILE_ARGUMENTS = ("files", "paths", "topics")  # the positional lists of subcommands that take files
-
-
-def parse_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
-    """``parse_args``, except that a subcommand's files may stand anywhere among its options
-    (argparse alone takes one run of positionals: ``dump-log A --dir D B`` would refuse ``B``), and that
-    a flag the subcommand does not know is named with the one meant, and that subcommand's help."""
-    args, extra = parser.parse_known_args(argv)
-    target = next((name for name in FILE_ARGUMENTS if isinstance(getattr(args, name, None), list)), None)
-    unknown = [a for a in extra if a.startswith("-") and a != "-"] if target else extra
-    own = chosen(parser, args)
-    if unknown:
-        unknown_arguments_error(own, unknown)
-    if target and extra:
-        getattr(args, target).extend(checked(own, target, extra))
-    if args.command == "logdir" and not args.paths and not args.log_dir:
-        own.error("no log dir: give PATH or --log-dir PATH")
-    return args
-
-
-def chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
-    """The parser of the subcommand (and action) ``args`` ran: the one whose flags and help are meant."""
-    while (sub := next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)) is not None:
-        name = getattr(args, sub.dest, None)
-        if name not in sub.choices:
-            break
-        parser = sub.choices[name]
-    return parser
-
-
-def checked(parser: argparse.ArgumentParser, dest: str, values: list[str]) -> list:
-    """Files that stood after an option, through their positional's type (an empty path refused)."""
-    action = next(a for a in parser._actions if a.dest == dest)
-    if action.type is None:
-        return values
-    try:
-        return [action.type(v) for v in values]
-    except argparse.ArgumentTypeError as exc:
-        parser.error(f"argument {action.metavar or dest}: {exc}")
-
-
-def command_position(argv: list[str]) -> int:
-    """Where the subcommand stands: after the top-level options (``--log-level LEVEL``)."""
-    i = 0
-    while i < len(argv) and argv[i].startswith("-"):
-        i += 2 if argv[i] == "--log-level" else 1
-    return i
-
-
 def audit_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace | int:
     """``audit``: the top-level options before it read by ``parser``, every flag after it by the audit's
     own parser (``spark_analysis.job``'s, with ``--log-level``); 2 (said) when its extra is missing."""
@@ -330,10 +281,12 @@ def main(argv: list[str] | None = None) -> int:
             return args
     else:
         args = parse_args(parser, argv)
+        if args.command == "logdir" and not args.paths and not args.log_dir:  # before any work, as every flag
+            chosen(parser, args).error("no log dir: give PATH or --log-dir PATH")
         if (why := extras.check(args.command)) is not None:
             _err(why)
             return 2
-    logsetup.configure(args.log_level, args.command)
+    logsetup.configure(args.log_level, args.command, once=getattr(args, "once", False))
     try:
         return args.func(args)
     except KeyboardInterrupt:

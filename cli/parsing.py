@@ -147,6 +147,55 @@ def unknown_arguments_error(parser: argparse.ArgumentParser, unknown: list[str])
     parser.error(msg)
 
 
+# ---------------------------------------------------------------- reading a command line
+
+FILE_ARGUMENTS = ("files", "paths", "topics")  # the positional lists of subcommands that take files
+
+
+def parse_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """``parse_args``, except that a subcommand's files may stand anywhere among its options
+    (argparse alone takes one run of positionals: ``dump-log A --dir D B`` would refuse ``B``), and that
+    a flag the subcommand does not know is named with the one meant, and that subcommand's help."""
+    args, extra = parser.parse_known_args(argv)
+    target = next((name for name in FILE_ARGUMENTS if isinstance(getattr(args, name, None), list)), None)
+    unknown = [a for a in extra if a.startswith("-") and a != "-"] if target else extra
+    own = chosen(parser, args)
+    if unknown:
+        unknown_arguments_error(own, unknown)
+    if target and extra:
+        getattr(args, target).extend(checked(own, target, extra))
+    return args
+
+
+def chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the subcommand (and action) ``args`` ran: the one whose flags and help are meant."""
+    while (sub := next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)) is not None:
+        name = getattr(args, sub.dest, None)
+        if name not in sub.choices:
+            break
+        parser = sub.choices[name]
+    return parser
+
+
+def checked(parser: argparse.ArgumentParser, dest: str, values: list[str]) -> list:
+    """Files that stood after an option, through their positional's type (an empty path refused)."""
+    action = next(a for a in parser._actions if a.dest == dest)
+    if action.type is None:
+        return values
+    try:
+        return [action.type(v) for v in values]
+    except argparse.ArgumentTypeError as exc:
+        parser.error(f"argument {action.metavar or dest}: {exc}")
+
+
+def command_position(argv: list[str]) -> int:
+    """Where the subcommand stands: after the top-level options (``--log-level LEVEL``)."""
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 2 if argv[i] == "--log-level" else 1
+    return i
+
+
 # ---------------------------------------------------------------- the flags every subcommand gives alike
 
 
@@ -160,10 +209,10 @@ def add_log_level(parser: argparse.ArgumentParser, command: str | None = None, *
     """``--log-level``: on the top-level parser (before the subcommand) and on every subcommand (after
     it). A subcommand's has no default (``SUPPRESS``), so it does not overwrite one given before; its
     help says the command's own (``cli.logsetup``)."""
-    from cli.logsetup import SERVICES, default_level
+    from cli.logsetup import SERVICES, said_default
 
     said = (f"warning; {', '.join(f'{c}: {lv}' for c, lv in SERVICES.items())}" if top
-            else default_level(command))
+            else said_default(command))
     parser.add_argument("--log-level", choices=LOG_LEVELS, type=str.lower,
                         default=None if top else argparse.SUPPRESS,
                         help=f"what is logged on stderr (default: {said})")

@@ -219,7 +219,9 @@ def bootstrap_problem(value) -> str | None:
     optional (librdkafka's default 9092) but, when given, from 1 to 65535."""
     items = value if isinstance(value, list) else str(value).split(",")
     for item in items:
-        item = str(item).strip()
+        if not isinstance(item, str):  # a list's number: the schema's "expected a host:port string" says it
+            continue
+        item = item.strip()
         if not item:
             return _expected(BOOTSTRAP_SHAPE, value, "an empty entry")
         hostport = item.split("://", 1)[1] if "://" in item else item  # librdkafka takes PLAINTEXT://h:p too
@@ -279,9 +281,12 @@ def flag_type(problem, convert):
         return convert(text)
 
     parse.__name__ = getattr(convert, "__name__", "value")
+    parse.problem = problem  # which check it runs (tests/cli/test_conventions gives each kind a bad value)
     return parse
 
 
 def number_type(shape: str, *, whole: bool = False, **bounds):
     """``flag_type`` of a finite number (``whole``: an int) within ``bounds`` (minimum, above, maximum)."""
-    return flag_type(lambda t: number_problem(t, shape, whole=whole, **bounds), int if whole else float)
+    parse = flag_type(lambda t: number_problem(t, shape, whole=whole, **bounds), int if whole else float)
+    parse.problem = number_problem
+    return parse
