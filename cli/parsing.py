@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import sys
 from typing import Callable
 
 from cli import flags
@@ -69,8 +70,9 @@ class Parser(argparse.ArgumentParser):
         """A subcommand's flag it does not know is said here, with the one meant, before argparse would
         say that a required flag is missing (``audit --inptu x`` is a typo of ``--input``, not a missing
         ``--input``)."""
-        if args is not None and self._is_leaf():
-            given = list(args)
+        args = sys.argv[1:] if args is None else list(args)
+        if self._is_leaf():
+            given = args
             given = given[:given.index("--")] if "--" in given else given
             unknown = [a for a in given if a.startswith("--") and not self._knows(a)]
             if unknown:

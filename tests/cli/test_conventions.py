@@ -293,6 +293,10 @@ def test_explain_takes_bootstrap_servers_as_collect_did(tmp_path):
     assert args.bootstrap_server == "k1:9092"
 
 
+def test_an_abbreviation_is_the_shown_flags_not_ambiguous_with_its_alias():
+    assert PARSER.parse_args(["collect", "--bootstrap", "k1:9092"]).bootstrap_server == "k1:9092"
+
+
 def test_logdir_takes_log_dir_as_explain_does(tmp_path):
     args = PARSER.parse_args(["logdir", "--log-dir", str(tmp_path), "--log-dir", str(tmp_path / "b")])
     assert args.log_dir == [str(tmp_path), str(tmp_path / "b")]
