@@ -72,7 +72,7 @@ def add_broker(sub, handler: Callable) -> None:
                              f"{PROG} broker start --override log.cleaner.threads=2"))
     st.add_argument("--override", action="append", metavar="KEY=VALUE",
                     help="an extra broker property (repeatable; the single plaintext broker only)")
-    st.add_argument("--brokers", type=flags.count, default=1,
+    st.add_argument("--brokers", type=flags.count, default=1, metavar="N",
                     help="nodes (combined broker+controller, one controller quorum) (default: %(default)s)")
     st.add_argument("--security", choices=["plaintext", "sasl_ssl"], default="plaintext",
                     help="sasl_ssl: SCRAM-SHA-512 over TLS, ACLs on, users admin/monitor/blind (default: %(default)s)")
@@ -84,7 +84,7 @@ def add_broker(sub, handler: Callable) -> None:
               epilog=example(f"{PROG} broker dump-log /var/lib/kafka/data/orders-0/00000000000000000000.log "
                              "--dump-arg=--print-data-log"))
     dl.add_argument("files", nargs="+", metavar="FILE", type=flags.path, help="segment, index or snapshot files")
-    dl.add_argument("--dump-arg", dest="dump_args", action="append", default=[],
+    dl.add_argument("--dump-arg", dest="dump_args", action="append", default=[], metavar="ARG",
                     help="an argument passed to kafka-dump-log, e.g. --dump-arg=--print-data-log (repeatable; "
                          "default: none)")
 

@@ -109,7 +109,7 @@ def add_collect(sub, handler: Callable) -> None:
     add_log_dirs(c, LOG_DIR_HELP)
     c.add_argument("--cleaner-log", type=flags.path, metavar="FILE",
                    help="the broker's log-cleaner.log, followed through rotation")
-    c.add_argument("--cluster", help="the cluster label (default: the config's, else 'default')")
+    c.add_argument("--cluster", metavar="NAME", help="the cluster label (default: the config's, else 'default')")
     c.add_argument("--port", type=flags.port, help="listen port (default: 9690; 0 picks a free one)")
     c.add_argument("--address", type=flags.address,
                    help="listen address (default: 0.0.0.0, every interface, as Prometheus' exporters)")
