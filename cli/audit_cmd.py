@@ -4,19 +4,31 @@ faults it met. Its flags are the audit's own parser's (``spark_analysis.job.buil
 
 from __future__ import annotations
 
+import argparse
+
 from cli.common import Parser
 from cli.common import config_error as _config_error
 from cli.common import err as _err
 
 
-def cmd_audit(argv: list[str]) -> int:
+def audit_parser() -> argparse.ArgumentParser:
+    """The audit's own parser (``spark_analysis.job``'s, which spark-submit runs too), with the command
+    line's usage errors and help, and ``--log-level`` after ``audit`` as after every subcommand."""
+    from cli.parsing import add_log_level
+    from spark_analysis.job import build_parser
+
+    parser = build_parser(parser_class=Parser)
+    add_log_level(parser, "audit")
+    return parser
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
     """The Spark audit; topic configs by the collector's rule (``AuditInputs.effective``): the admin API's,
     else the config file's; with a bootstrap server whose admin API does not give a topic's config the
     rest is unknown, Kafka's defaults (labelled so) only with no admin API at all. The brokers' cleaner
     settings and replica placement from the admin API too, under the flags (``job.cleaner_params``)."""
-    from spark_analysis.job import build_parser, run
+    from spark_analysis.job import run
 
-    args = build_parser(parser_class=Parser).parse_args(argv)
     from monitor.settings.config import ConfigError, load_config
     from monitor.model.topicconfig import broker_cleaner_settings
 

@@ -1,4 +1,5 @@
-"""``check-config``: every compacted topic's live settings against the pitfalls of ``monitor.verdicts.configreview``,
+"""``topics lint`` (``check-config`` in 0.1.0): every compacted topic's live settings against the pitfalls
+of ``monitor.verdicts.configreview``,
 from one refresh of the first cluster's sources, reviewed from the same facts the collector's
 ``topic_config_finding`` series are (``collectors.review.topic_facts``)."""
 
@@ -13,7 +14,7 @@ from monitor.verdicts.configreview import format_review, review
 
 
 def run_check_config(config, *, fmt: str = "text", topics=(), out=sys.stdout, err=sys.stderr) -> int:
-    """``check-config``: one refresh of the first cluster's sources (the admin API for the live configs
+    """``topics lint``: one refresh of the first cluster's sources (the admin API for the live configs
     and consumer groups, the log dirs given for write rates, tombstones and active segments), then the
     review (``monitor.verdicts.configreview``). 0: every check passed; 1: a pitfall found; 2: no live configs, or
     a --log-dir that yields no log dir."""
@@ -23,14 +24,14 @@ def run_check_config(config, *, fmt: str = "text", topics=(), out=sys.stdout, er
 
     cluster = config.clusters[0] if config.clusters else None
     if cluster is None or not cluster.bootstrap_servers:
-        print("check-config: no bootstrap server: the live topic configs come from the admin API", file=err)
+        print("topics lint: no bootstrap server: the live topic configs come from the admin API", file=err)
         return 2
     col = build(replace(config, clusters=(cluster,)))
     try:
         col.runner.refresh_all()
         for st in col.store.statuses():
             if not st.up:
-                print(f"check-config: source {st.name} failed: {st.last_error}", file=err)
+                print(f"topics lint: source {st.name} failed: {st.last_error}", file=err)
         statuses = col.store.statuses()
         # a --log-dir that yields no log dir (monitor.kafka.discovery; its scanner logged why): a usage error
         wrong = any(getattr(st.snapshot, "unresolved", None) for st in statuses)
@@ -42,7 +43,7 @@ def run_check_config(config, *, fmt: str = "text", topics=(), out=sys.stdout, er
     if topics:
         missing = sorted(set(topics) - {f.topic for f in facts})
         for t in missing:
-            print(f"check-config: {t}: no such compacted topic on {cluster.bootstrap_servers}", file=err)
+            print(f"topics lint: {t}: no such compacted topic on {cluster.bootstrap_servers}", file=err)
         facts = [f for f in facts if f.topic in topics]
         if missing:
             return 2

@@ -1,5 +1,6 @@
-"""What every subcommand's handler shares: argparse with a one-line usage error, and how a message or
-a config's problems reach stderr (``compaction-monitor: ...``, exit code 2 for a usage or config error).
+"""What every subcommand's handler shares: argparse with a one-line usage error (``cli.parsing``), and how
+a message or a config's problems reach stderr (``compaction-monitor: ...``, exit code 2 for a usage or
+config error).
 
 Why apart from ``cli/main.py``: the handlers live in one module per command family (``broker_cmd``,
 ``render_cmd``, ``audit_cmd``, ``dashboard_cmd``, ``inspect_cmd``), all of which report the same way.
@@ -7,15 +8,9 @@ Why apart from ``cli/main.py``: the handlers live in one module per command fami
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-
-class Parser(argparse.ArgumentParser):
-    """argparse, with a usage error as one line and exit code 2 (the full usage is ``--help``'s)."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+from cli.parsing import Parser  # noqa: F401 - the handlers' modules take it from here
 
 
 def err(msg: str) -> None:

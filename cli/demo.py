@@ -216,7 +216,7 @@ def run_audit(state, audit_dir: Path, log: Path, stop: threading.Event | None = 
     """An audit of the broker's log dir, with its log-cleaner.log for calibration; stopped (its process
     group) when ``stop`` is set first."""
     cmd = [sys.executable, "-m", "cli", "audit", "--input", state.log_dir, "--out", str(audit_dir),
-           "--master", "local[2]", "--bootstrap-servers", state.bootstrap]
+           "--master", "local[2]", "--bootstrap-server", state.bootstrap]
     if Path(state.cleaner_log).exists():
         cmd += ["--cleaner-log", str(state.cleaner_log)]
     from localkafka.processes import spawn, stop as stop_process

@@ -309,7 +309,7 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
     from collectors.webconfig import WebConfigError
 
     if not any(c.brokers or c.bootstrap_servers for c in config.clusters):
-        print("collect: nothing to collect: give --bootstrap-servers, --jmx-url, --log-dir or a --config", file=err)
+        print("collect: nothing to collect: give --bootstrap-server, --jmx-url, --log-dir or a --config", file=err)
         return 2
     try:
         ctx, auth = webserver.prepare(web)
@@ -344,7 +344,6 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
                 ok = ok and not down
                 wrong = wrong or bool(getattr(st.snapshot, "unresolved", None))  # a path that is no log dir
             return 2 if wrong else 0 if ok else 1
-        _serving_log(err)
         col.rendered.start()  # a first page (every source down) before any refresh, then one per refresh
         # the render thread is pure Python; the scrape threads wait on the GIL for at most this, not 5 ms
         sys.setswitchinterval(SWITCH_INTERVAL)
@@ -377,16 +376,6 @@ def _said_by_scanner(snap) -> set:
     """The down paths a log-dir scanner has logged itself (``collectors.logdir_paths``: found or not found)."""
     found = getattr(snap, "found", {})
     return set(getattr(snap, "unresolved", {})) | {d for d, f in found.items() if f.problem is not None}
-
-
-def _serving_log(err) -> None:
-    """Serving, the log lines (sources' state changes, librdkafka's own lines) go to ``err`` with their
-    time and logger, unless the embedding program set up logging itself (a handler on the root logger)."""
-    root = logging.getLogger()
-    if not root.handlers:
-        handler = logging.StreamHandler(err)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        root.addHandler(handler)  # the root logger's level stays (WARNING unless set)
 
 
 def scan_once(paths, config: Config, topic_overrides: dict | None = None, *, admin=None, include_all: bool = False,

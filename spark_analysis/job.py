@@ -26,7 +26,7 @@ import os
 import sys
 import time
 
-from monitor.settings.valuecheck import bootstrap_problem, flag_type, number_type
+from monitor.settings.valuecheck import bootstrap_problem, flag_type, number_type, path_text_problem
 from spark_analysis import failure
 from spark_analysis.inputs import list_inputs, load_records, read_checkpoints, read_log_dirs
 from spark_analysis.outputs import OutputError, check_output, write_outputs
@@ -63,47 +63,69 @@ def cleaner_params(args, throughput_from_log: float | None, broker_settings: dic
 
 def restore_throughput(args, config: float | None):
     """The restore throughput of the run (``monitor.verdicts.restore.resolve``): the flag, monitor.yaml's, the
-    measurement file (``--restore-measurement``, else the checkout's bench/out/restore.json), else unknown."""
+    measurement file (``--restore-measurement``, else, run from a checkout, its bench/out/restore.json),
+    else unknown."""
     from monitor.verdicts.restore import MEASUREMENT, resolve
 
     return resolve(getattr(args, "restore_throughput", None), config,
                    getattr(args, "restore_measurement", None) or MEASUREMENT)
 
 
+EXAMPLE = """examples:
+  compaction-monitor audit --input /var/lib/kafka/data --out audits/ --bootstrap-server localhost:9092
+  compaction-monitor audit --input-kind topic --input orders --bootstrap-server localhost:9092 --out audits/"""
+
+
 def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """The audit's options; ``parser_class``: the command line's (its usage errors are one line)."""
-    ap = parser_class(prog="compaction-monitor audit",
-                                 description="Spark audit of Kafka log segments, kafka-dump-log dumps or a live topic.")
-    ap.add_argument("--input", action="append", required=True,
+    """The audit's options; ``parser_class``: the command line's (its usage errors are one line, its help
+    shows every default). ``--bootstrap-server`` is Kafka's tools' name; ``--bootstrap-servers`` (0.1.0's)
+    is taken too, not shown. The examples are written as typed (``RawDescriptionHelpFormatter``)."""
+    path = flag_type(path_text_problem, str)
+    bootstrap = flag_type(bootstrap_problem, str)
+    ap = parser_class(prog="compaction-monitor audit", epilog=EXAMPLE,
+                      formatter_class=argparse.RawDescriptionHelpFormatter,
+                      description="Spark audit of Kafka log segments, kafka-dump-log dumps or a live topic.")
+    ap.add_argument("--input", action="append", required=True, type=path, metavar="PATH|TOPIC",
                     help="log dir tree or segment file (segments), dump text files (dumps), or topic name (topic); "
                          "file:, hdfs: or s3a: paths; repeatable")
-    ap.add_argument("--input-kind", choices=["segments", "dumps", "topic"], default="segments")
-    ap.add_argument("--out", required=True, help="output folder; each run adds run-<time>/ under it")
-    ap.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
-    ap.add_argument("--config", help="monitor.yaml: topic configs under clusters[0].topics, bootstrap servers")
-    ap.add_argument("--bootstrap-servers", type=flag_type(bootstrap_problem, str), help="for --input-kind topic (and topic configs via the admin API)")
-    ap.add_argument("--cleaner-log", action="append", default=[],
-                    help="a broker's log-cleaner.log: calibrates the cleaner's throughput")
-    ap.add_argument("--throughput", type=number_type("a finite number of MiB/s above 0", above=0), help="the cleaner's throughput in MiB/s (overrides the log)")
+    ap.add_argument("--input-kind", choices=["segments", "dumps", "topic"], default="segments",
+                    help="what --input names (default: %(default)s)")
+    ap.add_argument("--out", required=True, type=path, metavar="DIR",
+                    help="output folder; each run adds run-<time>/ under it")
+    ap.add_argument("--master", metavar="URL", help="Spark master (default: spark-submit's, else local[*])")
+    ap.add_argument("--config", type=path, metavar="FILE",
+                    help="monitor.yaml: topic configs under clusters[0].topics, bootstrap servers")
+    ap.add_argument("--bootstrap-server", dest="bootstrap_servers", type=bootstrap,
+                    metavar="HOST:PORT[,HOST:PORT...]", help="the cluster: for --input-kind topic, and topic configs via the admin API (default: the "
+                         "config's)")
+    ap.add_argument("--bootstrap-servers", dest="bootstrap_servers", type=bootstrap, help=argparse.SUPPRESS)
+    ap.add_argument("--cleaner-log", action="append", default=[], type=path, metavar="FILE",
+                    help="a broker's log-cleaner.log: calibrates the cleaner's throughput (repeatable)")
+    ap.add_argument("--throughput", type=number_type("a finite number of MiB/s above 0", above=0),
+                    metavar="MIB_PER_SECOND", help="the cleaner's throughput in MiB/s (default: learnt from "
+                                                   "--cleaner-log, else 40, labelled a default)")
     ap.add_argument("--cleaner-threads", type=number_type("a whole number, at least 1", whole=True, minimum=1),
-                    help="log.cleaner.threads (default: the brokers' from the admin API, else Kafka's 1)")
+                    metavar="N", help="log.cleaner.threads (default: the brokers' from the admin API, else Kafka's 1)")
     ap.add_argument("--dedupe-buffer-size", type=number_type("a whole number of bytes, at least 1", whole=True,
                                                              minimum=1),
-                    help="log.cleaner.dedupe.buffer.size (default: the brokers', else Kafka's 134217728)")
+                    metavar="BYTES", help="log.cleaner.dedupe.buffer.size (default: the brokers', else Kafka's 134217728)")
     ap.add_argument("--load-factor", type=number_type("a finite number above 0, at most 1", above=0, maximum=1),
-                    help="log.cleaner.io.buffer.load.factor (default: the brokers', else Kafka's 0.9)")
+                    metavar="RATIO", help="log.cleaner.io.buffer.load.factor (default: the brokers', else Kafka's 0.9)")
     ap.add_argument("--hash-bytes", type=number_type("a whole number of bytes, at least 1", whole=True, minimum=1),
-                    default=16, help="16 for MD5 (Kafka up to 4.3), 32 for SHA-256")
+                    default=16, metavar="BYTES", help="16 for MD5 (Kafka up to 4.3), 32 for SHA-256 (default: %(default)s)")
     ap.add_argument("--io-max-bytes-per-second", type=number_type("a finite number above 0", above=0),
-                    help="log.cleaner.io.max.bytes.per.second (default: the brokers', else no throttle)")
-    ap.add_argument("--restore-throughput", type=number_type("a finite number above 0", above=0), metavar="BYTES_PER_SECOND",
+                    metavar="BYTES_PER_SECOND", help="log.cleaner.io.max.bytes.per.second (default: the brokers', else no throttle)")
+    ap.add_argument("--restore-throughput", type=number_type("a finite number above 0", above=0),
+                    metavar="BYTES_PER_SECOND",
                     help="a consumer's restore throughput for each compacted topic's restore time (default: "
-                         "monitor.yaml's restore_throughput_bytes_per_second, else ./dev bench restore's measurement)")
-    ap.add_argument("--restore-measurement", default=None, metavar="PATH",
-                    help="the measurement file of ./dev bench restore (default: bench/out/restore.json of the checkout)")
-    ap.add_argument("--top", type=number_type("a whole number, at least 1", whole=True, minimum=1), default=20, help="top keys / producers per topic")
+                         "monitor.yaml's restore_throughput_bytes_per_second, else --restore-measurement's)")
+    ap.add_argument("--restore-measurement", default=None, type=path, metavar="FILE",
+                    help="the measurement file of ./dev bench restore (default: bench/out/restore.json when run "
+                         "from a checkout; installed, none: the restore time is then unknown, saying so)")
+    ap.add_argument("--top", type=number_type("a whole number, at least 1", whole=True, minimum=1), default=20,
+                    metavar="N", help="top keys / producers per topic (default: %(default)s)")
     ap.add_argument("--bucket", choices=["minute", "hour", "day", "auto"], default="auto",
-                    help="tombstone build-up bucket")
+                    help="tombstone build-up bucket (default: %(default)s)")
     ap.add_argument("--min-free-bytes", type=number_type("a whole number of bytes", whole=True, minimum=0),
                     default=failure.MIN_FREE_BYTES, metavar="BYTES",
                     help="free space --out must have before Spark starts (default: %(default)s, 64 MiB: the "
@@ -207,7 +229,7 @@ def _run_spark(args, spark, paths, t0, params, brokers, restore, *, topic_config
 def main(argv=None) -> int:
     """``spark-submit spark_analysis/job.py ...``: the audit without the command line. Topic configs come
     from ``--config``'s topics, else Kafka's defaults; the admin API is the command line's to ask
-    (``compaction-monitor audit --bootstrap-servers``), since this edge imports no other."""
+    (``compaction-monitor audit --bootstrap-server``), since this edge imports no other."""
     from monitor.settings.config import ConfigError, load_config
     from monitor.model.topicconfig import ConfigValueError, effective_configs
 

@@ -12,7 +12,7 @@ from spark_analysis.schema import FIELDS, SPARK_TYPES
 
 def read_topic(spark, bootstrap: str | None, topics: list[str], options: dict):
     if not bootstrap:
-        raise ValueError("--input-kind topic needs --bootstrap-servers")
+        raise ValueError("--input-kind topic needs --bootstrap-server")
     reader = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap)
               .option("subscribe", ",".join(topics)).option("startingOffsets", "earliest")
               .option("endingOffsets", "latest").option("includeHeaders", "false"))

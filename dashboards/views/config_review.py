@@ -22,7 +22,7 @@ SETTINGS = [("broker_cleaner_enabled", "log.cleaner.enable"), ("broker_cleaner_t
 if samples is not None:
     if sources.metric(samples, "topic_partitions").empty:
         st.info("No live topic configs: the collector reads them with the admin API; give it "
-                "`bootstrap_servers` (or `--bootstrap-servers`).")
+                "`bootstrap_servers` (or `--bootstrap-server`).")
     else:
         found = sources.metric(samples, "topic_config_finding")
         topics = sources.metric(samples, "topic_partitions")["topic"].nunique()
@@ -35,7 +35,7 @@ if samples is not None:
                 fix=[alter_topic("<bootstrap>", r.topic, r.setting, r.suggested) for r in found.itertuples()],
             )[["cluster", "topic", "check", "why", "setting", "current", "suggested", "fix"]]
             st.dataframe(shown.sort_values(["topic", "check"]), hide_index=True, use_container_width=True)
-        st.caption("`compaction-monitor check-config` prints the same findings with their evidence.")
+        st.caption("`compaction-monitor topics lint` prints the same findings with their evidence.")
     st.subheader("Log cleaner settings per broker")
     rows = {}
     for name, key in SETTINGS:

@@ -1,7 +1,7 @@
 """One configuration for the collector, the dashboard, the audit and the alert rules.
 
 A YAML file (``monitor.yaml``) or, for the common cases, command-line flags.
-Every option has a default, so ``collect --bootstrap-servers HOST:PORT`` alone
+Every option has a default, so ``collect --bootstrap-server HOST:PORT`` alone
 works. Errors name the key path and the reason, at start, never mid-run::
 
     listen: {address: 0.0.0.0, port: 9690}

@@ -64,7 +64,7 @@ def role_problems(config) -> list[tuple[str, str]]:
         for i, c in enumerate(config.clusters):
             if not c.bootstrap_servers:
                 found.append((f"clusters[{i}].bootstrap_servers",
-                              "the cluster role reads the admin API: give bootstrap_servers (--bootstrap-servers)"))
+                              "the cluster role reads the admin API: give bootstrap_servers (--bootstrap-server)"))
     elif config.role == BROKER:
         if not any(getattr(b, key) for c in config.clusters for b in c.brokers for key in BROKER_SOURCES):
             found.append(("role", "the broker role reads a broker's log dirs, log-cleaner.log or JMX page: give "

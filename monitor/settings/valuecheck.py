@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
+import re
 from urllib.parse import urlsplit
 
 from monitor.fileio.excerpt import excerpt
@@ -24,6 +25,7 @@ from monitor.fileio.excerpt import excerpt
 PORT_SHAPE = "a port from 0 to 65535 (0: any)"
 URL_SHAPE = "an http:// or https:// URL"
 BOOTSTRAP_SHAPE = "host:port[,host:port...] with ports from 1 to 65535"
+ADDRESS_SHAPE = "an IP address or a host name"
 MAX_PORT = 65535
 SHOWN_CHARS = 80  # a value in a message (a URL is often longer than a file excerpt)
 
@@ -98,7 +100,53 @@ def _host_problem(host: str, what: str) -> str | None:
         return f"no host in the {what}"
     if any(c in host for c in "[]") or any(c.isspace() or not c.isprintable() for c in host):
         return f"the host of the {what} has a character a host name cannot have"
+    return _name_problem(host, what)
+
+
+MAX_NAME, MAX_LABEL = 253, 63  # RFC 1035 2.3.4: a name's and a label's length
+
+
+def _name_problem(host: str, what: str) -> str | None:
+    """Why ``host`` is neither an IPv4 address nor a host name (RFC 1123 labels: letters, digits, ``-``
+    inside, ``_`` as Docker's and Compose's service names have it), said before any lookup: a resolver
+    would answer "Name or service not known" for ``kafka..1`` or ``999.1.1.1`` only after the command
+    started, and ``h..x`` fails deep in the IDNA codec."""
+    name = host[:-1] if host.endswith(".") else host  # a fully qualified name's root dot
+    if name and all(c.isdigit() or c == "." for c in name):
+        try:
+            ipaddress.IPv4Address(name)
+        except ValueError:
+            return f"{host} is no IPv4 address"
+        return None
+    if len(name) > MAX_NAME:
+        return f"the host of the {what} is longer than {MAX_NAME} characters"
+    for label in name.split("."):
+        if not label:
+            return f"the host of the {what} has an empty label (two dots, or a dot in front)"
+        if len(label) > MAX_LABEL:
+            return f"a label of the host of the {what} is longer than {MAX_LABEL} characters"
+        if label[0] == "-" or label[-1] == "-":
+            return f"a label of the host of the {what} begins or ends with -"
+        if not all(c.isalnum() or c in "-_" for c in label):
+            return f"the host of the {what} has a character a host name cannot have"
     return None
+
+
+def address_problem(value) -> str | None:
+    """A listen address: an IP address (IPv6 with or without brackets) or a host name; empty: every
+    interface (as ``0.0.0.0``)."""
+    if not isinstance(value, str):
+        return _expected(ADDRESS_SHAPE, value)
+    text = value.strip()
+    if not text:
+        return None
+    try:
+        ipaddress.ip_address(text.strip("[]").split("%", 1)[0])
+        return None
+    except ValueError:
+        pass
+    why = _host_problem(text, "address")
+    return None if why is None else _expected(ADDRESS_SHAPE, value, why)
 
 
 def _port_part(text: str, what: str, allow_zero: bool) -> str | None:
@@ -149,6 +197,8 @@ def url_problem(value) -> str | None:
         why = _port_part(port, "URL", allow_zero=False)
     if why is None and parts is None:
         why = "an unmatched [ or ]"
+    if why is None and re.search(r"%(?![0-9A-Fa-f]{2})", text):
+        why = "a % not followed by two hex digits (a literal % is written %25)"
     return None if why is None else _expected(URL_SHAPE, value, why)
 
 
@@ -169,7 +219,9 @@ def bootstrap_problem(value) -> str | None:
     optional (librdkafka's default 9092) but, when given, from 1 to 65535."""
     items = value if isinstance(value, list) else str(value).split(",")
     for item in items:
-        item = str(item).strip()
+        if not isinstance(item, str):  # a list's number: the schema's "expected a host:port string" says it
+            continue
+        item = item.strip()
         if not item:
             return _expected(BOOTSTRAP_SHAPE, value, "an empty entry")
         hostport = item.split("://", 1)[1] if "://" in item else item  # librdkafka takes PLAINTEXT://h:p too
@@ -229,9 +281,12 @@ def flag_type(problem, convert):
         return convert(text)
 
     parse.__name__ = getattr(convert, "__name__", "value")
+    parse.problem = problem  # which check it runs (tests/cli/test_conventions gives each kind a bad value)
     return parse
 
 
 def number_type(shape: str, *, whole: bool = False, **bounds):
     """``flag_type`` of a finite number (``whole``: an int) within ``bounds`` (minimum, above, maximum)."""
-    return flag_type(lambda t: number_problem(t, shape, whole=whole, **bounds), int if whole else float)
+    parse = flag_type(lambda t: number_problem(t, shape, whole=whole, **bounds), int if whole else float)
+    parse.problem = number_problem
+    return parse

@@ -22,8 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # where ``./dev bench restore`` writes its figure: the checkout's bench/out/ (the checkout is as many folders
-# above this file as its module name has dots, wherever in the package the module sits)
-MEASUREMENT = Path(__file__).resolve().parents[__name__.count(".")] / "bench" / "out" / "restore.json"
+# above this file as its module name has dots, wherever in the package the module sits). Installed (a wheel
+# in site-packages: no pyproject.toml, no bench/ beside the packages) there is no such file and no default.
+_CHECKOUT = Path(__file__).resolve().parents[__name__.count(".")]
+_IN_CHECKOUT = (_CHECKOUT / "pyproject.toml").is_file() and (_CHECKOUT / "bench" / "bench_restore.py").is_file()
+MEASUREMENT: Path | None = _CHECKOUT / "bench" / "out" / "restore.json" if _IN_CHECKOUT else None
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,8 @@ def resolve(flag: float | None = None, config: float | None = None,
                                                       f"restore_throughput_bytes_per_second, and {exc}")
         if got is not None:
             return got
-    where = f"no measurement at {measurement} (run ./dev bench restore)" if measurement else "no measurement"
+    where = (f"no measurement at {measurement} (run ./dev bench restore)" if measurement else
+             "no measurement file (--restore-measurement: the file ./dev bench restore writes in a checkout)")
     return RestoreThroughput(None, "unknown", "no --restore-throughput, no restore_throughput_bytes_per_second in "
                                               f"monitor.yaml, {where}")
 

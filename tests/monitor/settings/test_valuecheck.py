@@ -80,3 +80,39 @@ def test_a_flag_and_a_config_key_get_the_same_reason():
             parse_config(data, "monitor.yaml")
         assert cfg.value.key == key
         assert cfg.value.reason == str(flag.value).replace("'70000'", "70000")  # YAML's number, the flag's text
+
+
+@pytest.mark.parametrize("host, why", [
+    ("kafka..1", "an empty label (two dots, or a dot in front)"), (".kafka", "an empty label"),
+    ("-kafka", "begins or ends with -"), ("kafka-", "begins or ends with -"), ("999.1.1.1", "999.1.1.1 is no IPv4 address"),
+    ("1.2.3", "1.2.3 is no IPv4 address"), ("k" * 64 + ".example", "longer than 63 characters"),
+    ("a." * 127 + "bc", "longer than 253 characters"), ("kafka!1", "a character a host name cannot have"),
+])
+def test_a_host_that_no_resolver_takes_is_refused_before_any_lookup(host, why):
+    """These failed only at the fetch ("Name or service not known", the IDNA codec's "label empty or too
+    long"), as a broker that is down does (exit 1): now a usage error, the same for URL, bootstrap, address."""
+    from monitor.settings.valuecheck import address_problem
+
+    for got in (url_problem(f"http://{host}:7071/metrics"), bootstrap_problem(f"{host}:9092"), address_problem(host)):
+        assert got is not None and why in got, got
+
+
+@pytest.mark.parametrize("host", ["kafka-1", "kafka_1.kafka.svc.cluster.local.", "10.0.0.1", "[::1]", "localhost",
+                                  "xn--bcher-kva.example", "bücher.example", "k" * 63])
+def test_hosts_that_resolve_pass(host):
+    from monitor.settings.valuecheck import address_problem
+
+    assert url_problem(f"http://{host}:7071/metrics") is None and bootstrap_problem(f"{host}:9092") is None
+    assert address_problem(host) is None
+
+
+def test_a_percent_must_start_an_escape():
+    assert "a % not followed by two hex digits" in url_problem("http://kafka-1:7071/metrics%zz")
+    assert url_problem("http://kafka-1:7071/metrics?q=a%20b") is None
+
+
+@pytest.mark.parametrize("address", ["0.0.0.0", "::", "::1", "[::1]", "fe80::1%eth0", ""])
+def test_listen_addresses(address):
+    from monitor.settings.valuecheck import address_problem
+
+    assert address_problem(address) is None
