@@ -37,11 +37,10 @@ def _columns(width: int = WIDTH):
 
 
 def audit_parser() -> argparse.ArgumentParser:
-    """The audit's own parser, as ``compaction-monitor audit`` runs it (``cli.audit_cmd``)."""
-    from cli.common import Parser
-    from spark_analysis.job import build_parser
+    """The audit's own parser, as ``compaction-monitor audit`` runs it (``cli.audit_cmd.audit_parser``)."""
+    from cli.audit_cmd import audit_parser as parser
 
-    return build_parser(parser_class=Parser)
+    return parser()
 
 
 def _subcommands(parser: argparse.ArgumentParser):

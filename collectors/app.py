@@ -1,7 +1,7 @@
 """Wiring a config into sources and an HTTP exporter (``collect``), and a one-shot scan of log dirs.
 
 Fetching (sources) and exposing (the collectors in ``exporter``) meet only in
-the ``Store``. The text of ``logdir``, ``explain`` and ``check-config`` is the CLI's (``cli/``), made
+the ``Store``. The text of ``logdir``, ``explain`` and ``topics lint`` is the CLI's (``cli/``), made
 from the facts (``collectors.facts``) of a ``scan_once`` or of one refresh of ``build``'s sources.
 """
 

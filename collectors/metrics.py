@@ -414,7 +414,7 @@ T_MAX_LAG = _m("topic_max_compaction_lag_seconds", "gauge", "max.compaction.lag.
 T_SEGMENT_BYTES = _m("topic_segment_bytes", "gauge", "segment.bytes of a compacted topic.", T)
 T_SEGMENT_SECONDS = _m("topic_segment_seconds", "gauge", "segment.ms of a compacted topic, in seconds.", T)
 T_CONFIG_FINDING = _m("topic_config_finding", "gauge",
-                      "1 for each pitfall the configuration review (check-config) finds on a compacted topic: "
+                      "1 for each pitfall the configuration review (topics lint) finds on a compacted topic: "
                       "check, the setting to change, its current and suggested value.",
                       T + ("check", "setting", "current", "suggested"))
 T_PARTITIONS = _m("topic_partitions", "gauge", "Partitions of a compacted topic.", T)

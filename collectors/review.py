@@ -1,9 +1,9 @@
 """What the configuration review (``monitor.verdicts.configreview``) is given, gathered from a refresh's facts
-(``collectors.facts``: the collector's store, or ``check-config``'s one refresh): each compacted topic's
+(``collectors.facts``: the collector's store, or ``topics lint``'s one refresh): each compacted topic's
 live config (the admin source), its consumer groups' time lags (the consumer-groups source) and, summed
 over the partitions whose log dirs are read here, log and dirty bytes, tombstones, the write rate
 (measured between refreshes, else the one-shot estimate from the dirty section) and the oldest active
-segment. ``check-config`` and the exporter's ``topic_config_finding`` both read it, so they cannot
+segment. ``topics lint`` and the exporter's ``topic_config_finding`` both read it, so they cannot
 disagree."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Config review: every compacted topic's live settings against the pitfalls of ``monitor.verdicts.configreview``
-(the collector exports each finding as topic_config_finding, the same review ``check-config`` prints),
+(the collector exports each finding as topic_config_finding, the same review ``topics lint`` prints),
 with the setting to change and the suggested value; and each broker's log cleaner settings with the
 place each value came from."""
 

@@ -1,4 +1,4 @@
-"""The configuration review (``compaction-monitor check-config``, the collector's
+"""The configuration review (``compaction-monitor topics lint``, the collector's
 ``topic_config_finding`` and the dashboard's "Config review" page): every compacted topic's live
 settings against the pitfalls operators meet, judged with what the collector measures (consumer
 groups' time lag, write rates, active segments, tombstones on disk), each finding with its evidence and
