@@ -50,7 +50,9 @@ _TEXTS = ((re.compile(r"Connection refused", re.I), REFUSED),
           (re.compile(r"Failed to resolve|Name or service not known|nodename nor servname|name resolution", re.I),
            UNKNOWN_HOST),
           (re.compile(r"\bSASL\b|Authentication failed", re.I), SASL),
-          (re.compile(r"\bSSL\b|\bTLS\b|certificate", re.I), TLS),
+          # the handshake only: an established TLS connection the broker closes (idle, or an SSL client on a
+          # SASL_SSL listener, closed "in state UP") is no TLS failure
+          (re.compile(r"SSL handshake|SSL routines|\bTLS\b|certificate", re.I), TLS),
           # a TLS listener closes a plaintext client's first request (ApiVersion) without a word
           (re.compile(r"closed by peer.*state APIVERSION_QUERY"), TLS),
           (re.compile(r"timed out|timeout", re.I), TIMEOUT))
