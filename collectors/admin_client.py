@@ -19,7 +19,8 @@ from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 
 from boundedhttp import FetchError
-from collectors.kafkaerrors import AUTHORIZATION, TIMEOUT, ClusterUnreachable, most_telling, of_exception
+from collectors.kafkaerrors import (AUTHORIZATION, OTHER, TIMEOUT, ClusterUnreachable, Failure, most_telling,
+                                    of_exception)
 from collectors.kafkalog import ClientEvents
 from monitor.settings.config import ClusterConfig
 
@@ -221,17 +222,21 @@ class AdminSession:
         (librdkafka itself says only "Broker transport failure"): refused, timeout, TLS, SASL (the
         principal and mechanism named, never a password), unknown host, with the advice for that kind."""
         self.events.reset()
+        start = time.monotonic()
         try:
             yield
         except KafkaException as exc:
             self._serve_logs()  # the log lines and error callbacks that tell the brokers' failures
-            raise self.unreachable(exc) from None
+            raise self.unreachable(exc, time.monotonic() - start) from None
 
-    def unreachable(self, exc: BaseException) -> ClusterUnreachable:
-        """``exc`` (a failed first call) as the cluster out of reach: the most telling failure of the
-        bootstrap brokers (else of any broker; else ``exc``'s own words)."""
+    def unreachable(self, exc: BaseException, waited: float = 0.0) -> ClusterUnreachable:
+        """``exc`` (a failed first call, after ``waited`` seconds) as the cluster out of reach: the most
+        telling failure of the bootstrap brokers (else of any broker; else ``exc``'s own words: a timeout
+        when no broker was usable for the whole admin timeout, as a port that accepts and never answers)."""
         failure = (most_telling(self.events.of(self.bootstrap_addresses())) or most_telling(self.events.of())
                    or of_exception(exc))
+        if failure.kind == OTHER and waited >= 0.9 * self.timeout:
+            failure = Failure(TIMEOUT, f"no broker usable within {self.timeout:g}s ({failure.detail})")
         return ClusterUnreachable(self.cluster.bootstrap_servers, failure, principal=self.principal,
                                   mechanism=self.cluster.client.get("sasl.mechanism"))
 

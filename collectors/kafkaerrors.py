@@ -124,8 +124,8 @@ def advice(kind: str, *, principal: str = "the client's principal", mechanism: s
         return ("is a broker listening there, and is that port its client listener's (listeners, "
                 "advertised.listeners)?")
     if kind == TIMEOUT:
-        return ("nothing answered in time: is the address reachable from here (routes, firewalls), is it a Kafka "
-                "listener, is the broker overloaded? (timeouts.admin is the wait)")
+        return ("is the address reachable from here (routes, firewalls), is it a Kafka listener, is the broker "
+                "overloaded? (timeouts.admin is the wait)")
     if kind == UNKNOWN_HOST:
         return ("the host name does not resolve from here: check its spelling and DNS (the names in the brokers' "
                 "advertised.listeners must resolve here too)")

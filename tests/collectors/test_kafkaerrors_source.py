@@ -15,6 +15,7 @@ from prometheus_client import CollectorRegistry
 
 from collectors.admin import AdminFetcher
 from collectors.exporter import register_all
+from collectors.kafkaerrors import ClusterUnreachable
 from collectors.runner import Source, Store, refresh_once
 from monitor.settings.config import ClusterConfig
 
@@ -52,3 +53,21 @@ def test_an_unreachable_cluster_is_a_down_source_of_that_kind_logged_once_per_ad
         info["message"]
     mine = [r.getMessage() for r in caplog.records if bootstrap in r.getMessage()]
     assert len(mine) == 1 and mine[0].startswith(f"librdkafka: broker {bootstrap}: connection refused"), mine
+
+
+def test_a_port_that_accepts_and_never_answers_is_a_timeout_naming_the_wait():
+    """No broker failure is heard (the connection is up, its first request unanswered): after the whole
+    admin timeout with no broker usable, the kind is ``timeout``, not librdkafka's "transport failure"."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # the kernel accepts; nobody ever reads
+        bootstrap = f"127.0.0.1:{silent.getsockname()[1]}"
+        fetcher = AdminFetcher(ClusterConfig(name="c", bootstrap_servers=bootstrap), timeout=1)
+        try:
+            with pytest.raises(ClusterUnreachable) as got:
+                fetcher.topics()
+        finally:
+            fetcher.close()
+    assert got.value.kind == "timeout"
+    assert str(got.value).startswith(f"cannot reach the cluster at {bootstrap} (no answer in time): is the address "
+                                     "reachable from here")
