@@ -201,8 +201,9 @@ class AdminSession:
         kinds.append(UNAUTHORIZED)
         if (operation, missing, name) not in self._logged:
             self._logged.add((operation, missing, name))
-            log.warning("cluster %s: %s: the broker refused %s (%s)%s; grant it with kafka-acls --add "
-                        "--allow-principal %s --operation %s%s", self.cluster.name, key, what,
+            log.warning("cluster %s (%s): %s: the broker refused %s (%s)%s; grant it with kafka-acls --add "
+                        "--allow-principal %s --operation %s%s", self.cluster.name, self.cluster.bootstrap_servers,
+                        key, what,
                         exc.args[0].name(), instead, self.principal, operation,
                         " --cluster" if missing == "CLUSTER" else
                         f" --{missing.lower()} {name if missing == resource_type else '<name>'}")
