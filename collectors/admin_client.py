@@ -2,10 +2,10 @@
 ``client`` section passed through: SASL, TLS), a failed call's error kind (``unauthorized`` for a refusal,
 naming the missing ACL; ``timeout``), a cluster out of reach named with the kind its brokers' failures
 tell (``reached``: ``collectors.kafkaerrors``), librdkafka's own log lines through ``logging``
-(``collectors.kafkalog``: each connection failure once per broker and kind), and the clients rebuilt when their calls time out while the cluster answers its metadata
-(``REBUILD_AFTER_TIMED_OUT_REFRESHES``). The fetches (``collectors.admin_topics``,
-``collectors.admin_groups``) ask through one ``AdminSession``; what a refresh counts as up is theirs
-(``collectors.admin``)."""
+(``collectors.kafkalog``: each connection failure once per broker and kind), and the clients rebuilt
+when their calls time out while the cluster answers its metadata (``REBUILD_AFTER_TIMED_OUT_REFRESHES``).
+The fetches (``collectors.admin_topics``, ``collectors.admin_groups``) ask through one ``AdminSession``;
+what a refresh counts as up is theirs (``collectors.admin``)."""
 
 from __future__ import annotations
 
