@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 
+from cli.clusterreach import UNREACHED_EXIT, cause
 from cli.common import Parser
 from cli.common import config_error as _config_error
 from cli.common import err as _err
@@ -67,6 +68,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
             for topic, why in sorted(snap.refused.items()):
                 _err(f"topic {topic}: config unknown ({why}); its figures that depend on it are reported unknown")
         except Exception as exc:  # noqa: BLE001 - the audit goes on: what needs the topic configs is unknown
+            if (unreached := cause(exc)) is not None and args.input_kind == "topic":  # it reads the cluster itself
+                _err(f"audit: {unreached.sentence}")
+                return UNREACHED_EXIT
+            exc = unreached.sentence if unreached is not None else exc  # the address, the kind and the advice
             admin_error = f"{bootstrap}: {exc}"
             _err(f"topic configs from {bootstrap} unavailable ({exc}); topics not in the config file have their "
                  "config unknown: the figures that depend on it are reported unknown, never with Kafka's defaults")

@@ -9,6 +9,7 @@ import sys
 import time
 from dataclasses import replace
 
+from cli.clusterreach import UNREACHED_EXIT, unreached_source
 from monitor.fileio import strictjson
 from monitor.verdicts.configreview import format_review, review
 
@@ -16,8 +17,8 @@ from monitor.verdicts.configreview import format_review, review
 def run_check_config(config, *, fmt: str = "text", topics=(), out=sys.stdout, err=sys.stderr) -> int:
     """``topics lint``: one refresh of the first cluster's sources (the admin API for the live configs
     and consumer groups, the log dirs given for write rates, tombstones and active segments), then the
-    review (``monitor.verdicts.configreview``). 0: every check passed; 1: a pitfall found; 2: no live configs, or
-    a --log-dir that yields no log dir."""
+    review (``monitor.verdicts.configreview``). 0: every check passed; 1: a pitfall found, or the cluster out
+    of reach (one line: ``cli.clusterreach``); 2: no live configs, or a --log-dir that yields no log dir."""
     from collectors.app import build
     from collectors.facts import from_statuses
     from collectors.review import topic_facts
@@ -29,6 +30,9 @@ def run_check_config(config, *, fmt: str = "text", topics=(), out=sys.stdout, er
     col = build(replace(config, clusters=(cluster,)))
     try:
         col.runner.refresh_all()
+        if (unreached := unreached_source(col.store.statuses())) is not None:
+            print(f"topics lint: {unreached}", file=err)  # the one line; the other sources' follow from it
+            return UNREACHED_EXIT
         for st in col.store.statuses():
             if not st.up:
                 print(f"topics lint: source {st.name} failed: {st.last_error}", file=err)

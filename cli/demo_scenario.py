@@ -17,6 +17,14 @@ import time
 from dataclasses import dataclass
 
 
+def _logged(bootstrap: str) -> dict:
+    """A client's settings: the bootstrap servers, and librdkafka's lines through logging, rate-limited
+    (``collectors.kafkalog``), never straight to stderr."""
+    from collectors.kafkalog import LIBRDKAFKA_LOG
+
+    return {"bootstrap.servers": bootstrap, "logger": LIBRDKAFKA_LOG}
+
+
 def say(msg: str) -> None:
     print(f"[demo] {msg}", file=sys.stderr, flush=True)
 
@@ -115,7 +123,7 @@ def topic_configs(t: Timing, names: Names = DEMO) -> dict[str, dict]:
 def create_topics(bootstrap: str, t: Timing, partitions: int = 3, names: Names = DEMO) -> None:
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient(_logged(bootstrap))
     wanted = [NewTopic(name, partitions, 1, config=cfg) for name, cfg in topic_configs(t, names).items()]
     for name, fut in admin.create_topics(wanted).items():
         try:
@@ -143,7 +151,7 @@ HELD, RELEASED = "1.0", "0.1"  # the backlog's min.cleanable.dirty.ratio before 
 def _alter(bootstrap: str, resource) -> None:
     from confluent_kafka.admin import AdminClient
 
-    admin = AdminClient({"bootstrap.servers": bootstrap})  # kept alive until its futures are done
+    admin = AdminClient(_logged(bootstrap))  # kept alive until its futures are done
     for fut in admin.incremental_alter_configs([resource]).values():
         fut.result(30)
 
@@ -171,7 +179,7 @@ def write_backlog(bootstrap: str, t: Timing, names: Names = DEMO, partitions: in
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient(_logged(bootstrap))
     cfg = {"cleanup.policy": "compact", "segment.bytes": str(BACKLOG_SEGMENT_BYTES), "min.cleanable.dirty.ratio": HELD}
     try:
         admin.create_topics([NewTopic(names.backlog, partitions, 1, config=cfg)])[names.backlog].result(30)
@@ -179,7 +187,7 @@ def write_backlog(bootstrap: str, t: Timing, names: Names = DEMO, partitions: in
         if "TOPIC_ALREADY_EXISTS" not in str(exc):
             raise
         set_backlog_ratio(bootstrap, names, HELD)
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.size": 256_000,
+    producer = Producer({**_logged(bootstrap), "linger.ms": 50, "batch.size": 256_000,
                          "compression.type": "none"})
     pad = "x" * value_bytes
     rounds = max(2, t.backlog_bytes // (partitions * keys * (value_bytes + 40)))
@@ -214,7 +222,7 @@ class Workload(threading.Thread):
         self.names = names
         self.keys = keys
         self.stop_event = threading.Event()
-        self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
+        self.producer = Producer({**_logged(bootstrap), "linger.ms": 20})
         self.sent = 0
 
     def run(self) -> None:
@@ -254,7 +262,7 @@ class TransactionalWorkload(threading.Thread):
 
         self.t, self.names, self.keys, self.batch = t, names, keys, batch
         self.stop_event = threading.Event()
-        self.producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": names.transactional_id,
+        self.producer = Producer({**_logged(bootstrap), "transactional.id": names.transactional_id,
                                   "transaction.timeout.ms": min(60_000, t.transaction_max_timeout_ms),
                                   "linger.ms": 5})
         self.committed = self.aborted = 0
@@ -320,7 +328,7 @@ def stopped_consumer(bootstrap: str, topic: str = FLOOD, group: str = GROUP, rec
     """A group that reads a little of every partition, commits, and goes away."""
     from confluent_kafka import Consumer
 
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+    c = Consumer({**_logged(bootstrap), "group.id": group, "auto.offset.reset": "earliest",
                   "enable.auto.commit": False})
     c.subscribe([topic])
     got = 0

@@ -22,6 +22,8 @@ import sys
 from cli import extras, logsetup
 from cli.audit_cmd import cmd_audit
 from cli.broker_cmd import cmd_broker
+from cli.clusterreach import admin_topics
+from cli.clusterreach import exit_code as unreached_exit
 from cli.common import config_error as _config_error
 from cli.common import err as _err
 from cli.dashboard_cmd import cmd_dashboard, cmd_demo
@@ -185,25 +187,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
         _err("explain: no log dir: give --log-dir (or brokers[].log_dirs in --config)")
         return 2
     bootstrap = cluster.bootstrap_servers if cluster else None
-    admin, admin_error = None, None
-    if bootstrap:
-        try:
-            from collectors.admin import AdminFetcher
-
-            fetcher = AdminFetcher(cluster, timeout=10)
-            try:
-                admin = fetcher.topics()
-            finally:
-                fetcher.close()
-        except Exception as exc:  # noqa: BLE001 - explain goes on with the config file; other configs unknown
-            admin_error = f"topic configs from {bootstrap} unavailable ({exc})"
-            _err(f"explain: {admin_error}; using the config file's, the others are unknown (never Kafka's "
-                 "defaults: each config's source says which)")
+    admin, admin_error, unreached = admin_topics("explain", cluster) if bootstrap else (None, None, False)
     from cli.explain_cmd import run_explain
 
-    return run_explain(args.paths, config=cfg, log_dirs=log_dirs, fmt=args.format, bootstrap=bootstrap,
+    code = run_explain(args.paths, config=cfg, log_dirs=log_dirs, fmt=args.format, bootstrap=bootstrap,
                        topic_overrides=overrides, admin=admin, cleaner_log=cleaner_logs[0] if cleaner_logs else None,
                        admin_error=admin_error)
+    return unreached_exit(unreached, code)
 
 
 def cmd_topics_lint(args: argparse.Namespace) -> int:

@@ -24,7 +24,9 @@ source down (the refused resources are reported as such).
 
 A client whose calls time out while the cluster answers its metadata is rebuilt
 (``REBUILD_AFTER_TIMED_OUT_REFRESHES``); librdkafka's own log lines go through ``logging``
-(``LibrdkafkaLog``), each kind of line at most once per ``LIBRDKAFKA_REPEAT_SECONDS``.
+(``collectors.kafkalog``: each broker's connection failure once per kind and 5 minutes); a cluster out of
+reach is named with the kind (refused, timeout, TLS, SASL, unknown host) and the advice for it
+(``collectors.kafkaerrors.ClusterUnreachable``).
 
 The jobs are apart (fetching only: the exporter exposes what the ``Store`` keeps):
 ``collectors.admin_client`` builds the clients, tells a failed call's kind and rebuilds the clients;

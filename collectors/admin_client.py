@@ -1,17 +1,16 @@
 """One cluster's admin clients and how their calls are told: librdkafka's settings (the cluster's
 ``client`` section passed through: SASL, TLS), a failed call's error kind (``unauthorized`` for a refusal,
-naming the missing ACL; ``timeout``; ``credentials``), librdkafka's own log lines through ``logging``
-(``LibrdkafkaLog``, each kind of line at most once per ``LIBRDKAFKA_REPEAT_SECONDS``), and the clients
-rebuilt when their calls time out while the cluster answers its metadata
-(``REBUILD_AFTER_TIMED_OUT_REFRESHES``). The fetches (``collectors.admin_topics``,
-``collectors.admin_groups``) ask through one ``AdminSession``; what a refresh counts as up is theirs
-(``collectors.admin``)."""
+naming the missing ACL; ``timeout``), a cluster out of reach named with the kind its brokers' failures
+tell (``reached``: ``collectors.kafkaerrors``), librdkafka's own log lines through ``logging``
+(``collectors.kafkalog``: each connection failure once per broker and kind), and the clients rebuilt
+when their calls time out while the cluster answers its metadata (``REBUILD_AFTER_TIMED_OUT_REFRESHES``).
+The fetches (``collectors.admin_topics``, ``collectors.admin_groups``) ask through one ``AdminSession``;
+what a refresh counts as up is theirs (``collectors.admin``)."""
 
 from __future__ import annotations
 
 import concurrent.futures
 import logging
-import re
 import threading
 import time
 from contextlib import contextmanager
@@ -20,9 +19,12 @@ from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 
 from boundedhttp import FetchError
+from collectors.kafkaerrors import (AUTHORIZATION, OTHER, TIMEOUT, ClusterUnreachable, Failure, most_telling,
+                                    of_exception)
+from collectors.kafkalog import ClientEvents
 from monitor.settings.config import ClusterConfig
 
-UNAUTHORIZED = "unauthorized"  # the error kind of a refused call (as boundedhttp's for an HTTP 401/403)
+UNAUTHORIZED = AUTHORIZATION  # the error kind of a refused call (as boundedhttp's for an HTTP 401/403)
 # Kafka's authorization error codes -> the resource type the missing ACL is on (kafka-acls' names)
 AUTHORIZATION_ERRORS = {KafkaError.TOPIC_AUTHORIZATION_FAILED: "TOPIC",
                         KafkaError.GROUP_AUTHORIZATION_FAILED: "GROUP",
@@ -40,12 +42,11 @@ RESULT_MARGIN = 2.0  # seconds a result is waited for beyond the request timeout
 # reconnect per refresh, no more.
 REBUILD_AFTER_TIMED_OUT_REFRESHES = 1
 REBUILD_LOG_SECONDS = 600.0  # a rebuild is logged at most this often per fetcher (with the count since)
-# librdkafka's log lines (``LibrdkafkaLog``): each kind of line (its facility and text, numbers aside)
-# at most once per this many seconds, with the count of those left out; a broker down makes every client
-# log a failed connect per broker handle and retry (~19 lines a second for one collector, issue 35)
-LIBRDKAFKA_REPEAT_SECONDS = 60.0
-LIBRDKAFKA_MAX_KINDS = 1000  # kinds of line remembered (the table is cleared past it: bounded memory)
-TIMEOUT_CODES = frozenset({KafkaError._TIMED_OUT, KafkaError.REQUEST_TIMED_OUT})
+# The metadata call (``AdminSession.list_topics``) waits for a usable broker in slices of this many seconds;
+# between slices, when every bootstrap address has failed to connect (refused, TLS, SASL, unknown host:
+# librdkafka's log lines), it gives up rather than wait out the admin timeout: a cluster that refuses
+# says so in a second, not ten (librdkafka's list_topics waits the whole timeout whatever the brokers say)
+LIST_SLICE_SECONDS = 1.0
 
 
 def _client_conf(cluster: ClusterConfig, timeout: float | None = None) -> dict:
@@ -88,56 +89,13 @@ def refusal(operation: str, resource_type: str, name: str, who: str) -> str:
 def timed_out(exc: BaseException) -> bool:
     """The call got no answer in time: librdkafka's local or the broker's request timeout, or ours
     (``AdminSession.result``)."""
-    if isinstance(exc, FetchError):
-        return exc.kind == "timeout"
-    err = exc.args[0] if isinstance(exc, KafkaException) and exc.args else None
-    return isinstance(err, KafkaError) and err.code() in TIMEOUT_CODES
+    return of_exception(exc).kind == TIMEOUT
 
 
 def call_error_kind(exc: BaseException) -> str:
-    """The error kind of a failed call (``source_errors_total{error}``, the unknown series' reason)."""
-    if authorization_failure(exc):
-        return UNAUTHORIZED
-    if timed_out(exc):
-        return "timeout"
-    return exc.kind if isinstance(exc, FetchError) else "kafka"
-
-
-class LibrdkafkaLog:
-    """librdkafka's log lines into ``logging`` (confluent-kafka's ``logger`` setting: it calls
-    ``log(level, fmt, facility, client name, message)``; the lines are served by the client's poll()).
-    Each kind of line (level, facility and message with its numbers taken out: a failed connect says
-    how long it took) goes out at most once per ``repeat`` seconds; the next one after that says how many
-    like it were left out. Thread-safe: the fetchers' threads share one."""
-
-    _NUMBERS = re.compile(r"\d+")
-
-    def __init__(self, logger: logging.Logger | None = None, repeat: float = LIBRDKAFKA_REPEAT_SECONDS,
-                 clock=time.monotonic):
-        self.logger = logger or logging.getLogger("compaction_monitor.librdkafka")
-        self.repeat, self.clock = repeat, clock
-        self._seen: dict[tuple, list] = {}  # kind -> [last logged at, left out since]
-        self._lock = threading.Lock()
-
-    def log(self, level: int, fmt: str, *args) -> None:
-        facility, message = (args[0], args[-1]) if len(args) >= 2 else ("", fmt % args if args else fmt)
-        key = (level, facility, self._NUMBERS.sub("N", str(message)))
-        now = self.clock()
-        with self._lock:
-            seen = self._seen.get(key)
-            if seen is not None and now - seen[0] < self.repeat:
-                seen[1] += 1
-                return
-            if len(self._seen) >= LIBRDKAFKA_MAX_KINDS:
-                self._seen.clear()
-            left_out = seen[1] if seen is not None else 0
-            self._seen[key] = [now, 0]
-        more = f" ({left_out} more like it in the last {self.repeat:g}s not logged)" if left_out else ""
-        self.logger.log(level, "librdkafka: " + fmt + "%s", *args, more)
-
-
-LIBRDKAFKA_LOG = LibrdkafkaLog()  # one for every client: a line repeated by several clients goes out once
-
+    """The error kind of a failed call (``source_errors_total{error}``, the unknown series' reason):
+    ``collectors.kafkaerrors``' (``unauthorized`` for a refusal, ``timeout``, ...)."""
+    return of_exception(exc).kind
 
 
 class AdminSession:
@@ -149,7 +107,7 @@ class AdminSession:
     def __init__(self, cluster: ClusterConfig, timeout: float = 10.0):
         self.cluster = cluster
         self.timeout = timeout
-        self._auth_error: str | None = None  # librdkafka's last SASL refusal (error_cb), for the message
+        self.events = ClientEvents()  # its clients' librdkafka lines and errors: each broker's last failure
         self.admin = self._new_admin()
         self.consumer = None  # the lookup consumer (``lookup_consumer``), None until a record is read
         self.principal = principal(cluster)
@@ -161,8 +119,8 @@ class AdminSession:
         self._rebuild_logged: tuple[float, int] | None = None  # (when, rebuilds then) of the last log line
 
     def _new_admin(self) -> AdminClient:
-        return AdminClient({**_client_conf(self.cluster, self.timeout), "error_cb": self._on_client_error,
-                            "logger": LIBRDKAFKA_LOG})
+        return AdminClient({**_client_conf(self.cluster, self.timeout), "error_cb": self.events.error,
+                            "logger": self.events})
 
     def lookup_consumer(self) -> Consumer:
         """The consumer that reads a record's timestamp (``collectors.admin_groups``), made on first use
@@ -172,7 +130,7 @@ class AdminSession:
             conf.update({"group.id": "kafka-compaction-monitor-lookups", "enable.auto.commit": False,
                          "enable.auto.offset.store": False, "fetch.max.bytes": 1048576,
                          "max.partition.fetch.bytes": 1048576, "isolation.level": "read_uncommitted",
-                         "logger": LIBRDKAFKA_LOG})
+                         "error_cb": self.events.error, "logger": self.events})
             self.consumer = Consumer(conf)
         return self.consumer
 
@@ -243,8 +201,9 @@ class AdminSession:
         kinds.append(UNAUTHORIZED)
         if (operation, missing, name) not in self._logged:
             self._logged.add((operation, missing, name))
-            log.warning("cluster %s: %s: the broker refused %s (%s)%s; grant it with kafka-acls --add "
-                        "--allow-principal %s --operation %s%s", self.cluster.name, key, what,
+            log.warning("cluster %s (%s): %s: the broker refused %s (%s)%s; grant it with kafka-acls --add "
+                        "--allow-principal %s --operation %s%s", self.cluster.name, self.cluster.bootstrap_servers,
+                        key, what,
                         exc.args[0].name(), instead, self.principal, operation,
                         " --cluster" if missing == "CLUSTER" else
                         f" --{missing.lower()} {name if missing == resource_type else '<name>'}")
@@ -257,31 +216,54 @@ class AdminSession:
             raise FetchError(f"bootstrap {self.cluster.bootstrap_servers}", call_error_kind(exc),
                              f"{what} failed for all {asked}: {exc}") from None
 
-    def _on_client_error(self, err: KafkaError) -> None:
-        # librdkafka (rdkafka_sasl.c) says "SASL authentication error: <broker's message>" when the broker
-        # answers SaslAuthenticate with an error (wrong credentials); a listener that does not speak SASL, or
-        # a mechanism it has not enabled, fails the handshake instead ("mechanism handshake failed"), which
-        # is no credentials problem and keeps librdkafka's own error
-        if err.code() == KafkaError._AUTHENTICATION and "SASL authentication error" in err.str():
-            self._auth_error = err.str()
-
     @contextmanager
-    def credentials_checked(self):
-        """The first call of a refresh: when it fails after a broker refused the SASL credentials,
-        librdkafka says only "Broker transport failure"; say instead that the credentials were refused
-        (error kind ``credentials``), with the refusal librdkafka gave its error callback, which names the
-        broker (never a password: Kafka's SaslAuthenticationException message does not carry it)."""
-        self._auth_error = None
+    def reached(self):
+        """The first call of a refresh (the cluster's metadata, or its group listing): failing, the cluster
+        was not reached, and ``ClusterUnreachable`` says why from what its brokers' connections said
+        (librdkafka itself says only "Broker transport failure"): refused, timeout, TLS, SASL (the
+        principal and mechanism named, never a password), unknown host, with the advice for that kind."""
+        self.events.reset()
+        start = time.monotonic()
         try:
             yield
         except KafkaException as exc:
-            self.admin.poll(0)  # serves error_cb
-            if self._auth_error is None:
-                raise
-            raise FetchError(f"bootstrap {self.cluster.bootstrap_servers}", "credentials",
-                             f"the brokers refused the credentials of {self.principal} "
-                             f"({self.cluster.client.get('sasl.mechanism', 'SASL')}): {self._auth_error}; "
-                             f"librdkafka: {exc.args[0].str() if exc.args else exc}") from None
+            self._serve_logs()  # the log lines and error callbacks that tell the brokers' failures
+            raise self.unreachable(exc, time.monotonic() - start) from None
+
+    def unreachable(self, exc: BaseException, waited: float = 0.0) -> ClusterUnreachable:
+        """``exc`` (a failed first call, after ``waited`` seconds) as the cluster out of reach: the most
+        telling failure of the bootstrap brokers (else of any broker; else ``exc``'s own words: a timeout
+        when no broker was usable for the whole admin timeout, as a port that accepts and never answers)."""
+        failure = (most_telling(self.events.of(self.bootstrap_addresses())) or most_telling(self.events.of())
+                   or of_exception(exc))
+        if failure.kind == OTHER and waited >= 0.9 * self.timeout:
+            failure = Failure(TIMEOUT, f"no broker usable within {self.timeout:g}s ({failure.detail})")
+        return ClusterUnreachable(self.cluster.bootstrap_servers, failure, principal=self.principal,
+                                  mechanism=self.cluster.client.get("sasl.mechanism"))
+
+    def bootstrap_addresses(self) -> set[str]:
+        """host:port of each bootstrap server, as librdkafka names its bootstrap broker handles."""
+        return {s.strip().split("://")[-1] for s in (self.cluster.bootstrap_servers or "").split(",") if s.strip()}
+
+    def list_topics(self):
+        """The cluster's metadata (``AdminClient.list_topics``) within the admin timeout, asked in slices of
+        ``LIST_SLICE_SECONDS``: after a slice in which no broker was usable, when every bootstrap address
+        has failed to connect, the failure is raised at once (``reached`` names it)."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            start = time.monotonic()
+            wait = max(min(deadline - start, LIST_SLICE_SECONDS), 0.001)
+            try:
+                return self.admin.list_topics(timeout=wait)
+            except KafkaException:
+                now = time.monotonic()
+                # the whole wait spent, or librdkafka's own answer before the slice ended: as it said
+                if now >= deadline or now - start < 0.9 * wait:
+                    raise
+                self._serve_logs()
+                addresses = self.bootstrap_addresses()
+                if addresses and len({f.address for f in self.events.of(addresses)}) >= len(addresses):
+                    raise
 
     def result(self, fut, what: str):
         """A request's result, waited for ``RESULT_MARGIN`` longer than the ``request_timeout`` librdkafka

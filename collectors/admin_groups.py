@@ -65,7 +65,7 @@ class GroupFetch:
             self.sample(topics, taken_at)
         now = self.clock()
         errors, kinds = {}, []
-        with self.session.credentials_checked():
+        with self.session.reached():
             listing = self.session.result(
                 self.session.admin.list_consumer_groups(request_timeout=self.session.timeout), "list_consumer_groups")
         for err in listing.errors:  # a group the listing could not describe (a coordinator refused)
@@ -78,8 +78,8 @@ class GroupFetch:
             # librdkafka can answer ListGroups with nothing but errors, or an empty list, when no broker
             # answered in time: "no group" must come from a cluster that answers (then the errors, a
             # broker down, are the source's errors), not stand in for an unreachable one (then it is down)
-            with self.session.credentials_checked():
-                self.session.admin.list_topics(timeout=self.session.timeout)
+            with self.session.reached():
+                self.session.list_topics()
             self.session.answered = True
         lags, unknown, failed = [], {}, []
         for gid in group_ids:

@@ -43,8 +43,8 @@ class TopicFetch:
 
     def _topics(self) -> AdminSnapshot:
         now = self.clock()
-        with self.session.credentials_checked():
-            md = self.session.admin.list_topics(timeout=self.session.timeout)
+        with self.session.reached():
+            md = self.session.list_topics()
         self.session.answered = True
         names = [t for t in md.topics if not md.topics[t].error]
         resources = [ConfigResource(ResourceType.TOPIC, t) for t in names]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from monitor.model.cleanerio import at_throttle, throttle_ratio
 from monitor.model.compaction import CLEANABLE_RATIO_ABOVE_MIN, PartitionState
 from monitor.verdicts.facts import VERDICT_CONFIGS, BrokerFacts, Facts, Found, duration, segment_file
-from monitor.model.topicconfig import DEFAULT
+from monitor.model.topicconfig import ADMIN_DOWN, DEFAULT
 from monitor.verdicts.fixes import IO_MAX, MORE_THREADS, abort_transaction, alter_brokers, alter_topic
 from monitor.verdicts.forecasts import roll_forecast
 
@@ -81,12 +81,16 @@ def unknown(f: Facts) -> Found | None:
     s = f.state
     if f.unknown_configs:  # no verdict from Kafka's defaults passed off as the topic's config
         why = f.refusal.text if f.refusal is not None else "the topic's config could not be read"
+        if f.refusal is not None and f.refusal.code == ADMIN_DOWN:  # nothing answered: no ACL is missing
+            fix = ("the admin API did not answer: make the cluster reachable (its error names the address and "
+                   "why), or give the topic's config in monitor.yaml (clusters[].topics)")
+        else:
+            fix = ("grant the collector's user Describe and DescribeConfigs on the topic (kafka-acls --add "
+                   f"--operation Describe --operation DescribeConfigs --topic {s.topic}), or give its config in "
+                   "monitor.yaml (clusters[].topics)")
         return (f"the config of {s.topic} is unknown ({', '.join(f.unknown_configs)}): {why}; no threshold, "
                 f"eligibility or tombstone verdict without it",
-                {"reason": f"topic config unknown: {why}", "configs": f.cfg(*VERDICT_CONFIGS)},
-                ("grant the collector's user Describe and DescribeConfigs on the topic (kafka-acls --add "
-                 f"--operation Describe --operation DescribeConfigs --topic {s.topic}), or give its config in "
-                 "monitor.yaml (clusters[].topics)",))
+                {"reason": f"topic config unknown: {why}", "configs": f.cfg(*VERDICT_CONFIGS)}, (fix,))
     if not f.config.compacted and f.sources.get("cleanup.policy") == DEFAULT:  # nobody asked: not known, not delete
         return (f"not known to be compacted: {s.topic}-{s.partition} has no entry in the cleaner's checkpoint (never "
                 "cleaned) and its cleanup.policy was not given (no admin API, config file entry or --topic-config); "

@@ -2,7 +2,7 @@
 resource type (the missing ACL's, from Kafka's error code) and the principal in kafka-acls' words; one
 log line per (call, resource), however often the call is refused, and every refusal counted as
 ``unauthorized``; librdkafka's settings (socket.timeout.ms from the admin timeout), a result waited for
-past librdkafka's own timeout, and librdkafka's log lines rate-limited. The broker's own refusals are
+past librdkafka's own timeout (librdkafka's log lines: test_kafkaerrors_log.py). The broker's own refusals are
 tested on the ACL'd cluster (test_least_privilege_cluster.py); these are the rules around them."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from confluent_kafka import KafkaError, KafkaException
 
 from boundedhttp import FetchError
 from collectors.admin import AdminFetcher
-from collectors.admin_client import AdminSession, LibrdkafkaLog, _client_conf, authorization_failure, principal, refusal
+from collectors.admin_client import AdminSession, _client_conf, authorization_failure, principal, refusal
 from collectors.export_partitions import CONFIG_DEPENDS
 from collectors.metrics import METRICS
 from monitor.settings.config import ClusterConfig
@@ -106,21 +106,3 @@ def test_a_result_settled_by_librdkafkas_own_timeout_is_not_lost_to_the_wait():
         assert "list_consumer_groups: no answer within" in str(err.value)
     finally:
         fetcher.close()
-
-
-def test_librdkafka_lines_go_through_logging_each_kind_once_per_interval(caplog):
-    clock = Clock()
-    lib = LibrdkafkaLog(logging.getLogger("test.librdkafka"), repeat=60, clock=clock)
-    line = "[thrd:b:9092/1]: b:9092/1: Connect to ipv4#127.0.0.1:9092 failed: Connection refused (after {}ms)"
-    with caplog.at_level(logging.INFO, logger="test.librdkafka"):
-        for i in range(1000):  # ~19 a second for 50 s, as during the issue's outage
-            clock.now = i * 0.05
-            lib.log(logging.ERROR, "%s [%s] %s", "FAIL", "rdkafka#producer-1", line.format(i % 7))
-        lib.log(logging.INFO, "%s [%s] %s", "FAIL", "rdkafka#producer-1", "Disconnected")
-        clock.now = 61
-        lib.log(logging.ERROR, "%s [%s] %s", "FAIL", "rdkafka#producer-1", line.format(3))
-    lines = [(r.levelno, r.getMessage()) for r in caplog.records]
-    assert len(lines) == 3, lines
-    assert lines[0] == (logging.ERROR, "librdkafka: FAIL [rdkafka#producer-1] " + line.format(0))
-    assert lines[1][0] == logging.INFO
-    assert lines[2][1].endswith("(999 more like it in the last 60s not logged)"), lines[2]

@@ -14,8 +14,8 @@ from monitor.model.cleanerio import IoRate
 from monitor.kafka.cleanerlog import CleanerLogState, ThreadDeath, Uncleanable
 from monitor.model.compaction import partition_state
 from monitor.model.summary import summarize
-from monitor.model.topicconfig import (ADMIN, DEFAULT, REFUSED, UNKNOWN, AdminRefusal, BrokerSetting, EffectiveConfig,
-                                 TopicConfig, effective_config)
+from monitor.model.topicconfig import (ADMIN, ADMIN_DOWN, DEFAULT, REFUSED, UNKNOWN, AdminRefusal, BrokerSetting,
+                                 EffectiveConfig, TopicConfig, effective_config)
 from causefixtures import COMPACT, T0, batch_max_ts, build, file_size, plain, txn_layout
 from recordfixtures import items, v2
 
@@ -314,3 +314,10 @@ def test_a_topic_config_unknown_gives_no_verdict_and_says_why(tmp_path):
     assert c.evidence["cleanable_ratio"] is None
     assert all(c.forecast[k]["at_ms"] is None for k in ("threshold", "next_clean_due", "active_segment_roll"))
     assert any("DescribeConfigs" in fix for fix in c.fix)
+    # the admin API did not answer at all (the cluster out of reach): no ACL is missing, none is advised
+    down = AdminRefusal(ADMIN_DOWN, "the admin API did not answer: cannot reach the cluster at b:9 (connection "
+                                    "refused)")
+    c = cause(state, effective_config("t", compacted=True, refusal=down), T0 + 10_000)
+    assert c.cause == "unknown" and down.text in c.summary
+    assert not any("kafka-acls" in fix or "DescribeConfigs" in fix for fix in c.fix), c.fix
+    assert any("make the cluster reachable" in fix for fix in c.fix)

@@ -1,0 +1,64 @@
+"""What a one-shot command (explain, topics lint, audit) says and returns when the cluster its
+``--bootstrap-server`` names could not be reached: one line naming the bootstrap address, the kind
+(refused, timeout, TLS, SASL, unknown host) and the advice for it (``collectors.kafkaerrors``), and exit
+1 (the issue's "could not do the work"), never advice meant for another cause (granting ACLs)."""
+
+from __future__ import annotations
+
+import sys
+
+UNREACHED_EXIT = 1
+
+
+def cause(exc: BaseException):
+    """The ``collectors.kafkaerrors.ClusterUnreachable`` behind a failed admin step, None when the cluster
+    answered (the failure was something else)."""
+    from collectors.kafkaerrors import unreachable_cause
+
+    return unreachable_cause(exc)
+
+
+def admin_topics(prog: str, cluster, timeout: float = 10.0, err=None):
+    """One admin refresh of ``cluster``'s topics (``collectors.admin.AdminFetcher.topics``) for ``prog``,
+    which goes on without it: (the snapshot or None, why there is none, whether the cluster was out of
+    reach). A failure is said in one line on ``err``."""
+    from collectors.admin import AdminFetcher
+
+    err = err or sys.stderr
+    try:
+        fetcher = AdminFetcher(cluster, timeout=timeout)
+        try:
+            return fetcher.topics(), None, False
+        finally:
+            fetcher.close()
+    except Exception as exc:  # noqa: BLE001 - the command goes on with the config file; other configs unknown
+        why, unreached = admin_step_failed(prog, cluster.bootstrap_servers, exc, err)
+        if not unreached:
+            print(f"{prog}: {why}; using the config file's, the others are unknown (never Kafka's defaults: each "
+                  "config's source says which)", file=err)
+        return None, why, unreached
+
+
+def admin_step_failed(prog: str, bootstrap: str, exc: BaseException, err=None) -> tuple[str, bool]:
+    """A failed admin step of ``prog``: the one line printed (the cluster out of reach, else the step's
+    error), and (the reason the configs it would give are unknown, whether the cluster was unreached)."""
+    unreached = cause(exc)
+    if unreached is not None:
+        err = err or sys.stderr
+        print(f"{prog}: {unreached.sentence}", file=err)
+        return unreached.sentence, True
+    return f"topic configs from {bootstrap} unavailable ({exc})", False
+
+
+def exit_code(unreached: bool, code: int) -> int:
+    """A command's exit code when its cluster was out of reach: at least 1 (a usage error's 2 stays)."""
+    return max(code, UNREACHED_EXIT) if unreached else code
+
+
+def unreached_source(statuses) -> str | None:
+    """The sentence of an admin source down because its cluster was out of reach, None when none is."""
+    from collectors.kafkaerrors import ClusterUnreachable
+
+    prefix = ClusterUnreachable.__name__ + ": "  # the store's "<exception type>: <text>" (collectors.runner)
+    return next((st.last_error[len(prefix):] for st in statuses
+                 if st.kind == "admin" and not st.up and (st.last_error or "").startswith(prefix)), None)
