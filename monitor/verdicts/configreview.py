@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from monitor.verdicts.facts import duration
+from monitor.contract.units import duration_ms
 from monitor.verdicts.fixes import BOOTSTRAP_PLACEHOLDER, alter_topic
 from monitor.verdicts.forecasts import max_segment_ms
 from monitor.model.topicconfig import LONG_MAX, TopicConfig
@@ -101,7 +101,7 @@ class Review:
 
 
 def _ms(v: int) -> str:
-    return "unlimited" if v >= LONG_MAX or v < 0 else f"{v} ({duration(v)})"
+    return "unlimited" if v >= LONG_MAX or v < 0 else f"{v} ({duration_ms(v)})"
 
 
 def _delete_retention(t: TopicFacts, lim: ReviewLimits, b: str):
@@ -117,8 +117,8 @@ def _delete_retention(t: TopicFacts, lim: ReviewLimits, b: str):
     suggested = max(int(slow.lag_seconds * 2000), 86_400_000)
     return Finding(t.topic, "delete_retention_below_consumer_lag", "delete.retention.ms", str(retention),
                    str(suggested),
-                   f"delete.retention.ms ({duration(retention)}) is below consumer group {slow.group}'s time lag "
-                   f"({duration(slow.lag_seconds * 1000)} on partition {slow.partition}): the cleaner may remove "
+                   f"delete.retention.ms ({duration_ms(retention)}) is below consumer group {slow.group}'s time lag "
+                   f"({duration_ms(slow.lag_seconds * 1000)} on partition {slow.partition}): the cleaner may remove "
                    "deletes before that group reads them",
                    {"delete.retention.ms": retention, "slowest_group": slow.group, "partition": slow.partition,
                     "lag_seconds": slow.lag_seconds},
@@ -134,7 +134,7 @@ def _dirty_ratio(t: TopicFacts, lim: ReviewLimits, b: str):
     if t.log_bytes and t.write_bytes_per_second:
         secs = m * t.log_bytes / t.write_bytes_per_second
         ev["seconds_between_cleans"] = secs
-        every = (f"; at {t.write_bytes_per_second:.0f} B/s that is a clean every {duration(secs * 1000)}, each "
+        every = (f"; at {t.write_bytes_per_second:.0f} B/s that is a clean every {duration_ms(secs * 1000)}, each "
                  f"recopying about {(1 - m) * t.log_bytes:.0f} clean bytes")
     suggested = f"{lim.suggested_dirty_ratio:g}"
     return Finding(t.topic, "dirty_ratio_too_low", "min.cleanable.dirty.ratio", f"{m:g}", suggested,
@@ -174,7 +174,7 @@ def _max_lag(t: TopicFacts, lim: ReviewLimits, b: str):
     if wait <= lim.quiet_after_ms:
         return None
     suggested = max(c.delete_retention_ms, lim.suggested_max_compaction_lag_ms)
-    when = "never" if wait == float("inf") else f"in {duration(wait)}"
+    when = "never" if wait == float("inf") else f"in {duration_ms(wait)}"
     return Finding(t.topic, "unbounded_max_compaction_lag", "max.compaction.lag.ms",
                    str(c.max_compaction_lag_ms), str(suggested),
                    f"max.compaction.lag.ms is unbounded on a quiet topic with {t.tombstones} tombstone(s) on disk: at "
@@ -201,8 +201,8 @@ def _segment_roll(t: TopicFacts, lim: ReviewLimits, b: str):
     suggested = lim.suggested_segment_ms
     return Finding(t.topic, "segment_roll_beyond_traffic", "segment.ms", str(c.segment_ms), str(suggested),
                    f"at {r:.1f} B/s a segment of segment.bytes={c.segment_bytes} fills "
-                   f"{'never' if by_size == float('inf') else 'in ' + duration(by_size)} and segment.ms rolls it after "
-                   f"{duration(by_time)}: duplicates wait that long in the active segment, which the cleaner never "
+                   f"{'never' if by_size == float('inf') else 'in ' + duration_ms(by_size)} and segment.ms rolls it after "
+                   f"{duration_ms(by_time)}: duplicates wait that long in the active segment, which the cleaner never "
                    "touches",
                    {"segment.ms": c.segment_ms, "segment.bytes": c.segment_bytes, "max.compaction.lag.ms":
                     c.max_compaction_lag_ms, "write_bytes_per_second": r, "write_rate_basis": t.write_rate_basis,

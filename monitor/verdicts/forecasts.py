@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from monitor.model.compaction import PartitionState
 from monitor.model.topicconfig import LONG_MAX, TopicConfig
-from monitor.verdicts.facts import Facts, WriteRate, duration
+from monitor.contract.units import duration_ms
+from monitor.verdicts.facts import Facts, WriteRate
 
 
 def unknown_at(reason: str, code: str | None = None) -> dict:
@@ -130,4 +131,4 @@ def rate_from_dirty_section(state: PartitionState, now_ms: int) -> WriteRate:
     if span <= 0:
         return WriteRate(None, "the dirty section's first timestamp is not in the past")
     return WriteRate(dirty * 1000 / span, f"one-shot: {dirty} bytes of the dirty section over the "
-                                          f"{duration(span)} since its first batch's timestamp")
+                                          f"{duration_ms(span)} since its first batch's timestamp")
