@@ -220,8 +220,8 @@ def active_segment_only(f: Facts) -> Found | None:
         return None
     roll = roll_forecast(f)
     due = roll["at_ms"] is not None and roll["in_seconds"] == 0
-    when = ("at an unknown time" if roll["at_ms"] is None else "on the next append" if due
-            else f"in {duration_ms(roll['in_seconds'] * 1000)}")
+    when = ("it rolls at an unknown time" if roll["at_ms"] is None else "its roll is due" if due
+            else f"it rolls in {duration_ms(roll['in_seconds'] * 1000)}")
     limit = max_segment_ms(f.config)
     if due:  # its time has come: only an append rolls it (LogSegment.shouldRoll), no lower segment.ms is sooner
         fix = ("nothing to change: the roll is due and happens on the next append to the partition "
@@ -234,7 +234,7 @@ def active_segment_only(f: Facts) -> Found | None:
         fix = ("nothing if the roll time is acceptable; else " + alter_topic(f.bootstrap, s.topic, "segment.ms", lower)
                + f"   (it rolls by time after {duration_ms(limit)} now)",)
     return (f"all dirty records are in the active segment {segment_file(s.active_segment_base_offset)}, which the "
-            f"cleaner never touches; it rolls {when} ({roll['reason']})",
+            f"cleaner never touches; {when} ({roll['reason']})",
             {"active_segment_bytes": s.active_segment_bytes,
              "active_segment_first_timestamp": s.active_segment_first_timestamp,
              "configs": f.cfg("segment.ms", "segment.bytes", "max.compaction.lag.ms")}, fix)

@@ -84,7 +84,7 @@ def test_compact_delete_with_retention_below_delete_retention():
     assert (f.check, f.setting, f.current, f.suggested) == ("retention_below_delete_retention", "retention.ms",
                                                             "3600000", "86400000")
     text = format_review(review([facts(cfg)]))
-    assert "t: retention_below_delete_retention" in text and "retention.ms=3600000  ->  suggested 86400000" in text
+    assert "t: retention_below_delete_retention" in text and "retention.ms=3600000 (1 h)  ->  suggested 86400000 (1 d)" in text
     assert text.endswith("1 finding(s) on 1 compacted topic(s)")
     assert review([facts(TopicConfig(**{**cfg.__dict__, "retention_ms": -1}))]).passed  # no time limit
     assert review([facts(TopicConfig(**{**cfg.__dict__, "cleanup_policy": ("compact",)}))]).passed
