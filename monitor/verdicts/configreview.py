@@ -186,8 +186,9 @@ def _max_lag(t: TopicFacts, lim: ReviewLimits, b: str):
     wait = _time_to_eligible_ms(t)
     if wait <= lim.quiet_after_ms:
         return None
-    # lowered from unbounded (Long.MAX_VALUE), whatever delete.retention.ms is
-    suggested = min(max(c.delete_retention_ms, lim.suggested_max_compaction_lag_ms), LONG_MAX - 1)
+    # lowered from unbounded (Long.MAX_VALUE), whatever delete.retention.ms is (unbounded too: the limit's value)
+    suggested = max(c.delete_retention_ms, lim.suggested_max_compaction_lag_ms)
+    suggested = suggested if suggested < LONG_MAX else lim.suggested_max_compaction_lag_ms
     when = "never" if wait == float("inf") else f"in {duration_ms(wait)}"
     return Finding(t.topic, "unbounded_max_compaction_lag", "max.compaction.lag.ms",
                    str(c.max_compaction_lag_ms), str(suggested),
