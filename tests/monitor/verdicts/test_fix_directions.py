@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from causefixtures import COMPACT, T0, build, plain, txn_layout
+from causefixtures import T0, build, plain, txn_layout
 from horizonfixtures import CFG as HCFG, NOW as HNOW, segment as horizon_segment
 from monitor.model.cleanerio import IoRate
 from monitor.model.compaction import partition_state
