@@ -281,9 +281,14 @@ def format_review(r: Review) -> str:
         lines += [f"{f.topic}: {f.check}", f"  why:       {f.summary}",
                   f"  setting:   {f.setting}={setting_text(f.setting, f.current)}  ->  suggested "
                   f"{setting_text(f.setting, f.suggested)}", f"  fix:       {f.fix}"]
+    # a check not made for the same reason on every topic (no log dir read, no groups listed): said once
+    by_reason: dict[tuple[str, str], list[str]] = {}
     for topic, checks in sorted(r.unchecked.items()):
         for name, why in checks.items():
-            lines.append(f"{topic}: {name} unchecked ({why})")
+            by_reason.setdefault((name, why), []).append(topic)
+    for (name, why), topics in by_reason.items():
+        who = "every topic" if len(r.topics) > 1 and len(topics) == len(r.topics) else ", ".join(topics)
+        lines.append(f"{who}: {name} unchecked ({why})")
     lines.append(f"{len(r.findings)} finding(s) on {len(r.topics)} compacted topic(s)"
                  + ("" if r.findings else ": all pass"))
     return "\n".join(lines)

@@ -95,3 +95,12 @@ def test_every_check_is_tested_here_and_topics_not_compacted_are_skipped():
                            "segment_roll_beyond_traffic", "retention_below_delete_retention"}
     deleted = TopicConfig(cleanup_policy=("delete",), min_cleanable_dirty_ratio=0.01)
     assert review([facts(deleted)]).topics == ()
+
+
+def test_a_check_unchecked_for_one_reason_on_every_topic_is_said_once():
+    """No log dir read: the tombstone check is unchecked on each topic for the same reason, one line."""
+    r = review([TopicFacts(t, TopicConfig(cleanup_policy=("compact",))) for t in ("a", "b", "c")])
+    text = format_review(r)
+    assert set(r.unchecked) == {"a", "b", "c"}
+    assert text.count("unbounded_max_compaction_lag unchecked (no log dir read") == 1
+    assert "every topic: unbounded_max_compaction_lag unchecked" in text
