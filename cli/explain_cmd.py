@@ -183,8 +183,10 @@ def format_unchecked(causes) -> str:
             by_reason.setdefault((k, why), []).append(f"{c.topic}-{c.partition}")
     if not by_reason:
         return ""
+    judged = sum(1 for c in causes if c.unchecked)  # a partition not judged at all (unknown) checks nothing
     lines = ["not checked (an input was not given):"]
     for (k, why), parts in by_reason.items():
-        who = "" if len(parts) == len(causes) else f" [{', '.join(parts)}]"
+        more = f", ... ({len(parts)} of {len(causes)} partitions)" if len(parts) > 5 else ""
+        who = "" if len(parts) == judged else f" [{', '.join(parts[:5])}{more}]"
         lines.append(f"  {k}: {why}{who}")
     return "\n".join(lines)

@@ -95,3 +95,17 @@ def test_inspect_stats_text_gives_sizes_for_people_beside_the_exact_bytes(tmp_pa
     line = next(ln for ln in out.getvalue().splitlines() if ln.strip().startswith("bytes "))
     assert re.search(r"bytes +\d+\.\d KiB  \(\d+ B; keys \d+(\.\d)? (B|KiB), values \d+(\.\d)? (B|KiB)\)", line), line
     assert int(line.split("(")[1].split(" B;")[0]) <= size
+
+
+def test_an_unchecked_cause_of_some_partitions_names_them_and_never_lists_thousands():
+    from types import SimpleNamespace as Cause
+
+    from cli.explain_cmd import format_unchecked
+
+    causes = [Cause(topic="t", partition=i, unchecked={"cleaner_dead": "no gauge"} | (
+        {"uncleanable": "no cleaner log"} if i < 2000 else {})) for i in range(3000)]
+    causes.append(Cause(topic="gone", partition=0, unchecked={}))  # not judged (unknown): checks nothing
+    lines = format_unchecked(causes).splitlines()
+    assert lines[1] == "  cleaner_dead: no gauge"  # every judged partition: no names
+    assert lines[2].startswith("  uncleanable: no cleaner log [t-0, t-1, t-2, t-3, t-4, ... (2000 of 3001 ")
+    assert len(lines) == 3
