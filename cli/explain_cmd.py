@@ -114,17 +114,26 @@ def format_cause(c, log_dir: str | None) -> str:
         lines.append(f"  {'fix:' if i == 0 else '':<10} {fix}")
     names = {"threshold": "ratio above min.cleanable.dirty.ratio", "next_clean_due": "next clean due",
              "active_segment_roll": "active segment rolls"}
+    rate = c.forecast.get("write_rate_bytes_per_second")
+    basis = c.forecast["write_rate_basis"]
+    if ev.get("reason") and rate is None and basis == ev["reason"] and all(
+            c.forecast[k]["at_ms"] is None and c.forecast[k]["reason"] == basis for k in names):
+        lines.append("  forecast:  unknown (the reason above)")  # a partition not read: once, not four times
+        return "\n".join(lines)
     for k, label in names.items():
         f = c.forecast[k]
         if f["at_ms"] is None:
             when = unknown(f["reason"])
+        elif f["in_seconds"] == 0:  # a roll (or a threshold reached at one) is due: it comes with the next append
+            when = ("due" if ROLL in (k, f.get("code")) else "now") + f"; {f['reason']}"
         else:
-            when = ("now" if f["in_seconds"] == 0 else f"in {duration_s(f['in_seconds'])}") + f"; {f['reason']}"
+            when = f"in {duration_s(f['in_seconds'])}; {f['reason']}"
         lines.append(f"  forecast:  {label}: {when}")
-    rate = c.forecast.get("write_rate_bytes_per_second")
-    basis = c.forecast["write_rate_basis"]
     lines.append(f"  rate:      {unknown(basis) if rate is None else rate_text(rate) + ' (' + basis + ')'}")
     return "\n".join(lines)
+
+
+ROLL = "active_segment_roll"
 
 
 # evidence shown as "name: value" (the name a person reads), when present

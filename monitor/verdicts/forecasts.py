@@ -99,7 +99,7 @@ def _threshold(f: Facts) -> dict:
             return unknown_at("only new writes can take the ratio above it, once their segment rolls"
                               + (f"; the active segment's roll: {roll['reason']}" if roll["at_ms"] is None else ""))
         return _at(f.now_ms, roll["at_ms"], f"when the active segment rolls: its {bytes_iec(s.active_segment_bytes)} "
-                                            f"then count as dirty ({roll['reason']})")
+                                            f"then count as dirty ({roll['reason']})", "active_segment_roll")
     return _at(f.now_ms, f.now_ms + need / r * 1000,
                f"{bytes_iec(need)} more dirty at {rate_text(r)} (counted once their segment rolls)")
 
