@@ -48,6 +48,7 @@ from cli.demo_scenario import (DEMO, FAST, FLOOD, GROUP, LAGGING, RELEASED, Name
                                Workload, broker_config, create_topics, leave_hanging_transaction, say,
                                set_backlog_ratio, stopped_consumer, throttle_cleaner, write_backlog)
 from monitor.contract.rules import ALERT
+from monitor.contract.units import bytes_iec, duration_ms, duration_s, rate
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -106,15 +107,15 @@ def _audits_with_release(state, audit_dir: Path, log: Path, t: Timing, names: Na
         return
     rows = partitions(first)
     backlog = [r for r in rows if r["topic"] == names.backlog]
-    say(f"first audit: {_known_sum(rows, 'reclaimable_bytes') / 2**20:,.1f} MiB reclaimable "
-        f"({_known_sum(backlog, 'reclaimable_bytes') / 2**20:,.1f} MiB in {names.backlog}), "
-        f"{_known_sum(backlog, 'estimated_clean_seconds'):,.1f} s estimated cleaning time{_unknown_note(rows)}; releasing "
-        f"{names.backlog} to the cleaner (throttled to {t.cleaner_throttle_bytes_per_second / 2**20:g} MiB/s)")
+    say(f"first audit: {bytes_iec(_known_sum(rows, 'reclaimable_bytes'))} reclaimable "
+        f"({bytes_iec(_known_sum(backlog, 'reclaimable_bytes'))} in {names.backlog}), "
+        f"{duration_s(_known_sum(backlog, 'estimated_clean_seconds'))} estimated cleaning time{_unknown_note(rows)}; "
+        f"releasing {names.backlog} to the cleaner (throttled to {rate(t.cleaner_throttle_bytes_per_second)})")
     set_backlog_ratio(state.bootstrap, names, RELEASED)
     targets = {(r["topic"], r["partition"]): r["first_uncleanable_offset"] for r in backlog}
     if not wait_cleaned(state.log_dir, names, targets, t.cleaned_within_s, stop):
         if not stop.is_set():
-            say(f"the cleaner has not been over {names.backlog} within {t.cleaned_within_s:.0f} s: no second audit")
+            say(f"the cleaner has not been over {names.backlog} within {duration_s(t.cleaned_within_s)}: no second audit")
         return
     say("the cleaner has been over the backlog: a second audit, to compare with the first ...")
     if run_audit(state, audit_dir, log, stop) not in (0, 1) or (second := latest()) is None or second == first:
@@ -122,9 +123,9 @@ def _audits_with_release(state, audit_dir: Path, log: Path, t: Timing, names: Na
         return
     tot = totals(compare_runs(backlog, partitions(second)))
     ratio = "" if tot.error_ratio is None else f", {tot.error_ratio * 100:+.2g} %"
-    say(f"predicted {tot.predicted_bytes / 2**20:,.2f} MiB reclaimable in {names.backlog}, the broker reclaimed "
-        f"{tot.actual_bytes / 2**20:,.2f} MiB (error {tot.error_bytes:+,.0f} B{ratio}): the Audit page shows it "
-        "per partition")
+    say(f"predicted {bytes_iec(tot.predicted_bytes)} reclaimable in {names.backlog}, the broker reclaimed "
+        f"{bytes_iec(tot.actual_bytes)} (error {'+' if tot.error_bytes >= 0 else ''}{bytes_iec(tot.error_bytes)}"
+        f"{ratio}): the Audit page shows it per partition")
 
 
 def monitor_config(state, t: Timing, port: int, prometheus_url: str | None, audit_dir: Path) -> dict:
@@ -246,7 +247,7 @@ def _hanging_note(state, hanging: tuple[int, int] | None, t: Timing) -> str:
     return (f"""
   {DEMO.eos}-0 holds an open transaction of producer {hanging[0]} from offset {hanging[1]}: its last
   stable offset, and the cleaner, stay there; hanging once older than transaction.max.timeout.ms
-  ({t.transaction_max_timeout_ms / 1000:.0f} s on a broker the demo starts). The fix, as for a real one:
+  ({duration_ms(t.transaction_max_timeout_ms)} on a broker the demo starts). The fix, as for a real one:
     kafka-transactions.sh --bootstrap-server {state.bootstrap} abort --topic {DEMO.eos} --partition 0 \\
         --start-offset {hanging[1]}""")
 
@@ -271,8 +272,8 @@ def run_demo(directory: Path, duration: float | None, fast: bool = False, *, par
         say("creating compacted topics: healthy, lagging (min.compaction.lag.ms), tombstone flood, exactly-once")
         create_topics(state.bootstrap, t)
         throttle_cleaner(state.bootstrap, state.node_id, t.cleaner_throttle_bytes_per_second)
-        say(f"writing {t.backlog_bytes / 2**20:,.0f} MiB of updates to {DEMO.backlog}, held from the cleaner "
-            f"(throttled to {t.cleaner_throttle_bytes_per_second / 2**20:g} MiB/s) until the first audit")
+        say(f"writing {bytes_iec(t.backlog_bytes)} of updates to {DEMO.backlog}, held from the cleaner "
+            f"(throttled to {rate(t.cleaner_throttle_bytes_per_second)}) until the first audit")
         write_backlog(state.bootstrap, t)
         say("running a first Spark audit in the background ...")
         audit_dir.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,9 @@ import sys
 
 from cli.oneshot import exit_code, read_cleaner_log, scan
 from monitor.fileio import strictjson
-from monitor.verdicts.facts import duration
+from monitor.contract.units import bytes_iec, duration_ms, duration_s, rate as rate_text, unknown, yes_no
+from monitor.model.topicconfig import LONG_MAX
+from monitor.verdicts.fixes import DOUBLE_MAX
 from monitor.verdicts.horizons import describe as describe_horizons
 from monitor.kafka.kafkanames import partition_name
 
@@ -35,6 +37,9 @@ def run_explain(selectors, *, config, log_dirs, fmt: str = "text", bootstrap: st
     else:
         for f in chosen:
             out.write(format_cause(f.cause, f.log_dir) + "\n")
+        unchecked = format_unchecked(f.cause for f in chosen)
+        if unchecked:
+            out.write(unchecked + "\n")
     if missing:
         return 2
     return exit_code(snap, cleaner_ok=cleaner is not None or not cleaner_log)
@@ -67,30 +72,34 @@ def parse_selectors(selectors, topics) -> tuple[set, set, list]:
 
 
 def format_cause(c, log_dir: str | None) -> str:
-    """A cause for a person: the sentence, the evidence that matters, the fix and the forecast."""
+    """A cause for a person: the sentence, the evidence that matters, the fix and the forecast, in people's
+    units (``monitor.contract.units``); a figure not known says so, never ``None``. The causes that could not be
+    checked are left to ``format_unchecked`` (once for every partition)."""
     ev = c.evidence
     lines = [f"{c.topic}-{c.partition}" + (f"  ({log_dir})" if log_dir else ""),
              f"  cause:     {c.cause}", f"  why:       {c.summary}"]
     if "first_dirty_offset" in ev:
-        def fmt(v, spec=""):  # a figure made from a topic config that is unknown: "unknown"
-            return "unknown" if v is None else format(v, spec)
+        def fmt(v, spec=""):  # a figure made from a topic config that is unknown
+            return unknown("the topic's config is unknown") if v is None else format(v, spec)
+
+        def size(v):
+            return unknown("the topic's config is unknown") if v is None else bytes_iec(v)
 
         lines.append(f"  offsets:   log start {ev['log_start_offset']}, first dirty {ev['first_dirty_offset']} "
-                     f"(checkpoint {ev['checkpoint_offset']}), first uncleanable {fmt(ev['first_uncleanable_offset'])} "
-                     f"({fmt(ev['uncleanable_reason'])}), last stable {ev['last_stable_offset']}, "
-                     f"log end {ev['log_end_offset']}")
-        lines.append(f"  sizes:     clean {ev['clean_bytes']} B, cleanable {fmt(ev['cleanable_bytes'])} B, uncleaned "
-                     f"{ev['uncleaned_bytes']} B (cleanable ratio {fmt(ev['cleanable_ratio'], '.3f')}, "
-                     f"min.cleanable.dirty.ratio {fmt(ev['min_cleanable_dirty_ratio'], 'g')}); active segment "
-                     f"{ev['active_segment']}")
+                     f"({_checkpoint(ev['checkpoint_offset'])}), first uncleanable "
+                     f"{fmt(ev['first_uncleanable_offset'])} ({_held_by(ev['uncleanable_reason'])}), last stable "
+                     f"{ev['last_stable_offset']}, log end {ev['log_end_offset']}")
+        lines.append(f"  sizes:     clean {bytes_iec(ev['clean_bytes'])}, cleanable {size(ev['cleanable_bytes'])}, "
+                     f"uncleaned {bytes_iec(ev['uncleaned_bytes'])} (cleanable ratio "
+                     f"{fmt(ev['cleanable_ratio'], '.3f')}, min.cleanable.dirty.ratio "
+                     f"{fmt(ev['min_cleanable_dirty_ratio'], 'g')}); active segment {ev['active_segment']}")
     for k, v in ev.items():
         if k in ("configs",) and v:
-            lines.append("  configs:   " + ", ".join(f"{n}={'unknown' if x['value'] is None else x['value']} "
-                                                 f"({x['source']})" for n, x in v.items()))
+            lines.append("  configs:   " + ", ".join(_config(n, x) for n, x in v.items()))
         elif k == "leftover_files" and v:
             for x in v:
-                lines.append(f"  leftover:  {x['file']} ({x['kind']}, {x['bytes']} B, unchanged "
-                             f"{duration(x['unchanged_ms'])}; removed or completed by the broker on its next start)")
+                lines.append(f"  leftover:  {x['file']} ({x['kind']}, {bytes_iec(x['bytes'])}, unchanged "
+                             f"{duration_ms(x['unchanged_ms'])}; removed or completed by the broker on its next start)")
         elif k == "delete_horizons" and v:
             lines.append(f"  horizons:  {describe_horizons(v)}")
         elif k == "tombstones_past_horizon" and v:
@@ -98,21 +107,95 @@ def format_cause(c, log_dir: str | None) -> str:
             lines += [f"  {'':<10} fix: {x}" for x in v["fix"]]
         elif k == "transaction" and v:
             lines.append(f"  txn:       producer {v['producer_id']} epoch {v['producer_epoch']} from offset "
-                         f"{v['first_offset']}, age {duration(v['age_ms'])}")
-        elif k in ("exception", "message", "cleaner_log", "dead_threads", "cleaner_threads", "cleaner_enabled",
-                   "last_error", "first_fault", "reason",
-                   "held_from_segment", "compaction_delay_ms") and v is not None:
-            lines.append(f"  {k + ':':<10} {v}")
+                         f"{v['first_offset']}, age {duration_ms(v['age_ms'])}")
+        elif k in _SHOWN and v is not None:
+            lines.append(f"  {_SHOWN[k] + ':':<10} {_value(k, v)}")
     for i, fix in enumerate(c.fix):
         lines.append(f"  {'fix:' if i == 0 else '':<10} {fix}")
     names = {"threshold": "ratio above min.cleanable.dirty.ratio", "next_clean_due": "next clean due",
              "active_segment_roll": "active segment rolls"}
+    rate = c.forecast.get("write_rate_bytes_per_second")
+    basis = c.forecast["write_rate_basis"]
+    if ev.get("reason") and rate is None and basis == ev["reason"] and all(
+            c.forecast[k]["at_ms"] is None and c.forecast[k]["reason"] == basis for k in names):
+        lines.append("  forecast:  unknown (the reason above)")  # a partition not read: once, not four times
+        return "\n".join(lines)
     for k, label in names.items():
         f = c.forecast[k]
-        when = ("unknown" if f["at_ms"] is None else "now" if f["in_seconds"] == 0
-                else f"in {duration(f['in_seconds'] * 1000)}")
-        lines.append(f"  forecast:  {label}: {when} ({f['reason']})")
-    lines.append(f"  rate:      {c.forecast['write_rate_basis']}")
-    for k, why in c.unchecked.items():
-        lines.append(f"  unchecked: {k} ({why})")
+        if f["at_ms"] is None:
+            when = unknown(f["reason"])
+        elif f["in_seconds"] == 0:  # a roll (or a threshold reached at one) is due: it comes with the next append
+            when = ("due" if ROLL in (k, f.get("code")) else "now") + f"; {f['reason']}"
+        else:
+            when = f"in {duration_s(f['in_seconds'])}; {f['reason']}"
+        lines.append(f"  forecast:  {label}: {when}")
+    lines.append(f"  rate:      {unknown(basis) if rate is None else rate_text(rate) + ' (' + basis + ')'}")
+    return "\n".join(lines)
+
+
+ROLL = "active_segment_roll"
+
+
+# evidence shown as "name: value" (the name a person reads), when present
+_SHOWN = {"exception": "exception", "message": "message", "cleaner_log": "cleaner log", "dead_threads": "dead threads",
+          "cleaner_threads": "threads", "cleaner_enabled": "cleaner on", "last_error": "last error",
+          "first_fault": "fault", "reason": "reason", "held_from_segment": "held from",
+          "compaction_delay_ms": "overdue by"}
+
+
+def _value(key: str, v) -> str:
+    if isinstance(v, bool):
+        return yes_no(v)
+    if key.endswith("_ms"):
+        return duration_ms(v)
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _checkpoint(offset: int | None) -> str:
+    """Where the first dirty offset comes from: the cleaner's checkpoint, or why there is none."""
+    if offset is None:
+        return "no cleaner checkpoint yet: the cleaner has not cleaned this partition, so it starts at the log start"
+    return f"cleaner checkpoint {offset}"
+
+
+def _held_by(reason: str | None) -> str:
+    return unknown("the topic's config is unknown") if reason is None else f"held by {reason.replace('_', ' ')}"
+
+
+def _config(name: str, x: dict) -> str:
+    """A topic or broker config as Kafka takes it, with its unit for a person where it has one."""
+    v = x["value"]
+    if v is None:
+        return f"{name}=unknown ({x['source']})"
+    human = ""
+    try:
+        n = float(v)
+        if name.endswith(".ms") and n >= 0:
+            human = "unset, " if n >= LONG_MAX else f"{duration_ms(n)}, "
+        elif name.endswith(".bytes") and n >= 0:
+            human = f"{bytes_iec(n)}, "
+        elif name.endswith(".bytes.per.second") and n >= 0:
+            human = f"{rate_text(n)}, " if n < DOUBLE_MAX else "unlimited, "
+    except ValueError:
+        pass
+    return f"{name}={v} ({human}{x['source']})"
+
+
+def format_unchecked(causes) -> str:
+    """The causes that could not be checked, each once with why, after the partitions: the same inputs are
+    missing for every partition of one run (the broker's gauges, its cleaner log), so a line per partition
+    would say the same thing N times. A reason that concerns only some partitions names them."""
+    causes = list(causes)
+    by_reason: dict[tuple[str, str], list[str]] = {}
+    for c in causes:
+        for k, why in c.unchecked.items():
+            by_reason.setdefault((k, why), []).append(f"{c.topic}-{c.partition}")
+    if not by_reason:
+        return ""
+    judged = sum(1 for c in causes if c.unchecked)  # a partition not judged at all (unknown) checks nothing
+    lines = ["not checked (an input was not given):"]
+    for (k, why), parts in by_reason.items():
+        more = f", ... ({len(parts)} of {len(causes)} partitions)" if len(parts) > 5 else ""
+        who = "" if len(parts) == judged else f" [{', '.join(parts[:5])}{more}]"
+        lines.append(f"  {k}: {why}{who}")
     return "\n".join(lines)

@@ -4,17 +4,17 @@ Presentation over ``monitor.kafka.segmentstats.Totals`` (the fold). A file is th
 from (for dump text, the file its ``Dumping`` section names); its partition is read from its folder's
 name as Kafka names partition folders (``topic-N``); a file outside such a folder has no partition row
 and counts only in the total. Times are printed as Kafka stores them (ms since the epoch) and, in the
-text, also as UTC.
+text, also as UTC, and sizes also as people read them (``monitor.contract.units``).
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from pathlib import Path
 
 from monitor.kafka.logdir import parse_partition_dir_name
 from monitor.kafka.record.arrays import RecordArrays
 from monitor.kafka.segmentstats import Totals
+from monitor.contract.units import bytes_iec, timestamp_utc
 from monitor.fileio import strictjson
 
 
@@ -78,13 +78,6 @@ def render_jsonl(c: StatsCollector) -> str:
 
 
 # ---------------------------------------------------------------- text
-def _utc(ms: int) -> str:
-    try:
-        return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-    except (OverflowError, OSError, ValueError):
-        return "out of range"
-
-
 def _counts(d: dict) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(d.items())) or "-"
 
@@ -100,7 +93,7 @@ def _block(title: str, t: Totals, with_offsets: bool = True) -> list[str]:
         times = "unknown (no record with a timestamp)"
     else:
         times = (f"{t.min_timestamp} .. {t.max_timestamp}  "
-                 f"({_utc(t.min_timestamp)} .. {_utc(t.max_timestamp)})")
+                 f"({timestamp_utc(t.min_timestamp)} .. {timestamp_utc(t.max_timestamp)})")
     return [
         title,
         f"  batches         {t.batches}  (control {t.control_batches}, transactional {t.transactional_batches}, "
@@ -108,7 +101,8 @@ def _block(title: str, t: Totals, with_offsets: bool = True) -> list[str]:
         f"{t.batches_skipped})",
         f"  records         {t.records}  (tombstones {t.tombstones}, keyless {t.keyless_records}, "
         f"control {t.control_records})",
-        f"  bytes           {t.bytes}  (keys {t.key_bytes}, values {t.value_bytes})",
+        f"  bytes           {bytes_iec(t.bytes)}  ({t.bytes} B; keys {bytes_iec(t.key_bytes)}, values "
+        f"{bytes_iec(t.value_bytes)})",
         *([f"  offsets         {offsets}"] if with_offsets else []),
         f"  timestamps      {times}",
         f"  compression     {_counts(t.compression)}",

@@ -8,15 +8,19 @@ from __future__ import annotations
 import sys
 
 from cli.oneshot import exit_code, read_cleaner_log, scan
+from monitor.contract.units import bytes_iec, duration_ms, yes_no
 from monitor.fileio import strictjson
 from monitor.model.streams import streams_role
 from monitor.verdicts.horizons import describe as describe_horizons
 
-COLUMNS = [("topic", 28), ("partition", 9), ("first_dirty_offset", 12), ("clean_bytes", 12),
-           ("cleanable_bytes", 12), ("cleanable_ratio", 8), ("eligible", 8), ("tombstones", 10),
-           ("oldest_tombstone_age_ms", 14), ("cause", 20), ("streams_role", 11)]
-HEADS = ["topic", "part", "first dirty", "clean B", "cleanable B", "ratio", "eligible", "tombstones",
-         "oldest tomb s", "cause", "streams"]
+COLUMNS = [("topic", 28), ("partition", 9), ("first_dirty_offset", 12), ("clean_bytes", 10),
+           ("cleanable_bytes", 10), ("cleanable_ratio", 8), ("eligible", 8), ("tombstones", 10),
+           ("oldest_tombstone_age_ms", 11), ("cause", 20), ("streams_role", 11)]
+HEADS = ["topic", "part", "first dirty", "clean", "cleanable", "ratio", "eligible", "tombstones",
+         "oldest tomb", "cause", "streams"]
+# how a column's figure reads for a person (monitor.contract.units); JSON keeps the base units
+SHOWN = {"clean_bytes": bytes_iec, "cleanable_bytes": bytes_iec, "cleanable_ratio": lambda v: f"{v:.3f}",
+         "eligible": yes_no, "oldest_tombstone_age_ms": duration_ms, "cause": lambda v: v["cause"]}
 
 
 def run_logdir(paths, *, config, fmt: str = "table", include_all: bool = False, out=sys.stdout,
@@ -87,21 +91,15 @@ def _table(rows: list[dict], out) -> None:
         vals = []
         for k, w in COLUMNS:
             v = r.get(k)
-            if v is None and (r["fault"] or r.get("not_judged")) and k != "cause":
-                v = "-"  # a faulted partition: its figures are unknown (the fault line below says why)
-            elif k == "cleanable_ratio":
-                v = f"{v:.3f}"
-            elif k == "oldest_tombstone_age_ms":
-                v = "-" if v is None else f"{v / 1000:.0f}"
-            elif k == "cause":
-                v = v["cause"]
+            # None: a faulted or unjudged partition's figures (the line below says why), no tombstone, no role
+            v = "-" if v is None else SHOWN[k](v) if k in SHOWN else v
             vals.append(str(v)[:w].ljust(w))
         out.write("  ".join(vals) + "\n")
     for r in rows:
         if r["fault"]:
             out.write(f"fault: {r['topic']}-{r['partition']}: {r['fault']}\n")
         if r.get("not_judged"):
-            out.write(f"{r['topic']}-{r['partition']}: {r['not_judged']}; {r['log_bytes']} B in {r['segments']} "
+            out.write(f"{r['topic']}-{r['partition']}: {r['not_judged']}; {bytes_iec(r['log_bytes'])} in {r['segments']} "
                       f"segment(s), {r['log_dir']}\n")
         ev = (r.get("cause") or {}).get("evidence") or {}
         if _has_horizon_news(ev.get("delete_horizons")):
@@ -130,12 +128,12 @@ def _open_transactions_table(rows: list[dict], out) -> None:
     if not txns:
         return
     out.write("\nopen transactions (hanging: open longer than transaction.max.timeout.ms)\n")
-    heads = [("partition", 34), ("producer id", 12), ("epoch", 6), ("first offset", 13), ("age s", 9), ("hanging", 7)]
+    heads = [("partition", 34), ("producer id", 12), ("epoch", 6), ("first offset", 13), ("age", 11), ("hanging", 7)]
     out.write("  ".join(h.ljust(w) for h, w in heads) + "\n")
     for r, t in txns:
-        age = "-" if t["age_ms"] is None else f"{t['age_ms'] / 1000:.0f}"
+        age = "-" if t["age_ms"] is None else duration_ms(t["age_ms"])
         vals = [f"{r['topic']}-{r['partition']}", t["producer_id"], t["producer_epoch"], t["first_offset"], age,
-                "yes" if t["hanging"] else "no"]
+                yes_no(t["hanging"])]
         out.write("  ".join(str(v)[:w].ljust(w) for v, (_, w) in zip(vals, heads)) + "\n")
 
 
@@ -146,10 +144,10 @@ def _space_lines(snap, out) -> None:
             out.write(f"free space: {sp.error}\n")
             continue
         need = "no compacted segment to clean" if sp.need is None else (
-            f"the largest clean needs {sp.need.bytes} B ({sp.need.topic}-{sp.need.partition}): "
+            f"the largest clean needs {bytes_iec(sp.need.bytes)} ({sp.need.topic}-{sp.need.partition}): "
             + ("room for it" if sp.room_for_clean else "NO ROOM: the cleaner's copy would fail and the broker "
                "would take this log dir offline"))
-        out.write(f"free space: {sp.log_dir}: {sp.free_bytes} B free; {need}\n")
+        out.write(f"free space: {sp.log_dir}: {bytes_iec(sp.free_bytes)} free; {need}\n")
 
 
 def _leftovers_table(rows, out) -> None:
@@ -157,5 +155,5 @@ def _leftovers_table(rows, out) -> None:
     for r in rows:
         for x in r.get("leftover_files") or ():
             out.write(f"leftover: {r['log_dir']}/{r['topic']}-{r['partition']}/{x['file']}: {x['kind']}, "
-                      f"{x['bytes']} B, unchanged {x['unchanged_ms'] / 1000:.0f} s (> file.delete.delay.ms; "
+                      f"{bytes_iec(x['bytes'])}, unchanged {duration_ms(x['unchanged_ms'])} (> file.delete.delay.ms; "
                       "the broker removes or completes it on its next start)\n")

@@ -98,6 +98,9 @@ class PartitionState:
     active_segment_bytes: int = 0
     active_segment_first_timestamp: int = -1  # its first batch's max timestamp (LogSegment.rollingBasedTimestamp)
     first_dirty_timestamp: int | None = None  # Kafka's E: min first-batch timestamp of the dirty non-active segments
+    # the newest largestTimestamp of the dirty non-active segments: a min.compaction.lag.ms at most now minus it
+    # holds none of them back (LogCleanerManager.cleanableOffsets: segment.largestTimestamp > now - lag holds)
+    dirty_largest_timestamp: int | None = None
     checkpoint_segment_base_offset: int = 0  # base of the segment holding the first dirty offset
     transaction_max_timeout_ms: int = DEFAULT_TRANSACTION_MAX_TIMEOUT_MS  # what hanging_transactions was counted with
     # the producer-state snapshot the log's fold was checked against (None: none usable), and what went
@@ -316,6 +319,7 @@ def partition_state(
         faults=sum(len(s.faults) for s in segments) + len(txn_faults) + len(horizons.faults),
         active_segment_base_offset=active.base_offset, active_segment_bytes=active.size,
         active_segment_first_timestamp=active.first_batch_max_timestamp, first_dirty_timestamp=earliest,
+        dirty_largest_timestamp=max((s.largest_timestamp() for s in segments[dirty_idx:-1]), default=None),
         checkpoint_segment_base_offset=bases[dirty_idx],
         transaction_max_timeout_ms=transaction_max_timeout_ms, transactions_checked_with=checked_with,
         transaction_faults=txn_faults, delete_horizon_records=horizons.records,

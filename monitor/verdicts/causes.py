@@ -141,7 +141,7 @@ def explain(state: PartitionState, config: EffectiveConfig | TopicConfig, *, now
             if leftovers:
                 evidence["leftover_files"] = list(leftovers)
             evidence["delete_horizons"] = horizons.evidence(state)
-            past = horizons.past_horizon(state, name, summary, fix, f.bootstrap)
+            past = horizons.past_horizon(state, name, summary, fix, f.bootstrap, cfg.max_compaction_lag_ms)
             if past is not None:
                 evidence["tombstones_past_horizon"] = past
             return Cause(state.topic, state.partition, name, summary, evidence, fix, forecast(f), unchecked(f))

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from monitor.verdicts.facts import duration
+from monitor.contract.units import bytes_iec, duration_ms, rate
 from monitor.verdicts.fixes import BOOTSTRAP_PLACEHOLDER, alter_topic
 from monitor.verdicts.forecasts import max_segment_ms
 from monitor.model.topicconfig import LONG_MAX, TopicConfig
@@ -101,7 +101,20 @@ class Review:
 
 
 def _ms(v: int) -> str:
-    return "unlimited" if v >= LONG_MAX or v < 0 else f"{v} ({duration(v)})"
+    return "unlimited" if v >= LONG_MAX or v < 0 else duration_ms(v)
+
+
+# how each setting a finding changes reads for a person, beside its value as Kafka takes it
+_HUMAN = {"delete.retention.ms": _ms, "max.compaction.lag.ms": _ms, "segment.ms": _ms, "retention.ms": _ms}
+
+
+def setting_text(setting: str, value: str) -> str:
+    """A setting's value as written, with its unit for a person where it has one: "604800000 (7 d)"."""
+    human = _HUMAN.get(setting)
+    try:
+        return f"{value} ({human(int(value))})" if human else value
+    except ValueError:
+        return value
 
 
 def _delete_retention(t: TopicFacts, lim: ReviewLimits, b: str):
@@ -117,8 +130,8 @@ def _delete_retention(t: TopicFacts, lim: ReviewLimits, b: str):
     suggested = max(int(slow.lag_seconds * 2000), 86_400_000)
     return Finding(t.topic, "delete_retention_below_consumer_lag", "delete.retention.ms", str(retention),
                    str(suggested),
-                   f"delete.retention.ms ({duration(retention)}) is below consumer group {slow.group}'s time lag "
-                   f"({duration(slow.lag_seconds * 1000)} on partition {slow.partition}): the cleaner may remove "
+                   f"delete.retention.ms ({duration_ms(retention)}) is below consumer group {slow.group}'s time lag "
+                   f"({duration_ms(slow.lag_seconds * 1000)} on partition {slow.partition}): the cleaner may remove "
                    "deletes before that group reads them",
                    {"delete.retention.ms": retention, "slowest_group": slow.group, "partition": slow.partition,
                     "lag_seconds": slow.lag_seconds},
@@ -134,9 +147,9 @@ def _dirty_ratio(t: TopicFacts, lim: ReviewLimits, b: str):
     if t.log_bytes and t.write_bytes_per_second:
         secs = m * t.log_bytes / t.write_bytes_per_second
         ev["seconds_between_cleans"] = secs
-        every = (f"; at {t.write_bytes_per_second:.0f} B/s that is a clean every {duration(secs * 1000)}, each "
-                 f"recopying about {(1 - m) * t.log_bytes:.0f} clean bytes")
-    suggested = f"{lim.suggested_dirty_ratio:g}"
+        every = (f"; at {rate(t.write_bytes_per_second)} that is a clean every {duration_ms(secs * 1000)}, each "
+                 f"recopying about {bytes_iec((1 - m) * t.log_bytes)} of clean data")
+    suggested = f"{max(lim.suggested_dirty_ratio, lim.min_dirty_ratio):g}"  # raised: never below the limit
     return Finding(t.topic, "dirty_ratio_too_low", "min.cleanable.dirty.ratio", f"{m:g}", suggested,
                    f"min.cleanable.dirty.ratio {m:g} is below {lim.min_dirty_ratio:g}: the cleaner picks the log "
                    f"again as soon as {m:.0%} of it is dirty and rewrites the rest each time{every}", ev,
@@ -173,12 +186,14 @@ def _max_lag(t: TopicFacts, lim: ReviewLimits, b: str):
     wait = _time_to_eligible_ms(t)
     if wait <= lim.quiet_after_ms:
         return None
+    # lowered from unbounded (Long.MAX_VALUE), whatever delete.retention.ms is (unbounded too: the limit's value)
     suggested = max(c.delete_retention_ms, lim.suggested_max_compaction_lag_ms)
-    when = "never" if wait == float("inf") else f"in {duration(wait)}"
+    suggested = suggested if suggested < LONG_MAX else lim.suggested_max_compaction_lag_ms
+    when = "never" if wait == float("inf") else f"in {duration_ms(wait)}"
     return Finding(t.topic, "unbounded_max_compaction_lag", "max.compaction.lag.ms",
                    str(c.max_compaction_lag_ms), str(suggested),
                    f"max.compaction.lag.ms is unbounded on a quiet topic with {t.tombstones} tombstone(s) on disk: at "
-                   f"{t.write_bytes_per_second:.1f} B/s its dirty ratio passes min.cleanable.dirty.ratio {when}, "
+                   f"{rate(t.write_bytes_per_second)} its dirty ratio passes min.cleanable.dirty.ratio {when}, "
                    "so nothing forces a clean and the deletes stay",
                    {"tombstones": t.tombstones, "write_bytes_per_second": t.write_bytes_per_second,
                     "write_rate_basis": t.write_rate_basis, "eligible_in_ms": None if wait == float("inf") else wait,
@@ -198,11 +213,11 @@ def _segment_roll(t: TopicFacts, lim: ReviewLimits, b: str):
     roll = min(by_time, by_size)
     if roll <= lim.roll_within_ms:
         return None
-    suggested = lim.suggested_segment_ms
+    suggested = min(lim.suggested_segment_ms, lim.roll_within_ms)  # below the roll time found too long
     return Finding(t.topic, "segment_roll_beyond_traffic", "segment.ms", str(c.segment_ms), str(suggested),
-                   f"at {r:.1f} B/s a segment of segment.bytes={c.segment_bytes} fills "
-                   f"{'never' if by_size == float('inf') else 'in ' + duration(by_size)} and segment.ms rolls it after "
-                   f"{duration(by_time)}: duplicates wait that long in the active segment, which the cleaner never "
+                   f"at {rate(r)} a segment of segment.bytes={c.segment_bytes} ({bytes_iec(c.segment_bytes)}) fills "
+                   f"{'never' if by_size == float('inf') else 'in ' + duration_ms(by_size)} and segment.ms rolls it after "
+                   f"{duration_ms(by_time)}: duplicates wait that long in the active segment, which the cleaner never "
                    "touches",
                    {"segment.ms": c.segment_ms, "segment.bytes": c.segment_bytes, "max.compaction.lag.ms":
                     c.max_compaction_lag_ms, "write_bytes_per_second": r, "write_rate_basis": t.write_rate_basis,
@@ -264,10 +279,16 @@ def format_review(r: Review) -> str:
     lines = []
     for f in r.findings:
         lines += [f"{f.topic}: {f.check}", f"  why:       {f.summary}",
-                  f"  setting:   {f.setting}={f.current}  ->  suggested {f.suggested}", f"  fix:       {f.fix}"]
+                  f"  setting:   {f.setting}={setting_text(f.setting, f.current)}  ->  suggested "
+                  f"{setting_text(f.setting, f.suggested)}", f"  fix:       {f.fix}"]
+    # a check not made for the same reason on every topic (no log dir read, no groups listed): said once
+    by_reason: dict[tuple[str, str], list[str]] = {}
     for topic, checks in sorted(r.unchecked.items()):
         for name, why in checks.items():
-            lines.append(f"{topic}: {name} unchecked ({why})")
+            by_reason.setdefault((name, why), []).append(topic)
+    for (name, why), topics in by_reason.items():
+        who = "every topic" if len(r.topics) > 1 and len(topics) == len(r.topics) else ", ".join(topics)
+        lines.append(f"{who}: {name} unchecked ({why})")
     lines.append(f"{len(r.findings)} finding(s) on {len(r.topics)} compacted topic(s)"
                  + ("" if r.findings else ": all pass"))
     return "\n".join(lines)

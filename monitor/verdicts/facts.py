@@ -1,4 +1,4 @@
-"""The facts a cause is judged from, and the small text helpers every part of a verdict shares.
+"""The facts a cause is judged from, and the segment file name every part of a verdict shares.
 
 ``explain`` (``monitor.verdicts.causes``) gathers what the edges read into one ``Facts``; the finders
 (``monitor.verdicts.finders``), the forecasts (``monitor.verdicts.forecasts``) and the edges that build the inputs
@@ -86,15 +86,3 @@ def segment_file(base_offset: int) -> str:
     """Kafka's segment file name for a base offset (LogFileUtils.filenamePrefixFromOffset)."""
     return f"{base_offset:020d}.log"
 
-
-def duration(ms: float | None) -> str:
-    if ms is None:
-        return "unknown"
-    s = max(ms, 0) / 1000
-    if s < 120:
-        return f"{s:.0f} s"
-    if s < 7200:
-        return f"{s / 60:.0f} min"
-    if s < 172800:
-        return f"{s / 3600:.1f} h"
-    return f"{s / 86400:.1f} d"

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from monitor.model.cleanerio import at_throttle, throttle_ratio
 from monitor.model.compaction import CLEANABLE_RATIO_ABOVE_MIN, PartitionState
-from monitor.verdicts.facts import VERDICT_CONFIGS, BrokerFacts, Facts, Found, duration, segment_file
+from monitor.contract.units import bytes_iec, duration_ms, rate as rate_text
+from monitor.verdicts.facts import VERDICT_CONFIGS, BrokerFacts, Facts, Found, segment_file
 from monitor.model.topicconfig import ADMIN_DOWN, DEFAULT
-from monitor.verdicts.fixes import IO_MAX, MORE_THREADS, abort_transaction, alter_brokers, alter_topic
-from monitor.verdicts.forecasts import roll_forecast
+from monitor.verdicts.fixes import (IO_MAX, abort_transaction, alter_brokers, alter_topic, lag_that_releases,
+                                    more_threads, raised_throttle, ratio_below)
+from monitor.verdicts.forecasts import max_segment_ms, roll_forecast
 
 
 def _above(ratio: float, threshold: float) -> bool:
@@ -51,7 +53,7 @@ def cleaner_disabled(f: Facts) -> Found | None:
     if f.state.uncleaned_bytes + f.state.cleanable_bytes <= 0 and f.state.first_dirty_offset >= f.state.log_end_offset:
         return None
     return (f"log.cleaner.enable=false: the broker runs no log cleaner, so {f.state.topic}-{f.state.partition} is "
-            f"never compacted ({f.state.uncleaned_bytes} uncleaned bytes, and growing)",
+            f"never compacted ({bytes_iec(f.state.uncleaned_bytes)} uncleaned, and growing)",
             {"cleaner_enabled": False},
             ("set log.cleaner.enable=true (or remove it: true is Kafka's default) in the broker's server.properties "
              "and restart the broker: the setting is not dynamic",))
@@ -71,7 +73,7 @@ def cleaner_dead(f: Facts) -> Found | None:
     who = (f"all {threads} log cleaner thread(s) died" if threads is not None and dead >= threads
            else f"{dead:g} of {threads} log cleaner threads died" if threads is not None
            else f"{dead:g} log cleaner thread(s) died")
-    return (f"{who} (DeadThreadCount), so {f.state.uncleaned_bytes} uncleaned bytes "
+    return (f"{who} (DeadThreadCount), so {bytes_iec(f.state.uncleaned_bytes)} uncleaned "
             f"wait for a cleaner that may never come",
             ev, (f"read the error that killed the thread in log-cleaner.log{' (' + last.error + ')' if last else ''}",
                  "restart the broker to start its cleaner threads again"))
@@ -117,8 +119,8 @@ def hanging_transaction(f: Facts) -> Found | None:
         return None
     oldest = sorted(s.open_transactions, key=lambda t: -(t.age_ms or 0))[: s.hanging_transactions]
     t = min(oldest, key=lambda x: x.first_offset)
-    return (f"a hanging transaction (producer {t.producer_id}, open {duration(t.age_ms)}, longer than "
-            f"transaction.max.timeout.ms, {duration(s.transaction_max_timeout_ms)}) holds the last stable offset "
+    return (f"a hanging transaction (producer {t.producer_id}, open {duration_ms(t.age_ms)}, longer than "
+            f"transaction.max.timeout.ms, {duration_ms(s.transaction_max_timeout_ms)}) holds the last stable offset "
             f"at {s.last_stable_offset}; it will not end by itself",
             {"transaction": _txn(t), "hanging_transactions": s.hanging_transactions, "configs": f.txn_timeout_cfg()},
             (abort_transaction(f.bootstrap, s.topic, s.partition, t.first_offset),
@@ -132,11 +134,11 @@ def open_transaction(f: Facts) -> Found | None:
         return None
     held = [t for t in s.open_transactions if t.first_offset == s.last_stable_offset]
     t = held[0] if held else None
-    who = f"producer {t.producer_id} (epoch {t.producer_epoch}), open {duration(t.age_ms)}" if t else "a producer"
+    who = f"producer {t.producer_id} (epoch {t.producer_epoch}), open {duration_ms(t.age_ms)}" if t else "a producer"
     fix = (f"let the producer commit or abort; if it is gone: "
            f"{abort_transaction(f.bootstrap, s.topic, s.partition, s.last_stable_offset)}",)
     return (f"an open transaction of {who} holds the last stable offset at {s.last_stable_offset}; the cleaner "
-            f"may not pass it, so {s.uncleaned_bytes} uncleaned bytes wait",
+            f"may not pass it, so {bytes_iec(s.uncleaned_bytes)} uncleaned wait",
             {"transaction": _txn(t) if t else None, "configs": f.txn_timeout_cfg()}, fix)
 
 
@@ -145,15 +147,16 @@ def throttled_cleaner(f: Facts) -> Found | None:
     if not s.eligible or b is None or b.io_max is None or not at_throttle(b.cleaner_io, b.io_max.value):
         return None
     rate, limit = b.cleaner_io.bytes_per_second, b.io_max.value
-    late = f" and {duration(s.compaction_delay_ms)} past max.compaction.lag.ms" if s.compaction_delay_ms > 0 else ""
-    return (f"eligible{late}, while the broker's log cleaner reads and writes {rate:.0f} B/s, at its throttle "
-            f"{IO_MAX}={limit:.0f} ({b.io_max.source}): the throttle holds the cleaner back",
+    late = f" and {duration_ms(s.compaction_delay_ms)} past max.compaction.lag.ms" if s.compaction_delay_ms > 0 else ""
+    return (f"eligible{late}, while the broker's log cleaner reads and writes {rate_text(rate)}, at its throttle "
+            f"{IO_MAX}={limit:.0f} ({rate_text(limit)}, {b.io_max.source}): the throttle holds the cleaner back",
             {"cleaner_io_bytes_per_second": rate, "cleaner_io_window_seconds": b.cleaner_io.window_seconds,
              "cleaner_io_basis": b.cleaner_io.basis, "throttle_ratio": throttle_ratio(b.cleaner_io, limit),
              "gauge": b.source, "eligible_seconds": f.eligible_seconds, "compaction_delay_ms": s.compaction_delay_ms,
              "configs": {IO_MAX: {"value": f"{limit:g}", "source": b.io_max.source}}},
-            (alter_brokers(f.bootstrap, IO_MAX, f"{limit * 2:.0f}") + "   (a dynamic broker config: no restart; "
-             "--entity-name <broker id> instead of --entity-default for one broker)",
+            (alter_brokers(f.bootstrap, IO_MAX, f"{raised_throttle(limit):.0f}") + f"   (twice the current "
+             f"{rate_text(limit)}; a dynamic broker config: no restart; --entity-name <broker id> instead of "
+             "--entity-default for one broker)",
              "more log.cleaner.threads do not help: every cleaner thread shares the one throttle"))
 
 
@@ -161,12 +164,12 @@ def overdue(f: Facts) -> Found | None:
     s = f.state
     if s.compaction_delay_ms <= 0 or not s.eligible:
         return None
-    return (f"max.compaction.lag.ms has passed by {duration(s.compaction_delay_ms)} and the cleaner has not cleaned it",
+    return (f"max.compaction.lag.ms has passed by {duration_ms(s.compaction_delay_ms)} and the cleaner has not cleaned it",
             {"compaction_delay_ms": s.compaction_delay_ms, "first_dirty_timestamp": s.first_dirty_timestamp,
              "eligible_seconds": f.eligible_seconds, "configs": f.cfg("max.compaction.lag.ms")},
             ("the cleaner is behind: check CleanerSlow / CleanerBufferSaturated and the cleaner's throttle "
              "(log.cleaner.io.max.bytes.per.second)",
-             alter_brokers(f.bootstrap, "log.cleaner.threads", MORE_THREADS)))
+             alter_brokers(f.bootstrap, "log.cleaner.threads", more_threads(f.broker))))
 
 
 def waiting(f: Facts) -> Found | None:
@@ -174,12 +177,12 @@ def waiting(f: Facts) -> Found | None:
     if not s.eligible:
         return None
     how_long = ("for an unknown time (a one-shot read; the collector tracks partition_eligible_seconds)"
-                if f.eligible_seconds is None else f"for {duration(f.eligible_seconds * 1000)}")
+                if f.eligible_seconds is None else f"for {duration_ms(f.eligible_seconds * 1000)}")
     return (f"eligible (cleanable ratio {s.cleanable_ratio:.3f} > min.cleanable.dirty.ratio "
             f"{s.min_cleanable_dirty_ratio:g}) and queued {how_long}: the cleaner takes the filthiest log first",
             {"eligible_seconds": f.eligible_seconds, "configs": f.cfg("min.cleanable.dirty.ratio")},
             ("nothing if it is cleaned soon; if it waits long, the cleaner lacks capacity: "
-             + alter_brokers(f.bootstrap, "log.cleaner.threads", MORE_THREADS),))
+             + alter_brokers(f.bootstrap, "log.cleaner.threads", more_threads(f.broker)),))
 
 
 def min_compaction_lag(f: Facts) -> Found | None:
@@ -187,12 +190,16 @@ def min_compaction_lag(f: Facts) -> Found | None:
     if s.blocked_by != "min_compaction_lag" or not _would_be_eligible(s):
         return None
     lag = f.config.min_compaction_lag_ms
-    return (f"min.compaction.lag.ms ({duration(lag)}) holds back {s.uncleaned_bytes - s.cleanable_bytes} bytes from "
-            f"segment {segment_file(s.first_uncleanable_offset)} on: they are too recent to clean",
+    lower, age = lag_that_releases(s, f.now_ms, lag)
+    why = (f"(now {duration_ms(lag)}; the newest held-back record is {duration_ms(age)} old, so "
+           f"{duration_ms(lower)} lets the cleaner take every dirty segment below the active one)" if age is not None
+           else "(0 turns the lag off: the held-back records' times are unknown)")
+    return (f"min.compaction.lag.ms ({duration_ms(lag)}) holds back {bytes_iec(s.uncleaned_bytes - s.cleanable_bytes)} "
+            f"from segment {segment_file(s.first_uncleanable_offset)} on: they are too recent to clean",
             {"held_from_segment": segment_file(s.first_uncleanable_offset),
              "configs": f.cfg("min.compaction.lag.ms")},
-            ("nothing if the lag is intended; else " + alter_topic(f.bootstrap, s.topic, "min.compaction.lag.ms",
-                                                                   max(lag // 10, 0)),))
+            ("nothing if the lag is intended; else "
+             + alter_topic(f.bootstrap, s.topic, "min.compaction.lag.ms", lower) + "   " + why,))
 
 
 def below_threshold(f: Facts) -> Found | None:
@@ -200,13 +207,15 @@ def below_threshold(f: Facts) -> Found | None:
     if s.uncleaned_bytes <= 0:
         return None
     ratio = s.cleanable_ratio
-    lower = max(int(ratio * 100) / 100 - 0.01, 0.01)
+    lower = ratio_below(ratio if s.cleanable_bytes > 0 else s.uncleaned_ratio)
     held = f" ({s.blocked_by} holds back more, but even without it the ratio stays below)" if s.blocked_by else ""
     return (f"cleanable ratio {ratio:.3f} is not above min.cleanable.dirty.ratio {s.min_cleanable_dirty_ratio:g}: "
             f"the cleaner waits for more dirty bytes{held}",
             {"configs": f.cfg("min.cleanable.dirty.ratio"), "blocked_by": s.blocked_by},
             ("nothing: this is the configured behaviour; to compact sooner: "
-             + alter_topic(f.bootstrap, s.topic, "min.cleanable.dirty.ratio", f"{lower:.2f}"),))
+             + alter_topic(f.bootstrap, s.topic, "min.cleanable.dirty.ratio", f"{lower:g}")
+             + f"   (below the {'cleanable' if s.cleanable_bytes > 0 else 'uncleaned'} ratio, so the cleaner "
+               "picks it" + (f" once {s.blocked_by} releases" if s.cleanable_bytes <= 0 else "") + ")",))
 
 
 def active_segment_only(f: Facts) -> Found | None:
@@ -214,15 +223,25 @@ def active_segment_only(f: Facts) -> Found | None:
     if s.active_segment_bytes <= 0 or s.first_dirty_offset >= s.log_end_offset:
         return None
     roll = roll_forecast(f)
-    when = "at an unknown time" if roll["at_ms"] is None else f"in {duration(roll['in_seconds'] * 1000)}"
-    c = f.config
+    due = roll["at_ms"] is not None and roll["in_seconds"] == 0
+    when = ("it rolls at an unknown time" if roll["at_ms"] is None else "its roll is due" if due
+            else f"it rolls in {duration_ms(roll['in_seconds'] * 1000)}")
+    limit = max_segment_ms(f.config)
+    if due:  # its time has come: only an append rolls it (LogSegment.shouldRoll), no lower segment.ms is sooner
+        fix = ("nothing to change: the roll is due and happens on the next append to the partition "
+               "(a segment rolls only on an append)",)
+    elif limit <= 1:
+        fix = ("nothing to change: the segment already rolls by time on every append (segment.ms is at its "
+               "minimum, 1 ms)",)
+    else:
+        lower = min(limit // 2, 3_600_000)
+        fix = ("nothing if the roll time is acceptable; else " + alter_topic(f.bootstrap, s.topic, "segment.ms", lower)
+               + f"   (it rolls by time after {duration_ms(limit)} now)",)
     return (f"all dirty records are in the active segment {segment_file(s.active_segment_base_offset)}, which the "
-            f"cleaner never touches; it rolls {when} ({roll['reason']})",
+            f"cleaner never touches; {when} ({roll['reason']})",
             {"active_segment_bytes": s.active_segment_bytes,
              "active_segment_first_timestamp": s.active_segment_first_timestamp,
-             "configs": f.cfg("segment.ms", "segment.bytes", "max.compaction.lag.ms")},
-            ("nothing if the roll time is acceptable; else " + alter_topic(
-                f.bootstrap, s.topic, "segment.ms", max(min(c.segment_ms // 2, 3_600_000), 1000)),))
+             "configs": f.cfg("segment.ms", "segment.bytes", "max.compaction.lag.ms")}, fix)
 
 
 def clean(f: Facts) -> Found | None:

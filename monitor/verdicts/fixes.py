@@ -7,9 +7,49 @@ from what a metric series carries; one place for the command lines keeps those v
 
 from __future__ import annotations
 
+import math
+
 BOOTSTRAP_PLACEHOLDER = "<bootstrap>"
 MORE_THREADS = "<up to twice the current>"  # log.cleaner.threads may at most double per change
 IO_MAX = "log.cleaner.io.max.bytes.per.second"
+
+
+DOUBLE_MAX = 1.7976931348623157e308  # Java's Double.MAX_VALUE: log.cleaner.io.max.bytes.per.second's default
+
+
+# Every value a fix proposes moves its setting the way that helps, whatever the current value (tests/monitor/
+# verdicts/test_fix_directions.py holds each cause to it): a hold is lowered below what holds, a limit raised.
+def lag_that_releases(s, now_ms: int, current_ms: int) -> tuple[int, int | None]:
+    """A min.compaction.lag.ms that holds none of the dirty segments below the active one, and the age of their
+    newest record (None: not known). Kafka holds a segment while its largestTimestamp > now - lag
+    (LogCleanerManager.cleanableOffsets), so any lag up to that age releases them all; it is rounded down to a
+    whole day, hour, minute or second. It is below ``current_ms`` (a held segment is younger than the lag);
+    with no record time known, 0 (Kafka then skips the check: ``if (minCompactionLagMs > 0)``)."""
+    newest = getattr(s, "dirty_largest_timestamp", None)
+    if newest is None:
+        return 0, None
+    age = max(now_ms - newest, 0)
+    lower = next((age // unit * unit for unit in (86_400_000, 3_600_000, 60_000, 1000) if age >= unit), 0)
+    return min(lower, max(current_ms - 1, 0)), age
+
+
+def ratio_below(ratio: float) -> float:
+    """The largest min.cleanable.dirty.ratio of two decimals strictly below ``ratio`` (at least 0, Kafka's
+    lowest): the cleaner picks a log whose ratio is above it (LogCleanerManager: cleanableRatio > min)."""
+    return max(round(math.ceil(ratio * 100 - 1e-9) / 100 - 0.01, 2), 0.0)
+
+
+def raised_throttle(limit: float) -> float:
+    """Twice log.cleaner.io.max.bytes.per.second (a higher throttle lets the shared cleaner threads go faster),
+    at most Java's largest double."""
+    return min(limit * 2, DOUBLE_MAX)
+
+
+def more_threads(broker) -> str:
+    """log.cleaner.threads doubled when the current count is known (the most one change may add), else the
+    placeholder that says so."""
+    threads = getattr(broker, "cleaner_threads", None)
+    return str(max(threads * 2, 1)) if threads is not None else MORE_THREADS
 
 
 def alter_topic(bootstrap: str, topic: str, key: str, value) -> str:

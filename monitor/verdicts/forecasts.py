@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from monitor.model.compaction import PartitionState
 from monitor.model.topicconfig import LONG_MAX, TopicConfig
-from monitor.verdicts.facts import Facts, WriteRate, duration
+from monitor.contract.units import bytes_iec, duration_ms, rate as rate_text
+from monitor.verdicts.facts import Facts, WriteRate
 
 
 def unknown_at(reason: str, code: str | None = None) -> dict:
@@ -55,11 +56,13 @@ def active_segment_roll(state: PartitionState, config: TopicConfig, rate: WriteR
     options = []
     if s.active_segment_first_timestamp >= 0 and limit < LONG_MAX:
         t = s.active_segment_first_timestamp + limit
-        options.append((max(t, now_ms), f"{by}={limit} after its first batch's timestamp, on the next append",
+        options.append((max(t, now_ms), f"{by}={limit} ({duration_ms(limit)}) after its first batch's timestamp, "
+                        "on the next append",
                         by.replace(".", "_")))
     if r is not None and r > 0:
         left = max(c.segment_bytes - s.active_segment_bytes, 0)
-        options.append((now_ms + left / r * 1000, f"segment.bytes={c.segment_bytes} reached at {r:.0f} B/s",
+        options.append((now_ms + left / r * 1000, f"segment.bytes={c.segment_bytes} ({bytes_iec(c.segment_bytes)}) "
+                        f"reached at {rate_text(r)}",
                         "segment_bytes"))
     if r is not None and r <= 0:
         return unknown_at("no writes: a segment rolls only on an append", "no_writes")
@@ -87,11 +90,18 @@ def _threshold(f: Facts) -> dict:
     if r is None:
         return unknown_at(f"write rate unknown ({f.rate.basis})")
     if r <= 0:
-        return unknown_at("no writes at the current rate: never")
+        return unknown_at("no writes (a write rate of 0): no forecast from a rate of 0")
     total, dirty = s.clean_bytes + s.cleanable_bytes, s.cleanable_bytes
-    need = max((m * total - dirty) / (1 - m), 0)
+    need = (m * total - dirty) / (1 - m)
+    if need <= 0:  # the ratio sits at the threshold (or nothing below the active segment): its bytes tip it
+        roll = roll_forecast(f)
+        if s.active_segment_bytes <= 0 or roll["at_ms"] is None:
+            return unknown_at("only new writes can take the ratio above it, once their segment rolls"
+                              + (f"; the active segment's roll: {roll['reason']}" if roll["at_ms"] is None else ""))
+        return _at(f.now_ms, roll["at_ms"], f"when the active segment rolls: its {bytes_iec(s.active_segment_bytes)} "
+                                            f"then count as dirty ({roll['reason']})", "active_segment_roll")
     return _at(f.now_ms, f.now_ms + need / r * 1000,
-               f"{need:.0f} more dirty bytes at {r:.0f} B/s (counted once their segment rolls)")
+               f"{bytes_iec(need)} more dirty at {rate_text(r)} (counted once their segment rolls)")
 
 
 def _next_clean_due(f: Facts) -> dict:
@@ -129,5 +139,5 @@ def rate_from_dirty_section(state: PartitionState, now_ms: int) -> WriteRate:
     dirty, span = state.log_bytes - state.clean_bytes, now_ms - start
     if span <= 0:
         return WriteRate(None, "the dirty section's first timestamp is not in the past")
-    return WriteRate(dirty * 1000 / span, f"one-shot: {dirty} bytes of the dirty section over the "
-                                          f"{duration(span)} since its first batch's timestamp")
+    return WriteRate(dirty * 1000 / span, f"one-shot: {bytes_iec(dirty)} of the dirty section over the "
+                                          f"{duration_ms(span)} since its first batch's timestamp")

@@ -17,22 +17,15 @@ the next clean waits for; on a quiet partition (nothing dirty, or too little) th
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-
 from monitor.model import horizon as hz
 from monitor.model.compaction import PartitionState
-from monitor.verdicts.facts import duration
-from monitor.verdicts.fixes import alter_topic
+from monitor.contract.units import duration_ms, timestamp_utc
+from monitor.model.topicconfig import LONG_MAX
+from monitor.verdicts.fixes import alter_topic, ratio_below
 
 # the partition's causes under which no clean is coming (nothing or too little is dirty, or only the
 # active segment is): the tombstones past their horizon wait for writes that make the log eligible
 QUIET = ("clean", "below_threshold", "active_segment_only", "min_compaction_lag")
-
-
-def utc(ms: int | None) -> str:
-    if ms is None:
-        return "unknown"
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def evidence(s: PartitionState) -> dict:
@@ -53,7 +46,7 @@ def _kind(name: str, states: dict | None, pending_ms: int | None, rejected: int,
               "a clean stamps them once their transactions' records are gone")
         parts.append(f"{n_un} never stamped ({by}; removable {retention} after it)")
     if n_pend:
-        parts.append(f"{n_pend} stamped, the first removable from {utc(pending_ms)}")
+        parts.append(f"{n_pend} stamped, the first removable from {timestamp_utc(pending_ms)}")
     if n_past:
         parts.append(f"{n_past} past {'its' if n_past == 1 else 'their'} horizon (the next clean removes "
                      f"{'it' if n_past == 1 else 'them'})")
@@ -64,17 +57,18 @@ def _kind(name: str, states: dict | None, pending_ms: int | None, rejected: int,
 
 def describe(ev: dict) -> str:
     """One line: each kind's records by state, e.g. "tombstones: 4 never stamped (...), 2 stamped, the first
-    removable from 2026-11-28 04:00 UTC, 1 past its horizon (...); markers: none"."""
-    retention = duration(ev["delete_retention_ms"])
+    removable from 2026-11-28T04:00:00.000Z, 1 past its horizon (...); markers: none"."""
+    retention = duration_ms(ev["delete_retention_ms"])
     records, pending, rejected = ev["records"] or {}, ev["earliest_pending_ms"] or {}, ev["rejected"] or {}
     return "; ".join(_kind(k, records.get(k), pending.get(k), rejected.get(k, 0), retention)
                      for k in ("tombstone", "marker"))
 
 
 def past_horizon(s: PartitionState, cause: str, cause_summary: str, cause_fix: tuple[str, ...],
-                 bootstrap: str) -> dict | None:
+                 bootstrap: str, max_compaction_lag_ms: int) -> dict | None:
     """When tombstones past their delete horizon are still on disk: why (the partition's cause: what the
-    next clean waits for), the evidence and the fix; None otherwise."""
+    next clean waits for), the evidence and the fix; None otherwise. A max.compaction.lag.ms is proposed only
+    below the topic's (``max_compaction_lag_ms``): a higher one would make the forced clean come later."""
     n = s.tombstones_past_delete_horizon
     if not n:
         return None
@@ -82,11 +76,18 @@ def past_horizon(s: PartitionState, cause: str, cause_summary: str, cause_fix: t
     if cause in QUIET:
         why = (f"{head}, and none is due ({cause}: {cause_summary}); a passed horizon does not make a log "
                "eligible, so they stay until enough is written to the partition to trigger a clean")
-        fix = ("write to the partition, or make a clean come sooner: "
-               + alter_topic(bootstrap, s.topic, "max.compaction.lag.ms", max(s.delete_retention_ms, 1))
-               + " (a clean within that of any write; dirty bytes below the active segment are still needed)",
-               "or lower the ratio a clean waits for: "
-               + alter_topic(bootstrap, s.topic, "min.cleanable.dirty.ratio", "<lower>"))
+        lag = max(s.delete_retention_ms, 1)
+        sooner = (("make a clean come sooner: " + alter_topic(bootstrap, s.topic, "max.compaction.lag.ms", lag)
+                   + f" (now {duration_ms(max_compaction_lag_ms) if max_compaction_lag_ms < LONG_MAX else 'unset'}: "
+                   "a clean within that of any write; dirty bytes below the active segment are still needed)")
+                  if lag < max_compaction_lag_ms else
+                  f"max.compaction.lag.ms ({duration_ms(max_compaction_lag_ms)}) already forces a clean that soon "
+                  "after a write")
+        m = s.min_cleanable_dirty_ratio
+        fix = ("write to the partition; or " + sooner,
+               *(["or lower the ratio a clean waits for: " + alter_topic(
+                   bootstrap, s.topic, "min.cleanable.dirty.ratio", f"{ratio_below(m):g}") + f" (now {m:g})"]
+                 if m > 0 else []))
     else:
         why = f"{head}, and the next clean waits ({cause}: {cause_summary})"
         fix = cause_fix

@@ -9,9 +9,18 @@ import io
 import json
 
 from cli.explain_cmd import run_explain
-from cli.logdir_cmd import run_logdir
+from cli.logdir_cmd import COLUMNS, run_logdir
 from monitor.settings.config import Config
 from recordfixtures import items, v2, write
+
+
+def columns(line: str) -> list[str]:
+    """A row of logdir's table cut at its columns (a figure for people may hold a space: "1.5 KiB")."""
+    out, at = [], 0
+    for _, width in COLUMNS:
+        out.append(line[at:at + width].strip())
+        at += width + 2
+    return out
 
 
 def _log_dir(root):
@@ -28,7 +37,7 @@ def test_logdir_and_explain_say_the_same_causes_and_the_unreadable_partitions_fa
     out, err = io.StringIO(), io.StringIO()
     assert run_logdir([d], config=Config(), out=out, err=err) == 1  # a partition could not be read
     table = out.getvalue().splitlines()
-    rows = {ln.split()[0] + "-" + ln.split()[1]: ln.split() for ln in table[1:] if ln.startswith("orders ")}
+    rows = {f"{r[0]}-{r[1]}": r for r in (columns(ln) for ln in table[1:] if ln.startswith("orders "))}
     assert rows["orders-1"][2:9] == ["-"] * 7 and rows["orders-1"][9] == "unknown"
     [fault] = [ln for ln in table if ln.startswith("fault: orders-1: ")]
     assert "a segment swap in progress" in fault

@@ -31,7 +31,7 @@ from monitor.model.compaction import partition_state
 from monitor.model.summary import summarize
 from monitor.model.topicconfig import TopicConfig
 from monitor.settings.config import Config
-from monitor.verdicts.horizons import utc
+from monitor.contract.units import timestamp_utc as utc
 from waiting import wait_for
 
 pytestmark = pytest.mark.kafka
@@ -159,7 +159,7 @@ def test_logdir_and_explain_say_it_in_words(cleaned):
     first = min(pending_horizons(batches, now))
     tombs = min(pending_horizons([b for b in batches if not b.is_control], now))
     line = next(x for x in out.getvalue().splitlines() if x.startswith(f"horizons: {t}-0: "))
-    assert ("tombstones: 4 never stamped (the next clean that keeps them stamps them; removable 24.0 h after it), "
+    assert ("tombstones: 4 never stamped (the next clean that keeps them stamps them; removable 1 d after it), "
             f"10 stamped, the first removable from {utc(tombs)}") in line
     assert "; markers: " in line and "past" not in line
     out = io.StringIO()

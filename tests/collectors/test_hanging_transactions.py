@@ -57,7 +57,7 @@ def test_logdir_lists_open_transactions_and_which_hang(tmp_path):
     at = next(i for i, ln in enumerate(lines) if ln.startswith("open transactions"))
     body = [ln.split() for ln in lines[at + 2:at + 4]]  # its two rows (other blocks, e.g. free space, follow)
     assert len(lines) == at + 4 or not lines[at + 4].startswith("txn-")
-    assert [(b[0], b[1], b[2], b[3], b[5]) for b in body] == [("txn-0", "7", "3", "0", "yes"),
+    assert [(b[0], b[1], b[2], b[3], b[-1]) for b in body] == [("txn-0", "7", "3", "0", "yes"),
                                                               ("txn-0", "8", "0", "3", "no")]
 
 

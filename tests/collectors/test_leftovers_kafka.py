@@ -16,6 +16,7 @@ import pytest
 
 from collecting import make_collector, pval
 from cli.explain_cmd import run_explain
+from monitor.contract.units import bytes_iec
 from cli.logdir_cmd import run_logdir
 from kafkatools import compacted, create_topic, localbroker, own_broker, partition_dir, segment_bases, write_rounds
 from monitor.settings.config import BrokerConfig, ClusterConfig, Config
@@ -78,7 +79,7 @@ def test_planted_leftovers_are_counted_named_and_gone_after_kafkas_recovery(tmp_
             assert sorted(x["file"] for x in evidence) == sorted(named)
             out = io.StringIO()
             run_explain([topic], config=cfg, log_dirs=[st.log_dir], out=out, err=io.StringIO())
-            assert f"leftover:  {second:020d}.log.deleted (deleted, {planted[f'{second:020d}.log.deleted']} B" \
+            assert f"leftover:  {second:020d}.log.deleted (deleted, {bytes_iec(planted[f'{second:020d}.log.deleted'])}" \
                 in out.getvalue()
 
             localbroker.stop(d, progress=lambda *_: None)

@@ -50,6 +50,10 @@ NOW_KEYS = {
 NOW_PHRASES = [
     re.compile(r"(over the )[0-9][0-9.]* (?:ms|s|min|h|d)( since)"),
     re.compile(r"(open )[0-9][0-9.]* (?:ms|s|min|h|d)(,)"),
+    # min_compaction_lag's fix: a lag below the held-back records' age (their age grows with the clock)
+    re.compile(r"(min\.compaction\.lag\.ms=)[0-9]+(   \(now )"),
+    re.compile(r"(record is )[0-9][0-9.]* (?:ms|s|min|h|d)(?: [0-9]+ (?:s|min))?( old, so )"),
+    re.compile(r"(old, so )[0-9][0-9.]* (?:ms|s|min|h|d)(?: [0-9]+ (?:s|min))?( lets)"),
 ]
 MACHINE = "<machine>"
 # metric names whose value is the machine's, not the inputs' (free disk space)

@@ -84,7 +84,7 @@ def test_compact_delete_with_retention_below_delete_retention():
     assert (f.check, f.setting, f.current, f.suggested) == ("retention_below_delete_retention", "retention.ms",
                                                             "3600000", "86400000")
     text = format_review(review([facts(cfg)]))
-    assert "t: retention_below_delete_retention" in text and "retention.ms=3600000  ->  suggested 86400000" in text
+    assert "t: retention_below_delete_retention" in text and "retention.ms=3600000 (1 h)  ->  suggested 86400000 (1 d)" in text
     assert text.endswith("1 finding(s) on 1 compacted topic(s)")
     assert review([facts(TopicConfig(**{**cfg.__dict__, "retention_ms": -1}))]).passed  # no time limit
     assert review([facts(TopicConfig(**{**cfg.__dict__, "cleanup_policy": ("compact",)}))]).passed
@@ -95,3 +95,12 @@ def test_every_check_is_tested_here_and_topics_not_compacted_are_skipped():
                            "segment_roll_beyond_traffic", "retention_below_delete_retention"}
     deleted = TopicConfig(cleanup_policy=("delete",), min_cleanable_dirty_ratio=0.01)
     assert review([facts(deleted)]).topics == ()
+
+
+def test_a_check_unchecked_for_one_reason_on_every_topic_is_said_once():
+    """No log dir read: the tombstone check is unchecked on each topic for the same reason, one line."""
+    r = review([TopicFacts(t, TopicConfig(cleanup_policy=("compact",))) for t in ("a", "b", "c")])
+    text = format_review(r)
+    assert set(r.unchecked) == {"a", "b", "c"}
+    assert text.count("unbounded_max_compaction_lag unchecked (no log dir read") == 1
+    assert "every topic: unbounded_max_compaction_lag unchecked" in text

@@ -41,3 +41,18 @@ def test_roll_forecast_codes_and_the_age_it_counts_from(tmp_path):
     assert active_segment_roll(empty, cfg, WriteRate(1.0, "given"), now)["code"] == "empty_segment"
     assert {"segment_ms", "segment_bytes", "max_compaction_lag_ms"} == set(ROLLED_BY)
     assert {"empty_segment", "no_writes", "write_rate_unknown"} == set(ROLL_UNKNOWN)
+
+
+def test_a_ratio_that_only_the_active_segments_bytes_can_tip_is_reached_when_it_rolls(tmp_path):
+    """Everything dirty is in the active segment (clean 0, cleanable 0): no more bytes are needed, but they count
+    only once the segment rolls, so the threshold comes with the roll, not "now (0 more dirty bytes at 0 B/s)"."""
+    from monitor.verdicts.causes import explain
+
+    cfg = TopicConfig(cleanup_policy=("compact",), segment_ms=60_000)
+    now = T0 + 30_000
+    state, ecfg, _ = build(tmp_path, [plain(0, 5)], cfg, now=now)  # one segment: the active one
+    c = explain(state, ecfg, now_ms=now, write_rate=WriteRate(5.0, "given"))
+    assert c.cause == "active_segment_only" and state.clean_bytes == state.cleanable_bytes == 0
+    threshold, roll = c.forecast["threshold"], c.forecast["active_segment_roll"]
+    assert threshold["at_ms"] == roll["at_ms"] == batch_max_ts(0, 5) + 60_000 and threshold["in_seconds"] > 0
+    assert threshold["reason"].startswith("when the active segment rolls") and "0 B/s" not in threshold["reason"]

@@ -8,7 +8,8 @@ from dataclasses import replace
 from horizonfixtures import CFG, NOW, segment, state_of
 from monitor.model.summary import scan_headers, summarize
 from monitor.verdicts.causes import explain
-from monitor.verdicts.horizons import describe, utc
+from monitor.contract.units import timestamp_utc as utc
+from monitor.verdicts.horizons import describe
 
 
 def test_the_line_says_each_state_and_when_the_first_stamped_one_goes(tmp_path):
@@ -16,7 +17,7 @@ def test_the_line_says_each_state_and_when_the_first_stamped_one_goes(tmp_path):
     ev = explain(st, CFG, now_ms=NOW).evidence
     line = describe(ev["delete_horizons"])
     assert line.startswith("tombstones: 2 never stamped (the next clean that keeps them stamps them; removable "
-                           "24.0 h after it), 3 stamped, the first removable from " + utc(NOW + 5_000))
+                           "1 d after it), 3 stamped, the first removable from " + utc(NOW + 5_000))
     assert "1 past its horizon (the next clean removes it); markers: 1 never stamped" in line
     assert "1 stamped, the first removable from " + utc(NOW + 2_000) in line
 
