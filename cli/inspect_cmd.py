@@ -25,6 +25,7 @@ from typing import Iterator, TextIO
 from cli.inspect_jsonl import batch_lines
 from cli.inspect_stats import StatsCollector, render_jsonl, render_text
 from cli.progress import FileBytes
+from monitor.contract.units import bytes_iec
 from monitor.kafka.dump import DumpParser
 from monitor.fileio.excerpt import excerpt
 from monitor.kafka.kafkanames import printable
@@ -196,7 +197,7 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
     if collected is not None:
         out.write(render_jsonl(collected) if fmt == "jsonl" else render_text(collected))
     print(f"inspect: {summary.files} file(s), {summary.batches} batches, {summary.records} records "
-          f"({summary.tombstones} tombstones, {summary.control_records} control), {summary.bytes} bytes", file=err)
+          f"({summary.tombstones} tombstones, {summary.control_records} control), {bytes_iec(summary.bytes)}", file=err)
     for fault in summary.faults:
         print(f"inspect: corrupt: {fault}", file=err)
     for problem in summary.dump_problems:

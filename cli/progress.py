@@ -25,20 +25,7 @@ import os
 import time
 from pathlib import Path
 
-try:
-    from monitor.contract.units import bytes_iec, duration_ms
-except ImportError:  # TODO(units): monitor.contract.units is the one formatter; this fallback goes at merge
-    def bytes_iec(n: float) -> str:
-        units = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
-        i = 0
-        while n >= 1024 and i < len(units) - 1:
-            n, i = n / 1024, i + 1
-        return f"{round(n)} B" if i == 0 else f"{n:.1f} {units[i]}"
-
-    def duration_ms(ms: float) -> str:
-        s = round(ms / 1000)
-        return (f"{round(ms)} ms" if round(ms) < 1000 else f"{s} s" if s < 60 else f"{s // 60} min {s % 60} s"
-                if s < 3600 else f"{s // 3600} h {s % 3600 // 60} min")
+from monitor.contract.units import bytes_iec, duration_ms
 
 INTERVAL = 0.2  # seconds between redraws: five a second moves visibly and costs nothing
 

@@ -185,7 +185,7 @@ def test_inspect_shows_bytes_read_of_the_total_on_a_terminal_and_none_when_piped
     code, out, err = run(["inspect", "--stats", *parts], on_terminal="stderr")
     assert code == 0, err
     assert re.search(r"\rinspect: [\d.]+ \S?i?B of 1.5 KiB read \(\d+%\) · file [123]/3", err), repr(err)
-    summary = "inspect: 3 file(s), 9 batches, 18 records (0 tombstones, 0 control), 1506 bytes"
+    summary = "inspect: 3 file(s), 9 batches, 18 records (0 tombstones, 0 control), 1.5 KiB"
     assert err.endswith(f"\r{summary}\r\n"), repr(err)  # cleared before the summary
     code, _, err = run(["inspect", "--stats", *parts], on_terminal="none")
     assert code == 0 and err == summary + "\n"
