@@ -12,7 +12,7 @@ small data and calls our code in-process. A test is slow when it
   (``PROCESS_APIS``). A process costs 0.1-0.5 s of CPU before it does anything (a Python interpreter that
   imports the CLI, a JVM far more), and a fast tier that starts processes stops being fast as tests are
   added;
-- drives a Streamlit script (``streamlit.testing.v1.AppTest``: a script run costs ~0.5 s) (``SLOW_APIS``);
+- serves HTTP on loopback or drives a Streamlit script (``SLOW_NAMES``: each costs 0.5 s and more);
 - or is in a module of ``SLOW_MODULES`` (its reason beside it: tests that wait out real timeouts, or build
   big data, with nothing in their code to tell);
 - or carries ``@pytest.mark.slow`` by hand.
@@ -56,15 +56,15 @@ PROCESS_APIS = {
     "concurrent.futures": ("ProcessPoolExecutor",),
     "asyncio": ("create_subprocess_exec", "create_subprocess_shell"),
 }
-# Other calls that cost far more than a unit test may (module -> names, and why).
-SLOW_APIS = {
-    "streamlit.testing.v1": (("AppTest",), "runs a Streamlit script (AppTest)"),
+# Names whose use is slow wherever the code reads them (a global, an attribute, an import inside a
+# function), by name because they are reached through objects the rule does not follow:
+# socketserver's serve_forever polls every 0.5 s and shutdown() waits for the poll, so a test that serves
+# HTTP on loopback (the fault server, the collector's own /metrics) costs 0.5-1 s however little it asks;
+# Streamlit's AppTest runs a dashboard page's script (0.5 s and up a run).
+SLOW_NAMES = {
+    "serve_forever": "serves HTTP on loopback (serve_forever: shutdown waits out its 0.5 s poll)",
+    "AppTest": "runs a Streamlit script (streamlit.testing.v1.AppTest)",
 }
-
-# Names whose use is slow wherever they are read (attribute or global): socketserver's serve_forever polls
-# every 0.5 s, and shutdown() waits for the poll: a test that serves HTTP on loopback (the fault server,
-# the collector's own /metrics) costs 0.5-1 s however little it asks.
-SLOW_NAMES = {"serve_forever": "serves HTTP on loopback (serve_forever: shutdown waits out its 0.5 s poll)"}
 
 # Our functions the rule does not follow, and why: what they name they do not run.
 NOT_FOLLOWED = {
@@ -85,29 +85,25 @@ SLOW_MODULES = {
 
 @functools.cache
 def _watched() -> dict[int, str]:
-    """id(callable) -> why it is slow, for every API above whose module imports here (an absent optional
-    dependency cannot be called either)."""
+    """id(callable) -> why, for every call of ``PROCESS_APIS`` (module attributes live as long as the run)."""
     out: dict[int, str] = {}
     for module, names in PROCESS_APIS.items():
         mod = importlib.import_module(module)  # the standard library's
         for name in names:
             if hasattr(mod, name):
                 out[id(getattr(mod, name))] = f"{PROCESS} ({module}.{name})"
-    for module, (names, why) in SLOW_APIS.items():
-        mod = sys.modules.get(module)  # never imported here just to look: a test that uses it imported it
-        if mod is None:
-            continue
-        for name in names:
-            if hasattr(mod, name):
-                out[id(getattr(mod, name))] = f"{why} ({module}.{name})"
     return out
 
 
 def _ours(obj) -> bool:
     """Defined in this repository (tests/*.py, localkafka, the product), not in the standard library or
     an installed package: the code the rule follows."""
-    module = sys.modules.get(getattr(obj, "__module__", None) or "")
-    path = getattr(module, "__file__", None)
+    name = getattr(obj, "__module__", None)
+    return isinstance(name, str) and _our_module(name, getattr(sys.modules.get(name), "__file__", None))
+
+
+@functools.cache
+def _our_module(name: str, path: str | None) -> bool:
     if not path:
         return False
     path = Path(path).resolve()
@@ -183,8 +179,9 @@ class Rule:
             found += [getattr(m, a) for m in found if isinstance(m, types.ModuleType)
                       for a in names if a in vars(m)]
             for obj in found:
-                if id(obj) in watched:
-                    return watched[id(obj)]
+                real = getattr(obj, "__wrapped__", obj) if callable(obj) else obj  # the guard's wrappers too
+                if id(real) in watched:
+                    return watched[id(real)]
             later += found
         for obj in later:
             why = self._of_object(obj)
@@ -207,14 +204,21 @@ class Rule:
         return None
 
 
+@functools.cache
+def _under_tests(path: str) -> str | None:
+    """tests/collectors/test_x.py -> "collectors/test_x.py" (None outside tests/)."""
+    p = Path(path).resolve()
+    return p.relative_to(TESTS).as_posix() if p.is_relative_to(TESTS) else None
+
+
 def why_slow(item, rule: Rule) -> str | None:
     """Why the collected test ``item`` is slow, or None: the rule of this module's docstring."""
     used = set(getattr(item, "fixturenames", ()))
     if used & SLOW_FIXTURES:
         return f"uses the fixture {sorted(used & SLOW_FIXTURES)[0]} (a JVM or a server)"
-    path = Path(str(item.fspath)).resolve()
-    if path.is_relative_to(TESTS) and path.relative_to(TESTS).as_posix() in SLOW_MODULES:
-        return SLOW_MODULES[path.relative_to(TESTS).as_posix()]
+    module = _under_tests(str(item.path))
+    if module in SLOW_MODULES:
+        return SLOW_MODULES[module]
     func = getattr(item, "function", None)
     if func is not None:
         why = rule.of_function(func)
