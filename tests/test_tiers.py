@@ -62,13 +62,13 @@ def samples():
     return namespace
 
 
-@pytest.mark.parametrize("name, why", [
+@pytest.mark.parametrize("name, why", [pytest.param(name, why, id=name) for name, why in [
     ("runs_a_child", "subprocess.run"),
     ("calls_a_helper_that_runs_one", "runs_a_child -> starts a process (subprocess.run)"),
     ("imports_it_inside", "subprocess.check_output"),
     ("builds_a_spawner", "Spawner.start -> test_tiers.spawns -> starts a process (os.posix_spawn)"),
     ("serves", "serve_forever"),
-])
+]])
 def test_the_rule_finds_what_is_slow_behind_our_own_code(samples, name, why):
     found = tiers.Rule().of_function(samples[name])
     assert found is not None and why in found, found
