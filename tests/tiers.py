@@ -58,11 +58,12 @@ PROCESS_APIS = {
 }
 # Names whose use is slow wherever the code reads them (a global, an attribute, an import inside a
 # function), by name because they are reached through objects the rule does not follow:
-# socketserver's serve_forever polls every 0.5 s and shutdown() waits for the poll, so a test that serves
-# HTTP on loopback (the fault server, the collector's own /metrics) costs 0.5-1 s however little it asks;
+# a test that serves HTTP on loopback (serve_forever: the fault server, the collector's own /metrics) runs
+# a server thread and, mostly, waits on what it is testing (a timeout, a deadline, a refresh), and its
+# shutdown() waits out the server's poll (socketserver's default: 0.5 s);
 # Streamlit's AppTest runs a dashboard page's script (0.5 s and up a run).
 SLOW_NAMES = {
-    "serve_forever": "serves HTTP on loopback (serve_forever: shutdown waits out its 0.5 s poll)",
+    "serve_forever": "serves HTTP on loopback (serve_forever)",
     "AppTest": "runs a Streamlit script (streamlit.testing.v1.AppTest)",
 }
 
