@@ -91,8 +91,9 @@ def _watched() -> dict[int, str]:
     for module, names in PROCESS_APIS.items():
         mod = importlib.import_module(module)  # the standard library's
         for name in names:
-            if hasattr(mod, name):
-                out[id(getattr(mod, name))] = f"{PROCESS} ({module}.{name})"
+            if hasattr(mod, name):  # the call itself, should the fast tier's guard be wrapping it now
+                real = getattr(mod, name)
+                out[id(getattr(real, "__wrapped__", real))] = f"{PROCESS} ({module}.{name})"
     return out
 
 
@@ -279,4 +280,4 @@ def processes_started():
 def _argv(args) -> str:
     if isinstance(args, (str, bytes, os.PathLike)):
         return os.fsdecode(args)
-    return " ".join(os.fsdecode(a) if isinstance(a, (bytes, os.PathLike)) else str(a) for a in args)[:200]
+    return " ".join(os.fsdecode(a) if isinstance(a, (bytes, os.PathLike)) else str(a) for a in args)[:120]
