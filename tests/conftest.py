@@ -1,6 +1,8 @@
 """Shared fixtures: one real Kafka broker for the whole session, record segments made at test time
 (tests/recordfixtures.py), Spark sessions, and the seed of each
-test's random inputs. Also the rule for the ``slow`` marker (``pytest -m "not slow"`` runs the rest).
+test's random inputs. Also the test tiers: the ``slow`` marker put by tests/tiers.py's rule on every test
+that starts a process, a broker, Spark or a server (``pytest -m "not slow"``, ``./dev test fast``, runs
+the rest in well under a minute), and the fast tier's guard against a process the rule did not see.
 
 Helpers the tests share live beside this file: kafkatools.py (topics, writing rounds, copying a
 partition, waiting for the cleaner), waiting.py (``wait_for``), dumpcompare.py (kafka-dump-log).
