@@ -20,6 +20,7 @@ import tiers
 TESTS = Path(__file__).resolve().parent
 
 SAMPLES = textwrap.dedent('''
+    import functools
     import os
     import subprocess
 
@@ -28,6 +29,11 @@ SAMPLES = textwrap.dedent('''
 
     def calls_a_helper_that_runs_one():
         return [runs_a_child() for _ in range(2)]
+
+    run_later = functools.partial(runs_a_child)
+
+    def calls_a_partial():
+        return run_later()
 
     def imports_it_inside():
         from subprocess import check_output
@@ -65,6 +71,7 @@ def samples():
 @pytest.mark.parametrize("name, why", [pytest.param(name, why, id=name) for name, why in [
     ("runs_a_child", "subprocess.run"),
     ("calls_a_helper_that_runs_one", "runs_a_child -> starts a process (subprocess.run)"),
+    ("calls_a_partial", "runs_a_child -> starts a process (subprocess.run)"),
     ("imports_it_inside", "subprocess.check_output"),
     ("builds_a_spawner", "Spawner.start -> test_tiers.spawns -> starts a process (os.posix_spawn)"),
     ("serves", "serve_forever"),

@@ -192,10 +192,10 @@ class Rule:
         return None
 
     def _of_object(self, obj) -> str | None:
-        if isinstance(obj, types.ModuleType) or not _ours(obj):
-            return None
         if isinstance(obj, functools.partial):
             obj = obj.func
+        if isinstance(obj, types.ModuleType) or not _ours(obj):
+            return None
         if isinstance(obj, types.FunctionType):
             if f"{obj.__module__}.{obj.__qualname__}" in NOT_FOLLOWED:
                 return None
