@@ -22,7 +22,9 @@ from monitor.kafka.record.v2 import RecordDecodeError
 class ReplicaKeys:
     path: Path
     latest: dict = field(default_factory=dict)  # key -> (offset, is_tombstone)
-    log_start: int = -1  # the first offset read (-1: no record)
+    # the first segment's base offset: the log's start as far as its files tell (compaction keeps it; retention
+    # and DeleteRecords move it), not the first record's offset, which a clean moves up. -1: no segment
+    log_start: int = -1
     log_end: int = 0  # one past the last offset read
     faults: list = field(default_factory=list)  # "file at byte N: reason"
 
@@ -36,6 +38,8 @@ def read_keys(partition_dir: str | Path) -> ReplicaKeys:
     part = scan_partition(partition_dir)
     out = ReplicaKeys(Path(partition_dir))
     out.faults.extend(part.unreadable)
+    if part.segments:
+        out.log_start = part.segments[0].base_offset
     for seg in part.segments:
         reader = SegmentReader(seg.log)
         try:
@@ -49,8 +53,6 @@ def read_keys(partition_dir: str | Path) -> ReplicaKeys:
                     out.faults.append(f"{seg.log} at byte {reader.end_position}: {exc}")
                     continue
                 for r in records:
-                    if out.log_start < 0:
-                        out.log_start = r.offset
                     out.latest[r.key] = (r.offset, r.value_size < 0)
                     out.log_end = max(out.log_end, r.offset + 1)
         except RecordFormatError as exc:
