@@ -15,6 +15,8 @@ leader's cleaner checkpoint and its segments (no tombstone left), and the follow
 
 from __future__ import annotations
 
+import io
+import json
 import subprocess
 import sys
 import time
@@ -26,6 +28,7 @@ from confluent_kafka.admin import NewTopic
 
 from alerts.promtool_tests import Case, evaluated, sel
 from alerts.render import dump_yaml
+from cli.replicas_cmd import run_compare
 from clusternodes import start_node, stop_node, wait_whole
 from collectors import metrics as M
 from collectors.app import build
@@ -174,6 +177,12 @@ def test_a_follower_down_past_delete_retention_keeps_the_keys_its_leader_deleted
         assert lead.whole and back.whole, lead.faults + back.faults
         found = resurrected(lead.latest, back.latest, lead.log_start, lead.log_end)
         assert list(found.keys) == deleted  # exactly the keys it warned about
+        out = io.StringIO()  # and as the runbook has the user ask it
+        assert run_compare(str(leader_dir), str(partition_dir(brokers[follower].log_dir, topic)), fmt="json",
+                           out=out) == 1
+        got = json.loads(out.getvalue())
+        assert ([k["key"].encode() for k in got["resurrected"]], got["leader"], got["follower"]) == (
+            deleted, str(leader), str(follower))
         # the cluster's own view agrees: the ISR is full again, so the alert's series are gone
         assert col.runner.refresh_all()
         assert col.registry.get_sample_value(M.P_REPLICA_OUT_SECONDS, labels) is None
