@@ -15,7 +15,7 @@ class ReplicaSafetyCollector(StoreCollector):
 
     def _collect(self, facts: Facts):
         fams = families(self.names)
-        now = self.clock()
+        now = facts.now  # the page's one reading of the clock
         for st in facts.of_kind(ADMIN):
             snap = st.snapshot
             pid = getattr(snap, "producer_id_expiration_ms", {})

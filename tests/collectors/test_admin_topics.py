@@ -19,7 +19,7 @@ from collectors.runner import Store
 def test_a_topic_the_admin_api_did_not_answer_for_is_unknown_with_the_call(fail):
     class Admin:
         def list_topics(self, **_):
-            part = SimpleNamespace(leader=1, replicas=[1])
+            part = SimpleNamespace(leader=1, replicas=[1], isrs=[1])
             topics = {t: SimpleNamespace(error=None, partitions={0: part}) for t in ("a", "b")}
             return SimpleNamespace(topics=topics, brokers={})
 
