@@ -187,6 +187,10 @@ def cases(t: Thresholds) -> list[Case]:
     both("ReplicaMayResurrectDeletes", "critical",
          {sel(out, out_labels): f"1x{n}", sel(out_pid, out_labels): f"0.01x{n}"},
          {sel(out, out_labels): f"{half:g}x{n}", sel(out_pid, out_labels): f"0.5x{n}"})
+    # past its broker's producer.id.expiration.ms alone (the transaction markers it missed): critical too
+    both("ReplicaMayResurrectDeletes", "critical",
+         {sel(out, out_labels): f"0.1x{n}", sel(out_pid, out_labels): f"1x{n}"},
+         {sel(out, out_labels): f"0.1x{n}", sel(out_pid, out_labels): f"0.99x{n}"})
     miss = "kafka_compaction_consumer_group_may_miss_updates"
     needs = {**GROUP, "reason": "below_first_dirty_offset", "latest_value_only": "false"}
     both("ConsumerMayMissUpdates", "info",
