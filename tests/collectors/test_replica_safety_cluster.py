@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -167,7 +168,7 @@ def test_a_follower_down_past_delete_retention_keeps_the_keys_its_leader_deleted
         assert proc.returncode == 0, proc.stdout + proc.stderr
 
         # the follower back: it catches up from its own log end, and never sees the removed tombstones
-        start_node(brokers[follower], cmd, jmx_basic_auth=bool(kafka_cluster.jmx_username))
+        brokers[follower] = start_node(brokers[follower], cmd, jmx_basic_auth=bool(kafka_cluster.jmx_username))
         cmd = None
         wait_whole(kafka_cluster)
         lead = read_keys(leader_dir)
@@ -187,6 +188,19 @@ def test_a_follower_down_past_delete_retention_keeps_the_keys_its_leader_deleted
         assert col.runner.refresh_all()
         assert col.registry.get_sample_value(M.P_REPLICA_OUT_SECONDS, labels) is None
         print(found.explain(topic, 0, str(leader), str(follower)), file=sys.stderr)
+
+        # the runbook's fix, as Kafka does it: the follower stopped, its folder of the partition deleted, started
+        # again: the broker makes the replica anew and fetches it whole from the leader; nothing comes back
+        cmd = stop_node(brokers[follower])
+        wait_for(lambda: follower not in isr()[1], 60, f"broker {follower} out of the ISR of {topic} again")
+        shutil.rmtree(partition_dir(brokers[follower].log_dir, topic))
+        start_node(brokers[follower], cmd, jmx_basic_auth=bool(kafka_cluster.jmx_username))
+        cmd = None
+        wait_whole(kafka_cluster)
+        rebuilt = wait_for(lambda: (r := read_keys(partition_dir(brokers[follower].log_dir, topic))).log_end
+                           >= lead.log_end and r, 60, f"broker {follower}'s copy of {topic} fetched again")
+        assert resurrected(read_keys(leader_dir).latest, rebuilt.latest).keys == ()
+        assert not any(k in rebuilt.latest for k in deleted)
         print(f"replica safety on the cluster: {time.monotonic() - started:.0f} s", file=sys.stderr)
     finally:
         col.close()
