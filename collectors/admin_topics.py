@@ -1,8 +1,9 @@
 """The admin source's topics refresh: which topics are compacted and their effective configs
 (describe_configs on each listed topic), each compacted partition's offsets (earliest, log end, and the
-leader's last stable offset: ListOffsets at READ_COMMITTED), its replicas, and each broker's configs
-(describe_configs on its BROKER resource): ``transaction.max.timeout.ms`` (the largest of them) and the
-log cleaner's settings (``log.cleaner.threads``, ...).
+leader's last stable offset: ListOffsets at READ_COMMITTED), its replicas and ISR (the replicas out of it
+tracked across refreshes: ``collectors.replica_tracking``), and each broker's configs (describe_configs on
+its BROKER resource): ``transaction.max.timeout.ms`` (the largest of them), ``producer.id.expiration.ms``
+and the log cleaner's settings (``log.cleaner.threads``, ...).
 
 Up only when it got what it asked for (``collectors.admin``): every topic's describe_configs failing, or
 every partition's latest offset, raises (the source is down); some failing makes those topics unknown in
