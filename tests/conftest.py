@@ -1,6 +1,8 @@
 """Shared fixtures: one real Kafka broker for the whole session, record segments made at test time
 (tests/recordfixtures.py), Spark sessions, and the seed of each
-test's random inputs. Also the rule for the ``slow`` marker (``pytest -m "not slow"`` runs the rest).
+test's random inputs. Also the test tiers: the ``slow`` marker put by tests/tiers.py's rule on every test
+that starts a process, a broker, Spark or a server (``pytest -m "not slow"``, ``./dev test fast``, runs
+the rest in well under a minute), and the fast tier's guard against a process the rule did not see.
 
 Helpers the tests share live beside this file: kafkatools.py (topics, writing rounds, copying a
 partition, waiting for the cleaner), waiting.py (``wait_for``), dumpcompare.py (kafka-dump-log).
@@ -23,6 +25,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+import tiers  # noqa: E402  (beside this file)
+
 ARTIFACTS = ROOT / "test-artifacts"
 
 # Every Spark driver the tests start (the session's, each `compaction-monitor audit` subprocess, the
@@ -31,22 +35,38 @@ ARTIFACTS = ROOT / "test-artifacts"
 # spark-submit passes SPARK_SUBMIT_OPTS to the driver's JVM; one set by the caller is kept as it is.
 os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1")
 
-# Tests that use these fixtures start or drive a JVM (the broker, Spark): marked slow automatically.
-SLOW_FIXTURES = {"kafka", "kafka_admin", "kafka_cluster", "kafka_cleaner_off", "spark", "spark_kafka",
-                 "spark_standalone", "s3_server", "audit_reference"}
-
 
 def pytest_collection_modifyitems(config, items):
-    """The ``slow`` rule: every test that uses the broker or Spark, plus those marked by hand (the ones
-    that run a Kafka tool or start a broker of their own). Tests on the broker also get ``kafka``."""
+    """The ``slow`` rule (tests/tiers.py says what makes a test slow and why): applied to every test, so a
+    new test lands in its tier without a mark. Tests on the session's broker also get ``kafka``."""
+    rule = tiers.Rule()
     for item in items:
         used = set(getattr(item, "fixturenames", ()))
-        if used & SLOW_FIXTURES:
-            item.add_marker(pytest.mark.slow)
+        if item.get_closest_marker("slow") is None:
+            why = tiers.why_slow(item, rule)
+            if why:
+                item.add_marker(pytest.mark.slow(reason=why))
         if used & {"kafka", "kafka_admin"}:
             item.add_marker(pytest.mark.kafka)
     users = [item.nodeid for item in items if "kafka_cleaner_off" in getattr(item, "fixturenames", ())]
     config.stash[_cleaner_off_last] = users[-1] if users else None
+
+
+@pytest.fixture(autouse=True)
+def _no_process_in_the_fast_tier(request):
+    """The fast tier's guard: a test not marked slow that starts a process (itself or through a fixture, in
+    any thread) fails, naming what it ran. The rule (tests/tiers.py) marks what it can see; this catches
+    what it cannot (a process started behind a method call or a function chosen at run time): mark that
+    test ``@pytest.mark.slow  # why``. In every run, so the whole suite (CI) fails on it too."""
+    if request.node.get_closest_marker("slow") is not None:
+        yield
+        return
+    with tiers.processes_started() as started:
+        yield
+    if started:
+        pytest.fail(f"{request.node.nodeid} is in the fast tier (not marked slow) and started "
+                    f"{len(started)} process(es): {'; '.join(started[:3])}. A process belongs to the slow tier: "
+                    f"mark the test @pytest.mark.slow (tests/tiers.py says why)", pytrace=False)
 
 
 _cleaner_off_last = pytest.StashKey[str | None]()

@@ -5,8 +5,10 @@ cleared first, so a developer's own environment cannot leak into a test)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from streamlit.testing.v1 import AppTest
+if TYPE_CHECKING:
+    from streamlit.testing.v1 import AppTest
 
 VIEWS = Path(__file__).resolve().parents[1] / "dashboards" / "views"
 SETTINGS = ("CONFIG", "PROMETHEUS_URL", "COLLECTOR_URL", "AUDIT_DIR")  # COMPACTION_MONITOR_<name>
@@ -15,6 +17,8 @@ SETTINGS = ("CONFIG", "PROMETHEUS_URL", "COLLECTOR_URL", "AUDIT_DIR")  # COMPACT
 def page(name: str, monkeypatch, **env) -> AppTest:
     """The page ``dashboards/views/<name>.py`` run once, with ``env`` as its settings (``audit_dir=...``
     sets COMPACTION_MONITOR_AUDIT_DIR); it must run without an exception."""
+    from streamlit.testing.v1 import AppTest  # here, not at the top: collecting the fast tier skips its 0.4 s
+
     monkeypatch.setenv("COMPACTION_MONITOR_NO_AUTOREFRESH", "1")
     for var in SETTINGS:
         monkeypatch.delenv(f"COMPACTION_MONITOR_{var}", raising=False)

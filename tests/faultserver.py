@@ -123,7 +123,8 @@ class FaultServer:
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/metrics"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        # polled every 0.05 s, not socketserver's 0.5: close() (shutdown) waits for the poll, in every test
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     def set_mode(self, mode: str):
         assert mode in MODES, mode

@@ -112,7 +112,7 @@ def test_a_plain_http_server_is_not_taken_for_tls(fs):
 MEASURE = r"""
 import json, resource, sys
 from boundedhttp import FetchError, get
-url, cap = sys.argv[1], int(sys.argv[2])
+url, cap, deadline = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 get(url.replace("/metrics", "/warmup"), deadline=10, max_bytes=cap)  # imports and buffers paid for first
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print("ready", flush=True)
@@ -120,7 +120,7 @@ sys.stdin.readline()  # the test has switched the server to the fault
 kinds = []
 for _ in range(3):
     try:
-        get(url, deadline=5, max_bytes=cap)
+        get(url, deadline=deadline, max_bytes=cap)
         kinds.append("ok")
     except FetchError as exc:
         kinds.append(exc.kind)
@@ -128,14 +128,16 @@ print(json.dumps({"before": before, "kinds": kinds, "growth_kib": resource.getru
 """
 
 
-@pytest.mark.parametrize("mode, kind", [("endless", "too_large"), ("drip", "deadline"), ("bomb", "ok")])
-def test_memory_stays_bounded_by_the_cap(fs, mode, kind):
+# the drip's deadline is 1 s, not 5: a byte every 0.05 s grows nothing, and three fetches waited 15 s
+@pytest.mark.parametrize("mode, kind, deadline",
+                         [("endless", "too_large", 5), ("drip", "deadline", 1), ("bomb", "ok", 5)])
+def test_memory_stays_bounded_by_the_cap(fs, mode, kind, deadline):
     """Three fetches of an endless page, a drip and a 256 MiB gzip bomb with a 32 MiB cap: the fetching
     process's peak RSS grows by less than 192 MiB (the body and its join are two caps; an unbounded
     read of the endless page grows by gigabytes within the 5 s deadline, an inflated bomb by 256 MiB)."""
     cap = 32 << 20
     fs.set_mode("ok")
-    proc = subprocess.Popen([sys.executable, "-c", MEASURE, fs.url, str(cap)], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-c", MEASURE, fs.url, str(cap), str(deadline)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "ready", proc.stderr.read()  # the warm-up fetch was served "ok"

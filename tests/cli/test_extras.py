@@ -18,6 +18,7 @@ from cli import extras
 HEAVY = sorted(set(extras.EXTRAS["all"]))
 
 
+@pytest.mark.slow  # reads the metadata of every installed distribution
 def test_extras_name_the_modules_pyproject_installs():
     for extra in ("audit", "dashboard", "all"):
         assert set(extras.EXTRAS[extra]) == modules(distributions(extra)), extra

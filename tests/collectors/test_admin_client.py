@@ -89,6 +89,7 @@ def test_librdkafka_drops_a_silent_broker_after_the_admin_timeout_unless_the_cli
     assert _client_conf(own, 5)["socket.timeout.ms"] == 30000
 
 
+@pytest.mark.slow  # waits out librdkafka's real timeouts on an address that never answers
 def test_a_result_settled_by_librdkafkas_own_timeout_is_not_lost_to_the_wait():
     """librdkafka settles a request at its request_timeout (a fan-out to every broker with the answers it
     got and an error for each broker that did not answer); waiting only as long lost that race, and the

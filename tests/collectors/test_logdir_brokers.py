@@ -13,6 +13,7 @@ import shutil
 import threading
 import time
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from collectors.app import build
@@ -107,6 +108,7 @@ def _until(check, seconds: float = 20.0):
     return got
 
 
+@pytest.mark.slow  # the runner's threads, waited on over several refreshes
 def test_serving_a_broker_found_later_is_read_on_its_own_thread_and_one_gone_stops(tmp_path):
     """The same, the runner serving (each source on its own thread): the source added for broker 1 refreshes
     by itself, the no-broker source it replaces stops, and the no-broker one is back once broker 1 is gone."""

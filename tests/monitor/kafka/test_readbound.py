@@ -154,6 +154,7 @@ def _big_records(offset: int, n: int, value_bytes: int, seed: int = 35) -> list[
                 rnd.randbytes(value_bytes // 2) + b"v" * (value_bytes - value_bytes // 2)) for i in range(n)]
 
 
+@pytest.mark.slow  # several MiB of random values built, compressed and decoded per codec
 @pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
 def test_a_batch_of_several_mib_decodes_exactly(tmp_path, codec):
     """A 6 MiB batch (three 2 MiB records; Kafka takes it with max.message.bytes raised past 1 MiB),

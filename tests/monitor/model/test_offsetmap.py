@@ -20,7 +20,7 @@ def puts(n: int, seed: int = 1):
     return h, np.arange(n, dtype=np.int64) * 3
 
 
-@pytest.mark.parametrize("n", [0, 1, 7, 5000, 300_000])
+@pytest.mark.parametrize("n", [0, 1, 7, 5000, pytest.param(300_000, marks=pytest.mark.slow)])  # 300,000 keys: ~1 s
 def test_the_table_answers_as_a_dict_of_the_last_offsets(n):
     h, o = puts(n)
     m = OffsetMap()

@@ -165,6 +165,7 @@ ODD = [None, True, -1, 0, 2**63, 1.5, math.inf, -math.inf, math.nan, "", "x", "h
        {"a": 1}, {1: "a"}]
 
 
+@pytest.mark.slow  # every place in a full config times every odd shape: thousands of parses
 def test_no_shape_anywhere_escapes_as_another_exception():
     """Every place in a full config, replaced by every odd shape: a Config or a ConfigError, never
     another exception; and what parses has the types the dataclasses declare."""
