@@ -244,3 +244,4 @@ def observed_writes(segments: list[tuple], first_dirty: int) -> Writes:
                       f"the uncleaned tail spans {max(span, 0)} ms of writes (under {MIN_SPAN_MS} ms): too "
                       "short to tell a steady rate")
     return Writes(size / (span / 1000.0), size, offsets, span)
+
