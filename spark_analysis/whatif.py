@@ -75,7 +75,7 @@ def whatif_rows(facts: list[dict], rows: list[dict], inputs) -> list[dict]:
         rate = sum(o.write_bytes_per_second for o in known) if len(known) == len(obs) else None
         live = sum(o.live_bytes for o in known) if len(known) == len(obs) else None
         for t in topic_outcomes(obs, base):
-            s = base if t.setting == CURRENT else base.with_value(t.setting, t.value)
+            s = t.settings
             out.append({"topic": topic, "setting": t.setting, "value": None if t.setting == CURRENT else t.value,
                         "partitions": len(mine), "min_cleanable_dirty_ratio": s.min_cleanable_dirty_ratio,
                         "segment_ms": s.segment_ms, "segment_bytes": s.segment_bytes,

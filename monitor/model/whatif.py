@@ -186,6 +186,7 @@ class TopicOutcome:
     read_bytes_per_day: float | None
     written_bytes_per_day: float | None
     unknown_reason: str | None
+    settings: Settings | None = None  # the values the row was figured with
 
 
 _SUMMED = ("size_bytes", "peak_bytes", "cleans_per_day", "read_bytes_per_day", "written_bytes_per_day")
@@ -202,7 +203,7 @@ def topic_outcomes(partitions: list[Observed], current: Settings) -> list[TopicO
             vals = [getattr(o, k) for o in per]
             sums[k] = None if not per or any(x is None for x in vals) else float(sum(vals))
         reason = "; ".join(reasons) if reasons else (None if per else "no partition audited")
-        out.append(TopicOutcome(v.setting, v.value, unknown_reason=reason, **sums))
+        out.append(TopicOutcome(v.setting, v.value, unknown_reason=reason, settings=v.settings, **sums))
     return out
 
 
