@@ -70,3 +70,17 @@ def test_the_report_section_has_the_assumptions_a_chart_and_the_table():
     assert "min.cleanable.dirty.ratio 0.25" in out and "segment.ms 2 min" in out
     assert "write rate unknown" in out and "<td>unknown</td>" in out  # topic u: the records path
     assert "before the what-if table" in whatif_html(None)
+
+
+def test_a_topic_whose_config_is_unknown_has_its_rows_unknown_with_the_reason():
+    from monitor.model.topicconfig import REFUSED, AdminRefusal
+
+    refusal = AdminRefusal(REFUSED, "no DescribeConfigs on TOPIC t")
+
+    class Refused:
+        def effective(self, topic):
+            return effective_config(topic, compacted=True, refusal=refusal)
+
+    rows = whatif_rows([FACTS], [ROW], Refused())
+    assert rows and all(r["size_bytes"] is None and r["cleans_per_day"] is None for r in rows)
+    assert "delete.retention.ms" in rows[0]["unknown_reason"] and refusal.text in rows[0]["unknown_reason"]
