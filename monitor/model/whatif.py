@@ -14,7 +14,8 @@ change costs follows from a few of Kafka's rules once the write rate and the liv
   first, so it holds ``S = min(segment.bytes, W * segment.ms)`` at the write rate ``W``. The cleaner
   takes the log at the k-th roll since its last clean, ``k = floor(r / (1 - r) * C / S) + 1`` (the
   smallest k with ``k S / (C + k S) > r``), C the clean section, and within ``log.cleaner.backoff.ms``
-  of it (it looks again that often when idle: half of it on average).
+  of it (it looks again that often when idle). That delay is at both ends of an interval, so cleans come
+  every k rolls; only when rolls come faster than the cleaner looks does it add to the interval.
 * **What a clean reads and writes** (``Cleaner.doClean``): the offset map is built over the dirty
   section (read once), then every segment from the log start to the end of the dirty section is copied
   (``cleanSegments``: the clean section and the dirty one read again, what is kept written). In a steady
@@ -126,12 +127,18 @@ def steady(obs: Observed, s: Settings) -> Outcome:
                        "never cleaned at min.cleanable.dirty.ratio 1 (unless max.compaction.lag.ms forces it): "
                        "the log grows by every write")
     backoff = obs.backoff_ms / 1000.0
+    roll = seg / w  # seconds between rolls
+    # a clean takes the log up to its active segment, which began ``phase`` before the clean: the pickup
+    # delay (up to the backoff) counts at both ends of an interval, unless rolls come faster than the
+    # cleaner looks, and then the roll before each clean is a uniform phase back
+    phase = min(backoff, roll) / 2.0
+    late = max(0.0, backoff - roll) / 2.0
     tomb_rate = w * max(0.0, min(obs.tombstone_share, 1.0))
     tombs = 0.0
     for _ in range(_FIXED_POINT_ROUNDS):  # the clean section holds the tombstones, whose stay is one interval
         clean = obs.live_bytes + tombs
         k = segments_to_clean(s.min_cleanable_dirty_ratio, clean, seg)
-        interval = k * seg / w + backoff / 2.0
+        interval = k * roll + late
         nxt = tomb_rate * (s.delete_retention_ms / 1000.0 + interval)
         if abs(nxt - tombs) <= 1e-9 * max(1.0, nxt):
             tombs = nxt
@@ -139,11 +146,12 @@ def steady(obs: Observed, s: Settings) -> Outcome:
         tombs = nxt
     clean = obs.live_bytes + tombs
     k = segments_to_clean(s.min_cleanable_dirty_ratio, clean, seg)
-    interval = k * seg / w + backoff / 2.0
+    interval = k * roll + late
     dirty = w * interval  # written in one interval: what each clean takes in
     cleans = DAY_SECONDS / interval
-    size = clean + k * seg / 2.0 + w * backoff / 2.0  # closed dirty from 0 to k segments, the active half full
-    peak = clean + k * seg + seg + w * backoff
+    # above the clean section: every byte written since the roll before the last clean
+    size = clean + w * (phase + interval / 2.0)
+    peak = clean + k * seg + w * backoff
     return Outcome(size, peak, cleans, cleans * (clean + 2.0 * dirty), cleans * clean, interval, seg, tombs)
 
 

@@ -6,9 +6,10 @@ mean size under ratio B. Then the topic's ratio is set to B through the admin AP
 the broker's own cleans (``log-cleaner.log``) and the partition folder's size are measured against the
 prediction.
 
-Tolerances: the clean interval within 30 % (the cleaner looks again every log.cleaner.backoff.ms, 500 ms
-here, and shares its thread with other tests' topics on the session broker), the mean size within 25 %
-(segments roll on the first batch past segment.ms, and the active segment is sampled, not integrated).
+Tolerances: the clean interval within 30 % (three intervals; the cleaner looks again every
+log.cleaner.backoff.ms, 500 ms here, and shares its thread with other tests' topics on the session
+broker: runs measured 1.95-2.27 s against 2.00 s), the mean size within 15 % (segments roll on the first
+batch past segment.ms; runs measured 4-6 % above the prediction).
 A model that ignored the ratio (A's interval, some 2.8 times B's) fails it."""
 
 from __future__ import annotations
@@ -170,4 +171,4 @@ def test_ratio_change_measured_against_the_prediction(kafka, tmp_path):
               f"mean size predicted {at_b.size_bytes:,.0f} B, measured {measured_size:,.0f} B")
     print(report)
     assert measured_interval == pytest.approx(at_b.clean_interval_seconds, rel=0.30), report
-    assert measured_size == pytest.approx(at_b.size_bytes, rel=0.25), report
+    assert measured_size == pytest.approx(at_b.size_bytes, rel=0.15), report

@@ -26,8 +26,8 @@ def test_cycle_by_hand():
     assert o.segment_bytes == 50_000
     assert o.clean_interval_seconds == pytest.approx(6.0)
     assert o.cleans_per_day == pytest.approx(DAY_SECONDS / 6)
-    assert o.size_bytes == pytest.approx(250_000 + 6 * 50_000 / 2)
-    assert o.peak_bytes == pytest.approx(250_000 + 7 * 50_000)
+    assert o.size_bytes == pytest.approx(250_000 + 6 * 50_000 / 2)  # the writes since the last clean, on average
+    assert o.peak_bytes == pytest.approx(250_000 + 6 * 50_000)
     # each clean reads the clean section once and the dirty one twice (offset map, then copy), writes the clean
     assert o.read_bytes_per_day == pytest.approx(o.cleans_per_day * (250_000 + 2 * 300_000))
     assert o.written_bytes_per_day == pytest.approx(o.cleans_per_day * 250_000)
@@ -59,10 +59,16 @@ def test_tombstones_stay_delete_retention_plus_an_interval():
     assert steady(OBS, BASE).tombstone_bytes == 0
 
 
-def test_backoff_delays_the_clean():
+def test_the_backoff_delays_both_ends_of_an_interval_unless_rolls_come_faster():
+    # rolls every 1 s, the cleaner looks every 0.5 s: a clean every 6 rolls, the log half a look bigger
+    looks = steady(Observed(50_000.0, 250_000.0, backoff_ms=500), BASE)
+    assert looks.clean_interval_seconds == pytest.approx(6.0)
+    assert looks.size_bytes == pytest.approx(250_000 + 50_000 * (0.25 + 3.0))
+    # the cleaner looks every 15 s: rolls are a uniform phase before each clean, the interval longer by
+    # half the backoff less half a roll
     slow = steady(Observed(50_000.0, 250_000.0, backoff_ms=15_000), BASE)
-    assert slow.clean_interval_seconds == pytest.approx(6.0 + 7.5)
-    assert slow.size_bytes > steady(OBS, BASE).size_bytes
+    assert slow.clean_interval_seconds == pytest.approx(6.0 + 7.0)
+    assert slow.size_bytes > looks.size_bytes > steady(OBS, BASE).size_bytes
 
 
 def test_unknown_write_rate_is_unknown_never_zero():
