@@ -68,6 +68,11 @@ class QueueLog:
     write_rate: float | None = None  # bytes/s; None: unknown (counted as no writes, and said)
     uncleanable: str | None = None  # why the cleaner skips it (log-cleaner.log marked it)
     unknown: str | None = None  # why its inputs are unknown (its config)
+    # dirty bytes min.compaction.lag.ms holds back, and when they all become cleanable (the newest held
+    # segment's largest timestamp + the lag: LogCleanerManager.cleanableOffsets holds a segment while
+    # ``largestTimestamp > now - min.compaction.lag.ms``)
+    held_bytes: int = 0
+    held_until_ms: int | None = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -148,8 +153,12 @@ def from_state(state, config, write_rate: float | None = None, *, uncleanable: s
     due = None
     if lag is not None and state.first_dirty_timestamp is not None:
         due = state.first_dirty_timestamp + lag
+    held, until = 0, None
+    if state.uncleanable_reason == "min_compaction_lag" and state.dirty_largest_timestamp is not None:
+        held = state.not_yet_cleanable_split()["min_compaction_lag"]
+        until = state.dirty_largest_timestamp + config.min_compaction_lag_ms if held else None
     return QueueLog(state.topic, state.partition, state.clean_bytes, state.cleanable_bytes,
-                    state.min_cleanable_dirty_ratio, due, lag, write_rate, uncleanable, unknown)
+                    state.min_cleanable_dirty_ratio, due, lag, write_rate, uncleanable, unknown, held, until)
 
 
 @dataclass
@@ -160,11 +169,14 @@ class _Log:
     since_ms: float  # when ``dirty`` was counted (writes add from then on)
     due_ms: float | None
     rate: float
+    held: float = 0.0
+    held_until: float | None = None
     running: bool = False
     first: tuple | None = None  # (start, end or None, position)
 
     def dirty_at(self, t: float) -> float:
-        return self.dirty + self.rate * max(t - self.since_ms, 0) / 1000.0
+        released = self.held if self.held_until is not None and t >= self.held_until else 0.0
+        return self.dirty + released + self.rate * max(t - self.since_ms, 0) / 1000.0
 
     def ratio_at(self, t: float) -> float:
         d = self.dirty_at(t)
@@ -180,19 +192,24 @@ class _Log:
         return (self.due_ms is not None and t > self.due_ms and d > 0) or self.ratio_at(t) > self.q.min_ratio
 
     def offered_from(self, t: float) -> float | None:
-        """The earliest time >= t at which the log is offered, None if never (no writes, no deadline)."""
-        if self.offered_at(t):
-            return t
-        options = []
-        if self.due_ms is not None and (self.dirty_at(t) > 0 or self.rate > 0):
-            options.append(max(self.due_ms, t) + 1)  # strictly past it (and a write there, at a rate > 0)
+        """The earliest time >= t at which the log is offered, None if never (no writes, no deadline, no
+        held bytes to come). Offered stays offered until a clean (dirty bytes only grow, a deadline
+        stays passed), so the first candidate that is offered is the answer: now, the release of the
+        held bytes, just past the deadline, or where writes take the ratio past the minimum from one
+        of those (``(d + r x) / (c + d + r x) > m``  <=>  ``r x > (m (c + d) - d) / (1 - m)``)."""
+        points = [t]
+        if self.held and self.held_until is not None and self.held_until > t:
+            points.append(self.held_until)
+        if self.due_ms is not None and (self.dirty_at(t) > 0 or self.rate > 0 or self.held):
+            points.append(max(self.due_ms, t) + 1)  # strictly past it
         m = self.q.min_ratio
         if self.rate > 0 and m < 1:
-            # (d + r x) / (c + d + r x) > m  <=>  r x > (m (c + d) - d) / (1 - m)
-            need = (m * (self.clean + self.dirty) - self.dirty) / (1 - m)
-            x = self.since_ms + max(need, 0) / self.rate * 1000.0
-            options.append(max(x, t) + 1)
-        return min(options) if options else None
+            for base in list(points):
+                d = self.dirty_at(base)
+                need = (m * (self.clean + d) - d) / (1 - m)
+                points.append(base + max(need, 0) / self.rate * 1000.0 + 1)
+        ok = [x for x in points if x >= t and self.offered_at(x)]
+        return min(ok) if ok else None
 
 
 def _settings_problem(p: CleanerQueueParams) -> str | None:
@@ -226,7 +243,8 @@ def forecast(logs: list[QueueLog], p: CleanerQueueParams, now_ms: int) -> QueueF
                                       f"marked uncleanable: the cleaner skips it until the broker restarts ({q.uncleanable})",
                                       UNCLEANABLE)
     state = [_Log(q, float(q.clean_bytes), float(q.cleanable_bytes), float(now_ms),
-                  None if q.due_ms is None else float(q.due_ms), q.write_rate or 0.0)
+                  None if q.due_ms is None else float(q.due_ms), q.write_rate or 0.0, float(q.held_bytes),
+                  None if q.held_until_ms is None else float(q.held_until_ms))
              for q in logs if not q.uncleanable]
     ordered = _run(state, p, throttle, now_ms)
     drain_ms, drain_reason = ordered
@@ -293,6 +311,8 @@ def _run(state: list[_Log], p: CleanerQueueParams, throttle: float | None, now_m
                 continue
             s = max(offered, key=lambda s: s.ratio_at(t))  # LogToClean.compareTo: the ratio alone
             dirty = s.dirty_at(t)
+            if s.held_until is not None and t >= s.held_until:
+                s.held, s.held_until = 0.0, None  # released, and in this clean
             s.running, s.dirty, s.since_ms = True, 0.0, t
             th.log, th.left = s, s.clean + dirty
             s.clean += dirty  # a clean keeps the log's size (assumed)

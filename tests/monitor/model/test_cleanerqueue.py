@@ -125,8 +125,25 @@ def test_writes_that_outrun_the_cleaner_never_drain():
 
 def test_from_state_takes_the_deadline_from_the_oldest_dirty_batch():
     st = SimpleNamespace(topic="t", partition=4, clean_bytes=10, cleanable_bytes=20, min_cleanable_dirty_ratio=0.5,
-                         first_dirty_timestamp=NOW - 1000)
+                         first_dirty_timestamp=NOW - 1000, uncleanable_reason="active_segment",
+                         dirty_largest_timestamp=None)
     q = from_state(st, TopicConfig(cleanup_policy=("compact",), max_compaction_lag_ms=60_000), 12.5)
     assert (q.due_ms, q.lag_ms, q.write_rate, q.cleanable_bytes) == (NOW + 59_000, 60_000, 12.5, 20)
     q = from_state(st, TopicConfig(cleanup_policy=("compact",), max_compaction_lag_ms=LONG_MAX))
     assert (q.due_ms, q.lag_ms) == (None, None)
+
+
+def test_bytes_held_by_min_compaction_lag_join_the_queue_when_released():
+    # ratio 0 now; 3000 B held until 20 s from now: then 3000 / 4000 = 0.75, offered at the next wake-up
+    # (back-off 15 s: 0, 15000, 30000), 4000 B at 1000 B/s
+    f = forecast([log(0, 1000, 0, 0.5, held_bytes=3000, held_until_ms=NOW + 20_000)], params(), NOW)
+    assert starts(f) == {0: (30_000, 34_000)}
+    assert f.drain_seconds == 0.0  # nothing is eligible now: the backlog is empty until they are released
+
+
+def test_from_state_counts_the_bytes_min_compaction_lag_holds():
+    st = SimpleNamespace(topic="t", partition=0, clean_bytes=10, cleanable_bytes=0, min_cleanable_dirty_ratio=0.5,
+                         first_dirty_timestamp=None, uncleanable_reason="min_compaction_lag",
+                         dirty_largest_timestamp=NOW - 1000, not_yet_cleanable_split=lambda: {"min_compaction_lag": 70})
+    q = from_state(st, TopicConfig(cleanup_policy=("compact",), min_compaction_lag_ms=60_000))
+    assert (q.held_bytes, q.held_until_ms) == (70, NOW + 59_000)
