@@ -42,7 +42,7 @@ config is unknown (its place in the queue cannot be told, so no one's can).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from monitor.model.topicconfig import LONG_MAX, no_throttle
 
@@ -129,7 +129,9 @@ class QueueForecast:
 
     now_ms: int
     cleans: dict  # (topic, partition) -> NextClean
-    drain_ms: int | None  # when no log is eligible and every thread is idle; None: unknown (``drain_reason``)
+    # when the backlog is worked off: every thread idle, no log offered, and none that bytes already written
+    # will make offered (held bytes, a deadline); None: unknown (``drain_reason``)
+    drain_ms: int | None
     drain_reason: str
     basis: str  # the settings and assumptions the forecast was made with
 
@@ -210,6 +212,12 @@ class _Log:
                 points.append(base + max(need, 0) / self.rate * 1000.0 + 1)
         ok = [x for x in points if x >= t and self.offered_at(x)]
         return min(ok) if ok else None
+
+
+    def backlog_ahead(self, t: float) -> bool:
+        """Whether bytes already written will make the log offered after ``t`` (held bytes released, a
+        deadline passing): the backlog, as against the work new writes bring."""
+        return replace(self, rate=0.0).offered_from(t) is not None
 
 
 def _settings_problem(p: CleanerQueueParams) -> str | None:
@@ -322,7 +330,7 @@ def _run(state: list[_Log], p: CleanerQueueParams, throttle: float | None, now_m
                 position += 1
                 s.first = (t, None, position)
         busy = [th for th in threads if th.log is not None]
-        if not busy and drain is None and not any(s.offered_at(t) for s in state):
+        if not busy and drain is None and not any(s.offered_at(t) or s.backlog_ahead(t) for s in state):
             drain = t
         if all(s.first is not None and s.first[1] is not None for s in state) and drain is not None:
             break
@@ -361,4 +369,5 @@ def _run(state: list[_Log], p: CleanerQueueParams, throttle: float | None, now_m
     if drain is None:
         return None, (f"the cleaner does not catch up within the {HORIZON_MS // 86_400_000} days forecast: "
                       "writes keep some log eligible")
-    return int(drain), "when no log is eligible and every cleaner thread is idle"
+    return int(drain), ("when no log is offered, none will be by the bytes already written, and every cleaner "
+                        "thread is idle")

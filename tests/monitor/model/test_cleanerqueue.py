@@ -138,7 +138,7 @@ def test_bytes_held_by_min_compaction_lag_join_the_queue_when_released():
     # (back-off 15 s: 0, 15000, 30000), 4000 B at 1000 B/s
     f = forecast([log(0, 1000, 0, 0.5, held_bytes=3000, held_until_ms=NOW + 20_000)], params(), NOW)
     assert starts(f) == {0: (30_000, 34_000)}
-    assert f.drain_seconds == 0.0  # nothing is eligible now: the backlog is empty until they are released
+    assert f.drain_seconds == 34.0  # the held bytes are backlog: written, only held
 
 
 def test_from_state_counts_the_bytes_min_compaction_lag_holds():
