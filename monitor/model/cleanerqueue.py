@@ -49,6 +49,7 @@ from monitor.model.topicconfig import LONG_MAX, no_throttle
 HORIZON_MS = 30 * 86_400_000  # how far ahead the loop is run: a clean later than this is "not within 30 days"
 MAX_STEPS = 200_000  # events simulated at most (each is a grab, an end of a clean or an idle wake-up)
 
+NOT_CAUGHT_UP = "not_caught_up"  # the drain's: writes keep the cleaner busy past the horizon
 # why a partition's next clean has no time (``NextClean.code``)
 NO_THROUGHPUT, NOT_ELIGIBLE_RATE_UNKNOWN, NEVER, BEYOND_HORIZON, BROKER_UNKNOWN, UNCLEANABLE = (
     "no_throughput", "write_rate_unknown", "never_eligible", "beyond_horizon", "broker_unknown", "uncleanable")
@@ -134,6 +135,7 @@ class QueueForecast:
     drain_ms: int | None
     drain_reason: str
     basis: str  # the settings and assumptions the forecast was made with
+    drain_code: str | None = None  # why the drain is unknown: NO_THROUGHPUT, BROKER_UNKNOWN or NOT_CAUGHT_UP
 
     @property
     def drain_seconds(self) -> float | None:
@@ -226,7 +228,7 @@ def _settings_problem(p: CleanerQueueParams) -> str | None:
     if p.unknown:
         return p.unknown
     if p.threads < 1:
-        return f"log.cleaner.threads={p.threads}: no cleaner thread"
+        return f"{p.threads} live cleaner threads (log.cleaner.threads less the dead ones): nothing is cleaned"
     return None
 
 
@@ -244,7 +246,7 @@ def forecast(logs: list[QueueLog], p: CleanerQueueParams, now_ms: int) -> QueueF
         why = broker_bad or f"a partition's place in the queue cannot be told ({config_bad}), so no one's can"
         for q in logs:
             cleans[q.key] = NextClean(q.topic, q.partition, None, None, None, q.due_ms, why, BROKER_UNKNOWN)
-        return QueueForecast(now_ms, cleans, None, why, basis)
+        return QueueForecast(now_ms, cleans, None, why, basis, BROKER_UNKNOWN)
     for q in logs:
         if q.uncleanable:
             cleans[q.key] = NextClean(q.topic, q.partition, None, None, None, q.due_ms,
@@ -256,6 +258,7 @@ def forecast(logs: list[QueueLog], p: CleanerQueueParams, now_ms: int) -> QueueF
              for q in logs if not q.uncleanable]
     ordered = _run(state, p, throttle, now_ms)
     drain_ms, drain_reason = ordered
+    drain_code = NOT_CAUGHT_UP if drain_ms is None else None
     for s in state:
         q = s.q
         if s.first is not None:
@@ -288,7 +291,8 @@ def forecast(logs: list[QueueLog], p: CleanerQueueParams, now_ms: int) -> QueueF
     if p.throughput is None:
         known = p.throughput_basis or "none learned from log-cleaner.log"
         drain_ms, drain_reason = None, f"no cleaner throughput ({known}): how long a clean takes is unknown"
-    return QueueForecast(now_ms, cleans, drain_ms, drain_reason, basis)
+        drain_code = NO_THROUGHPUT
+    return QueueForecast(now_ms, cleans, drain_ms, drain_reason, basis, drain_code)
 
 
 @dataclass(order=True)
