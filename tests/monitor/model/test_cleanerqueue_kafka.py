@@ -17,8 +17,10 @@ the throttle shapes no clean; the shared throttle is checked on hand-built queue
 The error allowed, and why: a start may come up to one ``log.cleaner.backoff.ms`` after the release (the
 thread wakes from its back-off then; the forecast takes the next wake-up on a grid it cannot see, so up to
 one back-off either way), plus the cleans ahead of it, whose durations the learned throughput gives to
-within the spread of Kafka's own cleaning speeds (half of the forecast time, at least a second, on a loaded
-2-core machine). Log4j's timestamp is the end of a clean (recordStats runs after it); its start is that
+within the spread of Kafka's own cleaning speeds on a loaded 2-core machine (``SPREAD`` of the time from the
+release to the forecast end, at least a second: the first round's small cleans ran at 2.8 MB/s in one run,
+8.1 MB/s in another, and the released ones at about 5 MB/s in the first; the errors measured were +0.04 to
++5.9 s, then +0.1 to +1.9 s, forecast later than logged both times). Log4j's timestamp is the end of a clean (recordStats runs after it); its start is that
 minus the clean's seconds."""
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ SHAPE = [(2, 6), (6, 4), (3, 3), (2, 4)]
 HOLD_MS = 600_000  # min.compaction.lag.ms
 RELEASE_IN_MS = 15_000  # from the dirty writes' start to their release: writing, the first cleans, the forecast
 BACKOFF_MS = 500  # localkafka.broker.FAST_CLEANER
+SPREAD = 0.6  # of the forecast time from the release: how far the learned throughput may be off (module docstring)
 
 
 def write(bootstrap, topic, partition, mb, ts, tag):
@@ -120,9 +123,10 @@ def test_the_forecast_order_and_times_against_the_cleaners_own(kafka):
     assert order_logged == [0, 3, 2, 1]  # the ratio's order, not the dirty bytes' (0, then 1 and 3, then 2)
 
     errors = []
+    release = t0 + HOLD_MS
     for p, start, end, _, c in got:
         fc = want[p]
-        allowed = BACKOFF_MS + max(1000.0, 0.5 * (fc.end_ms - now_ms))
+        allowed = BACKOFF_MS + max(1000.0, SPREAD * (fc.end_ms - release))
         errors.append((p, fc.start_ms - start, fc.end_ms - end, allowed))
     report = "; ".join(f"{topic}-{p}: start {ds / 1000:+.2f} s, end {de / 1000:+.2f} s (allowed {a / 1000:.2f} s)"
                        for p, ds, de, a in errors)
@@ -133,4 +137,4 @@ def test_the_forecast_order_and_times_against_the_cleaners_own(kafka):
     drain_at = f.drain_ms
     assert drain_at is not None
     # the drain: the last clean's end, as forecast, against the logged one
-    assert abs(drain_at - max(c[2] for c in got)) <= errors[-1][3], (drain_at, max(c[2] for c in got))
+    assert abs(drain_at - max(c[2] for c in got)) <= max(e[3] for e in errors), (drain_at, max(c[2] for c in got))
