@@ -41,13 +41,17 @@ config is unknown (its place in the queue cannot be told, so no one's can).
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass, field, replace
 
 from monitor.model.topicconfig import LONG_MAX, no_throttle
 
 HORIZON_MS = 30 * 86_400_000  # how far ahead the loop is run: a clean later than this is "not within 30 days"
-MAX_STEPS = 200_000  # events simulated at most (each is a grab, an end of a clean or an idle wake-up)
+# events simulated at most, per log and in all (each is a grab, an end of a clean or an idle wake-up): the loop
+# stops once every log that can be offered has its next clean and the backlog has drained, so this bounds only
+# a queue that writes keep busy (its later cleans of the same logs)
+STEPS_PER_LOG, MIN_STEPS = 20, 1000
 
 NOT_CAUGHT_UP = "not_caught_up"  # the drain's: writes keep the cleaner busy past the horizon
 # why a partition's next clean has no time (``NextClean.code``)
@@ -301,58 +305,89 @@ class _Thread:
     ident: int = field(compare=True)
     log: _Log | None = field(default=None, compare=False)
     left: float = field(default=0.0, compare=False)  # bytes of its clean still to process
+    index: int = field(default=-1, compare=False)  # its log's index
 
 
 def _run(state: list[_Log], p: CleanerQueueParams, throttle: float | None, now_ms: int):
     """The loop; sets each log's ``first`` clean. Returns (drain time or None, reason). Without a
-    throughput the order of the first cleans that start at once is still found (one round)."""
+    throughput the order of the first cleans that start at once is still found (one round).
+
+    Cost: the logs not offered wait in a heap by the time they will be (offered stays offered until a
+    clean, so that time holds until the log is taken); a thread picks among the offered ones only."""
     rate1 = p.throughput
     threads = [_Thread(float(now_ms), i) for i in range(p.threads)]
     horizon = now_ms + HORIZON_MS
     t = float(now_ms)
     position = 0
     drain = None
-    for _ in range(MAX_STEPS):
+    heap: list = []  # (when offered, version, index) of the logs not offered yet
+    version = [0] * len(state)
+    pool: dict = {}  # index -> log: offered, not running
+    pending: set = set()  # logs that bytes already written will get offered (the backlog)
+
+    def push(i: int, at: float) -> None:
+        s = state[i]
+        when = s.offered_from(at)
+        if when is not None:
+            heapq.heappush(heap, (when, version[i], i))
+            if s.backlog_ahead(at):
+                pending.add(i)
+
+    for i in range(len(state)):
+        push(i, t)
+    waiting = {i for _, _, i in heap}  # the logs that will be offered some time: each needs its next clean
+
+    def top() -> float | None:
+        while heap and (heap[0][1] != version[heap[0][2]] or state[heap[0][2]].running):
+            heapq.heappop(heap)
+        return heap[0][0] if heap else None
+
+    for _ in range(STEPS_PER_LOG * len(state) + MIN_STEPS):
+        while (at := top()) is not None and at <= t:
+            _, _, i = heapq.heappop(heap)
+            pool[i] = state[i]
         # every idle thread due to ask for work asks, in turn (each takes the filthiest log left)
         for th in sorted(threads):
             if th.log is not None or th.free_at > t:
                 continue
-            offered = [s for s in state if not s.running and s.offered_at(t)]
-            if not offered:
+            if not pool:
                 th.free_at = t + p.backoff_ms
                 continue
-            s = max(offered, key=lambda s: s.ratio_at(t))  # LogToClean.compareTo: the ratio alone
+            i = max(pool, key=lambda i: pool[i].ratio_at(t))  # LogToClean.compareTo: the ratio alone
+            s = pool.pop(i)
+            version[i] += 1
+            pending.discard(i)
             dirty = s.dirty_at(t)
             if s.held_until is not None and t >= s.held_until:
                 s.held, s.held_until = 0.0, None  # released, and in this clean
             s.running, s.dirty, s.since_ms = True, 0.0, t
-            th.log, th.left = s, s.clean + dirty
+            th.log, th.left, th.index = s, s.clean + dirty, i
             s.clean += dirty  # a clean keeps the log's size (assumed)
             # deadline after it: the first write after the clean's end offset (taken now) + the lag
             s.due_ms = (t + s.q.lag_ms) if (s.q.lag_ms is not None and s.rate > 0) else None
             if s.first is None:
                 position += 1
                 s.first = (t, None, position)
+                waiting.discard(i)
         busy = [th for th in threads if th.log is not None]
-        if not busy and drain is None and not any(s.offered_at(t) or s.backlog_ahead(t) for s in state):
+        if not busy and drain is None and not pool and not pending:
             drain = t
-        if all(s.first is not None and s.first[1] is not None for s in state) and drain is not None:
+        if drain is not None and not waiting and all(th.log is None or th.log.first[1] is not None
+                                                     for th in threads):
             break
         if rate1 is None:  # no durations: the first round's order is all that can be told
             return None, "no cleaner throughput"
         each = min(rate1, throttle / len(busy)) if (throttle and busy) else rate1
         ends = [t + th.left / each * 1000.0 for th in busy]
         wakes = []
+        nxt = t if pool else top()
         for th in threads:
-            if th.log is None:
-                nxt = min((x for s in state if not s.running for x in [s.offered_from(th.free_at)] if x is not None),
-                          default=None)
-                if nxt is not None:  # the first back-off wake-up at or after it
-                    if p.backoff_ms > 0:
-                        wakes.append(th.free_at + max(math.ceil((nxt - th.free_at) / p.backoff_ms), 0) * p.backoff_ms)
-                    else:
-                        wakes.append(max(nxt, th.free_at))
-                    th.free_at = wakes[-1]
+            if th.log is None and nxt is not None:  # the first back-off wake-up at or after it
+                if p.backoff_ms > 0:
+                    th.free_at += max(math.ceil((nxt - th.free_at) / p.backoff_ms), 0) * p.backoff_ms
+                else:
+                    th.free_at = max(nxt, th.free_at)
+                wakes.append(th.free_at)
         candidates = ends + wakes
         if not candidates:
             if drain is None:
@@ -369,9 +404,10 @@ def _run(state: list[_Log], p: CleanerQueueParams, throttle: float | None, now_m
                 if s.first is not None and s.first[1] is None:
                     s.first = (s.first[0], nt, s.first[2])
                 th.log, th.left, th.free_at = None, 0.0, nt
+                push(th.index, nt)
         t = nt
     if drain is None:
-        return None, (f"the cleaner does not catch up within the {HORIZON_MS // 86_400_000} days forecast: "
-                      "writes keep some log eligible")
+        return None, (f"the cleaner does not catch up within the {HORIZON_MS // 86_400_000} days forecast, or "
+                      f"{STEPS_PER_LOG} cleans a partition: writes keep some log eligible")
     return int(drain), ("when no log is offered, none will be by the bytes already written, and every cleaner "
                         "thread is idle")
