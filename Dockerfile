@@ -1,6 +1,6 @@
-# Two images from one file (README "Install"):
+# Two images from one file (docs/deployment.md "Images and packages"):
 #   collector (the default, last stage): `pip install kafka-compaction-monitor`, the core install: the
-#       collector, inspect, logdir, explain, config check, rules render. No Java, no PySpark, no Streamlit.
+#       collector, inspect, logdir, explain, topics lint, config check, rules render. No Java, no PySpark, no Streamlit.
 #       Default command `collect`, metrics on :9690, health check on that port.
 #   full: `[all]`, adding the Spark audit (with the Java runtime PySpark needs) and the Streamlit dashboard.
 #       Default command `dashboard` on :8501, health check on Streamlit's own /_stcore/health; `audit`

@@ -125,6 +125,11 @@ def cases(t: Thresholds) -> list[Case]:
          {sel("kafka_compaction_partition_compaction_delay_seconds", PART): f"120x{n}"},
          {sel("kafka_compaction_partition_compaction_delay_seconds", PART): f"0x{n}",
           sel("kafka_compaction_broker_max_compaction_delay_seconds", BROKER): f"0x{n}"})
+    # the cleaner queue's forecast: a start past the deadline fires; one in time (negative) does not
+    both("CompactionWillBeOverdue", "warning",
+         {sel("kafka_compaction_partition_next_clean_forecast_late_seconds", PART): f"90x{n}"},
+         {sel("kafka_compaction_partition_next_clean_forecast_late_seconds", PART): f"-30x{n}",
+          sel("kafka_compaction_partition_next_clean_forecast_late_seconds", {**PART, "partition": "4"}): f"0x{n}"})
     ld = {**BROKER, "log_dir": "/data/kafka"}
     both("UncleanablePartitions", "critical",
          {sel("kafka_compaction_broker_uncleanable_partitions", ld): f"2x{n}",

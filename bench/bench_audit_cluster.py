@@ -8,7 +8,7 @@ written) on ``local[2]`` and on ``spark://`` with the same 2 cores. Prints MB/s 
 
 What the ratio tells: the price of the cluster shape itself on the same cores (executor JVMs apart
 from the driver, task results sent over the network stack, the scheduler's round trips). What it does
-not tell: how the audit scales with cores: both runs have 2. See README "Benchmarks".
+not tell: how the audit scales with cores: both runs have 2. See docs/benchmarks.md.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from monitor.contract.units import bytes_iec, duration_ms, duration_s, rate as r
 from monitor.model.topicconfig import LONG_MAX
 from monitor.verdicts.fixes import DOUBLE_MAX
 from monitor.verdicts.horizons import describe as describe_horizons
+from monitor.verdicts.queue import in_words
 from monitor.kafka.kafkanames import partition_name
 
 
@@ -31,18 +32,27 @@ def run_explain(selectors, *, config, log_dirs, fmt: str = "text", bootstrap: st
     for sel in missing:
         print(f"explain: {sel}: no such compacted topic or partition in {', '.join(map(str, log_dirs))}", file=err)
     chosen = [f for f in facts.every() if not selectors or f.topic in whole or f.key in parts]
+    queue = facts.queue.cleans if facts.queue is not None else {}  # the broker's cleaner queue, forecast
     if fmt == "json":
-        strictjson.dump([f.cause.as_dict() | {"log_dir": f.log_dir} for f in chosen], out, indent=2)
+        strictjson.dump([f.cause.as_dict() | {"log_dir": f.log_dir, "next_clean": _next_clean(queue.get(f.key))}
+                         for f in chosen], out, indent=2)
         out.write("\n")
     else:
         for f in chosen:
-            out.write(format_cause(f.cause, f.log_dir) + "\n")
+            nxt = queue.get(f.key)
+            more = f"\n  queue:     {in_words(nxt, facts.queue.now_ms)}" if nxt is not None else ""
+            out.write(format_cause(f.cause, f.log_dir) + more + "\n")
         unchecked = format_unchecked(f.cause for f in chosen)
         if unchecked:
             out.write(unchecked + "\n")
     if missing:
         return 2
     return exit_code(snap, cleaner_ok=cleaner is not None or not cleaner_log)
+
+
+def _next_clean(c) -> dict | None:
+    """A partition's next clean as the queue forecast has it (monitor.model.cleanerqueue), for JSON."""
+    return None if c is None else c.as_dict()
 
 
 def _error_topics(snap) -> set[str]:

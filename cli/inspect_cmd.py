@@ -1,9 +1,9 @@
 """``compaction-monitor inspect``: records of segment files, dump texts or partition folders.
 
-``--format jsonl`` prints one JSON object per record (the field names are a contract: scripts and
+``--format json`` prints one JSON object per record (JSON Lines) (the field names are a contract: scripts and
 the tests rely on them; ``cli.inspect_jsonl`` writes them without a general encoder); ``--format
-table`` is for people. ``--stats`` prints no record: totals per file, per partition and in all
-(``cli.inspect_stats``), as text or, with ``--format jsonl``, one JSON object per line. A summary goes
+text`` (the default) is for people. ``--stats`` prints no record: totals per file, per partition and in all
+(``cli.inspect_stats``), as text or, with ``--format json``, one JSON object per line. A summary goes
 to stderr. The exit status is 1 when corruption was met (how many batches were skipped is in the
 summary), 2 for a path that cannot be used at all (a folder with no segment file in it: a log dir given
 for a partition folder). A truncated batch where a segment ends is what a live segment shows while a

@@ -6,7 +6,7 @@ miss tombstones: the cleaner is free to drop a delete before the group reads it.
 
 All librdkafka settings of the cluster's ``client`` section (SASL, TLS) are passed through.
 
-Least privilege (the README's ACL table): every call here needs Describe or DescribeConfigs (topics,
+Least privilege (docs/security.md's ACL table): every call here needs Describe or DescribeConfigs (topics,
 the cluster, groups) except the exact time lag, which reads the record at the committed offset and so
 needs Read on the topic. Without Read the time lag is interpolated from the log end offsets this
 fetcher samples at each topics() refresh (``monitor.model.consumers.interpolated_lag``). A call the broker

@@ -94,7 +94,7 @@ def _config_lookup(cluster: ClusterConfig, store: Store, admin_name: str | None,
             said.add(cluster.name)
             log.warning("cluster %s: the admin API lists no topic at all for %s, yet the log dirs hold compacted "
                         "partitions (%s, ...): their configs are unknown; grant Describe and DescribeConfigs on "
-                        "the topics (see the README's ACL table)", cluster.name, snap.principal or "the client",
+                        "the topics (see docs/security.md's ACL table)", cluster.name, snap.principal or "the client",
                         topic)
         return found
 
@@ -276,7 +276,7 @@ class HiddenGroupsNotice:
                           and x.snapshot is not None), None)
             log.warning("cluster %s: ListGroups gives %d consumer group(s) to %s, yet __consumer_offsets in the "
                         "log dirs read holds live committed offsets of %d group(s), %d of them not listed (%s, ...): "
-                        "their lag is not exported; grant Describe on the GROUP resources (the README's "
+                        "their lag is not exported; grant Describe on the GROUP resources (docs/security.md's "
                         "least-privilege section has the kafka-acls command)", st.cluster, state[0],
                         getattr(admin, "principal", "") or "the client", state[1], state[2], min(hidden))
 

@@ -40,7 +40,9 @@ class PartitionCollector(StoreCollector):
              M.T_MAX_CLEANABLE_RATIO, M.T_CLEANABLE_BYTES, M.T_UNCLEANED_BYTES, M.T_LOG_BYTES, M.T_TOMBSTONES,
              M.T_CAUSE, M.T_UNHEALTHY, M.P_STATE_UNKNOWN, M.LOG_DIR_RELISTS, M.LOG_DIR_STATE_CACHE_UP,
              M.LOG_DIR_STATE_CACHE_RESTORED,
-             M.P_DETAIL_PENDING, M.LOG_DIR_READ_BYTES, M.LOG_DIR_PENDING_BYTES, M.LOG_DIR_IO_BUDGET)
+             M.P_DETAIL_PENDING, M.LOG_DIR_READ_BYTES, M.LOG_DIR_PENDING_BYTES, M.LOG_DIR_IO_BUDGET,
+             M.P_NEXT_CLEAN, M.P_NEXT_CLEAN_END, M.P_NEXT_CLEAN_LATE, M.P_NEXT_CLEAN_UNKNOWN,
+             M.BROKER_BACKLOG_DRAIN, M.BROKER_BACKLOG_DRAIN_UNKNOWN)
 
     def _collect(self, facts: Facts):
         fams = families(self.names)
@@ -81,7 +83,8 @@ class PartitionCollector(StoreCollector):
                     fams[M.LOG_DIR_CLEAN_NEEDED].add_metric(lb, sp.need.bytes)
             for f in ld.partitions:
                 # only the current cause's series (one per partition, not one per cause): count by (cause) works
-                rows, bad = self.view.select(f.cause.cause, _partition_rows(f.report, f.cause, facts.now))
+                rows, bad = self.view.select(f.cause.cause, _partition_rows(f.report, f.cause, facts.now)
+                                             + _queue_rows(ld.queue, f.key))
                 lb = lb0 + [f.topic, str(f.partition)]
                 fams[M.P_CAUSE].add_metric(lb + [f.cause.cause], 1.0)
                 for name, extra, v in rows:  # labels beyond the partition's in the metric's own order
@@ -90,6 +93,7 @@ class PartitionCollector(StoreCollector):
                                                             f.report.detail_pending)
             for topic, t in sorted(topics.items()):
                 t.emit(fams, lb0 + [topic])
+            _drain(fams, ld.queue, lb0)
         yield from fams.values()
 
     @staticmethod
@@ -214,6 +218,31 @@ def _partition_rows(rep, cause, now: float) -> list[tuple[str, dict, float]]:
     if not rep.detail_pending:  # record-level figures: whole, or absent (never a partial count)
         _record_rows(add, rep)
     return rows
+
+
+def _queue_rows(queue, key) -> list[tuple[str, dict, float]]:
+    """The partition's next clean, forecast over its broker's queue (``collectors.facts``: ``LogDirFacts.queue``):
+    its start and end, how late against a max.compaction.lag.ms deadline still ahead, or why unknown."""
+    c = queue.cleans.get(key) if queue is not None else None
+    if c is None:  # not in the queue: not compacted
+        return []
+    if c.start_ms is None:
+        return [(M.P_NEXT_CLEAN_UNKNOWN, {"reason": c.code or "unknown"}, 1.0)]
+    rows = [(M.P_NEXT_CLEAN, {}, c.start_ms / 1000.0)]
+    if c.end_ms is not None:
+        rows.append((M.P_NEXT_CLEAN_END, {}, c.end_ms / 1000.0))
+    if c.due_ms is not None and c.due_ms > queue.now_ms:
+        rows.append((M.P_NEXT_CLEAN_LATE, {}, c.late_ms / 1000.0))
+    return rows
+
+
+def _drain(fams, queue, lb) -> None:
+    if queue is None or not queue.cleans:
+        return
+    if queue.drain_ms is not None:
+        fams[M.BROKER_BACKLOG_DRAIN].add_metric(lb, queue.drain_seconds)
+    else:
+        fams[M.BROKER_BACKLOG_DRAIN_UNKNOWN].add_metric(lb + [queue.drain_code or "unknown"], 1.0)
 
 
 def _record_rows(add, rep) -> None:

@@ -25,7 +25,9 @@ from collectors.logdir_snapshot import PartitionReport, offsets_topic_groups
 from monitor.verdicts.causes import Cause, unknown_cause
 from monitor.verdicts.facts import BrokerFacts
 from monitor.verdicts.fixes import IO_MAX
+from monitor.verdicts.queue import BACKOFF, broker_queue, unknown_queue
 from monitor.kafka.cleanerlog import CleanerLogState
+from monitor.model.cleanerqueue import QueueForecast
 from monitor.model.compaction import PartitionState
 from monitor.kafka.offsetgroups import unlisted
 
@@ -77,6 +79,8 @@ class LogDirFacts:
     cleaner: CleanerLogState | None
     partitions: tuple[PartitionFacts, ...] = ()
     unreadable: tuple[PartitionFacts, ...] = ()
+    # the broker's cleaner queue, forecast over every partition read here (monitor.verdicts.queue)
+    queue: QueueForecast | None = None
 
     def every(self) -> tuple[PartitionFacts, ...]:
         """Read and unreadable partitions, sorted by ``(topic, partition)``."""
@@ -126,18 +130,19 @@ def broker_facts(broker: str | None, *, gauges=None, gauges_source: str = "", ad
     Jolokia snapshot (``gauges``, read from ``gauges_source``), its log.cleaner.enable, log.cleaner.threads
     and log.cleaner.io.max.bytes.per.second from an admin snapshot. None when neither the gauges nor the
     cleaner's enable/threads settings were read (nothing to judge the cleaner by)."""
-    dead = io = enabled = threads = io_max = None
+    dead = io = enabled = threads = io_max = backoff = None
     if gauges is not None:
         dead, io = gauges.dead_threads(), gauges.io_rate
     if admin is not None:
         e = admin.cleaner_setting(broker or "", "log.cleaner.enable")
         t = admin.cleaner_setting(broker or "", "log.cleaner.threads")
         io_max = admin.cleaner_setting(broker or "", IO_MAX)
+        backoff = admin.cleaner_setting(broker or "", BACKOFF)
         enabled = e.value if e is not None else None
         threads = t.value if t is not None else None
     if gauges is None and enabled is None and threads is None:
         return None
-    return BrokerFacts(dead, gauges_source if gauges is not None else "", enabled, threads, io, io_max)
+    return BrokerFacts(dead, gauges_source if gauges is not None else "", enabled, threads, io, io_max, backoff)
 
 
 def unreadable_partitions(snapshot) -> list[tuple[str, int, str]]:
@@ -168,7 +173,12 @@ def log_dir_facts(snapshot, now: float, *, cluster: str = "", broker: str = "", 
                                unknown_reason=snapshot.unknown_reasons.get((t, p), "read_error"),
                                broker_facts=broker_facts, cleaner=cleaner, leader=leaders.get((t, p)))
                 for t, p, reason in unreadable_partitions(snapshot))
-    return LogDirFacts(cluster, broker, snapshot, broker_facts, cleaner, read, bad)
+    queue = broker_queue([(r.state, r.config, r.write_rate.bytes_per_second) for r in snapshot.partitions],
+                         broker_facts, cleaner, int(now * 1000))
+    if bad:  # a partition that could not be read has a place in the queue no one can tell
+        why = f"{bad[0].topic}-{bad[0].partition} could not be read ({bad[0].fault}): its place in the queue is unknown"
+        queue = unknown_queue(queue, why)
+    return LogDirFacts(cluster, broker, snapshot, broker_facts, cleaner, read, bad, queue)
 
 
 def from_scan(snapshot, *, admin=None, node: str | None = None, cleaner: CleanerLogState | None = None,

@@ -316,6 +316,35 @@ CL_LEARNED = _m("cleaner_log_learned_throughput_bytes_per_second", "gauge",
                 "The cleaner's throughput over the recent cleans of 1 MB or more (total MB / total seconds): the "
                 "rate the cleaning-time estimate uses; absent until one such clean.", B)
 
+# --- the cleaner's queue, forecast (issue 34; monitor.model.cleanerqueue): Kafka's cleaning loop run forward
+# over every compacted partition of the broker's log dirs read here (the dirtiest offered log first, one
+# per thread, log.cleaner.backoff.ms when nothing is offered, the shared I/O throttle, the throughput
+# learned from log-cleaner.log). A figure that cannot be known is absent, its reason in the _unknown series. ---
+P_NEXT_CLEAN = _m("partition_next_clean_forecast_timestamp_seconds", "gauge",
+                  "When the partition's next clean is forecast to start (Unix time), from the broker's cleaner "
+                  "queue; absent when unknown (partition_next_clean_forecast_unknown says why).", P)
+P_NEXT_CLEAN_END = _m("partition_next_clean_forecast_end_timestamp_seconds", "gauge",
+                      "When the partition's next clean is forecast to end (Unix time): its start plus its bytes "
+                      "over the learned throughput, shared throttle applied.", P)
+P_NEXT_CLEAN_LATE = _m("partition_next_clean_forecast_late_seconds", "gauge",
+                       "How far past its max.compaction.lag.ms deadline the partition's next clean is forecast to "
+                       "start (negative: that much in time); only where the deadline is still ahead (past it, "
+                       "partition_compaction_delay_seconds says how overdue).", P)
+P_NEXT_CLEAN_UNKNOWN = _m("partition_next_clean_forecast_unknown", "gauge",
+                          "1 when the partition's next clean cannot be forecast, with the reason: no_throughput "
+                          "(none learned from log-cleaner.log), write_rate_unknown (not eligible, and no rate to "
+                          "say when), never_eligible (no writes, no deadline), beyond_horizon (not within 30 days), "
+                          "broker_unknown (a setting or another partition's config unknown), uncleanable.",
+                          P + ("reason",))
+BROKER_BACKLOG_DRAIN = _m("broker_cleaner_backlog_drain_seconds", "gauge",
+                          "Seconds until the broker's cleaner has worked off its backlog (every log offered now or "
+                          "by bytes already written cleaned, every thread idle), forecast; absent when unknown.", B)
+BROKER_BACKLOG_DRAIN_UNKNOWN = _m("broker_cleaner_backlog_drain_unknown", "gauge",
+                                  "1 when the backlog's drain time cannot be forecast, with the reason: "
+                                  "no_throughput, broker_unknown (a setting, a partition's config or the partition "
+                                  "itself unknown), not_caught_up (writes keep the cleaner busy for 30 days).",
+                                  B + ("reason",))
+
 _owned_by(CLUSTER)
 # --- consumer groups on compacted topics ---
 # consumer_group_lag_records, _tombstone_risk and _may_miss_updates go out at granularity topic (the

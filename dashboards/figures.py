@@ -161,6 +161,27 @@ def audit_clean_time(topics: pd.DataFrame) -> go.Figure:
     return _styled(fig, "Estimated time for the cleaner to clean what is dirty now")
 
 
+def audit_whatif(rows: pd.DataFrame) -> go.Figure:
+    """The what-if table (``spark_analysis.whatif``): per topic, a point per setting at its steady size and
+    the cleaner's bytes read and written per day, the topic's current settings larger. Unknown rows are
+    left out (the table beside it says why)."""
+    from monitor.contract.whatif import CHART_TITLE, X_TITLE, Y_TITLE, cleaner_bytes, label
+
+    fig = go.Figure()
+    for topic, g in rows.groupby("topic", sort=True):
+        pts = [r for r in g.to_dict("records") if r["size_bytes"] is not None and not pd.isna(r["size_bytes"])
+               and cleaner_bytes(r) is not None]
+        if not pts:
+            continue
+        fig.add_scatter(x=[r["size_bytes"] / 2**20 for r in pts], y=[cleaner_bytes(r) / 2**20 for r in pts],
+                        mode="markers", name=topic, text=[label(r["setting"], r["value"]) for r in pts],
+                        hovertemplate="%{text}: %{x:.1f} MiB, %{y:.1f} MiB/day<extra>" + topic + "</extra>",
+                        marker=dict(size=[14 if r["setting"] == "current" else 8 for r in pts]))
+    fig.update_xaxes(title=X_TITLE)
+    fig.update_yaxes(title=Y_TITLE)
+    return _styled(fig, CHART_TITLE)
+
+
 def audit_tombstone_buckets(buckets: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     if not buckets.empty:

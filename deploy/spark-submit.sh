@@ -7,7 +7,7 @@
 # decoder, several times slower).
 # s3a: paths: add --packages org.apache.hadoop:hadoop-aws:<your Hadoop version> and the standard AWS
 # variables (AWS_ENDPOINT_URL for an S3-compatible server, credentials or the instance role) where
-# the driver and the executors run; see README "Running the audit on a cluster and on S3".
+# the driver and the executors run; see docs/audit.md "Running the audit on a cluster and on S3".
 set -euo pipefail
 INPUT=${1:-hdfs:///backups/kafka/log-dirs/}       # copies of broker log dirs (or s3a://...)
 OUT=${2:-hdfs:///reports/kafka-compaction/}

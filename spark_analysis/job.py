@@ -13,7 +13,7 @@ take the endpoint and credentials of the standard AWS variables (``spark_analysi
 is checked before Spark starts.
 
 Each run writes a new folder ``<out>/run-<UTC time>/`` (nothing earlier is overwritten) with Parquet
-tables (partitions, topics, tombstone_buckets, top_keys, top_producers, faults, replicas), ``summary.json``, a
+tables (partitions, topics, tombstone_buckets, top_keys, top_producers, faults, replicas, whatif), ``summary.json``, a
 self-contained ``report.html`` and the completion marker ``_SUCCESS`` (``monitor.contract.auditrun``: written
 under a hidden name, renamed when whole), and points ``<out>/latest.json`` at it. ``--out`` is checked
 before Spark starts.

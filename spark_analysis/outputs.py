@@ -85,7 +85,7 @@ def write_outputs(spark, result, out: str, run_name: str | None = None) -> str:
     tmp_uri, tmp_path = f"{root}/{TEMP_PREFIX}{run}", f"{root_path}/{TEMP_PREFIX}{run}"
     final_path = f"{root_path}/{run}"
     tables = dict(zip(TABLES, (result.partitions, result.topics, result.tombstone_buckets, result.top_keys,
-                               result.top_producers, result.faults, result.replicas)))
+                               result.top_producers, result.faults, result.replicas, result.whatif)))
     try:
         for name, df in tables.items():
             df.coalesce(1).write.mode("errorifexists").parquet(f"{tmp_uri}/{name}")
@@ -94,12 +94,13 @@ def write_outputs(spark, result, out: str, run_name: str | None = None) -> str:
         buckets = [r.asDict() for r in result.tombstone_buckets.collect()]
         keys = [r.asDict() for r in result.top_keys.collect()]
         replica_rows = [r.asDict() for r in result.replicas.collect()]
+        whatif_rows = [r.asDict() for r in result.whatif.collect()]
         summary = {**result.summary, "run": run, "tables": list(tables)}
         with fs.open_output_stream(f"{tmp_path}/{SUMMARY}") as fh:
             fh.write(strictjson.dumps(summary, indent=2, default=str).encode())
         with fs.open_output_stream(f"{tmp_path}/{REPORT}") as fh:
             fh.write(render_report(summary, topics, parts, buckets, keys, replica_rows,
-                                   earlier=earlier_run(fs, root_path, run)).encode())
+                                   earlier=earlier_run(fs, root_path, run), whatif=whatif_rows).encode())
         files = {f.path[len(tmp_path) + 1:]: f.size
                  for f in fs.get_file_info(pafs.FileSelector(tmp_path, recursive=True)) if f.type == pafs.FileType.File}
         with fs.open_output_stream(f"{tmp_path}/{MARKER}") as fh:  # last: the run is whole

@@ -223,7 +223,18 @@ def audit_partition(task: PartitionTask, opener):
               "txn_removable_records": txn.removable_records, "txn_reclaimable_bytes": txn.reclaimable_bytes,
               **retention_counts(retention)}
     facts = partition_facts(task.topic, task.partition, st, len(scan.summaries), counts, task.config, b.bucket_ms)
-    yield rows.batch("facts", 1, {**facts, **projected, "decoder": decoder()})
+    yield rows.batch("facts", 1, {**facts, **projected, **writes(scan.summaries, st.first_dirty_offset),
+                                  "decoder": decoder()})
+
+
+def writes(summaries: list, first_dirty: int) -> dict:
+    """The write rate the what-if model needs (``monitor.model.whatif.observed_writes``), from the
+    uncleaned tail's batch headers already read: no further pass over the data."""
+    from monitor.model.whatif import observed_writes
+
+    w = observed_writes([(s.base_offset, s.next_offset, s.size, s.first_batch_max_timestamp, s.max_timestamp)
+                         for s in summaries], first_dirty)
+    return {"write_bytes_per_second": w.rate, "write_offsets": w.offsets, "write_rate_unknown_reason": w.reason}
 
 
 def project(task: PartitionTask, opener, st, upper: int, aborted, scan: HeaderScan, retention) -> dict:

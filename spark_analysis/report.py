@@ -204,9 +204,11 @@ def accuracy_html(run: str, partitions: list[dict], earlier) -> str:
 
 
 def render_report(summary: dict, topics: list[dict], partitions: list[dict], buckets: list[dict],
-                  top_keys: list[dict], replicas: list[dict] | None = None, earlier=None) -> str:
+                  top_keys: list[dict], replicas: list[dict] | None = None, earlier=None,
+                  whatif: list[dict] | None = None) -> str:
     """The report of one run; ``earlier``: the output location's earlier complete run
-    (``spark_analysis.earlier.EarlierRun``, None when there is none), for the accuracy section."""
+    (``spark_analysis.earlier.EarlierRun``, None when there is none), for the accuracy section;
+    ``whatif``: the what-if table's rows (``spark_analysis.whatif``; None: a run from before it)."""
     when = dt.datetime.fromtimestamp(summary["generated_at_ms"] / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     cards = [
         ("Data scanned", _mb(summary["bytes"])),
@@ -300,11 +302,68 @@ for all threads).</p>{broker_html}
 <h2>Partitions with the most to reclaim</h2>{part_table}
 {streams_html}
 <h2>Restore time per compacted topic</h2>{restore_html}
+<h2>What if: other cleaner settings per compacted topic</h2>{whatif_html(whatif)}
 <h2>Most updated keys</h2>{key_table}
 <h2>Producer pitfalls</h2>{pitfall_html}
 {replicas_html(summary, replicas or [])}
 <h2>Corrupt or truncated input</h2>{fault_html}
 </body></html>"""
+
+
+WHATIF_TOPICS = 25  # the largest topics shown (the Parquet table has every one)
+
+
+def whatif_chart(rows: list[dict]):
+    """Size against the cleaner's bytes per day, one trace per topic, a point per setting (the current one
+    larger); None when no row is known."""
+    from monitor.contract.whatif import CHART_TITLE, X_TITLE, Y_TITLE, cleaner_bytes, label
+
+    known = [r for r in rows if r.get("size_bytes") is not None and cleaner_bytes(r) is not None]
+    if not known:
+        return None
+    fig = go.Figure()
+    by_topic: dict[str, list] = {}
+    for r in known:
+        by_topic.setdefault(r["topic"], []).append(r)
+    for topic, mine in by_topic.items():
+        fig.add_scatter(name=topic, mode="markers", x=[r["size_bytes"] / (1 << 20) for r in mine],
+                        y=[cleaner_bytes(r) / (1 << 20) for r in mine],
+                        text=[label(r["setting"], r["value"]) for r in mine], hovertemplate="%{text}",
+                        marker=dict(size=[14 if r["setting"] == "current" else 8 for r in mine]))
+    fig.update_layout(title=CHART_TITLE, xaxis_title=X_TITLE, yaxis_title=Y_TITLE)
+    return fig
+
+
+def whatif_html(rows: list[dict] | None) -> str:
+    """The what-if section: how the grid is chosen, the assumptions, a chart and a table (``spark_analysis.whatif``)."""
+    from monitor.contract import units
+    from monitor.contract.whatif import ASSUMPTIONS, GRID_TEXT, label
+
+    if rows is None:
+        return "<p>Not in this run (an audit from before the what-if table).</p>"
+    if not rows:
+        return "<p>No compacted topic in this run.</p>"
+    sizes: dict = {}
+    for r in rows:
+        if r["setting"] == "current":
+            sizes[r["topic"]] = r["size_bytes"] or 0
+    shown = set(sorted(sizes, key=lambda t: -sizes[t])[:WHATIF_TOPICS])
+    mine = [r for r in rows if r["topic"] in shown]
+    fig = whatif_chart(mine)
+    chart = f'<div class="chart">{_fig_html(fig)}</div>' if fig is not None else ""
+    day = lambda v: units.bytes_iec(v) + "/day"  # noqa: E731
+    table = _table([{**r, "setting": label(r["setting"], r["value"]),
+                     "unknown_reason": r["unknown_reason"] or ""} for r in mine],
+                   [("topic", "topic"), ("setting", "setting"), ("size_bytes", "steady size"),
+                    ("peak_bytes", "peak"), ("cleans_per_day", "cleans/day"), ("read_bytes_per_day", "cleaner reads"),
+                    ("written_bytes_per_day", "cleaner writes"), ("write_bytes_per_second", "write rate"),
+                    ("unknown_reason", "unknown because")],
+                   {"size_bytes": units.bytes_iec, "peak_bytes": units.bytes_iec,
+                    "cleans_per_day": lambda v: f"{v:,.1f}", "read_bytes_per_day": day, "written_bytes_per_day": day,
+                    "write_bytes_per_second": units.rate}).replace("<td>None</td>", "<td>unknown</td>")
+    more = (f"<p>The {WHATIF_TOPICS} largest of {len(sizes)} compacted topics; the whatif table has every one.</p>"
+            if len(sizes) > WHATIF_TOPICS else "")
+    return f"<p>{html.escape(GRID_TEXT)} {html.escape(ASSUMPTIONS)}</p>{chart}{more}{table}"
 
 
 PITFALL_COLUMNS = [("topic", "topic"), ("empty_value_records", "empty-string values"),

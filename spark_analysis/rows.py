@@ -55,6 +55,10 @@ ROW_TYPES: dict[str, list] = {
         # tombstones and markers by their delete horizon's state (``monitor.model.horizon``), and when the
         # next ones become removable
         *[(c, pa.int64()) for c in HORIZON_COLUMNS], ("next_removable_ms", pa.int64()),
+        # the writes seen in the uncleaned tail (``monitor.model.whatif.observed_writes``), for the what-if model:
+        # bytes per second over the time its batches span, the offsets it holds; null rate with the reason
+        ("write_bytes_per_second", pa.float64()), ("write_offsets", pa.int64()),
+        ("write_rate_unknown_reason", pa.string()),
         # the record decoder the task ran ("c" or "python", ``monitor.kafka.record.v2.decoder``)
         ("decoder", pa.string())],
     "key_totals": _PART + KEY_TOTALS,

@@ -1,5 +1,5 @@
 """Guards on the project's shape: who may import what (checked on imports, not file names), the core's
-layers in their order, the Dockerfile copies what exists, the README documents what is exported."""
+layers in their order, the Dockerfile copies what exists, docs/reference/metrics.md documents what is exported."""
 
 from __future__ import annotations
 

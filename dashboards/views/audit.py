@@ -4,7 +4,9 @@ without its completion marker is shown as in progress, a damaged one as damaged 
 config is unknown are listed with the reason, so a null figure reads as unknown, not zero. Partitions
 found in several log dirs list their replicas (``spark_analysis.replicas``), those that disagree first.
 A run with an earlier complete run before it shows that run's prediction against what the broker then
-reclaimed (``monitor.verdicts.accuracy``)."""
+reclaimed (``monitor.verdicts.accuracy``). Each compacted topic's what-if rows (``spark_analysis.whatif``: its
+steady size, cleans and cleaner bytes per day under other settings) are charted and listed, with the
+model's assumptions."""
 
 import pandas as pd
 import streamlit as st
@@ -109,6 +111,29 @@ def topics_panel(topics, summary: dict) -> None:
                  use_container_width=True, key="audit.topics")
 
 
+WHATIF_COLUMNS = ["topic", "setting", "size_bytes", "peak_bytes", "cleans_per_day", "read_bytes_per_day",
+                  "written_bytes_per_day", "write_bytes_per_second", "live_bytes", "unknown_reason"]
+
+
+def whatif_panel(rows: pd.DataFrame, summary: dict) -> None:
+    """What other settings would do (``monitor.model.whatif``, gathered by ``spark_analysis.whatif``): the
+    chart of size against cleaner bytes per day, and the table, each row's setting labelled; a run from
+    before the table says so."""
+    from monitor.contract.whatif import ASSUMPTIONS, GRID_TEXT, label
+
+    st.subheader("What if: other cleaner settings")
+    if "whatif" not in (summary.get("tables") or []):
+        st.caption("Not in this run: audits from before issue 34 have no what-if table.")
+        return
+    if rows.empty:
+        st.caption("No compacted topic in this run.")
+        return
+    st.caption(f"{GRID_TEXT} {ASSUMPTIONS}")
+    st.plotly_chart(figures.audit_whatif(rows), use_container_width=True)
+    shown = rows.assign(setting=[label(s, v) for s, v in zip(rows["setting"], rows["value"])])
+    st.dataframe(shown[WHATIF_COLUMNS], hide_index=True, use_container_width=True, key="audit.whatif")
+
+
 s = ui.settings()
 st.title("Compaction audit")
 st.caption(f"Reports of `compaction-monitor audit` in {s.audit_dir or '(no audit_dir configured)'}.")
@@ -163,6 +188,7 @@ else:
             st.dataframe(t.set_index("topic").loc[order].reset_index()[
                 ["topic", "streams_role", "next_clean_bytes", "restore_seconds"]],
                 hide_index=True, use_container_width=True, key="audit.restore")
+        whatif_panel(a["whatif"], sm)
         if not a["tombstone_buckets"].empty:
             st.plotly_chart(figures.audit_tombstone_buckets(a["tombstone_buckets"]), use_container_width=True)
         st.subheader("Most updated keys")

@@ -20,7 +20,7 @@ MARKER = "_SUCCESS"
 SUMMARY = "summary.json"
 REPORT = "report.html"
 LATEST = "latest.json"
-TABLES = ("partitions", "topics", "tombstone_buckets", "top_keys", "top_producers", "faults", "replicas")
+TABLES = ("partitions", "topics", "tombstone_buckets", "top_keys", "top_producers", "faults", "replicas", "whatif")
 # the summary's figures the dashboard shows, each a number
 SUMMARY_NUMBERS = ("bytes", "reclaimable_bytes", "estimated_clean_seconds", "tombstones_past_retention", "faults")
 

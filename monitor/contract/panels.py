@@ -206,7 +206,7 @@ PANELS: tuple[Panel, ...] = (
            Query(sel("admin_unlisted_groups"), "{{cluster}} with offsets, not listed")),
           description="Groups ListGroups gives the collector's user, the groups with live committed offsets in "
                       "the __consumer_offsets partitions of the log dirs read, and those of them not listed: "
-                      "the user lacks Describe on these and their lag is not exported (README, least privilege)."),
+                      "the user lacks Describe on these and their lag is not exported (docs/security.md, least privilege)."),
     # --- alerts ---
     Panel("alerts", "Compaction alerts", "table", "Alerts",
           (Query(alerts_query(), "", instant=True),),

@@ -239,6 +239,16 @@ RULES: tuple[Rule, ...] = (
          "Compaction is overdue by {{ $value | humanizeDuration }} past max.compaction.lag.ms "
          "(broker {{ $labels.broker }}, topic {{ $labels.topic }}, partition {{ $labels.partition }}, "
          "cluster {{ $labels.cluster }})."),
+    # The cleaner queue's forecast (monitor.model.cleanerqueue, issue 34): the partition's next clean starts past
+    # its max.compaction.lag.ms deadline, a deadline still ahead (past it, CompactionOverdue says so). Kafka
+    # offers an overdue log whatever its ratio but does not put it ahead of a dirtier one
+    # (LogToClean.compareTo compares the ratio alone), so a busy queue makes the lag "not a hard guarantee".
+    Rule("CompactionWillBeOverdue", "warning", "kafka-compaction", "will_be_overdue_for",
+         (_c("partition_next_clean_forecast_late_seconds", ">", number(0)),),
+         "Compaction will pass max.compaction.lag.ms on " + P,
+         "The broker's cleaner queue, forecast, starts the next clean of " + P + " {{ $value | humanizeDuration }} "
+         "after its max.compaction.lag.ms deadline: the logs ahead of it (dirtier ones first, one per cleaner "
+         "thread, at the learned throughput) take longer than the time left."),
     # The cleaner never cleans past the last stable offset (LogCleanerManager caps the first uncleanable
     # offset at the LSO), so the oldest open transaction holds compaction back for as long as it is open.
     Rule("CompactionBlockedByTransaction", "warning", "kafka-transactions", "open_transaction_for",

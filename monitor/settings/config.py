@@ -139,6 +139,11 @@ class Thresholds:
         "warns (at 1 it is critical).", 0.5)
     consumer_lag_for: str = key("How long a group lags that far before ConsumerMayMissTombstones fires.", "5m")
     overdue_for: str = key("How long a log stays past max.compaction.lag.ms before CompactionOverdue fires.", "15m")
+    # CompactionWillBeOverdue (issue 34): the cleaner queue's forecast is remade at each refresh, and a start a
+    # moment past the deadline in one refresh may be in time in the next (a clean ending early): the window
+    # asks the forecast to hold
+    will_be_overdue_for: str = key("How long the cleaner queue's forecast keeps a partition's next clean past its "
+                                   "max.compaction.lag.ms deadline before CompactionWillBeOverdue fires.", "10m")
     missed_updates_for: str = key("How long a group may read a compacted history before ConsumerMayMissUpdates "
                                   "(info) fires.", "15m")
     # ConsumerGroupsHidden: a group can commit between the two reads (ListGroups, __consumer_offsets) and be

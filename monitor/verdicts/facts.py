@@ -34,6 +34,7 @@ class BrokerFacts:
     # and log.cleaner.io.max.bytes.per.second with where it came from; None when not known
     cleaner_io: IoRate | None = None
     io_max: BrokerSetting | None = None
+    backoff: BrokerSetting | None = None  # log.cleaner.backoff.ms (the cleaner queue's forecast)
 
 
 @dataclass(frozen=True)

@@ -116,6 +116,7 @@ class AuditResult:
     faults: DataFrame
     summary: dict
     replicas: DataFrame | None = None  # one row per replica of a partition found in several log dirs
+    whatif: DataFrame | None = None  # each compacted topic under other settings (spark_analysis.whatif)
 
 
 LARGE_ROWS = ("key", "key_hashes")  # row types left in Spark (a row or 8 bytes per key), never collected

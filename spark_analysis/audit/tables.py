@@ -23,6 +23,7 @@ from spark_analysis.audit import AuditInputs, AuditResult, Found, pitfalls
 from spark_analysis.projection import ESTIMATED, HORIZON_COLUMNS
 from spark_analysis.rows import KEY_TOTALS, PARTITION, PARTITION_COLUMNS, ROW_TYPES, fields_ddl, rows_of
 from monitor.model.streams import streams_role
+from spark_analysis.whatif import WHATIF_DDL, whatif_rows
 
 BUCKETS_DDL = "topic string, bucket_start_ms bigint, tombstones bigint, past_retention bigint, bucket_ms int"
 TOP_KEYS_DDL = ("topic string, partition int, key_hash bigint, key binary, updates bigint, tombstones bigint, "
@@ -62,13 +63,14 @@ def report(spark: SparkSession, inputs: AuditInputs, found: Found, progress) -> 
     summary["decoders"] = decoders(found.facts)
     summary["replicas"] = replicas.summary(found.replicas, found.bytes_all_replicas if found.bytes_all_replicas
                                            is not None else summary["bytes"])
+    whatif = whatif_rows(found.facts, rows, inputs)  # monitor.model.whatif: other settings, from the rows above
     return AuditResult(
         spark.createDataFrame(rows, PARTITION_DDL), spark.createDataFrame(topics, TOPIC_DDL),
         spark.createDataFrame(bucket_rows(rows_of(small, "bucket"), bucket), BUCKETS_DDL),
         spark.createDataFrame(top_key_rows(rows_of(small, "top_key"), inputs.top_n), TOP_KEYS_DDL),
         spark.createDataFrame(top_producer_rows(rows_of(small, "producer"), inputs.top_n), TOP_PRODUCERS_DDL),
         spark.createDataFrame([f for f in found.faults if f["fault_kind"] != NOTE], FAULTS_DDL), summary,
-        spark.createDataFrame(found.replicas, replicas.REPLICAS_DDL))
+        spark.createDataFrame(found.replicas, replicas.REPLICAS_DDL), spark.createDataFrame(whatif, WHATIF_DDL))
 
 
 def partition_row(facts: dict, totals: dict, cleaner: CleanerParams) -> dict:

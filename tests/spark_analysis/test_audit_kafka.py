@@ -302,7 +302,10 @@ def tables(res) -> dict:
 PROJECTED = {"reclaimable_bytes", "next_clean_bytes", "settled_bytes", "projection_method", "projection_unknown_reason",
              "removable_records", "batches_dropped", "batches_rewritten", "batches_stamped", "next_removable_ms",
              "next_clean_unknown_partitions", "settled_unknown_partitions", "tombstones_unstamped",
-             "tombstones_pending", "tombstones_passed", "markers_unstamped", "markers_pending", "markers_passed"}
+             "tombstones_pending", "tombstones_passed", "markers_unstamped", "markers_pending", "markers_passed",
+             # the what-if figures need the segments' timestamps and the counted settled size (spark_analysis.whatif)
+             "size_bytes", "peak_bytes", "cleans_per_day", "read_bytes_per_day", "written_bytes_per_day",
+             "write_bytes_per_second", "live_bytes", "unknown_reason"}
 
 
 def test_segments_dumps_and_live_topic_give_the_same_tables(spark_kafka, kafka, tmp_path):
