@@ -20,7 +20,8 @@ one back-off either way), plus the cleans ahead of it, whose durations the learn
 within the spread of Kafka's own cleaning speeds on a loaded 2-core machine (``SPREAD`` of the time from the
 release to the forecast end, at least a second: the first round's small cleans ran at 2.8 MB/s in one run,
 8.1 MB/s in another, and the released ones at about 5 MB/s in the first; the errors measured were +0.04 to
-+5.9 s, then +0.1 to +1.9 s, forecast later than logged both times). Log4j's timestamp is the end of a clean (recordStats runs after it); its start is that
++5.9 s against an allowance of 6.9 s at 0.6, then +0.1 to +1.9 s, forecast later than logged both times: 1.0
+keeps a loaded CI machine from failing on the known late bias, which the docs state; the order is exact). Log4j's timestamp is the end of a clean (recordStats runs after it); its start is that
 minus the clean's seconds."""
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ SHAPE = [(2, 6), (6, 4), (3, 3), (2, 4)]
 HOLD_MS = 600_000  # min.compaction.lag.ms
 RELEASE_IN_MS = 15_000  # from the dirty writes' start to their release: writing, the first cleans, the forecast
 BACKOFF_MS = 500  # localkafka.broker.FAST_CLEANER
-SPREAD = 0.6  # of the forecast time from the release: how far the learned throughput may be off (module docstring)
+SPREAD = 1.0  # of the forecast time from the release: how far the learned throughput may be off (module docstring)
 
 
 def write(bootstrap, topic, partition, mb, ts, tag):
