@@ -181,6 +181,21 @@ def cases(t: Thresholds) -> list[Case]:
     both("ConsumerMayMissTombstones", "critical",
          {sel(lag, GROUP): f"1x{n}"},
          {sel(lag, GROUP): f"{warn:g}x{n}"})  # the critical near miss is still a warning
+    # ReplicaMayResurrectDeletes: a replica out of the ISR against delete.retention.ms (monitor.model.replicasafety)
+    out_labels = {**PART, "lower_bound": "false", "offline": "true"}
+    out, out_pid = ("kafka_compaction_replica_out_of_sync_delete_retention_ratio",
+                    "kafka_compaction_replica_out_of_sync_producer_id_expiration_ratio")
+    half = (t.replica_out_warning_fraction + 1) / 2
+    both("ReplicaMayResurrectDeletes", "warning",
+         {sel(out, out_labels): f"{half:g}x{n}"},
+         {sel(out, out_labels): f"{t.replica_out_warning_fraction:g}x{n}"})
+    both("ReplicaMayResurrectDeletes", "critical",
+         {sel(out, out_labels): f"1x{n}", sel(out_pid, out_labels): f"0.01x{n}"},
+         {sel(out, out_labels): f"{half:g}x{n}", sel(out_pid, out_labels): f"0.5x{n}"})
+    # past its broker's producer.id.expiration.ms alone (the transaction markers it missed): critical too
+    both("ReplicaMayResurrectDeletes", "critical",
+         {sel(out, out_labels): f"0.1x{n}", sel(out_pid, out_labels): f"1x{n}"},
+         {sel(out, out_labels): f"0.1x{n}", sel(out_pid, out_labels): f"0.99x{n}"})
     miss = "kafka_compaction_consumer_group_may_miss_updates"
     needs = {**GROUP, "reason": "below_first_dirty_offset", "latest_value_only": "false"}
     both("ConsumerMayMissUpdates", "info",

@@ -232,10 +232,17 @@ def cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_replicas_compare(args: argparse.Namespace) -> int:
+    """``replicas compare --leader PATH --follower PATH``: keys the follower holds that the leader deleted (#34)."""
+    from cli.replicas_cmd import run_compare
+
+    return run_compare(args.leader, args.follower, fmt=args.format)
+
+
 HANDLERS = {"broker": cmd_broker, "inspect": cmd_inspect, "logdir": cmd_logdir, "explain": cmd_explain,
             "topics lint": cmd_topics_lint, "collect": cmd_collect, "rules": cmd_rules, "grafana": cmd_grafana,
             "audit": cmd_audit, "dashboard": cmd_dashboard, "config": cmd_config,
-            "demo": cmd_demo}
+            "demo": cmd_demo, "replicas compare": cmd_replicas_compare}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,7 +18,7 @@ from typing import Callable, Iterator, Mapping
 
 from cli import flags
 from cli.parser_scan import add_collect, add_explain, add_inspect, add_logdir, add_topics
-from cli.parsing import Parser, add_log_level, example, leaf
+from cli.parsing import Parser, add_format, add_log_level, example, leaf
 
 PROG = "compaction-monitor"
 DESCRIPTION = "Compaction health for Apache Kafka: log-cleaner metrics, per-partition dirty ratios, tombstones."
@@ -45,11 +45,28 @@ def build_parser(handlers: Mapping[str, Callable]) -> Parser:
     add_audit(sub, handlers["audit"])
     add_dashboard(sub, handlers["dashboard"])
     add_config(sub, handlers["config"])
+    add_replicas(sub, handlers["replicas compare"])
     add_demo(sub, handlers["demo"])
     for path, child in leaves(p, own_audit=False):
         if path != ("audit",):  # the audit's own parser has its --log-level (cli.audit_cmd)
             add_log_level(child, path[0])
     return p
+
+
+def add_replicas(sub, handler: Callable) -> None:
+    """``replicas compare``: a follower's copy of a partition against its leader's (#34 replica safety)."""
+    compare_help = "the keys a follower's copy still holds that its leader deleted and cleaned away"
+    compare_example = example(f"{PROG} replicas compare --leader /data/broker1/orders-0 --follower /data/broker3/orders-0",
+                              f"{PROG} replicas compare --format json --leader leader/orders-0 --follower follower/orders-0")
+    r = sub.add_parser("replicas", help="the replicas of a partition: compare a follower's copy with its leader's",
+                       description="The replicas of a partition, read from their folders.", epilog=compare_example)
+    actions = r.add_subparsers(dest="action", required=True, metavar="ACTION")
+    c = leaf(actions, "compare", handler, help=compare_help, epilog=compare_example)
+    c.add_argument("--leader", type=flags.path, metavar="PATH", required=True,
+                   help="the leader's partition folder (TOPIC-PARTITION in its log dir, or a copy of it)")
+    c.add_argument("--follower", type=flags.path, metavar="PATH", required=True,
+                   help="the follower's folder of the same partition")
+    add_format(c)
 
 
 def add_broker(sub, handler: Callable) -> None:

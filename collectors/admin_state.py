@@ -17,6 +17,7 @@ class PartitionOffsets:
     latest: int  # log end offset (high watermark)
     stable: int  # last stable offset (read_committed end)
     replicas: tuple = ()  # broker ids holding a replica (each cleans its own copy)
+    isr: tuple = ()  # broker ids of the in-sync replicas (the metadata's ISR)
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,11 @@ class AdminSnapshot:
     # topic -> (call, reason): a topic a call failed or was refused for (describe_configs: its config and
     # whether it is compacted are unknown; list_offsets: some of its offsets are, -1), reason an error kind
     unknown: dict = field(default_factory=dict)
+    # (topic, partition, broker) -> collectors.replica_tracking.OutOfSync: each replica of a compacted
+    # partition out of the ISR now, since the first refresh that found it out (monitor.model.replicasafety)
+    out_of_sync: dict = field(default_factory=dict)
+    # broker id (int) -> producer.id.expiration.ms (describe_configs); a broker that did not tell is absent
+    producer_id_expiration_ms: dict = field(default_factory=dict)
 
     def cleaner_setting(self, broker: str, key: str) -> BrokerSetting | None:
         return self.cleaner_settings.get(str(broker), {}).get(key)

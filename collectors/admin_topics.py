@@ -1,8 +1,9 @@
 """The admin source's topics refresh: which topics are compacted and their effective configs
 (describe_configs on each listed topic), each compacted partition's offsets (earliest, log end, and the
-leader's last stable offset: ListOffsets at READ_COMMITTED), its replicas, and each broker's configs
-(describe_configs on its BROKER resource): ``transaction.max.timeout.ms`` (the largest of them) and the
-log cleaner's settings (``log.cleaner.threads``, ...).
+leader's last stable offset: ListOffsets at READ_COMMITTED), its replicas and ISR (the replicas out of it
+tracked across refreshes: ``collectors.replica_tracking``), and each broker's configs (describe_configs on
+its BROKER resource): ``transaction.max.timeout.ms`` (the largest of them), ``producer.id.expiration.ms``
+and the log cleaner's settings (``log.cleaner.threads``, ...).
 
 Up only when it got what it asked for (``collectors.admin``): every topic's describe_configs failing, or
 every partition's latest offset, raises (the source is down); some failing makes those topics unknown in
@@ -20,6 +21,8 @@ from confluent_kafka.admin import ConfigResource, OffsetSpec, ResourceType
 from boundedhttp import FetchError
 from collectors.admin_client import AdminSession, authorization_failure, call_error_kind
 from collectors.admin_state import AdminSnapshot, PartitionOffsets, TopicInfo
+from collectors.replica_tracking import OutOfSyncTracker
+from monitor.model.replicasafety import PRODUCER_ID_EXPIRATION
 from monitor.model.topicconfig import CLEANER_SETTINGS, DEFAULTS, ConfigValueError, TopicConfig, broker_cleaner_settings
 from monitor.model.transactions import TRANSACTION_MAX_TIMEOUT
 
@@ -36,6 +39,7 @@ class TopicFetch:
     def __init__(self, session: AdminSession, clock=time.time):
         self.session = session
         self.clock = clock
+        self.out_of_sync = OutOfSyncTracker()  # across refreshes: since when each replica is out of the ISR
 
     def topics(self) -> AdminSnapshot:
         with self.session.refresh():
@@ -77,13 +81,16 @@ class TopicFetch:
             parts = {}
             for p, pm in md.topics[t].partitions.items():
                 e, l, s = offsets.get((t, p), (-1, -1, -1))
-                parts[p] = PartitionOffsets(pm.leader, e, l, s, tuple(pm.replicas))
+                parts[p] = PartitionOffsets(pm.leader, e, l, s, tuple(pm.replicas), tuple(pm.isrs))
             topics[t] = TopicInfo(t, cfg, parts)
+        live = frozenset(md.brokers)
+        out_of_sync = self.out_of_sync.update(now, {(t, p): (po.replicas, po.isr, live)
+                                                    for t, info in topics.items() for p, po in info.partitions.items()})
         topic_configs, configs = configs, self._broker_configs(md.brokers, errors, kinds)
         return AdminSnapshot(now, topics, errors, self._transaction_max_timeout(configs, errors),
                              self._cleaner_settings(configs), frozenset(names),
                              {t: c for t, c in topic_configs.items() if not c.compacted}, refused, tuple(kinds),
-                             self.session.principal, unknown)
+                             self.session.principal, unknown, out_of_sync, self._producer_id_expiration(configs))
 
     def _broker_configs(self, brokers, errors: dict, kinds: list) -> dict:
         """Each broker's configs (describe_configs on its BROKER resource: the values in force, Kafka's
@@ -100,6 +107,18 @@ class TopicFetch:
                 key = f"broker {bid} describe_configs"
                 self.session.failed("DescribeConfigs", "CLUSTER", "", exc, errors, kinds, key)
                 out[bid] = f"describe_configs of broker {bid} refused: {errors[key]}"
+        return out
+
+    @staticmethod
+    def _producer_id_expiration(configs: dict) -> dict:
+        """Each broker's producer.id.expiration.ms (monitor.model.replicasafety's second limit); a broker
+        that refused or did not list it is left out: unknown, not Kafka's default."""
+        out = {}
+        for bid, got in configs.items():
+            try:
+                out[bid] = int(got[PRODUCER_ID_EXPIRATION])
+            except (KeyError, TypeError, ValueError):
+                continue
         return out
 
     @staticmethod

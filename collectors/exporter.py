@@ -14,6 +14,7 @@ import time
 from collectors.export_broker import BrokerCleanerCollector, BrokerSettingsCollector, CleanerLogCollector
 from collectors.export_groups import ConsumerGroupCollector
 from collectors.export_partitions import PartitionCollector
+from collectors.export_replicas import ReplicaSafetyCollector
 from collectors.export_self import SelfCollector
 from collectors.export_topics import ConfigReviewCollector, TopicCollector
 from collectors.export_view import View
@@ -24,7 +25,7 @@ __all__ = ["ALL", "View", "register_all"]
 
 # the order of the page's families
 ALL = (BrokerCleanerCollector, BrokerSettingsCollector, PartitionCollector, CleanerLogCollector, ConsumerGroupCollector,
-       TopicCollector, ConfigReviewCollector, SelfCollector)
+       TopicCollector, ConfigReviewCollector, ReplicaSafetyCollector, SelfCollector)
 
 
 def register_all(registry, store: Store, clock=time.time, view: View | None = None) -> None:

@@ -522,3 +522,24 @@ P_REPLICA_INFO = _m("partition_replica_info", "gauge",
                     "broker cleans its own copy (LogCleaner runs per broker), so replicas of one partition can "
                     "disagree. Join on (cluster, broker, topic, partition) to split a partition series by role.",
                     P + ("role",), owner=CLUSTER)
+
+# --- #34 part 1: replica safety (monitor.model.replicasafety): each replica of a compacted partition out of
+# the ISR (or offline), from the admin source's metadata across refreshes (collectors.replica_tracking),
+# against the topic's delete.retention.ms and its broker's producer.id.expiration.ms. Only the replicas out
+# now have series (absent: in sync). lower_bound="true": already out when the collector first saw the
+# partition, so out at least this long; offline="true": its broker is not in the metadata's broker list. ---
+_owned_by(CLUSTER)
+RS = P + ("lower_bound", "offline")
+P_REPLICA_OUT_SECONDS = _m("replica_out_of_sync_seconds", "gauge",
+                           "Seconds since the collector's first refresh that found the replica out of the "
+                           "partition's ISR (lower_bound=\"true\": it was out before the collector first looked, "
+                           "so at least this long).", RS)
+P_REPLICA_OUT_RATIO = _m("replica_out_of_sync_delete_retention_ratio", "gauge",
+                         "replica_out_of_sync_seconds / the topic's delete.retention.ms: from 1 on, tombstones "
+                         "written after the replica fell out may be cleaned away on the leader before it "
+                         "fetches them, and their keys stay alive on this replica.", RS)
+P_REPLICA_OUT_PID_RATIO = _m("replica_out_of_sync_producer_id_expiration_ratio", "gauge",
+                             "replica_out_of_sync_seconds / its broker's producer.id.expiration.ms: from 1 on, "
+                             "transaction markers it missed may be gone with its producer state (aborted data "
+                             "read as committed, a stuck last stable offset). Absent when the broker did not "
+                             "describe the setting.", RS)

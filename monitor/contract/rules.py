@@ -182,6 +182,7 @@ B = 'broker {{ $labels.broker }} (cluster {{ $labels.cluster }})'
 G = ('group {{ $labels.group }} on topic {{ $labels.topic }} partition {{ $labels.partition }} '
      '(cluster {{ $labels.cluster }})')
 LAG_RATIO = NS + "consumer_group_lag_retention_ratio"
+REPLICA_OUT_RATIO = NS + "replica_out_of_sync_delete_retention_ratio"
 
 RULES: tuple[Rule, ...] = (
     Rule("LogCleanerThreadDead", "critical", "kafka-log-cleaner", "dead_thread_for",
@@ -355,6 +356,26 @@ RULES: tuple[Rule, ...] = (
          "The cleanable ratio of the replica of topic {{ $labels.topic }} partition {{ $labels.partition }} "
          "on broker {{ $labels.broker }} (cluster {{ $labels.cluster }}) has stayed {{ $value | humanizePercentage }} "
          "above its least dirty replica's for <for>: this broker's cleaner is not keeping up with its peers'."),
+    # A replica out of the ISR (or offline) while its leader cleans: a tombstone written after it fell out can be
+    # removed on the leader delete.retention.ms after the leader's next clean (KIP-534's delete horizon), and the
+    # replica, fetching on from its own log end, never sees it: the deleted key stays alive on it
+    # (monitor.model.replicasafety). Warned before the limit, critical past it or past its broker's
+    # producer.id.expiration.ms (the transaction markers it missed).
+    Rule("ReplicaMayResurrectDeletes", "warning", "kafka-tombstones", "replica_out_of_sync_for",
+         (Clause(REPLICA_OUT_RATIO, (Compare(">", setting("replica_out_warning_fraction")), Compare("<", number(1)))),),
+         "A replica has been out of sync for most of delete.retention.ms: " + P,
+         "The replica of " + P + " has been out of the ISR for {{ $value | humanizePercentage }} of the topic's "
+         "delete.retention.ms (lower_bound={{ $labels.lower_bound }}: true means at least that long). Past 100% "
+         "the leader may clean away tombstones it never fetched and the deleted keys stay alive on it: bring it "
+         "back in sync before then."),
+    Rule("ReplicaMayResurrectDeletes", "critical", "kafka-tombstones", "replica_out_of_sync_for",
+         (Clause(REPLICA_OUT_RATIO, (Compare(">=", number(1)),)),
+          _c("replica_out_of_sync_producer_id_expiration_ratio", ">=", number(1))),
+         "A replica has been out of sync past delete.retention.ms: " + P,
+         "The replica of " + P + " has been out of the ISR for {{ $value | humanizePercentage }} of its limit "
+         "(the topic's delete.retention.ms, or its broker's producer.id.expiration.ms): the leader may have "
+         "cleaned away tombstones or transaction markers it never fetched. Once back it may hold deleted keys: "
+         "compare it with the leader and rebuild its copy (see the runbook) before it leads."),
 )
 
 # The alert names of the table as attributes (``ALERT.CompactionLagging``): the edges (dashboards, CLI)

@@ -175,6 +175,13 @@ class Thresholds:
     replica_spread_ratio: float = key("How far (0..1) a replica's cleanable ratio may stay above its least dirty "
                                       "peer's before ReplicasDisagree compares.", 0.5)
     replicas_disagree_for: str = key("How long replicas disagree before ReplicasDisagree fires.", "30m")
+    # ReplicaMayResurrectDeletes (monitor.model.replicasafety): a replica out of the ISR longer than the topic's
+    # delete.retention.ms may have missed tombstones the leader cleaned away; warn at this fraction of it
+    replica_out_warning_fraction: float = key(
+        "A replica's time out of the ISR, as a fraction of the topic's delete.retention.ms, above which "
+        "ReplicaMayResurrectDeletes warns (at 1 it is critical).", 0.5)
+    replica_out_of_sync_for: str = key("How long a replica stays out that far before ReplicaMayResurrectDeletes "
+                                       "fires.", "1m")
     monitor_job: str = key("The Prometheus job that scrapes the collector (CompactionMonitorDown watches its up "
                            "series).", "kafka-compaction-monitor")
     runbook_base: str = key("Where the alerts' runbook links point: this path or URL, then #<alert name in "

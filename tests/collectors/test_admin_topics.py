@@ -19,7 +19,7 @@ from collectors.runner import Store
 def test_a_topic_the_admin_api_did_not_answer_for_is_unknown_with_the_call(fail):
     class Admin:
         def list_topics(self, **_):
-            part = SimpleNamespace(leader=1, replicas=[1])
+            part = SimpleNamespace(leader=1, replicas=[1], isrs=[1])
             topics = {t: SimpleNamespace(error=None, partitions={0: part}) for t in ("a", "b")}
             return SimpleNamespace(topics=topics, brokers={})
 
@@ -83,11 +83,55 @@ def test_a_compacted_topics_config_offsets_and_the_brokers_settings_are_the_brok
         po = info.partitions[p]
         low, high = watermarks(kafka.bootstrap, topic, p)
         assert (po.earliest, po.latest, po.stable) == (low, high, high)  # no transaction: the LSO is the end
-        assert po.replicas == (po.leader,)
+        assert po.replicas == (po.leader,) and po.isr == (po.leader,)
     assert info.partitions[1].latest == 7
+    assert snap.out_of_sync == {}  # one broker, in sync
     admin = AdminClient({"bootstrap.servers": kafka.bootstrap})
     res = ConfigResource(ResourceType.BROKER, str(info.partitions[0].leader))
     broker = {k: e.value for k, e in admin.describe_configs([res])[res].result(30).items()}
     assert snap.transaction_max_timeout_ms == int(broker[TRANSACTION_MAX_TIMEOUT])
     threads = snap.cleaner_setting(str(info.partitions[0].leader), "log.cleaner.threads")
     assert (threads.value, threads.source) == (int(broker["log.cleaner.threads"]), "admin")
+    assert snap.producer_id_expiration_ms == {info.partitions[0].leader: int(broker["producer.id.expiration.ms"])}
+
+
+def test_a_replica_out_of_the_isr_is_tracked_across_refreshes_and_offline_when_its_broker_is_gone():
+    """The metadata's ISR and live brokers, refresh after refresh (collectors.replica_tracking): out at the
+    first look is a lower bound; out after a refresh that saw it in is not; the broker describes its
+    producer.id.expiration.ms, or it is left out (unknown, not Kafka's default)."""
+    state = {"isr": [1, 2], "brokers": {1: None, 2: None}}
+
+    class Admin:
+        def list_topics(self, **_):
+            part = SimpleNamespace(leader=1, replicas=[1, 2], isrs=list(state["isr"]))
+            return SimpleNamespace(topics={"a": SimpleNamespace(error=None, partitions={0: part})},
+                                   brokers=dict(state["brokers"]))
+
+        def describe_configs(self, resources, **_):
+            entry = SimpleNamespace
+            return {r: done({"cleanup.policy": entry(value="compact")}) if r.name == "a"
+                    else done({"producer.id.expiration.ms": entry(value="3600000")}) if r.name == "1"
+                    else done({}) for r in resources}  # broker 2 does not list it
+
+        def list_offsets(self, request, **_):
+            return {tp: done(SimpleNamespace(offset=5)) for tp in request}
+
+        def poll(self, _):
+            return 0
+
+    now = [100.0]
+    f = fetcher(Admin())
+    f._topics.clock = lambda: now[0]
+    try:
+        assert f.topics().out_of_sync == {}
+        state.update(isr=[1], brokers={1: None})
+        now[0] = 110.0
+        snap = f.topics()
+        assert [(k, v.since, v.lower_bound, v.offline) for k, v in snap.out_of_sync.items()] == [
+            (("a", 0, 2), 110.0, False, True)]
+        assert snap.producer_id_expiration_ms == {1: 3_600_000}  # broker 2 gone; unlisted: unknown, not a default
+        state.update(brokers={1: None, 2: None})
+        now[0] = 130.0
+        assert f.topics().out_of_sync[("a", 0, 2)].since == 110.0  # still out: since the first refresh that saw it
+    finally:
+        f.close()
