@@ -9,9 +9,8 @@ moment the forecast knows (``held_until_ms``). Before it, each partition's clean
 first round of cleans (records timestamped two hours back, not held), whose statistics in log-cleaner.log
 give the throughput the forecast is made with, as the collector learns it.
 
-The cleaner is not throttled here: Kafka's Throttler lets the cleaner run at full speed for 300 ms before
-it sleeps off the bytes (tests/collectors/test_throttled_cleaner_kafka.py), so at a test's few megabytes
-the throttle shapes no clean; the shared throttle is checked on hand-built queues
+The cleaner is not throttled here; test_cleanerqueue_throttled_kafka.py runs the same queue under a
+throttle, and the throttle shared among threads is checked on hand-built queues
 (tests/monitor/model/test_cleanerqueue.py).
 
 The error allowed, and why: a start may come up to one ``log.cleaner.backoff.ms`` after the release (the
