@@ -27,8 +27,9 @@ the cleanable bytes read for the offset map, the processed bytes read, and the b
 times the processed bytes, ``_io_per_byte``). Kafka's Throttler (storage/.../internals/utils/Throttler.java,
 ``checkIntervalMs`` 300 in LogCleaner) lets the bytes run at full speed until 300 ms have passed since
 its last check, then sleeps until they fit the setting: the rate holds over each check interval, not
-within it, so a clean's start and end can be off by up to one interval's full-speed bytes / the
-throttle (the tail of a clean is paid for at the start of the next one); the queue's total is not.
+within it: a clean's tail is paid for at the start of the next clean, the queue's last tail never, and
+the first check after an idle spell averages the idle time in. The real cleaner is thus ahead of this
+forecast by up to two intervals' full-speed bytes / the throttle (docs/cleaner-queue.md).
 
 Assumptions, stated in every forecast's basis: every thread is free now (a thread may be in the middle of
 a clean or of its back-off: a start may come up to that much later); new writes arrive at the partition's
