@@ -22,16 +22,23 @@ A clean reads the log from its start to the end of the dirty section (``MB of lo
 log-cleaner.log counts those bytes), so it takes (clean + cleanable bytes) / throughput, the throughput
 learned from log-cleaner.log (``monitor.kafka.cleanerlog.learned_throughput``: the same bytes over the
 same seconds). All threads share one Throttler (``log.cleaner.io.max.bytes.per.second``): while n cleans
-run, each goes at most at the throttle / n.
+run, each does at most the throttle / n of I/O, and the throttle counts every byte read and written:
+the cleanable bytes read for the offset map, the processed bytes read, and the bytes written (2 to 3
+times the processed bytes, ``_io_per_byte``). Kafka's Throttler (storage/.../internals/utils/Throttler.java,
+``checkIntervalMs`` 300 in LogCleaner) lets the bytes run at full speed until 300 ms have passed since
+its last check, then sleeps until they fit the setting: the rate holds over each check interval, not
+within it: a clean's tail is paid for at the start of the next clean, the queue's last tail never, and
+the first check after an idle spell averages the idle time in. The real cleaner is thus ahead of this
+forecast by up to two intervals' full-speed bytes / the throttle (docs/cleaner-queue.md).
 
 Assumptions, stated in every forecast's basis: every thread is free now (a thread may be in the middle of
 a clean or of its back-off: a start may come up to that much later); new writes arrive at the partition's
 measured write rate and count as cleanable as they arrive (Kafka counts them once their segment rolls);
 an unknown write rate counts as no writes; a clean keeps the log's size (the ratio of a later clean is
 then lower: the second cleans this forecast does not report come no earlier); one pass of the offset map
-per clean. The throttle limits read plus write bytes, of which the processed bytes are a part: under a
-throttle a throughput learned unthrottled gives too early an end (a throughput learned under the same
-throttle has it in already).
+per clean. A clean goes at the slower of the learned throughput (bytes processed) and its share of the
+throttle turned into bytes processed (a throughput learned under the same throttle is about that share
+already, so the two agree).
 
 Unknown, with the reason, never a guess: every time when no throughput was learned; a partition's next
 clean when it is not eligible and its write rate is unknown, when no write and no deadline will make it
@@ -305,7 +312,18 @@ class _Thread:
     ident: int = field(compare=True)
     log: _Log | None = field(default=None, compare=False)
     left: float = field(default=0.0, compare=False)  # bytes of its clean still to process
+    io: float = field(default=1.0, compare=False)  # bytes the throttle counts per byte processed (``_io_per_byte``)
     index: int = field(default=-1, compare=False)  # its log's index
+
+
+def _io_per_byte(clean: float, dirty: float) -> float:
+    """Bytes the shared Throttler counts per byte of log processed: Kafka calls ``throttler.maybeThrottle``
+    for every buffer read while building the offset map (the cleanable bytes, ``buildOffsetMapForSegment``),
+    every buffer read while copying (the whole log to the dirty end, ``cleanInto``), and every buffer of
+    retained records written (``cleanInto``). A clean is assumed to keep the log's size, so it writes
+    what it reads: (cleanable + 2 x processed) / processed, 2 to 3."""
+    processed = clean + dirty
+    return (dirty + 2.0 * processed) / processed if processed > 0 else 1.0
 
 
 def _run(state: list[_Log], p: CleanerQueueParams, throttle: float | None, now_ms: int):
@@ -362,6 +380,7 @@ def _run(state: list[_Log], p: CleanerQueueParams, throttle: float | None, now_m
                 s.held, s.held_until = 0.0, None  # released, and in this clean
             s.running, s.dirty, s.since_ms = True, 0.0, t
             th.log, th.left, th.index = s, s.clean + dirty, i
+            th.io = _io_per_byte(s.clean, dirty)
             s.clean += dirty  # a clean keeps the log's size (assumed)
             # deadline after it: the first write after the clean's end offset (taken now) + the lag
             s.due_ms = (t + s.q.lag_ms) if (s.q.lag_ms is not None and s.rate > 0) else None
@@ -377,8 +396,8 @@ def _run(state: list[_Log], p: CleanerQueueParams, throttle: float | None, now_m
             break
         if rate1 is None:  # no durations: the first round's order is all that can be told
             return None, "no cleaner throughput"
-        each = min(rate1, throttle / len(busy)) if (throttle and busy) else rate1
-        ends = [t + th.left / each * 1000.0 for th in busy]
+        each = [min(rate1, throttle / len(busy) / th.io) if throttle else rate1 for th in busy]
+        ends = [t + th.left / e * 1000.0 for th, e in zip(busy, each)]
         wakes = []
         nxt = t if pool else top()
         for th in threads:
@@ -396,8 +415,8 @@ def _run(state: list[_Log], p: CleanerQueueParams, throttle: float | None, now_m
         nt = max(min(candidates), t)
         if nt > horizon:
             break
-        for th, end in zip(busy, ends):
-            th.left -= each * (nt - t) / 1000.0
+        for th, end, e in zip(busy, ends, each):
+            th.left -= e * (nt - t) / 1000.0
             if end <= nt or th.left <= 1e-6:
                 s = th.log
                 s.running = False

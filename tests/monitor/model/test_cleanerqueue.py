@@ -49,9 +49,21 @@ def test_two_threads_take_the_two_dirtiest_at_once():
 
 def test_the_throttle_is_shared_by_the_threads_running():
     f = forecast(ABC, params(threads=2, io_max_bytes_per_second=1000.0), NOW)
-    # two cleans at 500 B/s each: B's 500 B end at 1000, A has 1500 B left; C (4000 B) joins: both at 500 B/s,
-    # A ends at 1000 + 3000 = 4000, C has 2500 B left alone at 1000 B/s: 6500
-    assert starts(f) == {1: (0, 1000), 0: (0, 4000), 2: (1000, 6500)}
+    # the throttle counts I/O: the offset map's read of the cleanable bytes, the processed bytes read, and
+    # as many written (B: 500 + 500 + 500 = 1500 B, A: 1000 + 2000 + 2000 = 5000, C: 1000 + 4000 + 4000 = 9000).
+    # Two cleans at 500 B/s of I/O each: B's 1500 end at 3000, A has done 1500 of its 5000; C joins: both at
+    # 500 B/s, A's 3500 left end at 3000 + 7000 = 10000, C has done 3500 of 9000, its 5500 left alone at
+    # 1000 B/s: 15500 (all 15500 B of I/O at the throttle)
+    assert starts(f) == {1: (0, 3000), 0: (0, 10000), 2: (3000, 15500)}
+
+
+def test_one_throttled_clean_pays_for_its_reads_and_its_writes():
+    # B alone (0 clean, 500 cleanable): the map reads 500, the copy reads 500 and writes 500: 1500 B of I/O
+    # at 1000 B/s is 1.5 s, though its 500 B processed at 1000 B/s would be 0.5 s; unthrottled it is 0.5 s
+    f = forecast([log(1, 0, 500)], params(threads=1, io_max_bytes_per_second=1000.0), NOW)
+    assert starts(f) == {1: (0, 1500)}
+    f = forecast([log(1, 0, 500)], params(threads=1, io_max_bytes_per_second=1e6), NOW)
+    assert starts(f) == {1: (0, 500)}  # the throttle far above the throughput: the throughput's time
 
 
 def test_no_throttle_at_kafkas_default():

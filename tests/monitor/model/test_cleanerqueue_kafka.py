@@ -9,9 +9,8 @@ moment the forecast knows (``held_until_ms``). Before it, each partition's clean
 first round of cleans (records timestamped two hours back, not held), whose statistics in log-cleaner.log
 give the throughput the forecast is made with, as the collector learns it.
 
-The cleaner is not throttled here: Kafka's Throttler lets the cleaner run at full speed for 300 ms before
-it sleeps off the bytes (tests/collectors/test_throttled_cleaner_kafka.py), so at a test's few megabytes
-the throttle shapes no clean; the shared throttle is checked on hand-built queues
+The cleaner is not throttled here; test_cleanerqueue_throttled_kafka.py runs the same queue under a
+throttle, and the throttle shared among threads is checked on hand-built queues
 (tests/monitor/model/test_cleanerqueue.py).
 
 The error allowed, and why: a start may come up to one ``log.cleaner.backoff.ms`` after the release (the
@@ -28,75 +27,27 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from kafkatools import create_topic, partition_dir, produce_timed, unique_topic, wait_for
-from monitor.kafka.checkpoint import read_checkpoint
-from monitor.kafka.cleanerlog import read_cleaner_log
+from cleanerqueuekafka import MB, held_queue, released_cleans, state_of, cleans_of
 from monitor.model.cleanerqueue import CleanerQueueParams, forecast, from_state
-from monitor.model.compaction import partition_state
-from monitor.model.summary import summarize
-from monitor.model.topicconfig import TopicConfig
 
 pytestmark = pytest.mark.kafka
 
-MB = 1 << 20
-VALUE = 1000  # bytes of each record's value (unique keys: a clean removes nothing)
 # (clean MB, dirty MB) per partition: ratios 0.75, 0.4, 0.5, 0.67 -- the dirtiest is not the biggest
 SHAPE = [(2, 6), (6, 4), (3, 3), (2, 4)]
-HOLD_MS = 600_000  # min.compaction.lag.ms
 RELEASE_IN_MS = 15_000  # from the dirty writes' start to their release: writing, the first cleans, the forecast
 BACKOFF_MS = 500  # localkafka.broker.FAST_CLEANER
 SPREAD = 1.0  # of the forecast time from the release: how far the learned throughput may be off (module docstring)
 
 
-def write(bootstrap, topic, partition, mb, ts, tag):
-    n = mb * MB // (VALUE + 40)
-    produce_timed(bootstrap, topic, ((f"{tag}-{i}".encode(), b"v" * VALUE, ts) for i in range(n)), partition,
-                  **{"batch.size": 65536, "linger.ms": 20})
-
-
-def state_of(log_dir, topic, partition, config, now_ms):
-    folder = partition_dir(log_dir, topic, partition)
-    summaries = [summarize(f, int(f.name[:-4]))[0] for f in sorted(folder.glob("*.log"))]
-    cp = read_checkpoint(Path(log_dir) / "cleaner-offset-checkpoint").get((topic, partition))
-    return partition_state(topic, partition, summaries, config, now_ms, checkpoint=cp)
-
-
-def cleans_of(kafka, topic):
-    """(partition, start ms, end ms, dirty start) of each clean of ``topic``, and every clean's log name."""
-    st = read_cleaner_log(Path(kafka.cleaner_log).read_text(errors="replace").splitlines())
-    mine = [(c.topic_partition[1], c.timestamp_ms - c.duration * 1000, c.timestamp_ms, c.dirty_start, c)
-            for c in st.cleans if c.topic_partition and c.topic_partition[0] == topic]
-    return mine, st
-
-
 def test_the_forecast_order_and_times_against_the_cleaners_own(kafka):
     t_start = time.monotonic()
-    topic = create_topic(kafka.bootstrap, unique_topic("queue"), partitions=len(SHAPE), **{
-        "cleanup.policy": "compact", "min.cleanable.dirty.ratio": 0.01, "segment.bytes": MB, "segment.ms": 200,
-        "min.compaction.lag.ms": HOLD_MS, "delete.retention.ms": 1000})
-    config = TopicConfig.from_strings({"cleanup.policy": "compact", "min.cleanable.dirty.ratio": 0.01,
-                                       "segment.bytes": MB, "segment.ms": 200, "min.compaction.lag.ms": HOLD_MS,
-                                       "delete.retention.ms": 1000})
-    now = int(time.time() * 1000)
-    old, t0 = now - 2 * 3_600_000, now + RELEASE_IN_MS - HOLD_MS  # t0 + HOLD_MS: the release
-    for p, (clean, _) in enumerate(SHAPE):  # the clean sections: not held (two hours old)
-        write(kafka.bootstrap, topic, p, clean, old, "c")
-    for p, (_, dirty) in enumerate(SHAPE):  # its first batch rolls the last old segment; all held
-        write(kafka.bootstrap, topic, p, dirty, t0, "d")
-        produce_timed(kafka.bootstrap, topic, [(b"roll", b"x", t0 + 1000)], p)  # rolls the last dirty segment
-    dirty_starts = {}
-    for p in range(len(SHAPE)):  # the first round: each clean section cleaned up to the held segments
-        folder = partition_dir(kafka.log_dir, topic, p)
-        dirty_starts[p] = wait_for(lambda: (lambda cp, held: cp if cp == held else None)(
-            read_checkpoint(Path(kafka.log_dir) / "cleaner-offset-checkpoint").get((topic, p)),
-            state_of(kafka.log_dir, topic, p, config, int(time.time() * 1000)).first_uncleanable_offset),
-            60, f"the first clean of {topic}-{p} up to its held segments")
+    q = held_queue(kafka, "queue", SHAPE, RELEASE_IN_MS)
+    topic, config = q.topic, q.config
     now_ms = int(time.time() * 1000)
-    assert now_ms < t0 + HOLD_MS - 2000, "the set-up took longer than RELEASE_IN_MS: the forecast would be late"
+    assert now_ms < q.release_ms - 2000, "the set-up took longer than RELEASE_IN_MS: the forecast would be late"
     states = [state_of(kafka.log_dir, topic, p, config, now_ms) for p in range(len(SHAPE))]
     before, log_state = cleans_of(kafka, topic)
     throughput = log_state.learned_throughput()
@@ -110,21 +61,13 @@ def test_the_forecast_order_and_times_against_the_cleaners_own(kafka):
     assert all(c.start_ms is not None for c in want.values()), want
 
     # the release, and the cleaner's own account of it
-    got = wait_for(lambda: (lambda mine: mine if len(mine) == len(SHAPE) else None)(
-        [c for c in cleans_of(kafka, topic)[0] if c[3] == dirty_starts[c[0]]]),
-        RELEASE_IN_MS / 1000 + 60, "the cleaner to clean the four released partitions")
-    _, everything = cleans_of(kafka, topic)
-    first_start = min(c[1] for c in got)
-    others = [c for c in everything.cleans if c.timestamp_ms and c.timestamp_ms >= first_start
-              and not c.log.startswith(topic)]
-    assert not others, f"another log was cleaned in the queue (this test's premise is a queue of its own): {others}"
-
+    got = released_cleans(kafka, q, RELEASE_IN_MS / 1000 + 60)
     order_logged = [c[0] for c in sorted(got, key=lambda c: c[2])]
     assert f.order() == [(topic, p) for p in order_logged], (f.order(), order_logged)
     assert order_logged == [0, 3, 2, 1]  # the ratio's order, not the dirty bytes' (0, then 1 and 3, then 2)
 
     errors = []
-    release = t0 + HOLD_MS
+    release = q.release_ms
     for p, start, end, _, c in got:
         fc = want[p]
         allowed = BACKOFF_MS + max(1000.0, SPREAD * (fc.end_ms - release))
@@ -132,7 +75,7 @@ def test_the_forecast_order_and_times_against_the_cleaners_own(kafka):
     report = "; ".join(f"{topic}-{p}: start {ds / 1000:+.2f} s, end {de / 1000:+.2f} s (allowed {a / 1000:.2f} s)"
                        for p, ds, de, a in errors)
     print(f"[cleanerqueue] forecast minus logged: {report}; throughput {throughput / MB:.1f} MB/s; "
-          f"forecast {(t0 + HOLD_MS - now_ms) / 1000:.1f} s before the release; test {time.monotonic() - t_start:.1f} s",
+          f"forecast {(q.release_ms - now_ms) / 1000:.1f} s before the release; test {time.monotonic() - t_start:.1f} s",
           file=sys.stderr)
     assert all(abs(ds) <= a and abs(de) <= a for _, ds, de, a in errors), report
     drain_at = f.drain_ms
