@@ -18,6 +18,9 @@ import re
 import textwrap
 from contextlib import contextmanager
 
+from cli.audit_cmd import audit_parser
+from cli.parsing import subparsers
+
 WIDTH = 100  # the width argparse wraps usage and help at while the page is generated
 
 
@@ -36,20 +39,12 @@ def _columns(width: int = WIDTH):
             os.environ["COLUMNS"] = old
 
 
-def audit_parser() -> argparse.ArgumentParser:
-    """The audit's own parser, as ``compaction-monitor audit`` runs it (``cli.audit_cmd.audit_parser``)."""
-    from cli.audit_cmd import audit_parser as parser
-
-    return parser()
-
-
 def _subcommands(parser: argparse.ArgumentParser):
     """(name, help, parser) of each subcommand ``--help`` lists, in its order; none for a parser without."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for choice in action._choices_actions:
-                if choice.help is not argparse.SUPPRESS:
-                    yield choice.dest, choice.help or "", action.choices[choice.dest]
+    action = subparsers(parser)
+    for choice in (action._choices_actions if action is not None else ()):
+        if choice.help is not argparse.SUPPRESS:
+            yield choice.dest, choice.help or "", action.choices[choice.dest]
 
 
 def walk(parser: argparse.ArgumentParser, delegated: dict):

@@ -18,7 +18,7 @@ from typing import Callable, Iterator, Mapping
 
 from cli import flags
 from cli.parser_scan import add_collect, add_explain, add_inspect, add_logdir, add_topics
-from cli.parsing import Parser, add_format, add_log_level, example, leaf
+from cli.parsing import Parser, add_format, add_log_level, example, leaf, subparsers
 
 PROG = "compaction-monitor"
 DESCRIPTION = "Compaction health for Apache Kafka: log-cleaner metrics, per-partition dirty ratios, tombstones."
@@ -182,7 +182,7 @@ def leaves(parser: argparse.ArgumentParser, path: tuple[str, ...] = (), *,
     """Every subcommand and action a user runs, ``(("broker", "start"), parser)``..., hidden aliases too
     (``("check-config",)``), with the parser that reads its flags: the audit's own for ``audit`` (unless
     ``own_audit`` is False: the pass-through stub)."""
-    sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    sub = subparsers(parser)
     if sub is None:
         if path == ("audit",) and own_audit:
             from cli.audit_cmd import audit_parser
@@ -199,7 +199,7 @@ def hidden(parser: argparse.ArgumentParser) -> set[tuple[str, ...]]:
     out: set[tuple[str, ...]] = set()
 
     def walk(p, path):
-        sub = next((a for a in p._actions if isinstance(a, argparse._SubParsersAction)), None)
+        sub = subparsers(p)
         if sub is None:
             return
         listed = {a.dest for a in sub._choices_actions}

@@ -99,6 +99,11 @@ class Parser(argparse.ArgumentParser):
         return found
 
 
+def subparsers(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:
+    """A parser's subcommands (argparse keeps them as one action among its flags); None for a leaf."""
+    return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+
+
 def close_match(word: str, names) -> str | None:
     """The known name ``word`` is closest to, if one is close enough to be a typo of it."""
     got = difflib.get_close_matches(word, list(names), n=1, cutoff=0.6)
@@ -171,7 +176,7 @@ def parse_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Nam
 
 def chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
     """The parser of the subcommand (and action) ``args`` ran: the one whose flags and help are meant."""
-    while (sub := next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)) is not None:
+    while (sub := subparsers(parser)) is not None:
         name = getattr(args, sub.dest, None)
         if name not in sub.choices:
             break

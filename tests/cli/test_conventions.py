@@ -25,7 +25,7 @@ import pytest
 
 from cli.main import build_parser, main
 from cli.parser import hidden, leaves
-from cli.parsing import FORMATS, HelpFormatter, LOG_LEVELS
+from cli.parsing import FORMATS, LOG_LEVELS, HelpFormatter, subparsers
 
 ROOT = Path(__file__).resolve().parents[2]
 PARSER = build_parser()
@@ -71,7 +71,7 @@ def option(parser: argparse.ArgumentParser, flag: str) -> argparse.Action | None
 def groups(parser: argparse.ArgumentParser, path=()):
     """Every parser a user can ask ``--help`` of: the top level, the families (broker, topics), the leaves."""
     yield path, parser
-    sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    sub = subparsers(parser)
     for name, child in (sub.choices.items() if sub else ()):
         if (*path, name) not in LEAVES:
             yield from groups(child, (*path, name))

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from cli.main import build_parser
+from cli.parsing import subparsers
 
 # the least each subcommand that reads --config needs besides it, so that only the config is wrong
 MINIMAL = {
@@ -29,7 +30,7 @@ MINIMAL = {
 
 
 def subcommands() -> dict[str, argparse.ArgumentParser]:
-    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    sub = subparsers(build_parser())
     return dict(sub.choices)
 
 

@@ -24,6 +24,9 @@ from pathlib import Path
 
 import pytest
 
+from cli.audit_cmd import audit_parser
+from cli.parsing import subparsers
+
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = re.compile(r"^(?:\$\s+)?(?:\S*bin/)?compaction-monitor(?=\s|$)")
 IMAGE = re.compile(r"^(?:\$\s+)?(?:podman|docker) run\b.*?\bkafka-compaction-monitor:\S+(?=\s|$)")
@@ -109,16 +112,6 @@ def main_parser() -> argparse.ArgumentParser:
     return build_parser()
 
 
-def audit_parser() -> argparse.ArgumentParser:
-    from cli.audit_cmd import audit_parser as build
-
-    return build()
-
-
-def _subparsers(parser: argparse.ArgumentParser):
-    return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
-
-
 def _shown_flags(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
     return {o: a for a in parser._actions if a.help is not argparse.SUPPRESS for o in a.option_strings}
 
@@ -137,7 +130,7 @@ def _resolve(words: list[str]) -> tuple[list[list[str]], list[argparse.ArgumentP
     while i < len(words) and words[i].startswith("-"):
         i += 2 if words[i] == "--log-level" else 1
     while i < len(words):
-        sub = _subparsers(parsers[-1])
+        sub = subparsers(parsers[-1])
         if sub is None:
             break
         names = words[i].split("|")

@@ -149,7 +149,8 @@ def test_the_configuration_page_links_the_file_mkdocs_copies():
 # --- command line ---
 
 def test_the_cli_page_lists_every_subcommand_and_flag_help_shows():
-    from cli.clidoc import _subcommands, audit_parser
+    from cli.audit_cmd import audit_parser
+    from cli.clidoc import _subcommands
     from cli.main import build_parser
 
     page = (ROOT / "docs" / "reference" / "cli.md").read_text()
