@@ -20,7 +20,7 @@ import time
 
 from monitor.settings.redact import redact_url
 
-from monitor.contract.units import bytes_iec, duration_ms
+from monitor.contract.units import bytes_iec, duration_ms, rate
 
 log = logging.getLogger("compaction_monitor.collect")
 
@@ -39,7 +39,7 @@ def _count(n: int, kind: str) -> str:
 
 
 def _rate(v: float | None) -> str:
-    return "unlimited" if not v else f"{bytes_iec(v)}/s"
+    return "unlimited" if not v else rate(v)
 
 
 def startup_line(config, sources, *, state_dir: str | None, listening: str | None) -> str:
