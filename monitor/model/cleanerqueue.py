@@ -52,6 +52,7 @@ import heapq
 import math
 from dataclasses import dataclass, field, replace
 
+from monitor.model.compaction import CLEANABLE_RATIO_ABOVE_MIN
 from monitor.model.topicconfig import LONG_MAX, no_throttle
 
 HORIZON_MS = 30 * 86_400_000  # how far ahead the loop is run: a clean later than this is "not within 30 days"
@@ -204,7 +205,8 @@ class _Log:
         d = self.dirty_at(t)
         if self.clean + d <= 0:
             return False
-        return (self.due_ms is not None and t > self.due_ms and d > 0) or self.ratio_at(t) > self.q.min_ratio
+        return ((self.due_ms is not None and t > self.due_ms and d > 0)
+                or CLEANABLE_RATIO_ABOVE_MIN.holds(self.ratio_at(t), self.q.min_ratio))
 
     def offered_from(self, t: float) -> float | None:
         """The earliest time >= t at which the log is offered, None if never (no writes, no deadline, no
