@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import SimpleNamespace
 
-from monitor.model import compaction
+from monitor.model import compaction, replicasafety
 from monitor.model.comparison import OPS, Comparison
 from monitor.settings.config import Thresholds
 from monitor.contract.metricnames import PREFIX as NS  # clauses name a metric in full
@@ -362,15 +362,16 @@ RULES: tuple[Rule, ...] = (
     # (monitor.model.replicasafety). Warned before the limit, critical past it or past its broker's
     # producer.id.expiration.ms (the transaction markers it missed).
     Rule("ReplicaMayResurrectDeletes", "warning", "kafka-tombstones", "replica_out_of_sync_for",
-         (Clause(REPLICA_OUT_RATIO, (Compare(">", setting("replica_out_warning_fraction")), Compare("<", number(1)))),),
+         (Clause(REPLICA_OUT_RATIO, (Compare(">", setting("replica_out_warning_fraction")),
+                                     Compare("<", number(replicasafety.PAST_THE_LIMIT.number)))),),
          "A replica has been out of sync for most of delete.retention.ms: " + P,
          "The replica of " + P + " has been out of the ISR for {{ $value | humanizePercentage }} of the topic's "
          "delete.retention.ms (lower_bound={{ $labels.lower_bound }}: true means at least that long). Past 100% "
          "the leader may clean away tombstones it never fetched and the deleted keys stay alive on it: bring it "
          "back in sync before then."),
     Rule("ReplicaMayResurrectDeletes", "critical", "kafka-tombstones", "replica_out_of_sync_for",
-         (Clause(REPLICA_OUT_RATIO, (Compare(">=", number(1)),)),
-          _c("replica_out_of_sync_producer_id_expiration_ratio", ">=", number(1))),
+         (Clause(REPLICA_OUT_RATIO, (stated(replicasafety.PAST_THE_LIMIT),)),
+          Clause(NS + "replica_out_of_sync_producer_id_expiration_ratio", (stated(replicasafety.PAST_THE_LIMIT),))),
          "A replica has been out of sync past delete.retention.ms: " + P,
          "The replica of " + P + " has been out of the ISR for {{ $value | humanizePercentage }} of its limit "
          "(the topic's delete.retention.ms, or its broker's producer.id.expiration.ms): the leader may have "

@@ -32,11 +32,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from monitor.model.comparison import Comparison
+
 PRODUCER_ID_EXPIRATION = "producer.id.expiration.ms"
 DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000  # Kafka's default (ProducerStateManagerConfig)
 
 IN_SYNC, OUT, PAST_LIMIT = "in_sync", "out", "past_limit"
 STATES = (IN_SYNC, OUT, PAST_LIMIT)
+# Out at least as long as the limit (a ratio of it at 1 or more): the model's test for PAST_LIMIT, which the rule
+# table states to Prometheus for ReplicaMayResurrectDeletes' critical (monitor.contract.rules)
+PAST_THE_LIMIT = Comparison(">=", 1)
 
 
 @dataclass(frozen=True)
@@ -69,8 +74,8 @@ def assess(seconds: float | None, delete_retention_ms: int, producer_id_expirati
         return ReplicaSafety(IN_SYNC, 0.0, 0.0, limit, producer_expiration_seconds=pid,
                              past_producer_expiration=False if pid is not None else None)
     ratio = seconds / limit if limit > 0 else float("inf")
-    return ReplicaSafety(PAST_LIMIT if ratio >= 1 else OUT, seconds, ratio, limit, lower_bound, pid,
-                         seconds >= pid if pid is not None else None, offline)
+    return ReplicaSafety(PAST_LIMIT if PAST_THE_LIMIT.holds(ratio) else OUT, seconds, ratio, limit, lower_bound, pid,
+                         PAST_THE_LIMIT.holds(seconds, pid) if pid is not None else None, offline)
 
 
 @dataclass(frozen=True)
