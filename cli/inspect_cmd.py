@@ -127,7 +127,7 @@ def _table_row(batch, rec) -> str:
     return "  ".join(c.ljust(w) for c, (_, w) in zip(cells, TABLE_COLUMNS))
 
 
-def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = True, stats: bool = False,
+def run_inspect(paths: list[str], *, fmt: str = "text", skip_corrupt: bool = True, stats: bool = False,
                 out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     """Records of ``paths`` as ``fmt`` on ``out``, or with ``stats`` their totals per file, partition
     and in all (``cli.inspect_stats``); the summary and every fault on ``err``. Returns the exit status."""
@@ -136,9 +136,9 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
     meter = FileBytes(err, "inspect", paths, expand, beside=None if stats else out)
     err = meter.writer()  # (a message while the line is drawn takes it away first)
     collected = StatsCollector() if stats else None
-    if fmt == "table" and not stats:
+    if fmt == "text" and not stats:
         out.write("  ".join(n.ljust(w) for n, w in TABLE_COLUMNS) + "\n")
-    view = "arrays" if stats else "columns" if fmt == "jsonl" else "records"
+    view = "arrays" if stats else "columns" if fmt == "json" else "records"
     status = 0
     for raw in paths:
         path = Path(raw)
@@ -174,7 +174,7 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
                     meter.at(summary.bytes)
                     if collected is not None:
                         collected.add(batch, data)
-                    elif fmt == "jsonl":
+                    elif fmt == "json":
                         for text in batch_lines(name, name_json, batch, data):
                             out.write(text)
                     else:
@@ -195,7 +195,7 @@ def run_inspect(paths: list[str], *, fmt: str = "table", skip_corrupt: bool = Tr
                                        summary.batches_skipped - skipped_before)
     meter.close()
     if collected is not None:
-        out.write(render_jsonl(collected) if fmt == "jsonl" else render_text(collected))
+        out.write(render_jsonl(collected) if fmt == "json" else render_text(collected))
     print(f"inspect: {summary.files} file(s), {summary.batches} batches, {summary.records} records "
           f"({summary.tombstones} tombstones, {summary.control_records} control), {bytes_iec(summary.bytes)}", file=err)
     for fault in summary.faults:

@@ -23,7 +23,7 @@ SHOWN = {"clean_bytes": bytes_iec, "cleanable_bytes": bytes_iec, "cleanable_rati
          "eligible": yes_no, "oldest_tombstone_age_ms": duration_ms, "cause": lambda v: v["cause"]}
 
 
-def run_logdir(paths, *, config, fmt: str = "table", include_all: bool = False, out=sys.stdout,
+def run_logdir(paths, *, config, fmt: str = "text", include_all: bool = False, out=sys.stdout,
                err=sys.stderr, topic_overrides: dict | None = None, cleaner_log: str | None = None) -> int:
     """Per-partition state of log dirs, each row with its cause; a partition that could not be read has
     its row too, its figures unknown and its fault said (never left out)."""

@@ -33,14 +33,10 @@ from cli.render_cmd import cmd_grafana, cmd_rules
 # ---------------------------------------------------------------- inspect
 
 
-INSPECT_FORMATS = {"text": "table", "json": "jsonl"}  # --format's words -> run_inspect's (JSON Lines: streamed)
-LOGDIR_FORMATS = {"text": "table", "json": "json"}
-
-
 def cmd_inspect(args: argparse.Namespace) -> int:
     from cli.inspect_cmd import run_inspect
 
-    return run_inspect(args.paths, fmt=INSPECT_FORMATS[args.format], skip_corrupt=not args.strict, stats=args.stats,
+    return run_inspect(args.paths, fmt=args.format, skip_corrupt=not args.strict, stats=args.stats,
                        out=sys.stdout, err=sys.stderr)
 
 
@@ -164,7 +160,7 @@ def cmd_logdir(args: argparse.Namespace) -> int:
         return 2
     from cli.logdir_cmd import run_logdir
 
-    return run_logdir(paths, config=cfg, fmt=LOGDIR_FORMATS[args.format], include_all=args.all, topic_overrides=overrides,
+    return run_logdir(paths, config=cfg, fmt=args.format, include_all=args.all, topic_overrides=overrides,
                       cleaner_log=args.cleaner_log)
 
 

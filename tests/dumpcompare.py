@@ -15,7 +15,7 @@ from kafkatools import copy_partition, localtools
 def inspect_jsonl(paths) -> list[dict]:
     """``compaction-monitor inspect --format jsonl`` on ``paths``: one dict per record."""
     out, err = io.StringIO(), io.StringIO()
-    rc = run_inspect([str(p) for p in paths], fmt="jsonl", out=out, err=err)
+    rc = run_inspect([str(p) for p in paths], fmt="json", out=out, err=err)
     assert rc == 0, err.getvalue()
     return [json.loads(line) for line in out.getvalue().splitlines()]
 

@@ -62,7 +62,7 @@ def old_path(files) -> str:
 
 def new_path(paths) -> str:
     out, err = io.StringIO(), io.StringIO()
-    assert run_inspect([str(p) for p in paths], fmt="jsonl", out=out, err=err) == 0, err.getvalue()
+    assert run_inspect([str(p) for p in paths], fmt="json", out=out, err=err) == 0, err.getvalue()
     return out.getvalue()
 
 

@@ -52,7 +52,7 @@ def test_logdir_lists_open_transactions_and_which_hang(tmp_path):
     assert HOUR_MS <= ages[0] < HOUR_MS + 60_000 and 5000 <= ages[1] < 65_000
 
     out = io.StringIO()
-    assert run_logdir([tmp_path], config=Config(), fmt="table", out=out, err=io.StringIO()) == 0
+    assert run_logdir([tmp_path], config=Config(), fmt="text", out=out, err=io.StringIO()) == 0
     lines = out.getvalue().splitlines()
     at = next(i for i, ln in enumerate(lines) if ln.startswith("open transactions"))
     body = [ln.split() for ln in lines[at + 2:at + 4]]  # its two rows (other blocks, e.g. free space, follow)

@@ -136,7 +136,7 @@ import json, resource, subprocess, sys
 from cli.inspect_cmd import run_inspect
 import io
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-rc = run_inspect([sys.argv[1]], fmt="jsonl", skip_corrupt=False, out=io.StringIO(), err=io.StringIO())
+rc = run_inspect([sys.argv[1]], fmt="json", skip_corrupt=False, out=io.StringIO(), err=io.StringIO())
 print(json.dumps({"rc": rc, "growth_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before}))
 """
 

@@ -219,7 +219,7 @@ def _inspect(path) -> tuple[int, list, str]:
     import json
 
     out, err = io.StringIO(), io.StringIO()
-    rc = run_inspect([str(path)], fmt="jsonl", out=out, err=err)
+    rc = run_inspect([str(path)], fmt="json", out=out, err=err)
     return rc, [json.loads(line) for line in out.getvalue().splitlines()], err.getvalue()
 
 

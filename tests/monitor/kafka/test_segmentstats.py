@@ -54,7 +54,7 @@ def expected(batches) -> dict:
 
 def stats(paths, expect_status: int = 0) -> list[dict]:
     out, err = io.StringIO(), io.StringIO()
-    assert run_inspect([str(p) for p in paths], fmt="jsonl", stats=True, out=out, err=err) == expect_status, \
+    assert run_inspect([str(p) for p in paths], fmt="json", stats=True, out=out, err=err) == expect_status, \
         err.getvalue()
     return [json.loads(line) for line in out.getvalue().splitlines()]
 
