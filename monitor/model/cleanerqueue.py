@@ -53,7 +53,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from monitor.model.compaction import CLEANABLE_RATIO_ABOVE_MIN
-from monitor.model.topicconfig import LONG_MAX, no_throttle
+from monitor.model.topicconfig import BROKER_DEFAULTS, LONG_MAX, no_throttle
 
 HORIZON_MS = 30 * 86_400_000  # how far ahead the loop is run: a clean later than this is "not within 30 days"
 # events simulated at most, per log and in all (each is a grab, an end of a clean or an idle wake-up): the loop
@@ -97,7 +97,7 @@ class CleanerQueueParams:
     """The broker's cleaner: its settings (Kafka's names in the docstrings) and learned throughput."""
 
     threads: int = 1  # log.cleaner.threads
-    backoff_ms: int = 15_000  # log.cleaner.backoff.ms
+    backoff_ms: int = BROKER_DEFAULTS["log.cleaner.backoff.ms"]  # Kafka's default
     io_max_bytes_per_second: float | None = None  # log.cleaner.io.max.bytes.per.second; None/Double.MAX: none
     throughput: float | None = None  # bytes/s of one clean, from log-cleaner.log; None: none learned
     throughput_basis: str = ""

@@ -40,8 +40,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from monitor.model.topicconfig import BROKER_DEFAULTS
+
 DAY_SECONDS = 86_400.0
-DEFAULT_BACKOFF_MS = 15_000  # log.cleaner.backoff.ms, Kafka's default
+DEFAULT_BACKOFF_MS = BROKER_DEFAULTS["log.cleaner.backoff.ms"]  # Kafka's default
 RATIOS = (0.1, 0.25, 0.5, 0.75)  # the ratio grid's fixed values, besides the topic's own
 SCALES = (0.5, 2.0)  # segment.ms, segment.bytes and delete.retention.ms: halved and doubled
 SETTINGS = ("min.cleanable.dirty.ratio", "segment.ms", "segment.bytes", "delete.retention.ms")

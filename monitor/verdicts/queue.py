@@ -42,7 +42,7 @@ def params_of(broker: BrokerFacts | None, cleaner: CleanerLogState | None) -> Cl
     dead = int(broker.dead_threads or 0)
     return CleanerQueueParams(
         threads=max(int(threads or 1) - dead, 0) if threads is not None else 1,
-        backoff_ms=int(backoff.value) if backoff is not None and backoff.known else 15_000,
+        backoff_ms=int(backoff.value) if backoff is not None and backoff.known else CleanerQueueParams.backoff_ms,
         io_max_bytes_per_second=io_max.value if io_max is not None and io_max.known else None,
         throughput=throughput, throughput_basis=basis, enabled=broker.cleaner_enabled,
         unknown=f"the broker's {', '.join(missing)} unknown" if missing else None)
