@@ -71,3 +71,4 @@ def test_a_copy_not_read_whole_concludes_nothing(tmp_path):
     err = io.StringIO()
     assert run_compare(leader, follower, out=(out := io.StringIO()), err=err) == 1
     assert "no comparison made" in err.getvalue() and str(seg) in err.getvalue() and out.getvalue() == ""
+    assert f"{seg}: byte 0: " in err.getvalue()  # the file and the byte position of the batch cut short
