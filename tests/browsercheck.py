@@ -160,6 +160,7 @@ class Grid:
     """The text of one data grid: ``cells[(row, col)]``, rows and columns numbered from 1 as
     aria-rowindex and aria-colindex are (row 1: the column labels)."""
     label: str
+    drawn: bool = False
     rows: int = 0
     cols: int = 0
     cells: dict[tuple[int, int], str] = field(default_factory=dict)
@@ -171,7 +172,7 @@ class Grid:
 def read_grid(driver, index: int, label: str, max_views: int = 400) -> Grid:
     """Every cell of the ``index``-th grid on the page, scrolled through a view at a time."""
     first = driver.execute_async_script(GRID_VIEW, index, 0, 0)
-    grid = Grid(label)
+    grid = Grid(label, drawn=first is not None)
     if first is None:
         return grid
     grid.rows, grid.cols = first["rows"], first["cols"]
@@ -191,6 +192,8 @@ def read_grid(driver, index: int, label: str, max_views: int = 400) -> Grid:
 
 
 def grid_problems(grid: Grid, where: str) -> list[str]:
+    if not grid.drawn:
+        return [f"{where}: not drawn, its cells could not be read"]
     out = []
     labels = {c: grid.cells.get((1, c), "") for c in range(1, grid.cols + 1)}
     # an index column (no label) is drawn by Streamlit, its cells are row numbers: not a finding
