@@ -94,9 +94,9 @@ def log_problems(path: Path) -> list[str]:
 
 PAGE_STATE = """
 const label = el => {
-  // the heading, expander or caption nearest before an element, for messages
+  // the heading or expander nearest before an element, for messages
   let best = '';
-  const all = document.querySelectorAll('h1, h2, h3, h4, h5, h6, summary, [data-testid="stCaptionContainer"]');
+  const all = document.querySelectorAll('h1, h2, h3, h4, h5, h6, summary');
   for (const h of all) {
     if (h.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING) best = h.innerText.trim();
   }
@@ -192,6 +192,7 @@ def read_grid(driver, index: int, label: str, max_views: int = 400) -> Grid:
 
 
 def grid_problems(grid: Grid, where: str) -> list[str]:
+    """The grid's problems; one that recurs down a column is said once for the column, with its first rows."""
     if not grid.drawn:
         return [f"{where}: not drawn, its cells could not be read"]
     out = []
@@ -200,13 +201,19 @@ def grid_problems(grid: Grid, where: str) -> list[str]:
     index_col = 1 if labels.get(1) == "" else None
     for c, name in labels.items():
         out += [f"{where}: {p}" for p in label_problems(name)]
+    found: dict[tuple[int, str], list[str]] = {}
     for r in range(2, grid.rows + 1):
         first = next((grid.cells.get((r, c), "") for c in labels if c != index_col), "")
         for c in labels:
-            if c == index_col or (r, c) not in grid.cells:
-                continue
-            for p in cell_problems(grid.cells[(r, c)]):
-                out.append(f"{where}, row {r - 1} ({first[:40]}), column {labels[c]!r}: {p}")
+            if c != index_col and (r, c) in grid.cells:
+                for p in cell_problems(grid.cells[(r, c)]):
+                    found.setdefault((c, p), []).append(f"row {r - 1} ({first[:40]})")
+    for (c, p), rows in found.items():
+        if len(rows) <= 2:
+            out += [f"{where}, {row}, column {labels[c]!r}: {p}" for row in rows]
+        else:
+            out.append(f"{where}, column {labels[c]!r}: {p}, in {len(rows)} of {grid.rows - 1} rows "
+                       f"({', '.join(rows[:2])}, ...)")
     if grid.missing():
         out.append(f"{where}: {grid.missing()} of {grid.rows * grid.cols} cells could not be read")
     return out
@@ -221,7 +228,7 @@ def page_problems(driver, page: str) -> list[str]:
         out += [f"{page} page, chart {chart['label']!r}: {p}" for p in text_problems(chart["text"], context=15)]
     names = []
     for i, label in enumerate(s["grids"]):
-        where = f"{page} page, table {label or i + 1!r}"
+        where = f"{page} page, table {i + 1} {label!r}"
         names.append(where)
         out += grid_problems(read_grid(driver, i, label), where)
     for w in s["wide"]:

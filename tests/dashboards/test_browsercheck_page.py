@@ -1,6 +1,6 @@
 """The browser checks (tests/browsercheck.py) on a real Streamlit page in headless Chromium: a page
-written here with one of each problem has each found where it is, every cell of a grid larger than
-its view included; the same page made right has none."""
+written here with one of each problem has each found where it is (once for a column where it recurs),
+every cell of a grid larger than its view included; the same page made right has none."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ df = pd.DataFrame({{"topic": [f"demo.t{{i}}" for i in range(rows)],
 if BAD:
     df.loc[3, "age"] = None
     df["last column"] = ["ok"] * (rows - 1) + ["nan"]
+    df["eligible since"] = [None] * rows
     df = df.rename(columns={{"topic": "topic_name"}})
 st.subheader("Dirty partitions")
 st.dataframe(df, hide_index=True)
@@ -53,16 +54,18 @@ def test_each_problem_is_found_where_it_is_and_a_right_page_has_none(tmp_path):
         d.get(f"http://127.0.0.1:{bad_port}/")
         wait_rendered(d, 0)
         grid = read_grid(d, 0, "Dirty partitions")
-        assert (grid.rows, grid.cols, grid.missing()) == (41, 15, 0)  # 40 rows and the labels, all read
+        assert (grid.rows, grid.cols, grid.missing()) == (41, 16, 0)  # 40 rows and the labels, all read
         assert grid.cells[(41, 15)] == "nan"  # the last cell, out of the first view both ways
         found = page_problems(d, "Probe")
-        where = "Probe page, table 'Dirty partitions'"
+        where = "Probe page, table 1 'Dirty partitions'"
         # the text's findings with the words around them, to find them on the page
         assert all("buffer 1.34218e+08, enabled None" in f for f in found if ", text: " in f), found
         assert [re.sub(r" in '.*'$", "", f) for f in found] == [
             "Probe page, text: None 'None'",
             "Probe page, text: scientific notation '1.34218e+08'",
             f"{where}: column label 'topic_name' is a Python name, not words",
+            f"{where}, column 'eligible since': empty (a missing value, drawn as a grey None), in 40 of 40 rows "
+            "(row 1 (demo.t0), row 2 (demo.t1), ...)",  # said once for the column
             f"{where}, row 4 (demo.t3), column 'age': empty (a missing value, drawn as a grey None)",
             f"{where}, row 40 (demo.t39), column 'last column': not a number 'nan'",
             f"{where}: scrolls sideways at 1366 px ({grid_width(d)})",
