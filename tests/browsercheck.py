@@ -131,6 +131,7 @@ return {
 GRID_VIEW = """
 const [i, left, top, done] = arguments;
 const g = document.querySelectorAll('[data-testid="stDataFrame"]')[i];
+if (!g) { done(null); return; }  // gone: the page's refresh rerun drew it no more
 const sc = g.querySelector('.dvn-scroller');
 const table = () => g.querySelector('table[role="grid"]');
 const sign = () => { const t = table(); return t ? Array.from(t.querySelectorAll('[aria-rowindex]'))
@@ -169,8 +170,18 @@ class Grid:
         return self.rows * self.cols - len(self.cells)
 
 
-def read_grid(driver, index: int, label: str, max_views: int = 400) -> Grid:
-    """Every cell of the ``index``-th grid on the page, scrolled through a view at a time."""
+def read_grid(driver, index: int, label: str, attempts: int = 3) -> Grid:
+    """Every cell of the ``index``-th grid on the page, scrolled through a view at a time. The dashboard
+    reruns its script every few seconds, and a grid whose rows changed meanwhile leaves cells unread:
+    it is read again, up to ``attempts`` times; what still is not read is reported (``grid_problems``)."""
+    for _ in range(attempts):
+        grid = _read_grid(driver, index, label)
+        if not grid.drawn or not grid.missing():
+            break
+    return grid
+
+
+def _read_grid(driver, index: int, label: str, max_views: int = 400) -> Grid:
     first = driver.execute_async_script(GRID_VIEW, index, 0, 0)
     grid = Grid(label, drawn=first is not None)
     if first is None:
@@ -183,6 +194,8 @@ def read_grid(driver, index: int, label: str, max_views: int = 400) -> Grid:
     views = [(x, y) for y in [*tops, max(sh - ch, 0)] for x in [*lefts, max(sw - cw, 0)]]
     for n, (x, y) in enumerate(dict.fromkeys(views)):
         view = first if n == 0 and (x, y) == (0, 0) else driver.execute_async_script(GRID_VIEW, index, x, y)
+        if view is None:  # the cells not read yet are reported as such
+            break
         for r, c, text in view["cells"]:
             grid.cells[(r, c)] = text
         if n >= max_views:
