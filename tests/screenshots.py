@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # run as a script: the checkout's packages and test helpers
 
 from browsercheck import log_problems, page_problems  # noqa: E402
-from tests_support_browser import PAGES, WIDTHS, browser, screenshot, visit  # noqa: E402
+from tests_support_browser import NO_AUTOREFRESH, PAGES, WIDTHS, browser, screenshot, visit  # noqa: E402
 from waiting import wait_for  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshots"
@@ -48,7 +48,7 @@ def _log(log: Path, demo) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="./dev screenshots", description=__doc__.split("\n\n")[0])
     p.add_argument("--out", type=Path, default=OUT, help=f"where the PNG files go (default: {OUT.relative_to(ROOT)})")
-    p.add_argument("--check", action="store_true", help="also print the browser checks' problems, page by page")
+    p.add_argument("--check", action="store_true", help="also print the browser checks' problems, page by page (exit status 1 if any)")
     p.add_argument("--timeout", type=float, default=900, help="seconds to wait for the demo's audits (default: 900)")
     args = p.parse_args(argv)
 
@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     log = work / "demo.log"
     os.chdir(ROOT)  # `python -m cli` of this checkout
     print(f"starting the demo in {work} (its log: {log}) ...", file=sys.stderr)
-    demo = spawn([sys.executable, "-m", "cli", "demo", "--fast", "--dir", str(work / "demo")], log)
+    # the dashboard the demo starts inherits the demo's environment
+    demo = spawn([sys.executable, "-m", "cli", "demo", "--fast", "--dir", str(work / "demo")], log, NO_AUTOREFRESH)
     problems: list[str] = []
     try:
         url = wait_for(lambda: DASHBOARD_LINE.search(_log(log, demo)), 600, "the demo's dashboard",

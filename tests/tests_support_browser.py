@@ -33,12 +33,17 @@ def browser():
     profile = tempfile.mkdtemp(prefix="chromium-")
     o.add_argument(f"--user-data-dir={profile}")
     d = webdriver.Chrome(service=Service(driver), options=o)
+    # a page's own script may hold Chromium's main thread for long on a loaded 2-core machine (drawing a
+    # page of grids and charts): the checks' scripts wait for it, up to this, not Selenium's 30 s
+    d.set_script_timeout(SCRIPT_TIMEOUT)
     try:
         yield d
     finally:
         d.quit()
         shutil.rmtree(profile, ignore_errors=True)
 
+
+SCRIPT_TIMEOUT = 180
 
 RENDER_STATE = """
 const q = s => document.querySelectorAll(s);
@@ -62,14 +67,19 @@ def wait_rendered(d, min_charts: int, timeout: float = 60) -> dict:
     """Wait until the page has its title, its script has run (Streamlit's ``data-test-script-state``),
     no skeleton, no running script, at least ``min_charts`` charts, every one drawn by Plotly, and every
     data grid drawn; return that state."""
+    last = {}
+
     def rendered():
-        s = d.execute_script(RENDER_STATE)
+        s = last["state"] = d.execute_script(RENDER_STATE)
         done = (s["title"] and s["script"] == "notRunning" and not s["skeleton"] and not s["running"]
                 and s["drawn"] == s["charts"] >= min_charts and s["grids_drawn"] == s["grids"])
         return s if done else None
 
-    return wait_for(rendered, timeout, f"the page {d.current_url} rendered with {min_charts} or more charts drawn",
-                    interval=0.5)
+    try:
+        return wait_for(rendered, timeout, f"the page {d.current_url} rendered with {min_charts} or more charts drawn",
+                        interval=0.5)
+    except TimeoutError as exc:
+        raise TimeoutError(f"{exc}; its state then: {last.get('state')}") from None
 
 
 # --------------------------------------------------------------------------- the dashboard's pages
@@ -89,6 +99,8 @@ PAGES = (Page("", "overview", "Overview"), Page("brokers", "brokers", "Brokers")
          Page("config_review", "config-review", "Config review"), Page("audit", "audit", "Audit"))
 # the laptop and the desktop: no table may scroll sideways at the first
 WIDTHS = (1366, 1920)
+# the dashboard's switch for its refresh reruns (dashboards/ui.py auto_refresh), for ``visit``
+NO_AUTOREFRESH = {"COMPACTION_MONITOR_NO_AUTOREFRESH": "1"}
 # a screenshot is the whole page, down to this height
 MAX_HEIGHT = 4000
 
@@ -104,14 +116,17 @@ def viewport(d, width: int, height: int) -> None:
                       {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
 
 
-def visit(d, base_url: str, page: Page, width: int, min_charts: int = 0) -> dict:
-    """``page`` opened at ``width`` pixels and rendered (``wait_rendered``), then the viewport made as
-    tall as the page (up to ``MAX_HEIGHT``), so that a screenshot shows all of it; its render state."""
+def visit(d, base_url: str, page: Page, width: int, min_charts: int = 0, timeout: float = 180) -> dict:
+    """``page`` opened at ``width`` pixels and rendered (``wait_rendered``, within ``timeout`` seconds: a
+    page's script takes long on a loaded 2-core machine), then the viewport made as tall as the page (up
+    to ``MAX_HEIGHT``), so that a screenshot shows all of it; its render state. Run the dashboard with
+    ``NO_AUTOREFRESH`` in its environment: a page rerun every few seconds while its grids are read
+    changes under the reader, and one whose run outlasts the interval is never done."""
     viewport(d, width, 1000)
     d.get(f"{base_url}/{page.path}")
-    wait_rendered(d, min_charts)
+    wait_rendered(d, min_charts, timeout)
     viewport(d, width, min(max(d.execute_script(CONTENT_HEIGHT), 600), MAX_HEIGHT))
-    return wait_rendered(d, min_charts)  # charts redraw for the new height
+    return wait_rendered(d, min_charts, timeout)  # charts redraw for the new height
 
 
 def screenshot(d, path: Path) -> Path:

@@ -17,14 +17,16 @@ from cli import demo as cli_demo
 from cli import demo_scenario
 from kafkatools import unique_topic, wait_records
 from procs import prometheus_query
-from tests_support_browser import PAGES, WIDTHS, browser, screenshot, visit
+from tests_support_browser import NO_AUTOREFRESH, PAGES, WIDTHS, browser, screenshot, visit
 from waiting import wait_for
 
 pytestmark = pytest.mark.kafka
 SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 
 
-def test_every_page_reads_right_in_chromium_at_1366_and_1920_pixels(kafka, tmp_path):
+def test_every_page_reads_right_in_chromium_at_1366_and_1920_pixels(kafka, tmp_path, monkeypatch):
+    for name, value in NO_AUTOREFRESH.items():  # for the dashboard the stack starts (it inherits the environment)
+        monkeypatch.setenv(name, value)
     t = demo_scenario.FAST
     names = demo_scenario.Names(unique_topic("browser"))  # this test's own topics on the session broker
     demo_scenario.create_topics(kafka.bootstrap, t, names=names)
