@@ -47,8 +47,10 @@ def _log(log: Path, demo) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="./dev screenshots", description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", type=Path, default=OUT, help=f"where the PNG files go (default: {OUT.relative_to(ROOT)})")
-    p.add_argument("--check", action="store_true", help="also print the browser checks' problems, page by page (exit status 1 if any)")
+    p.add_argument("--out", type=Path, default=OUT,
+                   help=f"where the PNG files go (default: {OUT.relative_to(ROOT)})")
+    p.add_argument("--check", action="store_true",
+                   help="also print the browser checks' problems, page by page (exit status 1 if any)")
     p.add_argument("--timeout", type=float, default=900, help="seconds to wait for the demo's audits (default: 900)")
     args = p.parse_args(argv)
 

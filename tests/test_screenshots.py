@@ -15,10 +15,12 @@ ROOT = screenshots.ROOT
 
 def test_it_writes_every_page_at_both_widths():
     assert sorted(screenshots.file_names()) == sorted(
-        f"{page}-{width}.png" for page in ("overview", "brokers", "partitions", "tombstones", "config-review", "audit")
+        f"{page}-{width}.png"
+        for page in ("overview", "brokers", "partitions", "tombstones", "config-review", "audit")
         for width in (1366, 1920))
     app = (ROOT / "dashboards" / "app.py").read_text()  # its pages: st.Page("views/FILE.py", title=...)
-    assert [(p.path or "overview", p.title) for p in PAGES] == re.findall(r'"views" / "(\w+)\.py"\), title="([^"]+)"', app)
+    pages = re.findall(r'"views" / "(\w+)\.py"\), title="([^"]+)"', app)
+    assert [(p.path or "overview", p.title) for p in PAGES] == pages
     assert WIDTHS == (1366, 1920)
 
 

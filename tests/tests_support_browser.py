@@ -50,7 +50,8 @@ const q = s => document.querySelectorAll(s);
 return {
   title: (document.querySelector('h1') || {}).innerText || '',
   // Streamlit's own word for its script: 'initial' before the first run, 'running', 'notRunning' after
-  script: (document.querySelector('[data-testid="stApp"]') || {getAttribute: () => ''}).getAttribute('data-test-script-state'),
+  script: (document.querySelector('[data-testid="stApp"]') || {getAttribute: () => ''})
+    .getAttribute('data-test-script-state'),
   skeleton: q('[data-testid="stSkeleton"]').length,
   running: q('[data-testid="stStatusWidget"]').length,
   errors: q('[data-testid="stException"]').length,
@@ -105,7 +106,8 @@ NO_AUTOREFRESH = {"COMPACTION_MONITOR_NO_AUTOREFRESH": "1"}
 MAX_HEIGHT = 4000
 
 CONTENT_HEIGHT = """
-const els = [document.documentElement, ...document.querySelectorAll('[data-testid="stMain"], [data-testid="stAppViewContainer"], [data-testid="stMainBlockContainer"]')];
+const els = [document.documentElement, ...document.querySelectorAll(
+  '[data-testid="stMain"], [data-testid="stAppViewContainer"], [data-testid="stMainBlockContainer"]')];
 return Math.max(...els.map(e => e.scrollHeight));
 """
 

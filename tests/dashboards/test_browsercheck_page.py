@@ -77,5 +77,6 @@ def test_each_problem_is_found_where_it_is_and_a_right_page_has_none(tmp_path):
 
 
 def grid_width(d) -> str:
-    sw, cw = d.execute_script("const s = document.querySelector('.dvn-scroller'); return [s.scrollWidth, s.clientWidth];")
+    sw, cw = d.execute_script("const s = document.querySelector('.dvn-scroller'); "
+                              "return [s.scrollWidth, s.clientWidth];")
     return f"{sw} px of content in {cw} px"
