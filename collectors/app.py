@@ -30,6 +30,7 @@ from collectors.logdirs import LogDirScanner
 from collectors.refresh_log import RefreshLog, startup_line
 from collectors.summary_state import SummaryState, cache_name, default_state_dir
 from monitor.fileio.iobudget import IoBudget
+from monitor.fileio.regularfile import os_reason
 from monitor.model.transactions import TRANSACTION_MAX_TIMEOUT
 from collectors.runner import Runner, Source, Store
 from monitor.settings.config import BrokerConfig, ClusterConfig, Config
@@ -350,7 +351,7 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
         try:
             server = webserver.start(col.rendered, config.listen_address, config.listen_port, ctx, auth)
         except OSError as exc:
-            print(f"collect: cannot listen on {config.listen_address}:{config.listen_port}: {exc.strerror or exc}",
+            print(f"collect: cannot listen on {config.listen_address}:{config.listen_port}: {os_reason(exc)}",
                   file=err)
             return 2
         port = server.server_address[1]

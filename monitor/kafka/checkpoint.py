@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from monitor.fileio.excerpt import EXCERPT_CHARS, excerpt
-from monitor.fileio.regularfile import NotRegularFile, open_regular
+from monitor.fileio.regularfile import NotRegularFile, open_regular, os_reason
 
 CHECKPOINT_VERSION = 0
 CHECKPOINT_FILES = (
@@ -166,7 +166,7 @@ def read_checkpoint(path: str | Path, lines_of: dict | None = None) -> dict[tupl
     except NotRegularFile as exc:
         raise CheckpointError(str(path), None, f"cannot read: not a regular file ({exc.what})") from exc
     except OSError as exc:
-        raise CheckpointError(str(path), None, f"cannot read: {exc.strerror or exc}") from exc
+        raise CheckpointError(str(path), None, f"cannot read: {os_reason(exc)}") from exc
 
 
 def entry_problem(partition: int, offset: int, log_end_offset: int | None = None) -> str | None:
