@@ -135,11 +135,19 @@ class LogDirSnapshot:
     io: ReadIo | None = None  # headers first only (collect --once reads everything before it prints)
 
     @property
+    def error_details(self) -> list[tuple[str, str]]:
+        """(kind, message) of each error counted by the store although the refresh succeeded: one per down
+        log dir (its path and reason), per impossible checkpoint entry (its file and line) and per
+        partition whose segments kept changing (the partition and what moved); the first is the source's
+        ``source_last_error_info``."""
+        return ([(kind, reason if reason.startswith(d) else f"{d}: {reason}") for d, (kind, reason) in self.down.items()]
+                + [("checkpoint_entry", str(p)) for p in self.entry_problems]
+                + [(CHANGING, f"{t}-{p}: {self.partition_errors.get((t, p), CHANGING)}")
+                   for (t, p), r in self.unknown_reasons.items() if r == CHANGING])
+
+    @property
     def error_kinds(self) -> list[str]:
-        """One error kind per down log dir, per impossible checkpoint entry and per partition whose
-        segments kept changing, counted by the store although the refresh succeeded."""
-        return ([kind for kind, _ in self.down.values()] + ["checkpoint_entry"] * len(self.entry_problems)
-                + [CHANGING] * sum(r == CHANGING for r in self.unknown_reasons.values()))
+        return [kind for kind, _ in self.error_details]
 
 
 def offsets_topic_groups(snapshots) -> frozenset | None:
