@@ -359,7 +359,9 @@ G_LAG_SECONDS = _m("consumer_group_lag_seconds", "gauge",
 G_LAG_SECONDS_UNKNOWN = _m("consumer_group_lag_seconds_unknown", "gauge",
                            "1 when a lagging group's time lag cannot be told, with the reason: too_few_samples "
                            "(fewer than two log-end-offset samples yet, and no Read to read the record), "
-                           "no_writes_sampled (the log end offset stood still over every sample).", G + ("reason",))
+                           "no_writes_sampled (the log end offset stood still over every sample), record_compacted "
+                           "(the record at the committed offset was compacted away, and fewer than two samples "
+                           "yet: the next record's age would understate the lag).", G + ("reason",))
 G_LAG_UNKNOWN = _m("consumer_group_lag_unknown", "gauge",
                    "1 when a listed group's lag is not (or not wholly) exported this refresh, with the call that "
                    "failed and why: call list_consumer_group_offsets (reason: the error kind, timeout, kafka or "
