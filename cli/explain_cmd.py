@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 
+from cli.logdir_cmd import undecided_row
 from cli.oneshot import exit_code, read_cleaner_log, scan
 from monitor.fileio import strictjson
 from monitor.contract.units import bytes_iec, duration_ms, duration_s, rate as rate_text, unknown, yes_no
@@ -14,6 +15,7 @@ from monitor.verdicts.fixes import DOUBLE_MAX
 from monitor.verdicts.horizons import describe as describe_horizons
 from monitor.verdicts.queue import in_words
 from monitor.kafka.kafkanames import partition_name
+from monitor.verdicts.facts import segment_file
 
 
 def run_explain(selectors, *, config, log_dirs, fmt: str = "text", bootstrap: str | None = None,
@@ -24,30 +26,57 @@ def run_explain(selectors, *, config, log_dirs, fmt: str = "text", bootstrap: st
     broker's cleaner settings (its node.id from meta.properties) join the causes."""
     from collectors.facts import from_scan
 
-    snap = scan(log_dirs, config, topic_overrides, err, "explain", admin=admin, admin_error=admin_error)
+    # list_undecided: a partition folder whose policy is unknown here is said as ``logdir`` says it, not "no such"
+    snap = scan(log_dirs, config, topic_overrides, err, "explain", admin=admin, admin_error=admin_error,
+                list_undecided=True)
     cleaner = read_cleaner_log(cleaner_log, err, "explain") if cleaner_log else None
     facts = from_scan(snap, admin=admin, node=_node_id(snap) if admin is not None else None, cleaner=cleaner,
                       bootstrap=bootstrap)
     whole, parts, missing = parse_selectors(selectors, facts.topics() | _error_topics(snap))
+    undecided = {}  # selected partitions not judged (policy unknown here), as logdir lists them
+    if missing:
+        u_whole, u_parts, missing = parse_selectors(missing, {t for t, _ in snap.undecided}, set(snap.undecided))
+        undecided = {k: u for k, u in sorted(snap.undecided.items()) if k[0] in u_whole or k in u_parts}
     for sel in missing:
         print(f"explain: {sel}: no such compacted topic or partition in {', '.join(map(str, log_dirs))}", file=err)
     chosen = [f for f in facts.every() if not selectors or f.topic in whole or f.key in parts]
     queue = facts.queue.cleans if facts.queue is not None else {}  # the broker's cleaner queue, forecast
     if fmt == "json":
         strictjson.dump([f.cause.as_dict() | {"log_dir": f.log_dir, "next_clean": _next_clean(queue.get(f.key))}
-                         for f in chosen], out, indent=2)
+                         for f in chosen] + [_undecided_json(u) for u in undecided.values()], out, indent=2)
         out.write("\n")
     else:
         for f in chosen:
             nxt = queue.get(f.key)
             more = f"\n  queue:     {in_words(nxt, facts.queue.now_ms)}" if nxt is not None else ""
             out.write(format_cause(f.cause, f.log_dir) + more + "\n")
+        for u in undecided.values():
+            out.write(format_undecided(u) + "\n")
         unchecked = format_unchecked(f.cause for f in chosen)
         if unchecked:
             out.write(unchecked + "\n")
     if missing:
         return 2
     return exit_code(snap, cleaner_ok=cleaner is not None or not cleaner_log)
+
+
+def format_undecided(u) -> str:
+    """A partition whose cleanup.policy is not known here and that was never cleaned (``logdir``'s "not
+    judged"): why, the way to have it judged, and what its folder's listing still tells."""
+    segs = f"{u.segments} segment(s)"
+    if u.first_segment is not None:
+        segs += f", {segment_file(u.first_segment)} to {segment_file(u.active_segment)} (active)"
+    return "\n".join([f"{u.topic}-{u.partition}  ({u.log_dir})", "  cause:     unknown",
+                      f"  why:       {u.reason}", f"  on disk:   {bytes_iec(u.log_bytes)} in {segs}"])
+
+
+def _undecided_json(u) -> dict:
+    """A not-judged partition in explain's own shape (a cause, unknown, with its log dir), and what ``logdir``
+    lists of it (``not_judged``, its listing)."""
+    row = undecided_row(u)
+    return {**row.pop("cause"), "topic": u.topic, "partition": u.partition, "log_dir": u.log_dir, "next_clean": None,
+            **{k: row[k] for k in ("not_judged", "log_bytes", "segments", "first_segment_base_offset",
+                                   "active_segment_base_offset")}}
 
 
 def _next_clean(c) -> dict | None:
@@ -65,16 +94,17 @@ def _node_id(snap) -> str | None:
     return next((f.node_id for f in snap.found.values() if f.node_id), None)
 
 
-def parse_selectors(selectors, topics) -> tuple[set, set, list]:
+def parse_selectors(selectors, topics, partitions=None) -> tuple[set, set, list]:
     """``TOPIC`` or ``TOPIC-PARTITION`` (topic names may hold ``-``: a whole topic name wins) against the
-    topics found; returns (topics, (topic, partition) pairs, selectors that match nothing)."""
+    topics found (and, given, the (topic, partition) pairs found: a partition not among them matches
+    nothing); returns (topics, (topic, partition) pairs, selectors that match nothing)."""
     whole, parts, missing = set(), set(), []
     for sel in selectors:
         if sel in topics:
             whole.add(sel)
             continue
         tp = partition_name(sel)  # as Kafka reads a folder name: "orders-03" is orders-3
-        if tp is not None and tp.topic in topics:
+        if tp is not None and tp.topic in topics and (partitions is None or (tp.topic, tp.partition) in partitions):
             parts.add((tp.topic, tp.partition))
         else:
             missing.append(sel)

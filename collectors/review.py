@@ -9,7 +9,6 @@ disagree."""
 from __future__ import annotations
 
 from collectors.facts import ADMIN, GROUPS
-from monitor.verdicts.forecasts import rate_from_dirty_section
 from monitor.verdicts.configreview import GroupLagFact, TopicFacts
 
 
@@ -33,11 +32,7 @@ def topic_facts(facts, cluster: str) -> list[TopicFacts]:
         mine = [r for r in reports if r.state.topic == topic]
         kw = {}
         if mine:
-            rates = []
-            for r in mine:
-                rate = r.write_rate if r.write_rate.bytes_per_second is not None else \
-                    rate_from_dirty_section(r.state, now_ms)
-                rates.append(rate)
+            rates = [r.rate(facts.now) for r in mine]  # the partitions' own rate (PartitionReport.rate)
             known = [x.bytes_per_second for x in rates if x.bytes_per_second is not None]
             ages = [now_ms - r.state.active_segment_first_timestamp for r in mine
                     if r.state.active_segment_bytes > 0 and r.state.active_segment_first_timestamp >= 0]
