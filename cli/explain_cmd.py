@@ -20,10 +20,12 @@ from monitor.verdicts.facts import segment_file
 
 def run_explain(selectors, *, config, log_dirs, fmt: str = "text", bootstrap: str | None = None,
                 topic_overrides: dict | None = None, admin=None, cleaner_log: str | None = None, out=sys.stdout,
-                err=sys.stderr, admin_error: str | None = None) -> int:
+                err=sys.stderr, admin_error: str | None = None, groups=None) -> int:
     """One read of the log dirs: the write rate is the one-shot estimate from each dirty section, and how
     long a partition has been eligible is unknown (the collector measures both). With ``admin``, the
-    broker's cleaner settings (its node.id from meta.properties) join the causes."""
+    broker's cleaner settings (its node.id from meta.properties) join the causes, and the chosen topics'
+    configuration review (``monitor.verdicts.configreview``: the checks of ``topics lint``, on the same
+    facts; the consumer-group check with ``groups``, the admin API's ``GroupSnapshot``)."""
     from collectors.facts import from_scan
 
     # list_undecided: a partition folder whose policy is unknown here is said as ``logdir`` says it, not "no such"
@@ -41,8 +43,11 @@ def run_explain(selectors, *, config, log_dirs, fmt: str = "text", bootstrap: st
         print(f"explain: {sel}: no such compacted topic or partition in {', '.join(map(str, log_dirs))}", file=err)
     chosen = [f for f in facts.every() if not selectors or f.topic in whole or f.key in parts]
     queue = facts.queue.cleans if facts.queue is not None else {}  # the broker's cleaner queue, forecast
+    reviewed = config_review(sorted({f.topic for f in chosen}), facts, admin, groups, bootstrap,
+                             admin_error or "no --bootstrap-server given")
     if fmt == "json":
-        strictjson.dump([f.cause.as_dict() | {"log_dir": f.log_dir, "next_clean": _next_clean(queue.get(f.key))}
+        strictjson.dump([f.cause.as_dict() | {"log_dir": f.log_dir, "next_clean": _next_clean(queue.get(f.key)),
+                                              "config_review": _of_topic(reviewed, f.topic)}
                          for f in chosen] + [_undecided_json(u) for u in undecided.values()], out, indent=2)
         out.write("\n")
     else:
@@ -55,6 +60,8 @@ def run_explain(selectors, *, config, log_dirs, fmt: str = "text", bootstrap: st
         unchecked = format_unchecked(f.cause for f in chosen)
         if unchecked:
             out.write(unchecked + "\n")
+        if chosen:
+            out.write(format_config_review(reviewed) + "\n")
     if missing:
         return 2
     return exit_code(snap, cleaner_ok=cleaner is not None or not cleaner_log)
@@ -68,6 +75,35 @@ def format_undecided(u) -> str:
         segs += f", {segment_file(u.first_segment)} to {segment_file(u.active_segment)} (active)"
     return "\n".join([f"{u.topic}-{u.partition}  ({u.log_dir})", "  cause:     unknown",
                       f"  why:       {u.reason}", f"  on disk:   {bytes_iec(u.log_bytes)} in {segs}"])
+
+
+def config_review(topics, facts, admin, groups, bootstrap: str | None, why: str):
+    """The configuration review of ``topics`` (``monitor.verdicts.configreview.review``, the table ``topics
+    lint`` and the collector's topic_config_finding run) from this read's partitions, the admin API's live
+    configs and the groups' lags; without live configs, every check not run for ``why``."""
+    from collectors.review import review_facts
+    from monitor.verdicts.configreview import review, unreviewed
+
+    if admin is None:
+        return unreviewed(topics, why)
+    mine = [t for t in review_facts(admin, groups, [f.report for f in facts.partitions], facts.snapshot.taken_at)
+            if t.topic in topics]
+    return review(mine, bootstrap=bootstrap)
+
+
+def format_config_review(r) -> str:
+    """The configuration lines: each finding once per topic (not per partition), the checks not run."""
+    from monitor.verdicts.configreview import format_finding, format_not_run, summary_line
+
+    lines = [x for f in r.findings for x in format_finding(f)] + format_not_run(r)
+    return "\n".join(["configuration (the checks of topics lint):"] + [f"  {x}" for x in lines]
+                     + [f"  {summary_line(r)}"])
+
+
+def _of_topic(r, topic: str) -> dict:
+    """The review's findings and checks not run for one topic (JSON, beside each of its partitions)."""
+    return {"findings": [f.as_dict() for f in r.findings if f.topic == topic],
+            "not_run": [{**n, "topics": [topic]} for n in r.not_run if topic in n["topics"]]}
 
 
 def _undecided_json(u) -> dict:

@@ -53,7 +53,8 @@ class ReviewLimits:
     suggested_segment_ms: int = 3_600_000
 
 
-# the inputs a check may need beyond the topic's live config (the admin API), as a person supplies them
+# the inputs a check may need, as a person supplies them: every check needs the topic's live config
+LIVE_CONFIG = "the topic's live config (the admin API: --bootstrap-server)"
 GROUP_LAG = "consumer groups' time lag (the admin API: --bootstrap-server, consumer_groups on)"
 LOG_DIR = "the topic's partitions in a log dir read (--log-dir): bytes, tombstones, write rate, active segment"
 
@@ -321,12 +322,23 @@ def review(topics: list[TopicFacts], limits: ReviewLimits | None = None, bootstr
     return Review(tuple(findings), unchecked, tuple(sorted(t.topic for t in topics if t.config.compacted)))
 
 
+def unreviewed(topics, why: str) -> Review:
+    """The review of ``topics`` whose live configs could not be had (``explain`` offline, the admin API
+    down): every check not run, for ``why``."""
+    return Review((), {t: {name: Missing(LIVE_CONFIG, why) for name in CHECKS} for t in topics}, tuple(sorted(topics)))
+
+
+def _checks_text(names) -> str:
+    names = sorted(names)
+    return "every check" if set(names) == set(CHECKS) else ", ".join(names)
+
+
 def summary_line(r: Review) -> str:
     """The review's last line: findings, and the checks not run (never "all pass" when one was not)."""
     line = f"{len(r.findings)} finding(s) on {len(r.topics)} compacted topic(s)"
-    skipped = sorted({n["check"] for n in r.not_run})
+    skipped = {n["check"] for n in r.not_run}
     if skipped:
-        return line + f"; {len(skipped)} check(s) not run on some topic(s): {', '.join(skipped)}"
+        return line + f"; {len(skipped)} check(s) not run: {_checks_text(skipped)}"
     return line + ("" if r.findings else ": all pass")
 
 
@@ -338,12 +350,15 @@ def format_finding(f: Finding) -> list[str]:
 
 
 def format_not_run(r: Review) -> list[str]:
-    """The checks not run, each once per reason (no log dir read, no groups listed: the same for every topic),
-    with the input it needs."""
-    lines = []
+    """The checks not run, one line per missing input and reason (no log dir read, no groups listed: the
+    same for every topic), with the checks and topics it concerns and the input to give."""
+    by: dict[tuple[str, str, tuple], list[str]] = {}
     for n in r.not_run:
-        who = "every topic" if len(r.topics) > 1 and len(n["topics"]) == len(r.topics) else ", ".join(n["topics"])
-        lines.append(f"not run: {n['check']} on {who}: {n['why']}; needs {n['needs']}")
+        by.setdefault((n["needs"], n["why"], tuple(n["topics"])), []).append(n["check"])
+    lines = []
+    for (needs, why, topics), names in by.items():
+        who = "every topic" if len(r.topics) > 1 and len(topics) == len(r.topics) else ", ".join(topics)
+        lines.append(f"not run on {who}: {_checks_text(names)} ({why}); needs {needs}")
     return lines
 
 
