@@ -448,6 +448,11 @@ T_CONFIG_FINDING = _m("topic_config_finding", "gauge",
                       "1 for each pitfall the configuration review (topics lint) finds on a compacted topic: "
                       "check, the setting to change, its current and suggested value.",
                       T + ("check", "setting", "current", "suggested"))
+T_CONFIG_NOT_RUN = _m("topic_config_check_not_run", "gauge",
+                      "1 for each check of the configuration review (topics lint) not run on a compacted topic, "
+                      "with the input it lacks (needs: live_config, consumer_group_lag or log_dir, as topics "
+                      "lint's not_run): the check neither passed nor found anything there.",
+                      T + ("check", "needs"))
 T_PARTITIONS = _m("topic_partitions", "gauge", "Partitions of a compacted topic.", T)
 T_CONFIG_SOURCE = _m("topic_config_source_info", "gauge",
                      "1 for each compacted topic in the log dirs, with where its config came from (source: admin, "

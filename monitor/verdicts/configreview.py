@@ -34,6 +34,7 @@ the input it needs and why that input is missing; a review with a check not run 
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 
 from monitor.contract.rules import LAG_PAST_RETENTION, holds
@@ -53,15 +54,19 @@ class ReviewLimits:
     suggested_segment_ms: int = 3_600_000
 
 
-# the inputs a check may need, as a person supplies them: every check needs the topic's live config
-LIVE_CONFIG = "the topic's live config (the admin API: --bootstrap-server)"
-GROUP_LAG = "consumer groups' time lag (the admin API: --bootstrap-server, consumer_groups on)"
-LOG_DIR = "the topic's partitions in a log dir read (--log-dir): bytes, tombstones, write rate, active segment"
+# the inputs a check may need (the key a program reads: JSON's and topic_config_check_not_run's "needs"),
+# and how a person supplies them (INPUTS): every check needs the topic's live config
+LIVE_CONFIG, GROUP_LAG, LOG_DIR = "live_config", "consumer_group_lag", "log_dir"
+INPUTS = {
+    LIVE_CONFIG: "the topic's live config (the admin API: --bootstrap-server)",
+    GROUP_LAG: "consumer groups' time lag (the admin API: --bootstrap-server, consumer_groups on)",
+    LOG_DIR: "the topic's partitions in a log dir read (--log-dir): bytes, tombstones, write rate, active segment",
+}
 
 
 @dataclass(frozen=True)
 class Missing:
-    """A check not run: the input it needs (``GROUP_LAG``, ``LOG_DIR``) and why that input is missing."""
+    """A check not run: the input it needs (a key of ``INPUTS``) and why that input is missing."""
 
     needs: str
     why: str
@@ -162,7 +167,8 @@ def _delete_retention(t: TopicFacts, lim: ReviewLimits, b: str):
     if retention <= 0 or not holds(LAG_PAST_RETENTION, slow.lag_seconds * 1000 / retention,
                                    LAG_PAST_RETENTION.threshold.number):
         return None
-    suggested = max(int(slow.lag_seconds * 2000), 86_400_000)
+    # twice the lag, up to whole days: a value a person sets, and one label value while the lag grows within a day
+    suggested = max(math.ceil(slow.lag_seconds * 2000 / 86_400_000), 1) * 86_400_000
     return Finding(t.topic, "delete_retention_below_consumer_lag", "delete.retention.ms", str(retention),
                    str(suggested),
                    f"delete.retention.ms ({duration_ms(retention)}) is below consumer group {slow.group}'s time lag "
@@ -358,7 +364,7 @@ def format_not_run(r: Review) -> list[str]:
     lines = []
     for (needs, why, topics), names in by.items():
         who = "every topic" if len(r.topics) > 1 and len(topics) == len(r.topics) else ", ".join(topics)
-        lines.append(f"not run on {who}: {_checks_text(names)} ({why}); needs {needs}")
+        lines.append(f"not run on {who}: {_checks_text(names)} ({why}); needs {INPUTS[needs]}")
     return lines
 
 
