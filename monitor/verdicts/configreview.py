@@ -146,6 +146,16 @@ def _ms(v: int) -> str:
 _HUMAN = {"delete.retention.ms": _ms, "max.compaction.lag.ms": _ms, "segment.ms": _ms, "retention.ms": _ms}
 
 
+def human_value(setting: str, value: str) -> str:
+    """A setting's value for a person only (the Config review page): "7 d" for segment.ms=604800000; a value
+    without a unit (a ratio) as written."""
+    human = _HUMAN.get(setting)
+    try:
+        return human(int(value)) if human else value
+    except ValueError:
+        return value
+
+
 def setting_text(setting: str, value: str) -> str:
     """A setting's value as written, with its unit for a person where it has one: "604800000 (7 d)"."""
     human = _HUMAN.get(setting)
