@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import sys
+import time
 
 UNREACHED_EXIT = 1
 
@@ -32,8 +33,15 @@ def admin_topics(prog: str, cluster, timeout: float = 10.0, err=None, groups: li
         try:
             snap = fetcher.topics()
             if groups is not None and cluster.consumer_groups:
+                from collectors.admin_groups import SAMPLE_GAP_SECONDS, undated
+
                 try:
-                    groups.append(fetcher.group_lags(snap.topics, snap.taken_at))
+                    got = fetcher.group_lags(snap.topics, snap.taken_at)
+                    if undated(got):  # a second log-end-offset sample dates them (collectors.app.second_sample)
+                        time.sleep(SAMPLE_GAP_SECONDS)
+                        later = fetcher.topics()
+                        got = fetcher.group_lags(later.topics, later.taken_at)
+                    groups.append(got)
                 except Exception as exc:  # noqa: BLE001 - the topics stand without; the groups' check is not run
                     print(f"{prog}: consumer groups of {cluster.bootstrap_servers} unavailable ({exc})", file=err)
             return snap, None, False

@@ -22,7 +22,19 @@ from collectors.admin_state import GroupLag, GroupSnapshot
 from monitor.model.consumers import (EXACT, RECORD_COMPACTED, TimeLag, add_sample, interpolated_lag,
                                      latest_value_only)
 
-READ_RETRY_SECONDS = 600.0  # how long a topic whose Read was refused goes without another try
+READ_RETRY_SECONDS = 600.0
+# seconds between the two log-end-offset samples a one-shot (collect --once, topics lint, explain) takes
+# when a group's time lag needs them (``undated``)
+SAMPLE_GAP_SECONDS = 3.0
+
+
+def undated(snapshot) -> list:
+    """The lags of a ``GroupSnapshot`` that a second log-end-offset sample could date: their record not read
+    (compacted away, or Read refused) and one sample too few to interpolate from."""
+    from monitor.model.consumers import RECORD_COMPACTED, TOO_FEW_SAMPLES
+
+    return [g for g in (snapshot.lags if snapshot is not None else ())
+            if g.lag_seconds is None and g.lag_unknown_reason in (RECORD_COMPACTED, TOO_FEW_SAMPLES)]  # how long a topic whose Read was refused goes without another try
 
 
 class GroupFetch:

@@ -141,3 +141,50 @@ def test_lint_the_metric_explain_the_page_and_the_alert_give_one_set_of_findings
     assert "needs the topic's partitions in a log dir read (--log-dir)" in words.stdout
     good = cli("topics", "lint", t["good"], "--bootstrap-server", b)
     assert good.returncode == 0 and good.stdout.endswith("all pass\n"), good.stdout
+
+
+def test_lint_dates_a_group_whose_committed_record_was_compacted_away_from_the_log_ends_progress(kafka):
+    """The demo's case (issue 41): a group stopped at offset 4 of a topic rewritten steadily, its record at
+    offset 4 long compacted away. The first record after it is seconds old: dated by it, the group would
+    pass; one read cannot date it otherwise. lint takes a second log-end-offset sample and extrapolates, as
+    the collector does between refreshes: thousands of records behind at tens a second is far more than
+    delete.retention.ms (1 s here), a finding."""
+    import threading
+
+    b = kafka.bootstrap
+    topic = create_topic(b, unique_topic("agree-gap"), **compacted(**{"delete.retention.ms": 1000}))
+    produce(b, topic, [(f"k{i}".encode(), b"old") for i in range(10)])
+    produce(b, topic, [(f"k{i % 10}".encode(), b"v" * 100) for i in range(3000)])
+    stop = threading.Event()
+
+    def steady():  # ~50 records a second until the test ends, as the demo's workload
+        p = producer(b)
+        i = 0
+        while not stop.wait(0.02):
+            p.produce(topic, key=f"k{i % 10}".encode(), value=b"w" * 100)
+            p.poll(0)
+            i += 1
+        p.flush(10)
+
+    writer = threading.Thread(target=steady, daemon=True)
+    writer.start()
+    try:
+        wait_cleaned(str(kafka.log_dir), topic, past=10)
+        group = unique_topic("agree-gap-g")
+        commit_offsets({"bootstrap.servers": b, "group.id": group}, [TopicPartition(topic, 0, 4)])
+        lint = cli("topics", "lint", topic, "--bootstrap-server", b, "--format", "json")
+        collect = cli("collect", "--once", "--bootstrap-server", b)
+        explain = cli("explain", topic, "--bootstrap-server", b, "--log-dir", str(kafka.log_dir), "--format", "json")
+    finally:
+        stop.set()
+        writer.join(15)
+    assert lint.returncode == 1, lint.stderr[-3000:]
+    out = json.loads(lint.stdout)
+    [f] = [f for f in out["findings"] if f["check"] == LAG_CHECK]
+    assert f["evidence"]["slowest_group"] == group and f["evidence"]["lag_seconds"] > 1.0, f
+    assert LAG_CHECK not in {n["check"] for n in out["not_run"]}
+    # collect --once and explain take the same second sample: the same finding
+    assert [x for x in collect.stdout.splitlines() if x.startswith("kafka_compaction_topic_config_finding{")
+            and f'topic="{topic}"' in x and f'check="{LAG_CHECK}",cluster="default",current="1000"' in x]
+    causes = json.loads(explain.stdout)
+    assert causes and all(LAG_CHECK in {x["check"] for x in c["config_review"]["findings"]} for c in causes), causes
