@@ -58,9 +58,9 @@ class ReviewLimits:
 # and how a person supplies them (INPUTS): every check needs the topic's live config
 LIVE_CONFIG, GROUP_LAG, LOG_DIR = "live_config", "consumer_group_lag", "log_dir"
 INPUTS = {
-    LIVE_CONFIG: "the topic's live config (the admin API: --bootstrap-server)",
-    GROUP_LAG: "consumer groups' time lag (the admin API: --bootstrap-server, consumer_groups on)",
-    LOG_DIR: "the topic's partitions in a log dir read (--log-dir): bytes, tombstones, write rate, active segment",
+    LIVE_CONFIG: "the topic's live config: give --bootstrap-server",
+    GROUP_LAG: "the consumer groups' time lag: give --bootstrap-server (consumer_groups on)",
+    LOG_DIR: "the topic's partitions on disk (write rate, tombstones, active segment): give --log-dir",
 }
 
 
@@ -374,7 +374,8 @@ def format_not_run(r: Review) -> list[str]:
     lines = []
     for (needs, why, topics), names in by.items():
         who = "every topic" if len(r.topics) > 1 and len(topics) == len(r.topics) else ", ".join(topics)
-        lines.append(f"not run on {who}: {_checks_text(names)} ({why}); needs {INPUTS[needs]}")
+        lines += [f"not run: {_checks_text(names)} on {who}", f"  why:       {why}",
+                  f"  needs:     {INPUTS[needs]}"]
     return lines
 
 

@@ -138,7 +138,8 @@ def test_lint_the_metric_explain_the_page_and_the_alert_give_one_set_of_findings
     words = cli("topics", "lint", t["segment"], "--bootstrap-server", b)
     assert words.returncode == 1 and "all pass" not in words.stdout
     assert "2 check(s) not run: segment_roll_beyond_traffic, unbounded_max_compaction_lag" in words.stdout
-    assert "needs the topic's partitions in a log dir read (--log-dir)" in words.stdout
+    assert "  needs:     the topic's partitions on disk (write rate, tombstones, active segment): give --log-dir" \
+        in words.stdout
     good = cli("topics", "lint", t["good"], "--bootstrap-server", b)
     assert good.returncode == 0 and good.stdout.endswith("all pass\n"), good.stdout
 

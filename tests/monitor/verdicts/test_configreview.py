@@ -104,7 +104,7 @@ def test_a_check_not_run_for_one_reason_on_every_topic_is_said_once_with_what_it
     r = review([TopicFacts(t, TopicConfig(cleanup_policy=("compact",))) for t in ("a", "b", "c")])
     text = format_review(r)
     assert set(r.unchecked) == {"a", "b", "c"} and not r.findings and not r.passed
-    assert text.count("not run on every topic: unbounded_max_compaction_lag (no log dir read") == 1
+    assert text.count("not run: unbounded_max_compaction_lag on every topic\n  why:       no log dir read") == 1
     assert "all pass" not in text
     # Kafka's default segment.ms (7 d): whether the traffic rolls it sooner needs the write rate, from a log dir
     assert text.endswith("0 finding(s) on 3 compacted topic(s); 3 check(s) not run: "
