@@ -27,11 +27,12 @@ SETTINGS = [("broker_cleaner_enabled", "log.cleaner.enable", lambda v: yes_no(bo
 
 
 def findings_table(found: pd.DataFrame) -> pd.DataFrame:
-    """The findings as a person reads them: what identifies a row first, values in words."""
-    rows = [{"topic": r.topic, "check": r.check, "why": WHY.get(r.check, ""), "setting": r.setting,
+    """The findings as a person reads them: what identifies a row first, values in words (what each check
+    guards against is said once per check, below the table: a column of it would push the values off)."""
+    rows = [{"topic": r.topic, "check": r.check, "setting": r.setting,
              "now": human_value(r.setting, r.current), "suggested": human_value(r.setting, r.suggested)}
             for r in found.sort_values(["topic", "check"]).itertuples()]
-    return pd.DataFrame(rows, columns=["topic", "check", "why", "setting", "now", "suggested"])
+    return pd.DataFrame(rows, columns=["topic", "check", "setting", "now", "suggested"])
 
 
 def not_run_table(not_run: pd.DataFrame, topics: int) -> pd.DataFrame:
@@ -60,6 +61,7 @@ if samples is not None:
         if not found.empty:
             st.warning(f"{len(found)} finding(s) on {found['topic'].nunique()} of {topics} compacted topic(s).")
             st.dataframe(findings_table(found), hide_index=True, width="stretch")
+            st.markdown("\n".join(f"- `{c}`: {WHY.get(c, '')}" for c in sorted(set(found["check"]))))
             with st.expander("The commands that apply the suggested values"):
                 st.code("\n".join(alter_topic("<bootstrap>", r.topic, r.setting, r.suggested)
                                   for r in found.sort_values(["topic", "check"]).itertuples()), language="bash")
@@ -73,11 +75,13 @@ if samples is not None:
         st.caption("`compaction-monitor topics lint` runs the same checks and prints these findings with their "
                    "evidence.")
     st.subheader("Log cleaner settings per broker")
-    rows = {}
+    st.caption("Each value with where it came from: admin (the broker said), default (Kafka's, nobody asked).")
+    rows: dict[str, dict] = {}  # one row per setting, one column per broker: as narrow as the brokers are few
+    clusters = {r.cluster for name, _, _ in SETTINGS for r in sources.metric(samples, name).itertuples()}
     for name, key, shown in SETTINGS:
         for r in sources.metric(samples, name).itertuples():
-            rows.setdefault((r.cluster, r.broker), {"cluster": r.cluster, "broker": r.broker})[key] = \
-                f"{shown(r.value)} ({r.source})"
+            column = f"broker {r.broker}" if len(clusters) < 2 else f"{r.cluster} broker {r.broker}"
+            rows.setdefault(key, {"setting": key})[column] = f"{shown(r.value)} ({r.source})"
     unknown = sources.metric(samples, "broker_cleaner_settings_known")
     unknown = unknown[unknown["value"] == 0]
     if rows:
