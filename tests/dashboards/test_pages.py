@@ -174,12 +174,14 @@ def test_config_review_lists_the_findings_and_the_brokers_cleaner_settings(live,
     row = found[(found["topic"] == NAMES.flood) & (found["check"] == "delete_retention_below_consumer_lag")]
     assert len(row) == 1, found
     r = row.iloc[0]
-    assert (r["setting"], r["current"]) == ("delete.retention.ms", str(demo_scenario.FAST.flood_retention_ms))
-    assert int(r["suggested"]) > demo_scenario.FAST.flood_retention_ms
-    assert f"--entity-name {NAMES.flood} --add-config delete.retention.ms={r['suggested']}" in r["fix"]
-    settings = at.dataframe[1].value
-    mine = settings[settings["broker"] == str(broker.node_id)].iloc[0]
-    assert (mine["log.cleaner.threads"], mine["log.cleaner.enable"]) == ("1 (admin)", "1 (admin)")
+    # in words (monitor.contract.units), not milliseconds: 4 s kept, a whole day suggested
+    assert (r["setting"], r["now"], r["suggested"]) == ("delete.retention.ms", "4 s", "1 d")
+    [commands] = [c.value for c in at.code]
+    assert f"--entity-name {NAMES.flood} --add-config delete.retention.ms=86400000" in commands
+    settings = at.dataframe[-1].value  # one row per setting, one column per broker
+    mine = dict(zip(settings["setting"], settings[f"broker {broker.node_id}"]))
+    assert (mine["log.cleaner.threads"], mine["log.cleaner.enable"]) == ("1 (admin)", "yes (admin)")
+    assert mine["log.cleaner.dedupe.buffer.size"].startswith("128.0 MiB (")  # Kafka's default, in IEC bytes
 
 
 def _lines(chart, axis: str) -> list[float]:
