@@ -109,4 +109,4 @@ def alerts_table(alerts: pd.DataFrame | None, only: str | None = None) -> None:
     a = a.assign(_o=a["severity"].map(order).fillna(2)).sort_values(["_o", "alert"]).drop(columns="_o")
     cols = [c for c in ["severity", "state", "alert", "summary", "cluster", "broker", "topic", "partition", "group",
                         "since", "runbook"] if c in a.columns]
-    st.dataframe(a[cols].fillna(""), hide_index=True, use_container_width=True)
+    st.dataframe(a[cols].fillna(""), hide_index=True, width="stretch")

@@ -28,11 +28,11 @@ if samples is not None:
             with cols[i % 2]:
                 if s.mode == "prometheus":
                     hist = ui.history(s, panelqueries.promql(key))
-                    st.plotly_chart(figures.broker_series(hist, title, unit, thr), use_container_width=True)
+                    st.plotly_chart(figures.broker_series(hist, title, unit, thr), width="stretch")
                 else:
                     st.plotly_chart(figures.broker_bars(sources.metric(samples, panelqueries.metric(key)), title,
                                                         unit, thr),
-                                    use_container_width=True)
+                                    width="stretch")
     st.subheader("Broker alerts")
     ui.alerts_table(alerts, [ALERT.LogCleanerThreadDead, ALERT.LogCleanerStalled, ALERT.UncleanablePartitions,
                              ALERT.CleanerBufferSaturated, ALERT.CleanerSlow])

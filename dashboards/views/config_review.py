@@ -34,7 +34,7 @@ if samples is not None:
                 why=found["check"].map(WHY),
                 fix=[alter_topic("<bootstrap>", r.topic, r.setting, r.suggested) for r in found.itertuples()],
             )[["cluster", "topic", "check", "why", "setting", "current", "suggested", "fix"]]
-            st.dataframe(shown.sort_values(["topic", "check"]), hide_index=True, use_container_width=True)
+            st.dataframe(shown.sort_values(["topic", "check"]), hide_index=True, width="stretch")
         st.caption("`compaction-monitor topics lint` prints the same findings with their evidence.")
     st.subheader("Log cleaner settings per broker")
     rows = {}
@@ -45,7 +45,7 @@ if samples is not None:
     unknown = sources.metric(samples, "broker_cleaner_settings_known")
     unknown = unknown[unknown["value"] == 0]
     if rows:
-        st.dataframe(pd.DataFrame(list(rows.values())), hide_index=True, use_container_width=True)
+        st.dataframe(pd.DataFrame(list(rows.values())), hide_index=True, width="stretch")
     for r in unknown.itertuples():
         st.error(f"Broker {r.broker} (cluster {r.cluster}): cleaner settings unknown: {r.reason}")
     if not rows and unknown.empty:

@@ -36,5 +36,5 @@ if samples is not None:
     if not ui.no_compacted_topics(samples):
         from dashboards.figures import cleanable_heatmap
 
-        st.plotly_chart(cleanable_heatmap(table), use_container_width=True)
+        st.plotly_chart(cleanable_heatmap(table), width="stretch")
 ui.auto_refresh()

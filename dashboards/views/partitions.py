@@ -16,8 +16,8 @@ if samples is not None and not ui.no_compacted_topics(samples):
     topics = sorted(table["topic"].unique())
     chosen = st.multiselect("Topics", topics, default=topics, key="partitions.topics")
     view = table[table["topic"].isin(chosen)]
-    st.plotly_chart(figures.cause_counts(view), use_container_width=True)
-    st.plotly_chart(figures.cleanable_heatmap(view), use_container_width=True)
+    st.plotly_chart(figures.cause_counts(view), width="stretch")
+    st.plotly_chart(figures.cleanable_heatmap(view), width="stretch")
     ratio = st.column_config.ProgressColumn
     shown = view.assign(
         eligible_since=view["eligible_seconds"].map(lambda v: "" if not v else f"{v / 60:.1f} min ago"),
@@ -25,7 +25,7 @@ if samples is not None and not ui.no_compacted_topics(samples):
     )[["topic", "partition", "broker", "cause", "lagging", "cleanable_ratio", "threshold", "uncleaned_ratio",
        "cleanable_bytes", "uncleaned_bytes", "log_bytes", "eligible_since", "blocked", "last_stable_offset",
        "open_transactions", "tombstones", "oldest_tombstone", "tombstones_past_delete_horizon", "fix"]]
-    st.dataframe(shown.sort_values("uncleaned_ratio", ascending=False), hide_index=True, use_container_width=True,
+    st.dataframe(shown.sort_values("uncleaned_ratio", ascending=False), hide_index=True, width="stretch",
                  column_config={"cleanable_ratio": ratio("cleanable ratio", min_value=0, max_value=1, format="%.2f"),
                                 "threshold": st.column_config.NumberColumn("min.cleanable.dirty.ratio", format="%.2f"),
                                 "uncleaned_ratio": ratio("uncleaned ratio", min_value=0, max_value=1, format="%.2f"),
@@ -53,7 +53,7 @@ if samples is not None and not ui.no_compacted_topics(samples):
             ["topic", "partition", "broker", "active_duplicate_records", "active_duplicate_bytes",
              "active_segment_bytes", "segment_bytes", "active_segment_age_seconds", "max_segment_age_seconds",
              "rolls", "held_by_min_compaction_lag_bytes"]],
-            hide_index=True, use_container_width=True,
+            hide_index=True, width="stretch",
             column_config={"active_duplicate_records": st.column_config.NumberColumn("duplicate records", format="%d"),
                            "active_duplicate_bytes": st.column_config.NumberColumn("duplicate bytes", format="%d"),
                            "active_segment_bytes": st.column_config.NumberColumn("active segment bytes",
@@ -107,7 +107,7 @@ if samples is not None and not ui.no_compacted_topics(samples):
                 fig = figures.broker_series(hist, f"{pick}: Kafka's cleanable ratio over the last hour", "ratio",
                                             None if thr is None or thr != thr else float(thr),
                                             "min.cleanable.dirty.ratio")
-                st.plotly_chart(fig, use_container_width=True)
+                st.plotly_chart(fig, width="stretch")
     st.subheader("Partition alerts")
     ui.alerts_table(alerts, [ALERT.CompactionLagging, ALERT.CompactionOverdue,
                             ALERT.CompactionBlockedByTransaction, ALERT.HangingTransaction])

@@ -12,7 +12,7 @@ def _horizons(samples) -> None:
     the next ones go."""
     st.subheader("Delete horizons")
     h = tables.horizons_table(samples)
-    st.plotly_chart(figures.horizon_states(h), use_container_width=True)
+    st.plotly_chart(figures.horizon_states(h), width="stretch")
     if h.empty:
         st.info("No partition's delete-horizon series: at granularity topic (the default) they are exported "
                 "for unhealthy partitions only; granularity: partition exports them for all.")
@@ -20,7 +20,7 @@ def _horizons(samples) -> None:
     st.caption("A tombstone or marker is never stamped until a clean keeps it (it goes one delete.retention.ms "
                "after that clean at the earliest), stamped until its horizon, then past it: the next clean "
                "removes it. Tombstones are unknown (empty) until the collector has read the partition's records.")
-    st.dataframe(h, hide_index=True, use_container_width=True,
+    st.dataframe(h, hide_index=True, width="stretch",
                  column_config={"next removal": st.column_config.DatetimeColumn(
                      help="the earliest a tombstone or marker still ahead of its horizon may go: the earliest "
                           "pending horizon, or one delete.retention.ms after a clean starting now for "
@@ -35,8 +35,8 @@ if samples is not None:
         table = tables.partitions_table(samples, alerts)
         if s.mode == "prometheus":
             hist = ui.history(s, panelqueries.promql("tombstones"), 3 * 3600)
-            st.plotly_chart(figures.tombstone_history(hist), use_container_width=True)
-        st.plotly_chart(figures.tombstone_bars(table), use_container_width=True)
+            st.plotly_chart(figures.tombstone_history(hist), width="stretch")
+        st.plotly_chart(figures.tombstone_bars(table), width="stretch")
         flagged = alertrows.alerting(alerts, ALERT.TombstonesPastDeleteHorizon, tables.PARTITION,
                                 states=("pending", "firing", "active"))
         keyed = table.assign(partition=table["partition"].astype(str))
@@ -47,7 +47,7 @@ if samples is not None:
             st.warning(f"{int(missed['tombstones_past_delete_horizon'].sum())} tombstone(s) are past their delete "
                        f"horizon and still on disk, on {len(missed)} partition(s).")
             st.dataframe(missed[["topic", "partition", "tombstones", "tombstones_past_delete_horizon",
-                                 "oldest_tombstone_age_seconds"]], hide_index=True, use_container_width=True)
+                                 "oldest_tombstone_age_seconds"]], hide_index=True, width="stretch")
         _horizons(samples)
     st.subheader("Consumer groups on compacted topics")
     ratio = sources.metric(samples, "consumer_group_lag_retention_ratio")
@@ -65,13 +65,13 @@ if samples is not None:
             ratio = ratio.assign(severity=None)
         warning, critical = panelqueries.thresholds("lag_retention", s.thresholds)  # Grafana's lines too
         st.plotly_chart(figures.consumer_risk(ratio, warning, critical),
-                        use_container_width=True)
+                        width="stretch")
         groups = tables.consumer_groups_table(samples, alerts)
         shown = groups[["group", "topic", "partition", "lag_seconds", "lag_method", "lag_unknown",
                         "may_miss_updates"]].rename(
             columns={"lag_seconds": "time lag (s)", "lag_method": "time lag method",
                      "lag_unknown": "time lag unknown because", "may_miss_updates": "may miss updates"})
-        st.dataframe(shown.sort_values("time lag (s)", ascending=False), hide_index=True, use_container_width=True,
+        st.dataframe(shown.sort_values("time lag (s)", ascending=False), hide_index=True, width="stretch",
                      column_config={"may miss updates": st.column_config.TextColumn(
                          help="why the group may read an already compacted history and miss intermediate values "
                               f"({ALERT.ConsumerMayMissUpdates}); 'latest value only': declared in "
