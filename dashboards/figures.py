@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
+from monitor.contract import units
 from monitor.verdicts.accuracy import signed_bytes, signed_ratio
 from monitor.contract.rules import ALERT
 
@@ -47,21 +48,36 @@ def broker_bars(df: pd.DataFrame, title: str, y_title: str, threshold: float | N
     return _styled(fig, title)
 
 
+HELD_COLOR = "#ff7f0e"  # held back: not clean, not cleanable either (min.compaction.lag.ms, an open transaction)
+
+
 def cleanable_heatmap(table: pd.DataFrame) -> go.Figure:
-    """Kafka's cleanable ratio, topic x partition; a partition CompactionLagging is raised for is marked "!"."""
+    """Kafka's cleanable ratio, topic x partition; a partition CompactionLagging is raised for is marked "!".
+    A partition held back from the cleaner (``blocked``) is drawn orange with "held" and its uncleaned
+    ratio: its cleanable ratio is 0 although nothing of it is clean, so white would read healthy."""
     t = table.copy()
-    t["cell"] = [("" if pd.isna(v) else f"{v:.2f}") + (" !" if lag else "")
-                 for v, lag in zip(t["cleanable_ratio"], t["lagging"])]
-    grid = t.pivot_table(index="topic", columns="partition", values="cleanable_ratio", aggfunc="max")
-    text = t.pivot_table(index="topic", columns="partition", values="cell", aggfunc="first")
+    held = t["blocked"].astype(bool) if "blocked" in t else pd.Series(False, index=t.index)
+    uncleaned = t["uncleaned_ratio"] if "uncleaned_ratio" in t else pd.Series(None, index=t.index, dtype=float)
+    t["cell"] = [(f"held {units.ratio(u)}" if h else units.ratio(v)) + (" !" if lag else "")
+                 for v, u, h, lag in zip(t["cleanable_ratio"], uncleaned, held, t["lagging"])]
+    t["held"] = [1.0 if h else None for h in held]
+    grid = t.pivot_table(index="topic", columns="partition", values="cleanable_ratio", aggfunc="max", dropna=False)
+    text = t.pivot_table(index="topic", columns="partition", values="cell", aggfunc="first").reindex_like(grid)
+    held_grid = t.pivot_table(index="topic", columns="partition", values="held", aggfunc="max").reindex_like(grid)
+    x, y = [str(c) for c in grid.columns], list(grid.index)
     fig = go.Figure(go.Heatmap(
-        z=grid.values, x=[str(c) for c in grid.columns], y=list(grid.index), zmin=0, zmax=1,
+        z=grid.values, x=x, y=y, zmin=0, zmax=1,
         colorscale=[[0, "#f7f7f7"], [1, "#d62728"]],
-        text=text.reindex_like(grid).fillna("").values,
+        text=text.fillna("").values,
         texttemplate="%{text}", colorbar=dict(title="cleanable ratio"),
         hovertemplate="topic %{y}<br>partition %{x}<br>cleanable ratio %{z:.2f}<extra></extra>"))
+    if held.any():
+        fig.add_heatmap(z=held_grid.values, x=x, y=y, zmin=0, zmax=1, showscale=False, text=text.fillna("").values,
+                        texttemplate="%{text}", colorscale=[[0, HELD_COLOR], [1, HELD_COLOR]],
+                        hovertemplate="topic %{y}<br>partition %{x}<br>held back from the cleaner<extra></extra>")
     fig.update_xaxes(title="partition", type="category")
-    fig.update_layout(title=f"Kafka's cleanable ratio per partition (! = {ALERT.CompactionLagging})",
+    fig.update_layout(title=f"Kafka's cleanable ratio per partition (! = {ALERT.CompactionLagging}; orange = held "
+                            "back, with its uncleaned ratio)",
                       **{**LAYOUT, "height": max(260, 60 + 32 * len(grid.index))})
     return fig
 

@@ -1,0 +1,97 @@
+"""The live pages as the person on call reads them, over a collector's page with one partition of every kind
+(tests/dashboards/oncallpage.py, served over HTTP): the overview answers what is wrong, where and what to do,
+every count is followed by what it counts, every figure is text of the one formatter (no ``None``, ``nan``,
+scientific notation, raw bytes or seconds), a chart with nothing to show is a sentence, and a source that
+is down is named with since when."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from dashpages import page
+from faultserver import FaultServer
+from oncallpage import DOWN_SINCE, page as collector_page
+
+from monitor.contract import units
+
+UNREADABLE = re.compile(r"\bNone\b|\bnan\b|\bNaN\b|\bNaT\b|\d[eE][+-]?\d")
+LIVE = ("overview", "brokers", "partitions", "tombstones")
+
+
+@pytest.fixture(scope="module")
+def collector():
+    server = FaultServer(ok_body=collector_page().encode())
+    yield server.url
+    server.close()
+
+
+def texts(at) -> list[str]:
+    """Every text a person reads on the page: messages, Markdown, captions, tiles, and every table cell and
+    column label."""
+    out = [e.value for kind in ("error", "warning", "info", "success", "markdown", "caption", "subheader")
+           for e in at.get(kind)]
+    out += [f"{m.label} {m.value}" for m in at.metric]
+    for d in at.dataframe:
+        out += [str(c) for c in d.value.columns]
+        out += [str(v) for v in d.value.astype(str).values.ravel()]
+    return out
+
+
+@pytest.mark.parametrize("name", LIVE)
+def test_no_none_nan_or_scientific_notation_anywhere(name, collector, monkeypatch):
+    at = page(name, monkeypatch, collector_url=collector)
+    bad = [t for t in texts(at) if UNREADABLE.search(t)]
+    assert not bad, bad
+    for d in at.dataframe:  # cells are text of the formatter: a grid never formats a number itself
+        assert all(d.value[c].map(lambda v: isinstance(v, str)).all() for c in d.value.columns), d.value.dtypes
+        assert not [c for c in d.value.columns if "_" in c or "(s)" in c], list(d.value.columns)  # words
+
+
+def test_overview_groups_the_partitions_by_cause_with_fix_and_runbook(collector, monkeypatch):
+    at = page("overview", monkeypatch, collector_url=collector)
+    groups = {m.group(1): e.value for e in (*at.error, *at.warning, *at.info)
+              if (m := re.match(r"\*\*(\w+)\*\* on ", e.value))}
+    # the causes' precedence: the open transaction before the waiting partition; clean is no group
+    assert list(groups) == ["open_transaction", "waiting", "min_compaction_lag", "below_threshold"]
+    assert "payments-2" in groups["open_transaction"]
+    assert "--topic payments --partition 2 --start-offset 1234" in groups["open_transaction"]
+    assert "alerts/RUNBOOK.md#compactionblockedbytransaction" in groups["open_transaction"]
+    assert "orders-0" in groups["waiting"] and "alerts/RUNBOOK.md#compactionlagging" in groups["waiting"]
+    assert "cdc-0, cdc-1, cdc-2, cdc-3" in groups["min_compaction_lag"]
+    assert "--entity-name cdc --add-config min.compaction.lag.ms=" in groups["min_compaction_lag"]
+    assert "quiet-0" not in " ".join(groups.values())
+
+
+def test_every_tile_is_followed_by_what_it_counts(collector, monkeypatch):
+    at = page("overview", monkeypatch, collector_url=collector)
+    tiles = {m.label: m.value for m in at.metric}
+    named = {m.group(1): m.group(2).strip() for e in at.markdown for m in re.finditer(r"\*\*([^*]+)\*\*: (.*)", e.value)}
+    assert tiles["Held back"] == "5"
+    held = named["Held back"]
+    assert all(f"cdc-{p} (min_compaction_lag)" in held for p in range(4)) and "payments-2 (open_transaction)" in held
+    assert tiles["Lagging partitions"] == "1" and named["Lagging partitions"] == "orders-0"
+    assert tiles["Groups at risk"] == "1" and named["Groups at risk"] == "billing"
+    assert tiles["Dead threads"] == "1" and named["Dead threads"] == "broker 1: 1"
+    assert tiles["Sources down"] == "1" and named["Sources down"] == "logdir:c:1"
+    assert {k for k, v in tiles.items() if v != "0"} == set(named)  # a count above 0 is never alone
+
+
+def test_a_collector_source_down_is_named_with_since_when(collector, monkeypatch):
+    at = page("overview", monkeypatch, collector_url=collector)
+    [down] = [e.value for e in at.error if "source(s) down" in e.value]
+    assert "`logdir:c:1`" in down and units.timestamp_utc(DOWN_SINCE * 1000) in down and " d ago" in down
+    assert "/d: permission denied" in down
+
+
+@pytest.mark.parametrize("name", LIVE)
+def test_the_dashboards_own_source_down_says_which_and_since_when(name, monkeypatch):
+    from localkafka.broker import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/metrics"
+    at = page(name, monkeypatch, collector_url=url)
+    [err] = [e.value for e in at.error if "Cannot read the data source" in e.value]
+    assert f"the collector at {url}" in err
+    assert re.search(r"Unreadable since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z, \d+ ms ago|"
+                     r"Unreadable since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z, \d+ s ago", err), err
