@@ -16,7 +16,9 @@ import pandas as pd
 
 from monitor.contract import units
 
-NOT_EXPORTED = units.unknown("not exported: healthy at granularity topic")
+NOT_EXPORTED = units.unknown("not exported")  # a healthy partition's detail at granularity topic (the default)
+NOT_EXPORTED_WHY = ("unknown (not exported): at granularity topic (the collector's default) a healthy "
+                    "partition's detail is not exported; granularity: partition exports it for all.")
 PENDING = "pending (records still to be read)"
 
 

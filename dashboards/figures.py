@@ -30,10 +30,11 @@ def broker_series(df: pd.DataFrame, title: str, y_title: str, threshold: float |
     if not df.empty:
         for broker, g in df.sort_values("time").groupby("broker"):
             fig.add_scatter(x=g["time"], y=g["value"], mode="lines", name=f"broker {broker}")
+    fig.update_xaxes(**TIME_AXIS)
     if threshold is not None:
         fig.add_hline(y=threshold, line_dash="dash", line_color="#d62728", annotation_text=threshold_label,
                       annotation_position="top left")
-    fig.update_yaxes(title=y_title)
+    fig.update_yaxes(title=y_title, rangemode="tozero")
     return _styled(fig, title)
 
 
@@ -82,19 +83,30 @@ def cleanable_heatmap(table: pd.DataFrame) -> go.Figure:
     return fig
 
 
+MIN_POINTS = 3  # samples a line over time needs to show a trend; with fewer a page says so in a sentence
+TIME_AXIS = dict(title="time (UTC)", tickformat="%H:%M\n%Y-%m-%d")  # minutes at most: never 03:00:59.9995
+
+
+def enough_history(df: pd.DataFrame) -> bool:
+    """Whether a range query's rows (``sources.prometheus_range``) have the ``MIN_POINTS`` distinct times a line
+    needs; with fewer, one dot on an axis of fractions of a second says nothing."""
+    return not df.empty and "time" in df and df["time"].nunique() >= MIN_POINTS
+
+
 def tombstone_history(df: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     if not df.empty:
         for topic, g in df.sort_values("time").groupby("topic"):
             fig.add_scatter(x=g["time"], y=g["value"], mode="lines", name=topic, stackgroup=None)
-    fig.update_yaxes(title="tombstones on disk")
+    fig.update_xaxes(**TIME_AXIS)
+    fig.update_yaxes(title="tombstones on disk", rangemode="tozero")
     return _styled(fig, "Tombstones on disk over time, per topic")
 
 
 def tombstone_bars(table: pd.DataFrame) -> go.Figure:
     t = table.groupby("topic", as_index=False)[["tombstones", "tombstones_past_delete_horizon"]].sum()
     fig = go.Figure()
-    fig.add_bar(x=t["topic"], y=t["tombstones"] - t["tombstones_past_delete_horizon"].fillna(0),
+    fig.add_bar(x=t["topic"], y=t["tombstones"] - pd.to_numeric(t["tombstones_past_delete_horizon"]).fillna(0),
                 name="before their delete horizon")
     fig.add_bar(x=t["topic"], y=t["tombstones_past_delete_horizon"], name="past delete horizon (missed)",
                 marker_color="#d62728")

@@ -138,9 +138,11 @@ def alerts_table(alerts: pd.DataFrame | None, only: str | None = None, key: str 
                              for v, st_ in zip(a["since"], a["state"])])
     show(display.as_text(a, {"severity": "Severity", "alert": "Alert", "where": "Where", "state": "State",
                              "since_text": "Since"}),
-         details=display.as_text(a, {"alert": "Alert", "where": "Where", "summary": "Summary",
-                                     "description": "What it means", "runbook": "Runbook"}),
-         details_title="Each alert's summary, meaning and runbook", key=key)
+         details={"Each alert's summary and runbook": display.as_text(
+             a, {"alert": "Alert", "where": "Where", "summary": "Summary", "runbook": "Runbook"})}, key=key)
+    with st.expander("What each alert means"):
+        st.markdown("\n".join(f"- **{r['alert']}** ({r['where']}): {r['description']}"
+                               for r in a.to_dict("records") if isinstance(r["description"], str)))
 
 
 def _epoch(v) -> float | None:
@@ -174,15 +176,15 @@ def where(r: dict) -> str:
     return ", ".join(parts) or "the whole monitor"
 
 
-def show(table: pd.DataFrame, details: pd.DataFrame | None = None, details_title: str = "Details",
-         key: str | None = None) -> None:
+def show(table: pd.DataFrame, details: dict[str, pd.DataFrame] | None = None, key: str | None = None) -> None:
     """A table of text cells (``dashboards.display``) whose first columns say which row it is, within the
-    page's width; ``details``: the rest of each row's figures, collapsed below it (the identifying
-    columns repeated, so a row is found there too)."""
+    page's width; ``details``: the rest of each row's figures, by title, each collapsed below it (the
+    identifying columns repeated, so a row is found there too)."""
     st.dataframe(table, hide_index=True, width="stretch", key=key)
-    if details is not None and not details.empty:
-        with st.expander(details_title):
-            st.dataframe(details, hide_index=True, width="stretch", key=None if key is None else key + ".details")
+    for i, (title, frame) in enumerate((details or {}).items()):
+        if not frame.empty:
+            with st.expander(title):
+                st.dataframe(frame, hide_index=True, width="stretch", key=None if key is None else f"{key}.{i}")
 
 
 def sources_down(samples: pd.DataFrame) -> None:
