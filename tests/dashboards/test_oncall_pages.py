@@ -95,3 +95,57 @@ def test_the_dashboards_own_source_down_says_which_and_since_when(name, monkeypa
     assert f"the collector at {url}" in err
     assert re.search(r"Unreadable since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z, \d+ ms ago|"
                      r"Unreadable since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z, \d+ s ago", err), err
+
+
+def test_a_chart_only_when_it_has_something_to_show(collector, monkeypatch):
+    """The brokers' page over a collector whose only cleaner gauge is a dead thread: the dead-thread chart
+    (a value above 0) is drawn, every other panel is one sentence saying why there is no chart."""
+    at = page("brokers", monkeypatch, collector_url=collector)
+    sentences = [m.value for m in at.markdown if "no chart" in m.value]
+    assert any("Longest recent clean**: no chart, no cleaning recorded yet" in v for v in sentences), sentences
+    assert len(at.get("plotly_chart")) + len(sentences) == 6
+    assert len(at.get("plotly_chart")) == 1  # the dead thread
+
+
+def test_no_dead_thread_is_a_sentence_not_a_flat_line(monkeypatch):
+    body = collector_page().replace('broker_cleaner_dead_threads{cluster="c",broker="1"} 1',
+                                    'broker_cleaner_dead_threads{cluster="c",broker="1"} 0')
+    server = FaultServer(ok_body=body.encode())
+    try:
+        at = page("brokers", monkeypatch, collector_url=server.url)
+    finally:
+        server.close()
+    assert any("no chart, no cleaner thread has died" in m.value for m in at.markdown)
+    assert not at.get("plotly_chart")
+
+
+def test_partitions_read_in_words_and_units(collector, monkeypatch):
+    """The figures the issue found raw (86851 bytes, 308754 duplicates of 104857600 bytes, 234 s, 604800 s)
+    read in units; a partition still being read has its tombstones pending, a healthy one's detail
+    unknown (not exported), never empty or 0."""
+    at = page("partitions", monkeypatch, collector_url=collector)
+    frames = [d.value for d in at.dataframe]
+    main = frames[0].set_index(["Topic", "Partition"])
+    assert main.loc[("orders", "0"), "Uncleaned"] == "84.8 KiB"
+    assert main.loc[("orders", "0"), "Cleanable ratio / min"] == "0.90 / 0.50"
+    assert main.loc[("cdc", "0"), "Held back by"] == "min_compaction_lag"
+    assert main.loc[("quiet", "0"), "Uncleaned"] == "unknown (not exported)"
+    [tomb] = [f.set_index(["Topic", "Partition"]) for f in frames if "Tombstones" in f.columns]
+    assert tomb.loc[("fresh", "0"), "Tombstones"].startswith("pending")
+    assert tomb.loc[("orders", "0"), "Tombstones"] == "3"
+    [sizes] = [f.set_index(["Topic", "Partition"]) for f in frames if "Eligible" in f.columns]
+    assert sizes.loc[("orders", "0"), "Eligible"] == "for 3 min 54 s"
+    [dup] = [f for f in frames if "Duplicate records" in f.columns]
+    assert list(dup.iloc[0][["Duplicate records", "Duplicate size", "Rolls"]]) == ["308,754", "100.0 MiB", "in 7 d"]
+    [roll] = [f for f in frames if "Active segment age" in f.columns]
+    assert (roll.iloc[0]["Active segment age"], roll.iloc[0]["Active segment size"]) == ("3 min 54 s", "1.0 MiB")
+    assert any("Rolls at age" in c for c in roll.columns) and "7 d" in list(roll.iloc[0])
+    assert all(len(f.columns) <= 8 for f in frames), [list(f.columns) for f in frames]  # fits 1366 px
+
+
+def test_tombstones_time_lag_reads_as_a_duration(collector, monkeypatch):
+    at = page("tombstones", monkeypatch, collector_url=collector)
+    [groups] = [d.value for d in at.dataframe if "Time lag" in d.value.columns]
+    assert list(groups["Time lag"]) == ["4 min 6 s"]  # 246.3113 s
+    [records] = [d.value for d in at.dataframe if "Lag" in d.value.columns]
+    assert list(records["Lag"]) == ["1,048,576"]
