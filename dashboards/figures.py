@@ -77,8 +77,7 @@ def cleanable_heatmap(table: pd.DataFrame) -> go.Figure:
                         texttemplate="%{text}", colorscale=[[0, HELD_COLOR], [1, HELD_COLOR]],
                         hovertemplate="topic %{y}<br>partition %{x}<br>held back from the cleaner<extra></extra>")
     fig.update_xaxes(title="partition", type="category")
-    fig.update_layout(title=f"Kafka's cleanable ratio per partition (! = {ALERT.CompactionLagging}; orange = held "
-                            "back, with its uncleaned ratio)",
+    fig.update_layout(title=f"Cleanable ratio per partition (! {ALERT.CompactionLagging}, orange: held back)",
                       **{**LAYOUT, "height": max(260, 60 + 32 * len(grid.index))})
     return fig
 
@@ -229,7 +228,8 @@ def cause_counts(table: pd.DataFrame) -> go.Figure:
     names = [c for c in CAUSES if c in counts.index]
     fig = go.Figure(go.Bar(x=[int(counts[c]) for c in names], y=names, orientation="h", marker_color="#1f77b4",
                            hovertemplate="%{y}: %{x} partitions<extra></extra>"))
-    fig.update_xaxes(title="partitions")
+    fig.update_xaxes(title="partitions", tickformat=",d", rangemode="tozero",
+                     dtick=1 if len(counts) and counts.max() <= 10 else None)  # a count: whole ticks
     fig.update_yaxes(autorange="reversed")
     fig.update_layout(title="Why partitions are (not) compacting: partitions per cause",
                       **{**LAYOUT, "height": max(220, 80 + 30 * len(names))})

@@ -41,7 +41,7 @@ if samples is not None:
     up = sources.metric(samples, "source_up")
     down = up[up["value"] == 0]
     tiles = [  # label, count, what it counts (named), help
-        ("Lagging partitions", lagging, f"{ALERT.CompactionLagging}: Kafka's cleanable ratio has stayed above "
+        ("Lagging", lagging, f"{ALERT.CompactionLagging}: Kafka's cleanable ratio has stayed above "
                                         "min.cleanable.dirty.ratio"),
         ("Overdue", overdue, f"{ALERT.CompactionOverdue}: partitions past max.compaction.lag.ms"),
         ("Held back", held_names, "partitions whose uncleaned bytes min.compaction.lag.ms or an open transaction "

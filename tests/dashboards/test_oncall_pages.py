@@ -71,7 +71,7 @@ def test_every_tile_is_followed_by_what_it_counts(collector, monkeypatch):
     assert tiles["Held back"] == "5"
     held = named["Held back"]
     assert all(f"cdc-{p} (min_compaction_lag)" in held for p in range(4)) and "payments-2 (open_transaction)" in held
-    assert tiles["Lagging partitions"] == "1" and named["Lagging partitions"] == "orders-0"
+    assert tiles["Lagging"] == "1" and named["Lagging"] == "orders-0"
     assert tiles["Groups at risk"] == "1" and named["Groups at risk"] == "billing"
     assert tiles["Dead threads"] == "1" and named["Dead threads"] == "broker 1: 1"
     assert tiles["Sources down"] == "1" and named["Sources down"] == "logdir:c:1"
