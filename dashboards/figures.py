@@ -35,6 +35,8 @@ def broker_series(df: pd.DataFrame, title: str, y_title: str, threshold: float |
         fig.add_hline(y=threshold, line_dash="dash", line_color="#d62728", annotation_text=threshold_label,
                       annotation_position="top left")
     fig.update_yaxes(title=y_title, rangemode="tozero")
+    if y_title == "threads":  # a count: whole ticks, never 0.2 of a thread
+        fig.update_yaxes(tickformat=",d", dtick=1 if df.empty or df["value"].max() <= 10 else None)
     return _styled(fig, title)
 
 
@@ -45,7 +47,9 @@ def broker_bars(df: pd.DataFrame, title: str, y_title: str, threshold: float | N
         fig.add_bar(x=[f"broker {b}" for b in df["broker"]], y=df["value"], marker_color="#1f77b4")
     if threshold is not None:
         fig.add_hline(y=threshold, line_dash="dash", line_color="#d62728", annotation_text="alert threshold")
-    fig.update_yaxes(title=y_title)
+    fig.update_yaxes(title=y_title, rangemode="tozero")
+    if y_title == "threads":  # a count: whole ticks, never 0.2 of a thread
+        fig.update_yaxes(tickformat=",d", dtick=1 if df.empty or df["value"].max() <= 10 else None)
     return _styled(fig, title)
 
 
