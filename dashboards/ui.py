@@ -137,12 +137,11 @@ def alerts_table(alerts: pd.DataFrame | None, only: str | None = None, key: str 
                              units.unknown("no history without Prometheus") if st_ == "active" else units.unknown()
                              for v, st_ in zip(a["since"], a["state"])])
     show(display.as_text(a, {"severity": "Severity", "alert": "Alert", "where": "Where", "state": "State",
-                             "since_text": "Since"}),
-         details={"Each alert's summary and runbook": display.as_text(
-             a, {"alert": "Alert", "where": "Where", "summary": "Summary", "runbook": "Runbook"})}, key=key)
-    with st.expander("What each alert means"):
-        st.markdown("\n".join(f"- **{r['alert']}** ({r['where']}): {r['description']}"
-                               for r in a.to_dict("records") if isinstance(r["description"], str)))
+                             "since_text": "Since"}), key=key)
+    with st.expander("Each alert's summary, meaning and runbook"):
+        st.markdown("\n".join(
+            f"- **{r['alert']}** ({r['where']}): {r['summary']}. {r['description']} Runbook: {display.link(r['runbook'])}"
+            for r in a.to_dict("records") if isinstance(r["summary"], str)))
 
 
 def _epoch(v) -> float | None:

@@ -41,13 +41,14 @@ if samples is not None and not ui.no_compacted_topics(samples):
                           "uncleaned_bytes": ("Uncleaned", units.bytes_iec), "blocked": ("Held back by", None)}),
             details={
                 "Each partition's sizes": tables.shown(ranked, {
-                    **ident, "broker": ("Broker", None), "uncleaned_ratio": ("Uncleaned ratio", units.ratio),
+                    **ident, "uncleaned_ratio": ("Uncleaned ratio", units.ratio),
                     "cleanable_bytes": ("Cleanable", units.bytes_iec), "log_bytes": ("Log size", units.bytes_iec),
                     "eligible_seconds": ("Eligible", eligible)}),
-                "Each partition's transactions and tombstones": tables.shown(ranked, {
-                    **ident, "last_stable_offset": ("Last stable offset", units.count),
-                    "open_transactions": ("Open transactions", units.count),
-                    "tombstones": ("Tombstones", units.count),
+                "Each partition's broker and transactions": tables.shown(ranked, {
+                    **ident, "broker": ("Broker", None), "last_stable_offset": ("Last stable offset", units.count),
+                    "open_transactions": ("Open transactions", units.count)}),
+                "Each partition's tombstones": tables.shown(ranked, {
+                    **ident, "tombstones": ("Tombstones", units.count),
                     "oldest_tombstone_age_seconds": ("Oldest tombstone", units.duration_s),
                     "tombstones_past_delete_horizon": ("Past delete horizon", units.count)})},
             key="partitions.table")
@@ -78,13 +79,12 @@ if samples is not None and not ui.no_compacted_topics(samples):
         ui.show(tables.shown(stuck, {**ident, "active_duplicate_records": ("Duplicate records", units.count),
                                      "active_duplicate_bytes": ("Duplicate size", units.bytes_iec),
                                      "rolls": ("Rolls", None)}),
-                details={"Each active segment against its roll": tables.shown(stuck, {
-                    **ident, "broker": ("Broker", None),
-                    "active_segment_bytes": ("Active segment size", units.bytes_iec),
+                details={"Each active segment against its roll (at segment.bytes, or at the age of segment.ms "
+                         "or max.compaction.lag.ms, the smaller)": tables.shown(stuck, {
+                    **ident, "active_segment_bytes": ("Size", units.bytes_iec),
                     "segment_bytes": ("segment.bytes", units.bytes_iec),
-                    "active_segment_age_seconds": ("Active segment age", units.duration_s),
-                    "max_segment_age_seconds": ("Rolls at age (segment.ms / max.compaction.lag.ms)",
-                                                units.duration_s),
+                    "active_segment_age_seconds": ("Age", units.duration_s),
+                    "max_segment_age_seconds": ("Rolls at age", units.duration_s),
                     "held_by_min_compaction_lag_bytes": ("Held by min.compaction.lag.ms", units.bytes_iec)})},
                 key="partitions.stuck")
     st.subheader("One partition")
