@@ -17,9 +17,10 @@ import pandas as pd
 from monitor.contract import units
 
 NOT_EXPORTED = units.unknown("not exported")  # a healthy partition's detail at granularity topic (the default)
-NOT_EXPORTED_WHY = ("unknown (not exported): at granularity topic (the collector's default) a healthy "
-                    "partition's detail is not exported; granularity: partition exports it for all.")
-PENDING = "pending (records still to be read)"
+NOT_EXPORTED_WHY = ("Pending: the collector reads a partition's batch headers first, its records (tombstones, "
+                    "duplicates) after. Unknown (not exported): at granularity topic (the collector's default) a "
+                    "healthy partition's detail is not exported; granularity: partition exports it for all.")
+PENDING = "pending"  # the partition's records are still to be read (partition_detail_pending)
 
 
 def text(v, fmt: Callable[[float], str], missing: str = units.unknown()) -> str:

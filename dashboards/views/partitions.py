@@ -107,7 +107,7 @@ if samples is not None and not ui.no_compacted_topics(samples):
         def num(v, why=units.unknown()):
             return display.text(v, units.count, why)
 
-        c[3].metric("Tombstones", num(row["tombstones"], "pending" if row["detail_pending"] == 1 else "unknown"),
+        c[3].metric("Tombstones", num(row["tombstones"], display.PENDING if row["detail_pending"] == 1 else display.NOT_EXPORTED),
                     help="unknown while the partition's records are still to be read (headers first: "
                          "partition_detail_pending) or when its detail is not exported")
         st.info(f"Cause: **{row['cause']}** ({WHY.get(row['cause'], '')}).  \nFix: `{row['fix']}`")
@@ -125,7 +125,10 @@ if samples is not None and not ui.no_compacted_topics(samples):
         if s.mode == "prometheus":
             hist = ui.history(s, panelqueries.promql("cleanable_ratio", topic=row["topic"],
                                                      partition=str(row["partition"])))
-            if not hist.empty:
+            if not figures.enough_history(hist):
+                st.caption(f"{pick}: no chart of its cleanable ratio over time yet, Prometheus holds fewer than "
+                           f"{figures.MIN_POINTS} samples of it in the last hour.")
+            else:
                 thr = row["threshold"]
                 fig = figures.broker_series(hist, f"{pick}: Kafka's cleanable ratio over the last hour", "ratio",
                                             None if thr is None or thr != thr else float(thr),

@@ -21,12 +21,13 @@ def _horizons(samples) -> None:
     st.plotly_chart(figures.horizon_states(h), width="stretch")
     st.caption("A tombstone or marker is never stamped until a clean keeps it (it goes one delete.retention.ms "
                "after that clean at the earliest), stamped until its horizon, then past it: the next clean "
-               "removes it. Tombstones are pending until the collector has read the partition's records. "
+               "removes it. Tombstones are unknown until the collector has read the partition's records. "
                "Next removal: the earliest a tombstone or marker still ahead of its horizon may go (the earliest "
                "pending horizon, or one delete.retention.ms after a clean starting now for unstamped ones).")
     counts = {c: (c[0].upper() + c[1:], units.count) for c in tables.HORIZON_COLUMNS}
     for c in tables.HORIZON_COLUMNS:  # a kind whose series are absent is unread (tombstones), not 0
-        h[c] = display.column(list(h[c]), units.count, "pending" if c.startswith("tombstone") else units.unknown())
+        h[c] = display.column(list(h[c]), units.count, units.unknown("records not read yet")
+                              if c.startswith("tombstone") else units.unknown("no series"))
     h["next removal"] = [units.unknown("none ahead") if units.missing(v) or v is pd.NaT
                          else units.timestamp_utc(v.timestamp() * 1000) for v in h["next removal"]]
     ident = {"topic": ("Topic", None), "partition": ("Partition", None)}

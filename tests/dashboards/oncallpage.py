@@ -10,6 +10,7 @@ through the same source code as a running collector's."""
 from __future__ import annotations
 
 NS = "kafka_compaction_"
+NEXT_REMOVAL = 1_765_000_123.5  # partition_next_delete_horizon_timestamp_seconds of orders-0
 DOWN_SINCE = 1_765_000_000  # source_last_success_timestamp_seconds of the source that is down (2025-12-06)
 
 
@@ -57,6 +58,10 @@ def page() -> str:
     part("fresh", 0, "below_threshold", 0.2, partition_detail_pending=1)
     # healthy at granularity topic: cause and ratio only
     part("quiet", 0, "clean", 0.0, partition_tombstones=("section=\"clean\"", 0), partition_detail_pending=0)
+    # orders-0's delete horizons: tombstones of each state, no marker read; the next removal at NEXT_REMOVAL
+    for state, n in (("unstamped", 1), ("pending", 1), ("passed", 1)):
+        lines.append(_line("partition_delete_horizon_records", _p("orders", 0) + f',kind="tombstone",state="{state}"', n))
+    lines.append(_line("partition_next_delete_horizon_timestamp_seconds", _p("orders", 0), NEXT_REMOVAL))
     lines += [
         _line("broker_cleaner_dead_threads", 'cluster="c",broker="1"', 1),
         _line("broker_uncleanable_partitions", 'cluster="c",broker="1",log_dir="/d"', 0),

@@ -12,7 +12,7 @@ import pytest
 
 from dashpages import page
 from faultserver import FaultServer
-from oncallpage import DOWN_SINCE, page as collector_page
+from oncallpage import DOWN_SINCE, NEXT_REMOVAL, page as collector_page
 
 from monitor.contract import units
 
@@ -148,3 +148,13 @@ def test_tombstones_time_lag_reads_as_a_duration(collector, monkeypatch):
     assert list(groups["Time lag"]) == ["4 min 6 s"]  # 246.3113 s
     [records] = [d.value for d in at.dataframe if "Lag" in d.value.columns]
     assert list(records["Lag"]) == ["1,048,576"]
+
+
+def test_delete_horizons_read_as_counts_and_a_utc_time(collector, monkeypatch):
+    at = page("tombstones", monkeypatch, collector_url=collector)
+    [h] = [d.value for d in at.dataframe if "Next removal (UTC)" in d.value.columns]
+    row = h.set_index(["Topic", "Partition"]).loc[("orders", "0")]
+    assert row["Next removal (UTC)"] == units.timestamp_utc(NEXT_REMOVAL * 1000) == "2025-12-06T05:48:43.500Z"
+    assert (row["Tombstones unstamped"], row["Tombstones pending"], row["Tombstones passed"]) == ("1", "1", "1")
+    [markers] = [d.value for d in at.dataframe if "Markers passed" in d.value.columns]
+    assert set(markers.iloc[0][["Markers unstamped", "Markers pending", "Markers passed"]]) == {"unknown (no series)"}
