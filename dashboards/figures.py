@@ -18,6 +18,11 @@ LAYOUT = dict(template="plotly_white", margin=dict(l=50, r=20, t=50, b=40), heig
               legend=dict(orientation="h", y=-0.2))
 
 
+def count_axis(largest: float) -> dict:
+    """An axis of counts (records, partitions, threads): whole ticks, one apart while few, never 0.5 of a record."""
+    return dict(tickformat=",d", rangemode="tozero", dtick=1 if largest <= 10 else None)
+
+
 def _styled(fig: go.Figure, title: str) -> go.Figure:
     fig.update_layout(title=title, **LAYOUT)
     return fig
@@ -36,7 +41,7 @@ def broker_series(df: pd.DataFrame, title: str, y_title: str, threshold: float |
                       annotation_position="top left")
     fig.update_yaxes(title=y_title, rangemode="tozero")
     if y_title == "threads":  # a count: whole ticks, never 0.2 of a thread
-        fig.update_yaxes(tickformat=",d", dtick=1 if df.empty or df["value"].max() <= 10 else None)
+        fig.update_yaxes(**count_axis(0 if df.empty else float(df["value"].max())))
     return _styled(fig, title)
 
 
@@ -49,7 +54,7 @@ def broker_bars(df: pd.DataFrame, title: str, y_title: str, threshold: float | N
         fig.add_hline(y=threshold, line_dash="dash", line_color="#d62728", annotation_text="alert threshold")
     fig.update_yaxes(title=y_title, rangemode="tozero")
     if y_title == "threads":  # a count: whole ticks, never 0.2 of a thread
-        fig.update_yaxes(tickformat=",d", dtick=1 if df.empty or df["value"].max() <= 10 else None)
+        fig.update_yaxes(**count_axis(0 if df.empty else float(df["value"].max())))
     return _styled(fig, title)
 
 
@@ -140,7 +145,8 @@ def horizon_states(table: pd.DataFrame) -> go.Figure:
             d = df[df["state"] == st]
             fig.add_bar(y=d["bar"], x=d["records"], orientation="h", name=st, marker_color=color)
     fig.update_layout(barmode="stack")
-    fig.update_xaxes(title="records")
+    fig.update_xaxes(title="records", **count_axis(0 if table.empty else float(
+        table[[c for c in table.columns if c.endswith(tuple(HORIZON_COLORS))]].sum(axis=1).max())))
     return _styled(fig, "Tombstones and markers by delete horizon: never stamped, stamped, past it")
 
 
@@ -232,8 +238,7 @@ def cause_counts(table: pd.DataFrame) -> go.Figure:
     names = [c for c in CAUSES if c in counts.index]
     fig = go.Figure(go.Bar(x=[int(counts[c]) for c in names], y=names, orientation="h", marker_color="#1f77b4",
                            hovertemplate="%{y}: %{x} partitions<extra></extra>"))
-    fig.update_xaxes(title="partitions", tickformat=",d", rangemode="tozero",
-                     dtick=1 if len(counts) and counts.max() <= 10 else None)  # a count: whole ticks
+    fig.update_xaxes(title="partitions", **count_axis(float(counts.max()) if len(counts) else 0))
     fig.update_yaxes(autorange="reversed")
     fig.update_layout(title="Why partitions are (not) compacting: partitions per cause",
                       **{**LAYOUT, "height": max(220, 80 + 30 * len(names))})
