@@ -88,6 +88,7 @@ def load(s: sources.Settings) -> tuple[pd.DataFrame | None, pd.DataFrame | None]
                 "`prometheus_url` / `collector_url` in monitor.yaml point at it.")
         return None, None
     failing.pop(endpoint(s), None)
+    sources_down(samples)
     try:
         alerts = _alerts(s, samples)
     except sources.SourceError as exc:
@@ -134,13 +135,14 @@ def alerts_table(alerts: pd.DataFrame | None, only: str | None = None, key: str 
     now = time.time()
     a = a.assign(where=[where(r) for r in a.to_dict("records")],
                  since_text=[display.ago_utc(_epoch(v), now) if not units.missing(_epoch(v)) else
-                             units.unknown("no history without Prometheus") if st_ == "active" else units.unknown()
-                             for v, st_ in zip(a["since"], a["state"])])
+                             units.unknown("no history without Prometheus") if state == "active" else units.unknown()
+                             for v, state in zip(a["since"], a["state"])])
     show(display.as_text(a, {"severity": "Severity", "alert": "Alert", "where": "Where", "state": "State",
                              "since_text": "Since"}), key=key)
     with st.expander("Each alert's summary, meaning and runbook"):
         st.markdown("\n".join(
-            f"- **{r['alert']}** ({r['where']}): {r['summary']}. {r['description']} Runbook: {display.link(r['runbook'])}"
+            f"- **{r['alert']}** ({r['where']}): {r['summary']}. {r['description']} "
+            f"Runbook: {display.link(r['runbook'])}"
             for r in a.to_dict("records") if isinstance(r["summary"], str)))
 
 
@@ -155,7 +157,7 @@ def _epoch(v) -> float | None:
 
 
 def where(r: dict) -> str:
-    """An alert's labels as a place: ``topic-partition on broker B``, a group, a broker, a source."""
+    """An alert's labels as a place: "group g, topic-partition, broker b, cluster c" (those it has)."""
     def has(k):
         return r.get(k) is not None and r.get(k) == r.get(k) and str(r.get(k)) != ""
 
@@ -200,7 +202,8 @@ def sources_down(samples: pd.DataFrame) -> None:
     for r in down.to_dict("records"):
         ok = last[(last["source"] == r["source"]) & (last["cluster"] == r["cluster"])]["value"]
         ok = [v for v in ok if v > 0]
-        since = f"last refreshed {display.ago_utc(max(ok), now)}" if ok else "not refreshed once since the collector started"
+        since = (f"last refreshed {display.ago_utc(max(ok), now)}" if ok
+                 else "not refreshed once since the collector started")
         err = errors[(errors["source"] == r["source"]) & (errors["cluster"] == r["cluster"])]
         msg = "" if err.empty or "message" not in err.columns else f": {err.iloc[0]['message']}"
         lines.append(f"- source `{r['source']}` ({r['kind']}, cluster {r['cluster']}) is down, {since}{msg}")

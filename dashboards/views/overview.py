@@ -16,7 +16,6 @@ s = ui.settings()
 ui.header("Compaction health", s, "What is wrong, where, and what to do about it.")
 samples, alerts = ui.load(s)
 if samples is not None:
-    ui.sources_down(samples)
     table = tables.partitions_table(samples, alerts)
     no_alerts = units.unknown("alerts unavailable")
 

@@ -107,7 +107,8 @@ if samples is not None and not ui.no_compacted_topics(samples):
         def num(v, why=units.unknown()):
             return display.text(v, units.count, why)
 
-        c[3].metric("Tombstones", num(row["tombstones"], display.PENDING if row["detail_pending"] == 1 else display.NOT_EXPORTED),
+        c[3].metric("Tombstones", num(row["tombstones"],
+                                      display.PENDING if row["detail_pending"] == 1 else display.NOT_EXPORTED),
                     help="unknown while the partition's records are still to be read (headers first: "
                          "partition_detail_pending) or when its detail is not exported")
         st.info(f"Cause: **{row['cause']}** ({WHY.get(row['cause'], '')}).  \nFix: `{row['fix']}`")

@@ -100,7 +100,8 @@ if samples is not None:
         st.caption("Time lag: how far behind the group's committed offset is, in time; told exactly (the committed "
                    "record's timestamp, read: needs Read on the topic), interpolated (between the collector's "
                    "log-end-offset samples) or extrapolated (older than every sample, along their trend). "
-                   f"May miss updates: why the group may read an already compacted history ({ALERT.ConsumerMayMissUpdates}); "
+                   "May miss updates: why the group may read an already compacted history "
+                   f"({ALERT.ConsumerMayMissUpdates}); "
                    "'latest value only': declared in latest_value_only_groups, so not alerted.")
         ui.show(tables.shown(groups, {"group": ("Group", None), "topic": ("Topic", None),
                                       "partition": ("Partition", None), "lag_text": ("Time lag", None),

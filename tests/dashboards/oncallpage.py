@@ -60,7 +60,8 @@ def page() -> str:
     part("quiet", 0, "clean", 0.0, partition_tombstones=("section=\"clean\"", 0), partition_detail_pending=0)
     # orders-0's delete horizons: tombstones of each state, no marker read; the next removal at NEXT_REMOVAL
     for state, n in (("unstamped", 1), ("pending", 1), ("passed", 1)):
-        lines.append(_line("partition_delete_horizon_records", _p("orders", 0) + f',kind="tombstone",state="{state}"', n))
+        labels = _p("orders", 0) + f',kind="tombstone",state="{state}"'
+        lines.append(_line("partition_delete_horizon_records", labels, n))
     lines.append(_line("partition_next_delete_horizon_timestamp_seconds", _p("orders", 0), NEXT_REMOVAL))
     lines += [
         _line("broker_cleaner_dead_threads", 'cluster="c",broker="1"', 1),

@@ -21,7 +21,8 @@ def test_a_causes_link_is_its_alert_rules_runbook_link():
     assert set(attention.CAUSE_ALERT) <= set(CAUSES)
     for cause, alert in attention.CAUSE_ALERT.items():
         rule = next(r for r in RULES if r.alert == alert)
-        assert attention.runbook(cause, t) == rule.annotations(t)["runbook"] == f"https://wiki.example/runbook#{alert.lower()}"
+        link = attention.runbook(cause, t)
+        assert link == rule.annotations(t)["runbook"] == f"https://wiki.example/runbook#{alert.lower()}"
 
 
 def test_a_cause_without_an_alert_links_the_troubleshooting_causes_table():

@@ -67,7 +67,8 @@ def test_overview_groups_the_partitions_by_cause_with_fix_and_runbook(collector,
 def test_every_tile_is_followed_by_what_it_counts(collector, monkeypatch):
     at = page("overview", monkeypatch, collector_url=collector)
     tiles = {m.label: m.value for m in at.metric}
-    named = {m.group(1): m.group(2).strip() for e in at.markdown for m in re.finditer(r"\*\*([^*]+)\*\*: (.*)", e.value)}
+    named = {m.group(1): m.group(2).strip() for e in at.markdown
+             for m in re.finditer(r"\*\*([^*]+)\*\*: (.*)", e.value)}
     assert tiles["Held back"] == "5"
     held = named["Held back"]
     assert all(f"cdc-{p} (min_compaction_lag)" in held for p in range(4)) and "payments-2 (open_transaction)" in held
@@ -78,8 +79,9 @@ def test_every_tile_is_followed_by_what_it_counts(collector, monkeypatch):
     assert {k for k, v in tiles.items() if v != "0"} == set(named)  # a count above 0 is never alone
 
 
-def test_a_collector_source_down_is_named_with_since_when(collector, monkeypatch):
-    at = page("overview", monkeypatch, collector_url=collector)
+@pytest.mark.parametrize("name", LIVE)
+def test_a_collector_source_down_is_named_with_since_when(name, collector, monkeypatch):
+    at = page(name, monkeypatch, collector_url=collector)
     [down] = [e.value for e in at.error if "source(s) down" in e.value]
     assert "`logdir:c:1`" in down and units.timestamp_utc(DOWN_SINCE * 1000) in down and " d ago" in down
     assert "/d: permission denied" in down
