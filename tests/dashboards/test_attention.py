@@ -52,3 +52,18 @@ def test_a_line_over_time_needs_three_samples_and_reads_minutes():
     assert not figures.enough_history(one) and not figures.enough_history(pd.DataFrame())
     assert figures.enough_history(three)
     assert figures.tombstone_history(three).layout.xaxis.tickformat == "%H:%M\n%Y-%m-%d"
+
+
+def test_a_held_back_partition_is_not_drawn_as_a_clean_one():
+    """Its cleanable ratio is 0 (nothing cleanable) though all of it is uncleaned: the heatmap draws it orange,
+    written "held" with its uncleaned ratio, never the white 0.00 of a clean partition."""
+    table = pd.DataFrame({"topic": ["cdc", "cdc", "ok"], "partition": [0, 1, 0], "cleanable_ratio": [0.0, 0.0, 0.0],
+                          "uncleaned_ratio": [1.0, 0.25, 0.0], "lagging": [False] * 3,
+                          "blocked": ["min_compaction_lag", "open_transaction", ""]})
+    fig = figures.cleanable_heatmap(table)
+    ratio, held = fig.data
+    assert held.colorscale[0][1] == held.colorscale[1][1] == figures.HELD_COLOR
+    cells = {(y, x): t for y, row in zip(held.y, held.text) for x, t in zip(held.x, row)}
+    assert cells[("cdc", "0")] == "held 1.00" and cells[("cdc", "1")] == "held 0.25"
+    drawn = {(y, x): z for y, row in zip(held.y, held.z) for x, z in zip(held.x, row)}
+    assert drawn[("cdc", "0")] == 1 and pd.isna(drawn[("ok", "0")])  # the clean one is left to the ratio's white
