@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from monitor.contract import units
+from monitor.fileio.excerpt import excerpt
 
 NOT_EXPORTED = units.unknown("not exported")  # a healthy partition's detail at granularity topic (the default)
 NOT_EXPORTED_WHY = ("Pending: the collector reads a partition's batch headers first, its records (tombstones, "
@@ -58,3 +59,10 @@ def link(url: str) -> str:
     """A link in a page's Markdown: clickable when it is a URL; a path (``thresholds.runbook_base``'s default,
     ``alerts/RUNBOOK.md``, relative to the project, not to the dashboard) shown as the path to open."""
     return f"[{url}]({url})" if url.startswith(("http://", "https://")) else f"`{url}`"
+
+
+def key(k: bytes | bytearray | memoryview | None) -> str:
+    """A record key for a page: the project's one escaping of content for a person (``monitor.fileio.excerpt``:
+    printable characters as they are, any other byte as its escape, ``\\x00``, never a font's □), quoted
+    so an empty key ('') is seen, cut with its length when long; a null key "(null)"."""
+    return "(null)" if k is None else excerpt(bytes(k))

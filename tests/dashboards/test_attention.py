@@ -67,3 +67,11 @@ def test_a_held_back_partition_is_not_drawn_as_a_clean_one():
     assert cells[("cdc", "0")] == "held 1.00" and cells[("cdc", "1")] == "held 0.25"
     drawn = {(y, x): z for y, row in zip(held.y, held.z) for x, z in zip(held.x, row)}
     assert drawn[("cdc", "0")] == 1 and pd.isna(drawn[("ok", "0")])  # the clean one is left to the ratio's white
+
+
+def test_a_binary_key_is_shown_escaped_by_the_one_rule():
+    from dashboards import display
+    from monitor.fileio.excerpt import excerpt
+
+    assert display.key(b"\x00\x01\xff\xfe") == excerpt(b"\x00\x01\xff\xfe") == "'\\x00\\x01\\xff\\xfe'"
+    assert display.key(b"key-505") == "'key-505'" and display.key(b"") == "''" and display.key(None) == "(null)"
