@@ -180,12 +180,14 @@ def where(r: dict) -> str:
 def show(table: pd.DataFrame, details: dict[str, pd.DataFrame] | None = None, key: str | None = None) -> None:
     """A table of text cells (``dashboards.display``) whose first columns say which row it is, within the
     page's width; ``details``: the rest of each row's figures, by title, each collapsed below it (the
-    identifying columns repeated, so a row is found there too)."""
+    identifying columns repeated, so a row is found there too). The details are static tables: their cells
+    wrap rather than scroll sideways, and a collapsed one is whole when opened (a data grid in a collapsed
+    expander is not drawn until it opens)."""
     st.dataframe(table, hide_index=True, width="stretch", key=key)
-    for i, (title, frame) in enumerate((details or {}).items()):
+    for title, frame in (details or {}).items():
         if not frame.empty:
             with st.expander(title):
-                st.dataframe(frame, hide_index=True, width="stretch", key=None if key is None else f"{key}.{i}")
+                st.table(frame, hide_index=True)
 
 
 def sources_down(samples: pd.DataFrame) -> None:

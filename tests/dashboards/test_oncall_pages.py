@@ -33,10 +33,15 @@ def texts(at) -> list[str]:
     out = [e.value for kind in ("error", "warning", "info", "success", "markdown", "caption", "subheader")
            for e in at.get(kind)]
     out += [f"{m.label} {m.value}" for m in at.metric]
-    for d in at.dataframe:
+    for d in (*at.dataframe, *at.table):
         out += [str(c) for c in d.value.columns]
         out += [str(v) for v in d.value.astype(str).values.ravel()]
     return out
+
+
+def frames(at) -> list:
+    """Every table on the page: the data grids and the static tables of the details."""
+    return [d.value for d in (*at.dataframe, *at.table)]
 
 
 @pytest.mark.parametrize("name", LIVE)
@@ -44,9 +49,9 @@ def test_no_none_nan_or_scientific_notation_anywhere(name, collector, monkeypatc
     at = page(name, monkeypatch, collector_url=collector)
     bad = [t for t in texts(at) if UNREADABLE.search(t)]
     assert not bad, bad
-    for d in at.dataframe:  # cells are text of the formatter: a grid never formats a number itself
-        assert all(d.value[c].map(lambda v: isinstance(v, str)).all() for c in d.value.columns), d.value.dtypes
-        assert not [c for c in d.value.columns if "_" in c or "(s)" in c], list(d.value.columns)  # words
+    for f in frames(at):  # cells are text of the formatter: a grid never formats a number itself
+        assert all(f[c].map(lambda v: isinstance(v, str)).all() for c in f.columns), f.dtypes
+        assert not [c for c in f.columns if "_" in c or "(s)" in c], list(f.columns)  # words
 
 
 def test_overview_groups_the_partitions_by_cause_with_fix_and_runbook(collector, monkeypatch):
@@ -126,29 +131,29 @@ def test_partitions_read_in_words_and_units(collector, monkeypatch):
     read in units; a partition still being read has its tombstones pending, a healthy one's detail
     unknown (not exported), never empty or 0."""
     at = page("partitions", monkeypatch, collector_url=collector)
-    frames = [d.value for d in at.dataframe]
-    main = frames[0].set_index(["Topic", "Partition"])
+    shown = frames(at)
+    main = shown[0].set_index(["Topic", "Partition"])
     assert main.loc[("orders", "0"), "Uncleaned"] == "84.8 KiB"
     assert main.loc[("orders", "0"), "Cleanable ratio / min"] == "0.90 / 0.50"
     assert main.loc[("cdc", "0"), "Held back by"] == "min_compaction_lag"
     assert main.loc[("quiet", "0"), "Uncleaned"] == "unknown (not exported)"
-    [tomb] = [f.set_index(["Topic", "Partition"]) for f in frames if "Tombstones" in f.columns]
+    [tomb] = [f.set_index(["Topic", "Partition"]) for f in shown if "Tombstones" in f.columns]
     assert tomb.loc[("fresh", "0"), "Tombstones"].startswith("pending")
     assert tomb.loc[("orders", "0"), "Tombstones"] == "3"
-    [sizes] = [f.set_index(["Topic", "Partition"]) for f in frames if "Eligible" in f.columns]
+    [sizes] = [f.set_index(["Topic", "Partition"]) for f in shown if "Eligible" in f.columns]
     assert sizes.loc[("orders", "0"), "Eligible"] == "for 3 min 54 s"
-    [dup] = [f for f in frames if "Duplicate records" in f.columns]
+    [dup] = [f for f in shown if "Duplicate records" in f.columns]
     assert list(dup.iloc[0][["Duplicate records", "Duplicate size", "Rolls"]]) == ["308,754", "100.0 MiB", "in 7 d"]
-    [roll] = [f for f in frames if "Rolls at age" in f.columns]
+    [roll] = [f for f in shown if "Rolls at age" in f.columns]
     assert list(roll.iloc[0][["Age", "Size", "Rolls at age"]]) == ["3 min 54 s", "1.0 MiB", "7 d"]
-    assert all(len(f.columns) <= 8 for f in frames), [list(f.columns) for f in frames]  # fits 1366 px
+    assert all(len(f.columns) <= 7 for f in shown), [list(f.columns) for f in shown]  # fits 1366 px
 
 
 def test_tombstones_time_lag_reads_as_a_duration(collector, monkeypatch):
     at = page("tombstones", monkeypatch, collector_url=collector)
     [groups] = [d.value for d in at.dataframe if "Time lag" in d.value.columns]
     assert list(groups["Time lag"]) == ["4 min 6 s"]  # 246.3113 s
-    [records] = [d.value for d in at.dataframe if "Lag" in d.value.columns]
+    [records] = [f for f in frames(at) if "Lag" in f.columns]
     assert list(records["Lag"]) == ["1,048,576"]
 
 
@@ -158,5 +163,5 @@ def test_delete_horizons_read_as_counts_and_a_utc_time(collector, monkeypatch):
     row = h.set_index(["Topic", "Partition"]).loc[("orders", "0")]
     assert row["Next removal (UTC)"] == units.timestamp_utc(NEXT_REMOVAL * 1000) == "2025-12-06T05:48:43.500Z"
     assert (row["Tombstones unstamped"], row["Tombstones pending"], row["Tombstones passed"]) == ("1", "1", "1")
-    [markers] = [d.value for d in at.dataframe if "Markers passed" in d.value.columns]
+    [markers] = [f for f in frames(at) if "Markers passed" in f.columns]
     assert set(markers.iloc[0][["Markers unstamped", "Markers pending", "Markers passed"]]) == {"unknown (no series)"}

@@ -136,9 +136,10 @@ def test_partitions_table_and_drill_down(live, monkeypatch):
     assert (lag["Cause"] == "min_compaction_lag").all()
     fixes = " ".join(m.value for m in at.markdown if m.value.startswith("**min_compaction_lag**"))
     assert f"--entity-name {NAMES.lagging} --add-config min.compaction.lag.ms=" in fixes
-    [sizes] = [d.value for d in at.dataframe if "Uncleaned ratio" in d.value.columns]
+    details = [t.value for t in at.table]  # a partition's details: static tables in expanders
+    [sizes] = [d for d in details if "Uncleaned ratio" in d.columns]
     assert (sizes[sizes["Topic"] == NAMES.lagging]["Uncleaned ratio"] == "1.00").all()
-    [txn] = [d.value for d in at.dataframe if "Open transactions" in d.value.columns]
+    [txn] = [d for d in details if "Open transactions" in d.columns]
     assert (txn[txn["Topic"] == NAMES.lagging]["Open transactions"] == "0").all()
     [bars] = [json.loads(c.proto.spec) for c in at.get("plotly_chart")
               if "per cause" in json.loads(c.proto.spec)["layout"]["title"]["text"]]
