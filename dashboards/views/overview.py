@@ -33,10 +33,14 @@ if samples is not None:
     at_risk = alerted(ALERT.ConsumerMayMissTombstones, ["cluster", "group"])
     held = table[table["blocked"].astype(bool)] if not table.empty else table
     held_names = [f"{n} ({b})" for n, b in zip(attention.partition_names(held), held["blocked"])]
-    unclean = sources.metric(samples, "broker_uncleanable_partitions")
-    unclean = unclean[unclean["value"] > 0]
-    dead = sources.metric(samples, "broker_cleaner_dead_threads")
-    dead = dead[dead["value"] > 0]
+    def per_broker(name: str):
+        """A broker gauge summed per broker (a broker's log dirs each have a series), the brokers above 0."""
+        m = sources.metric(samples, name)
+        m = m.groupby(["cluster", "broker"], as_index=False)["value"].sum() if not m.empty else m
+        return m[m["value"] > 0]
+
+    unclean = per_broker("broker_uncleanable_partitions")
+    dead = per_broker("broker_cleaner_dead_threads")
     up = sources.metric(samples, "source_up")
     down = up[up["value"] == 0]
     tiles = [  # label, count, what it counts (named), help
@@ -65,9 +69,7 @@ if samples is not None:
         st.markdown("  \n".join(named))
 
     st.subheader("What needs attention, by cause")
-    if ui.no_compacted_topics(samples):
-        pass
-    else:
+    if not ui.no_compacted_topics(samples):
         groups = attention.by_cause(table, s.thresholds)
         urgent = [g for g in groups if g.attention]
         if not urgent:
