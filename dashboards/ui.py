@@ -133,12 +133,14 @@ def alerts_table(alerts: pd.DataFrame | None, only: str | None = None, key: str 
     order = {"critical": 0, "warning": 1}
     a = a.assign(_o=a["severity"].map(order).fillna(2)).sort_values(["_o", "alert"]).drop(columns="_o")
     now = time.time()
-    a = a.assign(where=[where(r) for r in a.to_dict("records")],
-                 since_text=[display.ago_utc(_epoch(v), now) if not units.missing(_epoch(v)) else
-                             units.unknown("no history without Prometheus") if state == "active" else units.unknown()
+    clusters = a["cluster"].dropna().nunique() > 1  # one cluster: its name would only widen every row
+    a = a.assign(where=[where(r, clusters) for r in a.to_dict("records")],
+                 since_text=[f"{state}, " + (display.ago_utc(_epoch(v), now) if not units.missing(_epoch(v)) else
+                                             units.unknown("no history without Prometheus") if state == "active"
+                                             else units.unknown())
                              for v, state in zip(a["since"], a["state"])])
-    show(display.as_text(a, {"severity": "Severity", "alert": "Alert", "where": "Where", "state": "State",
-                             "since_text": "Since"}), key=key)
+    show(display.as_text(a, {"severity": "Severity", "alert": "Alert", "where": "Where", "since_text": "Since"}),
+         key=key)
     with st.expander("Each alert's summary, meaning and runbook"):
         st.markdown("\n".join(
             f"- **{r['alert']}** ({r['where']}): {r['summary']}. {r['description']} "
@@ -156,8 +158,9 @@ def _epoch(v) -> float | None:
         return None
 
 
-def where(r: dict) -> str:
-    """An alert's labels as a place: "group g, topic-partition, broker b, cluster c" (those it has)."""
+def where(r: dict, cluster: bool = True) -> str:
+    """An alert's labels as a place: "group g, topic-partition, broker b, cluster c" (those it has; the
+    cluster only when ``cluster``)."""
     def has(k):
         return r.get(k) is not None and r.get(k) == r.get(k) and str(r.get(k)) != ""
 
@@ -172,7 +175,7 @@ def where(r: dict) -> str:
         parts.append(f"source {r['source']}")
     if has("log_dir"):
         parts.append(f"log dir {r['log_dir']}")
-    if has("cluster"):
+    if cluster and has("cluster"):
         parts.append(f"cluster {r['cluster']}")
     return ", ".join(parts) or "the whole monitor"
 

@@ -165,3 +165,15 @@ def test_delete_horizons_read_as_counts_and_a_utc_time(collector, monkeypatch):
     assert (row["Tombstones unstamped"], row["Tombstones pending"], row["Tombstones passed"]) == ("1", "1", "1")
     [markers] = [f for f in frames(at) if "Markers passed" in f.columns]
     assert set(markers.iloc[0][["Markers unstamped", "Markers pending", "Markers passed"]]) == {"unknown (no series)"}
+
+
+def test_alerts_say_which_where_and_since_when(collector, monkeypatch):
+    at = page("overview", monkeypatch, collector_url=collector)
+    alerts = at.dataframe[0].value
+    assert list(alerts.columns) == ["Severity", "Alert", "Where", "Since"]
+    rows = dict(zip(alerts["Alert"], zip(alerts["Where"], alerts["Since"])))
+    # one cluster: its name is left out of every row
+    assert rows["ConsumerMayMissTombstones"] == ("group billing, orders-0",
+                                                 "active, unknown (no history without Prometheus)")
+    assert rows["CompactionMonitorDown"][0] == "source logdir:c:1"
+    assert list(alerts["Severity"])[:2] == ["critical", "critical"]  # the most severe first
