@@ -41,9 +41,10 @@ if samples is not None:
                 elif key in NOTHING_AT_ZERO and (data["value"] == 0).all():
                     st.markdown(f"**{title}**: no chart, {NOTHING_AT_ZERO[key]}.")
                 elif s.mode == "prometheus":
-                    st.plotly_chart(figures.broker_series(data, title, unit, thr), width="stretch")
+                    st.plotly_chart(figures.broker_series(data, title, unit, thr), width="stretch",
+                                    key=f"brokers.{key}")
                 else:
-                    st.plotly_chart(figures.broker_bars(data, title, unit, thr), width="stretch")
+                    st.plotly_chart(figures.broker_bars(data, title, unit, thr), width="stretch", key=f"brokers.{key}")
     st.subheader("Broker alerts")
     ui.alerts_table(alerts, [ALERT.LogCleanerThreadDead, ALERT.LogCleanerStalled, ALERT.UncleanablePartitions,
                              ALERT.CleanerBufferSaturated, ALERT.CleanerSlow])

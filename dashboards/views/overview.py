@@ -95,5 +95,5 @@ if samples is not None:
     if not table.empty:
         from dashboards.figures import cleanable_heatmap
 
-        st.plotly_chart(cleanable_heatmap(table), width="stretch")
+        st.plotly_chart(cleanable_heatmap(table), width="stretch", key="overview.heatmap")
 ui.auto_refresh()

@@ -17,8 +17,8 @@ if samples is not None and not ui.no_compacted_topics(samples):
     topics = sorted(table["topic"].unique())
     chosen = st.multiselect("Topics", topics, default=topics, key="partitions.topics")
     view = table[table["topic"].isin(chosen)]
-    st.plotly_chart(figures.cause_counts(view), width="stretch")
-    st.plotly_chart(figures.cleanable_heatmap(view), width="stretch")
+    st.plotly_chart(figures.cause_counts(view), width="stretch", key="partitions.causes")
+    st.plotly_chart(figures.cleanable_heatmap(view), width="stretch", key="partitions.heatmap")
     ranked = view.sort_values(["uncleaned_ratio", "cleanable_ratio"], ascending=False, na_position="last")
     ranked = ranked.reset_index(drop=True)
 
@@ -134,7 +134,7 @@ if samples is not None and not ui.no_compacted_topics(samples):
                 fig = figures.broker_series(hist, f"{pick}: Kafka's cleanable ratio over the last hour", "ratio",
                                             None if thr is None or thr != thr else float(thr),
                                             "min.cleanable.dirty.ratio")
-                st.plotly_chart(fig, width="stretch")
+                st.plotly_chart(fig, width="stretch", key="partitions.history")
     st.subheader("Partition alerts")
     ui.alerts_table(alerts, [ALERT.CompactionLagging, ALERT.CompactionOverdue,
                             ALERT.CompactionBlockedByTransaction, ALERT.HangingTransaction])

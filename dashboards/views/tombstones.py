@@ -18,7 +18,7 @@ def _horizons(samples) -> None:
         st.info("No partition's delete-horizon series: at granularity topic (the default) they are exported "
                 "for unhealthy partitions only; granularity: partition exports them for all.")
         return
-    st.plotly_chart(figures.horizon_states(h), width="stretch")
+    st.plotly_chart(figures.horizon_states(h), width="stretch", key="tombstones.horizons.chart")
     st.caption("A tombstone or marker is never stamped until a clean keeps it (it goes one delete.retention.ms "
                "after that clean at the earliest), stamped until its horizon, then past it: the next clean "
                "removes it. Tombstones are unknown until the collector has read the partition's records. "
@@ -47,7 +47,7 @@ if samples is not None:
         if s.mode == "prometheus":
             hist = ui.history(s, panelqueries.promql("tombstones"), 3 * 3600)
             if figures.enough_history(hist):
-                st.plotly_chart(figures.tombstone_history(hist), width="stretch")
+                st.plotly_chart(figures.tombstone_history(hist), width="stretch", key="tombstones.history")
             else:
                 st.caption("Tombstones over time: no chart yet, Prometheus holds fewer than "
                            f"{figures.MIN_POINTS} samples of the tombstone count in the last 3 h.")
@@ -57,7 +57,7 @@ if samples is not None:
             st.caption("Tombstones per topic: no chart, no tombstone is on disk"
                        + (f" ({units.count(pending)} partition(s) still being read)." if pending else "."))
         else:
-            st.plotly_chart(figures.tombstone_bars(known), width="stretch")
+            st.plotly_chart(figures.tombstone_bars(known), width="stretch", key="tombstones.bars")
         flagged = alertrows.alerting(alerts, ALERT.TombstonesPastDeleteHorizon, tables.PARTITION,
                                      states=("pending", "firing", "active"))
         keyed = table.assign(partition=table["partition"].astype(str))
@@ -88,8 +88,7 @@ if samples is not None:
         else:
             ratio = ratio.assign(severity=None)
         warning, critical = panelqueries.thresholds("lag_retention", s.thresholds)  # Grafana's lines too
-        st.plotly_chart(figures.consumer_risk(ratio, warning, critical),
-                        width="stretch")
+        st.plotly_chart(figures.consumer_risk(ratio, warning, critical), width="stretch", key="tombstones.risk")
         groups = tables.consumer_groups_table(samples, alerts).sort_values("lag_seconds", ascending=False,
                                                                           na_position="last")
         lag = [units.unknown(why or "not exported") if units.missing(v) else units.duration_s(v)
