@@ -42,21 +42,28 @@ RENDER_STATE = """
 const q = s => document.querySelectorAll(s);
 return {
   title: (document.querySelector('h1') || {}).innerText || '',
+  // Streamlit's own word for its script: 'initial' before the first run, 'running', 'notRunning' after
+  script: (document.querySelector('[data-testid="stApp"]') || {getAttribute: () => ''}).getAttribute('data-test-script-state'),
   skeleton: q('[data-testid="stSkeleton"]').length,
   running: q('[data-testid="stStatusWidget"]').length,
   errors: q('[data-testid="stException"]').length,
   charts: q('.js-plotly-plot').length,
   drawn: Array.from(q('.js-plotly-plot')).filter(p => p.querySelector('.main-svg')).length,
+  grids: q('[data-testid="stDataFrame"]').length,
+  // a data grid draws its canvas, and the accessibility table in it, a moment after the script's run
+  grids_drawn: Array.from(q('[data-testid="stDataFrame"]')).filter(g => g.querySelector('table[role="grid"]')).length,
 };
 """
 
 
 def wait_rendered(d, min_charts: int, timeout: float = 60) -> dict:
-    """Wait until the page has its title, no skeleton, no running script, and at least ``min_charts``
-    charts, every one drawn by Plotly; return that state."""
+    """Wait until the page has its title, its script has run (Streamlit's ``data-test-script-state``),
+    no skeleton, no running script, at least ``min_charts`` charts, every one drawn by Plotly, and every
+    data grid drawn; return that state."""
     def rendered():
         s = d.execute_script(RENDER_STATE)
-        done = s["title"] and not s["skeleton"] and not s["running"] and s["drawn"] == s["charts"] >= min_charts
+        done = (s["title"] and s["script"] == "notRunning" and not s["skeleton"] and not s["running"]
+                and s["drawn"] == s["charts"] >= min_charts and s["grids_drawn"] == s["grids"])
         return s if done else None
 
     return wait_for(rendered, timeout, f"the page {d.current_url} rendered with {min_charts} or more charts drawn",
