@@ -42,7 +42,8 @@ def _by_alert(rules) -> dict[str, list[Rule]]:
 
 def _rule_block(r: Rule, t: Thresholds) -> list[str]:
     ann = r.annotations(t)
-    return [f"**{r.severity}**, for `{r.window(t)}` (`thresholds.{r.for_}`), group `{r.group}`", "",
+    form = f", label `evidence=\"{r.evidence}\"`" if r.evidence else ""
+    return [f"**{r.severity}**, for `{r.window(t)}` (`thresholds.{r.for_}`), group `{r.group}`{form}", "",
             f"- summary: {_cell(ann['summary'])}", f"- description: {_cell(ann['description'])}", "",
             "```promql", expr(r, t), "```", ""]
 

@@ -57,7 +57,7 @@ def recording_rules() -> list[dict]:
 
 
 def alert_rule(r: Rule, t: Thresholds) -> dict:
-    return {"alert": r.alert, "expr": expr(r, t), "for": r.window(t), "labels": {"severity": r.severity},
+    return {"alert": r.alert, "expr": expr(r, t), "for": r.window(t), "labels": r.labels(),
             "annotations": r.annotations(t)}
 
 

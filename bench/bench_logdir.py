@@ -80,6 +80,8 @@ def main(argv) -> int:
     ap.add_argument("--io-budget", type=float, default=None, metavar="BYTES_PER_SECOND",
                     help="--broker-size: collect's --io-budget (default: the collector's own default)")
     args = ap.parse_args(argv)
+    if args.dir is not None and not Path(args.dir).is_dir():  # said before any work, not a traceback after
+        ap.error(f"--dir {args.dir}: {'not a directory' if Path(args.dir).exists() else 'no such directory'}")
     if args.broker_size:
         from bench.bench_logdir_broker import main as broker_size
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import sys
+import time
 
 UNREACHED_EXIT = 1
 
@@ -18,17 +19,32 @@ def cause(exc: BaseException):
     return unreachable_cause(exc)
 
 
-def admin_topics(prog: str, cluster, timeout: float = 10.0, err=None):
+def admin_topics(prog: str, cluster, timeout: float = 10.0, err=None, groups: list | None = None):
     """One admin refresh of ``cluster``'s topics (``collectors.admin.AdminFetcher.topics``) for ``prog``,
     which goes on without it: (the snapshot or None, why there is none, whether the cluster was out of
-    reach). A failure is said in one line on ``err``."""
+    reach). A failure is said in one line on ``err``. ``groups``: a list that gets, when the cluster's
+    consumer_groups is on, the consumer groups' lags on those topics (a ``GroupSnapshot``, the collector's
+    consumer-groups refresh) or, when that read failed, nothing (its check is then not run)."""
     from collectors.admin import AdminFetcher
 
     err = err or sys.stderr
     try:
         fetcher = AdminFetcher(cluster, timeout=timeout)
         try:
-            return fetcher.topics(), None, False
+            snap = fetcher.topics()
+            if groups is not None and cluster.consumer_groups:
+                from collectors.admin_groups import SAMPLE_GAP_SECONDS, undated
+
+                try:
+                    got = fetcher.group_lags(snap.topics, snap.taken_at)
+                    if undated(got):  # a second log-end-offset sample dates them (collectors.app.second_sample)
+                        time.sleep(SAMPLE_GAP_SECONDS)
+                        later = fetcher.topics()
+                        got = fetcher.group_lags(later.topics, later.taken_at)
+                    groups.append(got)
+                except Exception as exc:  # noqa: BLE001 - the topics stand without; the groups' check is not run
+                    print(f"{prog}: consumer groups of {cluster.bootstrap_servers} unavailable ({exc})", file=err)
+            return snap, None, False
         finally:
             fetcher.close()
     except Exception as exc:  # noqa: BLE001 - the command goes on with the config file; other configs unknown

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 
+from cli.logdir_cmd import undecided_row
 from cli.oneshot import exit_code, read_cleaner_log, scan
 from monitor.fileio import strictjson
 from monitor.contract.units import bytes_iec, duration_ms, duration_s, rate as rate_text, unknown, yes_no
@@ -14,40 +15,104 @@ from monitor.verdicts.fixes import DOUBLE_MAX
 from monitor.verdicts.horizons import describe as describe_horizons
 from monitor.verdicts.queue import in_words
 from monitor.kafka.kafkanames import partition_name
+from monitor.verdicts.facts import segment_file
 
 
 def run_explain(selectors, *, config, log_dirs, fmt: str = "text", bootstrap: str | None = None,
                 topic_overrides: dict | None = None, admin=None, cleaner_log: str | None = None, out=sys.stdout,
-                err=sys.stderr, admin_error: str | None = None) -> int:
+                err=sys.stderr, admin_error: str | None = None, groups=None) -> int:
     """One read of the log dirs: the write rate is the one-shot estimate from each dirty section, and how
     long a partition has been eligible is unknown (the collector measures both). With ``admin``, the
-    broker's cleaner settings (its node.id from meta.properties) join the causes."""
+    broker's cleaner settings (its node.id from meta.properties) join the causes, and the chosen topics'
+    configuration review (``monitor.verdicts.configreview``: the checks of ``topics lint``, on the same
+    facts; the consumer-group check with ``groups``, the admin API's ``GroupSnapshot``)."""
     from collectors.facts import from_scan
 
-    snap = scan(log_dirs, config, topic_overrides, err, "explain", admin=admin, admin_error=admin_error)
+    # list_undecided: a partition folder whose policy is unknown here is said as ``logdir`` says it, not "no such"
+    snap = scan(log_dirs, config, topic_overrides, err, "explain", admin=admin, admin_error=admin_error,
+                list_undecided=True)
     cleaner = read_cleaner_log(cleaner_log, err, "explain") if cleaner_log else None
     facts = from_scan(snap, admin=admin, node=_node_id(snap) if admin is not None else None, cleaner=cleaner,
                       bootstrap=bootstrap)
     whole, parts, missing = parse_selectors(selectors, facts.topics() | _error_topics(snap))
+    undecided = {}  # selected partitions not judged (policy unknown here), as logdir lists them
+    if missing:
+        u_whole, u_parts, missing = parse_selectors(missing, {t for t, _ in snap.undecided}, set(snap.undecided))
+        undecided = {k: u for k, u in sorted(snap.undecided.items()) if k[0] in u_whole or k in u_parts}
     for sel in missing:
         print(f"explain: {sel}: no such compacted topic or partition in {', '.join(map(str, log_dirs))}", file=err)
     chosen = [f for f in facts.every() if not selectors or f.topic in whole or f.key in parts]
     queue = facts.queue.cleans if facts.queue is not None else {}  # the broker's cleaner queue, forecast
+    reviewed = config_review(sorted({f.topic for f in chosen}), facts, admin, groups, bootstrap,
+                             admin_error or "no --bootstrap-server given")
     if fmt == "json":
-        strictjson.dump([f.cause.as_dict() | {"log_dir": f.log_dir, "next_clean": _next_clean(queue.get(f.key))}
-                         for f in chosen], out, indent=2)
+        strictjson.dump([f.cause.as_dict() | {"log_dir": f.log_dir, "next_clean": _next_clean(queue.get(f.key)),
+                                              "config_review": _of_topic(reviewed, f.topic)}
+                         for f in chosen] + [_undecided_json(u) for u in undecided.values()], out, indent=2)
         out.write("\n")
     else:
         for f in chosen:
             nxt = queue.get(f.key)
             more = f"\n  queue:     {in_words(nxt, facts.queue.now_ms)}" if nxt is not None else ""
             out.write(format_cause(f.cause, f.log_dir) + more + "\n")
+        for u in undecided.values():
+            out.write(format_undecided(u) + "\n")
         unchecked = format_unchecked(f.cause for f in chosen)
         if unchecked:
             out.write(unchecked + "\n")
+        if chosen:
+            out.write(format_config_review(reviewed) + "\n")
     if missing:
         return 2
     return exit_code(snap, cleaner_ok=cleaner is not None or not cleaner_log)
+
+
+def format_undecided(u) -> str:
+    """A partition whose cleanup.policy is not known here and that was never cleaned (``logdir``'s "not
+    judged"): why, the way to have it judged, and what its folder's listing still tells."""
+    segs = f"{u.segments} segment(s)"
+    if u.first_segment is not None:
+        segs += f", {segment_file(u.first_segment)} to {segment_file(u.active_segment)} (active)"
+    return "\n".join([f"{u.topic}-{u.partition}  ({u.log_dir})", "  cause:     unknown",
+                      f"  why:       {u.reason}", f"  on disk:   {bytes_iec(u.log_bytes)} in {segs}"])
+
+
+def config_review(topics, facts, admin, groups, bootstrap: str | None, why: str):
+    """The configuration review of ``topics`` (``monitor.verdicts.configreview.review``, the table ``topics
+    lint`` and the collector's topic_config_finding run) from this read's partitions, the admin API's live
+    configs and the groups' lags; without live configs, every check not run for ``why``."""
+    from collectors.review import review_facts
+    from monitor.verdicts.configreview import review, unreviewed
+
+    if admin is None:
+        return unreviewed(topics, why)
+    mine = [t for t in review_facts(admin, groups, [f.report for f in facts.partitions], facts.snapshot.taken_at)
+            if t.topic in topics]
+    return review(mine, bootstrap=bootstrap)
+
+
+def format_config_review(r) -> str:
+    """The configuration lines: each finding once per topic (not per partition), the checks not run."""
+    from monitor.verdicts.configreview import format_finding, format_not_run, summary_line
+
+    lines = [x for f in r.findings for x in format_finding(f)] + format_not_run(r)
+    return "\n".join(["configuration (the checks of topics lint):"] + [f"  {x}" for x in lines]
+                     + [f"  {summary_line(r)}"])
+
+
+def _of_topic(r, topic: str) -> dict:
+    """The review's findings and checks not run for one topic (JSON, beside each of its partitions)."""
+    return {"findings": [f.as_dict() for f in r.findings if f.topic == topic],
+            "not_run": [{**n, "topics": [topic]} for n in r.not_run if topic in n["topics"]]}
+
+
+def _undecided_json(u) -> dict:
+    """A not-judged partition in explain's own shape (a cause, unknown, with its log dir), and what ``logdir``
+    lists of it (``not_judged``, its listing)."""
+    row = undecided_row(u)
+    return {**row.pop("cause"), "topic": u.topic, "partition": u.partition, "log_dir": u.log_dir, "next_clean": None,
+            **{k: row[k] for k in ("not_judged", "log_bytes", "segments", "first_segment_base_offset",
+                                   "active_segment_base_offset")}}
 
 
 def _next_clean(c) -> dict | None:
@@ -65,16 +130,17 @@ def _node_id(snap) -> str | None:
     return next((f.node_id for f in snap.found.values() if f.node_id), None)
 
 
-def parse_selectors(selectors, topics) -> tuple[set, set, list]:
+def parse_selectors(selectors, topics, partitions=None) -> tuple[set, set, list]:
     """``TOPIC`` or ``TOPIC-PARTITION`` (topic names may hold ``-``: a whole topic name wins) against the
-    topics found; returns (topics, (topic, partition) pairs, selectors that match nothing)."""
+    topics found (and, given, the (topic, partition) pairs found: a partition not among them matches
+    nothing); returns (topics, (topic, partition) pairs, selectors that match nothing)."""
     whole, parts, missing = set(), set(), []
     for sel in selectors:
         if sel in topics:
             whole.add(sel)
             continue
         tp = partition_name(sel)  # as Kafka reads a folder name: "orders-03" is orders-3
-        if tp is not None and tp.topic in topics:
+        if tp is not None and tp.topic in topics and (partitions is None or (tp.topic, tp.partition) in partitions):
             parts.add((tp.topic, tp.partition))
         else:
             missing.append(sel)

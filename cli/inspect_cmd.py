@@ -27,7 +27,7 @@ from cli.inspect_stats import StatsCollector, render_jsonl, render_text
 from cli.progress import FileBytes
 from monitor.contract.units import bytes_iec
 from monitor.kafka.dump import DumpParser
-from monitor.fileio.excerpt import excerpt
+from monitor.fileio.excerpt import escaped, excerpt
 from monitor.kafka.kafkanames import printable
 from monitor.kafka.logdir import scan_partition
 from monitor.kafka.segmentstats import Counts
@@ -113,8 +113,7 @@ def _table_row(batch, rec) -> str:
     if key is None:
         k = "(null)"
     else:
-        k = key.decode("utf-8", "replace")
-        k = k if k.isprintable() else key.hex()
+        k = escaped(key)  # the one display rule: the dashboard and the audit report show a key alike
     flags = []
     if rec.is_tombstone:
         flags.append("tombstone")

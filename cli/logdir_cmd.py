@@ -33,7 +33,7 @@ def run_logdir(paths, *, config, fmt: str = "text", include_all: bool = False, o
     cleaner = read_cleaner_log(cleaner_log, err, "logdir") if cleaner_log else None
     facts = from_scan(snap, cleaner=cleaner)
     rows = [_row(f, snap, cleaner, cleaner_log) for f in facts.partitions] + [_fault_row(f) for f in facts.unreadable]
-    rows += [_undecided_row(u) for _, u in sorted(snap.undecided.items())]
+    rows += [undecided_row(u) for _, u in sorted(snap.undecided.items())]
     if fmt == "json":
         strictjson.dump(rows, out, indent=2)
         out.write("\n")
@@ -73,9 +73,10 @@ def _fault_row(f) -> dict:
             "streams_role": streams_role(f.topic)}
 
 
-def _undecided_row(u) -> dict:
+def undecided_row(u) -> dict:
     """A partition not known to be compacted or not (``collectors.logdir_snapshot.Undecided``): listed with
-    why it is not judged and what its listing shows; its records are not read (``--all`` reads them)."""
+    why it is not judged and what its listing shows; its records are not read (``--all`` reads them).
+    ``explain`` says the same of such a partition."""
     from monitor.verdicts.causes import unknown_cause
 
     cause = unknown_cause(u.topic, u.partition, u.reason).as_dict()

@@ -183,12 +183,14 @@ def cmd_explain(args: argparse.Namespace) -> int:
         _err("explain: no log dir: give --log-dir (or brokers[].log_dirs in --config)")
         return 2
     bootstrap = cluster.bootstrap_servers if cluster else None
-    admin, admin_error, unreached = admin_topics("explain", cluster) if bootstrap else (None, None, False)
+    groups: list = []  # the consumer groups' lags, for the configuration review's lines
+    admin, admin_error, unreached = admin_topics("explain", cluster, groups=groups) if bootstrap else \
+        (None, None, False)
     from cli.explain_cmd import run_explain
 
     code = run_explain(args.paths, config=cfg, log_dirs=log_dirs, fmt=args.format, bootstrap=bootstrap,
                        topic_overrides=overrides, admin=admin, cleaner_log=cleaner_logs[0] if cleaner_logs else None,
-                       admin_error=admin_error)
+                       admin_error=admin_error, groups=groups[0] if groups else None)
     return unreached_exit(unreached, code)
 
 

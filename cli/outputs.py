@@ -12,6 +12,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from monitor.fileio.regularfile import os_reason
+
 
 class OutputError(ValueError):
     """A destination that cannot be written; the message names it and says why."""
@@ -49,7 +51,7 @@ def write_all(outputs: list[tuple[str, str | Path, str]]) -> None:
                 with os.fdopen(fd, "w", encoding="utf-8") as fh:
                     fh.write(text)
             except OSError as exc:
-                raise OutputError(f"{flag} {path}: cannot write ({exc.strerror or exc})") from None
+                raise OutputError(f"{flag} {path}: cannot write ({os_reason(exc)})") from None
         for tmp, path in staged:
             os.replace(tmp, path)
         staged = []

@@ -81,14 +81,20 @@ def add_topics(sub, handler: Callable) -> None:
     """``topics lint``, and ``check-config``, its name in 0.1.0, hidden (it read too much like ``config
     check``, which checks the YAML file, not the topics)."""
     lint_help = "lint compacted topics' live settings against known pitfalls"
+    lint_about = (f"{lint_help[0].upper()}{lint_help[1:]}.\n"
+                  "A check whose input is not given is not run, and is named with the input it\n"
+                  "needs: the consumer-group check needs --bootstrap-server, the tombstone and\n"
+                  "segment checks --log-dir.\n"
+                  "exit status: 0 every check ran on every topic and passed; 1 a finding, a check\n"
+                  "not run, or the cluster out of reach; 2 a usage error.")
     lint_example = example(f"{PROG} topics lint --bootstrap-server localhost:9092",
                            f"{PROG} topics lint --bootstrap-server localhost:9092 --log-dir /var/lib/kafka/data orders")
     t = sub.add_parser("topics", help="the cluster's topics: lint their live settings",
                        description="The cluster's topics, read with the admin API.", epilog=lint_example)
     actions = t.add_subparsers(dest="action", required=True, metavar="ACTION")
-    _lint_arguments(leaf(actions, "lint", handler, help=lint_help, epilog=lint_example))
-    _lint_arguments(leaf(sub, "check-config", handler, help=None, description=f"{lint_help} (the old name of "
-                          f"`{PROG} topics lint`)", epilog=lint_example))
+    _lint_arguments(leaf(actions, "lint", handler, help=lint_help, description=lint_about, epilog=lint_example))
+    _lint_arguments(leaf(sub, "check-config", handler, help=None, description=f"{lint_about}\n(The old name of "
+                          f"`{PROG} topics lint`.)", epilog=lint_example))
 
 
 def add_collect(sub, handler: Callable) -> None:

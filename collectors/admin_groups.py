@@ -19,9 +19,22 @@ from boundedhttp import FetchError
 from collectors.admin_client import (AUTHORIZATION_ERRORS, UNAUTHORIZED, AdminSession, authorization_failure,
                                      call_error_kind)
 from collectors.admin_state import GroupLag, GroupSnapshot
-from monitor.model.consumers import EXACT, TimeLag, add_sample, interpolated_lag, latest_value_only
+from monitor.model.consumers import (EXACT, RECORD_COMPACTED, TimeLag, add_sample, interpolated_lag,
+                                     latest_value_only)
 
-READ_RETRY_SECONDS = 600.0  # how long a topic whose Read was refused goes without another try
+READ_RETRY_SECONDS = 600.0
+# seconds between the two log-end-offset samples a one-shot (collect --once, topics lint, explain) takes
+# when a group's time lag needs them (``undated``)
+SAMPLE_GAP_SECONDS = 3.0
+
+
+def undated(snapshot) -> list:
+    """The lags of a ``GroupSnapshot`` that a second log-end-offset sample could date: their record not read
+    (compacted away, or Read refused) and one sample too few to interpolate from."""
+    from monitor.model.consumers import RECORD_COMPACTED, TOO_FEW_SAMPLES
+
+    return [g for g in (snapshot.lags if snapshot is not None else ())
+            if g.lag_seconds is None and g.lag_unknown_reason in (RECORD_COMPACTED, TOO_FEW_SAMPLES)]  # how long a topic whose Read was refused goes without another try
 
 
 class GroupFetch:
@@ -32,7 +45,7 @@ class GroupFetch:
     def __init__(self, session: AdminSession, clock=time.time):
         self.session = session
         self.clock = clock
-        self._ts_cache: dict[tuple[str, int, int], int | None] = {}
+        self._ts_cache: dict[tuple[str, int, int], tuple[int, int]] = {}  # -> (offset read, its timestamp)
         self._samples: dict[tuple[str, int], tuple] = {}  # (topic, partition) -> log-end-offset samples
         self._sampled_at: float | None = None  # the admin snapshot the samples last took
         self._read_refused: dict[str, float] = {}  # topic -> when Read was refused (no exact time lag)
@@ -118,27 +131,35 @@ class GroupFetch:
 
     def _time_lag(self, topic: str, partition: int, offset: int, now: float, errors: dict, kinds: list) -> TimeLag:
         """Exact (the timestamp of the record at ``offset``) when the record can be read, else interpolated
-        from the log-end-offset samples. A topic whose Read was refused is not read again for
-        READ_RETRY_SECONDS (a refusal per partition and refresh would cost a fetch each); then it is asked
-        again, so that an ACL granted later brings the exact lag back."""
+        from the log-end-offset samples. A record compacted away is not stood in for by the first one after
+        it (appended later: its age understates the lag, the more the longer the group has been away): the
+        lag is then interpolated, or unknown (``RECORD_COMPACTED``) with fewer than two samples. A topic whose
+        Read was refused is not read again for READ_RETRY_SECONDS (a refusal per partition and refresh would
+        cost a fetch each); then it is asked again, so that an ACL granted later brings the exact lag back."""
         refused_at = self._read_refused.get(topic)
+        compacted = False
         if refused_at is None or now - refused_at >= READ_RETRY_SECONDS:
             try:
-                ts = self._timestamp_at(topic, partition, offset)
+                got = self._timestamp_at(topic, partition, offset)
             except KafkaException as exc:
                 self.session.failed("Read", "TOPIC", topic, exc, errors, kinds, f"read {topic}-{partition}@{offset}",
                                     ": the time lag is interpolated from the log end offsets instead, not exact")
                 self._read_refused[topic] = now
-                ts = None
+                got = None
             else:
                 self._read_refused.pop(topic, None)
-            if ts is not None:
-                return TimeLag(max(now - ts / 1000.0, 0.0), EXACT)
-        return interpolated_lag(self._samples.get((topic, partition), ()), offset, now)
+            if got is not None:
+                read, ts = got
+                if read == offset:
+                    return TimeLag(max(now - ts / 1000.0, 0.0), EXACT)
+                compacted = True
+        tl = interpolated_lag(self._samples.get((topic, partition), ()), offset, now)
+        return TimeLag(None, None, RECORD_COMPACTED) if compacted and tl.seconds is None else tl
 
-    def _timestamp_at(self, topic: str, partition: int, offset: int) -> int | None:
-        """Timestamp of the first record at or after ``offset`` (compaction leaves gaps); cached. None when
-        none came in time; KafkaException when the broker refused the fetch (an authorization error)."""
+    def _timestamp_at(self, topic: str, partition: int, offset: int) -> tuple[int, int] | None:
+        """The offset and timestamp of the first record at or after ``offset`` (compaction leaves gaps);
+        cached. None when none came in time; KafkaException when the broker refused the fetch (an
+        authorization error)."""
         key = (topic, partition, offset)
         if key in self._ts_cache:
             return self._ts_cache[key]
@@ -155,7 +176,7 @@ class GroupFetch:
                     c.unassign()
                     raise KafkaException(msg.error())
                 continue
-            ts = msg.timestamp()[1]
+            ts = (msg.offset(), msg.timestamp()[1])
             break
         c.unassign()
         if ts is None:

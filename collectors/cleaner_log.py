@@ -38,8 +38,13 @@ class CleanerLogSnapshot:
     new_malformed: tuple = field(default=())  # malformed lines found in this refresh
 
     @property
+    def error_details(self) -> list[tuple[str, str]]:
+        """(kind, message) per malformed line of this refresh: its "file:line: reason"."""
+        return [("malformed_line", str(m)) for m in self.new_malformed]
+
+    @property
     def error_kinds(self) -> list[str]:
-        return ["malformed_line"] * len(self.new_malformed)
+        return [kind for kind, _ in self.error_details]
 
 
 class CleanerLogFollower:

@@ -46,14 +46,19 @@ class TopicCollector(StoreCollector):
 class ConfigReviewCollector(StoreCollector):
     """The configuration review's findings (``monitor.verdicts.configreview``) per cluster with an admin source."""
 
-    names = (M.T_CONFIG_FINDING,)
+    names = (M.T_CONFIG_FINDING, M.T_CONFIG_NOT_RUN)
 
     def _collect(self, facts: Facts):
         from collectors.review import topic_facts
         from monitor.verdicts.configreview import review
 
-        fam = family(M.T_CONFIG_FINDING)
+        fam, not_run = family(M.T_CONFIG_FINDING), family(M.T_CONFIG_NOT_RUN)
         for cluster in sorted({st.cluster for st in facts.of_kind(ADMIN)}):
-            for f in review(topic_facts(facts, cluster)).findings:
+            r = review(topic_facts(facts, cluster))
+            for f in r.findings:
                 fam.add_metric([cluster, f.topic, f.check, f.setting, f.current, f.suggested], 1.0)
+            for n in r.not_run:  # never a pass unsaid: the page and the rules see what was not checked
+                for topic in n["topics"]:
+                    not_run.add_metric([cluster, topic, n["check"], n["needs"]], 1.0)
         yield fam
+        yield not_run

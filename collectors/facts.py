@@ -173,7 +173,7 @@ def log_dir_facts(snapshot, now: float, *, cluster: str = "", broker: str = "", 
                                unknown_reason=snapshot.unknown_reasons.get((t, p), "read_error"),
                                broker_facts=broker_facts, cleaner=cleaner, leader=leaders.get((t, p)))
                 for t, p, reason in unreadable_partitions(snapshot))
-    queue = broker_queue([(r.state, r.config, r.write_rate.bytes_per_second) for r in snapshot.partitions],
+    queue = broker_queue([(r.state, r.config, r.rate(now).bytes_per_second) for r in snapshot.partitions],
                          broker_facts, cleaner, int(now * 1000))
     if bad:  # a partition that could not be read has a place in the queue no one can tell
         why = f"{bad[0].topic}-{bad[0].partition} could not be read ({bad[0].fault}): its place in the queue is unknown"

@@ -57,6 +57,13 @@ class PartitionReport:
     # None for a read that takes each segment whole at once (collect --once, logdir)
     detail_pending: bool | None = None
 
+    def rate(self, now: float) -> WriteRate:
+        """The partition's write rate: measured between refreshes, else the one-shot estimate from its dirty
+        section. The one rate every line about the partition uses (its forecast, its place in the cleaner's
+        queue, the configuration review): a rate known in one is known in all (issue 41)."""
+        return self.write_rate if self.write_rate.bytes_per_second is not None else \
+            rate_from_dirty_section(self.state, int(now * 1000))
+
     def cause(self, now: float, *, broker: BrokerFacts | None = None, cleaner: CleanerLogState | None = None,
               bootstrap: str | None = None, one_shot: bool = False) -> Cause:
         """The partition's one cause (``monitor.verdicts.causes.explain``) from what this report knows; without a
@@ -64,10 +71,8 @@ class PartitionReport:
         (``logdir``, ``explain``), which cannot know how long the partition has been eligible."""
         now_ms = int(now * 1000)
         since = None if self.eligible_since is None or one_shot else max(now - self.eligible_since, 0.0)
-        rate = self.write_rate if self.write_rate.bytes_per_second is not None else \
-            rate_from_dirty_section(self.state, now_ms)
         return explain(self.state, self.config, now_ms=now_ms, cleaner=cleaner, broker=broker,
-                       eligible_seconds=since, write_rate=rate, faults=self.faults, bootstrap=bootstrap,
+                       eligible_seconds=since, write_rate=self.rate(now), faults=self.faults, bootstrap=bootstrap,
                        leftovers=tuple(x.as_dict(now_ms) for x in self.leftovers),
                        transaction_max_timeout=self.transaction_max_timeout)
 
@@ -135,11 +140,19 @@ class LogDirSnapshot:
     io: ReadIo | None = None  # headers first only (collect --once reads everything before it prints)
 
     @property
+    def error_details(self) -> list[tuple[str, str]]:
+        """(kind, message) of each error counted by the store although the refresh succeeded: one per down
+        log dir (its path and reason), per impossible checkpoint entry (its file and line) and per
+        partition whose segments kept changing (the partition and what moved); the first is the source's
+        ``source_last_error_info``."""
+        return ([(kind, reason if reason.startswith(d) else f"{d}: {reason}") for d, (kind, reason) in self.down.items()]
+                + [("checkpoint_entry", str(p)) for p in self.entry_problems]
+                + [(CHANGING, f"{t}-{p}: {self.partition_errors.get((t, p), CHANGING)}")
+                   for (t, p), r in self.unknown_reasons.items() if r == CHANGING])
+
+    @property
     def error_kinds(self) -> list[str]:
-        """One error kind per down log dir, per impossible checkpoint entry and per partition whose
-        segments kept changing, counted by the store although the refresh succeeded."""
-        return ([kind for kind, _ in self.down.values()] + ["checkpoint_entry"] * len(self.entry_problems)
-                + [CHANGING] * sum(r == CHANGING for r in self.unknown_reasons.values()))
+        return [kind for kind, _ in self.error_details]
 
 
 def offsets_topic_groups(snapshots) -> frozenset | None:

@@ -359,7 +359,9 @@ G_LAG_SECONDS = _m("consumer_group_lag_seconds", "gauge",
 G_LAG_SECONDS_UNKNOWN = _m("consumer_group_lag_seconds_unknown", "gauge",
                            "1 when a lagging group's time lag cannot be told, with the reason: too_few_samples "
                            "(fewer than two log-end-offset samples yet, and no Read to read the record), "
-                           "no_writes_sampled (the log end offset stood still over every sample).", G + ("reason",))
+                           "no_writes_sampled (the log end offset stood still over every sample), record_compacted "
+                           "(the record at the committed offset was compacted away, and fewer than two samples "
+                           "yet: the next record's age would understate the lag).", G + ("reason",))
 G_LAG_UNKNOWN = _m("consumer_group_lag_unknown", "gauge",
                    "1 when a listed group's lag is not (or not wholly) exported this refresh, with the call that "
                    "failed and why: call list_consumer_group_offsets (reason: the error kind, timeout, kafka or "
@@ -446,6 +448,11 @@ T_CONFIG_FINDING = _m("topic_config_finding", "gauge",
                       "1 for each pitfall the configuration review (topics lint) finds on a compacted topic: "
                       "check, the setting to change, its current and suggested value.",
                       T + ("check", "setting", "current", "suggested"))
+T_CONFIG_NOT_RUN = _m("topic_config_check_not_run", "gauge",
+                      "1 for each check of the configuration review (topics lint) not run on a compacted topic, "
+                      "with the input it lacks (needs: live_config, consumer_group_lag or log_dir, as topics "
+                      "lint's not_run): the check neither passed nor found anything there.",
+                      T + ("check", "needs"))
 T_PARTITIONS = _m("topic_partitions", "gauge", "Partitions of a compacted topic.", T)
 T_CONFIG_SOURCE = _m("topic_config_source_info", "gauge",
                      "1 for each compacted topic in the log dirs, with where its config came from (source: admin, "

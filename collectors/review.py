@@ -9,7 +9,6 @@ disagree."""
 from __future__ import annotations
 
 from collectors.facts import ADMIN, GROUPS
-from monitor.verdicts.forecasts import rate_from_dirty_section
 from monitor.verdicts.configreview import GroupLagFact, TopicFacts
 
 
@@ -25,19 +24,23 @@ def topic_facts(facts, cluster: str) -> list[TopicFacts]:
         else:
             groups = st.snapshot
     reports = [f.report for ld in facts.log_dirs if ld.cluster == cluster for f in ld.partitions]
+    return review_facts(admin, groups, reports, facts.now)
+
+
+def review_facts(admin, groups, reports, now: float) -> list[TopicFacts]:
+    """Facts of every compacted topic of ``admin`` (an ``AdminSnapshot``; None: no live config, no topic):
+    its consumer groups' time lags from ``groups`` (a ``GroupSnapshot``; None: not read, so that check is
+    not run) and, summed over ``reports`` (``PartitionReport`` of the partitions read here), what the log
+    dirs tell. ``topic_facts`` (the collector, ``topics lint``) and ``explain`` both build it here."""
     if admin is None:
         return []
-    now_ms = int(facts.now * 1000)
+    now_ms = int(now * 1000)
     out = []
     for topic, info in sorted(admin.topics.items()):
         mine = [r for r in reports if r.state.topic == topic]
         kw = {}
         if mine:
-            rates = []
-            for r in mine:
-                rate = r.write_rate if r.write_rate.bytes_per_second is not None else \
-                    rate_from_dirty_section(r.state, now_ms)
-                rates.append(rate)
+            rates = [r.rate(now) for r in mine]  # the partitions' own rate (PartitionReport.rate)
             known = [x.bytes_per_second for x in rates if x.bytes_per_second is not None]
             ages = [now_ms - r.state.active_segment_first_timestamp for r in mine
                     if r.state.active_segment_bytes > 0 and r.state.active_segment_first_timestamp >= 0]

@@ -83,13 +83,17 @@ class Store:
             s.snapshot, s.up, s.last_success, s.last_duration, s.last_error = snapshot, True, now, duration, None
             s.refreshes += 1
             # a part of the source that failed while the rest succeeded (a log dir down) is counted too
-            kinds = tuple(getattr(snapshot, "error_kinds", ()) or ())
+            # (kind, message) pairs where the snapshot has them (log dirs, the cleaner log); else its kinds and
+            # the first of its errors by what failed (the admin sources: {what: why})
+            details = tuple(getattr(snapshot, "error_details", ()) or ())
+            kinds = tuple(k for k, _ in details) or tuple(getattr(snapshot, "error_kinds", ()) or ())
             s.errors.update(kinds)
             if kinds:
                 errors = getattr(snapshot, "errors", None)
                 first = next(iter(errors.items()), None) if isinstance(errors, dict) else None
                 s.last_error_kind = kinds[0]
-                s.last_error_message = redact_url(f"{first[0]}: {first[1]}") if first else None
+                s.last_error_message = redact_url(details[0][1] if details else f"{first[0]}: {first[1]}" if first
+                                                  else kinds[0])
 
     def failure(self, name: str, exc: BaseException, duration: float) -> None:
         with self._lock:

@@ -14,8 +14,8 @@ import pandas as pd
 from monitor.settings.config import Thresholds
 from monitor.contract.rule_eval import Sample, evaluate, unknown_rules
 
-ALERT_COLUMNS = ["alert", "severity", "state", "summary", "description", "runbook", "since", "cluster", "broker",
-                 "topic", "partition", "group"]
+WHERE = ("cluster", "broker", "topic", "partition", "group", "source", "log_dir")  # the labels that say where
+ALERT_COLUMNS = ["alert", "severity", "state", "summary", "description", "runbook", "since", *WHERE]
 FIRING = ("firing", "active")  # Prometheus' state past the rule's window; the evaluator's, which knows no window
 
 
@@ -30,8 +30,7 @@ def alert_rows(data: dict) -> pd.DataFrame:
                      "summary": a.get("annotations", {}).get("summary", ""),
                      "description": a.get("annotations", {}).get("description", ""),
                      "runbook": a.get("annotations", {}).get("runbook", ""),
-                     "since": a.get("activeAt"), **{k: lb.get(k) for k in ("cluster", "broker", "topic", "partition",
-                                                                          "group")}})
+                     "since": a.get("activeAt"), **{k: lb.get(k) for k in WHERE}})
     return pd.DataFrame(rows, columns=ALERT_COLUMNS)
 
 
@@ -43,7 +42,7 @@ def evaluated_alerts(samples: pd.DataFrame, t: Thresholds) -> pd.DataFrame:
         labels = {k: str(v) for k, v in row.items() if k not in ("name", "value") and v is not None and v == v}
         found.append(Sample(row["name"], labels, float(row["value"])))
     rows = [{"alert": a.alert, "severity": a.severity, "state": a.state, **a.annotations, "since": None,
-             **{k: a.labels.get(k) for k in ("cluster", "broker", "topic", "partition", "group")}}
+             **{k: a.labels.get(k) for k in WHERE}}
             for a in evaluate(found, t)]
     out = pd.DataFrame(rows, columns=ALERT_COLUMNS)
     out.attrs["unknown"] = unknown_rules()  # alert -> why it cannot be evaluated here

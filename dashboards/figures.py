@@ -10,11 +10,17 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
+from monitor.contract import units
 from monitor.verdicts.accuracy import signed_bytes, signed_ratio
 from monitor.contract.rules import ALERT
 
 LAYOUT = dict(template="plotly_white", margin=dict(l=50, r=20, t=50, b=40), height=340,
               legend=dict(orientation="h", y=-0.2))
+
+
+def count_axis(largest: float) -> dict:
+    """An axis of counts (records, partitions, threads): whole ticks, one apart while few, never 0.5 of a record."""
+    return dict(tickformat=",d", rangemode="tozero", dtick=1 if largest <= 10 else None)
 
 
 def _styled(fig: go.Figure, title: str) -> go.Figure:
@@ -29,10 +35,13 @@ def broker_series(df: pd.DataFrame, title: str, y_title: str, threshold: float |
     if not df.empty:
         for broker, g in df.sort_values("time").groupby("broker"):
             fig.add_scatter(x=g["time"], y=g["value"], mode="lines", name=f"broker {broker}")
+    fig.update_xaxes(**TIME_AXIS)
     if threshold is not None:
         fig.add_hline(y=threshold, line_dash="dash", line_color="#d62728", annotation_text=threshold_label,
                       annotation_position="top left")
-    fig.update_yaxes(title=y_title)
+    fig.update_yaxes(title=y_title, rangemode="tozero")
+    if y_title == "threads":  # a count: whole ticks, never 0.2 of a thread
+        fig.update_yaxes(**count_axis(0 if df.empty else float(df["value"].max())))
     return _styled(fig, title)
 
 
@@ -43,27 +52,53 @@ def broker_bars(df: pd.DataFrame, title: str, y_title: str, threshold: float | N
         fig.add_bar(x=[f"broker {b}" for b in df["broker"]], y=df["value"], marker_color="#1f77b4")
     if threshold is not None:
         fig.add_hline(y=threshold, line_dash="dash", line_color="#d62728", annotation_text="alert threshold")
-    fig.update_yaxes(title=y_title)
+    fig.update_yaxes(title=y_title, rangemode="tozero")
+    if y_title == "threads":  # a count: whole ticks, never 0.2 of a thread
+        fig.update_yaxes(**count_axis(0 if df.empty else float(df["value"].max())))
     return _styled(fig, title)
 
 
+HELD_COLOR = "#ff7f0e"  # held back: not clean, not cleanable either (min.compaction.lag.ms, an open transaction)
+
+
 def cleanable_heatmap(table: pd.DataFrame) -> go.Figure:
-    """Kafka's cleanable ratio, topic x partition; a partition CompactionLagging is raised for is marked "!"."""
+    """Kafka's cleanable ratio, topic x partition; a partition CompactionLagging is raised for is marked "!".
+    A partition held back from the cleaner (``blocked``) is drawn orange with "held" and its uncleaned
+    ratio: its cleanable ratio is 0 although nothing of it is clean, so white would read healthy."""
     t = table.copy()
-    t["cell"] = [("" if pd.isna(v) else f"{v:.2f}") + (" !" if lag else "")
-                 for v, lag in zip(t["cleanable_ratio"], t["lagging"])]
-    grid = t.pivot_table(index="topic", columns="partition", values="cleanable_ratio", aggfunc="max")
-    text = t.pivot_table(index="topic", columns="partition", values="cell", aggfunc="first")
+    held = t["blocked"].astype(bool) if "blocked" in t else pd.Series(False, index=t.index)
+    uncleaned = t["uncleaned_ratio"] if "uncleaned_ratio" in t else pd.Series(None, index=t.index, dtype=float)
+    t["cell"] = [(f"held {units.ratio(u)}" if h else units.ratio(v)) + (" !" if lag else "")
+                 for v, u, h, lag in zip(t["cleanable_ratio"], uncleaned, held, t["lagging"])]
+    t["held"] = [1.0 if h else None for h in held]
+    grid = t.pivot_table(index="topic", columns="partition", values="cleanable_ratio", aggfunc="max", dropna=False)
+    text = t.pivot_table(index="topic", columns="partition", values="cell", aggfunc="first").reindex_like(grid)
+    held_grid = t.pivot_table(index="topic", columns="partition", values="held", aggfunc="max").reindex_like(grid)
+    x, y = [str(c) for c in grid.columns], list(grid.index)
     fig = go.Figure(go.Heatmap(
-        z=grid.values, x=[str(c) for c in grid.columns], y=list(grid.index), zmin=0, zmax=1,
+        z=grid.values, x=x, y=y, zmin=0, zmax=1,
         colorscale=[[0, "#f7f7f7"], [1, "#d62728"]],
-        text=text.reindex_like(grid).fillna("").values,
+        text=text.fillna("").values,
         texttemplate="%{text}", colorbar=dict(title="cleanable ratio"),
         hovertemplate="topic %{y}<br>partition %{x}<br>cleanable ratio %{z:.2f}<extra></extra>"))
+    if held.any():
+        fig.add_heatmap(z=held_grid.values, x=x, y=y, zmin=0, zmax=1, showscale=False, text=text.fillna("").values,
+                        texttemplate="%{text}", colorscale=[[0, HELD_COLOR], [1, HELD_COLOR]],
+                        hovertemplate="topic %{y}<br>partition %{x}<br>held back from the cleaner<extra></extra>")
     fig.update_xaxes(title="partition", type="category")
-    fig.update_layout(title=f"Kafka's cleanable ratio per partition (! = {ALERT.CompactionLagging})",
+    fig.update_layout(title=f"Cleanable ratio per partition (! {ALERT.CompactionLagging}, orange: held back)",
                       **{**LAYOUT, "height": max(260, 60 + 32 * len(grid.index))})
     return fig
+
+
+MIN_POINTS = 3  # samples a line over time needs to show a trend; with fewer a page says so in a sentence
+TIME_AXIS = dict(title="time (UTC)", tickformat="%H:%M\n%Y-%m-%d")  # minutes at most: never 03:00:59.9995
+
+
+def enough_history(df: pd.DataFrame) -> bool:
+    """Whether a range query's rows (``sources.prometheus_range``) have the ``MIN_POINTS`` distinct times a line
+    needs; with fewer, one dot on an axis of fractions of a second says nothing."""
+    return not df.empty and "time" in df and df["time"].nunique() >= MIN_POINTS
 
 
 def tombstone_history(df: pd.DataFrame) -> go.Figure:
@@ -71,14 +106,15 @@ def tombstone_history(df: pd.DataFrame) -> go.Figure:
     if not df.empty:
         for topic, g in df.sort_values("time").groupby("topic"):
             fig.add_scatter(x=g["time"], y=g["value"], mode="lines", name=topic, stackgroup=None)
-    fig.update_yaxes(title="tombstones on disk")
+    fig.update_xaxes(**TIME_AXIS)
+    fig.update_yaxes(title="tombstones on disk", rangemode="tozero")
     return _styled(fig, "Tombstones on disk over time, per topic")
 
 
 def tombstone_bars(table: pd.DataFrame) -> go.Figure:
     t = table.groupby("topic", as_index=False)[["tombstones", "tombstones_past_delete_horizon"]].sum()
     fig = go.Figure()
-    fig.add_bar(x=t["topic"], y=t["tombstones"] - t["tombstones_past_delete_horizon"].fillna(0),
+    fig.add_bar(x=t["topic"], y=t["tombstones"] - pd.to_numeric(t["tombstones_past_delete_horizon"]).fillna(0),
                 name="before their delete horizon")
     fig.add_bar(x=t["topic"], y=t["tombstones_past_delete_horizon"], name="past delete horizon (missed)",
                 marker_color="#d62728")
@@ -109,7 +145,8 @@ def horizon_states(table: pd.DataFrame) -> go.Figure:
             d = df[df["state"] == st]
             fig.add_bar(y=d["bar"], x=d["records"], orientation="h", name=st, marker_color=color)
     fig.update_layout(barmode="stack")
-    fig.update_xaxes(title="records")
+    fig.update_xaxes(title="records", **count_axis(0 if table.empty else float(
+        table[[c for c in table.columns if c.endswith(tuple(HORIZON_COLORS))]].sum(axis=1).max())))
     return _styled(fig, "Tombstones and markers by delete horizon: never stamped, stamped, past it")
 
 
@@ -201,7 +238,7 @@ def cause_counts(table: pd.DataFrame) -> go.Figure:
     names = [c for c in CAUSES if c in counts.index]
     fig = go.Figure(go.Bar(x=[int(counts[c]) for c in names], y=names, orientation="h", marker_color="#1f77b4",
                            hovertemplate="%{y}: %{x} partitions<extra></extra>"))
-    fig.update_xaxes(title="partitions")
+    fig.update_xaxes(title="partitions", **count_axis(float(counts.max()) if len(counts) else 0))
     fig.update_yaxes(autorange="reversed")
     fig.update_layout(title="Why partitions are (not) compacting: partitions per cause",
                       **{**LAYOUT, "height": max(220, 80 + 30 * len(names))})

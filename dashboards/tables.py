@@ -12,7 +12,9 @@ import pandas as pd
 
 from monitor.model.horizon import STATES
 
+from dashboards import display
 from dashboards.alertrows import alerting
+from monitor.contract import units
 from dashboards.sources import metric
 from monitor.verdicts.fixes import fix_outline
 from monitor.contract.rules import ALERT
@@ -54,7 +56,8 @@ def partitions_table(samples: pd.DataFrame, alerts: pd.DataFrame | None = None) 
                                             "tombstones_past_delete_horizon", "overdue_seconds", "blocked", "cause",
                                             "fix", "last_stable_offset", "open_transactions",
                                             "oldest_open_transaction_age_seconds", "first_dirty_offset",
-                                            "first_uncleanable_offset", "log_end_offset", *ACTIVE_COLUMNS])
+                                            "first_uncleanable_offset", "log_end_offset", "detail_pending",
+                                            *ACTIVE_COLUMNS])
     out = base[keys].copy()
     out["cleanable_ratio"] = base["value"].values
 
@@ -90,6 +93,7 @@ def partitions_table(samples: pd.DataFrame, alerts: pd.DataFrame | None = None) 
     join("partition_active_segment_duplicate_records", "active_duplicate_records")
     join("partition_active_segment_duplicate_bytes", "active_duplicate_bytes")
     join("partition_not_yet_cleanable_bytes", "held_by_min_compaction_lag_bytes", held_by="min_compaction_lag")
+    join("partition_detail_pending", "detail_pending")
     out["roll_unknown"] = _label_per_row(out, metric(samples, "partition_active_segment_roll_unknown"), "reason",
                                          keys, "")
     cause = metric(samples, "partition_compaction_cause")
@@ -192,3 +196,30 @@ def horizons_table(samples: pd.DataFrame) -> pd.DataFrame:
         out = out.merge(nxt[PARTITION + ["next removal"]], on=PARTITION, how="left")
     out["partition"] = out["partition"].astype(int)
     return out[cols].sort_values(["next removal", "topic", "partition"], na_position="last").reset_index(drop=True)
+
+
+# the figures read from a partition's records (its batch headers give the rest): pending until read
+RECORD_LEVEL = ("tombstones", "oldest_tombstone_age_seconds", "tombstones_past_delete_horizon",
+                "active_duplicate_records", "active_duplicate_bytes")
+
+
+def missing_reasons(table: pd.DataFrame, column: str) -> list[str]:
+    """Per row of ``partitions_table``, what its ``column`` reads when it has no figure: "pending" while the
+    collector has still to read the partition's records (a record-level figure, ``partition_detail_pending``
+    1), else "unknown (not exported ...)": a healthy partition's detail goes out at granularity partition only."""
+    if column in RECORD_LEVEL and "detail_pending" in table:
+        return [display.PENDING if p == 1 else display.NOT_EXPORTED for p in table["detail_pending"]]
+    return [display.NOT_EXPORTED] * len(table)
+
+
+def shown(table: pd.DataFrame, columns: dict[str, tuple[str, object]]) -> pd.DataFrame:
+    """``table``'s rows as a page shows them: ``columns`` maps a column to (its label in words, the units
+    formatter of its figures, or None for text); a missing figure says why (``missing_reasons``)."""
+    out = pd.DataFrame(index=range(len(table)))
+    for col, (label, fmt) in columns.items():
+        values = list(table[col])
+        if fmt is None:
+            out[label] = [units.unknown() if units.missing(v) else str(v) for v in values]
+        else:
+            out[label] = display.column(values, fmt, missing_reasons(table, col))
+    return out

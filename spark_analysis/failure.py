@@ -27,8 +27,10 @@ OS_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EIO, e
 # topic and a report (``spark_analysis.report``), which grow with the number of partitions and topics,
 # not with the records read; 100,000 partitions come to some tens of MiB of Parquet. 64 MiB covers that
 # with room for Parquet's and Hadoop's temporary files (the ``_temporary`` folders and ``.crc`` files
-# of each table's write). Spark's own scratch space (spark.local.dir, shuffle and spill) is Spark's and
-# is not estimated here; a full disk there is still named when Spark meets it (``describe``).
+# of each table's write). Spark's own scratch space (spark.local.dir, shuffle and spill) is not estimated
+# (the audit's shuffles are per-partition folds, far smaller than its input, but Spark decides), only
+# checked before a local session starts: a folder that is there, a folder, and as free as --out must be
+# (``scratch_problem``); a full disk there later is still named when Spark meets it (``describe``).
 MIN_FREE_BYTES = 64 * 1024 * 1024
 
 
@@ -90,6 +92,33 @@ def space_problem(out: str, minimum: int = MIN_FREE_BYTES) -> str | None:
     state = "no space left on device" if free == 0 else f"{_mib(free)} free"
     return (f"--out {out}: {state}; an audit needs at least {_mib(minimum)} there for its tables and report "
             "(--min-free-bytes sets it)")
+
+
+def scratch_dir(env=os.environ) -> tuple[str, str]:
+    """Spark's scratch folder in local mode and where that comes from: SPARK_LOCAL_DIRS' first folder
+    (Spark's own precedence over spark.local.dir), else the JVM's java.io.tmpdir (Spark's default: TMPDIR
+    is not read by the JVM, /tmp on Linux)."""
+    first = (env.get("SPARK_LOCAL_DIRS") or "").split(",")[0].strip()
+    return (first, "SPARK_LOCAL_DIRS") if first else ("/tmp", "java.io.tmpdir")
+
+
+def scratch_problem(minimum: int = MIN_FREE_BYTES, env=os.environ) -> str | None:
+    """Why Spark's local scratch space (``scratch_dir``) cannot take a run, or None: missing, not a
+    folder, not writable, or with less free space than ``minimum``; said before Spark starts, not as
+    a stack trace from its block manager."""
+    where, source = scratch_dir(env)
+    head = f"Spark's scratch space {where} ({source}: shuffle and spill)"
+    if not os.path.exists(where):
+        return f"{head}: no such folder; create it or set SPARK_LOCAL_DIRS"
+    if not os.path.isdir(where):
+        return f"{head}: not a folder; set SPARK_LOCAL_DIRS to one"
+    if not os.access(where, os.W_OK | os.X_OK):
+        return f"{head}: not writable by this user; set SPARK_LOCAL_DIRS to a folder it can write"
+    free = free_bytes(where)
+    if free is not None and free < minimum:
+        state = "no space left on device" if free == 0 else f"{_mib(free)} free"
+        return f"{head}: {state}; an audit needs at least {_mib(minimum)} there (--min-free-bytes sets it)"
+    return None
 
 
 def _mib(n: int) -> str:

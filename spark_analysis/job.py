@@ -128,8 +128,9 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
                     help="tombstone build-up bucket (default: %(default)s)")
     ap.add_argument("--min-free-bytes", type=number_type("a whole number of bytes", whole=True, minimum=0),
                     default=failure.MIN_FREE_BYTES, metavar="BYTES",
-                    help="free space --out must have before Spark starts (default: %(default)s, 64 MiB: the "
-                         "run's tables and report; 0: no check)")
+                    help="free space --out (and, in local mode, Spark's scratch: SPARK_LOCAL_DIRS, else /tmp) must "
+                         "have before Spark starts (default: %(default)s, 64 MiB: the run's tables and report; 0: no "
+                         "check)")
     ap.add_argument("--now-ms", type=number_type("a whole number of ms", whole=True, minimum=0), help=argparse.SUPPRESS)
     return ap
 
@@ -172,6 +173,9 @@ def run(args, topic_configs: dict | None = None, spark=None, broker_settings: di
     check_output(args.out)  # so does an --out that cannot take a run
     if (why := failure.space_problem(args.out, getattr(args, "min_free_bytes", failure.MIN_FREE_BYTES))) is not None:
         raise OutputError(why)  # ... or has no room for one (a full disk, before 30 s of Spark work)
+    if spark is None and (args.master or ("" if os.environ.get("SPARK_ENV_LOADED") else "local")).startswith("local"):
+        if (why := failure.scratch_problem(getattr(args, "min_free_bytes", failure.MIN_FREE_BYTES))) is not None:
+            raise OutputError(why)  # a local session's shuffle and spill space, checked as --out is
     try:
         return _run_spark(args, spark, paths, t0, params, brokers, restore, topic_configs=topic_configs,
                           replicas=replicas, leaders=leaders, file_configs=file_configs, admin_asked=admin_asked,

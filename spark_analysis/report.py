@@ -407,13 +407,8 @@ def _restore(topics: list[dict], summary: dict) -> str:
 
 
 def _key_text(key) -> str:
-    if key is None:
-        return "(null)"
-    b = bytes(key)
-    try:
-        s = b.decode("utf-8")
-        if s.isprintable():
-            return s[:80]
-    except UnicodeDecodeError:
-        pass
-    return "0x" + b.hex()[:80]
+    """A key by the one display rule (``monitor.fileio.excerpt.escaped``), as the dashboard and ``inspect``
+    show it; ``(null)`` for none."""
+    from monitor.fileio.excerpt import escaped
+
+    return "(null)" if key is None else escaped(bytes(key), 80)

@@ -83,7 +83,7 @@ def _send(p, topic: str, items, timestamp_ms: int = 0) -> None:
 def roll(bootstrap: str, topic: str) -> None:
     """Roll the active segment: let segment.ms pass (on purpose: Kafka rolls on the incoming batch's
     timestamp against the segment's first), then append one record under a key no other record has."""
-    time.sleep(SEGMENT_MS * 1.5 / 1000)
+    time.sleep(SEGMENT_MS * 1.5 / 1000)  # time itself must pass: Kafka rolls on the batch timestamps' distance
     _send(producer(bootstrap), topic, [(f"roll-{next(_rolls)}", b"x", None)])
 
 

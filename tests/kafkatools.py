@@ -234,6 +234,10 @@ def consume_all(bootstrap: str, topic: str, partition: int = 0, timeout: float =
         c.close()
 
 
+_COORDINATOR_BUSY = (KafkaError.COORDINATOR_LOAD_IN_PROGRESS, KafkaError.NOT_COORDINATOR,
+                     KafkaError.COORDINATOR_NOT_AVAILABLE)
+
+
 def commit_offsets(config: dict, offsets: list[TopicPartition]) -> None:
     """Commit ``offsets`` for the group of ``config`` (a consumer's config: bootstrap.servers, group.id,
     security) and go away; a coordinator still loading its partition of __consumer_offsets (a
@@ -245,7 +249,9 @@ def commit_offsets(config: dict, offsets: list[TopicPartition]) -> None:
             c.commit(offsets=offsets, asynchronous=False)
             return True
         except KafkaException as exc:
-            if exc.args[0].retriable():
+            # librdkafka flags a commit's coordinator errors as not retriable, though Kafka's protocol
+            # says they are (a coordinator loading its __consumer_offsets partition, or moved): waited out
+            if exc.args[0].retriable() or exc.args[0].code() in _COORDINATOR_BUSY:
                 return False
             raise
 

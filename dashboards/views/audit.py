@@ -43,11 +43,11 @@ def accuracy_panel(audit_dir: str, run: str, later: dict, complete: list[str]) -
                + (f"; left out: {left}" if left else "") + ". Reclaimed: the partition's size in "
                f"{pick} less its size in {run}; error: reclaimed - predicted.")
     if not cleaned.empty:
-        st.plotly_chart(figures.audit_accuracy(cleaned), use_container_width=True, key="audit.accuracy.chart")
+        st.plotly_chart(figures.audit_accuracy(cleaned), width="stretch", key="audit.accuracy.chart")
     if not rows.empty:  # what the cleaner reclaimed first, most predicted first; then what could not be compared
         rows = rows.assign(_o=rows["status"] != CLEANED, _p=-rows["predicted_bytes"]).sort_values(
             ["_o", "_p", "topic", "partition"]).drop(columns=["_o", "_p"])
-    st.dataframe(rows, hide_index=True, use_container_width=True, key="audit.accuracy.table")
+    st.dataframe(rows, hide_index=True, width="stretch", key="audit.accuracy.table")
 
 
 TOPIC_COLUMNS = ["topic", "partitions", "records", "bytes", "reclaimable_bytes", "next_clean_bytes", "settled_bytes",
@@ -104,11 +104,11 @@ def topics_panel(topics, summary: dict) -> None:
     if unknown:
         st.warning(f"Topic config unknown for {len(unknown)} topic(s): {CONFIG_UNKNOWN_NOTE}.")
         st.dataframe([{"topic": t, "why the config is unknown": why} for t, why in unknown.items()],
-                     hide_index=True, use_container_width=True, key="audit.config_unknown")
+                     hide_index=True, width="stretch", key="audit.config_unknown")
     if "config_source" not in topics.columns:
         st.caption("Not in this run: audits from before issue 22 do not say where each topic's config came from.")
     st.dataframe(topics[[c for c in TOPIC_COLUMNS if c in topics.columns]], hide_index=True,
-                 use_container_width=True, key="audit.topics")
+                 width="stretch", key="audit.topics")
 
 
 WHATIF_COLUMNS = ["topic", "setting", "size_bytes", "peak_bytes", "cleans_per_day", "read_bytes_per_day",
@@ -129,9 +129,9 @@ def whatif_panel(rows: pd.DataFrame, summary: dict) -> None:
         st.caption("No compacted topic in this run.")
         return
     st.caption(f"{GRID_TEXT} {ASSUMPTIONS}")
-    st.plotly_chart(figures.audit_whatif(rows), use_container_width=True)
+    st.plotly_chart(figures.audit_whatif(rows), width="stretch")
     shown = rows.assign(setting=[label(s, v) for s, v in zip(rows["setting"], rows["value"])])
-    st.dataframe(shown[WHATIF_COLUMNS], hide_index=True, use_container_width=True, key="audit.whatif")
+    st.dataframe(shown[WHATIF_COLUMNS], hide_index=True, width="stretch", key="audit.whatif")
 
 
 s = ui.settings()
@@ -162,8 +162,8 @@ else:
         projection_panel(sm)
         accuracy_panel(s.audit_dir, run, a, complete)
         if not a["topics"].empty:
-            st.plotly_chart(figures.audit_sizes(a["topics"]), use_container_width=True)
-            st.plotly_chart(figures.audit_clean_time(a["topics"]), use_container_width=True)
+            st.plotly_chart(figures.audit_sizes(a["topics"]), width="stretch")
+            st.plotly_chart(figures.audit_clean_time(a["topics"]), width="stretch")
             topics_panel(a["topics"], sm)
         t = a["topics"]
         if not t.empty and "streams_role" in t.columns:  # runs before #16 have no streams_role column
@@ -172,7 +172,7 @@ else:
                 st.subheader("Kafka Streams internal topics (by name)")
                 st.dataframe(streams[[c for c in ("topic", "streams_role", "partitions", "bytes", "next_clean_bytes",
                                                   "settled_bytes") if c in streams.columns]],
-                             hide_index=True, use_container_width=True)
+                             hide_index=True, width="stretch")
         st.subheader("Restore time per compacted topic")
         if "restore_seconds" not in t.columns:
             st.caption("Not in this run: audits from before the restore estimate have no restore_seconds.")
@@ -187,17 +187,17 @@ else:
                                                         .to_dict("records"))]
             st.dataframe(t.set_index("topic").loc[order].reset_index()[
                 ["topic", "streams_role", "next_clean_bytes", "restore_seconds"]],
-                hide_index=True, use_container_width=True, key="audit.restore")
+                hide_index=True, width="stretch", key="audit.restore")
         whatif_panel(a["whatif"], sm)
         if not a["tombstone_buckets"].empty:
-            st.plotly_chart(figures.audit_tombstone_buckets(a["tombstone_buckets"]), use_container_width=True)
+            st.plotly_chart(figures.audit_tombstone_buckets(a["tombstone_buckets"]), width="stretch")
         st.subheader("Most updated keys")
         keys = a["top_keys"]
         if not keys.empty:
             keys = keys.assign(key=keys["key"].map(
                 lambda b: "(null)" if b is None else bytes(b).decode("utf-8", "replace")))
             st.dataframe(keys[["topic", "rank", "key", "updates", "tombstones", "obsolete_bytes"]], hide_index=True,
-                         use_container_width=True)
+                         width="stretch")
         st.subheader("Producer pitfalls")
         topics = a["topics"]
         if "empty_value_records" not in topics.columns:
@@ -211,7 +211,7 @@ else:
                        "several partitions keeps a value in each. Value sizes: " + sm.get("value_size_method", ""))
             st.dataframe(topics[["topic", "empty_value_records", "keys_last_empty_value", "keys_in_several_partitions",
                                  "keyless_records", "value_bytes_p50", "value_bytes_p90", "value_bytes_p99",
-                                 "value_bytes_max"]], hide_index=True, use_container_width=True, key="audit.pitfalls")
+                                 "value_bytes_max"]], hide_index=True, width="stretch", key="audit.pitfalls")
         rep = sm.get("replicas")  # runs before #22 have no replicas block nor table
         if rep:
             st.caption(f"Totals count {rep['totals_count']}; every replica read holds "
@@ -227,7 +227,7 @@ else:
                 st.dataframe(r[["topic", "partition", "log_dir", "broker", "audited", "chosen_by", "log_end_offset",
                                 "log_start_offset", "bytes", "segments", "cleaner_checkpoint", "first_dirty_offset",
                                 "offsets_behind", "bytes_difference", "disagreement"]],
-                             hide_index=True, use_container_width=True)
+                             hide_index=True, width="stretch")
         if sm["faults"]:
             st.subheader("Corrupt or truncated input")
-            st.dataframe(a["faults"], hide_index=True, use_container_width=True)
+            st.dataframe(a["faults"], hide_index=True, width="stretch")

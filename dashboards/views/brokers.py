@@ -18,6 +18,10 @@ PANELS = [  # monitor.contract.panels' broker panels (Grafana draws them too), w
     ("recopy", "ratio"),
     ("dead_threads", "threads"),
 ]
+# what a panel without samples means, and the panels whose every value 0 is the whole story
+EMPTY = {"clean_time": "no cleaning recorded yet", "since_last_run": "the cleaner has not reported a run yet",
+         "dead_threads": "no broker has reported its cleaner threads yet"}
+NOTHING_AT_ZERO = {"dead_threads": "no cleaner thread has died"}
 if samples is not None:
     if sources.metric(samples, "broker_cleaner_dead_threads").empty:
         st.info("No broker cleaner gauges yet: give the collector each broker's JMX exporter or Jolokia URL.")
@@ -27,12 +31,20 @@ if samples is not None:
             title, thr = panel(key).title, panelqueries.threshold(key, s.thresholds)
             with cols[i % 2]:
                 if s.mode == "prometheus":
-                    hist = ui.history(s, panelqueries.promql(key))
-                    st.plotly_chart(figures.broker_series(hist, title, unit, thr), use_container_width=True)
+                    data = ui.history(s, panelqueries.promql(key))
+                    enough = figures.enough_history(data)
                 else:
-                    st.plotly_chart(figures.broker_bars(sources.metric(samples, panelqueries.metric(key)), title,
-                                                        unit, thr),
-                                    use_container_width=True)
+                    data = sources.metric(samples, panelqueries.metric(key))
+                    enough = not data.empty
+                if not enough:
+                    st.markdown(f"**{title}**: no chart, {EMPTY.get(key, 'no sample yet')}.")
+                elif key in NOTHING_AT_ZERO and (data["value"] == 0).all():
+                    st.markdown(f"**{title}**: no chart, {NOTHING_AT_ZERO[key]}.")
+                elif s.mode == "prometheus":
+                    st.plotly_chart(figures.broker_series(data, title, unit, thr), width="stretch",
+                                    key=f"brokers.{key}")
+                else:
+                    st.plotly_chart(figures.broker_bars(data, title, unit, thr), width="stretch", key=f"brokers.{key}")
     st.subheader("Broker alerts")
     ui.alerts_table(alerts, [ALERT.LogCleanerThreadDead, ALERT.LogCleanerStalled, ALERT.UncleanablePartitions,
                              ALERT.CleanerBufferSaturated, ALERT.CleanerSlow])

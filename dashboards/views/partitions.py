@@ -4,7 +4,8 @@ with (CompactionLagging), for how long, what holds the rest back, and each one's
 
 import streamlit as st
 
-from dashboards import figures, panelqueries, tables, ui
+from dashboards import attention, display, figures, panelqueries, tables, ui
+from monitor.contract import units
 from monitor.verdicts.causes import WHY
 from monitor.contract.rules import ALERT
 
@@ -16,54 +17,76 @@ if samples is not None and not ui.no_compacted_topics(samples):
     topics = sorted(table["topic"].unique())
     chosen = st.multiselect("Topics", topics, default=topics, key="partitions.topics")
     view = table[table["topic"].isin(chosen)]
-    st.plotly_chart(figures.cause_counts(view), use_container_width=True)
-    st.plotly_chart(figures.cleanable_heatmap(view), use_container_width=True)
-    ratio = st.column_config.ProgressColumn
-    shown = view.assign(
-        eligible_since=view["eligible_seconds"].map(lambda v: "" if not v else f"{v / 60:.1f} min ago"),
-        oldest_tombstone=view["oldest_tombstone_age_seconds"].map(lambda v: "" if v != v or v is None else f"{v:,.0f} s"),
-    )[["topic", "partition", "broker", "cause", "lagging", "cleanable_ratio", "threshold", "uncleaned_ratio",
-       "cleanable_bytes", "uncleaned_bytes", "log_bytes", "eligible_since", "blocked", "last_stable_offset",
-       "open_transactions", "tombstones", "oldest_tombstone", "tombstones_past_delete_horizon", "fix"]]
-    st.dataframe(shown.sort_values("uncleaned_ratio", ascending=False), hide_index=True, use_container_width=True,
-                 column_config={"cleanable_ratio": ratio("cleanable ratio", min_value=0, max_value=1, format="%.2f"),
-                                "threshold": st.column_config.NumberColumn("min.cleanable.dirty.ratio", format="%.2f"),
-                                "uncleaned_ratio": ratio("uncleaned ratio", min_value=0, max_value=1, format="%.2f"),
-                                "cleanable_bytes": st.column_config.NumberColumn("cleanable bytes", format="%d"),
-                                "uncleaned_bytes": st.column_config.NumberColumn("uncleaned bytes", format="%d"),
-                                "log_bytes": st.column_config.NumberColumn("log bytes", format="%d")})
+    st.plotly_chart(figures.cause_counts(view), width="stretch", key="partitions.causes")
+    st.plotly_chart(figures.cleanable_heatmap(view), width="stretch", key="partitions.heatmap")
+    ranked = view.sort_values(["uncleaned_ratio", "cleanable_ratio"], ascending=False, na_position="last")
+    ranked = ranked.reset_index(drop=True)
+
+    def eligible(v) -> str:
+        return "no" if v == 0 else f"for {units.duration_s(v)}"
+
+    def held(v) -> str:
+        return v or "nothing"
+
+    ident = {"topic": ("Topic", None), "partition": ("Partition", None)}
+    def against(v, thr) -> str:
+        return units.ratio(v) + ("" if units.missing(thr) else f" / {units.ratio(thr)}")
+
+    ui.show(tables.shown(ranked.assign(lagging=ranked["lagging"].map(units.yes_no),
+                                       blocked=ranked["blocked"].map(held),
+                                       against=[against(v, t) for v, t in zip(ranked["cleanable_ratio"],
+                                                                              ranked["threshold"])]),
+                         {**ident, "cause": ("Cause", None), "lagging": ("Lagging", None),
+                          "against": ("Cleanable ratio / min", None),
+                          "uncleaned_bytes": ("Uncleaned", units.bytes_iec), "blocked": ("Held back by", None)}),
+            details={
+                "Each partition's sizes": tables.shown(ranked, {
+                    **ident, "uncleaned_ratio": ("Uncleaned ratio", units.ratio),
+                    "cleanable_bytes": ("Cleanable", units.bytes_iec), "log_bytes": ("Log size", units.bytes_iec),
+                    "eligible_seconds": ("Eligible", eligible)}),
+                "Each partition's broker and transactions": tables.shown(ranked, {
+                    **ident, "broker": ("Broker", None), "last_stable_offset": ("Last stable offset", units.count),
+                    "open_transactions": ("Open transactions", units.count)}),
+                "Each partition's tombstones": tables.shown(ranked, {
+                    **ident, "tombstones": ("Tombstones", units.count),
+                    "oldest_tombstone_age_seconds": ("Oldest tombstone", units.duration_s),
+                    "tombstones_past_delete_horizon": ("Past delete horizon", units.count)})},
+            key="partitions.table")
+    st.caption("Cleanable ratio / min: Kafka's cleanable ratio against the topic's min.cleanable.dirty.ratio; "
+               "Lagging: " + ALERT.CompactionLagging + " is raised for it. " + display.NOT_EXPORTED_WHY)
+    with st.expander("Each cause's fix, with the partitions it is for"):
+        for g in attention.by_cause(ranked, s.thresholds):
+            st.markdown(f"**{g.cause}** ({display.link(g.runbook)}):  \n" + "  \n".join(
+                f"{attention.named(list(p), 6)}: `{f}`" for f, p in g.fixes))
     st.subheader("Duplicates stuck in the active segment")
     stuck = tables.stuck_in_active_segment(view)
     if stuck.empty:
         st.success("No active segment holds duplicates of its own keys (or its keys were not read).",
                    icon=":material/check_circle:")
     else:
-        st.warning(f"{int(stuck['active_duplicate_records'].sum()):,} superseded record(s) "
-                   f"({int(stuck['active_duplicate_bytes'].sum()):,} key and value bytes) wait in active segments, "
-                   "which the cleaner never touches; they go once the segment rolls (on an append, past "
+        st.warning(f"{units.count(stuck['active_duplicate_records'].sum())} superseded record(s) "
+                   f"({units.bytes_iec(stuck['active_duplicate_bytes'].sum())} of keys and values) wait in active "
+                   "segments, which the cleaner never touches; they go once the segment rolls (on an append, past "
                    "segment.ms / max.compaction.lag.ms or segment.bytes) and is cleaned. See the runbook's "
                    "\"duplicates stuck in the active segment\".")
 
         def when(r):
-            if r["roll_seconds"] is not None and r["roll_seconds"] == r["roll_seconds"]:
-                return f"in {r['roll_seconds'] / 60:,.0f} min"
-            return f"unknown ({r['roll_unknown'] or 'no forecast'})"
+            if not units.missing(r["roll_seconds"]):
+                return f"in {units.duration_s(r['roll_seconds'])}"
+            return units.unknown(r["roll_unknown"] or "no forecast")
 
-        st.dataframe(stuck.assign(rolls=[when(r) for r in stuck.to_dict("records")])[
-            ["topic", "partition", "broker", "active_duplicate_records", "active_duplicate_bytes",
-             "active_segment_bytes", "segment_bytes", "active_segment_age_seconds", "max_segment_age_seconds",
-             "rolls", "held_by_min_compaction_lag_bytes"]],
-            hide_index=True, use_container_width=True,
-            column_config={"active_duplicate_records": st.column_config.NumberColumn("duplicate records", format="%d"),
-                           "active_duplicate_bytes": st.column_config.NumberColumn("duplicate bytes", format="%d"),
-                           "active_segment_bytes": st.column_config.NumberColumn("active segment bytes",
-                                                                                  format="%d"),
-                           "segment_bytes": st.column_config.NumberColumn("segment.bytes", format="%d"),
-                           "active_segment_age_seconds": st.column_config.NumberColumn("age (s)", format="%.0f"),
-                           "max_segment_age_seconds": st.column_config.NumberColumn(
-                               "rolls at age (s): segment.ms / max.compaction.lag.ms", format="%.0f"),
-                           "held_by_min_compaction_lag_bytes": st.column_config.NumberColumn(
-                               "held by min.compaction.lag.ms (bytes)", format="%d")})
+        stuck = stuck.assign(rolls=[when(r) for r in stuck.to_dict("records")])
+        ui.show(tables.shown(stuck, {**ident, "active_duplicate_records": ("Duplicate records", units.count),
+                                     "active_duplicate_bytes": ("Duplicate size", units.bytes_iec),
+                                     "rolls": ("Rolls", None)}),
+                details={"Each active segment against its roll (at segment.bytes, or at the age of segment.ms "
+                         "or max.compaction.lag.ms, the smaller)": tables.shown(stuck, {
+                    **ident, "active_segment_bytes": ("Size", units.bytes_iec),
+                    "segment_bytes": ("segment.bytes", units.bytes_iec),
+                    "active_segment_age_seconds": ("Age", units.duration_s),
+                    "max_segment_age_seconds": ("Rolls at age", units.duration_s),
+                    "held_by_min_compaction_lag_bytes": ("Held by min.compaction.lag.ms", units.bytes_iec)})},
+                key="partitions.stuck")
     st.subheader("One partition")
     ranked = view.sort_values("uncleaned_ratio", ascending=False)  # the most uncleaned first: the likeliest question
     labels = [f"{r.topic}-{r.partition}" for r in ranked.itertuples()]
@@ -71,7 +94,7 @@ if samples is not None and not ui.no_compacted_topics(samples):
     if pick:
         row = ranked.iloc[labels.index(pick)]
         def ratio(v):  # a healthy partition's detail is not exported at granularity topic (the default)
-            return "not exported" if v is None or v != v else f"{v:.2f}"
+            return display.text(v, units.ratio, "not exported")
 
         c = st.columns(4)
         c[0].metric("Uncleaned ratio", ratio(row["uncleaned_ratio"]),
@@ -81,10 +104,11 @@ if samples is not None and not ui.no_compacted_topics(samples):
                     help="what the cleaner compares with min.cleanable.dirty.ratio")
         c[2].metric("min.cleanable.dirty.ratio", ratio(row["threshold"]),
                     help="a healthy partition's detail goes out at granularity: partition only")
-        def num(v):
-            return "unknown" if v is None or v != v else f"{int(v):,}"
+        def num(v, why=units.unknown()):
+            return display.text(v, units.count, why)
 
-        c[3].metric("Tombstones", num(row["tombstones"]),
+        c[3].metric("Tombstones", num(row["tombstones"],
+                                      display.PENDING if row["detail_pending"] == 1 else display.NOT_EXPORTED),
                     help="unknown while the partition's records are still to be read (headers first: "
                          "partition_detail_pending) or when its detail is not exported")
         st.info(f"Cause: **{row['cause']}** ({WHY.get(row['cause'], '')}).  \nFix: `{row['fix']}`")
@@ -93,7 +117,7 @@ if samples is not None and not ui.no_compacted_topics(samples):
         st.caption(f"Evidence: first dirty offset {num(row['first_dirty_offset'])}, first uncleanable offset "
                    f"{num(row['first_uncleanable_offset'])}, last stable offset {num(row['last_stable_offset'])}, "
                    f"log end offset {num(row['log_end_offset'])}; open transactions {num(row['open_transactions'])}"
-                   + ("" if age is None or age != age else f", the oldest open {age:,.0f} s")
+                   + ("" if units.missing(age) else f", the oldest open {units.duration_s(age)}")
                    + f". The full evidence and forecast: `compaction-monitor explain {pick} --log-dir <log dir>`.")
         if row["lagging"]:
             st.error(f"{ALERT.CompactionLagging}: the log is eligible and the cleaner has not cleaned it.")
@@ -102,12 +126,15 @@ if samples is not None and not ui.no_compacted_topics(samples):
         if s.mode == "prometheus":
             hist = ui.history(s, panelqueries.promql("cleanable_ratio", topic=row["topic"],
                                                      partition=str(row["partition"])))
-            if not hist.empty:
+            if not figures.enough_history(hist):
+                st.caption(f"{pick}: no chart of its cleanable ratio over time yet, Prometheus holds fewer than "
+                           f"{figures.MIN_POINTS} samples of it in the last hour.")
+            else:
                 thr = row["threshold"]
                 fig = figures.broker_series(hist, f"{pick}: Kafka's cleanable ratio over the last hour", "ratio",
                                             None if thr is None or thr != thr else float(thr),
                                             "min.cleanable.dirty.ratio")
-                st.plotly_chart(fig, use_container_width=True)
+                st.plotly_chart(fig, width="stretch", key="partitions.history")
     st.subheader("Partition alerts")
     ui.alerts_table(alerts, [ALERT.CompactionLagging, ALERT.CompactionOverdue,
                             ALERT.CompactionBlockedByTransaction, ALERT.HangingTransaction])

@@ -1,9 +1,11 @@
 """Tombstones: where deletes pile up, which ones the cleaner missed, and who may miss them. Which
 partitions and groups are flagged comes from the alerts; the warning line from the loaded monitor.yaml."""
 
+import pandas as pd
 import streamlit as st
 
-from dashboards import alertrows, figures, panelqueries, sources, tables, ui
+from dashboards import alertrows, display, figures, panelqueries, sources, tables, ui
+from monitor.contract import units
 from monitor.contract.rules import ALERT
 
 
@@ -12,19 +14,28 @@ def _horizons(samples) -> None:
     the next ones go."""
     st.subheader("Delete horizons")
     h = tables.horizons_table(samples)
-    st.plotly_chart(figures.horizon_states(h), use_container_width=True)
     if h.empty:
         st.info("No partition's delete-horizon series: at granularity topic (the default) they are exported "
                 "for unhealthy partitions only; granularity: partition exports them for all.")
         return
+    st.plotly_chart(figures.horizon_states(h), width="stretch", key="tombstones.horizons.chart")
     st.caption("A tombstone or marker is never stamped until a clean keeps it (it goes one delete.retention.ms "
                "after that clean at the earliest), stamped until its horizon, then past it: the next clean "
-               "removes it. Tombstones are unknown (empty) until the collector has read the partition's records.")
-    st.dataframe(h, hide_index=True, use_container_width=True,
-                 column_config={"next removal": st.column_config.DatetimeColumn(
-                     help="the earliest a tombstone or marker still ahead of its horizon may go: the earliest "
-                          "pending horizon, or one delete.retention.ms after a clean starting now for "
-                          "unstamped ones (partition_next_delete_horizon_timestamp_seconds)")})
+               "removes it. Tombstones are unknown until the collector has read the partition's records. "
+               "Next removal: the earliest a tombstone or marker still ahead of its horizon may go (the earliest "
+               "pending horizon, or one delete.retention.ms after a clean starting now for unstamped ones).")
+    counts = {c: (c[0].upper() + c[1:], units.count) for c in tables.HORIZON_COLUMNS}
+    for c in tables.HORIZON_COLUMNS:  # a kind whose series are absent is unread (tombstones), not 0
+        h[c] = display.column(list(h[c]), units.count, units.unknown("records not read yet")
+                              if c.startswith("tombstone") else units.unknown("no series"))
+    h["next removal"] = [units.unknown("none ahead") if units.missing(v) or v is pd.NaT
+                         else units.timestamp_utc(v.timestamp() * 1000) for v in h["next removal"]]
+    ident = {"topic": ("Topic", None), "partition": ("Partition", None)}
+    ui.show(tables.shown(h, {**ident, "next removal": ("Next removal (UTC)", None),
+                             **{c: (counts[c][0], None) for c in tables.HORIZON_COLUMNS if c.startswith("tombstone")}}),
+            details={"Each partition's transaction markers": tables.shown(
+                h, {**ident, **{c: (counts[c][0], None) for c in tables.HORIZON_COLUMNS if c.startswith("marker")}})},
+            key="tombstones.horizons")
 
 
 s = ui.settings()
@@ -35,19 +46,32 @@ if samples is not None:
         table = tables.partitions_table(samples, alerts)
         if s.mode == "prometheus":
             hist = ui.history(s, panelqueries.promql("tombstones"), 3 * 3600)
-            st.plotly_chart(figures.tombstone_history(hist), use_container_width=True)
-        st.plotly_chart(figures.tombstone_bars(table), use_container_width=True)
+            if figures.enough_history(hist):
+                st.plotly_chart(figures.tombstone_history(hist), width="stretch", key="tombstones.history")
+            else:
+                st.caption("Tombstones over time: no chart yet, Prometheus holds fewer than "
+                           f"{figures.MIN_POINTS} samples of the tombstone count in the last 3 h.")
+        known = table.dropna(subset=["tombstones"])
+        if known.empty or known["tombstones"].sum() == 0:
+            pending = int((table["detail_pending"] == 1).sum()) if "detail_pending" in table else 0
+            st.caption("Tombstones per topic: no chart, no tombstone is on disk"
+                       + (f" ({units.count(pending)} partition(s) still being read)." if pending else "."))
+        else:
+            st.plotly_chart(figures.tombstone_bars(known), width="stretch", key="tombstones.bars")
         flagged = alertrows.alerting(alerts, ALERT.TombstonesPastDeleteHorizon, tables.PARTITION,
-                                states=("pending", "firing", "active"))
+                                     states=("pending", "firing", "active"))
         keyed = table.assign(partition=table["partition"].astype(str))
         missed = keyed.merge(flagged.astype(str), on=tables.PARTITION) if not flagged.empty else keyed.iloc[:0]
         if missed.empty:
             st.success("No tombstone is past its delete horizon.", icon=":material/check_circle:")
         else:
-            st.warning(f"{int(missed['tombstones_past_delete_horizon'].sum())} tombstone(s) are past their delete "
-                       f"horizon and still on disk, on {len(missed)} partition(s).")
-            st.dataframe(missed[["topic", "partition", "tombstones", "tombstones_past_delete_horizon",
-                                 "oldest_tombstone_age_seconds"]], hide_index=True, use_container_width=True)
+            st.warning(f"{units.count(missed['tombstones_past_delete_horizon'].sum())} tombstone(s) are past their "
+                       f"delete horizon and still on disk, on {units.count(len(missed))} partition(s).")
+            ui.show(tables.shown(missed, {"topic": ("Topic", None), "partition": ("Partition", None),
+                                          "tombstones": ("Tombstones", units.count),
+                                          "tombstones_past_delete_horizon": ("Past delete horizon", units.count),
+                                          "oldest_tombstone_age_seconds": ("Oldest tombstone", units.duration_s)}),
+                    key="tombstones.missed")
         _horizons(samples)
     st.subheader("Consumer groups on compacted topics")
     ratio = sources.metric(samples, "consumer_group_lag_retention_ratio")
@@ -64,24 +88,26 @@ if samples is not None:
         else:
             ratio = ratio.assign(severity=None)
         warning, critical = panelqueries.thresholds("lag_retention", s.thresholds)  # Grafana's lines too
-        st.plotly_chart(figures.consumer_risk(ratio, warning, critical),
-                        use_container_width=True)
-        groups = tables.consumer_groups_table(samples, alerts)
-        shown = groups[["group", "topic", "partition", "lag_seconds", "lag_method", "lag_unknown",
-                        "may_miss_updates"]].rename(
-            columns={"lag_seconds": "time lag (s)", "lag_method": "time lag method",
-                     "lag_unknown": "time lag unknown because", "may_miss_updates": "may miss updates"})
-        st.dataframe(shown.sort_values("time lag (s)", ascending=False), hide_index=True, use_container_width=True,
-                     column_config={"may miss updates": st.column_config.TextColumn(
-                         help="why the group may read an already compacted history and miss intermediate values "
-                              f"({ALERT.ConsumerMayMissUpdates}); 'latest value only': declared in "
-                              "latest_value_only_groups, so not alerted"),
-                         "time lag method": st.column_config.TextColumn(
-                             help="exact: the committed record's timestamp, read (needs Read on the topic); "
-                                  "interpolated: between the collector's log-end-offset samples (no Read); "
-                                  "extrapolated: older than every sample, along their trend"),
-                         "time lag unknown because": st.column_config.TextColumn(
-                             help="consumer_group_lag_seconds_unknown's reason: too_few_samples, no_writes_sampled")})
+        st.plotly_chart(figures.consumer_risk(ratio, warning, critical), width="stretch", key="tombstones.risk")
+        groups = tables.consumer_groups_table(samples, alerts).sort_values("lag_seconds", ascending=False,
+                                                                          na_position="last")
+        lag = [units.unknown(why or "not exported") if units.missing(v) else units.duration_s(v)
+               for v, why in zip(groups["lag_seconds"], groups["lag_unknown"])]
+        groups = groups.assign(lag_text=lag, lag_records=display.column(list(groups["lag_records"]), units.count,
+                                                                         units.unknown("not exported")),
+                               may_miss_updates=groups["may_miss_updates"].replace("", "no"))
+        st.caption("Time lag: how far behind the group's committed offset is, in time; told exactly (the committed "
+                   "record's timestamp, read: needs Read on the topic), interpolated (between the collector's "
+                   "log-end-offset samples) or extrapolated (older than every sample, along their trend). "
+                   "May miss updates: why the group may read an already compacted history "
+                   f"({ALERT.ConsumerMayMissUpdates}); "
+                   "'latest value only': declared in latest_value_only_groups, so not alerted.")
+        ui.show(tables.shown(groups, {"group": ("Group", None), "topic": ("Topic", None),
+                                      "partition": ("Partition", None), "lag_text": ("Time lag", None),
+                                      "lag_method": ("Told", None), "may_miss_updates": ("May miss updates", None)}),
+                details={"Each group's lag in records": tables.shown(groups, {
+                    "group": ("Group", None), "topic": ("Topic", None), "partition": ("Partition", None),
+                    "lag_records": ("Lag", None)})}, key="tombstones.groups")
     ui.alerts_table(alerts, [ALERT.ConsumerMayMissTombstones, ALERT.ConsumerMayMissUpdates,
                              ALERT.TombstonesPastDeleteHorizon, ALERT.TombstonesPilingUp])
 ui.auto_refresh()

@@ -137,7 +137,7 @@ def evaluate_rule(r: Rule, samples: Iterable[Sample], t: Thresholds | None = Non
     ann = r.annotations(t)
     out = []
     for k, v in sorted(found.items(), key=lambda kv: sorted(kv[0])):
-        labels = dict(sorted(k))
+        labels = dict(sorted({**dict(k), **{n: v for n, v in r.labels().items() if n != "severity"}}.items()))
         out.append(Alert(r.alert, r.severity, labels, v,
                          {name: gotemplate.render(text, labels, v) for name, text in ann.items()}))
     return out

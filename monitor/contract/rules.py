@@ -134,6 +134,14 @@ class Rule:
     clauses: tuple[Clause, ...]
     summary: str
     description: str
+    # An alert stated by two rules (a form each) carries which one fired as the static label ``evidence``:
+    # Prometheus and promtool (``check rules --lint-fatal``) take two rules of one name and one label set for
+    # a duplicate, and the on-call person sees what the alert stands on.
+    evidence: str | None = None
+
+    def labels(self) -> dict[str, str]:
+        """The rule's static labels: its severity, and its form's ``evidence`` where it has two."""
+        return {"severity": self.severity, **({"evidence": self.evidence} if self.evidence else {})}
 
     def window(self, t: Thresholds) -> str:
         return getattr(t, self.for_)
@@ -205,14 +213,14 @@ RULES: tuple[Rule, ...] = (
          (_c("partition_uncleanable", ">", number(0)),),
          "A partition is uncleanable on " + P,
          "The cleaner marked " + P + " uncleanable after a {{ $labels.exception }} (log-cleaner.log): it will "
-         "not compact it again until the broker restarts."),
+         "not compact it again until the broker restarts.", evidence="cleaner_log"),
     Rule("UncleanablePartitions", "critical", "kafka-log-cleaner", "uncleanable_for",
          (_c("broker_uncleanable_partitions", ">", number(0), join=UNCLEANABLE_NOT_NAMED),
           _c("broker_uncleanable_bytes", ">", number(0), join=UNCLEANABLE_NOT_NAMED)),
          "Uncleanable partitions on " + B,
          "Log dir {{ $labels.log_dir }} of " + B + " has uncleanable partitions ({{ $value }}): the cleaner "
          "met an error and will not compact them again until the broker restarts. No readable "
-         "log-cleaner.log names them: look there on the broker."),
+         "log-cleaner.log names them: look there on the broker.", evidence="broker_gauges"),
     Rule("CleanerBufferSaturated", "warning", "kafka-log-cleaner", "buffer_saturated_for",
          (_c("broker_cleaner_max_buffer_utilization_ratio", ">", setting("buffer_utilization_ratio")),),
          "The cleaner's dedupe buffer is full on " + B,
@@ -347,7 +355,8 @@ RULES: tuple[Rule, ...] = (
          "One replica of a partition is uncleanable, its peers are not: " + P,
          "The cleaner on broker {{ $labels.broker }} marked its replica of topic {{ $labels.topic }} partition "
          "{{ $labels.partition }} (cluster {{ $labels.cluster }}) uncleanable after a {{ $labels.exception }}, "
-         "while other replicas of the partition are not: the damage is in this broker's copy."),
+         "while other replicas of the partition are not: the damage is in this broker's copy.",
+         evidence="uncleanable_replica"),
     Rule("ReplicasDisagree", "warning", "kafka-compaction", "replicas_disagree_for",
          (_c("partition_cleanable_ratio", ">", setting("replica_spread_ratio"), peers=Peers(REPLICAS, spread=True),
              join=Join(("cluster", "broker", "topic", "partition"), NS + "partition_uncleanable", ">", 0,
@@ -355,7 +364,8 @@ RULES: tuple[Rule, ...] = (
          "One replica of a partition is far dirtier than its peers: " + P,
          "The cleanable ratio of the replica of topic {{ $labels.topic }} partition {{ $labels.partition }} "
          "on broker {{ $labels.broker }} (cluster {{ $labels.cluster }}) has stayed {{ $value | humanizePercentage }} "
-         "above its least dirty replica's for <for>: this broker's cleaner is not keeping up with its peers'."),
+         "above its least dirty replica's for <for>: this broker's cleaner is not keeping up with its peers'.",
+         evidence="ratio_spread"),
     # A replica out of the ISR (or offline) while its leader cleans: a tombstone written after it fell out can be
     # removed on the leader delete.retention.ms after the leader's next clean (KIP-534's delete horizon), and the
     # replica, fetching on from its own log end, never sees it: the deleted key stays alive on it

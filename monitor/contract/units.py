@@ -17,7 +17,12 @@ The rules, stated once:
 * rates: the bytes of a second, ``/s`` after ("1.2 MiB/s"); a rate above 0 but below 0.01 B/s reads
   "< 0.01 B/s", so a tiny rate is never shown as 0;
 * yes/no for a truth value; a time as ISO 8601 UTC with milliseconds ("2026-11-27T07:18:12.345Z");
-* a figure that cannot be known: "unknown (why)".
+* counts: whole, with thousands separators ("308,754");
+* a ratio as Kafka writes its ratios (min.cleanable.dirty.ratio): two decimals ("0.42");
+* a fraction as a percentage, whole ("42 %"); above 0 but below 1 % "< 1 %", below 100 % but above
+  99 % "> 99 %", so a small share never reads 0 and an almost full one never 100 %;
+* a figure that cannot be known: "unknown (why)"; NaN (a pandas cell without a value) is one too, never
+  "nan".
 
 May be imported by every layer above ``monitor.contract`` and by the edges (it imports only the standard
 library).
@@ -36,9 +41,14 @@ def unknown(reason: str | None = None) -> str:
     return f"unknown ({reason})" if reason else "unknown"
 
 
+def missing(v) -> bool:
+    """Whether ``v`` is no figure: None, or NaN (what a pandas cell without a value holds)."""
+    return v is None or (isinstance(v, float) and v != v)
+
+
 def bytes_iec(n: float | None) -> str:
     """A size in bytes for a person: "0 B", "512 B", "1.5 KiB", "78.3 GiB" (base 1024)."""
-    if n is None:
+    if missing(n):
         return unknown()
     sign, v = ("-", -n) if n < 0 else ("", n)
     i = 0
@@ -50,7 +60,7 @@ def bytes_iec(n: float | None) -> str:
 
 def rate(bytes_per_s: float | None) -> str:
     """Bytes per second for a person: "1.2 MiB/s", "35 B/s", "0.25 B/s", "< 0.01 B/s" (never 0 when above 0)."""
-    if bytes_per_s is None:
+    if missing(bytes_per_s):
         return unknown()
     if 0 < bytes_per_s < 0.01:
         return "< 0.01 B/s"
@@ -71,7 +81,7 @@ def _pair(big: int, big_unit: str, small: int, small_unit: str) -> str:
 def duration_ms(ms: float | None) -> str:
     """A duration in milliseconds for a person: "850 ms", "42 s", "3 min 12 s", "3 h 12 min", "5.6 d"
     (the rule is the module's); None: "unknown"."""
-    if ms is None:
+    if missing(ms):
         return unknown()
     if ms < 0:
         return "-" + duration_ms(-ms)
@@ -90,7 +100,7 @@ def duration_ms(ms: float | None) -> str:
 
 def duration_s(s: float | None) -> str:
     """A duration in seconds for a person (``duration_ms``'s rule)."""
-    return duration_ms(None if s is None else s * 1000)
+    return duration_ms(None if missing(s) else s * 1000)
 
 
 def yes_no(b: bool | None) -> str:
@@ -100,9 +110,31 @@ def yes_no(b: bool | None) -> str:
 
 def timestamp_utc(ms: float | None) -> str:
     """A time in ms since the epoch (as Kafka stores them) for a person: "2026-11-27T07:18:12.345Z"."""
-    if ms is None:
+    if missing(ms):
         return unknown()
     try:
         return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
     except (OverflowError, OSError, ValueError):
         return unknown(f"{ms} ms since the epoch is out of range")
+
+
+def count(n: float | None) -> str:
+    """A number of things for a person: "0", "308,754" (whole, thousands separated)."""
+    return unknown() if missing(n) else f"{round(n):,}"
+
+
+def ratio(r: float | None) -> str:
+    """A ratio as Kafka writes min.cleanable.dirty.ratio: "0.42", "1.00"."""
+    return unknown() if missing(r) else f"{r:.2f}"
+
+
+def percent(fraction: float | None) -> str:
+    """A fraction for a person: "42 %", "< 1 %" (above 0), "> 99 %" (below 1), "250 %"."""
+    if missing(fraction):
+        return unknown()
+    p = fraction * 100
+    if 0 < p < 1:
+        return "< 1 %"
+    if 99 < p < 100:
+        return "> 99 %"
+    return f"{round(p):,} %"

@@ -14,13 +14,13 @@ from __future__ import annotations
 EXCERPT_CHARS = 60  # a message stays one readable line with a path and a reason around it
 
 
-def _escaped(ch: str) -> str:
+def _escaped(ch: str, quote: str = "'") -> str:
     if "\udc80" <= ch <= "\udcff":  # a byte that is no UTF-8 (surrogateescape): as the byte
         return f"\\x{ord(ch) - 0xdc00:02x}"
     if ch == "\\":
         return "\\\\"
-    if ch == "'":
-        return "\\'"
+    if ch == quote:
+        return "\\" + ch
     if ch.isprintable():
         return ch
     return repr(ch)[1:-1]  # \x00, \n, \t, \u200b, \U0001f600 ...
@@ -54,6 +54,18 @@ def excerpt(content: str | bytes | bytearray | memoryview, limit: int = EXCERPT_
     if whole and not more:
         return f"'{text}'"
     return f"'{text}...' ({'more follows' if more else f'{len(content)} {unit}'})"
+
+
+def escaped(content: str | bytes | bytearray | memoryview, limit: int | None = None) -> str:
+    """The one display rule for content that is not ours (a record key, a file or topic name read from
+    disk), everywhere it is shown (the dashboard, the audit report, ``inspect``, a log line): printable
+    characters as they are, each other one as its escape (``\\n``, ``\\x00``, ``\\u200b``), a byte that
+    is no UTF-8 as ``\\xNN``, a backslash doubled so that an escape is never ambiguous; no quotes. Cut
+    at ``limit`` characters with ``…``."""
+    if isinstance(content, (bytes, bytearray, memoryview)):
+        content = bytes(content).decode("utf-8", "surrogateescape")
+    out = "".join(_escaped(c, quote="") for c in content)
+    return out if limit is None or len(out) <= limit else out[:limit - 1] + "…"
 
 
 MESSAGE_CHARS = 200  # a message taken from a file (an exception's, in a log) is prose: a little longer

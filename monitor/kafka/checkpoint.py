@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from monitor.fileio.excerpt import EXCERPT_CHARS, excerpt
-from monitor.fileio.regularfile import NotRegularFile, open_regular
+from monitor.fileio.regularfile import NotRegularFile, open_regular, os_reason
 
 CHECKPOINT_VERSION = 0
 CHECKPOINT_FILES = (
@@ -36,9 +36,12 @@ CHECKPOINT_FILES = (
 
 
 class CheckpointError(ValueError):
-    def __init__(self, file: str, line: int, reason: str):
+    """A checkpoint that cannot be read: ``line`` is the line at fault, None when the fault is the file's
+    as a whole (a directory, a file the system will not open): no line of it was read, so none is named."""
+
+    def __init__(self, file: str, line: int | None, reason: str):
         self.file, self.line, self.reason = str(file), line, reason
-        super().__init__(f"{file}: line {line}: {reason}")
+        super().__init__(f"{file}: {reason}" if line is None else f"{file}: line {line}: {reason}")
 
 
 # The longest line Kafka writes: a topic name (at most 249 characters), a partition and an offset (at
@@ -161,9 +164,9 @@ def read_checkpoint(path: str | Path, lines_of: dict | None = None) -> dict[tupl
     except FileNotFoundError:
         return {}
     except NotRegularFile as exc:
-        raise CheckpointError(str(path), 0, f"cannot read: not a regular file ({exc.what})") from exc
+        raise CheckpointError(str(path), None, f"cannot read: not a regular file ({exc.what})") from exc
     except OSError as exc:
-        raise CheckpointError(str(path), 0, f"cannot read: {exc.strerror or exc}") from exc
+        raise CheckpointError(str(path), None, f"cannot read: {os_reason(exc)}") from exc
 
 
 def entry_problem(partition: int, offset: int, log_end_offset: int | None = None) -> str | None:

@@ -16,9 +16,9 @@ such records get a batch made from what their own line says (``from_records``), 
 field unknown (None). ``Dumping`` sections of ``.index``, ``.timeindex``, ``.txnindex`` and
 ``.snapshot`` files hold no records: they are skipped and listed in ``skipped_sections``.
 
-Payloads are printed raw, so a value holding a newline continues on the next line: such lines are
-joined back while the text is shorter than ``valueSize``. Any other line is a problem reported with
-its line number, never dropped silently.
+Keys and payloads are printed raw, so a key or a value holding a line break continues on the next
+line: such lines are joined back while the text is shorter than ``keySize`` (the key) or ``valueSize``
+(the value) says. Any other line is a problem reported with its line number, never dropped silently.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Iterable, Iterator
 
 from monitor.fileio.excerpt import excerpt
 from monitor.kafka.dumpbatch import (DumpBatch, DumpRecord, batch_from_line, batch_from_record, belongs,
-                                     record_from_fields)
+                                     key_cut_short, record_from_fields)
 from monitor.kafka.dumplines import INDEX_SUFFIXES, INVALID_BYTES, classify, clean_line, looks_structural, record_fields
 
 
@@ -67,14 +67,36 @@ class DumpParser:
             raise DumpFormatError(self.name, no, f"{reason}: {excerpt(text)}")
         self.problems.append(DumpProblem(no, text, reason))
 
+    def _lines_joined(self) -> Iterator[tuple[int, str]]:
+        """(line number, line) with a record line whose key holds line breaks joined back with the lines
+        that continue it (``key_cut_short``), numbered as its first; a structural line ends the join
+        (what was joined is then parsed as it is, its fault reported)."""
+        held: tuple[int, str] | None = None
+        for no, raw in enumerate(self._lines, start=1):
+            raw = raw.rstrip("\r\n")
+            if held is not None:
+                if not looks_structural(raw):
+                    held = (held[0], held[1] + "\n" + raw)
+                    if not key_cut_short(*record_fields(held[1][2:])):
+                        yield held
+                        held = None
+                    continue
+                yield held
+                held = None
+            if raw.startswith("| offset: ") and " key: " in raw and key_cut_short(*record_fields(raw[2:])):
+                held = (no, raw)
+                continue
+            yield no, raw
+        if held is not None:
+            yield held
+
     def batches(self) -> Iterator[DumpBatch]:
         current: DumpBatch | None = None
         file = self.name
         index_section = False
         last_rec: DumpRecord | None = None
         pending = 0  # payload bytes still expected on continuation lines
-        for no, raw in enumerate(self._lines, start=1):
-            raw = raw.rstrip("\r\n")
+        for no, raw in self._lines_joined():
             if pending > 0 and last_rec is not None and not looks_structural(raw):
                 text = "\n" + raw
                 last_rec._value = (last_rec._value or b"") + text.encode("utf-8", "surrogateescape")

@@ -221,6 +221,25 @@ def batch_from_record(file: str, no: int, f: dict[str, str], content: str) -> Du
 
 
 
+def key_cut_short(f: dict[str, str], content: str) -> bool:
+    """Whether a record line ends inside its key: kafka-dump-log prints the key raw, so a key holding a
+    line break goes on over the next lines. Known from the sizes: the key text (up to a ``payload:``
+    marker past ``keySize`` bytes of it, or to the end when the record has no value) is shorter than
+    ``keySize`` says. Without sizes (``--skip-record-metadata``) nothing can tell: False."""
+    ks, vs = int_field(f.get("keySize", f.get("keysize"))), int_field(f.get("valueSize", f.get("valuesize")))
+    if ks is None or ks <= 0 or not content.startswith("key: "):
+        return False
+    body = content[len("key: "):]
+    if vs == -1:  # no payload printed: the key is the rest
+        return len(body.encode("utf-8", "surrogateescape")) < ks
+    start = 0
+    while (i := body.find(" payload: ", start)) >= 0:
+        if len(body[:i].encode("utf-8", "surrogateescape")) >= ks:
+            return False
+        start = i + 1
+    return True
+
+
 def _split_key_payload(rest: str, ks: int, vs: int) -> tuple[bytes | None, bytes | None]:
     """Cut ``key: K payload: V`` using the sizes when the texts themselves contain the markers."""
     key = value = None

@@ -118,7 +118,8 @@ def topic_partition_key(key: str) -> tuple[str, int] | None:
 
 
 def printable(text: str, limit: int = 300) -> str:
-    """A name as one short printable line: control characters, lone surrogates (undecodable bytes)
-    and other unprintables escaped (``\\n``, ``\\udcff``), cut at ``limit`` characters."""
-    out = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    return out if len(out) <= limit else out[:limit - 1] + "…"
+    """A name as one short printable line, by the one display rule (``monitor.fileio.excerpt.escaped``:
+    ``\\n``, an undecodable byte as ``\\xff``), cut at ``limit`` characters."""
+    from monitor.fileio.excerpt import escaped
+
+    return escaped(text, limit)

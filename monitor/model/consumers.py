@@ -91,7 +91,11 @@ METHODS = (EXACT, INTERPOLATED, EXTRAPOLATED)
 # why a time lag is unknown (the label of consumer_group_lag_seconds_unknown)
 TOO_FEW_SAMPLES = "too_few_samples"  # fewer than two log-end-offset samples yet
 NO_WRITES_SAMPLED = "no_writes_sampled"  # the log end offset stood still over every sample
-UNKNOWN_REASONS = (TOO_FEW_SAMPLES, NO_WRITES_SAMPLED)
+# the record at the committed offset was compacted away, and fewer than two samples to interpolate from: the
+# first record after it was appended later than the one the group waits on, so its timestamp would understate
+# the lag (a one-shot read after a clean: ``topics lint`` called a group days behind a few seconds behind)
+RECORD_COMPACTED = "record_compacted"
+UNKNOWN_REASONS = (TOO_FEW_SAMPLES, NO_WRITES_SAMPLED, RECORD_COMPACTED)
 MAX_SAMPLES = 60  # points kept per partition (kafka-lag-exporter's default lookup table size)
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import BinaryIO, Sequence
 
 from monitor.kafka import readbound
-from monitor.fileio.regularfile import open_regular
+from monitor.fileio.regularfile import open_regular, os_reason
 from monitor.model.transactions import AbortedRanges, AbortedTxn
 
 ENTRY = struct.Struct(">hqqqq")  # version, producerId, firstOffset, lastOffset, lastStableOffset
@@ -99,7 +99,7 @@ def read_txn_index(path: str | Path, base_offset: int) -> tuple[AbortedTxn, ...]
     except FileNotFoundError:
         return ()
     except OSError as exc:
-        raise TxnIndexError(path, 0, f"cannot read: {exc.strerror or exc}") from exc
+        raise TxnIndexError(path, 0, f"cannot read: {os_reason(exc)}") from exc
 
 
 def cross_check(log_aborts: AbortedRanges, indexes: dict[int, tuple[AbortedTxn, ...]], paths: dict[int, str],

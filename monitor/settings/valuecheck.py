@@ -133,13 +133,15 @@ def _name_problem(host: str, what: str) -> str | None:
 
 
 def address_problem(value) -> str | None:
-    """A listen address: an IP address (IPv6 with or without brackets) or a host name; empty: every
-    interface (as ``0.0.0.0``)."""
+    """A listen address: an IP address (IPv6 with or without brackets) or a host name. Empty is refused:
+    Python's socket would listen on every interface, and an empty value is most often an unset shell or
+    Helm variable, not a decision to expose the page everywhere; that decision is spelled ``0.0.0.0``
+    (or ``::``)."""
     if not isinstance(value, str):
         return _expected(ADDRESS_SHAPE, value)
     text = value.strip()
     if not text:
-        return None
+        return _expected(ADDRESS_SHAPE, value, "empty: say 0.0.0.0 or :: to listen on every interface")
     try:
         ipaddress.ip_address(text.strip("[]").split("%", 1)[0])
         return None

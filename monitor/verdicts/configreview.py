@@ -22,13 +22,22 @@ The checks (``CHECKS``), and the limits they use (``ReviewLimits``, defined here
   delete.retention.ms: time retention deletes whole segments, data and tombstones alike, before the
   promise delete.retention.ms makes to consumers (and the tombstone setting is moot).
 
-A check whose measured input is missing is not guessed: it is listed under ``unchecked`` with the reason.
+Each check is one row of ``CHECKS`` (``Check``: its name, the inputs it needs, its severity, what it guards
+against); ``topics lint``, the collector's ``topic_config_finding`` (hence the dashboard's Config review) and
+``explain``'s configuration lines all run ``review`` over that one table, so they cannot disagree. Where a
+check is also an alert (``delete_retention_below_consumer_lag`` and ConsumerMayMissTombstones' critical
+rule), the check makes the rule's own comparison (``monitor.contract.rules``).
+
+A check whose measured input is missing is not guessed: it is not run, and ``Review.not_run`` names it with
+the input it needs and why that input is missing; a review with a check not run never passes.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 
+from monitor.contract.rules import LAG_PAST_RETENTION, holds
 from monitor.contract.units import bytes_iec, duration_ms, rate
 from monitor.verdicts.fixes import BOOTSTRAP_PLACEHOLDER, alter_topic
 from monitor.verdicts.forecasts import max_segment_ms
@@ -43,6 +52,24 @@ class ReviewLimits:
     suggested_max_compaction_lag_ms: int = 86_400_000
     roll_within_ms: int = 86_400_000  # an active segment that rolls later than this holds duplicates too long
     suggested_segment_ms: int = 3_600_000
+
+
+# the inputs a check may need (the key a program reads: JSON's and topic_config_check_not_run's "needs"),
+# and how a person supplies them (INPUTS): every check needs the topic's live config
+LIVE_CONFIG, GROUP_LAG, LOG_DIR = "live_config", "consumer_group_lag", "log_dir"
+INPUTS = {
+    LIVE_CONFIG: "the topic's live config: give --bootstrap-server",
+    GROUP_LAG: "the consumer groups' time lag: give --bootstrap-server (consumer_groups on)",
+    LOG_DIR: "the topic's partitions on disk (write rate, tombstones, active segment): give --log-dir",
+}
+
+
+@dataclass(frozen=True)
+class Missing:
+    """A check not run: the input it needs (a key of ``INPUTS``) and why that input is missing."""
+
+    needs: str
+    why: str
 
 
 @dataclass(frozen=True)
@@ -88,16 +115,27 @@ class Finding:
 @dataclass(frozen=True)
 class Review:
     findings: tuple[Finding, ...]
-    unchecked: dict = field(default_factory=dict)  # topic -> {check: reason}
+    unchecked: dict = field(default_factory=dict)  # topic -> {check: Missing}
     topics: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
-        return not self.findings
+        """Every check ran on every topic and found nothing: a check not run is not a pass."""
+        return not self.findings and not self.unchecked
+
+    @property
+    def not_run(self) -> list[dict]:
+        """The checks not run, one entry per (check, input needed, why), with the topics it concerns."""
+        by: dict[tuple[str, str, str], list[str]] = {}
+        for topic, checks in sorted(self.unchecked.items()):
+            for name, m in checks.items():
+                by.setdefault((name, m.needs, m.why), []).append(topic)
+        return [{"check": name, "needs": needs, "why": why, "topics": topics}
+                for (name, needs, why), topics in sorted(by.items())]
 
     def as_dict(self) -> dict:
         return {"passed": self.passed, "topics": list(self.topics),
-                "findings": [f.as_dict() for f in self.findings], "unchecked": self.unchecked}
+                "findings": [f.as_dict() for f in self.findings], "not_run": self.not_run}
 
 
 def _ms(v: int) -> str:
@@ -106,6 +144,16 @@ def _ms(v: int) -> str:
 
 # how each setting a finding changes reads for a person, beside its value as Kafka takes it
 _HUMAN = {"delete.retention.ms": _ms, "max.compaction.lag.ms": _ms, "segment.ms": _ms, "retention.ms": _ms}
+
+
+def human_value(setting: str, value: str) -> str:
+    """A setting's value for a person only (the Config review page): "7 d" for segment.ms=604800000; a value
+    without a unit (a ratio) as written."""
+    human = _HUMAN.get(setting)
+    try:
+        return human(int(value)) if human else value
+    except ValueError:
+        return value
 
 
 def setting_text(setting: str, value: str) -> str:
@@ -119,15 +167,18 @@ def setting_text(setting: str, value: str) -> str:
 
 def _delete_retention(t: TopicFacts, lim: ReviewLimits, b: str):
     if not t.groups_measured:
-        return "consumer groups were not read (admin API)"
+        return Missing(GROUP_LAG, "consumer groups were not read")
     lags = [g for g in t.group_lags if g.lag_seconds is not None]
     if not lags:
-        return None if not t.group_lags else "no group's time lag could be read"
+        return None if not t.group_lags else Missing(GROUP_LAG, "no group's time lag could be read")
     slow = max(lags, key=lambda g: g.lag_seconds)
     retention = t.config.delete_retention_ms
-    if slow.lag_seconds * 1000 <= retention:
+    # ConsumerMayMissTombstones' critical comparison (time lag / delete.retention.ms >= 1), not a second one
+    if retention <= 0 or not holds(LAG_PAST_RETENTION, slow.lag_seconds * 1000 / retention,
+                                   LAG_PAST_RETENTION.threshold.number):
         return None
-    suggested = max(int(slow.lag_seconds * 2000), 86_400_000)
+    # twice the lag, up to whole days: a value a person sets, and one label value while the lag grows within a day
+    suggested = max(math.ceil(slow.lag_seconds * 2000 / 86_400_000), 1) * 86_400_000
     return Finding(t.topic, "delete_retention_below_consumer_lag", "delete.retention.ms", str(retention),
                    str(suggested),
                    f"delete.retention.ms ({duration_ms(retention)}) is below consumer group {slow.group}'s time lag "
@@ -178,11 +229,11 @@ def _max_lag(t: TopicFacts, lim: ReviewLimits, b: str):
     if c.max_compaction_lag_ms < LONG_MAX:
         return None
     if t.tombstones is None:
-        return "no log dir read: tombstones on disk unknown"
+        return Missing(LOG_DIR, "no log dir read: tombstones on disk unknown")
     if t.tombstones == 0:
         return None
     if t.write_bytes_per_second is None:
-        return f"write rate unknown ({t.write_rate_basis})"
+        return Missing(LOG_DIR, f"write rate unknown ({t.write_rate_basis})")
     wait = _time_to_eligible_ms(t)
     if wait <= lim.quiet_after_ms:
         return None
@@ -208,7 +259,7 @@ def _segment_roll(t: TopicFacts, lim: ReviewLimits, b: str):
         return None
     r = t.write_bytes_per_second
     if r is None:
-        return f"write rate unknown ({t.write_rate_basis}): segment.bytes' roll time cannot be told"
+        return Missing(LOG_DIR, f"write rate unknown ({t.write_rate_basis}): segment.bytes' roll time cannot be told")
     by_size = c.segment_bytes / r * 1000 if r > 0 else float("inf")
     roll = min(by_time, by_size)
     if roll <= lim.roll_within_ms:
@@ -239,56 +290,96 @@ def _compact_delete(t: TopicFacts, lim: ReviewLimits, b: str):
                    alter_topic(b, t.topic, "retention.ms", c.delete_retention_ms))
 
 
-# what each check guards against, in a line (the dashboard's page, from the metric's labels alone)
-WHY = {
-    "delete_retention_below_consumer_lag": "a consumer group lags longer than deletes are kept: it may miss them",
-    "dirty_ratio_too_low": "the cleaner recleans the whole log for a sliver of new data",
-    "unbounded_max_compaction_lag": "a quiet topic's tombstones are never forced out",
-    "segment_roll_beyond_traffic": "duplicates wait in an active segment that the traffic takes too long to roll",
-    "retention_below_delete_retention": "compact,delete: time retention removes data before the deletes' promise",
-}
+@dataclass(frozen=True)
+class Check:
+    """One row of the check table: ``test(facts, limits, bootstrap)`` returns a ``Finding``, None (passed)
+    or ``Missing`` (not run: the input it lacks). ``needs``: the inputs beyond the topic's live config it
+    reads; ``severity`` as the alert rules grade (``alert``: the rule that fires on the same condition, if
+    any); ``why``: what it guards against, in a line (the dashboard's page shows it from the metric's labels)."""
 
-# check name -> test; each returns a Finding, None (passed) or a str (unchecked: why)
-CHECKS = {
-    "delete_retention_below_consumer_lag": _delete_retention,
-    "dirty_ratio_too_low": _dirty_ratio,
-    "unbounded_max_compaction_lag": _max_lag,
-    "segment_roll_beyond_traffic": _segment_roll,
-    "retention_below_delete_retention": _compact_delete,
-}
+    name: str
+    test: object
+    setting: str
+    needs: tuple[str, ...]
+    severity: str
+    why: str
+    alert: str | None = None
+
+
+_TABLE = (
+    Check("delete_retention_below_consumer_lag", _delete_retention, "delete.retention.ms", (GROUP_LAG,), "critical",
+          "a consumer group lags longer than deletes are kept: it may miss them", "ConsumerMayMissTombstones"),
+    Check("dirty_ratio_too_low", _dirty_ratio, "min.cleanable.dirty.ratio", (), "warning",
+          "the cleaner recleans the whole log for a sliver of new data"),
+    Check("unbounded_max_compaction_lag", _max_lag, "max.compaction.lag.ms", (LOG_DIR,), "warning",
+          "a quiet topic's tombstones are never forced out"),
+    Check("segment_roll_beyond_traffic", _segment_roll, "segment.ms", (LOG_DIR,), "warning",
+          "duplicates wait in an active segment that the traffic takes too long to roll"),
+    Check("retention_below_delete_retention", _compact_delete, "retention.ms", (), "warning",
+          "compact,delete: time retention removes data before the deletes' promise"),
+)
+CHECKS: dict[str, Check] = {c.name: c for c in _TABLE}  # the one table
+WHY = {c.name: c.why for c in _TABLE}
 
 
 def review(topics: list[TopicFacts], limits: ReviewLimits | None = None, bootstrap: str | None = None) -> Review:
-    """Every check on every compacted topic given."""
+    """Every check of ``CHECKS`` on every compacted topic given."""
     limits, b = limits or ReviewLimits(), bootstrap or BOOTSTRAP_PLACEHOLDER
     findings, unchecked = [], {}
     for t in sorted(topics, key=lambda t: t.topic):
         if not t.config.compacted:
             continue
         for name, check in CHECKS.items():
-            got = check(t, limits, b)
+            got = check.test(t, limits, b)
             if isinstance(got, Finding):
                 findings.append(got)
-            elif isinstance(got, str):
+            elif isinstance(got, Missing):
                 unchecked.setdefault(t.topic, {})[name] = got
     return Review(tuple(findings), unchecked, tuple(sorted(t.topic for t in topics if t.config.compacted)))
 
 
+def unreviewed(topics, why: str) -> Review:
+    """The review of ``topics`` whose live configs could not be had (``explain`` offline, the admin API
+    down): every check not run, for ``why``."""
+    return Review((), {t: {name: Missing(LIVE_CONFIG, why) for name in CHECKS} for t in topics}, tuple(sorted(topics)))
+
+
+def _checks_text(names) -> str:
+    names = sorted(names)
+    return "every check" if set(names) == set(CHECKS) else ", ".join(names)
+
+
+def summary_line(r: Review) -> str:
+    """The review's last line: findings, and the checks not run (never "all pass" when one was not)."""
+    line = f"{len(r.findings)} finding(s) on {len(r.topics)} compacted topic(s)"
+    skipped = {n["check"] for n in r.not_run}
+    if skipped:
+        return line + f"; {len(skipped)} check(s) not run: {_checks_text(skipped)}"
+    return line + ("" if r.findings else ": all pass")
+
+
+def format_finding(f: Finding) -> list[str]:
+    """A finding for a person: the check, why, the setting with its suggested value, the fix."""
+    return [f"{f.topic}: {f.check}", f"  why:       {f.summary}",
+            f"  setting:   {f.setting}={setting_text(f.setting, f.current)}  ->  suggested "
+            f"{setting_text(f.setting, f.suggested)}", f"  fix:       {f.fix}"]
+
+
+def format_not_run(r: Review) -> list[str]:
+    """The checks not run, one line per missing input and reason (no log dir read, no groups listed: the
+    same for every topic), with the checks and topics it concerns and the input to give."""
+    by: dict[tuple[str, str, tuple], list[str]] = {}
+    for n in r.not_run:
+        by.setdefault((n["needs"], n["why"], tuple(n["topics"])), []).append(n["check"])
+    lines = []
+    for (needs, why, topics), names in by.items():
+        who = "every topic" if len(r.topics) > 1 and len(topics) == len(r.topics) else ", ".join(topics)
+        lines += [f"not run: {_checks_text(names)} on {who}", f"  why:       {why}",
+                  f"  needs:     {INPUTS[needs]}"]
+    return lines
+
+
 def format_review(r: Review) -> str:
     """The review for a person."""
-    lines = []
-    for f in r.findings:
-        lines += [f"{f.topic}: {f.check}", f"  why:       {f.summary}",
-                  f"  setting:   {f.setting}={setting_text(f.setting, f.current)}  ->  suggested "
-                  f"{setting_text(f.setting, f.suggested)}", f"  fix:       {f.fix}"]
-    # a check not made for the same reason on every topic (no log dir read, no groups listed): said once
-    by_reason: dict[tuple[str, str], list[str]] = {}
-    for topic, checks in sorted(r.unchecked.items()):
-        for name, why in checks.items():
-            by_reason.setdefault((name, why), []).append(topic)
-    for (name, why), topics in by_reason.items():
-        who = "every topic" if len(r.topics) > 1 and len(topics) == len(r.topics) else ", ".join(topics)
-        lines.append(f"{who}: {name} unchecked ({why})")
-    lines.append(f"{len(r.findings)} finding(s) on {len(r.topics)} compacted topic(s)"
-                 + ("" if r.findings else ": all pass"))
-    return "\n".join(lines)
+    lines = [x for f in r.findings for x in format_finding(f)]
+    return "\n".join(lines + format_not_run(r) + [summary_line(r)])

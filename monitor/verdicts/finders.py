@@ -245,7 +245,12 @@ def active_segment_only(f: Facts) -> Found | None:
 
 
 def clean(f: Facts) -> Found | None:
+    """Nothing dirty. Without a cleaner checkpoint the first dirty offset is the log start, not a checkpoint
+    (``explain``'s offsets line says "no cleaner checkpoint yet"): never shown as a checkpoint of that value."""
     s = f.state
+    if s.checkpoint_offset is None:
+        return (f"nothing to clean: no cleaner checkpoint yet, and nothing is written past the log start "
+                f"({s.log_start_offset})", {}, ("nothing",))
     return (f"nothing to clean: the cleaner's checkpoint ({s.first_dirty_offset}) is at the log end", {},
             ("nothing",))
 

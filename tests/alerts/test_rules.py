@@ -47,6 +47,29 @@ def test_promtool_and_the_python_evaluator_agree_on_every_case():
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+def test_the_rules_and_the_prometheusrule_pass_promtools_fatal_lint(tmp_path):
+    """What users run in their own CI: ``promtool check rules --lint-fatal`` (duplicate rules, among the
+    lints) on the rule file and on the PrometheusRule's groups."""
+    from alerts.render import render_prometheusrule
+
+    r = _promtool("check", "rules", "--lint-fatal", str(RULES))
+    assert r.returncode == 0, r.stdout + r.stderr
+    spec = yaml.safe_load(render_prometheusrule(Thresholds()))["spec"]
+    (tmp_path / "operator.rules.yml").write_text(yaml.safe_dump(spec))
+    r = _promtool("check", "rules", "--lint-fatal", str(tmp_path / "operator.rules.yml"))
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_an_alert_of_two_rules_tells_them_apart_by_a_label():
+    """Two rules of one alert name carry distinct static labels (``evidence``), or promtool's lint and
+    Prometheus take them for one rule twice."""
+    by_name: dict[str, list] = {}
+    for r in TABLE:
+        by_name.setdefault(r.alert, []).append(r.labels())
+    for name, label_sets in by_name.items():
+        assert len({tuple(sorted(x.items())) for x in label_sets}) == len(label_sets), (name, label_sets)
+
+
 def test_the_evaluator_fires_exactly_on_the_firing_cases():
     t = Thresholds()
     for case in cases(t):

@@ -4,6 +4,7 @@ page parsing finds every partition's series. No timing: that is the bench's."""
 
 from __future__ import annotations
 
+import pytest
 
 from bench.bench_logdir_broker import INDEX_BYTES, make_log_dir, partitions_with, sample_value
 from collectors.logdirs import LogDirScanner
@@ -32,3 +33,17 @@ def test_the_page_is_read_per_partition_whatever_the_label_order():
     assert partitions_with(page, "partition_cleanable_ratio") == {("a", "3"), ("b", "0")}
     assert sample_value(page, r"\w*pending\w*") == ("kafka_compaction_x_pending_partitions", 3.0)
     assert sample_value(page, r"\w*io_budget_bytes_per_second") is None
+
+
+@pytest.mark.parametrize("make", [None, "file"])
+def test_a_dir_that_is_not_there_is_a_usage_error_naming_it(tmp_path, capsys, make):
+    """``--dir D`` with D missing (or a file) is said before anything is written, not a traceback."""
+    from bench.bench_logdir import main
+
+    d = tmp_path / "kept"
+    if make == "file":
+        d.write_text("")
+    with pytest.raises(SystemExit) as exc:
+        main(["--broker-size", "--dir", str(d)])
+    assert exc.value.code == 2
+    assert f"--dir {d}: {'not a directory' if make else 'no such directory'}" in capsys.readouterr().err

@@ -99,7 +99,7 @@ def test_config_check_is_a_config_error_too(tmp_path):
 @pytest.mark.parametrize("args, says", [
     (["rules", "render", "--out", "/nonexistent/r.yml"], "the folder /nonexistent does not exist"),
     (["rules", "render", "--out", "{tmp}"], "is a folder; expected a file name"),
-    (["rules", "render", "--out", "/sys/r.yml"], "cannot write (Permission denied)"),
+    (["rules", "render", "--out", "/sys/r.yml"], "cannot write (permission denied)"),
     (["audit", "--input", "{tmp}/logs", "--out", "/sys/audits"], "--out /sys/audits: cannot write there"),
 ])
 def test_a_bad_output_is_one_line_and_exit_2(args, says, tmp_path):

@@ -46,7 +46,7 @@ def test_an_existing_file_keeps_its_mode(tmp_path):
     ("{tmp}/missing/r.yml", "the folder {tmp}/missing does not exist"),
     ("{tmp}/file/r.yml", "{tmp}/file is not a folder"),
     ("/dev/null", "exists and is not a regular file"),
-    ("/sys/r.yml", "cannot write (Permission denied)"),
+    ("/sys/r.yml", "cannot write (permission denied)"),
 ])
 def test_bad_destinations(tmp_path, where, says):
     (tmp_path / "file").write_text("x")

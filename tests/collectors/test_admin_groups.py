@@ -155,3 +155,39 @@ def test_a_groups_lag_in_records_and_in_time_is_the_brokers(kafka):
     assert 3600 <= lag.lag_seconds <= groups.taken_at - written_ms / 1000 + 1e-6
     assert lag.delete_retention_seconds == 600.0
     assert lag.retention_fraction == lag.lag_seconds / 600.0
+
+
+def test_a_record_compacted_away_is_not_stood_in_for_by_the_next_ones_age(kafka):
+    """A group committed at offset 4 of ten records written two hours ago, each key written again now and
+    the old ones cleaned away: the first record at or after offset 4 is now's (offset 10), seconds old. Its
+    age is not the group's lag (two hours at least): with one log-end-offset sample (a one-shot, as
+    ``topics lint``) the time lag is unknown, reason record_compacted, so the review names its check not
+    run instead of passing it (issue 41: lint passed a group the alert called critical)."""
+    import time as clock
+
+    from kafkatools import (commit_offsets, compacted, consume_all, create_topic, produce, roll_at, unique_topic,
+                            wait_cleaned)
+    from monitor.model.consumers import RECORD_COMPACTED
+    from monitor.verdicts.configreview import GroupLagFact, TopicFacts, review
+
+    topic = create_topic(kafka.bootstrap, unique_topic("admin-groups-gap"), **compacted(**{"delete.retention.ms": 600_000}))
+    now_ms = int(clock.time() * 1000)
+    produce(kafka.bootstrap, topic, [(f"k{i}", "old") for i in range(10)], timestamp_ms=now_ms - 2 * 3_600_000)
+    produce(kafka.bootstrap, topic, [(f"k{i}", "new") for i in range(10)], timestamp_ms=now_ms)
+    roll_at(kafka.bootstrap, topic, now_ms + 1000)
+    wait_cleaned(kafka.log_dir, topic, past=10)
+    assert min(m.offset() for m in consume_all(kafka.bootstrap, topic)) == 10  # offsets 0..9 are gone
+    group = unique_topic("admin-groups-gap-g")
+    commit_offsets({"bootstrap.servers": kafka.bootstrap, "group.id": group}, [TopicPartition(topic, 0, 4)])
+    f = AdminFetcher(ClusterConfig(name="c", bootstrap_servers=kafka.bootstrap), timeout=10)
+    try:
+        snap = f.topics()
+        groups = f.group_lags(snap.topics, snap.taken_at)
+    finally:
+        f.close()
+    [lag] = [x for x in groups.lags if x.group == group]
+    assert (lag.committed, lag.lag_records) == (4, 17)
+    assert (lag.lag_seconds, lag.lag_unknown_reason) == (None, RECORD_COMPACTED), lag
+    r = review([TopicFacts(topic, snap.topics[topic].config, groups_measured=True,
+                           group_lags=(GroupLagFact(group, 0, lag.lag_seconds),))])
+    assert not r.passed and [n["check"] for n in r.not_run if n["check"] == "delete_retention_below_consumer_lag"]

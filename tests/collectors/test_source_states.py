@@ -71,3 +71,25 @@ def test_a_source_down_from_the_start_is_logged_and_its_recovery_too(caplog):
         "source admin:c (bootstrap b:9092) is down: boom", "source admin:c (bootstrap b:9092) is up again"]
 
 
+
+
+def test_a_log_dir_down_in_a_refresh_that_succeeded_names_its_path_and_reason(tmp_path):
+    """The log-dir source is up, one of its log dirs is down (a checkpoint Kafka would not read): the
+    exported last error is that log dir's, with its path and why, never an empty message."""
+    from collectors.logdirs import LogDirScanner
+    from recordfixtures import three_v2_batches
+
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    for d in (good, bad):
+        three_v2_batches(d / "orders-0" / "00000000000000000000.log")
+        (d / "meta.properties").write_text("version=1\nnode.id=1\ncluster.id=c\ndirectory.id=AAAAAAAAAAAAAAAAAAAAAA\n")
+    (bad / "cleaner-offset-checkpoint").write_text("7\n0\n")  # a version Kafka does not write
+    store = Store()
+    store.register("log_dirs:c:1", "log_dirs", "c", "1")
+    store.success("log_dirs:c:1", LogDirScanner([good, bad], broker_id="1").refresh(), 0.1, 100.0)
+    reg = CollectorRegistry(auto_describe=False)
+    register_all(reg, store)
+    [sample] = [s for m in reg.collect() for s in m.samples if s.name == "kafka_compaction_source_last_error_info"]
+    assert sample.labels["error"] == "checkpoint", sample.labels
+    assert sample.labels["message"].startswith(f"{bad}"), sample.labels
+    assert "unsupported version 7" in sample.labels["message"], sample.labels

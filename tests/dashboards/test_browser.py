@@ -2,8 +2,9 @@
 chromium and chromedriver) as a person reads it (issue #41, item 6): every page, at 1366 and 1920
 pixels, without an exception box, ``None``/``nan``/scientific notation in its text, charts or any
 data-grid cell, a table that scrolls sideways, nor a deprecation line in the dashboard's log
-(tests/browsercheck.py). The screenshots are kept in test-artifacts/screenshots/PAGE-WIDTH.png;
-the problems found, one a line, in test-artifacts/screenshots/problems.txt."""
+(tests/browsercheck.py); each live page with its panels, each a chart or the sentence saying why there
+is none. The screenshots are kept in test-artifacts/screenshots/PAGE-WIDTH.png; the problems found,
+one a line, in test-artifacts/screenshots/problems.txt."""
 
 from __future__ import annotations
 
@@ -22,6 +23,12 @@ from waiting import wait_for
 
 pytestmark = pytest.mark.kafka
 SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+# page path -> panels, each a chart or the sentence saying why there is none (too few samples yet, nothing
+# to show): the heatmap; the six broker gauges; the causes, the heatmap and the picked partition's history;
+# tombstone history, per-topic bars, the delete-horizon states and the consumer risk
+PANELS = {"": 1, "brokers": 6, "partitions": 3, "tombstones": 4}
+NO_CHART = """return Array.from(document.querySelectorAll('[data-testid="stMarkdownContainer"]'))
+  .filter(e => /: no chart|no chart,|No partition's delete-horizon series/.test(e.innerText)).length;"""
 
 
 def test_every_page_reads_right_in_chromium_at_1366_and_1920_pixels(kafka, tmp_path, monkeypatch):
@@ -53,6 +60,8 @@ def test_every_page_reads_right_in_chromium_at_1366_and_1920_pixels(kafka, tmp_p
                     state = visit(d, run.dashboard_url, page, width)
                     screenshot(d, SHOTS / f"{page.name}-{width}.png")
                     assert state["title"], f"{page.title} at {width} px: no title"
+                    if page.path in PANELS:
+                        assert state["charts"] + d.execute_script(NO_CHART) == PANELS[page.path], f"{page.title}: {state}"
                     problems += page_problems(d, f"{page.title} ({width} px)")
             problems += log_problems(tmp_path / "stack" / "dashboard.log")
             (SHOTS / "problems.txt").write_text("".join(f"{p}\n" for p in problems))

@@ -170,7 +170,7 @@ def wait_stage(workdir: Path, stage: str, proc: subprocess.Popen | None, timeout
             why = (workdir / f"{failed[0]}.failed").read_text() if failed else f"build process exited {proc.returncode}"
             tail = log.read_text(errors="replace")[-4000:] if log.exists() else ""
             raise RuntimeError(f"image stage {stage!r} not built: {why}\n{tail}")
-        time.sleep(1)
+        time.sleep(1)  # the poll interval of a wait on the stage's marker file
     raise TimeoutError(f"image stage {stage!r} not built within {timeout:.0f} s (see {log})")
 
 

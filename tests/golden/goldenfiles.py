@@ -43,6 +43,8 @@ NOW_KEYS = {
     "oldest_tombstone_age_ms", "active_segment_age_ms", "unchanged_ms", "age_ms", "in_seconds", "at_ms",
     "taken_at", "generated_at_ms", "duration_seconds", "elapsed_seconds", "open_seconds", "time_lag_ms",
     "write_rate_bytes_per_second",  # the dirty section's bytes over the time since its first batch
+    "write_bytes_per_second",  # the same, summed over a topic's partitions (the configuration review's evidence)
+    "lag_seconds", "eligible_in_ms", "seconds_between_cleans",  # its other evidence against the clock
     "next_delete_horizon_ms", "next_removal_ms",  # an unstamped tombstone or marker: now + delete.retention.ms
 }
 # phrases of a sentence whose number is a distance to the wall clock (a write rate's basis, a hanging
@@ -54,7 +56,16 @@ NOW_PHRASES = [
     re.compile(r"(min\.compaction\.lag\.ms=)[0-9]+(   \(now )"),
     re.compile(r"(record is )[0-9][0-9.]* (?:ms|s|min|h|d)(?: [0-9]+ (?:s|min))?( old, so )"),
     re.compile(r"(old, so )[0-9][0-9.]* (?:ms|s|min|h|d)(?: [0-9]+ (?:s|min))?( lets)"),
+    # the configuration review's segment check: the one-shot write rate, and how long segment.bytes takes at it
+    re.compile(r"(at )(?:< )?[0-9][0-9.]* (?:B|KiB|MiB|GiB)/s( a segment of)"),
+    re.compile(r"(fills in )[0-9][0-9.]* (?:ms|s|min|h|d)( and)"),
+    re.compile(r"(time lag \()[0-9][0-9.]* (?:ms|s|min|h|d)( on partition)"),
+    re.compile(r"(at )(?:< )?[0-9][0-9.]* (?:B|KiB|MiB|GiB)/s( its dirty ratio)"),
+    re.compile(r"(min\.cleanable\.dirty\.ratio in )[0-9][0-9.]* (?:ms|s|min|h|d)(, so)"),
+    re.compile(r"(--add-config delete\.retention\.ms=)[0-9]{10,}()"),  # 2x a lag of months or more
 ]
+# the configuration review's checks whose suggested value is made from a time lag (the clock's)
+CLOCK_SUGGESTIONS = {"delete_retention_below_consumer_lag"}
 MACHINE = "<machine>"
 # metric names whose value is the machine's, not the inputs' (free disk space)
 MACHINE_METRICS = {"kafka_compaction_log_dir_free_bytes"}
@@ -92,6 +103,8 @@ class Normaliser:
 
     def data(self, v, key: str | None = None):
         if isinstance(v, dict):
+            if v.get("check") in CLOCK_SUGGESTIONS:  # a finding whose suggested value follows a lag (2x it)
+                v = {**v, "suggested": NOW}
             return {k: self.data(x, k) for k, x in v.items()}
         if isinstance(v, list):
             return [self.data(x, key) for x in v]

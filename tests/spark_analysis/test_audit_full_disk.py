@@ -5,6 +5,7 @@ A real full filesystem: a 1 MiB tmpfs, filled, mounted here and unmounted at tea
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -72,3 +73,15 @@ def test_a_disk_that_fills_under_spark_is_one_line_naming_it(tmp_path, full_disk
     # Spark's log4j is off: what is left is the audit's own progress lines and the JVM's start-up notices
     assert len(r.stderr.strip().splitlines()) < 30, r.stderr
     assert sorted(p.name for p in out.iterdir()) == []  # nothing that looks like a run
+
+
+def test_a_full_scratch_space_is_named_before_spark_starts(tmp_path, full_disk):
+    """--out has room; Spark's local scratch (SPARK_LOCAL_DIRS, shuffle and spill) has none."""
+    three_v2_batches(tmp_path / "logs" / "orders-0" / "00000000000000000000.log")
+    r = subprocess.run([sys.executable, "-m", "cli", "audit", "--input", str(tmp_path / "logs"), "--out",
+                        str(tmp_path / "audits")], capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "SPARK_LOCAL_DIRS": str(full_disk)})
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().splitlines() == [
+        f"compaction-monitor: audit: Spark's scratch space {full_disk} (SPARK_LOCAL_DIRS: shuffle and spill): no "
+        "space left on device; an audit needs at least 64.0 MiB there (--min-free-bytes sets it)"]

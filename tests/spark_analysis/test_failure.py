@@ -36,3 +36,18 @@ def test_without_one_the_root_cause_is_named_shortly():
 
 def test_a_plain_os_error_is_named_too():
     assert describe(OSError(28, "No space left on device")) == "no space left on device"
+
+
+def test_spark_scratch_space_is_spark_local_dirs_first_else_the_jvm_tmpdir(tmp_path):
+    from spark_analysis.failure import scratch_dir, scratch_problem
+
+    assert scratch_dir({}) == ("/tmp", "java.io.tmpdir")
+    assert scratch_dir({"SPARK_LOCAL_DIRS": f"{tmp_path},/other"}) == (str(tmp_path), "SPARK_LOCAL_DIRS")
+    assert scratch_problem(0, {"SPARK_LOCAL_DIRS": str(tmp_path)}) is None
+    missing, afile = tmp_path / "gone", tmp_path / "f"
+    afile.write_text("")
+    assert scratch_problem(0, {"SPARK_LOCAL_DIRS": str(missing)}) == \
+        f"Spark's scratch space {missing} (SPARK_LOCAL_DIRS: shuffle and spill): no such folder; create it or " \
+        "set SPARK_LOCAL_DIRS"
+    assert "not a folder" in scratch_problem(0, {"SPARK_LOCAL_DIRS": str(afile)})
+    assert " MiB free; an audit needs at least " in scratch_problem(1 << 62, {"SPARK_LOCAL_DIRS": str(tmp_path)})

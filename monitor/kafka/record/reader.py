@@ -42,7 +42,7 @@ from monitor.kafka.record.errors import (
 )
 from monitor.kafka.record.model import Record
 from monitor.kafka.record.varint import VarintError, read_varint
-from monitor.fileio.regularfile import open_regular
+from monitor.fileio.regularfile import open_regular, os_reason
 
 PREFIX = struct.Struct(">qiib")  # baseOffset/offset, length, (leader epoch | crc), magic: same bytes in every format
 PREFIX_SIZE = PREFIX.size  # 17
@@ -88,7 +88,7 @@ class SegmentReader:
             try:
                 fh = open_regular(self._source, buffer)
             except OSError as exc:
-                raise RecordFormatError(self.name, self.start, f"cannot read: {exc.strerror or exc}") from exc
+                raise RecordFormatError(self.name, self.start, f"cannot read: {os_reason(exc)}") from exc
             size = os.fstat(fh.fileno()).st_size
             return fh, size, True
         fh = self._source

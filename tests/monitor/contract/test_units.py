@@ -45,3 +45,19 @@ def test_yes_no_timestamps_and_unknowns():
     assert timestamp_utc(1_700_000_100_123) == "2023-11-14T22:15:00.123Z"
     assert timestamp_utc(10 ** 20).startswith("unknown (") and timestamp_utc(None) == "unknown"
     assert unknown("the admin API refused") == "unknown (the admin API refused)"
+
+
+@pytest.mark.parametrize("fmt", [bytes_iec, duration_ms, duration_s, rate, timestamp_utc])
+def test_nan_is_unknown_never_nan(fmt):
+    """A pandas cell without a value is NaN: it reads "unknown", as None does."""
+    assert fmt(float("nan")) == "unknown"
+
+
+def test_counts_ratios_and_percentages():
+    from monitor.contract.units import count, percent, ratio
+
+    assert [count(v) for v in (0, 308754, 104857600.0, None, float("nan"))] == [
+        "0", "308,754", "104,857,600", "unknown", "unknown"]
+    assert [ratio(v) for v in (0, 0.5, 1, 0.4249, float("nan"))] == ["0.00", "0.50", "1.00", "0.42", "unknown"]
+    assert [percent(v) for v in (0, 0.001, 0.42, 0.995, 1, 2.5, None)] == [
+        "0 %", "< 1 %", "42 %", "> 99 %", "100 %", "250 %", "unknown"]

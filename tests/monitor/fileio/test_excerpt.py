@@ -25,3 +25,14 @@ def test_a_message_from_a_file_is_shortened_without_quotes():
     assert shortened("Corrupt record at offset 5") == "Corrupt record at offset 5"
     long = shortened("y" * 10_000 + "\x00")
     assert long == "y" * MESSAGE_CHARS + "... (10001 characters)"
+
+
+def test_escaped_is_the_one_display_rule_for_keys_and_names():
+    from monitor.fileio.excerpt import escaped
+
+    assert escaped(b"key-505") == "key-505" and escaped("caf\u00e9") == "caf\u00e9"
+    assert escaped(b"\x00\x01k\n") == "\\x00\\x01k\\n"  # control bytes as escapes, never drawn as boxes
+    assert escaped(b"\xff\xfe") == "\\xff\\xfe"  # bytes that are no UTF-8, as the bytes
+    assert escaped("a\\x00") == "a\\\\x00"  # a backslash of the content doubled: no escape is ambiguous
+    assert escaped("it's") == "it's"  # unquoted: nothing to escape a quote for
+    assert escaped("x" * 100, 10) == "x" * 9 + "…"

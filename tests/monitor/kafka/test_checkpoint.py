@@ -116,3 +116,13 @@ def test_a_damaged_file_is_read_in_bounded_pieces_and_stops_at_the_first_bad_lin
     with pytest.raises(CheckpointError) as exc:
         read_checkpoint(cp)
     assert exc.value.line == 100_003 and "'t x\\x00 5'" in exc.value.reason
+
+
+def test_a_checkpoint_that_is_a_directory_names_the_file_and_no_line(tmp_path):
+    """No line of it was read: the message says the file cannot be read, never "line 0"."""
+    cp = tmp_path / "cleaner-offset-checkpoint"
+    cp.mkdir()
+    with pytest.raises(CheckpointError) as exc:
+        read_checkpoint(cp)
+    assert exc.value.line is None and str(exc.value).startswith(f"{cp}: cannot read: not a regular file")
+    assert "line" not in str(exc.value), str(exc.value)

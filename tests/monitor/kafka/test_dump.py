@@ -63,6 +63,32 @@ def test_payload_with_newlines_and_markers_in_text():
     assert rec.key == b"a payload: b" and rec.value == b"c payload: line one\nline two"
 
 
+def test_a_key_holding_line_breaks_is_joined_back_by_its_size():
+    """kafka-dump-log prints a key raw: its line breaks cut the record line (seen on Kafka 4.3's tool,
+    tests/monitor/kafka/record/test_reader_vs_kafka.py); a record with no value ends with its key."""
+    text = ("baseOffset: 0 lastOffset: 2 count: 3 position: 0 CreateTime: 5 size: 90 magic: 2 "
+            "compresscodec: none crc: 1 isvalid: true\n"
+            "| offset: 0 CreateTime: 5 keySize: 9 valueSize: 2 sequence: -1 headerKeys: [] key: two\n"
+            "lines payload: v0\n"
+            "| offset: 1 CreateTime: 5 keySize: 5 valueSize: -1 sequence: -1 headerKeys: [] key: tail\n"
+            "\n"
+            "| offset: 2 CreateTime: 5 keySize: 1 valueSize: 1 sequence: -1 headerKeys: [] key: k payload: v\n")
+    batches, parser = parse_dump_text(text)
+    assert not parser.problems, parser.problems
+    assert [(r.key, r.value) for r in batches[0].records()] == [(b"two\nlines", b"v0"), (b"tail\n", None),
+                                                              (b"k", b"v")]
+
+
+def test_a_key_shorter_than_its_size_never_takes_the_next_record_line():
+    """A key text shorter than keySize with no line after it (a pasted excerpt cut there): the next
+    record line is a record of its own, the short key kept with the size the dump printed."""
+    text = ("| offset: 0 CreateTime: 5 keySize: 9 valueSize: 2 sequence: -1 headerKeys: [] key: two\n"
+            "| offset: 1 CreateTime: 5 keySize: 1 valueSize: 1 sequence: -1 headerKeys: [] key: k payload: v\n")
+    batches, parser = parse_dump_text(text)
+    recs = [r for b in batches for r in b.records()]
+    assert [(r.offset, r.key, r.key_size) for r in recs] == [(0, b"two", 9), (1, b"k", 1)] and not parser.problems
+
+
 def test_unknown_lines_are_reported_with_line_numbers():
     text = DUMP_4X.replace("| offset: 1203", "something odd\n| offset: 1203")
     batches, parser = parse_dump_text(text)

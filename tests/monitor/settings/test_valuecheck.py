@@ -111,8 +111,16 @@ def test_a_percent_must_start_an_escape():
     assert url_problem("http://kafka-1:7071/metrics?q=a%20b") is None
 
 
-@pytest.mark.parametrize("address", ["0.0.0.0", "::", "::1", "[::1]", "fe80::1%eth0", ""])
+@pytest.mark.parametrize("address", ["0.0.0.0", "::", "::1", "[::1]", "fe80::1%eth0"])
 def test_listen_addresses(address):
     from monitor.settings.valuecheck import address_problem
 
     assert address_problem(address) is None
+
+
+@pytest.mark.parametrize("address", ["", "  "])
+def test_an_empty_listen_address_is_refused_not_every_interface(address):
+    """An unset variable (``--address "$ADDR"``) must not expose the page on every interface."""
+    from monitor.settings.valuecheck import address_problem
+
+    assert "empty: say 0.0.0.0 or :: to listen on every interface" in address_problem(address)

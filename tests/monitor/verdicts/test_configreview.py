@@ -4,7 +4,8 @@ guessed). Expected values follow from the configs and the facts written here."""
 
 from __future__ import annotations
 
-from monitor.verdicts.configreview import CHECKS, GroupLagFact, TopicFacts, format_review, review
+from monitor.verdicts.configreview import (CHECKS, GROUP_LAG, LOG_DIR, GroupLagFact, TopicFacts, format_review,
+                                          review)
 from monitor.model.topicconfig import LONG_MAX, TopicConfig
 
 GOOD = TopicConfig(cleanup_policy=("compact",), min_cleanable_dirty_ratio=0.5, max_compaction_lag_ms=86_400_000,
@@ -39,7 +40,7 @@ def test_delete_retention_below_the_slowest_groups_lag():
     assert int(f.suggested) >= 90_000 and "--entity-name t --add-config delete.retention.ms=" in f.fix
     assert review([facts(cfg, group_lags=(GroupLagFact("g", 0, 29.0),))]).passed  # near miss
     r = review([facts(cfg, group_lags=(), groups_measured=False)])
-    assert r.passed and "delete_retention_below_consumer_lag" in r.unchecked["t"]
+    assert not r.findings and not r.passed and "delete_retention_below_consumer_lag" in r.unchecked["t"]
 
 
 def test_a_very_low_dirty_ratio_with_the_clean_interval_at_the_measured_rate():
@@ -97,10 +98,44 @@ def test_every_check_is_tested_here_and_topics_not_compacted_are_skipped():
     assert review([facts(deleted)]).topics == ()
 
 
-def test_a_check_unchecked_for_one_reason_on_every_topic_is_said_once():
-    """No log dir read: the tombstone check is unchecked on each topic for the same reason, one line."""
+def test_a_check_not_run_for_one_reason_on_every_topic_is_said_once_with_what_it_needs():
+    """No log dir read, no groups listed: the checks that need them are not run on any topic, each named
+    once with the input it needs, and the review neither passes nor says "all pass"."""
     r = review([TopicFacts(t, TopicConfig(cleanup_policy=("compact",))) for t in ("a", "b", "c")])
     text = format_review(r)
-    assert set(r.unchecked) == {"a", "b", "c"}
-    assert text.count("unbounded_max_compaction_lag unchecked (no log dir read") == 1
-    assert "every topic: unbounded_max_compaction_lag unchecked" in text
+    assert set(r.unchecked) == {"a", "b", "c"} and not r.findings and not r.passed
+    assert text.count("not run: unbounded_max_compaction_lag on every topic\n  why:       no log dir read") == 1
+    assert "all pass" not in text
+    # Kafka's default segment.ms (7 d): whether the traffic rolls it sooner needs the write rate, from a log dir
+    assert text.endswith("0 finding(s) on 3 compacted topic(s); 3 check(s) not run: "
+                         "delete_retention_below_consumer_lag, segment_roll_beyond_traffic, unbounded_max_compaction_lag")
+    by = {n["check"]: n for n in r.as_dict()["not_run"]}
+    assert set(by) == {"delete_retention_below_consumer_lag", "segment_roll_beyond_traffic",
+                       "unbounded_max_compaction_lag"}
+    assert by["delete_retention_below_consumer_lag"]["needs"] == GROUP_LAG
+    assert by["unbounded_max_compaction_lag"]["needs"] == LOG_DIR
+    assert by["unbounded_max_compaction_lag"]["topics"] == ["a", "b", "c"]
+    assert r.as_dict()["passed"] is False
+
+
+def test_each_check_not_run_names_an_input_it_declares():
+    """The table's ``needs`` is what ``not_run`` reports: a check lacking an input it does not declare would
+    be a table out of step with its test."""
+    for topic in (TopicFacts("t", TopicConfig(cleanup_policy=("compact",), segment_ms=604_800_000,
+                                              max_compaction_lag_ms=LONG_MAX)),
+                  facts(write_bytes_per_second=None, group_lags=(GroupLagFact("g", 0, None),),
+                        config=TopicConfig(**{**GOOD.__dict__, "segment_ms": 604_800_000,
+                                              "max_compaction_lag_ms": LONG_MAX}))):
+        r = review([topic])
+        assert r.not_run, r
+        for n in r.not_run:
+            assert n["needs"] in CHECKS[n["check"]].needs, n
+
+
+def test_the_consumer_lag_check_is_the_alerts_comparison():
+    """At exactly delete.retention.ms, ConsumerMayMissTombstones' critical rule (ratio >= 1) fires: so does
+    the check (one comparison, monitor.contract.rules.LAG_PAST_RETENTION)."""
+    cfg = TopicConfig(**{**GOOD.__dict__, "delete_retention_ms": 30_000})
+    assert checks(review([facts(cfg, group_lags=(GroupLagFact("g", 0, 30.0),))])) == \
+        {"delete_retention_below_consumer_lag"}
+    assert CHECKS["delete_retention_below_consumer_lag"].alert == "ConsumerMayMissTombstones"

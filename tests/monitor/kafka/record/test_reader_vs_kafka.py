@@ -155,3 +155,18 @@ def test_kraft_metadata_log_matches_kafka_dump_log(kafka, tmp_path):
         text, re.M)]
     assert [(r.offset, r.control_type) for b in batches if b.is_control for r in b.records()] == printed
     assert printed, "no KRaft control record in the metadata log"
+
+
+def test_keys_and_values_holding_line_breaks_parse_as_kafka_dump_log_prints_them(tmp_path):
+    """kafka-dump-log prints keys and payloads raw: a key with line breaks goes on over the next lines
+    (before its payload, or to the record's end when it has none). The dump parser joins them back by
+    keySize, as it does a payload's by valueSize, and reads what the builder wrote."""
+    from recordfixtures import T0, Rec, v2, write
+
+    records = [Rec(0, T0, b"two\nlines", b"v0"), Rec(1, T0, b"a\n\nb payload: c", b"x\ny"),
+               Rec(2, T0, b"tail\n", None), Rec(3, T0, b"\n", b"lead"), Rec(4, T0, b"plain", b"v4")]
+    seg = write(tmp_path / "orders-0" / "00000000000000000000.log", [v2(records)])
+    _, theirs = dump([seg.path])
+    got = [(r.offset, r.key, r.value) for b in theirs for r in b.records()]
+    assert got == [(r.offset, r.key, r.value) for r in records]
+    compare(inspect_jsonl([seg.path]), theirs)

@@ -1,0 +1,68 @@
+"""Every figure a page shows, as text made by the one formatter (``monitor.contract.units``): a table's cells
+are strings, so no grid ever shows ``None``, ``nan``, ``1e+06`` or a raw count of bytes or seconds, and a cell
+without a figure says why ("pending", "unknown (why)") instead of being empty or 0.
+
+Why strings rather than a number format per column: Streamlit's grid formats a number column with a printf
+pattern, which knows neither IEC units nor durations, and shows an empty cell for a missing value.
+Pure (no Streamlit): tested without a page.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from monitor.contract import units
+from monitor.fileio.excerpt import excerpt
+
+NOT_EXPORTED = units.unknown("not exported")  # a healthy partition's detail at granularity topic (the default)
+NOT_EXPORTED_WHY = ("Pending: the collector reads a partition's batch headers first, its records (tombstones, "
+                    "duplicates) after. Unknown (not exported): at granularity topic (the collector's default) a "
+                    "healthy partition's detail is not exported; granularity: partition exports it for all.")
+PENDING = "pending"  # the partition's records are still to be read (partition_detail_pending)
+
+
+def text(v, fmt: Callable[[float], str], missing: str = units.unknown()) -> str:
+    """``v`` through ``fmt``, or ``missing`` (why there is no figure) when it is None or NaN."""
+    return missing if units.missing(v) else fmt(v)
+
+
+def column(values, fmt: Callable[[float], str], missing: str | list[str] = units.unknown()) -> list[str]:
+    """A column's cells as text; ``missing``: one reason for every missing cell, or one per row."""
+    reasons = missing if isinstance(missing, list) else [missing] * len(values)
+    return [text(v, fmt, why) for v, why in zip(values, reasons)]
+
+
+def ago_utc(seconds_since_epoch: float | None, now: float) -> str:
+    """A past time for a person: its UTC time and how long ago ("2026-12-07T11:32:53.000Z, 3 min 12 s
+    ago")."""
+    if units.missing(seconds_since_epoch):
+        return units.unknown()
+    return (f"{units.timestamp_utc(seconds_since_epoch * 1000)}, "
+            f"{units.duration_s(max(now - seconds_since_epoch, 0))} ago")
+
+
+def as_text(frame: pd.DataFrame, labels: dict[str, str]) -> pd.DataFrame:
+    """``frame``'s columns ``labels`` names (in that order), renamed to the label's words, every cell a
+    string: a cell already text is kept, a missing one reads "unknown", a number goes through
+    ``units.count``. Columns with their own unit are formatted by the caller before."""
+    out = pd.DataFrame(index=frame.index)
+    for col, label in labels.items():
+        out[label] = [c if isinstance(c, str) else units.yes_no(bool(c)) if isinstance(c, (bool, np.bool_))
+                      else units.unknown() if units.missing(c) else units.count(c) for c in frame[col]]
+    return out.reset_index(drop=True)
+
+
+def link(url: str) -> str:
+    """A link in a page's Markdown: clickable when it is a URL; a path (``thresholds.runbook_base``'s default,
+    ``alerts/RUNBOOK.md``, relative to the project, not to the dashboard) shown as the path to open."""
+    return f"[{url}]({url})" if url.startswith(("http://", "https://")) else f"`{url}`"
+
+
+def key(k: bytes | bytearray | memoryview | None) -> str:
+    """A record key for a page: the project's one escaping of content for a person (``monitor.fileio.excerpt``:
+    printable characters as they are, any other byte as its escape, ``\\x00``, never a font's □), quoted
+    so an empty key ('') is seen, cut with its length when long; a null key "(null)"."""
+    return "(null)" if k is None else excerpt(bytes(k))

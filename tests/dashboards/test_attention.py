@@ -1,0 +1,77 @@
+"""The overview's grouping (dashboards.attention): causes in their precedence, each with the runbook link its alert
+rule carries (one definition of a link), and the troubleshooting page's anchor for a cause no alert covers."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from dashboards import attention, figures
+from monitor.contract.rules import RULES
+from monitor.settings.config import Thresholds
+from monitor.verdicts.causes import CAUSES
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_causes_link_is_its_alert_rules_runbook_link():
+    t = Thresholds(runbook_base="https://wiki.example/runbook")
+    assert set(attention.CAUSE_ALERT) <= set(CAUSES)
+    for cause, alert in attention.CAUSE_ALERT.items():
+        rule = next(r for r in RULES if r.alert == alert)
+        link = attention.runbook(cause, t)
+        assert link == rule.annotations(t)["runbook"] == f"https://wiki.example/runbook#{alert.lower()}"
+
+
+def test_a_cause_without_an_alert_links_the_troubleshooting_causes_table():
+    path, anchor = attention.CAUSES_PAGE.split("#")
+    headings = re.findall(r"^## (.+)$", (ROOT / path).read_text(), re.M)
+    slugs = {re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-") for h in headings}
+    assert anchor in slugs
+    assert attention.runbook("min_compaction_lag", Thresholds()) == attention.CAUSES_PAGE
+
+
+def test_groups_follow_the_causes_precedence_and_share_a_fix_by_its_text():
+    table = pd.DataFrame({"topic": ["b", "a", "a", "c"], "partition": [0, 1, 0, 0],
+                          "cause": ["waiting", "waiting", "waiting", "clean"],
+                          "fix": ["fix b", "fix a", "fix a", "nothing"]})
+    table.loc[len(table)] = ["d", 3, "cleaner_dead", "restart"]
+    groups = attention.by_cause(table, Thresholds())
+    assert [g.cause for g in groups] == ["cleaner_dead", "waiting"]  # clean is no group
+    assert groups[1].partitions == ("b-0", "a-1", "a-0")
+    assert groups[1].fixes == (("fix a", ("a-1", "a-0")), ("fix b", ("b-0",)))
+    assert all(g.attention for g in groups)
+
+
+def test_a_line_over_time_needs_three_samples_and_reads_minutes():
+    t = pd.to_datetime([1_765_000_000, 1_765_000_060, 1_765_000_120], unit="s", utc=True)
+    one = pd.DataFrame({"time": t[:1], "value": [1.0], "topic": ["x"]})
+    three = pd.DataFrame({"time": t, "value": [1.0, 2.0, 3.0], "topic": ["x"] * 3})
+    assert not figures.enough_history(one) and not figures.enough_history(pd.DataFrame())
+    assert figures.enough_history(three)
+    assert figures.tombstone_history(three).layout.xaxis.tickformat == "%H:%M\n%Y-%m-%d"
+
+
+def test_a_held_back_partition_is_not_drawn_as_a_clean_one():
+    """Its cleanable ratio is 0 (nothing cleanable) though all of it is uncleaned: the heatmap draws it orange,
+    written "held" with its uncleaned ratio, never the white 0.00 of a clean partition."""
+    table = pd.DataFrame({"topic": ["cdc", "cdc", "ok"], "partition": [0, 1, 0], "cleanable_ratio": [0.0, 0.0, 0.0],
+                          "uncleaned_ratio": [1.0, 0.25, 0.0], "lagging": [False] * 3,
+                          "blocked": ["min_compaction_lag", "open_transaction", ""]})
+    fig = figures.cleanable_heatmap(table)
+    ratio, held = fig.data
+    assert held.colorscale[0][1] == held.colorscale[1][1] == figures.HELD_COLOR
+    cells = {(y, x): t for y, row in zip(held.y, held.text) for x, t in zip(held.x, row)}
+    assert cells[("cdc", "0")] == "held 1.00" and cells[("cdc", "1")] == "held 0.25"
+    drawn = {(y, x): z for y, row in zip(held.y, held.z) for x, z in zip(held.x, row)}
+    assert drawn[("cdc", "0")] == 1 and pd.isna(drawn[("ok", "0")])  # the clean one is left to the ratio's white
+
+
+def test_a_binary_key_is_shown_escaped_by_the_one_rule():
+    from dashboards import display
+    from monitor.fileio.excerpt import excerpt
+
+    assert display.key(b"\x00\x01\xff\xfe") == excerpt(b"\x00\x01\xff\xfe") == "'\\x00\\x01\\xff\\xfe'"
+    assert display.key(b"key-505") == "'key-505'" and display.key(b"") == "''" and display.key(None) == "(null)"
