@@ -51,7 +51,7 @@ class Col:
 
     name: str
     label: str
-    fmt: Callable = _text("")
+    fmt: Callable = _text(units.unknown())
 
 
 def shown(df: pd.DataFrame, cols: list[Col]) -> pd.DataFrame:
@@ -88,7 +88,7 @@ def attention(partitions: pd.DataFrame, summary: dict) -> pd.DataFrame:
     if p.empty:
         return pd.DataFrame(columns=["topic", "partition", "why", "evidence", "fix"])
     if "eligible" in p.columns:
-        for r in p[p["eligible"].fillna(False).astype(bool)].sort_values("reclaimable_bytes", ascending=False) \
+        for r in p[[not units.missing(v) and bool(v) for v in p["eligible"]]].sort_values("reclaimable_bytes", ascending=False) \
                 .to_dict("records"):
             rows.append({"topic": r["topic"], "partition": int(r["partition"]), "why": ATTENTION[0],
                          "evidence": f"cleanable ratio {units.ratio(r.get('cleanable_ratio'))} >= "

@@ -31,7 +31,8 @@ def table(df: pd.DataFrame, cols: list[Col], key: str | None = None) -> None:
 
 
 def plain(v) -> str:
-    return str(int(v))  # a partition, an offset, a rank, a broker id: as Kafka prints it
+    """A partition, an offset, a rank, a byte position: as Kafka prints it, no thousands separator."""
+    return units.unknown() if units.missing(v) else str(int(v))
 
 
 def accuracy_of(audit_dir: str, run: str, later: dict, complete: list[str], pick: str | None) -> dict | None:
@@ -80,7 +81,8 @@ def accuracy_panel(audit_dir: str, run: str, later: dict, complete: list[str]) -
         table(rows, [Col("topic", "Topic"), Col("partition", "Partition", plain),
                      Col("bytes_before", "Size in the earlier run", BYTES),
                      Col("bytes_after", "Size in this run", BYTES),
-                     Col("error_ratio", "Relative error", signed(signed_ratio)), Col("detail", "Detail")])
+                     Col("error_ratio", "Relative error", signed(signed_ratio)),
+                     Col("detail", "Detail", lambda v: v or "none")])
 
 
 BEFORE_32 = ("A run from before issue 32: its sizes after compaction were estimated from the records' byte shares "
