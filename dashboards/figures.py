@@ -228,9 +228,9 @@ def audit_whatif(rows: pd.DataFrame) -> go.Figure:
     if pts:
         fig.update_xaxes(range=_padded([p["x"] / xdiv for p in pts]))
         fig.update_yaxes(range=_padded([p["y"] / ydiv for p in pts]))
-    fig.update_xaxes(title=f"{X_AXIS} ({xunit})", tickformat=",~f")
-    fig.update_yaxes(title=f"{Y_AXIS} ({yunit}/day)", tickformat=",~f")
-    fig.update_layout(title=CHART_TITLE, **{**LAYOUT, "height": 440})
+    fig.update_xaxes(title=f"{X_AXIS}, {xunit}", tickformat=",~f")  # as the contract's titles write a unit
+    fig.update_yaxes(title=f"{Y_AXIS}, {yunit}/day", tickformat=",~f")
+    fig.update_layout(title=CHART_TITLE, showlegend=True, **{**LAYOUT, "height": 440})  # the topic named, even one
     return fig
 
 

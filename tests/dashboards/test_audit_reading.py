@@ -107,10 +107,11 @@ def test_each_key_is_escaped_and_shown_with_its_partition(audited, shown):
 def test_a_chart_is_drawn_only_with_two_points_else_a_sentence_says_why(shown):
     captions = [c.value for c in shown.caption]
     # every tombstone was written within the same minute: one bucket, no one-dot chart
-    assert any(c.startswith("No chart of tombstones over time: all ") and "were written in one of the run's 1 min "
-               "buckets, from " in c for c in captions), captions
+    assert any(c.startswith("No chart of tombstones over time: all ") and "tombstones were written within one 1 min "
+               "bucket, the one from 2023-" in c for c in captions), captions
     # cleaning what is dirty takes milliseconds: no chart of bars that are all but zero
-    assert any(c.startswith("No chart of cleaning time per topic: 0 topic(s) take a second or more") for c in captions)
+    assert any(c.startswith("No chart of cleaning time per topic: every topic cleans in under a second (")
+               for c in captions), captions
     for c in shown.get("plotly_chart"):
         spec = json.loads(c.proto.spec)
         points = {(x, y) for t in spec["data"] for x, y in zip(t.get("x", []), t.get("y", []))}

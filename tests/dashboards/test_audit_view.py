@@ -117,8 +117,8 @@ def test_what_if_points_are_labelled_and_settings_with_the_same_figures_share_on
     assert trace.mode == "markers+text" and list(trace.text) == [
         "current (and 1 more, same figures)", "min.cleanable.dirty.ratio 0.1"]
     assert list(trace.x) == [3.0, 2.0]  # GiB: the unit the largest figure needs
-    assert fig.layout.xaxis.title.text == "steady size on disk (mean over a clean cycle) (GiB)"
-    assert fig.layout.yaxis.title.text == "cleaner bytes read + written per day (GiB/day)"
+    assert fig.layout.xaxis.title.text == "steady size on disk (mean over a clean cycle), GiB"
+    assert fig.layout.yaxis.title.text == "cleaner bytes read + written per day, GiB/day"
 
 
 def test_byte_axes_take_the_iec_unit_the_largest_figure_needs():

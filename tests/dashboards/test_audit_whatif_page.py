@@ -56,8 +56,8 @@ def test_the_page_charts_and_lists_each_setting(audited, monkeypatch):
     assert trace["name"] == "orders" and trace["mode"] == "markers+text" and len(trace["x"]) >= 2
     assert sum(len(c.split("<br>")) for c in trace["customdata"]) == len(written)
     assert any(t.startswith("current") for t in trace["text"])
-    assert chart["layout"]["xaxis"]["title"]["text"].endswith("B)")
-    assert chart["layout"]["yaxis"]["title"]["text"].endswith("B/day)")
+    assert chart["layout"]["xaxis"]["title"]["text"].endswith("B")
+    assert chart["layout"]["yaxis"]["title"]["text"].endswith("B/day")
 
 
 def test_a_run_from_before_the_table_says_so(audited, monkeypatch, tmp_path):
