@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 import tempfile
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -42,22 +44,84 @@ RENDER_STATE = """
 const q = s => document.querySelectorAll(s);
 return {
   title: (document.querySelector('h1') || {}).innerText || '',
+  // Streamlit's own word for its script: 'initial' before the first run, 'running', 'notRunning' after
+  script: (document.querySelector('[data-testid="stApp"]') || {getAttribute: () => ''}).getAttribute('data-test-script-state'),
   skeleton: q('[data-testid="stSkeleton"]').length,
   running: q('[data-testid="stStatusWidget"]').length,
   errors: q('[data-testid="stException"]').length,
   charts: q('.js-plotly-plot').length,
   drawn: Array.from(q('.js-plotly-plot')).filter(p => p.querySelector('.main-svg')).length,
+  grids: q('[data-testid="stDataFrame"]').length,
+  // a data grid draws its canvas, and the accessibility table in it, a moment after the script's run
+  grids_drawn: Array.from(q('[data-testid="stDataFrame"]')).filter(g => g.querySelector('table[role="grid"]')).length,
 };
 """
 
 
 def wait_rendered(d, min_charts: int, timeout: float = 60) -> dict:
-    """Wait until the page has its title, no skeleton, no running script, and at least ``min_charts``
-    charts, every one drawn by Plotly; return that state."""
+    """Wait until the page has its title, its script has run (Streamlit's ``data-test-script-state``),
+    no skeleton, no running script, at least ``min_charts`` charts, every one drawn by Plotly, and every
+    data grid drawn; return that state."""
     def rendered():
         s = d.execute_script(RENDER_STATE)
-        done = s["title"] and not s["skeleton"] and not s["running"] and s["drawn"] == s["charts"] >= min_charts
+        done = (s["title"] and s["script"] == "notRunning" and not s["skeleton"] and not s["running"]
+                and s["drawn"] == s["charts"] >= min_charts and s["grids_drawn"] == s["grids"])
         return s if done else None
 
     return wait_for(rendered, timeout, f"the page {d.current_url} rendered with {min_charts} or more charts drawn",
                     interval=0.5)
+
+
+# --------------------------------------------------------------------------- the dashboard's pages
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of the dashboard (dashboards/app.py): its URL path (Streamlit's, from the view's file
+    name), the file name of its screenshots and the name a person knows it by."""
+    path: str
+    name: str
+    title: str
+
+
+PAGES = (Page("", "overview", "Overview"), Page("brokers", "brokers", "Brokers"),
+         Page("partitions", "partitions", "Partitions"), Page("tombstones", "tombstones", "Tombstones"),
+         Page("config_review", "config-review", "Config review"), Page("audit", "audit", "Audit"))
+# the laptop and the desktop: no table may scroll sideways at the first
+WIDTHS = (1366, 1920)
+# a screenshot is the whole page, down to this height
+MAX_HEIGHT = 4000
+
+CONTENT_HEIGHT = """
+const els = [document.documentElement, ...document.querySelectorAll('[data-testid="stMain"], [data-testid="stAppViewContainer"], [data-testid="stMainBlockContainer"]')];
+return Math.max(...els.map(e => e.scrollHeight));
+"""
+
+
+def viewport(d, width: int, height: int) -> None:
+    """The page's viewport exactly ``width`` x ``height`` CSS pixels (a window's size includes its frame)."""
+    d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                      {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+
+
+def visit(d, base_url: str, page: Page, width: int, min_charts: int = 0) -> dict:
+    """``page`` opened at ``width`` pixels and rendered (``wait_rendered``), then the viewport made as
+    tall as the page (up to ``MAX_HEIGHT``), so that a screenshot shows all of it; its render state."""
+    viewport(d, width, 1000)
+    d.get(f"{base_url}/{page.path}")
+    wait_rendered(d, min_charts)
+    viewport(d, width, min(max(d.execute_script(CONTENT_HEIGHT), 600), MAX_HEIGHT))
+    return wait_rendered(d, min_charts)  # charts redraw for the new height
+
+
+def screenshot(d, path: Path) -> Path:
+    """The viewport saved as a small PNG (256 colours, optimized: a dashboard's flat colours survive it)."""
+    from PIL import Image
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = path.with_suffix(".raw.png")
+    d.save_screenshot(str(raw))
+    with Image.open(raw) as im:
+        im.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
+    raw.unlink()
+    return path
