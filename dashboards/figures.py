@@ -154,7 +154,7 @@ def audit_sizes(topics: pd.DataFrame) -> go.Figure:
                 marker_color="#d62728", hovertemplate="%{x}: %{y:.1f} " + unit + "<extra>reclaimed</extra>")
     if "settled_bytes" in t.columns:
         fig.add_scatter(x=t["topic"], y=t["settled_bytes"] / div, mode="markers", name="settled",
-                        marker=dict(symbol="line-ew-open", size=24, color="#2ca02c"),
+                        marker=dict(symbol="line-ew", size=36, line=dict(width=4, color="#2ca02c")),
                         hovertemplate="%{x}: %{y:.1f} " + unit + " once every delete horizon has passed and "
                                       "another clean<extra>settled</extra>")
     fig.update_layout(barmode="stack")

@@ -30,6 +30,12 @@ def table(df: pd.DataFrame, cols: list[Col], key: str | None = None) -> None:
     st.dataframe(shown(df, cols), hide_index=True, width=WIDE, key=key)
 
 
+def details(df: pd.DataFrame, cols: list[Col]) -> None:
+    """A table inside an expander: static (a data grid in a closed expander is not drawn until it opens,
+    so a browser would wait for it), its identifying columns repeated so each row is found."""
+    st.table(shown(df, cols), hide_index=True)
+
+
 def plain(v) -> str:
     """A partition, an offset, a rank, a byte position: as Kafka prints it, no thousands separator."""
     return units.unknown() if units.missing(v) else str(int(v))
@@ -78,11 +84,11 @@ def accuracy_panel(audit_dir: str, run: str, later: dict, complete: list[str]) -
                  Col("predicted_bytes", "Predicted", BYTES), Col("actual_bytes", "Reclaimed", BYTES),
                  Col("error_bytes", "Error", signed(signed_bytes))], key="audit.accuracy.table")
     with st.expander("Sizes before and after, relative error, why a partition is left out"):
-        table(rows, [Col("topic", "Topic"), Col("partition", "Partition", plain),
-                     Col("bytes_before", "Size in the earlier run", BYTES),
-                     Col("bytes_after", "Size in this run", BYTES),
-                     Col("error_ratio", "Relative error", signed(signed_ratio)),
-                     Col("detail", "Detail", lambda v: v or "none")])
+        details(rows, [Col("topic", "Topic"), Col("partition", "Partition", plain),
+                       Col("bytes_before", "Size in the earlier run", BYTES),
+                       Col("bytes_after", "Size in this run", BYTES),
+                       Col("error_ratio", "Relative error", signed(signed_ratio)),
+                       Col("detail", "Detail", lambda v: v or "none")])
 
 
 BEFORE_32 = ("A run from before issue 32: its sizes after compaction were estimated from the records' byte shares "
@@ -155,10 +161,10 @@ def topics_panel(topics, summary: dict) -> None:
         st.caption("Not in this run: audits from before issue 22 do not say where each topic's config came from.")
     table(topics, TOPIC_MAIN, key="audit.topics")
     with st.expander("Per topic: records, projection, cleaning time, tombstones and markers by delete horizon"):
-        table(topics, TOPIC_CLEANING, key="audit.topics.cleaning")
+        details(topics, TOPIC_CLEANING)
         st.caption("Tombstones and markers: unstamped (no delete horizon yet: they go a delete.retention.ms after "
                    "the next clean), pending (stamped, waiting for it), passed (the next clean removes them).")
-        table(topics, TOPIC_HORIZONS, key="audit.topics.horizons")
+        details(topics, TOPIC_HORIZONS)
 
 
 WHATIF_MAIN = [Col("topic", "Topic"), Col("setting", "Setting"), Col("size_bytes", "Steady size", BYTES),
@@ -205,7 +211,7 @@ def whatif_panel(rows: pd.DataFrame, summary: dict) -> None:
     table(t, WHATIF_MAIN, key="audit.whatif")
     with st.expander("The model's assumptions; each setting's write rate and live bytes"):
         st.caption(ASSUMPTIONS)
-        table(t, WHATIF_MORE, key="audit.whatif.more")
+        details(t, WHATIF_MORE)
 
 
 def attention_panel(partitions: pd.DataFrame, sm: dict) -> None:
@@ -339,8 +345,8 @@ def pitfalls_panel(topics: pd.DataFrame, sm: dict) -> None:
                    Col("keyless_records", "Records without a key", COUNT)], key="audit.pitfalls")
     with st.expander("Value sizes per topic"):
         st.caption("Value sizes: " + sm.get("value_size_method", ""))
-        table(topics, [Col("topic", "Topic"), *[Col(f"value_bytes_{q}", f"Value size {q}", BYTES)
-                                                for q in ("p50", "p90", "p99", "max")]], key="audit.value_sizes")
+        details(topics, [Col("topic", "Topic"), *[Col(f"value_bytes_{q}", f"Value size {q}", BYTES)
+                                                  for q in ("p50", "p90", "p99", "max")]])
 
 
 def replicas_panel(r: pd.DataFrame, sm: dict) -> None:
@@ -364,13 +370,13 @@ def replicas_panel(r: pd.DataFrame, sm: dict) -> None:
           key="audit.replicas")
     offset = lambda v: "none" if units.missing(v) else plain(v)  # noqa: E731
     with st.expander("Each replica's offsets, size and segments"):
-        table(r, ident + [Col("chosen_by", "Chosen by"), Col("log_start_offset", "Log start offset", offset),
-                          Col("log_end_offset", "Log end offset", offset),
-                          Col("cleaner_checkpoint", "Cleaner checkpoint", offset),
-                          Col("first_dirty_offset", "First dirty offset", offset)])
-        table(r, ident + [Col("bytes", "Size", BYTES), Col("segments", "Segments", COUNT),
-                          Col("offsets_behind", "Offsets behind", COUNT),
-                          Col("bytes_difference", "Size difference", BYTES)])
+        details(r, ident + [Col("chosen_by", "Chosen by"), Col("log_start_offset", "Log start offset", offset),
+                            Col("log_end_offset", "Log end offset", offset),
+                            Col("cleaner_checkpoint", "Cleaner checkpoint", offset),
+                            Col("first_dirty_offset", "First dirty offset", offset)])
+        details(r, ident + [Col("bytes", "Size", BYTES), Col("segments", "Segments", COUNT),
+                            Col("offsets_behind", "Offsets behind", COUNT),
+                            Col("bytes_difference", "Size difference", BYTES)])
 
 
 s = ui.settings()

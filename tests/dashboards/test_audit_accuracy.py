@@ -92,7 +92,7 @@ def test_the_audit_page_shows_predicted_against_reclaimed(two_runs, monkeypatch)
     assert (row["Topic"], row["Partition"], row["Status"]) == (t, "0", CLEANED)
     assert (row["Predicted"], row["Reclaimed"], row["Error"]) == (units.bytes_iec(predicted),
                                                                  units.bytes_iec(reclaimed), signed_bytes(error))
-    details = next(d.value for d in at.dataframe if "Size in the earlier run" in d.value.columns)
+    details = next(d.value for d in at.table if "Size in the earlier run" in d.value.columns)  # in its expander
     [row] = details.to_dict("records")
     assert (row["Size in the earlier run"], row["Size in this run"]) == (units.bytes_iec(log_bytes(part1)),
                                                                           units.bytes_iec(log_bytes(part2)))

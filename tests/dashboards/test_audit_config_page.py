@@ -54,7 +54,7 @@ def test_the_topic_table_says_where_each_config_came_from_and_why_one_is_unknown
     shown = {r["Topic"]: r for r in table.to_dict("records")}
     assert shown["orders"]["Config from"] == ADMIN and shown["accounts"]["Config from"] == UNKNOWN
     # what depends on no config is shown for both; what depends on the refused one is unknown, not 0
-    records = next(d.value for d in at.dataframe if "Records" in d.value.columns).set_index("Topic")["Records"]
+    records = next(d.value for d in at.table if "Records" in d.value.columns).set_index("Topic")["Records"]
     assert records["accounts"] == records["orders"] == "6"
     assert written["orders"]["reclaimable_bytes"] is not None and written["accounts"]["reclaimable_bytes"] is None
     assert shown["orders"]["Reclaimable by the next clean"] == units.bytes_iec(written["orders"]["reclaimable_bytes"])

@@ -76,13 +76,13 @@ def test_the_page_starts_from_its_conclusions_with_units(audited, shown):
 
 
 def test_every_table_is_headed_in_words_and_every_cell_reads(shown):
-    for d in shown.dataframe:
+    for d in [*shown.dataframe, *shown.table]:  # the grids, and the static tables in the expanders
         df = d.value
         assert len(df.columns) <= MOST_COLUMNS, list(df.columns)
         assert not [c for c in df.columns if "_" in c], list(df.columns)
         bad = [v for c in df.columns for v in df[c].astype(str) if BAD_CELL.search(v) or v == ""]
         assert not bad, (list(df.columns), bad[:5])
-    assert len(shown.dataframe) >= 8  # attention, topics (and its two details), what-if (two), keys, pitfalls...
+    assert len(shown.dataframe) >= 5 and len(shown.table) >= 4  # attention, topics, what-if, keys, pitfalls; details
     for c in shown.caption:
         assert not re.search(r"\bNone\b|\bnan\b|\d[eE][+-]\d", c.value), c.value
 

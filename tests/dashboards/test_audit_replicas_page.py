@@ -41,7 +41,7 @@ def test_the_replica_table_lists_the_lagging_replica_first(runs, monkeypatch):
         [c.value for c in at.caption]
     assert "Replicas" in [h.value for h in at.subheader]
     # the replica, whether it is the audited one and how it disagrees first; offsets and sizes in the expander
-    grids = [d.value for d in at.dataframe if "Log dir" in d.value.columns]
+    grids = [d.value for d in [*at.dataframe, *at.table] if "Log dir" in d.value.columns]
     got = pd.concat([g.drop(columns=["Topic", "Partition"]) if i else g for i, g in enumerate(grids)], axis=1)
     got = got.loc[:, ~got.columns.duplicated()][["Partition", "Log dir", "Audited", "Chosen by", "Log end offset",
                                                   "Size", "Segments", "Offsets behind", "Disagreement"]]

@@ -303,7 +303,7 @@ def test_audit_page_shows_the_producer_pitfalls_of_a_run(kafka, spark, tmp_path,
     row = table.set_index("Topic").loc[t]
     assert (row["Empty-string values"], row["Keys last set to an empty string"],
             row["Keys in several partitions"]) == ("2", "2", "3")
-    [sizes] = [d.value for d in at.dataframe if "Value size max" in d.value.columns]
+    [sizes] = [d.value for d in at.table if "Value size max" in d.value.columns]
     assert sizes.set_index("Topic").loc[t, "Value size max"] == units.bytes_iec(len(b"value"))
 
 
