@@ -17,19 +17,20 @@ import pandas as pd
 
 from monitor.contract import units
 from monitor.contract.auditrun import unknown_configs
-from monitor.fileio.excerpt import shortened
+from monitor.fileio.excerpt import excerpt
 from monitor.verdicts.accuracy import signed_bytes, signed_ratio
 
 KEY_CHARS = 60  # a key cell stays one readable line; the full key is in the run's top_keys table
 
 
 def key_text(key) -> str:
-    """A record key as a cell shows it: printable UTF-8 as it is, anything else escaped as every quoted
-    content is (``monitor.fileio.excerpt``: ``\\x00``, a byte that is no UTF-8 as ``\\xff``), so two binary
-    keys never both read as boxes; a null key (Kafka allows one on a non-compacted topic) as "(null key)"."""
+    """A record key as a cell shows it, as the live pages show one (``dashboards.display.key`` on branch
+    h-livepages): the project's one escaping of content for a person (``monitor.fileio.excerpt``: printable
+    characters as they are, any other byte as its escape, ``\\x00``, ``\\xff``, never a font's box), quoted so
+    an empty key ('') is seen, cut with its length when long; a null key "(null)"."""
     if key is None or (isinstance(key, float) and math.isnan(key)):
-        return "(null key)"
-    return shortened(bytes(key), KEY_CHARS)
+        return "(null)"
+    return excerpt(bytes(key), KEY_CHARS)
 
 
 def _text(none: str) -> Callable:

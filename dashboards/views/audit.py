@@ -317,8 +317,8 @@ def keys_panel(keys: pd.DataFrame) -> None:
         st.caption("No key in this run.")
         return
     st.caption("What it is for: the keys that make a topic dirty, each with its partition (a key hashes to one "
-               "partition; one in several was sent with another partitioner). Keys that are not printable text are "
-               "escaped (\\x00, \\xff).")
+               "partition; one in several was sent with another partitioner). Each key is quoted, "
+               "what is not printable text escaped (\\x00, \\xff).")
     keys = keys.assign(key=keys["key"].map(key_text)).sort_values(["topic", "rank"])
     table(keys.reset_index(drop=True), [Col("topic", "Topic"), Col("partition", "Partition", plain),
                                         Col("rank", "Rank", plain), Col("key", "Key"),

@@ -93,11 +93,11 @@ def test_each_key_is_escaped_and_shown_with_its_partition(audited, shown):
     keys = next(d.value for d in shown.dataframe if "Key" in d.value.columns)
     assert list(keys.columns[:4]) == ["Topic", "Partition", "Rank", "Key"]
     assert len(keys) == len(written)
-    key505 = keys[keys["Key"] == "key-505"]
+    key505 = keys[keys["Key"] == "'key-505'"]
     assert sorted(key505["Partition"]) == ["0", "1"]  # the same key twice: told apart by its partition
     assert not keys.duplicated(["Topic", "Partition", "Key"]).any()
     binary = keys[keys["Topic"] == "bin-keys"]["Key"].tolist()
-    assert sorted(binary) == [f"\\x00\\x01\\xff\\x0{n}" for n in range(4)]  # escaped, never four boxes alike
+    assert sorted(binary) == [f"'\\x00\\x01\\xff\\x0{n}'" for n in range(4)]  # escaped, never four boxes alike
     assert not any("\ufffd" in k for k in keys["Key"])
     obsolete = {(r["topic"], r["partition"], r["rank"]): r["obsolete_bytes"] for r in written}
     for r in keys.to_dict("records"):
