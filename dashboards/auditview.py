@@ -152,6 +152,7 @@ def conclusions(summary: dict, partitions: pd.DataFrame, accuracy: dict | None =
                    "before the cleaner runs and again after).")
     else:
         t = accuracy["totals"]
+        left = "".join(f"; {_of(n, 'partition')} left out, {status}" for status, n in sorted(t["left_out"].items()))
         if not t["partitions"]:
             out.append(f"Projection accuracy: unknown (the cleaner has been over none of run {accuracy['run']}'s "
                        "partitions since).")
@@ -160,7 +161,7 @@ def conclusions(summary: dict, partitions: pd.DataFrame, accuracy: dict | None =
             out.append(f"Projection accuracy: run {accuracy['run']} predicted {units.bytes_iec(t['predicted_bytes'])} "
                        f"for the {_of(t['partitions'], 'partition')} the cleaner has been over since; the broker "
                        f"reclaimed {units.bytes_iec(t['actual_bytes'])} (error {signed_bytes(t['error_bytes'])}"
-                       f"{ratio}).")
+                       f"{ratio}){left}.")
     if sm.get("faults"):
         out.append(f"{_of(sm['faults'], 'corrupt or truncated spot')} in the input: its records are left out "
                    "(listed at the end of the page).")

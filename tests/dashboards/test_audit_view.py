@@ -81,6 +81,10 @@ def test_the_conclusions_say_what_was_found_with_units():
     assert V.conclusions(SUMMARY, partitions(), acc)[3] == (
         "Projection accuracy: run run-1 predicted 2.0 KiB for the 2 partitions the cleaner has been over since; "
         "the broker reclaimed 3.0 KiB (error +1.0 KiB, +50 %).")
+    acc["totals"]["left_out"] = {"not cleaned yet": 2, "written to between the runs": 1}
+    assert V.conclusions(SUMMARY, partitions(), acc)[3].endswith(
+        "(error +1.0 KiB, +50 %); 2 partitions left out, not cleaned yet; 1 partition left out, written to between "
+        "the runs.")
     att = V.attention(partitions(), SUMMARY)
     assert att[["topic", "partition", "why"]].values.tolist() == [
         ["orders", 0, "dirty enough to clean"], ["orders", 0, "tombstones past delete.retention.ms"],
