@@ -7,7 +7,6 @@ alert ``severity``); it never compares a value with a threshold itself.
 from __future__ import annotations
 
 import pandas as pd
-import plotly.express as px
 import plotly.graph_objects as go
 
 from monitor.contract import units
@@ -173,60 +172,117 @@ def consumer_risk(df: pd.DataFrame, warning_fraction: float, critical_fraction: 
     return fig
 
 
+def _bytes_axis(largest: float) -> tuple[float, str]:
+    from dashboards.auditview import byte_scale
+
+    return byte_scale(largest if largest == largest else 0)  # NaN (no figure): bytes
+
+
 def audit_sizes(topics: pd.DataFrame) -> go.Figure:
     """Per topic: what the next clean leaves and reclaims (stacked), and the settled size (after every
-    delete horizon has passed and another clean) as a mark, where the run has one."""
+    delete horizon has passed and another clean) as a mark, where the run has one; in the IEC unit the
+    largest topic needs (``dashboards.auditview.byte_scale``)."""
     t = topics.sort_values("bytes", ascending=False).head(25)
+    div, unit = _bytes_axis(float(t["bytes"].max()) if not t.empty else 0)
     fig = go.Figure()
-    fig.add_bar(x=t["topic"], y=t["next_clean_bytes"] / 2**20, name="left after the next clean")
-    fig.add_bar(x=t["topic"], y=t["reclaimable_bytes"] / 2**20, name="reclaimed by the next clean",
-                marker_color="#d62728")
+    fig.add_bar(x=t["topic"], y=t["next_clean_bytes"] / div, name="left after the next clean",
+                hovertemplate="%{x}: %{y:.1f} " + unit + "<extra>left after the next clean</extra>")
+    fig.add_bar(x=t["topic"], y=t["reclaimable_bytes"] / div, name="reclaimed by the next clean",
+                marker_color="#d62728", hovertemplate="%{x}: %{y:.1f} " + unit + "<extra>reclaimed</extra>")
     if "settled_bytes" in t.columns:
-        fig.add_scatter(x=t["topic"], y=t["settled_bytes"] / 2**20, mode="markers", name="settled",
-                        marker=dict(symbol="line-ew-open", size=24, color="#2ca02c"),
-                        hovertemplate="%{x}: %{y:.1f} MiB once every delete horizon has passed and another clean"
-                                      "<extra>settled</extra>")
+        fig.add_scatter(x=t["topic"], y=t["settled_bytes"] / div, mode="markers", name="settled",
+                        marker=dict(symbol="line-ew", size=36, line=dict(width=4, color="#2ca02c")),
+                        hovertemplate="%{x}: %{y:.1f} " + unit + " once every delete horizon has passed and "
+                                      "another clean<extra>settled</extra>")
     fig.update_layout(barmode="stack")
-    fig.update_yaxes(title="MiB")
+    fig.update_xaxes(title="topic", type="category")
+    fig.update_yaxes(title=f"size on disk ({unit})", tickformat=",.3~f", rangemode="tozero")
     return _styled(fig, "What the next clean leaves and reclaims, and settled, per topic")
 
 
+CLEAN_TIME_CHARTED_S = 1.0  # below a second a clean is no concern: the cleaner backs off 15 s between checks
+
+
 def audit_clean_time(topics: pd.DataFrame) -> go.Figure:
+    """Each topic's estimated cleaning time (one thread), the longest first; the page charts it when two
+    or more topics take at least ``CLEAN_TIME_CHARTED_S``."""
     t = topics.sort_values("estimated_clean_seconds", ascending=False).head(25)
-    fig = px.bar(t, x="topic", y="estimated_clean_seconds")
-    fig.update_yaxes(title="seconds")
+    fig = go.Figure(go.Bar(x=t["topic"], y=t["estimated_clean_seconds"], marker_color="#1f77b4",
+                           hovertemplate="%{x}: %{y:,.0f} s<extra></extra>"))
+    fig.update_xaxes(title="topic", type="category")
+    fig.update_yaxes(title="estimated cleaning time (s, one cleaner thread)", tickformat=",~f", rangemode="tozero")
     return _styled(fig, "Estimated time for the cleaner to clean what is dirty now")
+
+
+def whatif_points(rows: pd.DataFrame) -> list[dict]:
+    """The what-if chart's points: per topic, one per distinct (steady size, cleaner bytes per day) of the
+    rows whose figures are known, with every setting that lands there (``labels``, the current one first):
+    settings that change nothing share a point instead of drawing their labels over each other."""
+    from monitor.contract.whatif import cleaner_bytes, label
+
+    out: dict = {}
+    for r in rows.to_dict("records"):
+        if r["size_bytes"] is None or pd.isna(r["size_bytes"]) or cleaner_bytes(r) is None:
+            continue
+        x, y = float(r["size_bytes"]), float(cleaner_bytes(r))
+        p = out.setdefault((r["topic"], f"{x:.6g}", f"{y:.6g}"), {"topic": r["topic"], "x": x, "y": y, "labels": []})
+        p["labels"].append(label(r["setting"], r["value"]))
+    for p in out.values():
+        p["labels"].sort(key=lambda lb: lb != "current")
+    return list(out.values())
+
+
+def _point_label(labels: list[str]) -> str:
+    return labels[0] + (f" (and {len(labels) - 1} more, same figures)" if len(labels) > 1 else "")
+
+
+def _padded(values: list[float], share: float = 0.18) -> list[float]:
+    lo, hi = min(values), max(values)
+    pad = (hi - lo) * share or abs(hi) * share or 1
+    return [lo - pad, hi + pad]
 
 
 def audit_whatif(rows: pd.DataFrame) -> go.Figure:
     """The what-if table (``spark_analysis.whatif``): per topic, a point per setting at its steady size and
-    the cleaner's bytes read and written per day, the topic's current settings larger. Unknown rows are
-    left out (the table beside it says why)."""
-    from monitor.contract.whatif import CHART_TITLE, X_TITLE, Y_TITLE, cleaner_bytes, label
+    the cleaner's bytes read and written per day, each point labelled with its setting (settings with the
+    same figures share one, ``whatif_points``), the topic's current settings larger; axes in the IEC unit
+    the figures need, padded so no label is cut. Unknown rows are left out (the page says why)."""
+    from monitor.contract.whatif import CHART_TITLE, X_AXIS, Y_AXIS
 
+    pts = whatif_points(rows)
+    xdiv, xunit = _bytes_axis(max((p["x"] for p in pts), default=0))
+    ydiv, yunit = _bytes_axis(max((p["y"] for p in pts), default=0))
     fig = go.Figure()
-    for topic, g in rows.groupby("topic", sort=True):
-        pts = [r for r in g.to_dict("records") if r["size_bytes"] is not None and not pd.isna(r["size_bytes"])
-               and cleaner_bytes(r) is not None]
-        if not pts:
-            continue
-        fig.add_scatter(x=[r["size_bytes"] / 2**20 for r in pts], y=[cleaner_bytes(r) / 2**20 for r in pts],
-                        mode="markers", name=topic, text=[label(r["setting"], r["value"]) for r in pts],
-                        hovertemplate="%{text}: %{x:.1f} MiB, %{y:.1f} MiB/day<extra>" + topic + "</extra>",
-                        marker=dict(size=[14 if r["setting"] == "current" else 8 for r in pts]))
-    fig.update_xaxes(title=X_TITLE)
-    fig.update_yaxes(title=Y_TITLE)
-    return _styled(fig, CHART_TITLE)
+    for topic in sorted({p["topic"] for p in pts}):
+        g = [p for p in pts if p["topic"] == topic]
+        fig.add_scatter(x=[p["x"] / xdiv for p in g], y=[p["y"] / ydiv for p in g], mode="markers+text", name=topic,
+                        text=[_point_label(p["labels"]) for p in g], textposition="top center",
+                        textfont=dict(size=11), cliponaxis=False,
+                        customdata=["<br>".join(p["labels"]) for p in g],
+                        hovertemplate="%{customdata}<br>%{x:,.1f} " + xunit + ", %{y:,.1f} " + yunit + "/day<extra>"
+                                      + topic + "</extra>",
+                        marker=dict(size=[14 if "current" in p["labels"] else 8 for p in g]))
+    if pts:
+        fig.update_xaxes(range=_padded([p["x"] / xdiv for p in pts]))
+        fig.update_yaxes(range=_padded([p["y"] / ydiv for p in pts]))
+    fig.update_xaxes(title=f"{X_AXIS}, {xunit}", tickformat=",~f")  # as the contract's titles write a unit
+    fig.update_yaxes(title=f"{Y_AXIS}, {yunit}/day", tickformat=",~f")
+    fig.update_layout(title=CHART_TITLE, showlegend=True, **{**LAYOUT, "height": 440})  # the topic named, even one
+    return fig
 
 
 def audit_tombstone_buckets(buckets: pd.DataFrame) -> go.Figure:
+    """Tombstones on disk by when they were written (the run's buckets, UTC); the page charts it when
+    there are two or more buckets."""
     fig = go.Figure()
     if not buckets.empty:
         b = buckets.copy()
         b["time"] = pd.to_datetime(b["bucket_start_ms"], unit="ms", utc=True)
         for topic, g in b.groupby("topic"):
-            fig.add_scatter(x=g["time"], y=g["tombstones"], mode="lines+markers", name=topic)
-    fig.update_yaxes(title="tombstones")
+            fig.add_scatter(x=g["time"], y=g["tombstones"], mode="lines+markers", name=topic,
+                            hovertemplate="%{x|%Y-%m-%d %H:%M} UTC: %{y:,} tombstones<extra>" + topic + "</extra>")
+    fig.update_xaxes(title="written (UTC)", tickformat="%Y-%m-%d %H:%M")
+    fig.update_yaxes(title="tombstones", tickformat=",~f", rangemode="tozero")
     return _styled(fig, "Tombstones on disk by the time they were written")
 
 
@@ -247,16 +303,18 @@ def cause_counts(table: pd.DataFrame) -> go.Figure:
 
 def audit_accuracy(rows: pd.DataFrame) -> go.Figure:
     """Predicted against reclaimed bytes per partition (``monitor.verdicts.accuracy`` rows of status cleaned), the
-    error (reclaimed - predicted) written over each pair of bars."""
+    error (reclaimed - predicted) written over each pair of bars; in the IEC unit the figures need."""
     fig = go.Figure()
+    unit = "B"
     if not rows.empty:
+        div, unit = _bytes_axis(float(max(rows["predicted_bytes"].abs().max(), rows["actual_bytes"].abs().max())))
         names = [f"{t}-{p}" for t, p in zip(rows["topic"], rows["partition"])]
-        fig.add_bar(x=names, y=rows["predicted_bytes"] / 2**20, name="predicted (earlier run)", marker_color="#1f77b4")
-        fig.add_bar(x=names, y=rows["actual_bytes"] / 2**20, name="reclaimed by the broker", marker_color="#2ca02c",
+        fig.add_bar(x=names, y=rows["predicted_bytes"] / div, name="predicted (earlier run)", marker_color="#1f77b4")
+        fig.add_bar(x=names, y=rows["actual_bytes"] / div, name="reclaimed by the broker", marker_color="#2ca02c",
                     text=[f"error {signed_bytes(e)}" + ("" if pd.isna(r) else f" ({signed_ratio(r)})")
                           for e, r in zip(rows["error_bytes"], rows["error_ratio"])],
                     textposition="outside")
         fig.update_layout(barmode="group")
-    fig.update_xaxes(title="topic-partition", type="category")
-    fig.update_yaxes(title="MiB")
+    fig.update_xaxes(title="partition (topic-partition)", type="category")
+    fig.update_yaxes(title=f"bytes ({unit})", tickformat=",~f")
     return _styled(fig, "Prediction against what the broker reclaimed, per partition")

@@ -21,6 +21,7 @@ Only ``cleaned`` rows carry an error and enter the totals.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 CLEANED = "cleaned"
@@ -127,12 +128,20 @@ def charted(row: dict) -> bool:
 
 
 def signed_bytes(v: float) -> str:
-    """An error in bytes, readable at any size: a few bytes stay bytes, not -0.00 MiB."""
-    return f"{v:+,.0f} B" if abs(v) < 2**20 else f"{v / 2**20:+,.2f} MiB"
+    """An error in bytes with its sign, in the units formatter's IEC sizes: "-1000 B", "+3.0 MiB"."""
+    from monitor.contract.units import bytes_iec
+
+    return ("-" if v < 0 else "+") + bytes_iec(abs(v))
 
 
 def signed_ratio(r: float) -> str:
-    return f"{r * 100:+.2g} %"  # two significant digits: -0.0018 %, +12 %
+    """A relative error with its sign, two significant digits, never in scientific notation: "-0.0018 %",
+    "+12 %", "+150 %"."""
+    p = r * 100
+    if p == 0:
+        return "+0 %"
+    digits = max(0, 1 - math.floor(math.log10(abs(p))))
+    return f"{p:+,.{digits}f} %"
 
 
 def baseline(runs: list[str], later: str) -> str | None:

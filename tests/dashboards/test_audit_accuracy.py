@@ -15,7 +15,8 @@ import pytest
 from dashpages import page
 from kafkatools import (cleaner_checkpoint, compacted, copy_partition, create_topic, partition_dir, set_topic_config,
                         unique_topic, wait_cleaned_up_to_active, write_rounds)
-from monitor.verdicts.accuracy import CLEANED
+from monitor.contract import units
+from monitor.verdicts.accuracy import CLEANED, signed_bytes
 from monitor.kafka.checkpoint import format_checkpoint
 from monitor.model.estimate import UNTHROTTLED
 
@@ -78,16 +79,23 @@ def test_the_audit_page_shows_predicted_against_reclaimed(two_runs, monkeypatch)
     assert at.selectbox(key="audit.accuracy.baseline").value == run1.name
     assert "Prediction against what the broker reclaimed" in [h.value for h in at.subheader]
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Predicted (cleaned partitions)"] == f"{predicted / 2**20:,.2f} MiB"
-    assert metrics["Reclaimed by the broker"] == f"{reclaimed / 2**20:,.2f} MiB"
+    assert metrics["Predicted (cleaned partitions)"] == units.bytes_iec(predicted)
+    assert metrics["Reclaimed by the broker"] == units.bytes_iec(reclaimed)
     error = reclaimed - predicted
-    assert metrics["Error"] == (f"{error:+,.0f} B" if abs(error) < 2**20 else f"{error / 2**20:+,.2f} MiB")
-    table = next(d.value for d in at.dataframe if "error_bytes" in d.value.columns)
+    assert metrics["Error"] == signed_bytes(error)
+    # the page's conclusions say it first, in the same words
+    assert (f"Projection accuracy: run {run1.name} predicted {units.bytes_iec(predicted)} for the 1 partition the "
+            f"cleaner has been over since; the broker reclaimed {units.bytes_iec(reclaimed)} (error "
+            f"{signed_bytes(error)}") in at.markdown[0].value
+    table = next(d.value for d in at.dataframe if "Error" in d.value.columns)
     [row] = table.to_dict("records")
-    assert (row["topic"], row["partition"], row["status"]) == (t, 0, CLEANED)
-    assert (row["bytes_before"], row["bytes_after"], row["actual_bytes"]) == (log_bytes(part1), log_bytes(part2),
-                                                                             reclaimed)
-    assert row["error_bytes"] == pytest.approx(reclaimed - predicted)
+    assert (row["Topic"], row["Partition"], row["Status"]) == (t, "0", CLEANED)
+    assert (row["Predicted"], row["Reclaimed"], row["Error"]) == (units.bytes_iec(predicted),
+                                                                 units.bytes_iec(reclaimed), signed_bytes(error))
+    details = next(d.value for d in at.table if "Size in the earlier run" in d.value.columns)  # in its expander
+    [row] = details.to_dict("records")
+    assert (row["Size in the earlier run"], row["Size in this run"]) == (units.bytes_iec(log_bytes(part1)),
+                                                                          units.bytes_iec(log_bytes(part2)))
     charts = [c for c in at.get("plotly_chart")]
     assert any("Prediction against what the broker reclaimed" in c.proto.spec for c in charts)
 
@@ -108,8 +116,7 @@ def test_the_later_runs_html_report_compares_as_the_page_does(two_runs):
     report = (run2 / "report.html").read_text()
     section = report.split(f"<h2>{ACCURACY_TITLE}</h2>")[1].split("<h2>")[0]
     assert (f"Run {run1.name} predicted {said(predicted)} reclaimable in the 1 partition(s) the cleaner has been "
-            f"over since; the broker reclaimed {said(reclaimed)}: error "
-            f"{f'{error:+,.0f} B' if abs(error) < 2**20 else f'{error / 2**20:+,.2f} MiB'}") in section
+            f"over since; the broker reclaimed {said(reclaimed)}: error {signed_bytes(error)}") in section
     assert f"less its size in {run2.name}" in section
     assert f"<td>{t}</td><td>0</td><td>{CLEANED}</td><td>{said(predicted)}</td><td>{said(log_bytes(part1))}</td>" \
            f"<td>{said(log_bytes(part2))}</td><td>{said(reclaimed)}</td>" in section

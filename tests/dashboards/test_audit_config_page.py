@@ -6,7 +6,6 @@ topic is listed with the refusal, and its null figures stay null (unknown), neve
 from __future__ import annotations
 
 import json
-import math
 import shutil
 
 import pyarrow.parquet as pq
@@ -14,6 +13,7 @@ import pytest
 
 from collectors.admin_state import AdminSnapshot
 from dashpages import page
+from monitor.contract import units
 from monitor.contract.auditrun import CONFIG_UNKNOWN_NOTE, MARKER, SUMMARY, marker_text
 from monitor.model.topicconfig import ADMIN, UNKNOWN, TopicConfig
 from recordfixtures import three_v2_batches
@@ -50,14 +50,17 @@ def test_the_topic_table_says_where_each_config_came_from_and_why_one_is_unknown
     assert row["topic"] == "accounts" and row["why the config is unknown"].endswith(f"unknown: {BLIND}")
     assert "delete.retention.ms" in row["why the config is unknown"]  # the keys the refusal left unknown
 
-    table = next(d.value for d in at.dataframe if "config_source" in d.value.columns)
-    shown = {r["topic"]: r for r in table.to_dict("records")}
-    assert shown["orders"]["config_source"] == ADMIN and shown["accounts"]["config_source"] == UNKNOWN
-    # what depends on no config is shown for both; what depends on the refused one is null, not 0
-    assert shown["accounts"]["records"] == shown["orders"]["records"] == 6
-    assert shown["orders"]["reclaimable_bytes"] == written["orders"]["reclaimable_bytes"] is not None
-    assert written["accounts"]["reclaimable_bytes"] is None
-    assert shown["accounts"]["reclaimable_bytes"] is None or math.isnan(shown["accounts"]["reclaimable_bytes"])
+    table = next(d.value for d in at.dataframe if "Config from" in d.value.columns)
+    shown = {r["Topic"]: r for r in table.to_dict("records")}
+    assert shown["orders"]["Config from"] == ADMIN and shown["accounts"]["Config from"] == UNKNOWN
+    # what depends on no config is shown for both; what depends on the refused one is unknown, not 0
+    records = next(d.value for d in at.table if "Records" in d.value.columns).set_index("Topic")["Records"]
+    assert records["accounts"] == records["orders"] == "6"
+    assert written["orders"]["reclaimable_bytes"] is not None and written["accounts"]["reclaimable_bytes"] is None
+    assert shown["orders"]["Reclaimable by the next clean"] == units.bytes_iec(written["orders"]["reclaimable_bytes"])
+    assert shown["accounts"]["Reclaimable by the next clean"] == "unknown"
+    # and the conclusions name it among the partitions that need attention, with why
+    assert "Config unknown: accounts-0" in at.markdown[0].value
 
 
 def test_a_run_whose_configs_are_all_known_lists_none(audited, tmp_path, monkeypatch):

@@ -4,9 +4,11 @@ table, the disagreeing replica first; a one-log-dir run shows the totals line an
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from dashpages import page
+from monitor.contract import units
 from recordfixtures import items, three_v2_batches, v2, write
 from spark_analysis import replicas as R
 
@@ -35,24 +37,28 @@ def test_the_replica_table_lists_the_lagging_replica_first(runs, monkeypatch):
     tmp, full, lagging = runs
     at = page("audit", monkeypatch, audit_dir=tmp / "two")
     both = full.stat().st_size + lagging.stat().st_size
-    assert f"Totals count {R.COUNTED}; every replica read holds {both / 2**20:,.1f} MiB on disk." in \
+    assert f"Totals count {R.COUNTED}; every replica read holds {units.bytes_iec(both)} on disk." in \
         [c.value for c in at.caption]
     assert "Replicas" in [h.value for h in at.subheader]
-    table = next(d.value for d in at.dataframe if "disagreement" in d.value.columns)
-    got = table[["log_dir", "audited", "chosen_by", "log_end_offset", "bytes", "segments", "offsets_behind",
-                 "disagreement"]].to_dict("records")
-    assert got == [
-        {"log_dir": str(tmp / "logs" / "b2"), "audited": False, "chosen_by": R.BY_END, "log_end_offset": 4,
-         "bytes": lagging.stat().st_size, "segments": 1, "offsets_behind": 2, "disagreement": R.BEHIND},
-        {"log_dir": str(tmp / "logs" / "b1"), "audited": True, "chosen_by": R.BY_END, "log_end_offset": 6,
-         "bytes": full.stat().st_size, "segments": 1, "offsets_behind": 0, "disagreement": ""}]
-    assert {m.label: m.value for m in at.metric}["Scanned"] == f"{full.stat().st_size / 2**20:,.1f} MiB"
+    # the replica, whether it is the audited one and how it disagrees first; offsets and sizes in the expander
+    grids = [d.value for d in [*at.dataframe, *at.table] if "Log dir" in d.value.columns]
+    got = pd.concat([g.drop(columns=["Topic", "Partition"]) if i else g for i, g in enumerate(grids)], axis=1)
+    got = got.loc[:, ~got.columns.duplicated()][["Partition", "Log dir", "Audited", "Chosen by", "Log end offset",
+                                                  "Size", "Segments", "Offsets behind", "Disagreement"]]
+    assert got.to_dict("records") == [
+        {"Partition": "0", "Log dir": str(tmp / "logs" / "b2"), "Audited": "no", "Chosen by": R.BY_END,
+         "Log end offset": "4", "Size": units.bytes_iec(lagging.stat().st_size), "Segments": "1",
+         "Offsets behind": "2", "Disagreement": R.BEHIND},
+        {"Partition": "0", "Log dir": str(tmp / "logs" / "b1"), "Audited": "yes", "Chosen by": R.BY_END,
+         "Log end offset": "6", "Size": units.bytes_iec(full.stat().st_size), "Segments": "1",
+         "Offsets behind": "0", "Disagreement": "none"}]
+    assert {m.label: m.value for m in at.metric}["Scanned"] == units.bytes_iec(full.stat().st_size)
 
 
 def test_one_log_dir_shows_the_totals_line_and_no_replica_table(runs, monkeypatch):
     tmp, full, _ = runs
     at = page("audit", monkeypatch, audit_dir=tmp / "one")
-    assert f"Totals count {R.COUNTED}; every replica read holds {full.stat().st_size / 2**20:,.1f} MiB on disk." in \
+    assert f"Totals count {R.COUNTED}; every replica read holds {units.bytes_iec(full.stat().st_size)} on disk." in \
         [c.value for c in at.caption]
     assert "Replicas" not in [h.value for h in at.subheader]
-    assert not any("disagreement" in d.value.columns for d in at.dataframe)
+    assert not any("Disagreement" in d.value.columns for d in at.dataframe)

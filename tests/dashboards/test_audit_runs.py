@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from dashpages import page
+from monitor.contract import units
 from monitor.contract.auditrun import MARKER, SUMMARY, marker_text, read_marker
 from recordfixtures import three_v2_batches
 
@@ -67,7 +68,7 @@ def test_a_complete_run_shows_its_figures(audited, tmp_path, monkeypatch):
     at = page("audit", monkeypatch, audit_dir=run.parent)
     assert not at.error and not at.info
     got = {m.label: m.value for m in at.metric}
-    assert got["Scanned"] == f"{audited[1]['bytes'] / 2**20:,.1f} MiB"
+    assert got["Scanned"] == units.bytes_iec(audited[1]["bytes"])
 
 
 def test_a_run_from_before_the_counted_projections_shows_its_estimate_as_such(audited, tmp_path, monkeypatch):

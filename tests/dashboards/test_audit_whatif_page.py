@@ -41,9 +41,9 @@ def test_the_page_charts_and_lists_each_setting(audited, monkeypatch):
     at = page("audit", monkeypatch, audit_dir=out)
     assert "What if: other cleaner settings" in [h.value for h in at.subheader]
     assert any(ASSUMPTIONS in c.value for c in at.caption)
-    table = next(d.value for d in at.dataframe if "cleans_per_day" in d.value.columns)
+    table = next(d.value for d in at.dataframe if "Cleans per day" in d.value.columns)
     shown = table.to_dict("records")
-    assert len(shown) == len(written) and {r["setting"] for r in shown} >= {
+    assert len(shown) == len(written) and {r["Setting"] for r in shown} >= {
         "current", "min.cleanable.dirty.ratio 0.1", "min.cleanable.dirty.ratio 0.75", "segment.ms 3.5 d",
         "segment.ms 14 d", "delete.retention.ms 12 h", "delete.retention.ms 2 d"}
     ratios = sorted((r for r in written if r["setting"] == "min.cleanable.dirty.ratio"),
@@ -51,7 +51,13 @@ def test_the_page_charts_and_lists_each_setting(audited, monkeypatch):
     assert [r["cleans_per_day"] for r in ratios] == sorted((r["cleans_per_day"] for r in ratios), reverse=True)
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     chart = next(c for c in charts if CHART_TITLE in json.dumps(c.get("layout", {}).get("title", "")))
-    assert [t["name"] for t in chart["data"]] == ["orders"] and len(chart["data"][0]["x"]) == len(written)
+    # one point per distinct figure, labelled with its settings (all of them in the hover), axes with units
+    [trace] = chart["data"]
+    assert trace["name"] == "orders" and trace["mode"] == "markers+text" and len(trace["x"]) >= 2
+    assert sum(len(c.split("<br>")) for c in trace["customdata"]) == len(written)
+    assert any(t.startswith("current") for t in trace["text"])
+    assert chart["layout"]["xaxis"]["title"]["text"].endswith("B")
+    assert chart["layout"]["yaxis"]["title"]["text"].endswith("B/day")
 
 
 def test_a_run_from_before_the_table_says_so(audited, monkeypatch, tmp_path):
@@ -66,4 +72,4 @@ def test_a_run_from_before_the_table_says_so(audited, monkeypatch, tmp_path):
     (run / MARKER).write_text(marker_text(run.name, 0, files))
     at = page("audit", monkeypatch, audit_dir=run.parent)
     assert "Not in this run: audits from before issue 34 have no what-if table." in [c.value for c in at.caption]
-    assert not any("cleans_per_day" in d.value.columns for d in at.dataframe)
+    assert not any("Cleans per day" in d.value.columns for d in at.dataframe)

@@ -287,6 +287,7 @@ def test_no_compacted_topic_and_no_audit(kafka, tmp_path, monkeypatch):
 def test_audit_page_shows_runs_and_picks_older_ones(live, broker, spark, tmp_path, monkeypatch):
     """Two audits of this module's broker: the page shows the latest run's figures, and an older run on
     request."""
+    from monitor.contract import units
     from spark_analysis.job import build_parser, run
 
     out = tmp_path / "audits"
@@ -298,20 +299,21 @@ def test_audit_page_shows_runs_and_picks_older_ones(live, broker, spark, tmp_pat
     at = page("audit", monkeypatch, audit_dir=out)
     assert at.selectbox(key="audit.run").value == Path(second).name
     m = metrics(at)
-    assert m["Scanned"] == f"{s2['bytes'] / 2**20:,.1f} MiB" and m["Corrupt spots"] == str(s2["faults"])
-    assert charts(at) >= 2  # sizes and clean time per topic (and the tombstone build-up when there is one)
+    assert m["Scanned"] == units.bytes_iec(s2["bytes"]) and m["Corrupt spots"] == str(s2["faults"])
+    assert charts(at) >= 1  # sizes per topic (clean time and the tombstone build-up when they have 2 points)
     at.selectbox(key="audit.run").set_value(Path(first).name).run()
     assert not at.exception
-    assert metrics(at)["Scanned"] == f"{s1['bytes'] / 2**20:,.1f} MiB"
-    keys = next(d.value for d in at.dataframe if "rank" in d.value.columns)  # the most updated keys
+    assert metrics(at)["Scanned"] == units.bytes_iec(s1["bytes"])
+    keys = next(d.value for d in at.dataframe if "Rank" in d.value.columns)  # the most updated keys
     # every compacted topic on this broker: the scenario's and the offsets the stopped group committed
-    assert set(keys["topic"]) == {*NAMES.topics, "__consumer_offsets"}
+    assert set(keys["Topic"]) == {*NAMES.topics, "__consumer_offsets"}
 
 
 def test_audit_page_shows_the_producer_pitfalls_of_a_run(kafka, spark, tmp_path, monkeypatch):
     """A topic of two partitions with two deletes sent as empty strings and three keys sent to both
     partitions, audited from a copy: the page's pitfall figures and table are those counts."""
     from kafkatools import copy_partition, create_topic, partition_dir, produce
+    from monitor.contract import units
     from spark_analysis.job import build_parser, run
 
     t = create_topic(kafka.bootstrap, unique_topic("pages-pitfalls"), 2, **{"cleanup.policy": "compact"})
@@ -329,30 +331,37 @@ def test_audit_page_shows_the_producer_pitfalls_of_a_run(kafka, spark, tmp_path,
     assert m["Empty-string values (not tombstones)"] == "2"
     assert m["Keys in several partitions"] == "3"
     assert m["Records without a key"] == "0"
-    [table] = [d.value for d in at.dataframe if "empty_value_records" in d.value.columns]
-    row = table.set_index("topic").loc[t]
-    assert (row["empty_value_records"], row["keys_last_empty_value"], row["keys_in_several_partitions"]) == (2, 2, 3)
-    assert row["value_bytes_max"] == len(b"value")
+    [table] = [d.value for d in at.dataframe if "Empty-string values" in d.value.columns]
+    row = table.set_index("Topic").loc[t]
+    assert (row["Empty-string values"], row["Keys last set to an empty string"],
+            row["Keys in several partitions"]) == ("2", "2", "3")
+    [sizes] = [d.value for d in at.table if "Value size max" in d.value.columns]
+    assert sizes.set_index("Topic").loc[t, "Value size max"] == units.bytes_iec(len(b"value"))
 
 
 def test_audit_page_shows_each_topics_restore_time_changelogs_first(spark, tmp_path, monkeypatch):
     """Two topics' segments, a changelog and a plain one, audited with a stated restore throughput: the
     page lists the changelog first, each with its projected size over that throughput."""
+    import pyarrow.parquet as pq
+
+    from monitor.contract import units
     from recordfixtures import three_v2_batches
     from spark_analysis.job import build_parser, run
 
     for topic in ("a-plain", "app-store-changelog"):
         three_v2_batches(tmp_path / "logs" / f"{topic}-0" / "00000000000000000000.log")
     out = tmp_path / "audits"
-    _, summary = run(build_parser().parse_args(["--input", str(tmp_path / "logs"), "--out", str(out),
-                                                "--restore-throughput", "250"]), spark=spark)
+    base, summary = run(build_parser().parse_args(["--input", str(tmp_path / "logs"), "--out", str(out),
+                                                   "--restore-throughput", "250"]), spark=spark)
     at = page("audit", monkeypatch, audit_dir=out)
-    [table] = [d.value for d in at.dataframe if "restore_seconds" in d.value.columns]
-    assert list(table["topic"]) == ["app-store-changelog", "a-plain"]
-    assert list(table["restore_seconds"]) == list(table["next_clean_bytes"] / 250.0)
+    [table] = [d.value for d in at.dataframe if "Restore time" in d.value.columns]
+    assert list(table["Topic"]) == ["app-store-changelog", "a-plain"]
+    written = {r["topic"]: r["next_clean_bytes"] for r in pq.read_table(f"{base}/topics").to_pylist()}
+    assert list(table["Restore time"]) == [units.duration_s(written[t] / 250.0) for t in table["Topic"]]
+    assert list(table["After the next clean"]) == [units.bytes_iec(written[t]) for t in table["Topic"]]
     # the two projections, labelled, counted from the segments
     m = metrics(at)
-    assert m["After the next clean"] == f"{summary['next_clean_bytes'] / 2**20:,.1f} MiB"
-    assert m["Settled"] == f"{summary['settled_bytes'] / 2**20:,.1f} MiB" and m["Projection"] == "counted"
+    assert m["After the next clean"] == units.bytes_iec(summary["next_clean_bytes"])
+    assert m["Settled"] == units.bytes_iec(summary["settled_bytes"]) and m["Projection"] == "counted"
     assert any("Settled: after every delete horizon has passed and another clean" in c.value for c in at.caption)
     assert any("Throughput: 250 B/s" in c.value and "--restore-throughput" in c.value for c in at.caption)

@@ -73,5 +73,7 @@ def test_charted_rows_and_how_an_error_is_written():
          part(3, 10_000, checkpoint=50)])}
     # predicted, or reclaimed without a prediction: charted; nothing either way, or not cleaned: table only
     assert [p for p, r in sorted(rows.items()) if charted(r)] == [0, 1]
-    assert signed_bytes(-1000) == "-1,000 B" and signed_bytes(3 * 2**20) == "+3.00 MiB"
+    assert signed_bytes(-1000) == "-1000 B" and signed_bytes(3 * 2**20) == "+3.0 MiB"  # units.bytes_iec's sizes
     assert signed_ratio(-0.125) == "-12 %" and signed_ratio(0.5) == "+50 %"
+    # two significant digits, never scientific notation (``.2g`` wrote 1.5 as "+1.5e+02 %")
+    assert signed_ratio(1.5) == "+150 %" and signed_ratio(-0.000018) == "-0.0018 %" and signed_ratio(0) == "+0 %"
