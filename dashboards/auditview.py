@@ -15,22 +15,17 @@ from typing import Callable
 
 import pandas as pd
 
+from dashboards import display
 from monitor.contract import units
 from monitor.contract.auditrun import unknown_configs
-from monitor.fileio.excerpt import excerpt
 from monitor.verdicts.accuracy import signed_bytes, signed_ratio
 
-KEY_CHARS = 60  # a key cell stays one readable line; the full key is in the run's top_keys table
-
-
 def key_text(key) -> str:
-    """A record key as a cell shows it, as the live pages show one (``dashboards.display.key`` on branch
-    h-livepages): the project's one escaping of content for a person (``monitor.fileio.excerpt``: printable
-    characters as they are, any other byte as its escape, ``\\x00``, ``\\xff``, never a font's box), quoted so
-    an empty key ('') is seen, cut with its length when long; a null key "(null)"."""
+    """A record key as a cell shows it: the live pages' one rule (``dashboards.display.key``); a missing
+    cell of a table read back from Parquet (NaN) is a null key too."""
     if key is None or (isinstance(key, float) and math.isnan(key)):
         return "(null)"
-    return excerpt(bytes(key), KEY_CHARS)
+    return display.key(key)
 
 
 def _text(none: str) -> Callable:

@@ -11,9 +11,9 @@ import re
 import pandas as pd
 
 from dashboards import auditview as V
+from dashboards import display
 from dashboards import figures
 from monitor.contract import units
-from monitor.fileio.excerpt import excerpt
 
 BAD_CELL = re.compile(r"^(None|nan|NaN|NaT|<NA>)$|\d[eE][+-]?\d")
 
@@ -27,7 +27,7 @@ def test_a_key_is_escaped_by_the_one_rule_and_never_drawn_as_boxes():
     binary = [bytes([0, 1, 0xFF, n]) for n in range(4)]
     shown = [V.key_text(k) for k in binary]
     assert shown[0] == "'\\x00\\x01\\xff\\x00'" and len(set(shown)) == 4  # four keys, four texts (not □□□□ each)
-    assert all(s == excerpt(k, V.KEY_CHARS) for s, k in zip(shown, binary))  # monitor.fileio.excerpt's rule
+    assert all(s == display.key(k) for s, k in zip(shown, binary))  # the live pages' one rule
     assert V.key_text(None) == "(null)" and V.key_text(float("nan")) == "(null)"
     long = V.key_text(b"k" * 500)
     assert len(long) < 100 and long.endswith("...' (500 bytes)")
