@@ -259,7 +259,7 @@ def test_command_line_imports_edges_lazily():
         assert not top & (EDGES | HEAVY), f"{path.relative_to(ROOT)} imports {sorted(top & (EDGES | HEAVY))} at load"
 
 
-# The packages a plain `pip install kafka-compaction-monitor` needs (the collector, inspect, logdir, explain,
+# The packages a plain core install (`pip install .`) needs (the collector, inspect, logdir, explain,
 # config check, rules render, the local broker) and the extra each other package needs (pyproject.toml).
 SLIM = {CORE, COMPOSITION_ROOT, "collectors", "alerts", "localkafka"} | SHARED
 EXTRA_OF = {"spark_analysis": "audit", "dashboards": "dashboard"}
