@@ -414,7 +414,7 @@ def test_metrics_page_is_generated_from_the_registry():
     import os
 
     from collectors.metrics import METRICS
-    from collectors.metricsdoc import exported_name, unit, with_table
+    from collectors.metricsdoc import entry, exported_name, unit, with_table
 
     path = ROOT / "docs" / "reference" / "metrics.md"
     readme = path.read_text()
@@ -424,9 +424,10 @@ def test_metrics_page_is_generated_from_the_registry():
         readme = want
     assert readme == want, "docs/reference/metrics.md's table differs from collectors/metrics.py: regenerate " \
                            "it with `python -m collectors.metricsdoc --write docs/reference/metrics.md` (or DOCS_UPDATE=1)"
-    for name, (kind, help_, _) in METRICS.items():
+    for name, (kind, help_, labels) in METRICS.items():
         shown = exported_name(name, kind)
-        assert f"| `{shown}` | {kind} | {unit(shown, kind, help_)} |" in readme and help_ in readme
+        assert entry(shown, kind, unit(shown, kind, help_), labels, help_) in readme
+        assert f"`{shown}`\n:   *{kind}, {unit(shown, kind, help_)};" in readme and help_ in readme
 
 
 # The packages that name our series and alerts but must take the names from their one definition: the
