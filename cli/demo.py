@@ -6,7 +6,11 @@ dashboard together, each started as its own process), so it may import several e
 client; the tests drive the same scenario.
 
 Topics (named from one prefix, ``demo`` here; the tests pass their own, see ``Names``):
-* ``demo.healthy-changelog``: a changelog the cleaner keeps clean;
+* ``demo.healthy-changelog``: a changelog the cleaner keeps clean for the whole demo: written once per key
+  first, then updated at its own slow rate, with a max.compaction.lag.ms that has the cleaner over it long
+  before its cleanable ratio could pass its min.cleanable.dirty.ratio (``healthy_worst_case`` has the
+  arithmetic; the monitor starts once its first clean is done, so a never-cleaned log's ratio of 1.0 is
+  never shown for it);
 * ``demo.lagging-cdc``: kept dirty by a long ``min.compaction.lag.ms`` (held back: uncleaned, nothing
   cleanable, so CompactionLagging rightly stays quiet; ``compaction_blocked`` names the reason);
 * ``demo.tombstone-flood``: waves of deletes, short ``delete.retention.ms``;

@@ -109,6 +109,7 @@ def test_demo_headless(tmp_path):
                                                  'alertstate="firing"}[1h])'})
         fired = json.load(urllib.request.urlopen(f"{prom}/api/v1/query?{query}", timeout=10))["data"]["result"]
         assert fired == [], fired
+        visit_every_page(found["Dashboard"])  # a person looking: each page's script runs, and logs what it logs
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the demo stops everything it started, and exits 0
         assert proc.wait(timeout=240) == 0, log.read_text()[-3000:]
     finally:
@@ -129,6 +130,18 @@ def test_demo_headless(tmp_path):
     for url in (found["Collector metrics"], prom + "/-/ready", found["Dashboard"]):
         with pytest.raises(OSError):
             urllib.request.urlopen(url, timeout=2)
+
+
+PAGES = ("", "brokers", "partitions", "tombstones", "config_review", "audit")  # dashboards/app.py's pages
+
+
+def visit_every_page(dashboard: str) -> None:
+    from tests_support_browser import browser, wait_rendered
+
+    with browser() as d:
+        for page in PAGES:
+            d.get(f"{dashboard}/{page}")
+            wait_rendered(d, 0, timeout=120)
 
 
 def check_first_audit(run) -> None:
