@@ -35,7 +35,10 @@ class Timing:
 
     segment_ms: int = 5_000
     flood_retention_ms: int = 60_000
-    updates_per_second: int = 200
+    # the lagging and flood topics' updates; the flood topic's keep the one (throttled) cleaner thread busy,
+    # and Kafka's cleaner takes the dirtiest eligible log first: written faster, it would leave the healthy
+    # topic waiting for minutes (see healthy_worst_case)
+    updates_per_second: int = 50
     flood_every_s: float = 10.0
     lagging_for: str = "30s"
     consumer_lag_for: str = "10s"
@@ -48,17 +51,20 @@ class Timing:
     # The healthy changelog (see ``healthy_worst_case``): its own, slower update rate over a larger key space
     # written once first, and a max.compaction.lag.ms that has the cleaner over it long before its
     # cleanable ratio could reach its min.cleanable.dirty.ratio.
-    healthy_updates_per_second: float = 5.0
-    healthy_keys: int = 3000
+    healthy_updates_per_second: float = 3.0
+    healthy_keys: int = 6000
     healthy_max_compaction_lag_ms: int = 30_000
     # The demo broker's log.cleaner.backoff.ms: a second, not Kafka's 15 s, so that a log past its
     # max.compaction.lag.ms is picked within a second (the healthy topic is never seen overdue for long)
     # and what the demo shows moves at a demo's pace. Each clean of the healthy topic is small (its
-    # clean section, 3,000 keys, well under a MiB), so it holds the throttled cleaner a second or so.
+    # clean section, 6,000 keys, about half a MiB a partition), so it holds the throttled cleaner a second or so.
     cleaner_backoff_ms: int = 1_000
     # How long the one cleaner thread may be busy with other logs, beyond cleaning the backlog at the
-    # throttle, before it gets to the healthy topic: other topics' cleans, and a loaded 2-core machine.
-    busy_cleaner_slack_s: float = 60.0
+    # throttle, before it gets to the healthy topic once it is overdue: Kafka's cleaner picks the dirtiest
+    # eligible log (LogToClean compares the cleanable ratio alone), so an overdue log waits behind every
+    # dirtier one, and the flood and exactly-once topics are dirtier most of the time. Measured: up to
+    # 343 s with the flood written at 200 updates/s, on 2 cores running two demos and a Spark audit.
+    busy_cleaner_slack_s: float = 300.0
 
 
 FAST = Timing(segment_ms=1_000, flood_retention_ms=4_000, updates_per_second=100, flood_every_s=2.0,
@@ -259,7 +265,8 @@ def healthy_worst_case(t: Timing, partitions: int = 3) -> HealthyWorstCase:
     no less than the key and value bytes with the smallest record header each. The cleaner's next pass
     comes at the latest when max.compaction.lag.ms has passed for the first dirty batch (written up to one
     segment.ms before the last clean), plus one log.cleaner.backoff.ms, plus the time its one thread is
-    busy elsewhere: the whole backlog, read and written at the throttle, and ``busy_cleaner_slack_s``. Every
+    busy elsewhere: the whole backlog at the throttle (read to build the offset map, read again and
+    written to copy: three times its bytes at most), and ``busy_cleaner_slack_s`` for dirtier logs. Every
     update written in that window counts as dirty, each in a record batch of its own (61 bytes of header,
     the largest record header). Keys spread over the partitions as their updates do (the same keys), so the
     ratio is the same on each."""
@@ -268,7 +275,7 @@ def healthy_worst_case(t: Timing, partitions: int = 3) -> HealthyWorstCase:
     key_len = len(f"key-{t.healthy_keys - 1}")
     smallest = len("key-0") + len(update_value(0)) + 7  # attributes, and 1-byte varints: length, deltas, sizes, headers
     largest = key_len + len(update_value(10 ** 12)) + HEADER_SIZE + 21  # 5-byte length and offset delta, 10-byte time delta
-    busy = 2 * t.backlog_bytes / t.cleaner_throttle_bytes_per_second + t.busy_cleaner_slack_s
+    busy = 3 * t.backlog_bytes / t.cleaner_throttle_bytes_per_second + t.busy_cleaner_slack_s
     delay = t.cleaner_backoff_ms / 1000 + busy
     window = t.segment_ms / 1000 + t.healthy_max_compaction_lag_ms / 1000 + delay
     clean = t.healthy_keys / partitions * smallest
