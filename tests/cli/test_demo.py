@@ -142,6 +142,8 @@ def visit_every_page(dashboard: str) -> None:
     from tests_support_browser import browser, wait_rendered
 
     with browser() as d:
+        d.set_script_timeout(120)  # the demo's broker, Spark and the browser share two cores: a page may be slow
+        d.set_page_load_timeout(120)
         for page in PAGES:
             d.get(f"{dashboard}/{page}")
             wait_rendered(d, 0, timeout=120)
