@@ -1,5 +1,5 @@
 # Two images from one file (docs/deployment.md "Images and packages"):
-#   collector (the default, last stage): `pip install kafka-compaction-monitor`, the core install: the
+#   collector (the default, last stage): the core install (the wheel built from this folder): the
 #       collector, inspect, logdir, explain, topics lint, config check, rules render. No Java, no PySpark, no Streamlit.
 #       Default command `collect`, metrics on :9690, health check on that port.
 #   full: `[all]`, adding the Spark audit (with the Java runtime PySpark needs) and the Streamlit dashboard.

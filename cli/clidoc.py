@@ -21,7 +21,9 @@ from contextlib import contextmanager
 from cli.audit_cmd import audit_parser
 from cli.parsing import subparsers
 
-WIDTH = 100  # the width argparse wraps usage and help at while the page is generated
+# The width argparse wraps usage and help at while the page is generated, and the examples are wrapped at:
+# a code block of 78 columns fits a laptop's window beside the site's navigation, with no sideways scroll.
+WIDTH = 78
 
 
 @contextmanager
@@ -94,15 +96,57 @@ def _arguments(parser: argparse.ArgumentParser) -> list[str]:
     return ["| argument | default | what it does |", "|---|---|---|", *rows, ""]
 
 
+def usage(parser: argparse.ArgumentParser, width: int = WIDTH) -> list[str]:
+    """argparse's usage, filled to ``width`` with the continuation lines indented four: argparse aligns
+    them under the command's name, which leaves a long subcommand's options no room (past ``width``)."""
+    text = " ".join(ln.strip() for ln in parser.format_usage().splitlines())
+    parts, depth, cur = [], 0, ""
+    for ch in text:  # split at spaces outside [...], (...) and {...}: an option and its argument stay together
+        depth += (ch in "[({") - (ch in "])}")
+        if ch == " " and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    lines = [" ".join(parts[:2])]  # "usage:" and the command
+    for part in parts[2:]:
+        if part and len(lines[-1]) + 1 + len(part) <= width:
+            lines[-1] += " " + part
+        elif part:
+            lines.append("    " + part)
+    return lines
+
+
+def wrapped(text: str, width: int = WIDTH) -> list[str]:
+    """The lines of an epilog at most ``width`` wide: a command line too long is continued as a shell
+    continues it (`` \\`` at the end, the rest indented four more), breaking before an option; a line of
+    prose is wrapped at words, keeping its indent."""
+    out: list[str] = []
+    for line in text.splitlines():
+        indent = line[:len(line) - len(line.lstrip())]
+        if len(line) <= width:
+            out.append(line)
+        elif line.lstrip().startswith("compaction-monitor") and line.rfind(" -", 0, width - 1) > len(indent):
+            while len(line) > width and (cut := line.rfind(" -", len(indent) + 1, width - 1)) > len(indent):
+                out.append(line[:cut] + " \\")  # before an option, room for " \\"
+                line = indent + "    " + line[cut + 1:]
+            out.append(line)
+        else:
+            out += textwrap.wrap(line, width, subsequent_indent=indent + "  ", break_on_hyphens=False,
+                                 break_long_words=False)
+    return out
+
+
 def _section(parser: argparse.ArgumentParser, line: str) -> list[str]:
     out = [f"## {parser.prog}", ""]
     if line:
         out += [_cell(line), ""]
     if parser.description and parser.description != line:
         out += [_cell(parser.description), ""]
-    out += ["```text", parser.format_usage().rstrip(), "```", ""]
+    out += ["```text", *usage(parser), "```", ""]
     if parser.epilog:
-        out += ["```text", textwrap.dedent(parser.epilog).strip("\n"), "```", ""]
+        out += ["```text", *wrapped(textwrap.dedent(parser.epilog).strip("\n")), "```", ""]
     out += _arguments(parser)
     subs = list(_subcommands(parser))
     if subs:

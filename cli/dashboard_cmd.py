@@ -15,11 +15,14 @@ VIEWER = ["--client.toolbarMode", "viewer"]  # an SRE's dashboard: no "Deploy" b
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def dashboard_command(port: int, address: str) -> list[str]:
-    """The one command that serves the dashboard (``compaction-monitor dashboard`` and the demo)."""
+def dashboard_command(port: int, address: str, log_level: str = "warning") -> list[str]:
+    """The one command that serves the dashboard (``compaction-monitor dashboard`` and the demo). Streamlit
+    logs at ``log_level`` (``--log-level``, whose default is warning for any command but a serving
+    ``collect``): its info lines say nothing an operator acts on, and a log kept for days (the demo's
+    dashboard.log) should hold what went wrong, not the server's chatter."""
     return [sys.executable, "-m", "streamlit", "run", str(ROOT / "dashboards" / "app.py"),
             "--server.port", str(port), "--server.address", address, "--server.headless", "true",
-            "--browser.gatherUsageStats", "false", "--theme.base", "light", *VIEWER]
+            "--browser.gatherUsageStats", "false", "--theme.base", "light", "--logger.level", log_level, *VIEWER]
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
@@ -41,7 +44,8 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
             env[var] = getattr(args, flag)
     print(f"dashboard: http://{args.address}:{args.port}/", file=sys.stderr)
     try:
-        return subprocess.run(dashboard_command(args.port, args.address), env=env).returncode
+        return subprocess.run(dashboard_command(args.port, args.address, args.log_level or "warning"),
+                              env=env).returncode
     except KeyboardInterrupt:
         return 0
 

@@ -6,7 +6,11 @@ dashboard together, each started as its own process), so it may import several e
 client; the tests drive the same scenario.
 
 Topics (named from one prefix, ``demo`` here; the tests pass their own, see ``Names``):
-* ``demo.healthy-changelog``: a changelog the cleaner keeps clean;
+* ``demo.healthy-changelog``: a changelog the cleaner keeps clean for the whole demo: written once per key
+  first, then updated at its own slow rate, with a max.compaction.lag.ms that has the cleaner over it long
+  before its cleanable ratio could pass its min.cleanable.dirty.ratio (``healthy_worst_case`` has the
+  arithmetic; the monitor starts once its first clean is done, so a never-cleaned log's ratio of 1.0 is
+  never shown for it);
 * ``demo.lagging-cdc``: kept dirty by a long ``min.compaction.lag.ms`` (held back: uncleaned, nothing
   cleanable, so CompactionLagging rightly stays quiet; ``compaction_blocked`` names the reason);
 * ``demo.tombstone-flood``: waves of deletes, short ``delete.retention.ms``;
@@ -45,7 +49,7 @@ from pathlib import Path
 from boundedhttp import get_text
 from cli.dashboard_cmd import dashboard_command
 from cli.demo_scenario import (DEMO, FAST, FLOOD, GROUP, LAGGING, RELEASED, Names, Timing, TransactionalWorkload,
-                               Workload, broker_config, create_topics, leave_hanging_transaction, say,
+                               Workload, broker_config, create_topics, leave_hanging_transaction, prefill_healthy, say,
                                set_backlog_ratio, stopped_consumer, throttle_cleaner, write_backlog)
 from monitor.contract.rules import ALERT
 from monitor.contract.units import bytes_iec, duration_ms, duration_s, rate
@@ -54,8 +58,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def wait_cleaned(log_dir: str, names: Names, targets: dict, timeout: float, stop: threading.Event) -> bool:
-    """Until the cleaner's checkpoint (cleaner-offset-checkpoint) of every backlog partition reaches its
-    ``targets`` offset (the first audit's first uncleanable offset), ``timeout`` passes or ``stop`` is set."""
+    """Until the cleaner's checkpoint (cleaner-offset-checkpoint) of every partition of ``targets`` reaches its
+    offset (for the backlog, the first audit's first uncleanable offset), ``timeout`` passes or ``stop`` is set."""
     from monitor.kafka.checkpoint import CheckpointError, parse_checkpoint
 
     path = Path(log_dir) / "cleaner-offset-checkpoint"
@@ -128,7 +132,10 @@ def _audits_with_release(state, audit_dir: Path, log: Path, t: Timing, names: Na
         f"{ratio}): the Audit page shows it per partition")
 
 
-def monitor_config(state, t: Timing, port: int, prometheus_url: str | None, audit_dir: Path) -> dict:
+def monitor_config(state, t: Timing, port: int, prometheus_url: str | None, audit_dir: Path, state_dir: Path) -> dict:
+    """The collector's and the dashboard's monitor.yaml; every folder it names is under the demo's
+    ``--dir`` (``state_dir`` too: else the collector's summary cache would go to its default,
+    /var/lib/compaction-monitor or ~/.local/state, outside what the demo says it keeps)."""
     return {
         "listen": {"address": "127.0.0.1", "port": port},
         "clusters": [{"name": "demo", "bootstrap_servers": state.bootstrap,
@@ -140,6 +147,7 @@ def monitor_config(state, t: Timing, port: int, prometheus_url: str | None, audi
         "prometheus_url": prometheus_url,
         "collector_url": f"http://127.0.0.1:{port}/metrics",
         "audit_dir": str(audit_dir),
+        "state_dir": str(state_dir),
         # a handful of partitions, each showing a fault or its near miss: every series of each (the
         # collector's default, granularity topic, keeps 4 series of a healthy partition)
         "granularity": "partition",
@@ -183,7 +191,7 @@ def stack(state, workdir: Path, t: Timing, *, prometheus: bool = True, dashboard
     prom_url = f"http://127.0.0.1:{pport}" if prom_bin else None
     audit_dir = workdir / "audits"
     audit_dir.mkdir(exist_ok=True)
-    cfg = monitor_config(state, t, cport, prom_url, audit_dir)
+    cfg = monitor_config(state, t, cport, prom_url, audit_dir, workdir / "state")
     cfg_path = workdir / "monitor.yaml"
     cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     with ExitStack() as es:
@@ -232,6 +240,27 @@ def run_audit(state, audit_dir: Path, log: Path, stop: threading.Event | None = 
     return p.returncode
 
 
+# Where Prometheus serves its alerts page: the React UI's ``/alerts`` (Prometheus 3, and 2.x built with its
+# React assets), else the classic UI's ``/classic/alerts`` (Debian's 2.x packages, built without the React
+# UI, answer 404 on ``/alerts``). Asked of the Prometheus that runs, in this order: the version alone does
+# not say whether its React UI was built in.
+ALERTS_PAGES = ("/alerts", "/classic/alerts")
+
+
+def alerts_page(prom_url: str) -> str | None:
+    """The URL of the running Prometheus' alerts page that answers 200; None when none does."""
+    from boundedhttp import FetchError, get
+    from localkafka.processes import MAX_PAGE_BYTES
+
+    for path in ALERTS_PAGES:
+        try:
+            if get(prom_url + path, deadline=5, max_bytes=MAX_PAGE_BYTES).status == 200:
+                return prom_url + path
+        except (FetchError, OSError):
+            continue
+    return None
+
+
 def alerts(prom_url: str) -> list[dict]:
     from localkafka.processes import MAX_PAGE_BYTES
 
@@ -250,6 +279,19 @@ def _hanging_note(state, hanging: tuple[int, int] | None, t: Timing) -> str:
   ({duration_ms(t.transaction_max_timeout_ms)} on a broker the demo starts). The fix, as for a real one:
     kafka-transactions.sh --bootstrap-server {state.bootstrap} abort --topic {DEMO.eos} --partition 0 \\
         --start-offset {hanging[1]}""")
+
+
+def first_clean_within(t: Timing) -> float:
+    """How long the demo waits for the healthy topic's first clean: its first segment rolls after
+    segment.ms, the cleaner looks within log.cleaner.backoff.ms, and is given a minute more."""
+    return (t.segment_ms + t.cleaner_backoff_ms) / 1000 + 60
+
+
+def _prometheus_line(prom_url: str | None) -> str:
+    if prom_url is None:
+        return "(not installed)"
+    page = alerts_page(prom_url)
+    return page or f"{prom_url}  (no alerts page answered at {' or '.join(ALERTS_PAGES)}: its API is /api/v1/alerts)"
 
 
 def run_demo(directory: Path, duration: float | None, fast: bool = False, *, partitions) -> int:
@@ -271,6 +313,7 @@ def run_demo(directory: Path, duration: float | None, fast: bool = False, *, par
     try:
         say("creating compacted topics: healthy, lagging (min.compaction.lag.ms), tombstone flood, exactly-once")
         create_topics(state.bootstrap, t)
+        healthy_written = prefill_healthy(state.bootstrap, t)
         throttle_cleaner(state.bootstrap, state.node_id, t.cleaner_throttle_bytes_per_second)
         say(f"writing {bytes_iec(t.backlog_bytes)} of updates to {DEMO.backlog}, held from the cleaner "
             f"(throttled to {rate(t.cleaner_throttle_bytes_per_second)}) until the first audit")
@@ -290,12 +333,18 @@ def run_demo(directory: Path, duration: float | None, fast: bool = False, *, par
         time.sleep(2)
         say(f"consumer group {GROUP} reads {FLOOD} once, commits, and stops")
         stopped_consumer(state.bootstrap)
+        # Until its first clean the healthy topic is a never-cleaned log (Kafka's cleanable ratio 1.0): the
+        # monitor starts once the cleaner has been over it, so what it shows of that topic is its steady state
+        say(f"waiting for the cleaner's first pass over {DEMO.healthy} ...")
+        if not wait_cleaned(state.log_dir, DEMO, healthy_written, first_clean_within(t), stop) and not stop.is_set():
+            say(f"the cleaner has not been over {DEMO.healthy} within {duration_s(first_clean_within(t))}: "
+                "it may show as lagging until it has")
         with stack(state, directory / "run", t) as run:
             print(f"""
   Kafka bootstrap      {state.bootstrap}
   Broker JMX metrics   {state.jmx_url}
   Collector metrics    {run.collector_url}
-  Prometheus           {run.prometheus_url or '(not installed)'}{'/alerts' if run.prometheus_url else ''}
+  Prometheus           {_prometheus_line(run.prometheus_url)}
   Dashboard            {run.dashboard_url}
   Audit reports        {run.audit_dir}  (first one in about a minute, a second once the cleaner has
                        been over {DEMO.backlog}: the Audit page compares them; log: {audit_log})

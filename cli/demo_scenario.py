@@ -35,7 +35,10 @@ class Timing:
 
     segment_ms: int = 5_000
     flood_retention_ms: int = 60_000
-    updates_per_second: int = 200
+    # the lagging and flood topics' updates; the flood topic's keep the one (throttled) cleaner thread busy,
+    # and Kafka's cleaner takes the dirtiest eligible log first: written faster, it would leave the healthy
+    # topic waiting for minutes (see healthy_worst_case)
+    updates_per_second: int = 50
     flood_every_s: float = 10.0
     lagging_for: str = "30s"
     consumer_lag_for: str = "10s"
@@ -45,18 +48,37 @@ class Timing:
     backlog_bytes: int = 16 << 20  # the cleaner-backlog topic's burst, over its partitions
     cleaner_throttle_bytes_per_second: int = 1 << 20  # the demo broker's log.cleaner.io.max.bytes.per.second
     cleaned_within_s: float = 240.0  # how long the demo waits for the cleaner before its second audit
+    # The healthy changelog (see ``healthy_worst_case``): its own, slower update rate over a larger key space
+    # written once first, and a max.compaction.lag.ms that has the cleaner over it long before its
+    # cleanable ratio could reach its min.cleanable.dirty.ratio.
+    healthy_updates_per_second: float = 3.0
+    healthy_keys: int = 6000
+    healthy_max_compaction_lag_ms: int = 30_000
+    # The demo broker's log.cleaner.backoff.ms: a second, not Kafka's 15 s, so that a log past its
+    # max.compaction.lag.ms is picked within a second (the healthy topic is never seen overdue for long)
+    # and what the demo shows moves at a demo's pace. Each clean of the healthy topic is small (its
+    # clean section, 6,000 keys, about half a MiB a partition), so it holds the throttled cleaner a second or so.
+    cleaner_backoff_ms: int = 1_000
+    # How long the one cleaner thread may be busy with other logs, beyond cleaning the backlog at the
+    # throttle, before it gets to the healthy topic once it is overdue: Kafka's cleaner picks the dirtiest
+    # eligible log (LogToClean compares the cleanable ratio alone), so an overdue log waits behind every
+    # dirtier one, and the flood and exactly-once topics are dirtier most of the time. Measured: up to
+    # 343 s with the flood written at 200 updates/s, on 2 cores running two demos and a Spark audit.
+    busy_cleaner_slack_s: float = 300.0
 
 
 FAST = Timing(segment_ms=1_000, flood_retention_ms=4_000, updates_per_second=100, flood_every_s=2.0,
               lagging_for="3s", consumer_lag_for="2s", scrape_s=1, txn_every_s=0.5, transaction_max_timeout_ms=20_000,
-              backlog_bytes=8 << 20)
+              backlog_bytes=8 << 20, healthy_max_compaction_lag_ms=10_000)
 
 
 def broker_config(t: Timing) -> dict[str, str]:
     """Settings of a broker the demo starts: it accepts the crashed producer's transactional batch
-    (no verification with the coordinator), and calls transactions hanging sooner than Kafka's 15 min."""
+    (no verification with the coordinator), calls transactions hanging sooner than Kafka's 15 min, and
+    its cleaner looks for work every ``cleaner_backoff_ms`` (stated, so ``healthy_worst_case`` uses it)."""
     return {"transaction.partition.verification.enable": "false",
-            "transaction.max.timeout.ms": str(t.transaction_max_timeout_ms)}
+            "transaction.max.timeout.ms": str(t.transaction_max_timeout_ms),
+            "log.cleaner.backoff.ms": str(t.cleaner_backoff_ms)}
 
 
 @dataclass(frozen=True)
@@ -110,10 +132,16 @@ DEMO = Names()
 HEALTHY, LAGGING, FLOOD, GROUP = DEMO.healthy, DEMO.lagging, DEMO.flood, DEMO.group
 
 
+HEALTHY_MIN_CLEANABLE_DIRTY_RATIO = 0.5  # Kafka's default
+
+
 def topic_configs(t: Timing, names: Names = DEMO) -> dict[str, dict]:
     base = {"cleanup.policy": "compact", "segment.ms": str(t.segment_ms)}
     return {
-        names.healthy: {**base, "min.cleanable.dirty.ratio": "0.1", "delete.retention.ms": "3600000"},
+        # cleaned because max.compaction.lag.ms passes, never because its ratio passed the minimum:
+        # CompactionLagging compares that ratio with that minimum (see healthy_worst_case)
+        names.healthy: {**base, "min.cleanable.dirty.ratio": str(HEALTHY_MIN_CLEANABLE_DIRTY_RATIO),
+                        "max.compaction.lag.ms": str(t.healthy_max_compaction_lag_ms), "delete.retention.ms": "3600000"},
         names.lagging: {**base, "min.cleanable.dirty.ratio": "0.5", "min.compaction.lag.ms": str(24 * 3600 * 1000)},
         names.flood: {**base, "min.cleanable.dirty.ratio": "0.3", "delete.retention.ms": str(t.flood_retention_ms)},
         names.eos: {**base, "min.cleanable.dirty.ratio": "0.1"},
@@ -211,8 +239,83 @@ def write_backlog(bootstrap: str, t: Timing, names: Names = DEMO, partitions: in
     return sent
 
 
+def update_value(i: int) -> bytes:
+    """The value of the workload's ``i``-th update (every topic's)."""
+    return (f'{{"n": {i}, "status": "updated", "payload": "' + "x" * 200 + '"}').encode()
+
+
+def healthy_key(i: int, t: Timing) -> bytes:
+    """The healthy topic's ``i``-th key: a stride through all ``t.healthy_keys``, each once per round."""
+    return f"key-{(i * 7919) % t.healthy_keys}".encode()  # 7919 is prime: coprime with any key count below it
+
+
+@dataclass(frozen=True)
+class HealthyWorstCase:
+    """The healthy topic at its dirtiest, per partition, as the monitor exports it: the cleanable ratio just
+    before the cleaner gets to it, and how long past max.compaction.lag.ms that can be."""
+
+    cleanable_ratio: float
+    compaction_delay_s: float
+    window_s: float  # the longest stretch of updates one clean has to cover
+
+
+def healthy_worst_case(t: Timing, partitions: int = 3) -> HealthyWorstCase:
+    """Why the healthy topic stays healthy, as arithmetic. After its first clean (the demo waits for it,
+    over ``prefill_healthy``'s one record per key) its clean section holds every key at least once, at
+    no less than the key and value bytes with the smallest record header each. The cleaner's next pass
+    comes at the latest when max.compaction.lag.ms has passed for the first dirty batch (written up to one
+    segment.ms before the last clean), plus one log.cleaner.backoff.ms, plus the time its one thread is
+    busy elsewhere: the whole backlog at the throttle (read to build the offset map, read again and
+    written to copy: three times its bytes at most), and ``busy_cleaner_slack_s`` for dirtier logs. Every
+    update written in that window counts as dirty, each in a record batch of its own (61 bytes of header,
+    the largest record header). Keys spread over the partitions as their updates do (the same keys), so the
+    ratio is the same on each."""
+    from monitor.kafka.record.v2 import HEADER_SIZE
+
+    key_len = len(f"key-{t.healthy_keys - 1}")
+    smallest = len("key-0") + len(update_value(0)) + 7  # attributes, and 1-byte varints: length, deltas, sizes, headers
+    largest = key_len + len(update_value(10 ** 12)) + HEADER_SIZE + 21  # 5-byte length and offset delta, 10-byte time delta
+    busy = 3 * t.backlog_bytes / t.cleaner_throttle_bytes_per_second + t.busy_cleaner_slack_s
+    delay = t.cleaner_backoff_ms / 1000 + busy
+    window = t.segment_ms / 1000 + t.healthy_max_compaction_lag_ms / 1000 + delay
+    clean = t.healthy_keys / partitions * smallest
+    dirty = t.healthy_updates_per_second / partitions * window * largest
+    return HealthyWorstCase(dirty / (clean + dirty), delay, window)
+
+
+def prefill_healthy(bootstrap: str, t: Timing, names: Names = DEMO) -> dict[tuple[str, int], int]:
+    """Write every key of the healthy topic once (its clean section, once cleaned: ``healthy_worst_case``).
+    Returns (topic, partition) -> the offset after the last record written there: once the cleaner's
+    checkpoint reaches it, the topic has had its first clean."""
+    from confluent_kafka import Producer
+
+    producer = Producer({**_logged(bootstrap), "linger.ms": 50, "batch.size": 256_000})
+    ends: dict[tuple[str, int], int] = {}
+    errors: list = []
+
+    def delivered(err, msg):
+        if err:
+            errors.append(err)
+        else:
+            key = (msg.topic(), msg.partition())
+            ends[key] = max(ends.get(key, 0), msg.offset() + 1)
+
+    for i in range(t.healthy_keys):
+        while True:
+            try:
+                producer.produce(names.healthy, key=healthy_key(i, t), value=update_value(i), on_delivery=delivered)
+                break
+            except BufferError:
+                producer.poll(0.1)
+    producer.flush(60)
+    if errors:
+        raise RuntimeError(f"writing {names.healthy}: {errors[0]}")
+    return ends
+
+
 class Workload(threading.Thread):
-    """Steady keyed updates to every topic, and waves of tombstones on the flood topic."""
+    """Steady keyed updates to every topic (the healthy one at its own rate, over its own keys), and waves of
+    tombstones on the flood topic."""
 
     def __init__(self, bootstrap: str, t: Timing, keys: int = 2000, names: Names = DEMO):
         super().__init__(name="demo-workload", daemon=True)
@@ -226,15 +329,19 @@ class Workload(threading.Thread):
         self.sent = 0
 
     def run(self) -> None:
-        i = 0
-        last_flood = time.monotonic()
+        i = healthy = 0
+        start = last_flood = time.monotonic()
         period = 1.0 / max(self.t.updates_per_second, 1)
         while not self.stop_event.is_set():
             k = f"key-{(i * 7919) % self.keys}".encode()
-            value = (f'{{"n": {i}, "status": "updated", "payload": "' + "x" * 200 + '"}').encode()
-            for topic in self.names.topics:
+            value = update_value(i)
+            for topic in (self.names.lagging, self.names.flood):
                 self.producer.produce(topic, key=k, value=value)
-            self.sent += 3
+            self.sent += 2
+            while healthy < (time.monotonic() - start) * self.t.healthy_updates_per_second:
+                self.producer.produce(self.names.healthy, key=healthy_key(healthy, self.t), value=update_value(i))
+                self.sent += 1
+                healthy += 1
             i += 1
             if time.monotonic() - last_flood > self.t.flood_every_s:
                 for j in range(0, self.keys, 3):

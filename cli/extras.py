@@ -1,8 +1,10 @@
 """Which subcommand needs which pip extra, and the one-line answer when it is not installed.
 
-``pip install kafka-compaction-monitor`` is the collector and the file tools (``inspect``, ``logdir``,
-``explain``, ``config check``, ``rules render``); PySpark, pandas, pyarrow and Streamlit come only with
-the extras of pyproject.toml. The import names below are those extras' distributions as Python imports
+The core install (``pip install .`` in a clone of the project) is the collector and the file tools
+(``inspect``, ``logdir``, ``explain``, ``config check``, ``rules render``); PySpark, pandas, pyarrow and
+Streamlit come only with the extras of pyproject.toml. The distribution is not published on PyPI, so the
+answer names what a user can run: the clone this code was installed from (an editable install, as
+``./dev setup`` makes), else a clone or the wheel ``pip wheel --no-deps .`` builds in one (``install_command``). The import names below are those extras' distributions as Python imports
 them (tests/cli/test_extras.py checks that they agree with pyproject.toml), looked up with
 ``importlib.util.find_spec``: nothing is imported before the subcommand runs.
 """
@@ -10,8 +12,10 @@ them (tests/cli/test_extras.py checks that they agree with pyproject.toml), look
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 
 DISTRIBUTION = "kafka-compaction-monitor"
+SOURCE = Path(__file__).resolve().parent.parent  # a clone when installed editable; site-packages otherwise
 
 # extra -> the top-level modules its requirements install (pyproject.toml [project.optional-dependencies])
 EXTRAS: dict[str, tuple[str, ...]] = {
@@ -41,5 +45,15 @@ def check(command: str) -> str | None:
     absent = missing(extra)
     if not absent:
         return None
-    return (f"{command} needs the [{extra}] extra ({', '.join(absent)} not installed): "
-            f"pip install '{DISTRIBUTION}[{extra}]'")
+    return f"{command} needs the [{extra}] extra ({', '.join(absent)} not installed): {install_command(extra)}"
+
+
+def install_command(extra: str, source: Path = SOURCE) -> str:
+    """What installs ``extra``: ``pip install -e 'CLONE[extra]'`` when this code runs from a clone (its
+    pyproject.toml beside the packages: the path is known, so the command runs as printed); else the
+    two forms a user without PyPI can run, from a clone or from the wheel built in one."""
+    if (source / "pyproject.toml").is_file():
+        return f"pip install -e '{source}[{extra}]'"
+    wheel = DISTRIBUTION.replace("-", "_")
+    return (f"from a clone of the project: pip install '.[{extra}]' (or, with the wheel `pip wheel --no-deps .` "
+            f"builds there: pip install './{wheel}-<version>-<tags>.whl[{extra}]')")

@@ -1,4 +1,4 @@
-"""The metrics reference page's table (``docs/reference/metrics.md``), generated from the registry (``collectors/metrics.py``), so that each
+"""The metrics reference page's list (``docs/reference/metrics.md``), generated from the registry (``collectors/metrics.py``), so that each
 metric's meaning is stated once: in its help, which Prometheus shows too. Its unit is read from its name, as
 Prometheus' naming conventions put it there (``unit``): a unit the name does not say is a unit no one can rely on.
 
@@ -58,13 +58,20 @@ def unit(name: str, kind: str, help_: str) -> str:
 
 
 def markdown_table() -> str:
-    """One row per metric, in the registry's order: name, type, unit, labels, help."""
-    rows = ["| metric | type | unit | labels | meaning |", "|---|---|---|---|---|"]
+    """One entry per metric, in the registry's order: its name as the term, then its type, unit and labels,
+    and its help. A definition list (mkdocs' def_list), not a table: a five-column table squeezed the
+    names letter by letter and pushed the meaning off a laptop's window; a name as the term keeps its
+    full width, the meaning below it has the page's."""
+    out = []
     for name, (kind, help_, labels) in METRICS.items():
-        cell = help_.replace("|", "\\|")
         shown = exported_name(name, kind)
-        rows.append(f"| `{shown}` | {kind} | {unit(shown, kind, help_)} | {', '.join(labels)} | {cell} |")
-    return "\n".join(rows) + "\n"
+        out += [entry(shown, kind, unit(shown, kind, help_), labels, help_), ""]
+    return "\n".join(out)
+
+
+def entry(shown: str, kind: str, unit_: str, labels, help_: str) -> str:
+    """One metric's entry of the page."""
+    return f"`{shown}`\n:   *{kind}, {unit_}; labels: {', '.join(labels) or 'none'}.* {help_}"
 
 
 def with_table(readme: str, where: str = "docs/reference/metrics.md") -> str:

@@ -118,7 +118,7 @@ def check_executors(spark, progress=log) -> dict:
         if where is None:
             raise ExecutorError(
                 f"the executors' Python ({python}) cannot import compaction-monitor ({decoder}): install it "
-                "there (pip install 'kafka-compaction-monitor[audit]'; on YARN a packed venv, see "
+                "there (pip install '.[audit]' from a clone of the project, or its wheel; on YARN a packed venv, see "
                 "deploy/spark-submit.sh) and point spark.pyspark.python at it, or set AUDIT_SHIP_CODE=1 to "
                 "ship its sources (pure-Python decoder, several times slower)")
         progress(f"executors: {python}, compaction-monitor from {where}, {decoder} record decoder")

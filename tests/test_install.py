@@ -146,4 +146,5 @@ def test_a_plain_install_names_the_extra_the_audit_needs(slim_venv, tmp_path):
     assert r.returncode == 2, (r.returncode, r.stderr)
     assert r.stderr.strip().splitlines() == [
         "compaction-monitor: audit needs the [audit] extra (pyspark, pyarrow, numpy, pandas, plotly not installed): "
-        "pip install 'kafka-compaction-monitor[audit]'"]
+        "from a clone of the project: pip install '.[audit]' (or, with the wheel `pip wheel --no-deps .` builds "
+        "there: pip install './kafka_compaction_monitor-<version>-<tags>.whl[audit]')"]

@@ -259,7 +259,7 @@ def test_command_line_imports_edges_lazily():
         assert not top & (EDGES | HEAVY), f"{path.relative_to(ROOT)} imports {sorted(top & (EDGES | HEAVY))} at load"
 
 
-# The packages a plain `pip install kafka-compaction-monitor` needs (the collector, inspect, logdir, explain,
+# The packages a plain core install (`pip install .`) needs (the collector, inspect, logdir, explain,
 # config check, rules render, the local broker) and the extra each other package needs (pyproject.toml).
 SLIM = {CORE, COMPOSITION_ROOT, "collectors", "alerts", "localkafka"} | SHARED
 EXTRA_OF = {"spark_analysis": "audit", "dashboards": "dashboard"}
@@ -414,7 +414,7 @@ def test_metrics_page_is_generated_from_the_registry():
     import os
 
     from collectors.metrics import METRICS
-    from collectors.metricsdoc import exported_name, unit, with_table
+    from collectors.metricsdoc import entry, exported_name, unit, with_table
 
     path = ROOT / "docs" / "reference" / "metrics.md"
     readme = path.read_text()
@@ -424,9 +424,10 @@ def test_metrics_page_is_generated_from_the_registry():
         readme = want
     assert readme == want, "docs/reference/metrics.md's table differs from collectors/metrics.py: regenerate " \
                            "it with `python -m collectors.metricsdoc --write docs/reference/metrics.md` (or DOCS_UPDATE=1)"
-    for name, (kind, help_, _) in METRICS.items():
+    for name, (kind, help_, labels) in METRICS.items():
         shown = exported_name(name, kind)
-        assert f"| `{shown}` | {kind} | {unit(shown, kind, help_)} |" in readme and help_ in readme
+        assert entry(shown, kind, unit(shown, kind, help_), labels, help_) in readme
+        assert f"`{shown}`\n:   *{kind}, {unit(shown, kind, help_)};" in readme and help_ in readme
 
 
 # The packages that name our series and alerts but must take the names from their one definition: the

@@ -4,7 +4,9 @@ fires its alert, the topic held back by min.compaction.lag.ms is shown as blocke
 CompactionLagging (nothing in it is cleanable); the first audit shows reclaimable bytes and a cleaning
 time in seconds (the backlog topic held from the throttled cleaner); the exactly-once topic's
 transaction left open is the one the broker's own kafka-transactions.sh find-hanging names, at the
-broker's last stable offset, and holds the cleaner there; on exit everything it started is stopped."""
+broker's last stable offset, and holds the cleaner there; on exit everything it started is stopped. Every URL it prints opens; nothing fired on the healthy topic
+for the whole run; nothing was written outside its --dir (the collector's summary cache); its
+dashboard.log holds no deprecation line and stays small."""
 
 from __future__ import annotations
 
@@ -15,7 +17,9 @@ import re
 import signal
 import subprocess
 import sys
+import urllib.parse
 import urllib.request
+from pathlib import Path
 
 import pytest
 from confluent_kafka import IsolationLevel, TopicPartition
@@ -40,8 +44,19 @@ def urls(text: str) -> dict:
     return out
 
 
+def caches_outside(demo_dir: Path) -> list[Path]:
+    """Summary caches of this demo's broker (named by a digest of its log dir, ``cache_name``) in the
+    collector's default state dirs: /var/lib/compaction-monitor when writable, else ~/.local/state/..."""
+    from collectors.summary_state import HOST_STATE_DIR, cache_name, default_state_dir
+
+    digest = cache_name("demo", "1", [str(demo_dir / "broker" / "data")]).rsplit("-", 1)[1]
+    dirs = {Path(default_state_dir()), Path(HOST_STATE_DIR), Path.home() / ".local" / "state" / "compaction-monitor"}
+    return [p for d in dirs if d.is_dir() for p in d.glob(f"summaries-*-{digest}")]
+
+
 def test_demo_headless(tmp_path):
     log = tmp_path / "demo.log"
+    assert caches_outside(tmp_path / "demo") == []
     with open(log, "wb") as out:
         # the test stops it (Ctrl-C) once it has seen everything; --duration only bounds a test gone wrong
         proc = subprocess.Popen([sys.executable, "-m", CLI_MODULE, "demo", "--dir", str(tmp_path / "demo"),
@@ -54,7 +69,9 @@ def test_demo_headless(tmp_path):
             return got if len(got) == 4 else None
 
         found = wait_for(printed_urls, 120, "the demo printing its four URLs", interval=1)
-        prom = found["Prometheus"].removesuffix("/alerts")
+        for label in ("Collector metrics", "Prometheus", "Dashboard"):  # every page the demo sends a user to
+            assert urllib.request.urlopen(found[label], timeout=10).status == 200, (label, found[label])
+        prom = "{0.scheme}://{0.netloc}".format(urllib.parse.urlsplit(found["Prometheus"]))
 
         def alerts_once_consumer_alert_fires():
             data = json.load(urllib.request.urlopen(f"{prom}/api/v1/alerts", timeout=5))["data"]["alerts"]
@@ -87,6 +104,12 @@ def test_demo_headless(tmp_path):
         first = wait_for(first_audit, 360, "the demo's first audit run", interval=2)
         assert (first / "report.html").exists()
         check_first_audit(first)
+        # the healthy topic's alerts over the whole run (ALERTS keeps every pending and firing series)
+        query = urllib.parse.urlencode({"query": 'max_over_time(ALERTS{topic="demo.healthy-changelog",'
+                                                 'alertstate="firing"}[1h])'})
+        fired = json.load(urllib.request.urlopen(f"{prom}/api/v1/query?{query}", timeout=10))["data"]["result"]
+        assert fired == [], fired
+        visit_every_page(found["Dashboard"])  # a person looking: each page's script runs, and logs what it logs
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the demo stops everything it started, and exits 0
         assert proc.wait(timeout=240) == 0, log.read_text()[-3000:]
     finally:
@@ -95,6 +118,11 @@ def test_demo_headless(tmp_path):
             proc.wait(60)
     text = log.read_text()
     assert "stopped. Data kept in" in text
+    assert caches_outside(tmp_path / "demo") == []
+    assert list((tmp_path / "demo" / "run" / "state").glob("summaries-demo-*")), "no summary cache under --dir"
+    dashboard_log = (tmp_path / "demo" / "run" / "dashboard.log").read_text(errors="replace").splitlines()
+    assert not [ln for ln in dashboard_log if DEPRECATION.search(ln)], dashboard_log[:20]
+    assert len(dashboard_log) < 50, dashboard_log[:50]  # its start and stop lines, and whatever went wrong
     state = json.loads((tmp_path / "demo" / "broker" / "broker.json").read_text())
     from localkafka.broker import is_alive
 
@@ -102,6 +130,23 @@ def test_demo_headless(tmp_path):
     for url in (found["Collector metrics"], prom + "/-/ready", found["Dashboard"]):
         with pytest.raises(OSError):
             urllib.request.urlopen(url, timeout=2)
+
+
+# Streamlit's deprecation lines (streamlit.deprecation_util): "Please replace `x` with `y`.", "`x` will be
+# removed after <date>.", and Python's DeprecationWarning / FutureWarning lines
+DEPRECATION = re.compile(r"deprecat|Please replace `|will be removed after|FutureWarning", re.I)
+PAGES = ("", "brokers", "partitions", "tombstones", "config_review", "audit")  # dashboards/app.py's pages
+
+
+def visit_every_page(dashboard: str) -> None:
+    from tests_support_browser import browser, wait_rendered
+
+    with browser() as d:
+        d.set_script_timeout(120)  # the demo's broker, Spark and the browser share two cores: a page may be slow
+        d.set_page_load_timeout(120)
+        for page in PAGES:
+            d.get(f"{dashboard}/{page}")
+            wait_rendered(d, 0, timeout=120)
 
 
 def check_first_audit(run) -> None:

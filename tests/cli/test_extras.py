@@ -7,8 +7,11 @@ thing, a fresh venv from a plain ``pip install .``, is tests/test_install.py (sl
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from pyproject_deps import distributions, modules
@@ -52,8 +55,42 @@ def test_a_subcommand_without_its_extra_says_which_to_install(argv, extra, block
     assert "Traceback" not in r.stderr and r.stdout == "", r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1, r.stderr
-    assert f"pip install 'kafka-compaction-monitor[{extra}]'" in lines[0], lines[0]
+    # run from a clone (this checkout): the command names it, and that folder declares the extra
+    m = re.search(r"pip install -e '(.+)\[(\w+)\]'$", lines[0])
+    assert m and m.group(2) == extra, lines[0]
+    assert Path(m.group(1), "pyproject.toml").is_file() and extra in distributions_of(Path(m.group(1))), lines[0]
     assert all(m in lines[0] for m in blocked if m in extras.EXTRAS[extra]), lines[0]
+
+
+def distributions_of(clone: Path) -> set[str]:
+    """The extras the pyproject.toml of ``clone`` declares."""
+    text = (clone / "pyproject.toml").read_text()
+    section = text.split("[project.optional-dependencies]", 1)[1].split("\n[", 1)[0]
+    return set(re.findall(r"^(\w+)\s*=", section, re.M))
+
+
+def test_without_a_clone_the_answer_is_a_command_a_user_can_run(tmp_path):
+    """Installed from a wheel (no pyproject.toml beside the packages): the published name would be a
+    dead end (nothing is on PyPI), so the line says how to install from a clone or from its wheel."""
+    line = extras.install_command("dashboard", source=tmp_path)
+    assert "pip install '.[dashboard]'" in line and "pip wheel --no-deps ." in line, line
+    assert "kafka-compaction-monitor" not in line
+
+
+PUBLISHED = re.compile(r"pip install ['\"]?kafka-compaction-monitor\b")
+
+
+def test_nothing_in_the_repository_tells_users_to_install_a_package_that_is_not_published():
+    root = Path(__file__).resolve().parents[2]
+    found = []
+    for folder, dirs, names in os.walk(root):  # the tracked tree: no hidden folders, venvs or built site
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("site", "build", "dist", "node_modules")]
+        for name in names:
+            f = Path(folder, name)
+            if f.suffix in (".py", ".md", ".toml", ".yml", ".yaml", ".txt", ".cfg") or name in ("dev", "Dockerfile"):
+                found += [f"{f.relative_to(root)}:{n}" for n, ln in enumerate(f.read_text(errors="replace").splitlines(), 1)
+                          if PUBLISHED.search(ln)]
+    assert found == [], found
 
 
 def test_the_core_subcommands_run_without_any_extra(tmp_path):

@@ -10,8 +10,11 @@ setting (from the page cache that is tens of MB, then seconds of sleep), so the 
 stays between the line "setting x time" and one step above it. The collector reads the broker through
 Jolokia here (one MBean read, fast, where the JMX exporter's page takes seconds to build on a loaded
 machine); the test takes the collector's first sample as a step begins and its last after a step is
-complete, so the window's rate is at least the setting's, and more by at most one step over the window.
-The test's own reads of the same count, with its own clock, are the independent figure."""
+complete. The verdict must follow the measurement by the model's own comparison (at the throttle: every
+partition still waiting is throttled_cleaner; below it: none is); how far above the setting the rate
+lands is Kafka's Throttler's and the machine's, and is not asserted (it was a non-strict xfail: a test
+that could not fail). When the cleaner finishes every topic before the window ends, the test says so as
+a skip."""
 
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from collectors.cleaner_metrics import jolokia_io_url
 from collectors.runner import refresh_once
 from kafkatools import compacted, create_topic, own_broker, set_topic_config, unique_topic, write_rounds
 from localkafka.kafkatools import configs_tool
+from monitor.model.cleanerio import at_throttle
 from monitor.settings.config import BrokerConfig, ClusterConfig, Config
 from waiting import wait_for
 
@@ -69,11 +73,6 @@ def causes(reg, topics) -> dict:
             if s.name == "kafka_compaction_partition_compaction_cause" and s.labels["topic"] in topics}
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "timing: Kafka's Throttler averages idle time into its period, so a step after an idle spell can move "
-    "tens of MB in under a second (74 MB in 0.6 s was seen at a 2 MB/s setting), and on some runs the data "
-    "is cleaned before the window is measured; the cause itself is tested without timing in "
-    "tests/monitor/model/test_cleanerio.py and tests/monitor/verdicts/test_causes.py"))
 def test_partitions_waiting_behind_a_throttled_cleaner(tmp_path):
     # a small I/O buffer and small batches keep each read the cleaner marks small (it reads a segment a
     # buffer at a time, growing the buffer only for a batch that does not fit)
@@ -108,13 +107,13 @@ def test_partitions_waiting_behind_a_throttled_cleaner(tmp_path):
 
             step_begins(state, "the cleaner to start on the released topics")
             first = refreshed("jolokia", "log_dirs")  # the collector's first sample, as a step begins: no rate yet
-            t0, c0 = time.monotonic(), io_count(state)
+            c0 = io_count(state)
             first_causes = causes(first, topics)
             assert "waiting" in first_causes.values(), first_causes  # eligible, the throttle not yet measured
             assert col.store.snapshot(f"jolokia:local:{b}").io_rate.bytes_per_second is None
 
             wait_for(lambda: io_count(state) - c0 >= WINDOW_BYTES, 120, "thirty seconds of throttled cleaner I/O")
-            t1, c1 = step_done(state, "the cleaner's step to end in a throttle sleep")
+            _, c1 = step_done(state, "the cleaner's step to end in a throttle sleep")
             second = refreshed("log_dirs", "jolokia")  # the last sample: a whole step in
             io = col.store.snapshot(f"jolokia:local:{b}").io_rate
             got = causes(second, topics)
@@ -125,12 +124,16 @@ def test_partitions_waiting_behind_a_throttled_cleaner(tmp_path):
             col.close()
 
     assert "throttled_cleaner" not in first_causes.values(), first_causes
-    # the broker's own count, by the test's clock: the throttle holds the busy cleaner near the setting
-    # (from the page cache it reads at tens of times that: a step is 300 ms of it). The bound above is
-    # loose: each 300 ms burst lands whole in a window whose ends a loaded machine's clock reads late
-    # (9.9 MB/s over 22 s was seen once at load 15), and an unthrottled cleaner is still far beyond it
-    assert 0.9 * THROTTLE <= (c1 - c0) / (t1 - t0) <= 4 * THROTTLE, ((c1 - c0) / (t1 - t0))
-    assert io.window_seconds >= 15 and 0.9 * THROTTLE <= io.bytes_per_second <= 4 * THROTTLE, io
-    # every partition still waiting for the cleaner is named throttled_cleaner; at least one waits
-    assert eligible, ("no partition left waiting: the test's data is cleaned too fast for the throttle", got, first_causes)
-    assert {t: got[t] for t in eligible} == {t: "throttled_cleaner" for t in eligible}, got
+    # Strict, and not timed: the collector measured the cleaner's I/O over the window (a rate, from the
+    # broker's own count) and judged each partition still waiting by the model's own comparison
+    # (monitor.model.cleanerio.at_throttle). How far the measured rate lands above the setting depends on
+    # Kafka's Throttler (it averages idle time into its period: 74 MB in 0.6 s was seen at 2 MB/s after an
+    # idle spell) and on the machine's load; that the verdict follows the measurement does not.
+    assert io.bytes_per_second is not None and io.window_seconds >= 15, io
+    assert c1 > c0, "the broker's cleaner I/O count moved over the window"
+    if not eligible:
+        pytest.skip(f"no partition left waiting when the window ended: the cleaner finished first ({got})")
+    if at_throttle(io, THROTTLE):
+        assert {t: got[t] for t in eligible} == {t: "throttled_cleaner" for t in eligible}, (io, got)
+    else:
+        assert "throttled_cleaner" not in {got[t] for t in eligible}, (io, got)
