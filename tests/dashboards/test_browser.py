@@ -27,7 +27,9 @@ SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 # to show): the heatmap; the six broker gauges; the causes, the heatmap and the picked partition's history;
 # tombstone history, per-topic bars, the delete-horizon states and the consumer risk
 PANELS = {"": 1, "brokers": 6, "partitions": 3, "tombstones": 4}
-NO_CHART = """return Array.from(document.querySelectorAll('[data-testid="stMarkdownContainer"]'))
+# the sentence is markdown or a caption (st.caption's own test id, not stMarkdownContainer)
+NO_CHART = """return Array.from(document.querySelectorAll(
+    '[data-testid="stMarkdownContainer"], [data-testid="stCaptionContainer"]'))
   .filter(e => /: no chart|no chart,|No partition's delete-horizon series/.test(e.innerText)).length;"""
 
 
