@@ -98,7 +98,9 @@ const label = el => {
   let best = '';
   const all = document.querySelectorAll('h1, h2, h3, h4, h5, h6, summary');
   for (const h of all) {
-    if (h.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING) best = h.innerText.trim();
+    // an expander's label starts with its Material icon's name (keyboard_arrow_right): not its words
+    if (h.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING)
+      best = h.innerText.replace(/\\bkeyboard_arrow_\\w+/g, '').trim();
   }
   return best.split('\\n')[0].slice(0, 80);
 };
