@@ -66,3 +66,36 @@ def key(k: bytes | bytearray | memoryview | None) -> str:
     printable characters as they are, any other byte as its escape, ``\\x00``, never a font's □), quoted
     so an empty key ('') is seen, cut with its length when long; a null key "(null)"."""
     return "(null)" if k is None else excerpt(bytes(k))
+
+
+# The widest a table may be: the page's content column in a 1366-pixel window (904 px beside the sidebar),
+# less the grid's borders; a character of the grid's font and a cell's padding, in pixels (estimates on
+# the safe side: a column a little wide wastes space, one too narrow cuts a cell with an ellipsis)
+TABLE_PX, CHAR_PX, CELL_PAD_PX, MIN_COLUMN_PX = 880, 8, 24, 60
+
+
+def fit_widths(natural: dict[str, int], budget: int = TABLE_PX) -> dict[str, int] | None:
+    """Column widths (pixels) so that a table of these natural widths fits ``budget``; None when it fits
+    as it is. Max-min fair: the narrow columns (what identifies a row: a partition, a state) keep their
+    width, the widest share what is left equally, never below ``MIN_COLUMN_PX``; a cell longer than its
+    column ends in an ellipsis and shows whole when hovered, the table never scrolls sideways."""
+    if sum(natural.values()) <= budget:
+        return None
+    out, left, todo = {}, budget, sorted(natural, key=natural.get)
+    while todo:
+        share = left // len(todo)
+        c = todo[0]
+        if natural[c] > share:  # every column from here on is wider than its share: they split what is left
+            for c in todo:
+                out[c] = max(share, MIN_COLUMN_PX)
+            break
+        out[c] = natural[c]
+        left -= natural[c]
+        todo.pop(0)
+    return out
+
+
+def natural_widths(frame: pd.DataFrame) -> dict[str, int]:
+    """Each column's width in pixels as the grid would draw it whole: its longest cell or header."""
+    return {str(c): CELL_PAD_PX + CHAR_PX * max([len(str(c))] + [len(str(v)) for v in frame[c]])
+            for c in frame.columns}

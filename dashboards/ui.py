@@ -135,15 +135,18 @@ def alerts_table(alerts: pd.DataFrame | None, only: str | None = None, key: str 
     now = time.time()
     clusters = a["cluster"].dropna().nunique() > 1  # one cluster: its name would only widen every row
     a = a.assign(where=[where(r, clusters) for r in a.to_dict("records")],
-                 since_text=[f"{state}, " + (display.ago_utc(_epoch(v), now) if not units.missing(_epoch(v)) else
-                                             units.unknown("no history without Prometheus") if state == "active"
-                                             else units.unknown())
-                             for v, state in zip(a["since"], a["state"])])
+                 since_text=[f"{state} for {units.duration_s(max(now - _epoch(v), 0))}" if not units.missing(_epoch(v))
+                             else f"{state}, " + (units.unknown("no history without Prometheus")
+                                                         if state == "active" else units.unknown())
+                             for v, state in zip(a["since"], a["state"])],
+                 since_utc=[display.ago_utc(_epoch(v), now) if not units.missing(_epoch(v)) else units.unknown()
+                            for v in a["since"]])
     show(display.as_text(a, {"severity": "Severity", "alert": "Alert", "where": "Where", "since_text": "Since"}),
          key=key)
     with st.expander("Each alert's summary, meaning and runbook"):
         st.markdown("\n".join(
-            f"- **{r['alert']}** ({r['where']}): {r['summary']}. {r['description']} "
+            f"- **{r['alert']}** ({r['where']}), {r['state']} since {r['since_utc']}: {r['summary']}. "
+            f"{r['description']} "
             f"Runbook: {display.link(r['runbook'])}"
             for r in a.to_dict("records") if isinstance(r["summary"], str)))
 
@@ -180,13 +183,23 @@ def where(r: dict, cluster: bool = True) -> str:
     return ", ".join(parts) or "the whole monitor"
 
 
+def grid(table, key: str | None = None) -> None:
+    """A data grid of text cells within a 1366-pixel window: the widest columns narrowed to fit when the
+    whole would not (``display.fit_widths``: a long cell ends in an ellipsis, whole when hovered), so no
+    table scrolls sideways. Every page's grids go through here."""
+    table = pd.DataFrame(table)
+    widths = display.fit_widths(display.natural_widths(table))
+    config = {c: st.column_config.TextColumn(width=w) for c, w in widths.items()} if widths else None
+    st.dataframe(table, hide_index=True, width="stretch", key=key, column_config=config)
+
+
 def show(table: pd.DataFrame, details: dict[str, pd.DataFrame] | None = None, key: str | None = None) -> None:
     """A table of text cells (``dashboards.display``) whose first columns say which row it is, within the
     page's width; ``details``: the rest of each row's figures, by title, each collapsed below it (the
     identifying columns repeated, so a row is found there too). The details are static tables: their cells
     wrap rather than scroll sideways, and a collapsed one is whole when opened (a data grid in a collapsed
     expander is not drawn until it opens)."""
-    st.dataframe(table, hide_index=True, width="stretch", key=key)
+    grid(table, key=key)
     for title, frame in (details or {}).items():
         if not frame.empty:
             with st.expander(title):

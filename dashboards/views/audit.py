@@ -27,7 +27,7 @@ WIDE = "stretch"
 
 
 def table(df: pd.DataFrame, cols: list[Col], key: str | None = None) -> None:
-    st.dataframe(shown(df, cols), hide_index=True, width=WIDE, key=key)
+    ui.grid(shown(df, cols), key=key)
 
 
 def details(df: pd.DataFrame, cols: list[Col]) -> None:
@@ -155,8 +155,8 @@ def topics_panel(topics, summary: dict) -> None:
     unknown = unknown_configs(summary)
     if unknown:
         st.warning(f"Topic config unknown for {len(unknown)} topic(s): {CONFIG_UNKNOWN_NOTE}.")
-        st.dataframe([{"topic": t, "why the config is unknown": why} for t, why in unknown.items()],
-                     hide_index=True, width=WIDE, key="audit.config_unknown")
+        ui.grid([{"Topic": t, "Why its config is unknown": why} for t, why in unknown.items()],
+                key="audit.config_unknown")
     if "config_source" not in topics.columns:
         st.caption("Not in this run: audits from before issue 22 do not say where each topic's config came from.")
     table(topics, TOPIC_MAIN, key="audit.topics")
@@ -167,13 +167,13 @@ def topics_panel(topics, summary: dict) -> None:
         details(topics, TOPIC_HORIZONS)
 
 
+# within a 1366-pixel window: the steady size and the cleaner's daily work first; the peak in the details
 WHATIF_MAIN = [Col("topic", "Topic"), Col("setting", "Setting"), Col("size_bytes", "Steady size", BYTES),
-               Col("peak_bytes", "Peak size", BYTES),
                Col("cleans_per_day", "Cleans per day", lambda v: "unknown" if units.missing(v) else f"{v:,.1f}"),
                Col("read_bytes_per_day", "Cleaner reads per day", BYTES),
                Col("written_bytes_per_day", "Cleaner writes per day", BYTES)]
-WHATIF_MORE = [Col("topic", "Topic"), Col("setting", "Setting"), Col("write_bytes_per_second", "Write rate", units.rate),
-               Col("live_bytes", "Live bytes", BYTES)]
+WHATIF_MORE = [Col("topic", "Topic"), Col("setting", "Setting"), Col("peak_bytes", "Peak size", BYTES),
+               Col("write_bytes_per_second", "Write rate", units.rate), Col("live_bytes", "Live bytes", BYTES)]
 
 
 def whatif_panel(rows: pd.DataFrame, summary: dict) -> None:
@@ -198,18 +198,22 @@ def whatif_panel(rows: pd.DataFrame, summary: dict) -> None:
                             "no row's figures are known" if not pts else
                             "every setting whose figures are known gives the same steady size and cleaner bytes "
                             f"({', '.join(pts[0]['labels'])})")
+    unknown_topics = sorted(set(rows.loc[rows["size_bytes"].isna(), "topic"])) if "size_bytes" in rows else []
     if no_chart:
-        st.caption(no_chart + (" Unknown: " + "; ".join(why[:5]) + "." if why else ""))
+        st.caption(no_chart)
     else:
         st.plotly_chart(figures.audit_whatif(rows), width=WIDE, key="audit.whatif.chart")
-        if why:
-            st.caption("Left out of the chart, unknown: " + "; ".join(why[:5]) + ".")
+    if why:  # one line here, the reasons (a path each, often) below it: never a wall of text above a table
+        st.caption(f"Unknown, so left out{' of the chart' if not no_chart else ''}: "
+                   f"{', '.join(unknown_topics) or 'some settings'}.")
+        with st.expander(f"Why {len(why)} figure(s) are unknown"):
+            st.markdown("\n".join(f"- {w}" for w in why[:20]) + (f"\n- and {len(why) - 20} more" if len(why) > 20 else ""))
     # the settings whose figures are known first: a topic whose every figure is unknown (said above) after
     t = rows.assign(setting=[label(s, v) for s, v in zip(rows["setting"], rows["value"])],
                     _unknown=rows["size_bytes"].isna()).sort_values(["_unknown", "topic"], kind="stable") \
         .drop(columns="_unknown").reset_index(drop=True)
     table(t, WHATIF_MAIN, key="audit.whatif")
-    with st.expander("The model's assumptions; each setting's write rate and live bytes"):
+    with st.expander("The model's assumptions; each setting's peak size, write rate and live bytes"):
         st.caption(ASSUMPTIONS)
         details(t, WHATIF_MORE)
 

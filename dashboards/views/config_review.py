@@ -60,18 +60,19 @@ if samples is not None:
         skipped = sorted(set(not_run["check"])) if not not_run.empty else []
         if not found.empty:
             st.warning(f"{len(found)} finding(s) on {found['topic'].nunique()} of {topics} compacted topic(s).")
-            st.dataframe(findings_table(found), hide_index=True, width="stretch")
+            ui.grid(findings_table(found))
             st.markdown("\n".join(f"- `{c}`: {WHY.get(c, '')}" for c in sorted(set(found["check"]))))
             with st.expander("The commands that apply the suggested values"):
                 st.code("\n".join(alter_topic("<bootstrap>", r.topic, r.setting, r.suggested)
-                                  for r in found.sort_values(["topic", "check"]).itertuples()), language="bash")
+                                  for r in found.sort_values(["topic", "check"]).itertuples()),
+                        language="bash", wrap_lines=True)  # a long topic name wraps, never scrolls sideways
         elif not skipped:
             st.success(f"All {topics} compacted topic(s) pass all {len(CHECKS)} checks.", icon=":material/check_circle:")
         else:
             st.info(f"No finding on {topics} compacted topic(s), but not every check could run.")
         if skipped:
             st.caption(f"{len(skipped)} check(s) not run where the collector lacks their input:")
-            st.dataframe(not_run_table(not_run, topics), hide_index=True, width="stretch")
+            ui.grid(not_run_table(not_run, topics))
         st.caption("`compaction-monitor topics lint` runs the same checks and prints these findings with their "
                    "evidence.")
     st.subheader("Log cleaner settings per broker")
@@ -85,7 +86,7 @@ if samples is not None:
     unknown = sources.metric(samples, "broker_cleaner_settings_known")
     unknown = unknown[unknown["value"] == 0]
     if rows:
-        st.dataframe(pd.DataFrame(list(rows.values())), hide_index=True, width="stretch")
+        ui.grid(pd.DataFrame(list(rows.values())))
     for r in unknown.itertuples():
         st.error(f"Broker {r.broker} (cluster {r.cluster}): cleaner settings unknown: {r.reason}")
     if not rows and unknown.empty:

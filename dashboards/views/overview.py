@@ -72,10 +72,17 @@ if samples is not None:
     if not ui.no_compacted_topics(samples):
         groups = attention.by_cause(table, s.thresholds)
         urgent = [g for g in groups if g.attention]
-        if not urgent:
+        loud = alerts[alerts["state"].isin(alertrows.FIRING) & alerts["severity"].isin(["critical", "warning"])] \
+            if alerts is not None else None
+        if not urgent and loud is not None and not loud.empty:  # the partitions are fine, something else is not
+            said = sorted({f"{r['alert']} ({r['severity']}) on {ui.where(r, False)}" for r in loud.to_dict("records")})
+            st.warning(f"No partition's compaction needs attention, but {units.count(len(loud))} alert(s) fire: "
+                       f"{attention.named(said, 4)}. See the alerts below.", icon=":material/warning:")
+        elif not urgent:
             st.success("No partition needs attention: every one is clean or held back as configured.",
                        icon=":material/check_circle:")
-        for g in groups:
+
+        def cause_box(g) -> None:
             box = st.error if g.attention and g.cause in attention.CAUSE_ALERT else (
                 st.warning if g.attention else st.info)
             fixes = g.fixes
@@ -87,6 +94,15 @@ if samples is not None:
                     f"{attention.named(list(g.partitions))}")
             kind = "" if g.attention else " (Kafka's configured behaviour: nothing to do unless it is not intended)"
             box(f"{head}{kind}  \nWhy this cause: {g.why}.  \n{fix}  \nRunbook: {display.link(g.runbook)}")
+
+        for g in urgent:
+            cause_box(g)
+        calm = [g for g in groups if not g.attention]
+        if calm:  # configured behaviour: there to look up, not to read first
+            n = sum(len(g.partitions) for g in calm)
+            with st.expander(f"{units.count(n)} partition(s) waiting as configured, by cause"):
+                for g in calm:
+                    cause_box(g)
 
     firing = 0 if alerts is None else int((alerts["state"].isin(alertrows.FIRING)).sum())
     pending = 0 if alerts is None else int((alerts["state"] == "pending").sum())

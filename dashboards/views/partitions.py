@@ -7,6 +7,7 @@ import streamlit as st
 from dashboards import attention, display, figures, panelqueries, tables, ui
 from monitor.contract import units
 from monitor.verdicts.causes import WHY
+from monitor.verdicts.forecasts import ROLL_UNKNOWN_WORDS
 from monitor.contract.rules import ALERT
 
 s = ui.settings()
@@ -73,7 +74,7 @@ if samples is not None and not ui.no_compacted_topics(samples):
         def when(r):
             if not units.missing(r["roll_seconds"]):
                 return f"in {units.duration_s(r['roll_seconds'])}"
-            return units.unknown(r["roll_unknown"] or "no forecast")
+            return units.unknown(ROLL_UNKNOWN_WORDS.get(r["roll_unknown"], r["roll_unknown"]) or "no forecast")
 
         stuck = stuck.assign(rolls=[when(r) for r in stuck.to_dict("records")])
         ui.show(tables.shown(stuck, {**ident, "active_duplicate_records": ("Duplicate records", units.count),

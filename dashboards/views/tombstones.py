@@ -7,6 +7,7 @@ import streamlit as st
 from dashboards import alertrows, display, figures, panelqueries, sources, tables, ui
 from monitor.contract import units
 from monitor.contract.rules import ALERT
+from monitor.model.consumers import REASON_WORDS
 
 
 def _horizons(samples) -> None:
@@ -18,15 +19,18 @@ def _horizons(samples) -> None:
         st.info("No partition's delete-horizon series: at granularity topic (the default) they are exported "
                 "for unhealthy partitions only; granularity: partition exports them for all.")
         return
-    st.plotly_chart(figures.horizon_states(h), width="stretch", key="tombstones.horizons.chart")
+    if h[tables.HORIZON_COLUMNS].fillna(0).to_numpy().sum() > 0:
+        st.plotly_chart(figures.horizon_states(h), width="stretch", key="tombstones.horizons.chart")
+    else:
+        st.caption("Delete horizons: no chart, no tombstone or transaction marker is counted on any partition yet.")
     st.caption("A tombstone or marker is never stamped until a clean keeps it (it goes one delete.retention.ms "
                "after that clean at the earliest), stamped until its horizon, then past it: the next clean "
-               "removes it. Tombstones are unknown until the collector has read the partition's records. "
+               "removes it. Tombstones read pending until the collector has read the partition's records. "
                "Next removal: the earliest a tombstone or marker still ahead of its horizon may go (the earliest "
                "pending horizon, or one delete.retention.ms after a clean starting now for unstamped ones).")
     counts = {c: (c[0].upper() + c[1:], units.count) for c in tables.HORIZON_COLUMNS}
     for c in tables.HORIZON_COLUMNS:  # a kind whose series are absent is unread (tombstones), not 0
-        h[c] = display.column(list(h[c]), units.count, units.unknown("records not read yet")
+        h[c] = display.column(list(h[c]), units.count, "pending"  # the caption says why: records not read yet
                               if c.startswith("tombstone") else units.unknown("no series"))
     h["next removal"] = [units.unknown("none ahead") if units.missing(v) or v is pd.NaT
                          else units.timestamp_utc(v.timestamp() * 1000) for v in h["next removal"]]
@@ -95,7 +99,8 @@ if samples is not None:
                for v, why in zip(groups["lag_seconds"], groups["lag_unknown"])]
         groups = groups.assign(lag_text=lag, lag_records=display.column(list(groups["lag_records"]), units.count,
                                                                          units.unknown("not exported")),
-                               may_miss_updates=groups["may_miss_updates"].replace("", "no"))
+                               may_miss_updates=[", ".join(REASON_WORDS.get(w.strip(), w.strip()) for w in v.split(","))
+                                                 if v else "no" for v in groups["may_miss_updates"]])
         st.caption("Time lag: how far behind the group's committed offset is, in time; told exactly (the committed "
                    "record's timestamp, read: needs Read on the topic), interpolated (between the collector's "
                    "log-end-offset samples) or extrapolated (older than every sample, along their trend). "

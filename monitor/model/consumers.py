@@ -45,6 +45,8 @@ from monitor.model.comparison import Comparison
 LAG = "lag_past_min_compaction_lag"
 BELOW = "below_first_dirty_offset"
 REASONS = (LAG, BELOW)
+# Each reason in a person's words, for a page or a report (the label value stays the code)
+REASON_WORDS = {LAG: "lags past min.compaction.lag.ms", BELOW: "reads below the cleaned offset"}
 # The comparisons of each reason (ConsumerMayMissUpdates alerts on their outcome, the exporter's
 # consumer_group_may_miss_updates): the group's time lag past the topic's min.compaction.lag.ms; its committed
 # offset below the leader's cleaner limit (the lower of its active segment's base offset and its last stable

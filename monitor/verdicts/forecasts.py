@@ -38,6 +38,8 @@ def max_segment_ms(c: TopicConfig) -> int:
 # (ROLLED_BY), why it cannot be told otherwise (ROLL_UNKNOWN). The exporter labels its series with them.
 ROLLED_BY = ("segment_ms", "max_compaction_lag_ms", "segment_bytes")
 ROLL_UNKNOWN = ("empty_segment", "no_writes", "write_rate_unknown")
+ROLL_UNKNOWN_WORDS = {"empty_segment": "the active segment is empty", "no_writes": "no writes",
+                      "write_rate_unknown": "write rate unknown"}  # each code for a page's cell
 
 
 def active_segment_roll(state: PartitionState, config: TopicConfig, rate: WriteRate, now_ms: int) -> dict:

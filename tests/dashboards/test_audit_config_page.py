@@ -45,10 +45,10 @@ def test_the_topic_table_says_where_each_config_came_from_and_why_one_is_unknown
     at = page("audit", monkeypatch, audit_dir=out)
     assert "Per topic" in [h.value for h in at.subheader]
     assert [w.value for w in at.warning] == [f"Topic config unknown for 1 topic(s): {CONFIG_UNKNOWN_NOTE}."]
-    why = next(d.value for d in at.dataframe if "why the config is unknown" in d.value.columns)
+    why = next(d.value for d in at.dataframe if "Why its config is unknown" in d.value.columns)
     [row] = why.to_dict("records")
-    assert row["topic"] == "accounts" and row["why the config is unknown"].endswith(f"unknown: {BLIND}")
-    assert "delete.retention.ms" in row["why the config is unknown"]  # the keys the refusal left unknown
+    assert row["Topic"] == "accounts" and row["Why its config is unknown"].endswith(f"unknown: {BLIND}")
+    assert "delete.retention.ms" in row["Why its config is unknown"]  # the keys the refusal left unknown
 
     table = next(d.value for d in at.dataframe if "Config from" in d.value.columns)
     shown = {r["Topic"]: r for r in table.to_dict("records")}
@@ -76,5 +76,5 @@ def test_a_run_whose_configs_are_all_known_lists_none(audited, tmp_path, monkeyp
     (run / MARKER).write_text(marker_text(run.name, 0, files))
     at = page("audit", monkeypatch, audit_dir=run.parent)
     assert not at.warning and not at.error
-    assert not any("why the config is unknown" in d.value.columns for d in at.dataframe)
+    assert not any("Why its config is unknown" in d.value.columns for d in at.dataframe)
     assert "Per topic" in [h.value for h in at.subheader]

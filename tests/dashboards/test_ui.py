@@ -21,3 +21,18 @@ def test_a_bad_config_is_shown_not_raised(view, tmp_path, monkeypatch):
     [err] = at.error
     assert f"{cfg}: clusters[0].client: expected a mapping" in err.value
     assert f"{cfg}: intervals.jmx: expected a finite number of seconds above 0, got inf" in err.value
+
+
+def test_a_table_wider_than_the_window_is_narrowed_to_fit_and_one_that_fits_is_left_alone():
+    """Every grid goes through ``ui.grid``: its columns narrowed (max-min fair) when the whole would scroll
+    sideways in a 1366-pixel window; the narrow identifying columns keep their width."""
+    import pandas as pd
+
+    from dashboards import display
+
+    narrow = pd.DataFrame({"Topic": ["orders"], "Partition": ["3"]})
+    assert display.fit_widths(display.natural_widths(narrow)) is None
+    wide = pd.DataFrame({"Topic": ["orders"], "Partition": ["3"], "Why": ["x" * 200], "Fix": ["y" * 150]})
+    got = display.fit_widths(display.natural_widths(wide))
+    assert sum(got.values()) <= display.TABLE_PX and got["Partition"] == display.natural_widths(wide)["Partition"]
+    assert got["Why"] == got["Fix"] >= display.MIN_COLUMN_PX
