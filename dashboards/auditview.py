@@ -17,6 +17,7 @@ import pandas as pd
 
 from dashboards import display
 from monitor.contract import units
+from monitor.model.compaction import CLEANABLE_RATIO_ABOVE_MIN
 from monitor.contract.auditrun import unknown_configs
 from monitor.verdicts.accuracy import signed_bytes, signed_ratio
 
@@ -72,7 +73,8 @@ def _of(n: int, what: str) -> str:
 
 # ---------------------------------------------------------------- what the run found
 
-ATTENTION = ("dirty enough to clean", "tombstones past delete.retention.ms", "config unknown")
+ATTENTION = ("dirty enough to clean", "tombstones past delete.retention.ms", "config unknown",
+             "past max.compaction.lag.ms")
 
 
 def attention(partitions: pd.DataFrame, summary: dict) -> pd.DataFrame:
@@ -86,12 +88,21 @@ def attention(partitions: pd.DataFrame, summary: dict) -> pd.DataFrame:
     if "eligible" in p.columns:
         for r in p[[not units.missing(v) and bool(v) for v in p["eligible"]]].sort_values("reclaimable_bytes", ascending=False) \
                 .to_dict("records"):
-            rows.append({"topic": r["topic"], "partition": int(r["partition"]), "why": ATTENTION[0],
-                         "evidence": f"cleanable ratio {units.ratio(r.get('cleanable_ratio'))} >= "
-                                     f"{units.ratio(r.get('min_cleanable_dirty_ratio'))}; reclaims "
-                                     f"{units.bytes_iec(r.get('reclaimable_bytes'))}",
+            ratio, least = r.get("cleanable_ratio"), r.get("min_cleanable_dirty_ratio")
+            by_ratio = not units.missing(ratio) and not units.missing(least) and \
+                CLEANABLE_RATIO_ABOVE_MIN.holds(ratio, least)  # Kafka's own test; else max.compaction.lag.ms
+            rows.append({"topic": r["topic"], "partition": int(r["partition"]),
+                         "why": ATTENTION[0] if by_ratio else ATTENTION[3],
+                         "evidence": (f"cleanable ratio {units.ratio(ratio)} {CLEANABLE_RATIO_ABOVE_MIN.op} "
+                                      f"{units.ratio(least)}" if by_ratio else
+                                      f"cleanable ratio {units.ratio(ratio)}, not above {units.ratio(least)}: a record "
+                                      "is older than max.compaction.lag.ms")
+                                     + f"; reclaims {units.bytes_iec(r.get('reclaimable_bytes'))}",
                          "fix": "none if the cleaner keeps up: it picks the dirtiest log first; on a live broker "
-                                "that stays here, see the Partitions page's cause"})
+                                "that stays here, see the Partitions page's cause" if by_ratio else
+                                "none if the cleaner gets to it soon (Kafka must clean a log past "
+                                "max.compaction.lag.ms); on a live broker that stays here, see the Partitions "
+                                "page's cause"})
     past = p[p["tombstones_past_retention"].fillna(0) > 0] if "tombstones_past_retention" in p.columns else p.iloc[:0]
     for r in past.sort_values("tombstones_past_retention", ascending=False).to_dict("records"):
         rows.append({"topic": r["topic"], "partition": int(r["partition"]), "why": ATTENTION[1],

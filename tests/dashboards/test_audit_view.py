@@ -89,8 +89,13 @@ def test_the_conclusions_say_what_was_found_with_units():
     assert att[["topic", "partition", "why"]].values.tolist() == [
         ["orders", 0, "dirty enough to clean"], ["orders", 0, "tombstones past delete.retention.ms"],
         ["accounts", 0, "config unknown"]]
-    assert att["evidence"].tolist()[:2] == ["cleanable ratio 0.90 >= 0.50; reclaims 3.0 MiB",
+    assert att["evidence"].tolist()[:2] == ["cleanable ratio 0.90 > 0.50; reclaims 3.0 MiB",
                                             "12 tombstones older than 1 d (delete.retention.ms)"]
+    # eligible below its minimum: by max.compaction.lag.ms, said so (never "0.01 > 0.50")
+    overdue = partitions().assign(cleanable_ratio=0.01)
+    first = V.attention(overdue, SUMMARY).iloc[0]
+    assert (first["why"], first["evidence"]) == ("past max.compaction.lag.ms", "cleanable ratio 0.01, not above 0.50: "
+                                                 "a record is older than max.compaction.lag.ms; reclaims 3.0 MiB")
     calm = {**SUMMARY, "tombstones_past_retention": 0, "topic_configs": {}}
     quiet = partitions().iloc[1:2]
     assert V.conclusions(calm, quiet, None)[1].startswith("No partition needs attention")
