@@ -96,7 +96,7 @@ def test_the_readme_quick_start_and_its_links():
         assert needed in text, needed
     assert re.search(r"^(podman|docker) (build|run)", text, re.M), "a quick start with the container image"
     links = set(relative_links(text))
-    assert "docs/dashboard-overview.png" in links and "CONTRIBUTING.md" in links
+    assert "docs/screenshots/overview-1366.png" in links and "CONTRIBUTING.md" in links
     assert {"docs/getting-started.md", "docs/deployment.md", "docs/configuration.md", "docs/security.md",
             "docs/command-line.md", "docs/troubleshooting.md", "docs/architecture.md"} <= links
 
