@@ -79,6 +79,23 @@ def by_cause(table: pd.DataFrame, t: Thresholds) -> list[Group]:
     return groups
 
 
+def alerting(group: Group, alerts: pd.DataFrame | None, firing=("firing", "active")) -> bool:
+    """Whether the alert that covers ``group``'s cause (``CAUSE_ALERT``) fires for it: for one of its
+    partitions, or at all when the alert is not per partition (a broker's). A cause no alert covers, or
+    alerts that cannot be read, count as alerting: nothing to wait for. A cause whose alert is still pending
+    (inside its rule's window: a healthy partition a second past max.compaction.lag.ms before the cleaner
+    takes it) is not shown as the on-call person's first problem."""
+    alert = CAUSE_ALERT.get(group.cause)
+    if alert is None or alerts is None:
+        return True
+    rows = alerts[(alerts["alert"] == alert) & alerts["state"].isin(firing)]
+    if rows.empty:
+        return False
+    where = {f"{t}-{p}" for t, p in zip(rows["topic"], rows["partition"])
+             if isinstance(t, str) and t and p is not None and p == p and str(p) != ""}
+    return not where or bool(where & set(group.partitions))
+
+
 def named(names: list[str], limit: int = 12) -> str:
     """Names for a sentence: all of them up to ``limit``, else the first ones and how many more."""
     if len(names) <= limit:

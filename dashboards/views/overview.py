@@ -71,19 +71,26 @@ if samples is not None:
     st.subheader("What needs attention, by cause")
     if not ui.no_compacted_topics(samples):
         groups = attention.by_cause(table, s.thresholds)
-        urgent = [g for g in groups if g.attention]
+        # what needs attention now: a cause whose alert fires; past a limit with the alert still pending: below
+        urgent = [g for g in groups if g.attention and attention.alerting(g, alerts, alertrows.FIRING)]
+        pending = [g for g in groups if g.attention and not attention.alerting(g, alerts, alertrows.FIRING)]
         loud = alerts[alerts["state"].isin(alertrows.FIRING) & alerts["severity"].isin(["critical", "warning"])] \
             if alerts is not None else None
         if not urgent and loud is not None and not loud.empty:  # the partitions are fine, something else is not
             said = sorted({f"{r['alert']} ({r['severity']}) on {ui.where(r, False)}" for r in loud.to_dict("records")})
             st.warning(f"No partition's compaction needs attention, but {units.count(len(loud))} alert(s) fire: "
                        f"{attention.named(said, 4)}. See the alerts below.", icon=":material/warning:")
+        elif not urgent and pending:
+            st.success("No alert fires on any partition: "
+                       f"{units.count(sum(len(g.partitions) for g in pending))} partition(s) are past a limit, "
+                       "their alert pending (it fires if that lasts its window): below.",
+                       icon=":material/check_circle:")
         elif not urgent:
             st.success("No partition needs attention: every one is clean or held back as configured.",
                        icon=":material/check_circle:")
 
-        def cause_box(g) -> None:
-            box = st.error if g.attention and g.cause in attention.CAUSE_ALERT else (
+        def cause_box(g, alerting: bool = True) -> None:
+            box = st.error if alerting and g.attention and g.cause in attention.CAUSE_ALERT else (
                 st.warning if g.attention else st.info)
             fixes = g.fixes
             if len(fixes) == 1:
@@ -97,6 +104,11 @@ if samples is not None:
 
         for g in urgent:
             cause_box(g)
+        if pending:
+            n = sum(len(g.partitions) for g in pending)
+            with st.expander(f"{units.count(n)} partition(s) past a limit, their alert pending"):
+                for g in pending:
+                    cause_box(g, alerting=False)
         calm = [g for g in groups if not g.attention]
         if calm:  # configured behaviour: there to look up, not to read first
             n = sum(len(g.partitions) for g in calm)

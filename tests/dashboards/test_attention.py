@@ -75,3 +75,23 @@ def test_a_binary_key_is_shown_escaped_by_the_one_rule():
 
     assert display.key(b"\x00\x01\xff\xfe") == excerpt(b"\x00\x01\xff\xfe") == "'\\x00\\x01\\xff\\xfe'"
     assert display.key(b"key-505") == "'key-505'" and display.key(b"") == "''" and display.key(None) == "(null)"
+
+
+def test_a_cause_is_first_on_the_page_only_when_its_alert_fires_for_it():
+    """A healthy partition a second past max.compaction.lag.ms is overdue with CompactionOverdue still
+    pending: not the on-call person's first problem. Firing for that partition (or, for a broker's
+    alert, at all): it is. A cause no alert covers, or no alerts to read: shown as it is."""
+    g = attention.Group("overdue", "", ("orders-0", "orders-1"), (), "", True)
+
+    def alerts(*rows):
+        return pd.DataFrame(rows, columns=["alert", "state", "topic", "partition"])
+
+    assert not attention.alerting(g, alerts())
+    assert not attention.alerting(g, alerts(("CompactionOverdue", "pending", "orders", "0")))
+    assert not attention.alerting(g, alerts(("CompactionOverdue", "firing", "orders", "7")))  # another partition
+    assert attention.alerting(g, alerts(("CompactionOverdue", "firing", "orders", "1")))
+    assert attention.alerting(g, alerts(("CompactionOverdue", "active", "orders", "0")))  # the evaluator's state
+    dead = attention.Group("cleaner_dead", "", ("orders-0",), (), "", True)
+    assert attention.alerting(dead, alerts(("LogCleanerThreadDead", "firing", None, None)))
+    assert attention.alerting(attention.Group("no_such_cause", "", ("x-0",), (), "", True), alerts())
+    assert attention.alerting(g, None)
