@@ -362,11 +362,6 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
                     if d not in said:  # (a path that yields no log dir, a log dir whose broker is unknown: logged)
                         print(f"collect: source {st.name}: log dir {d} down: {reason}", file=err)
                 ok = ok and not down
-                # a data fault of a partition or a log dir's checkpoint (the scanner has logged each, naming
-                # its file): exit 1 as logdir's and explain's (cli.oneshot.exit_code); the page still carries
-                # the partition, unknown with its reason
-                ok = ok and not getattr(st.snapshot, "log_dir_errors", None) \
-                    and not getattr(st.snapshot, "partition_errors", None)
                 wrong = wrong or bool(getattr(st.snapshot, "unresolved", None))  # a path that is no log dir
             return 2 if wrong else 0 if ok else 1
         col.rendered.start()  # a first page (every source down) before any refresh, then one per refresh
