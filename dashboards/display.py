@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-import numpy as np
 import pandas as pd
 
 from monitor.contract import units
@@ -50,7 +49,7 @@ def as_text(frame: pd.DataFrame, labels: dict[str, str]) -> pd.DataFrame:
     ``units.count``. Columns with their own unit are formatted by the caller before."""
     out = pd.DataFrame(index=frame.index)
     for col, label in labels.items():
-        out[label] = [c if isinstance(c, str) else units.yes_no(bool(c)) if isinstance(c, (bool, np.bool_))
+        out[label] = [c if isinstance(c, str) else units.yes_no(bool(c)) if pd.api.types.is_bool(c)
                       else units.unknown() if units.missing(c) else units.count(c) for c in frame[col]]
     return out.reset_index(drop=True)
 

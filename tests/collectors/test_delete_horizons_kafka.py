@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from monitor.contract import units
 from prometheus_client import generate_latest
 
 from cli.explain_cmd import run_explain
@@ -144,11 +146,11 @@ def test_the_exported_series_and_the_tombstone_page_agree(kafka, cleaned, monkey
         at = page("tombstones", monkeypatch, collector_url=server.url)
     finally:
         server.close()
-    tables = [d.value for d in at.dataframe if "tombstones pending" in d.value.columns]
+    tables = [d.value for d in at.dataframe if "Tombstones pending" in d.value.columns]
     assert len(tables) == 1
-    row = tables[0][tables[0]["topic"] == t].iloc[0]
-    assert (row["tombstones unstamped"], row["tombstones pending"], row["tombstones passed"]) == (4, 10, 0)
-    assert round(row["next removal"].value / 1e6) == min(pending_horizons(batches, now))
+    row = tables[0][tables[0]["Topic"] == t].iloc[0]  # text of the units formatter, labels in words
+    assert (row["Tombstones unstamped"], row["Tombstones pending"], row["Tombstones passed"]) == ("4", "10", "0")
+    assert row["Next removal (UTC)"] == units.timestamp_utc(min(pending_horizons(batches, now)))
 
 
 def test_logdir_and_explain_say_it_in_words(cleaned):
