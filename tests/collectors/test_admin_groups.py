@@ -128,6 +128,19 @@ def _settled(partitions):
     return fut
 
 
+def fetched_lag(bootstrap: str, group: str):
+    """One admin refresh of the real broker as the collector makes it: (topics snapshot, groups snapshot,
+    ``group``'s one partition lag)."""
+    f = AdminFetcher(ClusterConfig(name="c", bootstrap_servers=bootstrap), timeout=10)
+    try:
+        snap = f.topics()
+        groups = f.group_lags(snap.topics, snap.taken_at)
+    finally:
+        f.close()
+    [lag] = [x for x in groups.lags if x.group == group]
+    return snap, groups, lag
+
+
 def test_a_groups_lag_in_records_and_in_time_is_the_brokers(kafka):
     """Against the session broker: a group committed at offset 4 of 10 records written an hour ago (their
     CreateTime) lags 6 records and, read exactly (the record at the committed offset), an hour; its share
@@ -143,13 +156,7 @@ def test_a_groups_lag_in_records_and_in_time_is_the_brokers(kafka):
     produce(kafka.bootstrap, topic, [(f"k{i}", "v") for i in range(10)], timestamp_ms=written_ms)
     group = unique_topic("admin-groups-g")
     commit_offsets({"bootstrap.servers": kafka.bootstrap, "group.id": group}, [TopicPartition(topic, 0, 4)])
-    f = AdminFetcher(ClusterConfig(name="c", bootstrap_servers=kafka.bootstrap), timeout=10)
-    try:
-        snap = f.topics()
-        groups = f.group_lags(snap.topics, snap.taken_at)
-    finally:
-        f.close()
-    [lag] = [x for x in groups.lags if x.group == group]
+    snap, groups, lag = fetched_lag(kafka.bootstrap, group)
     assert (lag.topic, lag.partition, lag.committed, lag.end_offset, lag.lag_records) == (topic, 0, 4, 10, 6)
     assert lag.lag_method == EXACT and group not in groups.unknown and group in groups.listed
     assert 3600 <= lag.lag_seconds <= groups.taken_at - written_ms / 1000 + 1e-6
@@ -179,13 +186,7 @@ def test_a_record_compacted_away_is_not_stood_in_for_by_the_next_ones_age(kafka)
     assert min(m.offset() for m in consume_all(kafka.bootstrap, topic)) == 10  # offsets 0..9 are gone
     group = unique_topic("admin-groups-gap-g")
     commit_offsets({"bootstrap.servers": kafka.bootstrap, "group.id": group}, [TopicPartition(topic, 0, 4)])
-    f = AdminFetcher(ClusterConfig(name="c", bootstrap_servers=kafka.bootstrap), timeout=10)
-    try:
-        snap = f.topics()
-        groups = f.group_lags(snap.topics, snap.taken_at)
-    finally:
-        f.close()
-    [lag] = [x for x in groups.lags if x.group == group]
+    snap, groups, lag = fetched_lag(kafka.bootstrap, group)
     assert (lag.committed, lag.lag_records) == (4, 17)
     assert (lag.lag_seconds, lag.lag_unknown_reason) == (None, RECORD_COMPACTED), lag
     r = review([TopicFacts(topic, snap.topics[topic].config, groups_measured=True,
