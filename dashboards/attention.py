@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from dashboards import alertrows
 from monitor.contract.rules import ALERT, RULES
 from monitor.settings.config import Thresholds
 from monitor.verdicts.causes import CAUSES, WHY
@@ -79,7 +80,7 @@ def by_cause(table: pd.DataFrame, t: Thresholds) -> list[Group]:
     return groups
 
 
-def alerting(group: Group, alerts: pd.DataFrame | None, firing=("firing", "active")) -> bool:
+def alerting(group: Group, alerts: pd.DataFrame | None, firing=alertrows.FIRING) -> bool:
     """Whether the alert that covers ``group``'s cause (``CAUSE_ALERT``) fires for it: for one of its
     partitions, or at all when the alert is not per partition (a broker's). A cause no alert covers, or
     alerts that cannot be read, count as alerting: nothing to wait for. A cause whose alert is still pending
@@ -88,7 +89,7 @@ def alerting(group: Group, alerts: pd.DataFrame | None, firing=("firing", "activ
     alert = CAUSE_ALERT.get(group.cause)
     if alert is None or alerts is None:
         return True
-    rows = alerts[(alerts["alert"] == alert) & alerts["state"].isin(firing)]
+    rows = alertrows.alerting(alerts, alert, ["topic", "partition"], states=firing)
     if rows.empty:
         return False
     where = {f"{t}-{p}" for t, p in zip(rows["topic"], rows["partition"])
