@@ -232,12 +232,18 @@ def key_cut_short(f: dict[str, str], content: str) -> bool:
     body = content[len("key: "):]
     if vs == -1:  # no payload printed: the key is the rest
         return len(body.encode("utf-8", "surrogateescape")) < ks
+    return _key_end(body, ks) < 0
+
+
+def _key_end(body: str, ks: int) -> int:
+    """Where the key of ``body`` (the text after ``key: ``) ends: the first `` payload: `` marker with at
+    least ``ks`` bytes of key text before it (a key may hold the marker itself), -1 when there is none."""
     start = 0
     while (i := body.find(" payload: ", start)) >= 0:
         if len(body[:i].encode("utf-8", "surrogateescape")) >= ks:
-            return False
+            return i
         start = i + 1
-    return True
+    return -1
 
 
 def _split_key_payload(rest: str, ks: int, vs: int) -> tuple[bytes | None, bytes | None]:
@@ -250,17 +256,10 @@ def _split_key_payload(rest: str, ks: int, vs: int) -> tuple[bytes | None, bytes
             kt, vt = body, None
         elif ks >= 0:
             # prefer the split whose key text has exactly keySize UTF-8 bytes
-            kt = vt = None
-            start = 0
-            while True:
-                i = body.find(" payload: ", start)
-                if i < 0:
-                    break
-                if len(body[:i].encode("utf-8", "surrogateescape")) >= ks:
-                    kt, vt = body[:i], body[i + len(" payload: "):]
-                    break
-                start = i + 1
-            if kt is None:
+            i = _key_end(body, ks)
+            if i >= 0:
+                kt, vt = body[:i], body[i + len(" payload: "):]
+            else:
                 kt, _, vt = body.partition(" payload: ")
         else:
             kt, _, vt = body.partition(" payload: ")
