@@ -134,13 +134,13 @@ def alerts_table(alerts: pd.DataFrame | None, only: str | None = None, key: str 
     a = a.assign(_o=a["severity"].map(order).fillna(2)).sort_values(["_o", "alert"]).drop(columns="_o")
     now = time.time()
     clusters = a["cluster"].dropna().nunique() > 1  # one cluster: its name would only widen every row
+    began = [_epoch(v) for v in a["since"]]  # each alert's activeAt as Unix time, None without Prometheus
     a = a.assign(where=[where(r, clusters) for r in a.to_dict("records")],
-                 since_text=[f"{state} for {units.duration_s(max(now - _epoch(v), 0))}" if not units.missing(_epoch(v))
+                 since_text=[f"{state} for {units.duration_s(max(now - t, 0))}" if not units.missing(t)
                              else f"{state}, " + (units.unknown("no history without Prometheus")
-                                                         if state == "active" else units.unknown())
-                             for v, state in zip(a["since"], a["state"])],
-                 since_utc=[display.ago_utc(_epoch(v), now) if not units.missing(_epoch(v)) else units.unknown()
-                            for v in a["since"]])
+                                                  if state == "active" else units.unknown())
+                             for t, state in zip(began, a["state"])],
+                 since_utc=[display.ago_utc(t, now) for t in began])  # (ago_utc says unknown for a missing t)
     show(display.as_text(a, {"severity": "Severity", "alert": "Alert", "where": "Where", "since_text": "Since"}),
          key=key)
     with st.expander("Each alert's summary, meaning and runbook"):
