@@ -88,7 +88,7 @@ def main(argv) -> int:
         args.partitions = args.partitions or 20_000
         return broker_size(args)
     args.partitions = args.partitions or 5000
-    from collectors.logdirs import LogDirScanner
+    from collectors.logdirs.scanner import LogDirScanner
     from monitor.kafka.record import SegmentReader
 
     root = Path(tempfile.mkdtemp(prefix="bench-logdir-"))

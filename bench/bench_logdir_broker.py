@@ -256,7 +256,7 @@ def _budget(port: int, pid: int, seconds: float):
     if budget is None or counter is None:
         return "not available (no *io_budget_bytes_per_second gauge or *log_dir*read_bytes_total counter)"
     # the header pass charged the budget without waiting: no record is read until that debt is paid off
-    # (collectors.logdir_detail.read_details); the window starts once record reads have begun
+    # (collectors.logdirs.detail.read_details); the window starts once record reads have begun
     waited = time.perf_counter()
     while labelled_value(fetch(port) or "", "log_dir_read_bytes_total", 'pass="detail"') in (None, 0.0):
         if time.perf_counter() - waited > 3600:

@@ -46,7 +46,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         args.bootstrap_servers = bootstrap
     if bootstrap:
         try:
-            from collectors.admin import AdminFetcher
+            from collectors.admin.source import AdminFetcher
             from monitor.settings.config import ClusterConfig
 
             fetcher = AdminFetcher(cluster or ClusterConfig(bootstrap_servers=bootstrap), timeout=10)

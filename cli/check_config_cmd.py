@@ -1,7 +1,7 @@
 """``topics lint`` (``check-config`` in 0.1.0): every compacted topic's live settings against the pitfalls
 of ``monitor.verdicts.configreview``,
 from one refresh of the first cluster's sources, reviewed from the same facts the collector's
-``topic_config_finding`` series are (``collectors.review.topic_facts``)."""
+``topic_config_finding`` series are (``collectors.export.review.topic_facts``)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ def run_check_config(config, *, fmt: str = "text", topics=(), out=sys.stdout, er
     found" is then no pass), or the cluster out of reach (one line: ``cli.clusterreach``); 2: no live
     configs, or a --log-dir that yields no log dir."""
     from collectors.app import build
-    from collectors.facts import from_statuses
-    from collectors.review import topic_facts
+    from collectors.export.facts import from_statuses
+    from collectors.export.review import topic_facts
 
     cluster = config.clusters[0] if config.clusters else None
     if cluster is None or not cluster.bootstrap_servers:

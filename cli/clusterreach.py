@@ -1,6 +1,6 @@
 """What a one-shot command (explain, topics lint, audit) says and returns when the cluster its
 ``--bootstrap-server`` names could not be reached: one line naming the bootstrap address, the kind
-(refused, timeout, TLS, SASL, unknown host) and the advice for it (``collectors.kafkaerrors``), and exit
+(refused, timeout, TLS, SASL, unknown host) and the advice for it (``collectors.admin.errors``), and exit
 1 (the issue's "could not do the work"), never advice meant for another cause (granting ACLs)."""
 
 from __future__ import annotations
@@ -12,20 +12,20 @@ UNREACHED_EXIT = 1
 
 
 def cause(exc: BaseException):
-    """The ``collectors.kafkaerrors.ClusterUnreachable`` behind a failed admin step, None when the cluster
+    """The ``collectors.admin.errors.ClusterUnreachable`` behind a failed admin step, None when the cluster
     answered (the failure was something else)."""
-    from collectors.kafkaerrors import unreachable_cause
+    from collectors.admin.errors import unreachable_cause
 
     return unreachable_cause(exc)
 
 
 def admin_topics(prog: str, cluster, timeout: float = 10.0, err=None, groups: list | None = None):
-    """One admin refresh of ``cluster``'s topics (``collectors.admin.AdminFetcher.topics``) for ``prog``,
+    """One admin refresh of ``cluster``'s topics (``collectors.admin.source.AdminFetcher.topics``) for ``prog``,
     which goes on without it: (the snapshot or None, why there is none, whether the cluster was out of
     reach). A failure is said in one line on ``err``. ``groups``: a list that gets, when the cluster's
     consumer_groups is on, the consumer groups' lags on those topics (a ``GroupSnapshot``, the collector's
     consumer-groups refresh) or, when that read failed, nothing (its check is then not run)."""
-    from collectors.admin import AdminFetcher
+    from collectors.admin.source import AdminFetcher
 
     err = err or sys.stderr
     try:
@@ -33,7 +33,7 @@ def admin_topics(prog: str, cluster, timeout: float = 10.0, err=None, groups: li
         try:
             snap = fetcher.topics()
             if groups is not None and cluster.consumer_groups:
-                from collectors.admin_groups import SAMPLE_GAP_SECONDS, undated
+                from collectors.admin.groups import SAMPLE_GAP_SECONDS, undated
 
                 try:
                     got = fetcher.group_lags(snap.topics, snap.taken_at)
@@ -73,8 +73,8 @@ def exit_code(unreached: bool, code: int) -> int:
 
 def unreached_source(statuses) -> str | None:
     """The sentence of an admin source down because its cluster was out of reach, None when none is."""
-    from collectors.kafkaerrors import ClusterUnreachable
+    from collectors.admin.errors import ClusterUnreachable
 
-    prefix = ClusterUnreachable.__name__ + ": "  # the store's "<exception type>: <text>" (collectors.runner)
+    prefix = ClusterUnreachable.__name__ + ": "  # the store's "<exception type>: <text>" (collectors.serving.runner)
     return next((st.last_error[len(prefix):] for st in statuses
                  if st.kind == "admin" and not st.up and (st.last_error or "").startswith(prefix)), None)

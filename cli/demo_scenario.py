@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 def _logged(bootstrap: str) -> dict:
     """A client's settings: the bootstrap servers, and librdkafka's lines through logging, rate-limited
-    (``collectors.kafkalog``), never straight to stderr."""
-    from collectors.kafkalog import LIBRDKAFKA_LOG
+    (``collectors.admin.clientlog``), never straight to stderr."""
+    from collectors.admin.clientlog import LIBRDKAFKA_LOG
 
     return {"bootstrap.servers": bootstrap, "logger": LIBRDKAFKA_LOG}
 

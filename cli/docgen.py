@@ -4,7 +4,7 @@
     python -m cli.docgen --check     # exit 1 naming each page that is stale (what the test checks)
 
 Each page is made by the module beside what it documents: the metric registry's table
-(``collectors.metricsdoc``), the config schema's reference file and page (``monitor.settings.configdoc``), the
+(``collectors.export.metricsdoc``), the config schema's reference file and page (``monitor.settings.configdoc``), the
 parsers' page (``cli.clidoc``), the rule table's and runbook's page (``alerts.alertsdoc``). Here, in the
 composition root, they are only listed; ``tests/docs/test_reference_pages.py`` compares each page with its
 generator (``DOCS_UPDATE=1`` rewrites them).
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _metrics(current: str) -> str:
-    from collectors.metricsdoc import with_table
+    from collectors.export.metricsdoc import with_table
 
     return with_table(current)  # the table between its markers; the page's prose is hand-written
 

@@ -1,5 +1,5 @@
 """``explain``: each selected partition's one cause, with its evidence, fix and forecast, for a person
-(text) or a program (JSON). Built from the scan's facts (``collectors.facts.from_scan``): the same
+(text) or a program (JSON). Built from the scan's facts (``collectors.export.facts.from_scan``): the same
 causes, broker facts and cleaner-log state the collector's series are made from."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def run_explain(selectors, *, config, log_dirs, fmt: str = "text", bootstrap: st
     broker's cleaner settings (its node.id from meta.properties) join the causes, and the chosen topics'
     configuration review (``monitor.verdicts.configreview``: the checks of ``topics lint``, on the same
     facts; the consumer-group check with ``groups``, the admin API's ``GroupSnapshot``)."""
-    from collectors.facts import from_scan
+    from collectors.export.facts import from_scan
 
     # list_undecided: a partition folder whose policy is unknown here is said as ``logdir`` says it, not "no such"
     snap = scan(log_dirs, config, topic_overrides, err, "explain", admin=admin, admin_error=admin_error,
@@ -81,7 +81,7 @@ def config_review(topics, facts, admin, groups, bootstrap: str | None, why: str)
     """The configuration review of ``topics`` (``monitor.verdicts.configreview.review``, the table ``topics
     lint`` and the collector's topic_config_finding run) from this read's partitions, the admin API's live
     configs and the groups' lags; without live configs, every check not run for ``why``."""
-    from collectors.review import review_facts
+    from collectors.export.review import review_facts
     from monitor.verdicts.configreview import review, unreviewed
 
     if admin is None:

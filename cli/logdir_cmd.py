@@ -1,7 +1,7 @@
 """``logdir``: every partition of a broker's log dirs, no broker needed, as a table or JSON: its state,
 its cause (``monitor.verdicts.causes``), its leftover files, open transactions and each log dir's free space;
 with the broker's log-cleaner.log, whether the cleaner marked it uncleanable and why. Built from the
-scan's facts (``collectors.facts.from_scan``), as the collector's series are from the store's."""
+scan's facts (``collectors.export.facts.from_scan``), as the collector's series are from the store's."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def run_logdir(paths, *, config, fmt: str = "text", include_all: bool = False, o
                err=sys.stderr, topic_overrides: dict | None = None, cleaner_log: str | None = None) -> int:
     """Per-partition state of log dirs, each row with its cause; a partition that could not be read has
     its row too, its figures unknown and its fault said (never left out)."""
-    from collectors.facts import from_scan
+    from collectors.export.facts import from_scan
 
     snap = scan(paths, config, topic_overrides, err, "logdir", include_all=include_all, list_undecided=True)
     cleaner = read_cleaner_log(cleaner_log, err, "logdir") if cleaner_log else None
@@ -74,7 +74,7 @@ def _fault_row(f) -> dict:
 
 
 def undecided_row(u) -> dict:
-    """A partition not known to be compacted or not (``collectors.logdir_snapshot.Undecided``): listed with
+    """A partition not known to be compacted or not (``collectors.logdirs.snapshot.Undecided``): listed with
     why it is not judged and what its listing shows; its records are not read (``--all`` reads them).
     ``explain`` says the same of such a partition."""
     from monitor.verdicts.causes import unknown_cause

@@ -76,7 +76,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
         return 2
     web = None
     if args.web_config_file:
-        from collectors.webconfig import WebConfigError, load_web_config
+        from collectors.serving.webconfig import WebConfigError, load_web_config
 
         try:
             web = load_web_config(args.web_config_file)

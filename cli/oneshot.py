@@ -34,7 +34,7 @@ def scan(paths, config, topic_overrides: dict | None, err, prog: str, *, admin=N
 def read_cleaner_log(path: str, err, prog: str):
     """What a whole log-cleaner.log says (``CleanerLogState``), problems printed naming file and line;
     None when it cannot be read."""
-    from collectors.cleaner_log import CleanerLogFollower
+    from collectors.logdirs.cleaner_log import CleanerLogFollower
 
     follower = CleanerLogFollower(path)
     try:

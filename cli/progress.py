@@ -13,7 +13,7 @@ escape codes: a dumb terminal draws it too), cut to the terminal's width (a wrap
 with ``\\r``), and cleared when the work ends, also when it ends by an exception or Ctrl-C (``atexit``).
 What the command itself writes to stderr meanwhile goes through ``writer()``, which clears the line first.
 
-The counting lives where the loops are (``collectors.logdirs.ScanProgress``, the inspect loop); they take
+The counting lives where the loops are (``collectors.logdirs.scanner.ScanProgress``, the inspect loop); they take
 a callback and print nothing themselves. No third-party dependency (tqdm is a test extra, not a runtime
 one)."""
 
@@ -105,7 +105,7 @@ class Progress:
         return _ClearFirst(self)
 
     def scan(self, at) -> None:
-        """The log-dir scanner's callback (``collectors.logdirs.ScanProgress``): partitions done of those
+        """The log-dir scanner's callback (``collectors.logdirs.scanner.ScanProgress``): partitions done of those
         listed ("+" while log dirs remain to list), which log dir, bytes read, time taken."""
         if not self.due():
             return

@@ -2,7 +2,7 @@
 
 Fetching (sources) and exposing (the collectors in ``exporter``) meet only in
 the ``Store``. The text of ``logdir``, ``explain`` and ``topics lint`` is the CLI's (``cli/``), made
-from the facts (``collectors.facts``) of a ``scan_once`` or of one refresh of ``build``'s sources.
+from the facts (``collectors.export.facts``) of a ``scan_once`` or of one refresh of ``build``'s sources.
 """
 
 from __future__ import annotations
@@ -18,22 +18,22 @@ from dataclasses import dataclass
 from boundedhttp import FetchError, get_text
 from prometheus_client import CollectorRegistry, generate_latest
 
-from collectors.cleaner_log import CleanerLogFollower
-from collectors.cleaner_metrics import IoSampler, jolokia_io_url, jolokia_read_url, parse_jolokia
-from collectors.exporter import View, register_all
-from collectors.exposition import RenderedExposition
-from collectors.facts import offsets_groups
-from collectors.jmx_pages import jmx_credentials, jmx_source
-from collectors.jmx_template import TemplatedJmx
-from collectors.logdir_brokers import FollowedBrokers
-from collectors.logdir_paths import split_by_broker
-from collectors.logdirs import LogDirScanner
-from collectors.refresh_log import RefreshLog, startup_line
-from collectors.summary_state import SummaryState, cache_name, default_state_dir
+from collectors.logdirs.cleaner_log import CleanerLogFollower
+from collectors.jmx.gauges import IoSampler, jolokia_io_url, jolokia_read_url, parse_jolokia
+from collectors.export.exporter import View, register_all
+from collectors.export.exposition import RenderedExposition
+from collectors.export.facts import offsets_groups
+from collectors.jmx.pages import jmx_credentials, jmx_source
+from collectors.jmx.template import TemplatedJmx
+from collectors.logdirs.brokers import FollowedBrokers
+from collectors.logdirs.paths import split_by_broker
+from collectors.logdirs.scanner import LogDirScanner
+from collectors.serving.refresh_log import RefreshLog, startup_line
+from collectors.logdirs.summary_state import SummaryState, cache_name, default_state_dir
 from monitor.fileio.iobudget import IoBudget
 from monitor.fileio.regularfile import os_reason
 from monitor.model.transactions import TRANSACTION_MAX_TIMEOUT
-from collectors.runner import Runner, Source, Store, refresh_once
+from collectors.serving.runner import Runner, Source, Store, refresh_once
 from monitor.settings.config import BrokerConfig, ClusterConfig, Config
 from monitor.settings.roles import BROKER, BROKER_SOURCES, CLUSTER
 from monitor.model.lsocheck import LeaderLso
@@ -43,7 +43,7 @@ from monitor.model.topicconfig import NOT_LISTED, admin_refusal, effective_broke
 log = logging.getLogger("compaction_monitor.collect")
 
 
-# seconds: collectors.exposition's render thread (pure Python) yields the interpreter this often, not every
+# seconds: collectors.export.exposition's render thread (pure Python) yields the interpreter this often, not every
 # 5 ms (CPython's default): 50 socket ping-pong threads beside one CPU-bound thread, on this machine, had
 # p99 round trips of 12 ms at 1 ms against 21-48 ms at 5 ms, and twice the round trips done
 SWITCH_INTERVAL = 0.001
@@ -68,7 +68,7 @@ class Collector:
         more, so the lag is interpolated (or extrapolated) from the log end's progress between the two, as
         the collector does between refreshes. Without it a group days behind on a cleaned topic could not be
         judged in one read (issue 41: lint passed it while ConsumerMayMissTombstones fired). True when taken."""
-        from collectors.admin_groups import SAMPLE_GAP_SECONDS, undated
+        from collectors.admin.groups import SAMPLE_GAP_SECONDS, undated
 
         if not any(undated(st.snapshot) for st in self.store.statuses() if st.kind == "consumer_groups"):
             return False
@@ -173,10 +173,10 @@ def _read_suffix(config: Config, cluster: ClusterConfig) -> str:
 def scanner_source(config: Config, store: Store, cluster: ClusterConfig, b: BrokerConfig, label: str | None, node, *,
                    admin_name: str | None, said: set, include_all: bool = False, state_dir: str | None = None,
                    headers_first: bool = False) -> Source:
-    """The log-dir source of one broker found under ``b``'s paths (``collectors.logdir_paths.split_nodes``:
+    """The log-dir source of one broker found under ``b``'s paths (``collectors.logdirs.paths.split_nodes``:
     its ``label``, and the ``node`` filter of its scanner), with its summary cache file in ``state_dir`` and
     its I/O budget: one definition for the sources built at the start and those a broker found later gets
-    (``collectors.logdir_brokers``). ``label`` None: paths holding no broker yet (series with no broker)."""
+    (``collectors.logdirs.brokers``). ``label`` None: paths holding no broker yet (series with no broker)."""
     to = config.timeouts
     scanner = LogDirScanner(b.log_dirs, _config_lookup(cluster, store, admin_name, said=said), include_all=include_all,
                             transaction_max_timeout=_transaction_max_timeout(cluster, store, admin_name),
@@ -198,8 +198,8 @@ def build_sources(config: Config, store: Store, include_all: bool = False,
     only; the broker role its brokers' log dirs, cleaner logs and JMX/Jolokia pages, and the admin API
     (topic configs, leaders' LSOs, the brokers' cleaner settings, the groups' positions) for its own
     judgements; all, everything. ``state_dir``: where each broker's log-dir scanner keeps its summary
-    cache (``collectors.summary_state``), None for none. With ``headers_first`` (``collect`` serving), log
-    dirs are read headers first (``collectors.logdirs``): every partition's ratio and cause on the first page,
+    cache (``collectors.logdirs.summary_state``), None for none. With ``headers_first`` (``collect`` serving), log
+    dirs are read headers first (``collectors.logdirs.scanner``): every partition's ratio and cause on the first page,
     records after; without (``collect --once``) every segment is read whole before the page is made (at the
     I/O budget's pace). ``scanners``: per (cluster, broker config id) with log dirs, its ``scanner_source``
     and its (source, node filter) by label, for the hook that follows the brokers found (``logdir_brokers``)."""
@@ -209,7 +209,7 @@ def build_sources(config: Config, store: Store, include_all: bool = False,
     for cluster in config.clusters:
         admin_name, said, suffix = None, set(), _read_suffix(config, cluster)
         if cluster.bootstrap_servers:
-            from collectors.admin import AdminFetcher
+            from collectors.admin.source import AdminFetcher
 
             fetcher = AdminFetcher(cluster, timeout=to.admin)
             closers.append(fetcher.close)
@@ -250,7 +250,7 @@ def build_sources(config: Config, store: Store, include_all: bool = False,
                 sources.append(Source(f"jolokia:{cluster.name}:{b.id}", "jolokia", cluster.name, jolokia,
                                       config.intervals.jmx, b.id, endpoint=b.jolokia_url))
             # one scanner per broker whose log dirs are under the paths (a DaemonSet's node may run two); the
-            # runner's hook (collectors.logdir_brokers) follows the brokers found there after each refresh
+            # runner's hook (collectors.logdirs.brokers) follows the brokers found there after each refresh
             if b.log_dirs:
                 found = {label: (scanner(cluster, b, label, node), node)
                          for label, node in split_by_broker(b.id, b.log_dirs)}
@@ -322,10 +322,10 @@ def build(config: Config, state_dir: str | None = None, headers_first: bool = Fa
 
 def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.stderr, web=None) -> int:
     """``collect``: once (print the exposition) or serving /metrics, over TLS and basic auth when ``web``
-    (a ``collectors.webconfig.WebConfig``) says so; a web config whose keys cannot be loaded stops it here,
+    (a ``collectors.serving.webconfig.WebConfig``) says so; a web config whose keys cannot be loaded stops it here,
     before any source starts (exit 2)."""
-    from collectors import webserver
-    from collectors.webconfig import WebConfigError
+    from collectors.serving import webserver
+    from collectors.serving.webconfig import WebConfigError
 
     if not any(c.brokers or c.bootstrap_servers for c in config.clusters):
         print("collect: nothing to collect: give --bootstrap-server, --jmx-url, --log-dir or a --config", file=err)
@@ -393,7 +393,7 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
 
 
 def _said_by_scanner(snap) -> set:
-    """The down paths a log-dir scanner has logged itself (``collectors.logdir_paths``: found or not found)."""
+    """The down paths a log-dir scanner has logged itself (``collectors.logdirs.paths``: found or not found)."""
     found = getattr(snap, "found", {})
     return set(getattr(snap, "unresolved", {})) | {d for d, f in found.items() if f.problem is not None}
 
@@ -403,7 +403,7 @@ def scan_once(paths, config: Config, topic_overrides: dict | None = None, *, adm
     """One refresh of a scanner over ``paths`` (``logdir``, ``explain``): the snapshot, and the names Kafka
     would not create or load (``monitor.kafka.kafkanames``), one line each, for the caller to print. ``admin``: an
     admin source's snapshot, for topic configs; ``admin_error``: the admin API was asked and failed (the
-    configs it would give are unknown); ``progress``: the scanner's callback (``collectors.logdirs.ScanProgress``)."""
+    configs it would give are unknown); ``progress``: the scanner's callback (``collectors.logdirs.scanner.ScanProgress``)."""
     cluster = config.clusters[0] if config.clusters else ClusterConfig()
     store, admin_name = Store(), None
     if admin is not None or admin_error is not None:

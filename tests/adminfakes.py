@@ -1,6 +1,6 @@
 """Fakes of confluent-kafka's AdminClient for the admin source's tests: each injects what a real broker
 cannot be made to do on demand (one group's or one topic's call timing out while the others answer).
-The real broker's answers are tested in tests/collectors/test_admin_kafka.py and the clusters' tests."""
+The real broker's answers are tested in tests/collectors/admin/test_admin_kafka.py and the clusters' tests."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from types import SimpleNamespace
 
 from confluent_kafka import KafkaError, KafkaException
 
-from collectors.admin import AdminFetcher
-from collectors.admin_state import PartitionOffsets, TopicInfo
+from collectors.admin.source import AdminFetcher
+from collectors.admin.state import PartitionOffsets, TopicInfo
 from monitor.settings.config import ClusterConfig
 from monitor.model.topicconfig import TopicConfig
 

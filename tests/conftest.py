@@ -86,7 +86,7 @@ def pytest_runtest_teardown(item, nextitem):
 
 @pytest.fixture(autouse=True, scope="session")
 def _state_directory(tmp_path_factory):
-    """A collector a test starts keeps its summary cache (collectors.summary_state) under pytest's temp dir,
+    """A collector a test starts keeps its summary cache (collectors.logdirs.summary_state) under pytest's temp dir,
     never in /var/lib/compaction-monitor or the user's ~/.local/state: $STATE_DIRECTORY, as systemd sets it."""
     before = os.environ.get("STATE_DIRECTORY")
     os.environ["STATE_DIRECTORY"] = str(tmp_path_factory.mktemp("state"))

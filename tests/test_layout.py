@@ -230,6 +230,71 @@ def test_core_tests_mirror_the_layers():
         assert (ROOT / CORE / rel / "__init__.py").exists(), f"{path.relative_to(ROOT)}: {CORE}/{rel}/ does not exist"
 
 
+# collectors/' rooms, bottom up, each room's modules importing only their own room and those it names here.
+# serving: threads, store, HTTP (below everything); admin, logdirs, jmx: the three sources, side by side,
+# blind to each other; export: joins their snapshots and renders the page. collectors/app.py (above all
+# rooms) wires a config into them; nothing else sits flat in collectors/.
+COLLECTOR_ROOMS = {"serving": (), "admin": ("serving",), "logdirs": ("serving",), "jmx": ("serving",),
+                   "export": ("serving", "admin", "logdirs", "jmx")}
+COLLECTOR_TOP = {"__init__.py", "app.py"}
+
+
+def room_violations(package_imports: dict[str, set[str]]) -> list[str]:
+    """Each import, by a module in a room of collectors/, of a collectors module outside its own room and the
+    rooms it may import (``COLLECTOR_ROOMS``), and of ``collectors.app`` or the bare ``collectors``."""
+    out = []
+    for path, found in package_imports.items():
+        parts = Path(path).parts
+        if len(parts) < 3 or parts[1] not in COLLECTOR_ROOMS:
+            continue
+        own = parts[1]
+        allowed = {own, *COLLECTOR_ROOMS[own]}
+        for name in sorted(found):
+            bits = name.split(".")
+            if bits[0] != "collectors":
+                continue
+            if len(bits) < 2 or bits[1] not in allowed:
+                out.append(f"{path} ({own}) imports {name}: a module of {own}/ imports only from "
+                           f"{sorted(allowed)}")
+    return out
+
+
+def test_collectors_sit_in_rooms_that_import_in_order():
+    """collectors/ holds app.py and the rooms of COLLECTOR_ROOMS, each with an __init__ saying what it holds
+    and may import; a room imports only itself and the rooms below it."""
+    flat = sorted(p.name for p in (ROOT / "collectors").iterdir()
+                  if (p.suffix == ".py" and p.name not in COLLECTOR_TOP)
+                  or (p.is_dir() and (p / "__init__.py").exists() and p.name not in COLLECTOR_ROOMS))
+    assert not flat, f"collectors/ {flat}: in no room; move each into one of collectors/{{{','.join(COLLECTOR_ROOMS)}}}/"
+    for room in COLLECTOR_ROOMS:
+        init = ROOT / "collectors" / room / "__init__.py"
+        doc = ast.get_docstring(ast.parse(init.read_text())) if init.exists() else None
+        assert doc and "May import" in doc, f"{init.relative_to(ROOT)}: a docstring saying what the room holds " \
+                                            f"and what it may import"
+    bad = room_violations(_package_imports("collectors"))
+    assert not bad, "collectors/' room order (COLLECTOR_ROOMS) is broken:\n" + "\n".join(bad)
+
+
+def test_the_room_guard_fails_on_a_wrong_import():
+    wrong = {"collectors/admin/topics.py": imports("from collectors.logdirs.snapshot import PartitionReport\n"
+                                                   "def f():\n    from collectors import app\n", "collectors.admin.topics"),
+             "collectors/serving/webserver.py": imports("from collectors.export.exposition import X\n",
+                                                        "collectors.serving.webserver"),
+             "collectors/export/facts.py": imports("from collectors.logdirs.snapshot import PartitionReport\n",
+                                                   "collectors.export.facts")}
+    assert [v.split(":")[0] for v in room_violations(wrong)] == [
+        "collectors/admin/topics.py (admin) imports collectors", "collectors/admin/topics.py (admin) imports "
+        "collectors.logdirs.snapshot", "collectors/serving/webserver.py (serving) imports collectors.export.exposition"]
+
+
+def test_collector_tests_sit_in_their_rooms():
+    """A test named after a room's module sits in tests/collectors/<room>/; tests/collectors/ itself holds the
+    scenarios that cross rooms (a real broker, a cluster, a fault)."""
+    for path in sorted((ROOT / "tests" / "collectors").rglob("test_*.py")):
+        rel = path.parent.relative_to(ROOT / "tests" / "collectors")
+        assert not rel.parts or rel.parts[0] in COLLECTOR_ROOMS, f"{path.relative_to(ROOT)}: in no room's folder"
+
+
 def test_shared_libraries_import_only_the_standard_library():
     for lib in sorted(SHARED):
         for path, found in _package_imports(lib).items():
@@ -273,7 +338,7 @@ def _third_party(found: set[str]) -> set[str]:
     return {_top(n) for n in found if _top(n) not in sys.stdlib_module_names and _top(n) not in OURS}
 
 
-# Imported where installed, with a fallback when not (never a dependency): bcrypt in collectors/webconfig.py
+# Imported where installed, with a fallback when not (never a dependency): bcrypt in collectors/serving/webconfig.py
 # checks the web config's basic-auth hashes, else the system's crypt(3) does; numpy in
 # monitor/model/cleanarrays.py decides a batch's records in vector operations, else a plain loop does
 # (tests/monitor/model/test_nextclean.py runs every case both ways).
@@ -407,14 +472,14 @@ def test_ci_runs_the_readme_test_command():
 
 
 def test_metrics_page_is_generated_from_the_registry():
-    """Each metric's meaning is stated once, in its help (collectors/metrics.py): docs/reference/metrics.md's
-    table is that registry rendered (``python -m collectors.metricsdoc --write docs/reference/metrics.md``, or
+    """Each metric's meaning is stated once, in its help (collectors/export/metrics.py): docs/reference/metrics.md's
+    table is that registry rendered (``python -m collectors.export.metricsdoc --write docs/reference/metrics.md``, or
     this test with DOCS_UPDATE=1), so it lists every exported metric, its unit as its name states it, and what
     Prometheus' # HELP says."""
     import os
 
-    from collectors.metrics import METRICS
-    from collectors.metricsdoc import entry, exported_name, unit, with_table
+    from collectors.export.metrics import METRICS
+    from collectors.export.metricsdoc import entry, exported_name, unit, with_table
 
     path = ROOT / "docs" / "reference" / "metrics.md"
     readme = path.read_text()
@@ -422,8 +487,8 @@ def test_metrics_page_is_generated_from_the_registry():
     if os.environ.get("DOCS_UPDATE") == "1":
         path.write_text(want)
         readme = want
-    assert readme == want, "docs/reference/metrics.md's table differs from collectors/metrics.py: regenerate " \
-                           "it with `python -m collectors.metricsdoc --write docs/reference/metrics.md` (or DOCS_UPDATE=1)"
+    assert readme == want, "docs/reference/metrics.md's table differs from collectors/export/metrics.py: regenerate " \
+                           "it with `python -m collectors.export.metricsdoc --write docs/reference/metrics.md` (or DOCS_UPDATE=1)"
     for name, (kind, help_, labels) in METRICS.items():
         shown = exported_name(name, kind)
         assert entry(shown, kind, unit(shown, kind, help_), labels, help_) in readme

@@ -80,7 +80,7 @@ SLOW_MODULES = {
     "test_layout.py": "parses every module of the repository and imports the packages to see what they load",
     "deploy/k8s/test_k8s_schemas.py": "checks each manifest against Kubernetes' JSON schemas (megabytes)",
     "collectors/test_recorded_pages.py": "parses real JMX exporter pages of thousands of series",
-    "collectors/test_runner.py": "runs the collector's refresh threads and waits on their refreshes",
+    "collectors/serving/test_runner.py": "runs the collector's refresh threads and waits on their refreshes",
 }
 
 

@@ -1,7 +1,7 @@
 """The namespace of every series the collector exports, defined once for the core and the edges.
 
 Why here: the rule table (``monitor.contract.rules``), the panels, the collector's registry
-(``collectors/metrics.py``), the dashboard's readers and the Grafana template all name the same series;
+(``collectors/export/metrics.py``), the dashboard's readers and the Grafana template all name the same series;
 each used to spell the prefix itself (``kafka_compaction`` with or without the ``_``), and a rename
 would have had to find them all. ``tests/test_layout.py`` fails when an edge module spells it as a
 literal instead of importing it from here.

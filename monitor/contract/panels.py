@@ -2,7 +2,7 @@
 marks, for the Grafana dashboard (``alerts/grafana.py`` renders it) and the Streamlit pages that draw
 the same chart from Prometheus (``dashboards/panelqueries.py``).
 
-Metric names are the collector's (``collectors/metrics.py``; a test checks every name here against it)
+Metric names are the collector's (``collectors/export/metrics.py``; a test checks every name here against it)
 and thresholds are the rule table's (``monitor.contract.rules.threshold_of`` and ``bound``): a panel never holds
 a number of its own to compare with. Queries are written as Grafana sends them, with its template
 variables (``$cluster``, ``$__rate_interval``); ``instantiate`` substitutes them as Grafana does, for the

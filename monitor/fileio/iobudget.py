@@ -54,7 +54,7 @@ class IoBudget:
 
     def debt_seconds(self) -> float:
         """How long until the bucket is out of debt (0 when it is not, or unlimited): the record reads wait
-        this out by not starting (``collectors.logdir_detail.read_details``), not by sleeping in a refresh."""
+        this out by not starting (``collectors.logdirs.detail.read_details``), not by sleeping in a refresh."""
         self._refill()
         if self.rate is None or self._tokens >= 0:
             return 0.0

@@ -10,7 +10,7 @@ the keys of the active segment only, and only within bounds:
   batch read is found where it was: ``monitor.model.tailcheck``), and the per-key state (the xxh64
   hash of each key, as the audit groups keys, and the size of its latest record) is kept, so a steady
   refresh reads only the appended bytes; the collector's cache keeps it across restarts
-  (``collectors.summary_state``), so a restart does too;
+  (``collectors.logdirs.summary_state``), so a restart does too;
 * at most ``max_bytes`` of the segment and ``max_keys`` distinct keys: past either, the tally stops and
   says so (``over_bound``); the counts are then not exported (unknown, with the reason), never a partial
   count passed off as the whole.

@@ -17,7 +17,7 @@ So the limit is the topic's ``delete.retention.ms`` counted from when the replic
 nothing can have been lost (``out``, the fraction of the limit used so far), after it some may have been
 (``past_limit``). ``producer.id.expiration.ms`` is a second limit, said when it is known and passed.
 
-The duration is what the collector saw (``collectors.replica_tracking``): the first admin refresh that
+The duration is what the collector saw (``collectors.admin.replicas``): the first admin refresh that
 found the replica out. A replica already out at the collector's first refresh has been out *at least*
 that long (``lower_bound``): a figure that cannot be known is said so, never guessed.
 

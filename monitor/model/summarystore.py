@@ -5,7 +5,7 @@ Pure: ``encode`` turns segment summaries (``monitor.model.summary.SegmentSummary
 segments' keys (``monitor.model.activekeys.ActiveKeys``) into one file's
 bytes, ``decode`` turns bytes back or raises ``CacheRejected`` with one of ``REJECTED`` and a line saying
 why; the file, its state dir and when to trust an entry are the collector's
-(``collectors.summary_state``).
+(``collectors.logdirs.summary_state``).
 
 Serialised generically from the dataclasses' fields and type hints, never field by field by hand:
 another field on ``SegmentSummary`` is encoded without a change here, and it changes ``VERSION`` (a

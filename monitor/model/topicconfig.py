@@ -152,7 +152,7 @@ class AdminRefusal:
 
 def admin_refusal(snap, topic: str, down: str | None = None) -> AdminRefusal | None:
     """Why the admin API's answer does not give ``topic``'s config; None when it does (the topic is
-    listed and described). ``snap``: the answer (``collectors.admin_state.AdminSnapshot``: ``topics``,
+    listed and described). ``snap``: the answer (``collectors.admin.state.AdminSnapshot``: ``topics``,
     ``not_compacted``, ``refused``, ``principal``), None when there is none (``down``: why, if known).
     The one rule for the collector and the audit: the admin API configured and not telling makes a
     topic's config unknown (``effective_config``'s ``refusal``)."""

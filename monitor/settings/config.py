@@ -38,7 +38,7 @@ works. Errors name the key path and the reason, at start, never mid-run::
     role: all                        # all (one process), cluster (admin API only, one per cluster) or broker
                                      # (its brokers' files and JMX pages, one per broker): monitor.settings.roles
     state_dir: /var/lib/compaction-monitor   # the collector's summary cache: a restart reads only what
-                                     # changed (collectors.summary_state; default: see there)
+                                     # changed (collectors.logdirs.summary_state; default: see there)
     io_budget_bytes_per_second: 20971520   # log-dir record reads per broker (monitor.fileio.iobudget); 0: unlimited
 
 Every key, its default and what it does: ``docs/reference-config.yaml``, generated from the dataclasses below (each
@@ -85,7 +85,7 @@ class ConfigError(ValueError):
 
 # Names of the cleaner gauges on a rule-named JMX exporter page: the project's localkafka/jmx-exporter.yaml,
 # Strimzi's, Confluent's and jmx_exporter's Kafka example all give kafka_<domain>_<type>_<name>
-# (compared lowercased). The catch-all rule's shape is read by collectors.cleaner_metrics itself.
+# (compared lowercased). The catch-all rule's shape is read by collectors.jmx.gauges itself.
 DEFAULT_METRIC_NAMES = {
     "max_dirty_percent": ["kafka_log_logcleanermanager_max_dirty_percent"],
     "time_since_last_run_ms": ["kafka_log_logcleanermanager_time_since_last_run_ms"],
@@ -346,8 +346,8 @@ class Config:
                                 schema={"shape": "a folder"})
     collector_url: str | None = key("The dashboard's collector /metrics URL, when there is no Prometheus (it "
                                     "evaluates the alert rules itself).", None, schema=_URL)
-    # cardinality (collectors.exporter): "topic" exports topic aggregates, 4 series per healthy partition
-    # (collectors.metrics.PARTITION_DEFAULT), 2 per healthy consumer group's partition (GROUP_DEFAULT) and every
+    # cardinality (collectors.export.exporter): "topic" exports topic aggregates, 4 series per healthy partition
+    # (collectors.export.metrics.PARTITION_DEFAULT), 2 per healthy consumer group's partition (GROUP_DEFAULT) and every
     # series of an unhealthy one (monitor.verdicts.health)
     granularity: str = key("topic: topic aggregates, 4 series per healthy partition, 2 per healthy consumer "
                            "group's partition, every series of an unhealthy one; partition: every series of every "
@@ -361,7 +361,7 @@ class Config:
     role: str = key("Which sources this collector reads and which series it exports: all (one process), cluster "
                     "(the admin API, one per cluster) or broker (its brokers' files and JMX pages, one per broker).",
                     ALL, schema={"enum": list(ROLES), "shape": "all, cluster or broker"})
-    # collectors.summary_state.default_state_dir says why the fallbacks
+    # collectors.logdirs.summary_state.default_state_dir says why the fallbacks
     state_dir: str | None = key(
         "Where the collector keeps its summary cache, so a restart reads only the segments that changed (unset: "
         "$STATE_DIRECTORY, else /var/lib/compaction-monitor when writable, else "

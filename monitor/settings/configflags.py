@@ -65,7 +65,7 @@ def _resolved(flag: str, values) -> list[str]:
 def _node_id(log_dirs) -> str | None:
     """The broker's node.id (broker.id in v0) from the meta.properties of the log dirs found under the
     paths (``monitor.kafka.discovery``), when they name one broker; with several, the collector reads
-    each under its own (``collectors.logdir_paths.split_by_broker``)."""
+    each under its own (``collectors.logdirs.paths.split_by_broker``)."""
     from monitor.kafka.discovery import LogDirNotFound, discover_log_dirs
 
     nodes = set()

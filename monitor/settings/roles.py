@@ -13,7 +13,7 @@ are the cluster's, and a collector per broker exporting them would export each g
   positions it judges against the leader's replica) but exports nothing the cluster role exports.
 * ``all`` (the default): both in one process, for one machine and the demo.
 
-Which role exports each metric family is declared once, beside the family (``collectors.metrics``'s
+Which role exports each metric family is declared once, beside the family (``collectors.export.metrics``'s
 ``OWNER``); this module holds the names and the check of a config against its role.
 """
 

@@ -4,7 +4,7 @@ ignoredTopics and kafka_exporter's --topic.filter / --topic.exclude have them.
 A pattern is a Python regular expression matched against the whole topic name (anchored at both ends,
 as Prometheus' relabelling matches: ``orders`` is that topic only, ``orders.*`` every topic starting
 so). A topic is exported when it matches an allow pattern (no allow pattern: every topic) and no deny
-pattern; deny wins. The collector applies it in one place (``collectors.exporter``: every series
+pattern; deny wins. The collector applies it in one place (``collectors.export.exporter``: every series
 with a ``topic`` label) and the config check compiles each pattern at load (``monitor.settings.configcheck``).
 """
 

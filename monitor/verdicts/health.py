@@ -2,7 +2,7 @@
 (``monitor.contract.rules``), and the worst of several causes.
 
 What it is for today: the collector exports every per-partition series only for unhealthy partitions
-(``granularity: topic``, the default; ``collectors.exporter``), so a healthy partition costs a handful of
+(``granularity: topic``, the default; ``collectors.export.exporter``), so a healthy partition costs a handful of
 series. No threshold is written here. A partition is unhealthy when
 
 * its cause is not one of ``SETTLED``: the tail of ``PRECEDENCE`` from ``min_compaction_lag`` on, the

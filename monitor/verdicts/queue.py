@@ -2,7 +2,7 @@
 each partition's state, config and write rate, the broker's cleaner settings (``BrokerFacts``: the admin
 API's) and the throughput learned from its log-cleaner.log; and said in words for ``explain``.
 
-The one place these inputs are turned into the model's: the collector (``collectors.facts`` joins the
+The one place these inputs are turned into the model's: the collector (``collectors.export.facts`` joins the
 forecast into each broker's log-dir facts) and ``explain`` both call ``broker_queue``.
 """
 

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from alerts.render import recording_rules, render_rules
-from collectors.metrics import METRICS
+from collectors.export.metrics import METRICS
 from dashboards import panelqueries
 from alerts.grafana import dashboard, render_dashboard
 from monitor.settings.config import Thresholds

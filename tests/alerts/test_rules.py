@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from alerts.promtool_tests import cases, evaluated, render_tests
 from alerts.render import render_rules
-from collectors.metrics import METRICS
+from collectors.export.metrics import METRICS
 from monitor.settings.config import Thresholds, parse_config
 from monitor.contract.rules import RULES as TABLE
 

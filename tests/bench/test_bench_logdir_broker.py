@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from bench.bench_logdir_broker import INDEX_BYTES, make_log_dir, partitions_with, sample_value
-from collectors.logdirs import LogDirScanner
+from collectors.logdirs.scanner import LogDirScanner
 
 
 def test_the_broker_size_log_dir_reads_without_a_fault(tmp_path):

@@ -2,7 +2,7 @@
 handed the configured URL as its endpoint)."""
 
 from boundedhttp import FetchError
-from collectors.cleaner_metrics import parse_exposition
+from collectors.jmx.gauges import parse_exposition
 from monitor.settings.config import ClusterConfig
 
 import pytest

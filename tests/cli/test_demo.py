@@ -47,7 +47,7 @@ def urls(text: str) -> dict:
 def caches_outside(demo_dir: Path) -> list[Path]:
     """Summary caches of this demo's broker (named by a digest of its log dir, ``cache_name``) in the
     collector's default state dirs: /var/lib/compaction-monitor when writable, else ~/.local/state/..."""
-    from collectors.summary_state import HOST_STATE_DIR, cache_name, default_state_dir
+    from collectors.logdirs.summary_state import HOST_STATE_DIR, cache_name, default_state_dir
 
     digest = cache_name("demo", "1", [str(demo_dir / "broker" / "data")]).rsplit("-", 1)[1]
     dirs = {Path(default_state_dir()), Path(HOST_STATE_DIR), Path.home() / ".local" / "state" / "compaction-monitor"}

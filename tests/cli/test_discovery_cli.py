@@ -180,7 +180,7 @@ def test_a_path_with_no_log_dir_is_exit_2_in_every_command_and_down_in_the_colle
     samples = {(s.name, tuple(sorted(s.labels.items()))): s.value for fam in text_string_to_metric_families(out)
                for s in fam.samples}
     for kind, (path, _) in bad.items():
-        # no broker found and none configured: no broker label (collectors.logdir_paths.split_nodes), not "local"
+        # no broker found and none configured: no broker label (collectors.logdirs.paths.split_nodes), not "local"
         labels = {"cluster": "default", "broker": "", "log_dir": str(path)}
         assert samples[("kafka_compaction_log_dir_up", tuple(sorted(labels.items())))] == 0.0
         reason = "not_found" if kind == "empty" else kind

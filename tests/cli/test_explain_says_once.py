@@ -33,7 +33,7 @@ def quiet_partition(folder, now_ms: int) -> None:
 
 def test_the_rate_the_forecast_uses_is_the_rate_the_queue_uses(tmp_path):
     from collectors.app import scan_once
-    from collectors.facts import log_dir_facts
+    from collectors.export.facts import log_dir_facts
     from monitor.model.cleanerqueue import NOT_ELIGIBLE_RATE_UNKNOWN
     from monitor.model.topicconfig import BrokerSetting
     from monitor.settings.config import parse_config

@@ -107,8 +107,8 @@ def test_the_core_subcommands_run_without_any_extra(tmp_path):
     r = without(HEAVY, "logdir", str(tmp_path), "--format", "json")
     assert r.returncode in (0, 1) and "Traceback" not in r.stderr, r.stderr
     code = ("import sys; sys.modules.update(dict.fromkeys(sys.argv[1].split(','), None)); "
-            "import collectors.app, collectors.admin, collectors.exporter, collectors.cleaner_metrics, "
-            "collectors.cleaner_log, cli.main, cli.inspect_cmd, cli.demo, alerts.render, alerts.promtool_tests, "
+            "import collectors.app, collectors.admin.source, collectors.export.exporter, collectors.jmx.gauges, "
+            "collectors.logdirs.cleaner_log, cli.main, cli.inspect_cmd, cli.demo, alerts.render, alerts.promtool_tests, "
             "localkafka.broker; print('ok')")
     r = subprocess.run([sys.executable, "-c", code, ",".join(HEAVY)], capture_output=True, text=True, timeout=120)
     assert r.stdout.strip() == "ok", r.stderr

@@ -18,7 +18,7 @@ import time
 import pytest
 
 from cli.progress import FileBytes, Progress, wanted
-from collectors.logdirs import ScanProgress
+from collectors.logdirs.scanner import ScanProgress
 from kafkatools import CLI_MODULE
 from recordfixtures import three_v2_batches
 

@@ -1,7 +1,7 @@
 """A broker of the 3-broker SASL_SSL cluster (tests/conftest.py ``kafka_cluster``) that stops answering
 without going away, while the collector runs as ``collect`` runs it: every source on its own thread
 (``Runner.start``), the page rendered once per refresh (``RenderedExposition.start``) and served over
-HTTP (``collectors.webserver``), scraped here as Prometheus would.
+HTTP (``collectors.serving.webserver``), scraped here as Prometheus would.
 
 What it simulates: the node's JVM frozen with SIGSTOP (``clusternodes.paused``). Its sockets stay
 open, so the kernel still completes TCP handshakes on its ports (until their accept queues fill, then
@@ -33,7 +33,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from boundedhttp import get_text
 from clusternodes import paused, wait_whole
-from collectors import webserver
+from collectors.serving import webserver
 from collectors.app import build
 from kafkatools import client_config, cluster_admin, cluster_brokers, wait_for
 from monitor.contract.metricnames import PREFIX

@@ -11,7 +11,7 @@ import pytest
 from confluent_kafka import TopicPartition
 
 from collectors.app import build
-from collectors.runner import StateLog
+from collectors.serving.runner import StateLog
 from kafkatools import commit_offsets, compacted, create_topic, produce, unique_topic
 from kafkatools import localbroker as lk
 from kafkatools import wait_for

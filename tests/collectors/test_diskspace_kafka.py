@@ -12,9 +12,9 @@ import subprocess
 
 from collecting import make_collector, refresh
 from cli.logdir_cmd import run_logdir
-from collectors.export_partitions import PartitionCollector
-from collectors.logdirs import LogDirScanner
-from collectors.runner import Store
+from collectors.export.partitions import PartitionCollector
+from collectors.logdirs.scanner import LogDirScanner
+from collectors.serving.runner import Store
 from kafkatools import (compacted, create_topic, partition_dir, produce, roll, set_topic_config, unique_topic,
                         wait_cleaned_up_to_active)
 from monitor.settings.config import BrokerConfig, ClusterConfig, Config

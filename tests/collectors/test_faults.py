@@ -12,7 +12,7 @@ import urllib.request
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from collectors import webserver
+from collectors.serving import webserver
 from collectors.app import build
 from faultserver import FaultServer
 from monitor.settings.config import BrokerConfig, ClusterConfig, Config, Intervals, Timeouts
@@ -124,7 +124,7 @@ def _log_dir(tmp_path):
 
 
 def test_log_dir_faults_do_not_stop_other_partitions(tmp_path):
-    from collectors.logdirs import LogDirScanner
+    from collectors.logdirs.scanner import LogDirScanner
 
     d = _log_dir(tmp_path)
     scanner = LogDirScanner([d])
@@ -163,7 +163,7 @@ def test_log_dir_faults_do_not_stop_other_partitions(tmp_path):
 
 
 def test_incremental_refresh_reads_only_what_changed(tmp_path):
-    from collectors.logdirs import LogDirScanner
+    from collectors.logdirs.scanner import LogDirScanner
 
     d = _log_dir(tmp_path)
     scanner = LogDirScanner([d])

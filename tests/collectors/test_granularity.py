@@ -1,14 +1,14 @@
-"""collectors.exporter at granularity topic: the alert rules see the same alerts as at granularity
+"""collectors.export.exporter at granularity topic: the alert rules see the same alerts as at granularity
 partition, on every promtool case (firing and near miss), because a partition (or a consumer group's
 partition) whose series could raise an alert is unhealthy and keeps them all."""
 
 import pytest
 
 from alerts.promtool_tests import cases, eval_minute, samples_at
-from collectors import metrics as M
-from collectors.export_groups import ConsumerGroupCollector
-from collectors.export_partitions import PartitionCollector
-from collectors.export_view import View
+from collectors.export import metrics as M
+from collectors.export.groups import ConsumerGroupCollector
+from collectors.export.partitions import PartitionCollector
+from collectors.export.view import View
 from monitor.settings.config import Thresholds
 from monitor.verdicts.health import NEEDS_HISTORY, NEEDS_PEERS
 from monitor.contract.panels import PANELS

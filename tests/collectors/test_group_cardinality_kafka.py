@@ -1,6 +1,6 @@
 """Cardinality of the consumer groups (issue 14 point 3), on the real broker through ``collect --once``:
 at granularity topic (the default) a healthy group's partition costs at most
-``collectors.metrics.GROUP_DEFAULT_SERIES`` series, every series at ``--granularity partition``; a group
+``collectors.export.metrics.GROUP_DEFAULT_SERIES`` series, every series at ``--granularity partition``; a group
 lagging past ConsumerMayMissTombstones' warning fraction of delete.retention.ms keeps every series at
 both and raises the alert at both (the rule evaluator as the dashboard runs it); the group-topic
 aggregates; the Streamlit tombstones page over the default page.
@@ -18,7 +18,7 @@ import pytest
 from confluent_kafka import TopicPartition
 
 from collecting import collect_once
-from collectors import metrics as M
+from collectors.export import metrics as M
 from dashboards import alertrows, sources
 from dashboards import tables as dashtables
 from faultserver import FaultServer

@@ -11,9 +11,9 @@ import time
 from prometheus_client import CollectorRegistry
 
 from cli.logdir_cmd import run_logdir
-from collectors.export_partitions import PartitionCollector
-from collectors.logdirs import LogDirScanner
-from collectors.runner import Store
+from collectors.export.partitions import PartitionCollector
+from collectors.logdirs.scanner import LogDirScanner
+from collectors.serving.runner import Store
 from monitor.settings.config import Config
 from recordfixtures import Rec, control, v2, write
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from collectors import metrics as M
-from collectors.export_partitions import _partition_rows
-from collectors.logdirs import LogDirScanner
+from collectors.export import metrics as M
+from collectors.export.partitions import _partition_rows
+from collectors.logdirs.scanner import LogDirScanner
 from kafkatools import (compacted, copy_partition, create_topic, produce, roll, transactional_producer,
                         unique_topic, write_rounds)
 
@@ -109,7 +109,7 @@ class FakeClock:
 
 
 def test_records_are_read_at_the_budget_slice_by_slice_until_whole(log_copy):
-    from collectors.logdir_detail import DETAIL_SLICE_SECONDS
+    from collectors.logdirs.detail import DETAIL_SLICE_SECONDS
     from monitor.fileio.iobudget import IoBudget
 
     full = _scanner(log_copy, False).refresh().partitions[0]

@@ -9,12 +9,12 @@ import logging
 
 from prometheus_client import CollectorRegistry, generate_latest
 
-from collectors.admin_state import AdminSnapshot, GroupSnapshot
+from collectors.admin.state import AdminSnapshot, GroupSnapshot
 from collectors.app import HiddenGroupsNotice
-from collectors.exporter import register_all
-from collectors.logdir_snapshot import LogDirSnapshot, offsets_topic_groups
-from collectors.logdirs import LogDirScanner
-from collectors.runner import Store
+from collectors.export.exporter import register_all
+from collectors.logdirs.snapshot import LogDirSnapshot, offsets_topic_groups
+from collectors.logdirs.scanner import LogDirScanner
+from collectors.serving.runner import Store
 
 
 def _store(listed, replicas) -> Store:

@@ -20,11 +20,11 @@ from confluent_kafka.admin import NewTopic
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from collectors.admin import AdminFetcher
-from collectors.exporter import register_all
-from collectors.logdir_snapshot import offsets_topic_groups
-from collectors.logdirs import LogDirScanner
-from collectors.runner import Store
+from collectors.admin.source import AdminFetcher
+from collectors.export.exporter import register_all
+from collectors.logdirs.snapshot import offsets_topic_groups
+from collectors.logdirs.scanner import LogDirScanner
+from collectors.serving.runner import Store
 from collecting import collect_once
 from kafkatools import (CLI_MODULE, cleaner_checkpoint, client_config, cluster_admin, commit_offsets, produce,
                         unique_topic, wait_cleaned, wait_for)

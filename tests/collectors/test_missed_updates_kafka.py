@@ -3,7 +3,7 @@ on a compacted topic the cleaner has cleaned, one of them declared latest-value-
 come from what the test wrote (offsets, timestamps), the cleaner's checkpoint file and Kafka's rules
 (the cleaner keeps, below the first uncleanable offset, each key's last record there). The facts are read
 at granularity partition; the same store through the default granularity (topic) keeps every series of
-the groups alerted and only collectors.metrics.GROUP_DEFAULT's of the others."""
+the groups alerted and only collectors.export.metrics.GROUP_DEFAULT's of the others."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from confluent_kafka import TopicPartition
 
 from prometheus_client import CollectorRegistry, generate_latest
 
-from collectors import metrics as M
+from collectors.export import metrics as M
 from collectors.app import build
-from collectors.exporter import View, register_all
+from collectors.export.exporter import View, register_all
 from dashboards import alertrows, sources, tables
 from kafkatools import (cleaner_checkpoint, commit_offsets, compacted, create_topic, partition_dir, produce_timed,
                         roll_at, segment_bases, transactional_producer, unique_topic, wait_cleaned_up_to_active,

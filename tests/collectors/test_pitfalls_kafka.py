@@ -9,8 +9,8 @@ import time
 import pytest
 
 from collecting import make_collector, pval, refresh
-from collectors import metrics as M
-from collectors.logdirs import LogDirScanner
+from collectors.export import metrics as M
+from collectors.logdirs.scanner import LogDirScanner
 from kafkatools import (create_topic, produce, produce_aged_segments, set_topic_config, unique_topic, watermarks)
 from monitor.model.topicconfig import TopicConfig, effective_config
 from waiting import wait_for

@@ -1,7 +1,7 @@
 """``promtool check metrics`` (Prometheus' own lint of metric names, types, units and help, which users
 run on exporters in their CI) passes on a page that carries every family the collector declares
-(``collectors.metrics.METRICS``), each with one sample, rendered by the collector's own families
-(``collectors.export_view.family``) and prometheus_client's exposition. And it can fail: a counter
+(``collectors.export.metrics.METRICS``), each with one sample, rendered by the collector's own families
+(``collectors.export.view.family``) and prometheus_client's exposition. And it can fail: a counter
 without ``_total`` and a name with a non-base unit are caught."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 
-from collectors import metrics as M
-from collectors.export_view import family
+from collectors.export import metrics as M
+from collectors.export.view import family
 
 PROMTOOL = shutil.which("promtool")
 

@@ -1,7 +1,7 @@
 """The JMX exporter pages recorded from a real Kafka broker in each agent config's shape
 (tests/collectors/pages, made by its record.py after a real clean) read by the collector's parser: the
 shape it reports, and each cleaner gauge equal to the page's own sample of that MBean (the test's literal
-lookup, tests/collectors/test_exporter_shapes_kafka.py's tables). The live version of this test starts
+lookup, tests/collectors/export/test_exporter_shapes_kafka.py's tables). The live version of this test starts
 a broker per shape; these pages keep the parser checked against real pages in the fast suite."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.cleaner_metrics import parse_exposition
+from collectors.jmx.gauges import parse_exposition
 from monitor.settings.config import ClusterConfig
 from test_exporter_shapes_kafka import CASES, page_value
 

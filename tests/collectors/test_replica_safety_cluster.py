@@ -31,7 +31,7 @@ from alerts.promtool_tests import Case, evaluated, sel
 from alerts.render import dump_yaml
 from cli.replicas_cmd import run_compare
 from clusternodes import start_node, stop_node, wait_whole
-from collectors import metrics as M
+from collectors.export import metrics as M
 from collectors.app import build
 from kafkatools import cleaner_checkpoint, client_config, cluster_admin, partition_dir, unique_topic
 from monitor.contract.rule_eval import Sample, evaluate_rule

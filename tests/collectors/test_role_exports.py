@@ -1,5 +1,5 @@
 """The collector's roles without a broker: each metric family has one owning role, declared once
-(``collectors.metrics.OWNER``), each area collector describes only its role's families, and a role given
+(``collectors.export.metrics.OWNER``), each area collector describes only its role's families, and a role given
 a source it does not read is an error naming the flag (exit 2); the file's keys:
 tests/monitor/settings/test_roles.py. The 3-broker run of one cluster-role
 and three broker-role collectors is tests/collectors/test_roles_cluster.py."""
@@ -10,9 +10,9 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from cli.main import main
-from collectors import metrics as M
-from collectors.exporter import View, register_all
-from collectors.runner import Store
+from collectors.export import metrics as M
+from collectors.export.exporter import View, register_all
+from collectors.serving.runner import Store
 from monitor.settings.roles import BOTH, BROKER, CLUSTER, OWNERS, ROLES
 
 # the collector's own health: every collector has its own sources (a broker-role collector's admin source

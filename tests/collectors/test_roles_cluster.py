@@ -20,7 +20,7 @@ from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import NewTopic
 
 from collectors.app import build
-from collectors.metrics import NEEDS_ALL_ROLE, OWNER
+from collectors.export.metrics import NEEDS_ALL_ROLE, OWNER
 from kafkatools import cleaner_checkpoint, client_config, cluster_admin, cluster_brokers, commit_offsets, unique_topic
 from monitor.contract.metricnames import PREFIX
 from monitor.contract.rule_eval import Sample, evaluate

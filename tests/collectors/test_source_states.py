@@ -9,8 +9,8 @@ from types import SimpleNamespace
 
 from prometheus_client import CollectorRegistry
 
-from collectors.exporter import register_all
-from collectors.runner import StateLog, Store
+from collectors.export.exporter import register_all
+from collectors.serving.runner import StateLog, Store
 
 
 def test_the_last_errors_text_is_exported_redacted():
@@ -76,7 +76,7 @@ def test_a_source_down_from_the_start_is_logged_and_its_recovery_too(caplog):
 def test_a_log_dir_down_in_a_refresh_that_succeeded_names_its_path_and_reason(tmp_path):
     """The log-dir source is up, one of its log dirs is down (a checkpoint Kafka would not read): the
     exported last error is that log dir's, with its path and why, never an empty message."""
-    from collectors.logdirs import LogDirScanner
+    from collectors.logdirs.scanner import LogDirScanner
     from recordfixtures import three_v2_batches
 
     good, bad = tmp_path / "good", tmp_path / "bad"

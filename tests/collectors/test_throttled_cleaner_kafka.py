@@ -25,8 +25,8 @@ import pytest
 
 from boundedhttp import get_text
 from collectors.app import build
-from collectors.cleaner_metrics import jolokia_io_url
-from collectors.runner import refresh_once
+from collectors.jmx.gauges import jolokia_io_url
+from collectors.serving.runner import refresh_once
 from kafkatools import compacted, create_topic, own_broker, set_topic_config, unique_topic, write_rounds
 from localkafka.kafkatools import configs_tool
 from monitor.model.cleanerio import at_throttle

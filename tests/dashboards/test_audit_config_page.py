@@ -11,7 +11,7 @@ import shutil
 import pyarrow.parquet as pq
 import pytest
 
-from collectors.admin_state import AdminSnapshot
+from collectors.admin.state import AdminSnapshot
 from dashpages import page
 from monitor.contract import units
 from monitor.contract.auditrun import CONFIG_UNKNOWN_NOTE, MARKER, SUMMARY, marker_text

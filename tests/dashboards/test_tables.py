@@ -37,7 +37,7 @@ def test_each_time_lag_with_its_method_or_why_it_is_unknown():
 
 def test_a_page_at_granularity_topic_has_a_row_for_each_group_partition():
     """At granularity topic (the collector's default) a healthy group's partition carries its time lag and
-    ratio only (collectors.metrics.GROUP_DEFAULT): it still has its row, its lag in records and what it
+    ratio only (collectors.export.metrics.GROUP_DEFAULT): it still has its row, its lag in records and what it
     may miss "not exported" (not "unknown"); an unhealthy one keeps its every series."""
     page = "\n".join([
         "# TYPE kafka_compaction_consumer_group_lag_records gauge",

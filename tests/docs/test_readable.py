@@ -12,8 +12,8 @@ from pathlib import Path
 import yaml
 
 from cli import clidoc
-from collectors.metrics import METRICS
-from collectors.metricsdoc import exported_name
+from collectors.export.metrics import METRICS
+from collectors.export.metricsdoc import exported_name
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -62,13 +62,13 @@ def test_docgen_check_names_a_stale_page(tmp_path, monkeypatch):
     ("x_partition_tombstones", "gauge", "Tombstones on disk", "count"),
 ])
 def test_a_metrics_unit_is_read_from_its_name(name, kind, help_, unit):
-    from collectors.metricsdoc import unit as unit_of
+    from collectors.export.metricsdoc import unit as unit_of
 
     assert unit_of(name, kind, help_) == unit
 
 
 def test_the_metrics_table_follows_the_registry(monkeypatch):
-    from collectors import metricsdoc
+    from collectors.export import metricsdoc
 
     before = metricsdoc.markdown_table()
     monkeypatch.setitem(metricsdoc.METRICS, "kafka_compaction_test_widget_bytes", ("gauge", "A widget's size.",

@@ -67,7 +67,7 @@ def _cli(args, cwd=None, timeout=300) -> subprocess.CompletedProcess:
 
 def _outcome(norm: Normaliser, r: subprocess.CompletedProcess) -> str:
     """The exit code and the error lines (sorted: sources are refreshed by threads), normalised; not collect's
-    INFO lines (what it watches, each refresh's counts and duration: ``collectors.refresh_log``)."""
+    INFO lines (what it watches, each refresh's counts and duration: ``collectors.serving.refresh_log``)."""
     lines = sorted(x for x in norm.text(r.stderr).splitlines() if " INFO " not in x)
     return f"exit {r.returncode}\n" + "".join(f"{x}\n" for x in lines)
 

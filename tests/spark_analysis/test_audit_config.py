@@ -13,7 +13,7 @@ import sys
 
 import pyarrow.parquet as pq
 
-from collectors.admin_state import AdminSnapshot
+from collectors.admin.state import AdminSnapshot
 from monitor.contract.auditrun import CONFIG_UNKNOWN_NOTE
 from monitor.model.topicconfig import ADMIN, ADMIN_DOWN, CONFIG_FILE, DEFAULT, NOT_LISTED, REFUSED, UNKNOWN, TopicConfig
 from recordfixtures import three_v2_batches

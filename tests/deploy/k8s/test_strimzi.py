@@ -13,7 +13,7 @@ from urllib.parse import urlparse
 import yaml
 
 import k8smanifests as m
-from collectors.cleaner_metrics import parse_exposition
+from collectors.jmx.gauges import parse_exposition
 from localkafka.security import MONITOR_ACLS
 from monitor.settings.config import ClusterConfig
 from monitor.settings.jmxtemplate import expand, template_problem

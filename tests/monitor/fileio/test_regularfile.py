@@ -75,7 +75,7 @@ def test_a_fifo_segment_in_a_partition_folder_is_unreadable_not_a_segment(tmp_pa
 
 
 def test_collector_log_dir_scan_marks_the_partition_and_a_fifo_checkpoint_marks_the_log_dir(tmp_path):
-    from collectors.logdirs import LogDirScanner
+    from collectors.logdirs.scanner import LogDirScanner
     from recordfixtures import three_v2_batches
 
     d = tmp_path / "logs"
@@ -92,7 +92,7 @@ def test_collector_log_dir_scan_marks_the_partition_and_a_fifo_checkpoint_marks_
 
 
 def test_cleaner_log_follower_refuses_a_fifo(tmp_path):
-    from collectors.cleaner_log import CleanerLogFollower
+    from collectors.logdirs.cleaner_log import CleanerLogFollower
 
     fifo = tmp_path / "log-cleaner.log"
     os.mkfifo(fifo)

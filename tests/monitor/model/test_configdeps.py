@@ -83,8 +83,8 @@ def _max_lag_unknown():
 def test_with_only_the_max_lag_unknown_the_collector_the_audit_and_the_causes_all_give_the_ratio():
     """The fork this map closed: the collector withheld the cleanable ratio (its map read both lags)
     while the audit published it; the causes' evidence withheld every config-made figure."""
-    from collectors import metrics as M
-    from collectors.export_partitions import CONFIG_DEPENDS
+    from collectors.export import metrics as M
+    from collectors.export.partitions import CONFIG_DEPENDS
     from spark_analysis.audit.tables import config_columns
 
     ec = _max_lag_unknown()
@@ -104,7 +104,7 @@ def test_with_only_the_max_lag_unknown_the_collector_the_audit_and_the_causes_al
 
 
 def test_every_mapped_series_is_a_metric_and_every_mapped_column_an_audit_column():
-    from collectors import metrics as M
+    from collectors.export import metrics as M
     from spark_analysis.audit.tables import CONFIG_DEPENDENT, PARTITION_DDL
 
     assert set(series_depends(NAMESPACE)) <= set(M.METRICS)

@@ -1,0 +1,298 @@
+"""The exporter's partitions area: per partition of the log dirs read here, and per topic the aggregates
+over one broker's partitions. Each partition's series are built from its facts (``collectors.export.facts``:
+report, cause), then kept whole or cut to ``metrics.PARTITION_DEFAULT`` by ``View.select`` (granularity
+and health). A partition that could not be read has only its unknown cause and why its state is unknown.
+"""
+
+from __future__ import annotations
+
+from collectors.export import metrics as M
+from collectors.export.view import EXTRA, StoreCollector, families
+from collectors.export.facts import ADMIN, Facts, LogDirFacts
+from monitor.verdicts.forecasts import ROLLED_BY, max_segment_ms
+from monitor.verdicts.health import worst_cause
+from monitor.kafka.logdir import LEFTOVER_KINDS
+from monitor.model.streams import streams_role
+from monitor.model.topicconfig import LONG_MAX
+from monitor.model.configdeps import series_depends
+from monitor.contract.metricnames import NAMESPACE
+
+# the topic configs each partition series is made from (monitor.model.configdeps, defined once for the collector,
+# the audit and the causes): a series whose config value is unknown (the admin API refused it,
+# monitor.model.topicconfig) is left out rather than made from Kafka's defaults
+CONFIG_DEPENDS = series_depends(NAMESPACE)
+
+
+class PartitionCollector(StoreCollector):
+    """Per partition of the log dirs read here, and per topic the aggregates over them; per log dir
+    whether it is up, its free space and the room its largest clean needs."""
+
+    names = (M.P_CLEANABLE_RATIO, M.P_UNCLEANED_RATIO, M.P_BLOCKED, M.P_MIN_RATIO, M.P_CLEANABLE_BYTES,
+             M.P_UNCLEANED_BYTES, M.P_CLEAN_BYTES, M.P_LOG_BYTES, M.P_HEAD_BYTES,
+             M.P_FIRST_DIRTY, M.P_FIRST_UNCLEANABLE, M.P_LSO, M.P_LSO_DISAGREEMENT, M.P_OPEN_TXNS, M.P_HANGING_TXNS,
+             M.P_OLDEST_TXN_AGE, M.P_END,
+             M.P_ELIGIBLE, M.P_ELIGIBLE_SECONDS, M.P_DELAY, M.P_TOMBSTONES, M.P_OLDEST_TOMBSTONE, M.P_RETENTION,
+             M.P_PAST_RETENTION, M.P_PAST_HORIZON, M.P_HORIZON_RECORDS, M.P_NEXT_HORIZON, M.P_FAULTS, M.LOG_DIR_UP, M.LOG_DIR_DOWN, M.P_CAUSE, M.P_LEFTOVER_FILES,
+             M.LOG_DIR_FREE, M.LOG_DIR_CLEAN_NEEDED, M.LOG_DIR_FREE_UP, M.T_STREAMS_INFO,
+             M.P_ACTIVE_BYTES, M.P_ACTIVE_AGE, M.P_SEGMENT_BYTES, M.P_MAX_SEGMENT_AGE, M.P_ROLL, M.P_ROLL_UNKNOWN,
+             M.P_ACTIVE_DUP_RECORDS, M.P_ACTIVE_DUP_BYTES, M.P_ACTIVE_DUP_UNKNOWN, M.T_CONFIG_SOURCE,
+             M.P_EMPTY_VALUES, M.P_KEYLESS, M.P_RETENTION_START, M.P_RETENTION_BYTES,
+             M.T_MAX_CLEANABLE_RATIO, M.T_CLEANABLE_BYTES, M.T_UNCLEANED_BYTES, M.T_LOG_BYTES, M.T_TOMBSTONES,
+             M.T_CAUSE, M.T_UNHEALTHY, M.P_STATE_UNKNOWN, M.LOG_DIR_RELISTS, M.LOG_DIR_STATE_CACHE_UP,
+             M.LOG_DIR_STATE_CACHE_RESTORED,
+             M.P_DETAIL_PENDING, M.LOG_DIR_READ_BYTES, M.LOG_DIR_PENDING_BYTES, M.LOG_DIR_IO_BUDGET,
+             M.P_NEXT_CLEAN, M.P_NEXT_CLEAN_END, M.P_NEXT_CLEAN_LATE, M.P_NEXT_CLEAN_UNKNOWN,
+             M.BROKER_BACKLOG_DRAIN, M.BROKER_BACKLOG_DRAIN_UNKNOWN)
+
+    def _collect(self, facts: Facts):
+        fams = families(self.names)
+        seen = set()  # one info series per (cluster, topic), whichever broker's log dirs hold it (both infos)
+        if self.view.broker_role:  # and in the broker role, the one of N collectors reading the topic's leader
+            seen.update(_led_elsewhere(facts))
+        for ld in facts.log_dirs:
+            self._topic_infos(fams, ld, seen)
+            topics: dict[str, _TopicSum] = {}
+            lb0 = [ld.cluster, ld.broker]
+            for f in ld.unreadable:  # no state, so the cause is unknown
+                lb = lb0 + [f.topic, str(f.partition)]
+                fams[M.P_CAUSE].add_metric(lb + [f.cause.cause], 1.0)
+                fams[M.P_STATE_UNKNOWN].add_metric(lb + [f.unknown_reason], 1.0)
+                topics.setdefault(f.topic, _TopicSum()).add_unknown(f.cause.cause)
+            fams[M.LOG_DIR_RELISTS].add_metric(lb0, ld.snapshot.relists_total)
+            if ld.snapshot.state_cache is not None:  # (usable, reason, restored): collectors.logdirs.summary_state
+                up, reason, restored = ld.snapshot.state_cache
+                fams[M.LOG_DIR_STATE_CACHE_UP].add_metric(lb0 + [reason], 1.0 if up else 0.0)
+                fams[M.LOG_DIR_STATE_CACHE_RESTORED].add_metric(lb0, restored)
+            io = ld.snapshot.io
+            if io is not None:
+                fams[M.LOG_DIR_READ_BYTES].add_metric(lb0 + ["header"], io.header_bytes)
+                fams[M.LOG_DIR_READ_BYTES].add_metric(lb0 + ["detail"], io.detail_bytes)
+                fams[M.LOG_DIR_PENDING_BYTES].add_metric(lb0, io.pending_bytes)
+                if io.budget_bytes_per_second is not None:
+                    fams[M.LOG_DIR_IO_BUDGET].add_metric(lb0, io.budget_bytes_per_second)
+            for d in ld.snapshot.log_dirs:
+                fams[M.LOG_DIR_UP].add_metric(lb0 + [d], 0.0 if d in ld.snapshot.down else 1.0)
+                if d in ld.snapshot.down:
+                    fams[M.LOG_DIR_DOWN].add_metric(lb0 + [d, ld.snapshot.down[d][0]], 1.0)
+            for sp in ld.snapshot.space:
+                lb = lb0 + [sp.log_dir]
+                fams[M.LOG_DIR_FREE_UP].add_metric(lb, 0.0 if sp.error else 1.0)
+                if sp.free_bytes is not None:
+                    fams[M.LOG_DIR_FREE].add_metric(lb, sp.free_bytes)
+                if sp.need is not None:
+                    fams[M.LOG_DIR_CLEAN_NEEDED].add_metric(lb, sp.need.bytes)
+            for f in ld.partitions:
+                # only the current cause's series (one per partition, not one per cause): count by (cause) works
+                rows, bad = self.view.select(f.cause.cause, _partition_rows(f.report, f.cause, facts.now)
+                                             + _queue_rows(ld.queue, f.key))
+                lb = lb0 + [f.topic, str(f.partition)]
+                fams[M.P_CAUSE].add_metric(lb + [f.cause.cause], 1.0)
+                for name, extra, v in rows:  # labels beyond the partition's in the metric's own order
+                    fams[name].add_metric(lb + [extra[k] for k in EXTRA[name]], v)
+                topics.setdefault(f.topic, _TopicSum()).add(f.state, f.cause.cause, bad, f.report.config.known,
+                                                            f.report.detail_pending)
+            for topic, t in sorted(topics.items()):
+                t.emit(fams, lb0 + [topic])
+            _drain(fams, ld.queue, lb0)
+        yield from fams.values()
+
+    @staticmethod
+    def _topic_infos(fams, ld: LogDirFacts, seen: set) -> None:
+        """Where each topic's config came from, and a Kafka Streams topic's role: once per (cluster, topic)."""
+        for f in ld.partitions:
+            if ("config", ld.cluster, f.topic) not in seen:
+                seen.add(("config", ld.cluster, f.topic))
+                c = f.report.config
+                fams[M.T_CONFIG_SOURCE].add_metric([ld.cluster, f.topic, c.source,
+                                                    c.refusal.code if c.refusal is not None else ""], 1.0)
+        for topic in sorted({f.topic for f in ld.partitions}):
+            role = streams_role(topic)
+            if role and (ld.cluster, topic) not in seen:
+                seen.add((ld.cluster, topic))
+                fams[M.T_STREAMS_INFO].add_metric([ld.cluster, topic, role], 1.0)
+
+
+def _led_elsewhere(facts: Facts) -> set:
+    """``seen`` keys of the topics whose lowest partition's leader (the admin snapshot's) has no log dirs read
+    here: a broker-role collector leaves their per-topic infos to the collector of that leader. A topic the
+    admin API does not list (its leader unknown) keeps them, whichever collectors hold it."""
+    read = {(ld.cluster, ld.broker) for ld in facts.log_dirs}
+    out = set()
+    for st in facts.of_kind(ADMIN):
+        for t, info in st.snapshot.topics.items():
+            if info.partitions and (st.cluster, str(info.partitions[min(info.partitions)].leader)) not in read:
+                out.update({("config", st.cluster, t), (st.cluster, t)})
+    return out
+
+
+class _TopicSum:
+    """The topic aggregates over one broker's partitions of a topic (``metrics.T_*``)."""
+
+    def __init__(self):
+        self.ratio, self.cleanable, self.uncleaned, self.log, self.tombstones = None, 0, 0, 0, 0
+        self.causes: set[str] = set()
+        self.unhealthy = 0
+        self.partitions = 0  # read ones (an unreadable partition adds only its unknown cause)
+
+    def add(self, s, cause: str, bad: bool, known=lambda *keys: True, pending: bool | None = None) -> None:
+        """``known`` is the partition's ``TopicConfig`` check: what is cleanable moves with the
+        compaction lags, so a partition whose lags are unknown adds nothing to the cleanable figures
+        (never Kafka's defaults passed off as its config, as for its own series: ``CONFIG_DEPENDS``)."""
+        if known(*CONFIG_DEPENDS[M.P_CLEANABLE_RATIO]):
+            self.ratio = s.cleanable_ratio if self.ratio is None else max(self.ratio, s.cleanable_ratio)
+            self.cleanable += s.cleanable_bytes
+        self.partitions += 1
+        self.uncleaned += s.uncleaned_bytes
+        self.log += s.log_bytes
+        if pending:  # a partial count is no count: the topic's sum is left out while one is pending
+            self.tombstones = None
+        elif self.tombstones is not None:
+            self.tombstones += s.tombstones_clean + s.tombstones_dirty
+        self.causes.add(cause)
+        self.unhealthy += bad
+
+    def add_unknown(self, cause: str) -> None:
+        """A partition that could not be read: its cause (unknown) counts, its figures are not summed."""
+        self.causes.add(cause)
+        self.unhealthy += 1
+
+    def emit(self, fams, lb) -> None:
+        if self.ratio is not None:
+            fams[M.T_MAX_CLEANABLE_RATIO].add_metric(lb, self.ratio)
+            fams[M.T_CLEANABLE_BYTES].add_metric(lb, self.cleanable)
+        if self.partitions:
+            fams[M.T_UNCLEANED_BYTES].add_metric(lb, self.uncleaned)
+            fams[M.T_LOG_BYTES].add_metric(lb, self.log)
+            if self.tombstones is not None:
+                fams[M.T_TOMBSTONES].add_metric(lb, self.tombstones)
+        fams[M.T_CAUSE].add_metric(lb + [worst_cause(self.causes)], 1.0)
+        fams[M.T_UNHEALTHY].add_metric(lb, self.unhealthy)
+
+
+def _partition_rows(rep, cause, now: float) -> list[tuple[str, dict, float]]:
+    """Every series of one partition but its cause: ``(metric, labels beyond the partition's, value)``."""
+    s, known = rep.state, rep.config.known
+    rows: list[tuple[str, dict, float]] = []
+
+    def add(n, v, **extra):  # a series made from a config value unknown is left out (CONFIG_DEPENDS)
+        if known(*CONFIG_DEPENDS.get(n, ())):
+            rows.append((n, extra, v))
+
+    add(M.P_CLEANABLE_RATIO, s.cleanable_ratio)
+    add(M.P_UNCLEANED_RATIO, s.uncleaned_ratio)
+    if s.blocked_by:
+        add(M.P_BLOCKED, 1.0, reason=s.blocked_by)
+    add(M.P_MIN_RATIO, s.min_cleanable_dirty_ratio)
+    add(M.P_CLEANABLE_BYTES, s.cleanable_bytes)
+    add(M.P_UNCLEANED_BYTES, s.uncleaned_bytes)
+    add(M.P_CLEAN_BYTES, s.clean_bytes)
+    add(M.P_LOG_BYTES, s.log_bytes)
+    for held_by, n in s.not_yet_cleanable_split().items():
+        add(M.P_HEAD_BYTES, n, held_by=held_by)
+    add(M.P_FIRST_DIRTY, s.first_dirty_offset)
+    add(M.P_FIRST_UNCLEANABLE, s.first_uncleanable_offset)
+    add(M.P_LSO, s.last_stable_offset)
+    if rep.lso_check is not None and rep.lso_check.agree is not None:
+        d = rep.lso_disagreement
+        add(M.P_LSO_DISAGREEMENT, 0.0 if d is None else max(now - d.since, 0.0), lso_source=s.last_stable_offset_source)
+    add(M.P_OPEN_TXNS, len(s.open_transactions))
+    add(M.P_HANGING_TXNS, s.hanging_transactions)
+    ages = [t.age_ms for t in s.open_transactions if t.age_ms is not None]
+    if ages:
+        add(M.P_OLDEST_TXN_AGE, max(ages) / 1000.0)
+    add(M.P_END, s.log_end_offset)
+    add(M.P_ELIGIBLE, 1.0 if s.eligible else 0.0)
+    add(M.P_ELIGIBLE_SECONDS, max(now - rep.eligible_since, 0.0) if rep.eligible_since else 0.0)
+    add(M.P_DELAY, s.compaction_delay_ms / 1000.0)
+    add(M.P_FAULTS, s.faults)
+    _horizon_rows(add, s)
+    for kind in LEFTOVER_KINDS.values():  # every kind, 0 included: absent means not read
+        add(M.P_LEFTOVER_FILES, sum(1 for x in rep.leftovers if x.kind == kind), log_dir=rep.log_dir, kind=kind)
+    _active_segment(add, rep, cause, now)
+    if rep.retention is not None:
+        add(M.P_RETENTION_START, rep.retention.log_start_offset)
+        add(M.P_RETENTION_BYTES, rep.retention.deleted_bytes)
+    add(M.P_RETENTION, s.delete_retention_ms / 1000.0)
+    if rep.detail_pending is not None:
+        add(M.P_DETAIL_PENDING, 1.0 if rep.detail_pending else 0.0)
+    if not rep.detail_pending:  # record-level figures: whole, or absent (never a partial count)
+        _record_rows(add, rep)
+    return rows
+
+
+def _queue_rows(queue, key) -> list[tuple[str, dict, float]]:
+    """The partition's next clean, forecast over its broker's queue (``collectors.export.facts``: ``LogDirFacts.queue``):
+    its start and end, how late against a max.compaction.lag.ms deadline still ahead, or why unknown."""
+    c = queue.cleans.get(key) if queue is not None else None
+    if c is None:  # not in the queue: not compacted
+        return []
+    if c.start_ms is None:
+        return [(M.P_NEXT_CLEAN_UNKNOWN, {"reason": c.code or "unknown"}, 1.0)]
+    rows = [(M.P_NEXT_CLEAN, {}, c.start_ms / 1000.0)]
+    if c.end_ms is not None:
+        rows.append((M.P_NEXT_CLEAN_END, {}, c.end_ms / 1000.0))
+    if c.due_ms is not None and c.due_ms > queue.now_ms:
+        rows.append((M.P_NEXT_CLEAN_LATE, {}, c.late_ms / 1000.0))
+    return rows
+
+
+def _drain(fams, queue, lb) -> None:
+    if queue is None or not queue.cleans:
+        return
+    if queue.drain_ms is not None:
+        fams[M.BROKER_BACKLOG_DRAIN].add_metric(lb, queue.drain_seconds)
+    else:
+        fams[M.BROKER_BACKLOG_DRAIN_UNKNOWN].add_metric(lb + [queue.drain_code or "unknown"], 1.0)
+
+
+def _record_rows(add, rep) -> None:
+    """The figures only a partition's records tell (tombstones, keyless and empty values)."""
+    s = rep.state
+    add(M.P_TOMBSTONES, s.tombstones_clean, section="clean")
+    add(M.P_TOMBSTONES, s.tombstones_dirty, section="dirty")
+    if s.oldest_tombstone_age_ms is not None:
+        add(M.P_OLDEST_TOMBSTONE, s.oldest_tombstone_age_ms / 1000.0)
+    add(M.P_PAST_RETENTION, s.tombstones_past_retention)
+    add(M.P_PAST_HORIZON, s.tombstones_past_delete_horizon)
+    # issue 16: producer pitfalls counted on disk
+    add(M.P_EMPTY_VALUES, rep.empty_value_records)
+    add(M.P_KEYLESS, rep.keyless_records)
+
+
+def _horizon_rows(add, s) -> None:
+    """Tombstones and markers per delete-horizon state; a kind not yet known (tombstones while records are
+    unread) has no series, nor has the next removal time then (``monitor.model.horizoncount``)."""
+    for kind, states in s.delete_horizon_records.items():
+        for state, n in (states or {}).items():
+            add(M.P_HORIZON_RECORDS, n, kind=kind, state=state)
+    if s.next_delete_horizon_ms is not None:
+        add(M.P_NEXT_HORIZON, s.next_delete_horizon_ms / 1000.0)
+
+
+def _active_segment(add, rep, cause, now: float) -> None:
+    """The active segment against its roll settings; the roll forecast is the cause's
+    (``monitor.verdicts.forecasts.active_segment_roll``): absent when unknown, with the reason's own series."""
+    s, c, known = rep.state, rep.config.config, rep.config.known
+    add(M.P_ACTIVE_BYTES, s.active_segment_bytes)
+    age = s.active_segment_age_ms(int(now * 1000))
+    if age is not None:
+        add(M.P_ACTIVE_AGE, age / 1000.0)
+    add(M.P_SEGMENT_BYTES, c.segment_bytes)  # left out by add when segment.bytes is unknown
+    limit = max_segment_ms(c)
+    add(M.P_MAX_SEGMENT_AGE, float("inf") if limit >= LONG_MAX else limit / 1000.0)
+    roll = cause.forecast["active_segment_roll"]
+    if not known(*CONFIG_DEPENDS[M.P_ROLL]):
+        add(M.P_ROLL_UNKNOWN, 1.0, reason="topic_config_unknown")
+    elif roll["at_ms"] is not None and roll["code"] in ROLLED_BY:
+        add(M.P_ROLL, roll["in_seconds"], by=roll["code"])
+    else:
+        add(M.P_ROLL_UNKNOWN, 1.0, reason=roll["code"] or "write_rate_unknown")
+    k = rep.active_keys
+    if rep.detail_pending:  # its keys are records: absent until read (partition_detail_pending says so)
+        return
+    if k is not None and k.known:
+        add(M.P_ACTIVE_DUP_RECORDS, k.duplicate_records)
+        add(M.P_ACTIVE_DUP_BYTES, k.duplicate_bytes)
+    else:
+        why = "not_read" if k is None else "over_bound" if k.over_bound else "read_fault"
+        add(M.P_ACTIVE_DUP_UNKNOWN, 1.0, reason=why)

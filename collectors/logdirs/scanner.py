@@ -1,0 +1,468 @@
+"""Per-partition compaction state read from broker log dirs, incrementally.
+
+One ``LogDirScanner`` per broker keeps the summaries of segments it has read
+(``collectors.logdirs.read``), keyed by path; a segment whose size, mtime and inode have not changed is not
+read again, and a growing active segment is read only from where it stopped.
+A partition that cannot be read (a truncated or unreadable file) is reported as a fault of that
+partition; the others go on. Cleaner churn is not a fault: a segment, snapshot or index the cleaner
+swaps or retention deletes between a partition's listing and its read makes the partition be listed
+and read again within the refresh (``RELISTS`` times at most, counted); only a partition still changing
+after that is unknown for this refresh, with the reason (``LogDirSnapshot.unknown_reasons``).
+A log dir whose cleaner or log-start checkpoint is malformed, or that cannot be
+listed, is down as a whole: its partitions are left out rather than computed as
+if there were no checkpoint (every ratio would read 1.0); the other log dirs go on.
+
+Which partitions are compacted: the topic's ``cleanup.policy`` by the one
+precedence of ``monitor.model.topicconfig.effective_config`` (admin API, config file,
+command line, Kafka's defaults); without a configured policy a partition counts
+as compacted when the cleaner has a checkpoint for it, or it is one of Kafka's
+internal compacted topics. The brokers' ``transaction.max.timeout.ms`` (which open transactions are
+hanging) comes by the same precedence (``effective_broker_setting``), once per refresh.
+
+The LSO folded from each partition's log is checked against the leader's from the admin source
+(``monitor.model.lsocheck``: which one the model uses, and a disagreement kept while the same side holds
+the same offset).
+
+The configured paths may be any folder above log dirs: each refresh finds the log dirs under them
+(``collectors.logdirs.paths``, ``monitor.kafka.discovery``); a path that yields none is down with the reason.
+
+This module walks the log dirs and joins each partition's figures into its report; one partition's
+read is ``collectors.logdirs.read``, its re-listing under churn ``collectors.logdirs.churn``, and what a
+refresh hands on (keyed by ``(topic, partition)``) ``collectors.logdirs.snapshot``.
+
+Headers first (issue 31, ``headers_first``: the serving collector): a refresh reads new segment bytes by
+their batch headers only, which is all the compaction state and cause need, so the first page has every
+partition's ratio, eligibility and cause within seconds. The records (tombstones, keyless and empty
+values, the active segment's keys, ``__consumer_offsets`` commits) are read at the start of the next
+refreshes, for at most ``DETAIL_SLICE_SECONDS`` each and at the I/O budget's pace, partitions that matter
+first (``collectors.logdirs.detail``); until a partition's are read its report says ``detail_pending`` and its
+record-level figures are not exported.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from collectors.logdirs.churn import Relister
+from collectors.logdirs.paths import ANY, resolve
+from collectors.logdirs.read import LeaderLsoLookup, PartitionReader, no_leader_lso
+from collectors.logdirs.detail import detail_priority, read_details, slice_seconds
+from collectors.logdirs.snapshot import (CHANGING, DUPLICATE, LogDirSnapshot, PartitionKey, PartitionReport, ReadIo,
+                                        Undecided)
+from monitor.fileio.iobudget import IoBudget
+from monitor.model.activekeys import DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, ActiveKeys, tally
+from monitor.verdicts.facts import WriteRate
+from monitor.kafka.checkpoint import describe_entry_problem, entry_problem
+from monitor.model.diskspace import CleanNeed, LogDirSpace, largest_clean_group, most_needed
+from monitor.kafka.kafkanames import printable
+from monitor.kafka.logdir import meta_node_id, scan_log_dir
+from monitor.model.lsocheck import LsoDisagreement, persist
+from monitor.kafka.offsetgroups import OFFSETS_TOPIC, most_advanced
+from monitor.fileio.regularfile import os_reason
+from monitor.model.retention import from_summaries, project_retention
+from monitor.model.topicconfig import (DEFAULT, NOT_CLEANED_BY_LOG_CLEANER, UNKNOWN, BrokerSetting, EffectiveConfig,
+                                       effective_broker_setting, effective_config)
+from monitor.model.transactions import TRANSACTION_MAX_TIMEOUT
+
+log = logging.getLogger("compaction_monitor.logdirs")
+
+
+def duplicate_reason(log_dir: str, topic: str, partition: int, folders: list[str]) -> str:
+    """The fault of a partition that several folders of one log dir load as (``monitor.kafka.kafkanames``)."""
+    return (f"{log_dir}: duplicate log directories for {topic}-{partition}: {', '.join(map(printable, folders))} "
+            "all load as it (Kafka's LogManager refuses to start with both); none read: delete the one that is not "
+            "this replica")
+
+
+def undecided_partition(log_dir: str, part, found: EffectiveConfig) -> Undecided:
+    """A partition not known to be compacted or not (``Undecided``), with what its listing shows."""
+    why = ("the admin API did not give it" if found.sources.get("cleanup.policy") == UNKNOWN
+           else "no admin API, config file entry or --topic-config for it")
+    reason = (f"not judged: never cleaned (no entry in {log_dir}/cleaner-offset-checkpoint) and its cleanup.policy "
+              f"is not known ({why}), so whether it is compacted cannot be told; give --topic-config "
+              f"{part.topic}:cleanup.policy=compact (or its entry in --config) to judge it, or --all to read it")
+    segs = part.segments
+    return Undecided(log_dir, part.topic, part.partition, reason, part.size, len(segs),
+                     segs[0].base_offset if segs else None, segs[-1].base_offset if segs else None)
+
+
+# checkpoints the per-partition state is computed from: a malformed one takes its log dir down
+STATE_CHECKPOINTS = ("cleaner-offset-checkpoint", "log-start-offset-checkpoint")
+CHECKPOINT_OF = {"cleaner": "cleaner-offset-checkpoint", "log_start": "log-start-offset-checkpoint"}
+
+# (topic, has a cleaner checkpoint) -> the topic's config; the caller's sources fed to effective_config
+TopicConfigLookup = Callable[[str, bool], EffectiveConfig]
+
+
+def default_lookup(topic: str, compacted: bool) -> EffectiveConfig:
+    return effective_config(topic, compacted=compacted)
+
+
+# () -> the brokers' transaction.max.timeout.ms and its source, by effective_broker_setting
+BrokerSettingLookup = Callable[[], BrokerSetting]
+
+
+def default_broker_setting() -> BrokerSetting:
+    return effective_broker_setting(TRANSACTION_MAX_TIMEOUT)
+
+
+def one_each(log_dirs) -> list[str]:
+    """The log dirs as given, each folder once: the same folder named twice (``--log-dir X`` and X in the
+    config's ``log_dirs``; a path and a link to it) is one log dir, not two holding every partition twice
+    (which would be Kafka's "Duplicate log directories" fault on each of them)."""
+    seen, out = set(), []
+    for d in map(str, log_dirs):
+        real = os.path.realpath(d)
+        if real not in seen:
+            seen.add(real)
+            out.append(d)
+    return out
+
+
+
+@dataclass
+class ScanProgress:
+    """How far one refresh is, for a progress line (``cli.progress``): handed to the scanner's ``progress``
+    callback as each log dir is listed and after each of its partitions, the same object each time. The
+    total grows as log dirs are listed (each is listed when its turn comes, not all first: a listing read
+    minutes before its partitions would be stale), so it is final only once ``log_dirs_listed == log_dirs``."""
+
+    log_dirs: int = 0  # the log dirs found under the paths
+    log_dirs_listed: int = 0
+    partitions_listed: int = 0  # partition folders in the log dirs listed so far
+    partitions_done: int = 0
+    bytes_read: int = 0  # segment bytes read by this refresh so far
+
+
+class LogDirScanner:
+    """One broker's log dirs, refreshed into a ``LogDirSnapshot`` (``refresh``). What each partition's
+    report needs from outside comes through the constructor: its topic config (``config_lookup``), the
+    brokers' transaction.max.timeout.ms, the leader's LSO, the clock and the free-space call; between
+    refreshes it keeps, per partition, when it became eligible, the last active segment's head (the
+    write rate), an LSO disagreement and the active segment's keys read so far."""
+
+    def __init__(self, log_dirs, config_lookup: TopicConfigLookup = default_lookup,
+                 clock: Callable[[], float] = time.time, include_all: bool = False,
+                 transaction_max_timeout: BrokerSettingLookup = default_broker_setting,
+                 leader_lso: LeaderLsoLookup = no_leader_lso, broker_id: str | None = None,
+                 statvfs: Callable[[str], os.statvfs_result] = os.statvfs,
+                 active_key_max_bytes: int = DEFAULT_MAX_BYTES, active_key_max_keys: int = DEFAULT_MAX_KEYS,
+                 notify: Callable[[str], None] = log.warning, say_faults: bool = False, node=ANY,
+                 list_undecided: bool = False, state=None, headers_first: bool = False,
+                 io_budget: IoBudget | None = None, progress: Callable[[ScanProgress], None] | None = None):
+        self.progress = progress  # called as the refresh goes (ScanProgress): the one-shot commands' progress line
+        self.state = state  # collectors.logdirs.summary_state.SummaryState: loaded at the first refresh, saved after one
+        # that changed what the reader holds; None: no cache (the one-shot commands)
+        self.headers_first = headers_first
+        # (priority, key, segment paths) of the partitions whose records are pending, from the last refresh;
+        # None before the first (nothing known yet)
+        self._detail_queue: list | None = None
+        self._header_seconds = 0.0  # how long the last refresh's header half took (logdir_detail.slice_seconds)
+        self.notify = notify  # where a name Kafka would not create or load is said, once (see _log_named)
+        # the collector's: a partition's fault (an unreadable file, a read fault) said through notify too, once
+        # while it lasts, since its page carries only the reason's kind; logdir and explain print them all
+        self.say_faults = say_faults
+        self.statvfs = statvfs  # the free-space check's one system call (a test injects a failing one)
+        self.active_key_max_bytes, self.active_key_max_keys = active_key_max_bytes, active_key_max_keys
+        self._active_keys: dict[PartitionKey, ActiveKeys] = {}
+        self.log_dirs = one_each(log_dirs)  # as configured: any path, resolved at each refresh (logdir_paths)
+        self.node = node  # with several brokers under the paths, the one whose log dirs this scanner reads
+        self.list_undecided = list_undecided  # logdir: also the partitions not known to be compacted or not
+        self.broker_id = broker_id
+        self._lso_disagreements: dict[PartitionKey, LsoDisagreement] = {}
+        self.config_lookup = config_lookup
+        self.transaction_max_timeout = transaction_max_timeout
+        self.clock = clock
+        self.include_all = include_all
+        # re-listings under churn (counted since start) and one partition's read (its caches, by path)
+        self._churn = Relister(clock)
+        self._reader = PartitionReader(self._churn, leader_lso, broker_id, headers_first=headers_first,
+                                       budget=io_budget)
+        self._eligible_since: dict[PartitionKey, float] = {}
+        # partitions once seen in a cleaner checkpoint stay known as compacted, so that a
+        # missing checkpoint later does not make them vanish from the export (a malformed one takes the log dir down)
+        self._known_compacted: set[PartitionKey] = set()
+        # per partition at the last refresh: (time, active segment base, active segment bytes), for the write rate
+        self._last_head: dict[PartitionKey, tuple[float, int, int]] = {}
+        self._named: set[str] = set()  # ignored names already logged (monitor.kafka.kafkanames), while they are there
+        self._restored = False
+
+    def refresh(self) -> LogDirSnapshot:
+        now = self.clock()
+        now_ms = int(now * 1000)
+        reports, dir_errors, part_errors, not_live, down = [], {}, {}, [], {}
+        entry_problems: list[str] = []
+        unknown: dict[PartitionKey, str] = {}  # (topic, partition) -> one of UNKNOWN_REASONS
+        seen_paths: set[str] = set()
+        if self.state is not None and not self._restored:
+            self._restored = True
+            self._reader.restore(self.state.load())
+        read_before = self._reader.reads
+        bytes_before = self._reader.bytes
+        if self.headers_first and self._detail_queue:
+            read_details(self._reader, self._detail_queue, slice_seconds(self._header_seconds))
+        header_start = time.monotonic()
+        # the offsets topic's commits are records too: read once no partition's records are pending
+        read_offsets = not self.headers_first or self._detail_queue == []
+        queue = []
+        txn_timeout = self.transaction_max_timeout()
+        res = resolve(self.log_dirs, self.node)
+        needs: dict[str, list[CleanNeed]] = {d: [] for d in res.log_dirs}
+        down.update(res.down)
+        dir_errors.update((d, why) for d, (_, why) in res.down.items())
+        named: dict[str, str] = dict(res.said)  # what Kafka would not create or load, and why: logged once while it is there
+        if self.say_faults:  # the collector: a path or log dir down said once while it lasts (logdir prints them)
+            named.update((f"{d} (down)", why if why.startswith(d) else f"{d}: {why}") for d, (_, why) in res.down.items())
+        undecided: dict[PartitionKey, Undecided] = {}
+        offsets_replicas: list[tuple[int, tuple[int, frozenset]]] = []
+        held: dict[tuple[str, int], list] = {}  # partition -> (log dir, folder, its broker) of each folder read
+        at = ScanProgress(len(res.log_dirs))
+        for d in res.log_dirs:
+            at.log_dirs_listed += 1
+            try:
+                ld = scan_log_dir(d)
+            except OSError as exc:
+                dir_errors[d] = f"cannot read log dir: {exc}"
+                down[d] = ("io", dir_errors[d])
+                continue
+            for name, err in ld.checkpoint_errors.items():
+                dir_errors[f"{d}/{name}"] = err
+                if name in STATE_CHECKPOINTS:
+                    down.setdefault(d, ("checkpoint", err))
+            if d in down:
+                continue
+            not_live += [(d, folder, kind) for folder, kind in ld.not_live]
+            cleaner_cp = ld.checkpoints.get("cleaner-offset-checkpoint", {})
+            self._known_compacted.update(cleaner_cp)
+            start_cp = ld.checkpoints.get("log-start-offset-checkpoint", {})
+            for name in STATE_CHECKPOINTS:  # an entry for a negative partition names no partition folder
+                for (topic, partition), offset in ld.checkpoints.get(name, {}).items():
+                    why = entry_problem(partition, offset) if partition < 0 else None
+                    if why:
+                        line = ld.checkpoint_lines.get(name, {}).get((topic, partition))
+                        msg = describe_entry_problem(f"{d}/{name}", line, topic, partition, offset, why)
+                        dir_errors[f"{d}/{name}:{line}"] = msg
+                        entry_problems.append(msg)
+            named.update((f"{d}/{folder}", why) for folder, why in ld.ignored)
+            for (topic, partition), folders in ld.duplicates.items():
+                why = duplicate_reason(d, topic, partition, folders)
+                named[f"{d}/{topic}-{partition} (duplicate)"] = why
+                found = self.config_lookup(topic, (topic, partition) in self._known_compacted)
+                if found.config.compacted or self.include_all:  # a fault of that partition, never two rows
+                    part_errors[(topic, partition)], unknown[(topic, partition)] = why, DUPLICATE
+            for part in self._counted(ld.partitions, at, bytes_before):
+                key = (part.topic, part.partition)
+                named.update((f"{part.path}/{name}", why) for name, why in part.stray)
+                held.setdefault(key, []).append((d, str(part.path),
+                                                 (ld.meta.get("cluster.id"), meta_node_id(ld.meta))))
+                if part.topic == OFFSETS_TOPIC and part.segments and not part.unreadable and read_offsets:
+                    part, found_groups = self._reader.offsets_groups(part, seen_paths)  # (listed again if it moved)
+                    if found_groups is not None:
+                        offsets_replicas.append((part.partition, found_groups))
+                if part.topic in NOT_CLEANED_BY_LOG_CLEANER or not (part.segments or part.unreadable or part.leftovers):
+                    continue  # (a partition whose only segment cannot be read is a fault, not empty; one whose
+                    # segments are all mid-swap has only leftovers)
+                found = self.config_lookup(part.topic, key in self._known_compacted)
+                cfg = found.config
+                if not cfg.compacted and not self.include_all:
+                    if self.list_undecided and found.sources.get("cleanup.policy") in (DEFAULT, UNKNOWN):
+                        undecided[key] = undecided_partition(d, part, found)
+                    continue
+                try:
+                    part, got, moved = self._churn.settled(part, cfg, lambda p: self._reader.read(
+                        p, cfg, now_ms, cleaner_cp.get(key), start_cp.get(key), txn_timeout))
+                except FileNotFoundError:  # the partition itself went (deleted, moved) while we read
+                    not_live.append((d, part.path.name, "vanished"))
+                    continue
+                except OSError as exc:  # a segment that cannot be read (permissions, I/O error)
+                    part_errors[key], unknown[key] = f"{part.path}: {exc}", "read_error"
+                    continue
+                if not (part.segments or part.unreadable or moved):
+                    continue
+                need = None
+                if cfg.compacted and found.known("segment.bytes"):  # what its next clean writes before it can swap
+                    need = largest_clean_group((s.size for s in part.segments[:-1]), cfg.segment_bytes)
+                    needs[d].append(CleanNeed(need, part.topic, part.partition))
+                if part.unreadable:
+                    part_errors[key], unknown[key] = part.unreadable[0], "unreadable_file"
+                    continue
+                if moved:  # still changing after RELISTS re-listings: unknown, with the reason (and counted)
+                    part_errors[key], unknown[key] = moved, CHANGING
+                    continue
+                summaries, snapshot, state, check, faults, bad = got
+                seen_paths.update(s.path for s in summaries)
+                if bad:  # unknown, not wrong: this partition only (see LogDirSnapshot.entry_problems)
+                    msgs = []
+                    for which, why in bad.items():
+                        name = CHECKPOINT_OF[which]
+                        offset = (cleaner_cp if which == "cleaner" else start_cp)[key]
+                        msgs.append(describe_entry_problem(f"{d}/{name}", ld.checkpoint_lines.get(name, {}).get(key),
+                                                           part.topic, part.partition, offset, why))
+                    part_errors[key], unknown[key] = "; ".join(msgs), "checkpoint_entry"
+                    entry_problems += msgs
+                    continue
+                if snapshot is not None:
+                    seen_paths.add(snapshot[0])
+                disagreement = persist(self._lso_disagreements.get(key), check, now)
+                if disagreement is None:
+                    self._lso_disagreements.pop(key, None)
+                else:
+                    self._lso_disagreements[key] = disagreement
+                if faults:
+                    part_errors[key] = faults[0]
+                since = None
+                if state.eligible:
+                    since = self._eligible_since.setdefault(key, now)
+                else:
+                    self._eligible_since.pop(key, None)
+                pending = None
+                if self.headers_first:
+                    pending = not self._reader.mark_whole(part, summaries)
+                    if pending:
+                        left = [x.path for x in summaries if not x.detail_done]
+                        queue.append((detail_priority(state, summaries, now_ms), key, left))
+                rate = self._write_rate(key, now, part.segments)
+                stale = tuple(x for x in part.leftovers if x.stale(now_ms, cfg.file_delete_delay_ms))
+                retention = None
+                if cfg.deletes and found.known("retention.ms", "retention.bytes"):
+                    retention = project_retention(from_summaries(summaries), retention_ms=cfg.retention_ms,
+                                                  retention_bytes=cfg.retention_bytes, now_ms=now_ms,
+                                                  log_start_offset=state.log_start_offset,
+                                                  log_end_offset=state.log_end_offset)
+                reports.append(PartitionReport(d, state, since, found.source, found, rate, tuple(faults), check,
+                                               disagreement, stale, need, txn_timeout,
+                                               None if pending else self._active_duplicates(key, part.segments[-1]),
+                                               sum(x.keyless_records for x in summaries),
+                                               sum(x.empty_value_records for x in summaries), retention, pending))
+        reports = self._one_folder_per_partition(reports, part_errors, named, held, unknown)
+        if self.headers_first:
+            self._detail_queue = sorted(queue)
+            self._header_seconds = time.monotonic() - header_start
+        self._reader.forget(seen_paths)  # segments and snapshots that are gone
+        space = tuple(self._space(d, needs[d]) for d in res.log_dirs)
+        for sp in space:
+            if sp.error:
+                dir_errors[f"{sp.log_dir} (free space)"] = sp.error
+        for k in [k for k, v in self._active_keys.items() if v.path not in seen_paths]:
+            del self._active_keys[k]  # rolled, deleted or moved: its key state goes
+        if self.say_faults:  # churn (CHANGING) is counted, not said; a duplicate is said above already
+            named.update({f"{t}-{p} (fault)": f"{t}-{p}: {why}" for (t, p), why in part_errors.items()
+                          if unknown.get((t, p)) not in (CHANGING, DUPLICATE)})
+        self._log_named(named)
+        cache = None
+        if self.state is not None:
+            if self._reader.changed and self.state.due():
+                # the active segments' keys too; those restored and not yet tallied (records pending) kept as read
+                keys = [*self._active_keys.values(),
+                        *(k for p, k in self._reader.restored_keys.items() if p in seen_paths)]
+                if not self.state.save([*self._reader.kept(), *keys]):
+                    self._reader.changed = True  # tried again after the next refresh
+            cache = (*self.state.status, self.state.restored)
+        return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(res.every),
+                              down, self._reader.reads - read_before, self._reader.bytes - bytes_before, txn_timeout,
+                              tuple(entry_problems), space, most_advanced(offsets_replicas), unknown,
+                              self._churn.relists, state_cache=cache, found=res.found, nodes=res.nodes, unresolved=res.unresolved,
+                              undecided=undecided, io=self._io() if self.headers_first else None)
+
+    def _counted(self, parts, at: ScanProgress, bytes_before: int):
+        """``parts``, with ``progress`` told after each one is done (whichever way its turn ended)."""
+        if self.progress is None:
+            yield from parts
+            return
+        at.partitions_listed += len(parts)
+        self.progress(at)
+        for part in parts:
+            yield part
+            at.partitions_done += 1
+            at.bytes_read = self._reader.bytes - bytes_before
+            self.progress(at)
+
+    def busy(self) -> bool:
+        """Records still to be read (or not yet known): the runner starts the next refresh at once."""
+        return self.headers_first and self._detail_queue != []
+
+    def _io(self) -> ReadIo:
+        r = self._reader
+        return ReadIo(r.header_bytes, r.detail_bytes, r.pending_bytes(), r.budget.rate)
+
+    def _one_folder_per_partition(self, reports: list, part_errors: dict, named: dict, held: dict,
+                                  unknown: dict) -> list:
+        """A partition held in two log dirs of one broker (this scanner's, when it has a ``broker_id``: the
+        collector's; else two whose meta.properties name the same cluster and node) is Kafka's "Duplicate
+        log directories" as well (``LogManager.loadLog``: the broker refuses to start): that partition's
+        fault, its rows dropped, never one per folder. Copies of several brokers' dirs stay one row each."""
+        for (topic, partition), where in held.items():
+            if len(where) < 2:
+                continue
+            brokers = {b for _, _, b in where}  # (cluster.id, node.id) of each log dir
+            if self.broker_id is None and (len(brokers) != 1 or None in next(iter(brokers))):
+                continue
+            why = (f"duplicate log directories for {topic}-{partition}: {', '.join(printable(f) for _, f, _ in where)}"
+                   " (Kafka's LogManager refuses to start with both); none read: delete the one that is not this "
+                   "replica")
+            named[f"{topic}-{partition} (duplicate)"] = why
+            if any(r.state.topic == topic and r.state.partition == partition for r in reports) \
+                    or (topic, partition) in part_errors:
+                part_errors[(topic, partition)], unknown[(topic, partition)] = why, DUPLICATE
+                reports = [r for r in reports if (r.state.topic, r.state.partition) != (topic, partition)]
+        return reports
+
+    def _log_named(self, named: dict[str, str]) -> None:
+        """One line per name Kafka would not create or load (``monitor.kafka.kafkanames``), and with ``say_faults``
+        per partition fault, when it first shows, not on every refresh; one gone and back is logged again."""
+        for what in sorted(named.keys() - self._named):
+            why = named[what]
+            said = what.endswith((" (duplicate)", " (fault)", " (found)", " (unlisted)", " (cut)", " (other broker)",
+                                  " (down)"))
+            self.notify(printable(why if said else f"{what}: ignored: {why}"))
+        self._named = set(named)
+
+    def _space(self, d: str, needs: list[CleanNeed]) -> LogDirSpace:
+        """The log dir's free space against its largest clean; an unreadable filesystem is that log dir's
+        check down, with the reason, and the other log dirs go on. A log dir down for its checkpoints
+        still has its free space, without a need (its partitions were not read)."""
+        need = most_needed(n for n in needs if n.bytes > 0)
+        try:
+            st = self.statvfs(d)
+        except OSError as exc:
+            return LogDirSpace(d, None, need, f"{d}: cannot read its filesystem's free space: {os_reason(exc)}")
+        return LogDirSpace(d, st.f_bavail * st.f_frsize, need)
+
+    def _write_rate(self, key, now: float, segments) -> WriteRate:
+        """Bytes appended since the last refresh: what lies from the then active segment on, less its
+        size then (a cleaned and merged segment can shrink it: the rate is then unknown for this interval)."""
+        head = (now, segments[-1].base_offset, segments[-1].size)
+        last, self._last_head[key] = self._last_head.get(key), head
+        if last is None or now <= last[0]:
+            return WriteRate(None, "measured between refreshes: no previous refresh yet")
+        t0, base, size = last
+        written = sum(s.size for s in segments if s.base_offset >= base) - size
+        if written < 0:
+            return WriteRate(None, "measured between refreshes: the segments changed under the cleaner")
+        return WriteRate(written / (now - t0), f"measured: {written} bytes appended in the last {now - t0:.0f} s")
+
+    def _active_duplicates(self, key, seg) -> ActiveKeys | None:
+        """The active segment's duplicates (``monitor.model.activekeys``), read on from the last refresh (at
+        the first, from what the state cache kept); None when the file went away while we read (the next
+        refresh reads the new active segment). Its bytes are counted in ``active_key_bytes``."""
+        previous = self._active_keys.get(key) or self._reader.restored_keys.pop(str(seg.log), None)
+        before = None if previous is None else (previous.end_position, previous.over_bound, previous.tail_crc)
+        try:
+            k = tally(seg.log, seg.base_offset, previous, max_bytes=self.active_key_max_bytes,
+                      max_keys=self.active_key_max_keys, count=self._count_active)
+        except OSError:
+            self._active_keys.pop(key, None)
+            return None
+        if k is not previous or (k.end_position, k.over_bound, k.tail_crc) != before:
+            self._reader.changed = True  # the cache holds the keys too (collectors.logdirs.summary_state)
+        self._active_keys[key] = k
+        return k
+
+    active_key_bytes = 0  # bytes the active segments' key tallies read since start
+
+    def _count_active(self, n: int) -> None:
+        self.active_key_bytes += n

@@ -1,0 +1,116 @@
+"""The cleaner gauges read from a real broker's JMX exporter page in each shape its agent config can give
+it: the project's rule-named set, and the bare catch-all rule (``rules: [{pattern: ".*"}]``) lowercased
+and not. Each test starts its own broker with that agent config, records the page the broker serves
+(``<tmp>/<config>.prom``, made at test time, so it follows the exporter version in localkafka/pom.xml),
+and checks that ``collect --once`` reports the JMX source up, in that shape, with the gauge values on
+the page, read by the test's own literal lookup of the MBean's sample. It also checks the cleaner
+throttler's byte counter against the bytes of the segments the cleaner had to read."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from boundedhttp import get_text
+from collectors.jmx.gauges import jolokia_io_url, jolokia_read_url, parse_jolokia
+from kafkatools import (CLI_MODULE, compacted, create_topic, own_broker, partition_dir, segment_bases,
+                        set_topic_config, unique_topic, wait_cleaned_up_to_active, write_rounds)
+
+# agent config -> (the shape the collector must report, how the test finds an MBean's value on the page:
+# (sample name, labels) of kafka.log:type=T,name=N / of the throttler's Count)
+CATCH_ALL_LOWER = {
+    "max-clean-time-secs": ("kafka_log_logcleaner_value", {"name": "max-clean-time-secs"}),
+    "DeadThreadCount": ("kafka_log_logcleaner_value", {"name": "DeadThreadCount"}),
+    "max-buffer-utilization-percent": ("kafka_log_logcleaner_value", {"name": "max-buffer-utilization-percent"}),
+    "cleaner-recopy-percent": ("kafka_log_logcleaner_value", {"name": "cleaner-recopy-percent"}),
+    "cleaner-io": ("kafka_utils_throttler_count", {"name": "cleaner-io"}),
+}
+CATCH_ALL_KEEPCASE = {k: (n.replace("logcleaner_value", "LogCleaner_Value").replace("throttler_count", "Throttler_Count"),
+                          lb) for k, (n, lb) in CATCH_ALL_LOWER.items()}
+RULE_NAMED = {
+    "max-clean-time-secs": ("kafka_log_logcleaner_max_clean_time_secs", {}),
+    "DeadThreadCount": ("kafka_log_logcleaner_deadthreadcount", {}),
+    "max-buffer-utilization-percent": ("kafka_log_logcleaner_max_buffer_utilization_percent", {}),
+    "cleaner-recopy-percent": ("kafka_log_logcleaner_cleaner_recopy_percent", {}),
+    "cleaner-io": ("kafka_utils_throttler_cleaner_io_count_total", {}),
+}
+CASES = {
+    "jmx-exporter-catchall.yaml": ("catch_all", CATCH_ALL_LOWER),
+    "jmx-exporter-catchall-keepcase.yaml": ("catch_all", CATCH_ALL_KEEPCASE),
+    "jmx-exporter.yaml": ("rule_named", RULE_NAMED),
+}
+# the collector's series for each MBean and the factor from Kafka's unit to the series' base unit
+EXPORTED = {
+    "max-clean-time-secs": ("kafka_compaction_broker_cleaner_max_clean_time_seconds", 1.0),
+    "DeadThreadCount": ("kafka_compaction_broker_cleaner_dead_threads", 1.0),
+    "max-buffer-utilization-percent": ("kafka_compaction_broker_cleaner_max_buffer_utilization_ratio", 0.01),
+    "cleaner-recopy-percent": ("kafka_compaction_broker_cleaner_recopy_ratio", 0.01),
+    "cleaner-io": ("kafka_compaction_broker_cleaner_io_bytes_total", 1.0),
+}
+
+
+def page_value(page: str, name: str, labels: dict) -> float:
+    """The value of the one sample called ``name`` whose labels include ``labels`` (the test's own lookup)."""
+    hits = [s.value for f in text_string_to_metric_families(page) for s in f.samples
+            if s.name == name and labels.items() <= s.labels.items()]
+    assert len(hits) == 1, f"{name}{labels}: {len(hits)} samples on the page"
+    return hits[0]
+
+
+def collect_once(state) -> tuple[dict, str]:
+    proc = subprocess.run([sys.executable, "-m", CLI_MODULE, "collect", "--once", "--jmx-url", state.jmx_url],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    series = {}
+    for f in text_string_to_metric_families(proc.stdout):
+        for s in f.samples:
+            series[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return series, proc.stdout
+
+
+def one(series: dict, name: str, **labels) -> float | None:
+    hits = [v for (n, lb), v in series.items() if n == name and labels.items() <= dict(lb).items()]
+    assert len(hits) <= 1, name
+    return hits[0] if hits else None
+
+
+@pytest.mark.parametrize("agent_config", list(CASES))
+def test_collect_reads_the_cleaner_gauges_in_the_page_shape(tmp_path, agent_config):
+    shape, lookup = CASES[agent_config]
+    with own_broker(tmp_path / "broker", jmx_exporter_config=agent_config) as state:
+        # dirty segments the cleaner may not touch yet (min.compaction.lag.ms), measured before it may
+        t = create_topic(state.bootstrap, unique_topic("shape"), **compacted(**{"min.compaction.lag.ms": 3_600_000}))
+        write_rounds(state.bootstrap, t, 3)
+        folder = partition_dir(state.log_dir, t)
+        bases = segment_bases(folder)
+        dirty_bytes = sum((folder / f"{b:020d}.log").stat().st_size for b in bases[:-1])
+        assert dirty_bytes > 0
+        before, _ = collect_once(state)
+        io_before = one(before, "kafka_compaction_broker_cleaner_io_bytes_total")
+        assert io_before is not None
+
+        set_topic_config(state.bootstrap, t, **{"min.compaction.lag.ms": 0})
+        wait_cleaned_up_to_active(state.log_dir, t)  # one clean took every dirty segment: no other follows
+
+        page = get_text(state.jmx_url, deadline=30, max_bytes=1 << 24)
+        (tmp_path / f"{agent_config}.prom").write_text(page)  # the recorded page of this shape
+        series, out = collect_once(state)
+        again = get_text(state.jmx_url, deadline=30, max_bytes=1 << 24)
+        jolokia = parse_jolokia(get_text(jolokia_read_url(state.jolokia_url), deadline=30, max_bytes=1 << 24), "j",
+                                get_text(jolokia_io_url(state.jolokia_url), deadline=30, max_bytes=1 << 24))
+
+    assert one(series, "kafka_compaction_source_up", kind="jmx") == 1.0, out
+    assert one(series, "kafka_compaction_source_shape_info", kind="jmx", shape=shape, also_on_page="") == 1.0
+    for mbean, (name, labels) in lookup.items():
+        want = page_value(page, name, labels)
+        assert want == page_value(again, name, labels), f"{mbean} moved during the test: not comparable"
+        exported, factor = EXPORTED[mbean]
+        assert one(series, exported) == pytest.approx(want * factor), mbean
+    # the cleaner read every dirty segment at least once (Cleaner hands each read buffer to the throttler)
+    io_after = one(series, "kafka_compaction_broker_cleaner_io_bytes_total")
+    assert io_after - io_before >= dirty_bytes
+    # Jolokia reads the same MBean
+    assert jolokia.shape == "jolokia" and jolokia.cleaner_io_bytes() == io_after
