@@ -478,7 +478,7 @@ def test_metrics_page_is_generated_from_the_registry():
     Prometheus' # HELP says."""
     import os
 
-    from collectors.export.metrics import METRICS
+    from collectors.export.metrics import METRICS, stability
     from collectors.export.metricsdoc import entry, exported_name, unit, with_table
 
     path = ROOT / "docs" / "reference" / "metrics.md"
@@ -491,7 +491,7 @@ def test_metrics_page_is_generated_from_the_registry():
                            "it with `python -m collectors.export.metricsdoc --write docs/reference/metrics.md` (or DOCS_UPDATE=1)"
     for name, (kind, help_, labels) in METRICS.items():
         shown = exported_name(name, kind)
-        assert entry(shown, kind, unit(shown, kind, help_), labels, help_) in readme
+        assert entry(shown, kind, unit(shown, kind, help_), labels, help_, stability(name)) in readme
         assert f"`{shown}`\n:   *{kind}, {unit(shown, kind, help_)};" in readme and help_ in readme
 
 

@@ -9,6 +9,11 @@ Each family's owner, the collector role that exports it (``monitor.settings.role
 a section's ``_owned_by`` sets it for the families below it, an ``owner=`` on one family overrides it. A
 ``cluster`` family comes from the admin API, a ``broker`` family from a broker's log dirs, log-cleaner.log or
 JMX page; ``both``: the collector's own health, of each collector's own sources.
+
+Each family's stability (``stability``), as kube-state-metrics states it: ``stable`` -- its name, type and labels
+change only through a deprecation cycle (``tests/collectors/export/stable_metrics.txt`` pins them); ``experimental``
+-- they may change in any release. It is declared once, in ``STABLE`` at the end; a family not listed there is
+experimental, so a new one starts experimental. It is documentation, not a label: the exposition does not show it.
 """
 
 from __future__ import annotations
@@ -552,3 +557,39 @@ P_REPLICA_OUT_PID_RATIO = _m("replica_out_of_sync_producer_id_expiration_ratio",
                              "transaction markers it missed may be gone with its producer state (aborted data "
                              "read as committed, a stuck last stable offset). Absent when the broker did not "
                              "describe the setting.", RS)
+
+
+# --- stability (kube-state-metrics' two levels). Stable: what the shipped alert rules (monitor/contract/rules.py)
+# and the Grafana dashboard (monitor/contract/panels.py) query -- what users copy into their own Prometheus and
+# Grafana and keep across upgrades, so a rename would silently break them (a test checks the rules and panels
+# query stable families only) -- and the collector's own health every exporter is watched by (up, last
+# success, errors). Everything else is experimental: diagnostic figures, forecasts, reasons whose labels may
+# still be refined. A stable family's name, type and labels are pinned in tests/collectors/export/stable_metrics.txt;
+# changing one takes a deprecation cycle: export the new family beside the old one (experimental, or stable
+# with its own line), say "Deprecated: use <new>" in the old one's help for at least one minor release and in
+# CHANGELOG.md, then remove the old one and its line. ---
+STABLE_LEVEL, EXPERIMENTAL_LEVEL = "stable", "experimental"
+STABLE = frozenset((
+    # the broker's log cleaner, as JMX tells it, and its settings
+    BROKER_DIRTY_RATIO, BROKER_SINCE_LAST_RUN, BROKER_CLEAN_TIME, BROKER_BUFFER, BROKER_RECOPY, BROKER_DELAY,
+    BROKER_DEAD, BROKER_CLEANER_IO, BROKER_UNCLEANABLE_PARTS, BROKER_UNCLEANABLE_BYTES, BROKER_CLEANER_ENABLED,
+    BROKER_CLEANER_THREADS, BROKER_CLEANER_IO_MAX,
+    # per partition: Kafka's ratio, the verdict, what the compaction alerts compare
+    P_CLEANABLE_RATIO, P_MIN_RATIO, P_OLDEST_TXN_AGE, P_HANGING_TXNS, P_ELIGIBLE, P_DELAY, P_TOMBSTONES,
+    P_PAST_HORIZON, P_UNCLEANABLE, P_CAUSE, P_NEXT_CLEAN_LATE, P_REPLICA_INFO, P_REPLICA_OUT_RATIO,
+    P_REPLICA_OUT_PID_RATIO,
+    # log dirs
+    LOG_DIR_UP, LOG_DIR_FREE, LOG_DIR_CLEAN_NEEDED,
+    # consumer groups and topics
+    G_LAG_SECONDS, G_RETENTION_FRACTION, G_MAY_MISS, GT_MAX_LAG_SECONDS, GT_LAG, GT_UNHEALTHY, GT_LAG_UNKNOWN,
+    ADMIN_LISTED_GROUPS, OFFSETS_TOPIC_GROUPS, ADMIN_UNLISTED_GROUPS, T_MIN_RATIO, T_RETENTION,
+    # the collector's own health
+    SRC_UP, SRC_LAST_SUCCESS, SRC_ERRORS,
+))
+
+
+def stability(name: str) -> str:
+    """A family's stability: ``stable`` when ``STABLE`` lists it, else ``experimental`` (a function, not a table
+    made here, so that a family declared below this still has one)."""
+    assert name in METRICS, name
+    return STABLE_LEVEL if name in STABLE else EXPERIMENTAL_LEVEL

@@ -14,7 +14,7 @@ import re
 import sys
 from pathlib import Path
 
-from collectors.export.metrics import METRICS
+from collectors.export.metrics import METRICS, stability
 
 BEGIN = ("<!-- the metrics table: generated from collectors/export/metrics.py "
          "(python -m collectors.export.metricsdoc --write docs/reference/metrics.md) -->")
@@ -58,20 +58,20 @@ def unit(name: str, kind: str, help_: str) -> str:
 
 
 def markdown_table() -> str:
-    """One entry per metric, in the registry's order: its name as the term, then its type, unit and labels,
-    and its help. A definition list (mkdocs' def_list), not a table: a five-column table squeezed the
+    """One entry per metric, in the registry's order: its name as the term, then its type, unit, labels and
+    stability (``stable``: name, type and labels change only through a deprecation cycle), and its help. A definition list (mkdocs' def_list), not a table: a five-column table squeezed the
     names letter by letter and pushed the meaning off a laptop's window; a name as the term keeps its
     full width, the meaning below it has the page's."""
     out = []
     for name, (kind, help_, labels) in METRICS.items():
         shown = exported_name(name, kind)
-        out += [entry(shown, kind, unit(shown, kind, help_), labels, help_), ""]
+        out += [entry(shown, kind, unit(shown, kind, help_), labels, help_, stability(name)), ""]
     return "\n".join(out)
 
 
-def entry(shown: str, kind: str, unit_: str, labels, help_: str) -> str:
+def entry(shown: str, kind: str, unit_: str, labels, help_: str, stability_: str) -> str:
     """One metric's entry of the page."""
-    return f"`{shown}`\n:   *{kind}, {unit_}; labels: {', '.join(labels) or 'none'}.* {help_}"
+    return f"`{shown}`\n:   *{kind}, {unit_}; labels: {', '.join(labels) or 'none'}; {stability_}.* {help_}"
 
 
 def with_table(readme: str, where: str = "docs/reference/metrics.md") -> str:

@@ -75,7 +75,7 @@ def test_the_metrics_table_follows_the_registry(monkeypatch):
                                                                                    ("cluster",)))
     after = metricsdoc.markdown_table()
     assert after != before
-    assert "`kafka_compaction_test_widget_bytes`\n:   *gauge, bytes; labels: cluster.* A widget's size." in after
+    assert "`kafka_compaction_test_widget_bytes`\n:   *gauge, bytes; labels: cluster; experimental.* A widget's size." in after
 
 
 # --- configuration ---
