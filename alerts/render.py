@@ -14,50 +14,67 @@ from monitor.settings.config import Thresholds
 from monitor.contract.rules import RULES, Clause, Rule, matchers
 
 
-def _selector(clause: Clause, t: Thresholds) -> str:
-    name = clause.recorded or clause.metric
-    m = matchers(clause, t)
-    return name + ("{" + ",".join(f'{k}="{v}"' for k, v in m) + "}" if m else "")
+def _named(name: str, matchers=(), selector: str | None = None) -> str:
+    """A series selector: ``name{selector,k="v",...}``; ``selector`` (PromQL label matchers, e.g. the mixin's
+    ``job="..."``) first, when given."""
+    inside = ([selector] if selector else []) + [f'{k}="{v}"' for k, v in matchers]
+    return name + ("{" + ",".join(inside) + "}" if inside else "")
 
 
-def clause_promql(clause: Clause, t: Thresholds) -> str:
-    sel = _selector(clause, t)
+def _selector(clause: Clause, t: Thresholds, selector: str | None = None) -> str:
+    """The clause's series. With a ``selector`` it stands in for the ``<monitor_job>`` match (``up``'s job: the
+    selector names the collector's job itself) and goes before the clause's other matchers."""
+    keep = clause.matchers if not selector else tuple(m for m in clause.matchers if m[1] != "<monitor_job>")
+    return _named(clause.recorded or clause.metric, matchers(Clause(clause.metric, (), keep), t), selector)
+
+
+def clause_promql(clause: Clause, t: Thresholds, selector: str | None = None) -> str:
+    """The clause as PromQL. ``selector``: label matchers added to every series it selects (the mixin's
+    ``_config.selector``); without one, what the rule file holds."""
+    sel = _selector(clause, t, selector)
     if clause.delta is not None:
         sel = f"delta({sel}[{clause.delta}])"
     peers = clause.peers
     if peers is not None and peers.spread:
         on = ", ".join(peers.on)
         sel = f"({sel} - on ({on}) group_left min by ({on}) ({sel}))"
-    text = "\nand\n".join(f"{sel} {c.op} {c.threshold.promql(t)}" for c in clause.compare)
+
+    def bound(c) -> str:
+        m = c.threshold.metric
+        return _named(m, selector=selector) if m is not None else c.threshold.promql(t)
+
+    text = "\nand\n".join(f"{sel} {c.op} {bound(c)}" for c in clause.compare)
     if peers is not None and peers.not_all is not None:
         on = ", ".join(peers.on)
-        text += f"\nand on ({on})\n(count by ({on}) ({text}) < count by ({on}) ({peers.not_all}))"
+        text += f"\nand on ({on})\n(count by ({on}) ({text}) < count by ({on}) ({_named(peers.not_all, selector=selector)}))"
     if clause.join is not None:
         j = clause.join
         on = ", ".join(j.on)
+        joined = _named(j.metric, selector=selector)
         if j.unless:
-            text += f"\nunless on ({on})\n{j.metric} {j.op} {j.value:g}"
+            text += f"\nunless on ({on})\n{joined} {j.op} {j.value:g}"
         else:
-            text += f"\nand on ({on})\ncount by ({on}) ({j.metric} {j.op} {j.value:g}) > 0"
+            text += f"\nand on ({on})\ncount by ({on}) ({joined} {j.op} {j.value:g}) > 0"
     return text
 
 
-def expr(r: Rule, t: Thresholds) -> str:
-    return "\nor\n".join(clause_promql(c, t) for c in r.clauses)
+def expr(r: Rule, t: Thresholds, selector: str | None = None) -> str:
+    return "\nor\n".join(clause_promql(c, t, selector) for c in r.clauses)
 
 
-def recording_rules() -> list[dict]:
+def recording_rules(selector: str | None = None) -> list[dict]:
     seen: dict[str, dict] = {}
     for r in RULES:
         for c in r.clauses:
             if c.recorded and c.recorded not in seen:
                 seen[c.recorded] = {"record": c.recorded,
-                                    "expr": f"sum without ({', '.join(c.sum_without)}) ({c.metric})"}
+                                    "expr": f"sum without ({', '.join(c.sum_without)}) "
+                                            f"({_named(c.metric, selector=selector)})"}
     return list(seen.values())
 
 
-def alert_rule(r: Rule, t: Thresholds) -> dict:
-    return {"alert": r.alert, "expr": expr(r, t), "for": r.window(t), "labels": r.labels(),
+def alert_rule(r: Rule, t: Thresholds, selector: str | None = None) -> dict:
+    return {"alert": r.alert, "expr": expr(r, t, selector), "for": r.window(t), "labels": r.labels(),
             "annotations": r.annotations(t)}
 
 
@@ -77,12 +94,14 @@ def dump_yaml(doc) -> str:
     return yaml.dump(doc, Dumper=_Dumper, sort_keys=False, width=120, allow_unicode=True)
 
 
-def rule_groups(t: Thresholds) -> list[dict]:
-    """The rule file's ``groups``: the recording rules, then each group of the table in its order."""
+def rule_groups(t: Thresholds, selector: str | None = None) -> list[dict]:
+    """The rule file's ``groups``: the recording rules, then each group of the table in its order. ``selector``:
+    label matchers every series the rules select also carries (the mixin's, ``alerts.mixin``); none in the rule
+    file."""
     groups: dict[str, list[dict]] = {}
     for r in RULES:
-        groups.setdefault(r.group, []).append(alert_rule(r, t))
-    return ([{"name": "kafka-compaction-recording", "rules": recording_rules()}]
+        groups.setdefault(r.group, []).append(alert_rule(r, t, selector))
+    return ([{"name": "kafka-compaction-recording", "rules": recording_rules(selector)}]
             + [{"name": name, "rules": rules} for name, rules in groups.items()])
 
 
