@@ -5,7 +5,8 @@
 
 Each page is made by the module beside what it documents: the metric registry's table
 (``collectors.export.metricsdoc``), the config schema's reference file and page (``monitor.settings.configdoc``), the
-parsers' page (``cli.clidoc``), the rule table's and runbook's page (``alerts.alertsdoc``). Here, in the
+parsers' page (``cli.clidoc``), the rule table's and runbook's page (``alerts.alertsdoc``), and the monitoring
+mixin's rendered rules, config and dashboard under ``mixin/generated/`` (``alerts.mixin``). Here, in the
 composition root, they are only listed; ``tests/docs/test_reference_pages.py`` compares each page with its
 generator (``DOCS_UPDATE=1`` rewrites them).
 """
@@ -49,6 +50,15 @@ def _alerts(current: str) -> str:
     return markdown_page()
 
 
+def _mixin(path: str) -> Callable[[str], str]:
+    def render(current: str) -> str:
+        from alerts.mixin import files
+
+        return files()[path]
+
+    return render
+
+
 # page (relative to the repository) -> its text, made from the page's current text
 PAGES: dict[str, Callable[[str], str]] = {
     "docs/reference/metrics.md": _metrics,
@@ -56,6 +66,10 @@ PAGES: dict[str, Callable[[str], str]] = {
     "docs/reference/configuration.md": _config_page,
     "docs/reference/cli.md": _cli,
     "docs/reference/alerts.md": _alerts,
+    # the mixin's generated files (alerts.mixin.files' keys: a test checks the two lists agree)
+    **{path: _mixin(path) for path in ("mixin/generated/config.json", "mixin/generated/rules.json",
+                                       "mixin/generated/alerts.json",
+                                       "mixin/generated/dashboards/kafka-compaction.json")},
 }
 
 
@@ -82,6 +96,7 @@ def write(root: Path | None = None) -> list[str]:
     for page in PAGES:
         current, text = wanted(page, root)
         if current != text:
+            (root or ROOT).joinpath(page).parent.mkdir(parents=True, exist_ok=True)
             ((root or ROOT) / page).write_text(text)
             done.append(page)
     return done
