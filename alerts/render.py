@@ -24,8 +24,10 @@ def _named(name: str, matchers=(), selector: str | None = None) -> str:
 def _selector(clause: Clause, t: Thresholds, selector: str | None = None) -> str:
     """The clause's series. With a ``selector`` it stands in for the ``<monitor_job>`` match (``up``'s job: the
     selector names the collector's job itself) and goes before the clause's other matchers."""
-    keep = clause.matchers if not selector else tuple(m for m in clause.matchers if m[1] != "<monitor_job>")
-    return _named(clause.recorded or clause.metric, matchers(Clause(clause.metric, (), keep), t), selector)
+    resolved = matchers(clause, t)
+    if selector:
+        resolved = tuple(m for m, given in zip(resolved, clause.matchers) if given[1] != "<monitor_job>")
+    return _named(clause.recorded or clause.metric, resolved, selector)
 
 
 def clause_promql(clause: Clause, t: Thresholds, selector: str | None = None) -> str:
@@ -46,7 +48,8 @@ def clause_promql(clause: Clause, t: Thresholds, selector: str | None = None) ->
     text = "\nand\n".join(f"{sel} {c.op} {bound(c)}" for c in clause.compare)
     if peers is not None and peers.not_all is not None:
         on = ", ".join(peers.on)
-        text += f"\nand on ({on})\n(count by ({on}) ({text}) < count by ({on}) ({_named(peers.not_all, selector=selector)}))"
+        every = _named(peers.not_all, selector=selector)
+        text += f"\nand on ({on})\n(count by ({on}) ({text}) < count by ({on}) ({every}))"
     if clause.join is not None:
         j = clause.join
         on = ", ".join(j.on)

@@ -59,9 +59,10 @@ def unit(name: str, kind: str, help_: str) -> str:
 
 def markdown_table() -> str:
     """One entry per metric, in the registry's order: its name as the term, then its type, unit, labels and
-    stability (``stable``: name, type and labels change only through a deprecation cycle), and its help. A definition list (mkdocs' def_list), not a table: a five-column table squeezed the
-    names letter by letter and pushed the meaning off a laptop's window; a name as the term keeps its
-    full width, the meaning below it has the page's."""
+    stability (``stable``: name, type and labels change only through a deprecation cycle), and its help. A
+    definition list (mkdocs' def_list), not a table: a five-column table squeezed the names letter by letter
+    and pushed the meaning off a laptop's window; a name as the term keeps its full width, the meaning below
+    it has the page's."""
     out = []
     for name, (kind, help_, labels) in METRICS.items():
         shown = exported_name(name, kind)
