@@ -182,3 +182,11 @@ def test_the_mixins_rules_fire_as_the_rule_files_on_the_same_samples_and_only_fo
     r = subprocess.run([promtool, "test", "rules", "mixin.rules.test.yml"], capture_output=True, text=True,
                        cwd=tmp_path)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+
+
+def test_the_mixin_needs_no_other_jsonnet_library():
+    """jsonnet-bundler reads mixin/jsonnetfile.json for what to fetch with it: nothing, as the libsonnet imports
+    only its own generated files."""
+    assert json.loads((LIBSONNET.parent / "jsonnetfile.json").read_text())["dependencies"] == []
+    imported = re.findall(r"import '([^']+)'", LIBSONNET.read_text())
+    assert imported and all((LIBSONNET.parent / path).is_file() for path in imported), imported
