@@ -21,7 +21,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from boundedhttp import get_text
 from compatscenario import EXPECTED_CAUSES, TOMBSTONES, cli_json, log_files
-from kafkatools import CLI_MODULE, cleaner_checkpoint, localbroker, localtools, watermarks
+from dumpcompare import compare, dump, inspect_jsonl
+from kafkatools import CLI_MODULE, cleaner_checkpoint, copy_partition, localbroker, localtools, partition_dir, watermarks
 from localkafka.jars import ZOOKEEPER, family as family_of
 from monitor.kafka.cleanerlog import read_cleaner_log
 from monitor.kafka.logdir import load_meta_properties, meta_node_id
@@ -117,6 +118,17 @@ def test_tombstones_counted_as_the_versions_kafka_dump_log_shows_them(family, lo
     on_disk = len(re.findall(r"\bvalueSize: -1\b", dump))
     assert on_disk == len(TOMBSTONES)  # delete.retention.ms of a day: every one kept
     assert logdir_rows[topic]["tombstones"] == on_disk
+
+
+def test_the_versions_kafka_dump_log_reads_as_inspect_reads_the_segments(family, tmp_path):
+    """What the audit and ``inspect`` read from a pasted or streamed dump (``DumpParser``) is what this
+    version's own kafka-dump-log prints, record by record equal to what the binary reader reads: cleaned
+    batches with tombstones, and a transaction's batches."""
+    for name in ("tombstones", "txn"):
+        files = sorted(copy_partition(partition_dir(family.state.log_dir, family.topics[name]), tmp_path / name)
+                       .glob("*.log"))
+        _, batches = dump(files, kafka_version=family.version)
+        compare(inspect_jsonl(files), batches)
 
 
 def _series(page: str) -> dict:

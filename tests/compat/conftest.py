@@ -36,6 +36,7 @@ def family(request, tmp_path_factory):
     directory = tmp_path_factory.mktemp(f"kafka-{version}")
     atexit.register(localbroker.stop, directory, progress=lambda *_: None)
     children: list = []
+    state = None
     try:
         state = localbroker.start(directory, kafka_version=version,
                                   progress=lambda m: print(f"[kafka {version}] {m}", file=sys.stderr))
@@ -43,6 +44,10 @@ def family(request, tmp_path_factory):
     finally:
         stop_children(children)
         localbroker.stop(directory, progress=lambda *_: None)
+        left = [p for p in (state.pid, state.zookeeper_pid) if p and localbroker.is_alive(p)] if state else []
+        for pid in left:
+            localbroker._terminate(pid)
+        assert not left, f"still running after localbroker.stop: {left} (the broker, then its ZooKeeper, stop with it)"
         ARTIFACTS.mkdir(exist_ok=True)
         for log in (directory / "logs" / "server.log", directory / "logs" / "log-cleaner.log"):
             if log.exists():
