@@ -48,13 +48,17 @@ def _settled(family) -> None:
              f"the cleaner to clean {t}-0 up to its open transaction at {family.txn_start}")
 
 
+def _damaged(family) -> str:
+    return str(partition_dir(family.state.log_dir, family.topics["uncleanable"]))
+
+
 @pytest.fixture(scope="module")
 def explained(family) -> dict:
     """``explain`` over the broker (admin API, log dir, cleaner log): topic -> its one partition's row."""
     _settled(family)
     st = family.state
     rows = cli_json("explain", "--bootstrap-server", st.bootstrap, "--log-dir", st.log_dir,
-                    "--cleaner-log", str(st.cleaner_log))
+                    "--cleaner-log", str(st.cleaner_log), fault_in=_damaged(family))
     return {r["topic"]: r for r in rows}
 
 
@@ -63,7 +67,7 @@ def logdir_rows(family) -> dict:
     """``logdir --all`` over the broker's log dir: topic -> its one partition's row."""
     _settled(family)
     st = family.state
-    rows = cli_json("logdir", "--all", "--cleaner-log", str(st.cleaner_log), st.log_dir)
+    rows = cli_json("logdir", "--all", "--cleaner-log", str(st.cleaner_log), st.log_dir, fault_in=_damaged(family))
     return {r["topic"]: r for r in rows}
 
 
@@ -162,7 +166,9 @@ def test_collect_once_reads_every_source_of_the_broker(family, explained):
     page = _series(get_text(st.jmx_url, deadline=30, max_bytes=1 << 24))
     assert _one(got, "kafka_compaction_broker_cleaner_dead_threads") == _one(page, "kafka_log_logcleaner_deadthreadcount")
     assert _one(got, "kafka_compaction_broker_uncleanable_partitions") == _one(
-        page, "kafka_log_logcleanermanager_uncleanable_partitions_count")
+        page, "kafka_log_logcleanermanager_uncleanable_partitions_count") == 1.0
+    assert _one(got, "kafka_compaction_partition_uncleanable", topic=family.topics["uncleanable"],
+                exception="InvalidRecordException") == 1.0
 
 
 def test_the_cleaner_log_is_read_as_the_versions_stock_config_writes_it(family):
@@ -173,6 +179,10 @@ def test_the_cleaner_log_is_read_as_the_versions_stock_config_writes_it(family):
     assert SWAPPED[kind] in text
     read = read_cleaner_log(text.splitlines(), source=str(st.cleaner_log))
     assert read.malformed == () and read.broker_starts == 1
+    damaged = family.topics["uncleanable"]
+    u = read.uncleanable[(damaged, 0)]
+    assert (u.exception, u.log_dir) == ("InvalidRecordException", st.log_dir)
+    assert f"Marking its partition ({damaged}-0) as uncleanable" in text.splitlines()[int(u.source.rsplit(":", 1)[1]) - 1]
     for name in ("cleaned", "tombstones"):
         topic = family.topics[name]
         ends = [c.dirty_end for c in read.cleans if c.log == f"{topic}-0"]

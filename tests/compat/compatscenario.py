@@ -9,7 +9,10 @@ States (topic -> the cause ``explain`` must give):
 * ``tombstones``: rounds then tombstones, cleaned, kept by a ``delete.retention.ms`` of a day;
 * ``txn``: a transaction left open by a producer killed with SIGKILL, committed records after it: the last
   stable offset holds the cleaner;
-* ``active``: updates never rolled: every dirty record is in the active segment.
+* ``active``: updates never rolled: every dirty record is in the active segment;
+* ``uncleanable``: the first record of a dirty segment declares one byte more than it holds (its length
+  varint + 1, as tests/collectors/test_uncleanable_kafka.py does on 4.3): the cleaner fails on it while
+  building its offset map and marks the partition uncleanable (its WARN line and Kafka's gauge say so).
 """
 
 from __future__ import annotations
@@ -21,14 +24,16 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 
-from kafkatools import (compacted, create_topic, partition_dir, produce, roll, set_topic_config,
+from kafkatools import (compacted, create_topic, partition_dir, produce, roll, segment_bases, set_topic_config,
                         wait_cleaned_up_to_active, watermarks, write_rounds)
+from waiting import wait_for
 
 EXPECTED_CAUSES = {"lag": "min_compaction_lag", "ratio": "below_threshold", "txn": "open_transaction",
-                   "active": "active_segment_only"}
+                   "active": "active_segment_only", "uncleanable": "uncleanable"}
 KEYS = 30  # keys per round: a few kilobytes a segment
 TOMBSTONES = tuple(range(0, KEYS, 3))  # the keys deleted on ``tombstones``
 DAY_MS, HOUR_MS = 86_400_000, 3_600_000
+V2_HEADER = 61  # bytes of a v2 batch header: the first record's length varint follows
 
 # The killed producer: a transaction begun, its records flushed to the broker, then nothing (SIGKILL) while
 # its transaction.timeout.ms (10 min) runs; "open" on stdout once the records are on the broker.
@@ -105,9 +110,23 @@ def build(state, children: list) -> Scenario:
     t["active"] = create_topic(b, "active", **compacted(**{"segment.ms": 7 * DAY_MS}))
     produce(b, t["active"], [(f"k{i % 5}".encode(), f"v{i}".encode()) for i in range(KEYS)])
 
+    t["uncleanable"] = create_topic(b, "uncleanable", **compacted(**{"min.compaction.lag.ms": HOUR_MS}))
+    write_rounds(b, t["uncleanable"], 3, keys=KEYS)  # held dirty until the damage is in place
+    folder = partition_dir(state.log_dir, t["uncleanable"])
+    seg = folder / f"{segment_bases(folder)[0]:020d}.log"
+    original = seg.read_bytes()
+    assert original[16] == 2 and original[V2_HEADER] < 0x7E  # a v2 batch; a one-byte length varint
+    with open(seg, "r+b") as fh:  # zigzag varint: +2 declares one byte more
+        fh.seek(V2_HEADER)
+        fh.write(bytes([original[V2_HEADER] + 2]))
+
     # the cleaner takes them in turn: each waited for by its checkpoint, never by the clock
     for name in ("cleaned", "ratio", "tombstones", "txn"):
         wait_cleaned_up_to_active(state.log_dir, t[name], timeout=120)
+
+    set_topic_config(b, t["uncleanable"], **{"min.compaction.lag.ms": 0})
+    marked = f"Marking its partition ({t['uncleanable']}-0) as uncleanable"
+    wait_for(lambda: marked in state.cleaner_log.read_text(), 120, f"the cleaner's line {marked!r}")
 
     # below the ratio: a few updates the cleaner may not take under a ratio of 0.9
     set_topic_config(b, t["ratio"], **{"min.cleanable.dirty.ratio": 0.9})
@@ -123,11 +142,15 @@ def build(state, children: list) -> Scenario:
     return sc
 
 
-def cli_json(*args: str, timeout: float = 300) -> object:
-    """``python -m cli ARGS --format json`` as its own process: its parsed stdout (exit 0 asserted)."""
+def cli_json(*args: str, fault_in: str, timeout: float = 300) -> object:
+    """``python -m cli ARGS --format json`` as its own process: its parsed stdout. Its exit is 1 for the data
+    fault the damaged partition is (the command line's rule), and every line it says on stderr names that
+    partition's folder ``fault_in``: no other fault."""
     proc = subprocess.run([sys.executable, "-m", "cli", *args, "--format", "json"], capture_output=True, text=True,
                           timeout=timeout)
-    assert proc.returncode == 0, f"{args}: exit {proc.returncode}: {proc.stderr[-3000:]}"
+    said = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert proc.returncode == 1 and said and all(fault_in in ln for ln in said), \
+        f"{args}: exit {proc.returncode}: {proc.stderr[-3000:]}"
     return json.loads(proc.stdout)
 
 
