@@ -117,3 +117,23 @@ def test_rate_is_the_bytes_appended_between_refreshes(tmp_path):
     c = rep.cause(now[0])
     assert c.forecast["write_rate_bytes_per_second"] == pytest.approx(appended / 10)
     assert c.forecast["write_rate_basis"].startswith("measured")
+
+
+def test_a_kraft_log_dir_s_metadata_log_is_no_partition_of_its_and_a_zookeeper_one_reads_the_same(tmp_path):
+    """Kafka 4.x keeps its metadata log, ``__cluster_metadata-0``, in a log dir beside the topics (a 3.x broker
+    on ZooKeeper has none): it is kept by snapshots, never by the cleaner, so it is no partition of the
+    scanner's; the topics of a KRaft log dir (meta.properties version 1) and of a ZooKeeper one (version 0)
+    are read alike."""
+    kraft, zk = tmp_path / "kraft", tmp_path / "zk"
+    for d in (kraft, zk):
+        three_v2_batches(d / "orders-0" / "00000000000000000000.log")
+        (d / "cleaner-offset-checkpoint").write_text(format_checkpoint({("orders", 0): 0}))
+    (kraft / "meta.properties").write_text("node.id=1\ndirectory.id=szo-ppIvTiuL3Zv31NjCfw\nversion=1\ncluster.id=c\n")
+    (zk / "meta.properties").write_text("broker.id=1\nversion=0\ncluster.id=c\n")
+    three_v2_batches(kraft / "__cluster_metadata-0" / "00000000000000000000.log")
+    said: list[str] = []
+    snaps = [LogDirScanner([d], notify=said.append).refresh() for d in (kraft, zk)]
+    for snap in snaps:
+        assert [(r.state.topic, r.state.partition) for r in snap.partitions] == [("orders", 0)]
+        assert not snap.partition_errors and not snap.down
+    assert said == []
