@@ -137,3 +137,21 @@ def test_a_kraft_log_dir_s_metadata_log_is_no_partition_of_its_and_a_zookeeper_o
         assert [(r.state.topic, r.state.partition) for r in snap.partitions] == [("orders", 0)]
         assert not snap.partition_errors and not snap.down
     assert said == []
+
+
+def test_zookeeper_era_and_kraft_era_files_in_one_log_dir_are_said_once_and_the_log_dir_read(tmp_path):
+    """A version-0 meta.properties (ZooKeeper mode) beside KRaft's metadata log: files of both eras in one log
+    dir. One line naming both and what was expected, once while it lasts; its partitions read as usual."""
+    three_v2_batches(tmp_path / "orders-0" / "00000000000000000000.log")
+    (tmp_path / "cleaner-offset-checkpoint").write_text(format_checkpoint({("orders", 0): 0}))
+    (tmp_path / "meta.properties").write_text("broker.id=1\nversion=0\ncluster.id=c\n")
+    three_v2_batches(tmp_path / "__cluster_metadata-0" / "00000000000000000000.log")
+    said: list[str] = []
+    scanner = LogDirScanner([tmp_path], notify=said.append)
+    snap = scanner.refresh()
+    assert [(r.state.topic, r.state.partition) for r in snap.partitions] == [("orders", 0)] and not snap.down
+    assert said == [f"{tmp_path}/meta.properties: version=0 (ZooKeeper mode) beside __cluster_metadata-0 (KRaft's "
+                    "metadata log): two eras' files mixed; expected one era's (KRaft writes version=1); read as "
+                    "meta.properties says"]
+    scanner.refresh()
+    assert len(said) == 1
