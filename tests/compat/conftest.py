@@ -12,6 +12,8 @@ the tier's cost is two broker starts and the cleaner's few rounds, waited for by
 from __future__ import annotations
 
 import atexit
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from compatscenario import build, stop_children
 from kafkatools import localbroker
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"  # where tests/conftest.py keeps broker logs
+
 
 def pytest_collection_modifyitems(items):
     """Every test of this folder is in the ``compat`` tier (``pytest -m compat``)."""
@@ -45,10 +48,10 @@ def family(request, tmp_path_factory):
         stop_children(children)
         localbroker.stop(directory, progress=lambda *_: None)
         left = [p for p in (state.pid, state.zookeeper_pid) if p and localbroker.is_alive(p)] if state else []
-        for pid in left:
-            localbroker._terminate(pid)
-        assert not left, f"still running after localbroker.stop: {left} (the broker, then its ZooKeeper, stop with it)"
-        ARTIFACTS.mkdir(exist_ok=True)
+        for pid in left:  # each runs in a session of its own (localkafka.broker starts them so)
+            os.killpg(pid, signal.SIGKILL)
+        ARTIFACTS.mkdir(exist_ok=True)  # the logs kept for a failed run
         for log in (directory / "logs" / "server.log", directory / "logs" / "log-cleaner.log"):
             if log.exists():
                 (ARTIFACTS / f"kafka-{version}-{log.name}").write_bytes(log.read_bytes())
+        assert not left, f"still running after localbroker.stop: {left} (the broker, then its ZooKeeper, stop with it)"
