@@ -1,8 +1,16 @@
-"""A real single-node Apache Kafka (KRaft) broker on loopback, for the demo and the tests.
+"""A real single-node Apache Kafka broker on loopback, for the demo and the tests.
 
 This module is the broker's lifecycle: its ports, its ``server.properties``, start, wait until it
 serves, stop. The jars come from localkafka.jars (Maven, cached); Kafka's own tools, including the
 ``kafka-storage format`` a first start runs, from localkafka.kafkatools.
+
+Which Kafka: the pom's version by default, or the ``kafka_version`` a caller names (the compatibility
+tests run the versions users run). A 4.x broker runs in KRaft as a combined broker+controller, logging
+through Kafka 4's log4j2.yaml; a 3.x broker runs on a ZooKeeper node that ``start`` starts first and
+``stop`` stops after it (``broker.id`` and ``zookeeper.connect``, no ``process.roles``; no format step: the
+broker writes its own version-0 meta.properties), logging through Kafka 3's log4j.properties. Both with
+the JMX exporter and Jolokia agents, and the cleaner's log in ``log-cleaner.log`` as each stock config
+writes it.
 
 This module starts processes; it imports no Kafka client. Everything about a
 running broker is kept in ``<dir>/broker.json`` so that another process
@@ -24,12 +32,17 @@ import uuid
 from pathlib import Path
 
 from boundedhttp import FetchError, get
-from localkafka.jars import HERE, KAFKA_VERSION, BrokerError, agent_jar, classpath, fetch_jars, java
+from localkafka.jars import HERE, KAFKA_VERSION, KRAFT, ZOOKEEPER, BrokerError, agent_jar, classpath, family, fetch_jars, java
 from localkafka.kafkatools import format_storage
 from monitor.fileio import strictjson
 
 STATE_FILE = "broker.json"
 STARTED_MARKER = "Kafka Server started"
+# what server.log says once a broker serves, by family: KRaft's BrokerServer, ZooKeeper's KafkaServer
+STARTED_MARKERS = {KRAFT: STARTED_MARKER, ZOOKEEPER: "] started (kafka.server.KafkaServer)"}
+# each family's stock log4j config (a file next to this module) and the JVM property that names it
+LOG4J = {KRAFT: ("log4j2.yaml", "-Dlog4j2.configurationFile={}"),
+         ZOOKEEPER: ("log4j.properties", "-Dlog4j.configuration=file:{}")}
 
 
 # the JMX exporter agent configs start() can run (files next to this module)
@@ -56,6 +69,12 @@ class BrokerState:
     started_at: float
     jolokia_url: str = ""
     server_log_offset: int = 0  # where this run's lines start in server.log
+    zookeeper: str = ""  # a 3.x broker's ZooKeeper node (host:port), started and stopped with it
+    zookeeper_pid: int = 0
+
+    @property
+    def family(self) -> str:
+        return family(self.kafka_version)
 
     @property
     def server_log(self) -> Path:
@@ -137,10 +156,11 @@ FAST_CLEANER = {
 
 
 def _ports(previous: "BrokerState | None") -> tuple[int, int, int, int]:
-    """Broker, controller, JMX exporter and Jolokia ports: the previous run's when they are
+    """Broker, controller (or ZooKeeper), JMX exporter and Jolokia ports: the previous run's when they are
     still free (a restarted broker keeps its addresses), else fresh ones from the kernel."""
     if previous is not None and previous.jolokia_url:
-        old = [int(previous.bootstrap.rsplit(":", 1)[1]), int(previous.controller.rsplit(":", 1)[1]),
+        second = previous.controller or previous.zookeeper  # KRaft's controller port, or a 3.x broker's ZooKeeper
+        old = [int(previous.bootstrap.rsplit(":", 1)[1]), int(second.rsplit(":", 1)[1]),
                int(previous.jmx_url.rsplit(":", 1)[1].split("/")[0]),
                int(previous.jolokia_url.rsplit(":", 1)[1].split("/")[0])]
         if previous.jolokia_url and all(_port_free(p) for p in old):
@@ -163,16 +183,33 @@ def _port_free(port: int) -> bool:
             return False
 
 
-def server_properties(node_id: int, bport: int, cport: int, log_dir: Path, extra: dict | None) -> str:
+def server_properties(node_id: int, bport: int, cport: int, log_dir: Path, extra: dict | None,
+                      kind: str = KRAFT) -> str:
+    """The broker's server.properties: a KRaft broker+controller (``cport`` its controller's port), or a
+    ZooKeeper-mode broker (``kind`` ZOOKEEPER: ``cport`` its ZooKeeper's port)."""
+    if kind == ZOOKEEPER:
+        mode = {
+            "broker.id": str(node_id),
+            "zookeeper.connect": f"127.0.0.1:{cport}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{bport}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{bport}",
+        }
+    else:
+        mode = {
+            "process.roles": "broker,controller",
+            "node.id": str(node_id),
+            "controller.quorum.voters": f"{node_id}@127.0.0.1:{cport}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{bport},CONTROLLER://127.0.0.1:{cport}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{bport}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            # the share coordinator is Kafka 4's (a 3.x broker warns of an unknown setting)
+            "share.coordinator.state.topic.replication.factor": "1",
+            "share.coordinator.state.topic.min.isr": "1",
+        }
     props = {
-        "process.roles": "broker,controller",
-        "node.id": str(node_id),
-        "controller.quorum.voters": f"{node_id}@127.0.0.1:{cport}",
-        "listeners": f"PLAINTEXT://127.0.0.1:{bport},CONTROLLER://127.0.0.1:{cport}",
-        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{bport}",
-        "controller.listener.names": "CONTROLLER",
-        "inter.broker.listener.name": "PLAINTEXT",
-        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        **mode,
         "log.dirs": str(log_dir),
         "num.partitions": "1",
         "offsets.topic.replication.factor": "1",
@@ -180,8 +217,6 @@ def server_properties(node_id: int, bport: int, cport: int, log_dir: Path, extra
         "transaction.state.log.replication.factor": "1",
         "transaction.state.log.min.isr": "1",
         "transaction.state.log.num.partitions": "3",
-        "share.coordinator.state.topic.replication.factor": "1",
-        "share.coordinator.state.topic.min.isr": "1",
         "group.initial.rebalance.delay.ms": "0",
         "auto.create.topics.enable": "false",
         **FAST_CLEANER,
@@ -199,8 +234,11 @@ def start(
     progress=print,
     jmx_exporter_config: str = "jmx-exporter.yaml",
     jmx_http_server: dict | None = None,
+    kafka_version: str = KAFKA_VERSION,
 ) -> BrokerState:
-    """Format KRaft storage under ``directory`` and start a broker+controller; wait until it serves.
+    """Start a broker of ``kafka_version`` from ``directory``; wait until it serves. A 4.x one: KRaft
+    storage formatted under ``directory`` and a combined broker+controller; a 3.x one: a ZooKeeper node
+    first (``directory/zookeeper``), then the broker on it (see the module's doc).
 
     ``jmx_exporter_config``: the JMX exporter agent's rules, one of ``JMX_EXPORTER_CONFIGS`` (a file
     next to this module): the project's rule-named set by default, or the bare catch-all rule with
@@ -215,7 +253,8 @@ def start(
     existing = read_state(directory)
     if existing and is_alive(existing.pid):
         raise BrokerError(f"a broker is already running from {directory} (pid {existing.pid}, {existing.bootstrap})")
-    libs = fetch_jars(progress=progress)
+    kind = family(kafka_version)
+    libs = fetch_jars(progress=progress, version=kafka_version)
     directory.mkdir(parents=True, exist_ok=True)
     log_dir = directory / "data"
     logs_dir = directory / "logs"
@@ -224,64 +263,114 @@ def start(
     bport, cport, jport, jlport = _ports(existing)
 
     props = directory / "server.properties"
-    props.write_text(server_properties(node_id, bport, cport, log_dir, extra_config))
+    props.write_text(server_properties(node_id, bport, cport, log_dir, extra_config, kind))
     jmx_cfg = directory / "jmx-exporter.yaml"
     jmx_cfg.write_text((HERE / jmx_exporter_config).read_text() + _http_server_yaml(jmx_http_server))
-    log4j = directory / "log4j2.yaml"
-    log4j.write_text((HERE / "log4j2.yaml").read_text())
+    log4j_name, log4j_flag = LOG4J[kind]
+    log4j = directory / log4j_name
+    log4j.write_text((HERE / log4j_name).read_text())
 
     meta = log_dir / "meta.properties"
+    zookeeper, zk_pid = "", 0
     if meta.exists():
         cluster_id = _read_properties(meta).get("cluster.id", "")
+    elif kind == ZOOKEEPER:
+        cluster_id = ""  # the broker draws it at its first start (into ZooKeeper and meta.properties)
     else:
         cluster_id = kafka_uuid()
         progress(f"formatting KRaft storage in {log_dir}")
         _format(libs, log_dir, node_id, cluster_id, logs_dir, log4j)
+    if kind == ZOOKEEPER:
+        zookeeper, zk_pid = f"127.0.0.1:{cport}", _start_zookeeper(libs, directory / "zookeeper", cport, log4j, timeout)
 
     jvm = [
         f"-Xmx{heap}", f"-Xms{heap}", "-XX:+UseG1GC", *BROKER_JIT, "-Djava.awt.headless=true",
-        f"-Dlog4j2.configurationFile={log4j}", f"-Dkafka.logs.dir={logs_dir}",
+        log4j_flag.format(log4j), f"-Dkafka.logs.dir={logs_dir}",
         f"-javaagent:{agent_jar(libs)}=127.0.0.1:{jport}:{jmx_cfg}",
         f"-javaagent:{agent_jar(libs, 'jolokia-agent-jvm')}=host=127.0.0.1,port={jlport},discoveryEnabled=false",
     ]
     cmd = [java(), *jvm, "-cp", classpath(libs), "kafka.Kafka", str(props)]
     log_offset = (logs_dir / "server.log").stat().st_size if (logs_dir / "server.log").exists() else 0
     out = open(logs_dir / "stdout.log", "ab")
-    progress(f"starting Kafka {KAFKA_VERSION} on 127.0.0.1:{bport} (JMX exporter on :{jport})")
-    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            start_new_session=True, cwd=directory)
-    out.close()
+    progress(f"starting Kafka {kafka_version} on 127.0.0.1:{bport} (JMX exporter on :{jport})")
+    try:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, cwd=directory)
+    except BaseException:
+        if zk_pid:
+            _terminate(zk_pid)
+        raise
+    finally:
+        out.close()
     state = BrokerState(
         dir=str(directory), pid=proc.pid, node_id=node_id, cluster_id=cluster_id,
-        bootstrap=f"127.0.0.1:{bport}", controller=f"127.0.0.1:{cport}",
+        bootstrap=f"127.0.0.1:{bport}", controller="" if zookeeper else f"127.0.0.1:{cport}",
         jmx_url=f"{'https' if (jmx_http_server or {}).get('ssl') else 'http'}://127.0.0.1:{jport}/metrics", jolokia_url=f"http://127.0.0.1:{jlport}/jolokia",
         log_dir=str(log_dir), logs_dir=str(logs_dir),
-        kafka_version=KAFKA_VERSION, started_at=time.time(), server_log_offset=log_offset,
+        kafka_version=kafka_version, started_at=time.time(), server_log_offset=log_offset,
+        zookeeper=zookeeper, zookeeper_pid=zk_pid,
     )
     (directory / STATE_FILE).write_text(state.to_json())
     try:
         _wait_ready(state, proc, timeout, jmx_http_server or {})
+        if not state.cluster_id:  # a ZooKeeper-mode broker wrote its own at its first start
+            state = dataclasses.replace(state, cluster_id=_read_properties(meta).get("cluster.id", ""))
+            (directory / STATE_FILE).write_text(state.to_json())
     except BaseException:
         _terminate(proc.pid)
+        if zk_pid:
+            _terminate(zk_pid)
         raise
     progress(f"broker ready: bootstrap {state.bootstrap}, metrics {state.jmx_url}")
     return state
 
 
+def _start_zookeeper(libs: Path, zk_dir: Path, port: int, log4j: Path, timeout: float) -> int:
+    """A standalone ZooKeeper node on 127.0.0.1:``port`` for a 3.x broker, as Kafka 3's
+    ``zookeeper-server-start.sh`` runs one (QuorumPeerMain on Kafka's own jars and log4j.properties;
+    its logs in ``zk_dir/logs``, not in the broker's server.log); its pid once it accepts connections."""
+    data, logs = zk_dir / "data", zk_dir / "logs"
+    data.mkdir(parents=True, exist_ok=True)
+    logs.mkdir(parents=True, exist_ok=True)
+    cfg = zk_dir / "zookeeper.properties"
+    cfg.write_text(f"dataDir={data}\nclientPort={port}\nclientPortAddress=127.0.0.1\nmaxClientCnxns=0\n"
+                   "admin.enableServer=false\n")
+    cmd = [java(), "-Xmx128m", "-Xms128m", *BROKER_JIT, "-Djava.awt.headless=true",
+           f"-Dlog4j.configuration=file:{log4j}", f"-Dkafka.logs.dir={logs}",
+           "-cp", classpath(libs), "org.apache.zookeeper.server.quorum.QuorumPeerMain", str(cfg)]
+    with open(logs / "stdout.log", "ab") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, cwd=zk_dir)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise BrokerError(f"ZooKeeper exited with {proc.returncode} while starting:\n{_tail(logs / 'stdout.log')}")
+        if _port_open("127.0.0.1", port):
+            return proc.pid
+        time.sleep(0.2)
+    _terminate(proc.pid)
+    raise BrokerError(f"ZooKeeper did not accept connections on 127.0.0.1:{port} within {timeout:.0f}s; "
+                      f"see {logs / 'server.log'}")
+
+
 # One ``kafka-storage format`` per process and Kafka version (a JVM: seconds); every later broker's storage
 # is that one's files with its own ids. What format writes for a single combined node on a static quorum:
-# bootstrap.checkpoint (the feature levels of the release: the same bytes for any cluster id, node or dir
-# but for its timestamps and CRCs) and meta.properties (version, node.id, directory.id, cluster.id).
+# the feature levels of the release (the same bytes for any cluster id, node or dir but for its timestamps
+# and CRCs) and meta.properties (version, node.id, directory.id, cluster.id). Up to 4.3 the feature levels
+# are ``bootstrap.checkpoint``; from 4.4 they are a snapshot in the metadata log's own folder
+# (``__cluster_metadata-0``): ``FORMAT_WRITES`` names what is copied, by the first file's name.
 _FORMATTED: dict[Path, Path] = {}
+FORMAT_WRITES = ("bootstrap.checkpoint", "__cluster_metadata-0")
 
 
 def _format(libs: Path, log_dir: Path, node_id: int, cluster_id: str, logs_dir: Path, log4j: Path) -> None:
     """Format ``log_dir`` as ``kafka-storage format`` does (see _FORMATTED): the first time by the tool
     itself into a template, then from the template."""
+    import shutil
+
     template = _FORMATTED.get(libs)
-    if template is None or not (template / "bootstrap.checkpoint").exists():
+    if template is None or not template.exists():
         import atexit
-        import shutil
         import tempfile
 
         root = Path(tempfile.mkdtemp(prefix="kafka-format-"))
@@ -291,11 +380,19 @@ def _format(libs: Path, log_dir: Path, node_id: int, cluster_id: str, logs_dir: 
         fmt = format_storage(libs, root / "server.properties", kafka_uuid(), logs_dir, log4j)
         if fmt.returncode != 0:
             raise BrokerError(f"kafka-storage format failed:\n{fmt.stdout}\n{fmt.stderr}")
-        if sorted(p.name for p in template.iterdir()) != ["bootstrap.checkpoint", "meta.properties"]:
-            raise BrokerError(f"kafka-storage format wrote more than this module copies: {sorted(template.iterdir())}")
+        wrote = sorted(p.name for p in template.iterdir())
+        if len(wrote) != 2 or "meta.properties" not in wrote or not set(wrote) & set(FORMAT_WRITES):
+            raise BrokerError(f"kafka-storage format wrote {wrote}: expected meta.properties and one of "
+                              f"{', '.join(FORMAT_WRITES)} (what this module copies)")
         _FORMATTED[libs] = template
     log_dir.mkdir(parents=True, exist_ok=True)
-    (log_dir / "bootstrap.checkpoint").write_bytes((template / "bootstrap.checkpoint").read_bytes())
+    for entry in template.iterdir():
+        if entry.name == "meta.properties":
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, log_dir / entry.name)
+        else:
+            shutil.copyfile(entry, log_dir / entry.name)
     meta = {"node.id": str(node_id), "directory.id": kafka_uuid(), "version": "1", "cluster.id": cluster_id}
     (log_dir / "meta.properties").write_text("#\n" + "".join(f"{k}={v}\n" for k, v in meta.items()))
 
@@ -334,7 +431,7 @@ def _wait_ready(state: BrokerState, proc: subprocess.Popen, timeout: float, jmx_
         # seconds on a loaded machine, and an abandoned request is built all the same (the retries that
         # gave up on it queued behind it: 20 s and more at a load of 10)
         patience = max(2.0, min(30.0, deadline - time.monotonic()))
-        if (_log_contains(state.server_log, STARTED_MARKER, state.server_log_offset) and _port_open(host, int(port))
+        if (_log_contains(state.server_log, STARTED_MARKERS[state.family], state.server_log_offset) and _port_open(host, int(port))
                 and _jmx_ready(state.jmx_url, jmx_http_server or {}, patience)
                 and _http_ok(state.jolokia_url + "/version", deadline=patience)):
             return
@@ -398,11 +495,19 @@ def _terminate(pid: int, grace: float = 30.0) -> None:
 
 
 def stop(directory: Path, progress=print) -> bool:
-    """Stop the broker started from ``directory``; keep its data and logs. False if none ran."""
+    """Stop the broker started from ``directory`` (and then its ZooKeeper, if it has one); keep its data and
+    logs. False if none ran."""
     state = read_state(directory)
-    if state is None or not is_alive(state.pid):
+    if state is None:
+        return False
+    if state.zookeeper_pid and not is_alive(state.pid) and is_alive(state.zookeeper_pid):
+        _terminate(state.zookeeper_pid)  # a broker that died left its ZooKeeper running
+    if not is_alive(state.pid):
         return False
     progress(f"stopping broker pid {state.pid}")
     _terminate(state.pid)
+    if state.zookeeper_pid:
+        progress(f"stopping ZooKeeper pid {state.zookeeper_pid}")
+        _terminate(state.zookeeper_pid)
     progress(f"stopped; logs kept in {state.logs_dir}")
     return True

@@ -7,6 +7,12 @@ broker (localkafka.broker), the cluster (localkafka.cluster) and the tool runner
 (localkafka.kafkatools); none of them needs to know how the cache is laid out. The cache lives
 outside the work tree (``~/.cache/compaction-monitor`` or ``$COMPACTION_MONITOR_CACHE``) so a
 second start downloads nothing.
+
+Which Kafka: the pom's ``kafka.version`` unless a caller names another (``kafka_version``), each version
+in a cache folder of its own. A 4.x version resolves through ``pom.xml`` (Maven's ``-Dkafka.version``
+overrides the property); a 3.x one through ``pom-zookeeper.xml``: the ZooKeeper its brokers run on, and
+the log4j 1.x API (reload4j, as Kafka 3.x's own tarball ships) that its ``log4j.properties`` is written
+for. ``family`` says which a version is; the launcher (localkafka.broker) starts it accordingly.
 """
 
 from __future__ import annotations
@@ -37,6 +43,26 @@ def _pom_property(name: str) -> str:
 
 KAFKA_VERSION = _pom_property("kafka.version")
 JMX_EXPORTER_VERSION = _pom_property("jmx.exporter.version")
+JOLOKIA_VERSION = _pom_property("jolokia.version")
+
+# The two families of brokers the launcher starts: 3.x on ZooKeeper (Kafka 3.x's last mode that needs no
+# format step, still what Confluent Platform 7.x runs), 4.x in KRaft (the only mode 4.0 kept).
+ZOOKEEPER, KRAFT = "zookeeper", "kraft"
+POMS = {ZOOKEEPER: "pom-zookeeper.xml", KRAFT: "pom.xml"}
+
+
+def family(version: str = KAFKA_VERSION) -> str:
+    """``ZOOKEEPER`` for a Kafka 3.x version, ``KRAFT`` for 4.x and later; a version that is no
+    ``MAJOR.MINOR.PATCH`` of Kafka 3 or later is a BrokerError naming it."""
+    parts = version.split(".")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts) or int(parts[0]) < 3:
+        raise BrokerError(f"Kafka version {version!r}: expected MAJOR.MINOR.PATCH of Kafka 3.0.0 or later")
+    return ZOOKEEPER if int(parts[0]) == 3 else KRAFT
+
+
+def pom(version: str = KAFKA_VERSION) -> Path:
+    """The pom that resolves ``version``'s jars (see the module's doc)."""
+    return HERE / POMS[family(version)]
 
 
 def cache_root() -> Path:
@@ -47,21 +73,21 @@ def cache_root() -> Path:
     return Path(base) / "compaction-monitor"
 
 
-def libs_dir() -> Path:
-    """Folder of every jar the broker and its tools need, keyed by the pom's content."""
-    digest = _pom_digest()
-    return cache_root() / f"kafka-{KAFKA_VERSION}-{digest}" / "libs"
+def libs_dir(version: str = KAFKA_VERSION) -> Path:
+    """Folder of every jar a broker of ``version`` and its tools need, keyed by the version and its pom's
+    content (the default version's folder is named as before: its cache stays valid)."""
+    return cache_root() / f"kafka-{version}-{_pom_digest(version)}" / "libs"
 
 
-def _pom_digest() -> str:
+def _pom_digest(version: str = KAFKA_VERSION) -> str:
     import hashlib
 
-    return hashlib.sha1((HERE / "pom.xml").read_bytes()).hexdigest()[:10]
+    return hashlib.sha1(pom(version).read_bytes()).hexdigest()[:10]
 
 
-def fetch_jars(progress=print) -> Path:
-    """Resolve the jars with Maven once; later calls return the cached folder at once."""
-    target = libs_dir()
+def fetch_jars(progress=print, version: str = KAFKA_VERSION) -> Path:
+    """Resolve ``version``'s jars with Maven once; later calls return the cached folder at once."""
+    target = libs_dir(version)
     if (target / ".complete").exists():
         return target
     mvn = shutil.which("mvn")
@@ -69,16 +95,17 @@ def fetch_jars(progress=print) -> Path:
         raise BrokerError("Maven (`mvn`) is not on PATH: install it (Debian: apt-get install maven)")
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="libs-", dir=target.parent))
-    progress(f"resolving Apache Kafka {KAFKA_VERSION} and JMX exporter {JMX_EXPORTER_VERSION} from Maven Central ...")
+    progress(f"resolving Apache Kafka {version} and JMX exporter {JMX_EXPORTER_VERSION} from Maven Central ...")
     cmd = [
-        mvn, "-q", "-B", "-f", str(HERE / "pom.xml"),
+        mvn, "-q", "-B", "-f", str(pom(version)), f"-Dkafka.version={version}",
+        f"-Djmx.exporter.version={JMX_EXPORTER_VERSION}", f"-Djolokia.version={JOLOKIA_VERSION}",
         "dependency:copy-dependencies", f"-DoutputDirectory={tmp}", "-DincludeScope=runtime",
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         shutil.rmtree(tmp, ignore_errors=True)
         raise BrokerError(f"mvn failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    (tmp / ".complete").write_text(KAFKA_VERSION + "\n")
+    (tmp / ".complete").write_text(version + "\n")
     if target.exists():
         shutil.rmtree(target)
     tmp.rename(target)

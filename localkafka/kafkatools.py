@@ -15,7 +15,27 @@ import subprocess
 import threading
 from pathlib import Path
 
-from localkafka.jars import BrokerError, classpath, fetch_jars, java
+from localkafka.jars import KAFKA_VERSION, BrokerError, classpath, fetch_jars, java
+
+
+# Where each tool's main class lives, by the first Kafka version it is there (newest first): the tools
+# moved from core (Scala, ``kafka.*``) to the tools module (Java, ``org.apache.kafka.tools``) release by
+# release; a broker of another version is checked with its own version's tool (``kafka_version``).
+TOOL_CLASSES = {
+    "kafka-dump-log": (("4.0.0", "org.apache.kafka.tools.DumpLogSegments"), ("3.0.0", "kafka.tools.DumpLogSegments")),
+    "kafka-configs": (("4.4.0", "org.apache.kafka.tools.ConfigCommand"), ("3.0.0", "kafka.admin.ConfigCommand")),
+    "kafka-transactions": (("3.0.0", "org.apache.kafka.tools.TransactionsCommand"),),
+    "kafka-storage": (("3.0.0", "kafka.tools.StorageTool"),),
+}
+
+
+def tool_class(tool: str, kafka_version: str = KAFKA_VERSION) -> str:
+    """The main class of Kafka's ``tool`` (a ``TOOL_CLASSES`` name) in ``kafka_version``."""
+    have = tuple(int(x) for x in kafka_version.split("."))
+    for since, cls in TOOL_CLASSES[tool]:
+        if have >= tuple(int(x) for x in since.split(".")):
+            return cls
+    raise BrokerError(f"{tool}: no main class known for Kafka {kafka_version} (known from {since} on)")
 
 
 # a short-lived tool's JVM (the cluster's users, ACLs and format): a small heap that starts quickly
@@ -31,7 +51,7 @@ def option(name: str, value: object) -> str:
 def format_storage(libs: Path, props: Path, cluster_id: str, logs_dir: Path, log4j: Path | None = None):
     """Run ``kafka-storage format`` for ``props`` with ``cluster_id``; return the finished process."""
     jvm = [f"-Dkafka.logs.dir={logs_dir}"] + ([f"-Dlog4j2.configurationFile={log4j}"] if log4j else [])
-    return run_java(libs, "kafka.tools.StorageTool",
+    return run_java(libs, tool_class("kafka-storage"),
                      ["format", option("--cluster-id", cluster_id), option("--config", props), "--ignore-formatted"],
                      jvm=jvm)
 
@@ -72,38 +92,40 @@ def _shared_classes(libs: Path, main: str, jvm: list[str]) -> Path:
 
 
 
-def dump_log(files: list[Path | str], *args: str, timeout: float = 600) -> str:
-    """Run Kafka's own ``kafka-dump-log`` (DumpLogSegments) on ``files``; return its stdout.
+def dump_log(files: list[Path | str], *args: str, timeout: float = 600, kafka_version: str = KAFKA_VERSION) -> str:
+    """Run Kafka's own ``kafka-dump-log`` (DumpLogSegments) of ``kafka_version`` on ``files``; return its stdout.
 
     ``args`` are passed through, e.g. ``"--print-data-log"`` or ``"--deep-iteration"``.
     """
-    libs = fetch_jars(progress=lambda *_: None)
+    libs = fetch_jars(progress=lambda *_: None, version=kafka_version)
     argv = [option("--files", ",".join(str(f) for f in files)), *args]
-    proc = run_java(libs, "org.apache.kafka.tools.DumpLogSegments", argv,
+    proc = run_java(libs, tool_class("kafka-dump-log", kafka_version), argv,
                      jvm=["-Xmx512m", "-Dlog4j2.level=WARN"], timeout=timeout)
     if proc.returncode != 0:
         raise BrokerError(f"kafka-dump-log failed ({proc.returncode}): {proc.stderr[-2000:]}")
     return proc.stdout
 
 
-def transactions_tool(bootstrap: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+def transactions_tool(bootstrap: str, *args: str, timeout: float = 120,
+                      kafka_version: str = KAFKA_VERSION) -> subprocess.CompletedProcess:
     """Run Kafka's own ``kafka-transactions.sh`` (TransactionsCommand) against ``bootstrap``, e.g.
     ``find-hanging --broker-id 1`` or ``abort --topic T --partition 0 --start-offset N``."""
-    libs = fetch_jars(progress=lambda *_: None)
-    return run_java(libs, "org.apache.kafka.tools.TransactionsCommand", ["--bootstrap-server", bootstrap, *args],
+    libs = fetch_jars(progress=lambda *_: None, version=kafka_version)
+    return run_java(libs, tool_class("kafka-transactions", kafka_version), ["--bootstrap-server", bootstrap, *args],
                      jvm=["-Xmx256m", "-XX:TieredStopAtLevel=1", "-Dlog4j2.level=WARN"], timeout=timeout)
 
 
-def configs_tool(bootstrap: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    """Run Kafka's own ``kafka-configs.sh`` (kafka.admin.ConfigCommand) against ``bootstrap``, e.g.
+def configs_tool(bootstrap: str, *args: str, timeout: float = 120,
+                 kafka_version: str = KAFKA_VERSION) -> subprocess.CompletedProcess:
+    """Run Kafka's own ``kafka-configs.sh`` (ConfigCommand) against ``bootstrap``, e.g.
     ``--alter --entity-type brokers --entity-default --add-config log.cleaner.threads=2``."""
-    libs = fetch_jars(progress=lambda *_: None)
-    return run_java(libs, "kafka.admin.ConfigCommand", ["--bootstrap-server", bootstrap, *args],
+    libs = fetch_jars(progress=lambda *_: None, version=kafka_version)
+    return run_java(libs, tool_class("kafka-configs", kafka_version), ["--bootstrap-server", bootstrap, *args],
                      jvm=["-Xmx256m", "-XX:TieredStopAtLevel=1", "-Dlog4j2.level=WARN"], timeout=timeout)
 
 
 def dump_log_command(files: list[str], *args: str) -> list[str]:
     """The java command line of ``kafka-dump-log``, for callers that stream its output."""
     libs = fetch_jars(progress=lambda *_: None)
-    return [java(), "-Xmx512m", "-cp", classpath(libs), "org.apache.kafka.tools.DumpLogSegments",
+    return [java(), "-Xmx512m", "-cp", classpath(libs), tool_class("kafka-dump-log"),
             option("--files", ",".join(files)), *args]

@@ -20,10 +20,10 @@ def inspect_jsonl(paths) -> list[dict]:
     return [json.loads(line) for line in out.getvalue().splitlines()]
 
 
-def dump(files, *args: str) -> tuple[str, list]:
-    """kafka-dump-log's text for ``files`` (``--print-data-log`` unless other ``args`` are given) and
-    its batches as ``DumpParser`` reads them."""
-    text = localtools.dump_log(list(files), *(args or ("--print-data-log",)))
+def dump(files, *args: str, kafka_version: str = localtools.KAFKA_VERSION) -> tuple[str, list]:
+    """kafka-dump-log's text for ``files`` (``--print-data-log`` unless other ``args`` are given; the tool of
+    ``kafka_version``) and its batches as ``DumpParser`` reads them."""
+    text = localtools.dump_log(list(files), *(args or ("--print-data-log",)), kafka_version=kafka_version)
     # the tool ends lines with "\n" only; str.splitlines would also cut printed payloads at \r, \x1c..\x1e
     parser = DumpParser(text.split("\n"), "kafka-dump-log")
     batches = list(parser.batches())

@@ -2,7 +2,9 @@
 
 Both give the same MBeans (kafka.log:type=LogCleaner / LogCleanerManager); both
 become one ``CleanerGauges`` with Kafka's units turned into base units: the dirty
-percent into a 0..1 ratio, milliseconds into seconds.
+percent into a 0..1 ratio, milliseconds into seconds. The MBeans, and so the page's
+names, are the same in Kafka 3.9 (ZooKeeper) and 4.x (KRaft), whose pages differ in
+their controller metrics only, none read here (tests/compat checks the page of each).
 """
 
 from __future__ import annotations

@@ -74,6 +74,8 @@ def resolve(paths, node=ANY) -> Resolved:
                 "each broker found under the paths is read by its own scanner)")
             continue
         out.found[f.path] = f
+        if f.note:
+            out.said[f"{f.path} (eras)"] = f.note
         if f.problem is not None:
             out.down[f.path] = f.problem
         else:

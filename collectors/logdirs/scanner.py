@@ -417,7 +417,7 @@ class LogDirScanner:
         for what in sorted(named.keys() - self._named):
             why = named[what]
             said = what.endswith((" (duplicate)", " (fault)", " (found)", " (unlisted)", " (cut)", " (other broker)",
-                                  " (down)"))
+                                  " (down)", " (eras)"))
             self.notify(printable(why if said else f"{what}: ignored: {why}"))
         self._named = set(named)
 

@@ -72,6 +72,7 @@ class FoundLogDir:
     node_id: str | None = None
     cluster_id: str | None = None
     problem: tuple[str, str] | None = None  # (kind: meta_properties | cluster_conflict, one line naming the file)
+    note: str | None = None  # something to say once while it lasts, the log dir read all the same (mixed eras)
 
     def describe(self) -> str:
         who = f"node.id {self.node_id}" if self.node_id else "no meta.properties"
@@ -234,7 +235,20 @@ def _found(root: str, d: str) -> FoundLogDir:
         return FoundLogDir(d, layout_of(d), cluster_id=meta.get("cluster.id"),
                            problem=(META, f"{meta_path}: no node.id or broker.id (an int) in it: which broker this "
                                           "log dir belongs to is unknown, none of it read"))
-    return FoundLogDir(d, layout_of(d), node, meta.get("cluster.id") or None)
+    return FoundLogDir(d, layout_of(d), node, meta.get("cluster.id") or None, note=_mixed_eras(d, meta_path, meta))
+
+
+METADATA_LOG = "__cluster_metadata-0"  # KRaft's metadata log (a folder of the log dir, Kafka 3.3+ in KRaft, 4.x)
+
+
+def _mixed_eras(d: str, meta_path: str, meta: dict) -> str | None:
+    """A version-0 meta.properties (a ZooKeeper-mode broker's) beside KRaft's metadata log: files of both eras
+    in one log dir (a KRaft broker rewrites its meta.properties as version 1 at its first start). Said in one
+    line naming both; the log dir is read as its meta.properties says."""
+    if meta.get("version") == "0" and os.path.isdir(os.path.join(d, METADATA_LOG)):
+        return (f"{meta_path}: version=0 (ZooKeeper mode) beside {METADATA_LOG} (KRaft's metadata log): two eras' "
+                "files mixed; expected one era's (KRaft writes version=1); read as meta.properties says")
+    return None
 
 
 def layout_of(d: str) -> str:

@@ -40,6 +40,7 @@ from monitor.kafka.checkpoint import CHECKPOINT_FILES, CheckpointError, read_che
 from monitor.kafka.kafkanames import (SEGMENT_SUFFIXES, SNAPSHOT_SUFFIX, TEMP_SUFFIXES, offset_file, offset_prefix,
                                 partition_name, stray_reason)
 from monitor.fileio.regularfile import NotRegularFile, PathError, check_regular, open_regular, os_reason
+from monitor.fileio.excerpt import excerpt
 
 KAFKA_OWN_DIRS = ("remote-log-index-cache",)  # RemoteIndexCache.DIR_NAME: LogManager skips it, so do we
 NOT_LIVE = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)\.(?P<id>[0-9a-zA-Z_-]+)-(?P<kind>delete|future|stray)$")
@@ -240,7 +241,33 @@ def load_meta_properties(path: str | Path) -> dict[str, str]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise MetaPropertiesError(f"{path}: byte {exc.start}: not UTF-8 text") from None
-    return parse_properties(text)
+    meta = parse_properties(text)
+    _check_meta_version(path, meta)
+    return meta
+
+
+# meta.properties' versions (Kafka's MetaPropertiesVersion) and the key each names its broker by: 0 is a
+# ZooKeeper-mode broker's (Kafka 3.x and older), 1 a KRaft node's (3.x in KRaft, every 4.x), which also
+# carries its directory.id (3.7+). A file without ``version`` (hand-written, very old) goes by the key it has.
+META_VERSIONS = {"0": ("broker.id", "ZooKeeper mode"), "1": ("node.id", "KRaft")}
+META_EXPECTED = "version=0 (ZooKeeper mode: broker.id) or version=1 (KRaft: node.id, directory.id)"
+
+
+def _check_meta_version(path, meta: dict[str, str]) -> None:
+    """A version this reader does not know, or a broker id under the other version's key (ZooKeeper-era and
+    KRaft-era keys mixed): ``MetaPropertiesError``, one line naming the file and what was expected: which
+    broker the log dir belongs to is then not guessed."""
+    version = meta.get("version")
+    if version is None:
+        return
+    if version not in META_VERSIONS:
+        raise MetaPropertiesError(f"{path}: version={excerpt(version)}: a meta.properties version this reader does "
+                                  f"not know; expected {META_EXPECTED}")
+    key, mode = META_VERSIONS[version]
+    other = next(k for v, (k, _) in META_VERSIONS.items() if v != version)
+    if key not in meta and other in meta:
+        raise MetaPropertiesError(f"{path}: version={version} ({mode}) names its broker by {other}, the other "
+                                  f"version's key (ZooKeeper-era and KRaft-era keys mixed); expected {META_EXPECTED}")
 
 
 def read_meta_properties(path: str | Path) -> dict[str, str]:

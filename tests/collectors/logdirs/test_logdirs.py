@@ -117,3 +117,41 @@ def test_rate_is_the_bytes_appended_between_refreshes(tmp_path):
     c = rep.cause(now[0])
     assert c.forecast["write_rate_bytes_per_second"] == pytest.approx(appended / 10)
     assert c.forecast["write_rate_basis"].startswith("measured")
+
+
+def test_a_kraft_log_dir_s_metadata_log_is_no_partition_of_its_and_a_zookeeper_one_reads_the_same(tmp_path):
+    """Kafka 4.x keeps its metadata log, ``__cluster_metadata-0``, in a log dir beside the topics (a 3.x broker
+    on ZooKeeper has none): it is kept by snapshots, never by the cleaner, so it is no partition of the
+    scanner's; the topics of a KRaft log dir (meta.properties version 1) and of a ZooKeeper one (version 0)
+    are read alike."""
+    kraft, zk = tmp_path / "kraft", tmp_path / "zk"
+    for d in (kraft, zk):
+        three_v2_batches(d / "orders-0" / "00000000000000000000.log")
+        (d / "cleaner-offset-checkpoint").write_text(format_checkpoint({("orders", 0): 0}))
+    (kraft / "meta.properties").write_text("node.id=1\ndirectory.id=szo-ppIvTiuL3Zv31NjCfw\nversion=1\ncluster.id=c\n")
+    (zk / "meta.properties").write_text("broker.id=1\nversion=0\ncluster.id=c\n")
+    three_v2_batches(kraft / "__cluster_metadata-0" / "00000000000000000000.log")
+    said: list[str] = []
+    snaps = [LogDirScanner([d], notify=said.append).refresh() for d in (kraft, zk)]
+    for snap in snaps:
+        assert [(r.state.topic, r.state.partition) for r in snap.partitions] == [("orders", 0)]
+        assert not snap.partition_errors and not snap.down
+    assert said == []
+
+
+def test_zookeeper_era_and_kraft_era_files_in_one_log_dir_are_said_once_and_the_log_dir_read(tmp_path):
+    """A version-0 meta.properties (ZooKeeper mode) beside KRaft's metadata log: files of both eras in one log
+    dir. One line naming both and what was expected, once while it lasts; its partitions read as usual."""
+    three_v2_batches(tmp_path / "orders-0" / "00000000000000000000.log")
+    (tmp_path / "cleaner-offset-checkpoint").write_text(format_checkpoint({("orders", 0): 0}))
+    (tmp_path / "meta.properties").write_text("broker.id=1\nversion=0\ncluster.id=c\n")
+    three_v2_batches(tmp_path / "__cluster_metadata-0" / "00000000000000000000.log")
+    said: list[str] = []
+    scanner = LogDirScanner([tmp_path], notify=said.append)
+    snap = scanner.refresh()
+    assert [(r.state.topic, r.state.partition) for r in snap.partitions] == [("orders", 0)] and not snap.down
+    assert said == [f"{tmp_path}/meta.properties: version=0 (ZooKeeper mode) beside __cluster_metadata-0 (KRaft's "
+                    "metadata log): two eras' files mixed; expected one era's (KRaft writes version=1); read as "
+                    "meta.properties says"]
+    scanner.refresh()
+    assert len(said) == 1

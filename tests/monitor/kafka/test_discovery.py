@@ -168,3 +168,32 @@ def test_a_log_dir_is_known_by_its_files_without_listing_its_partitions(tmp_path
     found = discover_log_dirs(d, max_entries=1)
     assert [f.path for f in found.log_dirs] == [str(d)] and found.entries == 0
     assert [f.path for f in discover_log_dirs(tmp_path / "data", max_entries=1).log_dirs] == [str(d)]
+
+
+def test_a_meta_properties_of_each_era_names_its_broker_and_an_unknown_or_mixed_one_is_said_in_one_line(tmp_path):
+    """Version 0 (a ZooKeeper-mode broker: broker.id, as Kafka 3.9 writes it) and version 1 (a KRaft node:
+    node.id and directory.id, as 4.x writes it) both name the broker; a version this reader does not know,
+    and a broker id under the other version's key, are the log dir's problem in one line naming the file
+    and what was expected; the other log dirs are read."""
+    zk = log_dir(tmp_path / "zk" / "kafka-log0", node=None)
+    (zk / "meta.properties").write_text("#\n#Mon Dec 07 14:51:40 UTC 2026\nbroker.id=1\nversion=0\n"
+                                        "cluster.id=B9zIzbXZQ_-zXnk77uo4Dw\n")
+    kraft = log_dir(tmp_path / "kraft" / "kafka-log0", node=None)
+    (kraft / "meta.properties").write_text("#\nnode.id=2\ndirectory.id=szo-ppIvTiuL3Zv31NjCfw\nversion=1\n"
+                                           "cluster.id=B9zIzbXZQ_-zXnk77uo4Dw\n")
+    future = log_dir(tmp_path / "future" / "kafka-log0", node=None)
+    (future / "meta.properties").write_text("version=2\nnode.id=3\ncluster.id=c\n")
+    mixed = log_dir(tmp_path / "mixed" / "kafka-log0", node=None)
+    (mixed / "meta.properties").write_text("version=1\nbroker.id=4\ncluster.id=c\n")
+    found = {Path(f.path).parent.name: f for f in discover_log_dirs(tmp_path).log_dirs}
+    assert (found["zk"].node_id, found["zk"].problem) == ("1", None)
+    assert (found["kraft"].node_id, found["kraft"].problem) == ("2", None)
+    expected = "expected version=0 (ZooKeeper mode: broker.id) or version=1 (KRaft: node.id, directory.id)"
+    kind, why = found["future"].problem
+    assert kind == META and why.startswith(f"{future}/meta.properties: version='2': a meta.properties version "
+                                           f"this reader does not know; {expected}; which broker")
+    kind, why = found["mixed"].problem
+    assert kind == META and why.startswith(f"{mixed}/meta.properties: version=1 (KRaft) names its broker by "
+                                           f"broker.id, the other version's key (ZooKeeper-era and KRaft-era keys "
+                                           f"mixed); {expected}")
+    assert "\n" not in why
