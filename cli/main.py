@@ -176,7 +176,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     log_dirs = [d for b in (cluster.brokers if cluster else ()) for d in b.log_dirs]
     cleaner_logs = [b.cleaner_log for b in (cluster.brokers if cluster else ()) if b.cleaner_log]
     if len(cleaner_logs) > 1:
-        _err("explain: several brokers have a cleaner_log; explain reads one broker's log dirs: give --log-dir "
+        _err("explain: several brokers have a cleaner_log; explain reads one cleaner log: give --log-dir "
              "and --cleaner-log of one broker")
         return 2
     if not log_dirs:
