@@ -19,24 +19,32 @@ from monitor.verdicts.facts import segment_file
 
 
 def run_explain(selectors, *, config, log_dirs, fmt: str = "text", bootstrap: str | None = None,
-                topic_overrides: dict | None = None, admin=None, cleaner_log: str | None = None, out=sys.stdout,
-                err=sys.stderr, admin_error: str | None = None, groups=None) -> int:
+                topic_overrides: dict | None = None, admin=None, cleaner_log: str | None = None, out=None,
+                err=None, admin_error: str | None = None, groups=None, cleaner_logs=None) -> int:
     """One read of the log dirs: the write rate is the one-shot estimate from each dirty section, and how
     long a partition has been eligible is unknown (the collector measures both). The paths are read as one
     part per broker found under them (``collectors.export.facts.from_scan_brokers``): with ``admin``, each
     partition's own broker's cleaner settings (its node.id from meta.properties) join its cause, and its next
     clean is forecast in its own broker's queue. With ``admin`` too, the chosen topics'
     configuration review (``monitor.verdicts.configreview``: the checks of ``topics lint``, on the same
-    facts; the consumer-group check with ``groups``, the admin API's ``GroupSnapshot``)."""
+    facts; the consumer-group check with ``groups``, the admin API's ``GroupSnapshot``). ``cleaner_log`` is
+    one broker's log-cleaner.log; ``cleaner_logs``, several brokers' as ``(log dirs, cleaner log)`` (the
+    config's brokers): each read for the broker found under its log dirs (``_cleaners_by_node``)."""
     from collectors.export.facts import from_scan_brokers
+
+    # the streams of the call, not of the import (an in-process caller may have replaced them since)
+    out, err = out or sys.stdout, err or sys.stderr
 
     # list_undecided: a partition folder whose policy is unknown here is said as ``logdir`` says it, not "no such"
     snap = scan(log_dirs, config, topic_overrides, err, "explain", admin=admin, admin_error=admin_error,
                 list_undecided=True)
     cleaner = read_cleaner_log(cleaner_log, err, "explain") if cleaner_log else None
+    cleaners_ok = True
+    if cleaner_logs:
+        cleaner, cleaners_ok = _cleaners_by_node(cleaner_logs, snap, err)
     # one part per broker under the paths: each partition with its own broker's settings and cleaner queue
     brokers = from_scan_brokers(snap, admin=admin, cleaner=cleaner, bootstrap=bootstrap)
-    if cleaner is not None and len(brokers) > 1:  # one broker's file: which one, the paths do not tell
+    if cleaner is not None and not isinstance(cleaner, dict) and len(brokers) > 1:  # whose: the paths do not tell
         print(f"explain: {cleaner_log}: one broker's cleaner log, read here for each of brokers "
               f"{', '.join(b.broker for b in brokers)} found under the paths: give one broker's log dirs with "
               "--cleaner-log to have only its partitions judged by it", file=err)
@@ -69,7 +77,31 @@ def run_explain(selectors, *, config, log_dirs, fmt: str = "text", bootstrap: st
             out.write(format_config_review(reviewed) + "\n")
     if missing:
         return 2
-    return exit_code(snap, cleaner_ok=cleaner is not None or not cleaner_log)
+    return exit_code(snap, cleaner_ok=cleaners_ok and (cleaner is not None or not cleaner_log))
+
+
+def _cleaners_by_node(cleaner_logs, snap, err) -> tuple[dict, bool]:
+    """node.id -> what its log-cleaner.log says, for each ``(log dirs, cleaner log)``: the log is that broker's
+    whose log dirs (meta.properties' node.id) the scan found under those paths; when they hold no broker or
+    several, it is not read and the line says why. Returns the states and whether every log was read."""
+    from pathlib import Path
+
+    out, ok = {}, True
+    for dirs, path in cleaner_logs:
+        nodes = sorted({f.node_id for p, f in snap.found.items() if f.node_id and any(
+            Path(p) == Path(d) or Path(d) in Path(p).parents for d in dirs)})
+        if len(nodes) != 1:
+            print(f"explain: {path}: not read: it is the cleaner log of the broker with log dirs {', '.join(dirs)}, "
+                  f"under which {'no broker was found' if not nodes else 'brokers ' + ', '.join(nodes) + ' were found'}",
+                  file=err)
+            ok = False
+            continue
+        state = read_cleaner_log(path, err, "explain")
+        if state is None:
+            ok = False
+        else:
+            out[nodes[0]] = state
+    return out, ok
 
 
 def format_undecided(u) -> str:

@@ -218,21 +218,26 @@ def scan_brokers(snapshot) -> list[tuple[str | None, object]]:
     return out
 
 
-def from_scan_brokers(snapshot, *, admin=None, cleaner: CleanerLogState | None = None,
+def from_scan_brokers(snapshot, *, admin=None, cleaner: CleanerLogState | dict | None = None,
                       bootstrap: str | None = None) -> tuple[LogDirFacts, ...]:
     """``from_scan`` once per broker whose log dirs the scan found (``scan_brokers``): each partition judged
     with its own broker's cleaner settings (``admin``, by the node.id of its log dir's meta.properties) and
     placed in its own broker's cleaner queue. Why: a path may hold several brokers' log dirs (a node's
     volumes, a DaemonSet's hostPath, copies of a cluster's), each broker runs its own cleaner with its own
     settings; ``explain`` took the first node's settings for every partition and forecast one queue over
-    both brokers' partitions (issue 42). Each part's facts carry its node.id as ``broker``."""
+    both brokers' partitions (issue 42). Each part's facts carry its node.id as ``broker``. ``cleaner``: one
+    log-cleaner.log's state for every part, or node.id -> each broker's own (none for a node not in it)."""
+    def mine(node):
+        return cleaner.get(node) if isinstance(cleaner, dict) else cleaner
+
     parts = scan_brokers(snapshot)
     if len(parts) == 1:
-        return (from_scan(snapshot, admin=admin, node=parts[0][0], cleaner=cleaner, bootstrap=bootstrap),)
+        node = parts[0][0]
+        return (from_scan(snapshot, admin=admin, node=node, cleaner=mine(node), bootstrap=bootstrap),)
     return tuple(replace(f, broker=node, partitions=tuple(replace(p, broker=node) for p in f.partitions),
                          unreadable=tuple(replace(p, broker=node) for p in f.unreadable))
                  for node, part in parts
-                 for f in (from_scan(part, admin=admin, node=node, cleaner=cleaner, bootstrap=bootstrap),))
+                 for f in (from_scan(part, admin=admin, node=node, cleaner=mine(node), bootstrap=bootstrap),))
 
 
 def _cleaner_log(statuses, cluster: str, broker: str | None) -> CleanerLogState | None:
