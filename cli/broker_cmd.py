@@ -27,12 +27,12 @@ def cmd_broker(args: argparse.Namespace) -> int:
                 _err(f"--override {bad[0]!r}: expected KEY=VALUE")
                 return 2
             extra = dict(kv.split("=", 1) for kv in args.override or [])
-            if args.brokers != 1 or args.security != "plaintext":
+            if args.brokers != 1 or args.security != "plaintext" or args.jmx_auth:
                 if extra:
-                    _err("--override applies to the single broker only")
+                    _err("--override applies to the single plaintext broker only")
                     return 2
                 cstate = cluster.start(Path(args.dir), brokers=args.brokers, security=args.security,
-                                       progress=progress)
+                                       jmx_auth=args.jmx_auth, progress=progress)
                 _print_cluster(cstate)
                 return 0
             state = broker.start(Path(args.dir), extra_config=extra, progress=progress)
@@ -92,6 +92,17 @@ def _print_cluster(cstate) -> int:
         print(f"security:    SASL_SSL, SCRAM-SHA-512; CA {cstate.ca_pem}")
         for user, path in cstate.password_files.items():
             print(f"user:        {user} (password in {path})")
+    if cstate.jmx_username:
+        print(f"jmx auth:    HTTP Basic, user {cstate.jmx_username} (password in {cstate.jmx_password_file})")
+    if cstate.collect_config:
+        # the client settings collect is given, as in the file: the password a reference to its file
+        from localkafka.security import collect_config
+
+        client = collect_config(cstate)["clusters"][0]["client"]
+        for key, value in client.items():
+            print(f"client:      {key}={value}")
+        print(f"collect:     compaction-monitor collect --config {cstate.collect_config}  (mode 0600; the "
+              "passwords by reference to their files)")
     for b in nodes:
         print(f"node {b.node_id}:      {'running' if broker.is_alive(b.pid) else 'stopped'} (pid {b.pid}) "
               f"{b.bootstrap} jmx {b.jmx_url} jolokia {b.jolokia_url} log dir {b.log_dir} logs {b.logs_dir}")

@@ -19,52 +19,89 @@ from monitor.verdicts.facts import segment_file
 
 
 def run_explain(selectors, *, config, log_dirs, fmt: str = "text", bootstrap: str | None = None,
-                topic_overrides: dict | None = None, admin=None, cleaner_log: str | None = None, out=sys.stdout,
-                err=sys.stderr, admin_error: str | None = None, groups=None) -> int:
+                topic_overrides: dict | None = None, admin=None, cleaner_log: str | None = None, out=None,
+                err=None, admin_error: str | None = None, groups=None, cleaner_logs=None) -> int:
     """One read of the log dirs: the write rate is the one-shot estimate from each dirty section, and how
-    long a partition has been eligible is unknown (the collector measures both). With ``admin``, the
-    broker's cleaner settings (its node.id from meta.properties) join the causes, and the chosen topics'
+    long a partition has been eligible is unknown (the collector measures both). The paths are read as one
+    part per broker found under them (``collectors.export.facts.from_scan_brokers``): with ``admin``, each
+    partition's own broker's cleaner settings (its node.id from meta.properties) join its cause, and its next
+    clean is forecast in its own broker's queue. With ``admin`` too, the chosen topics'
     configuration review (``monitor.verdicts.configreview``: the checks of ``topics lint``, on the same
-    facts; the consumer-group check with ``groups``, the admin API's ``GroupSnapshot``)."""
-    from collectors.export.facts import from_scan
+    facts; the consumer-group check with ``groups``, the admin API's ``GroupSnapshot``). ``cleaner_log`` is
+    one broker's log-cleaner.log; ``cleaner_logs``, several brokers' as ``(log dirs, cleaner log)`` (the
+    config's brokers): each read for the broker found under its log dirs (``_cleaners_by_node``)."""
+    from collectors.export.facts import from_scan_brokers
+
+    # the streams of the call, not of the import (an in-process caller may have replaced them since)
+    out, err = out or sys.stdout, err or sys.stderr
 
     # list_undecided: a partition folder whose policy is unknown here is said as ``logdir`` says it, not "no such"
     snap = scan(log_dirs, config, topic_overrides, err, "explain", admin=admin, admin_error=admin_error,
                 list_undecided=True)
     cleaner = read_cleaner_log(cleaner_log, err, "explain") if cleaner_log else None
-    facts = from_scan(snap, admin=admin, node=_node_id(snap) if admin is not None else None, cleaner=cleaner,
-                      bootstrap=bootstrap)
-    whole, parts, missing = parse_selectors(selectors, facts.topics() | _error_topics(snap))
+    cleaners_ok = True
+    if cleaner_logs:
+        cleaner, cleaners_ok = _cleaners_by_node(cleaner_logs, snap, err)
+    # one part per broker under the paths: each partition with its own broker's settings and cleaner queue
+    brokers = from_scan_brokers(snap, admin=admin, cleaner=cleaner, bootstrap=bootstrap)
+    if cleaner is not None and not isinstance(cleaner, dict) and len(brokers) > 1:  # whose: the paths do not tell
+        print(f"explain: {cleaner_log}: one broker's cleaner log, read here for each of brokers "
+              f"{', '.join(b.broker for b in brokers)} found under the paths: give one broker's log dirs with "
+              "--cleaner-log to have only its partitions judged by it", file=err)
+    whole, parts, missing = parse_selectors(selectors, set().union(*(b.topics() for b in brokers)) | _error_topics(snap))
     undecided = {}  # selected partitions not judged (policy unknown here), as logdir lists them
     if missing:
         u_whole, u_parts, missing = parse_selectors(missing, {t for t, _ in snap.undecided}, set(snap.undecided))
         undecided = {k: u for k, u in sorted(snap.undecided.items()) if k[0] in u_whole or k in u_parts}
     for sel in missing:
         print(f"explain: {sel}: no such compacted topic or partition in {', '.join(map(str, log_dirs))}", file=err)
-    chosen = [f for f in facts.every() if not selectors or f.topic in whole or f.key in parts]
-    queue = facts.queue.cleans if facts.queue is not None else {}  # the broker's cleaner queue, forecast
-    reviewed = config_review(sorted({f.topic for f in chosen}), facts, admin, groups, bootstrap,
+    chosen = [(f, b.queue) for f, b in _every(brokers) if not selectors or f.topic in whole or f.key in parts]
+    reviewed = config_review(sorted({f.topic for f, _ in chosen}), brokers, admin, groups, bootstrap,
                              admin_error or "no --bootstrap-server given")
     if fmt == "json":
-        strictjson.dump([f.cause.as_dict() | {"log_dir": f.log_dir, "next_clean": _next_clean(queue.get(f.key)),
+        strictjson.dump([f.cause.as_dict() | {"log_dir": f.log_dir, "next_clean": _next_clean(_next(q, f)),
                                               "config_review": _of_topic(reviewed, f.topic)}
-                         for f in chosen] + [_undecided_json(u) for u in undecided.values()], out, indent=2)
+                         for f, q in chosen] + [_undecided_json(u) for u in undecided.values()], out, indent=2)
         out.write("\n")
     else:
-        for f in chosen:
-            nxt = queue.get(f.key)
-            more = f"\n  queue:     {in_words(nxt, facts.queue.now_ms)}" if nxt is not None else ""
+        for f, q in chosen:
+            nxt = _next(q, f)  # in its own broker's cleaner queue
+            more = f"\n  queue:     {in_words(nxt, q.now_ms)}" if nxt is not None else ""
             out.write(format_cause(f.cause, f.log_dir) + more + "\n")
         for u in undecided.values():
             out.write(format_undecided(u) + "\n")
-        unchecked = format_unchecked(f.cause for f in chosen)
+        unchecked = format_unchecked(f.cause for f, _ in chosen)
         if unchecked:
             out.write(unchecked + "\n")
         if chosen:
             out.write(format_config_review(reviewed) + "\n")
     if missing:
         return 2
-    return exit_code(snap, cleaner_ok=cleaner is not None or not cleaner_log)
+    return exit_code(snap, cleaner_ok=cleaners_ok and (cleaner is not None or not cleaner_log))
+
+
+def _cleaners_by_node(cleaner_logs, snap, err) -> tuple[dict, bool]:
+    """node.id -> what its log-cleaner.log says, for each ``(log dirs, cleaner log)``: the log is that broker's
+    whose log dirs (meta.properties' node.id) the scan found under those paths; when they hold no broker or
+    several, it is not read and the line says why. Returns the states and whether every log was read."""
+    from pathlib import Path
+
+    out, ok = {}, True
+    for dirs, path in cleaner_logs:
+        nodes = sorted({f.node_id for p, f in snap.found.items() if f.node_id and any(
+            Path(p) == Path(d) or Path(d) in Path(p).parents for d in dirs)})
+        if len(nodes) != 1:
+            print(f"explain: {path}: not read: it is the cleaner log of the broker with log dirs {', '.join(dirs)}, "
+                  f"under which {'no broker was found' if not nodes else 'brokers ' + ', '.join(nodes) + ' were found'}",
+                  file=err)
+            ok = False
+            continue
+        state = read_cleaner_log(path, err, "explain")
+        if state is None:
+            ok = False
+        else:
+            out[nodes[0]] = state
+    return out, ok
 
 
 def format_undecided(u) -> str:
@@ -77,17 +114,18 @@ def format_undecided(u) -> str:
                       f"  why:       {u.reason}", f"  on disk:   {bytes_iec(u.log_bytes)} in {segs}"])
 
 
-def config_review(topics, facts, admin, groups, bootstrap: str | None, why: str):
+def config_review(topics, brokers, admin, groups, bootstrap: str | None, why: str):
     """The configuration review of ``topics`` (``monitor.verdicts.configreview.review``, the table ``topics
-    lint`` and the collector's topic_config_finding run) from this read's partitions, the admin API's live
-    configs and the groups' lags; without live configs, every check not run for ``why``."""
+    lint`` and the collector's topic_config_finding run) from this read's partitions (every broker's part,
+    ``brokers``), the admin API's live configs and the groups' lags; without live configs, every check not
+    run for ``why``."""
     from collectors.export.review import review_facts
     from monitor.verdicts.configreview import review, unreviewed
 
     if admin is None:
         return unreviewed(topics, why)
-    mine = [t for t in review_facts(admin, groups, [f.report for f in facts.partitions], facts.snapshot.taken_at)
-            if t.topic in topics]
+    reports = [f.report for b in brokers for f in b.partitions]
+    mine = [t for t in review_facts(admin, groups, reports, brokers[0].snapshot.taken_at) if t.topic in topics]
     return review(mine, bootstrap=bootstrap)
 
 
@@ -125,9 +163,24 @@ def _error_topics(snap) -> set[str]:
     return {topic for topic, _ in snap.partition_errors}
 
 
-def _node_id(snap) -> str | None:
-    """The broker's node.id, from the first log dir found whose meta.properties has one."""
-    return next((f.node_id for f in snap.found.values() if f.node_id), None)
+def _every(brokers) -> list:
+    """``(partition facts, its broker's facts)`` of every broker's part, by (topic, partition) then broker
+    (two brokers' replicas of one partition each with its own); a partition that could not be read and
+    whose broker is not known (in every part: ``scan_brokers``) once."""
+    out, unread = [], set()
+    for b in brokers:
+        for f in b.every():
+            if f.report is None:
+                if (f.key, f.fault) in unread:
+                    continue
+                unread.add((f.key, f.fault))
+            out.append((f, b))
+    return sorted(out, key=lambda fb: (fb[0].key, len(fb[0].broker), fb[0].broker))
+
+
+def _next(queue, f):
+    """A partition's next clean in its broker's forecast queue (None: no queue, or not in it)."""
+    return queue.cleans.get(f.key) if queue is not None else None
 
 
 def parse_selectors(selectors, topics, partitions=None) -> tuple[set, set, list]:

@@ -174,11 +174,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
         return 2
     cluster = cfg.clusters[0] if cfg.clusters else None
     log_dirs = [d for b in (cluster.brokers if cluster else ()) for d in b.log_dirs]
-    cleaner_logs = [b.cleaner_log for b in (cluster.brokers if cluster else ()) if b.cleaner_log]
-    if len(cleaner_logs) > 1:
-        _err("explain: several brokers have a cleaner_log; explain reads one broker's log dirs: give --log-dir "
-             "and --cleaner-log of one broker")
-        return 2
+    # each broker's cleaner log with its log dirs: read for the broker found under them (explain_cmd)
+    cleaner_logs = [(tuple(b.log_dirs), b.cleaner_log) for b in (cluster.brokers if cluster else ()) if b.cleaner_log]
     if not log_dirs:
         _err("explain: no log dir: give --log-dir (or brokers[].log_dirs in --config)")
         return 2
@@ -189,7 +186,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from cli.explain_cmd import run_explain
 
     code = run_explain(args.paths, config=cfg, log_dirs=log_dirs, fmt=args.format, bootstrap=bootstrap,
-                       topic_overrides=overrides, admin=admin, cleaner_log=cleaner_logs[0] if cleaner_logs else None,
+                       topic_overrides=overrides, admin=admin,
+                       cleaner_log=cleaner_logs[0][1] if len(cleaner_logs) == 1 else None,
+                       cleaner_logs=cleaner_logs if len(cleaner_logs) > 1 else None,
                        admin_error=admin_error, groups=groups[0] if groups else None)
     return unreached_exit(unreached, code)
 

@@ -85,14 +85,18 @@ def add_broker(sub, handler: Callable) -> None:
     leaf(actions, "fetch", handler, parents=[common], help="resolve the broker jars with Maven (once)",
          epilog=example(f"{PROG} broker fetch"))
     st = leaf(actions, "start", handler, parents=[common], help="format storage if needed and start the broker",
-              epilog=example(f"{PROG} broker start", f"{PROG} broker start --brokers 3 --security sasl_ssl",
+              epilog=example(f"{PROG} broker start", f"{PROG} broker start --brokers 3 --security sasl_ssl --jmx-auth",
                              f"{PROG} broker start --override log.cleaner.threads=2"))
     st.add_argument("--override", action="append", metavar="KEY=VALUE",
                     help="an extra broker property (repeatable; the single plaintext broker only)")
     st.add_argument("--brokers", type=flags.count, default=1, metavar="N",
                     help="nodes (combined broker+controller, one controller quorum) (default: %(default)s)")
     st.add_argument("--security", choices=["plaintext", "sasl_ssl"], default="plaintext",
-                    help="sasl_ssl: SCRAM-SHA-512 over TLS, ACLs on, users admin/monitor/blind (default: %(default)s)")
+                    help="sasl_ssl: SCRAM-SHA-512 over TLS (a CA and keystores made with keytool), ACLs on, users "
+                         "admin/monitor/blind (default: %(default)s)")
+    st.add_argument("--jmx-auth", action="store_true",
+                    help="the JMX exporter agents behind HTTP Basic auth (user prometheus, its password in a "
+                         "mode-0600 file), as the test cluster runs them")
     leaf(actions, "stop", handler, parents=[common], help="stop the broker; keep its data and logs",
          epilog=example(f"{PROG} broker stop"))
     leaf(actions, "status", handler, parents=[common], help="print the broker's addresses",

@@ -51,8 +51,8 @@ from pathlib import Path
 from localkafka import broker as one
 from localkafka import jars, tls
 from localkafka.kafkatools import TOOL_JVM, option, run_java
-from localkafka.security import (ADMIN, JMX_USER, MECHANISM, USERS, java_client_properties, jmx_basic_auth,
-                                 make_users, node_security, redact)
+from localkafka.security import (ADMIN, COLLECT_CONFIG, JMX_USER, MECHANISM, USERS, collect_config,
+                                 java_client_properties, jmx_basic_auth, make_users, node_security, redact)
 from monitor.fileio import strictjson
 
 CLUSTER_FILE = "cluster.json"
@@ -78,6 +78,7 @@ class ClusterState:
     jmx_exporter_config: str = "jmx-exporter.yaml"  # the agents' rules (localkafka.broker.JMX_EXPORTER_CONFIGS)
     jmx_username: str = ""  # the agents' HTTP Basic auth user ("" : no auth)
     jmx_password_file: str = ""  # and its password (mode 0600); the agents keep a salted hash of it
+    collect_config: str = ""  # monitor.yaml for ``collect --config`` (mode 0600, passwords by reference)
 
     def brokers(self) -> list[one.BrokerState]:
         states = [one.read_state(Path(d)) for d in self.nodes]
@@ -296,10 +297,25 @@ def start(directory: Path, *, brokers: int = 3, security: str = "plaintext", hea
         for p in procs.values():
             one._terminate(p.pid)
         raise
-    state = dataclasses.replace(state, start_seconds=round(time.monotonic() - t0, 1))
+    state = dataclasses.replace(state, start_seconds=round(time.monotonic() - t0, 1),
+                                collect_config=str(write_collect_config(state)))
     (directory / CLUSTER_FILE).write_text(state.to_json())
     progress(f"cluster ready in {state.start_seconds:.0f}s: bootstrap {state.bootstrap}")
     return state
+
+
+def write_collect_config(state: ClusterState) -> Path:
+    """``security.collect_config`` of the cluster written to ``<dir>/secrets/monitor.yaml`` with mode 0600
+    (the secrets folder is 0700): what a user passes to ``collect --config``. It names where each password
+    is, never the password; 0600 all the same, as it says where the cluster's secrets are."""
+    import yaml
+
+    folder = Path(state.dir) / "secrets"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    text = ("# compaction-monitor collect --config this file: the local cluster, as the user monitor (least\n"
+            "# privilege); the passwords by reference to their mode-0600 files\n"
+            + yaml.safe_dump(collect_config(state), sort_keys=False))
+    return tls.write_secret(folder / COLLECT_CONFIG, text)
 
 
 def stop(directory: Path, progress=print) -> bool:

@@ -9,6 +9,7 @@ job of its own, read apart from how the nodes are formatted, started and stopped
 from __future__ import annotations
 
 import hashlib
+import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -61,6 +62,31 @@ def java_client_properties(truststore: str, store_password: str, user: str, pass
 
 
 JMX_USER = "prometheus"
+COLLECT_CONFIG = "monitor.yaml"  # in the cluster's secrets folder: what ``collect --config`` reads
+
+
+def secret_reference(path: str) -> str:
+    """A password file as monitor.yaml refers to it (``${directory:DIR:NAME}``: the file's whole content),
+    so that the config names where the password is and never holds it."""
+    folder, name = os.path.split(path)
+    return "${directory:%s:%s}" % (folder, name)
+
+
+def collect_config(state, user: str = MONITOR, name: str = "local") -> dict:
+    """monitor.yaml for ``collect`` against the local cluster ``state`` (a localkafka.cluster.ClusterState)
+    as ``user`` (``monitor`` by default: the least-privilege user the ACLs are made for): the bootstrap
+    servers, librdkafka's client settings (SASL_SSL, SCRAM, the cluster's CA) and each node's JMX exporter
+    page and log dir, with the JMX agents' Basic auth. Every password by reference to its mode-0600 file
+    (``secret_reference``), none in the config itself."""
+    client = {}
+    if state.security == "sasl_ssl":
+        client = {"security.protocol": "SASL_SSL", "sasl.mechanism": MECHANISM, "ssl.ca.location": state.ca_pem,
+                  "sasl.username": user, "sasl.password": secret_reference(state.password_files[user])}
+    auth = ({"jmx_username": state.jmx_username, "jmx_password": secret_reference(state.jmx_password_file)}
+            if state.jmx_username else {})
+    brokers = [{"id": b.node_id, "jmx_url": b.jmx_url, "log_dirs": [b.log_dir], **auth} for b in state.brokers()]
+    return {"clusters": [{"name": name, "bootstrap_servers": state.bootstrap, "client": client,
+                          "brokers": brokers}]}
 
 
 def jmx_basic_auth(username: str, password: str, salt: str) -> dict:

@@ -3,7 +3,8 @@
 naming the missing ACL; ``timeout``), a cluster out of reach named with the kind its brokers' failures
 tell (``reached``: ``collectors.admin.errors``), librdkafka's own log lines through ``logging``
 (``collectors.admin.clientlog``: each connection failure once per broker and kind), and the clients rebuilt
-when their calls time out while the cluster answers its metadata (``REBUILD_AFTER_TIMED_OUT_REFRESHES``).
+when their calls time out while the cluster answers its metadata (``REBUILD_AFTER_TIMED_OUT_REFRESHES``),
+at most once per ``REBUILD_BACKOFF_SECONDS``.
 The fetches (``collectors.admin.topics``, ``collectors.admin.groups``) ask through one ``AdminSession``;
 what a refresh counts as up is theirs (``collectors.admin.source``)."""
 
@@ -38,9 +39,17 @@ RESULT_MARGIN = 2.0  # seconds a result is waited for beyond the request timeout
 # confluentinc/librdkafka#5511): every list_consumer_group_offsets then times out, for good (8 minutes
 # watched), while a new client answers in 50 ms. One refresh: the first refresh after the broker answers
 # again meets the stale handle, the second has a new client, so the lag is back within two refreshes
-# (issue 35). A broker that really does not answer times out with the new client too: the cost is one
-# reconnect per refresh, no more.
+# (issue 35). A broker that really does not answer (a frozen JVM, a broker partitioned away) times out
+# with the new client too, so rebuilds are spaced (``REBUILD_BACKOFF_SECONDS``).
 REBUILD_AFTER_TIMED_OUT_REFRESHES = 1
+# After a rebuild, the clients are not rebuilt again for this many seconds, however many refreshes time out
+# meanwhile (issue 42). Why: a rebuild costs new connections to every broker (with TLS and SASL, a handshake
+# and an authentication each) and a thread letting the old clients go, and against a frozen broker it buys
+# nothing: the new client's calls to it time out as the old one's did. Every refresh rebuilt them while a
+# broker stayed frozen. Issue 35's stale handle needs one rebuild, which comes at once when none came in the
+# last minute (a broker restart: the refreshes while it was away did not answer their metadata, so did not
+# rebuild); one seen within a minute of a rebuild waits out the rest of that minute.
+REBUILD_BACKOFF_SECONDS = 60.0
 REBUILD_LOG_SECONDS = 600.0  # a rebuild is logged at most this often per fetcher (with the count since)
 # The metadata call (``AdminSession.list_topics``) waits for a usable broker in slices of this many seconds;
 # between slices, when every bootstrap address has failed to connect (refused, TLS, SASL, unknown host:
@@ -104,9 +113,10 @@ class AdminSession:
     metadata call (``answered``). A fetch runs its calls inside ``refresh()``, waits for each with
     ``result()`` and records each failure with ``failed()``."""
 
-    def __init__(self, cluster: ClusterConfig, timeout: float = 10.0):
+    def __init__(self, cluster: ClusterConfig, timeout: float = 10.0, clock=time.monotonic):
         self.cluster = cluster
         self.timeout = timeout
+        self.clock = clock  # seconds, for the rebuilds' spacing (REBUILD_BACKOFF_SECONDS) and their log lines
         self.events = ClientEvents()  # its clients' librdkafka lines and errors: each broker's last failure
         self.admin = self._new_admin()
         self.consumer = None  # the lookup consumer (``lookup_consumer``), None until a record is read
@@ -116,6 +126,7 @@ class AdminSession:
         self.answered = False  # the current refresh's metadata call answered
         self._timed_out_refreshes = 0  # refreshes in a row with a call timed out while the cluster answered
         self.rebuilds = 0  # clients rebuilt (REBUILD_AFTER_TIMED_OUT_REFRESHES)
+        self.rebuilt_at: float | None = None  # when (``clock``) they last were (REBUILD_BACKOFF_SECONDS)
         self._rebuild_logged: tuple[float, int] | None = None  # (when, rebuilds then) of the last log line
 
     def _new_admin(self) -> AdminClient:
@@ -138,7 +149,8 @@ class AdminSession:
     def refresh(self):
         """One refresh: its calls' timeouts are tallied; at its end, failed or not, librdkafka's log lines
         are served (poll) and, after ``REBUILD_AFTER_TIMED_OUT_REFRESHES`` refreshes in a row whose calls
-        timed out while the cluster answered, the clients are rebuilt."""
+        timed out while the cluster answered, the clients are rebuilt, unless they were less than
+        ``REBUILD_BACKOFF_SECONDS`` ago (then at the first such refresh after that)."""
         self.timed_out, self.answered = 0, False
         try:
             yield
@@ -146,7 +158,7 @@ class AdminSession:
             self._serve_logs()
             if self.timed_out and self.answered:
                 self._timed_out_refreshes += 1
-                if self._timed_out_refreshes >= REBUILD_AFTER_TIMED_OUT_REFRESHES:
+                if self._timed_out_refreshes >= REBUILD_AFTER_TIMED_OUT_REFRESHES and self._may_rebuild():
                     self._rebuild()
             elif self.answered:
                 self._timed_out_refreshes = 0
@@ -159,20 +171,26 @@ class AdminSession:
                 except Exception:  # noqa: BLE001 - a closed client has nothing to serve
                     pass
 
+    def _may_rebuild(self) -> bool:
+        """No rebuild in the last ``REBUILD_BACKOFF_SECONDS`` (``clock``)."""
+        return self.rebuilt_at is None or self.clock() - self.rebuilt_at >= REBUILD_BACKOFF_SECONDS
+
     def _rebuild(self) -> None:
         """New clients in place of those whose calls keep timing out (``REBUILD_AFTER_TIMED_OUT_REFRESHES``
         says why); the old ones are let go on a thread of their own (librdkafka's destroy waits for its
-        broker threads)."""
+        broker threads). The log line says when the next rebuild may come (``REBUILD_BACKOFF_SECONDS``)."""
         old = (self.admin, self.consumer)
         self.admin, self.consumer, self._timed_out_refreshes = self._new_admin(), None, 0
         self.rebuilds += 1
-        now = time.monotonic()
+        now = self.rebuilt_at = self.clock()
         if self._rebuild_logged is None or now - self._rebuild_logged[0] >= REBUILD_LOG_SECONDS:
             since = self.rebuilds - (self._rebuild_logged[1] if self._rebuild_logged else 0)
             self._rebuild_logged = (now, self.rebuilds)
             log.warning("cluster %s: %d call(s) timed out while the cluster answered its metadata: new admin "
-                        "client%s (%d rebuild(s) since the last such line)", self.cluster.name, self.timed_out,
-                        " and lookup consumer" if old[1] is not None else "", since)
+                        "client%s (%d rebuild(s) since the last such line); no other rebuild for %gs, however "
+                        "many calls time out meanwhile (a frozen broker times out with any client)",
+                        self.cluster.name, self.timed_out, " and lookup consumer" if old[1] is not None else "",
+                        since, REBUILD_BACKOFF_SECONDS)
 
         def let_go(clients=old):
             admin, consumer = clients

@@ -23,7 +23,9 @@ never silently missing. A refusal for want of an ACL is an answer, not a failure
 source down (the refused resources are reported as such).
 
 A client whose calls time out while the cluster answers its metadata is rebuilt
-(``REBUILD_AFTER_TIMED_OUT_REFRESHES``); librdkafka's own log lines go through ``logging``
+(``REBUILD_AFTER_TIMED_OUT_REFRESHES``), at most once per ``REBUILD_BACKOFF_SECONDS`` (a frozen broker
+times out with any client); a failed ListOffsets is one error per call and broker, naming it and the
+partitions it covered; librdkafka's own log lines go through ``logging``
 (``collectors.admin.clientlog``: each broker's connection failure once per kind and 5 minutes); a cluster out of
 reach is named with the kind (refused, timeout, TLS, SASL, unknown host) and the advice for it
 (``collectors.admin.errors.ClusterUnreachable``).

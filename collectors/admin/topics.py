@@ -20,6 +20,7 @@ from confluent_kafka.admin import ConfigResource, OffsetSpec, ResourceType
 
 from boundedhttp import FetchError
 from collectors.admin.client import AdminSession, authorization_failure, call_error_kind
+from collectors.admin.errors import TIMEOUT
 from collectors.admin.state import AdminSnapshot, PartitionOffsets, TopicInfo
 from collectors.admin.replicas import OutOfSyncTracker
 from monitor.model.replicasafety import PRODUCER_ID_EXPIRATION
@@ -31,6 +32,7 @@ from monitor.model.transactions import TRANSACTION_MAX_TIMEOUT
 # which tells a leftover .swap from a swap in progress (without it a topic's own value was taken as Kafka's
 # default and a planted leftover stayed "a swap in progress" for 60 s)
 COMPACTION_KEYS = tuple(DEFAULTS)
+LISTED_PARTITIONS = 3  # a failed ListOffsets names this many of the partitions it covered, then counts the rest
 
 
 class TopicFetch:
@@ -75,7 +77,7 @@ class TopicFetch:
             self.session.every_call_failed("describe_configs of the topics", len(resources), failed)
         compacted = {t: c for t, c in configs.items() if c.compacted}
         tps = [TopicPartition(t, p) for t in compacted for p in md.topics[t].partitions]
-        offsets = self._offsets(tps, errors, kinds, unknown) if tps else {}
+        offsets = self._offsets(tps, md, errors, kinds, unknown) if tps else {}
         topics = {}
         for t, cfg in compacted.items():
             parts = {}
@@ -165,32 +167,82 @@ class TopicFetch:
     # (KafkaAdminClient.describe_producers, to the leader or to a given replica), but it is a test
     # dependency only and would need the `client:` section's librdkafka settings translated.
     # So the check is on the LSO (ListOffsets at READ_COMMITTED, below; monitor.model.lsocheck).
-    def _offsets(self, tps, errors: dict, kinds: list, unknown: dict) -> dict:
+    def _offsets(self, tps, md, errors: dict, kinds: list, unknown: dict) -> dict:
         """(topic, partition) -> (earliest, latest, last stable) offsets, -1 where unknown. A partition's
-        failed ListOffsets makes its topic unknown (``unknown[topic]``: ``("list_offsets", kind)``), its
-        error in ``errors``; every partition's latest offset failed: raise (the source is down)."""
+        failed ListOffsets makes its topic unknown (``unknown[topic]``: ``("list_offsets", kind)``). The
+        failures are told once per call and broker (``_offsets_failed``), not once per partition; every
+        partition's latest offset failed: raise (the source is down)."""
         out = {}
         specs = {"earliest": (OffsetSpec.earliest(), IsolationLevel.READ_UNCOMMITTED),
                  "latest": (OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED),
                  "read_committed": (OffsetSpec.latest(), IsolationLevel.READ_COMMITTED)}
-        got, failed_latest = {}, []
+        got = {}
         for label, (spec, isolation) in specs.items():
             res = self.session.admin.list_offsets({tp: spec for tp in tps}, isolation_level=isolation,
                                                   request_timeout=self.session.timeout)
-            got[label] = {}
+            got[label], failures = {}, []
             for tp, f in res.items():
                 try:
-                    got[label][(tp.topic, tp.partition)] = self.session.result(f, f"list_offsets {label}").offset
+                    got[label][(tp.topic, tp.partition)] = self._offset(f, label)
                 except (KafkaException, FetchError) as exc:
-                    key = f"list_offsets {label} {tp.topic}-{tp.partition}"
-                    self.session.failed("Describe", "TOPIC", tp.topic, exc, errors, kinds, key)
+                    failures.append((tp, exc))
                     unknown.setdefault(tp.topic, ("list_offsets", call_error_kind(exc)))
-                    if label == "latest" and not authorization_failure(exc):
-                        failed_latest.append(exc)
-            if label == "latest":
-                self.session.every_call_failed("list_offsets of the compacted partitions", len(tps),
-                                               failed_latest)
+            told = self._offsets_failed(label, failures, md, errors, kinds)
+            if label == "latest" and failures and len(failures) == len(tps) and not any(
+                    authorization_failure(exc) for _, exc in failures):
+                exc = failures[0][1]
+                raise FetchError(f"bootstrap {self.session.cluster.bootstrap_servers}", call_error_kind(exc),
+                                 f"list_offsets of the compacted partitions failed for all {len(tps)}: "
+                                 + "; ".join(told))
         for key in got["latest"]:
             out[key] = (got["earliest"].get(key, -1), got["latest"][key], got["read_committed"].get(key, -1))
         return out
 
+    def _offset(self, fut, label: str) -> int:
+        """One partition's offset of a ListOffsets call. An earliest or latest offset is never negative
+        when the leader answered: librdkafka 2.16 gives -1001 (OFFSET_INVALID) and no error for a
+        partition whose leader did not answer within the request timeout (seen on a frozen broker:
+        tests/collectors/admin/test_kafkaerrors_frozen.py), which was taken for an offset; it is a
+        timeout."""
+        offset = self.session.result(fut, f"list_offsets {label}").offset
+        if offset < 0:
+            raise FetchError(f"bootstrap {self.session.cluster.bootstrap_servers}", TIMEOUT,
+                             f"list_offsets {label}: offset {offset} and no error (librdkafka's mark for a "
+                             "partition whose leader did not answer in time)")
+        return offset
+
+    def _offsets_failed(self, label: str, failures: list, md, errors: dict, kinds: list) -> list[str]:
+        """One ListOffsets call's failed partitions (``failures``: (TopicPartition, exception)) told once per
+        broker and kind of error, naming the broker (its id and address, from the metadata: librdkafka
+        sends a partition's request to its leader) and how many partitions it covered, with the first few;
+        a refusal once per topic (the ACL it names is the topic's). Why: a broker that does not answer
+        fails every partition it leads alike, and one error per partition was as many log lines, counts in
+        ``source_errors_total`` and keys in the snapshot's errors, the broker never named. Returns the
+        ``key: reason`` lines it added."""
+        told, groups = [], {}
+        for tp, exc in failures:
+            if authorization_failure(exc):
+                key = f"list_offsets {label} {tp.topic}"
+                if key not in errors:
+                    self.session.failed("Describe", "TOPIC", tp.topic, exc, errors, kinds, key)
+                    told.append(f"{key}: {errors[key]}")
+                continue
+            try:
+                leader = md.topics[tp.topic].partitions[tp.partition].leader
+            except (AttributeError, KeyError):
+                leader = -1
+            groups.setdefault((leader, call_error_kind(exc)), []).append((tp, exc))
+        for (leader, kind), group in groups.items():
+            broker = md.brokers.get(leader) if leader is not None and leader >= 0 else None
+            where = (f"broker {leader} ({broker.host}:{broker.port})" if broker is not None
+                     else f"broker {leader}" if leader is not None and leader >= 0 else "no leader")
+            names = [f"{tp.topic}-{tp.partition}" for tp, _ in group]
+            shown = ", ".join(names[:LISTED_PARTITIONS]) + (
+                f" and {len(names) - LISTED_PARTITIONS} more" if len(names) > LISTED_PARTITIONS else "")
+            key = f"list_offsets {label} to {where}, {len(group)} partition(s)"
+            if key in errors:  # the same broker failed as many partitions another way
+                key = f"{key} ({kind})"
+            self.session.failed("Describe", "TOPIC", "", group[0][1], errors, kinds, key)
+            errors[key] = f"{errors[key]} (unknown: {shown})"
+            told.append(f"{key}: {errors[key]}")
+        return told

@@ -8,7 +8,8 @@ the figures went out (the exporter, while building metric families, and again in
 ``explain``), and they drifted apart (the broker facts without the I/O limit in one, the unknown cause
 of an unreadable partition stated three times). Here each join is made once, into typed facts keyed by
 ``(topic, partition)``, from the collector's store (``from_statuses``) or a one-shot scan
-(``from_scan``); the exporter's area modules and the CLI's text output only map them.
+(``from_scan``; ``from_scan_brokers`` for a scan whose paths hold several brokers' log dirs); the
+exporter's area modules and the CLI's text output only map them.
 
 ``FactsCache`` builds the store's facts once per change of the store (a source's refresh): every area
 collector of one render reads the same facts, and the clock is read once for them (figures that depend
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from collectors.logdirs.snapshot import PartitionReport, offsets_topic_groups
 from monitor.verdicts.causes import Cause, unknown_cause
@@ -189,6 +190,54 @@ def from_scan(snapshot, *, admin=None, node: str | None = None, cleaner: Cleaner
     facts = broker_facts(node, admin=admin) if admin is not None and node else None
     return log_dir_facts(snapshot, snapshot.taken_at, broker_facts=facts, cleaner=cleaner, bootstrap=bootstrap,
                          one_shot=True)
+
+
+def scan_brokers(snapshot) -> list[tuple[str | None, object]]:
+    """A one-shot scan's snapshot cut by broker: ``(node.id, its part)`` for each node.id the log dirs'
+    meta.properties name, in node.id order; one ``(node.id or None, snapshot)`` when they name one broker or
+    none. A part holds the partitions read in that broker's log dirs; a partition that could not be read
+    goes with the broker whose log dir its reason names, else with every broker (its place in any of
+    their queues is unknown: ``log_dir_facts`` says so; ``explain`` lists it once)."""
+    nodes = {path: f.node_id for path, f in snapshot.found.items() if f.node_id}
+    ids = sorted(set(nodes.values()), key=lambda n: (len(n), n))
+    if len(ids) < 2:
+        return [(ids[0] if ids else None, snapshot)]
+
+    def owner(reason: str) -> str | None:
+        hits = {node for path, node in nodes.items() if reason.startswith(path.rstrip("/") + "/")
+                or f" {path.rstrip('/')}/" in reason}
+        return next(iter(hits)) if len(hits) == 1 else None
+
+    out = []
+    for node in ids:
+        errors = {k: why for k, why in snapshot.partition_errors.items() if owner(why) in (node, None)}
+        out.append((node, replace(
+            snapshot, partitions=tuple(r for r in snapshot.partitions if nodes.get(r.log_dir) == node),
+            partition_errors=errors,
+            unknown_reasons={k: v for k, v in snapshot.unknown_reasons.items() if k in errors})))
+    return out
+
+
+def from_scan_brokers(snapshot, *, admin=None, cleaner: CleanerLogState | dict | None = None,
+                      bootstrap: str | None = None) -> tuple[LogDirFacts, ...]:
+    """``from_scan`` once per broker whose log dirs the scan found (``scan_brokers``): each partition judged
+    with its own broker's cleaner settings (``admin``, by the node.id of its log dir's meta.properties) and
+    placed in its own broker's cleaner queue. Why: a path may hold several brokers' log dirs (a node's
+    volumes, a DaemonSet's hostPath, copies of a cluster's), each broker runs its own cleaner with its own
+    settings; ``explain`` took the first node's settings for every partition and forecast one queue over
+    both brokers' partitions (issue 42). Each part's facts carry its node.id as ``broker``. ``cleaner``: one
+    log-cleaner.log's state for every part, or node.id -> each broker's own (none for a node not in it)."""
+    def mine(node):
+        return cleaner.get(node) if isinstance(cleaner, dict) else cleaner
+
+    parts = scan_brokers(snapshot)
+    if len(parts) == 1:
+        node = parts[0][0]
+        return (from_scan(snapshot, admin=admin, node=node, cleaner=mine(node), bootstrap=bootstrap),)
+    return tuple(replace(f, broker=node, partitions=tuple(replace(p, broker=node) for p in f.partitions),
+                         unreadable=tuple(replace(p, broker=node) for p in f.unreadable))
+                 for node, part in parts
+                 for f in (from_scan(part, admin=admin, node=node, cleaner=mine(node), bootstrap=bootstrap),))
 
 
 def _cleaner_log(statuses, cluster: str, broker: str | None) -> CleanerLogState | None:

@@ -192,3 +192,31 @@ def test_a_record_compacted_away_is_not_stood_in_for_by_the_next_ones_age(kafka)
     r = review([TopicFacts(topic, snap.topics[topic].config, groups_measured=True,
                            group_lags=(GroupLagFact(group, 0, lag.lag_seconds),))])
     assert not r.passed and [n["check"] for n in r.not_run if n["check"] == "delete_retention_below_consumer_lag"]
+
+
+def test_the_clients_are_rebuilt_at_most_once_per_backoff_however_many_refreshes_time_out(caplog):
+    """Issue 42: a group's offsets timing out refresh after refresh while ListGroups answers (a frozen
+    broker: the real one is tests/collectors/admin/test_kafkaerrors_frozen.py) rebuilds the clients once,
+    then not again until REBUILD_BACKOFF_SECONDS have passed on the session's clock."""
+    import logging
+
+    from collectors.admin import client as admin_client
+
+    admin = FakeAdmin(["ok", "stuck"], {"ok": [TopicPartition("t", 0, 10)], "stuck": TIMED_OUT})
+    f = fetcher(admin)
+    now = [0.0]
+    f.session.clock = lambda: now[0]
+    f.session._new_admin = lambda: admin  # a rebuild gets the same frozen cluster
+    try:
+        with caplog.at_level(logging.WARNING, logger="compaction_monitor.admin"):
+            counts = []
+            for step in (0.0, 1.0, admin_client.REBUILD_BACKOFF_SECONDS - 2.0, 1.0, 1.0):
+                now[0] += step
+                f.group_lags(TOPICS)
+                counts.append(f.rebuilds)
+    finally:
+        f.close()
+    # at 0 s; not at 1 s nor at 59 s; at 60 s (the backoff over); not at 61 s
+    assert counts == [1, 1, 1, 2, 2]
+    said = [r.getMessage() for r in caplog.records if "new admin client" in r.getMessage()]
+    assert len(said) == 1 and f"no other rebuild for {admin_client.REBUILD_BACKOFF_SECONDS:g}s" in said[0]

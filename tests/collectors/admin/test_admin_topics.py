@@ -135,3 +135,71 @@ def test_a_replica_out_of_the_isr_is_tracked_across_refreshes_and_offline_when_i
         assert f.topics().out_of_sync[("a", 0, 2)].since == 110.0  # still out: since the first refresh that saw it
     finally:
         f.close()
+
+
+def test_a_failed_list_offsets_is_one_error_per_broker_naming_it_and_its_partitions_count():
+    """Issue 42: broker 2 does not answer for the four partitions it leads, broker 1 answers for its own:
+    one error per call and broker (its id, address and how many partitions), one error kind each, not
+    one per partition; the partitions broker 1 leads keep their offsets."""
+    leaders = {0: 1, 1: 2, 2: 2, 3: 2, 4: 2}
+
+    class Admin:
+        def list_topics(self, **_):
+            parts = {p: SimpleNamespace(leader=b, replicas=[b], isrs=[b]) for p, b in leaders.items()}
+            brokers = {b: SimpleNamespace(host="127.0.0.1", port=9090 + b) for b in (1, 2)}
+            return SimpleNamespace(topics={"a": SimpleNamespace(error=None, partitions=parts)}, brokers=brokers)
+
+        def describe_configs(self, resources, **_):
+            return {r: done({"cleanup.policy": SimpleNamespace(value="compact")}) for r in resources}
+
+        def list_offsets(self, request, **_):
+            return {tp: done(exc=TIMED_OUT) if leaders[tp.partition] == 2 else done(SimpleNamespace(offset=5))
+                    for tp in request}
+
+        def poll(self, _):
+            return 0
+
+    f = fetcher(Admin())
+    try:
+        snap = f.topics()
+    finally:
+        f.close()
+    said = [k for k in snap.errors if k.startswith("list_offsets")]
+    assert said == [f"list_offsets {label} to broker 2 (127.0.0.1:9092), 4 partition(s)"
+                    for label in ("earliest", "latest", "read_committed")]
+    assert snap.errors[said[0]].endswith("(unknown: a-1, a-2, a-3 and 1 more)"), snap.errors[said[0]]
+    assert snap.error_kinds == ("timeout",) * 3
+    assert snap.unknown == {"a": ("list_offsets", "timeout")}
+    assert snap.topics["a"].partitions[0].latest == 5 and snap.topics["a"].partitions[1].latest == -1
+
+
+def test_every_partitions_latest_offset_failing_puts_the_source_down_naming_the_broker_and_the_count():
+    """The source down with one line per broker, not per partition: its id, address and partitions."""
+    from boundedhttp import FetchError
+
+    class Admin:
+        def list_topics(self, **_):
+            parts = {p: SimpleNamespace(leader=3, replicas=[3], isrs=[3]) for p in range(6)}
+            return SimpleNamespace(topics={"a": SimpleNamespace(error=None, partitions=parts)},
+                                   brokers={3: SimpleNamespace(host="127.0.0.1", port=9093)})
+
+        def describe_configs(self, resources, **_):
+            return {r: done({"cleanup.policy": SimpleNamespace(value="compact")}) for r in resources}
+
+        def list_offsets(self, request, **_):
+            return {tp: done(SimpleNamespace(offset=-1001)) for tp in request}  # librdkafka's "no answer"
+
+        def poll(self, _):
+            return 0
+
+    f = fetcher(Admin())
+    try:
+        with pytest.raises(FetchError) as got:
+            f.topics()
+    finally:
+        f.close()
+    assert got.value.kind == "timeout"
+    assert ("list_offsets of the compacted partitions failed for all 6: list_offsets latest to broker 3 "
+            "(127.0.0.1:9093), 6 partition(s): ") in str(got.value)
+    assert str(got.value).count("list_offsets latest to broker") == 1 and "(unknown: a-0, a-1, a-2 and 3 more)" in \
+        str(got.value)

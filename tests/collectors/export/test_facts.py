@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 import factsfixtures as ff
 from collectors.export import metrics as M
 from collectors.export.exporter import register_all
-from collectors.export.facts import FactsCache, from_scan, from_statuses
+from collectors.export.facts import FactsCache, from_scan, from_scan_brokers, from_statuses
 from collectors.logdirs.scanner import LogDirScanner
 from monitor.verdicts.causes import unknown_cause
 
@@ -101,3 +101,32 @@ def test_one_render_of_every_area_reads_the_clock_once(tmp_path):
     assert len(reads) == 1
     lb = {"cluster": "c", "broker": "1", "topic": "orders", "partition": "1", "cause": "unknown"}
     assert reg.get_sample_value(M.P_CAUSE, lb) == 1.0
+
+
+def test_a_scan_of_two_brokers_log_dirs_judges_each_replica_with_its_own_brokers_settings_and_queue(tmp_path):
+    """``explain`` on a path holding two brokers' log dirs (issue 42): one part per node.id of the log dirs'
+    meta.properties, each replica with its own broker's settings (the admin snapshot has broker 1's only:
+    broker 2's are not taken from it) and in its own broker's cleaner queue, each with its own log dir."""
+    for node in ("1", "2"):
+        ff.log_dir(tmp_path / f"b{node}", node)
+    snap = LogDirScanner([tmp_path]).refresh()
+    parts = from_scan_brokers(snap, admin=ff.admin())
+    assert [p.broker for p in parts] == ["1", "2"]
+    for part in parts:
+        mine = str(tmp_path / f"b{part.broker}")
+        assert {(f.key, f.log_dir, f.broker) for f in part.partitions} == {
+            (("orders", 0), mine, part.broker), (("orders", 2), mine, part.broker)}
+        assert set(part.queue.cleans) <= {("orders", 0), ("orders", 2)}
+    one, two = parts
+    assert one.broker_facts.cleaner_threads == 2 and all(f.broker_facts is one.broker_facts for f in one.partitions)
+    assert two.broker_facts is None and all(f.broker_facts is None for f in two.partitions)
+    # orders-1 (a swap in progress) could not be read: its fault names the log dir it was found in and goes
+    # with that broker, whose queue is then unknown (the scan keeps one fault per (topic, partition))
+    [bad] = [f for p in parts for f in p.unreadable]
+    owner = next(p for p in parts if bad in p.unreadable)
+    assert bad.fault.startswith(str(tmp_path / f"b{owner.broker}")) and bad.broker == owner.broker
+    assert all(c.start_ms is None for c in owner.queue.cleans.values())
+    # one broker's log dirs: the scan as it was
+    alone = LogDirScanner([tmp_path / "b1"]).refresh()
+    [whole] = from_scan_brokers(alone, admin=ff.admin())
+    assert whole.broker == "" and whole.broker_facts.cleaner_threads == 2
