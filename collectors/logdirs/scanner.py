@@ -182,7 +182,12 @@ class LogDirScanner:
                  active_key_max_bytes: int = DEFAULT_MAX_BYTES, active_key_max_keys: int = DEFAULT_MAX_KEYS,
                  notify: Callable[[str], None] = log.warning, say_faults: bool = False, node=ANY,
                  list_undecided: bool = False, state=None, headers_first: bool = False,
-                 io_budget: IoBudget | None = None, progress: Callable[[ScanProgress], None] | None = None):
+                 io_budget: IoBudget | None = None, progress: Callable[[ScanProgress], None] | None = None,
+                 serves: Callable[[frozenset], bool] | None = None):
+        # the collector's: whether this scanner is still the one for the node.ids found under the paths
+        # (collectors.logdirs.paths.split_nodes); one that is not is replaced after this refresh
+        # (collectors.logdirs.brokers) and reads nothing (see _handed_over). None: always (the one-shot commands)
+        self.serves = serves
         self.progress = progress  # called as the refresh goes (ScanProgress): the one-shot commands' progress line
         self.state = state  # collectors.logdirs.summary_state.SummaryState: loaded at the first refresh, saved after one
         # that changed what the reader holds; None: no cache (the one-shot commands)
@@ -225,12 +230,14 @@ class LogDirScanner:
         first, then the log dirs found under the paths now, each listed in its turn and its partitions read
         where they changed, then what every partition's report leaves to the log dir and the scanner."""
         now = self.clock()
+        res = resolve(self.log_dirs, self.node)
+        if self.serves is not None and not self.serves(res.nodes):
+            return self._handed_over(now, res)
         self._restore_cache()
         before = (self._reader.reads, self._reader.bytes)  # the snapshot's segments and bytes read count from here
         read_offsets = self._read_pending_records()
         header_start = time.monotonic()
         txn_timeout = self.transaction_max_timeout()
-        res = resolve(self.log_dirs, self.node)
         r = self._start_pass(now, res, txn_timeout, read_offsets, before)
         for d in res.log_dirs:
             r.at.log_dirs_listed += 1
@@ -243,6 +250,19 @@ class LogDirScanner:
             self._detail_queue = sorted(r.queue)
             self._header_seconds = time.monotonic() - header_start
         return self._hand_on(r, res)
+
+    def _handed_over(self, now: float, res) -> LogDirSnapshot:
+        """The snapshot of a scanner the brokers now found under its paths are no longer for (the no-broker
+        source once a broker's log dir shows up; one broker's once a second one shows beside it): the hook
+        run after this refresh (``collectors.logdirs.brokers``) puts each broker's own scanner in its place,
+        which reads their log dirs at once. Read here too, every segment would be read twice by the refresh
+        that finds them, and this page would carry the log dirs under a label that is about to go. So it
+        reads nothing (its caches, and its summary cache file, which the next scanner of its label loads,
+        untouched): the node.ids found, for the hook, and the paths that yield no log dir, still down."""
+        down = dict(res.unresolved)
+        return LogDirSnapshot(now, log_dir_errors={d: why for d, (_, why) in down.items()}, log_dirs=tuple(down),
+                              down=down, relists_total=self._churn.relists, nodes=res.nodes,
+                              unresolved=res.unresolved)
 
     def _restore_cache(self) -> None:
         """At the first refresh, the summary cache loaded (``collectors.logdirs.summary_state``): what a
