@@ -44,7 +44,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from collectors.logdirs.churn import Relister
@@ -162,9 +162,10 @@ class _Pass:
     named: dict = field(default_factory=dict)
     undecided: dict = field(default_factory=dict)  # (topic, partition) -> Undecided
     offsets_replicas: list = field(default_factory=list)  # (partition, (log end offset, groups))
-    held: dict = field(default_factory=dict)  # partition -> (log dir, folder, its broker) of each folder read
+    folders: dict = field(default_factory=dict)  # partition -> (log dir, folder, its broker) of each folder read
     needs: dict = field(default_factory=dict)  # log dir -> CleanNeed of its compacted partitions
     queue: list = field(default_factory=list)  # (priority, key, segment paths) whose records are pending
+    listed: set = field(default_factory=set)  # the partition folders whose listing was settled or held
 
 
 class LogDirScanner:
@@ -224,6 +225,7 @@ class LogDirScanner:
         self._last_head: dict[PartitionKey, tuple[float, int, int]] = {}
         self._named: set[str] = set()  # ignored names already logged (monitor.kafka.kafkanames), while they are there
         self._restored = False
+        self._reports: dict[PartitionKey, PartitionReport] = {}  # the last refresh's, for a partition held (_hold)
 
     def refresh(self) -> LogDirSnapshot:
         """One pass over the broker's log dirs, in the steps named below: what the last refresh left to read
@@ -245,7 +247,7 @@ class LogDirScanner:
             if ld is not None:
                 for part in self._counted(ld.partitions, r.at, r.bytes_before):
                     self._partition(r, d, ld, part)
-        r.reports = self._one_folder_per_partition(r.reports, r.part_errors, r.named, r.held, r.unknown)
+        r.reports = self._one_folder_per_partition(r.reports, r.part_errors, r.named, r.folders, r.unknown)
         if self.headers_first:
             self._detail_queue = sorted(r.queue)
             self._header_seconds = time.monotonic() - header_start
@@ -337,7 +339,7 @@ class LogDirScanner:
         is listed as undecided for ``logdir``. Whatever keeps it from a report is its fault, not the pass's."""
         key = (part.topic, part.partition)
         r.named.update((f"{part.path}/{name}", why) for name, why in part.stray)
-        r.held.setdefault(key, []).append((d, str(part.path), (ld.meta.get("cluster.id"), meta_node_id(ld.meta))))
+        r.folders.setdefault(key, []).append((d, str(part.path), (ld.meta.get("cluster.id"), meta_node_id(ld.meta))))
         if part.topic == OFFSETS_TOPIC and part.segments and not part.unreadable and r.read_offsets:
             part, found_groups = self._reader.offsets_groups(part, r.seen_paths)  # (listed again if it moved)
             if found_groups is not None:
@@ -353,7 +355,11 @@ class LogDirScanner:
         read = self._read_settled(r, d, ld, part, found.config)
         if read is None:
             return
-        part, got, moved = read
+        part, got, moved, gap = read
+        r.listed.add(str(part.path))
+        if gap is not None:
+            self._hold(r, key, part, gap)
+            return
         if not (part.segments or part.unreadable or moved):
             return
         need = None
@@ -368,9 +374,10 @@ class LogDirScanner:
             self._fold(r, d, ld, part, found, got, need)
 
     def _read_settled(self, r: "_Pass", d: str, ld, part, cfg):
-        """(listing, read, why still moving) of the partition read where it changed, listed again while the
-        cleaner or retention moves its files (``collectors.logdirs.churn.Relister.settled``); None when the
-        partition went while read (not live: "vanished") or a segment cannot be read (its fault)."""
+        """(listing, read, why still moving, why its listing has a gap) of the partition read where it
+        changed, listed again while the cleaner or retention moves its files
+        (``collectors.logdirs.churn.Relister.settled``); None when the partition went while read (not live:
+        "vanished") or a segment cannot be read (its fault)."""
         key = (part.topic, part.partition)
         cleaner_cp = ld.checkpoints.get("cleaner-offset-checkpoint", {})
         start_cp = ld.checkpoints.get("log-start-offset-checkpoint", {})
@@ -382,6 +389,18 @@ class LogDirScanner:
         except OSError as exc:  # a segment that cannot be read (permissions, I/O error)
             r.part_errors[key], r.unknown[key] = f"{part.path}: {exc}", "read_error"
         return None
+
+    def _hold(self, r: "_Pass", key: PartitionKey, part, gap: str) -> None:
+        """A partition whose listing raced a rename and still had a gap when listed again
+        (``collectors.logdirs.churn.listing_gap``): the last refresh's report, marked held with the reason,
+        and what the reader keeps of it kept (its files are checked as ever when next read); none before
+        (the first refresh): unknown, its segments changing, rather than figures without a segment."""
+        prev = self._reports.get(key)
+        r.seen_paths.update(self._reader.paths_under(part.path))
+        if prev is None:
+            r.part_errors[key], r.unknown[key] = gap, CHANGING
+        else:
+            r.reports.append(replace(prev, held=prev.held or gap))
 
     def _fold(self, r: "_Pass", d: str, ld, part, found: EffectiveConfig, got, need) -> None:
         """A partition read into its report: unless a checkpoint entry cannot be right against its log (then
@@ -440,6 +459,8 @@ class LogDirScanner:
         seen (gone, or their partition not read), each log dir's free space against its largest clean, the
         names and (for the collector) faults said once, and the summary cache saved when it changed and is due."""
         self._reader.forget(r.seen_paths)  # segments and snapshots that are gone
+        self._churn.forget(r.listed)
+        self._reports = {(x.state.topic, x.state.partition): x for x in r.reports}  # what a held partition keeps
         space = tuple(self._space(d, r.needs[d]) for d in res.log_dirs)
         for sp in space:
             if sp.error:
