@@ -12,7 +12,7 @@ from __future__ import annotations
 from pyspark.sql import SparkSession
 
 from spark_analysis import replicas
-from spark_analysis.audit import AuditInputs, Found, collect_small
+from spark_analysis.audit.shapes import AuditInputs, Found, collect_small
 
 
 def partition_tasks(inputs: AuditInputs, ends: dict | None = None, replica_rows: list | None = None) -> list:
