@@ -78,7 +78,7 @@ def audit_segments(spark: SparkSession, inputs: AuditInputs, progress) -> Found:
 
     from spark_analysis.rows import rows_of
     from spark_analysis.sources import register
-    from spark_analysis.sources.partition_audit import encode_tasks
+    from spark_analysis.sources.partition_tasks import encode_tasks
 
     replica_rows: list = []
     tasks = partition_tasks(inputs, replica_ends(spark, inputs, progress), replica_rows)
