@@ -12,6 +12,9 @@ one instant, so a listing may pass ``X.log``'s place after the cleaner renamed i
 lack a segment's offsets and bytes. ``listing_gap`` tells such a listing against the partition's last
 settled one; it is listed once more (counted), and one still inconsistent keeps the last refresh's
 figures, marked held (``PartitionReport.held``), rather than report a partition the broker does not have.
+The same gap at the next refresh is no race (a swap's renames take microseconds, not an interval): it is
+read as it is, so a state the broker leaves (one Kafka version's way of cleaning a group away) is never
+held for longer than one refresh.
 """
 
 from __future__ import annotations
@@ -132,6 +135,9 @@ class Relister:
         self.clock = clock
         self.relists = 0
         self.last: dict[str, Listed] = {}  # partition folder -> its last settled listing (listing_gap)
+        # partition folder -> the listing its last figures were held for: the same gap at the next refresh
+        # lasted a whole interval, no race (renames take microseconds): the broker's, read as it is
+        self.held: dict[str, Listed] = {}
 
     def relist(self, part: PartitionDir) -> PartitionDir:
         """The partition listed again, counted. FileNotFoundError: the partition folder itself went."""
@@ -167,7 +173,8 @@ class Relister:
                 gap_relisted, why = True, gap.why
                 pause = SWAP_WAIT_SECONDS if gap.definite else 0.0
                 continue
-            if gap is not None and gap.definite:
+            if gap is not None and gap.definite and self.held.get(str(part.path)) != listed(part):
+                self.held[str(part.path)] = listed(part)
                 return part, None, None, gap.why
             try:
                 got = read(part)
@@ -175,11 +182,13 @@ class Relister:
                 why, pause = str(exc), 0.0
                 continue
             self.last[str(part.path)] = listed(part)
+            self.held.pop(str(part.path), None)
             return part, got, None, None
         return part, None, (f"{part.path}: its segments kept changing under the cleaner or retention through "
                             f"{RELISTS} re-listings: {why}"), None
 
     def forget(self, folders: set[str]) -> None:
         """The last listings of the partition folders not listed this refresh (gone, or not read) forgotten."""
-        for path in self.last.keys() - folders:
-            del self.last[path]
+        for kept in (self.last, self.held):
+            for path in kept.keys() - folders:
+                del kept[path]

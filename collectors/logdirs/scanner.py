@@ -228,9 +228,10 @@ class LogDirScanner:
         self._reports: dict[PartitionKey, PartitionReport] = {}  # the last refresh's, for a partition held (_hold)
 
     def refresh(self) -> LogDirSnapshot:
-        """One pass over the broker's log dirs, in the steps named below: what the last refresh left to read
-        first, then the log dirs found under the paths now, each listed in its turn and its partitions read
-        where they changed, then what every partition's report leaves to the log dir and the scanner."""
+        """One pass over the broker's log dirs, in the steps named below: the log dirs under the paths found
+        (none read by a scanner the brokers found are no longer for: ``_handed_over``); what the last refresh
+        left to read; each log dir listed in its turn and its partitions read where they changed, each into
+        its report; then what the pass leaves to the log dirs and the scanner, and the snapshot."""
         now = self.clock()
         res = resolve(self.log_dirs, self.node)
         if self.serves is not None and not self.serves(res.nodes):

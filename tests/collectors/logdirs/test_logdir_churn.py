@@ -341,3 +341,20 @@ def test_a_first_segment_gone_between_refreshes_is_listed_once_more_then_read_as
     [rep] = snap.partitions
     assert rep.held is None and (rep.state.log_start_offset, rep.state.log_end_offset) == (10, 35)
     assert figures(rep) == fresh(tmp_path)
+
+
+def test_a_gap_that_lasts_to_the_next_refresh_is_the_brokers_and_read_as_it_is(tmp_path):
+    """A race lasts microseconds, not a refresh interval: the same listing with the same gap at the next
+    refresh is what the broker left (here segments 10 and 20 gone, 0 unchanged), read as it is; figures are
+    never held for longer than one refresh."""
+    root, unseen = tmp_path / "d", tmp_path / "in-flight"
+    unseen.mkdir()
+    folder = make_partition(root)
+    scanner = LogDirScanner([root], lambda t, c: effective_config(t, compacted=True))
+    scanner.refresh()
+    swap_under_way(folder, (10, 20), unseen)  # never finished
+    assert [r.held is not None for r in scanner.refresh().partitions] == [True]
+    snap = scanner.refresh()
+    assert snap.partition_errors == {} and snap.relists_total == 2  # listed once more for the gap, each time
+    assert [(r.held, figures(r)) for r in snap.partitions] == [(None, fresh(root))]
+    assert scanner.refresh().relists_total == 2  # its listing is the last settled one now: no gap
