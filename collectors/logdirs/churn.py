@@ -13,8 +13,8 @@ lack a segment's offsets and bytes. ``listing_gap`` tells such a listing against
 settled one; it is listed once more (counted), and one still inconsistent keeps the last refresh's
 figures, marked held (``PartitionReport.held``), rather than report a partition the broker does not have.
 The same gap at the next refresh is no race (a swap's renames take microseconds, not an interval): it is
-read as it is, so a state the broker leaves (one Kafka version's way of cleaning a group away) is never
-held for longer than one refresh.
+read as it is, so a state the broker leaves in place for longer, whatever made it, is never held for more
+than one refresh.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def listing_gap(part: PartitionDir, last: Listed | None) -> Gap | None:
         return Gap(f"{part.path}: {x:020d}.index or .timeindex listed without its .log: a segment mid-rename", True)
     if not last:
         return None
-    now = {s.base_offset: (s.size, s.mtime_ns) for s in part.segments}
+    now = listed(part)
     gap = None
     for x in sorted(last.keys() - now.keys()):
         if not any(b > x for b in now):
