@@ -1,5 +1,6 @@
 """``compaction-monitor dashboard`` and ``demo``: the Streamlit dashboard, served by the one command
-both use (``dashboard_command``), and the demo that runs it beside a local broker (``cli/demo.py``)."""
+both use (``cli.dashboard_launch.dashboard_command``), and the demo that runs it beside a local broker
+(``cli/demo.py``, imported when the demo runs)."""
 
 from __future__ import annotations
 
@@ -9,20 +10,7 @@ from pathlib import Path
 
 from cli.common import config_error as _config_error
 from cli.common import err as _err
-
-
-VIEWER = ["--client.toolbarMode", "viewer"]  # an SRE's dashboard: no "Deploy" button, no developer menu
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def dashboard_command(port: int, address: str, log_level: str = "warning") -> list[str]:
-    """The one command that serves the dashboard (``compaction-monitor dashboard`` and the demo). Streamlit
-    logs at ``log_level`` (``--log-level``, whose default is warning for any command but a serving
-    ``collect``): its info lines say nothing an operator acts on, and a log kept for days (the demo's
-    dashboard.log) should hold what went wrong, not the server's chatter."""
-    return [sys.executable, "-m", "streamlit", "run", str(ROOT / "dashboards" / "app.py"),
-            "--server.port", str(port), "--server.address", address, "--server.headless", "true",
-            "--browser.gatherUsageStats", "false", "--theme.base", "light", "--logger.level", log_level, *VIEWER]
+from cli.dashboard_launch import dashboard_command
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from boundedhttp import get_text
-from cli.dashboard_cmd import dashboard_command
+from cli.dashboard_launch import dashboard_command
 from cli.demo_scenario import (DEMO, FAST, FLOOD, GROUP, LAGGING, RELEASED, Names, Timing, TransactionalWorkload,
                                Workload, broker_config, create_topics, leave_hanging_transaction, prefill_healthy, say,
                                set_backlog_ratio, stopped_consumer, throttle_cleaner, write_backlog)

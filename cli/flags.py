@@ -10,12 +10,13 @@ names the flag and the value (a URL's password as ``***``), exit 2 (``cli.main.P
 
 from __future__ import annotations
 
-from monitor.settings.valuecheck import (address_problem, bootstrap_problem, flag_type, jmx_url_template_problem, number_type,
-                                         path_text_problem, port_problem, url_problem)
+from monitor.settings.jmxtemplate import template_problem
+from monitor.settings.valuecheck import (address_problem, bootstrap_problem, flag_type, number_type, path_text_problem,
+                                         port_problem, url_problem)
 
 port = flag_type(port_problem, lambda t: int(t.strip()))
 url = flag_type(url_problem, str)
-jmx_url_template = flag_type(jmx_url_template_problem, str)
+jmx_url_template = flag_type(template_problem, str)
 bootstrap = flag_type(bootstrap_problem, str)
 seconds = number_type("a finite number of seconds above 0", above=0)
 count = number_type("a whole number, at least 1", whole=True, minimum=1)

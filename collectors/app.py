@@ -26,7 +26,7 @@ from collectors.export.facts import offsets_groups
 from collectors.jmx.pages import jmx_credentials, jmx_source
 from collectors.jmx.template import TemplatedJmx
 from collectors.logdirs.brokers import FollowedBrokers
-from collectors.logdirs.paths import split_by_broker
+from collectors.logdirs.paths import split_by_broker, split_nodes
 from collectors.logdirs.scanner import LogDirScanner
 from collectors.serving.refresh_log import RefreshLog, startup_line
 from collectors.logdirs.summary_state import SummaryState, cache_name, default_state_dir
@@ -185,7 +185,8 @@ def scanner_source(config: Config, store: Store, cluster: ClusterConfig, b: Brok
                             active_key_max_keys=to.active_segment_max_keys, say_faults=True, node=node,
                             state=SummaryState(state_dir, cache_name(cluster.name, label, b.log_dirs))
                             if state_dir and label is not None else None,
-                            headers_first=headers_first, io_budget=IoBudget(config.io_budget_for(b)))
+                            headers_first=headers_first, io_budget=IoBudget(config.io_budget_for(b)),
+                            serves=lambda nodes: (label, node) in split_nodes(b.id, nodes))
     name = f"log_dirs:{cluster.name}:{label}" if label is not None else f"log_dirs:{cluster.name}"
     return Source(name, "log_dirs", cluster.name, scanner.refresh, config.intervals.log_dirs, label,
                   busy=scanner.busy)

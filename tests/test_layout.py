@@ -57,10 +57,12 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports(source: str, module: str, is_package: bool = False, top_level_only: bool = False) -> set[str]:
+def imports(source: str, module: str, is_package: bool = False, top_level_only: bool = False,
+            names: bool = False) -> set[str]:
     """Every module a source imports, dotted and absolute: ``import``, ``from ... import`` (relative
     ones resolved against ``module``), ``importlib.import_module("...")`` and ``__import__("...")``,
-    at module level and inside functions and classes (unless ``top_level_only``)."""
+    at module level and inside functions and classes (unless ``top_level_only``). With ``names``,
+    ``from X import n`` gives ``X.n`` (the module n when there is one, else a name of X) instead of X."""
     tree = ast.parse(source)
     package = module if is_package else module.rpartition(".")[0]
     found = set()
@@ -71,9 +73,13 @@ def imports(source: str, module: str, is_package: bool = False, top_level_only: 
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                found.add(".".join(base + ([node.module] if node.module else [])))
+                source_module = ".".join(base + ([node.module] if node.module else []))
             else:
-                found.add(node.module)
+                source_module = node.module
+            if names:
+                found |= {f"{source_module}.{a.name}" for a in node.names if a.name != "*"}
+            else:
+                found.add(source_module)
         elif isinstance(node, ast.Call):
             f = node.func
             name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
@@ -545,3 +551,99 @@ def test_edges_take_alert_names_and_the_metric_prefix_from_their_one_definition(
                 continue
             found = named_literals(path.read_text())
             assert not found, f"{rel}: {found}"
+
+
+# ---------------------------------------------------------------- no import circles
+
+def import_graph(packages=OURS) -> dict[str, set[str]]:
+    """Each module of ``packages`` -> the modules of ours it imports (every import, at module level or in
+    a function; ``from X import n`` counted as an import of the module X.n when there is one, else of X;
+    a package's ``__init__``, which Python runs before any module in it, only where it is named)."""
+    files = {}
+    for package in sorted(packages):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            files[_module_name(path)] = path
+    graph = {}
+    for module, path in files.items():
+        out = set()
+        for name in imports(path.read_text(), module, path.name == "__init__.py", names=True):
+            # X.n, else X (a name of module X); neither: not ours, or no source (the C decoder, an .so)
+            found = next((m for m in (name, name.rpartition(".")[0]) if m in files), None)
+            if found is not None and found != module:
+                out.add(found)
+        graph[module] = out
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One circle through each group of modules that import one another (Tarjan's strongly connected
+    components, iteratively), as the modules in import order from the group's first by name, sorted."""
+    index, low, stack, on, groups = {}, {}, [], set(), []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, children = work[-1]
+            w = next(children, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                group = set()
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    group.add(w)
+                    if w == v:
+                        break
+                if len(group) > 1 or v in graph.get(v, ()):
+                    groups.append(group)
+    return sorted(_circle(graph, g) for g in groups)
+
+
+def _circle(graph: dict[str, set[str]], group: set[str]) -> list[str]:
+    """The shortest way round from the group's first module back to it, within the group."""
+    start = min(group)
+    paths, seen = [[start]], {start}
+    while paths:
+        path = paths.pop(0)
+        for w in sorted(graph.get(path[-1], ())):
+            if w == start:
+                return path
+            if w in group and w not in seen:
+                seen.add(w)
+                paths.append(path + [w])
+    return [start]
+
+
+def test_no_modules_import_one_another_in_a_circle():
+    """A circle (a imports b, b imports a, at module level or in a function) leaves which module is
+    loaded first to whichever is imported first, and neither can be read or moved without the other: the
+    piece both need goes where both import it one way."""
+    circles = import_cycles(import_graph())
+    assert not circles, "import circles: " + "; ".join(" -> ".join([*c, c[0]]) for c in circles)
+
+
+def test_the_circle_finder_names_a_made_up_circle_and_passes_a_tree():
+    graph = {"a": {"b"}, "b": {"c", "d"}, "c": {"a"}, "d": set(), "e": {"a", "e"}, "f": {"g"}, "g": {"f"}}
+    assert import_cycles(graph) == [["a", "b", "c"], ["e"], ["f", "g"]]
+    assert import_cycles({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == []
+    src = "from monitor.settings import config, valuecheck\ndef f():\n    from .jmxtemplate import shown\n"
+    assert imports(src, "monitor.settings.x", names=True) == {
+        "monitor.settings.config", "monitor.settings.valuecheck", "monitor.settings.jmxtemplate.shown"}
+    made = import_graph({"monitor"})
+    assert "monitor.settings.configmodel" in made["monitor.settings.config"]  # a function-level import too:
+    assert "monitor.settings.configfile" in made["monitor.settings.config"]  # load_config's

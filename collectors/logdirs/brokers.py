@@ -11,9 +11,11 @@ its series are withdrawn, said once in the log. Which scanners the node.ids foun
 the start uses. The templated JMX sources (``collectors.jmx.template``) follow the log-dir sources this
 hook leaves: it runs before them.
 
-The no-broker source keeps every log dir (as a one-broker path's does): the refresh that finds the
-first broker reads its log dir once under no label, and this hook, run before the page is rendered,
-replaces it by the broker's own source at once (so that refresh is never served).
+The no-broker source keeps every log dir (as a one-broker path's does); the refresh that finds the
+first broker reads none of it (``LogDirScanner(serves=...)``: split_nodes' rule again, on the node.ids it
+found), and this hook, run before the page is rendered, replaces it by the broker's own source, which
+reads it at once: each segment is read once. Likewise a broker's source keeping every log dir that finds
+a second broker beside it hands both over unread.
 
 A path whose listing fails (not "no log dir there": unreadable) is no broker gone: while one of the paths
 is down for that reason, brokers are added, never removed.

@@ -5,12 +5,23 @@ finds a file moved, replaced or short makes the partition be listed and read aga
 refresh (``Relister.settled``: ``RELISTS`` times at most, each counted in ``relists``); only a
 partition still changing after that is unknown for this refresh, with the reason
 (``collectors.logdirs.snapshot.CHANGING``).
+
+A listing can also race a swap without finding a ``.swap``: a directory is listed entry by entry, not at
+one instant, so a listing may pass ``X.log``'s place after the cleaner renamed it ``.deleted`` and
+``X.log.swap``'s after it renamed that ``X.log``, and hold neither. Read as it is, the partition would
+lack a segment's offsets and bytes. ``listing_gap`` tells such a listing against the partition's last
+settled one; it is listed once more (counted), and one still inconsistent keeps the last refresh's
+figures, marked held (``PartitionReport.held``), rather than report a partition the broker does not have.
+The same gap at the next refresh is no race (a swap's renames take microseconds, not an interval): it is
+read as it is, so a state the broker leaves in place for longer, whatever made it, is never held for more
+than one refresh.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from typing import Callable
 
 from monitor.kafka.logdir import PartitionDir, Segment, scan_partition
@@ -72,6 +83,50 @@ def check_listing(part: PartitionDir, summaries, snapshot: tuple[str, tuple] | N
             raise SegmentsMoved(f"{s.path}: gone while read") from exc
 
 
+# a partition's settled listing: base offset -> (size, mtime) of its .log (what a later listing is told against)
+Listed = dict[int, tuple[int, int]]
+
+
+def listed(part: PartitionDir) -> Listed:
+    return {s.base_offset: (s.size, s.mtime_ns) for s in part.segments}
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Why a listing cannot be the partition as the broker holds it (``listing_gap``). ``definite``: no
+    state Kafka leaves a folder in at rest shows it; else (a first segment gone) retention may have
+    deleted it as well, and a listing that shows it again is all that tells the two apart."""
+
+    why: str
+    definite: bool
+
+
+def listing_gap(part: PartitionDir, last: Listed | None) -> Gap | None:
+    """The gap in a listing that raced a rename, or None. Kafka renames a segment's ``.log`` before its
+    indexes (``LogSegment.changeFileSuffixes``), so an index without its log is one mid-rename. Against the
+    last settled listing (``last``): a segment gone from between two others, the one below it unchanged,
+    was not merged into it (a clean keeps a group's first base offset and rewrites that segment), nor
+    deleted by retention (which takes the oldest first): its swap is under way. A first segment gone with
+    later ones left is retention's delete, or the swap of the first clean group: not definite."""
+    if part.unlogged:
+        x = part.unlogged[0]
+        return Gap(f"{part.path}: {x:020d}.index or .timeindex listed without its .log: a segment mid-rename", True)
+    if not last:
+        return None
+    now = listed(part)
+    gap = None
+    for x in sorted(last.keys() - now.keys()):
+        if not any(b > x for b in now):
+            continue  # the tail gone (a truncation), no later segment kept: not a swap's gap
+        below = max((b for b in now if b < x), default=None)
+        if below is None:
+            gap = gap or Gap(f"{part.path}: segment {x:020d} of the last listing not listed, and no .swap", False)
+        elif now[below] == last.get(below):
+            return Gap(f"{part.path}: segment {x:020d} of the last listing not listed, the one below it "
+                       f"({below:020d}) unchanged, and no .swap", True)
+    return gap
+
+
 class Relister:
     """Lists a partition again when a file moved under its read; ``relists`` counts every re-listing since
     start (``LogDirSnapshot.relists_total``). ``clock`` tells a fresh ``.swap`` from a stale one."""
@@ -79,6 +134,10 @@ class Relister:
     def __init__(self, clock: Callable[[], float] = time.time):
         self.clock = clock
         self.relists = 0
+        self.last: dict[str, Listed] = {}  # partition folder -> its last settled listing (listing_gap)
+        # partition folder -> the listing its last figures were held for: the same gap at the next refresh
+        # lasted a whole interval, no race (renames take microseconds): the broker's, read as it is
+        self.held: dict[str, Listed] = {}
 
     def relist(self, part: PartitionDir) -> PartitionDir:
         """The partition listed again, counted. FileNotFoundError: the partition folder itself went."""
@@ -86,30 +145,50 @@ class Relister:
         return scan_partition(part.path)
 
     def settled(self, part: PartitionDir, cfg, read):
-        """(the partition's listing, ``read(listing)``, None) once a listing held still while it was read;
-        (the last listing, None, why) when it did not through ``RELISTS`` re-listings. A segment file the
-        cleaner or retention moved between the listing and the read (``read`` raises ``SegmentsMoved``),
-        or a swap in progress (a fresh ``.swap``: Kafka renames the replaced segments ``.deleted``
-        before it renames the ``.swap`` live, so the listing lacks them), makes the partition be listed
-        again and read again; each time counts in ``relists_total``. FileNotFoundError: the partition
-        folder itself went."""
-        why, swap = None, None
+        """(the partition's listing, ``read(listing)``, None, None) once a listing held still while it was
+        read; (the last listing, None, why, None) when it did not through ``RELISTS`` re-listings; (the
+        listing, None, None, why) when it still has a gap (``listing_gap``) after it was listed once more for
+        it: the caller holds the last figures. A segment file the cleaner or retention moved between the
+        listing and the read (``read`` raises ``SegmentsMoved``), a swap in progress (a fresh ``.swap``:
+        Kafka renames the replaced segments ``.deleted`` before it renames the ``.swap`` live, so the
+        listing lacks them) or a gap makes the partition be listed again; each time counts in
+        ``relists_total``. FileNotFoundError: the partition folder itself went."""
+        why, pause, gap_relisted = None, 0.0, False
+        last = self.last.get(str(part.path))
         for attempt in range(RELISTS + 1):
             if attempt:
-                if swap is not None:
-                    time.sleep(SWAP_WAIT_SECONDS * 2 ** (attempt - 1))
+                if pause:
+                    time.sleep(pause)
                 part = self.relist(part)
             now_ms = int(self.clock() * 1000)
             swap = next((x for x in part.leftovers if x.kind == "swap"
                          and not x.stale(now_ms, cfg.file_delete_delay_ms)), None)
             if swap is not None:
-                why = f"{part.path / swap.name}: a segment swap in progress"
+                why, pause = f"{part.path / swap.name}: a segment swap in progress", SWAP_WAIT_SECONDS * 2 ** attempt
                 continue
             if part.unreadable or not part.segments:
-                return part, None, None
+                return part, None, None, None
+            gap = listing_gap(part, last)
+            if gap is not None and not gap_relisted:  # listed once more: the rename it raced is done by then
+                gap_relisted, why = True, gap.why
+                pause = SWAP_WAIT_SECONDS if gap.definite else 0.0
+                continue
+            if gap is not None and gap.definite and self.held.get(str(part.path)) != listed(part):
+                self.held[str(part.path)] = listed(part)
+                return part, None, None, gap.why
             try:
-                return part, read(part), None
+                got = read(part)
             except SegmentsMoved as exc:
-                why = str(exc)
+                why, pause = str(exc), 0.0
+                continue
+            self.last[str(part.path)] = listed(part)
+            self.held.pop(str(part.path), None)
+            return part, got, None, None
         return part, None, (f"{part.path}: its segments kept changing under the cleaner or retention through "
-                            f"{RELISTS} re-listings: {why}")
+                            f"{RELISTS} re-listings: {why}"), None
+
+    def forget(self, folders: set[str]) -> None:
+        """The last listings of the partition folders not listed this refresh (gone, or not read) forgotten."""
+        for kept in (self.last, self.held):
+            for path in kept.keys() - folders:
+                del kept[path]

@@ -93,6 +93,12 @@ class PartitionReader:
                     self.changed = True
         self._read_whole &= {os.path.dirname(p) for p in seen_paths}
 
+    def paths_under(self, folder) -> list[str]:
+        """The files of one partition folder it keeps (a partition held: kept for the next refresh)."""
+        folder = str(folder)
+        return [p for cache in (self._cache, self._snapshots, self._commits) for p in cache
+                if os.path.dirname(p) == folder]
+
     def read(self, part: PartitionDir, cfg, now_ms: int, checkpoint, log_start, txn_timeout):
         """(summaries, (snapshot path, snapshot) or None, state, LSO check, read faults, checkpoint
         problems) of one listing. Raises ``SegmentsMoved`` when a file of the listing is gone or is no

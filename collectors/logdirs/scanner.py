@@ -44,7 +44,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from collectors.logdirs.churn import Relister
@@ -138,6 +138,36 @@ class ScanProgress:
     bytes_read: int = 0  # segment bytes read by this refresh so far
 
 
+@dataclass
+class _Pass:
+    """One refresh's tables as its steps fill them (``LogDirScanner.refresh``): what it read and reports,
+    what it could not and why, and what it hands on to the next (the records queue)."""
+
+    now: float
+    now_ms: int
+    txn_timeout: BrokerSetting
+    read_offsets: bool  # the offsets topic's commits read this pass (no partition's records pending)
+    reads_before: int  # the reader's counters when the pass began: the snapshot's segments and bytes read
+    bytes_before: int
+    at: ScanProgress
+    reports: list = field(default_factory=list)
+    dir_errors: dict = field(default_factory=dict)
+    part_errors: dict = field(default_factory=dict)
+    not_live: list = field(default_factory=list)
+    down: dict = field(default_factory=dict)
+    entry_problems: list = field(default_factory=list)
+    unknown: dict = field(default_factory=dict)  # (topic, partition) -> one of UNKNOWN_REASONS
+    seen_paths: set = field(default_factory=set)  # the files read: what the reader keeps for the next pass
+    # what Kafka would not create or load, and why: logged once while it is there
+    named: dict = field(default_factory=dict)
+    undecided: dict = field(default_factory=dict)  # (topic, partition) -> Undecided
+    offsets_replicas: list = field(default_factory=list)  # (partition, (log end offset, groups))
+    folders: dict = field(default_factory=dict)  # partition -> (log dir, folder, its broker) of each folder read
+    needs: dict = field(default_factory=dict)  # log dir -> CleanNeed of its compacted partitions
+    queue: list = field(default_factory=list)  # (priority, key, segment paths) whose records are pending
+    listed: set = field(default_factory=set)  # the partition folders whose listing was settled or held
+
+
 class LogDirScanner:
     """One broker's log dirs, refreshed into a ``LogDirSnapshot`` (``refresh``). What each partition's
     report needs from outside comes through the constructor: its topic config (``config_lookup``), the
@@ -153,7 +183,12 @@ class LogDirScanner:
                  active_key_max_bytes: int = DEFAULT_MAX_BYTES, active_key_max_keys: int = DEFAULT_MAX_KEYS,
                  notify: Callable[[str], None] = log.warning, say_faults: bool = False, node=ANY,
                  list_undecided: bool = False, state=None, headers_first: bool = False,
-                 io_budget: IoBudget | None = None, progress: Callable[[ScanProgress], None] | None = None):
+                 io_budget: IoBudget | None = None, progress: Callable[[ScanProgress], None] | None = None,
+                 serves: Callable[[frozenset], bool] | None = None):
+        # the collector's: whether this scanner is still the one for the node.ids found under the paths
+        # (collectors.logdirs.paths.split_nodes); one that is not is replaced after this refresh
+        # (collectors.logdirs.brokers) and reads nothing (see _handed_over). None: always (the one-shot commands)
+        self.serves = serves
         self.progress = progress  # called as the refresh goes (ScanProgress): the one-shot commands' progress line
         self.state = state  # collectors.logdirs.summary_state.SummaryState: loaded at the first refresh, saved after one
         # that changed what the reader holds; None: no cache (the one-shot commands)
@@ -190,183 +225,268 @@ class LogDirScanner:
         self._last_head: dict[PartitionKey, tuple[float, int, int]] = {}
         self._named: set[str] = set()  # ignored names already logged (monitor.kafka.kafkanames), while they are there
         self._restored = False
+        self._reports: dict[PartitionKey, PartitionReport] = {}  # the last refresh's, for a partition held (_hold)
 
     def refresh(self) -> LogDirSnapshot:
+        """One pass over the broker's log dirs, in the steps named below: the log dirs under the paths found
+        (none read by a scanner the brokers found are no longer for: ``_handed_over``); what the last refresh
+        left to read; each log dir listed in its turn and its partitions read where they changed, each into
+        its report; then what the pass leaves to the log dirs and the scanner, and the snapshot."""
         now = self.clock()
-        now_ms = int(now * 1000)
-        reports, dir_errors, part_errors, not_live, down = [], {}, {}, [], {}
-        entry_problems: list[str] = []
-        unknown: dict[PartitionKey, str] = {}  # (topic, partition) -> one of UNKNOWN_REASONS
-        seen_paths: set[str] = set()
+        res = resolve(self.log_dirs, self.node)
+        if self.serves is not None and not self.serves(res.nodes):
+            return self._handed_over(now, res)
+        self._restore_cache()
+        before = (self._reader.reads, self._reader.bytes)  # the snapshot's segments and bytes read count from here
+        read_offsets = self._read_pending_records()
+        header_start = time.monotonic()
+        txn_timeout = self.transaction_max_timeout()
+        r = self._start_pass(now, res, txn_timeout, read_offsets, before)
+        for d in res.log_dirs:
+            r.at.log_dirs_listed += 1
+            ld = self._list_log_dir(r, d)
+            if ld is not None:
+                for part in self._counted(ld.partitions, r.at, r.bytes_before):
+                    self._partition(r, d, ld, part)
+        r.reports = self._one_folder_per_partition(r.reports, r.part_errors, r.named, r.folders, r.unknown)
+        if self.headers_first:
+            self._detail_queue = sorted(r.queue)
+            self._header_seconds = time.monotonic() - header_start
+        return self._hand_on(r, res)
+
+    def _handed_over(self, now: float, res) -> LogDirSnapshot:
+        """The snapshot of a scanner the brokers now found under its paths are no longer for (the no-broker
+        source once a broker's log dir shows up; one broker's once a second one shows beside it): the hook
+        run after this refresh (``collectors.logdirs.brokers``) puts each broker's own scanner in its place,
+        which reads their log dirs at once. Read here too, every segment would be read twice by the refresh
+        that finds them, and this page would carry the log dirs under a label that is about to go. So it
+        reads nothing (its caches, and its summary cache file, which the next scanner of its label loads,
+        untouched): the node.ids found, for the hook, and the paths that yield no log dir, still down."""
+        down = dict(res.unresolved)
+        return LogDirSnapshot(now, log_dir_errors={d: why for d, (_, why) in down.items()}, log_dirs=tuple(down),
+                              down=down, relists_total=self._churn.relists, nodes=res.nodes,
+                              unresolved=res.unresolved)
+
+    def _restore_cache(self) -> None:
+        """At the first refresh, the summary cache loaded (``collectors.logdirs.summary_state``): what a
+        restart can trust is not read again."""
         if self.state is not None and not self._restored:
             self._restored = True
             self._reader.restore(self.state.load())
-        read_before = self._reader.reads
-        bytes_before = self._reader.bytes
+
+    def _read_pending_records(self) -> bool:
+        """Headers first, before anything is listed: the records the last refresh left pending read for one
+        slice (``collectors.logdirs.detail``), so that they come whatever this pass finds. True when the
+        offsets topic's commits are read this pass: they are records too, read once none are pending."""
         if self.headers_first and self._detail_queue:
             read_details(self._reader, self._detail_queue, slice_seconds(self._header_seconds))
-        header_start = time.monotonic()
-        # the offsets topic's commits are records too: read once no partition's records are pending
-        read_offsets = not self.headers_first or self._detail_queue == []
-        queue = []
-        txn_timeout = self.transaction_max_timeout()
-        res = resolve(self.log_dirs, self.node)
-        needs: dict[str, list[CleanNeed]] = {d: [] for d in res.log_dirs}
-        down.update(res.down)
-        dir_errors.update((d, why) for d, (_, why) in res.down.items())
-        named: dict[str, str] = dict(res.said)  # what Kafka would not create or load, and why: logged once while it is there
+        return not self.headers_first or self._detail_queue == []
+
+    def _start_pass(self, now: float, res, txn_timeout: BrokerSetting, read_offsets: bool,
+                    before: tuple[int, int]) -> "_Pass":
+        """The pass's tables, with what finding the log dirs said: each path or log dir down is a log-dir
+        error (and, for the collector, said once while it lasts); the names Kafka would not load, logged."""
+        r = _Pass(now, int(now * 1000), txn_timeout, read_offsets, *before, ScanProgress(len(res.log_dirs)))
+        r.needs = {d: [] for d in res.log_dirs}
+        r.down.update(res.down)
+        r.dir_errors.update((d, why) for d, (_, why) in res.down.items())
+        r.named.update(res.said)
         if self.say_faults:  # the collector: a path or log dir down said once while it lasts (logdir prints them)
-            named.update((f"{d} (down)", why if why.startswith(d) else f"{d}: {why}") for d, (_, why) in res.down.items())
-        undecided: dict[PartitionKey, Undecided] = {}
-        offsets_replicas: list[tuple[int, tuple[int, frozenset]]] = []
-        held: dict[tuple[str, int], list] = {}  # partition -> (log dir, folder, its broker) of each folder read
-        at = ScanProgress(len(res.log_dirs))
-        for d in res.log_dirs:
-            at.log_dirs_listed += 1
-            try:
-                ld = scan_log_dir(d)
-            except OSError as exc:
-                dir_errors[d] = f"cannot read log dir: {exc}"
-                down[d] = ("io", dir_errors[d])
-                continue
-            for name, err in ld.checkpoint_errors.items():
-                dir_errors[f"{d}/{name}"] = err
-                if name in STATE_CHECKPOINTS:
-                    down.setdefault(d, ("checkpoint", err))
-            if d in down:
-                continue
-            not_live += [(d, folder, kind) for folder, kind in ld.not_live]
-            cleaner_cp = ld.checkpoints.get("cleaner-offset-checkpoint", {})
-            self._known_compacted.update(cleaner_cp)
-            start_cp = ld.checkpoints.get("log-start-offset-checkpoint", {})
-            for name in STATE_CHECKPOINTS:  # an entry for a negative partition names no partition folder
-                for (topic, partition), offset in ld.checkpoints.get(name, {}).items():
-                    why = entry_problem(partition, offset) if partition < 0 else None
-                    if why:
-                        line = ld.checkpoint_lines.get(name, {}).get((topic, partition))
-                        msg = describe_entry_problem(f"{d}/{name}", line, topic, partition, offset, why)
-                        dir_errors[f"{d}/{name}:{line}"] = msg
-                        entry_problems.append(msg)
-            named.update((f"{d}/{folder}", why) for folder, why in ld.ignored)
-            for (topic, partition), folders in ld.duplicates.items():
-                why = duplicate_reason(d, topic, partition, folders)
-                named[f"{d}/{topic}-{partition} (duplicate)"] = why
-                found = self.config_lookup(topic, (topic, partition) in self._known_compacted)
-                if found.config.compacted or self.include_all:  # a fault of that partition, never two rows
-                    part_errors[(topic, partition)], unknown[(topic, partition)] = why, DUPLICATE
-            for part in self._counted(ld.partitions, at, bytes_before):
-                key = (part.topic, part.partition)
-                named.update((f"{part.path}/{name}", why) for name, why in part.stray)
-                held.setdefault(key, []).append((d, str(part.path),
-                                                 (ld.meta.get("cluster.id"), meta_node_id(ld.meta))))
-                if part.topic == OFFSETS_TOPIC and part.segments and not part.unreadable and read_offsets:
-                    part, found_groups = self._reader.offsets_groups(part, seen_paths)  # (listed again if it moved)
-                    if found_groups is not None:
-                        offsets_replicas.append((part.partition, found_groups))
-                if part.topic in NOT_CLEANED_BY_LOG_CLEANER or not (part.segments or part.unreadable or part.leftovers):
-                    continue  # (a partition whose only segment cannot be read is a fault, not empty; one whose
-                    # segments are all mid-swap has only leftovers)
-                found = self.config_lookup(part.topic, key in self._known_compacted)
-                cfg = found.config
-                if not cfg.compacted and not self.include_all:
-                    if self.list_undecided and found.sources.get("cleanup.policy") in (DEFAULT, UNKNOWN):
-                        undecided[key] = undecided_partition(d, part, found)
-                    continue
-                try:
-                    part, got, moved = self._churn.settled(part, cfg, lambda p: self._reader.read(
-                        p, cfg, now_ms, cleaner_cp.get(key), start_cp.get(key), txn_timeout))
-                except FileNotFoundError:  # the partition itself went (deleted, moved) while we read
-                    not_live.append((d, part.path.name, "vanished"))
-                    continue
-                except OSError as exc:  # a segment that cannot be read (permissions, I/O error)
-                    part_errors[key], unknown[key] = f"{part.path}: {exc}", "read_error"
-                    continue
-                if not (part.segments or part.unreadable or moved):
-                    continue
-                need = None
-                if cfg.compacted and found.known("segment.bytes"):  # what its next clean writes before it can swap
-                    need = largest_clean_group((s.size for s in part.segments[:-1]), cfg.segment_bytes)
-                    needs[d].append(CleanNeed(need, part.topic, part.partition))
-                if part.unreadable:
-                    part_errors[key], unknown[key] = part.unreadable[0], "unreadable_file"
-                    continue
-                if moved:  # still changing after RELISTS re-listings: unknown, with the reason (and counted)
-                    part_errors[key], unknown[key] = moved, CHANGING
-                    continue
-                summaries, snapshot, state, check, faults, bad = got
-                seen_paths.update(s.path for s in summaries)
-                if bad:  # unknown, not wrong: this partition only (see LogDirSnapshot.entry_problems)
-                    msgs = []
-                    for which, why in bad.items():
-                        name = CHECKPOINT_OF[which]
-                        offset = (cleaner_cp if which == "cleaner" else start_cp)[key]
-                        msgs.append(describe_entry_problem(f"{d}/{name}", ld.checkpoint_lines.get(name, {}).get(key),
-                                                           part.topic, part.partition, offset, why))
-                    part_errors[key], unknown[key] = "; ".join(msgs), "checkpoint_entry"
-                    entry_problems += msgs
-                    continue
-                if snapshot is not None:
-                    seen_paths.add(snapshot[0])
-                disagreement = persist(self._lso_disagreements.get(key), check, now)
-                if disagreement is None:
-                    self._lso_disagreements.pop(key, None)
-                else:
-                    self._lso_disagreements[key] = disagreement
-                if faults:
-                    part_errors[key] = faults[0]
-                since = None
-                if state.eligible:
-                    since = self._eligible_since.setdefault(key, now)
-                else:
-                    self._eligible_since.pop(key, None)
-                pending = None
-                if self.headers_first:
-                    pending = not self._reader.mark_whole(part, summaries)
-                    if pending:
-                        left = [x.path for x in summaries if not x.detail_done]
-                        queue.append((detail_priority(state, summaries, now_ms), key, left))
-                rate = self._write_rate(key, now, part.segments)
-                stale = tuple(x for x in part.leftovers if x.stale(now_ms, cfg.file_delete_delay_ms))
-                retention = None
-                if cfg.deletes and found.known("retention.ms", "retention.bytes"):
-                    retention = project_retention(from_summaries(summaries), retention_ms=cfg.retention_ms,
-                                                  retention_bytes=cfg.retention_bytes, now_ms=now_ms,
-                                                  log_start_offset=state.log_start_offset,
-                                                  log_end_offset=state.log_end_offset)
-                reports.append(PartitionReport(d, state, since, found.source, found, rate, tuple(faults), check,
-                                               disagreement, stale, need, txn_timeout,
-                                               None if pending else self._active_duplicates(key, part.segments[-1]),
-                                               sum(x.keyless_records for x in summaries),
-                                               sum(x.empty_value_records for x in summaries), retention, pending))
-        reports = self._one_folder_per_partition(reports, part_errors, named, held, unknown)
+            r.named.update((f"{d} (down)", why if why.startswith(d) else f"{d}: {why}")
+                           for d, (_, why) in res.down.items())
+        return r
+
+    def _list_log_dir(self, r: "_Pass", d: str):
+        """The log dir listed (``monitor.kafka.logdir.scan_log_dir``) when its turn comes, with what its
+        listing says of itself: a log dir that cannot be listed, or whose cleaner or log-start checkpoint is
+        malformed, is down as a whole (None: its partitions are not read, rather than read against no
+        checkpoint); else its folders not live, its checkpoints' impossible entries for no partition, the
+        names Kafka would not load and the partitions held by two folders (a fault of that partition)."""
+        try:
+            ld = scan_log_dir(d)
+        except OSError as exc:
+            r.dir_errors[d] = f"cannot read log dir: {exc}"
+            r.down[d] = ("io", r.dir_errors[d])
+            return None
+        for name, err in ld.checkpoint_errors.items():
+            r.dir_errors[f"{d}/{name}"] = err
+            if name in STATE_CHECKPOINTS:
+                r.down.setdefault(d, ("checkpoint", err))
+        if d in r.down:
+            return None
+        r.not_live += [(d, folder, kind) for folder, kind in ld.not_live]
+        self._known_compacted.update(ld.checkpoints.get("cleaner-offset-checkpoint", {}))
+        for name in STATE_CHECKPOINTS:  # an entry for a negative partition names no partition folder
+            for (topic, partition), offset in ld.checkpoints.get(name, {}).items():
+                why = entry_problem(partition, offset) if partition < 0 else None
+                if why:
+                    line = ld.checkpoint_lines.get(name, {}).get((topic, partition))
+                    msg = describe_entry_problem(f"{d}/{name}", line, topic, partition, offset, why)
+                    r.dir_errors[f"{d}/{name}:{line}"] = msg
+                    r.entry_problems.append(msg)
+        r.named.update((f"{d}/{folder}", why) for folder, why in ld.ignored)
+        for (topic, partition), folders in ld.duplicates.items():
+            why = duplicate_reason(d, topic, partition, folders)
+            r.named[f"{d}/{topic}-{partition} (duplicate)"] = why
+            found = self.config_lookup(topic, (topic, partition) in self._known_compacted)
+            if found.config.compacted or self.include_all:  # a fault of that partition, never two rows
+                r.part_errors[(topic, partition)], r.unknown[(topic, partition)] = why, DUPLICATE
+        return ld
+
+    def _partition(self, r: "_Pass", d: str, ld, part) -> None:
+        """One partition of the listing: noted as held by this folder (``_one_folder_per_partition``), its
+        offset commits read when it is a ``__consumer_offsets`` replica, then, when it is compacted (or
+        ``--all``), read where it changed and folded into its report; one not known to be compacted or not
+        is listed as undecided for ``logdir``. Whatever keeps it from a report is its fault, not the pass's."""
+        key = (part.topic, part.partition)
+        r.named.update((f"{part.path}/{name}", why) for name, why in part.stray)
+        r.folders.setdefault(key, []).append((d, str(part.path), (ld.meta.get("cluster.id"), meta_node_id(ld.meta))))
+        if part.topic == OFFSETS_TOPIC and part.segments and not part.unreadable and r.read_offsets:
+            part, found_groups = self._reader.offsets_groups(part, r.seen_paths)  # (listed again if it moved)
+            if found_groups is not None:
+                r.offsets_replicas.append((part.partition, found_groups))
+        if part.topic in NOT_CLEANED_BY_LOG_CLEANER or not (part.segments or part.unreadable or part.leftovers):
+            return  # (a partition whose only segment cannot be read is a fault, not empty; one whose
+            # segments are all mid-swap has only leftovers)
+        found = self.config_lookup(part.topic, key in self._known_compacted)
+        if not found.config.compacted and not self.include_all:
+            if self.list_undecided and found.sources.get("cleanup.policy") in (DEFAULT, UNKNOWN):
+                r.undecided[key] = undecided_partition(d, part, found)
+            return
+        read = self._read_settled(r, d, ld, part, found.config)
+        if read is None:
+            return
+        part, got, moved, gap = read
+        r.listed.add(str(part.path))
+        if gap is not None:
+            self._hold(r, key, part, gap)
+            return
+        if not (part.segments or part.unreadable or moved):
+            return
+        need = None
+        if found.config.compacted and found.known("segment.bytes"):  # what its next clean writes before it can swap
+            need = largest_clean_group((s.size for s in part.segments[:-1]), found.config.segment_bytes)
+            r.needs[d].append(CleanNeed(need, part.topic, part.partition))
+        if part.unreadable:
+            r.part_errors[key], r.unknown[key] = part.unreadable[0], "unreadable_file"
+        elif moved:  # still changing after RELISTS re-listings: unknown, with the reason (and counted)
+            r.part_errors[key], r.unknown[key] = moved, CHANGING
+        else:
+            self._fold(r, d, ld, part, found, got, need)
+
+    def _read_settled(self, r: "_Pass", d: str, ld, part, cfg):
+        """(listing, read, why still moving, why its listing has a gap) of the partition read where it
+        changed, listed again while the cleaner or retention moves its files
+        (``collectors.logdirs.churn.Relister.settled``); None when the partition went while read (not live:
+        "vanished") or a segment cannot be read (its fault)."""
+        key = (part.topic, part.partition)
+        cleaner_cp = ld.checkpoints.get("cleaner-offset-checkpoint", {})
+        start_cp = ld.checkpoints.get("log-start-offset-checkpoint", {})
+        try:
+            return self._churn.settled(part, cfg, lambda p: self._reader.read(
+                p, cfg, r.now_ms, cleaner_cp.get(key), start_cp.get(key), r.txn_timeout))
+        except FileNotFoundError:  # the partition itself went (deleted, moved) while we read
+            r.not_live.append((d, part.path.name, "vanished"))
+        except OSError as exc:  # a segment that cannot be read (permissions, I/O error)
+            r.part_errors[key], r.unknown[key] = f"{part.path}: {exc}", "read_error"
+        return None
+
+    def _hold(self, r: "_Pass", key: PartitionKey, part, gap: str) -> None:
+        """A partition whose listing raced a rename and still had a gap when listed again
+        (``collectors.logdirs.churn.listing_gap``): the last refresh's report, marked held with the reason,
+        and what the reader keeps of it kept (its files are checked as ever when next read); none before
+        (the first refresh): unknown, its segments changing, rather than figures without a segment."""
+        prev = self._reports.get(key)
+        r.seen_paths.update(self._reader.paths_under(part.path))
+        if prev is None:
+            r.part_errors[key], r.unknown[key] = gap, CHANGING
+        else:
+            r.reports.append(replace(prev, held=prev.held or gap))
+
+    def _fold(self, r: "_Pass", d: str, ld, part, found: EffectiveConfig, got, need) -> None:
+        """A partition read into its report: unless a checkpoint entry cannot be right against its log (then
+        unknown, not wrong: that partition only, see ``LogDirSnapshot.entry_problems``), its state with what
+        the scanner keeps between refreshes (the LSO disagreement, since when it is eligible, the write rate,
+        the active segment's keys), its leftovers and its retention; headers first, queued for its records."""
+        key, now, cfg = (part.topic, part.partition), r.now, found.config
+        summaries, snapshot, state, check, faults, bad = got
+        r.seen_paths.update(s.path for s in summaries)
+        if bad:
+            msgs = []
+            for which, why in bad.items():
+                name = CHECKPOINT_OF[which]
+                offset = ld.checkpoints.get(name, {})[key]
+                msgs.append(describe_entry_problem(f"{d}/{name}", ld.checkpoint_lines.get(name, {}).get(key),
+                                                   part.topic, part.partition, offset, why))
+            r.part_errors[key], r.unknown[key] = "; ".join(msgs), "checkpoint_entry"
+            r.entry_problems += msgs
+            return
+        if snapshot is not None:
+            r.seen_paths.add(snapshot[0])
+        disagreement = persist(self._lso_disagreements.get(key), check, now)
+        if disagreement is None:
+            self._lso_disagreements.pop(key, None)
+        else:
+            self._lso_disagreements[key] = disagreement
+        if faults:
+            r.part_errors[key] = faults[0]
+        since = None
+        if state.eligible:
+            since = self._eligible_since.setdefault(key, now)
+        else:
+            self._eligible_since.pop(key, None)
+        pending = None
         if self.headers_first:
-            self._detail_queue = sorted(queue)
-            self._header_seconds = time.monotonic() - header_start
-        self._reader.forget(seen_paths)  # segments and snapshots that are gone
-        space = tuple(self._space(d, needs[d]) for d in res.log_dirs)
+            pending = not self._reader.mark_whole(part, summaries)
+            if pending:
+                left = [x.path for x in summaries if not x.detail_done]
+                r.queue.append((detail_priority(state, summaries, r.now_ms), key, left))
+        rate = self._write_rate(key, now, part.segments)
+        stale = tuple(x for x in part.leftovers if x.stale(r.now_ms, cfg.file_delete_delay_ms))
+        retention = None
+        if cfg.deletes and found.known("retention.ms", "retention.bytes"):
+            retention = project_retention(from_summaries(summaries), retention_ms=cfg.retention_ms,
+                                          retention_bytes=cfg.retention_bytes, now_ms=r.now_ms,
+                                          log_start_offset=state.log_start_offset,
+                                          log_end_offset=state.log_end_offset)
+        r.reports.append(PartitionReport(d, state, since, found.source, found, rate, tuple(faults), check,
+                                         disagreement, stale, need, r.txn_timeout,
+                                         None if pending else self._active_duplicates(key, part.segments[-1]),
+                                         sum(x.keyless_records for x in summaries),
+                                         sum(x.empty_value_records for x in summaries), retention, pending))
+
+    def _hand_on(self, r: "_Pass", res) -> LogDirSnapshot:
+        """What the pass leaves behind, then the snapshot: the reader and the active keys forget the files not
+        seen (gone, or their partition not read), each log dir's free space against its largest clean, the
+        names and (for the collector) faults said once, and the summary cache saved when it changed and is due."""
+        self._reader.forget(r.seen_paths)  # segments and snapshots that are gone
+        self._churn.forget(r.listed)
+        self._reports = {(x.state.topic, x.state.partition): x for x in r.reports}  # what a held partition keeps
+        space = tuple(self._space(d, r.needs[d]) for d in res.log_dirs)
         for sp in space:
             if sp.error:
-                dir_errors[f"{sp.log_dir} (free space)"] = sp.error
-        for k in [k for k, v in self._active_keys.items() if v.path not in seen_paths]:
+                r.dir_errors[f"{sp.log_dir} (free space)"] = sp.error
+        for k in [k for k, v in self._active_keys.items() if v.path not in r.seen_paths]:
             del self._active_keys[k]  # rolled, deleted or moved: its key state goes
         if self.say_faults:  # churn (CHANGING) is counted, not said; a duplicate is said above already
-            named.update({f"{t}-{p} (fault)": f"{t}-{p}: {why}" for (t, p), why in part_errors.items()
-                          if unknown.get((t, p)) not in (CHANGING, DUPLICATE)})
-        self._log_named(named)
+            r.named.update({f"{t}-{p} (fault)": f"{t}-{p}: {why}" for (t, p), why in r.part_errors.items()
+                            if r.unknown.get((t, p)) not in (CHANGING, DUPLICATE)})
+        self._log_named(r.named)
         cache = None
         if self.state is not None:
             if self._reader.changed and self.state.due():
                 # the active segments' keys too; those restored and not yet tallied (records pending) kept as read
                 keys = [*self._active_keys.values(),
-                        *(k for p, k in self._reader.restored_keys.items() if p in seen_paths)]
+                        *(k for p, k in self._reader.restored_keys.items() if p in r.seen_paths)]
                 if not self.state.save([*self._reader.kept(), *keys]):
                     self._reader.changed = True  # tried again after the next refresh
             cache = (*self.state.status, self.state.restored)
-        return LogDirSnapshot(now, tuple(reports), dir_errors, part_errors, tuple(not_live), tuple(res.every),
-                              down, self._reader.reads - read_before, self._reader.bytes - bytes_before, txn_timeout,
-                              tuple(entry_problems), space, most_advanced(offsets_replicas), unknown,
-                              self._churn.relists, state_cache=cache, found=res.found, nodes=res.nodes, unresolved=res.unresolved,
-                              undecided=undecided, io=self._io() if self.headers_first else None)
+        return LogDirSnapshot(r.now, tuple(r.reports), r.dir_errors, r.part_errors, tuple(r.not_live),
+                              tuple(res.every), r.down, self._reader.reads - r.reads_before,
+                              self._reader.bytes - r.bytes_before, r.txn_timeout, tuple(r.entry_problems), space,
+                              most_advanced(r.offsets_replicas), r.unknown, self._churn.relists, state_cache=cache,
+                              found=res.found, nodes=res.nodes, unresolved=res.unresolved, undecided=r.undecided,
+                              io=self._io() if self.headers_first else None)
 
     def _counted(self, parts, at: ScanProgress, bytes_before: int):
         """``parts``, with ``progress`` told after each one is done (whichever way its turn ended)."""

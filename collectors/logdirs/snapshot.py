@@ -56,6 +56,9 @@ class PartitionReport:
     # figures, tombstones and keyless and empty values, are partial and not exported), False once read;
     # None for a read that takes each segment whole at once (collect --once, logdir)
     detail_pending: bool | None = None
+    # why these are the last refresh's figures, kept: this refresh's listing raced the cleaner's renames
+    # and still lacked a segment when listed again (collectors.logdirs.churn.listing_gap); None: read now
+    held: str | None = None
 
     def rate(self, now: float) -> WriteRate:
         """The partition's write rate: measured between refreshes, else the one-shot estimate from its dirty

@@ -104,6 +104,9 @@ class PartitionDir:
     leftovers: list[Leftover] = field(default_factory=list)  # .cleaned / .swap / .deleted files, by name
     unreadable: list[str] = field(default_factory=list)  # segment files that exist but cannot be stat'ed or are no regular file
     stray: list[tuple[str, str]] = field(default_factory=list)  # (file name, why): not a name Kafka writes; ignored
+    # base offsets with an .index or .timeindex and no .log: a segment mid-rename (Kafka renames a segment's
+    # .log before its indexes, to .deleted or from .swap), or a listing that raced it
+    unlogged: list[int] = field(default_factory=list)
 
     @property
     def size(self) -> int:
@@ -202,6 +205,8 @@ def scan_partition(path: str | Path) -> PartitionDir:
         f = files[base]
         st = f.get(".log")
         if st is None:
+            if ".index" in f or ".timeindex" in f:
+                part.unlogged.append(base)
             continue
         part.segments.append(Segment(
             base_offset=base, log=path / f"{offset_prefix(base)}.log", size=st.st_size, mtime_ns=st.st_mtime_ns,

@@ -23,7 +23,7 @@ from monitor.settings.configschema import config_schema
 WIDTH = 110
 YAML_PATH = "docs/reference-config.yaml"
 HEADER = ("monitor.yaml: every key at its default, one comment per key saying what it does. Generated from the\n"
-          "config dataclasses (monitor/settings/config.py) by `python -m cli.docgen --write`: do not edit.\n"
+          "config dataclasses (monitor/settings/configmodel.py) by `python -m cli.docgen --write`: do not edit.\n"
           "`compaction-monitor config check` accepts this file as it is. A list of mappings (clusters, brokers)\n"
           "shows one entry with its keys; by default there is none.")
 
@@ -124,8 +124,8 @@ def markdown_page(schema: dict | None = None) -> str:
         rows.append(f"| `{path}` | {_cell(shape)} | {_cell(default)} | {_cell(meaning)} |")
     return (
         "# Configuration reference\n\n"
-        "<!-- generated from monitor/settings/config.py by `python -m cli.docgen --write`: do not edit -->\n\n"
-        "Every key of `monitor.yaml`, generated from the config dataclasses (`monitor/settings/config.py`), the "
+        "<!-- generated from monitor/settings/configmodel.py by `python -m cli.docgen --write`: do not edit -->\n\n"
+        "Every key of `monitor.yaml`, generated from the config dataclasses (`monitor/settings/configmodel.py`), the "
         "fields the schema of `compaction-monitor config check` is derived from. A test fails when this page and "
         "the code differ.\n\n"
         "The same keys as a commented file, every key at its default: "

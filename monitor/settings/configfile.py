@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from monitor.fileio.regularfile import os_reason
-from monitor.settings.config import ConfigError
+from monitor.settings.configmodel import ConfigError
 
 MAX_CONFIG_BYTES = 1 << 20  # a monitor.yaml is a few KB; more is some other file
 MAX_CONFIG_NODES = 100_000  # values after YAML's aliases are expanded (a "billion laughs" file stops here)

@@ -27,7 +27,8 @@ import types
 import typing
 from functools import lru_cache
 
-from monitor.settings.valuecheck import PORT_SHAPE
+from monitor.settings.jmxtemplate import template_problem
+from monitor.settings.valuecheck import PORT_SHAPE, bootstrap_problem, port_problem, url_problem
 
 # A Prometheus duration (model.ParseDuration in prometheus/common): units from y down to ms, in order.
 PROMETHEUS_DURATION = r"^(0|(?!$)([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?([0-9]+ms)?)$"
@@ -127,7 +128,7 @@ def dataclass_schema(cls, nullable: bool = False) -> dict:
 def config_schema() -> dict:
     """The whole ``monitor.yaml``: ``Config``'s fields, with ``listen_address``/``listen_port`` as
     ``listen: {address, port}``."""
-    from monitor.settings.config import Config
+    from monitor.settings.configmodel import Config
 
     top = dataclass_schema(Config)
     props = top["properties"]
@@ -143,11 +144,16 @@ def config_schema() -> dict:
     return top
 
 
+# The checks by the name the schema gives them (``"check": "url"``): the flags of the same values run the
+# same functions (``cli.flags``). Here, not in ``valuecheck``: the template's check (``jmxtemplate``) is made
+# of valuecheck's, so valuecheck cannot hold it without the two importing each other.
+CHECKS = {"port": port_problem, "url": url_problem, "bootstrap": bootstrap_problem,
+          "jmx_url_template": template_problem}
+
+
 @lru_cache(maxsize=1)
 def _validator():
     import jsonschema
-
-    from monitor.settings.valuecheck import CHECKS
 
     def finite(validator, value, instance, schema):
         if value and isinstance(instance, float) and not math.isfinite(instance):

@@ -259,17 +259,6 @@ def path_text_problem(value) -> str | None:
     return None
 
 
-# The checks by the name monitor.yaml's schema gives them (``"check": "url"``, ``monitor.settings.configschema``).
-def jmx_url_template_problem(value) -> str | None:
-    from monitor.settings.jmxtemplate import template_problem
-
-    return template_problem(value)
-
-
-CHECKS = {"port": port_problem, "url": url_problem, "bootstrap": bootstrap_problem,
-          "jmx_url_template": jmx_url_template_problem}
-
-
 def flag_type(problem, convert):
     """An argparse ``type=`` for a flag checked by ``problem``: a bad value is argparse's usage error
     ``argument --flag: <problem>`` (one line, exit 2), a good one ``convert``ed. (argparse is the

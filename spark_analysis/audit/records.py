@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from monitor.model.summary import SegmentSummary
-from spark_analysis.audit import AuditInputs, Found, collect_small
+from spark_analysis.audit.shapes import AuditInputs, Found, collect_small
 
 NARROW = ["topic", "partition", "segment", "segment_base_offset", "segment_bytes", "batch_position", "batch_bytes",
           "offset", "timestamp", "key", "key_size", "value_size", "record_bytes", "tombstone", "control",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pyspark.sql import SparkSession
 
 from spark_analysis import replicas
-from spark_analysis.audit import AuditInputs, Found, collect_small
+from spark_analysis.audit.shapes import AuditInputs, Found, collect_small
 
 
 def partition_tasks(inputs: AuditInputs, ends: dict | None = None, replica_rows: list | None = None) -> list:
@@ -78,7 +78,7 @@ def audit_segments(spark: SparkSession, inputs: AuditInputs, progress) -> Found:
 
     from spark_analysis.rows import rows_of
     from spark_analysis.sources import register
-    from spark_analysis.sources.partition_audit import encode_tasks
+    from spark_analysis.sources.partition_tasks import encode_tasks
 
     replica_rows: list = []
     tasks = partition_tasks(inputs, replica_ends(spark, inputs, progress), replica_rows)

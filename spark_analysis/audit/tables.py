@@ -19,7 +19,8 @@ from monitor.contract import valuesizes
 from monitor.model.estimate import CleanerParams, estimate_clean
 from spark_analysis import replicas
 from spark_analysis.arrow_rows import NOTE
-from spark_analysis.audit import AuditInputs, AuditResult, Found, pitfalls
+from spark_analysis.audit import pitfalls
+from spark_analysis.audit.shapes import AuditInputs, AuditResult, Found
 from spark_analysis.projection import ESTIMATED, HORIZON_COLUMNS
 from spark_analysis.rows import KEY_TOTALS, PARTITION, PARTITION_COLUMNS, ROW_TYPES, fields_ddl, rows_of
 from monitor.model.streams import streams_role

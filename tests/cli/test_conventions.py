@@ -238,10 +238,10 @@ def test_a_mistyped_choice_says_the_one_meant():
 
 # ---------------------------------------------------------------- bad values: one line, exit 2, before any work
 
-# a bad value of each kind of check a flag can run (monitor.settings.valuecheck), by the check
+# a bad value of each kind of check a flag can run (monitor.settings.valuecheck, and jmxtemplate's), by the check
 BAD = {"port_problem": "99999", "url_problem": "http://kafka..1:7071/metrics", "bootstrap_problem": "kafka..1:9092",
        "number_problem": "nan", "path_text_problem": "", "address_problem": "kafka 1",
-       "jmx_url_template_problem": "http://kafka-1:7071/metrics"}
+       "template_problem": "http://kafka-1:7071/metrics"}
 PREFIX = {("rules",): ["render"], ("grafana",): ["render"], ("config",): ["check"]}  # a positional before the flag
 
 

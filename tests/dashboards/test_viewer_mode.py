@@ -1,4 +1,4 @@
-"""The dashboard served by its own launch command (``cli.dashboard_cmd.dashboard_command``) in headless Chromium
+"""The dashboard served by its own launch command (``cli.dashboard_launch.dashboard_command``) in headless Chromium
 shows no Streamlit "Deploy" button; the same command without the viewer toolbar mode shows one on
 this loopback address (Streamlit's "auto" mode is the developer's on localhost): so the check can fail."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from cli.dashboard_cmd import dashboard_command
+from cli.dashboard_launch import dashboard_command
 from procs import free_port, process
 from tests_support_browser import browser
 from waiting import wait_for

@@ -100,6 +100,49 @@ def test_a_broker_the_config_names_keeps_its_label_on_a_path_holding_none(tmp_pa
         col.close()
 
 
+def test_the_refresh_that_finds_a_broker_reads_its_log_dir_once(tmp_path):
+    """Carried item (issue 42): the no-broker source's refresh that found broker 1's log dir read every
+    segment of it, then the source the hook put in its place read them all again; likewise broker 1's
+    source (it kept every log dir) read broker 2's when it showed beside it. Now a scanner that the
+    node.ids found are no longer for reads nothing: each segment is read once, by its broker's own source.
+    Counted by every log-dir refresh's ``segments_read`` and ``bytes_read`` (the snapshots in the store, seen
+    by a hook that runs before the one replacing the source)."""
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    cfg = with_command_line(Config(role="broker", granularity="partition"), log_dirs=[str(pods)])
+    col = build(cfg, str(tmp_path / "state"), headers_first=True)
+    seen: dict[int, tuple] = {}  # id -> (source, snapshot): each refresh's snapshot once (kept, so ids stay unique)
+
+    def reads() -> list:
+        out = sorted((name, snap.segments_read, snap.bytes_read) for name, snap in seen.values())
+        seen.clear()
+        return out
+
+    col.runner.on_refresh.insert(0, lambda: seen.update(
+        (id(s.snapshot), (s.name, s.snapshot)) for s in col.store.statuses()
+        if s.kind == "log_dirs" and s.snapshot is not None))
+    try:
+        col.runner.refresh_all()
+        assert reads() == [("log_dirs:default", 0, 0)]
+        one = log_dir(tmp_path / POD.format(uid="a") / "kafka-log1", node=1)
+        col.runner.refresh_all()
+        none, (first, segments, read) = reads()
+        assert none == ("log_dirs:default", 0, 0)  # found broker 1's log dir, handed it over unread
+        assert first == "log_dirs:default:1" and segments == len(list(one.glob("*/*.log"))) > 0 and read > 0
+
+        two = log_dir(tmp_path / POD.format(uid="b") / "kafka-log2", node=2)
+        col.runner.refresh_all()
+        got = reads()
+        # broker 1's scanner (of every log dir) found broker 2's beside it: replaced by one of broker 1's log dirs
+        # only (same name; its summary cache loaded), having read nothing; broker 2's read once, by its own
+        assert [name for name, *_ in got] == ["log_dirs:default:1", "log_dirs:default:1", "log_dirs:default:2"]
+        assert got[-1][1] == len(list(two.glob("*/*.log"))) > 0
+        assert sum(n for _, n, _ in got) == got[-1][1]
+        assert brokers(page(col), "kafka_compaction_partition_") == {"1", "2"}
+    finally:
+        col.close()
+
+
 def _until(check, seconds: float = 20.0):
     """Polls ``check`` (the serving runner refreshes on its own threads) until it holds; its last value."""
     deadline, pause = time.monotonic() + seconds, threading.Event()

@@ -1,6 +1,7 @@
 """``kafka-partition-audit``: the segments audit, one Spark task per partition
-(``partition_audit.audit_partition``), its results in the audit's row types (``rows``: a struct
-column per output, one set per row; the module says why).
+(``spark_analysis.partition_audit.audit_partition``), its results in the audit's row types (``rows``: a
+struct column per output, one set per row; the module says why). Named for what it holds, the tasks'
+data source, not after the module it runs (``spark_analysis.partition_audit``), whose name it once shared.
 
 The audit plans the tasks on the driver and passes them as the ``tasks`` option: a JSON list of
 ``PartitionTask.to_json()`` (plain data: files, topic config as Kafka's config strings, bounds'
