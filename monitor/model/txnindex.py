@@ -114,28 +114,40 @@ def cross_check(log_aborts: AbortedRanges, indexes: dict[int, tuple[AbortedTxn, 
     transaction was open). A cleaned segment keeps an entry only with its ABORT marker
     (CleanedTransactionMetadata.onControlBatchRead re-writes it when the marker stays), while the
     aborted data and so the first offset may be gone: each entry must name a marker the log holds.
-    Nothing is concluded when the log's list is incomplete (``AbortedRanges.complete``)."""
+    Nothing is concluded when the log's list is incomplete (``AbortedRanges.complete``).
+
+    An ABORT marker with no data of its transaction in the log (``AbortedRanges.bare``) is what a clean
+    leaves, even at or after ``first_dirty``: the first dirty offset is read from the cleaner's checkpoint,
+    which Kafka writes after the clean's swap (the collector reads it once per log dir, before the
+    partitions), and a clean stopped by a full offset map leaves it inside a segment it cleaned whole.
+    Its entry may be there or not (CleanedTransactionMetadata writes it only while the clean still saw
+    the aborted data), so it is neither required nor refused: that entry's agreement is unknown, not a
+    fault."""
     if not log_aborts.complete:
         return []
     by_seg: dict[int, list[AbortedTxn]] = {}
     for a in log_aborts.aborted:
         by_seg.setdefault(a.segment, []).append(a)
+    bare: dict[int, set[tuple[int, int]]] = {}
+    for pid, last, seg in log_aborts.bare:
+        bare.setdefault(seg, set()).add((pid, last))
     faults = []
     for base in checked:
-        entries, ours = indexes.get(base, ()), by_seg.get(base, [])
+        entries, ours, cleaned_here = indexes.get(base, ()), by_seg.get(base, []), bare.get(base, set())
         name = paths.get(base, f"segment {base} .txnindex")
         if base >= first_dirty:
             # every entry matches a log abort exactly; every log abort whose first offset the log shows
             # has its entry (one whose transaction opened before the folded part may have none)
             mine = {(a.producer_id, a.last_offset): a for a in ours}
-            wrong = [e for e in entries if not _same(mine.get((e.producer_id, e.last_offset)), e)]
+            wrong = [e for e in entries if not _same(mine.get((e.producer_id, e.last_offset)), e)
+                     and (e.producer_id, e.last_offset) not in cleaned_here]
             listed = {(e.producer_id, e.last_offset) for e in entries}
             missing = [a for a in ours if a.first_offset is not None and (a.producer_id, a.last_offset) not in listed]
             if wrong or missing:
                 faults.append(f"{name}: the index disagrees with the aborts the log's markers complete: "
                               f"index {_show(entries)}, log {_show(ours)}")
         else:
-            markers = {(a.producer_id, a.last_offset) for a in ours}
+            markers = {(a.producer_id, a.last_offset) for a in ours} | cleaned_here
             stray = [e for e in entries if (e.producer_id, e.last_offset) not in markers]
             if stray:
                 faults.append(f"{name}: aborted transaction(s) with no ABORT marker of that producer at their last "
