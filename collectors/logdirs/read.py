@@ -121,7 +121,8 @@ class PartitionReader:
             state = partition_state(part.topic, part.partition, summaries, cfg, now_ms,
                                     last_stable_offset=check.value, **args)
         faults = [f for s in summaries for f in s.faults] + [*state.transaction_faults, *state.horizon_faults]
-        txn_faults = txn_index_faults(summaries, state.first_dirty_offset)
+        indexes: dict = {}  # .txnindex path -> inode read (None: none), checked with the listing below
+        txn_faults = txn_index_faults(summaries, state.first_dirty_offset, indexes)
         if txn_faults:  # a .txnindex that is malformed or disagrees with the log: a read fault
             faults += txn_faults
             state = replace(state, faults=state.faults + len(txn_faults))
@@ -130,7 +131,7 @@ class PartitionReader:
             if isinstance(snap, str):  # perhaps one the broker is writing: see SNAPSHOT_SETTLE_SECONDS
                 time.sleep(SNAPSHOT_SETTLE_SECONDS)
                 read_as = (snapshot[0], self._snapshots.get(snapshot[0], (None,))[0])
-            check_listing(part, summaries, read_as)
+            check_listing(part, summaries, read_as, indexes)
         return summaries, snapshot, state, check, faults, bad
 
     def offsets_groups(self, part: PartitionDir, seen_paths: set) -> tuple[PartitionDir, tuple[int, frozenset] | None]:

@@ -90,13 +90,20 @@ def _read(fh: BinaryIO, size: int, path, base_offset: int) -> tuple[AbortedTxn, 
     return tuple(out)
 
 
-def read_txn_index(path: str | Path, base_offset: int) -> tuple[AbortedTxn, ...]:
+def read_txn_index(path: str | Path, base_offset: int, seen: dict | None = None) -> tuple[AbortedTxn, ...]:
     """The entries of one ``.txnindex``, read in pieces; a missing file has none (Kafka creates it at the
-    first abort)."""
+    first abort). ``seen``: gets the file read, path -> inode (None: there was none), for a reader that
+    checks afterwards that the index and the log it compares were there together (the cleaner's swap
+    renames a segment's ``.log`` and its ``.txnindex`` one after the other)."""
     try:
         with open_regular(path) as fh:  # a FIFO or device is refused, never waited on
-            return _read(fh, os.fstat(fh.fileno()).st_size, path, base_offset)
+            st = os.fstat(fh.fileno())
+            if seen is not None:
+                seen[str(path)] = st.st_ino
+            return _read(fh, st.st_size, path, base_offset)
     except FileNotFoundError:
+        if seen is not None:
+            seen[str(path)] = None
         return ()
     except OSError as exc:
         raise TxnIndexError(path, 0, f"cannot read: {os_reason(exc)}") from exc
@@ -169,9 +176,10 @@ def _show(txns) -> str:
     return f"[{shown}{', ...' if len(txns) > 3 else ''}]"
 
 
-def txn_index_faults(segments: Sequence, first_dirty: int) -> list[str]:
+def txn_index_faults(segments: Sequence, first_dirty: int, seen: dict | None = None) -> list[str]:
     """The read faults of a partition's ``.txnindex`` files (malformed, or disagreeing with the log),
-    from its segment summaries (``monitor.model.summary``, offset order, the last one active)."""
+    from its segment summaries (``monitor.model.summary``, offset order, the last one active); ``seen``
+    as in ``read_txn_index``."""
     from monitor.model.transactions import aborted_transactions
 
     faults: list[str] = []
@@ -180,7 +188,7 @@ def txn_index_faults(segments: Sequence, first_dirty: int) -> list[str]:
         path = txn_index_path(s.path)
         paths[s.base_offset] = str(path)
         try:
-            indexes[s.base_offset] = read_txn_index(path, s.base_offset)
+            indexes[s.base_offset] = read_txn_index(path, s.base_offset, seen)
         except TxnIndexError as exc:
             faults.append(str(exc))
             continue
