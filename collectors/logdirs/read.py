@@ -31,7 +31,7 @@ from monitor.kafka.producer_snapshot import ProducerSnapshot, ProducerSnapshotEr
 from monitor.fileio.regularfile import os_reason
 from monitor.fileio.iobudget import IoBudget
 from monitor.model.activekeys import ActiveKeys
-from monitor.model.summary import SegmentSummary, read_detail, scan_headers, summarize
+from monitor.model.summary import SegmentSummary, partition_faults, read_detail, scan_headers, summarize
 from monitor.model.txnindex import txn_index_faults
 
 # (topic, partition) -> the leader's LSO from the admin source, None when it has none
@@ -120,7 +120,7 @@ class PartitionReader:
         if check.source == ADMIN:
             state = partition_state(part.topic, part.partition, summaries, cfg, now_ms,
                                     last_stable_offset=check.value, **args)
-        faults = [f for s in summaries for f in s.faults] + [*state.transaction_faults, *state.horizon_faults]
+        faults = partition_faults(summaries) + [*state.transaction_faults, *state.horizon_faults]
         indexes: dict = {}  # .txnindex path -> inode read (None: none), checked with the listing below
         txn_faults = txn_index_faults(summaries, state.first_dirty_offset, indexes)
         if txn_faults:  # a .txnindex that is malformed or disagrees with the log: a read fault
