@@ -129,7 +129,8 @@ def cross_check(log_aborts: AbortedRanges, indexes: dict[int, tuple[AbortedTxn, 
     partitions), and a clean stopped by a full offset map leaves it inside a segment it cleaned whole.
     Its entry may be there or not (CleanedTransactionMetadata writes it only while the clean still saw
     the aborted data), so it is neither required nor refused: that entry's agreement is unknown, not a
-    fault."""
+    fault. For the same reason an entry whose first offset lies before the log's transaction is not
+    refused (``_same``)."""
     if not log_aborts.complete:
         return []
     by_seg: dict[int, list[AbortedTxn]] = {}
@@ -163,9 +164,15 @@ def cross_check(log_aborts: AbortedRanges, indexes: dict[int, tuple[AbortedTxn, 
 
 
 def _same(ours: AbortedTxn | None, entry: AbortedTxn) -> bool:
+    """The entry is the log's abort: the same producer and marker, and the same first offset and LSO where
+    the log can show them. A log that shows the transaction from a later batch than the entry's first
+    offset is what a clean leaves when the aborted transaction's last batch was its producer's last data
+    batch (Cleaner.isBatchLastRecordOfProducer keeps it as an empty header, the batches before it go): the
+    first offset and the LSO then cannot be told from the log. An entry that starts after the log's
+    transaction leaves data of it uncovered: not the same."""
     if ours is None:
         return False
-    if ours.first_offset is None:
+    if ours.first_offset is None or entry.first_offset < ours.first_offset:
         return (ours.producer_id, ours.last_offset) == (entry.producer_id, entry.last_offset)
     return ours[:4] == entry[:4]
 

@@ -203,12 +203,16 @@ def test_an_entry_with_no_marker_of_its_producer_at_its_last_offset_is_still_a_f
         assert fault.startswith(str(tmp_path / f"t{n}-0" / "00000000000000000000.txnindex")), fault
 
 
-def test_the_brokers_clean_of_an_abort_is_no_fault_with_the_checkpoint_before_or_after_it(kafka, tmp_path_factory):
+@pytest.mark.parametrize("committed_after", [True, False], ids=["data-gone", "last-batch-kept-empty"])
+def test_the_brokers_clean_of_an_abort_is_no_fault_with_the_checkpoint_before_or_after_it(kafka, tmp_path_factory,
+                                                                                         committed_after):
     """Issue 42: a collector that read the cleaner's checkpoint before a clean's swap and the segments
     after it reported the marker the clean kept as a stray .txnindex entry. The broker's own clean of an
-    aborted transaction (its data gone, the ABORT marker and the entry kept), judged with the checkpoint
-    the clean wrote and with the one before it (none yet: the log start) and one inside the cleaned
-    segment: no fault."""
+    aborted transaction of two batches (its data gone, the ABORT marker and the entry kept), judged with
+    the checkpoint the clean wrote, with the one before it (none yet: the log start) and with one inside
+    the cleaned segment: no fault. Without a transaction of the producer after it, the clean keeps the
+    aborted transaction's last batch as an empty header (Cleaner.isBatchLastRecordOfProducer): the log
+    then shows the transaction from that batch, later than the entry's first offset."""
     from dumpcompare import dump
     from kafkatools import set_topic_config, wait_cleaned_up_to_active
 
@@ -220,10 +224,12 @@ def test_the_brokers_clean_of_an_abort_is_no_fault_with_the_checkpoint_before_or
     p = _txn_producer(b, f"{t}-a")
     p.begin_transaction()
     _write(p, t, "gone", n=5)
+    _write(p, t, "gone-too", n=5)  # (flushed apart: a second batch)
     p.abort_transaction(30)
-    p.begin_transaction()  # the producer's last data batch is this one: the clean keeps no empty header of
-    _write(p, t, "kept", n=2)  # the aborted one (Cleaner.isBatchLastRecordOfProducer), nothing of its data
-    p.commit_transaction(30)
+    if committed_after:
+        p.begin_transaction()
+        _write(p, t, "kept", n=2)
+        p.commit_transaction(30)
     produce(b, t, [(f"after-{i}".encode(), b"y" * 20) for i in range(5)])
     roll(b, t)
     set_topic_config(b, t, min_cleanable_dirty_ratio=0.01)
@@ -234,12 +240,16 @@ def test_the_brokers_clean_of_an_abort_is_no_fault_with_the_checkpoint_before_or
     logs = sorted(folder.glob("*.log"))
     summaries = [summarize(f, int(f.name[:-4]))[0] for f in logs]
     _, batches = dump(logs)
-    # the state the clean left: no aborted data, the marker kept, and its entry in the cleaned segment's index
+    # the state the clean left: no aborted record, the marker kept, and its entry in the cleaned segment's index
     [marker] = [x for x in batches if x.is_control and any(r.control_type == "ABORT" for r in x.records())]
-    assert not [x for x in batches if not x.is_control and x.producer_id == marker.producer_id
-                and x.base_offset < marker.base_offset]
     [kept] = read_txn_index(folder / f"{summaries[0].base_offset:020d}.txnindex", summaries[0].base_offset)
     assert (kept.producer_id, kept.last_offset) == (marker.producer_id, marker.base_offset)
+    left = [x for x in batches if not x.is_control and x.producer_id == marker.producer_id
+            and x.base_offset < marker.base_offset]
+    if committed_after:
+        assert left == []
+    else:  # the second batch's header, empty
+        assert [(len(list(x.records())), x.base_offset > kept.first_offset) for x in left] == [(0, True)]
     assert summaries[0].base_offset == 0 and cp > marker.base_offset
     for first_dirty in (cp, 0, marker.base_offset):
         assert txn_index_faults(summaries, first_dirty) == [], first_dirty
