@@ -58,13 +58,25 @@ def expand(path: Path) -> tuple[list[Path], list[str], list[str]]:
     return [path], [], []
 
 
+def may_be_active(path: Path, files: list[Path]) -> bool:
+    """Whether ``path`` may be its partition's active segment (``cut_tail_is_fault``): the last of the files
+    of a folder read; a segment file named alone unless its folder holds a segment after it (one copied
+    elsewhere may be anything, and is given the benefit)."""
+    if len(files) > 1 or not path.name.endswith(".log"):
+        return path == files[-1]
+    try:
+        later = [s for s in scan_partition(path.parent).segments if s.log.name > path.name]
+    except OSError:
+        return True
+    return not later
+
+
 def iter_file(path: Path, summary: Summary, skip_corrupt: bool,
               view: str = "records", live: bool = True) -> Iterator[tuple[object, object]]:
     """(batch, its records) for each batch of one segment or dump file; faults recorded in ``summary``.
     ``view`` "columns" or "arrays" gives a segment batch's ``RecordColumns`` or ``RecordArrays`` in
     place of its records (what the fast jsonl encoder and ``--stats`` read); a dump batch always comes
-    with its records. ``live``: the file may be a partition's active segment (a file named alone, or a
-    folder's last); a cut tail of any other segment is corruption, as for the collector, ``logdir`` and
+    with its records. ``live``: the file may be a partition's active segment (``may_be_active``); a cut tail of any other segment is corruption, as for the collector, ``logdir`` and
     ``explain`` (``monitor.kafka.record.reader.cut_tail_is_fault``: Kafka appends only to the active segment)."""
     with open_regular(path) as fh:
         head = fh.read(SNIFF_BYTES)
@@ -168,7 +180,7 @@ def run_inspect(paths: list[str], *, fmt: str = "text", skip_corrupt: bool = Tru
             skipped_before, batches_before = summary.batches_skipped, summary.batches
             readable = True
             try:
-                for batch, data in iter_file(f, summary, skip_corrupt, view, live=f == files[-1]):
+                for batch, data in iter_file(f, summary, skip_corrupt, view, live=may_be_active(f, files)):
                     summary.tally(batch, data)
                     meter.at(summary.bytes)
                     if collected is not None:

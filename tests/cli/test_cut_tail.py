@@ -69,3 +69,17 @@ def test_a_cut_tail_of_an_older_segment_is_damage_for_all_naming_file_and_byte(t
         err = io.StringIO()
         assert run_inspect([str(logs / "t-0")], skip_corrupt=False, out=io.StringIO(), err=err) == 1
         assert where in err.getvalue()
+    # the segment named alone is judged as in its folder: a segment follows it there
+    err = io.StringIO()
+    assert run_inspect([str(logs / "t-0" / FIRST)], out=io.StringIO(), err=err) == 1 and where in err.getvalue()
+
+
+def test_a_segment_named_alone_may_be_the_active_one_when_none_follows_it(tmp_path):
+    logs = log_dir(tmp_path, ACTIVE)
+    err = io.StringIO()
+    assert run_inspect([str(logs / "t-0" / ACTIVE)], out=io.StringIO(), err=err) == 0, err.getvalue()
+    assert "left out, as the collector does" in err.getvalue()
+    alone = tmp_path / "elsewhere" / FIRST  # a copy outside its folder: nothing tells, so it may be
+    alone.parent.mkdir()
+    alone.write_bytes((logs / "t-0" / ACTIVE).read_bytes())
+    assert run_inspect([str(alone)], out=io.StringIO(), err=io.StringIO()) == 0
