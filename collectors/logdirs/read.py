@@ -93,11 +93,14 @@ class PartitionReader:
                     self.changed = True
         self._read_whole &= {os.path.dirname(p) for p in seen_paths}
 
-    def read(self, part: PartitionDir, cfg, now_ms: int, checkpoint, log_start, txn_timeout):
+    def read(self, part: PartitionDir, cfg, now_ms: int, checkpoint, log_start, txn_timeout,
+             checkpoint_now: Callable[[], "int | None"] | None = None):
         """(summaries, (snapshot path, snapshot) or None, state, LSO check, read faults, checkpoint
         problems) of one listing. Raises ``SegmentsMoved`` when a file of the listing is gone or is no
         longer the file listed; the faults and checkpoint problems it finds are checked against a new
-        listing first (a segment swapped while we read looks truncated or short of offsets)."""
+        listing first (a segment swapped while we read looks truncated or short of offsets), and against
+        the cleaner's checkpoint entry read again (``checkpoint_now``): read once per log dir before its
+        partitions, it may predate a clean whose swap the segments show (Kafka writes it after the swap)."""
         try:
             whole = str(part.path) in self._read_whole
             summaries = [self.summary(seg, whole) for seg in part.segments]
@@ -126,6 +129,11 @@ class PartitionReader:
         if txn_faults:  # a .txnindex that is malformed or disagrees with the log: a read fault
             faults += txn_faults
             state = replace(state, faults=state.faults + len(txn_faults))
+        if (faults or bad) and checkpoint_now is not None:
+            now = checkpoint_now()
+            if now != checkpoint:
+                raise SegmentsMoved(f"{part.path}: the cleaner's checkpoint moved from {checkpoint} to {now} while "
+                                    f"it was read")
         if faults or bad or isinstance(snap, str):
             read_as = None
             if isinstance(snap, str):  # perhaps one the broker is writing: see SNAPSHOT_SETTLE_SECONDS

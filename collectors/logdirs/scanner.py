@@ -45,6 +45,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 from collectors.logdirs.churn import Relister
@@ -56,7 +57,7 @@ from collectors.logdirs.snapshot import (CHANGING, DUPLICATE, LogDirSnapshot, Pa
 from monitor.fileio.iobudget import IoBudget
 from monitor.model.activekeys import DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, ActiveKeys, tally
 from monitor.verdicts.facts import WriteRate
-from monitor.kafka.checkpoint import describe_entry_problem, entry_problem
+from monitor.kafka.checkpoint import describe_entry_problem, entry_problem, read_checkpoint
 from monitor.model.diskspace import CleanNeed, LogDirSpace, largest_clean_group, most_needed
 from monitor.kafka.kafkanames import printable
 from monitor.kafka.logdir import meta_node_id, scan_log_dir
@@ -88,6 +89,23 @@ def undecided_partition(log_dir: str, part, found: EffectiveConfig) -> Undecided
     segs = part.segments
     return Undecided(log_dir, part.topic, part.partition, reason, part.size, len(segs),
                      segs[0].base_offset if segs else None, segs[-1].base_offset if segs else None)
+
+
+class CheckpointRecheck:
+    """One partition's cleaner checkpoint entry: ``value`` as the log dir's read gave it, then as read
+    again by a faulty read (called: ``collectors.logdirs.read.PartitionReader.read``), so that the
+    partition's next read, after ``SegmentsMoved``, uses the entry that matches the clean it saw. A file
+    that cannot be read again keeps the value (its problems are the log dir's, said by its own read)."""
+
+    def __init__(self, path: Path, key, value):
+        self.path, self.key, self.value = path, key, value
+
+    def __call__(self):
+        try:
+            self.value = read_checkpoint(self.path).get(self.key)
+        except (OSError, ValueError):
+            pass
+        return self.value
 
 
 # checkpoints the per-partition state is computed from: a malformed one takes its log dir down
@@ -272,9 +290,10 @@ class LogDirScanner:
                     if self.list_undecided and found.sources.get("cleanup.policy") in (DEFAULT, UNKNOWN):
                         undecided[key] = undecided_partition(d, part, found)
                     continue
+                recheck = CheckpointRecheck(Path(d) / CHECKPOINT_OF["cleaner"], key, cleaner_cp.get(key))
                 try:
                     part, got, moved = self._churn.settled(part, cfg, lambda p: self._reader.read(
-                        p, cfg, now_ms, cleaner_cp.get(key), start_cp.get(key), txn_timeout))
+                        p, cfg, now_ms, recheck.value, start_cp.get(key), txn_timeout, recheck))
                 except FileNotFoundError:  # the partition itself went (deleted, moved) while we read
                     not_live.append((d, part.path.name, "vanished"))
                     continue
@@ -299,7 +318,7 @@ class LogDirScanner:
                     msgs = []
                     for which, why in bad.items():
                         name = CHECKPOINT_OF[which]
-                        offset = (cleaner_cp if which == "cleaner" else start_cp)[key]
+                        offset = recheck.value if which == "cleaner" else start_cp[key]
                         msgs.append(describe_entry_problem(f"{d}/{name}", ld.checkpoint_lines.get(name, {}).get(key),
                                                            part.topic, part.partition, offset, why))
                     part_errors[key], unknown[key] = "; ".join(msgs), "checkpoint_entry"
