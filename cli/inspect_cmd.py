@@ -6,9 +6,9 @@ text`` (the default) is for people. ``--stats`` prints no record: totals per fil
 (``cli.inspect_stats``), as text or, with ``--format json``, one JSON object per line. A summary goes
 to stderr. The exit status is 1 when corruption was met (how many batches were skipped is in the
 summary), 2 for a path that cannot be used at all (a folder with no segment file in it: a log dir given
-for a partition folder). A truncated batch where a segment ends is what a live segment shows while a
-producer's batch is being appended: as in the collector (``SegmentReader.log_faults``) it is a note,
-not corruption, unless ``--strict``.
+for a partition folder). A truncated batch where a partition's last segment ends is what a live segment shows while a
+producer's batch is being appended: as in the collector (``monitor.kafka.record.reader.cut_tail_is_fault``)
+it is a note, not corruption, unless ``--strict``; in any other segment it is corruption.
 
 It lives with the command line, not in the core: it is presentation (formats, messages, exit
 statuses) over the core's readers (``monitor.kafka.record``, ``monitor.kafka.dump``, ``monitor.kafka.logdir``).
@@ -58,14 +58,26 @@ def expand(path: Path) -> tuple[list[Path], list[str], list[str]]:
     return [path], [], []
 
 
+def may_be_active(path: Path, files: list[Path]) -> bool:
+    """Whether ``path`` may be its partition's active segment (``cut_tail_is_fault``): the last of the files
+    of a folder read; a segment file named alone unless its folder holds a segment after it (one copied
+    elsewhere may be anything, and is given the benefit)."""
+    if len(files) > 1 or not path.name.endswith(".log"):
+        return path == files[-1]
+    try:
+        later = [s for s in scan_partition(path.parent).segments if s.log.name > path.name]
+    except OSError:
+        return True
+    return not later
+
+
 def iter_file(path: Path, summary: Summary, skip_corrupt: bool,
               view: str = "records", live: bool = True) -> Iterator[tuple[object, object]]:
     """(batch, its records) for each batch of one segment or dump file; faults recorded in ``summary``.
     ``view`` "columns" or "arrays" gives a segment batch's ``RecordColumns`` or ``RecordArrays`` in
     place of its records (what the fast jsonl encoder and ``--stats`` read); a dump batch always comes
-    with its records. ``live``: the file may be a partition's active segment (a file named alone, or a
-    folder's last); a truncated tail of any other segment is corruption: Kafka appends only to the active
-    segment (the collector does not yet make that difference: it leaves out a cut tail in any segment)."""
+    with its records. ``live``: the file may be a partition's active segment (``may_be_active``); a cut tail of any other segment is corruption, as for the collector, ``logdir`` and
+    ``explain`` (``monitor.kafka.record.reader.cut_tail_is_fault``: Kafka appends only to the active segment)."""
     with open_regular(path) as fh:
         head = fh.read(SNIFF_BYTES)
     summary.files += 1
@@ -95,9 +107,9 @@ def iter_file(path: Path, summary: Summary, skip_corrupt: bool,
             summary.bytes += batch.size
             yield batch, recs
     finally:
-        # the collector's rule (SegmentReader.log_faults): a truncated batch where the read stopped is the
-        # batch being appended to a live segment, not a fault; --strict (skip_corrupt False) raised it instead
-        faults = reader.log_faults() if live else list(reader.faults)
+        # the collector's rule (cut_tail_is_fault): a truncated batch where the read of a live segment
+        # stopped is the batch being appended, not a fault; --strict (skip_corrupt False) raised it instead
+        faults = reader.log_faults(active=live)
         tail = [f for f in reader.faults if f not in faults]
         summary.batches_skipped += reader.batches_skipped - len(tail)
         summary.faults += [str(f) for f in faults]
@@ -168,7 +180,7 @@ def run_inspect(paths: list[str], *, fmt: str = "text", skip_corrupt: bool = Tru
             skipped_before, batches_before = summary.batches_skipped, summary.batches
             readable = True
             try:
-                for batch, data in iter_file(f, summary, skip_corrupt, view, live=f == files[-1]):
+                for batch, data in iter_file(f, summary, skip_corrupt, view, live=may_be_active(f, files)):
                     summary.tally(batch, data)
                     meter.at(summary.bytes)
                     if collected is not None:

@@ -5,6 +5,14 @@ from __future__ import annotations
 
 from monitor.fileio.regularfile import os_reason
 
+# What exit 1 of a one-shot read of log dirs means, said once for the three commands that read them
+# (``logdir``, ``explain``, ``collect --once``: their help and the CLI reference take it from here); the
+# rule itself is ``collectors.logdirs.snapshot.LogDirSnapshot.faults_met``.
+FAULT_EXIT = ("a fault met in a log dir, a checkpoint entry or a partition (a corrupt segment, an index "
+              "that disagrees with its log, a file that cannot be read: each named on stderr, the partition "
+              "still listed, unknown with its reason)")
+NOT_A_FAULT = "A partition the cleaner kept rewriting while it was read is unknown, not a fault."
+
 
 def scan(paths, config, topic_overrides: dict | None, err, prog: str, *, admin=None, include_all: bool = False,
          admin_error: str | None = None, list_undecided: bool = False):
@@ -53,9 +61,9 @@ def read_cleaner_log(path: str, err, prog: str):
 
 def exit_code(snap, cleaner_ok: bool = True) -> int:
     """2: a path given yields no log dir (``monitor.kafka.discovery``), or no log dir found could be read or
-    told whose it is; 1: a log dir, partition or the cleaner log had a problem."""
+    told whose it is; 1: a fault met (``FAULT_EXIT``), or the cleaner log could not be read."""
     from monitor.kafka.discovery import CLUSTER_CONFLICT, IO, META
 
     fatal = bool(snap.unresolved) or all(snap.down.get(d, ("",))[0] in (IO, META, CLUSTER_CONFLICT)
                                          for d in snap.log_dirs)
-    return 2 if fatal else (1 if snap.log_dir_errors or snap.partition_errors or not cleaner_ok else 0)
+    return 2 if fatal else (1 if snap.faults_met or not cleaner_ok else 0)

@@ -8,9 +8,11 @@ and they are most of the command line's flags.
 
 from __future__ import annotations
 
+import textwrap
 from typing import Callable
 
 from cli import flags
+from cli.oneshot import FAULT_EXIT, NOT_A_FAULT
 from cli.parsing import add_bootstrap, add_format, add_log_dirs, example, leaf
 from monitor.settings.roles import HELP as ROLE_HELP
 from monitor.settings.roles import ROLES
@@ -18,6 +20,17 @@ from monitor.settings.roles import ROLES
 PROG = "compaction-monitor"
 LOG_DIR_HELP = "a broker log dir readable here, or a folder above log dirs (found within 7 levels)"
 TOPIC_CONFIG_HELP = "a topic config, e.g. orders:min.cleanable.dirty.ratio=0.3 (repeatable; over the config file's)"
+
+
+def exit_status(one: str) -> str:
+    """The exit statuses of a command that reads log dirs, ``one`` what its exit 1 means."""
+    return f"exit status: 0 nothing wrong found; 1 {one}; 2 a usage error, or a path with no log dir in it. {NOT_A_FAULT}"
+
+
+def _about(help: str, one: str) -> str:
+    """A subcommand's description: its help as a sentence, then its exit statuses (at 79 columns: the
+    descriptions are printed as written)."""
+    return f"{help[0].upper()}{help[1:]}.\n" + textwrap.fill(exit_status(one), 79)
 
 
 def add_inspect(sub, handler: Callable) -> None:
@@ -36,7 +49,9 @@ def add_inspect(sub, handler: Callable) -> None:
 
 
 def add_logdir(sub, handler: Callable) -> None:
-    ld = leaf(sub, "logdir", handler, help="per-partition compaction state of broker log dirs (no broker needed)",
+    ld_help = "per-partition compaction state of broker log dirs (no broker needed)"
+    ld = leaf(sub, "logdir", handler, help=ld_help,
+              description=_about(ld_help, f"{FAULT_EXIT}, or the cleaner log unreadable"),
                epilog=example(f"{PROG} logdir /var/lib/kafka/data",
                               f"{PROG} logdir --log-dir /data/d1 --log-dir /data/d2 --format json"))
     ld.add_argument("paths", nargs="*", metavar="PATH", type=flags.path,
@@ -52,8 +67,9 @@ def add_logdir(sub, handler: Callable) -> None:
 
 
 def add_explain(sub, handler: Callable) -> None:
-    e = leaf(sub, "explain", handler,
-              help="why each partition is (not) compacting: cause, evidence, fix, forecast",
+    e_help = "why each partition is (not) compacting: cause, evidence, fix, forecast"
+    e = leaf(sub, "explain", handler, help=e_help,
+             description=_about(e_help, f"{FAULT_EXIT}, the cluster out of reach, or the cleaner log unreadable"),
               epilog=example(f"{PROG} explain --log-dir /var/lib/kafka/data --bootstrap-server localhost:9092 "
                              "orders orders-3",
                              f"{PROG} explain --config monitor.yaml --format json"))
@@ -121,7 +137,8 @@ def add_collect(sub, handler: Callable) -> None:
                    help="listen address (default: 0.0.0.0, every interface, as Prometheus' exporters)")
     c.add_argument("--web.config.file", dest="web_config_file", metavar="FILE", type=flags.path,
                    help="TLS and basic auth for /metrics, in Prometheus exporter-toolkit's web config format")
-    c.add_argument("--once", action="store_true", help="refresh every source once, print the metrics, exit")
+    c.add_argument("--once", action="store_true", help=f"refresh every source once, print the metrics, exit; "
+                   f"{exit_status(f'a source that failed, or {FAULT_EXIT}')}")
     c.add_argument("--role", choices=list(ROLES), help=f"which sources are read and which series exported: {ROLE_HELP}")
     c.add_argument("--state-dir", type=flags.path, metavar="DIR",
                    help="where the summary cache is kept, so a restart reads only the segments that changed "

@@ -363,6 +363,10 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
                     if d not in said:  # (a path that yields no log dir, a log dir whose broker is unknown: logged)
                         print(f"collect: source {st.name}: log dir {d} down: {reason}", file=err)
                 ok = ok and not down
+                # a fault of a log dir, checkpoint entry or partition (the scanner has logged each, naming its
+                # file): exit 1 by the rule logdir's and explain's exit by (LogDirSnapshot.faults_met,
+                # cli.oneshot.FAULT_EXIT); the source stays up and the page carries the partition, unknown
+                ok = ok and not getattr(st.snapshot, "faults_met", False)
                 wrong = wrong or bool(getattr(st.snapshot, "unresolved", None))  # a path that is no log dir
             return 2 if wrong else 0 if ok else 1
         col.rendered.start()  # a first page (every source down) before any refresh, then one per refresh

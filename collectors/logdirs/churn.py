@@ -57,11 +57,15 @@ def moved(seg: Segment, s: SegmentSummary, active: bool) -> str | None:
             f"(mtime {s.mtime_ns} ns)")
 
 
-def check_listing(part: PartitionDir, summaries, snapshot: tuple[str, tuple] | None = None) -> None:
+def check_listing(part: PartitionDir, summaries, snapshot: tuple[str, tuple] | None = None,
+                  indexes: dict | None = None) -> None:
     """Raise ``SegmentsMoved`` when the partition folder no longer holds the files read: its segments
     (base offsets; the sizes and mtimes of all but the active one, which may grow; the files
-    themselves, by inode) and the producer snapshot read ((path, (size, mtime, inode)) as read). Used
-    where a read found something wrong, which a swap under the read also shows."""
+    themselves, by inode), the producer snapshot read ((path, (size, mtime, inode)) as read) and the
+    ``.txnindex`` files read (path -> inode, None for none: ``monitor.model.txnindex.read_txn_index``).
+    Used where a read found something wrong, which a swap under the read also shows: Kafka renames a
+    segment's ``.log`` before its ``.txnindex`` (LogSegment.changeFileSuffixes), so a read between the
+    two pairs the cleaned log with no index (its ``.txnindex.swap`` not yet renamed)."""
     if snapshot is not None:
         try:
             st = os.stat(snapshot[0])
@@ -75,6 +79,13 @@ def check_listing(part: PartitionDir, summaries, snapshot: tuple[str, tuple] | N
     gone = part.snapshots[-1:] and part.snapshots[-1] not in now.snapshots  # the one read (a roll adds others)
     if was[:-1] != is_[:-1] or [w[0] for w in was[-1:]] != [i[0] for i in is_[-1:]] or gone:
         raise SegmentsMoved(f"{part.path}: its files changed while read")
+    for path, inode in (indexes or {}).items():
+        try:
+            now_inode = os.stat(path).st_ino
+        except FileNotFoundError:
+            now_inode = None
+        if now_inode != inode or inode is None and os.path.exists(path + ".swap"):
+            raise SegmentsMoved(f"{path}: replaced while read")
     for s in summaries:
         try:
             if os.stat(s.path).st_ino != s.inode:

@@ -31,7 +31,7 @@ from monitor.kafka.producer_snapshot import ProducerSnapshot, ProducerSnapshotEr
 from monitor.fileio.regularfile import os_reason
 from monitor.fileio.iobudget import IoBudget
 from monitor.model.activekeys import ActiveKeys
-from monitor.model.summary import SegmentSummary, read_detail, scan_headers, summarize
+from monitor.model.summary import SegmentSummary, partition_faults, read_detail, scan_headers, summarize
 from monitor.model.txnindex import txn_index_faults
 
 # (topic, partition) -> the leader's LSO from the admin source, None when it has none
@@ -99,11 +99,14 @@ class PartitionReader:
         return [p for cache in (self._cache, self._snapshots, self._commits) for p in cache
                 if os.path.dirname(p) == folder]
 
-    def read(self, part: PartitionDir, cfg, now_ms: int, checkpoint, log_start, txn_timeout):
+    def read(self, part: PartitionDir, cfg, now_ms: int, checkpoint, log_start, txn_timeout,
+             checkpoint_now: Callable[[], "int | None"] | None = None):
         """(summaries, (snapshot path, snapshot) or None, state, LSO check, read faults, checkpoint
         problems) of one listing. Raises ``SegmentsMoved`` when a file of the listing is gone or is no
         longer the file listed; the faults and checkpoint problems it finds are checked against a new
-        listing first (a segment swapped while we read looks truncated or short of offsets)."""
+        listing first (a segment swapped while we read looks truncated or short of offsets), and against
+        the cleaner's checkpoint entry read again (``checkpoint_now``): read once per log dir before its
+        partitions, it may predate a clean whose swap the segments show (Kafka writes it after the swap)."""
         try:
             whole = str(part.path) in self._read_whole
             summaries = [self.summary(seg, whole) for seg in part.segments]
@@ -126,17 +129,23 @@ class PartitionReader:
         if check.source == ADMIN:
             state = partition_state(part.topic, part.partition, summaries, cfg, now_ms,
                                     last_stable_offset=check.value, **args)
-        faults = [f for s in summaries for f in s.faults] + [*state.transaction_faults, *state.horizon_faults]
-        txn_faults = txn_index_faults(summaries, state.first_dirty_offset)
+        faults = partition_faults(summaries) + [*state.transaction_faults, *state.horizon_faults]
+        indexes: dict = {}  # .txnindex path -> inode read (None: none), checked with the listing below
+        txn_faults = txn_index_faults(summaries, state.first_dirty_offset, indexes)
         if txn_faults:  # a .txnindex that is malformed or disagrees with the log: a read fault
             faults += txn_faults
             state = replace(state, faults=state.faults + len(txn_faults))
+        if (faults or bad) and checkpoint_now is not None:
+            now = checkpoint_now()
+            if now != checkpoint:
+                raise SegmentsMoved(f"{part.path}: the cleaner's checkpoint moved from {checkpoint} to {now} while "
+                                    f"it was read")
         if faults or bad or isinstance(snap, str):
             read_as = None
             if isinstance(snap, str):  # perhaps one the broker is writing: see SNAPSHOT_SETTLE_SECONDS
                 time.sleep(SNAPSHOT_SETTLE_SECONDS)
                 read_as = (snapshot[0], self._snapshots.get(snapshot[0], (None,))[0])
-            check_listing(part, summaries, read_as)
+            check_listing(part, summaries, read_as, indexes)
         return summaries, snapshot, state, check, faults, bad
 
     def offsets_groups(self, part: PartitionDir, seen_paths: set) -> tuple[PartitionDir, tuple[int, frozenset] | None]:

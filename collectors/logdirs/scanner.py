@@ -45,6 +45,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Callable
 
 from collectors.logdirs.churn import Relister
@@ -56,7 +57,7 @@ from collectors.logdirs.snapshot import (CHANGING, DUPLICATE, LogDirSnapshot, Pa
 from monitor.fileio.iobudget import IoBudget
 from monitor.model.activekeys import DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, ActiveKeys, tally
 from monitor.verdicts.facts import WriteRate
-from monitor.kafka.checkpoint import describe_entry_problem, entry_problem
+from monitor.kafka.checkpoint import describe_entry_problem, entry_problem, read_checkpoint
 from monitor.model.diskspace import CleanNeed, LogDirSpace, largest_clean_group, most_needed
 from monitor.kafka.kafkanames import printable
 from monitor.kafka.logdir import meta_node_id, scan_log_dir
@@ -88,6 +89,23 @@ def undecided_partition(log_dir: str, part, found: EffectiveConfig) -> Undecided
     segs = part.segments
     return Undecided(log_dir, part.topic, part.partition, reason, part.size, len(segs),
                      segs[0].base_offset if segs else None, segs[-1].base_offset if segs else None)
+
+
+class CheckpointRecheck:
+    """One partition's cleaner checkpoint entry: ``value`` as the log dir's read gave it, then as read
+    again by a faulty read (called: ``collectors.logdirs.read.PartitionReader.read``), so that the
+    partition's next read, after ``SegmentsMoved``, uses the entry that matches the clean it saw. A file
+    that cannot be read again keeps the value (its problems are the log dir's, said by its own read)."""
+
+    def __init__(self, path: Path, key, value):
+        self.path, self.key, self.value = path, key, value
+
+    def __call__(self):
+        try:
+            self.value = read_checkpoint(self.path).get(self.key)
+        except (OSError, ValueError):
+            pass
+        return self.value
 
 
 # checkpoints the per-partition state is computed from: a malformed one takes its log dir down
@@ -166,6 +184,7 @@ class _Pass:
     needs: dict = field(default_factory=dict)  # log dir -> CleanNeed of its compacted partitions
     queue: list = field(default_factory=list)  # (priority, key, segment paths) whose records are pending
     listed: set = field(default_factory=set)  # the partition folders whose listing was settled or held
+    cleaner_entries: dict = field(default_factory=dict)  # partition -> its cleaner checkpoint entry as last read
 
 
 class LogDirScanner:
@@ -382,13 +401,16 @@ class LogDirScanner:
         key = (part.topic, part.partition)
         cleaner_cp = ld.checkpoints.get("cleaner-offset-checkpoint", {})
         start_cp = ld.checkpoints.get("log-start-offset-checkpoint", {})
+        recheck = CheckpointRecheck(Path(d) / CHECKPOINT_OF["cleaner"], key, cleaner_cp.get(key))
         try:
             return self._churn.settled(part, cfg, lambda p: self._reader.read(
-                p, cfg, r.now_ms, cleaner_cp.get(key), start_cp.get(key), r.txn_timeout))
+                p, cfg, r.now_ms, recheck.value, start_cp.get(key), r.txn_timeout, recheck))
         except FileNotFoundError:  # the partition itself went (deleted, moved) while we read
             r.not_live.append((d, part.path.name, "vanished"))
         except OSError as exc:  # a segment that cannot be read (permissions, I/O error)
             r.part_errors[key], r.unknown[key] = f"{part.path}: {exc}", "read_error"
+        finally:
+            r.cleaner_entries[key] = recheck.value
         return None
 
     def _hold(self, r: "_Pass", key: PartitionKey, part, gap: str) -> None:
@@ -415,7 +437,7 @@ class LogDirScanner:
             msgs = []
             for which, why in bad.items():
                 name = CHECKPOINT_OF[which]
-                offset = ld.checkpoints.get(name, {})[key]
+                offset = r.cleaner_entries.get(key) if which == "cleaner" else ld.checkpoints.get(name, {})[key]
                 msgs.append(describe_entry_problem(f"{d}/{name}", ld.checkpoint_lines.get(name, {}).get(key),
                                                    part.topic, part.partition, offset, why))
             r.part_errors[key], r.unknown[key] = "; ".join(msgs), "checkpoint_entry"

@@ -154,6 +154,15 @@ class LogDirSnapshot:
                    for (t, p), r in self.unknown_reasons.items() if r == CHANGING])
 
     @property
+    def faults_met(self) -> bool:
+        """A log dir, checkpoint entry or partition with a fault this refresh (each in ``log_dir_errors`` or
+        ``partition_errors``, named there): what a one-shot read exits 1 for, ``logdir``, ``explain`` and
+        ``collect --once`` alike (``cli.oneshot.FAULT_EXIT`` says it). A partition whose segments kept
+        changing under the cleaner (``CHANGING``) is not one: its figures are unknown this refresh, with
+        the reason, and the next read finds it settled; Kafka's own churn is no fault of the data."""
+        return bool(self.log_dir_errors) or any(self.unknown_reasons.get(k) != CHANGING for k in self.partition_errors)
+
+    @property
     def error_kinds(self) -> list[str]:
         return [kind for kind, _ in self.error_details]
 

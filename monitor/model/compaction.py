@@ -41,7 +41,7 @@ from monitor.kafka.checkpoint import entry_problem
 from monitor.model.comparison import Comparison
 from monitor.model.horizoncount import count_horizons
 from monitor.model.lsocheck import ADMIN as LSO_FROM_ADMIN, LOG as LSO_FROM_LOG
-from monitor.model.summary import SegmentSummary
+from monitor.model.summary import SegmentSummary, partition_faults
 from monitor.model.topicconfig import LONG_MAX, TopicConfig
 from monitor.model.transactions import (DEFAULT_TRANSACTION_MAX_TIMEOUT_MS, OpenTransaction, describe, disagreement, hanging,
                                   open_transactions, open_transactions_after_snapshot)
@@ -316,7 +316,7 @@ def partition_state(
         oldest_tombstone_age_ms=None if oldest is None else max(now_ms - oldest, 0),
         delete_retention_ms=config.delete_retention_ms,
         tombstones_past_retention=past_ret, tombstones_past_delete_horizon=horizons.passed("tombstone"),
-        faults=sum(len(s.faults) for s in segments) + len(txn_faults) + len(horizons.faults),
+        faults=len(partition_faults(segments)) + len(txn_faults) + len(horizons.faults),
         active_segment_base_offset=active.base_offset, active_segment_bytes=active.size,
         active_segment_first_timestamp=active.first_batch_max_timestamp, first_dirty_timestamp=earliest,
         dirty_largest_timestamp=max((s.largest_timestamp() for s in segments[dirty_idx:-1]), default=None),

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from monitor.kafka.record import RecordFormatError, SegmentReader
+from monitor.kafka.record.reader import cut_tail_is_fault
 from monitor.kafka.record.codecs import CodecError
 from monitor.kafka.record.model import control_type_code
 from monitor.model.tailcheck import intact, tail
@@ -56,6 +57,9 @@ class SegmentSummary:
     tombstone_timestamps: array = field(default_factory=lambda: array("q"))
     tombstone_horizons: array = field(default_factory=lambda: array("q"))  # -1 when the batch has none
     faults: list[str] = field(default_factory=list)
+    # the batch the last read found cut short where the file ends ("" none): a fault unless the segment is
+    # its partition's active one, which only the partition's listing tells (``segment_faults``)
+    cut_tail: str = ""
     earliest_delete_horizon: int = -1  # KIP-534: the earliest batch delete horizon here (from headers), -1 none
     # KIP-534, from headers (``monitor.model.horizoncount`` reads them): per delete horizon met, HORIZON_FIELDS
     # flat (the horizon; the position and max timestamp of its batch with the latest records, the one
@@ -208,7 +212,7 @@ def scan_headers(path: str | Path, base_offset: int, previous: SegmentSummary | 
         s.faults.append(str(exc))
     fold_end(s)
     s.end_position = reader.end_position
-    s.faults.extend(str(f) for f in reader.log_faults())
+    _note_faults(s, reader)
     return s, reader.bytes_read + checked
 
 
@@ -354,8 +358,27 @@ def _read_into(s: SegmentSummary, path: Path, start: int, take=None) -> int:
         s.faults.append(str(exc))
     fold_end(s)
     s.end_position = s.detail_position = reader.end_position
-    s.faults.extend(str(f) for f in reader.log_faults())
+    _note_faults(s, reader)
     return reader.end_position - start
+
+
+def _note_faults(s: SegmentSummary, reader: SegmentReader) -> None:
+    """A read's faults into the summary, its cut tail apart (the read on from ``end_position`` sees it
+    again, whole once the append is done)."""
+    s.faults.extend(str(f) for f in reader.log_faults(active=True))
+    tail = reader.cut_tail()
+    s.cut_tail = "" if tail is None else str(tail)
+
+
+def segment_faults(s: SegmentSummary, active: bool) -> list[str]:
+    """A segment's read faults: ``faults``, and its cut tail when ``cut_tail_is_fault`` says so (it is
+    not its partition's active segment)."""
+    return [*s.faults, s.cut_tail] if s.cut_tail and cut_tail_is_fault(active) else list(s.faults)
+
+
+def partition_faults(segments) -> list[str]:
+    """The read faults of a partition's segment summaries (offset order, the last one active)."""
+    return [f for i, s in enumerate(segments) for f in segment_faults(s, i == len(segments) - 1)]
 
 
 def txn_event(batch, control_key: bytes | None) -> TxnEvent | None:

@@ -144,6 +144,13 @@ class AbortedRanges:
 
     aborted: tuple[AbortedTxn, ...]
     dropped: int = 0
+    # ABORT markers of the folded segments that complete no transaction the log shows, as (producer id,
+    # marker offset, segment): what a clean leaves when it removed the aborted data and kept the marker
+    # (CleanedTransactionMetadata keeps it, and its .txnindex entry, while it still saw that data), in a
+    # segment the first dirty offset does not say was cleaned (a checkpoint read before the clean's swap,
+    # a clean stopped inside a segment by a full offset map). Whether Kafka completed a transaction there
+    # cannot be told from the log: ``monitor.model.txnindex`` neither requires nor refuses their entries.
+    bare: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -166,6 +173,7 @@ def aborted_transactions(segments: Sequence, from_offset: int | None = None) -> 
     n = len(ABORT_FIELDS)
     carried: dict[int, int] = {}  # producer id -> first offset of its transaction open at the segment's start
     out: list[AbortedTxn] = []
+    bare: list[tuple[int, int, int]] = []
     dropped = 0
     start_idx = 0
     if from_offset is not None:
@@ -188,7 +196,9 @@ def aborted_transactions(segments: Sequence, from_offset: int | None = None) -> 
             if first < 0:
                 if i == start_idx and unknown_past and first_marker_here:
                     out.append(AbortedTxn(pid, None, last, None, s.base_offset))
-                continue  # no transaction open: Kafka completes none
+                else:  # no transaction open that the log shows: Kafka completed none, or a clean took its data
+                    bare.append((pid, last, s.base_offset))
+                continue
             others = [f for q, f in carried.items()
                       if q != pid and s.txn_first_markers.get(q, last + 1) > last]
             if others_here >= 0:
@@ -201,4 +211,4 @@ def aborted_transactions(segments: Sequence, from_offset: int | None = None) -> 
                 carried.setdefault(e.producer_id, e.first_offset)
             else:
                 carried.pop(e.producer_id, None)
-    return AbortedRanges(tuple(out), dropped)
+    return AbortedRanges(tuple(out), dropped, tuple(bare))

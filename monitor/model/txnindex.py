@@ -90,13 +90,20 @@ def _read(fh: BinaryIO, size: int, path, base_offset: int) -> tuple[AbortedTxn, 
     return tuple(out)
 
 
-def read_txn_index(path: str | Path, base_offset: int) -> tuple[AbortedTxn, ...]:
+def read_txn_index(path: str | Path, base_offset: int, seen: dict | None = None) -> tuple[AbortedTxn, ...]:
     """The entries of one ``.txnindex``, read in pieces; a missing file has none (Kafka creates it at the
-    first abort)."""
+    first abort). ``seen``: gets the file read, path -> inode (None: there was none), for a reader that
+    checks afterwards that the index and the log it compares were there together (the cleaner's swap
+    renames a segment's ``.log`` and its ``.txnindex`` one after the other)."""
     try:
         with open_regular(path) as fh:  # a FIFO or device is refused, never waited on
-            return _read(fh, os.fstat(fh.fileno()).st_size, path, base_offset)
+            st = os.fstat(fh.fileno())
+            if seen is not None:
+                seen[str(path)] = st.st_ino
+            return _read(fh, st.st_size, path, base_offset)
     except FileNotFoundError:
+        if seen is not None:
+            seen[str(path)] = None
         return ()
     except OSError as exc:
         raise TxnIndexError(path, 0, f"cannot read: {os_reason(exc)}") from exc
@@ -114,28 +121,41 @@ def cross_check(log_aborts: AbortedRanges, indexes: dict[int, tuple[AbortedTxn, 
     transaction was open). A cleaned segment keeps an entry only with its ABORT marker
     (CleanedTransactionMetadata.onControlBatchRead re-writes it when the marker stays), while the
     aborted data and so the first offset may be gone: each entry must name a marker the log holds.
-    Nothing is concluded when the log's list is incomplete (``AbortedRanges.complete``)."""
+    Nothing is concluded when the log's list is incomplete (``AbortedRanges.complete``).
+
+    An ABORT marker with no data of its transaction in the log (``AbortedRanges.bare``) is what a clean
+    leaves, even at or after ``first_dirty``: the first dirty offset is read from the cleaner's checkpoint,
+    which Kafka writes after the clean's swap (the collector reads it once per log dir, before the
+    partitions), and a clean stopped by a full offset map leaves it inside a segment it cleaned whole.
+    Its entry may be there or not (CleanedTransactionMetadata writes it only while the clean still saw
+    the aborted data), so it is neither required nor refused: that entry's agreement is unknown, not a
+    fault. For the same reason an entry whose first offset lies before the log's transaction is not
+    refused (``_same``)."""
     if not log_aborts.complete:
         return []
     by_seg: dict[int, list[AbortedTxn]] = {}
     for a in log_aborts.aborted:
         by_seg.setdefault(a.segment, []).append(a)
+    bare: dict[int, set[tuple[int, int]]] = {}
+    for pid, last, seg in log_aborts.bare:
+        bare.setdefault(seg, set()).add((pid, last))
     faults = []
     for base in checked:
-        entries, ours = indexes.get(base, ()), by_seg.get(base, [])
+        entries, ours, cleaned_here = indexes.get(base, ()), by_seg.get(base, []), bare.get(base, set())
         name = paths.get(base, f"segment {base} .txnindex")
         if base >= first_dirty:
             # every entry matches a log abort exactly; every log abort whose first offset the log shows
             # has its entry (one whose transaction opened before the folded part may have none)
             mine = {(a.producer_id, a.last_offset): a for a in ours}
-            wrong = [e for e in entries if not _same(mine.get((e.producer_id, e.last_offset)), e)]
+            wrong = [e for e in entries if not _same(mine.get((e.producer_id, e.last_offset)), e)
+                     and (e.producer_id, e.last_offset) not in cleaned_here]
             listed = {(e.producer_id, e.last_offset) for e in entries}
             missing = [a for a in ours if a.first_offset is not None and (a.producer_id, a.last_offset) not in listed]
             if wrong or missing:
                 faults.append(f"{name}: the index disagrees with the aborts the log's markers complete: "
                               f"index {_show(entries)}, log {_show(ours)}")
         else:
-            markers = {(a.producer_id, a.last_offset) for a in ours}
+            markers = {(a.producer_id, a.last_offset) for a in ours} | cleaned_here
             stray = [e for e in entries if (e.producer_id, e.last_offset) not in markers]
             if stray:
                 faults.append(f"{name}: aborted transaction(s) with no ABORT marker of that producer at their last "
@@ -144,9 +164,15 @@ def cross_check(log_aborts: AbortedRanges, indexes: dict[int, tuple[AbortedTxn, 
 
 
 def _same(ours: AbortedTxn | None, entry: AbortedTxn) -> bool:
+    """The entry is the log's abort: the same producer and marker, and the same first offset and LSO where
+    the log can show them. A log that shows the transaction from a later batch than the entry's first
+    offset is what a clean leaves when the aborted transaction's last batch was its producer's last data
+    batch (Cleaner.isBatchLastRecordOfProducer keeps it as an empty header, the batches before it go): the
+    first offset and the LSO then cannot be told from the log. An entry that starts after the log's
+    transaction leaves data of it uncovered: not the same."""
     if ours is None:
         return False
-    if ours.first_offset is None:
+    if ours.first_offset is None or entry.first_offset < ours.first_offset:
         return (ours.producer_id, ours.last_offset) == (entry.producer_id, entry.last_offset)
     return ours[:4] == entry[:4]
 
@@ -157,9 +183,10 @@ def _show(txns) -> str:
     return f"[{shown}{', ...' if len(txns) > 3 else ''}]"
 
 
-def txn_index_faults(segments: Sequence, first_dirty: int) -> list[str]:
+def txn_index_faults(segments: Sequence, first_dirty: int, seen: dict | None = None) -> list[str]:
     """The read faults of a partition's ``.txnindex`` files (malformed, or disagreeing with the log),
-    from its segment summaries (``monitor.model.summary``, offset order, the last one active)."""
+    from its segment summaries (``monitor.model.summary``, offset order, the last one active); ``seen``
+    as in ``read_txn_index``."""
     from monitor.model.transactions import aborted_transactions
 
     faults: list[str] = []
@@ -168,7 +195,7 @@ def txn_index_faults(segments: Sequence, first_dirty: int) -> list[str]:
         path = txn_index_path(s.path)
         paths[s.base_offset] = str(path)
         try:
-            indexes[s.base_offset] = read_txn_index(path, s.base_offset)
+            indexes[s.base_offset] = read_txn_index(path, s.base_offset, seen)
         except TxnIndexError as exc:
             faults.append(str(exc))
             continue

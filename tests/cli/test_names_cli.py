@@ -112,7 +112,7 @@ def test_inspect_of_a_folder_kafka_would_not_write_reads_its_segments(folder, tm
 def test_collect_once(case, tmp_path):
     logs = log_dir(tmp_path, case)
     r = run("collect", "--once", "--log-dir", logs)
-    lines = lines_of(r, 0)
+    lines = lines_of(r, 1 if case == "duplicates" else 0)  # logdir's exit code (test_logdir): a partition's fault
     assert len([x for x in lines if named(case) in x]) == 1 and len(lines) == 1, lines
     samples = [x for x in r.stdout.splitlines() if x and not x.startswith("#")]
     series = Counter(x.rsplit(" ", 1)[0] for x in samples)

@@ -57,6 +57,16 @@ def _is_control(header: bytes) -> bool:
     return bool(_ATTRIBUTES.unpack_from(header, v2.CRC_START)[0] & v2.CONTROL_MASK)
 
 
+def cut_tail_is_fault(active: bool) -> bool:
+    """The one rule for a segment that ends inside a batch (a cut tail), for every reader (``inspect``,
+    ``logdir``, ``explain``, the collector): Kafka appends only to a partition's active segment (its last,
+    UnifiedLog.append -> LocalLog.append), whole batches at a time, so only there can a read meet a
+    batch half-written, the append under way; a segment before it was complete when the next one was
+    rolled, and a cut tail there is damage (a crash the broker's recovery did not see, a copy cut short).
+    ``active``: the segment is its partition's last, or may be (a file given alone)."""
+    return not active
+
+
 class SegmentReader:
     """Batches and records of one segment.
 
@@ -334,11 +344,17 @@ class SegmentReader:
         self.faults.append(err)
         self.batches_skipped += 1
 
-    def log_faults(self) -> list[RecordFormatError]:
-        """``faults`` less a truncated batch where the read stopped: on a live segment that is a batch
-        being appended right now, not a fault of the log; the next read, from ``end_position``, picks it
-        up once complete."""
-        return [f for f in self.faults if not (f.kind == "truncated" and f.position == self.end_position)]
+    def cut_tail(self) -> RecordFormatError | None:
+        """The truncated batch where the read stopped (the file ends inside it), or None. Whether that is a
+        fault is ``cut_tail_is_fault``'s rule."""
+        return next((f for f in self.faults if f.kind == "truncated" and f.position == self.end_position), None)
+
+    def log_faults(self, active: bool = True) -> list[RecordFormatError]:
+        """``faults``, less the cut tail when the segment is its partition's active one
+        (``cut_tail_is_fault``): there it is a batch being appended right now, and the next read, from
+        ``end_position``, picks it up once complete."""
+        tail = None if cut_tail_is_fault(active) else self.cut_tail()
+        return [f for f in self.faults if f is not tail]
 
     # ---------------------------------------------------------------- records
     def decoded(self, columns: bool = False, arrays: bool = False) -> Iterator[tuple]:

@@ -358,3 +358,26 @@ def test_a_gap_that_lasts_to_the_next_refresh_is_the_brokers_and_read_as_it_is(t
     assert snap.partition_errors == {} and snap.relists_total == 2  # listed once more for the gap, each time
     assert [(r.held, figures(r)) for r in snap.partitions] == [(None, fresh(root))]
     assert scanner.refresh().relists_total == 2  # its listing is the last settled one now: no gap
+def test_a_cleaner_checkpoint_written_while_the_partition_is_read_is_read_again(tmp_path, monkeypatch):
+    """The log dir's checkpoints are read once, before its partitions; the broker writes the cleaner's
+    after a clean's swap. A read that finds a fault asks the checkpoint again: moved, the partition is
+    listed and read again with the new entry (here the old one lay past the log end, a problem of the
+    entry that was not the file's any more), not reported."""
+    from collectors.logdirs.read import PartitionReader
+
+    folder = tmp_path / "t-0"
+    write(folder / f"{0:020d}.log", [v2(items(range(0, 10), distinct=5))])
+    write(folder / f"{10:020d}.log", [v2(items(range(10, 12), distinct=5))])
+    cp = tmp_path / "cleaner-offset-checkpoint"
+    cp.write_text(format_checkpoint({("t", 0): 40}))
+    real = PartitionReader.summary
+
+    def summary_while_the_broker_writes(self, seg, whole=False):
+        cp.write_text(format_checkpoint({("t", 0): 10}))  # after the log dir's read, before the check
+        return real(self, seg, whole)
+
+    monkeypatch.setattr(PartitionReader, "summary", summary_while_the_broker_writes)
+    snap = LogDirScanner([tmp_path], lambda t, c: effective_config(t, compacted=True)).refresh()
+    assert (snap.partition_errors, snap.relists_total, snap.faults_met) == ({}, 1, False)
+    [rep] = snap.partitions
+    assert rep.state.first_dirty_offset == 10

@@ -74,3 +74,37 @@ def test_what_was_not_read_in_a_refresh_is_forgotten(tmp_path):
     reader.forget({s.path for s in summaries[1:]})  # the first segment deleted by retention, say
     read(reader, folder)
     assert reader.reads == 3  # the forgotten one read again, the other not
+
+
+def test_an_index_renamed_live_after_its_log_is_read_again_not_a_fault(tmp_path, monkeypatch):
+    """Kafka's swap renames a segment's .log live before its .txnindex (LogSegment.changeFileSuffixes): a
+    read between the two finds the log's abort with no entry. The listing's check sees the index that
+    came meanwhile and the partition is read again (SegmentsMoved), not reported."""
+    import struct
+
+    import collectors.logdirs.read as readmod
+    from recordfixtures import T0, control
+
+    folder = tmp_path / "t-0"
+    write(folder / "00000000000000000000.log", [
+        v2(items(range(0, 3), "p7"), producer_id=7, producer_epoch=0, base_sequence=0, transactional=True),
+        control(3, "ABORT", 7, 0, T0), v2(items(range(4, 6)))])
+    write(folder / "00000000000000000006.log", [v2(items(range(6, 8)))])
+    index = folder / "00000000000000000000.txnindex"
+    (folder / "00000000000000000000.txnindex.swap").write_bytes(struct.pack(">hqqqq", 0, 7, 0, 3, 4))
+    listing = scan_partition(folder)
+    real = readmod.txn_index_faults
+
+    def read_then_rename(*args):  # the index read while still .swap, renamed live right after
+        faults = real(*args)
+        os.rename(str(index) + ".swap", index)
+        return faults
+
+    monkeypatch.setattr(readmod, "txn_index_faults", read_then_rename)
+    with pytest.raises(SegmentsMoved, match="00000000000000000000.txnindex: replaced while read"):
+        PartitionReader(Relister()).read(listing, CFG, NOW_MS, 0, 0, TXN)
+    monkeypatch.setattr(readmod, "txn_index_faults", real)
+    assert read(PartitionReader(Relister()), folder)[4] == []  # read again: log and index agree
+    os.rename(index, str(index) + ".swap")  # and while the .swap is still there: read again too
+    with pytest.raises(SegmentsMoved, match="00000000000000000000.txnindex: replaced while read"):
+        PartitionReader(Relister()).read(scan_partition(folder), CFG, NOW_MS, 0, 0, TXN)

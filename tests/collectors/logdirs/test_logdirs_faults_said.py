@@ -47,13 +47,16 @@ def test_collect_once_names_each_faulty_partitions_file_in_one_line(tmp_path):
     logs = log_dir(tmp_path)
     r = subprocess.run([sys.executable, "-m", "cli", "collect", "--once", "--log-dir", str(logs)],
                        capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr  # the log-dir source is up: a partition's fault is not a source's
+    # the log-dir source is up (source_up 1), and a partition's fault is a fault met: exit 1, as logdir's
+    assert r.returncode == 1, r.stderr
     lines = said(r.stderr)
     assert lines["keep"] == []
     assert lines["looped"] == [f"looped-0: {logs / 'looped-0' / LOOPED}: too many levels of symbolic links"]
     assert len(lines["damaged"]) == 1 and f"{logs / 'damaged-0' / SEG}: byte 0: CRC-32C mismatch" in \
         lines["damaged"][0], r.stderr
     assert 'reason="unreadable_file",topic="looped"' in r.stdout
+    assert any(x.startswith("kafka_compaction_source_up{") and 'kind="log_dirs"' in x and x.endswith(" 1.0")
+               for x in r.stdout.splitlines()), r.stdout[-2000:]
 
 
 def test_serving_says_a_fault_once_while_it_lasts(tmp_path):

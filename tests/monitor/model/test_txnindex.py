@@ -161,3 +161,95 @@ def test_an_index_that_disagrees_with_the_log_is_a_read_fault_naming_it(aborted_
     [row] = json.loads(out.getvalue())
     assert row["faults"] == 1
     assert str(f) in err.getvalue() and "disagrees" in err.getvalue()
+
+
+def _cleaned_partition(folder: Path, entries: bytes) -> list:
+    """The files a clean leaves (LogCleaner.cleanSegments into segment 0): the aborted data of producer 7
+    (offsets 3..5) gone, its ABORT marker at 6 kept with its .txnindex entry (the clean still saw the
+    data: CleanedTransactionMetadata.onControlBatchRead), the other records around it; an active
+    segment from 10. Segment summaries in offset order."""
+    from recordfixtures import T0, control, items, v2, write
+
+    folder.mkdir()
+    write(folder / "00000000000000000000.log", [v2(items(range(0, 3))), control(6, "ABORT", 7, 0, T0),
+                                                 v2(items(range(7, 10)))])
+    (folder / "00000000000000000000.txnindex").write_bytes(entries)
+    write(folder / "00000000000000000010.log", [v2(items(range(10, 12)))])
+    return [summarize(f, int(f.name[:-4]))[0] for f in sorted(folder.glob("*.log"))]
+
+
+KEPT = entry(7, 3, 6, 7)  # (producer 7, first 3, last 6, lso 7): as Kafka wrote it at the abort, copied by the clean
+
+
+@pytest.mark.parametrize("first_dirty, why", [
+    (10, "the checkpoint the clean wrote: segment 0 cleaned"),
+    (8, "a clean stopped by a full offset map inside segment 0 (it recopies the whole segment)"),
+    (0, "a checkpoint read before the clean's swap (the collector reads it once per log dir, first)"),
+])
+def test_a_marker_a_clean_kept_with_its_entry_is_no_fault_whatever_the_checkpoint_says(tmp_path, first_dirty, why):
+    summaries = _cleaned_partition(tmp_path / "t-0", KEPT)
+    assert txn_index_faults(summaries, first_dirty) == [], why
+    # the entry's agreement cannot be told from the log: it is not required either (a later clean drops it)
+    summaries = _cleaned_partition(tmp_path / "u-0", b"")
+    assert txn_index_faults(summaries, first_dirty) == [], why
+
+
+@pytest.mark.parametrize("first_dirty", [10, 8, 0])
+def test_an_entry_with_no_marker_of_its_producer_at_its_last_offset_is_still_a_fault(tmp_path, first_dirty):
+    # producer 8 has no marker at 6; producer 7 has none at 9
+    for n, wrong in enumerate((entry(8, 3, 6, 7), entry(7, 3, 9, 10))):
+        summaries = _cleaned_partition(tmp_path / f"t{n}-0", wrong)
+        [fault] = txn_index_faults(summaries, first_dirty)
+        assert fault.startswith(str(tmp_path / f"t{n}-0" / "00000000000000000000.txnindex")), fault
+
+
+@pytest.mark.parametrize("committed_after", [True, False], ids=["data-gone", "last-batch-kept-empty"])
+def test_the_brokers_clean_of_an_abort_is_no_fault_with_the_checkpoint_before_or_after_it(kafka, tmp_path_factory,
+                                                                                         committed_after):
+    """Issue 42: a collector that read the cleaner's checkpoint before a clean's swap and the segments
+    after it reported the marker the clean kept as a stray .txnindex entry. The broker's own clean of an
+    aborted transaction of two batches (its data gone, the ABORT marker and the entry kept), judged with
+    the checkpoint the clean wrote, with the one before it (none yet: the log start) and with one inside
+    the cleaned segment: no fault. Without a transaction of the producer after it, the clean keeps the
+    aborted transaction's last batch as an empty header (Cleaner.isBatchLastRecordOfProducer): the log
+    then shows the transaction from that batch, later than the entry's first offset."""
+    from dumpcompare import dump
+    from kafkatools import set_topic_config, wait_cleaned_up_to_active
+
+    b = kafka.bootstrap
+    # never cleaned (ratio 1.0) until all is written, then cleaned once: a second clean drops the entry
+    t = create_topic(b, unique_topic("txnclean"), **compacted(**{"delete.retention.ms": 86_400_000,
+                                                                 "min.cleanable.dirty.ratio": 1.0}))
+    produce(b, t, [(f"plain-{i}".encode(), b"x" * 20) for i in range(5)])
+    p = _txn_producer(b, f"{t}-a")
+    p.begin_transaction()
+    _write(p, t, "gone", n=5)
+    _write(p, t, "gone-too", n=5)  # (flushed apart: a second batch)
+    p.abort_transaction(30)
+    if committed_after:
+        p.begin_transaction()
+        _write(p, t, "kept", n=2)
+        p.commit_transaction(30)
+    produce(b, t, [(f"after-{i}".encode(), b"y" * 20) for i in range(5)])
+    roll(b, t)
+    set_topic_config(b, t, min_cleanable_dirty_ratio=0.01)
+    cp = wait_cleaned_up_to_active(kafka.log_dir, t)
+    set_topic_config(b, t, min_cleanable_dirty_ratio=1.0)
+    folder = copy_partition(partition_dir(kafka.log_dir, t), tmp_path_factory.mktemp("txnclean"),
+                            suffixes=(".log", ".txnindex"))
+    logs = sorted(folder.glob("*.log"))
+    summaries = [summarize(f, int(f.name[:-4]))[0] for f in logs]
+    _, batches = dump(logs)
+    # the state the clean left: no aborted record, the marker kept, and its entry in the cleaned segment's index
+    [marker] = [x for x in batches if x.is_control and any(r.control_type == "ABORT" for r in x.records())]
+    [kept] = read_txn_index(folder / f"{summaries[0].base_offset:020d}.txnindex", summaries[0].base_offset)
+    assert (kept.producer_id, kept.last_offset) == (marker.producer_id, marker.base_offset)
+    left = [x for x in batches if not x.is_control and x.producer_id == marker.producer_id
+            and x.base_offset < marker.base_offset]
+    if committed_after:
+        assert left == []
+    else:  # the second batch's header, empty
+        assert [(len(list(x.records())), x.base_offset > kept.first_offset) for x in left] == [(0, True)]
+    assert summaries[0].base_offset == 0 and cp > marker.base_offset
+    for first_dirty in (cp, 0, marker.base_offset):
+        assert txn_index_faults(summaries, first_dirty) == [], first_dirty
