@@ -39,7 +39,9 @@ def test_each_brokers_cleaner_log_judges_its_own_partitions(tmp_path, capsys):
     causes = {row["log_dir"]: row["cause"] for row in json.loads(out.out)}
     assert causes[dirs["2"]] == "uncleanable" and causes[dirs["1"]] != "uncleanable", causes
     assert "one broker's cleaner log" not in out.err  # each log went to its own broker
-    assert code == 1, out.err  # orders-1's swap in progress is a partition fault in both
+    # orders-1's swap in progress (kept through every re-listing) is unknown, its segments changing, in both:
+    # not a fault (cli.oneshot's exit rule), so nothing here exits 1
+    assert code == 0 and "its segments kept changing" in out.err, out.err
 
 
 def test_a_cleaner_log_whose_log_dirs_hold_no_broker_is_not_read_and_said(tmp_path, capsys):
