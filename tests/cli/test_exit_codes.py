@@ -1,7 +1,7 @@
 """The exit-code rule across every subcommand (issue #17): 0 all good, 1 data faults met, 2 usage or
 config errors. Each subcommand, found from the parser itself (a new one is walked too), is given a
-usage error and, when it reads a config, a bad one: exit 2 and one line, no traceback. Processes as a
-user runs them."""
+usage error and, when it reads a config, a bad one: exit 2 and one line, no traceback. The command line
+in-process (tests/clirun.py); the audit that runs Spark as a child (its driver is spark-submit's)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from clirun import Ran, run_cli
 from cli.main import build_parser
 from cli.parsing import subparsers
 
@@ -42,11 +43,10 @@ def takes_config(name: str, parser: argparse.ArgumentParser) -> bool:
     return any("--config" in a.option_strings for a in parser._actions)
 
 
-def run(*args, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cli", *args], capture_output=True, text=True, timeout=120, cwd=cwd)
+run = run_cli
 
 
-def one_line_no_traceback(r: subprocess.CompletedProcess) -> str:
+def one_line_no_traceback(r: Ran) -> str:
     assert r.returncode == 2, (r.returncode, r.stderr)
     assert "Traceback" not in r.stderr and "Py4J" not in r.stderr, r.stderr
     lines = r.stderr.strip().splitlines()
