@@ -223,6 +223,7 @@ def test_negative_record_count_is_a_read_fault_not_zero_records(tmp_path, good):
     assert proc.returncode == 1 and f"{p}: byte {sizes[0]}" in proc.stderr and "negative record count" in proc.stderr
 
 
+@pytest.mark.slow  # compresses 64 MiB of zeros and inflates it twice: half a second of CPU, in-process or not
 def test_a_decompression_bomb_is_a_read_fault(tmp_path, good):
     """A zstd batch of a few KiB that inflates to 64 MiB of zeros (a valid CRC over it): the records
     do not parse, so the batch is a fault naming file and byte, and inspect exits 1. (64 MiB is under
