@@ -89,7 +89,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
         from dataclasses import replace
 
         cfg = replace(cfg, state_dir=args.state_dir)
-    return run_collect(cfg, once=args.once, web=web)
+    return run_collect(cfg, once=args.once, web=web, out=sys.stdout, err=sys.stderr)
 
 
 def _role_flags_fit(args: argparse.Namespace) -> bool:
@@ -161,7 +161,7 @@ def cmd_logdir(args: argparse.Namespace) -> int:
     from cli.logdir_cmd import run_logdir
 
     return run_logdir(paths, config=cfg, fmt=args.format, include_all=args.all, topic_overrides=overrides,
-                      cleaner_log=args.cleaner_log)
+                      cleaner_log=args.cleaner_log, out=sys.stdout, err=sys.stderr)
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
@@ -189,7 +189,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
                        topic_overrides=overrides, admin=admin,
                        cleaner_log=cleaner_logs[0][1] if len(cleaner_logs) == 1 else None,
                        cleaner_logs=cleaner_logs if len(cleaner_logs) > 1 else None,
-                       admin_error=admin_error, groups=groups[0] if groups else None)
+                       admin_error=admin_error, groups=groups[0] if groups else None, out=sys.stdout,
+                       err=sys.stderr)
     return unreached_exit(unreached, code)
 
 
@@ -202,7 +203,7 @@ def cmd_topics_lint(args: argparse.Namespace) -> int:
         return 2
     from cli.check_config_cmd import run_check_config
 
-    return run_check_config(cfg, fmt=args.format, topics=args.topics)
+    return run_check_config(cfg, fmt=args.format, topics=args.topics, out=sys.stdout, err=sys.stderr)
 
 
 def cmd_config(args: argparse.Namespace) -> int:
@@ -233,7 +234,7 @@ def cmd_replicas_compare(args: argparse.Namespace) -> int:
     """``replicas compare --leader PATH --follower PATH``: keys the follower holds that the leader deleted (#34)."""
     from cli.replicas_cmd import run_compare
 
-    return run_compare(args.leader, args.follower, fmt=args.format)
+    return run_compare(args.leader, args.follower, fmt=args.format, out=sys.stdout, err=sys.stderr)
 
 
 HANDLERS = {"broker": cmd_broker, "inspect": cmd_inspect, "logdir": cmd_logdir, "explain": cmd_explain,

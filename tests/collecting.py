@@ -1,17 +1,13 @@
 """Helpers the collector tests share: a collector over one local broker, a refresh that must succeed,
-a partition series read from its registry, and ``collect --once`` run as its own process over a
-config."""
+a partition series read from its registry, and ``collect --once`` over a config, in-process
+(tests/clirun.py)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import yaml
 
+from clirun import Ran, run_cli
 from collectors.app import build
-from kafkatools import CLI_MODULE
 from monitor.settings.config import BrokerConfig, ClusterConfig, Config
 
 
@@ -37,11 +33,10 @@ def pval(reg, name, topic, partition=0, **extra):
                                        "partition": str(partition), **extra})
 
 
-def collect_once(config: dict, tmp_path, env: dict | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
+def collect_once(config: dict, tmp_path, env: dict | None = None) -> Ran:
     """``compaction-monitor collect --once`` over ``config`` (written as monitor.yaml, mode 0600: it may
-    name secrets), as its own process; its exposition is the stdout."""
+    name secrets), in-process with ``env`` set; its exposition is the stdout."""
     path = tmp_path / "monitor.yaml"
     path.write_text(yaml.safe_dump(config))
     path.chmod(0o600)
-    return subprocess.run([sys.executable, "-m", CLI_MODULE, "collect", "--once", "--config", str(path)],
-                          capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
+    return run_cli("collect", "--once", "--config", path, env=env)

@@ -34,6 +34,7 @@ def collector_and_prometheus(cfg: dict, tmp: Path, prometheus: str,
     prom_cfg.pop("alerting")
     prom_cfg["scrape_configs"][0]["static_configs"] = [{"targets": [f"127.0.0.1:{cport}", *extra_targets]}]
     (tmp / "prometheus.yml").write_text(yaml.safe_dump(prom_cfg))
+    # a child: a serving collector, scraped until the stack stops
     collector = [sys.executable, "-m", "cli", "collect", "--config", str(tmp / "monitor.yaml")]
     prom_cmd = [prometheus, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'tsdb'}",
                 f"--web.listen-address=127.0.0.1:{pport}", "--log.level=warn"]

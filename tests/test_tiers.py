@@ -95,8 +95,9 @@ def test_the_cli_in_process_is_fast_and_as_a_child_slow():
 
     rule = tiers.Rule()
     assert rule.of_function(main) is None
-    collecting = importlib.import_module("collecting")
-    assert "subprocess.run" in rule.of_function(collecting.collect_once)
+    assert rule.of_function(importlib.import_module("clirun").run_cli) is None  # tests' in-process runs
+    assert rule.of_function(importlib.import_module("collecting").collect_once) is None
+    assert "subprocess.Popen" in rule.of_function(importlib.import_module("procs").run_measured)
 
 
 def test_every_entry_of_the_rule_names_what_exists():

@@ -131,6 +131,29 @@ def visit(d, base_url: str, page: Page, width: int, min_charts: int = 0, timeout
     return wait_rendered(d, min_charts, timeout)  # charts redraw for the new height
 
 
+# every drawn chart as wide as its box: Plotly has redrawn for the viewport's width (Streamlit re-renders a
+# chart when its container's width changes)
+CHARTS_FIT = """
+return Array.from(document.querySelectorAll('.js-plotly-plot')).every(p => {
+  const svg = p.querySelector('.main-svg');
+  return svg && Math.abs(Number(svg.getAttribute('width')) - p.clientWidth) <= 1;
+});
+"""
+
+
+def widen(d, width: int, min_charts: int = 0, timeout: float = 180) -> dict:
+    """The page ``visit`` opened, laid out again at ``width`` pixels without loading it again: a page's
+    script does not know the window's width (Streamlit runs it on the server), so a second load would
+    only run it again; the layout, the grids and the charts follow the viewport. Waits until the document
+    is ``width`` wide and every chart redrawn to its box, then as ``visit`` does; its render state."""
+    viewport(d, width, 1000)
+    wait_for(lambda: d.execute_script("return document.documentElement.clientWidth") == width
+             and d.execute_script(CHARTS_FIT), timeout, f"{d.current_url} laid out at {width} px", interval=0.25)
+    wait_rendered(d, min_charts, timeout)
+    viewport(d, width, min(max(d.execute_script(CONTENT_HEIGHT), 600), MAX_HEIGHT))
+    return wait_rendered(d, min_charts, timeout)
+
+
 def screenshot(d, path: Path) -> Path:
     """The viewport saved as a small PNG (256 colours, optimized: a dashboard's flat colours survive it)."""
     from PIL import Image

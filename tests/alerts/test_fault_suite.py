@@ -43,7 +43,8 @@ from confluent_kafka import IsolationLevel, TopicPartition
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, OffsetSpec,
                                    ResourceType)
 
-from kafkatools import (CLI_MODULE, cleaner_checkpoint, commit_offsets, compacted, create_topic, localtools, own_broker,
+from clirun import run_cli
+from kafkatools import (cleaner_checkpoint, commit_offsets, compacted, create_topic, localtools, own_broker,
                         partition_dir, produce, produce_raw, producer, roll, roll_at, segment_bases, set_topic_config,
                         transactional_batch, unique_topic, wait_cleaned, write_rounds)
 from monitor.model.estimate import CleanerParams, estimate_clean
@@ -171,10 +172,8 @@ def explain(b, *topics: str) -> dict[str, dict]:
     """``compaction-monitor explain --format json`` for partition 0 of each topic, on the broker's log dir
     with its bootstrap server (topic configs, the fixes' command lines, transaction.max.timeout.ms) and
     its log-cleaner.log: topic -> its entry."""
-    got = subprocess.run([sys.executable, "-m", CLI_MODULE, "explain", *(f"{t}-0" for t in topics),
-                          "--log-dir", b.log_dir, "--bootstrap-server", b.bootstrap,
-                          "--cleaner-log", str(b.cleaner_log), "--format", "json"],
-                         capture_output=True, text=True, timeout=120)
+    got = run_cli("explain", *(f"{t}-0" for t in topics), "--log-dir", b.log_dir, "--bootstrap-server", b.bootstrap,
+                  "--cleaner-log", str(b.cleaner_log), "--format", "json")
     assert got.returncode in (0, 1), got.stderr  # 1: a data fault met somewhere in the log dir
     found = {c["topic"]: c for c in json.loads(got.stdout) if c["partition"] == 0}
     assert sorted(found) == sorted(topics), got.stderr

@@ -10,13 +10,13 @@ import ast
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from alerts.render import recording_rules, render_rules
+from clirun import run_cli
 from collectors.export.metrics import METRICS
 from dashboards import panelqueries
 from alerts.grafana import dashboard, render_dashboard
@@ -43,8 +43,7 @@ def test_committed_dashboard_is_a_fresh_render():
 
 def test_the_command_renders_the_same_file(tmp_path):
     out = tmp_path / "d.json"
-    r = subprocess.run([sys.executable, "-m", "cli", "grafana", "render", "--out", str(out)], capture_output=True,
-                       text=True, timeout=120, cwd=ROOT)
+    r = run_cli("grafana", "render", "--out", str(out), cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert out.read_text() == COMMITTED.read_text()
 

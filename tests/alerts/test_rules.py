@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from alerts.promtool_tests import cases, evaluated, render_tests
 from alerts.render import render_rules
+from clirun import run_cli
 from collectors.export.metrics import METRICS
 from monitor.settings.config import Thresholds, parse_config
 from monitor.contract.rules import RULES as TABLE
@@ -144,15 +145,13 @@ def test_rules_render_cli(tmp_path):
     cfg = tmp_path / "monitor.yaml"
     cfg.write_text("thresholds: {cleaner_stalled_seconds: 1200}\n")
     out = tmp_path / "r.yml"
-    r = subprocess.run([sys.executable, "-m", "cli", "rules", "render", "--config", str(cfg), "--out",
-                        str(out), "--tests", str(tmp_path / "r.test.yml")], capture_output=True, text=True)
+    r = run_cli("rules", "render", "--config", str(cfg), "--out", str(out), "--tests", str(tmp_path / "r.test.yml"))
     assert r.returncode == 0, r.stderr
     assert "time_since_last_run_seconds > 1200" in out.read_text()
     assert _promtool("test", "rules", "r.test.yml", cwd=tmp_path).returncode == 0
     bad = tmp_path / "bad.yaml"
     bad.write_text("thresholds: {lagging_forr: 1h}\n")
-    r = subprocess.run([sys.executable, "-m", "cli", "rules", "render", "--config", str(bad)],
-                       capture_output=True, text=True)
+    r = run_cli("rules", "render", "--config", str(bad))
     assert r.returncode == 2 and "thresholds.lagging_forr" in r.stderr
 
 

@@ -1,33 +1,32 @@
 """Every bad input ends in one short line (issue #35): a bad flag value named with its flag before any
 work (exit 2), a damaged file quoted as a short excerpt, a symlink loop called one, a live segment's
-in-flight tail a note. Processes as a user runs them; the files are made here."""
+in-flight tail a note. The command line in-process (tests/clirun.py); a child only where its peak memory
+is measured. The files are made here."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 
 import pytest
 
+from clirun import Ran, run_cli
 from procs import run_measured
 from recordfixtures import three_v2_batches, v2, items
 
 MAX_LINE = 400  # "at most a few hundred characters"
 
 
-def run(*args, timeout=120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cli", *args], capture_output=True, text=True, timeout=timeout)
+run = run_cli
 
 
-def lines_of(r: subprocess.CompletedProcess) -> list[str]:
+def lines_of(r: Ran | subprocess.CompletedProcess) -> list[str]:
     assert "Traceback" not in r.stderr, r.stderr
     lines = r.stderr.strip().splitlines()
     assert all(len(ln) <= MAX_LINE for ln in lines), [len(ln) for ln in lines]
     return lines
 
 
-def one_line(r: subprocess.CompletedProcess, code: int = 2) -> str:
+def one_line(r: Ran, code: int = 2) -> str:
     assert r.returncode == code, (r.returncode, r.stderr)
     lines = lines_of(r)
     assert len(lines) == 1, r.stderr
@@ -184,16 +183,14 @@ def test_a_secret_that_breaks_its_url_is_named_without_any_piece_of_it(tmp_path)
     """``--jmx-url 'http://u:${env:JP}@h:1/metrics'`` with a password holding ``/`` and ``[``: checked once
     resolved, named without the secret (was: a source failing with ``Port could not be cast to integer
     value as 'a'``, a piece of the password)."""
-    env = {**os.environ, "JP": "s3/cr[t"}
-    r = subprocess.run([sys.executable, "-m", "cli", "collect", "--jmx-url", "http://u:${env:JP}@127.0.0.1:1/metrics",
-                        "--once"], capture_output=True, text=True, timeout=120, env=env)
+    env = {"JP": "s3/cr[t"}
+    r = run_cli("collect", "--jmx-url", "http://u:${env:JP}@127.0.0.1:1/metrics", "--once", env=env)
     assert one_line(r) == ("compaction-monitor: config error: --jmx-url: expected an http:// or https:// URL, got "
                            "'http://u:${env:JP}@127.0.0.1:1/metrics' (with its reference resolved it is no URL: "
                            "percent-encode the secret's / @ [ ] : ? # characters)")
     cfg = tmp_path / "monitor.yaml"
     cfg.write_text("clusters:\n  - brokers:\n      - {id: 1, jolokia_url: 'http://u:${env:JP}@h:1/jolokia'}\n")
-    r = subprocess.run([sys.executable, "-m", "cli", "config", "check", str(cfg)], capture_output=True, text=True,
-                       timeout=120, env=env)
+    r = run_cli("config", "check", str(cfg), env=env)
     assert "clusters[0].brokers[0].jolokia_url: expected an http:// or https:// URL, got 'http://u:${env:JP}@h:1" \
            "/jolokia' (with its reference resolved it is no URL" in one_line(r)
     assert "s3" not in r.stderr + r.stdout and "cr[t" not in r.stderr + r.stdout

@@ -6,14 +6,13 @@ timestamps it writes and the consumer offset it commits."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from kafkatools import CLI_MODULE, compacted, create_topic, produce, producer, set_topic_config, unique_topic, wait_cleaned
+from clirun import run_cli
+from kafkatools import compacted, create_topic, produce, producer, set_topic_config, unique_topic, wait_cleaned
 
 pytestmark = pytest.mark.kafka
 
@@ -32,9 +31,8 @@ def produce_at(bootstrap: str, topic: str, items, ts_ms: int) -> None:
 
 
 def check_config(kafka, *topics: str):
-    r = subprocess.run([sys.executable, "-m", CLI_MODULE, "check-config", *topics, "--bootstrap-server",
-                        kafka.bootstrap, "--log-dir", kafka.log_dir, "--format", "json"],
-                       capture_output=True, text=True, timeout=300)
+    r = run_cli("check-config", *topics, "--bootstrap-server", kafka.bootstrap, "--log-dir", kafka.log_dir, "--format",
+                "json")
     assert r.returncode in (0, 1), r.stderr[-3000:]
     return r.returncode, json.loads(r.stdout)
 
@@ -90,6 +88,5 @@ def test_check_config_flags_each_pitfall_and_passes_a_topic_set_up_well(kafka):
     assert (by[both]["setting"], by[both]["current"], by[both]["suggested"]) == ("retention.ms", str(HOUR), str(DAY))
     assert all(f"--entity-name {f['topic']} --add-config {f['setting']}={f['suggested']}" in f["fix"]
                for f in out["findings"])
-    nothing = subprocess.run([sys.executable, "-m", CLI_MODULE, "check-config", "no-such-topic", "--bootstrap-server",
-                              b, "--format", "json"], capture_output=True, text=True, timeout=120)
+    nothing = run_cli("check-config", "no-such-topic", "--bootstrap-server", b, "--format", "json")
     assert nothing.returncode == 2 and "no-such-topic: no such compacted topic" in nothing.stderr

@@ -3,12 +3,11 @@ problem one a line, exit 2."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import yaml
 
 from cli.main import main
+from clirun import run_cli
 from monitor.settings.config import load_config, parse_config
 
 GOOD = """
@@ -48,7 +47,7 @@ def test_check_prints_the_config_without_secrets(tmp_path, capsys):
 def test_check_lists_every_problem_and_exits_2(tmp_path):
     p = tmp_path / "monitor.yaml"
     p.write_text("clusters:\n  - client: {sasl.password: [hunter2]}\n    topics: [a]\nintervals: {jmx: .inf}\n")
-    r = subprocess.run([sys.executable, "-m", "cli", "config", "check", str(p)], capture_output=True, text=True)
+    r = run_cli("config", "check", str(p))
     assert r.returncode == 2 and r.stdout == ""
     lines = r.stderr.splitlines()
     assert lines == [

@@ -5,10 +5,10 @@ symbolic links"), exit 2, for every subcommand that reads one. The CLI as a user
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
+
+from clirun import run_cli
 
 
 @pytest.mark.parametrize("case, says", [("folder", "not a regular file (a directory)"),
@@ -20,8 +20,7 @@ def test_a_config_that_is_no_file_is_one_line_exit_2(case, says, command, tmp_pa
         path.mkdir()
     else:
         os.symlink(path, path)
-    r = subprocess.run([sys.executable, "-m", "cli", *command, "--config", str(path)], capture_output=True,
-                       text=True, timeout=60, cwd=tmp_path)
+    r = run_cli(*command, "--config", str(path), cwd=tmp_path)
     assert r.returncode == 2, r.stderr
     assert r.stderr.splitlines() == [f"compaction-monitor: config error: {path}: (file): {says}"], r.stderr
 
@@ -38,7 +37,7 @@ def test_a_config_that_is_no_file_is_one_line_exit_2(case, says, command, tmp_pa
 def test_an_empty_path_is_refused_before_any_work(args, flag, tmp_path):
     """``--log-dir "$UNSET"`` read the current folder as a log dir (a line per folder in it) and
     ``--cleaner-log ""`` was dropped without a word: now one line naming the flag, exit 2."""
-    r = subprocess.run([sys.executable, "-m", "cli", *args], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    r = run_cli(*args, cwd=tmp_path)
     assert r.returncode == 2, r.stderr
     (line,) = r.stderr.splitlines()
     assert f"error: argument {flag}: expected a path, got " in line and "(empty: an unset variable?)" in line, line

@@ -68,7 +68,7 @@ def test_demo_headless(tmp_path):
             got = urls(log.read_text(errors="replace"))
             return got if len(got) == 4 else None
 
-        found = wait_for(printed_urls, 120, "the demo printing its four URLs", interval=1)
+        found = wait_for(printed_urls, 120, "the demo printing its four URLs", interval=0.25)
         for label in ("Collector metrics", "Prometheus", "Dashboard"):  # every page the demo sends a user to
             assert urllib.request.urlopen(found[label], timeout=10).status == 200, (label, found[label])
         prom = "{0.scheme}://{0.netloc}".format(urllib.parse.urlsplit(found["Prometheus"]))
@@ -79,7 +79,7 @@ def test_demo_headless(tmp_path):
             return data if "ConsumerMayMissTombstones" in firing else None
 
         data = wait_for(alerts_once_consumer_alert_fires, 120, "ConsumerMayMissTombstones firing in the demo's Prometheus",
-                        interval=2)
+                        interval=0.5)
         lagging = [a for a in data if a["labels"]["alertname"] == "CompactionLagging"]
         assert "demo.lagging-cdc" not in {a["labels"].get("topic") for a in lagging}
 
@@ -101,7 +101,7 @@ def test_demo_headless(tmp_path):
             return runs[0] if runs else None
 
         # a Spark audit in local mode: about a minute alone, several on a loaded machine
-        first = wait_for(first_audit, 360, "the demo's first audit run", interval=2)
+        first = wait_for(first_audit, 360, "the demo's first audit run", interval=0.25)
         assert (first / "report.html").exists()
         check_first_audit(first)
         # the healthy topic's alerts over the whole run (ALERTS keeps every pending and firing series)
@@ -206,6 +206,6 @@ def check_open_transaction(found: dict, log_dir) -> None:
                        reason="last_stable_offset")
         return m if held == 1.0 else None
 
-    metrics = wait_for(exported, 90, f"the collector showing {EOS}-0 held back by its last stable offset", interval=2)
+    metrics = wait_for(exported, 90, f"the collector showing {EOS}-0 held back by its last stable offset", interval=0.5)
     assert _sample(metrics, "kafka_compaction_partition_last_stable_offset", topic=EOS, partition="0") == start
     assert _sample(metrics, "kafka_compaction_partition_open_transactions", topic=EOS, partition="0") >= 1

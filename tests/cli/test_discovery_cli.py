@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from clirun import run_cli
 from prometheus_client.parser import text_string_to_metric_families
 
-from kafkatools import CLI_MODULE, copy_partition, create_topic, partition_dir, unique_topic, write_rounds
+from kafkatools import copy_partition, create_topic, partition_dir, unique_topic, write_rounds
 from monitor.kafka.checkpoint import CHECKPOINT_FILES
 
 pytestmark = pytest.mark.kafka
@@ -65,8 +64,7 @@ def shape(src: Path, root: Path, name: str) -> Path:
 
 def run(*args) -> tuple[int, str, str]:
     """The command as a user runs it (its lines from the scanner's log included, as Python prints them)."""
-    r = subprocess.run([sys.executable, "-m", CLI_MODULE, *map(str, args)], capture_output=True, text=True,
-                       timeout=120)
+    r = run_cli(*map(str, args))
     return r.returncode, r.stdout, r.stderr
 
 

@@ -1,7 +1,7 @@
 """The exit-code rule across every subcommand (issue #17): 0 all good, 1 data faults met, 2 usage or
 config errors. Each subcommand, found from the parser itself (a new one is walked too), is given a
-usage error and, when it reads a config, a bad one: exit 2 and one line, no traceback. Processes as a
-user runs them."""
+usage error and, when it reads a config, a bad one: exit 2 and one line, no traceback. The command line
+in-process (tests/clirun.py); the audit that runs Spark as a child (its driver is spark-submit's)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 
 from cli.main import build_parser
 from cli.parsing import subparsers
+from clirun import Ran, run_cli
 
 # the least each subcommand that reads --config needs besides it, so that only the config is wrong
 MINIMAL = {
@@ -42,11 +43,10 @@ def takes_config(name: str, parser: argparse.ArgumentParser) -> bool:
     return any("--config" in a.option_strings for a in parser._actions)
 
 
-def run(*args, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cli", *args], capture_output=True, text=True, timeout=120, cwd=cwd)
+run = run_cli
 
 
-def one_line_no_traceback(r: subprocess.CompletedProcess) -> str:
+def one_line_no_traceback(r: Ran) -> str:
     assert r.returncode == 2, (r.returncode, r.stderr)
     assert "Traceback" not in r.stderr and "Py4J" not in r.stderr, r.stderr
     lines = r.stderr.strip().splitlines()
@@ -150,12 +150,12 @@ def test_a_checkpoint_entry_past_the_end_is_a_data_fault_and_the_partition_is_re
 
 def test_broker_status_of_a_stopped_broker_is_1(tmp_path):
     """A broker that is not running is a fault met, not a usage error: 1 (was 3). The state file is the
-    one a real start writes; its process has exited."""
+    one a real start writes; its process is gone (pid_max: the kernel hands out pids below it, so no
+    process has it, and none had to be started and reaped to get a dead pid)."""
     from localkafka.broker import STATE_FILE, BrokerState
 
-    gone = subprocess.Popen([sys.executable, "-c", "pass"])
-    gone.wait()
-    state = BrokerState(dir=str(tmp_path), pid=gone.pid, node_id=1, cluster_id="x", bootstrap="127.0.0.1:1",
+    gone = int(Path("/proc/sys/kernel/pid_max").read_text())
+    state = BrokerState(dir=str(tmp_path), pid=gone, node_id=1, cluster_id="x", bootstrap="127.0.0.1:1",
                         controller="127.0.0.1:2", jmx_url="", log_dir=str(tmp_path), logs_dir=str(tmp_path),
                         kafka_version="4.3.0", started_at=0.0)
     (tmp_path / STATE_FILE).write_text(state.to_json())

@@ -4,17 +4,14 @@ form, and the bad inputs (a selector matching nothing, no log dir), each named i
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
-from kafkatools import CLI_MODULE
+from clirun import run_cli
 from monitor.kafka.checkpoint import format_checkpoint
 from recordfixtures import items, v2, write
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", CLI_MODULE, "explain", *args], capture_output=True, text=True,
-                          timeout=120)
+    return run_cli("explain", *args)
 
 
 def log_dir(tmp_path):

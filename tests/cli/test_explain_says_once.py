@@ -7,18 +7,15 @@ here; the expected figures follow from the offsets and timestamps written."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 
-from kafkatools import CLI_MODULE
+from clirun import run_cli
 from monitor.kafka.checkpoint import format_checkpoint
 from recordfixtures import Rec, v2, write
 
 
 def explain(*args):
-    return subprocess.run([sys.executable, "-m", CLI_MODULE, "explain", *args], capture_output=True, text=True,
-                          timeout=120)
+    return run_cli("explain", *args)
 
 
 def quiet_partition(folder, now_ms: int) -> None:
@@ -69,8 +66,7 @@ def test_a_partition_whose_policy_is_unknown_offline_is_said_as_logdir_says_it(t
     reason (and the way to have it judged) and what its folder shows, not "no such partition"."""
     quiet_partition(tmp_path / "cdc-0", int(time.time() * 1000))
     (tmp_path / "cleaner-offset-checkpoint").write_text(format_checkpoint({}))
-    listed = subprocess.run([sys.executable, "-m", CLI_MODULE, "logdir", str(tmp_path), "--format", "json"],
-                            capture_output=True, text=True, timeout=120)
+    listed = run_cli("logdir", str(tmp_path), "--format", "json")
     [row] = [r for r in json.loads(listed.stdout) if r["topic"] == "cdc"]
     text = explain("cdc-0", "--log-dir", str(tmp_path))
     assert text.returncode == 0, text.stderr

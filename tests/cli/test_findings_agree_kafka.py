@@ -10,16 +10,15 @@ Expected findings follow from the configs set, the record timestamps written and
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 
 import pytest
 from confluent_kafka import TopicPartition
 
+from clirun import Ran, run_cli
 from dashpages import page
 from faultserver import FaultServer
-from kafkatools import (CLI_MODULE, commit_offsets, compacted, create_topic, produce, producer, set_topic_config,
+from kafkatools import (commit_offsets, compacted, create_topic, produce, producer, set_topic_config,
                         unique_topic, wait_cleaned)
 
 pytestmark = pytest.mark.kafka
@@ -37,8 +36,8 @@ def produce_at(bootstrap: str, topic: str, items, ts_ms: int) -> None:
     assert p.flush(30) == 0
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", CLI_MODULE, *args], capture_output=True, text=True, timeout=300)
+def cli(*args: str) -> Ran:
+    return run_cli(*args)
 
 
 def make_topics(b: str, log_dir: str) -> tuple[dict, set]:

@@ -5,9 +5,8 @@ the exit status follows the rule (1: data faults met)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
+from clirun import Ran, run_cli
 from recordfixtures import three_v2_batches
 
 BATCH = ("baseOffset: 1200 lastOffset: 1201 count: 2 baseSequence: -1 lastSequence: -1 producerId: -1 "
@@ -17,9 +16,8 @@ BATCH = ("baseOffset: 1200 lastOffset: 1201 count: 2 baseSequence: -1 lastSequen
 REC = "| offset: {o} CreateTime: 1763805600000 keySize: 3 valueSize: 5 sequence: -1 headerKeys: [] key: k{o} payload: hello"
 
 
-def inspect(*paths) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cli", "inspect", "--format", "jsonl", *map(str, paths)],
-                          capture_output=True, text=True, timeout=120)
+def inspect(*paths) -> Ran:
+    return run_cli("inspect", "--format", "jsonl", *map(str, paths))
 
 
 def test_the_issues_pasted_dump_is_read_as_text(tmp_path):

@@ -4,17 +4,15 @@ as a user runs it, on folders made here."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import pytest
 
+from clirun import Ran, run_cli
 from recordfixtures import three_v2_batches
 
 
-def inspect(*paths) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cli", "inspect", "--stats", *map(str, paths)], capture_output=True,
-                          text=True, timeout=60)
+def inspect(*paths) -> Ran:
+    return run_cli("inspect", "--stats", *map(str, paths))
 
 
 @pytest.mark.parametrize("case", ["log-dir", "empty"])

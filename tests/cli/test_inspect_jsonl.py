@@ -117,6 +117,7 @@ def test_the_pure_python_decoder_encodes_the_same(written):
     """Without the C decoder (headers come as lists, keys as slices of the batch) the text is the same."""
     folder = written["codec-zstd"]
     env = {**os.environ, "COMPACTION_MONITOR_PURE_PYTHON": "1"}
+    # a child, not tests/clirun.py: the decoder is chosen once, when monitor.kafka.record.v2 is imported
     r = subprocess.run([sys.executable, "-m", "cli", "inspect", "--format", "jsonl", str(folder)],
                        capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0, r.stderr

@@ -2,20 +2,18 @@
 cleaned: no cleaner checkpoint entry; no config given) has its row, saying why it is not judged and what
 its listing shows, instead of being left out (and, with ``--all``, shown ``unknown`` as if Kafka's default
 policy were known to be its own). ``--all`` keeps its meaning: it also reads the partitions of topics not
-known to be compacted, and lists those known not to be. Processes as a user runs them, on files made here."""
+known to be compacted, and lists those known not to be. The command line in-process (tests/clirun.py), on files made here."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
+from clirun import run_cli
 from recordfixtures import three_v2_batches
 
 
 def logdir(*args) -> tuple[int, dict, str]:
-    r = subprocess.run([sys.executable, "-m", "cli", "logdir", "--format", "json", *map(str, args)],
-                       capture_output=True, text=True, timeout=120)
+    r = run_cli("logdir", "--format", "json", *map(str, args))
     return r.returncode, {x["topic"]: x for x in json.loads(r.stdout)}, r.stderr
 
 

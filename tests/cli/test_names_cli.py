@@ -3,17 +3,16 @@ a stray ``².log``, ``².snapshot``, ``5.log`` or ``99999999999999999999999.log`
 partition folders ``orders-3``, ``orders-03`` and ``orders-٣`` (Kafka loads all three as partition 3 and
 refuses to start), and ``t-99999999999999999999`` (no int32: no partition). Each ends in one short line
 naming it, the right exit status and no traceback; the page of ``collect --once`` has no duplicate
-series and its log-dir source stays up. Processes as a user runs them, on files made here."""
+series and its log-dir source stays up. The command line in-process (tests/clirun.py), on files made here."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
 
 import pytest
 
+from clirun import Ran, run_cli
 from monitor.kafka.checkpoint import format_checkpoint
 from recordfixtures import three_v2_batches
 
@@ -21,11 +20,10 @@ STRAYS = ["².log", "².snapshot", "5.log", "99999999999999999999999.log"]
 MAX_LINE = 400
 
 
-def run(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cli", *map(str, args)], capture_output=True, text=True, timeout=120)
+run = run_cli
 
 
-def lines_of(r: subprocess.CompletedProcess, status: int) -> list[str]:
+def lines_of(r: Ran, status: int) -> list[str]:
     assert r.returncode == status, (r.returncode, r.stderr[-2000:])
     assert "Traceback" not in r.stderr and "ValueError" not in r.stderr, r.stderr[-2000:]
     lines = r.stderr.splitlines()

@@ -64,6 +64,7 @@ def config(tmp_path, faults, kafka):
     return path
 
 
+# a child, not tests/clirun.py: everything the process writes is searched, whoever in it writes it
 def cli(*args, timeout=180) -> subprocess.CompletedProcess:
     import os
 

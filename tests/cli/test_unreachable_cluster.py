@@ -2,26 +2,25 @@
 bootstrap address and the kind (refused, unknown host, TLS) with the advice for it, exit 1, and no flood
 of librdkafka's lines on stderr (there were ~205: a failed connect logged and called back per retry);
 ``explain`` still reports what the log dirs say, and advises no ACL (nothing answered, none is missing).
-Processes as a user runs them, against a loopback port bound and never listened on (refused), a name
-under .invalid (RFC 2606: never resolves), and the session broker (PLAINTEXT) asked for TLS.
+The command line in-process (tests/clirun.py: librdkafka's lines reach its stderr too), against a
+loopback port bound and never listened on (refused), a name under .invalid (RFC 2606: never resolves),
+and the session broker (PLAINTEXT) asked for TLS.
 
 ``check-config`` is ``topics lint``'s old name, kept as an alias."""
 
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
 from contextlib import contextmanager
 
 import pytest
 import yaml
 
-from kafkatools import CLI_MODULE
+from clirun import Ran, run_cli
 from monitor.kafka.checkpoint import format_checkpoint
 from recordfixtures import items, v2, write
 
-pytestmark = pytest.mark.slow  # each runs the command line as a process
+pytestmark = pytest.mark.slow  # each waits a second or more for a Kafka client to give up connecting
 MAX_STDERR_LINES = 3  # the command's line and librdkafka's one warning per broker
 
 
@@ -34,8 +33,7 @@ def refusing_port():
         yield f"127.0.0.1:{held.getsockname()[1]}"
 
 
-def run(*args, timeout=120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", CLI_MODULE, *args], capture_output=True, text=True, timeout=timeout)
+run = run_cli
 
 
 def log_dir(tmp_path) -> str:
@@ -44,7 +42,7 @@ def log_dir(tmp_path) -> str:
     return str(tmp_path)
 
 
-def said(r: subprocess.CompletedProcess, prog: str, bootstrap: str, words: str) -> str:
+def said(r: Ran, prog: str, bootstrap: str, words: str) -> str:
     """The command's one line about the cluster; stderr holds at most a handful of lines."""
     lines = r.stderr.strip().splitlines()
     assert len(lines) <= MAX_STDERR_LINES and "Traceback" not in r.stderr, r.stderr

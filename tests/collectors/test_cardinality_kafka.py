@@ -10,16 +10,15 @@ no checkpoint entry at 0 (never cleaned: eligible, so unhealthy)."""
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from collections import Counter
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from clirun import Ran, run_cli
 from dashboards import alertrows, sources
 from dashboards import tables as dashtables
-from kafkatools import (CLI_MODULE, compacted, consume_all, copy_partition, create_topic, partition_dir, unique_topic,
+from kafkatools import (compacted, consume_all, copy_partition, create_topic, partition_dir, unique_topic,
                         wait_cleaned_up_to_active, write_rounds)
 from monitor.settings.config import Thresholds
 from monitor.verdicts.health import SETTLED
@@ -51,9 +50,8 @@ def log_dir(kafka, tmp_path_factory):
     return {"dir": out, "healthy": healthy, "dirty": dirty, "tombstones": tombstones}
 
 
-def collect(log_dir, *flags) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", CLI_MODULE, "collect", "--once", "--log-dir", str(log_dir["dir"]),
-                           *flags], capture_output=True, text=True, timeout=600)
+def collect(log_dir, *flags) -> Ran:
+    return run_cli("collect", "--once", "--log-dir", str(log_dir["dir"]), *flags)
 
 
 @pytest.fixture(scope="module")

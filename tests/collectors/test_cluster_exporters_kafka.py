@@ -8,15 +8,14 @@ password is in any output."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from boundedhttp import get_text
-from kafkatools import CLI_MODULE, client_config, cluster_brokers
+from clirun import Ran, run_cli
+from kafkatools import client_config, cluster_brokers
 from waiting import wait_for
 
 pytestmark = pytest.mark.slow
@@ -60,9 +59,8 @@ def monitor_yaml(cluster, tmp_path, **jmx) -> str:
     return str(path)
 
 
-def collect_once(path: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", CLI_MODULE, "collect", "--once", "--config", path],
-                          capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})})
+def collect_once(path: str, env: dict | None = None) -> Ran:
+    return run_cli("collect", "--once", "--config", path, env=env)
 
 
 def test_catch_all_pages_behind_basic_auth_read_with_the_page_values(kafka_cluster, tmp_path):

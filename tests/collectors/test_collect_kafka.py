@@ -10,18 +10,17 @@ import json
 import math
 import re
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
+from clirun import run_cli
 from collecting import make_collector, pval, refresh
 from cli.logdir_cmd import run_logdir
 from dumpcompare import dump_partition
-from kafkatools import (CLI_MODULE, cleaner_checkpoint, compacted, copy_partition, create_topic, own_broker,
+from kafkatools import (cleaner_checkpoint, compacted, copy_partition, create_topic, own_broker,
                         partition_dir, produce, producer, roll, set_topic_config, unique_topic, wait_cleaned,
                         wait_cleaned_up_to_active, write_rounds)
 from monitor.settings.config import Config
@@ -259,9 +258,8 @@ def test_collect_once_cli_against_the_broker(kafka):
     answered and no partition had a fault; 1, naming the endpoint, when one did not."""
     t = create_topic(kafka.bootstrap, unique_topic("once"), **compacted(**{"min.cleanable.dirty.ratio": 1.0}))
     write_rounds(kafka.bootstrap, t, 1)  # one rolled segment, never cleaned: cleanable ratio 1
-    proc = subprocess.run([sys.executable, "-m", CLI_MODULE, "collect", "--once", "--bootstrap-servers",
-                           kafka.bootstrap, "--jmx-url", kafka.jmx_url, "--log-dir", kafka.log_dir],
-                          capture_output=True, text=True, timeout=120)
+    proc = run_cli("collect", "--once", "--bootstrap-servers", kafka.bootstrap, "--jmx-url", kafka.jmx_url, "--log-dir",
+                   kafka.log_dir)
     # 1 only for a partition's fault, named (the log dir is every test's, as logdir's), never a source's
     assert proc.returncode in (0, 1) and " failed: " not in proc.stderr, proc.stderr
     assert proc.returncode == 0 or re.search(r"^\S+-\d+: ", proc.stderr, re.M), proc.stderr
@@ -270,6 +268,5 @@ def test_collect_once_cli_against_the_broker(kafka):
     line = next(x for x in proc.stdout.splitlines()
                 if x.startswith("kafka_compaction_partition_cleanable_ratio{") and f'topic="{t}"' in x)
     assert line.endswith(" 1.0"), line
-    bad = subprocess.run([sys.executable, "-m", CLI_MODULE, "collect", "--once", "--jmx-url",
-                          "http://127.0.0.1:1/metrics"], capture_output=True, text=True, timeout=60)
+    bad = run_cli("collect", "--once", "--jmx-url", "http://127.0.0.1:1/metrics")
     assert bad.returncode == 1 and "127.0.0.1:1" in bad.stderr

@@ -10,11 +10,11 @@ from __future__ import annotations
 import http.server
 import ssl
 import subprocess
-import sys
 import threading
 
 import yaml
 
+from clirun import run_cli
 from tlscerts import expired_server_cert, make_certs
 
 PW = "Expired-Cert-Secret-42"
@@ -49,8 +49,7 @@ def test_an_expired_certificate_names_the_endpoint_and_hides_the_password(tmp_pa
     cfg.write_text(yaml.safe_dump({"clusters": [{"name": "c", "brokers": [
         {"id": "1", "jmx_url": f"https://monitor:{PW}@{endpoint}", "jmx_ca_file": str(certs.ca)}]}]}))
     try:
-        proc = subprocess.run([sys.executable, "-m", "cli", "collect", "--once", "--config", str(cfg)],
-                              capture_output=True, text=True, timeout=120)
+        proc = run_cli("collect", "--once", "--config", str(cfg))
     finally:
         server.shutdown()
         server.server_close()

@@ -6,15 +6,14 @@ configs)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 from confluent_kafka import IsolationLevel, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
+from clirun import run_cli
 from collecting import make_collector, pval, refresh
-from kafkatools import (CLI_MODULE, cleaner_checkpoint, compacted, create_topic, partition_dir, produce, producer,
+from kafkatools import (cleaner_checkpoint, compacted, create_topic, partition_dir, produce, producer,
                         roll, segment_bases, set_topic_config, unique_topic, wait_cleaned_up_to_active,
                         watermarks, write_rounds, write_rounds_min_lag)
 from waiting import wait_for
@@ -23,9 +22,8 @@ pytestmark = pytest.mark.kafka
 
 
 def explain(kafka, *targets: str) -> list[dict]:
-    got = subprocess.run([sys.executable, "-m", CLI_MODULE, "explain", *targets, "--log-dir", kafka.log_dir,
-                          "--bootstrap-server", kafka.bootstrap, "--format", "json"],
-                         capture_output=True, text=True, timeout=120)
+    got = run_cli("explain", *targets, "--log-dir", kafka.log_dir, "--bootstrap-server", kafka.bootstrap, "--format",
+                  "json")
     assert got.returncode in (0, 1), got.stderr  # 1: some other test's partition may be mid-swap
     return json.loads(got.stdout)
 

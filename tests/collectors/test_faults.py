@@ -193,6 +193,7 @@ def test_collect_once_ends_by_the_deadline_on_a_dripping_or_endless_page(tmp_pat
         cfg = tmp_path / "monitor.yaml"
         cfg.write_text(f"clusters:\n  - name: c\n    brokers:\n      - id: 1\n        jmx_url: {fs.url}\n"
                        f"timeouts: {{jmx: 1, max_page_bytes: 1048576}}\n")
+        # a child, not tests/clirun.py: the deadline is what is tested; a run that misses it is cut off here
         proc = subprocess.run([sys.executable, "-m", "cli", "collect", "--once", "--config", str(cfg)],
                               capture_output=True, text=True, timeout=120)  # a hang guard, not a timing
     finally:

@@ -11,8 +11,6 @@ on the topics, and the cleaner's checkpoint file."""
 from __future__ import annotations
 
 import logging
-import subprocess
-import sys
 
 import pytest
 from confluent_kafka import TopicPartition
@@ -20,13 +18,14 @@ from confluent_kafka.admin import NewTopic
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from clirun import run_cli
 from collectors.admin.source import AdminFetcher
 from collectors.export.exporter import register_all
 from collectors.logdirs.snapshot import offsets_topic_groups
 from collectors.logdirs.scanner import LogDirScanner
 from collectors.serving.runner import Store
 from collecting import collect_once
-from kafkatools import (CLI_MODULE, cleaner_checkpoint, client_config, cluster_admin, commit_offsets, produce,
+from kafkatools import (cleaner_checkpoint, client_config, cluster_admin, commit_offsets, produce,
                         unique_topic, wait_cleaned, wait_for)
 from dashboards import alertrows, sources
 from monitor.contract.metricnames import PREFIX
@@ -199,9 +198,7 @@ def test_blind_never_gets_kafkas_defaults_as_a_topics_config(kafka_cluster, tmp_
     assert "grant Describe on the GROUP resources" in proc.stderr
 
     # explain, as blind: the config unknown, with the reason, never a default
-    proc = subprocess.run([sys.executable, "-m", CLI_MODULE, "explain", cleaned, "--config",
-                           str(tmp_path / "monitor.yaml")],
-                          capture_output=True, text=True, timeout=180)
+    proc = run_cli("explain", cleaned, "--config", str(tmp_path / "monitor.yaml"))
     assert proc.returncode == 0, proc.stderr
     assert "cause:     unknown" in proc.stdout
     assert f"does not list {cleaned} for User:blind: no Describe on TOPIC {cleaned}" in proc.stdout

@@ -8,14 +8,13 @@ file can be (cut short, a non-number offset, a wrong version, a wrong entry coun
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from clirun import run_cli
 from collectors.app import build
-from kafkatools import (CLI_MODULE, compacted, copy_partition, create_topic, partition_dir, unique_topic,
+from kafkatools import (compacted, copy_partition, create_topic, partition_dir, unique_topic,
                         wait_cleaned_up_to_active, write_rounds)
 from monitor.settings.config import BrokerConfig, ClusterConfig, Config
 
@@ -108,8 +107,7 @@ def test_malformed_checkpoint_takes_its_log_dir_down(two_log_dirs, kind):
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", CLI_MODULE, *map(str, args)], capture_output=True, text=True,
-                          timeout=120)
+    return run_cli(*map(str, args))
 
 
 def test_logdir_and_collect_once_name_the_malformed_line_and_exit_1(two_log_dirs):

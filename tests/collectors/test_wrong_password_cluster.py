@@ -8,14 +8,12 @@ Expected values come from outside the code under test: Kafka's own SASL refusal 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 
 import pytest
 import yaml
 
-from kafkatools import CLI_MODULE, client_config
+from clirun import run_cli
+from kafkatools import client_config
 
 pytestmark = pytest.mark.slow
 
@@ -29,9 +27,7 @@ def test_a_wrong_scram_password_is_a_credentials_error_naming_the_endpoint(kafka
         "name": "c3", "bootstrap_servers": kafka_cluster.bootstrap, "consumer_groups": False, "client": client}]}
     path = tmp_path / "monitor.yaml"
     path.write_text(yaml.safe_dump(cfg))
-    proc = subprocess.run([sys.executable, "-m", CLI_MODULE, "collect", "--once", "--config", str(path)],
-                          capture_output=True, text=True, timeout=180,
-                          env={**os.environ, "COMPACTION_MONITOR_TEST_PW": WRONG})
+    proc = run_cli("collect", "--once", "--config", str(path), env={"COMPACTION_MONITOR_TEST_PW": WRONG})
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
     assert WRONG not in out and kafka_cluster.password("monitor") not in out

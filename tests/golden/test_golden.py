@@ -14,8 +14,6 @@ defaults and with a monitor.yaml's thresholds."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,13 +21,13 @@ import yaml
 
 import goldeninputs as gi
 from goldenfiles import Normaliser, check
-from kafkatools import CLI_MODULE
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 THRESHOLDS = {"thresholds": {"cleaner_stalled_seconds": 600, "lagging_for": "45m", "buffer_utilization_ratio": 0.9}}
 
 
+from clirun import Ran, run_cli
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory):
     root = tmp_path_factory.mktemp("golden")
@@ -60,12 +58,11 @@ def _normaliser(root, kafka=None, jmx=None) -> Normaliser:
     return Normaliser(reps)
 
 
-def _cli(args, cwd=None, timeout=300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", CLI_MODULE, *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd or ROOT)
+def _cli(args, cwd=None) -> Ran:
+    return run_cli(*args, cwd=cwd or ROOT)
 
 
-def _outcome(norm: Normaliser, r: subprocess.CompletedProcess) -> str:
+def _outcome(norm: Normaliser, r: Ran) -> str:
     """The exit code and the error lines (sorted: sources are refreshed by threads), normalised; not collect's
     INFO lines (what it watches, each refresh's counts and duration: ``collectors.serving.refresh_log``)."""
     lines = sorted(x for x in norm.text(r.stderr).splitlines() if " INFO " not in x)

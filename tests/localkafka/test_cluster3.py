@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 import time
 
@@ -19,8 +18,9 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 from prometheus_client.parser import text_string_to_metric_families
 
+from clirun import run_cli
 from collecting import collect_once
-from kafkatools import CLI_MODULE, client_config, cluster_admin, cluster_brokers, localcluster, unique_topic, wait_for
+from kafkatools import client_config, cluster_admin, cluster_brokers, localcluster, unique_topic, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -168,8 +168,7 @@ def test_secrets_are_private_and_status_prints_none(kafka_cluster):
     secret_files = [*kafka_cluster.password_files.values(), kafka_cluster.admin_properties,
                     *(os.path.join(d, "server.properties") for d in kafka_cluster.nodes)]
     assert {f: oct(os.stat(f).st_mode & 0o777) for f in secret_files} == {f: "0o600" for f in secret_files}
-    proc = subprocess.run([sys.executable, "-m", CLI_MODULE, "broker", "status", "--dir", kafka_cluster.dir],
-                          capture_output=True, text=True, timeout=60)
+    proc = run_cli("broker", "status", "--dir", kafka_cluster.dir)
     assert proc.returncode == 0, proc.stderr
     assert "3 nodes, 3 running, sasl_ssl" in proc.stdout
     for user in ("admin", "monitor", "blind"):

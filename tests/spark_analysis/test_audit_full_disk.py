@@ -5,13 +5,13 @@ A real full filesystem: a 1 MiB tmpfs, filled, mounted here and unmounted at tea
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from clirun import run_cli
 from recordfixtures import three_v2_batches
 
 
@@ -78,9 +78,8 @@ def test_a_disk_that_fills_under_spark_is_one_line_naming_it(tmp_path, full_disk
 def test_a_full_scratch_space_is_named_before_spark_starts(tmp_path, full_disk):
     """--out has room; Spark's local scratch (SPARK_LOCAL_DIRS, shuffle and spill) has none."""
     three_v2_batches(tmp_path / "logs" / "orders-0" / "00000000000000000000.log")
-    r = subprocess.run([sys.executable, "-m", "cli", "audit", "--input", str(tmp_path / "logs"), "--out",
-                        str(tmp_path / "audits")], capture_output=True, text=True, timeout=600,
-                       env={**os.environ, "SPARK_LOCAL_DIRS": str(full_disk)})
+    r = run_cli("audit", "--input", tmp_path / "logs", "--out", tmp_path / "audits",  # refused before Spark
+                env={"SPARK_LOCAL_DIRS": str(full_disk)})
     assert r.returncode == 2, r.stderr
     assert r.stderr.strip().splitlines() == [
         f"compaction-monitor: audit: Spark's scratch space {full_disk} (SPARK_LOCAL_DIRS: shuffle and spill): no "

@@ -37,12 +37,11 @@ def test_spark_submit_entry_point_refuses_a_bad_config(tmp_path, capsys):
 
 # ------------------------------------------------------------------ a bad --out: refused before Spark starts
 
-import subprocess  # noqa: E402
-import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
+from clirun import run_cli  # noqa: E402
 from recordfixtures import three_v2_batches  # noqa: E402
 
 
@@ -56,8 +55,7 @@ def segments(tmp_path: Path) -> Path:
 def test_audit_refuses_a_bad_out_before_spark_starts(tmp_path, out, says):
     (tmp_path / "file").write_text("x")
     out = out if out.startswith("/") else str(tmp_path / out)
-    r = subprocess.run([sys.executable, "-m", "cli", "audit", "--input", str(segments(tmp_path)), "--out", out],
-                       capture_output=True, text=True, timeout=120)
+    r = run_cli("audit", "--input", segments(tmp_path), "--out", out)  # refused before Spark: in-process
     assert r.returncode == 2, r.stderr
     assert r.stderr.splitlines() == [f"compaction-monitor: audit: --out {out}: " + r.stderr.split(f"{out}: ", 1)[1].strip()]
     assert says in r.stderr and "starting Spark" not in r.stderr and "Traceback" not in r.stderr

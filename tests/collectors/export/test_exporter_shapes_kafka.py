@@ -8,15 +8,14 @@ throttler's byte counter against the bytes of the segments the cleaner had to re
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from boundedhttp import get_text
+from clirun import run_cli
 from collectors.jmx.gauges import jolokia_io_url, jolokia_read_url, parse_jolokia
-from kafkatools import (CLI_MODULE, compacted, create_topic, own_broker, partition_dir, segment_bases,
+from kafkatools import (compacted, create_topic, own_broker, partition_dir, segment_bases,
                         set_topic_config, unique_topic, wait_cleaned_up_to_active, write_rounds)
 
 # agent config -> (the shape the collector must report, how the test finds an MBean's value on the page:
@@ -61,8 +60,7 @@ def page_value(page: str, name: str, labels: dict) -> float:
 
 
 def collect_once(state) -> tuple[dict, str]:
-    proc = subprocess.run([sys.executable, "-m", CLI_MODULE, "collect", "--once", "--jmx-url", state.jmx_url],
-                          capture_output=True, text=True, timeout=120)
+    proc = run_cli("collect", "--once", "--jmx-url", state.jmx_url)
     assert proc.returncode == 0, proc.stderr
     series = {}
     for f in text_string_to_metric_families(proc.stdout):

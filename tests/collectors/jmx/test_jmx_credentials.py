@@ -5,6 +5,7 @@ of the development versions before it are refused naming their replacement."""
 import pytest
 
 from boundedhttp import FetchError
+from clirun import run_cli
 from collectors.app import jmx_credentials
 from monitor.settings.config import BrokerConfig, ConfigError, parse_config
 
@@ -81,8 +82,7 @@ def test_config_check_shows_the_reference_and_hides_a_written_password(tmp_path)
     path.write_text(yaml.safe_dump({"clusters": [{"name": "c", "brokers": [
         {"id": 1, "jmx_url": URL, "jmx_username": "u", "jmx_password": ref},
         {"id": 2, "jmx_url": URL, "jmx_username": "u", "jmx_password": "written-in-the-file"}]}]}))
-    proc = subprocess.run([sys.executable, "-m", "cli", "config", "check", str(path)], capture_output=True, text=True,
-                          timeout=120)
+    proc = run_cli("config", "check", str(path))
     assert proc.returncode == 0, proc.stderr
     brokers = yaml.safe_load(proc.stdout.split("\n", 1)[1])["clusters"][0]["brokers"]
     assert [b["jmx_password"] for b in brokers] == [ref, "***"]

@@ -11,17 +11,15 @@ from __future__ import annotations
 import gzip
 import http.server
 import shutil
-import subprocess
-import sys
 import threading
 
 import pytest
 
 import factsfixtures as ff
+from clirun import run_cli
 from collectors.app import build
 from monitor.settings.config import Config
 from monitor.settings.configflags import with_command_line
-from kafkatools import CLI_MODULE
 
 DEAD = gzip.decompress(ff.PAGE.read_bytes()).decode().replace(
     "kafka_log_logcleaner_deadthreadcount 0.0", "kafka_log_logcleaner_deadthreadcount 1.0").encode()
@@ -71,8 +69,7 @@ def _cause_lines(text: str, cause: str) -> list[str]:
 
 
 def _collect_once(*argv: str) -> str:
-    proc = subprocess.run([sys.executable, "-m", CLI_MODULE, "collect", "--once", *argv], capture_output=True,
-                          text=True, timeout=60)
+    proc = run_cli("collect", "--once", *argv)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 

@@ -10,6 +10,7 @@ import shutil
 import pytest
 
 from cli.logdir_cmd import run_logdir
+from clirun import run_cli
 from collectors.app import build
 from collectors.logdirs.cleaner_log import CleanerLogFollower
 from monitor.kafka.cleanerlog import MB
@@ -114,8 +115,7 @@ def test_collect_once_names_an_unusable_cleaner_log_as_the_system_does(case, say
         os.symlink(path, path)
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "cleaner-offset-checkpoint").write_text("0\n0\n")  # a log dir holding no partition yet
-    r = subprocess.run([sys.executable, "-m", "cli", "collect", "--once", "--log-dir", str(tmp_path / "logs"),
-                        "--cleaner-log", str(path)], capture_output=True, text=True, timeout=120)
+    r = run_cli("collect", "--once", "--log-dir", str(tmp_path / "logs"), "--cleaner-log", str(path))
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     said = [line for line in r.stderr.splitlines() if " INFO " not in line]  # (collect's start-up and refresh lines)
     assert said == [f"collect: source cleaner_log:default:local failed: PathError: {path}: {says}"]

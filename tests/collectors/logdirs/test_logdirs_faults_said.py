@@ -4,7 +4,8 @@
 only the kind (``partition_state_unknown{reason="unreadable_file"}``, ``partition_read_faults``). Before,
 ``collect --once`` and the serving log said nothing at all, so an operator of the collector never learnt
 which file was looped or damaged, or why. Now each fault is one line, once while it lasts (not once per
-refresh). Processes as a user runs them, on files made here."""
+refresh). The command line in-process (tests/clirun.py), on files made here; the serving collector
+as a process."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import urllib.request
 
+from clirun import run_cli
 from monitor.kafka.checkpoint import format_checkpoint
 from recordfixtures import three_v2_batches
 from waiting import wait_for
@@ -45,8 +47,7 @@ def said(stderr: str) -> dict[str, list[str]]:
 
 def test_collect_once_names_each_faulty_partitions_file_in_one_line(tmp_path):
     logs = log_dir(tmp_path)
-    r = subprocess.run([sys.executable, "-m", "cli", "collect", "--once", "--log-dir", str(logs)],
-                       capture_output=True, text=True, timeout=120)
+    r = run_cli("collect", "--once", "--log-dir", str(logs))
     # the log-dir source is up (source_up 1), and a partition's fault is a fault met: exit 1, as logdir's
     assert r.returncode == 1, r.stderr
     lines = said(r.stderr)

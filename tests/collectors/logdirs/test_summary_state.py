@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import errno
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from clirun import run_cli
 from collectors.app import build
 from collectors.logdirs.scanner import LogDirScanner
 from collectors.logdirs.summary_state import FULL, OK, UNWRITABLE, SummaryState, default_state_dir
@@ -328,9 +327,8 @@ def test_collect_once_keeps_a_cache_only_in_the_state_dir_given(logdir, tmp_path
     """``collect --once`` is a one-shot check: no file left behind unasked; with ``--state-dir``, the cache
     and its series. (Serving, it always keeps one: the default dir, $STATE_DIRECTORY in these tests.)"""
     def once(*extra):
-        return subprocess.run([sys.executable, "-m", "cli", "collect", "--once", "--log-dir", str(logdir), *extra],
-                              capture_output=True, text=True, timeout=120, env={**os.environ, "STATE_DIRECTORY": str(
-                                  tmp_path / "default")})
+        return run_cli("collect", "--once", "--log-dir", str(logdir), *extra,
+                       env={"STATE_DIRECTORY": str(tmp_path / "default")})
 
     plain = once()
     assert plain.returncode == 0 and "state_cache_up{" not in plain.stdout and not (tmp_path / "default").exists()

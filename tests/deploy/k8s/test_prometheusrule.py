@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 
 import pytest
 import yaml
 
 import k8smanifests as m
 from alerts.render import render_prometheusrule
+from clirun import run_cli
 from monitor.settings.config import Thresholds
 
 COMMITTED = m.K8S / "prometheusrule.yaml"
@@ -45,14 +45,12 @@ def test_rules_render_format_prometheusrule_cli(tmp_path):
     cfg = tmp_path / "monitor.yaml"
     cfg.write_text("thresholds: {monitor_job: kcm, cleaner_stalled_seconds: 1200}\n")
     out = tmp_path / "rule.yaml"
-    r = subprocess.run([sys.executable, "-m", "cli", "rules", "render", "--format", "prometheusrule", "--config",
-                        str(cfg), "--out", str(out)], capture_output=True, text=True)
+    r = run_cli("rules", "render", "--format", "prometheusrule", "--config", str(cfg), "--out", str(out))
     assert r.returncode == 0, r.stderr
     doc = yaml.safe_load(out.read_text())
     assert doc["kind"] == "PrometheusRule" and m.problems(doc) == []
     text = "\n".join(r["expr"] for g in doc["spec"]["groups"] for r in g["rules"])
     assert 'up{job="kcm"}' in text and "time_since_last_run_seconds > 1200" in text
-    r = subprocess.run([sys.executable, "-m", "cli", "rules", "render", "--format", "prometheusrule", "--tests",
-                        str(tmp_path / "t.yml")], capture_output=True, text=True)
+    r = run_cli("rules", "render", "--format", "prometheusrule", "--tests", str(tmp_path / "t.yml"))
     assert r.returncode == 2 and "--tests goes with --format rules" in r.stderr
     assert not (tmp_path / "t.yml").exists()

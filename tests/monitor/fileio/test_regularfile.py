@@ -126,6 +126,7 @@ def test_inspect_refuses_with_exit_2(tmp_path, specials, which):
     else:
         path, what = specials[["fifo", "zero", "socket"].index(which)]
         expected = f"{path}: not a regular file ({what})"
+    # a child, not tests/clirun.py: a read that blocks on the FIFO is cut by the timeout, not the suite
     proc = subprocess.run([sys.executable, "-m", "cli", "inspect", str(path)], capture_output=True, text=True,
                           timeout=60)  # a hang guard
     assert proc.returncode == 2 and expected in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

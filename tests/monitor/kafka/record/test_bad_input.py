@@ -10,11 +10,10 @@ from __future__ import annotations
 import os
 import random
 import struct
-import subprocess
-import sys
 
 import pytest
 
+from clirun import run_cli
 from monitor.kafka.record import (
     CorruptBatchError,
     CrcMismatchError,
@@ -26,7 +25,6 @@ from monitor.kafka.record import (
     read_segment,
 )
 
-from kafkatools import CLI_MODULE
 from recordfixtures import three_v2_batches
 
 @pytest.fixture
@@ -190,8 +188,7 @@ def test_inspect_exits_nonzero_and_counts_skipped(tmp_path, good):
     bad = bytearray(data)
     bad[sizes[0] + 70] ^= 0xFF
     p = _write(tmp_path, bytes(bad) + b"\x00" * 100)
-    proc = subprocess.run([sys.executable, "-m", CLI_MODULE, "inspect", "--format", "jsonl", str(p)],
-                          capture_output=True, text=True)
+    proc = run_cli("inspect", "--format", "jsonl", str(p))
     assert proc.returncode == 1
     assert len(proc.stdout.splitlines()) == 4
     assert "skipped 2 batch(es)" in proc.stderr
@@ -222,11 +219,11 @@ def test_negative_record_count_is_a_read_fault_not_zero_records(tmp_path, good):
     reader = SegmentReader(p, skip_corrupt=True)
     assert [r.offset for r in reader.records()] == [0, 1, 4, 5]  # the batches either side still read
     assert reader.batches_skipped == 1
-    proc = subprocess.run([sys.executable, "-m", CLI_MODULE, "inspect", "--format", "jsonl", str(p)],
-                          capture_output=True, text=True)
+    proc = run_cli("inspect", "--format", "jsonl", str(p))
     assert proc.returncode == 1 and f"{p}: byte {sizes[0]}" in proc.stderr and "negative record count" in proc.stderr
 
 
+@pytest.mark.slow  # compresses 64 MiB of zeros and inflates it twice: half a second of CPU, in-process or not
 def test_a_decompression_bomb_is_a_read_fault(tmp_path, good):
     """A zstd batch of a few KiB that inflates to 64 MiB of zeros (a valid CRC over it): the records
     do not parse, so the batch is a fault naming file and byte, and inspect exits 1. (64 MiB is under
@@ -243,5 +240,5 @@ def test_a_decompression_bomb_is_a_read_fault(tmp_path, good):
     with pytest.raises(CorruptBatchError) as exc:
         list(SegmentReader(p).records())
     assert exc.value.position == 0
-    proc = subprocess.run([sys.executable, "-m", CLI_MODULE, "inspect", str(p)], capture_output=True, text=True)
+    proc = run_cli("inspect", str(p))
     assert proc.returncode == 1 and f"{p}: byte 0" in proc.stderr
