@@ -11,8 +11,10 @@ order, in two passes, never holding the partition:
    ``endOffset = latestOffset + 1`` (``logSegments(0, endOffset)``), and nothing when the dirty
    section is empty;
 2. each batch through the rounds (``cleanround``): its fate from the decoder's arrays in numpy, its
-   records decoded only when it is rewritten (loses records or is stamped) and re-encoded as
-   ``filterTo`` writes it (``monitor.kafka.record.encode.retained_batch_size``). A batch kept whole
+   rewritten batch (one that loses records or is stamped) sized as ``filterTo`` writes it from the same
+   arrays: uncompressed by varint arithmetic (``cleanarrays`` ``records_size``), compressed by splicing the
+   kept records' bytes and running the codec once; records decoded (``encode.retained_batch_size``) only
+   where the arrays cannot tell (``_rewritten_size``). A batch kept whole
    and unstamped keeps its size; a dropped one has none; segments past the cleaned range count as
    they are.
 
@@ -35,8 +37,8 @@ round's upper bound.
 
 Speed: pass 1 keeps the columns it decoded (up to ``CACHE_RECORDS``), so pass 2 decompresses and
 decodes a batch once; a dirty record's fate needs no lookup (the map says which put was each key's
-last); each batch's records are decided in a few numpy operations (``cleanarrays``), and decoded as
-records only when the batch is rewritten.
+last); each batch's records are decided, and a rewritten batch sized, in a few numpy operations
+(``cleanarrays``), no ``Record`` object built.
 
 Unknown, with the reason (file and byte position where there is one), never a guess: a decode fault,
 a horizon ``monitor.model.horizon.problem`` rejects, a magic < 2 tombstone (its delete horizon is the
@@ -56,7 +58,11 @@ from monitor.kafka.kafkanames import offset_file
 from monitor.kafka.record import SegmentReader
 from monitor.kafka.record.reader import CONTROL_BODIES
 from monitor.kafka.record.codecs import CodecError
-from monitor.kafka.record.encode import EMPTY_BATCH_SIZE, retained_batch_size
+from monitor.kafka.record.codecs import NONE, decompress
+from monitor.kafka.record.encode import (
+    EMPTY_BATCH_SIZE, base_timestamp, compress_like_kafka, retained_batch_size, splice_records,
+)
+from monitor.kafka.record.v2 import HEADER_SIZE
 from monitor.kafka.record.errors import RecordFormatError
 from monitor.kafka.record.model import control_type_code
 from monitor.model import cleanarrays, horizon
@@ -65,7 +71,7 @@ from monitor.model.offsetmap import DEFAULT_MAX_KEYS, MapFull, new_map
 from monitor.model.transactions import ABORT, COMMIT
 from monitor.model.txncleaner import CleanedTransactions
 
-CACHE_RECORDS = 4 << 20  # records whose columns (24 bytes each) pass 1 keeps for pass 2: about 100 MB
+CACHE_RECORDS = 4 << 20  # records whose columns (36 bytes each) pass 1 keeps for pass 2: about 150 MB
 SETTLE_ROUNDS = 6
 DEFER_RECORDS = 1 << 20  # records of batches a settled clean stamps, held until its time is known  # the longest chain (tombstone stamped, removed, batch gone, marker stamped, removed) takes 4
 TOMBSTONE, MARKER = "tombstone", "marker"
@@ -233,18 +239,53 @@ def _size(f: Flow, ops, bodies: _Bodies, deferred: list | None = None) -> int:
     if b.magic < 2:
         raise Unknown(f"{b.file}: byte {b.position}: a magic-{b.magic} compressed message set losing part of "
                       "its records: its re-encoding is not modelled")
+    if isinstance(f.horizon, Later):  # its value is known at the end of pass 2
+        n = b.records_count if f.keep is None else ops.count(f.keep)
+        if deferred is None or deferred[0] + n > DEFER_RECORDS:
+            raise Unknown(f"{b.file}: byte {b.position}: more records kept under a later clean's stamp than "
+                          f"the {DEFER_RECORDS} held until that clean's time is known")
+        deferred[0] += n
+        if b.codec != NONE and f.cols is not None and f.cols.tails is not None and f.section is None:
+            f.section = _section(b, bodies)  # read now, in file order
+        deferred.append((f, f.keep, int(f.horizon)))
+        return 0
+    return _rewritten_size(f, f.keep, ops, bodies, f.horizon)
+
+
+def _section(b, bodies: _Bodies) -> bytes:
+    body = (b if b._body is not None else bodies.batch(b))._body
+    try:
+        return bytes(decompress(b.codec, body))
+    except CodecError as exc:
+        raise Unreadable(f"{b.file}: byte {b.position}: {exc}") from exc
+
+
+def _rewritten_size(f: Flow, keep, ops, bodies: _Bodies, horizon) -> int:
+    """The bytes ``filterTo`` writes for a magic-2 batch keeping ``keep`` (None: every record) under
+    ``horizon``: from the arrays (``cleanarrays.records_size``: the deltas' and lengths' varints, each
+    record's tail copied) when uncompressed; the kept records spliced from the decompressed section and
+    compressed once when compressed; through decoded records (``retained_batch_size``) only where the
+    arrays cannot tell (a C decoder without tail sizes, a header key that is not UTF-8)."""
+    b, cols = f.batch, f.cols
+    stamp = None if b.has_delete_horizon else horizon
+    if cols is not None and cols.tails is not None:
+        base_ts = base_timestamp(b, ops.first_timestamp(cols, keep), stamp)[0]
+        if b.codec == NONE:
+            n = ops.records_size(cols, keep, b.base_offset, base_ts)
+            if n is not None:
+                return HEADER_SIZE + n
+        else:
+            if f.section is None:
+                f.section = _section(b, bodies)
+            data = splice_records(f.section, None if keep is None else ops.flags(keep), ops.flags(cols.offsets),
+                                  ops.flags(cols.timestamps), ops.flags(cols.tails), b.base_offset, base_ts)
+            if data is not None:
+                return HEADER_SIZE + len(compress_like_kafka(b.codec, data))
     if f.records is None:
         f.records = (b if b._body is not None else bodies.batch(b)).records()
     recs = f.records
-    kept = recs if f.keep is None else [r for r, k in zip(recs, ops.flags(f.keep)) if k]
-    if isinstance(f.horizon, Later):  # its value is known at the end of pass 2
-        if deferred is None or deferred[0] + len(kept) > DEFER_RECORDS:
-            raise Unknown(f"{b.file}: byte {b.position}: more records kept under a later clean's stamp than "
-                          f"the {DEFER_RECORDS} held until that clean's time is known")
-        deferred[0] += len(kept)
-        deferred.append((b, kept, int(f.horizon)))
-        return 0
-    return retained_batch_size(b, kept, delete_horizon_ms=None if b.has_delete_horizon else f.horizon)
+    kept = recs if keep is None else [r for r, k in zip(recs, ops.flags(keep)) if k]
+    return retained_batch_size(b, kept, delete_horizon_ms=stamp)
 
 
 def project_partition(files, opener, *, first_dirty: int, upper: int, log_start: int | None, now_ms: int,
@@ -346,7 +387,7 @@ def _clean(files, opener, ops, cache, puts, headers, maps, r1, rounds, bodies, n
            soonest) -> Projection:
     """Pass 2: every batch through the rounds, in offset order."""
     next_bytes = settled = 0
-    deferred: list = [0]  # records held, then (batch, kept records, the settled clean that stamped it)
+    deferred: list = [0]  # records held, then (flow, its kept mask, the settled clean that stamped it)
     latest_horizon = None
     for _i, base, b, cols, key in _walk(files, opener, ops, cache=cache, headers=headers):
         if b.delete_horizon_ms is not None:
@@ -370,7 +411,7 @@ def _clean(files, opener, ops, cache, puts, headers, maps, r1, rounds, bodies, n
     # the settled cleans' times: the second as soon as every horizon in the log has passed, then one
     # delete.retention.ms apart (each removes what the one before stamped)
     second = max(now_ms + max(dr_ms, 0), latest_horizon or 0)
-    for b, kept, k in deferred[1:]:
-        settled += retained_batch_size(b, kept, delete_horizon_ms=second + (k - 2) * max(dr_ms, 0) + max(dr_ms, 0))
+    for f, keep, k in deferred[1:]:
+        settled += _rewritten_size(f, keep, ops, bodies, second + (k - 2) * max(dr_ms, 0) + max(dr_ms, 0))
     return Projection(next_bytes, settled, None, log_bytes, r1.removed_records, r1.dropped, r1.rewritten, r1.stamped,
                       counts, soonest[0])
