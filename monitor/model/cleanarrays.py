@@ -143,6 +143,55 @@ class NumpyOps:
         return out, bool((tomb & out).any()), judged
 
 
+    @staticmethod
+    def splice(data: bytes, c: Columns, keep, base_offset: int, base_ts: int, batch_base_ts: int) -> bytes | None:
+        """``encode.splice_records`` with the varints in vector operations: the records section a clean
+        writes for the kept records, their tails copied from the decompressed section ``data`` behind new
+        heads (length, attributes, deltas) built at once. The records' places in ``data`` follow from their sizes (their deltas against the batch's
+        own base timestamp ``batch_base_ts``, a CreateTime batch's); None when they do not add up to
+        ``data`` (a LogAppendTime batch: its records' own deltas are not in the arrays) or a kept tail is
+        not a copy: ``encode.splice_records`` then."""
+        if c.tails is None or len(c.tails) == 0 or c.tails.min() < 0:
+            return None
+        off_deltas = c.offsets - base_offset
+        body = _varint_sizes(off_deltas) + _varint_sizes(c.timestamps - batch_base_ts) + c.tails + 1
+        ends = np.cumsum(body + _varint_sizes(body))
+        if int(ends[-1]) != len(data):
+            return None
+        if keep is None:
+            off_deltas, timestamps, tails, src = off_deltas, c.timestamps, c.tails, ends - c.tails
+        else:
+            off_deltas, timestamps, tails, src = off_deltas[keep], c.timestamps[keep], c.tails[keep], (ends - c.tails)[keep]
+        ts_deltas = timestamps - base_ts
+        n_off, n_ts = _varint_sizes(off_deltas), _varint_sizes(ts_deltas)
+        body = 1 + n_off + n_ts + tails
+        n_len = _varint_sizes(body)
+        head = n_len + 1 + n_ts + n_off  # each record's new head: length, attributes, the two deltas
+        head_end = np.cumsum(head)
+        at = head_end - head
+        heads = np.zeros(int(head_end[-1]), dtype=np.uint8)  # the attributes byte stays 0
+        _put_varints(heads, at, body, n_len)
+        _put_varints(heads, at + n_len + 1, ts_deltas, n_ts)
+        _put_varints(heads, at + n_len + 1 + n_ts, off_deltas, n_off)
+        heads, section = heads.tobytes(), memoryview(data)
+        parts = []
+        add = parts.append
+        for h0, h1, s0, s1 in zip(at.tolist(), head_end.tolist(), src.tolist(), (src + tails).tolist()):
+            add(heads[h0:h1])
+            add(section[s0:s1])
+        return b"".join(parts)
+
+
+def _put_varints(out, at, values, sizes) -> None:
+    """Each value's zigzag varint written into ``out`` at ``at`` (``sizes`` its bytes, ``_varint_sizes``)."""
+    zigzag = ((values << 1) ^ (values >> 63)).view(np.uint64)
+    for k in range(int(sizes.max())):
+        m = sizes > k
+        byte = (zigzag[m] >> np.uint64(7 * k)) & np.uint64(0x7F)
+        byte |= np.where(sizes[m] - 1 > k, np.uint64(0x80), np.uint64(0))
+        out[at[m] + k] = byte.astype(np.uint8)
+
+
 class PureOps:
     """Masks are lists of bools; a record at a time."""
 
@@ -161,6 +210,10 @@ class PureOps:
     @staticmethod
     def first_timestamp(c: Columns, keep) -> int:
         return c.timestamps[0] if keep is None else next(t for t, k in zip(c.timestamps, keep) if k)
+
+    @staticmethod
+    def splice(data, c, keep, base_offset, base_ts, batch_base_ts):
+        return None  # encode.splice_records, a record at a time
 
     @staticmethod
     def records_size(c: Columns, keep, base_offset: int, base_ts: int) -> int | None:

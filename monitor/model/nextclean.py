@@ -286,8 +286,10 @@ def _rewritten_size(f: Flow, keep, ops, bodies: _Bodies, horizon) -> int:
         else:
             if f.section is None:
                 f.section = _section(b, bodies)
-            data = splice_records(f.section, None if keep is None else ops.flags(keep), ops.flags(cols.offsets),
-                                  ops.flags(cols.timestamps), ops.flags(cols.tails), b.base_offset, base_ts)
+            data = ops.splice(f.section, cols, keep, b.base_offset, base_ts, b.base_timestamp)
+            if data is None:
+                data = splice_records(f.section, None if keep is None else ops.flags(keep), ops.flags(cols.offsets),
+                                      ops.flags(cols.timestamps), ops.flags(cols.tails), b.base_offset, base_ts)
             if data is not None:
                 return HEADER_SIZE + len(compress_like_kafka(b.codec, data))
     if f.records is None:
