@@ -14,9 +14,11 @@ order, in two passes, never holding the partition:
    rewritten batch (one that loses records or is stamped) sized as ``filterTo`` writes it from the same
    arrays: uncompressed by varint arithmetic (``cleanarrays`` ``records_size``), compressed by splicing the
    kept records' bytes and running the codec once; records decoded (``encode.retained_batch_size``) only
-   where the arrays cannot tell (``_rewritten_size``). A batch kept whole
-   and unstamped keeps its size; a dropped one has none; segments past the cleaned range count as
-   they are.
+   where the arrays cannot tell (``_rewritten_size``). A batch kept whole and unstamped keeps its
+   size; a dropped one has none; segments past the cleaned range count as they are.
+
+Pass 1 may be a caller's own read (``Projector``): the audit's record pass hands it each batch's arrays
+as it folds the keys, so a partition's records are decoded once.
 
 **Next clean**: one clean starting at ``now_ms``.
 
