@@ -6,9 +6,9 @@ its own segments: Kafka's bounds from the batch headers (active segment, ``min.c
 the checkpoint, the LSO and the aborted transactions from the transactional batches and markers),
 then one pass over the records through the one fold (``partition_fold``), beside which one clean's
 decisions on aborted data and markers are counted (``monitor.model.txncleaner``; aborted data is no key's
-record). Then the cleaner's own two passes over the same files count what the next clean leaves and
-what is left once every delete horizon has passed (``monitor.model.nextclean``, ``project``): a second
-read of the partition in the same task, so the task structure and what it sends stay as they were. The task
+record). The same pass feeds the cleaner simulation's first pass (its offset maps: ``monitor.model.nextclean``,
+``projection_reader``), whose second pass reads the batch headers only (the columns kept): what the next
+clean leaves and what is left once every delete horizon has passed, with no second read of the records. The task
 hands Spark the partition's facts, its key totals, top keys, producer and tombstone-bucket totals and
 its faults (``rows``): no per-record or per-key rows cross into the JVM, unless a partition has more
 keys than one task holds (then its key table goes out in parts and Spark merges them, ``merge``).
@@ -216,8 +216,9 @@ def audit_partition(task: PartitionTask, opener):
         b = Bounds(**{**b.to_json(), "retained_from": retention.log_start_offset})
     aborted = aborted_transactions(scan.summaries, st.first_dirty_offset)
     txn = TxnCleaning(aborted, scan.last_data_offsets, upper, task.now_ms)
-    yield from _record_pass(task, opener, b, txn)
-    projected = project(task, opener, st, upper, aborted, scan, retention)
+    projector = projection_reader(task, opener, st, upper, aborted, scan, retention)
+    yield from _record_pass(task, opener, b, txn, projector)
+    projected = project(projector)
     counts = {"records": scan.records, "control_records": scan.control_records,
               "first_timestamp": scan.first_timestamp, "last_timestamp": scan.last_timestamp,
               "txn_removable_records": txn.removable_records, "txn_reclaimable_bytes": txn.reclaimable_bytes,
@@ -237,13 +238,14 @@ def writes(summaries: list, first_dirty: int) -> dict:
     return {"write_bytes_per_second": w.rate, "write_offsets": w.offsets, "write_rate_unknown_reason": w.reason}
 
 
-def project(task: PartitionTask, opener, st, upper: int, aborted, scan: HeaderScan, retention) -> dict:
+def projection_reader(task: PartitionTask, opener, st, upper: int, aborted, scan: HeaderScan, retention):
     """The partition's two projections, counted by Kafka's cleaner run over its files
-    (``monitor.model.nextclean``; ``spark_analysis.projection``). Under ``compact,delete`` the segments
-    retention deletes now are gone before the clean (``retention_for``): the clean runs over the rest,
-    from the log start retention leaves. A file that cannot be read leaves the projection unknown, with
-    the reason; the record pass reports the fault itself."""
-    from monitor.model.nextclean import project_partition
+    (``monitor.model.nextclean``; ``spark_analysis.projection``), its first pass fed by the record pass
+    (``_record_pass``: each batch's arrays, the same read; ``nextclean.Projector``). Under ``compact,delete``
+    the segments retention deletes now are gone before the clean (``retention_for``): the clean runs over
+    the rest, from the log start retention leaves. Returns the projector, or the facts of an unknown
+    projection when it cannot start (a file that cannot be read: the reason; the record pass reports it)."""
+    from monitor.model.nextclean import Projector
 
     files, log_start = task.files, st.log_start_offset
     if retention is not None and retention.moves:
@@ -251,17 +253,29 @@ def project(task: PartitionTask, opener, st, upper: int, aborted, scan: HeaderSc
         files = [f for f in files if segment_base(f[0]) not in gone]
         log_start = retention.log_start_offset
     try:
-        p = project_partition(files, opener, first_dirty=st.first_dirty_offset, upper=upper, log_start=log_start,
-                              now_ms=task.now_ms, delete_retention_ms=task.config.delete_retention_ms,
-                              aborted=aborted, last_records=scan.producers.last_records(task.now_ms),
-                              name=f"{task.topic}-{task.partition}")
+        return Projector(files, opener, first_dirty=st.first_dirty_offset, upper=upper, log_start=log_start,
+                         now_ms=task.now_ms, delete_retention_ms=task.config.delete_retention_ms,
+                         aborted=aborted, last_records=scan.producers.last_records(task.now_ms),
+                         name=f"{task.topic}-{task.partition}")
     except (OSError, ValueError) as exc:  # a read fault (RecordFormatError is a ValueError) names file and position
+        return projection.unknown(f"not counted: {exc}")
+
+
+def project(projector) -> dict:
+    """The facts of the projections once the record pass has fed ``projection_reader``'s projector: its
+    second pass (the batch headers, the columns pass 1 kept)."""
+    if isinstance(projector, dict):
+        return projector
+    try:
+        p = projector.finish()
+    except (OSError, ValueError) as exc:
         return projection.unknown(f"not counted: {exc}")
     return projection.counted(p)
 
 
-def _record_pass(task: PartitionTask, opener, b: Bounds | None, txn: TxnCleaning | None = None):
+def _record_pass(task: PartitionTask, opener, b: Bounds | None, txn: TxnCleaning | None = None, projector=None):
     acc = PartitionFold(b, task.max_keys) if b else None
+    feed = None if projector is None or isinstance(projector, dict) else projector.batch
     win = RecordWindow()
     for uri, _size in task.files:
         try:
@@ -275,6 +289,8 @@ def _record_pass(task: PartitionTask, opener, b: Bounds | None, txn: TxnCleaning
         with fh:
             reader = SegmentReader(fh, name=uri, skip_corrupt=True)
             for batch, arr in reader.decoded(arrays=True):
+                if feed is not None:
+                    feed(uri, batch, arr)
                 if txn is not None:  # aborted data is no key's record; markers are neither keys nor tombstones
                     if batch.is_control:
                         txn.control_batch(batch, bytes(arr.keys[:4]) if len(arr) else None)
@@ -289,6 +305,8 @@ def _record_pass(task: PartitionTask, opener, b: Bounds | None, txn: TxnCleaning
                     win = RecordWindow()
             for f in reader.faults:
                 yield rows.fault_batch(uri, f.kind, f.position, str(f))
+            if reader.faults and feed is not None:
+                projector.fault(uri)
     if acc is None:
         return
     if win.n:

@@ -2,9 +2,10 @@
 
 The segments path counts them (``projection_method`` ``counted``): ``monitor.model.nextclean`` runs Kafka's
 cleaner over the partition's own files, re-encoding the records each batch keeps as
-``MemoryRecords.filterTo`` writes them, with the KIP-534 delete horizon on each tombstone and marker. It
-reads each partition a second time (its offset map first, as the cleaner builds it), inside the same
-Spark task: still one task per partition, a handful of rows out.
+``MemoryRecords.filterTo`` writes them, with the KIP-534 delete horizon on each tombstone and marker. Its
+offset map is built from the batches the task's record pass decodes for the key fold (the same read), its
+second pass reads the batch headers, inside the same Spark task: still one task per partition, a handful
+of rows out.
 
 The records path (kafka-dump-log dumps, a live topic) has no batch bytes to re-encode: a dump prints
 each record's sizes but not its batch's compressed bytes, a topic read through a consumer neither.

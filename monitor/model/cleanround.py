@@ -44,7 +44,7 @@ class Flow:
     """One batch through the rounds: its original ``batch`` and arrays, and what the rounds left."""
 
     __slots__ = ("batch", "file_base", "cols", "control_key", "keep", "horizon", "gone", "empty", "changed", "records",
-                 "settled", "found")
+                 "section", "settled", "found")
 
     def __init__(self, batch, file_base: int, cols, control_key):
         self.batch = batch
@@ -56,7 +56,8 @@ class Flow:
         self.gone = False
         self.empty = batch.records_count == 0  # a bare header (no record)
         self.changed = False  # the last round changed it
-        self.records = None  # decoded once, when a kept batch is re-encoded
+        self.records = None  # decoded once, when a kept batch is re-encoded and its arrays cannot size it
+        self.section = None  # a compressed batch's records section, decompressed once when it is rewritten
         self.settled = False  # judged by a round mapping everything, no tombstone kept: a keyless map changes nothing
         self.found = {}  # offset map -> its map.get for each record, known from pass 1 (no lookup)
 

@@ -11,10 +11,14 @@ order, in two passes, never holding the partition:
    ``endOffset = latestOffset + 1`` (``logSegments(0, endOffset)``), and nothing when the dirty
    section is empty;
 2. each batch through the rounds (``cleanround``): its fate from the decoder's arrays in numpy, its
-   records decoded only when it is rewritten (loses records or is stamped) and re-encoded as
-   ``filterTo`` writes it (``monitor.kafka.record.encode.retained_batch_size``). A batch kept whole
-   and unstamped keeps its size; a dropped one has none; segments past the cleaned range count as
-   they are.
+   rewritten batch (one that loses records or is stamped) sized as ``filterTo`` writes it from the same
+   arrays: uncompressed by varint arithmetic (``cleanarrays`` ``records_size``), compressed by splicing the
+   kept records' bytes and running the codec once; records decoded (``encode.retained_batch_size``) only
+   where the arrays cannot tell (``_rewritten_size``). A batch kept whole and unstamped keeps its
+   size; a dropped one has none; segments past the cleaned range count as they are.
+
+Pass 1 may be a caller's own read (``Projector``): the audit's record pass hands it each batch's arrays
+as it folds the keys, so a partition's records are decoded once.
 
 **Next clean**: one clean starting at ``now_ms``.
 
@@ -35,8 +39,8 @@ round's upper bound.
 
 Speed: pass 1 keeps the columns it decoded (up to ``CACHE_RECORDS``), so pass 2 decompresses and
 decodes a batch once; a dirty record's fate needs no lookup (the map says which put was each key's
-last); each batch's records are decided in a few numpy operations (``cleanarrays``), and decoded as
-records only when the batch is rewritten.
+last); each batch's records are decided, and a rewritten batch sized, in a few numpy operations
+(``cleanarrays``), no ``Record`` object built.
 
 Unknown, with the reason (file and byte position where there is one), never a guess: a decode fault,
 a horizon ``monitor.model.horizon.problem`` rejects, a magic < 2 tombstone (its delete horizon is the
@@ -56,7 +60,11 @@ from monitor.kafka.kafkanames import offset_file
 from monitor.kafka.record import SegmentReader
 from monitor.kafka.record.reader import CONTROL_BODIES
 from monitor.kafka.record.codecs import CodecError
-from monitor.kafka.record.encode import EMPTY_BATCH_SIZE, retained_batch_size
+from monitor.kafka.record.codecs import NONE, decompress
+from monitor.kafka.record.encode import (
+    EMPTY_BATCH_SIZE, base_timestamp, compress_like_kafka, retained_batch_size, splice_records,
+)
+from monitor.kafka.record.v2 import HEADER_SIZE
 from monitor.kafka.record.errors import RecordFormatError
 from monitor.kafka.record.model import control_type_code
 from monitor.model import cleanarrays, horizon
@@ -65,7 +73,8 @@ from monitor.model.offsetmap import DEFAULT_MAX_KEYS, MapFull, new_map
 from monitor.model.transactions import ABORT, COMMIT
 from monitor.model.txncleaner import CleanedTransactions
 
-CACHE_RECORDS = 4 << 20  # records whose columns (24 bytes each) pass 1 keeps for pass 2: about 100 MB
+CACHE_RECORDS = 4 << 20  # records whose columns (36 bytes each) pass 1 keeps for pass 2: about 150 MB
+CACHE_BODY_BYTES = 64 << 20  # compressed batch bodies a fed pass 1 keeps, so a rewritten one is not read again
 SETTLE_ROUNDS = 6
 DEFER_RECORDS = 1 << 20  # records of batches a settled clean stamps, held until its time is known  # the longest chain (tombstone stamped, removed, batch gone, marker stamped, removed) takes 4
 TOMBSTONE, MARKER = "tombstone", "marker"
@@ -201,10 +210,18 @@ def _count_horizons(f: Flow, ops, counts: dict, now_ms: int, dr_ms: int, soonest
 
 class _Bodies:
     """A batch's bytes read again when pass 2 walked its file by headers and the batch is rewritten:
-    one open file at a time, its batches asked for in file order."""
+    one open file at a time, its batches asked for in file order; or the compressed body a fed pass 1
+    kept (``kept``: (file, position) -> body), not read again."""
 
-    def __init__(self, opener):
+    def __init__(self, opener, kept=None):
         self.opener, self.uri, self.fh = opener, None, None
+        self.kept = kept or {}
+
+    def body(self, b):
+        if b._body is not None:
+            return b._body
+        kept = self.kept.pop((b.file, b.position), None)
+        return kept if kept is not None else self.batch(b)._body
 
     def batch(self, b):
         if b.file != self.uri:
@@ -233,18 +250,55 @@ def _size(f: Flow, ops, bodies: _Bodies, deferred: list | None = None) -> int:
     if b.magic < 2:
         raise Unknown(f"{b.file}: byte {b.position}: a magic-{b.magic} compressed message set losing part of "
                       "its records: its re-encoding is not modelled")
+    if isinstance(f.horizon, Later):  # its value is known at the end of pass 2
+        n = b.records_count if f.keep is None else ops.count(f.keep)
+        if deferred is None or deferred[0] + n > DEFER_RECORDS:
+            raise Unknown(f"{b.file}: byte {b.position}: more records kept under a later clean's stamp than "
+                          f"the {DEFER_RECORDS} held until that clean's time is known")
+        deferred[0] += n
+        if b.codec != NONE and f.cols is not None and f.cols.tails is not None and f.section is None:
+            f.section = _section(b, bodies)  # read now, in file order
+        deferred.append((f, f.keep, int(f.horizon)))
+        return 0
+    return _rewritten_size(f, f.keep, ops, bodies, f.horizon)
+
+
+def _section(b, bodies: _Bodies) -> bytes:
+    body = bodies.body(b)
+    try:
+        return bytes(decompress(b.codec, body))
+    except CodecError as exc:
+        raise Unreadable(f"{b.file}: byte {b.position}: {exc}") from exc
+
+
+def _rewritten_size(f: Flow, keep, ops, bodies: _Bodies, horizon) -> int:
+    """The bytes ``filterTo`` writes for a magic-2 batch keeping ``keep`` (None: every record) under
+    ``horizon``: from the arrays (``cleanarrays.records_size``: the deltas' and lengths' varints, each
+    record's tail copied) when uncompressed; the kept records spliced from the decompressed section and
+    compressed once when compressed; through decoded records (``retained_batch_size``) only where the
+    arrays cannot tell (a C decoder without tail sizes, a header key that is not UTF-8)."""
+    b, cols = f.batch, f.cols
+    stamp = None if b.has_delete_horizon else horizon
+    if cols is not None and cols.tails is not None:
+        base_ts = base_timestamp(b, ops.first_timestamp(cols, keep), stamp)[0]
+        if b.codec == NONE:
+            n = ops.records_size(cols, keep, b.base_offset, base_ts)
+            if n is not None:
+                return HEADER_SIZE + n
+        else:
+            if f.section is None:
+                f.section = _section(b, bodies)
+            data = ops.splice(f.section, cols, keep, b.base_offset, base_ts, b.base_timestamp)
+            if data is None:
+                data = splice_records(f.section, None if keep is None else ops.flags(keep), ops.flags(cols.offsets),
+                                      ops.flags(cols.timestamps), ops.flags(cols.tails), b.base_offset, base_ts)
+            if data is not None:
+                return HEADER_SIZE + len(compress_like_kafka(b.codec, data))
     if f.records is None:
         f.records = (b if b._body is not None else bodies.batch(b)).records()
     recs = f.records
-    kept = recs if f.keep is None else [r for r, k in zip(recs, ops.flags(f.keep)) if k]
-    if isinstance(f.horizon, Later):  # its value is known at the end of pass 2
-        if deferred is None or deferred[0] + len(kept) > DEFER_RECORDS:
-            raise Unknown(f"{b.file}: byte {b.position}: more records kept under a later clean's stamp than "
-                          f"the {DEFER_RECORDS} held until that clean's time is known")
-        deferred[0] += len(kept)
-        deferred.append((b, kept, int(f.horizon)))
-        return 0
-    return retained_batch_size(b, kept, delete_horizon_ms=None if b.has_delete_horizon else f.horizon)
+    kept = recs if keep is None else [r for r, k in zip(recs, ops.flags(keep)) if k]
+    return retained_batch_size(b, kept, delete_horizon_ms=stamp)
 
 
 def project_partition(files, opener, *, first_dirty: int, upper: int, log_start: int | None, now_ms: int,
@@ -254,99 +308,195 @@ def project_partition(files, opener, *, first_dirty: int, upper: int, log_start:
     [(uri, size)] in offset order, ``opener(uri)`` a binary file object, ``aborted`` the
     ``transactions.AbortedRanges``, ``last_records`` producer id -> (last data offset or None, epoch).
     ``max_map_keys``: the offset map's bound (Kafka's default); ``ops``: ``cleanarrays.NumpyOps`` or
-    ``PureOps`` (default: numpy where installed)."""
-    ops = ops or cleanarrays.OPS
-    files = list(files)
-    log_bytes = sum(int(s) for _, s in files)
-    counts: dict = {}
-    soonest: list = [None]
-    try:
-        return _project(files, opener, first_dirty, upper, log_start, now_ms, delete_retention_ms, aborted, last_records,
-                        max_map_keys, ops, log_bytes, counts, soonest)
-    except Unreadable as exc:  # the files themselves: nothing about them is counted
-        return Projection(None, None, f"{name}: {exc}", log_bytes)
-    except (Unknown, MapFull) as exc:  # the bytes a clean leaves; the horizon states are still counted
-        why = f"{name}: {exc}"
-    counts, soonest = {}, [None]
-    try:
-        for _i, base, b, cols, key in _walk(files, opener, ops):
-            _count_horizons(Flow(b, base, cols, key), ops, counts, now_ms, delete_retention_ms, soonest)
-    except Unknown:
-        counts, soonest = {}, [None]
-    return Projection(None, None, why, log_bytes, horizon_counts=counts, next_removable_ms=soonest[0])
+    ``PureOps`` (default: numpy where installed). Its own pass 1; ``Projector`` takes one from a caller's read."""
+    p = Projector(files, opener, first_dirty=first_dirty, upper=upper, log_start=log_start, now_ms=now_ms,
+                  delete_retention_ms=delete_retention_ms, aborted=aborted, last_records=last_records, name=name,
+                  max_map_keys=max_map_keys, ops=ops)
+    p.read()
+    return p.finish()
 
 
-def _project(files, opener, first_dirty, upper, log_start, now_ms, dr_ms, aborted, last_records, max_map_keys, ops,
-             log_bytes, counts, soonest) -> Projection:
-    bases = [_segment_base(u) for u, _ in files]
-    # logSegments(first_dirty, upper): from the segment holding first_dirty to the last starting below upper
-    dirty = [i for i, base in enumerate(bases)
-             if base < upper and (i + 1 == len(bases) or bases[i + 1] > first_dirty)]
-    first_dirty_index = dirty[0] if dirty else len(files)
-    txns = _resolve_aborted(aborted, files, opener, first_dirty_index, log_start)
+class Projector:
+    """``project_partition`` in steps, so that its pass 1 can be the pass a caller makes anyway: the audit
+    folds the keys from each batch's arrays (``spark_analysis.partition_audit``) and hands the same
+    batches here (``batch``), in file order, so the partition is decoded once. Either ``read`` (pass 1
+    from the files) or ``batch`` for every batch of ``files`` (others are ignored), then ``finish``.
+    A fed read that saw a fault (``fault``) or missed a file is done again by ``read`` at ``finish``: the
+    reason then names file and byte as the projection's own read does."""
 
-    # pass 1: the offset map of [first_dirty, upper), and of [upper, end) for the settled round 2
-    vectors = ops is cleanarrays.NumpyOps
-    map1, map2 = new_map(max_map_keys, vectors), new_map(max_map_keys, vectors)
-    t1 = CleanedTransactions([a for a in txns if a.last_offset >= first_dirty and a.first_offset < upper])
-    t2 = CleanedTransactions([a for a in txns if a.last_offset >= upper])
-    lo = min(first_dirty, upper)
-    start = max([i for i, base in enumerate(bases) if base <= lo], default=0)
-    cache, cached = {}, 0  # pass 1's columns, so that pass 2 decompresses and decodes a batch once
-    puts: dict = {}  # (file index, position) -> {id(offset map): (its first put, which records were put)}
-    whole: dict = {}  # file index -> pass 1 cached every data batch of it: pass 2 reads its headers only
-    first_position = _position_of(files[start][0], opener, lo) if files else 0
-    for i, base, b, cols, key in _walk(files, opener, ops, start=start, need=lambda x: x.last_offset >= lo,
-                                       first_position=first_position):
-        if i not in whole:
-            whole[i] = i != start or first_position == 0
-        if b.last_offset < lo:
-            whole[i] = whole[i] and b.is_control
-            continue
+    def __init__(self, files, opener, *, first_dirty: int, upper: int, log_start: int | None, now_ms: int,
+                 delete_retention_ms: int, aborted, last_records: dict, name: str,
+                 max_map_keys: int = DEFAULT_MAX_KEYS, ops=None):
+        self.args = dict(first_dirty=first_dirty, upper=upper, log_start=log_start, now_ms=now_ms,
+                         delete_retention_ms=delete_retention_ms, aborted=aborted, last_records=last_records,
+                         name=name, max_map_keys=max_map_keys, ops=ops)
+        self.ops = ops = ops or cleanarrays.OPS
+        self.was_read = False
+        self.files, self.opener, self.name = list(files), opener, name
+        self.first_dirty, self.upper, self.now_ms, self.dr_ms = first_dirty, upper, now_ms, delete_retention_ms
+        self.last_records = last_records
+        self.log_bytes = sum(int(s) for _, s in self.files)
+        self.index = {uri: i for i, (uri, _) in enumerate(self.files)}
+        self.failed = None  # the Unknown (or MapFull) pass 1 raised
+        self.fed = set()  # files whose batches a caller handed in (``batch``)
+        self.faulty = False
+        self.txns = None
+        bases = self.bases = []
+        try:
+            bases += [_segment_base(u) for u, _ in self.files]
+            # logSegments(first_dirty, upper): from the segment holding first_dirty to the last starting below upper
+            dirty = [i for i, base in enumerate(bases)
+                     if base < upper and (i + 1 == len(bases) or bases[i + 1] > first_dirty)]
+            self.dirty = bool(dirty)
+            self.txns = txns = _resolve_aborted(aborted, self.files, opener, dirty[0] if dirty else len(self.files),
+                                                log_start)
+        except (Unknown, MapFull) as exc:
+            self.failed = exc
+            return
+        # pass 1: the offset map of [first_dirty, upper), and of [upper, end) for the settled round 2
+        vectors = ops is cleanarrays.NumpyOps
+        self.map1, self.map2 = new_map(max_map_keys, vectors), new_map(max_map_keys, vectors)
+        self.t1 = CleanedTransactions([a for a in txns if a.last_offset >= first_dirty and a.first_offset < upper])
+        self.t2 = CleanedTransactions([a for a in txns if a.last_offset >= upper])
+        self.lo = min(first_dirty, upper)
+        self.cache, self.cached = {}, 0  # pass 1's columns, so that pass 2 decompresses and decodes a batch once
+        self.puts: dict = {}  # (file index, position) -> {id(offset map): (its first put, which records were put)}
+        self.whole: dict = {}  # file index -> pass 1 cached every data batch of it: pass 2 reads its headers only
+        self.bodies: dict = {}  # (file, position) -> a compressed batch's body a fed pass 1 read (rewritten: no re-read)
+        self.body_bytes = 0
+
+    def read(self) -> None:
+        """Pass 1 from the files: from the segment holding the lower of first dirty and upper, the batches
+        below it by their headers only."""
+        self.was_read = True
+        if self.failed is not None or not self.files:
+            return
+        files, ops, lo = self.files, self.ops, self.lo
+        start = max([i for i, base in enumerate(self.bases) if base <= lo], default=0)
+        first_position = _position_of(files[start][0], self.opener, lo)
+        try:
+            for i, base, b, cols, key in _walk(files, self.opener, ops, start=start, need=lambda x: x.last_offset >= lo,
+                                               first_position=first_position):
+                self._add(i, base, b, cols, key)
+        except (Unknown, MapFull) as exc:
+            self.failed = exc
+
+    def batch(self, uri: str, b, arr) -> None:
+        """One batch of the caller's read, with its ``RecordArrays`` (in file order, every batch of a file)."""
+        i = self.index.get(uri)
+        if i is None or self.failed is not None or self.faulty:
+            return
+        self.fed.add(i)
+        if b.is_control:
+            cols, key = None, (bytes(arr.keys) if len(arr) else None)
+        else:
+            cols, key = self.ops.columns(arr), None
+            if b.codec and b._body is not None and self.body_bytes + len(b._body) <= CACHE_BODY_BYTES:
+                self.bodies[(b.file, b.position)] = b._body
+                self.body_bytes += len(b._body)
+        try:
+            self._add(i, self.bases[i], b, cols, key)
+        except (Unknown, MapFull) as exc:
+            self.failed = exc
+
+    def fault(self, uri: str) -> None:
+        """The caller's read of ``uri`` skipped bytes it could not read: the projection reads for itself."""
+        if uri in self.index:
+            self.faulty = True
+
+    def _add(self, i, base, b, cols, key) -> None:
+        if i not in self.whole:
+            self.whole[i] = b.position == 0
+        if cols is None and not b.is_control:
+            self.whole[i] = False
+        if b.last_offset < self.lo:
+            if cols is not None and self.cached < CACHE_RECORDS:  # pass 2 reads it again otherwise
+                self.cache[(i, b.position)] = cols
+                self.cached += b.records_count
+            elif not b.is_control:
+                self.whole[i] = False
+            return
         entry = None
-        if cols is not None and cached < CACHE_RECORDS:
-            cache[(i, b.position)] = cols
-            entry = puts[(i, b.position)] = {}
-            cached += b.records_count
+        if cols is not None and self.cached < CACHE_RECORDS:
+            self.cache[(i, b.position)] = cols
+            entry = self.puts[(i, b.position)] = {}
+            self.cached += b.records_count
         elif not b.is_control:
-            whole[i] = False
+            self.whole[i] = False
         mapped = []  # (offset map, its transaction state, the first offset it maps)
-        if base < upper and b.last_offset >= first_dirty:
-            mapped.append((map1, t1, first_dirty))
-        if b.last_offset >= upper:
-            mapped.append((map2, t2, upper))
+        if base < self.upper and b.last_offset >= self.first_dirty:
+            mapped.append((self.map1, self.t1, self.first_dirty))
+        if b.last_offset >= self.upper:
+            mapped.append((self.map2, self.t2, self.upper))
         for m, t, first in mapped:
             if b.is_control:
                 t.on_control(b.last_offset, b.producer_id, key)
             elif not t.on_batch(b.last_offset, b.is_transactional, b.producer_id) and b.records_count:
-                hashes, offsets, sel = ops.keyed_from(cols, first)
+                hashes, offsets, sel = self.ops.keyed_from(cols, first)
                 first_put = m.put(hashes, offsets)
                 if entry is not None:
                     entry[id(m)] = (first_put, sel)
-    map1.finish()
-    map2.finish()
-    maps = {id(map1): map1, id(map2): map2}
-    end_offset = upper if dirty else 0  # offsetMap.latestOffset + 1
 
-    later = dict(ops=ops, time_ms=None, aborted=txns, last_records=last_records, upper=None, cleaned_below=None)
-    r1 = Round(ops=ops, offset_map=map1, latest_offset=end_offset - 1, cleaned_below=end_offset, upper=upper,
-               time_ms=now_ms, stamp=now_ms + max(dr_ms, 0), aborted=txns, last_records=last_records)
-    rounds = [r1, Round(offset_map=map2, latest_offset=float("inf"), stamp=Later(2), **later)]
-    rounds += [Round(offset_map=None, latest_offset=float("inf"), stamp=Later(k), **later)
-               for k in range(3, SETTLE_ROUNDS + 1)]
-    bodies = _Bodies(opener)
-    try:
-        return _clean(files, opener, ops, cache, puts, {i for i, ok in whole.items() if ok}, maps, r1, rounds,
-                      bodies, now_ms, dr_ms, log_bytes, counts, soonest)
-    finally:
-        bodies.close()
+    def _refeed(self) -> bool:
+        """A fed pass 1 that cannot stand (a fault, a file not handed in): redone by ``read``."""
+        if self.was_read or self.txns is None:
+            return False
+        lo_index = max([i for i, base in enumerate(self.bases) if base <= self.lo], default=0)
+        return self.faulty or any(i not in self.fed for i in range(lo_index, len(self.files)))
+
+    def finish(self) -> Projection:
+        """Pass 2 and the projection (unknown with the reason where it cannot be known)."""
+        if self._refeed():
+            fresh = Projector(self.files, self.opener, **self.args)
+            fresh.read()
+            return fresh.finish()
+        files, ops, now_ms, dr_ms, name = self.files, self.ops, self.now_ms, self.dr_ms, self.name
+        counts: dict = {}
+        soonest: list = [None]
+        try:
+            if self.failed is not None:
+                raise self.failed
+            return self._pass2(counts, soonest)
+        except Unreadable as exc:  # the files themselves: nothing about them is counted
+            return Projection(None, None, f"{name}: {exc}", self.log_bytes)
+        except (Unknown, MapFull) as exc:  # the bytes a clean leaves; the horizon states are still counted
+            why = f"{name}: {exc}"
+        counts, soonest = {}, [None]
+        try:
+            for _i, base, b, cols, key in _walk(files, self.opener, ops):
+                _count_horizons(Flow(b, base, cols, key), ops, counts, now_ms, dr_ms, soonest)
+        except Unknown:
+            counts, soonest = {}, [None]
+        return Projection(None, None, why, self.log_bytes, horizon_counts=counts, next_removable_ms=soonest[0])
+
+    def _pass2(self, counts, soonest) -> Projection:
+        ops, now_ms, dr_ms, upper, txns = self.ops, self.now_ms, self.dr_ms, self.upper, self.txns
+        map1, map2 = self.map1, self.map2
+        map1.finish()
+        map2.finish()
+        maps = {id(map1): map1, id(map2): map2}
+        end_offset = upper if self.dirty else 0  # offsetMap.latestOffset + 1
+        later = dict(ops=ops, time_ms=None, aborted=txns, last_records=self.last_records, upper=None,
+                     cleaned_below=None)
+        r1 = Round(ops=ops, offset_map=map1, latest_offset=end_offset - 1, cleaned_below=end_offset, upper=upper,
+                   time_ms=now_ms, stamp=now_ms + max(dr_ms, 0), aborted=txns, last_records=self.last_records)
+        rounds = [r1, Round(offset_map=map2, latest_offset=float("inf"), stamp=Later(2), **later)]
+        rounds += [Round(offset_map=None, latest_offset=float("inf"), stamp=Later(k), **later)
+                   for k in range(3, SETTLE_ROUNDS + 1)]
+        bodies = _Bodies(self.opener, self.bodies)
+        try:
+            return _clean(self.files, self.opener, ops, self.cache, self.puts,
+                          {i for i, ok in self.whole.items() if ok}, maps, r1, rounds, bodies, now_ms, dr_ms,
+                          self.log_bytes, counts, soonest)
+        finally:
+            bodies.close()
 
 
 def _clean(files, opener, ops, cache, puts, headers, maps, r1, rounds, bodies, now_ms, dr_ms, log_bytes, counts,
            soonest) -> Projection:
     """Pass 2: every batch through the rounds, in offset order."""
     next_bytes = settled = 0
-    deferred: list = [0]  # records held, then (batch, kept records, the settled clean that stamped it)
+    deferred: list = [0]  # records held, then (flow, its kept mask, the settled clean that stamped it)
     latest_horizon = None
     for _i, base, b, cols, key in _walk(files, opener, ops, cache=cache, headers=headers):
         if b.delete_horizon_ms is not None:
@@ -370,7 +520,7 @@ def _clean(files, opener, ops, cache, puts, headers, maps, r1, rounds, bodies, n
     # the settled cleans' times: the second as soon as every horizon in the log has passed, then one
     # delete.retention.ms apart (each removes what the one before stamped)
     second = max(now_ms + max(dr_ms, 0), latest_horizon or 0)
-    for b, kept, k in deferred[1:]:
-        settled += retained_batch_size(b, kept, delete_horizon_ms=second + (k - 2) * max(dr_ms, 0) + max(dr_ms, 0))
+    for f, keep, k in deferred[1:]:
+        settled += _rewritten_size(f, keep, ops, bodies, second + (k - 2) * max(dr_ms, 0) + max(dr_ms, 0))
     return Projection(next_bytes, settled, None, log_bytes, r1.removed_records, r1.dropped, r1.rewritten, r1.stamped,
                       counts, soonest[0])

@@ -46,7 +46,7 @@ static int append_new(PyObject *list, PyObject *item) {
 /* One record's fields, walked and checked once for both decoders below. */
 typedef struct {
     int64_t ts_delta, off_delta, klen, vlen, nh;
-    Py_ssize_t kpos, vpos, hpos, end;
+    Py_ssize_t tpos, kpos, vpos, hpos, end; /* tpos: the key's length varint, where the record's tail begins */
 } record_t;
 
 /* 0 and *ppos at the record's end, or -1 with a ValueError saying what is wrong and where. */
@@ -60,6 +60,7 @@ static int walk_record(const unsigned char *buf, Py_ssize_t end, Py_ssize_t *ppo
     pos += 1; /* attributes, unused */
     VARINT(r->ts_delta);
     VARINT(r->off_delta);
+    r->tpos = pos;
     VARINT(r->klen);
     r->kpos = pos;
     if (r->klen >= 0) {
@@ -206,8 +207,30 @@ static PyObject *py_xxh64(PyObject *self, PyObject *args) {
  * The same records as decode_columns, into fixed-width arrays instead of Python objects: what bulk scans
  * turn into numpy / Arrow columns without a Python object per record. Returns bytes objects holding
  * native int64 offsets, timestamps and key hashes (XXH64 seed 42; 42 for a null key, as Spark), int32
- * key and value sizes (-1 for null) and the keys back to back. Headers are checked, not kept.
+ * key and value sizes (-1 for null), the keys back to back, and int32 tail sizes: the bytes from a record's
+ * key length varint to its end, which a clean copies unchanged (the cleaner simulation sizes a rewritten
+ * batch from them, monitor/model/cleanarrays.py). Headers are checked, not kept.
  */
+/* 1 when every header key of a checked record is UTF-8 (ASCII at once; else Python's strict decoder). */
+static int header_keys_utf8(const unsigned char *buf, const record_t *r) {
+    Py_ssize_t pos = r->hpos;
+    for (int64_t h = 0; h < r->nh; h++) {
+        int64_t hk = 0, hv = 0; /* walk_record checked these varints */
+        read_varint(buf, r->end, &pos, &hk);
+        int ascii = 1;
+        for (Py_ssize_t i = 0; i < hk; i++) if (buf[pos + i] & 0x80) { ascii = 0; break; }
+        if (!ascii) {
+            PyObject *s = PyUnicode_DecodeUTF8((const char *)buf + pos, hk, "strict");
+            if (s == NULL) { PyErr_Clear(); return 0; }
+            Py_DECREF(s);
+        }
+        pos += hk;
+        read_varint(buf, r->end, &pos, &hv);
+        if (hv > 0) pos += hv;
+    }
+    return 1;
+}
+
 static PyObject *decode_arrays(PyObject *self, PyObject *args) {
     Py_buffer view;
     Py_ssize_t count;
@@ -223,12 +246,13 @@ static PyObject *decode_arrays(PyObject *self, PyObject *args) {
     if (count < 0 || count > end / MIN_RECORD_BYTES) { PyErr_Format(PyExc_ValueError, "record count %zd does not fit %zd bytes", count, end); PyBuffer_Release(&view); return NULL; }
     PyObject *o_off = PyBytes_FromStringAndSize(NULL, count * 8), *o_ts = PyBytes_FromStringAndSize(NULL, count * 8);
     PyObject *o_hash = PyBytes_FromStringAndSize(NULL, count * 8), *o_ks = PyBytes_FromStringAndSize(NULL, count * 4);
-    PyObject *o_vs = PyBytes_FromStringAndSize(NULL, count * 4);
+    PyObject *o_vs = PyBytes_FromStringAndSize(NULL, count * 4), *o_tail = PyBytes_FromStringAndSize(NULL, count * 4);
     Py_ssize_t *kstart = PyMem_Malloc((count + 1) * sizeof(Py_ssize_t));
-    if (!o_off || !o_ts || !o_hash || !o_ks || !o_vs || !kstart) { PyErr_NoMemory(); goto error; }
+    if (!o_off || !o_ts || !o_hash || !o_ks || !o_vs || !o_tail || !kstart) { PyErr_NoMemory(); goto error; }
     int64_t *offs = (int64_t *)PyBytes_AS_STRING(o_off), *tss = (int64_t *)PyBytes_AS_STRING(o_ts);
     int64_t *hashes = (int64_t *)PyBytes_AS_STRING(o_hash);
     int32_t *ks = (int32_t *)PyBytes_AS_STRING(o_ks), *vs = (int32_t *)PyBytes_AS_STRING(o_vs);
+    int32_t *tails = (int32_t *)PyBytes_AS_STRING(o_tail);
 
     for (Py_ssize_t i = 0; i < count; i++) {
         record_t r;
@@ -245,6 +269,9 @@ static PyObject *decode_arrays(PyObject *self, PyObject *args) {
         tss[i] = log_append ? max_ts : base_ts + r.ts_delta;
         ks[i] = (int32_t)r.klen;
         vs[i] = (int32_t)(r.vlen < 0 ? -1 : r.vlen);
+        /* the tail (key, value, headers) as a clean writes it again: the same bytes, unless a header key is
+           not UTF-8 (Kafka writes back the String it decoded, replacement characters and all): -1 then */
+        tails[i] = (r.nh > 0 && !header_keys_utf8(buf, &r)) ? -1 : (int32_t)(r.end - r.tpos);
     }
     if (pos != end) FAIL("%zd bytes left after %zd records", end - pos, count);
     keys = PyBytes_FromStringAndSize(NULL, keys_len);
@@ -253,9 +280,10 @@ static PyObject *decode_arrays(PyObject *self, PyObject *args) {
     for (Py_ssize_t i = 0; i < count; i++) {
         if (ks[i] > 0) { memcpy(kp, buf + kstart[i], ks[i]); kp += ks[i]; }
     }
-    result = PyTuple_Pack(6, o_off, o_ts, o_hash, o_ks, o_vs, keys);
+    result = PyTuple_Pack(7, o_off, o_ts, o_hash, o_ks, o_vs, keys, o_tail);
 error:
     Py_XDECREF(o_off); Py_XDECREF(o_ts); Py_XDECREF(o_hash); Py_XDECREF(o_ks); Py_XDECREF(o_vs); Py_XDECREF(keys);
+    Py_XDECREF(o_tail);
     PyMem_Free(kstart);
     PyBuffer_Release(&view);
     return result;
@@ -292,7 +320,7 @@ static PyMethodDef methods[] = {
      "(offsets, timestamps, keys, value_sizes, value_positions, headers)"},
     {"decode_arrays", decode_arrays, METH_VARARGS,
      "decode_arrays(records, count, base_offset, base_timestamp, max_timestamp, log_append) -> (offsets int64, "
-     "timestamps int64, key_hashes int64, key_sizes int32, value_sizes int32, keys) as bytes"},
+     "timestamps int64, key_hashes int64, key_sizes int32, value_sizes int32, keys, tail_sizes int32) as bytes"},
     {"xxh64", py_xxh64, METH_VARARGS, "xxh64(data, seed=42) -> signed 64-bit XXH64, as Spark's xxhash64"},
     {"int64_range", int64_range, METH_VARARGS,
      "int64_range(int64s, floor=0) -> (min, max) of the native int64 values >= floor, or None"},

@@ -15,6 +15,8 @@ import os
 import struct
 from array import array
 
+from monitor.kafka.record.varint import varint_size
+
 try:
     if os.environ.get("COMPACTION_MONITOR_PURE_PYTHON"):
         raise ImportError("pure Python requested")
@@ -26,12 +28,19 @@ NULL_KEY_HASH = 42  # Spark: xxhash64(null) is the seed
 
 
 class RecordArrays:
-    __slots__ = ("offsets", "timestamps", "key_hashes", "key_sizes", "value_sizes", "keys")
+    """``tail_sizes`` (int32): each record's bytes from its key length varint to its end (key, value,
+    headers), which a clean copies as they are: the cleaner simulation sizes a rewritten batch from them
+    and its deltas (``monitor.model.cleanarrays``). -1 for a record a clean writes differently (a header
+    key that is not UTF-8: Kafka writes back the String it decoded). None from a C decoder built before
+    them: the simulation then decodes such a batch's records."""
+
+    __slots__ = ("offsets", "timestamps", "key_hashes", "key_sizes", "value_sizes", "keys", "tail_sizes")
 
     def __init__(self, offsets: bytes, timestamps: bytes, key_hashes: bytes, key_sizes: bytes, value_sizes: bytes,
-                 keys: bytes):
+                 keys: bytes, tail_sizes: bytes | None = None):
         self.offsets, self.timestamps, self.key_hashes = offsets, timestamps, key_hashes
         self.key_sizes, self.value_sizes, self.keys = key_sizes, value_sizes, keys
+        self.tail_sizes = tail_sizes
 
     def __len__(self) -> int:
         return len(self.offsets) // 8
@@ -44,7 +53,31 @@ class RecordArrays:
                    array("q", (NULL_KEY_HASH if k is None else xxh64(k) for k in keys)).tobytes(),
                    array("i", (-1 if k is None else len(k) for k in keys)).tobytes(),
                    array("i", (-1 if v < 0 else v for v in cols.value_sizes)).tobytes(),
-                   b"".join(k for k in keys if k))
+                   b"".join(k for k in keys if k),
+                   array("i", (tail_size(k, v, h) for k, v, h in zip(keys, cols.value_sizes, cols.headers))).tobytes())
+
+
+def headers_size(headers) -> int:
+    """The bytes of a record's headers section (count varint, then each key and value with its length)."""
+    size = varint_size(len(headers))
+    for hkey, hval in headers:
+        klen = len(hkey.encode("utf-8")) if isinstance(hkey, str) else len(hkey)
+        size += varint_size(klen) + klen
+        if hval is None:
+            size += 1
+        else:
+            size += varint_size(len(hval)) + len(hval)
+    return size
+
+
+def tail_size(key: bytes | None, value_size: int, headers) -> int:
+    """A record's tail (``RecordArrays.tail_sizes``) from its decoded fields; -1 when a header key was not
+    UTF-8 (decoded with replacement characters, as the C loop's check finds)."""
+    if headers and any("\ufffd" in k for k, _ in headers):
+        return -1
+    size = 1 if key is None else varint_size(len(key)) + len(key)
+    size += 1 if value_size < 0 else varint_size(value_size) + value_size
+    return size + (headers_size(headers) if headers else 1)
 
 
 _P1, _P2, _P3, _P4, _P5 = (11400714785074694791, 14029467366897019727, 1609587929392839161,

@@ -40,7 +40,8 @@ from monitor.kafka.record.v2 import (
     CODEC_MASK, CONTROL_MASK, CRC_START, DELETE_HORIZON_MASK, HEADER, HEADER_SIZE, LOG_OVERHEAD,
     TIMESTAMP_TYPE_MASK, TRANSACTIONAL_MASK,
 )
-from monitor.kafka.record.varint import encode_varint
+from monitor.kafka.record.arrays import headers_size as _headers_size
+from monitor.kafka.record.varint import encode_varint, varint_size, varint_tail
 
 EMPTY_BATCH_SIZE = HEADER_SIZE  # DefaultRecordBatch.RECORD_BATCH_OVERHEAD: writeEmptyHeader writes no record
 NO_TIMESTAMP = -1
@@ -72,22 +73,6 @@ def _varint(value: int) -> bytes:
     return _ONE_OR_TWO_BYTES[z] if z < 0x4000 else encode_varint(value)
 
 
-def varint_size(value: int) -> int:
-    """Bytes of ``value`` as a zigzag varint/varlong (``ByteUtils.sizeOfVarlong``)."""
-    z = ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
-    return 1 if z < 0x80 else (z.bit_length() + 6) // 7
-
-
-def _headers_size(headers) -> int:
-    size = varint_size(len(headers))
-    for hkey, hval in headers:
-        klen = len(hkey.encode("utf-8")) if isinstance(hkey, str) else len(hkey)
-        size += varint_size(klen) + klen
-        if hval is None:
-            size += 1
-        else:
-            size += varint_size(len(hval)) + len(hval)
-    return size
 
 
 def _body_size(offset_delta: int, timestamp_delta: int, key_size: int, value_size: int, headers) -> int:
@@ -212,14 +197,46 @@ def compress_like_kafka(codec: int, data: bytes) -> bytes:
     raise ValueError(f"unknown compression codec id {codec}")
 
 
-def _base_timestamp(batch, records, delete_horizon_ms) -> tuple[int, bool]:
+def base_timestamp(batch, first_kept_timestamp: int, delete_horizon_ms) -> tuple[int, bool]:
     """The rebuilt batch's base timestamp and whether it is a horizon. A batch that has a horizon keeps
-    it (``filterTo``: ``batch.deleteHorizonMs().orElse(NO_TIMESTAMP)``; only an unstamped batch is stamped)."""
+    it (``filterTo``: ``batch.deleteHorizonMs().orElse(NO_TIMESTAMP)``; only an unstamped batch is stamped);
+    else the new stamp, else the first kept record's timestamp (``MemoryRecordsBuilder``: the first
+    appended record's)."""
     if batch.has_delete_horizon:
         return batch.base_timestamp, True
     if delete_horizon_ms is not None:
         return delete_horizon_ms, True
-    return records[0].timestamp, False  # MemoryRecordsBuilder: the first appended record's timestamp
+    return first_kept_timestamp, False
+
+
+def _base_timestamp(batch, records, delete_horizon_ms) -> tuple[int, bool]:
+    return base_timestamp(batch, records[0].timestamp, delete_horizon_ms)
+
+
+def splice_records(data: bytes, keep, offsets, timestamps, tails, base_offset: int, base_ts: int) -> bytes | None:
+    """The uncompressed records section a clean writes, spliced from the batch's decompressed section
+    ``data`` without decoding a record: each kept record's tail (``RecordArrays.tail_sizes``: key, value,
+    headers) copied behind its new length varint, attributes and deltas; ``keep`` a flag per record (None:
+    all). None when a kept record's tail is not a copy (-1). The same bytes as ``encode_records``."""
+    out = []
+    add = out.append
+    pos = 0
+    for i, (offset, ts, tail) in enumerate(zip(offsets, timestamps, tails)):
+        b = data[pos]
+        if b < 0x80:
+            length, body = (b >> 1) ^ -(b & 1), pos + 1
+        else:
+            length, body = varint_tail(data, pos + 1, b)
+        pos = body + length
+        if keep is not None and not keep[i]:
+            continue
+        if tail < 0:
+            return None
+        head = b"\x00" + _varint(ts - base_ts) + _varint(offset - base_offset)
+        add(_varint(len(head) + tail))
+        add(head)
+        add(data[pos - tail:pos])
+    return b"".join(out)
 
 
 def _unchanged(batch, records, delete_horizon_ms, last_offset_delta) -> bool:
@@ -297,5 +314,5 @@ def _header(base_offset, last_offset_delta, size, leader_epoch, attributes, base
     return bytes(head) + section
 
 
-__all__ = ["EMPTY_BATCH_SIZE", "compress_like_kafka", "encode_record", "encode_records", "record_size",
+__all__ = ["EMPTY_BATCH_SIZE", "base_timestamp", "compress_like_kafka", "splice_records", "encode_record", "encode_records", "record_size",
            "records_size", "retained_batch", "retained_batch_size", "varint_size"]

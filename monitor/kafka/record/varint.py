@@ -46,3 +46,9 @@ def encode_varint(value: int) -> bytes:
         n >>= 7
     out.append(n)
     return bytes(out)
+
+
+def varint_size(value: int) -> int:
+    """Bytes of ``value`` as a zigzag varint/varlong (``ByteUtils.sizeOfVarlong``)."""
+    z = ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
+    return 1 if z < 0x80 else (z.bit_length() + 6) // 7

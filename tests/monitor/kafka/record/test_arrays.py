@@ -91,3 +91,49 @@ def test_c_arrays_fail_where_the_column_loop_fails(tmp_path, seed):
         offsets, timestamps, keys, vsizes, _ = _unpack(arr)
         assert (offsets, timestamps, keys) == (cols[0], cols[1], cols[2])
         assert vsizes == [max(v, -1) for v in cols[3]]
+
+
+def test_tail_sizes_are_the_bytes_a_clean_copies(record_gallery):
+    """Every magic-2 batch of the corpus: each record's tail (key length varint to its end) is the
+    record's size less its length varint, attributes and two deltas, read from the bytes with the
+    Python varint reader (not the C loop), and the Python way to the arrays gives the same tails."""
+    from monitor.kafka.record.codecs import decompress
+    from monitor.kafka.record.varint import read_varint
+
+    n = 0
+    for name, seg in record_gallery.items():
+        if name in READER_GAPS:
+            continue
+        for batch, arr in SegmentReader(seg.path).decoded(arrays=True):
+            if batch.magic < 2:
+                continue
+            data = decompress(batch.codec, batch._body) if batch.codec else bytes(batch._body)
+            want, pos = [], 0
+            for _ in range(batch.records_count):
+                length, body = read_varint(data, pos)
+                _ts, p = read_varint(data, body + 1)
+                _off, p = read_varint(data, p)
+                want.append(body + length - p)
+                pos = body + length
+            if v2._c_decode_arrays is not None:
+                assert list(array("i", arr.tail_sizes)) == want, seg.path
+            assert list(array("i", RecordArrays.from_columns(batch.columns()).tail_sizes)) == want, seg.path
+            n += len(want)
+    assert n > 100
+
+
+@pytest.mark.skipif(v2._c_decode_arrays is None and not os.environ.get("CI"), reason="the C decoder was not built here")
+def test_a_header_key_that_is_not_utf8_has_no_tail_to_copy():
+    """Kafka re-encodes the String it decoded from such a key: the tail is -1 (sized through the records)
+    from the C loop and from the Python way alike; a UTF-8 key beyond ASCII keeps its tail."""
+    from monitor.kafka.record.encode import encode_record
+
+    for hkey, bad in ((b"\xff\xfe", True), ("é".encode(), False), (b"plain", False)):
+        rec = encode_record(0, 0, b"k", b"v", [(hkey, b"x")])
+        arr = RecordArrays(*v2._c_decode_arrays(rec, 1, 0, 0, 0, False))
+        cols = v2.RecordColumns(rec)
+        (cols.offsets, cols.timestamps, cols.keys, cols.value_sizes, cols.value_positions,
+         cols.headers) = v2._c_decode_columns(rec, 1, 0, 0, 0, False)
+        tail = len(rec) - 4  # length, attributes and the two one-byte deltas
+        assert list(array("i", arr.tail_sizes)) == list(array("i", RecordArrays.from_columns(cols).tail_sizes)) \
+            == [-1 if bad else tail]

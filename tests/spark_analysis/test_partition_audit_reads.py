@@ -1,0 +1,88 @@
+"""The audit reads a partition's records once: the record pass that folds the keys also feeds the
+cleaner simulation's first pass (``nextclean.Projector``), whose second pass walks the batch headers.
+Counted with an opener that tallies the bytes each file hands out, on segments with overwrites,
+tombstones, compressed batches and a transaction; the projection is the one ``project_partition``
+counts reading the files for itself."""
+
+from __future__ import annotations
+
+import io
+import random
+
+import pyarrow as pa
+
+from monitor.kafka.record.v2 import HEADER_SIZE
+from monitor.model.nextclean import project_partition
+from monitor.model.topicconfig import TopicConfig
+from monitor.model.transactions import aborted_transactions
+from recordfixtures import Rec, T0, control, v2, write
+from spark_analysis.partition_audit import PartitionTask, audit_partition, bounds_for, scan_headers
+from spark_analysis.rows import rows_of
+
+DAY = 86_400_000
+
+
+class _Counted(io.FileIO):
+    """A file that adds the bytes it hands out to ``tally[name]``."""
+
+    def __init__(self, name, tally):
+        super().__init__(name, "rb")
+        self.tally = tally
+
+    def read(self, n=-1):
+        data = super().read(n)
+        self.tally[self.name] = self.tally.get(self.name, 0) + len(data)
+        return data
+
+    def readinto(self, buf):
+        n = super().readinto(buf)
+        self.tally[self.name] = self.tally.get(self.name, 0) + (n or 0)
+        return n
+
+
+def _segments(tmp_path):
+    rnd = random.Random(4)
+    files, off, batches_in = [], 0, {}
+    for s in range(4):
+        seg = []
+        for _ in range(12):
+            recs = [Rec(off + j, T0 + off + j, f"k{rnd.randrange(50)}".encode(),
+                        None if rnd.random() < 0.15 else b"value-" * rnd.randint(1, 40)) for j in range(rnd.randint(2, 20))]
+            seg.append(v2(recs, rnd.choice(["none", "none", "lz4", "gzip"])))
+            off += len(recs)
+        if s == 1:  # a committed transaction
+            seg.append(v2([Rec(off, T0 + off, b"t", b"1")], producer_id=3, producer_epoch=0, base_sequence=0,
+                          transactional=True))
+            seg.append(control(off + 1, "COMMIT", 3, 0, T0 + off))
+            off += 2
+        path = tmp_path / "t-0" / f"{seg[0].records[0].offset:020d}.log"
+        write(path, seg)
+        files.append((str(path), path.stat().st_size))
+        batches_in[str(path)] = len(seg)
+    return files, batches_in
+
+
+def test_the_audit_reads_each_segments_records_once(tmp_path):
+    files, batches_in = _segments(tmp_path)
+    cfg = TopicConfig.from_strings({"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01"})
+    now = T0 + 3 * DAY
+    tally: dict = {}
+    task = PartitionTask("t", 0, files, cfg, now)
+    table = pa.Table.from_batches(list(audit_partition(task, lambda u: _Counted(u, tally))))
+    [facts] = rows_of(table, "facts")
+    assert facts["projection_unknown_reason"] is None and facts["batches_rewritten"] > 0
+    for uri, size in files:
+        # the record pass reads the file once; the header scan and the projection's second pass read
+        # each batch's header (and a marker's record); nothing reads the records a second time
+        assert tally[uri] <= size + 2 * batches_in[uri] * (HEADER_SIZE + 64), (uri, tally[uri], size)
+
+    # the figures are those of the projection reading the files for itself
+    scan = scan_headers(files, lambda u: open(u, "rb"))
+    st, upper = bounds_for("t", 0, scan.summaries, cfg, now, None, None)
+    own = project_partition(files, lambda u: open(u, "rb"), first_dirty=st.first_dirty_offset, upper=upper,
+                            log_start=st.log_start_offset, now_ms=now, delete_retention_ms=cfg.delete_retention_ms,
+                            aborted=aborted_transactions(scan.summaries, st.first_dirty_offset),
+                            last_records=scan.producers.last_records(now), name="t-0")
+    assert (facts["next_clean_bytes"], facts["settled_bytes"], facts["batches_rewritten"], facts["batches_dropped"]) \
+        == (own.next_clean_bytes, own.settled_bytes, own.batches_rewritten, own.batches_dropped)
+    assert own.next_clean_bytes < own.log_bytes
