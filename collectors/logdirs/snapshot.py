@@ -32,7 +32,7 @@ DUPLICATE = "duplicate_dirs"
 UNKNOWN_REASONS = (CHANGING, "unreadable_file", "checkpoint_entry", "read_error", DUPLICATE)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PartitionReport:
     log_dir: str
     state: PartitionState

@@ -46,7 +46,7 @@ KAFKA_OWN_DIRS = ("remote-log-index-cache",)  # RemoteIndexCache.DIR_NAME: LogMa
 NOT_LIVE = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)\.(?P<id>[0-9a-zA-Z_-]+)-(?P<kind>delete|future|stray)$")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Segment:
     """One segment: its base offset and the files that exist for it. Sizes are the ``.log`` file's."""
 
@@ -94,7 +94,7 @@ def leftover_kind(name: str) -> str | None:
     return None
 
 
-@dataclass
+@dataclass(slots=True)
 class PartitionDir:
     topic: str
     partition: int

@@ -38,7 +38,7 @@ DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 DEFAULT_MAX_KEYS = 1_000_000
 
 
-@dataclass
+@dataclass(slots=True)
 class ActiveKeys:
     path: str
     base_offset: int
