@@ -41,6 +41,7 @@ class PartitionCollector(StoreCollector):
              M.T_CAUSE, M.T_UNHEALTHY, M.P_STATE_UNKNOWN, M.LOG_DIR_RELISTS, M.LOG_DIR_STATE_CACHE_UP,
              M.LOG_DIR_STATE_CACHE_RESTORED,
              M.P_DETAIL_PENDING, M.LOG_DIR_READ_BYTES, M.LOG_DIR_PENDING_BYTES, M.LOG_DIR_IO_BUDGET,
+             M.LOG_DIR_ACTIVE_KEYS_BYTES, M.LOG_DIR_ACTIVE_KEYS_OVER_BUDGET,
              M.P_NEXT_CLEAN, M.P_NEXT_CLEAN_END, M.P_NEXT_CLEAN_LATE, M.P_NEXT_CLEAN_UNKNOWN,
              M.BROKER_BACKLOG_DRAIN, M.BROKER_BACKLOG_DRAIN_UNKNOWN)
 
@@ -70,6 +71,8 @@ class PartitionCollector(StoreCollector):
                 fams[M.LOG_DIR_PENDING_BYTES].add_metric(lb0, io.pending_bytes)
                 if io.budget_bytes_per_second is not None:
                     fams[M.LOG_DIR_IO_BUDGET].add_metric(lb0, io.budget_bytes_per_second)
+                fams[M.LOG_DIR_ACTIVE_KEYS_BYTES].add_metric(lb0, io.active_keys_bytes)
+                fams[M.LOG_DIR_ACTIVE_KEYS_OVER_BUDGET].add_metric(lb0, io.active_keys_over_budget)
             for d in ld.snapshot.log_dirs:
                 fams[M.LOG_DIR_UP].add_metric(lb0 + [d], 0.0 if d in ld.snapshot.down else 1.0)
                 if d in ld.snapshot.down:
@@ -294,5 +297,6 @@ def _active_segment(add, rep, cause, now: float) -> None:
         add(M.P_ACTIVE_DUP_RECORDS, k.duplicate_records)
         add(M.P_ACTIVE_DUP_BYTES, k.duplicate_bytes)
     else:
-        why = "not_read" if k is None else "over_bound" if k.over_bound else "read_fault"
+        why = ("not_read" if k is None else "over_budget" if k.over_budget else "over_bound" if k.over_bound
+               else "read_fault")
         add(M.P_ACTIVE_DUP_UNKNOWN, 1.0, reason=why)

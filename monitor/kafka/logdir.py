@@ -33,6 +33,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -145,7 +146,9 @@ def parse_partition_dir_name(name: str) -> tuple[str, int] | None:
     if NOT_LIVE.fullmatch(name):
         return None
     p = partition_name(name)
-    return (p.topic, p.partition) if p is not None else None
+    # interned: a topic's name is parsed from each of its partition folders at every listing and kept in
+    # every listing, summary key and report; one string per topic, not one per partition and refresh (issue 43)
+    return (sys.intern(p.topic), p.partition) if p is not None else None
 
 
 def unrecognised_reason(name: str) -> str:
