@@ -45,6 +45,10 @@ class PartitionCollector(StoreCollector):
              M.P_NEXT_CLEAN, M.P_NEXT_CLEAN_END, M.P_NEXT_CLEAN_LATE, M.P_NEXT_CLEAN_UNKNOWN,
              M.BROKER_BACKLOG_DRAIN, M.BROKER_BACKLOG_DRAIN_UNKNOWN)
 
+    # families with no HELP/TYPE on a page without their series: the key-set budget's (issue 43) have series only
+    # where records are read after headers (the serving collector), and a page of collect --once stays as it was
+    only_with_samples = frozenset((M.LOG_DIR_ACTIVE_KEYS_BYTES, M.LOG_DIR_ACTIVE_KEYS_OVER_BUDGET))
+
     def _collect(self, facts: Facts):
         fams = families(self.names)
         seen = set()  # one info series per (cluster, topic), whichever broker's log dirs hold it (both infos)
@@ -97,7 +101,7 @@ class PartitionCollector(StoreCollector):
             for topic, t in sorted(topics.items()):
                 t.emit(fams, lb0 + [topic])
             _drain(fams, ld.queue, lb0)
-        yield from fams.values()
+        yield from (f for n, f in fams.items() if f.samples or n not in self.only_with_samples)
 
     @staticmethod
     def _topic_infos(fams, ld: LogDirFacts, seen: set) -> None:
