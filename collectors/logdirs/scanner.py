@@ -54,8 +54,8 @@ from collectors.logdirs.detail import detail_priority, read_details, slice_secon
 from collectors.logdirs.snapshot import (CHANGING, DUPLICATE, LogDirSnapshot, PartitionKey, PartitionReport, ReadIo,
                                         Undecided)
 from monitor.fileio.iobudget import IoBudget
-from monitor.model.activekeys import (DEFAULT_BUDGET_BYTES, DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, ActiveKeys,
-                                      over_budget_reason, tally)
+from monitor.model.activekeys import (DEFAULT_BUDGET_BYTES, DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, KEY_BYTES,
+                                      KEYS_BOUND, ActiveKeys, over_budget_reason, tally)
 from monitor.verdicts.facts import WriteRate
 from monitor.kafka.checkpoint import describe_entry_problem, entry_problem
 from monitor.model.diskspace import CleanNeed, LogDirSpace, largest_clean_group, most_needed
@@ -586,16 +586,24 @@ class LogDirScanner:
         previous = self._active_keys.get(key) or self._reader.restored_keys.pop(str(seg.log), None)
         before = None if previous is None else (previous.end_position, previous.over_bound, previous.tail_crc)
         self.active_keys_held -= self._key_held.pop(key, 0)  # counted again below as it is now
+        # the keys this tally may hold: its own bound, or what is left of the budget if less, so the tally stops
+        # there rather than holding a whole segment's keys before the budget is checked
+        room = max(self.active_key_budget_bytes - self.active_keys_held, 0) // KEY_BYTES
+        max_keys = min(self.active_key_max_keys, room)
+        was_over = previous is not None and previous.over_bound is not None
         try:
             k = tally(seg.log, seg.base_offset, previous, max_bytes=self.active_key_max_bytes,
-                      max_keys=self.active_key_max_keys, count=self._count_active)
+                      max_keys=max_keys, count=self._count_active)
         except OSError:
             self._active_keys.pop(key, None)
             return None
         held = k.held_bytes
-        if held and self.active_keys_held + held > self.active_key_budget_bytes:
+        stopped_by_room = (not (was_over and k is previous) and max_keys < self.active_key_max_keys
+                           and k.over_bound is not None and k.over_bound.endswith(KEYS_BOUND))
+        if stopped_by_room or (held and self.active_keys_held + held > self.active_key_budget_bytes):
             # past the broker's budget: this one's counts are unknown (and stay so for this file, as any bound hit)
-            k.over_bound = over_budget_reason(self.active_keys_held + held, self.active_key_budget_bytes)
+            k.over_bound = over_budget_reason(self.active_keys_held + max(held, (max_keys + 1) * KEY_BYTES),
+                                              self.active_key_budget_bytes)
             k._latest.clear()
             held = 0
         self._key_held[key] = held

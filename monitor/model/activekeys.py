@@ -43,6 +43,7 @@ DEFAULT_MAX_KEYS = 1_000_000
 KEY_BYTES = 100
 DEFAULT_BUDGET_BYTES = 64 * 1024 * 1024
 OVER_BUDGET = "the active segments' key sets would hold"  # how an over_bound set by the budget begins
+KEYS_BOUND = "distinct keys in the active segment"  # how an over_bound set by max_keys ends
 
 
 def over_budget_reason(held: int, budget: int) -> str:
@@ -133,7 +134,7 @@ def tally(path: str | Path, base_offset: int, previous: ActiveKeys | None = None
                     k.duplicate_bytes += before
                 latest[h] = ks + max(vs, 0)
             if len(latest) > max_keys:
-                k.over_bound = f"more than {max_keys} distinct keys in the active segment"
+                k.over_bound = f"more than {max_keys} {KEYS_BOUND}"
                 latest.clear()
                 if count is not None:
                     count(reader.bytes_read)

@@ -70,3 +70,12 @@ def test_a_partition_over_the_budget_is_unknown_with_the_reason_and_counted(tmp_
     held = _one(page, "log_dir_active_keys_bytes")
     assert held == (PARTITIONS - 1) * KEYS * KEY_BYTES <= budget
     assert _one(page, "log_dir_active_keys_over_budget_partitions") == 1
+
+
+def test_a_budget_smaller_than_one_segments_keys_stops_each_tally_there_and_holds_none(tmp_path):
+    page = _page(tmp_path, KEYS * KEY_BYTES // 4)  # room for a quarter of one partition's keys: the tally stops there
+    unknown = _by_partition(page, "partition_active_segment_duplicates_unknown")
+    assert unknown == {str(p): (1.0, "over_budget") for p in range(PARTITIONS)}
+    assert _by_partition(page, "partition_active_segment_duplicate_records") == {}
+    assert _one(page, "log_dir_active_keys_bytes") == 0
+    assert _one(page, "log_dir_active_keys_over_budget_partitions") == PARTITIONS
