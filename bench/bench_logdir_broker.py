@@ -46,6 +46,9 @@ from monitor.fileio import strictjson
 
 PREFIX = "kafka_compaction_"
 INDEX_BYTES = 10 * 1024 * 1024  # segment.index.bytes: the active segment's preallocated indexes
+# issue 43's memory target: peak RSS <= 200 MiB at 20,000 partitions, i.e. <= 8 KB a partition above the interpreter
+# (a collect of a one-partition log dir: Python, its imports, the HTTP server)
+RSS_TARGET_KB_PER_PARTITION = 8
 TOPIC, PARTITION = re.compile(r'[{,]topic="([^"]*)"'), re.compile(r'[{,]partition="(\d+)"')
 
 
@@ -274,8 +277,9 @@ def _budget(port: int, pid: int, seconds: float):
             "counter_bytes_per_second": (after[1] - counter[1]) / dt, "header_debt_paid_s": debt_s}
 
 
-def baseline(root: Path) -> int:
-    """``rchar`` of a collect on a one-partition log dir at its first page: Python's imports, not the log."""
+def baseline(root: Path) -> tuple[int, float]:
+    """(``rchar``, peak RSS in MB) of a collect on a one-partition log dir at its first page: Python's imports
+    and the interpreter, not the log."""
     d = root / "baseline"
     d.mkdir()
     pd = d / "orders-0"
@@ -283,7 +287,7 @@ def baseline(root: Path) -> int:
     (pd / f"{0:020d}.log").write_bytes(template())
     (d / "cleaner-offset-checkpoint").write_text("0\n1\norders 0 0\n")
     r = run_collect(d, root / "baseline-state", 1, 300)
-    return r.get("rchar", 0)
+    return r.get("rchar", 0), r.get("hwm_mb", 0.0)
 
 
 def main(args) -> int:
@@ -293,7 +297,7 @@ def main(args) -> int:
         t = time.perf_counter()
         d, total, active = make_log_dir(root, args.gb, args.partitions, args.segments)
         log(f"{total / 1e9:.2f} GB of .log in {time.perf_counter() - t:.0f} s")
-        base = baseline(root)
+        base, base_hwm = baseline(root)
         drop_pages(d)
         log("reference: a plain full read ...")
         ref = reference(d)
@@ -308,7 +312,8 @@ def main(args) -> int:
         warm = run_collect(d, state, args.partitions, args.timeout, io_budget=args.io_budget,
                            detail_wait=args.detail_wait)
         res = {"gb": args.gb, "partitions": args.partitions, "segments_per_partition": args.segments + 1,
-               "log_bytes": total, "active_segment_bytes": active, "baseline_rchar": base, "reference": ref, "cold": cold, "restart": warm,
+               "log_bytes": total, "active_segment_bytes": active, "baseline_rchar": base, "baseline_hwm_mb": base_hwm,
+               "reference": ref, "cold": cold, "restart": warm,
                "cache_bytes": cache_bytes, "budget_seconds": args.budget_seconds,
                "io_budget": args.io_budget}
         for name, r in (("cold", cold), ("restart", warm)):
@@ -316,6 +321,8 @@ def main(args) -> int:
                 r["read_per_log_byte"] = (r["rchar"] - base) / total
                 r["read_vs_reference"] = (r["rchar"] - base) / ref["rchar"]
                 r["rss_vs_reference"] = r["hwm_mb"] / ref["max_rss_mb"]
+                r["rss_kb_per_partition"] = (r["hwm_mb"] - base_hwm) * 1024 / args.partitions
+                r["rss_target_met"] = r["rss_kb_per_partition"] <= RSS_TARGET_KB_PER_PARTITION
             if isinstance(r.get("first_complete_page_s"), float):
                 r["page_vs_reference_read"] = r["first_complete_page_s"] / ref["wall_s"]
         OUT.mkdir(exist_ok=True)
@@ -344,6 +351,10 @@ def _print(res: dict) -> None:
               f"({r['read_vs_reference']:.4f}x the reference); peak RSS {r['hwm_mb']:.0f} MB "
               f"({r['rss_vs_reference']:.2f}x); restored segments {r['restored_segments']}; "
               f"detail complete: {r['detail_complete_s']}")
+        print(f"  peak RSS above the interpreter ({res['baseline_hwm_mb']:.0f} MB): {r['rss_kb_per_partition']:.1f} KB a "
+              f"partition, {r['rss_kb_per_partition'] * 20_000 / 1024 + res['baseline_hwm_mb']:.0f} MB at 20,000 "
+              f"partitions: {'within' if r['rss_target_met'] else 'EXCEEDS'} the target of "
+              f"{RSS_TARGET_KB_PER_PARTITION} KB a partition (200 MiB at 20,000)")
         hdr, det = r.get("header_bytes_at_first_page"), r.get("detail_bytes_at_first_page")
         if hdr is not None:
             print(f"  by the collector's own count at that page: header pass {hdr / res['log_bytes']:.4f} bytes per "

@@ -120,6 +120,8 @@ def _exposition_flags(cfg, args: argparse.Namespace):
         changes["granularity"] = args.granularity
     if getattr(args, "io_budget", None) is not None:  # over the file's, for every broker without its own
         changes["io_budget_bytes_per_second"] = args.io_budget
+    if getattr(args, "active_keys_budget", None) is not None:  # over the file's timeouts.active_segment_keys_budget_bytes
+        changes["timeouts"] = replace(cfg.timeouts, active_segment_keys_budget_bytes=int(args.active_keys_budget))
     for key in ("topics_allow", "topics_deny"):
         given = getattr(args, key)
         if given:

@@ -14,6 +14,7 @@ from typing import Callable
 from cli import flags
 from cli.oneshot import FAULT_EXIT, NOT_A_FAULT
 from cli.parsing import add_bootstrap, add_format, add_log_dirs, example, leaf
+from monitor.model.activekeys import DEFAULT_BUDGET_BYTES
 from monitor.settings.roles import HELP as ROLE_HELP
 from monitor.settings.roles import ROLES
 
@@ -153,6 +154,12 @@ def add_collect(sub, handler: Callable) -> None:
                         "20 MiB/s: monitor.fileio.iobudget says why; 0: unlimited). Serving, every partition's "
                         "ratio and cause come from batch headers first, records at this pace after; --once "
                         "reads every record before it prints, at this pace")
+    c.add_argument("--active-keys-budget", type=flags.byte_count, metavar="BYTES",
+                   help="memory all of a broker's active segments' key sets may hold together, over the config's "
+                        f"timeouts.active_segment_keys_budget_bytes (default: {DEFAULT_BUDGET_BYTES}, "
+                        f"{DEFAULT_BUDGET_BYTES // 2**20} MiB: "
+                        "monitor.model.activekeys says why); a partition past it has its active segment's "
+                        "duplicates unknown, reason over_budget")
     c.add_argument("--topics-allow", action="append", metavar="REGEX",
                    help="export only topics whose whole name matches (repeatable; default: every topic)")
     c.add_argument("--topics-deny", action="append", metavar="REGEX",

@@ -182,7 +182,8 @@ def scanner_source(config: Config, store: Store, cluster: ClusterConfig, b: Brok
                             transaction_max_timeout=_transaction_max_timeout(cluster, store, admin_name),
                             leader_lso=_leader_lso(store, admin_name), broker_id=label,
                             active_key_max_bytes=to.active_segment_key_read_bytes,
-                            active_key_max_keys=to.active_segment_max_keys, say_faults=True, node=node,
+                            active_key_max_keys=to.active_segment_max_keys,
+                            active_key_budget_bytes=to.active_segment_keys_budget_bytes, say_faults=True, node=node,
                             state=SummaryState(state_dir, cache_name(cluster.name, label, b.log_dirs))
                             if state_dir and label is not None else None,
                             headers_first=headers_first, io_budget=IoBudget(config.io_budget_for(b)),

@@ -55,7 +55,8 @@ from collectors.logdirs.detail import detail_priority, read_details, slice_secon
 from collectors.logdirs.snapshot import (CHANGING, DUPLICATE, LogDirSnapshot, PartitionKey, PartitionReport, ReadIo,
                                         Undecided)
 from monitor.fileio.iobudget import IoBudget
-from monitor.model.activekeys import DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, ActiveKeys, tally
+from monitor.model.activekeys import (DEFAULT_BUDGET_BYTES, DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, KEY_BYTES,
+                                      KEYS_BOUND, ActiveKeys, over_budget_reason, tally)
 from monitor.verdicts.facts import WriteRate
 from monitor.kafka.checkpoint import describe_entry_problem, entry_problem, read_checkpoint
 from monitor.model.diskspace import CleanNeed, LogDirSpace, largest_clean_group, most_needed
@@ -185,6 +186,9 @@ class _Pass:
     queue: list = field(default_factory=list)  # (priority, key, segment paths) whose records are pending
     listed: set = field(default_factory=set)  # the partition folders whose listing was settled or held
     cleaner_entries: dict = field(default_factory=dict)  # partition -> its cleaner checkpoint entry as last read
+    # (topic, known compacted) -> its EffectiveConfig: looked up once a topic in a pass, so its partitions share one
+    # config and its sources rather than a copy each (issue 43: ~700 B a partition)
+    configs: dict = field(default_factory=dict)
 
 
 class LogDirScanner:
@@ -200,6 +204,7 @@ class LogDirScanner:
                  leader_lso: LeaderLsoLookup = no_leader_lso, broker_id: str | None = None,
                  statvfs: Callable[[str], os.statvfs_result] = os.statvfs,
                  active_key_max_bytes: int = DEFAULT_MAX_BYTES, active_key_max_keys: int = DEFAULT_MAX_KEYS,
+                 active_key_budget_bytes: int = DEFAULT_BUDGET_BYTES,
                  notify: Callable[[str], None] = log.warning, say_faults: bool = False, node=ANY,
                  list_undecided: bool = False, state=None, headers_first: bool = False,
                  io_budget: IoBudget | None = None, progress: Callable[[ScanProgress], None] | None = None,
@@ -223,6 +228,10 @@ class LogDirScanner:
         self.statvfs = statvfs  # the free-space check's one system call (a test injects a failing one)
         self.active_key_max_bytes, self.active_key_max_keys = active_key_max_bytes, active_key_max_keys
         self._active_keys: dict[PartitionKey, ActiveKeys] = {}
+        # the budget of all active segments' key sets together (ActiveKeys.held_bytes), and what each holds as counted
+        self.active_key_budget_bytes = active_key_budget_bytes
+        self._key_held: dict[PartitionKey, int] = {}
+        self.active_keys_held = 0
         self.log_dirs = one_each(log_dirs)  # as configured: any path, resolved at each refresh (logdir_paths)
         self.node = node  # with several brokers under the paths, the one whose log dirs this scanner reads
         self.list_undecided = list_undecided  # logdir: also the partitions not known to be compacted or not
@@ -367,7 +376,10 @@ class LogDirScanner:
         if part.topic in NOT_CLEANED_BY_LOG_CLEANER or not (part.segments or part.unreadable or part.leftovers):
             return  # (a partition whose only segment cannot be read is a fault, not empty; one whose
             # segments are all mid-swap has only leftovers)
-        found = self.config_lookup(part.topic, key in self._known_compacted)
+        asked = (part.topic, key in self._known_compacted)
+        found = r.configs.get(asked)
+        if found is None:
+            found = r.configs[asked] = self.config_lookup(*asked)
         if not found.config.compacted and not self.include_all:
             if self.list_undecided and found.sources.get("cleanup.policy") in (DEFAULT, UNKNOWN):
                 r.undecided[key] = undecided_partition(d, part, found)
@@ -490,6 +502,7 @@ class LogDirScanner:
                 r.dir_errors[f"{sp.log_dir} (free space)"] = sp.error
         for k in [k for k, v in self._active_keys.items() if v.path not in r.seen_paths]:
             del self._active_keys[k]  # rolled, deleted or moved: its key state goes
+            self.active_keys_held -= self._key_held.pop(k, 0)
         if self.say_faults:  # churn (CHANGING) is counted, not said; a duplicate is said above already
             r.named.update({f"{t}-{p} (fault)": f"{t}-{p}: {why}" for (t, p), why in r.part_errors.items()
                             if r.unknown.get((t, p)) not in (CHANGING, DUPLICATE)})
@@ -529,7 +542,8 @@ class LogDirScanner:
 
     def _io(self) -> ReadIo:
         r = self._reader
-        return ReadIo(r.header_bytes, r.detail_bytes, r.pending_bytes(), r.budget.rate)
+        return ReadIo(r.header_bytes, r.detail_bytes, r.pending_bytes(), r.budget.rate, self.active_keys_held,
+                      sum(k.over_budget for k in self._active_keys.values()))
 
     def _one_folder_per_partition(self, reports: list, part_errors: dict, named: dict, held: dict,
                                   unknown: dict) -> list:
@@ -593,12 +607,29 @@ class LogDirScanner:
         refresh reads the new active segment). Its bytes are counted in ``active_key_bytes``."""
         previous = self._active_keys.get(key) or self._reader.restored_keys.pop(str(seg.log), None)
         before = None if previous is None else (previous.end_position, previous.over_bound, previous.tail_crc)
+        self.active_keys_held -= self._key_held.pop(key, 0)  # counted again below as it is now
+        # the keys this tally may hold: its own bound, or what is left of the budget if less, so the tally stops
+        # there rather than holding a whole segment's keys before the budget is checked
+        room = max(self.active_key_budget_bytes - self.active_keys_held, 0) // KEY_BYTES
+        max_keys = min(self.active_key_max_keys, room)
+        was_over = previous is not None and previous.over_bound is not None
         try:
             k = tally(seg.log, seg.base_offset, previous, max_bytes=self.active_key_max_bytes,
-                      max_keys=self.active_key_max_keys, count=self._count_active)
+                      max_keys=max_keys, count=self._count_active)
         except OSError:
             self._active_keys.pop(key, None)
             return None
+        held = k.held_bytes
+        stopped_by_room = (not (was_over and k is previous) and max_keys < self.active_key_max_keys
+                           and k.over_bound is not None and k.over_bound.endswith(KEYS_BOUND))
+        if stopped_by_room or (held and self.active_keys_held + held > self.active_key_budget_bytes):
+            # past the broker's budget: this one's counts are unknown (and stay so for this file, as any bound hit)
+            k.over_bound = over_budget_reason(self.active_keys_held + max(held, (max_keys + 1) * KEY_BYTES),
+                                              self.active_key_budget_bytes)
+            k._latest.clear()
+            held = 0
+        self._key_held[key] = held
+        self.active_keys_held += held
         if k is not previous or (k.end_position, k.over_bound, k.tail_crc) != before:
             self._reader.changed = True  # the cache holds the keys too (collectors.logdirs.summary_state)
         self._active_keys[key] = k

@@ -32,7 +32,7 @@ DUPLICATE = "duplicate_dirs"
 UNKNOWN_REASONS = (CHANGING, "unreadable_file", "checkpoint_entry", "read_error", DUPLICATE)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PartitionReport:
     log_dir: str
     state: PartitionState
@@ -104,6 +104,9 @@ class ReadIo:
     detail_bytes: int
     pending_bytes: int
     budget_bytes_per_second: float | None
+    # the active segments' key sets (monitor.model.activekeys): memory held, and partitions stopped by its budget
+    active_keys_bytes: int = 0
+    active_keys_over_budget: int = 0
 
 
 @dataclass(frozen=True)

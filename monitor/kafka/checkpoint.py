@@ -20,6 +20,7 @@ message quotes a short excerpt (``monitor.fileio.excerpt``), never the line whol
 from __future__ import annotations
 
 import io
+import sys
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -129,7 +130,7 @@ def read_checkpoint_stream(read: Callable[[int], bytes], file: str = "<checkpoin
             partition, offset = _java_int(part, 31), _java_int(off, 63)
         except ValueError:
             raise CheckpointError(file, i, f"partition or offset is not a number in {excerpt(line)}") from None
-        entries[(topic, partition)] = offset
+        entries[(sys.intern(topic), partition)] = offset  # one string per topic (issue 43)
         if lines_of is not None:
             lines_of[(topic, partition)] = i
     if found != expected:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,7 +47,7 @@ KAFKA_OWN_DIRS = ("remote-log-index-cache",)  # RemoteIndexCache.DIR_NAME: LogMa
 NOT_LIVE = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)\.(?P<id>[0-9a-zA-Z_-]+)-(?P<kind>delete|future|stray)$")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Segment:
     """One segment: its base offset and the files that exist for it. Sizes are the ``.log`` file's."""
 
@@ -94,7 +95,7 @@ def leftover_kind(name: str) -> str | None:
     return None
 
 
-@dataclass
+@dataclass(slots=True)
 class PartitionDir:
     topic: str
     partition: int
@@ -145,7 +146,9 @@ def parse_partition_dir_name(name: str) -> tuple[str, int] | None:
     if NOT_LIVE.fullmatch(name):
         return None
     p = partition_name(name)
-    return (p.topic, p.partition) if p is not None else None
+    # interned: a topic's name is parsed from each of its partition folders at every listing and kept in
+    # every listing, summary key and report; one string per topic, not one per partition and refresh (issue 43)
+    return (sys.intern(p.topic), p.partition) if p is not None else None
 
 
 def unrecognised_reason(name: str) -> str:

@@ -36,9 +36,22 @@ from monitor.model.tailcheck import intact, tail
 # of one active segment (the default segment.bytes is 1 GiB), 1,000,000 distinct keys (~100 MB of state at worst)
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 DEFAULT_MAX_KEYS = 1_000_000
+# What one distinct key held in a tally costs in memory (issue 43): its dict slot and index at a dict's fill (~40 B)
+# and two int objects (the 64-bit key hash, 32 B; the size, 28 B): ~100 B. A broker's active segments together may
+# hold DEFAULT_BUDGET_BYTES of them (timeouts.active_segment_keys_budget_bytes): 64 MiB, ~670,000 keys; a tally
+# that would take the total past it is stopped, its counts unknown (``over_budget``), never partial.
+KEY_BYTES = 100
+DEFAULT_BUDGET_BYTES = 64 * 1024 * 1024
+OVER_BUDGET = "the active segments' key sets would hold"  # how an over_bound set by the budget begins
+KEYS_BOUND = "distinct keys in the active segment"  # how an over_bound set by max_keys ends
 
 
-@dataclass
+def over_budget_reason(held: int, budget: int) -> str:
+    return (f"{OVER_BUDGET} {held} bytes with this one's, more than the {budget} byte budget "
+            "(timeouts.active_segment_keys_budget_bytes)")
+
+
+@dataclass(slots=True)
 class ActiveKeys:
     path: str
     base_offset: int
@@ -58,6 +71,16 @@ class ActiveKeys:
     @property
     def distinct_keys(self) -> int:
         return len(self._latest)
+
+    @property
+    def held_bytes(self) -> int:
+        """What its key set costs in memory, as the budget counts it (``KEY_BYTES`` a key)."""
+        return len(self._latest) * KEY_BYTES
+
+    @property
+    def over_budget(self) -> bool:
+        """Stopped by the broker's budget for all active segments' keys, not by this segment's own bounds."""
+        return self.over_bound is not None and self.over_bound.startswith(OVER_BUDGET)
 
     @property
     def known(self) -> bool:
@@ -111,7 +134,7 @@ def tally(path: str | Path, base_offset: int, previous: ActiveKeys | None = None
                     k.duplicate_bytes += before
                 latest[h] = ks + max(vs, 0)
             if len(latest) > max_keys:
-                k.over_bound = f"more than {max_keys} distinct keys in the active segment"
+                k.over_bound = f"more than {max_keys} {KEYS_BOUND}"
                 latest.clear()
                 if count is not None:
                     count(reader.bytes_read)

@@ -54,7 +54,7 @@ HELD_BY = ("active_segment", "min_compaction_lag", "last_stable_offset")
 CLEANABLE_RATIO_ABOVE_MIN = Comparison(">")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PartitionState:
     topic: str
     partition: int

@@ -26,7 +26,7 @@ from monitor.model.tailcheck import intact, tail
 from monitor.model.transactions import ABORT, ABORT_FIELDS, COMMIT, DATA, MAX_ABORTS_PER_SEGMENT, TxnEvent
 
 
-@dataclass
+@dataclass(slots=True)
 class SegmentSummary:
     path: str
     base_offset: int

@@ -286,6 +286,10 @@ class Timeouts:
     active_segment_max_keys: int = key("Distinct keys that read may hold; past it the counts are reported "
                                        "unknown.", activekeys.DEFAULT_MAX_KEYS,
                                        schema={"shape": "a whole number of keys, at least 1"})
+    active_segment_keys_budget_bytes: int = key(
+        "Memory all of a broker's active segments' key sets may hold together, in bytes (100 a distinct key); "
+        "a segment whose keys would take it past this is counted unknown (reason over_budget), never partial.",
+        activekeys.DEFAULT_BUDGET_BYTES)
 
 
 @dataclass(frozen=True)
