@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from monitor.model.topicconfig import NO_DECOMPRESSED_CAP
+
 BOOTSTRAP_PLACEHOLDER = "<bootstrap>"
 MORE_THREADS = "<up to twice the current>"  # log.cleaner.threads may at most double per change
 IO_MAX = "log.cleaner.io.max.bytes.per.second"
@@ -45,6 +47,12 @@ def raised_throttle(limit: float) -> float:
     return min(limit * 2, DOUBLE_MAX)
 
 
+def decompressed_limit_to_fit(record_bytes: int) -> int:
+    """A max.decompressed.message.bytes that lets the cleaner read a stored record of ``record_bytes``: the
+    next whole MiB above it (Kafka fails a record larger than the setting), at most Kafka's default (its top)."""
+    return min((record_bytes // 1_048_576 + 1) * 1_048_576, NO_DECOMPRESSED_CAP)
+
+
 def more_threads(broker) -> str:
     """log.cleaner.threads doubled when the current count is known (the most one change may add), else the
     placeholder that says so."""
@@ -78,6 +86,9 @@ def fix_outline(cause: str, topic: str, partition: int, *, last_stable_offset: i
     start = "<first offset>" if last_stable_offset is None else last_stable_offset
     return {
         "cleaner_disabled": "set log.cleaner.enable=true in server.properties and restart the broker",
+        "record_over_decompressed_limit": "raise it to at least the largest stored record: "
+                                          + alter_topic(b, topic, "max.decompressed.message.bytes", "<higher>")
+                                          + ", then restart the broker if the cleaner marked it uncleanable",
         "uncleanable": "repair what the exception in log-cleaner.log names, then restart the broker "
                        "(uncleanable partitions are kept in memory until a restart)",
         "cleaner_dead": "read the error in log-cleaner.log, then restart the broker",

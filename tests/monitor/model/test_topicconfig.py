@@ -14,7 +14,7 @@ KAFKA_DEFAULTS = {  # https://kafka.apache.org/documentation/#topicconfigs
     "cleanup.policy": "delete", "min.cleanable.dirty.ratio": "0.5", "min.compaction.lag.ms": "0",
     "max.compaction.lag.ms": "9223372036854775807", "delete.retention.ms": "86400000",
     "segment.bytes": "1073741824", "segment.ms": "604800000", "file.delete.delay.ms": "60000",
-    "retention.ms": "604800000", "retention.bytes": "-1",
+    "retention.ms": "604800000", "retention.bytes": "-1", "max.decompressed.message.bytes": "2147483639",
 }
 
 
