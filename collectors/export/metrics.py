@@ -300,8 +300,8 @@ P_KEYLESS = _m("partition_keyless_records", "gauge",
 # Kafka 4.4's max.decompressed.message.bytes (monitor.model.compaction): both only for a topic that sets a
 # per-record cap below Kafka's default (at the default no record can exceed it: nothing to compare)
 P_DECOMPRESSED_RECORD = _m("partition_max_decompressed_record_bytes", "gauge",
-                           "The largest record of a compressed batch in the segments the cleaner reads (below the "
-                           "first uncleanable offset), decompressed, as its length field says: what Kafka 4.4 "
+                           "The largest record of a compressed batch in the segments below the active one (what the "
+                           "cleaner reads, now or once a hold releases), decompressed, as its length field says: what Kafka 4.4 "
                            "compares with max.decompressed.message.bytes when it cleans. Only for a topic that "
                            "sets that cap below Kafka's default.", P)
 P_DECOMPRESSED_LIMIT = _m("partition_max_decompressed_message_bytes", "gauge",

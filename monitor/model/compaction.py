@@ -123,9 +123,9 @@ class PartitionState:
     horizon_faults: tuple[str, ...] = ()
     pending_delete_horizon_ms: dict = field(default_factory=dict)  # kind -> its earliest pending horizon, or None
     horizon_rejected: dict = field(default_factory=dict)  # kind -> records under a rejected horizon (in no state)
-    # Kafka 4.4's max.decompressed.message.bytes against the records the cleaner reads (the segments below the
-    # one holding the first uncleanable offset: Cleaner.doClean, cleanInto and buildOffsetMap): the largest
-    # record of a compressed batch there (``SegmentSummary.max_decompressed_record_bytes``), and the topic's
+    # Kafka 4.4's max.decompressed.message.bytes against the records the cleaner reads now or once what holds
+    # them releases (every segment below the active one: Cleaner.doClean's cleanInto and buildOffsetMap never
+    # read the active segment): the largest record of a compressed batch there (``SegmentSummary.max_decompressed_record_bytes``), and the topic's
     # setting. A record above it makes the clean throw InvalidRecordException and the partition uncleanable.
     # Both left out of ``as_dict`` at Kafka's default (no per-record cap: nothing to compare).
     max_decompressed_record_bytes: int = 0
@@ -346,7 +346,7 @@ def partition_state(
         transaction_faults=txn_faults, delete_horizon_records=horizons.records,
         next_delete_horizon_ms=horizons.next_removal_ms, horizon_faults=horizons.faults,
         pending_delete_horizon_ms=horizons.earliest_pending, horizon_rejected=horizons.rejected,
-        max_decompressed_record_bytes=max((s.max_decompressed_record_bytes for s in segments[:u_idx]), default=0),
+        max_decompressed_record_bytes=max((s.max_decompressed_record_bytes for s in segments[:-1]), default=0),
         max_decompressed_message_bytes=config.max_decompressed_message_bytes,
     )
 

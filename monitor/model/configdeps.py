@@ -63,8 +63,8 @@ DEPENDS: dict[str, tuple[str, ...]] = {
     "projected_log_start_offset": RETENTION,
     # the active segment's roll (monitor.verdicts.forecasts.max_segment_ms, active_segment_roll)
     "segment_bytes": (SEGMENT_BYTES,), "max_segment_ms": (SEGMENT_MS, MAX_LAG), "active_segment_roll": _ROLL,
-    # the records the cleaner reads (below the first uncleanable offset) against Kafka 4.4's per-record cap
-    "max_decompressed_record_bytes": _RANGE, "max_decompressed_message_bytes": (MAX_DECOMPRESSED,),
+    # Kafka 4.4's per-record cap (the largest record below the active segment depends on no config)
+    "max_decompressed_message_bytes": (MAX_DECOMPRESSED,),
 }
 
 # the collector's partition series (their names without the metric namespace) and the figure each is
@@ -81,7 +81,6 @@ _SERIES = {
     "partition_next_delete_horizon_timestamp_seconds": "next_delete_horizon_ms",
     "partition_segment_bytes": "segment_bytes", "partition_max_segment_age_seconds": "max_segment_ms",
     "partition_active_segment_roll_seconds": "active_segment_roll",
-    "partition_max_decompressed_record_bytes": "max_decompressed_record_bytes",
     "partition_max_decompressed_message_bytes": "max_decompressed_message_bytes",
 }
 
