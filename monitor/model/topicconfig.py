@@ -33,6 +33,8 @@ DEFAULTS = {
     # the broker accepts, checked where it decompresses a batch, the cleaner included; absent before 4.4
     "max.decompressed.message.bytes": 2_147_483_639,
 }
+# how an empty cleanup.policy (Kafka 4.2+, KIP-1161: "cleanup.policy=" set to nothing) reads
+EMPTY_POLICY_TEXT = "(empty: neither compacted nor deleted, infinite retention; KIP-1161, Kafka 4.2+)"
 # max.decompressed.message.bytes' default (Integer.MAX_VALUE - 8, its range's top): "no limit beyond the largest
 # record the broker could allocate anyway" (Kafka's doc): below it, a per-record cap is set (``TopicConfig.decompressed_cap``)
 NO_DECOMPRESSED_CAP = DEFAULTS["max.decompressed.message.bytes"]
@@ -105,6 +107,12 @@ class TopicConfig:
     @property
     def compacted(self) -> bool:
         return "compact" in self.cleanup_policy
+
+    @property
+    def policy_text(self) -> str:
+        """cleanup.policy as a person reads it. Empty (Kafka 4.2+, KIP-1161) is neither compacted nor deleted:
+        infinite retention, said so, never shown as a blank or taken for Kafka's default (delete)."""
+        return ",".join(self.cleanup_policy) if self.cleanup_policy else EMPTY_POLICY_TEXT
 
     @property
     def decompressed_cap(self) -> int | None:

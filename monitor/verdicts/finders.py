@@ -12,7 +12,7 @@ from monitor.model.compaction import CLEANABLE_RATIO_ABOVE_MIN, PartitionState
 from monitor.contract.units import bytes_iec, duration_ms, rate as rate_text
 from monitor.verdicts.facts import VERDICT_CONFIGS, BrokerFacts, Facts, Found, segment_file
 from monitor.model.topicconfig import ADMIN_DOWN, DEFAULT
-from monitor.verdicts.fixes import (IO_MAX, abort_transaction, alter_brokers, alter_topic, decompressed_limit_to_fit,
+from monitor.verdicts.fixes import (CLEANER_ENABLE_FIX, IO_MAX, abort_transaction, alter_brokers, alter_topic, decompressed_limit_to_fit,
                                     lag_that_releases, more_threads, raised_throttle, ratio_below)
 from monitor.verdicts.forecasts import max_segment_ms, roll_forecast
 
@@ -90,8 +90,7 @@ def cleaner_disabled(f: Facts) -> Found | None:
     return (f"log.cleaner.enable=false: the broker runs no log cleaner, so {f.state.topic}-{f.state.partition} is "
             f"never compacted ({bytes_iec(f.state.uncleaned_bytes)} uncleaned, and growing)",
             {"cleaner_enabled": False},
-            ("set log.cleaner.enable=true (or remove it: true is Kafka's default) in the broker's server.properties "
-             "and restart the broker: the setting is not dynamic",))
+            (CLEANER_ENABLE_FIX,))
 
 
 def cleaner_dead(f: Facts) -> Found | None:
@@ -136,7 +135,7 @@ def unknown(f: Facts) -> Found | None:
                 (f"give its config: --topic-config {s.topic}:cleanup.policy=compact, its entry in monitor.yaml "
                  "(clusters[].topics), or --bootstrap-server where the command takes it",))
     if not f.config.compacted:
-        return (f"cleanup.policy={','.join(f.config.cleanup_policy)}: the log cleaner does not compact this topic",
+        return (f"cleanup.policy={f.config.policy_text}: the log cleaner does not compact this topic",
                 {"reason": "not compacted", "configs": f.cfg("cleanup.policy")},
                 (alter_topic(f.bootstrap, s.topic, "cleanup.policy", "compact") + "   (only if it should be compacted)",))
     if s.faults or f.faults:

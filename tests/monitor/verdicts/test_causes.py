@@ -277,7 +277,7 @@ def test_a_disabled_cleaner_comes_first_and_only_where_something_is_dirty(tmp_pa
     death = ThreadDeath("kafka-log-cleaner-thread-0", "java.lang.OutOfMemoryError", T0, "log-cleaner.log:3")
     off = BrokerFacts(1.0, "jmx", cleaner_enabled=False, cleaner_threads=1)
     c = cause(state, cfg, T0 + 10_000, broker=off, cleaner=CleanerLogState({}, (death,), ()))
-    assert c.cause == "cleaner_disabled" and "log.cleaner.enable=true" in c.fix[0]
+    assert c.cause == "cleaner_disabled" and "remove log.cleaner.enable=false" in c.fix[0]
     assert "cleaner_disabled" not in c.unchecked
     assert explain(state, cfg, now_ms=T0 + 10_000, broker=BrokerFacts(0.0, "jmx", True, 1)).cause == "waiting"
     clean, cfg, _ = build(tmp_path / "b", [plain(0, 10), plain(10, 20), []], checkpoint=20)
@@ -298,6 +298,9 @@ def test_unknown_on_read_faults_and_on_a_topic_not_compacted(tmp_path):
     deleted = TopicConfig(cleanup_policy=("delete",))
     c = explain(state, EffectiveConfig(deleted, {"cleanup.policy": ADMIN}), now_ms=T0)
     assert c.cause == "unknown" and "cleanup.policy=delete" in c.summary
+    # Kafka 4.2+ (KIP-1161): an empty policy, said as such (neither compacted nor deleted), not a blank
+    c = explain(state, EffectiveConfig(TopicConfig(cleanup_policy=()), {"cleanup.policy": ADMIN}), now_ms=T0)
+    assert c.cause == "unknown" and "neither compacted nor deleted" in c.summary
     c = unknown_cause("t", 3, "/d/t-3/00000000000000000000.log: permission denied")
     assert c.cause == "unknown" and c.forecast["threshold"]["at_ms"] is None
 

@@ -144,7 +144,8 @@ def test_causes_without_a_figure_to_move_propose_none(tmp_path):
     assert set(seen) == {"hanging_transaction", "open_transaction", "clean", "cleaner_dead", "cleaner_disabled"}
     for c in seen.values():
         assert not proposed(c.fix), (c.cause, c.fix)
-    assert "log.cleaner.enable=true" in off.fix[0]
+    assert "remove log.cleaner.enable=false" in off.fix[0] and "log.cleaner.threads" in off.fix[0]
+    assert "log.cleaner.enable=true" not in off.fix[0]  # deprecated since 4.1 (KIP-1148): never advised
 
 
 def test_every_cause_is_covered_here():
