@@ -91,3 +91,22 @@ def test_a_lowered_limit_is_found_before_the_cleaner_fails_and_named_after(broke
     mine = [r for r in rows if r["topic"] == topic]
     assert mine and mine[0]["cause"]["cause"] == "record_over_decompressed_limit", mine
     assert mine[0]["max_decompressed_record_bytes"] == largest
+
+
+def test_an_empty_cleanup_policy_is_neither_compacted_nor_deleted(broker):
+    """Kafka 4.2+ (KIP-1161): a topic created with ``cleanup.policy=`` (nothing) keeps every record. The broker
+    describes it as the empty string; read as the admin source reads it, it is neither compacted nor deleted,
+    and ``explain`` says so in words rather than a blank or Kafka's default (delete)."""
+    from monitor.model.topicconfig import TopicConfig
+    from kafkatools import produce, topic_config
+
+    b = broker.bootstrap
+    topic = create_topic(b, "forever", **{"cleanup.policy": ""})
+    produce(b, topic, [(b"k", b"v")])
+    described = topic_config(b, topic)
+    assert described["cleanup.policy"] == "", described["cleanup.policy"]
+    cfg = TopicConfig.from_strings({"cleanup.policy": described["cleanup.policy"]})
+    assert not cfg.compacted and not cfg.deletes and "neither compacted nor deleted" in cfg.policy_text
+    # explain takes compacted topics only: this one is not, as the broker's own config says (not taken for one)
+    code, rows, err = _cli("explain", f"{topic}-0", "--bootstrap-server", b, "--log-dir", broker.log_dir)
+    assert code == 2 and f"{topic}-0: no such compacted topic" in err, (code, rows, err[-2000:])
