@@ -147,6 +147,13 @@ def cases(t: Thresholds) -> list[Case]:
           sel("kafka_compaction_broker_uncleanable_partitions", {**ld, "broker": "3"}): f"1x{n}"},
          {sel("kafka_compaction_partition_uncleanable", marked): f"0x{n}",
           sel("kafka_compaction_broker_uncleanable_partitions", ld): f"0x{n}"})
+    # Kafka 4.4: DefaultRecord.readFrom fails a record strictly larger than max.decompressed.message.bytes; a
+    # record of exactly the setting's size is read (the near miss)
+    both("RecordOverDecompressedLimit", "critical",
+         {sel("kafka_compaction_partition_max_decompressed_record_bytes", PART): f"2049x{n}",
+          sel("kafka_compaction_partition_max_decompressed_message_bytes", PART): f"2048x{n}"},
+         {sel("kafka_compaction_partition_max_decompressed_record_bytes", PART): f"2048x{n}",
+          sel("kafka_compaction_partition_max_decompressed_message_bytes", PART): f"2048x{n}"})
     both("CleanerBufferSaturated", "warning",
          {sel("kafka_compaction_broker_cleaner_max_buffer_utilization_ratio", BROKER):
           f"{t.buffer_utilization_ratio + 0.05:g}x{n}"},

@@ -23,6 +23,7 @@ from monitor.verdicts.causes import CAUSES, WHY
 # covers links to the causes' table in the troubleshooting page.
 CAUSE_ALERT = {
     "cleaner_disabled": ALERT.CleanerDisabled,
+    "record_over_decompressed_limit": ALERT.RecordOverDecompressedLimit,
     "uncleanable": ALERT.UncleanablePartitions,
     "cleaner_dead": ALERT.LogCleanerThreadDead,
     "hanging_transaction": ALERT.HangingTransaction,

@@ -306,6 +306,16 @@ P_EMPTY_VALUES = _m("partition_empty_value_records", "gauge",
                     "never goes away.", P)
 P_KEYLESS = _m("partition_keyless_records", "gauge",
                "Records on disk without a key (the cleaner cannot compact them).", P)
+# Kafka 4.4's max.decompressed.message.bytes (monitor.model.compaction): both only for a topic that sets a
+# per-record cap below Kafka's default (at the default no record can exceed it: nothing to compare)
+P_DECOMPRESSED_RECORD = _m("partition_max_decompressed_record_bytes", "gauge",
+                           "The largest record of a compressed batch in the segments below the active one (what the "
+                           "cleaner reads, now or once a hold releases), decompressed, as its length field says: what Kafka 4.4 "
+                           "compares with max.decompressed.message.bytes when it cleans. Only for a topic that "
+                           "sets that cap below Kafka's default.", P)
+P_DECOMPRESSED_LIMIT = _m("partition_max_decompressed_message_bytes", "gauge",
+                          "The topic's max.decompressed.message.bytes (Kafka 4.4), where it is set below Kafka's "
+                          "default: a larger stored record makes the partition's cleans fail.", P)
 P_RETENTION_START = _m("partition_retention_projected_log_start_offset", "gauge",
                        "cleanup.policy=compact,delete: the log start offset after the broker's next retention check "
                        "(UnifiedLog.deleteOldSegments, by retention.bytes and retention.ms).", P)
@@ -586,7 +596,7 @@ STABLE = frozenset((
     # per partition: Kafka's ratio, the verdict, what the compaction alerts compare
     P_CLEANABLE_RATIO, P_MIN_RATIO, P_OLDEST_TXN_AGE, P_HANGING_TXNS, P_ELIGIBLE, P_DELAY, P_TOMBSTONES,
     P_PAST_HORIZON, P_UNCLEANABLE, P_CAUSE, P_NEXT_CLEAN_LATE, P_REPLICA_INFO, P_REPLICA_OUT_RATIO,
-    P_REPLICA_OUT_PID_RATIO,
+    P_REPLICA_OUT_PID_RATIO, P_DECOMPRESSED_RECORD, P_DECOMPRESSED_LIMIT,
     # log dirs
     LOG_DIR_UP, LOG_DIR_FREE, LOG_DIR_CLEAN_NEEDED,
     # consumer groups and topics

@@ -13,7 +13,7 @@ from monitor.verdicts.forecasts import ROLLED_BY, max_segment_ms
 from monitor.verdicts.health import worst_cause
 from monitor.kafka.logdir import LEFTOVER_KINDS
 from monitor.model.streams import streams_role
-from monitor.model.topicconfig import LONG_MAX
+from monitor.model.topicconfig import LONG_MAX, NO_DECOMPRESSED_CAP
 from monitor.model.configdeps import series_depends
 from monitor.contract.metricnames import NAMESPACE
 
@@ -21,6 +21,11 @@ from monitor.contract.metricnames import NAMESPACE
 # the audit and the causes): a series whose config value is unknown (the admin API refused it,
 # monitor.model.topicconfig) is left out rather than made from Kafka's defaults
 CONFIG_DEPENDS = series_depends(NAMESPACE)
+# families with no HELP/TYPE on a page without their series: Kafka 4.4's per-record cap (only where a topic sets
+# one), and the key-set budget's (issue 43: series only where records are read after headers, the serving
+# collector), so that a page of collect --once stays as it was
+ONLY_WITH_SAMPLES = frozenset((M.P_DECOMPRESSED_RECORD, M.P_DECOMPRESSED_LIMIT, M.LOG_DIR_ACTIVE_KEYS_BYTES,
+                               M.LOG_DIR_ACTIVE_KEYS_OVER_BUDGET))
 
 
 class PartitionCollector(StoreCollector):
@@ -36,7 +41,7 @@ class PartitionCollector(StoreCollector):
              M.LOG_DIR_FREE, M.LOG_DIR_CLEAN_NEEDED, M.LOG_DIR_FREE_UP, M.T_STREAMS_INFO,
              M.P_ACTIVE_BYTES, M.P_ACTIVE_AGE, M.P_SEGMENT_BYTES, M.P_MAX_SEGMENT_AGE, M.P_ROLL, M.P_ROLL_UNKNOWN,
              M.P_ACTIVE_DUP_RECORDS, M.P_ACTIVE_DUP_BYTES, M.P_ACTIVE_DUP_UNKNOWN, M.T_CONFIG_SOURCE,
-             M.P_EMPTY_VALUES, M.P_KEYLESS, M.P_RETENTION_START, M.P_RETENTION_BYTES,
+             M.P_EMPTY_VALUES, M.P_KEYLESS, M.P_DECOMPRESSED_RECORD, M.P_DECOMPRESSED_LIMIT, M.P_RETENTION_START, M.P_RETENTION_BYTES,
              M.T_MAX_CLEANABLE_RATIO, M.T_CLEANABLE_BYTES, M.T_UNCLEANED_BYTES, M.T_LOG_BYTES, M.T_TOMBSTONES,
              M.T_CAUSE, M.T_UNHEALTHY, M.P_STATE_UNKNOWN, M.LOG_DIR_RELISTS, M.LOG_DIR_STATE_CACHE_UP,
              M.LOG_DIR_STATE_CACHE_RESTORED,
@@ -44,10 +49,6 @@ class PartitionCollector(StoreCollector):
              M.LOG_DIR_ACTIVE_KEYS_BYTES, M.LOG_DIR_ACTIVE_KEYS_OVER_BUDGET,
              M.P_NEXT_CLEAN, M.P_NEXT_CLEAN_END, M.P_NEXT_CLEAN_LATE, M.P_NEXT_CLEAN_UNKNOWN,
              M.BROKER_BACKLOG_DRAIN, M.BROKER_BACKLOG_DRAIN_UNKNOWN)
-
-    # families with no HELP/TYPE on a page without their series: the key-set budget's (issue 43) have series only
-    # where records are read after headers (the serving collector), and a page of collect --once stays as it was
-    only_with_samples = frozenset((M.LOG_DIR_ACTIVE_KEYS_BYTES, M.LOG_DIR_ACTIVE_KEYS_OVER_BUDGET))
 
     def _collect(self, facts: Facts):
         fams = families(self.names)
@@ -101,7 +102,7 @@ class PartitionCollector(StoreCollector):
             for topic, t in sorted(topics.items()):
                 t.emit(fams, lb0 + [topic])
             _drain(fams, ld.queue, lb0)
-        yield from (f for n, f in fams.items() if f.samples or n not in self.only_with_samples)
+        yield from (f for n, f in fams.items() if f.samples or n not in ONLY_WITH_SAMPLES)
 
     @staticmethod
     def _topic_infos(fams, ld: LogDirFacts, seen: set) -> None:
@@ -264,6 +265,9 @@ def _record_rows(add, rep) -> None:
     # issue 16: producer pitfalls counted on disk
     add(M.P_EMPTY_VALUES, rep.empty_value_records)
     add(M.P_KEYLESS, rep.keyless_records)
+    if s.max_decompressed_message_bytes < NO_DECOMPRESSED_CAP:  # a per-record cap set (Kafka 4.4)
+        add(M.P_DECOMPRESSED_RECORD, s.max_decompressed_record_bytes)
+        add(M.P_DECOMPRESSED_LIMIT, s.max_decompressed_message_bytes)
 
 
 def _horizon_rows(add, s) -> None:

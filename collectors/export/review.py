@@ -52,7 +52,9 @@ def review_facts(admin, groups, reports, now: float) -> list[TopicFacts]:
                   "write_bytes_per_second": sum(known) if known else 0.0,
                   "write_rate_basis": "; ".join(sorted({x.basis for x in rates}))[:300],
                   "active_segment_bytes": max(r.state.active_segment_bytes for r in mine),
-                  "active_segment_age_ms": max(ages) if ages else None}
+                  "active_segment_age_ms": max(ages) if ages else None,
+                  "max_decompressed_record_bytes": max(r.state.max_decompressed_record_bytes for r in mine),
+                  "records_pending": any(r.detail_pending for r in mine)}
         lags = tuple(GroupLagFact(g.group, g.partition, g.lag_seconds) for g in (groups.lags if groups else ())
                      if g.topic == topic)
         out.append(TopicFacts(topic, info.config, group_lags=lags, groups_measured=groups is not None, **kw))

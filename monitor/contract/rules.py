@@ -166,6 +166,10 @@ def stated(c: Comparison, threshold: Threshold | None = None) -> Compare:
 # (monitor.model.compaction), stated against the per-partition series of min.cleanable.dirty.ratio.
 CLEANABLE_RATIO_ABOVE_MIN = stated(compaction.CLEANABLE_RATIO_ABOVE_MIN,
                                    per_series(NS + "partition_min_cleanable_dirty_ratio"))
+# Kafka 4.4's test of a stored record against the topic's max.decompressed.message.bytes (the model's), stated
+# against the per-partition series of that setting
+DECOMPRESSED_OVER_LIMIT = stated(compaction.DECOMPRESSED_OVER_LIMIT,
+                                 per_series(NS + "partition_max_decompressed_message_bytes"))
 # A group lagging past delete.retention.ms, which the exporter states as consumer_group_tombstone_risk.
 LAG_PAST_RETENTION = Compare(">=", number(1))
 # ConsumerMayMissUpdates and CleanerThrottled compare a series the collector computes with the model's own
@@ -221,6 +225,17 @@ RULES: tuple[Rule, ...] = (
          "Log dir {{ $labels.log_dir }} of " + B + " has uncleanable partitions ({{ $value }}): the cleaner "
          "met an error and will not compact them again until the broker restarts. No readable "
          "log-cleaner.log names them: look there on the broker.", evidence="broker_gauges"),
+    # Kafka 4.4: a stored record above the topic's max.decompressed.message.bytes, the model's comparison
+    # (monitor.model.compaction.DECOMPRESSED_OVER_LIMIT) on the two series of a topic that sets the cap. It fires
+    # before the cleaner's next clean fails on it (and beside UncleanablePartitions after), with
+    # UncleanablePartitions' window: the same consequence, named earlier.
+    Rule("RecordOverDecompressedLimit", "critical", "kafka-log-cleaner", "uncleanable_for",
+         (Clause(NS + "partition_max_decompressed_record_bytes",
+                 (DECOMPRESSED_OVER_LIMIT,)),),
+         "A stored record is above max.decompressed.message.bytes on " + P,
+         "A record of {{ $value }} bytes (decompressed) on " + P + " is larger than the topic's "
+         "max.decompressed.message.bytes: the cleaner fails on it (InvalidRecordException) and marks the "
+         "partition uncleanable until the setting is raised and the broker restarts."),
     Rule("CleanerBufferSaturated", "warning", "kafka-log-cleaner", "buffer_saturated_for",
          (_c("broker_cleaner_max_buffer_utilization_ratio", ">", setting("buffer_utilization_ratio")),),
          "The cleaner's dedupe buffer is full on " + B,

@@ -31,6 +31,7 @@ DELETE_RETENTION = "delete.retention.ms"
 SEGMENT_BYTES = "segment.bytes"
 SEGMENT_MS = "segment.ms"
 RETENTION = ("cleanup.policy", "retention.ms", "retention.bytes")
+MAX_DECOMPRESSED = "max.decompressed.message.bytes"  # Kafka 4.4
 
 # the cleanable range [first dirty, first uncleanable): cleanableOffsets reads the min lag, no other config
 _RANGE = (MIN_LAG,)
@@ -62,6 +63,8 @@ DEPENDS: dict[str, tuple[str, ...]] = {
     "projected_log_start_offset": RETENTION,
     # the active segment's roll (monitor.verdicts.forecasts.max_segment_ms, active_segment_roll)
     "segment_bytes": (SEGMENT_BYTES,), "max_segment_ms": (SEGMENT_MS, MAX_LAG), "active_segment_roll": _ROLL,
+    # Kafka 4.4's per-record cap (the largest record below the active segment depends on no config)
+    "max_decompressed_message_bytes": (MAX_DECOMPRESSED,),
 }
 
 # the collector's partition series (their names without the metric namespace) and the figure each is
@@ -78,10 +81,11 @@ _SERIES = {
     "partition_next_delete_horizon_timestamp_seconds": "next_delete_horizon_ms",
     "partition_segment_bytes": "segment_bytes", "partition_max_segment_age_seconds": "max_segment_ms",
     "partition_active_segment_roll_seconds": "active_segment_roll",
+    "partition_max_decompressed_message_bytes": "max_decompressed_message_bytes",
 }
 
 # the order the configs are named in (a message listing the unknown ones)
-_ORDER = (MIN_RATIO, MIN_LAG, MAX_LAG, DELETE_RETENTION, SEGMENT_BYTES, SEGMENT_MS) + RETENTION
+_ORDER = (MIN_RATIO, MIN_LAG, MAX_LAG, DELETE_RETENTION, SEGMENT_BYTES, SEGMENT_MS) + RETENTION + (MAX_DECOMPRESSED,)
 
 
 def configs_of(*figures: str) -> tuple[str, ...]:

@@ -22,6 +22,7 @@ from monitor.kafka.record import RecordFormatError, SegmentReader
 from monitor.kafka.record.reader import cut_tail_is_fault
 from monitor.kafka.record.codecs import CodecError
 from monitor.kafka.record.model import control_type_code
+from monitor.kafka.record.varint import read_varint
 from monitor.model.tailcheck import intact, tail
 from monitor.model.transactions import ABORT, ABORT_FIELDS, COMMIT, DATA, MAX_ABORTS_PER_SEGMENT, TxnEvent
 
@@ -53,6 +54,11 @@ class SegmentSummary:
     # producer pitfalls on disk (issue 16): records without a key, values of length 0 (not null: no tombstone)
     keyless_records: int = 0
     empty_value_records: int = 0
+    # the largest record of a compressed batch, in bytes as its length field says (DefaultRecord's sizeInBytes,
+    # the length varint left out): what Kafka 4.4 compares with max.decompressed.message.bytes wherever it
+    # decompresses a batch, the cleaner included (DefaultRecord.readFrom: "Invalid record size: N exceeds the
+    # configured maximum record size of M."); an uncompressed batch's records are never checked (0: none read)
+    max_decompressed_record_bytes: int = 0
     tombstone_offsets: array = field(default_factory=lambda: array("q"))
     tombstone_timestamps: array = field(default_factory=lambda: array("q"))
     tombstone_horizons: array = field(default_factory=lambda: array("q"))  # -1 when the batch has none
@@ -336,12 +342,27 @@ def _fold_records(s: SegmentSummary, batch, c) -> None:
     hz = -1 if horizon is None else horizon
     s.keyless_records += c.keys.count(None)
     s.empty_value_records += c.value_sizes.count(0)
+    if getattr(batch, "magic", 0) == 2 and batch.codec and len(c.buf) > s.max_decompressed_record_bytes:
+        s.max_decompressed_record_bytes = max(s.max_decompressed_record_bytes, largest_record(c.buf, len(c)))
     t_off, t_ts, t_hz = s.tombstone_offsets, s.tombstone_timestamps, s.tombstone_horizons
     for off, ts, vs in zip(c.offsets, c.timestamps, c.value_sizes):
         if vs < 0:
             t_off.append(off)
             t_ts.append(ts)
             t_hz.append(hz)
+
+
+def largest_record(buf, count: int) -> int:
+    """The largest of a v2 batch's ``count`` records in its (decompressed) record data ``buf``: each
+    record's length varint, the record skipped. Only a batch whose whole data exceeds the largest record
+    so far is walked (no record of it can be larger otherwise)."""
+    pos = top = 0
+    for _ in range(count):
+        length, pos = read_varint(buf, pos)
+        if length > top:
+            top = length
+        pos += length
+    return top
 
 
 def _read_into(s: SegmentSummary, path: Path, start: int, take=None) -> int:

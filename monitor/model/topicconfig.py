@@ -29,7 +29,15 @@ DEFAULTS = {
     # the delete half of cleanup.policy=compact,delete (monitor.model.retention); -1: no limit
     "retention.ms": 604_800_000,
     "retention.bytes": -1,
+    # Kafka 4.4 (LogConfig / ServerConfigs, broker property of the same name): the largest decompressed record
+    # the broker accepts, checked where it decompresses a batch, the cleaner included; absent before 4.4
+    "max.decompressed.message.bytes": 2_147_483_639,
 }
+# how an empty cleanup.policy (Kafka 4.2+, KIP-1161: "cleanup.policy=" set to nothing) reads
+EMPTY_POLICY_TEXT = "(empty: neither compacted nor deleted, infinite retention; KIP-1161, Kafka 4.2+)"
+# max.decompressed.message.bytes' default (Integer.MAX_VALUE - 8, its range's top): "no limit beyond the largest
+# record the broker could allocate anyway" (Kafka's doc): below it, a per-record cap is set (``TopicConfig.decompressed_cap``)
+NO_DECOMPRESSED_CAP = DEFAULTS["max.decompressed.message.bytes"]
 UNLIMITED_IF_NEGATIVE = frozenset({"retention.ms", "retention.bytes"})  # Kafka takes any value < 0 as "no limit"
 # Kafka's internal topics that the broker creates with cleanup.policy=compact
 INTERNAL_COMPACTED = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
@@ -89,6 +97,7 @@ class TopicConfig:
     file_delete_delay_ms: int = 60_000
     retention_ms: int = 604_800_000  # applies with cleanup.policy=compact,delete only; -1: unlimited
     retention_bytes: int = -1
+    max_decompressed_message_bytes: int = NO_DECOMPRESSED_CAP
 
     @property
     def deletes(self) -> bool:
@@ -98,6 +107,19 @@ class TopicConfig:
     @property
     def compacted(self) -> bool:
         return "compact" in self.cleanup_policy
+
+    @property
+    def policy_text(self) -> str:
+        """cleanup.policy as a person reads it. Empty (Kafka 4.2+, KIP-1161) is neither compacted nor deleted:
+        infinite retention, said so, never shown as a blank or taken for Kafka's default (delete)."""
+        return ",".join(self.cleanup_policy) if self.cleanup_policy else EMPTY_POLICY_TEXT
+
+    @property
+    def decompressed_cap(self) -> int | None:
+        """max.decompressed.message.bytes when set below Kafka's default (a per-record cap, which can make the
+        cleaner fail on records already stored); None at the default, which no stored record can exceed."""
+        v = self.max_decompressed_message_bytes
+        return v if v < NO_DECOMPRESSED_CAP else None
 
     @classmethod
     def from_strings(cls, values: dict[str, object] | None) -> "TopicConfig":

@@ -64,6 +64,9 @@ PRECEDENCE: tuple[tuple[str, Callable[[Facts], Found | None], str], ...] = (
     ("cleaner_disabled", finders.cleaner_disabled,
      "no cleaner exists on the broker: nothing below can lead to a clean, and an uncleanable mark or a dead "
      "thread belongs to a cleaner that no longer runs (both clear on the restart that disabling needed)"),
+    ("record_over_decompressed_limit", finders.record_over_decompressed_limit,
+     "names why the cleaner gave up (uncleanable's InvalidRecordException) or will at its next clean: a stored "
+     "record above max.decompressed.message.bytes (Kafka 4.4), fixed by the topic's config, not by repairing files"),
     ("uncleanable", finders.uncleanable,
      "the cleaner itself has given up on the partition until a restart; nothing below can change that"),
     ("cleaner_dead", finders.cleaner_dead,

@@ -20,7 +20,12 @@ The checks (``CHECKS``), and the limits they use (``ReviewLimits``, defined here
   rate): the cleaner never touches the active segment, so its duplicates stay;
 * ``retention_below_delete_retention``: cleanup.policy=compact,delete with retention.ms below
   delete.retention.ms: time retention deletes whole segments, data and tombstones alike, before the
-  promise delete.retention.ms makes to consumers (and the tombstone setting is moot).
+  promise delete.retention.ms makes to consumers (and the tombstone setting is moot);
+* ``decompressed_limit_below_records``: max.decompressed.message.bytes (Kafka 4.4) below the largest record
+  of a compressed batch on disk: Kafka's doc says lowering it "below the size of already-stored records makes
+  compaction and timestamp offset lookups of affected partitions fail until it is raised again", so this
+  finds it before the cleaner does (at the cleaner's next pick). At Kafka's default no record can exceed it:
+  passed without reading a log dir.
 
 Each check is one row of ``CHECKS`` (``Check``: its name, the inputs it needs, its severity, what it guards
 against); ``topics lint``, the collector's ``topic_config_finding`` (hence the dashboard's Config review) and
@@ -39,7 +44,8 @@ from dataclasses import asdict, dataclass, field
 
 from monitor.contract.rules import LAG_PAST_RETENTION, holds
 from monitor.contract.units import bytes_iec, duration_ms, rate
-from monitor.verdicts.fixes import BOOTSTRAP_PLACEHOLDER, alter_topic
+from monitor.model.compaction import over_decompressed_limit
+from monitor.verdicts.fixes import BOOTSTRAP_PLACEHOLDER, alter_topic, decompressed_limit_to_fit
 from monitor.verdicts.forecasts import max_segment_ms
 from monitor.model.topicconfig import LONG_MAX, TopicConfig
 
@@ -93,6 +99,9 @@ class TopicFacts:
     write_rate_basis: str = "no log dir read"
     active_segment_bytes: int | None = None  # the largest active segment of the partitions
     active_segment_age_ms: int | None = None  # the oldest active segment's age (its first batch's timestamp)
+    # the largest record of a compressed batch in the partitions read (PartitionState.max_decompressed_record_bytes)
+    max_decompressed_record_bytes: int | None = None
+    records_pending: bool = False  # some partition's records are still to be read (headers first): the largest partial
     group_lags: tuple[GroupLagFact, ...] = ()
     groups_measured: bool = False  # the consumer groups were listed (an empty tuple then means none)
 
@@ -143,7 +152,8 @@ def _ms(v: int) -> str:
 
 
 # how each setting a finding changes reads for a person, beside its value as Kafka takes it
-_HUMAN = {"delete.retention.ms": _ms, "max.compaction.lag.ms": _ms, "segment.ms": _ms, "retention.ms": _ms}
+_HUMAN = {"delete.retention.ms": _ms, "max.compaction.lag.ms": _ms, "segment.ms": _ms, "retention.ms": _ms,
+          "max.decompressed.message.bytes": bytes_iec}
 
 
 def human_value(setting: str, value: str) -> str:
@@ -290,6 +300,25 @@ def _compact_delete(t: TopicFacts, lim: ReviewLimits, b: str):
                    alter_topic(b, t.topic, "retention.ms", c.delete_retention_ms))
 
 
+def _decompressed_limit(t: TopicFacts, lim: ReviewLimits, b: str):
+    limit = t.config.decompressed_cap
+    if limit is None:
+        return None
+    largest = t.max_decompressed_record_bytes
+    if largest is None:
+        return Missing(LOG_DIR, "no log dir read: the largest stored record is unknown")
+    if not over_decompressed_limit(largest, limit):
+        return Missing(LOG_DIR, "records still being read (headers first)") if t.records_pending else None
+    suggested = decompressed_limit_to_fit(largest)
+    return Finding(t.topic, "decompressed_limit_below_records", "max.decompressed.message.bytes", str(limit),
+                   str(suggested),
+                   f"max.decompressed.message.bytes={limit} ({bytes_iec(limit)}) is below a stored record of "
+                   f"{largest} bytes ({bytes_iec(largest)} decompressed): the cleaner's next clean of the partition "
+                   "fails with InvalidRecordException and marks it uncleanable until a broker restart",
+                   {"max.decompressed.message.bytes": limit, "max_decompressed_record_bytes": largest},
+                   alter_topic(b, t.topic, "max.decompressed.message.bytes", suggested))
+
+
 @dataclass(frozen=True)
 class Check:
     """One row of the check table: ``test(facts, limits, bootstrap)`` returns a ``Finding``, None (passed)
@@ -304,6 +333,10 @@ class Check:
     severity: str
     why: str
     alert: str | None = None
+    # a check that judges only a setting set away from Kafka's default (max.decompressed.message.bytes: at the
+    # default no record can exceed it): moot, not "not run", for a topic whose live config is not known
+    # (``unreviewed``), where the other checks are not run and the review does not pass anyway
+    moot_at_default: bool = False
 
 
 _TABLE = (
@@ -317,9 +350,13 @@ _TABLE = (
           "duplicates wait in an active segment that the traffic takes too long to roll"),
     Check("retention_below_delete_retention", _compact_delete, "retention.ms", (), "warning",
           "compact,delete: time retention removes data before the deletes' promise"),
+    Check("decompressed_limit_below_records", _decompressed_limit, "max.decompressed.message.bytes", (LOG_DIR,),
+          "critical", "a stored record is above max.decompressed.message.bytes: the cleaner fails on it",
+          "RecordOverDecompressedLimit", moot_at_default=True),
 )
 CHECKS: dict[str, Check] = {c.name: c for c in _TABLE}  # the one table
 WHY = {c.name: c.why for c in _TABLE}
+ALWAYS = frozenset(c.name for c in _TABLE if not c.moot_at_default)  # the checks every topic is judged by
 
 
 def review(topics: list[TopicFacts], limits: ReviewLimits | None = None, bootstrap: str | None = None) -> Review:
@@ -341,12 +378,12 @@ def review(topics: list[TopicFacts], limits: ReviewLimits | None = None, bootstr
 def unreviewed(topics, why: str) -> Review:
     """The review of ``topics`` whose live configs could not be had (``explain`` offline, the admin API
     down): every check not run, for ``why``."""
-    return Review((), {t: {name: Missing(LIVE_CONFIG, why) for name in CHECKS} for t in topics}, tuple(sorted(topics)))
+    return Review((), {t: {name: Missing(LIVE_CONFIG, why) for name in ALWAYS} for t in topics}, tuple(sorted(topics)))
 
 
 def _checks_text(names) -> str:
     names = sorted(names)
-    return "every check" if set(names) == set(CHECKS) else ", ".join(names)
+    return "every check" if set(names) >= ALWAYS else ", ".join(names)
 
 
 def summary_line(r: Review) -> str:

@@ -12,8 +12,8 @@ from monitor.model.compaction import CLEANABLE_RATIO_ABOVE_MIN, PartitionState
 from monitor.contract.units import bytes_iec, duration_ms, rate as rate_text
 from monitor.verdicts.facts import VERDICT_CONFIGS, BrokerFacts, Facts, Found, segment_file
 from monitor.model.topicconfig import ADMIN_DOWN, DEFAULT
-from monitor.verdicts.fixes import (IO_MAX, abort_transaction, alter_brokers, alter_topic, lag_that_releases,
-                                    more_threads, raised_throttle, ratio_below)
+from monitor.verdicts.fixes import (CLEANER_ENABLE_FIX, IO_MAX, abort_transaction, alter_brokers, alter_topic, decompressed_limit_to_fit,
+                                    lag_that_releases, more_threads, raised_throttle, ratio_below)
 from monitor.verdicts.forecasts import max_segment_ms, roll_forecast
 
 
@@ -47,6 +47,41 @@ def uncleanable(f: Facts) -> Found | None:
              "so only a restart lets the cleaner try it again"))
 
 
+def record_over_decompressed_limit(f: Facts) -> Found | None:
+    """Kafka 4.4: a record the cleaner reads is larger than the topic's max.decompressed.message.bytes (set
+    after it was written: the broker rejects larger records on produce). Each clean of the partition throws
+    InvalidRecordException on it and the cleaner marks the partition uncleanable (LogCleaner's "Unexpected
+    exception thrown when cleaning log"). Holds when the cleaner marked it so after that exception, or before
+    it did (not marked yet, or log-cleaner.log not read) while it has uncleaned bytes: the next clean fails.
+    A mark after another exception is ``uncleanable``'s to name."""
+    s = f.state
+    if not s.over_decompressed_limit:
+        return None
+    u = f.cleaner.uncleanable.get((s.topic, s.partition)) if f.cleaner else None
+    if u is not None and not u.exception.endswith("InvalidRecordException"):
+        return None
+    if u is None and s.uncleaned_bytes + s.cleanable_bytes <= 0:
+        return None
+    tp, largest, limit = f"{s.topic}-{s.partition}", s.max_decompressed_record_bytes, s.max_decompressed_message_bytes
+    raised = decompressed_limit_to_fit(largest)
+    what = (f"the cleaner marked {tp} uncleanable after a {u.exception} ({u.message})" if u is not None else
+            f"the next clean of {tp} fails (log-cleaner.log {'not read' if f.cleaner is None else 'has no mark yet'})")
+    evidence = {"max_decompressed_record_bytes": largest,
+                "configs": f.cfg("max.decompressed.message.bytes")}
+    if u is not None:
+        evidence.update({"exception": u.exception, "message": u.message, "logged_at_ms": u.timestamp_ms,
+                         "cleaner_log": u.source, "log_dir": u.log_dir})
+    return (f"{what}: a stored record of {largest} bytes ({bytes_iec(largest)}, decompressed) is larger than "
+            f"max.decompressed.message.bytes={limit} ({bytes_iec(limit)}), which Kafka checks on every record it "
+            "decompresses, the cleaner's included",
+            evidence,
+            (alter_topic(f.bootstrap, s.topic, "max.decompressed.message.bytes", raised)
+             + " (at least the largest stored record; or --delete-config it for Kafka's default)",
+             "then restart the broker (one at a time): Kafka keeps uncleanable partitions in memory only, so only "
+             "a restart lets the cleaner try it again" if u is not None else
+             "then nothing more: the cleaner has not marked it yet"))
+
+
 def cleaner_disabled(f: Facts) -> Found | None:
     if f.broker is None or f.broker.cleaner_enabled is not False:
         return None
@@ -55,8 +90,7 @@ def cleaner_disabled(f: Facts) -> Found | None:
     return (f"log.cleaner.enable=false: the broker runs no log cleaner, so {f.state.topic}-{f.state.partition} is "
             f"never compacted ({bytes_iec(f.state.uncleaned_bytes)} uncleaned, and growing)",
             {"cleaner_enabled": False},
-            ("set log.cleaner.enable=true (or remove it: true is Kafka's default) in the broker's server.properties "
-             "and restart the broker: the setting is not dynamic",))
+            (CLEANER_ENABLE_FIX,))
 
 
 def cleaner_dead(f: Facts) -> Found | None:
@@ -101,7 +135,7 @@ def unknown(f: Facts) -> Found | None:
                 (f"give its config: --topic-config {s.topic}:cleanup.policy=compact, its entry in monitor.yaml "
                  "(clusters[].topics), or --bootstrap-server where the command takes it",))
     if not f.config.compacted:
-        return (f"cleanup.policy={','.join(f.config.cleanup_policy)}: the log cleaner does not compact this topic",
+        return (f"cleanup.policy={f.config.policy_text}: the log cleaner does not compact this topic",
                 {"reason": "not compacted", "configs": f.cfg("cleanup.policy")},
                 (alter_topic(f.bootstrap, s.topic, "cleanup.policy", "compact") + "   (only if it should be compacted)",))
     if s.faults or f.faults:

@@ -9,9 +9,16 @@ from __future__ import annotations
 
 import math
 
+from monitor.model.topicconfig import NO_DECOMPRESSED_CAP
+
 BOOTSTRAP_PLACEHOLDER = "<bootstrap>"
 MORE_THREADS = "<up to twice the current>"  # log.cleaner.threads may at most double per change
 IO_MAX = "log.cleaner.io.max.bytes.per.second"
+# log.cleaner.enable is deprecated since Kafka 4.1 (KIP-1148, to go in 5.0, after which log.cleaner.threads must
+# be at least 1): the fix never advises setting it, on any version; it removes the false and names what stays
+CLEANER_ENABLE_FIX = ("remove log.cleaner.enable=false from the broker's server.properties (deprecated since Kafka "
+                      "4.1, KIP-1148: do not set it to true either, true is its default) and keep "
+                      "log.cleaner.threads at 1 or more, then restart the broker: the setting is not dynamic")
 
 
 DOUBLE_MAX = 1.7976931348623157e308  # Java's Double.MAX_VALUE: log.cleaner.io.max.bytes.per.second's default
@@ -43,6 +50,12 @@ def raised_throttle(limit: float) -> float:
     """Twice log.cleaner.io.max.bytes.per.second (a higher throttle lets the shared cleaner threads go faster),
     at most Java's largest double."""
     return min(limit * 2, DOUBLE_MAX)
+
+
+def decompressed_limit_to_fit(record_bytes: int) -> int:
+    """A max.decompressed.message.bytes that lets the cleaner read a stored record of ``record_bytes``: the
+    next whole MiB above it (Kafka fails a record larger than the setting), at most Kafka's default (its top)."""
+    return min((record_bytes // 1_048_576 + 1) * 1_048_576, NO_DECOMPRESSED_CAP)
 
 
 def more_threads(broker) -> str:
@@ -77,7 +90,11 @@ def fix_outline(cause: str, topic: str, partition: int, *, last_stable_offset: i
     b = bootstrap or BOOTSTRAP_PLACEHOLDER
     start = "<first offset>" if last_stable_offset is None else last_stable_offset
     return {
-        "cleaner_disabled": "set log.cleaner.enable=true in server.properties and restart the broker",
+        "cleaner_disabled": "remove log.cleaner.enable=false from server.properties (deprecated since 4.1; keep "
+                            "log.cleaner.threads >= 1) and restart the broker",
+        "record_over_decompressed_limit": "raise it to at least the largest stored record: "
+                                          + alter_topic(b, topic, "max.decompressed.message.bytes", "<higher>")
+                                          + ", then restart the broker if the cleaner marked it uncleanable",
         "uncleanable": "repair what the exception in log-cleaner.log names, then restart the broker "
                        "(uncleanable partitions are kept in memory until a restart)",
         "cleaner_dead": "read the error in log-cleaner.log, then restart the broker",

@@ -14,7 +14,7 @@ KAFKA_DEFAULTS = {  # https://kafka.apache.org/documentation/#topicconfigs
     "cleanup.policy": "delete", "min.cleanable.dirty.ratio": "0.5", "min.compaction.lag.ms": "0",
     "max.compaction.lag.ms": "9223372036854775807", "delete.retention.ms": "86400000",
     "segment.bytes": "1073741824", "segment.ms": "604800000", "file.delete.delay.ms": "60000",
-    "retention.ms": "604800000", "retention.bytes": "-1",
+    "retention.ms": "604800000", "retention.bytes": "-1", "max.decompressed.message.bytes": "2147483639",
 }
 
 
@@ -187,3 +187,13 @@ def test_the_dashboards_throttle_line_states_no_throttle_in_promql():
     op, number = re.fullmatch(r".*\} (\S+) (\S+)", expr).groups()
     for limit in (0.0, 500_000.0, 1e300, BROKER_DEFAULTS["log.cleaner.io.max.bytes.per.second"], math.inf):
         assert OPS[op](limit, float(number)) is (not no_throttle(limit)), (expr, limit)
+
+
+def test_an_empty_cleanup_policy_is_neither_compacted_nor_deleted_and_said_so():
+    """Kafka 4.2+ (KIP-1161): ``cleanup.policy=`` set to nothing keeps every record forever. It is not Kafka's
+    default (delete) and not compact: both halves off, and the text says so instead of a blank."""
+    empty = TopicConfig.from_strings({"cleanup.policy": ""})
+    assert empty.cleanup_policy == () and not empty.compacted and not empty.deletes
+    assert "neither compacted nor deleted" in empty.policy_text and "KIP-1161" in empty.policy_text
+    assert TopicConfig.from_strings({}).policy_text == "delete"  # absent: Kafka's default, not empty
+    assert TopicConfig.from_strings({"cleanup.policy": "compact,delete"}).policy_text == "compact,delete"

@@ -17,7 +17,8 @@ from monitor.model.summary import summarize
 from monitor.model.topicconfig import (ADMIN, ADMIN_DOWN, DEFAULT, REFUSED, UNKNOWN, AdminRefusal, BrokerSetting,
                                  EffectiveConfig, TopicConfig, effective_config)
 from causefixtures import COMPACT, T0, batch_max_ts, build, file_size, plain, txn_layout
-from recordfixtures import items, v2
+from kafka.record.default_records import DefaultRecordBatchBuilder as B
+from recordfixtures import Rec, items, v2
 
 
 def cause(state, cfg, now, **kw):
@@ -211,6 +212,45 @@ def test_uncleanable_from_the_cleaner_log_wins(tmp_path):
     assert explain(state, cfg, now_ms=now).unchecked["uncleanable"] == "log-cleaner.log was not read"
 
 
+def test_a_record_over_the_decompressed_limit_names_why_the_cleaner_gave_up(tmp_path):
+    """Kafka 4.4: a compressed batch's record above max.decompressed.message.bytes. Its size is the record's
+    length field (kafka-python's size_in_bytes less the length varint); only the segments the cleaner reads
+    count (not the active one), only compressed batches (Kafka checks no other). The cleaner's mark after an
+    InvalidRecordException is named by this cause, with the fix raising the setting to fit; a mark after
+    another exception stays ``uncleanable``'s; without a mark, the next clean fails."""
+    big = [Rec(o, T0 + o * 7, f"k-{o}".encode(), b"x" * (3000 if o == 5 else 100)) for o in range(10)]
+    huge_active = [Rec(20, T0 + 140, b"k-20", b"y" * 9000)]
+    plain_big = [Rec(o, T0 + o * 7, f"k-{o}".encode(), b"z" * 6000) for o in range(10, 20)]
+    expected = B.size_in_bytes(5, 35, b"k-5", b"x" * 3000, []) - 2  # a two-byte length varint
+    now = T0 + 60_000
+    cfg = TopicConfig(cleanup_policy=("compact",), max_decompressed_message_bytes=2000)
+    state, ecfg, sums = build(tmp_path, [[v2(big, "gzip")], [v2(plain_big)], [v2(huge_active, "gzip")]], cfg,
+                              now=now, checkpoint=0)
+    assert sums[0].max_decompressed_record_bytes == expected and sums[1].max_decompressed_record_bytes == 0
+    assert sums[2].max_decompressed_record_bytes > 9000  # read, but the cleaner never reads the active segment
+    assert state.max_decompressed_record_bytes == expected and state.over_decompressed_limit
+    assert state.as_dict()["max_decompressed_message_bytes"] == 2000
+    u = Uncleanable("t", 0, "InvalidRecordException",
+                    f"Invalid record size: {expected} exceeds the configured maximum record size of 2000.",
+                    now - 5, "/d", "log-cleaner.log:7")
+    c = cause(state, ecfg, now, cleaner=CleanerLogState({("t", 0): u}, (), ()))
+    assert c.cause == "record_over_decompressed_limit"
+    assert c.evidence["max_decompressed_record_bytes"] == expected and c.evidence["cleaner_log"] == "log-cleaner.log:7"
+    assert c.evidence["configs"]["max.decompressed.message.bytes"] == {"value": "2000", "source": ADMIN}
+    assert "--add-config max.decompressed.message.bytes=1048576" in c.fix[0] and "restart" in c.fix[1]
+    other = Uncleanable("t", 0, "CorruptRecordException", "Record is corrupt", now - 5, "/d", "log-cleaner.log:9")
+    assert cause(state, ecfg, now, cleaner=CleanerLogState({("t", 0): other}, (), ())).cause == "uncleanable"
+    c = cause(state, ecfg, now)
+    assert c.cause == "record_over_decompressed_limit" and "the next clean of t-0 fails" in c.summary
+    # at the record's size it passes (Kafka fails only a larger one); Kafka's default is left out of as_dict
+    at = TopicConfig(cleanup_policy=("compact",), max_decompressed_message_bytes=expected)
+    state, ecfg, _ = build(tmp_path / "at", [[v2(big, "gzip")], [v2(plain_big)], [v2(huge_active, "gzip")]], at,
+                           now=now, checkpoint=0)
+    assert not state.over_decompressed_limit and cause(state, ecfg, now).cause != "record_over_decompressed_limit"
+    state, _, _ = build(tmp_path / "default", [[v2(big, "gzip")], []], now=now)
+    assert "max_decompressed_record_bytes" not in state.as_dict()
+
+
 def test_cleaner_dead_over_waiting(tmp_path):
     state, cfg, _ = build(tmp_path, [plain(0, 20), plain(20, 40), plain(40, 41)], checkpoint=0)
     death = ThreadDeath("kafka-log-cleaner-thread-0", "java.lang.OutOfMemoryError", T0, "log-cleaner.log:3")
@@ -237,7 +277,7 @@ def test_a_disabled_cleaner_comes_first_and_only_where_something_is_dirty(tmp_pa
     death = ThreadDeath("kafka-log-cleaner-thread-0", "java.lang.OutOfMemoryError", T0, "log-cleaner.log:3")
     off = BrokerFacts(1.0, "jmx", cleaner_enabled=False, cleaner_threads=1)
     c = cause(state, cfg, T0 + 10_000, broker=off, cleaner=CleanerLogState({}, (death,), ()))
-    assert c.cause == "cleaner_disabled" and "log.cleaner.enable=true" in c.fix[0]
+    assert c.cause == "cleaner_disabled" and "remove log.cleaner.enable=false" in c.fix[0]
     assert "cleaner_disabled" not in c.unchecked
     assert explain(state, cfg, now_ms=T0 + 10_000, broker=BrokerFacts(0.0, "jmx", True, 1)).cause == "waiting"
     clean, cfg, _ = build(tmp_path / "b", [plain(0, 10), plain(10, 20), []], checkpoint=20)
@@ -258,13 +298,16 @@ def test_unknown_on_read_faults_and_on_a_topic_not_compacted(tmp_path):
     deleted = TopicConfig(cleanup_policy=("delete",))
     c = explain(state, EffectiveConfig(deleted, {"cleanup.policy": ADMIN}), now_ms=T0)
     assert c.cause == "unknown" and "cleanup.policy=delete" in c.summary
+    # Kafka 4.2+ (KIP-1161): an empty policy, said as such (neither compacted nor deleted), not a blank
+    c = explain(state, EffectiveConfig(TopicConfig(cleanup_policy=()), {"cleanup.policy": ADMIN}), now_ms=T0)
+    assert c.cause == "unknown" and "neither compacted nor deleted" in c.summary
     c = unknown_cause("t", 3, "/d/t-3/00000000000000000000.log: permission denied")
     assert c.cause == "unknown" and c.forecast["threshold"]["at_ms"] is None
 
 
 def test_every_cause_is_reached_and_the_table_is_the_list():
     assert CAUSES == tuple(n for n, _, _ in PRECEDENCE)
-    assert set(CAUSES) == {"cleaner_disabled", "uncleanable", "cleaner_dead", "unknown", "hanging_transaction", "open_transaction",
+    assert set(CAUSES) == {"cleaner_disabled", "record_over_decompressed_limit", "uncleanable", "cleaner_dead", "unknown", "hanging_transaction", "open_transaction",
                            "throttled_cleaner", "overdue", "waiting", "min_compaction_lag", "below_threshold",
                            "active_segment_only", "clean"}
     assert all(why for _, _, why in PRECEDENCE)

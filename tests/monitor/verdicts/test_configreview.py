@@ -93,7 +93,8 @@ def test_compact_delete_with_retention_below_delete_retention():
 
 def test_every_check_is_tested_here_and_topics_not_compacted_are_skipped():
     assert set(CHECKS) == {"delete_retention_below_consumer_lag", "dirty_ratio_too_low", "unbounded_max_compaction_lag",
-                           "segment_roll_beyond_traffic", "retention_below_delete_retention"}
+                           "segment_roll_beyond_traffic", "retention_below_delete_retention",
+                           "decompressed_limit_below_records"}
     deleted = TopicConfig(cleanup_policy=("delete",), min_cleanable_dirty_ratio=0.01)
     assert review([facts(deleted)]).topics == ()
 
@@ -139,3 +140,27 @@ def test_the_consumer_lag_check_is_the_alerts_comparison():
     assert checks(review([facts(cfg, group_lags=(GroupLagFact("g", 0, 30.0),))])) == \
         {"delete_retention_below_consumer_lag"}
     assert CHECKS["delete_retention_below_consumer_lag"].alert == "ConsumerMayMissTombstones"
+
+
+def test_a_decompressed_limit_below_a_stored_record_is_found_before_the_cleaner_fails():
+    """Kafka 4.4's max.decompressed.message.bytes lowered below a stored record of a compressed batch: a
+    finding with the record's size and a value at or above it; at the record's size exactly it passes
+    (Kafka fails only a larger one); at Kafka's default nothing is judged, not even without a log dir."""
+    capped = TopicConfig(**{**GOOD.__dict__, "max_decompressed_message_bytes": 1000})
+    r = review([facts(capped, max_decompressed_record_bytes=1001)])
+    (f,) = r.findings
+    assert f.check == "decompressed_limit_below_records" and f.setting == "max.decompressed.message.bytes"
+    assert (f.current, f.evidence["max_decompressed_record_bytes"]) == ("1000", 1001)
+    assert int(f.suggested) >= 1001 and f"--add-config max.decompressed.message.bytes={f.suggested}" in f.fix
+    assert "1001 bytes" in f.summary and "InvalidRecordException" in f.summary
+    assert "setting:   max.decompressed.message.bytes=1000 (" in format_review(r)
+    assert review([facts(capped, max_decompressed_record_bytes=1000)]).passed
+    # no log dir read: not run while the cap is set, nothing to judge at the default
+    r = review([facts(capped)])
+    assert r.unchecked["t"]["decompressed_limit_below_records"].needs == LOG_DIR
+    assert review([facts(GOOD)]).passed
+    # records still being read (headers first): a record over it is found, none over it yet is not a pass
+    assert checks(review([facts(capped, max_decompressed_record_bytes=5000, records_pending=True)])) == {
+        "decompressed_limit_below_records"}
+    assert "decompressed_limit_below_records" in review([facts(capped, max_decompressed_record_bytes=10,
+                                                              records_pending=True)]).unchecked["t"]

@@ -144,14 +144,15 @@ def test_causes_without_a_figure_to_move_propose_none(tmp_path):
     assert set(seen) == {"hanging_transaction", "open_transaction", "clean", "cleaner_dead", "cleaner_disabled"}
     for c in seen.values():
         assert not proposed(c.fix), (c.cause, c.fix)
-    assert "log.cleaner.enable=true" in off.fix[0]
+    assert "remove log.cleaner.enable=false" in off.fix[0] and "log.cleaner.threads" in off.fix[0]
+    assert "log.cleaner.enable=true" not in off.fix[0]  # deprecated since 4.1 (KIP-1148): never advised
 
 
 def test_every_cause_is_covered_here():
     """A cause added to the table gets its direction checked here too."""
     covered = {"min_compaction_lag", "below_threshold", "active_segment_only", "throttled_cleaner", "waiting",
                "overdue", "hanging_transaction", "open_transaction", "clean", "cleaner_dead", "cleaner_disabled",
-               "uncleanable", "unknown"}  # the last two: restart / repair, or give the config (test_causes.py)
+               "uncleanable", "unknown", "record_over_decompressed_limit"}  # uncleanable, unknown: restart / repair, or give the config (test_causes.py)
     assert covered == set(CAUSES)
 
 
@@ -169,11 +170,11 @@ def test_config_review_suggestions_move_each_setting_the_way_that_helps(delete_r
     suggestion was max(delete.retention.ms, 1 d), Long.MAX_VALUE again), segment.ms lowered."""
     cfg = TopicConfig(cleanup_policy=("compact", "delete"), min_cleanable_dirty_ratio=0.01,
                       max_compaction_lag_ms=LONG_MAX, delete_retention_ms=delete_retention, segment_ms=30 * DAY,
-                      retention_ms=30_000)
-    found = {f.setting: f for f in review([_review_facts(cfg)]).findings}
-    higher = {"delete.retention.ms", "retention.ms", "min.cleanable.dirty.ratio"}
+                      retention_ms=30_000, max_decompressed_message_bytes=4096)
+    found = {f.setting: f for f in review([_review_facts(cfg, max_decompressed_record_bytes=5000)]).findings}
+    higher = {"delete.retention.ms", "retention.ms", "min.cleanable.dirty.ratio", "max.decompressed.message.bytes"}
     lower = {"max.compaction.lag.ms", "segment.ms"}
-    expected = lower | {"min.cleanable.dirty.ratio", "retention.ms"} | (
+    expected = lower | {"min.cleanable.dirty.ratio", "retention.ms", "max.decompressed.message.bytes"} | (
         {"delete.retention.ms"} if delete_retention < LONG_MAX else set())
     assert set(found) == expected, sorted(found)
     for setting, f in found.items():
