@@ -10,13 +10,20 @@ partition, waiting for the cleaner), waiting.py (``wait_for``), dumpcompare.py (
 The broker runs on loopback ports the kernel hands out, under pytest's temp
 dir, so two runs on one machine never collide; it is stopped at the end of
 the session (and at interpreter exit if pytest dies on the way).
+
+On pytest-xdist (``./dev test`` runs ``-n WORKERS --dist loadgroup``) every session fixture is per worker
+process: each worker that runs a broker test starts its own broker under its own temp dir. The tests of a
+fixture too costly to start twice run on one worker (``SHARED_FIXTURES``, an ``xdist_group`` each); the
+image build is the controller's, one for all workers (``pytest_configure_node``).
 """
 
 from __future__ import annotations
 
 import atexit
 import os
+import shutil
 import sys
+import tempfile
 import zlib
 from pathlib import Path
 
@@ -28,6 +35,34 @@ sys.path.insert(0, str(ROOT / "tests"))
 import tiers  # noqa: E402  (beside this file)
 
 ARTIFACTS = ROOT / "test-artifacts"
+# The xdist worker this process is ("gw0", ...), or None in a run without workers.
+WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+
+# The tests that run together on one xdist worker (``--dist loadgroup``): the users of a session fixture that
+# costs more to start on a second worker than its tests cost to run in a row on one. A test takes the first
+# group whose fixtures it uses (an ``xdist_group`` each: two marks would make a group of their own).
+# Not grouped: ``kafka`` (one broker, ~10 s to start, used by most slow tests: grouping them would run
+# the suite on one worker; each worker starts its own) and ``record_gallery`` (files, no process).
+SHARED_FIXTURES = {
+    "kafka_cluster": ({"kafka_cluster"}, "three SASL_SSL brokers with their JMX agents: 3 JVMs, ~20 s to start"),
+    "kafka_cleaner_off": ({"kafka_cleaner_off"}, "a broker of its own, stopped after its last user's teardown"),
+    "audit_reference": ({"audit_reference", "spark_standalone", "s3_server"},
+                        "the reference audit (a Spark run, ~20 s) the standalone-cluster and S3 runs are compared with"),
+    "spark": ({"spark", "spark_kafka"}, "the local Spark session: a JVM of its own (one per process), ~10 s to start"),
+}
+
+
+def shared_group(fixturenames) -> str | None:
+    """The ``xdist_group`` of a test using these fixtures (``SHARED_FIXTURES``), or None."""
+    used = set(fixturenames)
+    return next((name for name, (fixtures, _) in SHARED_FIXTURES.items() if used & fixtures), None)
+
+
+def _artifact(name: str) -> Path:
+    """Where a session's log is kept after the run: test-artifacts/NAME, or WORKER-NAME on an xdist worker
+    (each worker has brokers of its own)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS / (f"{WORKER}-{name}" if WORKER else name)
 
 # Every Spark driver the tests start (the session's, each `compaction-monitor audit` subprocess, the
 # demo's) runs tiny inputs on a JVM that starts afresh: its C2 compiler costs more CPU than it ever saves
@@ -36,9 +71,11 @@ ARTIFACTS = ROOT / "test-artifacts"
 os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the xdist_group marks put here
 def pytest_collection_modifyitems(config, items):
     """The ``slow`` rule (tests/tiers.py says what makes a test slow and why): applied to every test, so a
-    new test lands in its tier without a mark. Tests on the session's broker also get ``kafka``."""
+    new test lands in its tier without a mark. Tests on the session's broker also get ``kafka``, and the
+    users of a costly shared fixture its ``xdist_group`` (``SHARED_FIXTURES``)."""
     rule = tiers.Rule()
     for item in items:
         used = set(getattr(item, "fixturenames", ()))
@@ -48,7 +85,11 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.slow(reason=why))
         if used & {"kafka", "kafka_admin"}:
             item.add_marker(pytest.mark.kafka)
-    users = [item.nodeid for item in items if "kafka_cleaner_off" in getattr(item, "fixturenames", ())]
+        group = shared_group(used)
+        if group and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(group))
+    users = [item for item in items if "kafka_cleaner_off" in getattr(item, "fixturenames", ())]
+    # the item, not its nodeid: xdist's loadgroup appends "@group" to the nodeid after this hook
     config.stash[_cleaner_off_last] = users[-1] if users else None
 
 
@@ -69,7 +110,7 @@ def _no_process_in_the_fast_tier(request):
                     f"mark the test @pytest.mark.slow (tests/tiers.py says why)", pytrace=False)
 
 
-_cleaner_off_last = pytest.StashKey[str | None]()
+_cleaner_off_last = pytest.StashKey["pytest.Item | None"]()
 _cleaner_off_dir = pytest.StashKey[Path]()
 
 
@@ -78,10 +119,57 @@ def pytest_runtest_teardown(item, nextitem):
     """The ``kafka_cleaner_off`` broker is stopped once the last test that uses it is torn down, not at
     the session's end: an idle broker's JVM costs CPU (3% of a core) for as long as it runs."""
     yield
-    if item.nodeid == item.config.stash.get(_cleaner_off_last, None) and _cleaner_off_dir in item.config.stash:
+    if item is item.config.stash.get(_cleaner_off_last, None) and _cleaner_off_dir in item.config.stash:
         from kafkatools import localbroker
 
         localbroker.stop(item.config.stash[_cleaner_off_dir], progress=lambda *_: None)
+
+
+_image_build = pytest.StashKey[dict]()
+
+
+def _imagebuild():
+    """tests/deploy/imagebuild.py (the controller of an xdist run does not load tests/deploy/conftest.py)."""
+    deploy = str(ROOT / "tests" / "deploy")
+    if deploy not in sys.path:
+        sys.path.insert(0, deploy)
+    import imagebuild
+
+    return imagebuild
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """xdist's controller, before it starts a worker: the work dir of the session's one image build, for
+    each worker's image tests to wait on (tests/deploy/conftest.py). Two workers building the same images
+    would cost minutes of both cores twice."""
+    build = node.config.stash.setdefault(_image_build, {"proc": None})
+    if "workdir" not in build:
+        build["workdir"] = Path(tempfile.mkdtemp(prefix="compaction-monitor-images-"))
+    node.workerinput[_imagebuild().WORKERINPUT_KEY] = str(build["workdir"])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    """xdist's controller: the image build starts once a worker has collected an image test (before any
+    test runs: the scheduler waits for every worker's collection), in the background as in a serial run."""
+    imagebuild = _imagebuild()
+    build = node.config.stash.get(_image_build, None)
+    if build is None or build["proc"] is not None or not any(imagebuild.is_image_test(i) for i in ids):
+        return
+    if imagebuild.missing_reason() is None:  # else each worker's image tests skip, saying why
+        build["proc"] = imagebuild.start(build["workdir"])
+
+
+def pytest_sessionfinish(session):
+    """xdist's controller, after its last worker ended: the image build stopped and removed."""
+    build = session.config.stash.get(_image_build, None)
+    if build is None:
+        return
+    if build["proc"] is None:
+        shutil.rmtree(build["workdir"], ignore_errors=True)
+    else:
+        _imagebuild().finish(build["proc"], build["workdir"], ARTIFACTS)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -138,10 +226,9 @@ def kafka(tmp_path_factory):
     yield state
     broker.stop(directory, progress=lambda *_: None)
     # keep server.log / log-cleaner.log for inspection after a failed run
-    ARTIFACTS.mkdir(exist_ok=True)
     for log in (state.server_log, state.cleaner_log):
         if log.exists():
-            (ARTIFACTS / log.name).write_bytes(log.read_bytes())
+            _artifact(log.name).write_bytes(log.read_bytes())
 
 
 @pytest.fixture(scope="session")
@@ -167,11 +254,10 @@ def kafka_cluster(tmp_path_factory):
         raise
     yield state
     localcluster.stop(directory, progress=lambda *_: None)
-    ARTIFACTS.mkdir(exist_ok=True)
     for b in state.brokers():
         for log in (b.server_log, b.cleaner_log):
             if log.exists():
-                (ARTIFACTS / f"cluster-node-{b.node_id}-{log.name}").write_bytes(log.read_bytes())
+                _artifact(f"cluster-node-{b.node_id}-{log.name}").write_bytes(log.read_bytes())
 
 
 @pytest.fixture(scope="session")
