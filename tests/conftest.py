@@ -13,13 +13,15 @@ the session (and at interpreter exit if pytest dies on the way).
 
 On pytest-xdist (``./dev test`` runs ``-n WORKERS --dist loadgroup``) every session fixture is per worker
 process: each worker that runs a broker test starts its own broker under its own temp dir. The tests of a
-fixture too costly to start twice run on one worker (``SHARED_FIXTURES``, an ``xdist_group`` each); the
-image build is the controller's, one for all workers (``pytest_configure_node``).
+fixture too costly to start twice run on one worker (``SHARED_FIXTURES``, an ``xdist_group`` each, which
+reach the controller's scheduler through files, ``pytest_xdist_make_scheduler``); the image build is the
+controller's, one for all workers (``pytest_configure_node``).
 """
 
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import shutil
 import sys
@@ -88,6 +90,7 @@ def pytest_collection_modifyitems(config, items):
         group = shared_group(used)
         if group and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(group))
+    _tell_the_controller_the_groups(config, items)
     users = [item for item in items if "kafka_cleaner_off" in getattr(item, "fixturenames", ())]
     # the item, not its nodeid: xdist's loadgroup appends "@group" to the nodeid after this hook
     config.stash[_cleaner_off_last] = users[-1] if users else None
@@ -126,6 +129,55 @@ def pytest_runtest_teardown(item, nextitem):
 
 
 _image_build = pytest.StashKey[dict]()
+_groups_dir = pytest.StashKey[Path]()
+GROUPS_KEY = "compaction_monitor_xdist_groups"  # a worker's workerinput: where it writes its tests' groups
+
+
+def _tell_the_controller_the_groups(config, items) -> None:
+    """An xdist worker: its tests' groups (test id -> ``xdist_group``) as a file for the controller's
+    scheduler. xdist 3.8's own channel, an ``@group`` suffix it appends to the test's id, no longer takes on
+    pytest 9.2, whose test ids are structured (pytest-xdist issue #1386): loadgroup then ignores every mark."""
+    where = getattr(config, "workerinput", {}).get(GROUPS_KEY)
+    if not where:
+        return
+    groups = {}
+    for item in items:
+        mark = item.get_closest_marker("xdist_group")
+        if mark:
+            groups[item.nodeid] = str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+    path = Path(where) / f"{config.workerinput['workerid']}.json"
+    path.with_suffix(".part").write_text(json.dumps(groups))
+    path.with_suffix(".part").replace(path)  # whole or absent: the controller reads it after every collection
+
+
+def read_groups(directory: Path) -> dict[str, str]:
+    """Test id -> group, from every worker's file (they collect the same tests)."""
+    out: dict[str, str] = {}
+    for path in sorted(Path(directory).glob("*.json")):
+        out.update(json.loads(path.read_text()))
+    return out
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` with the groups the workers wrote (``_tell_the_controller_the_groups``): a group is
+    one unit of work, on one worker; the other tests go one by one to whichever worker is free. The largest
+    groups go first (xdist's default order), so the longest unit never starts last."""
+    if config.getvalue("dist") != "loadgroup" or _groups_dir not in config.stash:
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    directory = config.stash[_groups_dir]
+
+    class SharedFixtureScheduling(LoadGroupScheduling):
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:  # asked first once every worker has collected (and written its file)
+                self.groups = read_groups(directory)
+            return self.groups.get(nodeid) or super()._split_scope(nodeid)
+
+    return SharedFixtureScheduling(config, log)
 
 
 def _imagebuild():
@@ -141,12 +193,15 @@ def _imagebuild():
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node):
     """xdist's controller, before it starts a worker: the work dir of the session's one image build, for
-    each worker's image tests to wait on (tests/deploy/conftest.py). Two workers building the same images
-    would cost minutes of both cores twice."""
+    each worker's image tests to wait on (tests/deploy/conftest.py: two workers building the same images
+    would cost minutes of both cores twice), and the folder where it writes its tests' groups."""
     build = node.config.stash.setdefault(_image_build, {"proc": None})
     if "workdir" not in build:
         build["workdir"] = Path(tempfile.mkdtemp(prefix="compaction-monitor-images-"))
     node.workerinput[_imagebuild().WORKERINPUT_KEY] = str(build["workdir"])
+    if _groups_dir not in node.config.stash:
+        node.config.stash[_groups_dir] = Path(tempfile.mkdtemp(prefix="compaction-monitor-groups-"))
+    node.workerinput[GROUPS_KEY] = str(node.config.stash[_groups_dir])
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -162,7 +217,9 @@ def pytest_xdist_node_collection_finished(node, ids):
 
 
 def pytest_sessionfinish(session):
-    """xdist's controller, after its last worker ended: the image build stopped and removed."""
+    """xdist's controller, after its last worker ended: the groups' folder and the image build removed."""
+    if _groups_dir in session.config.stash:
+        shutil.rmtree(session.config.stash[_groups_dir], ignore_errors=True)
     build = session.config.stash.get(_image_build, None)
     if build is None:
         return

@@ -1,13 +1,15 @@
 """The suite on pytest-xdist (``./dev test``): the users of a session fixture too costly to start on two
-workers carry that fixture's ``xdist_group`` (tests/conftest.py ``SHARED_FIXTURES``), so that
-``--dist loadgroup`` runs them on one worker, and ``./dev`` picks the number of workers as its comment says."""
+workers carry that fixture's ``xdist_group`` (tests/conftest.py ``SHARED_FIXTURES``), the controller's
+scheduler sends each group to one worker whole, and ``./dev`` picks the number of workers as its comment says."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -33,17 +35,67 @@ def test_a_test_takes_the_first_group_whose_fixture_it_uses(rules):
 
 
 def test_this_run_groups_the_users_of_each_shared_fixture(request, rules):
-    """Every collected test of this run carries the group of the fixtures it uses and no other; on
-    ``--dist loadgroup`` xdist has seen it (it appends ``@group`` to the test's id for its scheduler)."""
-    loadgroup = request.config.getoption("dist", "no") == "loadgroup"
+    """Every collected test of this run carries the group of the fixtures it uses and no other; on an xdist
+    worker, the file it wrote for the controller's scheduler says the same."""
     wrong = []
     for item in request.session.items:
         want = rules.shared_group(getattr(item, "fixturenames", ()))
         mark = item.get_closest_marker("xdist_group")
-        got = mark.args[0] if mark else None
-        if got != want or (loadgroup and want and not item.nodeid.endswith(f"@{want}")):
-            wrong.append(f"{item.nodeid}: {got} (want {want})")
+        if (mark.args[0] if mark else None) != want:
+            wrong.append(f"{item.nodeid}: {mark} (want {want})")
     assert not wrong, wrong[:5]
+    where = getattr(request.config, "workerinput", {}).get(rules.GROUPS_KEY)
+    if where:
+        told = rules.read_groups(Path(where))
+        want = {i.nodeid: rules.shared_group(i.fixturenames) for i in request.session.items
+                if rules.shared_group(getattr(i, "fixturenames", ()))}
+        assert {k: told.get(k) for k in want} == want
+
+
+class _Worker:
+    """What xdist's scheduler calls on a worker, recorded."""
+
+    def __init__(self, name):
+        self.gateway = SimpleNamespace(id=name)
+        self.shutting_down = False
+        self.sent: list[int] = []
+
+    def send_runtest_some(self, indices):
+        self.sent += indices
+
+    def shutdown(self):
+        self.shutting_down = True
+
+
+def test_the_scheduler_sends_a_group_whole_to_one_worker_largest_first(rules, tmp_path):
+    ids = ["a.py::t1", "a.py::t2", "b.py::cluster1", "c.py::spark1", "d.py::cluster2", "e.py::spark2", "f.py::t3",
+           "g.py::cluster3"]
+    groups = {"b.py::cluster1": "kafka_cluster", "d.py::cluster2": "kafka_cluster", "g.py::cluster3": "kafka_cluster",
+              "c.py::spark1": "spark", "e.py::spark2": "spark"}
+    (tmp_path / "gw0.json").write_text(json.dumps(groups))
+    config = SimpleNamespace(getvalue={"dist": "loadgroup", "tx": ["popen", "popen"]}.get,
+                             option=SimpleNamespace(loadscopereorder=True), stash=pytest.Stash())
+    config.stash[rules._groups_dir] = tmp_path
+    sched = rules.pytest_xdist_make_scheduler(config, None)
+    workers = [_Worker("gw0"), _Worker("gw1")]
+    for w in workers:
+        sched.add_node(w)
+        sched.add_node_collection(w, ids)
+    sched.schedule()
+    done: set[int] = set()
+    while not sched.tests_finished:  # each worker runs what it was sent; the scheduler sends more
+        for w in workers:
+            for i in [i for i in w.sent if i not in done]:
+                done.add(i)
+                sched.mark_test_complete(w, i)
+    got = [[ids[i] for i in w.sent] for w in workers]
+    # the largest group first, whole on one worker; the next on the other; then the rest one by one
+    assert got[0][:3] == ["b.py::cluster1", "d.py::cluster2", "g.py::cluster3"]
+    assert got[1][:2] == ["c.py::spark1", "e.py::spark2"]
+    assert not {"c.py::spark1", "e.py::spark2"} & set(got[0]) and not {"b.py::cluster1"} & set(got[1])
+    assert sorted(got[0] + got[1]) == sorted(ids)
+    assert rules.pytest_xdist_make_scheduler(SimpleNamespace(getvalue={"dist": "load"}.get, stash=pytest.Stash()),
+                                             None) is None  # another --dist: xdist's own
 
 
 def _workers(env: dict[str, str], default: str = "") -> subprocess.CompletedProcess:
