@@ -91,9 +91,14 @@ def pytest_collection_modifyitems(config, items):
         if group and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(group))
     _tell_the_controller_the_groups(config, items)
-    users = [item for item in items if "kafka_cleaner_off" in getattr(item, "fixturenames", ())]
-    # the item, not its nodeid: xdist's loadgroup appends "@group" to the nodeid after this hook
-    config.stash[_cleaner_off_last] = users[-1] if users else None
+    last = {}
+    for name in STOPPED_AFTER_LAST_USER:
+        users = [item for item in items if name in getattr(item, "fixturenames", ())]
+        # the last user in this order runs last (on its worker) when all its users share one xdist group
+        # (sent whole, in this order) or run in one process; else the fixture waits for the session's end
+        if users and len({shared_group(item.fixturenames) for item in users}) == 1:
+            last[name] = users[-1]  # the item, not its nodeid (xdist may append "@group" to the id)
+    config.stash[_last_users] = last
 
 
 @pytest.fixture(autouse=True)
@@ -113,19 +118,35 @@ def _no_process_in_the_fast_tier(request):
                     f"mark the test @pytest.mark.slow (tests/tiers.py says why)", pytrace=False)
 
 
-_cleaner_off_last = pytest.StashKey["pytest.Item | None"]()
-_cleaner_off_dir = pytest.StashKey[Path]()
+def _stop_broker(directory: Path) -> None:
+    from kafkatools import localbroker
+
+    localbroker.stop(directory, progress=lambda *_: None)
+
+
+def _stop_cluster(directory: Path) -> None:
+    from kafkatools import localcluster
+
+    localcluster.stop(directory, progress=lambda *_: None)
+
+
+# Session fixtures stopped once the last test that uses them is torn down, not at the session's end: an idle
+# broker's JVM costs CPU (3% of a core) for as long as it runs, and on xdist the session is the other
+# worker's too. fixture -> how to stop what it started in its directory (its own teardown stops it again:
+# a no-op then). Not the ``kafka`` broker: its users run till the end.
+STOPPED_AFTER_LAST_USER = {"kafka_cleaner_off": _stop_broker, "kafka_cluster": _stop_cluster}
+_last_users = pytest.StashKey[dict]()
+_fixture_dirs = pytest.StashKey[dict]()
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_teardown(item, nextitem):
-    """The ``kafka_cleaner_off`` broker is stopped once the last test that uses it is torn down, not at
-    the session's end: an idle broker's JVM costs CPU (3% of a core) for as long as it runs."""
+    """Each of ``STOPPED_AFTER_LAST_USER`` is stopped once the last test that uses it is torn down."""
     yield
-    if item is item.config.stash.get(_cleaner_off_last, None) and _cleaner_off_dir in item.config.stash:
-        from kafkatools import localbroker
-
-        localbroker.stop(item.config.stash[_cleaner_off_dir], progress=lambda *_: None)
+    started = item.config.stash.get(_fixture_dirs, {})
+    for name, last in item.config.stash.get(_last_users, {}).items():
+        if item is last and name in started:
+            STOPPED_AFTER_LAST_USER[name](started[name])
 
 
 _image_build = pytest.StashKey[dict]()
@@ -289,10 +310,10 @@ def kafka(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def kafka_cluster(tmp_path_factory):
+def kafka_cluster(tmp_path_factory, pytestconfig):
     """A running 3-node KRaft cluster with SASL_SSL and ACLs (``localcluster.ClusterState``), started
-    the first time a test asks for it and stopped at the end of the session (and at interpreter exit
-    if pytest dies on the way). Users admin (super user), monitor (Describe/DescribeConfigs on topics
+    the first time a test asks for it and stopped after the last of its tests (``STOPPED_AFTER_LAST_USER``;
+    else at the end of the session, and at interpreter exit if pytest dies on the way). Users admin (super user), monitor (Describe/DescribeConfigs on topics
     and the cluster, Describe on groups) and blind (no ACL); kafkatools.client_config(cluster, user)
     gives their client configs. ``start_seconds`` is how long it took to start (for the report). The JMX
     exporter agents run as operators often do: the bare catch-all rule, behind HTTP Basic auth
@@ -301,6 +322,7 @@ def kafka_cluster(tmp_path_factory):
     from kafkatools import localcluster
 
     directory = tmp_path_factory.mktemp("kafka-cluster")
+    pytestconfig.stash.setdefault(_fixture_dirs, {})["kafka_cluster"] = directory
     atexit.register(localcluster.stop, directory, progress=lambda *_: None)
     try:
         state = localcluster.start(directory, brokers=3, security="sasl_ssl", jmx_auth=True,
@@ -323,11 +345,11 @@ def kafka_cleaner_off(tmp_path_factory, pytestconfig):
     honoured: a read-only setting, so a broker of its own): a cleaner that cannot keep up, for real.
     One for every test that needs it (tests/alerts/test_prometheus_alerts.py,
     tests/collectors/test_cleaner_settings_kafka.py), each on topics of its own; stopped after the last
-    of them (see pytest_runtest_teardown)."""
+    of them (``STOPPED_AFTER_LAST_USER``)."""
     from kafkatools import own_broker
 
     directory = tmp_path_factory.mktemp("kafka-cleaner-off")
-    pytestconfig.stash[_cleaner_off_dir] = directory
+    pytestconfig.stash.setdefault(_fixture_dirs, {})["kafka_cleaner_off"] = directory
     with own_broker(directory, "kafka cleaner off", **{"log.cleaner.enable": "false"}) as state:
         yield state
 
