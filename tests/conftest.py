@@ -10,13 +10,22 @@ partition, waiting for the cleaner), waiting.py (``wait_for``), dumpcompare.py (
 The broker runs on loopback ports the kernel hands out, under pytest's temp
 dir, so two runs on one machine never collide; it is stopped at the end of
 the session (and at interpreter exit if pytest dies on the way).
+
+On pytest-xdist (``./dev test`` runs ``-n WORKERS --dist loadgroup``) every session fixture is per worker
+process: each worker that runs a broker test starts its own broker under its own temp dir. The tests of a
+fixture too costly to start twice run on one worker (``SHARED_FIXTURES``, an ``xdist_group`` each, which
+reach the controller's scheduler through files, ``pytest_xdist_make_scheduler``); the image build is the
+controller's, one for all workers (``pytest_configure_node``).
 """
 
 from __future__ import annotations
 
 import atexit
+import json
 import os
+import shutil
 import sys
+import tempfile
 import zlib
 from pathlib import Path
 
@@ -28,6 +37,34 @@ sys.path.insert(0, str(ROOT / "tests"))
 import tiers  # noqa: E402  (beside this file)
 
 ARTIFACTS = ROOT / "test-artifacts"
+# The xdist worker this process is ("gw0", ...), or None in a run without workers.
+WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+
+# The tests that run together on one xdist worker (``--dist loadgroup``): the users of a session fixture that
+# costs more to start on a second worker than its tests cost to run in a row on one. A test takes the first
+# group whose fixtures it uses (an ``xdist_group`` each: two marks would make a group of their own).
+# Not grouped: ``kafka`` (one broker, ~10 s to start, used by most slow tests: grouping them would run
+# the suite on one worker; each worker starts its own) and ``record_gallery`` (files, no process).
+SHARED_FIXTURES = {
+    "kafka_cluster": ({"kafka_cluster"}, "three SASL_SSL brokers with their JMX agents: 3 JVMs, ~20 s to start"),
+    "kafka_cleaner_off": ({"kafka_cleaner_off"}, "a broker of its own, stopped after its last user's teardown"),
+    "audit_reference": ({"audit_reference", "spark_standalone", "s3_server"},
+                        "the reference audit (a Spark run, ~20 s) the standalone-cluster and S3 runs are compared with"),
+    "spark": ({"spark", "spark_kafka"}, "the local Spark session: a JVM of its own (one per process), ~10 s to start"),
+}
+
+
+def shared_group(fixturenames) -> str | None:
+    """The ``xdist_group`` of a test using these fixtures (``SHARED_FIXTURES``), or None."""
+    used = set(fixturenames)
+    return next((name for name, (fixtures, _) in SHARED_FIXTURES.items() if used & fixtures), None)
+
+
+def _artifact(name: str) -> Path:
+    """Where a session's log is kept after the run: test-artifacts/NAME, or WORKER-NAME on an xdist worker
+    (each worker has brokers of its own)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS / (f"{WORKER}-{name}" if WORKER else name)
 
 # Every Spark driver the tests start (the session's, each `compaction-monitor audit` subprocess, the
 # demo's) runs tiny inputs on a JVM that starts afresh: its C2 compiler costs more CPU than it ever saves
@@ -36,9 +73,11 @@ ARTIFACTS = ROOT / "test-artifacts"
 os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the xdist_group marks put here
 def pytest_collection_modifyitems(config, items):
     """The ``slow`` rule (tests/tiers.py says what makes a test slow and why): applied to every test, so a
-    new test lands in its tier without a mark. Tests on the session's broker also get ``kafka``."""
+    new test lands in its tier without a mark. Tests on the session's broker also get ``kafka``, and the
+    users of a costly shared fixture its ``xdist_group`` (``SHARED_FIXTURES``)."""
     rule = tiers.Rule()
     for item in items:
         used = set(getattr(item, "fixturenames", ()))
@@ -48,8 +87,18 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.slow(reason=why))
         if used & {"kafka", "kafka_admin"}:
             item.add_marker(pytest.mark.kafka)
-    users = [item.nodeid for item in items if "kafka_cleaner_off" in getattr(item, "fixturenames", ())]
-    config.stash[_cleaner_off_last] = users[-1] if users else None
+        group = shared_group(used)
+        if group and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(group))
+    _tell_the_controller_the_groups(config, items)
+    last = {}
+    for name in STOPPED_AFTER_LAST_USER:
+        users = [item for item in items if name in getattr(item, "fixturenames", ())]
+        # the last user in this order runs last (on its worker) when all its users share one xdist group
+        # (sent whole, in this order) or run in one process; else the fixture waits for the session's end
+        if users and len({shared_group(item.fixturenames) for item in users}) == 1:
+            last[name] = users[-1]  # the item, not its nodeid (xdist may append "@group" to the id)
+    config.stash[_last_users] = last
 
 
 @pytest.fixture(autouse=True)
@@ -69,19 +118,136 @@ def _no_process_in_the_fast_tier(request):
                     f"mark the test @pytest.mark.slow (tests/tiers.py says why)", pytrace=False)
 
 
-_cleaner_off_last = pytest.StashKey[str | None]()
-_cleaner_off_dir = pytest.StashKey[Path]()
+def _stop_broker(directory: Path) -> None:
+    from kafkatools import localbroker
+
+    localbroker.stop(directory, progress=lambda *_: None)
+
+
+def _stop_cluster(directory: Path) -> None:
+    from kafkatools import localcluster
+
+    localcluster.stop(directory, progress=lambda *_: None)
+
+
+# Session fixtures stopped once the last test that uses them is torn down, not at the session's end: an idle
+# broker's JVM costs CPU (3% of a core) for as long as it runs, and on xdist the session is the other
+# worker's too. fixture -> how to stop what it started in its directory (its own teardown stops it again:
+# a no-op then). Not the ``kafka`` broker: its users run till the end.
+STOPPED_AFTER_LAST_USER = {"kafka_cleaner_off": _stop_broker, "kafka_cluster": _stop_cluster}
+_last_users = pytest.StashKey[dict]()
+_fixture_dirs = pytest.StashKey[dict]()
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_teardown(item, nextitem):
-    """The ``kafka_cleaner_off`` broker is stopped once the last test that uses it is torn down, not at
-    the session's end: an idle broker's JVM costs CPU (3% of a core) for as long as it runs."""
+    """Each of ``STOPPED_AFTER_LAST_USER`` is stopped once the last test that uses it is torn down."""
     yield
-    if item.nodeid == item.config.stash.get(_cleaner_off_last, None) and _cleaner_off_dir in item.config.stash:
-        from kafkatools import localbroker
+    started = item.config.stash.get(_fixture_dirs, {})
+    for name, last in item.config.stash.get(_last_users, {}).items():
+        if item is last and name in started:
+            STOPPED_AFTER_LAST_USER[name](started[name])
 
-        localbroker.stop(item.config.stash[_cleaner_off_dir], progress=lambda *_: None)
+
+_image_build = pytest.StashKey[dict]()
+_groups_dir = pytest.StashKey[Path]()
+GROUPS_KEY = "compaction_monitor_xdist_groups"  # a worker's workerinput: where it writes its tests' groups
+
+
+def _tell_the_controller_the_groups(config, items) -> None:
+    """An xdist worker: its tests' groups (test id -> ``xdist_group``) as a file for the controller's
+    scheduler. xdist 3.8's own channel, an ``@group`` suffix it appends to the test's id, no longer takes on
+    pytest 9.2, whose test ids are structured (pytest-xdist issue #1386): loadgroup then ignores every mark."""
+    where = getattr(config, "workerinput", {}).get(GROUPS_KEY)
+    if not where:
+        return
+    groups = {}
+    for item in items:
+        mark = item.get_closest_marker("xdist_group")
+        if mark:
+            groups[item.nodeid] = str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+    path = Path(where) / f"{config.workerinput['workerid']}.json"
+    path.with_suffix(".part").write_text(json.dumps(groups))
+    path.with_suffix(".part").replace(path)  # whole or absent: the controller reads it after every collection
+
+
+def read_groups(directory: Path) -> dict[str, str]:
+    """Test id -> group, from every worker's file (they collect the same tests)."""
+    out: dict[str, str] = {}
+    for path in sorted(Path(directory).glob("*.json")):
+        out.update(json.loads(path.read_text()))
+    return out
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` with the groups the workers wrote (``_tell_the_controller_the_groups``): a group is
+    one unit of work, on one worker; the other tests go one by one to whichever worker is free. The largest
+    groups go first (xdist's default order), so the longest unit never starts last."""
+    if config.getvalue("dist") != "loadgroup" or _groups_dir not in config.stash:
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    directory = config.stash[_groups_dir]
+
+    class SharedFixtureScheduling(LoadGroupScheduling):
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:  # asked first once every worker has collected (and written its file)
+                self.groups = read_groups(directory)
+            return self.groups.get(nodeid) or super()._split_scope(nodeid)
+
+    return SharedFixtureScheduling(config, log)
+
+
+def _imagebuild():
+    """tests/deploy/imagebuild.py (the controller of an xdist run does not load tests/deploy/conftest.py)."""
+    deploy = str(ROOT / "tests" / "deploy")
+    if deploy not in sys.path:
+        sys.path.insert(0, deploy)
+    import imagebuild
+
+    return imagebuild
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """xdist's controller, before it starts a worker: the work dir of the session's one image build, for
+    each worker's image tests to wait on (tests/deploy/conftest.py: two workers building the same images
+    would cost minutes of both cores twice), and the folder where it writes its tests' groups."""
+    build = node.config.stash.setdefault(_image_build, {"proc": None})
+    if "workdir" not in build:
+        build["workdir"] = Path(tempfile.mkdtemp(prefix="compaction-monitor-images-"))
+    node.workerinput[_imagebuild().WORKERINPUT_KEY] = str(build["workdir"])
+    if _groups_dir not in node.config.stash:
+        node.config.stash[_groups_dir] = Path(tempfile.mkdtemp(prefix="compaction-monitor-groups-"))
+    node.workerinput[GROUPS_KEY] = str(node.config.stash[_groups_dir])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    """xdist's controller: the image build starts once a worker has collected an image test (before any
+    test runs: the scheduler waits for every worker's collection), in the background as in a serial run."""
+    imagebuild = _imagebuild()
+    build = node.config.stash.get(_image_build, None)
+    if build is None or build["proc"] is not None or not any(imagebuild.is_image_test(i) for i in ids):
+        return
+    if imagebuild.missing_reason() is None:  # else each worker's image tests skip, saying why
+        build["proc"] = imagebuild.start(build["workdir"])
+
+
+def pytest_sessionfinish(session):
+    """xdist's controller, after its last worker ended: the groups' folder and the image build removed."""
+    if _groups_dir in session.config.stash:
+        shutil.rmtree(session.config.stash[_groups_dir], ignore_errors=True)
+    build = session.config.stash.get(_image_build, None)
+    if build is None:
+        return
+    if build["proc"] is None:
+        shutil.rmtree(build["workdir"], ignore_errors=True)
+    else:
+        _imagebuild().finish(build["proc"], build["workdir"], ARTIFACTS)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -138,17 +304,16 @@ def kafka(tmp_path_factory):
     yield state
     broker.stop(directory, progress=lambda *_: None)
     # keep server.log / log-cleaner.log for inspection after a failed run
-    ARTIFACTS.mkdir(exist_ok=True)
     for log in (state.server_log, state.cleaner_log):
         if log.exists():
-            (ARTIFACTS / log.name).write_bytes(log.read_bytes())
+            _artifact(log.name).write_bytes(log.read_bytes())
 
 
 @pytest.fixture(scope="session")
-def kafka_cluster(tmp_path_factory):
+def kafka_cluster(tmp_path_factory, pytestconfig):
     """A running 3-node KRaft cluster with SASL_SSL and ACLs (``localcluster.ClusterState``), started
-    the first time a test asks for it and stopped at the end of the session (and at interpreter exit
-    if pytest dies on the way). Users admin (super user), monitor (Describe/DescribeConfigs on topics
+    the first time a test asks for it and stopped after the last of its tests (``STOPPED_AFTER_LAST_USER``;
+    else at the end of the session, and at interpreter exit if pytest dies on the way). Users admin (super user), monitor (Describe/DescribeConfigs on topics
     and the cluster, Describe on groups) and blind (no ACL); kafkatools.client_config(cluster, user)
     gives their client configs. ``start_seconds`` is how long it took to start (for the report). The JMX
     exporter agents run as operators often do: the bare catch-all rule, behind HTTP Basic auth
@@ -157,6 +322,7 @@ def kafka_cluster(tmp_path_factory):
     from kafkatools import localcluster
 
     directory = tmp_path_factory.mktemp("kafka-cluster")
+    pytestconfig.stash.setdefault(_fixture_dirs, {})["kafka_cluster"] = directory
     atexit.register(localcluster.stop, directory, progress=lambda *_: None)
     try:
         state = localcluster.start(directory, brokers=3, security="sasl_ssl", jmx_auth=True,
@@ -167,11 +333,10 @@ def kafka_cluster(tmp_path_factory):
         raise
     yield state
     localcluster.stop(directory, progress=lambda *_: None)
-    ARTIFACTS.mkdir(exist_ok=True)
     for b in state.brokers():
         for log in (b.server_log, b.cleaner_log):
             if log.exists():
-                (ARTIFACTS / f"cluster-node-{b.node_id}-{log.name}").write_bytes(log.read_bytes())
+                _artifact(f"cluster-node-{b.node_id}-{log.name}").write_bytes(log.read_bytes())
 
 
 @pytest.fixture(scope="session")
@@ -180,11 +345,11 @@ def kafka_cleaner_off(tmp_path_factory, pytestconfig):
     honoured: a read-only setting, so a broker of its own): a cleaner that cannot keep up, for real.
     One for every test that needs it (tests/alerts/test_prometheus_alerts.py,
     tests/collectors/test_cleaner_settings_kafka.py), each on topics of its own; stopped after the last
-    of them (see pytest_runtest_teardown)."""
+    of them (``STOPPED_AFTER_LAST_USER``)."""
     from kafkatools import own_broker
 
     directory = tmp_path_factory.mktemp("kafka-cleaner-off")
-    pytestconfig.stash[_cleaner_off_dir] = directory
+    pytestconfig.stash.setdefault(_fixture_dirs, {})["kafka_cleaner_off"] = directory
     with own_broker(directory, "kafka cleaner off", **{"log.cleaner.enable": "false"}) as state:
         yield state
 

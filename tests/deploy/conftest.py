@@ -4,15 +4,13 @@ Building the base and both images takes minutes (mmdebstrap, two ``podman build`
 it runs as its own process (tests/deploy/imagebuild.py, output in its work dir's build.log) from the end
 of collection, while the rest of the suite runs; the image tests are moved to the end of the session and
 wait for the image they need (the ``images`` fixture). At the session's end the build is stopped if
-still running, and its storage (every image and container) and work dir removed.
+still running, and its storage (every image and container) and work dir removed. On pytest-xdist the
+controller builds (tests/conftest.py's ``pytest_xdist_node_collection_finished``), once for every worker,
+and removes it after the last worker ends; a worker's tests wait on its marker files.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -28,7 +26,7 @@ _build_key = pytest.StashKey[dict]()
 
 
 def _is_image_test(item) -> bool:
-    return item.path.name.startswith("test_images")
+    return imagebuild.is_image_test(item.path)
 
 
 @pytest.hookimpl(trylast=True)
@@ -44,34 +42,19 @@ def pytest_collection_finish(session):
     session.config.stash[_build_key] = state
     if state["skip"]:
         return
-    workdir = Path(tempfile.mkdtemp(prefix="compaction-monitor-images-"))
-    log = open(workdir / "build.log", "w")
-    state["workdir"] = workdir
-    state["proc"] = subprocess.Popen([sys.executable, str(HERE / "imagebuild.py"), str(workdir)],
-                                     stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    log.close()
+    shared = getattr(session.config, "workerinput", {}).get(imagebuild.WORKERINPUT_KEY)
+    if shared:  # an xdist worker: the controller builds, once for every worker (tests/conftest.py)
+        state["workdir"] = Path(shared)
+        return
+    state["workdir"] = Path(tempfile.mkdtemp(prefix="compaction-monitor-images-"))
+    state["proc"] = imagebuild.start(state["workdir"])
 
 
 def pytest_sessionfinish(session):
     state = session.config.stash.get(_build_key, None)
-    if not state or state["workdir"] is None:
+    if not state or state["proc"] is None:  # nothing built here (or an xdist worker: the controller's build)
         return
-    proc = state["proc"]
-    if proc.poll() is None:  # its own process group: mmdebstrap's and podman's children with it
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(30)
-    workdir = state["workdir"]
-    log = workdir / "build.log"
-    if log.exists():  # kept for a failed run's inspection, as the broker's logs are
-        artifacts = Path(session.config.rootpath) / "test-artifacts"
-        artifacts.mkdir(exist_ok=True)
-        shutil.copyfile(log, artifacts / "image-build.log")
-    imagebuild.Podman(workdir).reset()
-    shutil.rmtree(workdir, ignore_errors=True)
+    imagebuild.finish(state["proc"], state["workdir"], Path(session.config.rootpath) / "test-artifacts")
 
 
 class Images:

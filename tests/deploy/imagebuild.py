@@ -23,6 +23,7 @@ import hashlib
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -38,6 +39,8 @@ FULL = f"localhost/kafka-compaction-monitor:{VERSION}-full"
 BASE = "localhost/compaction-monitor-base:bookworm"
 STAGES = ("base", "collector", "full")
 TOOLS = ("podman", "runc", "mmdebstrap")
+# On pytest-xdist the controller builds, once for every worker: its work dir, in each worker's workerinput.
+WORKERINPUT_KEY = "compaction_monitor_image_build"
 
 CONTAINERS_CONF = """\
 # written by tests/deploy/imagebuild.py: podman as this machine can run it
@@ -111,6 +114,37 @@ class Podman:
             for path in (self.storage, self.runroot):
                 subprocess.run(["umount", "-R", str(path)], capture_output=True)  # in case reset left a mount
                 shutil.rmtree(path, ignore_errors=True)
+
+
+def is_image_test(nodeid_or_path: str) -> bool:
+    """A test of the images (tests/deploy/test_images*.py): the session builds them only if it runs one."""
+    return Path(str(nodeid_or_path).split("::")[0]).name.startswith("test_images")
+
+
+def start(workdir: Path) -> subprocess.Popen:
+    """This script on ``workdir`` in the background (its own process group), output in ``build.log``."""
+    with open(Path(workdir) / "build.log", "w") as log:
+        return subprocess.Popen([sys.executable, __file__, str(workdir)], stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+
+
+def finish(proc: subprocess.Popen | None, workdir: Path, artifacts: Path) -> None:
+    """The end of the session's build: stopped if still running, its log kept in ``artifacts`` (for a failed
+    run's inspection, as the broker's logs are), its storage (every image and container) and work dir removed."""
+    if proc is not None and proc.poll() is None:  # its own process group: mmdebstrap's and podman's children with it
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(30)
+    workdir = Path(workdir)
+    log = workdir / "build.log"
+    if log.exists():
+        artifacts.mkdir(exist_ok=True)
+        shutil.copyfile(log, artifacts / "image-build.log")
+    Podman(workdir).reset()
+    shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _step(workdir: Path, stage: str, argv: list[str], env: dict | None = None, timeout: float = 1200) -> None:
