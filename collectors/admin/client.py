@@ -58,6 +58,12 @@ REBUILD_LOG_SECONDS = 600.0  # a rebuild is logged at most this often per fetche
 LIST_SLICE_SECONDS = 1.0
 
 
+# The client.id of the monitor's own connections (the cluster's ``client`` section may set another): what the
+# brokers' request logs, quotas and metrics name a client by, and librdkafka's own log lines by their handle
+# ("kafka-compaction-monitor#producer-3"), so an operator tells the monitor's requests from the applications'.
+CLIENT_ID = "kafka-compaction-monitor"
+
+
 def _client_conf(cluster: ClusterConfig, timeout: float | None = None) -> dict:
     """librdkafka's settings: the cluster's ``client`` section over ours. With ``timeout`` (the admin
     timeout, seconds), ``socket.timeout.ms`` defaults to it rather than librdkafka's 60000: a request
@@ -69,7 +75,7 @@ def _client_conf(cluster: ClusterConfig, timeout: float | None = None) -> dict:
     minute while two others could answer (tests/collectors/test_broker_partitioned_cluster.py)."""
     if not cluster.bootstrap_servers:
         raise ValueError(f"cluster {cluster.name}: no bootstrap_servers")
-    conf = {"bootstrap.servers": cluster.bootstrap_servers}
+    conf = {"bootstrap.servers": cluster.bootstrap_servers, "client.id": CLIENT_ID}
     if timeout is not None:  # librdkafka's bounds: 10 .. 300000 ms
         conf["socket.timeout.ms"] = min(max(int(timeout * 1000), 10), 300000)
     conf.update({k: v for k, v in cluster.client.items()})
