@@ -297,6 +297,23 @@ def segment_bases(folder: str | Path) -> list[int]:
     return sorted(int(f.name[:-4]) for f in Path(folder).glob("*.log"))
 
 
+V2_HEADER = 61  # bytes of a v2 batch header: the first record's length varint follows
+
+
+def damage_first_record(folder: str | Path) -> tuple[Path, bytes]:
+    """The partition folder's first segment with its first record declaring one byte more than it holds (its
+    length varint + 1; zigzag: + 2), the CRC left as it was: Kafka's cleaner fails on it building its offset
+    map and marks the partition uncleanable. (the segment, its bytes before) for a test that repairs it."""
+    folder = Path(folder)
+    seg = folder / f"{segment_bases(folder)[0]:020d}.log"
+    original = seg.read_bytes()
+    assert original[16] == 2 and original[V2_HEADER] < 0x7E  # a v2 batch; a one-byte length varint
+    with open(seg, "r+b") as fh:
+        fh.seek(V2_HEADER)
+        fh.write(bytes([original[V2_HEADER] + 2]))
+    return seg, original
+
+
 def cleaner_checkpoint(log_dir: str | Path, topic: str, partition: int = 0) -> int | None:
     return read_checkpoint(Path(log_dir) / "cleaner-offset-checkpoint").get((topic, partition))
 

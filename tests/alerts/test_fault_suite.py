@@ -44,9 +44,9 @@ from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, 
                                    ResourceType)
 
 from clirun import run_cli
-from kafkatools import (cleaner_checkpoint, commit_offsets, compacted, create_topic, localtools, own_broker,
-                        partition_dir, produce, produce_raw, producer, roll, roll_at, segment_bases, set_topic_config,
-                        transactional_batch, unique_topic, wait_cleaned, write_rounds)
+from kafkatools import (cleaner_checkpoint, commit_offsets, compacted, create_topic, damage_first_record, localtools,
+                       own_broker, partition_dir, produce, produce_raw, producer, roll, roll_at, set_topic_config,
+                       transactional_batch, unique_topic, wait_cleaned, write_rounds)
 from monitor.model.estimate import CleanerParams, estimate_clean
 from procs import free_port, prometheus_query
 from promstack import collector_and_prometheus
@@ -444,7 +444,6 @@ def test_a_consumer_group_stopped_past_delete_retention_fires_consumer_may_miss_
 
 # ------------------------------------------------------------------ a record damaged on disk
 
-V2_HEADER = 61  # bytes of a v2 batch header: the first record's length varint follows
 
 
 def uncleanable_case(b) -> Case:
@@ -459,13 +458,7 @@ def uncleanable_case(b) -> Case:
     healthy = create_topic(b.bootstrap, unique_topic("healthy"), **held)
     for t in (damaged, healthy):
         write_rounds(b.bootstrap, t, 3, keys=50)
-    folder = partition_dir(b.log_dir, damaged)
-    seg = folder / f"{segment_bases(folder)[0]:020d}.log"
-    head = seg.read_bytes()[:V2_HEADER + 1]
-    assert head[16] == 2 and head[V2_HEADER] < 0x7E  # a v2 batch; a one-byte length varint
-    with open(seg, "r+b") as fh:
-        fh.seek(V2_HEADER)
-        fh.write(bytes([head[V2_HEADER] + 2]))
+    damage_first_record(partition_dir(b.log_dir, damaged))
     for t in (damaged, healthy):
         set_topic_config(b.bootstrap, t, **{"min.compaction.lag.ms": 0})
     return Case(damaged, 0, healthy)

@@ -26,8 +26,8 @@ from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
 from alerts.promtool_tests import Case, evaluated, sel
 from alerts.render import dump_yaml
 from collectors.app import build
-from kafkatools import (cleaner_checkpoint, client_config, cluster_admin, cluster_brokers, partition_dir, segment_bases,
-                        unique_topic)
+from kafkatools import (cleaner_checkpoint, client_config, cluster_admin, cluster_brokers, damage_first_record,
+                       partition_dir, segment_bases, unique_topic)
 from monitor.contract.metricnames import PREFIX
 from monitor.settings.config import Thresholds, parse_config
 from monitor.contract.rule_eval import Sample, evaluate_rule
@@ -37,7 +37,6 @@ from waiting import wait_for
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-V2_HEADER = 61  # bytes of a v2 batch header: the first record's length varint follows
 ROUNDS, KEYS = 3, 40
 NS = PREFIX  # the exported series are named PREFIX + name (monitor.contract.metricnames)
 
@@ -97,13 +96,7 @@ def test_one_uncleanable_follower_disagrees_with_its_clean_peers(kafka_cluster, 
              60, f"{ROUNDS + 1} segments of {topic} on every replica")
     follower = min(n for n in brokers if n != leader)
     peers = sorted(n for n in brokers if n != follower)
-    folder = partition_dir(brokers[follower].log_dir, topic)
-    seg = folder / f"{segment_bases(folder)[0]:020d}.log"
-    original = seg.read_bytes()
-    assert original[16] == 2 and original[V2_HEADER] < 0x7E  # a v2 batch; a one-byte length varint
-    with open(seg, "r+b") as fh:  # zigzag varint: +2 declares one byte more
-        fh.seek(V2_HEADER)
-        fh.write(bytes([original[V2_HEADER] + 2]))
+    damage_first_record(partition_dir(brokers[follower].log_dir, topic))
 
     cfg = parse_config({"clusters": [{
         "name": "c3", "bootstrap_servers": kafka_cluster.bootstrap,

@@ -16,14 +16,13 @@ from __future__ import annotations
 import pytest
 
 from collectors.app import build
-from kafkatools import (compacted, create_topic, localbroker, own_broker, partition_dir, segment_bases,
-                        set_topic_config, write_rounds)
+from kafkatools import (compacted, create_topic, damage_first_record, localbroker, own_broker, partition_dir,
+                       set_topic_config, write_rounds)
 from monitor.settings.config import BrokerConfig, ClusterConfig, Config
 from waiting import wait_for
 
 pytestmark = pytest.mark.slow  # a broker of its own, restarted
 
-V2_HEADER = 61  # bytes of a v2 batch header: the first record's length varint follows
 
 
 def uncleanable_series(reg) -> dict:
@@ -39,12 +38,7 @@ def test_damaged_record_marks_exactly_its_partition_uncleanable_until_restart(tm
         healthy = create_topic(st.bootstrap, "healthy", **held)
         for t in (damaged, healthy):
             write_rounds(st.bootstrap, t, 3, keys=50)
-        seg = partition_dir(st.log_dir, damaged) / f"{segment_bases(partition_dir(st.log_dir, damaged))[0]:020d}.log"
-        original = seg.read_bytes()
-        assert original[16] == 2 and original[V2_HEADER] < 0x7E  # a v2 batch; a one-byte length varint
-        with open(seg, "r+b") as fh:  # zigzag varint: +2 declares one byte more
-            fh.seek(V2_HEADER)
-            fh.write(bytes([original[V2_HEADER] + 2]))
+        seg, original = damage_first_record(partition_dir(st.log_dir, damaged))
 
         cfg = Config(clusters=(ClusterConfig(name="local", brokers=(BrokerConfig(
             id=str(st.node_id), jmx_url=st.jmx_url, cleaner_log=str(st.cleaner_log)),)),))

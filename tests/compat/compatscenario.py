@@ -24,8 +24,8 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 
-from kafkatools import (compacted, create_topic, partition_dir, produce, roll, segment_bases, set_topic_config,
-                        wait_cleaned_up_to_active, watermarks, write_rounds)
+from kafkatools import (compacted, create_topic, damage_first_record, partition_dir, produce, roll, set_topic_config,
+                       wait_cleaned_up_to_active, watermarks, write_rounds)
 from waiting import wait_for
 
 EXPECTED_CAUSES = {"lag": "min_compaction_lag", "ratio": "below_threshold", "txn": "open_transaction",
@@ -33,7 +33,6 @@ EXPECTED_CAUSES = {"lag": "min_compaction_lag", "ratio": "below_threshold", "txn
 KEYS = 30  # keys per round: a few kilobytes a segment
 TOMBSTONES = tuple(range(0, KEYS, 3))  # the keys deleted on ``tombstones``
 DAY_MS, HOUR_MS = 86_400_000, 3_600_000
-V2_HEADER = 61  # bytes of a v2 batch header: the first record's length varint follows
 
 # The killed producer: a transaction begun, its records flushed to the broker, then nothing (SIGKILL) while
 # its transaction.timeout.ms (10 min) runs; "open" on stdout once the records are on the broker.
@@ -112,13 +111,7 @@ def build(state, children: list) -> Scenario:
 
     t["uncleanable"] = create_topic(b, "uncleanable", **compacted(**{"min.compaction.lag.ms": HOUR_MS}))
     write_rounds(b, t["uncleanable"], 3, keys=KEYS)  # held dirty until the damage is in place
-    folder = partition_dir(state.log_dir, t["uncleanable"])
-    seg = folder / f"{segment_bases(folder)[0]:020d}.log"
-    original = seg.read_bytes()
-    assert original[16] == 2 and original[V2_HEADER] < 0x7E  # a v2 batch; a one-byte length varint
-    with open(seg, "r+b") as fh:  # zigzag varint: +2 declares one byte more
-        fh.seek(V2_HEADER)
-        fh.write(bytes([original[V2_HEADER] + 2]))
+    damage_first_record(partition_dir(state.log_dir, t["uncleanable"]))
 
     # the cleaner takes them in turn: each waited for by its checkpoint, never by the clock
     for name in ("cleaned", "ratio", "tombstones", "txn"):
