@@ -30,10 +30,25 @@ THRESHOLDS = {"thresholds": {"cleaner_stalled_seconds": 600, "lagging_for": "45m
 from clirun import Ran, run_cli
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("golden")
+    root = _fixed_length(tmp_path_factory.mktemp("golden"))
     logs = gi.log_dir(root / "logs")
     cleaner = gi.cleaner_log(root / "log-cleaner.log")
     return root, logs, cleaner
+
+
+ROOT_LENGTH = 80
+
+
+def _fixed_length(base: Path) -> Path:
+    """A folder under ``base`` whose path is always ROOT_LENGTH characters long. The collector cuts an
+    error's text to 200 characters in its metric label before the golden replaces the temporary path,
+    so how much of a message survives depends on the path's length, which differs between a serial run
+    (``pytest-N/golden0``), an xdist worker's (``pytest-N/popen-gw1/golden0``) and N's digits."""
+    pad = ROOT_LENGTH - len(str(base)) - 1
+    assert pad >= 1, f"pytest's temporary folder {base} is longer than the goldens allow ({ROOT_LENGTH})"
+    root = base / ("g" * pad)
+    root.mkdir()
+    return root
 
 
 @pytest.fixture(scope="module")
