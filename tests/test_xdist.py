@@ -107,9 +107,9 @@ def _workers(env: dict[str, str], default: str = "") -> subprocess.CompletedProc
     return subprocess.run(["bash", "-c", script, "dev", default], env=env, capture_output=True, text=True)
 
 
-def test_dev_runs_in_one_process_unless_the_variable_asks_for_workers():
+def test_dev_runs_a_worker_a_core_unless_the_variable_or_the_tier_says_otherwise():
     cores = len(os.sched_getaffinity(0))  # what nproc counts
-    assert _workers({}).stdout == "0\n"  # not yet the default (CONTRIBUTING.md, "Workers")
+    assert _workers({}).stdout == f"{min(cores, 4)}\n"  # the default (CONTRIBUTING.md, "Workers")
     assert _workers({"COMPACTION_MONITOR_TEST_WORKERS": "auto"}).stdout == f"{min(cores, 4)}\n"
     assert _workers({}, default="0").stdout == "0\n"  # the fast tier: one process
     assert _workers({"COMPACTION_MONITOR_TEST_WORKERS": "0"}).stdout == "0\n"
