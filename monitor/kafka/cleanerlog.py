@@ -102,8 +102,8 @@ KNOWN_LINES = re.compile("|".join(f"(?:{p})" for p in (
     r"Removing the partition offset data", r"Updating logCleanerIoMaxBytesPerSecond", r"Cannot use more than 2G",
     r"Log cleaner threads", r"Invalid value for `log.cleaner.threads`", r"Checking if log segment may be cleaned",
     r"Finding range of cleanable offsets", r"No filthiest log found", r"No uncleanable offset found")))
-KNOWN_EXPECTED = ("a clean's stats block, an uncleanable partition, a thread's death, a broker start, or one of "
-                  "the cleaner's progress and checkpoint lines of Kafka 2.x-4.4")
+KNOWN_EXPECTED = ("a clean's stats, an uncleanable partition, a thread's death, a start, or a progress or "
+                  "checkpoint line of Kafka 2.x-4.4")
 JUDGED_LEVELS = {"INFO", "WARN", "ERROR", "FATAL"}
 WRAPPERS = {"LogCleaningException"}  # Kafka's wrapper around the real cause (its message repeats the cause's)
 
@@ -415,8 +415,8 @@ def _unknown_shape(ev: _Event) -> str | None:
     text = IDENT.sub("", text, count=1).split("\n", 1)[0]
     if KNOWN_LINES.match(text):
         return None
-    return (f"a line under the cleaner's logger {logger} ({ev.level}) in a shape this parser does not know "
-            f"(another Kafka version's?): {excerpt(text)}; expected {KNOWN_EXPECTED}")
+    return (f"a line of the cleaner's logger {logger} ({ev.level}) in no shape this reader knows (another Kafka "
+            f"version's?): {excerpt(text)}; expected {KNOWN_EXPECTED}")
 
 
 def _stats(lines: list[str], ev: _Event, where: str) -> CleanStats | str:

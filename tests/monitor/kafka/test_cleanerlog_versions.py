@@ -118,13 +118,13 @@ def test_a_cleaner_line_of_an_unknown_version_is_one_line_naming_file_line_and_w
                       f' ({L44}.LogCleaner$CleanerThread)']
     lines = KAFKA_4_4_0[:9] + [new_event, *reworded_stats] + KAFKA_4_4_0[9:]
     state = read_cleaner_log(lines, source="4.x/log-cleaner.log")
-    expected = ("expected a clean's stats block, an uncleanable partition, a thread's death, a broker start, or one "
-                "of the cleaner's progress and checkpoint lines of Kafka 2.x-4.4")
+    expected = ("expected a clean's stats, an uncleanable partition, a thread's death, a start, or a progress or "
+                "checkpoint line of Kafka 2.x-4.4")
     assert state.malformed == (
-        f"4.x/log-cleaner.log:10: a line under the cleaner's logger {L44}.Cleaner (WARN) in a shape this parser "
-        f"does not know (another Kafka version's?): 'Skipping log cleaned-0: decompressed batch too large'; {expected}",
-        f"4.x/log-cleaner.log:11: a line under the cleaner's logger {L44}.LogCleaner$CleanerThread (INFO) "
-        f"in a shape this parser does not know (another Kafka version's?): 'Log cleaner thread 0 compacted cleaned-0 in 0.5 s'; "
+        f"4.x/log-cleaner.log:10: a line of the cleaner's logger {L44}.Cleaner (WARN) in no shape this reader "
+        f"knows (another Kafka version's?): 'Skipping log cleaned-0: decompressed batch too large'; {expected}",
+        f"4.x/log-cleaner.log:11: a line of the cleaner's logger {L44}.LogCleaner$CleanerThread (INFO) in no "
+        f"shape this reader knows (another Kafka version's?): 'Log cleaner thread 0 compacted cleaned-0 in 0.5 s'; "
         f"{expected}")
     [clean] = state.cleans
     assert clean.source == "4.x/log-cleaner.log:14" and clean.dirty_end == 50
