@@ -60,3 +60,32 @@ def test_the_html_report_says_the_finding_and_the_unknown_and_nothing_without_a_
     assert "capped-0" in page and "4,100 B" in page and "is below a stored record of 4100 bytes" in page
     assert "unknown: " + html.escape(RECORDS_PATH) in page
     assert decompressed_limit_html({}) == ""
+
+
+def test_an_audit_of_segments_finds_a_record_above_its_topic_s_cap(spark, tmp_path):
+    """End to end in Spark: gzip records of 4 kB in a rolled segment of a topic whose monitor.yaml entry sets
+    max.decompressed.message.bytes to 2 KiB: summary.json's finding holds the collector's figure for the
+    same segment, and the report says it."""
+    import json
+    from pathlib import Path
+
+    from monitor.contract.auditrun import SUMMARY
+    from monitor.model.summary import summarize
+    from recordfixtures import Rec, T0, v2, write
+    from spark_analysis.job import build_parser, run
+
+    part = tmp_path / "logs" / "capped-0"
+    write(part / "00000000000000000000.log", [v2([Rec(i, T0 + i, b"k%d" % i, b"x" * 4000) for i in range(5)], "gzip")])
+    write(part / "00000000000000000005.log", [v2([Rec(5, T0 + 5, b"k0", b"y" * 9000)], "gzip")])  # active: not read
+    args = build_parser().parse_args(["--input", str(tmp_path / "logs"), "--out", str(tmp_path / "out"),
+                                      "--restore-measurement", str(tmp_path / "no-such.json")])
+    base, _ = run(args, spark=spark, file_configs={"capped": {"cleanup.policy": "compact",
+                                                              "max.decompressed.message.bytes": 2048}})
+    summary = json.loads((Path(base) / SUMMARY).read_text())
+    [row] = summary["decompressed_limit"]["partitions"]
+    collector = summarize(part / "00000000000000000000.log", 0)[0].max_decompressed_record_bytes
+    assert (row["topic"], row["partition"], row["over"]) == ("capped", 0, True)
+    assert row["max_decompressed_record_bytes"] == collector and 4000 < collector < 4100
+    assert row["summary"].startswith(f"max.decompressed.message.bytes=2048 (2.0 KiB) is below a stored record of "
+                                     f"{collector} bytes")
+    assert "max.decompressed.message.bytes (Kafka 4.4)" in (Path(base) / "report.html").read_text()
