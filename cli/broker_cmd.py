@@ -17,8 +17,9 @@ def cmd_broker(args: argparse.Namespace) -> int:
 
     progress = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
     try:
+        version = args.kafka_version if args.action in ("fetch", "start") and args.kafka_version else jars.KAFKA_VERSION
         if args.action == "fetch":
-            path = jars.fetch_jars(progress=progress)
+            path = jars.fetch_jars(progress=progress, version=version)
             print(path)
             return 0
         if args.action == "start":
@@ -28,14 +29,15 @@ def cmd_broker(args: argparse.Namespace) -> int:
                 return 2
             extra = dict(kv.split("=", 1) for kv in args.override or [])
             if args.brokers != 1 or args.security != "plaintext" or args.jmx_auth:
-                if extra:
-                    _err("--override applies to the single plaintext broker only")
+                if extra or version != jars.KAFKA_VERSION:
+                    _err(f"{'--override' if extra else '--kafka-version'} applies to the single plaintext broker only "
+                         f"(a cluster runs Kafka {jars.KAFKA_VERSION})")
                     return 2
                 cstate = cluster.start(Path(args.dir), brokers=args.brokers, security=args.security,
                                        jmx_auth=args.jmx_auth, progress=progress)
                 _print_cluster(cstate)
                 return 0
-            state = broker.start(Path(args.dir), extra_config=extra, progress=progress)
+            state = broker.start(Path(args.dir), extra_config=extra, kafka_version=version, progress=progress)
             _print_state(state, alive=True)
             return 0
         if args.action == "stop":
@@ -71,7 +73,9 @@ def cmd_broker(args: argparse.Namespace) -> int:
 
 def _print_state(state, alive: bool) -> None:
     print(f"status:      {'running' if alive else 'stopped'} (pid {state.pid})")
-    print(f"kafka:       {state.kafka_version}")
+    print(f"kafka:       {state.kafka_version} ({'ZooKeeper' if state.zookeeper else 'KRaft'})")
+    if state.zookeeper:
+        print(f"zookeeper:   {state.zookeeper} (pid {state.zookeeper_pid}, stopped with the broker)")
     print(f"bootstrap:   {state.bootstrap}")
     print(f"jmx metrics: {state.jmx_url}")
     print(f"jolokia:     {state.jolokia_url}")

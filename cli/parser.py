@@ -69,6 +69,17 @@ def add_replicas(sub, handler: Callable) -> None:
     add_format(c)
 
 
+def kafka_version(text: str) -> str:
+    """``--kafka-version``: one of the versions the launcher starts (``localkafka.jars.SUPPORTED_VERSIONS``,
+    imported when the flag is given: the parser imports no edge)."""
+    from localkafka.jars import BrokerError, supported
+
+    try:
+        return supported(text)
+    except BrokerError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def add_broker(sub, handler: Callable) -> None:
     from cli.broker_cmd import DEFAULT_BROKER_DIR
 
@@ -81,12 +92,19 @@ def add_broker(sub, handler: Callable) -> None:
     common = Parser(add_help=False)
     common.add_argument("--dir", type=flags.path, default=str(DEFAULT_BROKER_DIR),
                         help="state, data and logs (default: %(default)s)")
+    version = Parser(add_help=False)
+    version.add_argument("--kafka-version", type=kafka_version, metavar="VERSION",
+                         help="the broker's Kafka: one a real broker in the tests runs (docs/compatibility.md), a 3.x "
+                              "one on a ZooKeeper node started and stopped with it, a 4.x one in KRaft; another is "
+                              "refused, naming them (default: localkafka/pom.xml's)")
     actions = b.add_subparsers(dest="action", required=True, metavar="ACTION")
-    leaf(actions, "fetch", handler, parents=[common], help="resolve the broker jars with Maven (once)",
-         epilog=example(f"{PROG} broker fetch"))
-    st = leaf(actions, "start", handler, parents=[common], help="format storage if needed and start the broker",
+    leaf(actions, "fetch", handler, parents=[common, version], help="resolve the broker jars with Maven (once)",
+         epilog=example(f"{PROG} broker fetch", f"{PROG} broker fetch --kafka-version 3.9.1"))
+    st = leaf(actions, "start", handler, parents=[common, version],
+              help="format storage if needed and start the broker",
               epilog=example(f"{PROG} broker start", f"{PROG} broker start --brokers 3 --security sasl_ssl --jmx-auth",
-                             f"{PROG} broker start --override log.cleaner.threads=2"))
+                             f"{PROG} broker start --override log.cleaner.threads=2",
+                             f"{PROG} broker start --kafka-version 3.9.1"))
     st.add_argument("--override", action="append", metavar="KEY=VALUE",
                     help="an extra broker property (repeatable; the single plaintext broker only)")
     st.add_argument("--brokers", type=flags.count, default=1, metavar="N",

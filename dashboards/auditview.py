@@ -168,9 +168,37 @@ def conclusions(summary: dict, partitions: pd.DataFrame, accuracy: dict | None =
                        f"for the {_of(t['partitions'], 'partition')} the cleaner has been over since; the broker "
                        f"reclaimed {units.bytes_iec(t['actual_bytes'])} (error {signed_bytes(t['error_bytes'])}"
                        f"{ratio}){left}.")
+    out += decompressed_limit(sm)
     if sm.get("faults"):
         out.append(f"{_of(sm['faults'], 'corrupt or truncated spot')} in the input: its records are left out "
                    "(listed at the end of the page).")
+    return out
+
+
+def decompressed_limit(summary: dict) -> list[str]:
+    """Kafka 4.4's max.decompressed.message.bytes, as the run's summary.json says it (``decompressed_limit``,
+    only where a topic sets a cap or its value is unknown): each partition whose stored record is above it,
+    in the collector's sentence (the audit stores the config review's), then the unknown ones with why."""
+    d = summary.get("decompressed_limit")
+    if not d:
+        return []
+    over = [r for r in d["partitions"] if r["over"]]
+    unknown = [r for r in d["partitions"] if r["unknown_reason"]]
+    out = []
+    if over:
+        verb = "holds" if len(over) == 1 else "hold"
+        out.append(f"max.decompressed.message.bytes (Kafka 4.4): {_of(len(over), 'partition')} {verb} a record "
+                   f"above it ({d['check']}; once the cleaner fails, {d['cause']}). "
+                   + " ".join(f"{partition_label(r['topic'], r['partition'])}: {r['summary']}. Fix: {r['fix']}"
+                              for r in over[:3]) + (" ..." if len(over) > 3 else ""))
+    else:
+        n = len(d["partitions"]) - len(unknown)
+        if n:
+            out.append(f"max.decompressed.message.bytes (Kafka 4.4): every stored record of the "
+                       f"{_of(n, 'partition')} of topics that set it fits.")
+    if unknown:
+        out.append(f"max.decompressed.message.bytes (Kafka 4.4): unknown for {_of(len(unknown), 'partition')}: "
+                   f"{unknown[0]['unknown_reason']}.")
     return out
 
 

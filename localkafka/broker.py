@@ -254,6 +254,10 @@ def start(
     if existing and is_alive(existing.pid):
         raise BrokerError(f"a broker is already running from {directory} (pid {existing.pid}, {existing.bootstrap})")
     kind = family(kafka_version)
+    if existing and family(existing.kafka_version) != kind and (directory / "data" / "meta.properties").exists():
+        raise BrokerError(f"{directory}: holds the data of a Kafka {existing.kafka_version} broker "
+                          f"({family(existing.kafka_version)}), which a {kind} broker of Kafka {kafka_version} "
+                          f"cannot read: start Kafka {existing.kafka_version} there, or use another directory")
     libs = fetch_jars(progress=progress, version=kafka_version)
     directory.mkdir(parents=True, exist_ok=True)
     log_dir = directory / "data"

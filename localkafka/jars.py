@@ -32,12 +32,12 @@ class BrokerError(RuntimeError):
     """The local broker could not be fetched, started, or found."""
 
 
-def _pom_property(name: str) -> str:
+def _pom_property(name: str, pom_file: str = "pom.xml") -> str:
     ns = {"m": "http://maven.apache.org/POM/4.0.0"}
-    root = ET.parse(HERE / "pom.xml").getroot()
+    root = ET.parse(HERE / pom_file).getroot()
     node = root.find(f"m:properties/m:{name}", ns)
     if node is None or not node.text:
-        raise BrokerError(f"pom.xml has no <{name}> property")
+        raise BrokerError(f"{pom_file} has no <{name}> property")
     return node.text.strip()
 
 
@@ -49,6 +49,14 @@ JOLOKIA_VERSION = _pom_property("jolokia.version")
 # format step, still what Confluent Platform 7.x runs), 4.x in KRaft (the only mode 4.0 kept).
 ZOOKEEPER, KRAFT = "zookeeper", "kraft"
 POMS = {ZOOKEEPER: "pom-zookeeper.xml", KRAFT: "pom.xml"}
+ZOOKEEPER_VERSION = _pom_property("zookeeper.version", POMS[ZOOKEEPER])
+
+# The versions the compatibility tier (tests/compat, one module per version) runs beside the pom's, one of
+# each family: ./dev setup fetches their jars with the default's, so no test downloads in the middle of a run
+COMPAT_VERSIONS = ("3.9.1", "4.4.0")
+# What ``compaction-monitor broker start --kafka-version`` starts: the versions a real broker in the tests
+# proves the monitor on (docs/compatibility.md), no other
+SUPPORTED_VERSIONS = tuple(sorted({KAFKA_VERSION, *COMPAT_VERSIONS}, key=lambda v: tuple(map(int, v.split(".")))))
 
 
 def family(version: str = KAFKA_VERSION) -> str:
@@ -58,6 +66,16 @@ def family(version: str = KAFKA_VERSION) -> str:
     if len(parts) != 3 or not all(p.isdigit() for p in parts) or int(parts[0]) < 3:
         raise BrokerError(f"Kafka version {version!r}: expected MAJOR.MINOR.PATCH of Kafka 3.0.0 or later")
     return ZOOKEEPER if int(parts[0]) == 3 else KRAFT
+
+
+def supported(version: str) -> str:
+    """``version`` when it is one of ``SUPPORTED_VERSIONS``; a BrokerError of one line naming them otherwise
+    (another version may start, but nothing here shows the monitor reads what it writes)."""
+    if version in SUPPORTED_VERSIONS:
+        return version
+    said = ", ".join(f"{v} ({'on ZooKeeper ' + ZOOKEEPER_VERSION if family(v) == ZOOKEEPER else 'KRaft'}"
+                     f"{', the default' if v == KAFKA_VERSION else ''})" for v in SUPPORTED_VERSIONS)
+    raise BrokerError(f"expected a Kafka version the launcher starts and the tests run: {said}; got {version!r}")
 
 
 def pom(version: str = KAFKA_VERSION) -> Path:

@@ -25,7 +25,7 @@ from monitor.model.compaction import partition_state
 from monitor.kafka.record import SegmentReader
 from monitor.kafka.record.v2 import decoder
 from monitor.model.retention import from_summaries, project_retention
-from monitor.model.summary import SegmentSummary, fold_end, fold_header, txn_event
+from monitor.model.summary import SegmentSummary, fold_end, fold_header, largest_record_of_arrays, txn_event
 from monitor.model.topicconfig import TopicConfig
 from monitor.model.transactions import aborted_transactions
 from monitor.model.txncleaner import TxnCleaning
@@ -217,7 +217,8 @@ def audit_partition(task: PartitionTask, opener):
     aborted = aborted_transactions(scan.summaries, st.first_dirty_offset)
     txn = TxnCleaning(aborted, scan.last_data_offsets, upper, task.now_ms)
     projector = projection_reader(task, opener, st, upper, aborted, scan, retention)
-    yield from _record_pass(task, opener, b, txn, projector)
+    largest: dict = {}
+    yield from _record_pass(task, opener, b, txn, projector, largest)
     projected = project(projector)
     counts = {"records": scan.records, "control_records": scan.control_records,
               "first_timestamp": scan.first_timestamp, "last_timestamp": scan.last_timestamp,
@@ -225,7 +226,7 @@ def audit_partition(task: PartitionTask, opener):
               **retention_counts(retention)}
     facts = partition_facts(task.topic, task.partition, st, len(scan.summaries), counts, task.config, b.bucket_ms)
     yield rows.batch("facts", 1, {**facts, **projected, **writes(scan.summaries, st.first_dirty_offset),
-                                  "decoder": decoder()})
+                                  "max_decompressed_record_bytes": largest.get("bytes", 0), "decoder": decoder()})
 
 
 def writes(summaries: list, first_dirty: int) -> dict:
@@ -273,8 +274,14 @@ def project(projector) -> dict:
     return projection.counted(p)
 
 
-def _record_pass(task: PartitionTask, opener, b: Bounds | None, txn: TxnCleaning | None = None, projector=None):
+def _record_pass(task: PartitionTask, opener, b: Bounds | None, txn: TxnCleaning | None = None, projector=None,
+                 largest: dict | None = None):
+    """The one pass over the records. ``largest["bytes"]``: the largest record of a compressed batch in the
+    segments below the last one (the active segment, which the cleaner never reads), as the collector
+    counts it (``SegmentSummary.max_decompressed_record_bytes``): what Kafka 4.4 compares with
+    max.decompressed.message.bytes when it cleans."""
     acc = PartitionFold(b, task.max_keys) if b else None
+    below_active = {uri for uri, _ in task.files[:-1]}
     feed = None if projector is None or isinstance(projector, dict) else projector.batch
     win = RecordWindow()
     for uri, _size in task.files:
@@ -291,6 +298,9 @@ def _record_pass(task: PartitionTask, opener, b: Bounds | None, txn: TxnCleaning
             for batch, arr in reader.decoded(arrays=True):
                 if feed is not None:
                     feed(uri, batch, arr)
+                if largest is not None and batch.codec and getattr(batch, "magic", 0) == 2 and len(arr) \
+                        and uri in below_active:
+                    largest["bytes"] = max(largest.get("bytes", 0), largest_record_of_arrays(batch, arr))
                 if txn is not None:  # aborted data is no key's record; markers are neither keys nor tombstones
                     if batch.is_control:
                         txn.control_batch(batch, bytes(arr.keys[:4]) if len(arr) else None)

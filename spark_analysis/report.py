@@ -203,6 +203,26 @@ def accuracy_html(run: str, partitions: list[dict], earlier) -> str:
     return head + text + chart + more + table.replace("<td>None</td>", "<td>-</td>")
 
 
+def decompressed_limit_html(summary: dict) -> str:
+    """Kafka 4.4's max.decompressed.message.bytes against the largest stored records (summary.json's
+    ``decompressed_limit``, present only where a topic sets a cap or its value is unknown): the partitions
+    whose next clean fails, in the collector's words, and those unknown, with why. Empty without it."""
+    d = summary.get("decompressed_limit")
+    if not d:
+        return ""
+    rows = [{"partition": f"{r['topic']}-{r['partition']}",
+             "largest": "unknown" if r["max_decompressed_record_bytes"] is None else f"{r['max_decompressed_record_bytes']:,} B",
+             "limit": "unknown" if r["max_decompressed_message_bytes"] is None else f"{r['max_decompressed_message_bytes']:,} B",
+             "says": r["summary"] or (f"unknown: {r['unknown_reason']}" if r["unknown_reason"] else "fits"),
+             "fix": r["fix"] or ""}
+            for r in d["partitions"] if r["over"] or r["unknown_reason"]]
+    head = (f"<h2>max.decompressed.message.bytes (Kafka 4.4)</h2><p>{len(d['partitions'])} partition(s) of topics "
+            f"that set it: {d['over']} with a stored record above it (check {html.escape(d['check'])}; once the "
+            f"cleaner fails, the cause {html.escape(d['cause'])}), {d['unknown']} unknown.</p>")
+    return head + (_table(rows, [("partition", "partition"), ("largest", "largest record"), ("limit", "limit"),
+                                 ("says", "finding"), ("fix", "fix")]) if rows else "")
+
+
 def render_report(summary: dict, topics: list[dict], partitions: list[dict], buckets: list[dict],
                   top_keys: list[dict], replicas: list[dict] | None = None, earlier=None,
                   whatif: list[dict] | None = None) -> str:
@@ -301,6 +321,7 @@ log.cleaner.threads, and is never below the bytes read over log.cleaner.io.max.b
 for all threads).</p>{broker_html}
 <h2>Partitions with the most to reclaim</h2>{part_table}
 {streams_html}
+{decompressed_limit_html(summary)}
 <h2>Restore time per compacted topic</h2>{restore_html}
 <h2>What if: other cleaner settings per compacted topic</h2>{whatif_html(whatif)}
 <h2>Most updated keys</h2>{key_table}

@@ -59,6 +59,9 @@ ROW_TYPES: dict[str, list] = {
         # bytes per second over the time its batches span, the offsets it holds; null rate with the reason
         ("write_bytes_per_second", pa.float64()), ("write_offsets", pa.int64()),
         ("write_rate_unknown_reason", pa.string()),
+        # the largest record of a compressed batch below the active segment (Kafka 4.4's
+        # max.decompressed.message.bytes is checked against it), from the record pass; null on the records path
+        ("max_decompressed_record_bytes", pa.int64()),
         # the record decoder the task ran ("c" or "python", ``monitor.kafka.record.v2.decoder``)
         ("decoder", pa.string())],
     "key_totals": _PART + KEY_TOTALS,

@@ -34,6 +34,16 @@ stack trace follows its event's line. The line shapes, the same from Kafka 2.x t
   any cleaning error; later ones only on an error outside a clean.
 * ``Starting the log cleaner`` (LogCleaner.startup) at every broker start: the uncleanable set
   (LogCleanerManager's in-memory ``uncleanablePartitions``) and dead threads are gone after it.
+* the rest, read for their shape only (``KNOWN_LINES``): the Cleaner's progress (``Cleaner 0: Beginning
+  cleaning of log ...``, ``Building offset map ...``, ``Swapping in cleaned segment ...``: a Scala
+  ``List(LogSegment(...))`` in 3.x, a Java ``[LogSegment(...)]`` in 4.x), the cleaner thread's ``Starting``
+  and ``Stopped``, LogCleanerManager's checkpoint warnings (it logs under ``kafka.log.LogCleaner``).
+
+A line at INFO or above under one of the cleaner's loggers (``kafka.log.LogCleaner``, 4.x's
+``org.apache.kafka.storage.internals.log.{LogCleaner,Cleaner,LogCleaner$CleanerThread}``) in none of these
+shapes is from a version (or a patched broker) this parser does not know: it is named like a malformed line
+(file, line, the logger and what was expected), so a new event is not silently dropped; the rest is read.
+DEBUG and TRACE lines (a logger turned up by hand) are not judged: their shapes are too many to list.
 
 The parser is incremental (``feed`` one line at a time, ``state`` whenever), keeps a bounded amount
 (the recent cleans, the last malformed lines, a capped stack trace per event) and never raises on
@@ -73,6 +83,28 @@ THREAD_DEATH = re.compile(r"\[(?P<thread>kafka-log-cleaner-thread-\d+)\]: Error 
 BROKER_START = "Starting the log cleaner"
 EXCEPTION = re.compile(r"^(?:Caused by: )?(?P<cls>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+)(?::\s?(?P<msg>.*))?$")
 LOGGER_TAIL = re.compile(r"^\s*\([\w.$]+\)\s*$")  # the " (%c)" closing a multi-line message
+# the loggers Kafka's stock log4j configs route to log-cleaner.log (2.x/3.x: one; 4.x: the classes'), and any
+# class of the cleaner's beside them (a later version's new one)
+CLEANER_LOGGER = re.compile(r"^(?:kafka\.log|org\.apache\.kafka\.storage\.internals\.log)\.(?:Log)?Cleaner[\w$]*$")
+EVENT_LOGGER = re.compile(r"\s\((?P<logger>[\w.$]+)\)\s*$")  # the " (%c)" ending an event's line
+# a thread's or a Cleaner's log ident before the message: "[kafka-log-cleaner-thread-0]: ", "Cleaner 0: "
+IDENT = re.compile(r"^\s*(?:\[[^\]]*\]:\s*)?(?:Cleaner \d+: )?\s*")
+# Every message the cleaner's loggers write at INFO and above in Kafka 2.x-4.4 (LogCleaner, Cleaner,
+# LogCleanerManager, ShutdownableThread), after the ident: the format strings' fixed starts
+KNOWN_LINES = re.compile("|".join(f"(?:{p})" for p in (
+    r"$", r"Log cleaner thread \d+ cleaned log ", r"Starting the log cleaner", r"Shutting down the log cleaner",
+    r"Starting$", r"Stopped", r"Shutting down$", r"Shutdown completed", r"Error due to",
+    r"Beginning cleaning of log ", r"Building offset map for ", r"Offset map for log ", r"Offset map is full",
+    r"Cleaning ", r"Swapping in cleaned segment", r"Growing cleaner I/O buffers", r"Caught segment overflow",
+    r"Unexpected exception thrown when cleaning log ", r"Cleanable partitions: ", r"Found \d+ invalid messages",
+    r"The last checkpoint dirty offset", r"Resetting first dirty offset", r"Failed to access checkpoint file",
+    r"Failed to clean up log", r"Stopping cleaning logs in dir", r"Adding the partition offset data",
+    r"Removing the partition offset data", r"Updating logCleanerIoMaxBytesPerSecond", r"Cannot use more than 2G",
+    r"Log cleaner threads", r"Invalid value for `log.cleaner.threads`", r"Checking if log segment may be cleaned",
+    r"Finding range of cleanable offsets", r"No filthiest log found", r"No uncleanable offset found")))
+KNOWN_EXPECTED = ("a clean's stats, an uncleanable partition, a thread's death, a start, or a progress or "
+                  "checkpoint line of Kafka 2.x-4.4")
+JUDGED_LEVELS = {"INFO", "WARN", "ERROR", "FATAL"}
 WRAPPERS = {"LogCleaningException"}  # Kafka's wrapper around the real cause (its message repeats the cause's)
 
 
@@ -358,6 +390,33 @@ class CleanerLogParser:
             acc.cleans.append(stats)
             acc.cleans_total += 1
             acc.processed_bytes_total += stats.processed_bytes
+            return
+        unknown = _unknown_shape(ev)
+        if unknown:
+            self._bad(ev.line, unknown, acc)
+
+
+def _unknown_shape(ev: _Event) -> str | None:
+    """Why an event under one of the cleaner's loggers is of no shape this parser knows (None when it is
+    known, below INFO, or under another logger: another class routed to the same file is not the cleaner's)."""
+    if ev.level not in JUDGED_LEVELS:
+        return None
+    m = EVENT_LOGGER.search(ev.message)
+    if m is not None:
+        logger, text = m["logger"], ev.message[:m.start()]
+    else:  # a multi-line message (the stats block's shape): its " (%c)" alone on the line after its last
+        tail = next((i for i, ln in enumerate(ev.more) if LOGGER_TAIL.match(ln)), None)
+        if tail is None:
+            return None
+        logger = ev.more[tail].strip()[1:-1]
+        text = "\n".join([ev.message, *ev.more[:tail]])
+    if not CLEANER_LOGGER.match(logger):
+        return None
+    text = IDENT.sub("", text, count=1).split("\n", 1)[0]
+    if KNOWN_LINES.match(text):
+        return None
+    return (f"a line of the cleaner's logger {logger} ({ev.level}) in no shape this reader knows (another Kafka "
+            f"version's?): {excerpt(text)}; expected {KNOWN_EXPECTED}")
 
 
 def _stats(lines: list[str], ev: _Event, where: str) -> CleanStats | str:

@@ -94,6 +94,18 @@ class NumpyOps:
         return int(body.sum() + _varint_sizes(body).sum())
 
     @staticmethod
+    def largest_record(c: Columns, base_offset: int, base_ts: int) -> int | None:
+        """The largest record's ``DefaultRecord.sizeInBytes`` (its length field: attributes, the offset and
+        timestamp deltas against ``base_offset`` and ``base_ts``, the tail), ``records_size``'s rule per
+        record; None when a tail is not a copy or not known."""
+        if c.tails is None or not len(c.tails) or c.tails.min() < 0:
+            return None
+        body = _varint_sizes(c.offsets - base_offset)
+        body += _varint_sizes(c.timestamps - base_ts)
+        body += c.tails
+        return int(body.max()) + 1  # attributes
+
+    @staticmethod
     def tombstones(c: Columns) -> int:
         return int((c.value_sizes < 0).sum())
 
@@ -228,6 +240,13 @@ class PureOps:
             body = 1 + varint_size(o - base_offset) + varint_size(t - base_ts) + tail
             total += varint_size(body) + body
         return total
+
+    @staticmethod
+    def largest_record(c: Columns, base_offset: int, base_ts: int) -> int | None:
+        if c.tails is None or not c.tails or min(c.tails) < 0:
+            return None
+        return max(1 + varint_size(o - base_offset) + varint_size(t - base_ts) + tail
+                   for o, t, tail in zip(c.offsets, c.timestamps, c.tails))
 
     @staticmethod
     def tombstones(c: Columns) -> int:

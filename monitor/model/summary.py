@@ -365,6 +365,22 @@ def largest_record(buf, count: int) -> int:
     return top
 
 
+def largest_record_of_arrays(batch, arr) -> int:
+    """``largest_record`` of a compressed v2 batch from the ``RecordArrays`` a columnar pass decoded (the
+    audit's record pass), with no second decode where the arrays tell it: a CreateTime batch's records
+    carry their timestamps, so each record's length field follows from its deltas and tail
+    (``cleanarrays``, the rule the cleaner simulation sizes batches by). A LogAppendTime batch (the
+    records' own timestamp deltas are not in the arrays) or a tail that is no copy: decoded again."""
+    from monitor.model.cleanarrays import OPS
+
+    if batch.timestamp_type == "create" and len(arr):
+        got = OPS.largest_record(OPS.columns(arr), batch.base_offset, batch.base_timestamp)
+        if got is not None:
+            return got
+    c = batch.columns()
+    return largest_record(c.buf, len(c))
+
+
 def _read_into(s: SegmentSummary, path: Path, start: int, take=None) -> int:
     """Headers and records together, from ``start`` (where both passes stopped) to the end."""
     reader = SegmentReader(path, start=start, skip_corrupt=True)

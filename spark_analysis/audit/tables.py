@@ -62,6 +62,9 @@ def report(spark: SparkSession, inputs: AuditInputs, found: Found, progress) -> 
     summary.update({k: sum(t[k] for t in topics) for k in pitfalls.SUMMARY_KEYS})
     summary["value_size_method"] = valuesizes.METHOD
     summary["decoders"] = decoders(found.facts)
+    limit = decompressed_limit(inputs, found.facts)
+    if limit is not None:  # only where a topic sets a cap or its value is unknown, as the collector's metrics
+        summary["decompressed_limit"] = limit
     summary["replicas"] = replicas.summary(found.replicas, found.bytes_all_replicas if found.bytes_all_replicas
                                            is not None else summary["bytes"])
     whatif = whatif_rows(found.facts, rows, inputs)  # monitor.model.whatif: other settings, from the rows above
@@ -110,6 +113,48 @@ def config_of(ec) -> dict:
         why = ec.refusal.text if ec.refusal is not None else "not given"
         reason = f"{', '.join(sorted(ec.unknown_keys))} unknown: {why}"
     return {"config_source": ec.source, "config_unknown_reason": reason}
+
+
+DECOMPRESSED_CHECK = "decompressed_limit_below_records"  # monitor.verdicts.configreview's check, the collector's
+DECOMPRESSED_CAUSE = "record_over_decompressed_limit"  # monitor.verdicts.causes' cause, once the cleaner fails
+RECORDS_PATH = ("the input is records (a dump or a topic), not segments: no compressed batch's records were "
+                "measured")
+
+
+def decompressed_limit(inputs: AuditInputs, facts: list) -> dict | None:
+    """Kafka 4.4's max.decompressed.message.bytes against each partition's largest decompressed record (the
+    facts' ``max_decompressed_record_bytes``, from the record pass), judged by the collector's config-review
+    check (``monitor.verdicts.configreview``: its test, its sentence and its fix) and named by its cause: for
+    the partitions of the topics that set a cap, and of those whose value is unknown (with why: never taken
+    for Kafka's default). None when no audited topic sets one (summary.json then has no such key, as the
+    collector exports no series for a topic without a cap)."""
+    from monitor.model.configdeps import MAX_DECOMPRESSED
+    from monitor.verdicts.configreview import CHECKS, Finding, ReviewLimits, TopicFacts
+    from monitor.verdicts.fixes import BOOTSTRAP_PLACEHOLDER
+
+    check, out = CHECKS[DECOMPRESSED_CHECK], []
+    for f in sorted(facts, key=lambda f: (f["topic"], f["partition"])):
+        ec, largest = inputs.effective(f["topic"]), f.get("max_decompressed_record_bytes")
+        row = {"topic": f["topic"], "partition": f["partition"], "max_decompressed_record_bytes": largest,
+               "max_decompressed_message_bytes": None, "over": None, "summary": None, "fix": None,
+               "unknown_reason": None}
+        if not ec.known(MAX_DECOMPRESSED):
+            row["unknown_reason"] = config_of(ec)["config_unknown_reason"]
+        elif ec.config.decompressed_cap is None:
+            continue
+        elif largest is None:
+            row.update(max_decompressed_message_bytes=ec.config.decompressed_cap, unknown_reason=RECORDS_PATH)
+        else:
+            found = check.test(TopicFacts(f["topic"], ec.config, max_decompressed_record_bytes=largest),
+                               ReviewLimits(), BOOTSTRAP_PLACEHOLDER)
+            over = isinstance(found, Finding)
+            row.update(max_decompressed_message_bytes=ec.config.decompressed_cap, over=over,
+                       summary=found.summary if over else None, fix=found.fix if over else None)
+        out.append(row)
+    if not out:
+        return None
+    return {"check": DECOMPRESSED_CHECK, "cause": DECOMPRESSED_CAUSE, "partitions": out,
+            "over": sum(bool(r["over"]) for r in out), "unknown": sum(r["unknown_reason"] is not None for r in out)}
 
 
 def config_columns(row: dict, ec) -> dict:

@@ -82,7 +82,7 @@ def test_lint_the_metric_explain_the_page_and_the_alert_give_one_set_of_findings
     t, made = make_topics(b, log_dir)
     mine = set(t.values())
     # a finding of every kind of the table but the one of a topic config this broker (4.3) does not have: Kafka
-    # 4.4's max.decompressed.message.bytes, whose finding tests/compat/test_kafka_4_4_decompressed_limit.py shows
+    # 4.4's max.decompressed.message.bytes, whose finding tests/compat/test_kafka_4_4_kraft.py shows
     assert {c for _, c in made} == set(CHECKS) - {"decompressed_limit_below_records"}
 
     lint = cli("topics", "lint", *sorted(mine), "--bootstrap-server", b, "--log-dir", log_dir, "--format", "json")

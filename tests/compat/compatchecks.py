@@ -20,6 +20,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 from prometheus_client.parser import text_string_to_metric_families
 
 from boundedhttp import get_text
+from clirun import run_cli
 from compatscenario import EXPECTED_CAUSES, TOMBSTONES, cli_json, log_files
 from dumpcompare import compare, dump, inspect_jsonl
 from kafkatools import CLI_MODULE, cleaner_checkpoint, copy_partition, localbroker, localtools, partition_dir, watermarks
@@ -83,6 +84,17 @@ def test_the_broker_is_of_its_family_and_its_log_dir_is_read_so(family):
     else:
         assert meta["version"] == "1" and "broker.id" not in meta and meta.get("directory.id"), meta
         assert metadata_log.is_dir()  # KRaft's metadata log: not a user topic, never a compacted one
+
+
+def test_broker_status_names_the_version_and_a_zookeeper_broker_s_node(family):
+    """The broker the fixture started with ``broker start --kafka-version``, as ``broker status`` prints it."""
+    st = family.state
+    r = run_cli("broker", "status", "--dir", st.dir)
+    assert r.returncode == 0, r.stderr
+    zk = family_of(family.version) == ZOOKEEPER
+    assert f"kafka:       {family.version} ({'ZooKeeper' if zk else 'KRaft'})" in r.stdout.splitlines()
+    assert (f"zookeeper:   {st.zookeeper} (pid {st.zookeeper_pid}, stopped with the broker)" in r.stdout) == zk
+    assert bool(st.zookeeper) == zk and f"bootstrap:   {st.bootstrap}" in r.stdout
 
 
 def test_explain_names_the_cause_of_each_state(family, explained):
@@ -170,8 +182,11 @@ def test_collect_once_reads_every_source_of_the_broker(family, explained):
     # the cleaner gauges, as this version's JMX exporter page names them
     page = _series(get_text(st.jmx_url, deadline=30, max_bytes=1 << 24))
     assert _one(got, "kafka_compaction_broker_cleaner_dead_threads") == _one(page, "kafka_log_logcleaner_deadthreadcount")
+    # the damaged topic's, and any a module's own test made uncleanable on the same broker before this one ran
+    marked = read_cleaner_log(st.cleaner_log.read_text().splitlines()).uncleanable
+    assert (family.topics["uncleanable"], 0) in marked
     assert _one(got, "kafka_compaction_broker_uncleanable_partitions") == _one(
-        page, "kafka_log_logcleanermanager_uncleanable_partitions_count") == 1.0
+        page, "kafka_log_logcleanermanager_uncleanable_partitions_count") == len(marked)
     assert _one(got, "kafka_compaction_partition_uncleanable", topic=family.topics["uncleanable"],
                 exception="InvalidRecordException") == 1.0
 

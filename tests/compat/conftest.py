@@ -3,7 +3,7 @@ each Kafka family users run, not only the suite's own version (localkafka/pom.xm
 
 Each module of this folder names one Kafka version (``KAFKA_VERSION``) and star-imports the checks
 (compatchecks.py); the ``family`` fixture starts one broker of that version for the module
-(localkafka.broker.start: a 3.x broker on its own ZooKeeper node, a 4.x one in KRaft), puts compacted topics
+(``compaction-monitor broker start --kafka-version``: a 3.x broker on its own ZooKeeper node, a 4.x one in KRaft), puts compacted topics
 in the states the causes name (``compatscenario.build``), and stops it (and a 3.x broker's ZooKeeper) after
 the module's last test. One broker per module and topics of a few kilobytes with segments rolled at once:
 the tier's cost is two broker starts and the cleaner's few rounds, waited for by polling its checkpoint.
@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from clirun import run_cli
 from compatscenario import build, stop_children
 from kafkatools import localbroker
 
@@ -41,8 +42,12 @@ def family(request, tmp_path_factory):
     children: list = []
     state = None
     try:
-        state = localbroker.start(directory, kafka_version=version,
-                                  progress=lambda m: print(f"[kafka {version}] {m}", file=sys.stderr))
+        # started as a user starts it (`compaction-monitor broker start --kafka-version`, in-process): the
+        # command's own test for each version it supports but the default, which the whole suite starts
+        started = run_cli("broker", "start", "--dir", str(directory), "--kafka-version", version)
+        print(started.stderr.replace("\n", f"\n[kafka {version}] "), file=sys.stderr)
+        state = localbroker.read_state(directory)
+        assert started.returncode == 0 and state is not None, started.stderr
         yield build(state, children)
     finally:
         stop_children(children)

@@ -170,7 +170,7 @@ def cleaner_log(path: Path) -> Path:
              *uncleanable("2023-11-14 23:05:00,000", "UnifiedLog(dir=/var/lib/kafka/data/golden-tombs-0)",
                           "golden-tombs-0", "org.apache.kafka.common.errors.CorruptRecordException",
                           "Record size 0 is less than the minimum record overhead (14)"),
-             head("2023-11-14 23:06:00,000", "INFO", "[kafka-log-cleaner-thread-0]: Log cleaner thread 0 idle")]
+             head("2023-11-14 23:06:00,000", "INFO", "[kafka-log-cleaner-thread-0]: \tCleanable partitions: 0, Delayed partitions: 0, max delay: 0")]
     path.write_text("\n".join(lines) + "\n")
     return path
 

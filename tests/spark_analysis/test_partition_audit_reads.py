@@ -86,3 +86,27 @@ def test_the_audit_reads_each_segments_records_once(tmp_path):
     assert (facts["next_clean_bytes"], facts["settled_bytes"], facts["batches_rewritten"], facts["batches_dropped"]) \
         == (own.next_clean_bytes, own.settled_bytes, own.batches_rewritten, own.batches_dropped)
     assert own.next_clean_bytes < own.log_bytes
+
+
+def test_the_largest_decompressed_record_is_the_collector_s_from_the_same_read(tmp_path):
+    """Kafka 4.4's max.decompressed.message.bytes is checked against the largest record of a compressed batch
+    the cleaner reads: the audit takes it from its record pass (no further read) and gets the collector's
+    figure (``SegmentSummary.max_decompressed_record_bytes`` of every segment below the active one). A larger
+    record in the active segment is not the cleaner's to read yet, and one in an uncompressed batch is never
+    checked by Kafka."""
+    files, _ = _segments(tmp_path)
+    last = files[-1][0]
+    big = [Rec(10_000 + i, T0 + 10_000 + i, b"big", b"v" * 50_000) for i in range(2)]
+    write(tmp_path / "t-0" / "00000000000000010000.log", [v2(big, "gzip")])  # the active segment: not counted
+    write(tmp_path / "t-0" / "00000000000000005000.log", [v2([Rec(5000, T0, b"u", b"w" * 9000)])])  # uncompressed
+    files = sorted([*files, *((str(p), p.stat().st_size) for p in (tmp_path / "t-0").glob("*.log")
+                              if str(p) not in {f for f, _ in files})])
+    assert files[-1][0].endswith("00000000000000010000.log") and last in {f for f, _ in files}
+    cfg = TopicConfig.from_strings({"cleanup.policy": "compact"})
+    [facts] = rows_of(pa.Table.from_batches(list(audit_partition(PartitionTask("t", 0, files, cfg, T0 + DAY),
+                                                                  lambda u: open(u, "rb")))), "facts")
+    from monitor.model.summary import summarize
+
+    collector = max(summarize(f, int(f.rsplit("/", 1)[1][:20]))[0].max_decompressed_record_bytes for f, _ in files[:-1])
+    assert facts["max_decompressed_record_bytes"] == collector
+    assert 0 < collector < 9000  # neither the active segment's 50 kB records nor the uncompressed 9 kB one

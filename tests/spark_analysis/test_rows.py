@@ -53,7 +53,8 @@ def test_the_table_builder_makes_exactly_the_declared_columns():
     # the facts that feed the tables but are no column of them
     assert set(n for n, _ in ROW_TYPES["facts"]) - set(PARTITION_COLUMNS) == {
         "bucket_ms", "txn_removable_records", "txn_reclaimable_bytes", "projected_removable_records", "decoder",
-        "write_bytes_per_second", "write_offsets", "write_rate_unknown_reason"}  # the what-if table's inputs
+        "write_bytes_per_second", "write_offsets", "write_rate_unknown_reason",  # the what-if table's inputs
+        "max_decompressed_record_bytes"}  # summary.json's decompressed_limit (only where a topic sets a cap)
 
 
 def test_a_union_batch_sets_one_struct_and_rows_of_reads_it_back():

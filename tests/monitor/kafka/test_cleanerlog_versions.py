@@ -85,3 +85,55 @@ def test_a_line_of_neither_layout_is_named_by_file_and_line():
     assert state.malformed == ("other/log-cleaner.log:1: not a log4j event line ([date] LEVEL message (logger)) "
                                "and no event above it",)
     assert [c.log for c in state.cleans] == ["cleaned-0"]
+
+
+L44 = "org.apache.kafka.storage.internals.log"
+
+# lines both families write beside the ones above, each under the logger that writes it (4.x's Cleaner and
+# CleanerThread, 3.x's kafka.log.LogCleaner for LogCleanerManager's checkpoint warning)
+MORE_KNOWN = [
+    f'[2026-12-07 14:52:40,000] INFO [kafka-log-cleaner-thread-0]: \tCleanable partitions: 1, Delayed partitions: 1, max delay: 2 ({L44}.LogCleaner$CleanerThread)',
+    f'[2026-12-07 14:52:40,001] INFO Cleaner 0: Growing cleaner I/O buffers from 262144 bytes to 524288 bytes. ({L44}.Cleaner)',
+    f'[2026-12-07 14:52:40,002] INFO Updating logCleanerIoMaxBytesPerSecond: 1.0E7 ({L44}.LogCleaner)',
+    '[2026-12-07 14:52:40,003] WARN The last checkpoint dirty offset for partition cleaned-0 is 90, which is larger than the log end offset 50. Resetting to the log start offset 0. (kafka.log.LogCleaner)',
+    f'[2026-12-07 14:52:40,004] INFO [kafka-log-cleaner-thread-0]: Shutting down ({L44}.LogCleaner$CleanerThread)',
+    f'[2026-12-07 14:52:40,005] INFO [kafka-log-cleaner-thread-0]: Stopped ({L44}.LogCleaner$CleanerThread)',
+    f'[2026-12-07 14:52:40,006] INFO [kafka-log-cleaner-thread-0]: Shutdown completed ({L44}.LogCleaner$CleanerThread)',
+    f'[2026-12-07 14:52:40,007] INFO Shutting down the log cleaner. ({L44}.LogCleaner)',
+]
+
+
+def test_every_line_kafka_writes_under_the_cleaners_loggers_is_of_a_known_shape():
+    state = read_cleaner_log(KAFKA_3_9_1 + KAFKA_4_4_0 + MORE_KNOWN, source="log-cleaner.log")
+    assert state.malformed == () and len(state.cleans) == 2
+
+
+def test_a_cleaner_line_of_an_unknown_version_is_one_line_naming_file_line_and_what_was_expected():
+    """A line under one of the cleaner's loggers in a shape no Kafka version this parser knows writes (a later
+    version's new event, or a reworded one) is named, not dropped in silence: file, line, logger, the line,
+    what was expected; the clean after it is still read."""
+    new_event = f'[2026-12-07 14:52:39,200] WARN Cleaner 0: Skipping log cleaned-0: decompressed batch too large ({L44}.Cleaner)'
+    reworded_stats = [f'[2026-12-07 14:52:39,210] INFO [kafka-log-cleaner-thread-0]: ',
+                      '\tLog cleaner thread 0 compacted cleaned-0 in 0.5 s',
+                      f' ({L44}.LogCleaner$CleanerThread)']
+    lines = KAFKA_4_4_0[:9] + [new_event, *reworded_stats] + KAFKA_4_4_0[9:]
+    state = read_cleaner_log(lines, source="4.x/log-cleaner.log")
+    expected = ("expected a clean's stats, an uncleanable partition, a thread's death, a start, or a progress or "
+                "checkpoint line of Kafka 2.x-4.4")
+    assert state.malformed == (
+        f"4.x/log-cleaner.log:10: a line of the cleaner's logger {L44}.Cleaner (WARN) in no shape this reader "
+        f"knows (another Kafka version's?): 'Skipping log cleaned-0: decompressed batch too large'; {expected}",
+        f"4.x/log-cleaner.log:11: a line of the cleaner's logger {L44}.LogCleaner$CleanerThread (INFO) in no "
+        f"shape this reader knows (another Kafka version's?): 'Log cleaner thread 0 compacted cleaned-0 in 0.5 s'; "
+        f"{expected}")
+    [clean] = state.cleans
+    assert clean.source == "4.x/log-cleaner.log:14" and clean.dirty_end == 50
+
+
+def test_other_loggers_and_debug_lines_in_the_cleaners_file_are_not_judged():
+    """Another class routed to the same file is not the cleaner's; DEBUG and TRACE (a logger turned up by hand)
+    write shapes too many to list."""
+    lines = KAFKA_3_9_1 + [
+        '[2026-12-07 14:53:00,000] INFO Rolled new log segment at offset 155 (kafka.log.LocalLog)',
+        '[2026-12-07 14:53:00,001] DEBUG Cleaner 0: Something only a debug build says (kafka.log.LogCleaner)']
+    assert read_cleaner_log(lines, source="log-cleaner.log").malformed == ()
