@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Callable
 
 from monitor.kafka.record import RecordFormatError, SegmentReader
-from monitor.kafka.record.reader import cut_tail_is_fault
+from monitor.kafka.record.reader import PAGE_BYTES, cut_tail_is_fault
 from monitor.kafka.record.codecs import CodecError
 from monitor.kafka.record.model import control_type_code
 from monitor.kafka.record.varint import read_varint
+from monitor.kafka.segindex import DISAGREES, IndexUntrusted, offset_index_ends, time_index_ends
 from monitor.model.tailcheck import intact, tail
 from monitor.model.transactions import ABORT, ABORT_FIELDS, COMMIT, DATA, MAX_ABORTS_PER_SEGMENT, TxnEvent
 
@@ -43,6 +44,11 @@ class SegmentSummary:
     # ones (tombstones, keyless and empty values) up to ``end_position``; those are read up to
     # ``detail_position`` (``read_detail``), the same batch boundaries. Whole once they meet.
     detail_position: int = 0
+    # Index first (issue 43, ``from_indexes``): a rolled segment summarised from Kafka's own files (size, offsets,
+    # first-batch and largest timestamps: what the cleaner manager needs) with no header pass. Every per-batch
+    # figure (batches, records, transactions, delete horizons, markers) is pending until the record pass reads the
+    # segment whole (``read_detail``); ``detail_position`` stays 0 so its bytes count as pending.
+    headers_pending: bool = False
     batches: int = 0
     records: int = 0
     next_offset: int | None = None  # last offset + 1 of the last batch; the base offset when it has none (fold_end)
@@ -156,7 +162,7 @@ def _unchanged_or_grown(path: Path, previous: SegmentSummary | None):
     if previous is not None and previous.inode == inode and previous.path == str(path) and not previous.faults:
         if previous.size == size and previous.mtime_ns == mtime_ns:
             return st, previous, True, 0
-        if size > previous.size:
+        if size > previous.size and not previous.headers_pending:  # one from indexes is read again whole
             ok, checked = intact(path, previous.tail_position, previous.tail_crc, previous.end_position)
             return st, previous if ok else None, False, checked
     if previous is not None and previous.inode == inode and previous.path == str(path) \
@@ -222,6 +228,66 @@ def scan_headers(path: str | Path, base_offset: int, previous: SegmentSummary | 
     return s, reader.bytes_read + checked
 
 
+def from_indexes(path: str | Path, base_offset: int, previous: SegmentSummary | None = None
+                 ) -> tuple[SegmentSummary, int]:
+    """A rolled segment summarised from what Kafka keeps for itself (``monitor.kafka.segindex``): its size and
+    inode (stat), its first batch's max timestamp (one header at byte 0: Kafka's ``loadFirstBatchTimestamp``), its
+    largest timestamp (the ``.timeindex``'s last entry: ``maxTimestampSoFar``), its next offset (the batches
+    from the ``.index``'s last entry's position to the end: ``readNextOffset``). The per-batch figures stay
+    pending (``headers_pending``) for the record pass. ``previous`` unchanged is returned as it is.
+
+    Raises ``IndexUntrusted`` (the caller reads the segment by its headers) when an index is missing,
+    truncated, not trimmed, older than the log, or disagrees with the batches read: a batch whose max
+    timestamp is above the time index's last, a batch at the index's last position that does not hold its
+    offset, a walk from there that does not end at the file's end. Returns the summary and the bytes read."""
+    path = Path(path)
+    size, mtime_ns, inode = _stat(path)
+    if previous is not None and previous.path == str(path) and (previous.size, previous.mtime_ns,
+                                                                 previous.inode) == (size, mtime_ns, inode):
+        return previous, 0
+    stem = str(path)[:-len(".log")] if str(path).endswith(".log") else str(path)
+    offsets = offset_index_ends(stem + ".index", base_offset, mtime_ns)
+    times = time_index_ends(stem + ".timeindex", base_offset, mtime_ns)
+    read = (offsets.bytes_read and PAGE_BYTES) + PAGE_BYTES  # what the OS reads for them: a page each
+
+    def disagrees(detail: str) -> IndexUntrusted:
+        return IndexUntrusted(f"{stem}.timeindex" if "timestamp" in detail else f"{stem}.index", DISAGREES, detail)
+    head = SegmentReader(path, skip_corrupt=True)
+    walk = head.headers()
+    try:
+        first = next(walk, None)
+    except RecordFormatError:
+        first = None
+    finally:
+        walk.close()
+    read += head.bytes_read
+    start = offsets.last[1] if offsets.last is not None else 0
+    tail_reader = SegmentReader(path, start=start, skip_corrupt=True)
+    try:
+        batches = list(tail_reader.headers()) if first is not None and not head.faults else []
+    except RecordFormatError:
+        batches = []
+    read += tail_reader.bytes_read
+    if first is None or not batches or tail_reader.faults or tail_reader.end_position != size:
+        raise disagrees(f"the batches from byte {start} (its last entry's position) do not run whole to the "
+                        f"end of the {size}-byte .log")
+    if offsets.last is not None and not batches[0].base_offset <= offsets.last[0] <= batches[-1].last_offset:
+        raise disagrees(f"its last entry says offset {offsets.last[0]} at byte {start}; the batches there hold "
+                        f"{batches[0].base_offset}..{batches[-1].last_offset}")
+    largest = times.last[0]
+    for b in (first, *batches):
+        if b.max_timestamp > largest:
+            raise disagrees(f"last timestamp {largest} older than the batch at byte {b.position}'s "
+                            f"{b.max_timestamp}")
+    if times.last[1] > batches[-1].last_offset:
+        raise disagrees(f"last entry's offset {times.last[1]} past the segment's last, {batches[-1].last_offset}")
+    s = SegmentSummary(str(path), base_offset, size=size, mtime_ns=mtime_ns, inode=inode, end_position=size,
+                       headers_pending=True, first_batch_max_timestamp=first.max_timestamp, max_timestamp=largest,
+                       next_offset=batches[-1].last_offset + 1)
+    s.tail_position, s.tail_crc = tail(batches[-1])
+    return s, read
+
+
 def read_detail(s: SegmentSummary, take: Callable[[int], None] | None = None,
                 stop: Callable[[], bool] | None = None) -> tuple[SegmentSummary, int]:
     """The record-level pass over what the header pass read (``detail_position`` to ``end_position``):
@@ -237,6 +303,8 @@ def read_detail(s: SegmentSummary, take: Callable[[int], None] | None = None,
         return s, 0
     if inode != s.inode or size < s.end_position:
         return s, 0
+    if s.headers_pending:  # summarised from its indexes: headers and records read together, once
+        return summarize(path, s.base_offset, None, take)
     reader = SegmentReader(path, start=s.detail_position, skip_corrupt=True, stop=s.end_position)
     try:
         for batch, c in reader.decoded(columns=True):
