@@ -252,22 +252,27 @@ def from_indexes(path: str | Path, base_offset: int, previous: SegmentSummary | 
 
     def disagrees(detail: str) -> IndexUntrusted:
         return IndexUntrusted(f"{stem}.timeindex" if "timestamp" in detail else f"{stem}.index", DISAGREES, detail)
-    head = SegmentReader(path, skip_corrupt=True)
-    walk = head.headers()
-    try:
-        first = next(walk, None)
-    except RecordFormatError:
-        first = None
-    finally:
-        walk.close()
-    read += head.bytes_read
     start = offsets.last[1] if offsets.last is not None else 0
+    first, faults = None, False
+    if start:  # else the walk below starts at the first batch: its header is read once
+        head = SegmentReader(path, skip_corrupt=True)
+        walk = head.headers()
+        try:
+            first = next(walk, None)
+        except RecordFormatError:
+            faults = True
+        finally:
+            walk.close()
+        read += head.bytes_read
+        faults = faults or bool(head.faults) or first is None
     tail_reader = SegmentReader(path, start=start, skip_corrupt=True)
     try:
-        batches = list(tail_reader.headers()) if first is not None and not head.faults else []
+        batches = [] if faults else list(tail_reader.headers())
     except RecordFormatError:
         batches = []
     read += tail_reader.bytes_read
+    if not start and batches:
+        first = batches[0]
     if first is None or not batches or tail_reader.faults or tail_reader.end_position != size:
         raise disagrees(f"the batches from byte {start} (its last entry's position) do not run whole to the "
                         f"end of the {size}-byte .log")

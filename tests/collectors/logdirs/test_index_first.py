@@ -159,3 +159,15 @@ def test_segments_from_a_transaction_the_snapshot_says_is_ongoing_keep_the_heade
     assert index_first_count(BASES, None) == 0  # no snapshot: nothing from indexes
     got = read(PartitionReader(Relister(), headers_first=True), folder)
     assert [s.headers_pending for s in got[0]] == [True, False, False, False]
+
+
+def test_a_segment_below_the_index_interval_has_no_offset_entry_and_is_read_from_its_first_batch(tmp_path):
+    log = write(tmp_path / f"{0:020d}.log", [v2(items(range(0, 3))), v2(items(range(3, 6)))]).path
+    index, _ = kafka_indexes(log, 0)
+    assert index.read_bytes() == b""  # Kafka's lookup then starts at byte 0, as this read does
+    s, read = from_indexes(log, 0)
+    whole, _ = summarize(log, 0)
+    for name in SUMMARY_FIELDS:
+        assert getattr(s, name) == getattr(whole, name), name
+    # the time index's page (the empty offset index: none) and the headers a header pass reads: the first once
+    assert read == 4096 + scan_headers(log, 0)[1]
