@@ -171,3 +171,29 @@ def test_a_segment_below_the_index_interval_has_no_offset_entry_and_is_read_from
         assert getattr(s, name) == getattr(whole, name), name
     # the time index's page (the empty offset index: none) and the headers a header pass reads: the first once
     assert read == 4096 + scan_headers(log, 0)[1]
+
+
+def test_the_serving_collector_counts_the_untrusted_segments_and_names_each_once(tmp_path, caplog):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from collectors.app import build
+    from monitor.settings.config import BrokerConfig, ClusterConfig, Config
+
+    for p in (0, 1):
+        shutil.move(partition(tmp_path / f"x{p}"), tmp_path / f"t-{p}")
+    missing(tmp_path / "t-1" / f"{300:020d}.log")
+    (tmp_path / "cleaner-offset-checkpoint").write_text("0\n2\nt 0 300\nt 1 300\n")
+    broker = BrokerConfig(id="1", log_dirs=(str(tmp_path),), io_budget_bytes_per_second=0)
+    col = build(Config(clusters=(ClusterConfig(name="c", brokers=(broker,)),), granularity="partition"),
+                headers_first=True)
+    try:
+        col.runner.refresh_all()
+        col.runner.refresh_all()
+        page = [s for fam in text_string_to_metric_families(col.exposition().decode()) for s in fam.samples]
+    finally:
+        col.close()
+    (count,) = [s.value for s in page if s.name == "kafka_compaction_log_dir_index_untrusted_segments"]
+    ratios = {s.labels["partition"]: s.value for s in page if s.name == "kafka_compaction_partition_cleanable_ratio"}
+    assert count == 1 and ratios["0"] == ratios["1"] > 0  # the same partition either way: never a wrong ratio
+    said = [r.getMessage() for r in caplog.records if "index not used" in r.getMessage()]
+    assert len(said) == 1 and "t-1" in said[0] and "(missing)" in said[0]
