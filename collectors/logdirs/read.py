@@ -141,9 +141,12 @@ class PartitionReader:
         partitions, it may predate a clean whose swap the segments show (Kafka writes it after the swap)."""
         try:
             whole = str(part.path) in self._read_whole
-            snapshot = self.latest_snapshot(part)
-            n = index_first_count([seg.base_offset for seg in part.segments], snapshot and snapshot[1])
+            early = self.headers_first and not whole  # the snapshot first: it tells which segments its indexes may give
+            snapshot = self.latest_snapshot(part) if early else None
+            n = index_first_count([seg.base_offset for seg in part.segments], snapshot[1]) if snapshot else 0
             summaries = [self.summary(seg, whole, i < n) for i, seg in enumerate(part.segments)]
+            if not early:
+                snapshot = self.latest_snapshot(part)
         except FileNotFoundError as exc:
             raise SegmentsMoved(f"{exc.filename or exc}: gone while read") from exc
         for seg, s in zip(part.segments, summaries):

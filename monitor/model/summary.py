@@ -49,6 +49,7 @@ class SegmentSummary:
     # figure (batches, records, transactions, delete horizons, markers) is pending until the record pass reads the
     # segment whole (``read_detail``); ``detail_position`` stays 0 so its bytes count as pending.
     headers_pending: bool = False
+    pending_max_timestamp: int = -1  # the record pass's largest timestamp so far over such a segment's batches
     batches: int = 0
     records: int = 0
     next_offset: int | None = None  # last offset + 1 of the last batch; the base offset when it has none (fold_end)
@@ -308,8 +309,8 @@ def read_detail(s: SegmentSummary, take: Callable[[int], None] | None = None,
         return s, 0
     if inode != s.inode or size < s.end_position:
         return s, 0
-    if s.headers_pending:  # summarised from its indexes: headers and records read together, once
-        return summarize(path, s.base_offset, None, take)
+    if s.headers_pending:  # summarised from its indexes: headers and records read together from here
+        return _read_pending(s, path, take, stop)
     reader = SegmentReader(path, start=s.detail_position, skip_corrupt=True, stop=s.end_position)
     try:
         for batch, c in reader.decoded(columns=True):
@@ -325,6 +326,39 @@ def read_detail(s: SegmentSummary, take: Callable[[int], None] | None = None,
     if reader.faults:
         fresh, read = summarize(path, s.base_offset, None, take)
         return fresh, reader.bytes_read + read
+    return s, reader.bytes_read
+
+
+def _read_pending(s: SegmentSummary, path: Path, take, stop) -> tuple[SegmentSummary, int]:
+    """The record pass over a segment summarised from its indexes (``from_indexes``): headers and records
+    folded together from ``detail_position``, at the budget's pace, until done or ``stop()``. Until the end the
+    figures the page shows stay the indexes' (next offset, largest timestamp, last batch); the per-batch ones
+    grow but stay pending (``headers_pending``: the compaction fold leaves its transactions out, the markers
+    are unknown). At the end every figure is the batches' own, as a whole read's. A fault: read again whole."""
+    known = (s.next_offset, s.tail_position, s.tail_crc, s.max_timestamp)
+    s.max_timestamp = s.pending_max_timestamp
+    reader = SegmentReader(path, start=s.detail_position, skip_corrupt=True, stop=s.end_position)
+    try:
+        for batch, c in reader.decoded(columns=True):
+            _fold_batch(s, batch, c.keys[0] if batch.is_control and len(c) else None)
+            if not batch.is_control:
+                _fold_records(s, batch, c)
+            s.detail_position = batch.position + batch.size
+            if take is not None:
+                take(batch.size)
+            if stop is not None and stop():
+                break
+    except RecordFormatError as exc:
+        reader.faults.append(exc)
+    if reader.faults:
+        fresh, read = summarize(path, s.base_offset, None, take)
+        return fresh, reader.bytes_read + read
+    s.pending_max_timestamp = s.max_timestamp
+    if s.detail_position >= s.end_position:
+        s.headers_pending, s.pending_max_timestamp = False, -1
+        fold_end(s)
+    else:
+        s.next_offset, s.tail_position, s.tail_crc, s.max_timestamp = known
     return s, reader.bytes_read
 
 

@@ -17,6 +17,7 @@ from indexfixtures import kafka_indexes, producer_snapshot
 from monitor.kafka.logdir import scan_partition
 from monitor.kafka.producer_snapshot import read_producer_snapshot
 from monitor.kafka.segindex import DISAGREES, MISSING, NOT_TRIMMED, OLDER, TRUNCATED, TIME_ENTRY
+from monitor.model.compaction import partition_state
 from monitor.model.summary import from_indexes, read_detail, scan_headers, summarize
 from monitor.model.topicconfig import effective_broker_setting, effective_config
 from monitor.model.transactions import TRANSACTION_MAX_TIMEOUT
@@ -197,3 +198,23 @@ def test_the_serving_collector_counts_the_untrusted_segments_and_names_each_once
     assert count == 1 and ratios["0"] == ratios["1"] > 0  # the same partition either way: never a wrong ratio
     said = [r.getMessage() for r in caplog.records if "index not used" in r.getMessage()]
     assert len(said) == 1 and "t-1" in said[0] and "(missing)" in said[0]
+
+
+def test_the_record_pass_over_a_segment_from_its_indexes_stops_and_resumes_the_page_figures_kept(tmp_path):
+    """Stopped within the segment (the refresh's slice ran out), the figures the page shows are still the
+    indexes' and its transactions are left out of the fold; read on, it is the whole read's."""
+    folder = partition(tmp_path)
+    seg = scan_partition(folder).segments[1]  # the one holding a committed transaction
+    whole, _ = summarize(seg.log, seg.base_offset)
+    s, _ = from_indexes(seg.log, seg.base_offset)
+    shown = {name: getattr(s, name) for name in SUMMARY_FIELDS}
+    calls = []
+    s, read = read_detail(s, stop=lambda: len(calls.append(1) or calls) >= 4)
+    assert s.headers_pending and 0 < s.detail_position < s.size and read < s.size
+    assert {name: getattr(s, name) for name in SUMMARY_FIELDS} == shown
+    assert s.txn_runs  # the transaction's data read, its COMMIT not yet: left out of the fold while pending
+    others = [summarize(x.log, x.base_offset)[0] for x in scan_partition(folder).segments]
+    pending = partition_state("t", 0, [others[0], s, *others[2:]], CFG, NOW_MS, checkpoint=0, log_start_offset=0)
+    assert pending.open_transactions == () and pending.last_stable_offset == pending.log_end_offset
+    s, _ = read_detail(s)
+    assert s == whole
