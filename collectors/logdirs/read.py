@@ -249,7 +249,7 @@ class PartitionReader:
         if self.headers_first and not whole and index_ok and (
                 previous is None or previous.headers_pending or previous.inode != os.stat(seg.log).st_ino):
             try:
-                s, read = from_indexes(seg.log, seg.base_offset, previous)
+                s, read = from_indexes(seg.log, seg.base_offset, previous)  # None: its headers cost less
                 self.untrusted.pop(str(seg.log), None)
                 self.index_bytes += read
                 self.budget.charge(read)

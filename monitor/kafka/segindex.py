@@ -53,8 +53,10 @@ class IndexEnds:
     bytes_read: int
 
 
-def _ends(path: str, layout: struct.Struct, base_offset: int, log_mtime_ns: int, key: int) -> IndexEnds:
-    """First and last entries of an index; ``key`` is the position of the relative offset in an entry."""
+def _ends(path: str, layout: struct.Struct, base_offset: int, log_mtime_ns: int, key: int,
+          min_entries: int = 0) -> IndexEnds:
+    """First and last entries of an index; ``key`` is the position of the relative offset in an entry. Fewer
+    than ``min_entries``: their count only, nothing read (first and last None)."""
     try:
         fh = open_regular(path, 0)
     except FileNotFoundError:
@@ -69,8 +71,8 @@ def _ends(path: str, layout: struct.Struct, base_offset: int, log_mtime_ns: int,
         if st.st_mtime_ns < log_mtime_ns:
             raise IndexUntrusted(path, OLDER, f"modified at {st.st_mtime_ns} ns, before its .log ({log_mtime_ns} ns)")
         n = size // width
-        if n == 0:
-            return IndexEnds(0, None, None, 0)
+        if n == 0 or n < min_entries:
+            return IndexEnds(n, None, None, 0)
         first = layout.unpack(os.pread(fh.fileno(), width, 0))
         last = first if n == 1 else layout.unpack(os.pread(fh.fileno(), width, size - width))
     if last == (0, 0):
@@ -87,10 +89,11 @@ def _ends(path: str, layout: struct.Struct, base_offset: int, log_mtime_ns: int,
     return IndexEnds(n, absolute(first), absolute(last), width if n == 1 else 2 * width)
 
 
-def offset_index_ends(path: str, base_offset: int, log_mtime_ns: int) -> IndexEnds:
+def offset_index_ends(path: str, base_offset: int, log_mtime_ns: int, min_entries: int = 0) -> IndexEnds:
     """``.index``: (offset, position) first and last; empty is fine (a segment smaller than
-    ``index.interval.bytes`` has no entry: its batches are read from position 0, as Kafka's lookup does)."""
-    ends = _ends(path, OFFSET_ENTRY, base_offset, log_mtime_ns, 0)
+    ``index.interval.bytes`` has no entry: its batches are read from position 0, as Kafka's lookup does).
+    Fewer than ``min_entries``: the count alone (the caller reads the segment otherwise)."""
+    ends = _ends(path, OFFSET_ENTRY, base_offset, log_mtime_ns, 0, min_entries)
     if ends.last is not None and ends.last[1] < ends.first[1]:
         raise IndexUntrusted(path, CORRUPT, f"last position {ends.last[1]} below its first, {ends.first[1]}")
     return ends

@@ -229,8 +229,14 @@ def scan_headers(path: str | Path, base_offset: int, previous: SegmentSummary | 
     return s, reader.bytes_read + checked
 
 
+# An index-first read costs about four pages (the two indexes' last entries, the first batch's header, the batches
+# from the .index's last entry on); a segment whose .index holds n entries has at least n + 1 batches a page
+# apart, so its header pass costs at least n + 1 pages: with fewer entries than this the header pass is cheaper.
+INDEX_FIRST_MIN_ENTRIES = 3
+
+
 def from_indexes(path: str | Path, base_offset: int, previous: SegmentSummary | None = None
-                 ) -> tuple[SegmentSummary, int]:
+                 ) -> tuple[SegmentSummary | None, int]:
     """A rolled segment summarised from what Kafka keeps for itself (``monitor.kafka.segindex``): its size and
     inode (stat), its first batch's max timestamp (one header at byte 0: Kafka's ``loadFirstBatchTimestamp``), its
     largest timestamp (the ``.timeindex``'s last entry: ``maxTimestampSoFar``), its next offset (the batches
@@ -240,14 +246,17 @@ def from_indexes(path: str | Path, base_offset: int, previous: SegmentSummary | 
     Raises ``IndexUntrusted`` (the caller reads the segment by its headers) when an index is missing,
     truncated, not trimmed, older than the log, or disagrees with the batches read: a batch whose max
     timestamp is above the time index's last, a batch at the index's last position that does not hold its
-    offset, a walk from there that does not end at the file's end. Returns the summary and the bytes read."""
+    offset, a walk from there that does not end at the file's end. Returns the summary and the bytes read;
+    (None, 0) for a segment whose header pass costs less (``INDEX_FIRST_MIN_ENTRIES``)."""
     path = Path(path)
     size, mtime_ns, inode = _stat(path)
     if previous is not None and previous.path == str(path) and (previous.size, previous.mtime_ns,
                                                                  previous.inode) == (size, mtime_ns, inode):
         return previous, 0
     stem = str(path)[:-len(".log")] if str(path).endswith(".log") else str(path)
-    offsets = offset_index_ends(stem + ".index", base_offset, mtime_ns)
+    offsets = offset_index_ends(stem + ".index", base_offset, mtime_ns, INDEX_FIRST_MIN_ENTRIES)
+    if offsets.entries < INDEX_FIRST_MIN_ENTRIES:
+        return None, 0
     times = time_index_ends(stem + ".timeindex", base_offset, mtime_ns)
     read = (offsets.bytes_read and PAGE_BYTES) + PAGE_BYTES  # what the OS reads for them: a page each
 

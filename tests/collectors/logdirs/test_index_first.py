@@ -162,16 +162,22 @@ def test_segments_from_a_transaction_the_snapshot_says_is_ongoing_keep_the_heade
     assert [s.headers_pending for s in got[0]] == [True, False, False, False]
 
 
-def test_a_segment_below_the_index_interval_has_no_offset_entry_and_is_read_from_its_first_batch(tmp_path):
+def test_a_segment_of_few_index_entries_is_read_by_its_headers_which_cost_less(tmp_path):
+    """Fewer .index entries than INDEX_FIRST_MIN_ENTRIES: the header pass reads no more pages than the indexes
+    and two headers would (each entry is a batch a page apart from the last); nothing read, nothing refused."""
     log = write(tmp_path / f"{0:020d}.log", [v2(items(range(0, 3))), v2(items(range(3, 6)))]).path
     index, _ = kafka_indexes(log, 0)
-    assert index.read_bytes() == b""  # Kafka's lookup then starts at byte 0, as this read does
-    s, read = from_indexes(log, 0)
-    whole, _ = summarize(log, 0)
-    for name in SUMMARY_FIELDS:
-        assert getattr(s, name) == getattr(whole, name), name
-    # the time index's page (the empty offset index: none) and the headers a header pass reads: the first once
-    assert read == 4096 + scan_headers(log, 0)[1]
+    assert index.read_bytes() == b""  # below index.interval.bytes: no entry
+    assert from_indexes(log, 0) == (None, 0)
+    folder = tmp_path / "t-0"
+    folder.mkdir()
+    for i, base in enumerate((0, 100)):
+        write(folder / f"{base:020d}.log", [v2(items(range(base + j * 10, base + j * 10 + 10))) for j in range(i + 1)])
+    kafka_indexes(folder / f"{0:020d}.log", 0)
+    producer_snapshot(folder, 100)
+    reader = PartitionReader(Relister(), headers_first=True, notify=print)
+    got = read(reader, folder, checkpoint=0)
+    assert [s.headers_pending for s in got[0]] == [False, False] and reader.untrusted == {}
 
 
 def test_the_serving_collector_counts_the_untrusted_segments_and_names_each_once(tmp_path, caplog):
