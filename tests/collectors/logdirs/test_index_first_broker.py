@@ -22,6 +22,9 @@ from waiting import wait_for
 from test_index_first import STATE_FIELDS, SUMMARY_FIELDS
 
 TXN = effective_broker_setting(TRANSACTION_MAX_TIMEOUT)
+# batches of ~4 KB, so that a round's segment holds many and its .index several entries (index first pays from
+# INDEX_FIRST_MIN_ENTRIES on)
+SMALL_BATCHES = {"batch.size": 4096}
 
 
 def transactions(bootstrap, topic, tid):
@@ -37,12 +40,12 @@ def transactions(bootstrap, topic, tid):
 def test_the_first_page_from_kafkas_indexes_equals_a_whole_read(kafka, tmp_path):
     b = kafka.bootstrap
     t = create_topic(b, unique_topic("idx"), **compacted())
-    write_rounds(b, t, rounds=3, keys=300)
+    write_rounds(b, t, rounds=3, keys=600, **SMALL_BATCHES)
     transactions(b, t, f"{t}-tx")
     roll(b, t)
     folder = partition_dir(kafka.log_dir, t)
     cleaned = wait_cleaned(kafka.log_dir, t)
-    write_rounds(b, t, rounds=2, keys=300)  # dirty again, above the clean
+    write_rounds(b, t, rounds=2, keys=600, **SMALL_BATCHES)  # dirty again, above the clean
     transactions(b, t, f"{t}-tx2")
     roll(b, t)
     wait_for(lambda: [p for p in folder.glob("*.snapshot") if int(p.name[:20]) > cleaned] or None, 60,
