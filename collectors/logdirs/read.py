@@ -96,7 +96,6 @@ class PartitionReader:
         self.restored_keys: dict[str, ActiveKeys] = {}  # from the cache, not yet taken by a tally
         self.notify = notify  # where an index not trusted is said, once for its file
         self.untrusted: dict[str, str] = {}  # segment path -> why its index is not used (read by headers)
-        self.index_bytes = 0  # bytes read for index-first summaries (indexes and their two headers), since start
 
     def restore(self, entries) -> None:
         """Summaries and commits a restart trusts (``collectors.logdirs.summary_state``: files unchanged since, or
@@ -251,7 +250,6 @@ class PartitionReader:
             try:
                 s, read = from_indexes(seg.log, seg.base_offset, previous)  # None: its headers cost less
                 self.untrusted.pop(str(seg.log), None)
-                self.index_bytes += read
                 self.budget.charge(read)
                 self.header_bytes += read
             except IndexUntrusted as exc:
