@@ -58,7 +58,7 @@ def index_first_count(bases: list[int], snapshot) -> int:
     """How many leading segments (base offsets ``bases``, the last one active) may be summarised from their
     indexes: those wholly below the producer snapshot's offset and below the first offset of every
     transaction it says is ongoing (``monitor.kafka.producer_snapshot``), so that the header pass still
-    reads every batch an open transaction's fold needs. None without a readable snapshot."""
+    reads every batch an open transaction's fold needs. 0 without a readable snapshot."""
     if snapshot is None or isinstance(snapshot, str):
         return 0
     bound = min([snapshot.offset, *(e.current_txn_first_offset for e in snapshot.ongoing())])

@@ -260,8 +260,8 @@ def from_indexes(path: str | Path, base_offset: int, previous: SegmentSummary | 
     times = time_index_ends(stem + ".timeindex", base_offset, mtime_ns)
     read = (offsets.bytes_read and PAGE_BYTES) + PAGE_BYTES  # what the OS reads for them: a page each
 
-    def disagrees(detail: str) -> IndexUntrusted:
-        return IndexUntrusted(f"{stem}.timeindex" if "timestamp" in detail else f"{stem}.index", DISAGREES, detail)
+    def disagrees(detail: str, suffix: str = ".index") -> IndexUntrusted:
+        return IndexUntrusted(stem + suffix, DISAGREES, detail)
     start = offsets.last[1] if offsets.last is not None else 0
     first, faults = None, False
     if start:  # else the walk below starts at the first batch: its header is read once
@@ -293,9 +293,10 @@ def from_indexes(path: str | Path, base_offset: int, previous: SegmentSummary | 
     for b in (first, *batches):
         if b.max_timestamp > largest:
             raise disagrees(f"last timestamp {largest} older than the batch at byte {b.position}'s "
-                            f"{b.max_timestamp}")
+                            f"{b.max_timestamp}", ".timeindex")
     if times.last[1] > batches[-1].last_offset:
-        raise disagrees(f"last entry's offset {times.last[1]} past the segment's last, {batches[-1].last_offset}")
+        raise disagrees(f"last entry's offset {times.last[1]} past the segment's last, {batches[-1].last_offset}",
+                        ".timeindex")
     s = SegmentSummary(str(path), base_offset, size=size, mtime_ns=mtime_ns, inode=inode, end_position=size,
                        headers_pending=True, first_batch_max_timestamp=first.max_timestamp, max_timestamp=largest,
                        next_offset=batches[-1].last_offset + 1)
