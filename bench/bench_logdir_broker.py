@@ -5,7 +5,10 @@ partition ``--segments`` rolled segments and an active one, a cleaner checkpoint
 is far too slow to write 20 GB here, so the batches are real v2 batches written by
 kafka-python's builder (tests/recordfixtures.py: keys repeating, a tombstone every 9th record),
 one template written again and again with its base offset moved on (the base offset is outside the
-batch's CRC, as the broker's own assignment is). What is sparse is only what Kafka itself leaves
+batch's CRC, as the broker's own assignment is). A rolled segment's ``.index`` and ``.timeindex`` are
+written as Kafka's LogSegment writes them (tests/indexfixtures.py), and a producer snapshot with no
+producer at the active segment's base, as a broker writes at each roll: the collector's index-first read
+(issue 43) meets what it meets on a broker. What is sparse is only what Kafka itself leaves
 sparse: the active segment's ``.index`` and ``.timeindex``, preallocated to ``segment.index.bytes``
 (10 MiB) and read as zeros past their entries. The ``.log`` data is real bytes on disk (a hole
 reads as zeros, not batches). Pages are dropped (``posix_fadvise DONTNEED``) before each phase, so
@@ -73,6 +76,28 @@ def segment_bytes(batch: bytes, base: int, size: int) -> tuple[bytes, int]:
     return bytes(out), base + 60 * n
 
 
+def rolled_indexes(root: Path, layout) -> dict:
+    """(base offset, suffix) -> a rolled segment's ``.index``/``.timeindex`` as Kafka's LogSegment writes
+    them (tests/indexfixtures.py), made once from the layout's segments: every partition holds the same."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from indexfixtures import kafka_indexes
+
+    out, tmp = {}, root / "indexes"
+    tmp.mkdir()
+    for b, data in layout:
+        log_file = tmp / f"{b:020d}.log"
+        log_file.write_bytes(data)
+        for f in kafka_indexes(log_file, b):
+            out[b, f.suffix] = f.read_bytes()
+    shutil.rmtree(tmp)
+    return out
+
+
+# ProducerStateManager's snapshot with no producer entry (version 1, CRC-32C of the count 0, count 0): what a
+# broker writes at each roll of a partition no idempotent producer wrote to
+EMPTY_SNAPSHOT = bytes.fromhex("0001") + (0x48674BC7).to_bytes(4, "big") + bytes(4)
+
+
 def make_log_dir(root: Path, gb: float, partitions: int, segments: int) -> tuple[Path, int, int]:
     """(log dir, bytes of .log, bytes of the active segments)."""
     d = root / "logdir"
@@ -86,6 +111,7 @@ def make_log_dir(root: Path, gb: float, partitions: int, segments: int) -> tuple
         layout.append((base, data))
         base = nxt
     active, end = segment_bytes(batch, base, len(batch))
+    indexes = rolled_indexes(root, layout)
     total, lines = 0, []
     for p in range(partitions):
         topic, part = f"orders-{p // 1000:03d}", p % 1000
@@ -96,10 +122,13 @@ def make_log_dir(root: Path, gb: float, partitions: int, segments: int) -> tuple
             with open(pd / f"{name}.log", "wb") as fh:
                 fh.write(data)
             total += len(data)
-            for suffix in (".index", ".timeindex"):
+            for suffix in (".index", ".timeindex"):  # written after the .log, as at roll: not older than it
                 with open(pd / f"{name}{suffix}", "wb") as fh:
                     if b == base:
                         fh.truncate(INDEX_BYTES)  # sparse, as Kafka preallocates the active segment's
+                    else:
+                        fh.write(indexes[b, suffix])
+        (pd / f"{base:020d}.snapshot").write_bytes(EMPTY_SNAPSHOT)  # Kafka's at the roll: no producer
         lines.append(f"{topic} {part} {layout[1][0] if segments > 1 else 0}")
         if p % 1000 == 999:
             log(f"  {p + 1} partitions, {total / 1e9:.1f} GB")

@@ -360,14 +360,16 @@ def _listing(folder: Path, suffixes) -> dict[str, int] | None:
     return out
 
 
-def copy_partition(src: str | Path, dst_root: str | Path, suffixes=(".log",), timeout: float = 60.0) -> Path:
+def copy_partition(src: str | Path, dst_root: str | Path, suffixes=(".log",), timeout: float = 60.0,
+                   keep_mtimes: bool = False) -> Path:
     """Copy a live partition folder's files (segments by default) into ``dst_root/<folder name>``, as
     one consistent state although the cleaner may swap segments meanwhile.
 
     The cleaner replaces segments by renaming (``.cleaned`` -> ``.swap``, old segment -> ``.deleted``,
     ``.swap`` -> ``.log``), so a copy is kept only when no swap was under way and the same files (by
     name and inode) were there before and after it; otherwise it is taken again. Segments are cut
-    after their last whole batch (the active one may be appended to mid-copy)."""
+    after their last whole batch (the active one may be appended to mid-copy). ``keep_mtimes``: each copy
+    keeps its source's mtime (an index copied before its log is otherwise older than it)."""
     src, dst = Path(src), Path(dst_root) / Path(src).name
 
     def attempt():
@@ -379,8 +381,11 @@ def copy_partition(src: str | Path, dst_root: str | Path, suffixes=(".log",), ti
         dst.mkdir(parents=True)
         try:
             for name in sorted(before):
+                st = os.stat(src / name)
                 data = (src / name).read_bytes()
                 (dst / name).write_bytes(whole_batches(data) if name.endswith(".log") else data)
+                if keep_mtimes:
+                    os.utime(dst / name, ns=(st.st_atime_ns, st.st_mtime_ns))
         except FileNotFoundError:  # renamed away by a swap: take it again
             return None
         return dst if _listing(src, suffixes) == before else None

@@ -298,6 +298,11 @@ LOG_DIR_ACTIVE_KEYS_OVER_BUDGET = _m("log_dir_active_keys_over_budget_partitions
                                      "Partitions whose active segment's duplicates are unknown because its keys "
                                      "would take the key sets past timeouts.active_segment_keys_budget_bytes "
                                      "(partition_active_segment_duplicates_unknown, reason over_budget).", B)
+LOG_DIR_INDEX_UNTRUSTED = _m("log_dir_index_untrusted_segments", "gauge",
+                             "Rolled segments read by their batch headers because their .index or .timeindex "
+                             "cannot be trusted (missing, truncated, not trimmed, older than the .log, or "
+                             "disagreeing with it); each is named once in the log. The others are summarised "
+                             "from those indexes (issue 43).", B)
 
 # --- issue 16: producer pitfalls on disk and compact,delete retention, per partition (collectors.export.exporter's
 # PartitionCollector, with the partition's other series) ---

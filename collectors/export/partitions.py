@@ -25,7 +25,7 @@ CONFIG_DEPENDS = series_depends(NAMESPACE)
 # one), and the key-set budget's (issue 43: series only where records are read after headers, the serving
 # collector), so that a page of collect --once stays as it was
 ONLY_WITH_SAMPLES = frozenset((M.P_DECOMPRESSED_RECORD, M.P_DECOMPRESSED_LIMIT, M.LOG_DIR_ACTIVE_KEYS_BYTES,
-                               M.LOG_DIR_ACTIVE_KEYS_OVER_BUDGET))
+                               M.LOG_DIR_ACTIVE_KEYS_OVER_BUDGET, M.LOG_DIR_INDEX_UNTRUSTED))
 
 
 class PartitionCollector(StoreCollector):
@@ -46,7 +46,7 @@ class PartitionCollector(StoreCollector):
              M.T_CAUSE, M.T_UNHEALTHY, M.P_STATE_UNKNOWN, M.LOG_DIR_RELISTS, M.LOG_DIR_STATE_CACHE_UP,
              M.LOG_DIR_STATE_CACHE_RESTORED,
              M.P_DETAIL_PENDING, M.LOG_DIR_READ_BYTES, M.LOG_DIR_PENDING_BYTES, M.LOG_DIR_IO_BUDGET,
-             M.LOG_DIR_ACTIVE_KEYS_BYTES, M.LOG_DIR_ACTIVE_KEYS_OVER_BUDGET,
+             M.LOG_DIR_ACTIVE_KEYS_BYTES, M.LOG_DIR_ACTIVE_KEYS_OVER_BUDGET, M.LOG_DIR_INDEX_UNTRUSTED,
              M.P_NEXT_CLEAN, M.P_NEXT_CLEAN_END, M.P_NEXT_CLEAN_LATE, M.P_NEXT_CLEAN_UNKNOWN,
              M.BROKER_BACKLOG_DRAIN, M.BROKER_BACKLOG_DRAIN_UNKNOWN)
 
@@ -78,6 +78,7 @@ class PartitionCollector(StoreCollector):
                     fams[M.LOG_DIR_IO_BUDGET].add_metric(lb0, io.budget_bytes_per_second)
                 fams[M.LOG_DIR_ACTIVE_KEYS_BYTES].add_metric(lb0, io.active_keys_bytes)
                 fams[M.LOG_DIR_ACTIVE_KEYS_OVER_BUDGET].add_metric(lb0, io.active_keys_over_budget)
+                fams[M.LOG_DIR_INDEX_UNTRUSTED].add_metric(lb0, io.index_untrusted_segments)
             for d in ld.snapshot.log_dirs:
                 fams[M.LOG_DIR_UP].add_metric(lb0 + [d], 0.0 if d in ld.snapshot.down else 1.0)
                 if d in ld.snapshot.down:

@@ -12,6 +12,16 @@ only (``monitor.model.summary.scan_headers``: every figure the compaction state 
 later, segment by segment, by ``detail`` (tombstones, keyless and empty values), charged to the I/O
 budget (``monitor.fileio.iobudget``); without it (``collect --once``, ``logdir``) each segment is read whole
 at once, as the goldens show.
+
+Index first (issue 43, with headers first): a rolled segment wholly below the latest producer snapshot's
+offset, and below any transaction that snapshot says is ongoing, is summarised from Kafka's own files
+(``monitor.model.summary.from_indexes``: its ``.index`` and ``.timeindex`` ends and two headers), not by a
+header per batch; its per-batch figures (delete horizons' markers, aborts against the ``.txnindex``) are
+pending until the record pass reads it whole. The LSO needs none of them: a transaction open now started
+at or after the snapshot's offset, or at an ongoing one's first offset the snapshot names, and the
+segments from there on keep the header pass, as the active segment does. A segment whose index cannot be
+trusted (``monitor.kafka.segindex.IndexUntrusted``) is read by its headers, said once (``notify``) and
+counted (``index_untrusted``).
 """
 
 from __future__ import annotations
@@ -31,7 +41,9 @@ from monitor.kafka.producer_snapshot import ProducerSnapshot, ProducerSnapshotEr
 from monitor.fileio.regularfile import os_reason
 from monitor.fileio.iobudget import IoBudget
 from monitor.model.activekeys import ActiveKeys
-from monitor.model.summary import SegmentSummary, partition_faults, read_detail, scan_headers, summarize
+from monitor.kafka.segindex import IndexUntrusted
+from monitor.model.summary import (SegmentSummary, from_indexes, partition_faults, read_detail, scan_headers,
+                                   summarize)
 from monitor.model.txnindex import txn_index_faults
 
 # (topic, partition) -> the leader's LSO from the admin source, None when it has none
@@ -42,6 +54,20 @@ def no_leader_lso(topic: str, partition: int) -> None:
     return None
 
 
+def index_first_count(bases: list[int], snapshot) -> int:
+    """How many leading segments (base offsets ``bases``, the last one active) may be summarised from their
+    indexes: those wholly below the producer snapshot's offset and below the first offset of every
+    transaction it says is ongoing (``monitor.kafka.producer_snapshot``), so that the header pass still
+    reads every batch an open transaction's fold needs. 0 without a readable snapshot."""
+    if snapshot is None or isinstance(snapshot, str):
+        return 0
+    bound = min([snapshot.offset, *(e.current_txn_first_offset for e in snapshot.ongoing())])
+    n = 0
+    while n < len(bases) - 1 and bases[n + 1] <= bound:
+        n += 1
+    return n
+
+
 class PartitionReader:
     """Reads partitions of one broker's log dirs, keeping by path what it read (segment summaries,
     producer snapshots, ``__consumer_offsets`` segments' commits) so that the next refresh reads only what
@@ -49,7 +75,8 @@ class PartitionReader:
     ``broker_id``: the LSO check's other side; ``churn``: where a moved partition is listed again."""
 
     def __init__(self, churn: Relister, leader_lso: LeaderLsoLookup = no_leader_lso, broker_id: str | None = None,
-                 headers_first: bool = False, budget: IoBudget | None = None):
+                 headers_first: bool = False, budget: IoBudget | None = None,
+                 notify: Callable[[str], None] = lambda line: None):
         self.headers_first = headers_first
         self.budget = budget if budget is not None else IoBudget(None)  # unlimited: bytes counted only
         self.header_bytes = 0  # bytes read by the header pass and by record-level reads, since start
@@ -67,6 +94,8 @@ class PartitionReader:
         self.bytes = 0
         self.changed = False  # what it holds changed since the last ``kept()`` (collectors.logdirs.summary_state)
         self.restored_keys: dict[str, ActiveKeys] = {}  # from the cache, not yet taken by a tally
+        self.notify = notify  # where an index not trusted is said, once for its file
+        self.untrusted: dict[str, str] = {}  # segment path -> why its index is not used (read by headers)
 
     def restore(self, entries) -> None:
         """Summaries and commits a restart trusts (``collectors.logdirs.summary_state``: files unchanged since, or
@@ -91,6 +120,8 @@ class PartitionReader:
                 if path not in seen_paths:
                     del cache[path]
                     self.changed = True
+        for path in [p for p in self.untrusted if p not in seen_paths]:
+            del self.untrusted[path]
         self._read_whole &= {os.path.dirname(p) for p in seen_paths}
 
     def paths_under(self, folder) -> list[str]:
@@ -109,8 +140,12 @@ class PartitionReader:
         partitions, it may predate a clean whose swap the segments show (Kafka writes it after the swap)."""
         try:
             whole = str(part.path) in self._read_whole
-            summaries = [self.summary(seg, whole) for seg in part.segments]
-            snapshot = self.latest_snapshot(part)
+            early = self.headers_first and not whole  # the snapshot first: it tells which segments its indexes may give
+            snapshot = self.latest_snapshot(part) if early else None
+            n = index_first_count([seg.base_offset for seg in part.segments], snapshot[1]) if snapshot else 0
+            summaries = [self.summary(seg, whole, i < n) for i, seg in enumerate(part.segments)]
+            if not early:
+                snapshot = self.latest_snapshot(part)
         except FileNotFoundError as exc:
             raise SegmentsMoved(f"{exc.filename or exc}: gone while read") from exc
         for seg, s in zip(part.segments, summaries):
@@ -131,7 +166,9 @@ class PartitionReader:
                                     last_stable_offset=check.value, **args)
         faults = partition_faults(summaries) + [*state.transaction_faults, *state.horizon_faults]
         indexes: dict = {}  # .txnindex path -> inode read (None: none), checked with the listing below
-        txn_faults = txn_index_faults(summaries, state.first_dirty_offset, indexes)
+        # aborts are per-batch figures: checked against the .txnindex once no segment is summarised from its indexes
+        txn_faults = ([] if any(s.headers_pending for s in summaries)
+                      else txn_index_faults(summaries, state.first_dirty_offset, indexes))
         if txn_faults:  # a .txnindex that is malformed or disagrees with the log: a read fault
             faults += txn_faults
             state = replace(state, faults=state.faults + len(txn_faults))
@@ -201,15 +238,29 @@ class PartitionReader:
             return path, f"{path}: {os_reason(exc)}"
         return path, cached[1]
 
-    def summary(self, seg, whole: bool = False) -> SegmentSummary:
+    def summary(self, seg, whole: bool = False, index_ok: bool = False) -> SegmentSummary:
         """One segment's summary: headers first (``headers_first``) until its partition has been read whole
-        (``whole``); then, or without headers first, read whole (new bytes only when it grew)."""
+        (``whole``); then, or without headers first, read whole (new bytes only when it grew). ``index_ok``
+        (headers first): a new file (not one read before: its summary is read on) summarised from its indexes
+        (``from_indexes``), or by its headers when they cannot be trusted."""
         previous = self._cache.get(str(seg.log))
-        if self.headers_first and not whole:
+        s = None
+        if self.headers_first and not whole and index_ok and (
+                previous is None or previous.headers_pending or previous.inode != os.stat(seg.log).st_ino):
+            try:
+                s, read = from_indexes(seg.log, seg.base_offset, previous)  # None: its headers cost less
+                self.untrusted.pop(str(seg.log), None)
+                self.budget.charge(read)
+                self.header_bytes += read
+            except IndexUntrusted as exc:
+                if self.untrusted.get(str(seg.log)) != exc.code:
+                    self.notify(str(exc))
+                self.untrusted[str(seg.log)] = exc.code
+        if s is None and self.headers_first and not whole:
             s, read = scan_headers(seg.log, seg.base_offset, previous)
             self.budget.charge(read)  # never waits: the first page is not held up (monitor.fileio.iobudget)
             self.header_bytes += read
-        else:
+        elif s is None:
             s, read = summarize(seg.log, seg.base_offset, previous, self.budget.take)
             self.detail_bytes += read
         if read:

@@ -244,7 +244,7 @@ class LogDirScanner:
         # re-listings under churn (counted since start) and one partition's read (its caches, by path)
         self._churn = Relister(clock)
         self._reader = PartitionReader(self._churn, leader_lso, broker_id, headers_first=headers_first,
-                                       budget=io_budget)
+                                       budget=io_budget, notify=lambda line: self.notify(printable(line)))
         self._eligible_since: dict[PartitionKey, float] = {}
         # partitions once seen in a cleaner checkpoint stay known as compacted, so that a
         # missing checkpoint later does not make them vanish from the export (a malformed one takes the log dir down)
@@ -543,7 +543,7 @@ class LogDirScanner:
     def _io(self) -> ReadIo:
         r = self._reader
         return ReadIo(r.header_bytes, r.detail_bytes, r.pending_bytes(), r.budget.rate, self.active_keys_held,
-                      sum(k.over_budget for k in self._active_keys.values()))
+                      sum(k.over_budget for k in self._active_keys.values()), len(r.untrusted))
 
     def _one_folder_per_partition(self, reports: list, part_errors: dict, named: dict, held: dict,
                                   unknown: dict) -> list:

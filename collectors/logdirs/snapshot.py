@@ -107,6 +107,8 @@ class ReadIo:
     # the active segments' key sets (monitor.model.activekeys): memory held, and partitions stopped by its budget
     active_keys_bytes: int = 0
     active_keys_over_budget: int = 0
+    # rolled segments read by headers because their indexes cannot be trusted (monitor.kafka.segindex), now
+    index_untrusted_segments: int = 0
 
 
 @dataclass(frozen=True)

@@ -245,8 +245,11 @@ def partition_state(
     # The LSO never decreases and the cleaner never passes it, so a transaction open now starts at or
     # after the first dirty offset: the fold reads the dirty section only (what lies before it, such
     # as a batch the cleaner emptied but kept for its producer, cannot open one).
-    txns = open_transactions((e for s in segments[dirty_idx:] for e in s.txn_events() if e.first_offset >= first_dirty),
-                             now_ms)
+    # A segment summarised from its indexes (headers_pending) lies below the producer snapshot and below any
+    # transaction it says is ongoing (collectors.logdirs.read.index_first_count): none open now starts there,
+    # and its batches read so far (the record pass under way) would show runs whose markers are not read yet.
+    txns = open_transactions((e for s in segments[dirty_idx:] if not s.headers_pending for e in s.txn_events()
+                              if e.first_offset >= first_dirty), now_ms)
     checked_with, txn_faults = _check_with_snapshot(segments, txns, producer_snapshot, first_dirty, log_end, now_ms)
     if producer_snapshot_error:
         txn_faults = (producer_snapshot_error, *txn_faults)

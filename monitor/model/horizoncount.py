@@ -24,7 +24,8 @@ KINDS = ("tombstone", "marker")
 
 @dataclass(frozen=True)
 class HorizonCounts:
-    # kind -> state -> records; the tombstones' entry is None while some segment's records are unread
+    # kind -> state -> records; the tombstones' entry is None while some segment's records are unread, the
+    # markers' while some segment is summarised from its indexes (``SegmentSummary.headers_pending``)
     records: dict[str, dict[str, int] | None]
     next_removal_ms: int | None  # the earliest removal of one still ahead of its horizon (None: none, or unknown)
     faults: tuple[str, ...]  # horizons no clean could have written: file, byte position, why
@@ -91,4 +92,6 @@ def count_horizons(segments: Sequence[SegmentSummary], now_ms: int, delete_reten
         ahead.append(hz.earliest_removal_ms(None, now_ms, delete_retention_ms))
     if not known:
         counts["tombstone"] = pending["tombstone"] = None
+    if any(s.headers_pending for s in segments):  # summarised from its indexes: no batch header read yet
+        counts["marker"] = pending["marker"] = None
     return HorizonCounts(counts, min(ahead) if ahead and known else None, tuple(faults), rejected, pending)

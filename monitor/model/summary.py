@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Callable
 
 from monitor.kafka.record import RecordFormatError, SegmentReader
-from monitor.kafka.record.reader import cut_tail_is_fault
+from monitor.kafka.record.reader import PAGE_BYTES, cut_tail_is_fault
 from monitor.kafka.record.codecs import CodecError
 from monitor.kafka.record.model import control_type_code
 from monitor.kafka.record.varint import read_varint
+from monitor.kafka.segindex import DISAGREES, IndexUntrusted, offset_index_ends, time_index_ends
 from monitor.model.tailcheck import intact, tail
 from monitor.model.transactions import ABORT, ABORT_FIELDS, COMMIT, DATA, MAX_ABORTS_PER_SEGMENT, TxnEvent
 
@@ -43,6 +44,12 @@ class SegmentSummary:
     # ones (tombstones, keyless and empty values) up to ``end_position``; those are read up to
     # ``detail_position`` (``read_detail``), the same batch boundaries. Whole once they meet.
     detail_position: int = 0
+    # Index first (issue 43, ``from_indexes``): a rolled segment summarised from Kafka's own files (size, offsets,
+    # first-batch and largest timestamps: what the cleaner manager needs) with no header pass. Every per-batch
+    # figure (batches, records, transactions, delete horizons, markers) is pending until the record pass reads the
+    # segment whole (``read_detail``); ``detail_position`` stays 0 so its bytes count as pending.
+    headers_pending: bool = False
+    pending_max_timestamp: int = -1  # the record pass's largest timestamp so far over such a segment's batches
     batches: int = 0
     records: int = 0
     next_offset: int | None = None  # last offset + 1 of the last batch; the base offset when it has none (fold_end)
@@ -156,7 +163,7 @@ def _unchanged_or_grown(path: Path, previous: SegmentSummary | None):
     if previous is not None and previous.inode == inode and previous.path == str(path) and not previous.faults:
         if previous.size == size and previous.mtime_ns == mtime_ns:
             return st, previous, True, 0
-        if size > previous.size:
+        if size > previous.size and not previous.headers_pending:  # one from indexes is read again whole
             ok, checked = intact(path, previous.tail_position, previous.tail_crc, previous.end_position)
             return st, previous if ok else None, False, checked
     if previous is not None and previous.inode == inode and previous.path == str(path) \
@@ -222,6 +229,81 @@ def scan_headers(path: str | Path, base_offset: int, previous: SegmentSummary | 
     return s, reader.bytes_read + checked
 
 
+# An index-first read costs about four pages (the two indexes' last entries, the first batch's header, the batches
+# from the .index's last entry on); a segment whose .index holds n entries has at least n + 1 batches a page
+# apart, so its header pass costs at least n + 1 pages: with fewer entries than this the header pass is cheaper.
+INDEX_FIRST_MIN_ENTRIES = 3
+
+
+def from_indexes(path: str | Path, base_offset: int, previous: SegmentSummary | None = None
+                 ) -> tuple[SegmentSummary | None, int]:
+    """A rolled segment summarised from what Kafka keeps for itself (``monitor.kafka.segindex``): its size and
+    inode (stat), its first batch's max timestamp (one header at byte 0: Kafka's ``loadFirstBatchTimestamp``), its
+    largest timestamp (the ``.timeindex``'s last entry: ``maxTimestampSoFar``), its next offset (the batches
+    from the ``.index``'s last entry's position to the end: ``readNextOffset``). The per-batch figures stay
+    pending (``headers_pending``) for the record pass. ``previous`` unchanged is returned as it is.
+
+    Raises ``IndexUntrusted`` (the caller reads the segment by its headers) when an index is missing,
+    truncated, not trimmed, older than the log, or disagrees with the batches read: a batch whose max
+    timestamp is above the time index's last, a batch at the index's last position that does not hold its
+    offset, a walk from there that does not end at the file's end. Returns the summary and the bytes read;
+    (None, 0) for a segment whose header pass costs less (``INDEX_FIRST_MIN_ENTRIES``)."""
+    path = Path(path)
+    size, mtime_ns, inode = _stat(path)
+    if previous is not None and previous.path == str(path) and (previous.size, previous.mtime_ns,
+                                                                 previous.inode) == (size, mtime_ns, inode):
+        return previous, 0
+    stem = str(path)[:-len(".log")] if str(path).endswith(".log") else str(path)
+    offsets = offset_index_ends(stem + ".index", base_offset, mtime_ns, INDEX_FIRST_MIN_ENTRIES)
+    if offsets.entries < INDEX_FIRST_MIN_ENTRIES:
+        return None, 0
+    times = time_index_ends(stem + ".timeindex", base_offset, mtime_ns)
+    read = (offsets.bytes_read and PAGE_BYTES) + PAGE_BYTES  # what the OS reads for them: a page each
+
+    def disagrees(detail: str, suffix: str = ".index") -> IndexUntrusted:
+        return IndexUntrusted(stem + suffix, DISAGREES, detail)
+    start = offsets.last[1] if offsets.last is not None else 0
+    first, faults = None, False
+    if start:  # else the walk below starts at the first batch: its header is read once
+        head = SegmentReader(path, skip_corrupt=True)
+        walk = head.headers()
+        try:
+            first = next(walk, None)
+        except RecordFormatError:
+            faults = True
+        finally:
+            walk.close()
+        read += head.bytes_read
+        faults = faults or bool(head.faults) or first is None
+    tail_reader = SegmentReader(path, start=start, skip_corrupt=True)
+    try:
+        batches = [] if faults else list(tail_reader.headers())
+    except RecordFormatError:
+        batches = []
+    read += tail_reader.bytes_read
+    if not start and batches:
+        first = batches[0]
+    if first is None or not batches or tail_reader.faults or tail_reader.end_position != size:
+        raise disagrees(f"the batches from byte {start} (its last entry's position) do not run whole to the "
+                        f"end of the {size}-byte .log")
+    if offsets.last is not None and not batches[0].base_offset <= offsets.last[0] <= batches[-1].last_offset:
+        raise disagrees(f"its last entry says offset {offsets.last[0]} at byte {start}; the batches there hold "
+                        f"{batches[0].base_offset}..{batches[-1].last_offset}")
+    largest = times.last[0]
+    for b in (first, *batches):
+        if b.max_timestamp > largest:
+            raise disagrees(f"last timestamp {largest} older than the batch at byte {b.position}'s "
+                            f"{b.max_timestamp}", ".timeindex")
+    if times.last[1] > batches[-1].last_offset:
+        raise disagrees(f"last entry's offset {times.last[1]} past the segment's last, {batches[-1].last_offset}",
+                        ".timeindex")
+    s = SegmentSummary(str(path), base_offset, size=size, mtime_ns=mtime_ns, inode=inode, end_position=size,
+                       headers_pending=True, first_batch_max_timestamp=first.max_timestamp, max_timestamp=largest,
+                       next_offset=batches[-1].last_offset + 1)
+    s.tail_position, s.tail_crc = tail(batches[-1])
+    return s, read
+
+
 def read_detail(s: SegmentSummary, take: Callable[[int], None] | None = None,
                 stop: Callable[[], bool] | None = None) -> tuple[SegmentSummary, int]:
     """The record-level pass over what the header pass read (``detail_position`` to ``end_position``):
@@ -237,6 +319,8 @@ def read_detail(s: SegmentSummary, take: Callable[[int], None] | None = None,
         return s, 0
     if inode != s.inode or size < s.end_position:
         return s, 0
+    if s.headers_pending:  # summarised from its indexes: headers and records read together from here
+        return _read_pending(s, path, take, stop)
     reader = SegmentReader(path, start=s.detail_position, skip_corrupt=True, stop=s.end_position)
     try:
         for batch, c in reader.decoded(columns=True):
@@ -252,6 +336,39 @@ def read_detail(s: SegmentSummary, take: Callable[[int], None] | None = None,
     if reader.faults:
         fresh, read = summarize(path, s.base_offset, None, take)
         return fresh, reader.bytes_read + read
+    return s, reader.bytes_read
+
+
+def _read_pending(s: SegmentSummary, path: Path, take, stop) -> tuple[SegmentSummary, int]:
+    """The record pass over a segment summarised from its indexes (``from_indexes``): headers and records
+    folded together from ``detail_position``, at the budget's pace, until done or ``stop()``. Until the end the
+    figures the page shows stay the indexes' (next offset, largest timestamp, last batch); the per-batch ones
+    grow but stay pending (``headers_pending``: the compaction fold leaves its transactions out, the markers
+    are unknown). At the end every figure is the batches' own, as a whole read's. A fault: read again whole."""
+    known = (s.next_offset, s.tail_position, s.tail_crc, s.max_timestamp)
+    s.max_timestamp = s.pending_max_timestamp
+    reader = SegmentReader(path, start=s.detail_position, skip_corrupt=True, stop=s.end_position)
+    try:
+        for batch, c in reader.decoded(columns=True):
+            _fold_batch(s, batch, c.keys[0] if batch.is_control and len(c) else None)
+            if not batch.is_control:
+                _fold_records(s, batch, c)
+            s.detail_position = batch.position + batch.size
+            if take is not None:
+                take(batch.size)
+            if stop is not None and stop():
+                break
+    except RecordFormatError as exc:
+        reader.faults.append(exc)
+    if reader.faults:
+        fresh, read = summarize(path, s.base_offset, None, take)
+        return fresh, reader.bytes_read + read
+    s.pending_max_timestamp = s.max_timestamp
+    if s.detail_position >= s.end_position:
+        s.headers_pending, s.pending_max_timestamp = False, -1
+        fold_end(s)
+    else:
+        s.next_offset, s.tail_position, s.tail_crc, s.max_timestamp = known
     return s, reader.bytes_read
 
 

@@ -38,7 +38,9 @@ def evidence(s: PartitionState) -> dict:
 
 def _kind(name: str, states: dict | None, pending_ms: int | None, rejected: int, retention: str) -> str:
     if states is None:
-        return f"{name}s: unknown until the partition's records are read (batch headers do not tell them)"
+        why = ("batch headers do not tell them" if name == "tombstone" else
+               "segments summarised from their indexes: their batch headers not yet read")
+        return f"{name}s: unknown until the partition's records are read ({why})"
     n_un, n_pend, n_past = (states.get(k, 0) for k in hz.STATES)
     parts = []
     if n_un:

@@ -1,6 +1,6 @@
 """``./dev bench logdir --broker-size``'s log dir, made small: its batches are what a reader accepts (no
-fault, offsets running on from segment to segment), only the active segment's indexes are sparse, and the
-page parsing finds every partition's series. No timing: that is the bench's."""
+fault, offsets running on from segment to segment), only the active segment's indexes are sparse, the rolled
+ones are Kafka's (the index-first read trusts them), and the page parsing finds every partition's series. No timing: that is the bench's."""
 
 from __future__ import annotations
 
@@ -20,7 +20,14 @@ def test_the_broker_size_log_dir_reads_without_a_fault(tmp_path):
     assert len(logs) == 4 and active == 4 * logs[-1].stat().st_size
     idx = logs[-1].with_suffix(".index")
     assert idx.stat().st_size == INDEX_BYTES and idx.stat().st_blocks == 0  # sparse: no data written
-    assert all(f.with_suffix(".index").stat().st_size == 0 for f in logs[:-1])
+    # a rolled segment's indexes as Kafka writes them: the index-first read trusts every one
+    assert all(f.with_suffix(".index").stat().st_size % 8 == 0 < f.with_suffix(".timeindex").stat().st_size
+               for f in logs[:-1])
+    said = []
+    first = LogDirScanner([d], headers_first=True, notify=said.append).refresh()
+    assert first.io.index_untrusted_segments == 0 and said == []
+    assert first.io.header_bytes < total / 10
+    assert [r.state.cleanable_ratio for r in first.partitions] == [r.state.cleanable_ratio for r in snap.partitions]
     end = max(r.state.log_end_offset for r in snap.partitions)
     assert end == int(logs[-1].stem) + 60
 

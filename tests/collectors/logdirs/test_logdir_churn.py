@@ -372,9 +372,9 @@ def test_a_cleaner_checkpoint_written_while_the_partition_is_read_is_read_again(
     cp.write_text(format_checkpoint({("t", 0): 40}))
     real = PartitionReader.summary
 
-    def summary_while_the_broker_writes(self, seg, whole=False):
+    def summary_while_the_broker_writes(self, seg, *args, **kw):
         cp.write_text(format_checkpoint({("t", 0): 10}))  # after the log dir's read, before the check
-        return real(self, seg, whole)
+        return real(self, seg, *args, **kw)
 
     monkeypatch.setattr(PartitionReader, "summary", summary_while_the_broker_writes)
     snap = LogDirScanner([tmp_path], lambda t, c: effective_config(t, compacted=True)).refresh()
