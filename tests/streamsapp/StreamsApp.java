@@ -6,7 +6,10 @@
 //     changelog and the output topic: the value "delete" makes the aggregate null, a tombstone in
 //     both). The value "boom" fails the stream thread once, after its transaction has sent records:
 //     the thread is replaced and that transaction aborted. Runs until stdin closes, then closes.
-//     Extra arguments are topic configs for the changelogs ("topic." prefixed Streams configs).
+//     The value "hang" (once per process) blocks the thread with its transaction open, for a test that
+//     kills the process: a restart on the same state dir (the same transactional.id) fences it and the
+//     coordinator aborts that transaction. Extra arguments (name=value) are Streams configs: "topic."
+//     prefixed ones for the changelogs, "producer." prefixed ones for its producer.
 //   produce <bootstrap> <topic> <codec> <transactional.id>
 //     The Java producer, transactional, with <codec>: committed overwrites and tombstones, an
 //     aborted transaction, timestamps that go back within a batch, headers on some records.
@@ -25,6 +28,7 @@ import org.apache.kafka.streams.state.KeyValueStore;
 
 public class StreamsApp {
     static final AtomicBoolean FAILED_ONCE = new AtomicBoolean(false);
+    static final AtomicBoolean HUNG = new AtomicBoolean(false);
 
     public static void main(String[] args) throws Exception {
         if (args[0].equals("streams")) streams(args);
@@ -32,7 +36,24 @@ public class StreamsApp {
         else throw new IllegalArgumentException("mode: streams or produce, not " + args[0]);
     }
 
+    static java.nio.file.Path stateDir;
+
+    /** Whether a process on this state dir hung before (the restart reprocesses the "hang" record). */
+    static boolean hungBefore() {
+        java.nio.file.Path mark = stateDir.resolve("hung-once");
+        try {
+            java.nio.file.Files.createFile(mark);
+            return false;
+        } catch (java.nio.file.FileAlreadyExistsException e) {
+            return true;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     static void streams(String[] a) throws Exception {
+        stateDir = java.nio.file.Paths.get(a[5]);
+        java.nio.file.Files.createDirectories(stateDir);
         Properties p = new Properties();
         p.put(StreamsConfig.APPLICATION_ID_CONFIG, a[2]);
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, a[1]);
@@ -45,13 +66,19 @@ public class StreamsApp {
         p.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         for (int i = 6; i < a.length; i++) {
             String[] kv = a[i].split("=", 2);
-            p.put(StreamsConfig.topicPrefix(kv[0]), kv[1]);
+            p.put(kv[0], kv[1]);
         }
         StreamsBuilder b = new StreamsBuilder();
         KStream<String, String> in = b.stream(a[3]);
         in.toTable(Materialized.<String, String, KeyValueStore<Bytes, byte[]>>as("latest-store"));
         in.filter((k, v) -> v != null)
           .peek((k, v) -> {
+              if (v.equals("hang") && !HUNG.getAndSet(true) && !hungBefore()) {
+                  try { Thread.sleep(600); } catch (InterruptedException e) { }  // linger passes: sent
+                  System.out.println("HANGING: a transaction left open until the process is killed");
+                  System.out.flush();
+                  try { Thread.sleep(600_000); } catch (InterruptedException e) { }
+              }
               if (v.equals("boom") && FAILED_ONCE.compareAndSet(false, true)) {
                   try { Thread.sleep(600); } catch (InterruptedException e) { }  // linger passes: sent, then aborted
                   System.out.println("POISON: failing the stream thread once");
@@ -62,7 +89,7 @@ public class StreamsApp {
           .groupByKey()
           .aggregate(() -> "", (k, v, agg) -> {
               if (v.equals("delete")) return null;
-              if (v.equals("boom")) return agg;
+              if (v.equals("boom") || v.equals("hang")) return agg;
               String s = agg.isEmpty() ? v : agg + "|" + v;
               return s.length() > 120 ? s.substring(s.length() - 120) : s;
           }, Materialized.<String, String, KeyValueStore<Bytes, byte[]>>as("agg-store"))

@@ -75,26 +75,41 @@ def produce(cp: str, bootstrap: str, topic: str, codec: str, transactional_id: s
                            f"{log.read_text(errors='replace')[-3000:]}")
 
 
+class App:
+    """A running application: ``kill`` ends it at once (SIGKILL, as a crash), its transaction left open."""
+
+    def __init__(self, proc: subprocess.Popen, log: Path):
+        self.proc, self.log = proc, log
+
+    def said(self, text: str) -> bool:
+        if self.proc.poll() is not None and text not in self.log.read_text(errors="replace"):
+            raise RuntimeError(f"the Streams app exited {self.proc.returncode}: "
+                               f"{self.log.read_text(errors='replace')[-3000:]}")
+        return text in self.log.read_text(errors="replace")
+
+    def kill(self) -> None:
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+
 @contextmanager
 def streams_app(cp: str, bootstrap: str, app_id: str, input_topic: str, output_topic: str, state_dir: Path,
-                log: Path, topic_configs: dict):
-    """The Streams application running (until its state is RUNNING); closed (stdin closed, then
-    ``KafkaStreams.close``: its last transaction committed) when the block ends, killed if it is not
-    gone 60 s later."""
-    args = [f"{k}={v}" for k, v in topic_configs.items()]
+                log: Path, configs: dict):
+    """The Streams application running (until its state is RUNNING), an ``App``; closed (stdin closed,
+    then ``KafkaStreams.close``: its last transaction committed) when the block ends, killed if it is not
+    gone 60 s later. ``log``: its own output (one file a run); ``configs``: Streams configs (name -> value)."""
+    args = [f"{k}={v}" for k, v in configs.items()]
     out = open(log, "ab")
     proc = subprocess.Popen([java(), *JVM, "-cp", cp, "StreamsApp", "streams", bootstrap, app_id, input_topic,
                              output_topic, str(state_dir), *args], stdin=subprocess.PIPE, stdout=out,
                             stderr=subprocess.STDOUT, start_new_session=True)
+    app = App(proc, log)
     try:
-        def running():
-            if proc.poll() is not None:
-                raise RuntimeError(f"the Streams app exited {proc.returncode}: {log.read_text(errors='replace')[-3000:]}")
-            return "STATE RUNNING" in log.read_text(errors="replace")
-        wait_for(running, 120, "the Streams application to reach RUNNING")
-        yield proc
-        proc.stdin.close()
-        proc.wait(60)
+        wait_for(lambda: app.said("STATE RUNNING"), 120, "the Streams application to reach RUNNING")
+        yield app
+        if proc.poll() is None:
+            proc.stdin.close()
+            proc.wait(60)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

@@ -100,3 +100,22 @@ def test_a_batch_the_model_cannot_size_leaves_its_partition_unknown_and_the_othe
     assert f"byte {at}" in bad_row["projection_unknown_reason"], bad_row["projection_unknown_reason"]
     assert good_row["next_clean_bytes"] == good.next_clean_bytes and good_row["projection_unknown_reason"] is None
 
+
+
+def test_the_trace_lists_each_batch_the_next_clean_leaves(tmp_path):
+    """``trace``: the batches the next clean leaves, as kafka-dump-log would print them (the real-broker
+    comparison, tests/monitor/model/test_nextclean_streams.py, reads it batch by batch): here the first
+    batch's keys all superseded by the second's, so it goes; an unknown projection adds nothing."""
+    files, at = partition(tmp_path / "good-0")
+    trace: list = []
+    p = project_partition(files, lambda u: open(u, "rb"), first_dirty=0, upper=9, log_start=0, now_ms=NOW,
+                          delete_retention_ms=1000, aborted=AbortedRanges(()), last_records={}, name="good-0",
+                          trace=trace)
+    assert [(b.base_offset, b.last_offset, b.records, b.delete_horizon_ms) for b in trace] == [
+        (3, 5, 3, None), (6, 8, 3, None), (9, 9, 1, None)]
+    assert sum(b.size for b in trace) == p.next_clean_bytes == p.log_bytes - at
+    bad_files, _ = partition(tmp_path / "bad-0", resealed(rf.v2(recs(range(3, 6))).data, unknown_codec))
+    bad: list = []
+    project_partition(bad_files, lambda u: open(u, "rb"), first_dirty=0, upper=9, log_start=0, now_ms=NOW,
+                      delete_retention_ms=1000, aborted=AbortedRanges(()), last_records={}, name="bad-0", trace=bad)
+    assert bad == []
