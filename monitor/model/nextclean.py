@@ -48,7 +48,14 @@ segment file's last-modified time), a legacy compressed message set that loses p
 or one the clean would keep empty (Kafka's ``filterTo`` fails there), more keys than Kafka's default
 offset map holds, aborted transactions not all known. A read fault or a rejected horizon leaves the
 horizon states unknown too; the other reasons still count them. Checked against a real broker's
-cleans in tests/monitor/model/test_nextclean_kafka.py.
+cleans in tests/monitor/model/test_nextclean_kafka.py (data this project writes) and
+tests/monitor/model/test_nextclean_streams.py (a Kafka Streams exactly_once_v2 application, the Java
+producer, librdkafka transactions), batch by batch (``trace``).
+
+The bytes are for a clean starting at ``now_ms``: a stamped batch's base timestamp is that clean's
+``currentTime + delete.retention.ms`` (``MemoryRecords.filterTo``) and its records' timestamp deltas are
+written against it (``MemoryRecordsBuilder``), so a clean starting later writes other varints (a few
+bytes a partition uncompressed; docs/internals.md).
 """
 
 from __future__ import annotations
