@@ -19,7 +19,7 @@ import pytest
 from confluent_kafka import Consumer, IsolationLevel, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from cleanpairs import (CODECS, DELETE_RETENTION_MS, HELD, RELEASED, Clean, Pair, horizons, projection_inputs,
+from cleanpairs import (CODECS, DELETE_RETENTION_MS, HELD, RELEASED, Clean, Pair, horizons, log_end, projection_inputs,
                         roll)
 from dumpcompare import dump
 from kafkatools import (cleaner_checkpoint, copy_partition, create_topic, partition_dir, produce_timed, set_topic_config,
@@ -239,3 +239,31 @@ def test_next_clean_projection_is_what_the_broker_left(pairs, dumps, label):
     assert proj.batches_stamped == sum(b.has_delete_horizon and not was[b.base_offset].has_delete_horizon
                                        for b in after)
     assert proj.removable_records == (sum(b.records_count for b in before) - sum(b.records_count for b in after))
+
+
+def test_the_data_holds_what_real_applications_write(pairs, dumps):
+    """What the comparison above stands on, as kafka-dump-log prints the copies before the clean: the
+    Streams changelogs hold two aborted transactions (the failed thread's, the crashed instance's that its
+    restart fenced) among commits, from two producer ids whose epochs the commits bumped (transactions
+    v2), tombstones, and records older than the one before them in a batch; the Java producer's topics
+    one abort each, their codec and, for two, LogAppendTime; librdkafka's topics a transaction still
+    open at the clean, which stopped below it."""
+    for store in APP_STORES:
+        before = dumps[pairs[f"streams-{store}"].before]
+        markers = [r.control_type for b in before if b.is_control for r in b.records()]
+        assert markers.count("ABORT") == 2 and markers.count("COMMIT") >= 4, markers
+        data = [b for b in before if not b.is_control and b.producer_id >= 0]
+        assert len({b.producer_id for b in data}) == 2 and max(b.producer_epoch for b in data) >= 3
+        assert any(r.is_tombstone for b in data for r in b.records())
+        assert any(r2.timestamp < r1.timestamp for b in data for r1, r2 in zip(b.records(), b.records()[1:]))
+    for codec in CODECS:
+        before = dumps[pairs[f"java-{codec}"].before]
+        assert [r.control_type for b in before if b.is_control for r in b.records()].count("ABORT") == 1
+        assert {b.compression for b in before if not b.is_control and b.producer_id >= 0} == {codec}
+    for codec in ("none", "lz4"):
+        before = dumps[pairs[f"java-appendtime-{codec}"].before]
+        assert {b.timestamp_type for b in before if b.producer_id >= 0} == {"log_append"}
+    for codec in CODECS:
+        p = pairs[f"big-{codec}"]
+        last_data = max(b.base_offset for b in dumps[p.before] if b.is_transactional)
+        assert p.cleans[0].checkpoint <= last_data < log_end(p.before) - 1  # the open transaction, not cleaned
