@@ -4,7 +4,8 @@
 //     A Kafka Streams exactly_once_v2 application: the input's latest value per key (toTable, its
 //     own changelog: a null input value is a tombstone there) and an aggregate per key (a second
 //     changelog and the output topic: the value "delete" makes the aggregate null, a tombstone in
-//     both). The value "boom" fails the stream thread once, after its transaction has sent records:
+//     both), and a count per key in 5 s windows (a windowed changelog). The value "boom" fails
+//     the stream thread once, after its transaction has sent records:
 //     the thread is replaced and that transaction aborted. Runs until stdin closes, then closes.
 //     The value "hang" (once per process) blocks the thread with its transaction open, for a test that
 //     kills the process: a restart on the same state dir (the same transactional.id) fences it and the
@@ -25,6 +26,8 @@ import org.apache.kafka.streams.*;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 import org.apache.kafka.streams.kstream.*;
 import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.WindowStore;
+import java.time.Duration;
 
 public class StreamsApp {
     static final AtomicBoolean FAILED_ONCE = new AtomicBoolean(false);
@@ -94,6 +97,11 @@ public class StreamsApp {
               return s.length() > 120 ? s.substring(s.length() - 120) : s;
           }, Materialized.<String, String, KeyValueStore<Bytes, byte[]>>as("agg-store"))
           .toStream().to(a[4]);
+        // a windowed count: its changelog's keys are the record key, the window's start and a sequence number
+        in.filter((k, v) -> v != null && !v.equals("boom") && !v.equals("hang"))
+          .groupByKey()
+          .windowedBy(TimeWindows.ofSizeWithNoGrace(Duration.ofSeconds(5)))
+          .count(Materialized.<String, Long, WindowStore<Bytes, byte[]>>as("window-store"));
         KafkaStreams ks = new KafkaStreams(b.build(), p);
         ks.setUncaughtExceptionHandler(e -> {
             System.out.println("REPLACE_THREAD after " + e);
