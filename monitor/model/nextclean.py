@@ -48,13 +48,21 @@ segment file's last-modified time), a legacy compressed message set that loses p
 or one the clean would keep empty (Kafka's ``filterTo`` fails there), more keys than Kafka's default
 offset map holds, aborted transactions not all known. A read fault or a rejected horizon leaves the
 horizon states unknown too; the other reasons still count them. Checked against a real broker's
-cleans in tests/monitor/model/test_nextclean_kafka.py.
+cleans in tests/monitor/model/test_nextclean_kafka.py (data this project writes) and
+tests/monitor/model/test_nextclean_streams.py (a Kafka Streams exactly_once_v2 application, the Java
+producer, librdkafka transactions), batch by batch (``trace``).
+
+The bytes are for a clean starting at ``now_ms``: a stamped batch's base timestamp is that clean's
+``currentTime + delete.retention.ms`` (``MemoryRecords.filterTo``) and its records' timestamp deltas are
+written against it (``MemoryRecordsBuilder``), so a clean starting later writes other varints (a few
+bytes a partition uncompressed; docs/internals.md).
 """
 
 from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from monitor.kafka.kafkanames import offset_file
 from monitor.kafka.record import SegmentReader
@@ -103,6 +111,21 @@ class Projection:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "horizon_counts"}
         d["horizon_counts"] = {f"{kind}_{st}": n for (kind, st), n in sorted(self.horizon_counts.items())}
         return d
+
+
+class BatchLeft(NamedTuple):
+    """One batch as the next clean leaves it (``project_partition``'s ``trace``): the fields
+    ``kafka-dump-log`` prints for it. A batch emptied to a bare header has no horizon
+    (``DefaultRecordBatch.writeEmptyHeader``); its producer fields are the original batch's."""
+
+    base_offset: int
+    last_offset: int
+    size: int
+    records: int
+    delete_horizon_ms: int | None
+    producer_id: int
+    producer_epoch: int
+    is_control: bool
 
 
 def _segment_base(uri: str) -> int:
@@ -303,15 +326,18 @@ def _rewritten_size(f: Flow, keep, ops, bodies: _Bodies, horizon) -> int:
 
 def project_partition(files, opener, *, first_dirty: int, upper: int, log_start: int | None, now_ms: int,
                       delete_retention_ms: int, aborted, last_records: dict, name: str,
-                      max_map_keys: int = DEFAULT_MAX_KEYS, ops=None) -> Projection:
+                      max_map_keys: int = DEFAULT_MAX_KEYS, ops=None, trace: list | None = None) -> Projection:
     """The next-clean and settled projections of one partition (module docstring). ``files`` =
     [(uri, size)] in offset order, ``opener(uri)`` a binary file object, ``aborted`` the
     ``transactions.AbortedRanges``, ``last_records`` producer id -> (last data offset or None, epoch).
     ``max_map_keys``: the offset map's bound (Kafka's default); ``ops``: ``cleanarrays.NumpyOps`` or
-    ``PureOps`` (default: numpy where installed). Its own pass 1; ``Projector`` takes one from a caller's read."""
+    ``PureOps`` (default: numpy where installed). ``trace``: a list that gets a ``BatchLeft`` for every
+    batch the next clean leaves, in offset order (what ``kafka-dump-log`` of the cleaned log prints
+    batch by batch; left as it was when the projection is unknown). Its own pass 1; ``Projector``
+    takes one from a caller's read."""
     p = Projector(files, opener, first_dirty=first_dirty, upper=upper, log_start=log_start, now_ms=now_ms,
                   delete_retention_ms=delete_retention_ms, aborted=aborted, last_records=last_records, name=name,
-                  max_map_keys=max_map_keys, ops=ops)
+                  max_map_keys=max_map_keys, ops=ops, trace=trace)
     p.read()
     return p.finish()
 
@@ -326,10 +352,11 @@ class Projector:
 
     def __init__(self, files, opener, *, first_dirty: int, upper: int, log_start: int | None, now_ms: int,
                  delete_retention_ms: int, aborted, last_records: dict, name: str,
-                 max_map_keys: int = DEFAULT_MAX_KEYS, ops=None):
+                 max_map_keys: int = DEFAULT_MAX_KEYS, ops=None, trace: list | None = None):
         self.args = dict(first_dirty=first_dirty, upper=upper, log_start=log_start, now_ms=now_ms,
                          delete_retention_ms=delete_retention_ms, aborted=aborted, last_records=last_records,
-                         name=name, max_map_keys=max_map_keys, ops=ops)
+                         name=name, max_map_keys=max_map_keys, ops=ops, trace=trace)
+        self.trace = trace
         self.ops = ops = ops or cleanarrays.OPS
         self.was_read = False
         self.files, self.opener, self.name = list(files), opener, name
@@ -487,15 +514,16 @@ class Projector:
         try:
             return _clean(self.files, self.opener, ops, self.cache, self.puts,
                           {i for i, ok in self.whole.items() if ok}, maps, r1, rounds, bodies, now_ms, dr_ms,
-                          self.log_bytes, counts, soonest)
+                          self.log_bytes, counts, soonest, self.trace)
         finally:
             bodies.close()
 
 
 def _clean(files, opener, ops, cache, puts, headers, maps, r1, rounds, bodies, now_ms, dr_ms, log_bytes, counts,
-           soonest) -> Projection:
+           soonest, trace=None) -> Projection:
     """Pass 2: every batch through the rounds, in offset order."""
     next_bytes = settled = 0
+    left = [] if trace is not None else None
     deferred: list = [0]  # records held, then (flow, its kept mask, the settled clean that stamped it)
     latest_horizon = None
     for _i, base, b, cols, key in _walk(files, opener, ops, cache=cache, headers=headers):
@@ -510,6 +538,10 @@ def _clean(files, opener, ops, cache, puts, headers, maps, r1, rounds, bodies, n
         r1.clean(f)
         size = _size(f, ops, bodies)
         next_bytes += size
+        if left is not None and not f.gone:
+            n = 0 if f.empty else (b.records_count if f.keep is None else ops.count(f.keep))
+            left.append(BatchLeft(b.base_offset, b.last_offset, size, n, f.horizon,
+                                  b.producer_id, b.producer_epoch, b.is_control))
         moved = False
         for r in rounds[1:]:
             r.clean(f)
@@ -522,5 +554,7 @@ def _clean(files, opener, ops, cache, puts, headers, maps, r1, rounds, bodies, n
     second = max(now_ms + max(dr_ms, 0), latest_horizon or 0)
     for f, keep, k in deferred[1:]:
         settled += _rewritten_size(f, keep, ops, bodies, second + (k - 2) * max(dr_ms, 0) + max(dr_ms, 0))
+    if trace is not None:
+        trace.extend(left)
     return Projection(next_bytes, settled, None, log_bytes, r1.removed_records, r1.dropped, r1.rewritten, r1.stamped,
                       counts, soonest[0])
