@@ -20,6 +20,8 @@ from prometheus_client import exposition as text_exposition
 from prometheus_client.openmetrics import exposition as om
 from prometheus_client.utils import floatToGoString
 
+from collectors.export.lines import LineFamily, label_name, label_value
+
 UNDERSCORES = om.UNDERSCORES
 _KINDS = ("gauge", "counter")
 
@@ -28,13 +30,7 @@ class _Unusual(Exception):
     """A family this module does not encode: the whole page goes to prometheus_client."""
 
 
-def _value(v: str) -> str:
-    """A label value as both formats write it (backslash, newline, double quote escaped)."""
-    return v.replace("\\", r"\\").replace("\n", r"\n").replace('"', r'\"')
-
-
 def _labels_cache():
-    names: dict = {}
     sets: dict = {}
 
     def labelstr(labels: dict) -> str:
@@ -45,10 +41,7 @@ def _labels_cache():
         if s is None:
             parts = []
             for k, v in sorted(labels.items()):
-                n = names.get(k)
-                if n is None:
-                    n = names[k] = om.escape_label_name(k, UNDERSCORES)
-                parts.append(f'{n}="{_value(v)}"')
+                parts.append(f'{label_name(k)}="{label_value(v)}"')
             s = sets[key] = "{" + ",".join(parts) + "}"
         return s
 
@@ -114,23 +107,32 @@ def _encode_registry(fmt: _Format, registry) -> bytes:
 
 
 def _encode(fmt: _Format, families) -> bytes:
-    out = []
+    """The page, written family by family as the families come: a ``LineFamily``'s lines as they are kept
+    (``collectors.export.lines``), another family's samples formatted here; bytes joined once."""
+    out: list[bytes] = []
     labelstr = _labels_cache()
     for metric in families:
         if metric.type not in _KINDS or metric.unit:
             raise _Unusual
         name = fmt.family_name(metric)
-        out.append(f"# HELP {name} {fmt.doc(metric.documentation)}\n")
-        out.append(f"# TYPE {name} {metric.type}\n")
+        head = f"# HELP {name} {fmt.doc(metric.documentation)}\n# TYPE {name} {metric.type}\n"
+        if isinstance(metric, LineFamily):
+            if not metric.plain:
+                raise _Unusual
+            out.append(head.encode("utf-8"))
+            out.extend(metric.lines())
+            continue
+        lines = [head]
         sample_names: dict = {}
         for s in metric.samples:
             _check(metric, s)
             n = sample_names.get(s.name)
             if n is None:
                 n = sample_names[s.name] = fmt.sample_name(metric, s.name)
-            out.append(f"{n}{labelstr(s.labels)} {fmt.value(s.value)}\n")
-    out.append(fmt.end)
-    return "".join(out).encode("utf-8")
+            lines.append(f"{n}{labelstr(s.labels)} {fmt.value(s.value)}\n")
+        out.append("".join(lines).encode("utf-8"))
+    out.append(fmt.end.encode("utf-8"))
+    return b"".join(out)
 
 
 _text = partial(_encode, TEXT)

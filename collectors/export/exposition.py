@@ -34,6 +34,7 @@ from prometheus_client.exposition import choose_encoder, gzip_accepted
 from prometheus_client.metrics_core import Metric
 
 from collectors.export.encoding import fast
+from collectors.export.lines import LineFamily
 
 MAX_PAGES = 32  # formats x selections x gzip kept per render; a client inventing more gets them uncached
 WANTED_SECONDS = 600.0  # a format asked for within this is encoded before a new render is published
@@ -62,6 +63,10 @@ def _select(families, names: frozenset) -> tuple:
     """The samples named in ``names`` (``?name[]=``, as prometheus_client's restricted registry)."""
     out = []
     for f in families:
+        if isinstance(f, LineFamily):  # one sample name: the whole family or none of it
+            if f.sample_name in names:
+                out.append(f)
+            continue
         samples = [s for s in f.samples if s.name in names]
         if samples:
             m = Metric(f.name, f.documentation, f.type, f.unit)
