@@ -75,8 +75,14 @@ def measure(d: Path, partitions: int, changed: float, top: int) -> dict:
         for pd in touched:
             _append(pd)
         col.runner.refresh_all()
+        gc.collect()
+        tracemalloc.start(1)
+        base2 = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
         col.rendered.render()
         steady = col.rendered.page(ACCEPT, "gzip")
+        peak2 = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
         f1 = _formatted(col)
         return {
             "partitions": partitions, "page_gzip_bytes": len(page.body),
@@ -85,8 +91,11 @@ def measure(d: Path, partitions: int, changed: float, top: int) -> dict:
             "peak_kb_per_partition": (peak - base) / 1024 / partitions,
             "top_retained": [f"{s.traceback[0].filename.rsplit('/', 2)[-1]}:{s.traceback[0].lineno} "
                              f"{s.size / 1e6:.1f} MB" for s in stats],
+            "steady_peak_kb_per_partition": (peak2 - base2) / 1024 / partitions,
             "steady_changed_partitions": len(touched), "steady_page_gzip_bytes": len(steady.body),
-            "steady_formatted_partitions": "not available" if f0 is None else f1 - f0,
+            "steady_formatted_partitions": "not available" if f0 is None else f1[0] - f0[0],
+            "steady_formatted_lines": "not available" if f0 is None else f1[1] - f0[1],
+            "first_formatted_lines": "not available" if f0 is None else f0[1],
         }
     finally:
         col.close()
@@ -113,9 +122,11 @@ def main(argv) -> int:
         results.append(r)
         print(f"{n} partitions: render retained {r['retained_kb_per_partition']:.2f} KB a partition "
               f"({r['retained_bytes'] / 1e6:.1f} MB), peak {r['peak_kb_per_partition']:.2f} KB a partition "
-              f"({r['peak_bytes'] / 1e6:.1f} MB); page {r['page_gzip_bytes'] / 1e3:.0f} kB gzip; steady render "
+              f"({r['peak_bytes'] / 1e6:.1f} MB), a steady render's peak {r['steady_peak_kb_per_partition']:.2f} KB a "
+              f"partition above the render it replaces; page {r['page_gzip_bytes'] / 1e3:.0f} kB gzip; steady render "
               f"with {r['steady_changed_partitions']} partitions written: {r['steady_formatted_partitions']} "
-              f"partitions formatted again", flush=True)
+              f"partitions formatted again ({r['steady_formatted_lines']} of {r['first_formatted_lines']} lines)",
+              flush=True)
         for line in r["top_retained"]:
             print(f"    {line}")
     OUT.mkdir(exist_ok=True)

@@ -338,5 +338,7 @@ class FactsCache:
         key = _fingerprint(statuses)
         with self._lock:
             if self._facts is None or key != self._key:
+                # the old facts let go first: a render's peak holds one refresh's facts, not two (issue 43)
+                self._facts = self._key = None
                 self._facts, self._key = from_statuses(statuses, self.clock()), key
             return self._facts

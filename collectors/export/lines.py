@@ -7,8 +7,9 @@ again, changed or not. Here a partition's series are a ``PartitionLines``: its r
 are: name, labels beyond the partition's, value) and, per family, its lines as bytes, the partition's
 label text (``{broker="..",cluster="..",partition="..",topic=".."}``) built once for all its families.
 ``LinesCache`` keeps them from one render to the next: a partition whose rows are the same as last time
-(same series, same values as written) keeps its lines, so a render formats only what changed
-(``formatted`` counts the partitions formatted).
+(same series, same values as written) keeps its lines, and a changed one keeps those of its families whose
+series are the same (an age that moved with the clock is formatted alone), so a render formats only what
+changed (``formatted`` and ``formatted_lines`` count what it formatted).
 
 The lines are the same in text 0.0.4 and OpenMetrics 1.0 for these families (gauges and counters, no
 timestamp or exemplar, names that need no escaping: ``LineFamily.plain`` checks it), and byte for byte what
@@ -60,6 +61,16 @@ def _same_value(a, b) -> bool:
     return a != a and b != b
 
 
+def same_rows(old, rows) -> bool:
+    """Whether two sequences of rows write the same lines."""
+    if len(old) != len(rows):
+        return False
+    for (n1, e1, v1), (n2, e2, v2) in zip(old, rows):
+        if n1 != n2 or e1 != e2 or not _same_value(v1, v2):
+            return False
+    return True
+
+
 class PartitionLines:
     """One partition's series: ``rows`` ``(family, label values beyond the partition's in the family's own
     order, value)`` and ``lines`` family -> its lines (bytes), formatted from them."""
@@ -73,15 +84,6 @@ class PartitionLines:
     def topic(self) -> str:
         return self.base[2]
 
-    def same_rows(self, rows: tuple) -> bool:
-        old = self.rows
-        if len(old) != len(rows):
-            return False
-        for (n1, e1, v1), (n2, e2, v2) in zip(old, rows):
-            if n1 != n2 or e1 != e2 or not _same_value(v1, v2):
-                return False
-        return True
-
 
 class LinesCache:
     """The partitions' ``PartitionLines`` of the last render, by (cluster, broker, topic, partition):
@@ -93,8 +95,8 @@ class LinesCache:
 
     def __init__(self, sample_names: dict, extras: dict):
         self.sample_names, self.extras = sample_names, extras
-        self.formatted = 0  # partitions whose lines were formatted (a changed or new partition)
-        self.reused = 0
+        self.formatted = 0  # partitions with a line formatted (a changed or new partition)
+        self.formatted_lines = 0  # lines formatted (a partition keeps the lines of a family whose rows are the same)
         self._last: dict = {}
         self._next: dict = {}
         self._lock = threading.Lock()
@@ -110,23 +112,41 @@ class LinesCache:
 
     def get(self, base: tuple, rows: tuple) -> PartitionLines:
         old = self._last.get(base)
-        if old is not None and old.same_rows(rows):
-            self.reused += 1
+        if old is not None and same_rows(old.rows, rows):
             pl = old
         else:
             self.formatted += 1
-            pl = PartitionLines(base, rows, self._format(base, rows))
+            pl = PartitionLines(base, rows, self._format(base, rows, old))
         self._next[base] = pl
         return pl
 
-    def _format(self, base: tuple, rows: tuple) -> dict:
+    def _format(self, base: tuple, rows: tuple, old: PartitionLines | None) -> dict:
+        """Each family's lines of the partition: the old ones where its rows of that family are the same
+        (a clock-dependent series, an age, changes alone), else formatted here."""
+        by_family: dict[str, list] = {}
+        for row in rows:
+            by_family.setdefault(row[0], []).append(row)
+        was: dict[str, list] = {}
+        if old is not None:
+            for row in old.rows:
+                was.setdefault(row[0], []).append(row)
         pairs = tuple(zip(self.BASE, base))
-        plain = label_text(pairs)  # the partition's label text, shared by every family without extra labels
-        out: dict[str, list] = {}
-        for name, extra, v in rows:
-            labels = label_text(pairs + tuple(zip(self.extras[name], extra))) if extra else plain
-            out.setdefault(name, []).append(f"{self.sample_names[name]}{labels} {floatToGoString(v)}\n")
-        return {name: "".join(ls).encode("utf-8") for name, ls in out.items()}
+        plain = None  # the partition's label text, shared by every family without extra labels
+        out: dict[str, bytes] = {}
+        for name, fam_rows in by_family.items():
+            if name in was and same_rows(was[name], fam_rows):
+                out[name] = old.lines[name]
+                continue
+            lines = []
+            for _, extra, v in fam_rows:
+                if extra:
+                    labels = label_text(pairs + tuple(zip(self.extras[name], extra)))
+                else:
+                    labels = plain = plain if plain is not None else label_text(pairs)
+                lines.append(f"{self.sample_names[name]}{labels} {floatToGoString(v)}\n")
+            self.formatted_lines += len(lines)
+            out[name] = "".join(lines).encode("utf-8")
+        return out
 
 
 class LineFamily(Metric):

@@ -62,9 +62,10 @@ class PartitionCollector(StoreCollector):
         self._lines = LinesCache({n: sample_name(n) for n in per_partition}, {n: EXTRA[n] for n in per_partition})
 
     @property
-    def formatted(self) -> int:
-        """Partitions whose lines were formatted (new or changed since the last render), over every render."""
-        return self._lines.formatted
+    def formatted(self) -> tuple[int, int]:
+        """(partitions, lines) formatted over every render: a partition new or changed since the last render,
+        the lines of its families whose series changed (``collectors.export.lines``)."""
+        return self._lines.formatted, self._lines.formatted_lines
 
     def _collect(self, facts: Facts):
         """Each partition's series as its lines (``collectors.export.lines``), formatted again only when its
