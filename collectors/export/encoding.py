@@ -108,8 +108,8 @@ def _encode_registry(fmt: _Format, registry) -> bytes:
 
 def _encode(fmt: _Format, families) -> bytes:
     """The page, written family by family as the families come: a ``LineFamily``'s lines as they are kept
-    (``collectors.export.lines``), another family's samples formatted here; bytes joined once."""
-    out: list[bytes] = []
+    (``collectors.export.lines``), another family's samples formatted here; into one buffer."""
+    out = bytearray()
     labelstr = _labels_cache()
     for metric in families:
         if metric.type not in _KINDS or metric.unit:
@@ -119,8 +119,9 @@ def _encode(fmt: _Format, families) -> bytes:
         if isinstance(metric, LineFamily):
             if not metric.plain:
                 raise _Unusual
-            out.append(head.encode("utf-8"))
-            out.extend(metric.lines())
+            out += head.encode("utf-8")
+            for chunk in metric.lines():
+                out += chunk
             continue
         lines = [head]
         sample_names: dict = {}
@@ -130,9 +131,9 @@ def _encode(fmt: _Format, families) -> bytes:
             if n is None:
                 n = sample_names[s.name] = fmt.sample_name(metric, s.name)
             lines.append(f"{n}{labelstr(s.labels)} {fmt.value(s.value)}\n")
-        out.append("".join(lines).encode("utf-8"))
-    out.append(fmt.end.encode("utf-8"))
-    return b"".join(out)
+        out += "".join(lines).encode("utf-8")
+    out += fmt.end.encode("utf-8")
+    return bytes(out)
 
 
 _text = partial(_encode, TEXT)

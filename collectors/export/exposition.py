@@ -119,8 +119,9 @@ class RenderedExposition:
     """The registry's exposition, rendered once per ``invalidate`` (background thread: ``start``) or per
     ``render()`` call, served by ``page()``."""
 
-    def __init__(self, registry, clock=time.time, err=None):
+    def __init__(self, registry, clock=time.time, err=None, after_render=None):
         self.registry = registry
+        self.after_render = after_render  # called once the families are collected (FactsCache.release)
         self.clock = clock
         self.err = err
         self.renders = 0  # collects done
@@ -155,6 +156,9 @@ class RenderedExposition:
                 self.render_errors += 1
                 self._report(exc)
                 return False
+            finally:
+                if self.after_render is not None:
+                    self.after_render()
             r = _Render(families, at, time.perf_counter() - t0)
             now = self.monotonic()
             with self._lock:

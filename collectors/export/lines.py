@@ -3,8 +3,9 @@
 Why (issue 43, the served page at 20,000 partitions): the partitions area built every family's samples
 (a ``Sample`` and a label dict each, some 400 bytes) for every partition before the page was encoded, and
 the render kept them for the formats asked for later; every render formatted every partition's lines
-again, changed or not. Here a partition's series are a ``PartitionLines``: its rows (what the series
-are: name, labels beyond the partition's, value) and, per family, its lines as bytes, the partition's
+again, changed or not. Here a partition's series are a ``PartitionLines``: their ``Shape`` (what the
+series are: family, labels beyond the partition's; one object shared by every partition with the same
+series), their values, and one bytes object holding their lines, family after family, the partition's
 label text (``{broker="..",cluster="..",partition="..",topic=".."}``) built once for all its families.
 ``LinesCache`` keeps them from one render to the next: a partition whose rows are the same as last time
 (same series, same values as written) keeps its lines, and a changed one keeps those of its families whose
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import math
 import threading
+from array import array
 
 from prometheus_client.metrics_core import Metric
 from prometheus_client.openmetrics import exposition as om
@@ -61,28 +63,54 @@ def _same_value(a, b) -> bool:
     return a != a and b != b
 
 
-def same_rows(old, rows) -> bool:
-    """Whether two sequences of rows write the same lines."""
-    if len(old) != len(rows):
-        return False
-    for (n1, e1, v1), (n2, e2, v2) in zip(old, rows):
-        if n1 != n2 or e1 != e2 or not _same_value(v1, v2):
-            return False
-    return True
+def same_values(old, new) -> bool:
+    """Whether two sequences of values are written the same."""
+    return len(old) == len(new) and all(_same_value(a, b) for a, b in zip(old, new))
+
+
+class Shape:
+    """What a partition's series are, without their values: ``rows`` ``(family, label values beyond the
+    partition's)`` in order, ``families`` in the order of their first row, ``of`` family -> its rows'
+    indexes. One object for every partition with the same series (``LinesCache`` interns them)."""
+
+    __slots__ = ("rows", "families", "index", "of")
+
+    def __init__(self, rows: tuple):
+        self.rows = rows
+        of: dict[str, list] = {}
+        for i, (name, _) in enumerate(rows):
+            of.setdefault(name, []).append(i)
+        self.families = tuple(of)
+        self.index = {n: i for i, n in enumerate(self.families)}
+        self.of = {n: tuple(ix) for n, ix in of.items()}
+
+    def family_rows(self, name: str) -> tuple:
+        return tuple(self.rows[i] for i in self.of.get(name, ()))
 
 
 class PartitionLines:
-    """One partition's series: ``rows`` ``(family, label values beyond the partition's in the family's own
-    order, value)`` and ``lines`` family -> its lines (bytes), formatted from them."""
+    """One partition's series: its labels ``base`` (cluster, broker, topic, partition), ``shape`` (what the
+    series are), ``values`` (one per row) and ``text``, the lines of each family of ``shape.families`` in
+    that order, the one ending at ``ends[i]``: one bytes object a partition, not one per family or sample."""
 
-    __slots__ = ("base", "rows", "lines")
+    __slots__ = ("base", "shape", "values", "text", "ends")
 
-    def __init__(self, base: tuple, rows: tuple, lines: dict):
-        self.base, self.rows, self.lines = base, rows, lines
+    def __init__(self, base: tuple, shape: Shape, values: tuple, text: bytes, ends: array):
+        self.base, self.shape, self.values, self.text, self.ends = base, shape, values, text, ends
 
     @property
     def topic(self) -> str:
         return self.base[2]
+
+    def lines(self, name: str) -> bytes:
+        """The family's lines of this partition (b"" when it has none)."""
+        i = self.shape.index.get(name)
+        if i is None:
+            return b""
+        return self.text[self.ends[i - 1] if i else 0:self.ends[i]]
+
+    def family_values(self, name: str) -> tuple:
+        return tuple(self.values[i] for i in self.shape.of.get(name, ()))
 
 
 class LinesCache:
@@ -92,6 +120,7 @@ class LinesCache:
     names of its labels beyond the partition's (``cluster, broker, topic, partition``), in its own order."""
 
     BASE = ("cluster", "broker", "topic", "partition")
+    MAX_SHAPES = 10_000  # distinct shapes kept (a few hundred in practice: causes x reasons x families)
 
     def __init__(self, sample_names: dict, extras: dict):
         self.sample_names, self.extras = sample_names, extras
@@ -99,6 +128,7 @@ class LinesCache:
         self.formatted_lines = 0  # lines formatted (a partition keeps the lines of a family whose rows are the same)
         self._last: dict = {}
         self._next: dict = {}
+        self._shapes: dict = {}
         self._lock = threading.Lock()
 
     def begin(self) -> None:
@@ -110,43 +140,52 @@ class LinesCache:
         self._last, self._next = self._next, {}
         self._lock.release()
 
-    def get(self, base: tuple, rows: tuple) -> PartitionLines:
+    def get(self, base: tuple, rows) -> PartitionLines:
+        """The partition's lines for ``rows`` ``(family, extra label values, value)``."""
+        key = tuple((n, e) for n, e, _ in rows)
+        shape = self._shapes.get(key)
+        if shape is None:
+            if len(self._shapes) >= self.MAX_SHAPES:
+                self._shapes.clear()
+            shape = self._shapes[key] = Shape(key)
+        values = tuple(v for _, _, v in rows)
         old = self._last.get(base)
-        if old is not None and same_rows(old.rows, rows):
+        if old is not None and (old.shape is shape or old.shape.rows == shape.rows) \
+                and same_values(old.values, values):
             pl = old
         else:
             self.formatted += 1
-            pl = PartitionLines(base, rows, self._format(base, rows, old))
+            pl = self._format(base, shape, values, old)
         self._next[base] = pl
         return pl
 
-    def _format(self, base: tuple, rows: tuple, old: PartitionLines | None) -> dict:
+    def _format(self, base: tuple, shape: Shape, values: tuple, old: PartitionLines | None) -> PartitionLines:
         """Each family's lines of the partition: the old ones where its rows of that family are the same
         (a clock-dependent series, an age, changes alone), else formatted here."""
-        by_family: dict[str, list] = {}
-        for row in rows:
-            by_family.setdefault(row[0], []).append(row)
-        was: dict[str, list] = {}
-        if old is not None:
-            for row in old.rows:
-                was.setdefault(row[0], []).append(row)
         pairs = tuple(zip(self.BASE, base))
         plain = None  # the partition's label text, shared by every family without extra labels
-        out: dict[str, bytes] = {}
-        for name, fam_rows in by_family.items():
-            if name in was and same_rows(was[name], fam_rows):
-                out[name] = old.lines[name]
-                continue
-            lines = []
-            for _, extra, v in fam_rows:
-                if extra:
-                    labels = label_text(pairs + tuple(zip(self.extras[name], extra)))
-                else:
-                    labels = plain = plain if plain is not None else label_text(pairs)
-                lines.append(f"{self.sample_names[name]}{labels} {floatToGoString(v)}\n")
-            self.formatted_lines += len(lines)
-            out[name] = "".join(lines).encode("utf-8")
-        return out
+        chunks, ends, at = [], array("I"), 0
+        for name in shape.families:
+            idx = shape.of[name]
+            mine = tuple(values[i] for i in idx)
+            if old is not None and name in old.shape.index and old.shape.family_rows(name) == shape.family_rows(name) \
+                    and same_values(old.family_values(name), mine):
+                chunk = old.lines(name)
+            else:
+                lines = []
+                for i, v in zip(idx, mine):
+                    extra = shape.rows[i][1]
+                    if extra:
+                        labels = label_text(pairs + tuple(zip(self.extras[name], extra)))
+                    else:
+                        labels = plain = plain if plain is not None else label_text(pairs)
+                    lines.append(f"{self.sample_names[name]}{labels} {floatToGoString(v)}\n")
+                self.formatted_lines += len(lines)
+                chunk = "".join(lines).encode("utf-8")
+            chunks.append(chunk)
+            at += len(chunk)
+            ends.append(at)
+        return PartitionLines(base, shape, values, b"".join(chunks), ends)
 
 
 class LineFamily(Metric):
@@ -162,8 +201,8 @@ class LineFamily(Metric):
     @property
     def samples(self) -> list:
         key, labelnames = self.key, self.labelnames
-        return [Sample(self.sample_name, dict(zip(labelnames, e.base + extra)), v)
-                for e in self.entries for n, extra, v in e.rows if n == key]
+        return [Sample(self.sample_name, dict(zip(labelnames, e.base + e.shape.rows[i][1])), e.values[i])
+                for e in self.entries for i in e.shape.of.get(key, ())]
 
     @samples.setter
     def samples(self, value) -> None:  # Metric.__init__ sets an empty list: the entries are the samples
@@ -183,4 +222,4 @@ class LineFamily(Metric):
 
     def lines(self):
         key = self.key
-        return (e.lines[key] for e in self.entries)
+        return (e.lines(key) for e in self.entries)

@@ -86,8 +86,8 @@ class PartitionCollector(StoreCollector):
 
         def emit(base: tuple, rows: list) -> None:
             """A partition's rows, ``(family, extra labels in its order, value)``, into the families."""
-            pl = self._lines.get(base, tuple(rows))
-            for name in pl.lines:
+            pl = self._lines.get(base, rows)
+            for name in pl.shape.families:
                 fams[name].entries.append(pl)
 
         for ld in facts.log_dirs:

@@ -55,8 +55,8 @@ class Lines(Collector):
         self.cache.begin()
         try:
             for i, base in enumerate(BASES):
-                pl = self.cache.get(base, tuple(rows_of(i, self.shift if i == 1 else 0.0)))
-                for name in pl.lines:
+                pl = self.cache.get(base, rows_of(i, self.shift if i == 1 else 0.0))
+                for name in pl.shape.families:
                     fams[name].entries.append(pl)
         finally:
             self.cache.end()
