@@ -2,14 +2,17 @@
 served page), at ``--partitions`` (4,000 and 20,000 by default), in one process, with tracemalloc.
 
 The log dir is ``bench.bench_scrape``'s (one segment per partition, no broker); the collector is the one
-``collect`` builds (headers first, as served), its store filled by one refresh. Then, for the page
-Prometheus asks for (OpenMetrics, gzip), measured by tracemalloc:
+``collect`` builds (headers first, as served), at each ``--granularity`` (topic: a healthy partition's
+default series; partition: every series, as every partition of an unhealthy broker), its store filled by
+two refreshes. Then, for the page Prometheus asks for (OpenMetrics, gzip), measured by tracemalloc:
   retained   bytes still allocated after a render was published (the page and what it keeps), per partition;
   peak       the highest allocation while rendering and encoding, above what was allocated before, per partition;
-  top        where the peak's allocations were made (file:line), largest first.
+  top        where the retained allocations were made (file:line), largest first.
 Then a steady refresh: ``--changed`` (1%) of the partitions get a batch appended, the log dirs are
-refreshed and the page rendered again; ``formatted`` counts the partitions whose lines were formatted
-again (``collectors.export.partitions``' own counter; "not available" where it has none).
+refreshed and the page rendered again (its peak above the render it replaces); ``formatted`` counts the
+partitions and lines formatted again (``collectors.export.partitions``' own counters; "not available" where
+it has none). At granularity partition every partition's active segment age moves with the clock between
+the renders: one line of each is a change.
 
 Memory only the Python heap shows: tracemalloc traces Python's allocations (the RSS the bench ``logdir
 --broker-size`` reports adds the interpreter, the allocator's slack and C libraries)."""
@@ -49,12 +52,12 @@ def _formatted(col) -> int | None:
     return None
 
 
-def measure(d: Path, partitions: int, changed: float, top: int) -> dict:
+def measure(d: Path, partitions: int, changed: float, top: int, granularity: str) -> dict:
     from collectors.app import build
     from monitor.settings.config import BrokerConfig, ClusterConfig, Config
 
-    col = build(Config(clusters=(ClusterConfig(name="bench", brokers=(BrokerConfig(id="1", log_dirs=(str(d),)),)),)),
-                headers_first=True)
+    col = build(Config(granularity=granularity, clusters=(ClusterConfig(
+        name="bench", brokers=(BrokerConfig(id="1", log_dirs=(str(d),)),)),)), headers_first=True)
     try:
         assert col.runner.refresh_all()
         col.runner.refresh_all()  # a measured write rate, as a steady collector has
@@ -85,7 +88,7 @@ def measure(d: Path, partitions: int, changed: float, top: int) -> dict:
         tracemalloc.stop()
         f1 = _formatted(col)
         return {
-            "partitions": partitions, "page_gzip_bytes": len(page.body),
+            "partitions": partitions, "granularity": granularity, "page_gzip_bytes": len(page.body),
             "retained_bytes": retained - base, "peak_bytes": peak - base,
             "retained_kb_per_partition": (retained - base) / 1024 / partitions,
             "peak_kb_per_partition": (peak - base) / 1024 / partitions,
@@ -101,12 +104,26 @@ def measure(d: Path, partitions: int, changed: float, top: int) -> dict:
         col.close()
 
 
+def _print(r: dict) -> None:
+    print(f"{r['partitions']} partitions, granularity {r['granularity']}: render retained "
+          f"{r['retained_kb_per_partition']:.2f} KB a partition ({r['retained_bytes'] / 1e6:.1f} MB), peak "
+          f"{r['peak_kb_per_partition']:.2f} KB a partition ({r['peak_bytes'] / 1e6:.1f} MB), a steady render's peak "
+          f"{r['steady_peak_kb_per_partition']:.2f} KB a partition above the render it replaces; page "
+          f"{r['page_gzip_bytes'] / 1e3:.0f} kB gzip; steady render with {r['steady_changed_partitions']} partitions "
+          f"written: {r['steady_formatted_partitions']} partitions formatted again ({r['steady_formatted_lines']} of "
+          f"{r['first_formatted_lines']} lines)", flush=True)
+    for line in r["top_retained"]:
+        print(f"    {line}")
+
+
 def main(argv) -> int:
     from bench.bench_scrape import make_log_dir
 
     ap = argparse.ArgumentParser(prog="bench render")
     ap.add_argument("--partitions", type=int, nargs="+", default=[4000, 20000])
     ap.add_argument("--changed", type=float, default=0.01, help="fraction of partitions written to before the steady render")
+    ap.add_argument("--granularity", nargs="+", default=["topic", "partition"],
+                    help="topic: a healthy partition's default series (the default); partition: every series")
     ap.add_argument("--top", type=int, default=8, help="allocation sites listed")
     ap.add_argument("--dir", default=None, help="where the log dir is made (default: the system's temp dir)")
     args = ap.parse_args(argv)
@@ -116,19 +133,12 @@ def main(argv) -> int:
         try:
             log(f"writing {n} partitions in {root} ...")
             d = make_log_dir(root, n)
-            r = measure(d, n, args.changed, args.top)
+            for g in args.granularity:
+                r = measure(d, n, args.changed, args.top, g)
+                results.append(r)
+                _print(r)
         finally:
             shutil.rmtree(root, ignore_errors=True)
-        results.append(r)
-        print(f"{n} partitions: render retained {r['retained_kb_per_partition']:.2f} KB a partition "
-              f"({r['retained_bytes'] / 1e6:.1f} MB), peak {r['peak_kb_per_partition']:.2f} KB a partition "
-              f"({r['peak_bytes'] / 1e6:.1f} MB), a steady render's peak {r['steady_peak_kb_per_partition']:.2f} KB a "
-              f"partition above the render it replaces; page {r['page_gzip_bytes'] / 1e3:.0f} kB gzip; steady render "
-              f"with {r['steady_changed_partitions']} partitions written: {r['steady_formatted_partitions']} "
-              f"partitions formatted again ({r['steady_formatted_lines']} of {r['first_formatted_lines']} lines)",
-              flush=True)
-        for line in r["top_retained"]:
-            print(f"    {line}")
     OUT.mkdir(exist_ok=True)
     (OUT / "render.json").write_text(strictjson.dumps(results, indent=2))
     return 0
