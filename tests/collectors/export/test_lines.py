@@ -9,6 +9,7 @@ source over a log dir written here (tests/recordfixtures.py)."""
 
 from __future__ import annotations
 
+import gzip
 import math
 import re
 
@@ -184,3 +185,23 @@ def test_a_steady_render_with_one_partition_written_formats_that_partition_only(
                                                   "partition": "7"}) == 30.0
     finally:
         col.close()
+
+
+@pytest.mark.parametrize("accept", ["", "application/openmetrics-text;version=1.0.0",
+                                    "application/openmetrics-text;version=1.0.0;escaping=dots"])
+def test_a_gzip_page_asked_for_first_is_compressed_as_it_is_written_and_decodes_to_the_plain_page(accept):
+    """Prometheus asks for gzip only: that page is compressed piece by piece, never holding the plain page;
+    it decodes to the bytes an identity scrape gets (asked for after it: encoded on its own), and to
+    prometheus_client's, also where prometheus_client writes the page (another escaping)."""
+    from collectors.export.exposition import RenderedExposition
+
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(Lines())
+    rendered = RenderedExposition(reg)
+    assert rendered.render()
+    z = rendered.page(accept, "gzip")
+    assert z.gzip and z.body[:2] == b"\x1f\x8b"
+    plain = rendered.page(accept, None)
+    assert not plain.gzip and gzip.decompress(z.body) == plain.body
+    encoder, _ = choose_encoder(accept)
+    assert plain.body == encoder(_fixed(list(Reference(Lines()).collect())))
