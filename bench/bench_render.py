@@ -121,7 +121,8 @@ def main(argv) -> int:
 
     ap = argparse.ArgumentParser(prog="bench render")
     ap.add_argument("--partitions", type=int, nargs="+", default=[4000, 20000])
-    ap.add_argument("--changed", type=float, default=0.01, help="fraction of partitions written to before the steady render")
+    ap.add_argument("--changed", type=float, default=0.01,
+                    help="fraction of partitions written to before the steady render")
     ap.add_argument("--granularity", nargs="+", default=["topic", "partition"],
                     help="topic: a healthy partition's default series (the default); partition: every series")
     ap.add_argument("--top", type=int, default=8, help="allocation sites listed")

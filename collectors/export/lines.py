@@ -91,7 +91,8 @@ class Shape:
 class PartitionLines:
     """One partition's series: its labels ``base`` (cluster, broker, topic, partition), ``shape`` (what the
     series are), ``values`` (one per row) and ``text``, the lines of each family of ``shape.families`` in
-    that order, the one ending at ``ends[i]``: one bytes object a partition, not one per family or sample."""
+    that order, the one ending at ``ends[i]``: one bytes object a partition, not one per family or sample.
+    A line is kept without its sample name (``{labels} value``): ``LineFamily.lines`` writes it before."""
 
     __slots__ = ("base", "shape", "values", "text", "ends")
 
@@ -116,14 +117,14 @@ class PartitionLines:
 class LinesCache:
     """The partitions' ``PartitionLines`` of the last render, by (cluster, broker, topic, partition):
     ``get`` returns the kept one when its rows are the same, else formats them (``formatted`` += 1).
-    ``sample_names``: family -> its samples' name (a counter's with ``_total``); ``extras``: family -> the
-    names of its labels beyond the partition's (``cluster, broker, topic, partition``), in its own order."""
+    ``extras``: family -> the names of its labels beyond the partition's (``cluster, broker, topic,
+    partition``), in its own order."""
 
     BASE = ("cluster", "broker", "topic", "partition")
     MAX_SHAPES = 10_000  # distinct shapes kept (a few hundred in practice: causes x reasons x families)
 
-    def __init__(self, sample_names: dict, extras: dict):
-        self.sample_names, self.extras = sample_names, extras
+    def __init__(self, extras: dict):
+        self.extras = extras
         self.formatted = 0  # partitions with a line formatted (a changed or new partition)
         self.formatted_lines = 0  # lines formatted (a partition keeps the lines of a family whose rows are the same)
         self._last: dict = {}
@@ -179,7 +180,7 @@ class LinesCache:
                         labels = label_text(pairs + tuple(zip(self.extras[name], extra)))
                     else:
                         labels = plain = plain if plain is not None else label_text(pairs)
-                    lines.append(f"{self.sample_names[name]}{labels} {floatToGoString(v)}\n")
+                    lines.append(f"{labels} {floatToGoString(v)}\n")
                 self.formatted_lines += len(lines)
                 chunk = "".join(lines).encode("utf-8")
             chunks.append(chunk)
@@ -221,5 +222,10 @@ class LineFamily(Metric):
         self.entries = [e for e in self.entries if keep(e.topic)]
 
     def lines(self):
-        key = self.key
-        return (e.lines(key) for e in self.entries)
+        """Its lines, partition after partition: the sample name is not kept in them (half a line's bytes;
+        every line of a family has it) but put before each as they are written."""
+        key, name = self.key, self.sample_name.encode("utf-8")
+        between = b"\n" + name
+        for e in self.entries:
+            kept = e.lines(key)  # '{labels} value\n' per line: a label value has no newline (escaped)
+            yield name + kept[:-1].replace(b"\n", between) + b"\n"

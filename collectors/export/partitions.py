@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collectors.export import metrics as M
 from collectors.export.lines import LinesCache
-from collectors.export.view import EXTRA, StoreCollector, families, line_family, sample_name
+from collectors.export.view import EXTRA, StoreCollector, families, line_family
 from collectors.export.facts import ADMIN, Facts, LogDirFacts
 from monitor.verdicts.forecasts import ROLLED_BY, max_segment_ms
 from monitor.verdicts.health import worst_cause
@@ -59,7 +59,7 @@ class PartitionCollector(StoreCollector):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         per_partition = [n for n in self.names if _per_partition(n)]
-        self._lines = LinesCache({n: sample_name(n) for n in per_partition}, {n: EXTRA[n] for n in per_partition})
+        self._lines = LinesCache({n: EXTRA[n] for n in per_partition})
 
     @property
     def formatted(self) -> tuple[int, int]:

@@ -23,7 +23,7 @@ from collectors.export import metrics as M
 from collectors.export.encoding import fast
 from collectors.export.lines import LinesCache
 from collectors.export.partitions import PartitionCollector, _per_partition
-from collectors.export.view import EXTRA, View, family, line_family, sample_name
+from collectors.export.view import EXTRA, View, family, line_family
 from monitor.settings.config import BrokerConfig, ClusterConfig, Config
 from recordfixtures import items, v2, write
 from test_encoding import ACCEPTS
@@ -48,7 +48,7 @@ class Lines(Collector):
     """The families as the partitions area makes them: from a ``LinesCache``."""
 
     def __init__(self):
-        self.cache = LinesCache({n: sample_name(n) for n in FAMILIES}, {n: EXTRA[n] for n in FAMILIES})
+        self.cache = LinesCache({n: EXTRA[n] for n in FAMILIES})
         self.shift = 0.0
 
     def collect(self):
