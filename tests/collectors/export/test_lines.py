@@ -205,3 +205,15 @@ def test_a_gzip_page_asked_for_first_is_compressed_as_it_is_written_and_decodes_
     assert not plain.gzip and gzip.decompress(z.body) == plain.body
     encoder, _ = choose_encoder(accept)
     assert plain.body == encoder(_fixed(list(Reference(Lines()).collect())))
+
+
+def test_the_kept_lines_pass_promtool_check_metrics():
+    """Prometheus' own lint on the page written from the kept lines (every per-partition family)."""
+    from test_promtool_metrics import check_metrics
+
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(Lines())
+    page = fast(choose_encoder("")[0])(reg)
+    assert page.count(b"# TYPE ") == len(FAMILIES)
+    r = check_metrics(bytes(page))
+    assert r.returncode == 0 and not r.stdout.strip() and not r.stderr.strip(), (r.stdout + r.stderr).decode()
