@@ -78,7 +78,8 @@ OPENMETRICS = _Format(
 
 
 def encode_text(registry) -> bytes:
-    """``prometheus_client.exposition.generate_latest(registry)`` for the collector's families."""
+    """``prometheus_client.exposition.generate_latest(registry)`` for the collector's families (as a
+    bytearray when written here: a page of tens of MB is not copied into a bytes object)."""
     return _encode_registry(TEXT, registry)
 
 
@@ -123,7 +124,8 @@ def _ours(families) -> bool:
 
 
 def _encode(fmt: _Format, families) -> bytearray:
-    """The page in one buffer (a bytearray: no copy of a page that may be tens of MB)."""
+    """The page in one buffer (a bytearray: no copy of a page that may be tens of MB; bytes-like wherever the
+    page goes: the server's socket, gzip, a comparison with bytes)."""
     out = bytearray()
     for piece in _pieces(fmt, families):
         out += piece

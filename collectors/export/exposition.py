@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import gzip
 import sys
-import zlib
 import threading
 import time
 import traceback
+import zlib
 from dataclasses import dataclass
 
 from prometheus_client.exposition import choose_encoder, gzip_accepted

@@ -38,10 +38,11 @@ def label_value(v: str) -> str:
     return v.replace("\\", r"\\").replace("\n", r"\n").replace('"', r'\"')
 
 
-_LABEL_NAMES: dict[str, str] = {}
+_LABEL_NAMES: dict[str, str] = {}  # the declared label names (collectors.export.metrics): a few dozen
 
 
 def label_name(k: str) -> str:
+    """A label name as both formats write it (escaped once a name)."""
     n = _LABEL_NAMES.get(k)
     if n is None:
         n = _LABEL_NAMES[k] = om.escape_label_name(k, UNDERSCORES)
