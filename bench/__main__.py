@@ -13,6 +13,7 @@ BENCHES = {
     "scrape": "bench.bench_scrape",
     "exporter": "bench.bench_exporter",
     "nextclean": "bench.bench_nextclean",
+    "render": "bench.bench_render",
 }
 
 

@@ -308,8 +308,8 @@ def build(config: Config, state_dir: str | None = None, headers_first: bool = Fa
     sources, closers = build_sources(config, store, state_dir=state_dir, headers_first=headers_first,
                                      scanners=scanners)
     registry = CollectorRegistry(auto_describe=False)
-    register_all(registry, store, view=View.of(config))
-    rendered = RenderedExposition(registry)
+    facts = register_all(registry, store, view=View.of(config))
+    rendered = RenderedExposition(registry, after_render=facts.release)  # the facts kept no longer than a render
     templated = TemplatedJmx(config if config.role != CLUSTER else Config(), store, partial(jmx_source, config))
     # the log-dir sources follow the brokers found first: the templated JMX sources follow theirs
     followed = FollowedBrokers(config, store, scanners)

@@ -20,21 +20,13 @@ from prometheus_client import exposition as text_exposition
 from prometheus_client.openmetrics import exposition as om
 from prometheus_client.utils import floatToGoString
 
+from collectors.export.lines import LineFamily, label_name, label_value
+
 UNDERSCORES = om.UNDERSCORES
 _KINDS = ("gauge", "counter")
 
 
-class _Unusual(Exception):
-    """A family this module does not encode: the whole page goes to prometheus_client."""
-
-
-def _value(v: str) -> str:
-    """A label value as both formats write it (backslash, newline, double quote escaped)."""
-    return v.replace("\\", r"\\").replace("\n", r"\n").replace('"', r'\"')
-
-
 def _labels_cache():
-    names: dict = {}
     sets: dict = {}
 
     def labelstr(labels: dict) -> str:
@@ -45,19 +37,11 @@ def _labels_cache():
         if s is None:
             parts = []
             for k, v in sorted(labels.items()):
-                n = names.get(k)
-                if n is None:
-                    n = names[k] = om.escape_label_name(k, UNDERSCORES)
-                parts.append(f'{n}="{_value(v)}"')
+                parts.append(f'{label_name(k)}="{label_value(v)}"')
             s = sets[key] = "{" + ",".join(parts) + "}"
         return s
 
     return labelstr
-
-
-def _check(metric, s) -> None:
-    if s.timestamp is not None or s.exemplar is not None or s.native_histogram is not None:
-        raise _Unusual
 
 
 class _Format:
@@ -67,14 +51,12 @@ class _Format:
         self.fallback = fallback  # prometheus_client's own encoder, for a page this module does not encode
         self.family_name = family_name  # metric -> its name in HELP and TYPE (escaped)
         self.doc = doc  # help text -> escaped
-        self.sample_name = sample_name  # (metric, sample name) -> escaped, or raises _Unusual
+        self.sample_name = sample_name  # (metric, sample name) -> escaped
         self.value = value  # sample value -> text
         self.end = end  # what ends the page
 
 
 def _text_sample_name(metric, name: str) -> str:
-    if name in (metric.name + "_created", metric.name + "_gsum", metric.name + "_gcount"):
-        raise _Unusual
     return om.escape_metric_name(name, UNDERSCORES)
 
 
@@ -96,7 +78,8 @@ OPENMETRICS = _Format(
 
 
 def encode_text(registry) -> bytes:
-    """``prometheus_client.exposition.generate_latest(registry)`` for the collector's families."""
+    """``prometheus_client.exposition.generate_latest(registry)`` for the collector's families (as a
+    bytearray when written here: a page of tens of MB is not copied into a bytes object)."""
     return _encode_registry(TEXT, registry)
 
 
@@ -107,34 +90,68 @@ def encode_openmetrics(registry) -> bytes:
 
 def _encode_registry(fmt: _Format, registry) -> bytes:
     families = list(registry.collect())
-    try:
-        return _encode(fmt, families)
-    except _Unusual:
+    if not _ours(families):
         return fmt.fallback(_Fixed(families))
+    return _encode(fmt, families)
 
 
-def _encode(fmt: _Format, families) -> bytes:
-    out = []
-    labelstr = _labels_cache()
+def pieces(encoder, registry):
+    """The page ``encoder`` (one ``fast`` returns) writes for ``registry``, in pieces as they are written:
+    this module's formats family by family (a gzip of it never holds the plain page), any other whole."""
+    fmt = _FORMATS.get(encoder)
+    if fmt is None:
+        return iter((encoder(registry),))
+    families = list(registry.collect())
+    if not _ours(families):
+        return iter((fmt.fallback(_Fixed(families)),))
+    return _pieces(fmt, families)
+
+
+def _ours(families) -> bool:
+    """Whether this module writes these families (else prometheus_client writes the whole page)."""
     for metric in families:
         if metric.type not in _KINDS or metric.unit:
-            raise _Unusual
+            return False
+        if isinstance(metric, LineFamily):
+            if not metric.plain:
+                return False
+            continue
+        for s in metric.samples:
+            if s.timestamp is not None or s.exemplar is not None or s.native_histogram is not None \
+                    or s.name in (metric.name + "_created", metric.name + "_gsum", metric.name + "_gcount"):
+                return False
+    return True
+
+
+def _encode(fmt: _Format, families) -> bytearray:
+    """The page in one buffer (a bytearray: no copy of a page that may be tens of MB; bytes-like wherever the
+    page goes: the server's socket, gzip, a comparison with bytes)."""
+    out = bytearray()
+    for piece in _pieces(fmt, families):
+        out += piece
+    return out
+
+
+def _pieces(fmt: _Format, families):
+    """The page, written family by family as the families come (``_ours`` checked them): a ``LineFamily``'s
+    lines as they are kept (``collectors.export.lines``), another family's samples formatted here."""
+    labelstr = _labels_cache()
+    for metric in families:
         name = fmt.family_name(metric)
-        out.append(f"# HELP {name} {fmt.doc(metric.documentation)}\n")
-        out.append(f"# TYPE {name} {metric.type}\n")
+        head = f"# HELP {name} {fmt.doc(metric.documentation)}\n# TYPE {name} {metric.type}\n"
+        if isinstance(metric, LineFamily):
+            yield head.encode("utf-8")
+            yield from metric.lines()
+            continue
+        lines = [head]
         sample_names: dict = {}
         for s in metric.samples:
-            _check(metric, s)
             n = sample_names.get(s.name)
             if n is None:
                 n = sample_names[s.name] = fmt.sample_name(metric, s.name)
-            out.append(f"{n}{labelstr(s.labels)} {fmt.value(s.value)}\n")
-    out.append(fmt.end)
-    return "".join(out).encode("utf-8")
-
-
-_text = partial(_encode, TEXT)
-_openmetrics = partial(_encode, OPENMETRICS)
+            lines.append(f"{n}{labelstr(s.labels)} {fmt.value(s.value)}\n")
+        yield "".join(lines).encode("utf-8")
+    yield fmt.end.encode("utf-8")
 
 
 class _Fixed:
@@ -143,6 +160,9 @@ class _Fixed:
 
     def collect(self):
         return iter(self.families)
+
+
+_FORMATS = {encode_text: TEXT, encode_openmetrics: OPENMETRICS}
 
 
 def fast(encoder):

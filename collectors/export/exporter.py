@@ -28,7 +28,10 @@ ALL = (BrokerCleanerCollector, BrokerSettingsCollector, PartitionCollector, Clea
        TopicCollector, ConfigReviewCollector, ReplicaSafetyCollector, SelfCollector)
 
 
-def register_all(registry, store: Store, clock=time.time, view: View | None = None) -> None:
+def register_all(registry, store: Store, clock=time.time, view: View | None = None) -> FactsCache:
+    """The area collectors registered over ``store``; their shared ``FactsCache`` returned (the served page
+    releases it after each render)."""
     facts = FactsCache(store, clock)
     for cls in ALL:
         registry.register(cls(store, clock, view, facts))
+    return facts

@@ -28,17 +28,20 @@ import sys
 import threading
 import time
 import traceback
+import zlib
 from dataclasses import dataclass
 
 from prometheus_client.exposition import choose_encoder, gzip_accepted
 from prometheus_client.metrics_core import Metric
 
-from collectors.export.encoding import fast
+from collectors.export.encoding import fast, pieces
+from collectors.export.lines import LineFamily
 
 MAX_PAGES = 32  # formats x selections x gzip kept per render; a client inventing more gets them uncached
 WANTED_SECONDS = 600.0  # a format asked for within this is encoded before a new render is published
 RENDER_GAP_FACTOR = 1.0  # after a render of d seconds the next starts >= d * this later: at most half a core
 GZIP_LEVEL = 6  # zlib's default: most of level 9's size at a fraction of its time
+GZIP_CHUNK = 1 << 18  # bytes of the plain page handed to zlib at once
 
 
 @dataclass(frozen=True)
@@ -62,12 +65,30 @@ def _select(families, names: frozenset) -> tuple:
     """The samples named in ``names`` (``?name[]=``, as prometheus_client's restricted registry)."""
     out = []
     for f in families:
+        if isinstance(f, LineFamily):  # one sample name: the whole family or none of it
+            if f.sample_name in names:
+                out.append(f)
+            continue
         samples = [s for s in f.samples if s.name in names]
         if samples:
             m = Metric(f.name, f.documentation, f.type, f.unit)
             m.samples = samples
             out.append(m)
     return tuple(out)
+
+
+def _gzip(parts) -> bytes:
+    """A gzip member of the page's pieces, compressed as they come (a buffer of at most ``GZIP_CHUNK``)."""
+    z = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)  # 31: a gzip header and trailer
+    out, buf = [], bytearray()
+    for part in parts:
+        buf += part
+        if len(buf) >= GZIP_CHUNK:
+            out.append(z.compress(buf))
+            buf.clear()
+    out.append(z.compress(buf))
+    out.append(z.flush())
+    return b"".join(out)
 
 
 class _Render:
@@ -101,10 +122,10 @@ class _Render:
         if gz and plain is not None:  # gzip of the very bytes an identity scrape gets
             body = gzip.compress(plain.body, GZIP_LEVEL)
         else:
-            families = self.families if names is None else _select(self.families, names)
-            body = encoder(_Families(families))
-            if gz:  # the plain page is not kept unless asked for: Prometheus always asks for gzip
-                body = gzip.compress(body, GZIP_LEVEL)
+            families = _Families(self.families if names is None else _select(self.families, names))
+            # the plain page is not kept unless asked for (Prometheus always asks for gzip), nor made whole
+            # for a gzip of it: compressed as it is written (at 20,000 partitions in every detail, some 130 MB)
+            body = _gzip(pieces(encoder, families)) if gz else encoder(families)
         with self._lock:
             self.encodings += 1
         return Page(content_type, gz, body)
@@ -114,8 +135,9 @@ class RenderedExposition:
     """The registry's exposition, rendered once per ``invalidate`` (background thread: ``start``) or per
     ``render()`` call, served by ``page()``."""
 
-    def __init__(self, registry, clock=time.time, err=None):
+    def __init__(self, registry, clock=time.time, err=None, after_render=None):
         self.registry = registry
+        self.after_render = after_render  # called once the families are collected (FactsCache.release)
         self.clock = clock
         self.err = err
         self.renders = 0  # collects done
@@ -150,6 +172,9 @@ class RenderedExposition:
                 self.render_errors += 1
                 self._report(exc)
                 return False
+            finally:
+                if self.after_render is not None:
+                    self.after_render()
             r = _Render(families, at, time.perf_counter() - t0)
             now = self.monotonic()
             with self._lock:

@@ -7,7 +7,8 @@ and health). A partition that could not be read has only its unknown cause and w
 from __future__ import annotations
 
 from collectors.export import metrics as M
-from collectors.export.view import EXTRA, StoreCollector, families
+from collectors.export.lines import LinesCache
+from collectors.export.view import EXTRA, StoreCollector, families, line_family
 from collectors.export.facts import ADMIN, Facts, LogDirFacts
 from monitor.verdicts.forecasts import ROLLED_BY, max_segment_ms
 from monitor.verdicts.health import worst_cause
@@ -26,6 +27,11 @@ CONFIG_DEPENDS = series_depends(NAMESPACE)
 # collector), so that a page of collect --once stays as it was
 ONLY_WITH_SAMPLES = frozenset((M.P_DECOMPRESSED_RECORD, M.P_DECOMPRESSED_LIMIT, M.LOG_DIR_ACTIVE_KEYS_BYTES,
                                M.LOG_DIR_ACTIVE_KEYS_OVER_BUDGET, M.LOG_DIR_INDEX_UNTRUSTED))
+
+
+def _per_partition(name: str) -> bool:
+    """A family of one partition's series (labels cluster, broker, topic, partition first): kept as lines."""
+    return M.METRICS[name][2][:len(M.P)] == M.P
 
 
 class PartitionCollector(StoreCollector):
@@ -50,19 +56,47 @@ class PartitionCollector(StoreCollector):
              M.P_NEXT_CLEAN, M.P_NEXT_CLEAN_END, M.P_NEXT_CLEAN_LATE, M.P_NEXT_CLEAN_UNKNOWN,
              M.BROKER_BACKLOG_DRAIN, M.BROKER_BACKLOG_DRAIN_UNKNOWN)
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        per_partition = [n for n in self.names if _per_partition(n)]
+        self._lines = LinesCache({n: EXTRA[n] for n in per_partition})
+
+    @property
+    def formatted(self) -> tuple[int, int]:
+        """(partitions, lines) formatted over every render: a partition new or changed since the last render,
+        the lines of its families whose series changed (``collectors.export.lines``)."""
+        return self._lines.formatted, self._lines.formatted_lines
+
     def _collect(self, facts: Facts):
-        fams = families(self.names)
+        """Each partition's series as its lines (``collectors.export.lines``), formatted again only when its
+        rows changed since the last render; the log dir and topic families as samples."""
+        self._lines.begin()
+        try:
+            fams = self._families(facts)
+        finally:
+            self._lines.end()
+        yield from (f for n, f in fams.items()
+                    if (f.entries if hasattr(f, "entries") else f.samples) or n not in ONLY_WITH_SAMPLES)
+
+    def _families(self, facts: Facts) -> dict:
+        fams = {n: line_family(n) if _per_partition(n) else f for n, f in families(self.names).items()}
         seen = set()  # one info series per (cluster, topic), whichever broker's log dirs hold it (both infos)
         if self.view.broker_role:  # and in the broker role, the one of N collectors reading the topic's leader
             seen.update(_led_elsewhere(facts))
+
+        def emit(base: tuple, rows: list) -> None:
+            """A partition's rows, ``(family, extra labels in its order, value)``, into the families."""
+            pl = self._lines.get(base, rows)
+            for name in pl.shape.families:
+                fams[name].entries.append(pl)
+
         for ld in facts.log_dirs:
             self._topic_infos(fams, ld, seen)
             topics: dict[str, _TopicSum] = {}
             lb0 = [ld.cluster, ld.broker]
             for f in ld.unreadable:  # no state, so the cause is unknown
-                lb = lb0 + [f.topic, str(f.partition)]
-                fams[M.P_CAUSE].add_metric(lb + [f.cause.cause], 1.0)
-                fams[M.P_STATE_UNKNOWN].add_metric(lb + [f.unknown_reason], 1.0)
+                emit((ld.cluster, ld.broker, f.topic, str(f.partition)),
+                     [(M.P_CAUSE, (f.cause.cause,), 1.0), (M.P_STATE_UNKNOWN, (f.unknown_reason,), 1.0)])
                 topics.setdefault(f.topic, _TopicSum()).add_unknown(f.cause.cause)
             fams[M.LOG_DIR_RELISTS].add_metric(lb0, ld.snapshot.relists_total)
             if ld.snapshot.state_cache is not None:  # (usable, reason, restored): collectors.logdirs.summary_state
@@ -94,16 +128,16 @@ class PartitionCollector(StoreCollector):
                 # only the current cause's series (one per partition, not one per cause): count by (cause) works
                 rows, bad = self.view.select(f.cause.cause, _partition_rows(f.report, f.cause, facts.now)
                                              + _queue_rows(ld.queue, f.key))
-                lb = lb0 + [f.topic, str(f.partition)]
-                fams[M.P_CAUSE].add_metric(lb + [f.cause.cause], 1.0)
-                for name, extra, v in rows:  # labels beyond the partition's in the metric's own order
-                    fams[name].add_metric(lb + [extra[k] for k in EXTRA[name]], v)
+                # labels beyond the partition's in the metric's own order
+                emit((ld.cluster, ld.broker, f.topic, str(f.partition)),
+                     [(M.P_CAUSE, (f.cause.cause,), 1.0)]
+                     + [(name, tuple(extra[k] for k in EXTRA[name]), v) for name, extra, v in rows])
                 topics.setdefault(f.topic, _TopicSum()).add(f.state, f.cause.cause, bad, f.report.config.known,
                                                             f.report.detail_pending)
             for topic, t in sorted(topics.items()):
                 t.emit(fams, lb0 + [topic])
             _drain(fams, ld.queue, lb0)
-        yield from (f for n, f in fams.items() if f.samples or n not in ONLY_WITH_SAMPLES)
+        return fams
 
     @staticmethod
     def _topic_infos(fams, ld: LogDirFacts, seen: set) -> None:

@@ -19,6 +19,7 @@ from prometheus_client.registry import Collector
 
 from collectors.export import metrics as M
 from collectors.export.facts import Facts, FactsCache
+from collectors.export.lines import LineFamily
 from collectors.serving.runner import Store
 from monitor.settings.config import Thresholds
 from monitor.settings.roles import ALL, BROKER, exports
@@ -46,6 +47,17 @@ def family(name: str):
 
 def families(names) -> dict:
     return {n: family(n) for n in names}
+
+
+def sample_name(name: str) -> str:
+    """The name of a declared metric's samples (a counter's with ``_total``, as prometheus_client)."""
+    return _base(name) + "_total" if M.METRICS[name][0] == "counter" else name
+
+
+def line_family(name: str) -> LineFamily:
+    """The empty ``LineFamily`` of a declared per-partition metric (``collectors.export.lines``)."""
+    kind, help_, labels = M.METRICS[name]
+    return LineFamily(name, _base(name), help_, kind, labels, sample_name(name))
 
 
 @dataclass
@@ -116,7 +128,11 @@ class StoreCollector(Collector):
         for fam in self._collect(self.facts.get()):
             if not self.view.exports(fam.name):
                 continue
-            if not keep.everything:
+            if keep.everything:
+                pass
+            elif isinstance(fam, LineFamily):  # a partition's series, by its topic
+                fam.keep_topics(keep)
+            else:
                 fam.samples = [s for s in fam.samples if "topic" not in s.labels or keep(s.labels["topic"])]
             yield fam
 

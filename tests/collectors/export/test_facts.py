@@ -11,6 +11,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 import factsfixtures as ff
 from collectors.export import metrics as M
 from collectors.export.exporter import register_all
+from collectors.export.exposition import RenderedExposition
 from collectors.export.facts import FactsCache, from_scan, from_scan_brokers, from_statuses
 from collectors.logdirs.scanner import LogDirScanner
 from monitor.verdicts.causes import unknown_cause
@@ -101,6 +102,26 @@ def test_one_render_of_every_area_reads_the_clock_once(tmp_path):
     assert len(reads) == 1
     lb = {"cluster": "c", "broker": "1", "topic": "orders", "partition": "1", "cause": "unknown"}
     assert reg.get_sample_value(M.P_CAUSE, lb) == 1.0
+
+
+def test_the_served_page_lets_the_facts_go_once_rendered(tmp_path):
+    """The served page renders only after the store changed: the facts are released after each render (issue
+    43: some 3 KB a partition not kept between renders), built again by the next, and the page is the same."""
+    reads = []
+
+    def clock():
+        reads.append(1)
+        return 200.0
+
+    reg = CollectorRegistry(auto_describe=False)
+    facts = register_all(reg, ff.store(tmp_path, groups=(ff.lag(),)), clock=clock)
+    rendered = RenderedExposition(reg, after_render=facts.release)
+    assert rendered.render() and not facts.held and len(reads) == 1  # one build for every area, then let go
+    first = rendered.page().body
+    assert rendered.render() and not facts.held and len(reads) == 2
+    assert rendered.page().body == first
+    generate_latest(reg)  # a registry collected elsewhere (collect --once) keeps its facts as before
+    assert facts.held
 
 
 def test_a_scan_of_two_brokers_log_dirs_judges_each_replica_with_its_own_brokers_settings_and_queue(tmp_path):
