@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 
 import pytest
 from confluent_kafka import IsolationLevel, KafkaException
@@ -81,10 +82,10 @@ def test_a_frozen_broker_costs_one_rebuild_per_backoff_and_one_error_per_list_of
     source = Source("admin:c", "admin", "c", refresh, 60.0, endpoint=f"bootstrap {kafka.bootstrap}")
     try:
         with caplog.at_level(logging.WARNING, logger="compaction_monitor"):
-            lines = []
+            said = []
             for _ in range(3):  # the same minute: one rebuild, at the first
                 assert refresh_once(store, source)
-                lines.append(len(said_by_the_monitor(caplog.records)))
+                said.append([r.getMessage() for r in said_by_the_monitor(caplog.records)])
             rebuilds_in_the_minute = fetcher.rebuilds
             now[0] += admin_client.REBUILD_BACKOFF_SECONDS  # the backoff over: the next such refresh rebuilds
             assert refresh_once(store, source)
@@ -99,8 +100,11 @@ def test_a_frozen_broker_costs_one_rebuild_per_backoff_and_one_error_per_list_of
     rebuilt = [r.getMessage() for r in caplog.records if "new admin client" in r.getMessage()]
     assert len(rebuilt) == 1, rebuilt  # the second rebuild is within REBUILD_LOG_SECONDS of the first line
     assert f"no other rebuild for {admin_client.REBUILD_BACKOFF_SECONDS:g}s" in rebuilt[0]
-    # the same broker failing the same way: nothing more said at the second and third refresh
-    assert lines[1] == lines[2] == lines[0], [r.getMessage() for r in said_by_the_monitor(caplog.records)]
+    # the same broker failing the same way three times: each thing said once. Not "nothing new after the
+    # first refresh": librdkafka's lines reach the log when its client is next polled, so the first
+    # refresh's request timeout may be said during the second (it did at load 15)
+    kinds = [re.sub(r"\d+", "N", m) for m in said[2]]
+    assert said[2] and len(kinds) == len(set(kinds)), said
     assert not any(f"{topic}-{p}" in r.getMessage() for r in caplog.records for p in range(PARTITIONS))
 
     where = f"broker 1 ({kafka.bootstrap})"
