@@ -54,6 +54,26 @@ SHARED_FIXTURES = {
 }
 
 
+# Modules whose own module-scoped fixtures cost more than their tests: on two workers each would set them up
+# (a module's tests are spread like any others), so the module runs on one worker, an ``xdist_group`` named
+# after it, before the shared fixtures' groups (its tests that also use one start that fixture there).
+MODULE_GROUPS = {
+    "dashboards/test_pages.py": "its own broker with the demo's scenario, a collector and Prometheus (~40 s)",
+    "monitor/model/test_nextclean_streams.py": "a Kafka Streams application's data cleaned once by the broker (~40 s)",
+}
+
+
+def group_of(item) -> str | None:
+    """The ``xdist_group`` of a collected test: its module's (``MODULE_GROUPS``), else that of the shared
+    fixtures it uses (``shared_group``), else None."""
+    path = getattr(item, "path", None)
+    tests = ROOT / "tests"
+    module = Path(path).resolve() if path is not None else None
+    if module is not None and module.is_relative_to(tests) and module.relative_to(tests).as_posix() in MODULE_GROUPS:
+        return module.relative_to(tests).as_posix()
+    return shared_group(getattr(item, "fixturenames", ()))
+
+
 def shared_group(fixturenames) -> str | None:
     """The ``xdist_group`` of a test using these fixtures (``SHARED_FIXTURES``), or None."""
     used = set(fixturenames)
@@ -77,7 +97,8 @@ os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1")
 def pytest_collection_modifyitems(config, items):
     """The ``slow`` rule (tests/tiers.py says what makes a test slow and why): applied to every test, so a
     new test lands in its tier without a mark. Tests on the session's broker also get ``kafka``, and the
-    users of a costly shared fixture its ``xdist_group`` (``SHARED_FIXTURES``)."""
+    users of a costly shared fixture its ``xdist_group`` (``SHARED_FIXTURES``), the tests of a module with
+    costly fixtures of its own their module's (``MODULE_GROUPS``)."""
     rule = tiers.Rule()
     for item in items:
         used = set(getattr(item, "fixturenames", ()))
@@ -87,7 +108,7 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.slow(reason=why))
         if used & {"kafka", "kafka_admin"}:
             item.add_marker(pytest.mark.kafka)
-        group = shared_group(used)
+        group = group_of(item)
         if group and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(group))
     _tell_the_controller_the_groups(config, items)
@@ -96,7 +117,7 @@ def pytest_collection_modifyitems(config, items):
         users = [item for item in items if name in getattr(item, "fixturenames", ())]
         # the last user in this order runs last (on its worker) when all its users share one xdist group
         # (sent whole, in this order) or run in one process; else the fixture waits for the session's end
-        if users and len({shared_group(item.fixturenames) for item in users}) == 1:
+        if users and len({group_of(item) for item in users}) == 1:
             last[name] = users[-1]  # the item, not its nodeid (xdist may append "@group" to the id)
     config.stash[_last_users] = last
 

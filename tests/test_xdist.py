@@ -32,6 +32,7 @@ def test_a_test_takes_the_first_group_whose_fixture_it_uses(rules):
     assert rules.shared_group({"spark_kafka", "kafka"}) == "spark"
     # every fixture named is one of tests/conftest.py's
     assert all(callable(getattr(rules, f, None)) for fixtures, _ in rules.SHARED_FIXTURES.values() for f in fixtures)
+    assert all((ROOT / "tests" / module).is_file() for module in rules.MODULE_GROUPS)  # no group for a moved file
 
 
 def test_this_run_groups_the_users_of_each_shared_fixture(request, rules):
@@ -39,7 +40,7 @@ def test_this_run_groups_the_users_of_each_shared_fixture(request, rules):
     worker, the file it wrote for the controller's scheduler says the same."""
     wrong = []
     for item in request.session.items:
-        want = rules.shared_group(getattr(item, "fixturenames", ()))
+        want = rules.group_of(item)
         mark = item.get_closest_marker("xdist_group")
         if (mark.args[0] if mark else None) != want:
             wrong.append(f"{item.nodeid}: {mark} (want {want})")
@@ -47,8 +48,7 @@ def test_this_run_groups_the_users_of_each_shared_fixture(request, rules):
     where = getattr(request.config, "workerinput", {}).get(rules.GROUPS_KEY)
     if where:
         told = rules.read_groups(Path(where))
-        want = {i.nodeid: rules.shared_group(i.fixturenames) for i in request.session.items
-                if rules.shared_group(getattr(i, "fixturenames", ()))}
+        want = {i.nodeid: rules.group_of(i) for i in request.session.items if rules.group_of(i)}
         assert {k: told.get(k) for k in want} == want
 
 

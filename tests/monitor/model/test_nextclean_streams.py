@@ -36,8 +36,12 @@ pytestmark = pytest.mark.kafka
 TOLERANCE = {"none": 0.0, "gzip": 0.005, "snappy": 0.005, "lz4": 0.005, "zstd": 0.005}
 APP_STORES = ("latest-store", "agg-store", "window-store")
 # the changelogs held from the cleaner like the other topics; the producer's transactions time out in 5 s
-# (a crashed instance's open transaction is aborted by then even if no restart fences it)
-STREAMS_CONFIGS = {**{f"topic.{k}": v for k, v in HELD.items()}, "producer.transaction.timeout.ms": 5000}
+# (a crashed instance's open transaction is aborted by then even if no restart fences it); the consumer's
+# session times out in 6 s, the broker's least (group.min.session.timeout.ms), not 45: Streams leaves its
+# group on no close, so a failed thread's replacement and the restart after the kill each waited out the
+# dead member's session before the rebalance (44 s each)
+STREAMS_CONFIGS = {**{f"topic.{k}": v for k, v in HELD.items()}, "producer.transaction.timeout.ms": 5000,
+                   "consumer.session.timeout.ms": 6000, "consumer.heartbeat.interval.ms": 1500}
 
 
 def _committed(bootstrap: str, group: str, topic: str) -> int:
