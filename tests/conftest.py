@@ -50,28 +50,38 @@ SHARED_FIXTURES = {
     "kafka_cleaner_off": ({"kafka_cleaner_off"}, "a broker of its own, stopped after its last user's teardown"),
     "audit_reference": ({"audit_reference", "spark_standalone", "s3_server"},
                         "the reference audit (a Spark run, ~20 s) the standalone-cluster and S3 runs are compared with"),
-    "spark": ({"spark", "spark_kafka"}, "the local Spark session: a JVM of its own (one per process), ~10 s to start"),
+    "spark": ({"spark", "spark_kafka", "_spark_sessions"},
+              "the local Spark session: a JVM of its own (one per process), ~10 s to start"),
 }
 
 
-# Modules whose own module-scoped fixtures cost more than their tests: on two workers each would set them up
-# (a module's tests are spread like any others), so the module runs on one worker, an ``xdist_group`` named
-# after it, before the shared fixtures' groups (its tests that also use one start that fixture there).
-MODULE_GROUPS = {
-    "dashboards/test_pages.py": "its own broker with the demo's scenario, a collector and Prometheus (~40 s)",
-    "monitor/model/test_nextclean_streams.py": "a Kafka Streams application's data cleaned once by the broker (~40 s)",
-}
+def own_module_fixtures(item) -> set[str]:
+    """The module-scoped fixtures ``item`` uses that its own module defines (set up once a module, on each
+    worker that runs one of its tests)."""
+    module = item.nodeid.split("::", 1)[0]
+    info = getattr(item, "_fixtureinfo", None)
+    return {name for name, defs in (info.name2fixturedefs.items() if info else ())
+            if defs and defs[-1].scope == "module" and defs[-1].baseid == module}
 
 
-def group_of(item) -> str | None:
-    """The ``xdist_group`` of a collected test: its module's (``MODULE_GROUPS``), else that of the shared
-    fixtures it uses (``shared_group``), else None."""
-    path = getattr(item, "path", None)
-    tests = ROOT / "tests"
-    module = Path(path).resolve() if path is not None else None
-    if module is not None and module.is_relative_to(tests) and module.relative_to(tests).as_posix() in MODULE_GROUPS:
-        return module.relative_to(tests).as_posix()
-    return shared_group(getattr(item, "fixturenames", ()))
+def groups_of(items) -> dict[str, str]:
+    """Test id -> ``xdist_group``. A module with fixtures of its own (``own_module_fixtures``: a broker, a
+    stack, data a broker cleaned) runs whole on one worker, so they are set up once: in the group of a shared
+    fixture one of its tests uses (``shared_group``), else a group named after the module. Any other test
+    takes the group of the shared fixtures it uses, if any."""
+    modules: dict[str, list] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+    groups = {}
+    for module, its in modules.items():
+        whole = any(own_module_fixtures(i) for i in its)
+        shared = [shared_group(getattr(i, "fixturenames", ())) for i in its]
+        for item, group in zip(its, shared):
+            if whole:
+                group = next((g for g in shared if g), module)
+            if group:
+                groups[item.nodeid] = group
+    return groups
 
 
 def shared_group(fixturenames) -> str | None:
@@ -97,8 +107,8 @@ os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1")
 def pytest_collection_modifyitems(config, items):
     """The ``slow`` rule (tests/tiers.py says what makes a test slow and why): applied to every test, so a
     new test lands in its tier without a mark. Tests on the session's broker also get ``kafka``, and the
-    users of a costly shared fixture its ``xdist_group`` (``SHARED_FIXTURES``), the tests of a module with
-    costly fixtures of its own their module's (``MODULE_GROUPS``)."""
+    users of a costly shared fixture its ``xdist_group`` (``SHARED_FIXTURES``), a module with fixtures of
+    its own one group for all its tests (``groups_of``)."""
     rule = tiers.Rule()
     for item in items:
         used = set(getattr(item, "fixturenames", ()))
@@ -108,7 +118,9 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.slow(reason=why))
         if used & {"kafka", "kafka_admin"}:
             item.add_marker(pytest.mark.kafka)
-        group = group_of(item)
+    groups = config.stash[GROUPS] = groups_of(items)  # of every collected test, before -m or -k deselects
+    for item in items:
+        group = groups.get(item.nodeid)
         if group and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(group))
     _tell_the_controller_the_groups(config, items)
@@ -117,7 +129,7 @@ def pytest_collection_modifyitems(config, items):
         users = [item for item in items if name in getattr(item, "fixturenames", ())]
         # the last user in this order runs last (on its worker) when all its users share one xdist group
         # (sent whole, in this order) or run in one process; else the fixture waits for the session's end
-        if users and len({group_of(item) for item in users}) == 1:
+        if users and len({groups.get(item.nodeid) for item in users}) == 1:
             last[name] = users[-1]  # the item, not its nodeid (xdist may append "@group" to the id)
     config.stash[_last_users] = last
 
@@ -157,6 +169,7 @@ def _stop_cluster(directory: Path) -> None:
 # a no-op then). Not the ``kafka`` broker: its users run till the end.
 STOPPED_AFTER_LAST_USER = {"kafka_cleaner_off": _stop_broker, "kafka_cluster": _stop_cluster}
 _last_users = pytest.StashKey[dict]()
+GROUPS = pytest.StashKey[dict]()  # test id -> xdist_group, as pytest_collection_modifyitems put them
 _fixture_dirs = pytest.StashKey[dict]()
 
 

@@ -32,15 +32,43 @@ def test_a_test_takes_the_first_group_whose_fixture_it_uses(rules):
     assert rules.shared_group({"spark_kafka", "kafka"}) == "spark"
     # every fixture named is one of tests/conftest.py's
     assert all(callable(getattr(rules, f, None)) for fixtures, _ in rules.SHARED_FIXTURES.values() for f in fixtures)
-    assert all((ROOT / "tests" / module).is_file() for module in rules.MODULE_GROUPS)  # no group for a moved file
+
+
+def _item(nodeid: str, fixtures=(), own=()) -> SimpleNamespace:
+    """A collected test as groups_of reads it: ``own`` are module-scoped fixtures its module defines."""
+    module = nodeid.split("::", 1)[0]
+    defs = {name: [SimpleNamespace(scope="module", baseid=module)] for name in own}
+    defs |= {name: [SimpleNamespace(scope="session", baseid="")] for name in fixtures}
+    return SimpleNamespace(nodeid=nodeid, fixturenames=[*fixtures, *own],
+                           _fixtureinfo=SimpleNamespace(name2fixturedefs=defs))
+
+
+def test_a_module_with_fixtures_of_its_own_runs_whole_on_one_worker(rules):
+    """Its fixtures set up once: the whole module in the group of a shared fixture one of its tests uses,
+    else in a group of its own; a module without any is grouped test by test."""
+    items = [_item("tests/a.py::t1", own=["live"]), _item("tests/a.py::t2", ["spark"], own=["live"]),
+             _item("tests/b.py::t1", ["kafka"], own=["cleaned"]), _item("tests/b.py::t2", ["kafka"]),
+             _item("tests/c.py::t1", ["kafka_cluster"]), _item("tests/c.py::t2", ["kafka"])]
+    assert rules.groups_of(items) == {"tests/a.py::t1": "spark", "tests/a.py::t2": "spark",
+                                      "tests/b.py::t1": "tests/b.py", "tests/b.py::t2": "tests/b.py",
+                                      "tests/c.py::t1": "kafka_cluster"}
+    # a module-scoped fixture of a conftest is shared by several modules: not the module's own
+    shared_module = SimpleNamespace(nodeid="tests/d.py::t1", fixturenames=["stack"], _fixtureinfo=SimpleNamespace(
+        name2fixturedefs={"stack": [SimpleNamespace(scope="module", baseid="tests")]}))
+    assert rules.groups_of([shared_module]) == {}
 
 
 def test_this_run_groups_the_users_of_each_shared_fixture(request, rules):
     """Every collected test of this run carries the group of the fixtures it uses and no other; on an xdist
     worker, the file it wrote for the controller's scheduler says the same."""
     wrong = []
+    # groups_of over the whole collection, before -m or -k deselected (a module's group depends on all its
+    # tests); over this run's tests when nothing was deselected
+    groups = request.config.stash[rules.GROUPS]
+    if not request.config.getoption("markexpr") and not request.config.getoption("keyword"):
+        assert groups == rules.groups_of(request.session.items)
     for item in request.session.items:
-        want = rules.group_of(item)
+        want = groups.get(item.nodeid)
         mark = item.get_closest_marker("xdist_group")
         if (mark.args[0] if mark else None) != want:
             wrong.append(f"{item.nodeid}: {mark} (want {want})")
@@ -48,7 +76,7 @@ def test_this_run_groups_the_users_of_each_shared_fixture(request, rules):
     where = getattr(request.config, "workerinput", {}).get(rules.GROUPS_KEY)
     if where:
         told = rules.read_groups(Path(where))
-        want = {i.nodeid: rules.group_of(i) for i in request.session.items if rules.group_of(i)}
+        want = groups
         assert {k: told.get(k) for k in want} == want
 
 
