@@ -53,7 +53,7 @@ ZOOKEEPER_VERSION = _pom_property("zookeeper.version", POMS[ZOOKEEPER])
 
 # The versions the compatibility tier (tests/compat, one module per version) runs beside the pom's, one of
 # each family: ./dev setup fetches their jars with the default's, so no test downloads in the middle of a run
-COMPAT_VERSIONS = ("3.9.1", "4.4.0")
+COMPAT_VERSIONS = ("3.9.1", "4.3.0")
 # What ``compaction-monitor broker start --kafka-version`` starts: the versions a real broker in the tests
 # proves the monitor on (docs/compatibility.md), no other
 SUPPORTED_VERSIONS = tuple(sorted({KAFKA_VERSION, *COMPAT_VERSIONS}, key=lambda v: tuple(map(int, v.split(".")))))

@@ -6,7 +6,7 @@ Each module of this folder names one Kafka version (``KAFKA_VERSION``) and star-
 (``compaction-monitor broker start --kafka-version``: a 3.x broker on its own ZooKeeper node, a 4.x one in KRaft), puts compacted topics
 in the states the causes name (``compatscenario.build``), and stops it (and a 3.x broker's ZooKeeper) after
 the module's last test. One broker per module and topics of a few kilobytes with segments rolled at once:
-the tier's cost is two broker starts and the cleaner's few rounds, waited for by polling its checkpoint.
+the tier's cost is three broker starts and the cleaner's few rounds, waited for by polling its checkpoint.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""The compatibility checks (compatchecks.py) on Kafka 4.4 in KRaft, the newest release: meta.properties
-version 1 (node.id, directory.id), the metadata log __cluster_metadata-0 in the log dir, the cleaner's
-loggers under org.apache.kafka.storage.internals.log, its dump tool org.apache.kafka.tools.DumpLogSegments.
-(4.3, the version the rest of the suite runs, is covered there.) Then what 4.x added to compaction, on the
-same broker: 4.4's max.decompressed.message.bytes and 4.2's empty cleanup.policy (KIP-1161)."""
+"""The compatibility checks (compatchecks.py) on Kafka 4.4 in KRaft, the newest release and the version the
+rest of the suite runs (localkafka/pom.xml): meta.properties version 1 (node.id, directory.id), the metadata
+log __cluster_metadata-0 in the log dir, the cleaner's loggers under org.apache.kafka.storage.internals.log,
+its dump tool org.apache.kafka.tools.DumpLogSegments. Then what 4.x added to compaction, on the same broker:
+4.4's max.decompressed.message.bytes and 4.2's empty cleanup.policy (KIP-1161). Its own broker, not the
+session's: the checks read the whole log dir and the cleaner's log, which other tests' topics would fill."""
 
 KAFKA_VERSION = "4.4.0"
 
