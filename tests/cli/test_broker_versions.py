@@ -24,21 +24,21 @@ def test_an_unsupported_version_is_one_line_naming_the_supported_ones_exit_2(act
     assert r.returncode == 2 and r.stdout == ""
     [line] = r.stderr.strip().splitlines()
     assert line == (f"compaction-monitor broker {action}: error: argument --kafka-version: expected a Kafka version the launcher starts and the "
-                         f"tests run: 3.9.1 (on ZooKeeper {jars.ZOOKEEPER_VERSION}), {jars.KAFKA_VERSION} (KRaft, the "
-                         f"default), 4.4.0 (KRaft); got '3.8.0' (see compaction-monitor broker {action} --help)"), line
+                         f"tests run: 3.9.1 (on ZooKeeper {jars.ZOOKEEPER_VERSION}), 4.3.0 (KRaft), {jars.KAFKA_VERSION} "
+                         f"(KRaft, the default); got '3.8.0' (see compaction-monitor broker {action} --help)"), line
     assert not (tmp_path / "b").exists()
 
 
 def test_the_supported_versions_are_the_pom_s_and_the_compatibility_tier_s():
-    """One of each family besides the default, and each compat module's version among them (./dev setup
-    fetches ``COMPAT_VERSIONS``: a module of a version not there would download in the middle of a run)."""
+    """The default and one of each family besides it, each with a compat module (./dev setup fetches the
+    default and ``COMPAT_VERSIONS``: a module of a version not there would download in the middle of a run)."""
     modules = {}
     for path in sorted(COMPAT.glob("test_*.py")):
         for node in ast.parse(path.read_text()).body:
             if isinstance(node, ast.Assign) and [t.id for t in node.targets] == ["KAFKA_VERSION"]:
                 modules[path.name] = node.value.value
-    assert set(modules.values()) == set(jars.COMPAT_VERSIONS), modules
-    assert jars.SUPPORTED_VERSIONS == ("3.9.1", jars.KAFKA_VERSION, "4.4.0")
+    assert set(modules.values()) == {*jars.COMPAT_VERSIONS, jars.KAFKA_VERSION}, modules
+    assert jars.SUPPORTED_VERSIONS == ("3.9.1", "4.3.0", jars.KAFKA_VERSION) and jars.KAFKA_VERSION == "4.4.0"
     assert {jars.family(v) for v in jars.COMPAT_VERSIONS} == {jars.ZOOKEEPER, jars.KRAFT}
 
 
