@@ -50,7 +50,7 @@ from pathlib import Path
 
 from localkafka import broker as one
 from localkafka import jars, tls
-from localkafka.kafkatools import TOOL_JVM, option, run_java
+from localkafka.kafkatools import TOOL_JVM, option, run_java, tool_class
 from localkafka.security import (ADMIN, COLLECT_CONFIG, JMX_USER, MECHANISM, USERS, collect_config,
                                  java_client_properties, jmx_basic_auth, make_users, node_security, redact)
 from monitor.fileio import strictjson
@@ -234,7 +234,7 @@ def start(directory: Path, *, brokers: int = 3, security: str = "plaintext", hea
         args = ["format", option("--cluster-id", cluster_id), option("--config", props), "--ignore-formatted"]
         if secure:
             args += ["--add-scram", f"{MECHANISM}=[name={ADMIN},password={secure['admin_password']}]"]
-        fmt = run_java(libs, "kafka.tools.StorageTool", args,
+        fmt = run_java(libs, tool_class("kafka-storage"), args,
                        jvm=[*TOOL_JVM, f"-Dkafka.logs.dir={d / 'logs'}",
                             f"-Dlog4j2.configurationFile={d / 'log4j2.yaml'}"])
         if fmt.returncode != 0:

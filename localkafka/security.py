@@ -15,7 +15,7 @@ from pathlib import Path
 
 from localkafka import tls
 from localkafka.jars import BrokerError
-from localkafka.kafkatools import TOOL_JVM, option, run_java
+from localkafka.kafkatools import TOOL_JVM, option, run_java, tool_class
 
 ADMIN, MONITOR, BLIND = "admin", "monitor", "blind"
 USERS = (ADMIN, MONITOR, BLIND)
@@ -117,7 +117,7 @@ def make_users(libs: Path, state, secure: dict) -> None:
         # the password goes in a (0600) file, not on the command line: --add-config-file
         cfg = tls.write_secret(secrets_dir / f"{user}.scram.properties",
                                f"{MECHANISM}=password={state.password(user)}\n")  # no [..] in the file form
-        jobs.append(("kafka.admin.ConfigCommand", [*common, "--alter", "--entity-type=users",
+        jobs.append((tool_class("kafka-configs"), [*common, "--alter", "--entity-type=users",
                                                   option("--entity-name", user),
                                                   option("--add-config-file", cfg)], cfg))
     for resources, operations in MONITOR_ACLS:
