@@ -321,9 +321,21 @@ def read_detail(s: SegmentSummary, take: Callable[[int], None] | None = None,
         return s, 0
     if s.headers_pending:  # summarised from its indexes: headers and records read together from here
         return _read_pending(s, path, take, stop)
+    reader = _record_pass(s, path, take, stop, headers=False)
+    if reader.faults:
+        return _read_again_whole(s, path, take, reader)
+    return s, reader.bytes_read
+
+
+def _record_pass(s: SegmentSummary, path: Path, take, stop, headers: bool) -> SegmentReader:
+    """Records folded batch by batch from ``detail_position`` (and each header too when ``headers``: a
+    segment summarised from its indexes), each batch charged to ``take``, until the end or ``stop()``; the
+    reader, for its faults and bytes read."""
     reader = SegmentReader(path, start=s.detail_position, skip_corrupt=True, stop=s.end_position)
     try:
         for batch, c in reader.decoded(columns=True):
+            if headers:
+                _fold_batch(s, batch, c.keys[0] if batch.is_control and len(c) else None)
             if not batch.is_control:
                 _fold_records(s, batch, c)
             s.detail_position = batch.position + batch.size
@@ -333,10 +345,13 @@ def read_detail(s: SegmentSummary, take: Callable[[int], None] | None = None,
                 break
     except RecordFormatError as exc:
         reader.faults.append(exc)
-    if reader.faults:
-        fresh, read = summarize(path, s.base_offset, None, take)
-        return fresh, reader.bytes_read + read
-    return s, reader.bytes_read
+    return reader
+
+
+def _read_again_whole(s: SegmentSummary, path: Path, take, reader: SegmentReader) -> tuple[SegmentSummary, int]:
+    """A fault found by the record pass: the segment read again whole, its figures a full read's."""
+    fresh, read = summarize(path, s.base_offset, None, take)
+    return fresh, reader.bytes_read + read
 
 
 def _read_pending(s: SegmentSummary, path: Path, take, stop) -> tuple[SegmentSummary, int]:
@@ -347,22 +362,9 @@ def _read_pending(s: SegmentSummary, path: Path, take, stop) -> tuple[SegmentSum
     are unknown). At the end every figure is the batches' own, as a whole read's. A fault: read again whole."""
     known = (s.next_offset, s.tail_position, s.tail_crc, s.max_timestamp)
     s.max_timestamp = s.pending_max_timestamp
-    reader = SegmentReader(path, start=s.detail_position, skip_corrupt=True, stop=s.end_position)
-    try:
-        for batch, c in reader.decoded(columns=True):
-            _fold_batch(s, batch, c.keys[0] if batch.is_control and len(c) else None)
-            if not batch.is_control:
-                _fold_records(s, batch, c)
-            s.detail_position = batch.position + batch.size
-            if take is not None:
-                take(batch.size)
-            if stop is not None and stop():
-                break
-    except RecordFormatError as exc:
-        reader.faults.append(exc)
+    reader = _record_pass(s, path, take, stop, headers=True)
     if reader.faults:
-        fresh, read = summarize(path, s.base_offset, None, take)
-        return fresh, reader.bytes_read + read
+        return _read_again_whole(s, path, take, reader)
     s.pending_max_timestamp = s.max_timestamp
     if s.detail_position >= s.end_position:
         s.headers_pending, s.pending_max_timestamp = False, -1
