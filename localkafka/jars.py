@@ -108,26 +108,36 @@ def fetch_jars(progress=print, version: str = KAFKA_VERSION) -> Path:
     target = libs_dir(version)
     if (target / ".complete").exists():
         return target
+    progress(f"resolving Apache Kafka {version} and JMX exporter {JMX_EXPORTER_VERSION} from Maven Central ...")
+    resolve(pom(version), target, {"kafka.version": version, "jmx.exporter.version": JMX_EXPORTER_VERSION,
+                                   "jolokia.version": JOLOKIA_VERSION})
+    progress(f"cached {len(list(target.glob('*.jar')))} jars in {target}")
+    return target
+
+
+def resolve(pom_file: Path, target: Path, properties: dict[str, str], what: str = "",
+            timeout: float | None = None) -> Path:
+    """``pom_file``'s runtime dependencies (with these Maven ``properties``) copied by ``mvn`` into
+    ``target``, whole or not at all (a temporary folder renamed, marked ``.complete``); cached: a complete
+    ``target`` is returned at once. ``what`` names the set in an error."""
+    if (target / ".complete").exists():
+        return target
     mvn = shutil.which("mvn")
     if not mvn:
         raise BrokerError("Maven (`mvn`) is not on PATH: install it (Debian: apt-get install maven)")
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="libs-", dir=target.parent))
-    progress(f"resolving Apache Kafka {version} and JMX exporter {JMX_EXPORTER_VERSION} from Maven Central ...")
-    cmd = [
-        mvn, "-q", "-B", "-f", str(pom(version)), f"-Dkafka.version={version}",
-        f"-Djmx.exporter.version={JMX_EXPORTER_VERSION}", f"-Djolokia.version={JOLOKIA_VERSION}",
-        "dependency:copy-dependencies", f"-DoutputDirectory={tmp}", "-DincludeScope=runtime",
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    cmd = [mvn, "-q", "-B", "-f", str(pom_file), *(f"-D{k}={v}" for k, v in properties.items()),
+           "dependency:copy-dependencies", f"-DoutputDirectory={tmp}", "-DincludeScope=runtime"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise BrokerError(f"mvn failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    (tmp / ".complete").write_text(version + "\n")
+        raise BrokerError(f"mvn{f' ({what})' if what else ''} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n"
+                          f"{proc.stderr[-3000:]}")
+    (tmp / ".complete").write_text(properties.get("kafka.version", "") + "\n")
     if target.exists():
         shutil.rmtree(target)
     tmp.rename(target)
-    progress(f"cached {len(list(target.glob('*.jar')))} jars in {target}")
     return target
 
 

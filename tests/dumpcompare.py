@@ -31,6 +31,19 @@ def dump(files, *args: str, kafka_version: str = localtools.KAFKA_VERSION) -> tu
     return text, batches
 
 
+def dump_by_folder(folders) -> dict:
+    """kafka-dump-log --deep-iteration of every segment in ``folders`` (one JVM for all): folder -> its
+    batches, in file order."""
+    from pathlib import Path
+
+    files = [f for d in folders for f in sorted(Path(d).glob("*.log"))]
+    _, batches = dump(files, "--deep-iteration")
+    out: dict = {d: [] for d in folders}
+    for b in batches:
+        out[Path(b.file).parent].append(b)
+    return out
+
+
 def dump_partition(folder, tmp_root, *args: str) -> tuple[str, list]:
     """``dump`` of a live partition's segments, taken from a copy that no segment swap by the cleaner
     cut through (``kafkatools.copy_partition``)."""

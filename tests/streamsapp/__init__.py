@@ -15,11 +15,10 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from localkafka.jars import KAFKA_VERSION, BrokerError, cache_root, java
+from localkafka.jars import KAFKA_VERSION, BrokerError, cache_root, java, resolve
 from waiting import wait_for
 
 HERE = Path(__file__).resolve().parent
@@ -30,26 +29,8 @@ JVM = ["-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Dlog4j2.leve
 def streams_jars(version: str = KAFKA_VERSION) -> Path:
     """kafka-streams ``version`` and what it needs at run time, resolved with Maven once and cached."""
     digest = hashlib.sha1((HERE / "pom.xml").read_bytes()).hexdigest()[:10]
-    target = cache_root() / f"kafka-streams-{version}-{digest}" / "libs"
-    if (target / ".complete").exists():
-        return target
-    mvn = shutil.which("mvn")
-    if not mvn:
-        raise BrokerError("Maven (`mvn`) is not on PATH: install it (Debian: apt-get install maven)")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix="libs-", dir=target.parent))
-    proc = subprocess.run([mvn, "-q", "-B", "-f", str(HERE / "pom.xml"), f"-Dkafka.version={version}",
-                           "dependency:copy-dependencies", f"-DoutputDirectory={tmp}", "-DincludeScope=runtime"],
-                          capture_output=True, text=True, timeout=600)
-    if proc.returncode != 0:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise BrokerError(f"mvn (kafka-streams {version}) failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n"
-                          f"{proc.stderr[-3000:]}")
-    (tmp / ".complete").write_text(version + "\n")
-    if target.exists():
-        shutil.rmtree(target)
-    tmp.rename(target)
-    return target
+    return resolve(HERE / "pom.xml", cache_root() / f"kafka-streams-{version}-{digest}" / "libs",
+                   {"kafka.version": version}, what=f"kafka-streams {version}", timeout=600)
 
 
 def compile_app(out: Path, version: str = KAFKA_VERSION) -> str:

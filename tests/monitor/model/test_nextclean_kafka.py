@@ -18,7 +18,7 @@ from confluent_kafka import KafkaError
 
 from cleanpairs import (CODECS, DELETE_RETENTION_MS, added_bytes, build, cleans_begun, keyless_refused,
                         log_bytes, log_end, projection_inputs)
-from dumpcompare import dump
+from dumpcompare import dump_by_folder
 from monitor.model import horizon
 from monitor.model.nextclean import project_partition
 
@@ -35,12 +35,7 @@ def pairs(kafka, tmp_path_factory):
 def dumps(pairs):
     """kafka-dump-log --deep-iteration of every copy (one JVM for all): folder -> its batches."""
     folders = [p.before for p in pairs.values()] + [c.copy for p in pairs.values() for c in p.cleans]
-    files = [f for d in folders for f in sorted(d.glob("*.log"))]
-    _, batches = dump(files, "--deep-iteration")
-    out: dict[Path, list] = {d: [] for d in folders}
-    for b in batches:
-        out[Path(b.file).parent].append(b)
-    return out
+    return dump_by_folder(folders)
 
 
 def kinds(batches) -> Counter:

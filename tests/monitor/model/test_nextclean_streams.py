@@ -23,7 +23,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from cleanpairs import (CODECS, DELETE_RETENTION_MS, HELD, RELEASED, Clean, Pair, cleans_begun, horizons, log_end,
                         projection_inputs, roll)
-from dumpcompare import dump
+from dumpcompare import dump_by_folder
 from kafkatools import (cleaner_checkpoint, copy_partition, create_topic, partition_dir, produce_timed, set_topic_config,
                        transactional_producer, unique_topic)
 from monitor.model.nextclean import project_partition
@@ -196,12 +196,7 @@ def pairs(kafka, tmp_path_factory):
 @pytest.fixture(scope="module")
 def dumps(pairs):
     folders = [p.before for p in pairs.values()] + [p.cleans[0].copy for p in pairs.values()]
-    files = [f for d in folders for f in sorted(d.glob("*.log"))]
-    _, batches = dump(files, "--deep-iteration")
-    out: dict[Path, list] = {d: [] for d in folders}
-    for b in batches:
-        out[Path(b.file).parent].append(b)
-    return out
+    return dump_by_folder(folders)
 
 
 LABELS = ["streams-output", *(f"streams-{s}" for s in APP_STORES), *(f"java-{c}" for c in CODECS),
