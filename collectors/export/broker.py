@@ -5,7 +5,7 @@ settings (admin API) and what its log-cleaner.log says. Each collector only maps
 from __future__ import annotations
 
 from collectors.export import metrics as M
-from collectors.export.view import StoreCollector, families
+from collectors.export.view import StoreCollector, families, message_label
 from collectors.export.facts import ADMIN, CLEANER_LOG, GAUGES, Facts
 
 
@@ -50,7 +50,6 @@ class BrokerSettingsCollector(StoreCollector):
                 "log.cleaner.io.buffer.load.factor": (M.BROKER_CLEANER_LOAD, float),
                 "log.cleaner.io.max.bytes.per.second": (M.BROKER_CLEANER_IO_MAX, float),
                 "log.cleaner.backoff.ms": (M.BROKER_CLEANER_BACKOFF, lambda ms: ms / 1000.0)}
-    MAX_LABEL = 200
 
     def _collect(self, facts: Facts):
         fams = families(self.names)
@@ -58,7 +57,7 @@ class BrokerSettingsCollector(StoreCollector):
             for broker, settings in sorted(st.snapshot.cleaner_settings.items()):
                 lb = [st.cluster, broker]
                 refused = next((s.reason for s in settings.values() if s.source == "unknown"), None)
-                fams[M.BROKER_CLEANER_KNOWN].add_metric(lb + [(refused or "")[: self.MAX_LABEL]],
+                fams[M.BROKER_CLEANER_KNOWN].add_metric(lb + [message_label(refused)],
                                                         0.0 if refused else 1.0)
                 for key, (name, conv) in self.SETTINGS.items():
                     s = settings.get(key)
@@ -72,7 +71,6 @@ class CleanerLogCollector(StoreCollector):
 
     names = (M.P_UNCLEANABLE, M.CL_THREAD_DEATHS, M.CL_LAST_ERROR, M.CL_CLEANS, M.CL_PROCESSED,
              M.CL_LAST_THROUGHPUT, M.CL_LAST_BUFFER, M.CL_LAST_REDUCTION, M.CL_LEARNED)
-    MAX_LABEL = 200  # the message label is cut: one series per broker, of bounded size
 
     def _collect(self, facts: Facts):
         fams = families(self.names)
@@ -84,7 +82,7 @@ class CleanerLogCollector(StoreCollector):
             fams[M.CL_THREAD_DEATHS].add_metric(lb, s.thread_deaths_total)
             d = s.last_thread_death
             if d is not None:
-                fams[M.CL_LAST_ERROR].add_metric(lb + [d.thread, d.exception, d.error[: self.MAX_LABEL]], 1.0)
+                fams[M.CL_LAST_ERROR].add_metric(lb + [d.thread, d.exception, message_label(d.error)], 1.0)
             fams[M.CL_CLEANS].add_metric(lb, s.cleans_total)
             fams[M.CL_PROCESSED].add_metric(lb, s.processed_bytes_total)
             c = s.last_clean

@@ -5,13 +5,12 @@ were built from (``collectors.export.facts``), so the page's health and its figu
 from __future__ import annotations
 
 from collectors.export import metrics as M
-from collectors.export.view import StoreCollector, families
+from collectors.export.view import StoreCollector, families, message_label
 from collectors.export.facts import GAUGES, Facts
 
 
 class SelfCollector(StoreCollector):
     names = (M.SRC_UP, M.SRC_LAST_SUCCESS, M.SRC_DURATION, M.SRC_ERRORS, M.SRC_SHAPE, M.SRC_LAST_ERROR)
-    MAX_LABEL = 200  # the message label is cut: one series per source, of bounded size
 
     def _collect(self, facts: Facts):
         fams = families(self.names)
@@ -26,7 +25,7 @@ class SelfCollector(StoreCollector):
                 fams[M.SRC_ERRORS].add_metric(lb + [kind], n)
             if st.last_error_kind is not None:  # the store redacted the text
                 fams[M.SRC_LAST_ERROR].add_metric(
-                    lb + [st.last_error_kind, (st.last_error_message or "")[: self.MAX_LABEL]], 1.0)
+                    lb + [st.last_error_kind, message_label(st.last_error_message)], 1.0)
             shape = getattr(st.snapshot, "shape", None) if st.kind in GAUGES else None
             if shape:
                 fams[M.SRC_SHAPE].add_metric(lb + [shape, ",".join(st.snapshot.also_on_page)], 1.0)

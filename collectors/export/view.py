@@ -11,6 +11,7 @@ patterns drop whole topics, in ``StoreCollector.collect``: the one place each ap
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -47,6 +48,21 @@ def family(name: str):
 
 def families(names) -> dict:
     return {n: family(n) for n in names}
+
+
+MAX_LABEL = 200  # a message label's length: one series per source or broker, of bounded size
+_PATH = re.compile(r"(?<![\w.:/])/[^\s:;,'\"()]+")
+
+
+def message_label(text: str | None) -> str:
+    """A message as a label value: each absolute path of three parts or more shortened to ``.../`` and its last
+    two (the partition folder and the file: what a reader acts on; the collector's log line has the whole
+    path), then cut to ``MAX_LABEL`` characters. Cut as it came, a long log-dir path ran the label out before
+    the reason was reached (``its segments kept changing ...: /tm``)."""
+    def short(m: re.Match) -> str:
+        parts = m.group(0).rstrip("/").split("/")
+        return m.group(0) if len(parts) <= 3 else ".../" + "/".join(parts[-2:])
+    return _PATH.sub(short, text or "")[:MAX_LABEL]
 
 
 def sample_name(name: str) -> str:

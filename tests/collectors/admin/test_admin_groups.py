@@ -16,6 +16,7 @@ from boundedhttp import FetchError
 from collectors.admin.source import AdminFetcher
 from collectors.admin.state import PartitionOffsets, TopicInfo
 from collectors.export.exporter import register_all
+from collectors.export.view import message_label
 from collectors.serving.runner import Source, Store, refresh_once
 from monitor.settings.config import ClusterConfig
 
@@ -44,7 +45,7 @@ def test_a_group_whose_offsets_time_out_is_unknown_with_the_reason_and_the_other
             "cluster": "c", "source": "consumer_groups:c", "kind": "consumer_groups"}) == 1
         assert reg.get_sample_value("kafka_compaction_source_last_error_info", {
             "cluster": "c", "source": "consumer_groups:c", "kind": "consumer_groups", "error": "timeout",
-            "message": f"stuck: {snap.errors['stuck']}"[:200]}) == 1
+            "message": message_label(f"stuck: {snap.errors['stuck']}")}) == 1
     finally:
         f.close()
 
