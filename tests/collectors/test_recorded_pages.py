@@ -1,7 +1,7 @@
 """The JMX exporter pages recorded from a real Kafka broker in each agent config's shape
 (tests/collectors/pages, made by its record.py after a real clean) read by the collector's parser: the
 shape it reports, and each cleaner gauge equal to the page's own sample of that MBean (the test's literal
-lookup, tests/collectors/export/test_exporter_shapes_kafka.py's tables). The live version of this test starts
+lookup, tests/jmxshapes.py's tables). The live version of this test starts
 a broker per shape; these pages keep the parser checked against real pages in the fast suite."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from collectors.jmx.gauges import parse_exposition
 from monitor.settings.config import ClusterConfig
-from test_exporter_shapes_kafka import CASES, page_value
+from jmxshapes import CASES, page_value
 
 PAGES = Path(__file__).parent / "pages"
 # the collector's reading of each MBean, in Kafka's unit (what CleanerGauges holds)

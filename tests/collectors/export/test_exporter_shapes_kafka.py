@@ -14,50 +14,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from boundedhttp import get_text
 from clirun import run_cli
+from jmxshapes import CASES, EXPORTED, page_value
 from collectors.jmx.gauges import jolokia_io_url, jolokia_read_url, parse_jolokia
 from kafkatools import (compacted, create_topic, own_broker, partition_dir, segment_bases,
                         set_topic_config, unique_topic, wait_cleaned_up_to_active, write_rounds)
-
-# agent config -> (the shape the collector must report, how the test finds an MBean's value on the page:
-# (sample name, labels) of kafka.log:type=T,name=N / of the throttler's Count)
-CATCH_ALL_LOWER = {
-    "max-clean-time-secs": ("kafka_log_logcleaner_value", {"name": "max-clean-time-secs"}),
-    "DeadThreadCount": ("kafka_log_logcleaner_value", {"name": "DeadThreadCount"}),
-    "max-buffer-utilization-percent": ("kafka_log_logcleaner_value", {"name": "max-buffer-utilization-percent"}),
-    "cleaner-recopy-percent": ("kafka_log_logcleaner_value", {"name": "cleaner-recopy-percent"}),
-    "cleaner-io": ("kafka_utils_throttler_count", {"name": "cleaner-io"}),
-}
-CATCH_ALL_KEEPCASE = {k: (n.replace("logcleaner_value", "LogCleaner_Value").replace("throttler_count", "Throttler_Count"),
-                          lb) for k, (n, lb) in CATCH_ALL_LOWER.items()}
-RULE_NAMED = {
-    "max-clean-time-secs": ("kafka_log_logcleaner_max_clean_time_secs", {}),
-    "DeadThreadCount": ("kafka_log_logcleaner_deadthreadcount", {}),
-    "max-buffer-utilization-percent": ("kafka_log_logcleaner_max_buffer_utilization_percent", {}),
-    "cleaner-recopy-percent": ("kafka_log_logcleaner_cleaner_recopy_percent", {}),
-    "cleaner-io": ("kafka_utils_throttler_cleaner_io_count_total", {}),
-}
-CASES = {
-    "jmx-exporter-catchall.yaml": ("catch_all", CATCH_ALL_LOWER),
-    "jmx-exporter-catchall-keepcase.yaml": ("catch_all", CATCH_ALL_KEEPCASE),
-    "jmx-exporter.yaml": ("rule_named", RULE_NAMED),
-}
-# the collector's series for each MBean and the factor from Kafka's unit to the series' base unit
-EXPORTED = {
-    "max-clean-time-secs": ("kafka_compaction_broker_cleaner_max_clean_time_seconds", 1.0),
-    "DeadThreadCount": ("kafka_compaction_broker_cleaner_dead_threads", 1.0),
-    "max-buffer-utilization-percent": ("kafka_compaction_broker_cleaner_max_buffer_utilization_ratio", 0.01),
-    "cleaner-recopy-percent": ("kafka_compaction_broker_cleaner_recopy_ratio", 0.01),
-    "cleaner-io": ("kafka_compaction_broker_cleaner_io_bytes_total", 1.0),
-}
-
-
-def page_value(page: str, name: str, labels: dict) -> float:
-    """The value of the one sample called ``name`` whose labels include ``labels`` (the test's own lookup)."""
-    hits = [s.value for f in text_string_to_metric_families(page) for s in f.samples
-            if s.name == name and labels.items() <= s.labels.items()]
-    assert len(hits) == 1, f"{name}{labels}: {len(hits)} samples on the page"
-    return hits[0]
-
 
 def collect_once(state) -> tuple[dict, str]:
     proc = run_cli("collect", "--once", "--jmx-url", state.jmx_url)
