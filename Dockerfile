@@ -31,6 +31,7 @@ WORKDIR /src
 COPY pyproject.toml setup.py README.md LICENSE ./
 COPY monitor ./monitor
 COPY boundedhttp ./boundedhttp
+COPY freeport ./freeport
 COPY collectors ./collectors
 COPY spark_analysis ./spark_analysis
 COPY dashboards ./dashboards

@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from freeport import free_port
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
@@ -30,12 +31,6 @@ def spark_home() -> Path:
     import pyspark
 
     return Path(pyspark.__file__).resolve().parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass

@@ -30,8 +30,9 @@ TOOLS = {"bench"}  # developer tools beside the product, like tests/: may import
 # Our own leaf libraries, used like third-party ones: they import only the standard library (never a
 # package of ours) and any edge may import them. boundedhttp is the one bounded HTTP GET that the
 # collector, the dashboard and the demo all need: edges may not import each other, and it opens
-# sockets, which the core may not.
-SHARED = {"boundedhttp"}
+# sockets, which the core may not. freeport is the one way a process we start gets a loopback port (the
+# local broker, the standalone Spark cluster, the demo).
+SHARED = {"boundedhttp", "freeport"}
 OURS = {CORE, COMPOSITION_ROOT} | EDGES | TOOLS | SHARED
 
 # Pure data libraries the core may use besides the standard library: CRC-32C of record batches,

@@ -1,4 +1,4 @@
-"""localkafka.broker.free_port: ports below the kernel's ephemeral range (where outgoing connections take
+"""freeport.free_port: ports below the kernel's ephemeral range (where outgoing connections take
 their source ports, and took a port the 3-broker cluster was about to bind on two xdist workers), free when
 handed out, never the same twice in a process, and a seeded ``random`` (TEST_SEED) does not choose them."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 import socket
 
-from localkafka import broker
+import freeport as broker
 
 
 def test_ports_are_free_below_the_ephemeral_range_and_not_repeated():
