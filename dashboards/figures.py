@@ -178,26 +178,45 @@ def _bytes_axis(largest: float) -> tuple[float, str]:
     return byte_scale(largest if largest == largest else 0)  # NaN (no figure): bytes
 
 
+TOPICS_CHARTED = 25  # the per-topic bars: the largest this many, a row each; the table beside has them all
+
+
+def _topic_rows(topics: pd.DataFrame, by: str) -> tuple[pd.DataFrame, str]:
+    """The topics a per-topic bar chart draws (the ``TOPICS_CHARTED`` largest by ``by``) and what its title
+    adds when that is not all of them."""
+    t = topics.sort_values(by, ascending=False, kind="stable").head(TOPICS_CHARTED)
+    return t, (f" (the {len(t)} largest of {len(topics)} topics)" if len(topics) > len(t) else "")
+
+
+def _topic_bars(fig: go.Figure, n: int, title: str) -> go.Figure:
+    """A chart with a horizontal bar per topic: the names on the y axis read across, the largest on top, and
+    the chart as tall as its rows need. Slanted labels under vertical bars ran into each other past ten
+    topics (53 topics in the browser test's run)."""
+    fig.update_yaxes(type="category", autorange="reversed", automargin=True, title=None)
+    fig.update_layout(title=title, **{**LAYOUT, "height": max(240, 110 + 24 * n),
+                                      "legend": dict(orientation="h", y=1.0, yanchor="bottom", x=0)})
+    return fig
+
+
 def audit_sizes(topics: pd.DataFrame) -> go.Figure:
     """Per topic: what the next clean leaves and reclaims (stacked), and the settled size (after every
     delete horizon has passed and another clean) as a mark, where the run has one; in the IEC unit the
-    largest topic needs (``dashboards.auditview.byte_scale``)."""
-    t = topics.sort_values("bytes", ascending=False).head(25)
+    largest topic needs (``dashboards.auditview.byte_scale``). A bar a topic, the largest first."""
+    t, cut = _topic_rows(topics, "bytes")
     div, unit = _bytes_axis(float(t["bytes"].max()) if not t.empty else 0)
     fig = go.Figure()
-    fig.add_bar(x=t["topic"], y=t["next_clean_bytes"] / div, name="left after the next clean",
-                hovertemplate="%{x}: %{y:.1f} " + unit + "<extra>left after the next clean</extra>")
-    fig.add_bar(x=t["topic"], y=t["reclaimable_bytes"] / div, name="reclaimed by the next clean",
-                marker_color="#d62728", hovertemplate="%{x}: %{y:.1f} " + unit + "<extra>reclaimed</extra>")
+    fig.add_bar(y=t["topic"], x=t["next_clean_bytes"] / div, orientation="h", name="left after the next clean",
+                hovertemplate="%{y}: %{x:.1f} " + unit + "<extra>left after the next clean</extra>")
+    fig.add_bar(y=t["topic"], x=t["reclaimable_bytes"] / div, orientation="h", name="reclaimed by the next clean",
+                marker_color="#d62728", hovertemplate="%{y}: %{x:.1f} " + unit + "<extra>reclaimed</extra>")
     if "settled_bytes" in t.columns:
-        fig.add_scatter(x=t["topic"], y=t["settled_bytes"] / div, mode="markers", name="settled",
-                        marker=dict(symbol="line-ew", size=36, line=dict(width=4, color="#2ca02c")),
-                        hovertemplate="%{x}: %{y:.1f} " + unit + " once every delete horizon has passed and "
+        fig.add_scatter(y=t["topic"], x=t["settled_bytes"] / div, mode="markers", name="settled",
+                        marker=dict(symbol="line-ns", size=18, line=dict(width=4, color="#2ca02c")),
+                        hovertemplate="%{y}: %{x:.1f} " + unit + " once every delete horizon has passed and "
                                       "another clean<extra>settled</extra>")
     fig.update_layout(barmode="stack")
-    fig.update_xaxes(title="topic", type="category")
-    fig.update_yaxes(title=f"size on disk ({unit})", tickformat=",.3~f", rangemode="tozero")
-    return _styled(fig, "What the next clean leaves and reclaims, and settled, per topic")
+    fig.update_xaxes(title=f"size on disk ({unit})", tickformat=",.3~f", rangemode="tozero")
+    return _topic_bars(fig, len(t), "What the next clean leaves and reclaims, and settled, per topic" + cut)
 
 
 CLEAN_TIME_CHARTED_S = 1.0  # below a second a clean is no concern: the cleaner backs off 15 s between checks
@@ -206,12 +225,11 @@ CLEAN_TIME_CHARTED_S = 1.0  # below a second a clean is no concern: the cleaner 
 def audit_clean_time(topics: pd.DataFrame) -> go.Figure:
     """Each topic's estimated cleaning time (one thread), the longest first; the page charts it when two
     or more topics take at least ``CLEAN_TIME_CHARTED_S``."""
-    t = topics.sort_values("estimated_clean_seconds", ascending=False).head(25)
-    fig = go.Figure(go.Bar(x=t["topic"], y=t["estimated_clean_seconds"], marker_color="#1f77b4",
-                           hovertemplate="%{x}: %{y:,.0f} s<extra></extra>"))
-    fig.update_xaxes(title="topic", type="category")
-    fig.update_yaxes(title="estimated cleaning time (s, one cleaner thread)", tickformat=",~f", rangemode="tozero")
-    return _styled(fig, "Estimated time for the cleaner to clean what is dirty now")
+    t, cut = _topic_rows(topics, "estimated_clean_seconds")
+    fig = go.Figure(go.Bar(y=t["topic"], x=t["estimated_clean_seconds"], orientation="h", marker_color="#1f77b4",
+                           hovertemplate="%{y}: %{x:,.0f} s<extra></extra>"))
+    fig.update_xaxes(title="estimated cleaning time (s, one cleaner thread)", tickformat=",~f", rangemode="tozero")
+    return _topic_bars(fig, len(t), "Estimated time for the cleaner to clean what is dirty now" + cut)
 
 
 def whatif_points(rows: pd.DataFrame) -> list[dict]:
@@ -230,6 +248,16 @@ def whatif_points(rows: pd.DataFrame) -> list[dict]:
     for p in out.values():
         p["labels"].sort(key=lambda lb: lb != "current")
     return list(out.values())
+
+
+def whatif_topics(points: list[dict]) -> list[str]:
+    """The topics of the what-if chart's points (``whatif_points``), the one whose settings' steady sizes
+    spread the widest first: the page charts one topic at a time (with 53 topics on one chart their labels
+    covered each other), and opens on the topic where a setting changes the most."""
+    sizes: dict[str, list[float]] = {}
+    for p in points:
+        sizes.setdefault(p["topic"], []).append(p["x"])
+    return sorted(sizes, key=lambda t: (-(max(sizes[t]) - min(sizes[t])), -len(sizes[t]), t))
 
 
 def _point_label(labels: list[str]) -> str:
@@ -267,7 +295,9 @@ def audit_whatif(rows: pd.DataFrame) -> go.Figure:
         fig.update_yaxes(range=_padded([p["y"] / ydiv for p in pts]))
     fig.update_xaxes(title=f"{X_AXIS}, {xunit}", tickformat=",~f")  # as the contract's titles write a unit
     fig.update_yaxes(title=f"{Y_AXIS}, {yunit}/day", tickformat=",~f")
-    fig.update_layout(title=CHART_TITLE, showlegend=True, **{**LAYOUT, "height": 440})  # the topic named, even one
+    drawn = sorted({p["topic"] for p in pts})
+    fig.update_layout(title=CHART_TITLE + (f": {drawn[0]}" if len(drawn) == 1 else ""), showlegend=len(drawn) > 1,
+                      **{**LAYOUT, "height": 440})  # one topic (the page's choice): named in the title
     return fig
 
 

@@ -193,16 +193,22 @@ def whatif_panel(rows: pd.DataFrame, summary: dict) -> None:
                f"delete.retention.ms: the disk each would take against the cleaner's work. {GRID_TEXT}")
     why = sorted({r for r in rows["unknown_reason"] if isinstance(r, str) and r}) \
         if "unknown_reason" in rows.columns else []
-    pts = figures.whatif_points(rows)
+    every = figures.whatif_points(rows)
+    topics = figures.whatif_topics(every)
+    topic = topics[0] if len(topics) == 1 else st.selectbox(
+        "Topic", topics, key="audit.whatif.topic",
+        help="One topic at a time; the one where a setting changes the steady size the most comes first.") \
+        if topics else None
+    pts = [p for p in every if p["topic"] == topic]
     no_chart = chart_or_why(len(pts), "the settings' sizes against the cleaner's bytes",
                             "no row's figures are known" if not pts else
-                            "every setting whose figures are known gives the same steady size and cleaner bytes "
-                            f"({', '.join(pts[0]['labels'])})")
+                            f"for {topic} every setting whose figures are known gives the same steady size and "
+                            f"cleaner bytes ({', '.join(pts[0]['labels'])})")
     unknown_topics = sorted(set(rows.loc[rows["size_bytes"].isna(), "topic"])) if "size_bytes" in rows else []
     if no_chart:
         st.caption(no_chart)
     else:
-        st.plotly_chart(figures.audit_whatif(rows), width=WIDE, key="audit.whatif.chart")
+        st.plotly_chart(figures.audit_whatif(rows[rows["topic"] == topic]), width=WIDE, key="audit.whatif.chart")
     if why:  # one line here, the reasons (a path each, often) below it: never a wall of text above a table
         st.caption(f"Unknown, so left out{' of the chart' if not no_chart else ''}: "
                    f"{', '.join(unknown_topics) or 'some settings'}.")

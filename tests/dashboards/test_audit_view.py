@@ -142,3 +142,32 @@ def test_an_accuracy_error_is_never_in_scientific_notation():
     for r in (1.5, 12.0, -0.000_001_8, 3e-9):
         assert not re.search(r"\d[eE][+-]?\d", signed_ratio(r)), signed_ratio(r)
     assert not math.isnan(V.byte_scale(float("inf"))[0])
+
+
+def test_what_if_charts_one_topic_at_a_time_the_one_a_setting_changes_most_first():
+    other = whatif_rows().assign(topic="audit-log", size_bytes=lambda d: d["size_bytes"] / 1024)  # spread 1 MiB
+    flat = whatif_rows().assign(topic="flat", size_bytes=float(2**30)).head(3)  # every setting the same size
+    rows = pd.concat([other, flat, whatif_rows()], ignore_index=True)
+    assert figures.whatif_topics(figures.whatif_points(rows)) == ["orders", "audit-log", "flat"]
+    fig = figures.audit_whatif(rows[rows["topic"] == "orders"])
+    assert fig.layout.title.text.endswith(": orders") and not fig.layout.showlegend
+    assert figures.audit_whatif(rows).layout.showlegend  # several topics drawn: the legend names them
+
+
+def test_per_topic_bars_are_rows_named_across_the_largest_first_and_say_when_cut():
+    n = figures.TOPICS_CHARTED + 5
+    topics = pd.DataFrame({"topic": [f"a-rather-long-changelog-topic-name-{i:02d}" for i in range(n)],
+                           "bytes": [float(i * 2**20) for i in range(n)],
+                           "next_clean_bytes": [float(i * 2**19) for i in range(n)],
+                           "reclaimable_bytes": [float(i * 2**19) for i in range(n)],
+                           "estimated_clean_seconds": [float(i) for i in range(n)]})
+    for fig in (figures.audit_sizes(topics), figures.audit_clean_time(topics)):
+        bars = fig.data[0]
+        assert bars.orientation == "h" and len(bars.y) == figures.TOPICS_CHARTED
+        assert bars.y[0] == f"a-rather-long-changelog-topic-name-{n - 1:02d}"  # the largest on top (reversed axis)
+        assert fig.layout.yaxis.autorange == "reversed"
+        assert fig.layout.title.text.endswith(f"(the {figures.TOPICS_CHARTED} largest of {n} topics)")
+        assert fig.layout.height >= 24 * figures.TOPICS_CHARTED
+    few = figures.audit_sizes(topics.head(3))
+    assert "largest" not in few.layout.title.text and list(few.data[0].y)[0].endswith("02")
+    assert few.layout.xaxis.title.text == "size on disk (MiB)"
