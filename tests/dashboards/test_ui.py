@@ -36,3 +36,24 @@ def test_a_table_wider_than_the_window_is_narrowed_to_fit_and_one_that_fits_is_l
     got = display.fit_widths(display.natural_widths(wide))
     assert sum(got.values()) <= display.TABLE_PX and got["Partition"] == display.natural_widths(wide)["Partition"]
     assert got["Why"] == got["Fix"] >= display.MIN_COLUMN_PX
+
+
+def test_a_cell_is_measured_by_its_characters_so_a_fitting_table_is_not_cut():
+    """The Config review's findings (a long topic beside the longest check name) fit a 1366-pixel window
+    as drawn; one width for every character made "min.cleanable.dirty.ratio" as wide as 25 m's and cut
+    "delete_retention_below_consumer_lag"."""
+    import pandas as pd
+
+    from dashboards import display
+
+    # measured on the Config review's screenshot at 1366 px: (text, pixels drawn)
+    for text, drawn in [("segment_roll_beyond_traffic", 171), ("min.cleanable.dirty.ratio", 144),
+                        ("browser-5cd797d4.tombstone-flood", 210), ("delete.retention.ms", 116)]:
+        assert drawn <= display.text_px(text) <= drawn * 1.1, text
+    assert display.text_px("MMMM") > display.text_px("mmmm") > display.text_px("iiii")
+    findings = pd.DataFrame({"topic": ["browser-5cd797d4.tombstone-flood"],
+                             "check": ["delete_retention_below_consumer_lag"], "setting": ["min.cleanable.dirty.ratio"],
+                             "now": ["10 min"], "suggested": ["1 d"]})
+    assert display.fit_widths(display.natural_widths(findings)) is None
+    many = pd.DataFrame({"x": [f"{i}" for i in range(20_000)] + ["the longest text in the column"]})
+    assert display.natural_widths(many)["x"] == display.CELL_PAD_PX + display.text_px("the longest text in the column")
