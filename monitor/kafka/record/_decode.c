@@ -85,7 +85,8 @@ static int walk_record(const unsigned char *buf, Py_ssize_t end, Py_ssize_t *ppo
         if (pos != rec_end) FAIL("headers end at %zd, record declared end %zd", pos, rec_end);
     } else {
         if (r->nh < 0) FAIL("negative header count %lld", (long long)r->nh);
-        if (pos != rec_end) FAIL("record fields run to %zd, past its declared end %zd", pos, rec_end);
+        if (pos > rec_end) FAIL("record fields run to %zd, past its declared end %zd", pos, rec_end);
+        if (pos < rec_end) FAIL("record fields end at %zd, %zd byte(s) before its declared end %zd", pos, rec_end - pos, rec_end);
     }
     r->end = rec_end;
     *ppos = rec_end;

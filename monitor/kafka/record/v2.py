@@ -338,7 +338,9 @@ def _decode_columns(buf: bytes, batch: BatchV2) -> RecordColumns:
                 nh, pos = varint_tail(buf, pos + 1, b)
         headers = _headers(buf, pos, nh, rec_end) if nh else ()
         if pos > rec_end or (not nh and pos != rec_end):
-            raise RecordDecodeError(f"record fields run to {pos}, past its declared end {rec_end}")
+            raise RecordDecodeError(f"record fields run to {pos}, past its declared end {rec_end}" if pos > rec_end
+                                    else f"record fields end at {pos}, {rec_end - pos} byte(s) before its declared "
+                                         f"end {rec_end}")
         pos = rec_end
         add_offset(base_offset + off_delta)
         add_ts(max_ts if log_append else base_ts + ts_delta)

@@ -75,3 +75,30 @@ def test_a_record_count_the_bytes_cannot_hold_is_refused_before_any_array_is_siz
         v2._c_decode_arrays(body, count, 0, 0, 0, False)
     with pytest.raises(ValueError, match="does not fit"):
         v2._c_decode_arrays(body, 1 << 40, 0, 0, 0, False)  # ~10^12 records: 36 TB of arrays, never asked for
+
+
+def zigzag(n: int) -> bytes:
+    z, out = (n << 1) ^ (n >> 63), bytearray()
+    while True:
+        b, z = z & 0x7F, z >> 7
+        out.append(b | (0x80 if z else 0))
+        if not z:
+            return bytes(out)
+
+
+@pytest.mark.parametrize("slack", [2, -1])
+def test_a_record_whose_fields_end_before_or_past_its_length_is_named_alike_by_both(slack):
+    """A record whose declared length leaves bytes after its last field says so ("end at ..., N byte(s)
+    before"), not that its fields ran past the end; one whose fields run past its length says that."""
+    fields = bytes([0]) + zigzag(0) + zigzag(0) + zigzag(1) + b"k" + zigzag(1) + b"v" + zigzag(0)
+    body = zigzag(len(fields) + slack) + fields + bytes(max(slack, 0))
+    start = len(zigzag(len(fields) + slack))
+    want = (f"record fields end at {start + len(fields)}, {slack} byte\\(s\\) before its declared end "
+            f"{start + len(fields) + slack}" if slack > 0 else
+            f"record fields run to {start + len(fields)}, past its declared end {start + len(fields) + slack}")
+    batch = type("B", (), {"records_count": 1, "base_offset": 0, "base_timestamp": 0, "max_timestamp": 0,
+                           "attributes": 0})()
+    with pytest.raises(v2.RecordDecodeError, match=want):
+        v2._decode_columns(body, batch)
+    with pytest.raises(ValueError, match=want):
+        v2._c_decode_columns(body, 1, 0, 0, 0, False)
