@@ -13,18 +13,24 @@ and ``grafana render`` (``alerts.render``, ``alerts.grafana``), and only fills i
   the mixins' convention that kube-prometheus' Alertmanager templates and Grafana's alert list link from; the
   rule file keeps ``runbook``, which the Alertmanager templates of its existing users read.
 
-The dashboard is the Grafana rendering as it is: its queries select by the Kafka ``cluster`` variable, not by job.
-The thresholds are monitor.yaml's defaults (the mixin holds no threshold of its own); ``python -m cli.docgen
---write`` regenerates the files, ``tests/alerts/test_mixin.py`` evaluates the mixin and compares.
+* each threshold the rules read (monitor.yaml's ``thresholds``, camelCased: ``laggingFor``,
+  ``bufferUtilizationRatio``, ...; ``THRESHOLD_KEYS``), its default monitor.yaml's, as a string (``_text``): a
+  number where the rule compares, a Prometheus duration in its ``for`` and in its summary and description.
+
+The dashboard is the Grafana rendering as it is (monitor.yaml's default thresholds drawn as its lines): its
+queries select by the Kafka ``cluster`` variable, not by job. ``python -m cli.docgen --write`` regenerates the
+files, ``tests/alerts/test_mixin.py`` evaluates the mixin and compares.
 
 In the generated rules a ``%`` slot stands for each ``_config`` value (``%(selector)s``), as in the community's
-mixins; the libsonnet formats ``expr`` and ``runbook_url`` with ``_config`` (jsonnet's ``%``), so a literal ``%``
-in either is written ``%%`` here.
+mixins; the libsonnet formats ``expr``, ``for`` and the annotations with ``_config`` (jsonnet's ``%``), so a
+literal ``%`` in them is written ``%%`` here. A threshold's slot is found by rendering the rules with each
+threshold set to a value of its own that nothing else in them is (``_marked``) and replacing it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from alerts.grafana import render_dashboard
 from alerts.render import rule_groups
@@ -40,17 +46,61 @@ CONFIG, RULES, ALERTS, DASHBOARD = ("mixin/generated/config.json", "mixin/genera
 _SLOTS = {"selector": "\x00selector\x00", "runbookURLBase": "\x00runbookURLBase\x00"}
 
 
-def default_config(t: Thresholds | None = None) -> dict[str, str]:
-    """``_config``'s defaults, from monitor.yaml's: the collector's job and the runbook's location."""
+def _camel(field: str) -> str:
+    head, *rest = field.split("_")
+    return head + "".join(w.capitalize() for w in rest)
+
+
+# The thresholds a rule reads, as _config keys: every field of monitor.yaml's thresholds but the two _config
+# has its own way (monitor_job: selector; runbook_base: runbookURLBase). A test checks each reaches a rule.
+THRESHOLD_KEYS = {f.name: _camel(f.name) for f in dataclasses.fields(Thresholds)
+                  if f.name not in ("monitor_job", "runbook_base")}
+_MARK_NUMBER, _MARK_WINDOW = 271800, 271900  # (a threshold's own value: _marked)
+
+
+def default_config(t: Thresholds | None = None) -> dict:
+    """``_config``'s defaults, from monitor.yaml's: the collector's job, the runbook's location and each
+    threshold."""
     t = t or Thresholds()
-    return {"selector": f'job="{t.monitor_job}"', "runbookURLBase": t.runbook_base}
+    return {"selector": f'job="{t.monitor_job}"', "runbookURLBase": t.runbook_base,
+            **{key: _text(getattr(t, name)) for name, key in THRESHOLD_KEYS.items()}}
 
 
-def groups(config: dict[str, str], t: Thresholds | None = None) -> list[dict]:
-    """The rule groups the mixin gives under ``config`` (``_config``): ``rules render``'s groups with every series
-    selected by ``config["selector"]`` too, and the annotation ``runbook`` named ``runbook_url`` and pointing
-    under ``config["runbookURLBase"]``."""
-    t = dataclasses.replace(t or Thresholds(), runbook_base=config["runbookURLBase"])
+def _text(value) -> str:
+    """A threshold as _config holds it: a string, as it goes into the rules (a number as the rule file writes
+    it). A number given in jsonnet works too, but jsonnet implementations print one differently (the C++
+    one 0.85 as 0.84999999999999998): a string goes in as written."""
+    return value if isinstance(value, str) else f"{value:g}"
+
+
+def thresholds(config: dict, t: Thresholds | None = None) -> Thresholds:
+    """The thresholds ``config`` (``_config``) sets, over ``t``'s."""
+    t = t or Thresholds()
+    return dataclasses.replace(t, **{name: type(getattr(t, name))(config[key]) for name, key in THRESHOLD_KEYS.items()
+                                     if key in config})
+
+
+def _marked() -> tuple[Thresholds, dict[str, str]]:
+    """Thresholds each set to a value of its own that no rule holds otherwise (a number from 271800, a window
+    from 271900s), and the text of each value -> its ``%(key)s`` slot."""
+    marks, values = {}, {}
+    for i, f in enumerate(dataclasses.fields(Thresholds)):
+        if f.name not in THRESHOLD_KEYS:
+            continue
+        if f.type in ("str", str):
+            values[f.name] = text = f"{_MARK_WINDOW + i}s"
+        else:
+            values[f.name] = _MARK_NUMBER + i
+            text = f"{_MARK_NUMBER + i:g}"
+        marks[text] = f"%({THRESHOLD_KEYS[f.name]})s"
+    return dataclasses.replace(Thresholds(), **values), marks
+
+
+def groups(config: dict, t: Thresholds | None = None) -> list[dict]:
+    """The rule groups the mixin gives under ``config`` (``_config``): ``rules render``'s groups under the
+    thresholds ``config`` sets, with every series selected by ``config["selector"]`` too, and the annotation
+    ``runbook`` named ``runbook_url`` and pointing under ``config["runbookURLBase"]``."""
+    t = dataclasses.replace(thresholds(config, t), runbook_base=config["runbookURLBase"])
     out = []
     for g in rule_groups(t, selector=config["selector"]):
         rules = []
@@ -64,27 +114,40 @@ def groups(config: dict[str, str], t: Thresholds | None = None) -> list[dict]:
     return out
 
 
-def _slotted(text: str) -> str:
-    """``text`` as a jsonnet format string: its ``%`` doubled, each placeholder a ``%(key)s`` slot."""
+def _slotted(text: str, marks: dict[str, str] | None = None) -> str:
+    """``text`` as a jsonnet format string: its ``%`` doubled, each placeholder a ``%(key)s`` slot, and each
+    threshold's mark (``_marked``) its slot."""
     text = text.replace("%", "%%")
     for key, mark in _SLOTS.items():
         text = text.replace(mark, f"%({key})s")
+    for mark, slot in (marks or {}).items():
+        text = re.sub(rf"(?<![\w.]){mark}(?!\w|\.\d)", slot, text)
     return text
 
 
-def _templates(t: Thresholds) -> list[dict]:
-    """``groups`` with a slot for each ``_config`` value in ``expr`` and ``runbook_url`` (and only there)."""
+FORMATTED = ("expr", "for")  # a rule's fields the libsonnet formats with _config, and every annotation
+
+
+def _templates() -> list[dict]:
+    """``groups`` with a slot for each ``_config`` value in ``expr``, ``for`` and the annotations (and only
+    there)."""
+    t, marks = _marked()
     out = []
     for g in groups(_SLOTS, t):
         rules = []
         for r in g["rules"]:
-            r = {**r, "expr": _slotted(r["expr"])}
+            r = {**r, **{k: _slotted(r[k], marks) for k in FORMATTED if k in r}}
             if "annotations" in r:
-                r["annotations"] = {**r["annotations"], "runbook_url": _slotted(r["annotations"]["runbook_url"])}
+                r["annotations"] = {k: _slotted(v, marks) for k, v in r["annotations"].items()}
             rules.append(r)
         out.append({"name": g["name"], "rules": rules})
+    text = strictjson.dumps(out)
     leftover = [g["name"] for g in out if "\x00" in strictjson.dumps(g)]
-    assert not leftover, f"a _config placeholder outside expr and runbook_url in {leftover}"
+    assert not leftover, f"a _config placeholder outside the formatted fields in {leftover}"
+    unused = [slot for slot in marks.values() if slot not in text]
+    assert not unused, f"thresholds no rule reads: {unused}"
+    left = [mark for mark in marks if mark.rstrip("s") in text]  # (as a plain substring: found anywhere)
+    assert not left, f"a threshold's mark left unslotted: {left}"
     return out
 
 
@@ -95,7 +158,7 @@ def _json(doc) -> str:
 def files(t: Thresholds | None = None) -> dict[str, str]:
     """Each generated file of ``mixin/`` (path relative to the repository) and its text."""
     t = t or Thresholds()
-    rendered = _templates(t)
+    rendered = _templates()
     return {
         CONFIG: _json(default_config(t)),
         RULES: _json({"groups": [g for g in rendered if g["name"] == RECORDING_GROUP]}),

@@ -12,15 +12,18 @@ local alerts = import 'generated/alerts.json';
   //   CompactionMonitorDown's `up`; default: job="kafka-compaction-monitor".
   // runbookURLBase: where each alert's runbook_url points, then #<alert name in lower case>; point it at
   //   your copy of alerts/RUNBOOK.md (default: alerts/RUNBOOK.md, the path in the repository).
+  // every threshold of monitor.yaml's thresholds, camelCased (laggingFor: '30m', bufferUtilizationRatio: 0.85,
+  //   ...: generated/config.json lists them with their defaults; docs/configuration.md says what each is).
   _config+:: import 'generated/config.json',
 
-  // Each rule's expr and runbook_url hold %(key)s slots for _config's values (a literal % is written %%).
+  // Each rule's expr, for and annotations hold %(key)s slots for _config's values (a literal % is written %%).
   local fill(groups, config) = [
     group {
       rules: [
         rule + { expr: rule.expr % config }
+        + (if std.objectHas(rule, 'for') then { 'for': rule['for'] % config } else {})
         + (if std.objectHas(rule, 'annotations')
-           then { annotations+: { runbook_url: rule.annotations.runbook_url % config } }
+           then { annotations: { [k]: rule.annotations[k] % config for k in std.objectFields(rule.annotations) } }
            else {})
         for rule in group.rules
       ],

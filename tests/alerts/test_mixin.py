@@ -54,7 +54,10 @@ def test_the_mixin_gives_the_rule_files_rules_with_the_job_selector():
     """Rule for rule, `rules render`'s file with the selector taken out again: nothing else differs, bar up's
     job match (the selector stands in for it) and runbook's name."""
     doc = evaluate()
-    assert doc["config"] == {"selector": 'job="kafka-compaction-monitor"', "runbookURLBase": "alerts/RUNBOOK.md"}
+    assert doc["config"] == mixin.default_config()
+    assert {k: doc["config"][k] for k in ("selector", "runbookURLBase", "laggingFor", "bufferUtilizationRatio")} == {
+        "selector": 'job="kafka-compaction-monitor"', "runbookURLBase": "alerts/RUNBOOK.md", "laggingFor": "30m",
+        "bufferUtilizationRatio": "0.85"}
     assert [g["name"] for g in doc["rules"]["groups"]] == [mixin.RECORDING_GROUP]
     assert all("record" in r for g in doc["rules"]["groups"] for r in g["rules"])
     assert all("alert" in r for g in doc["alerts"]["groups"] for r in g["rules"])
@@ -90,6 +93,42 @@ def test_the_config_reaches_every_rule():
     assert all("runbook" not in n for n in notes)
     assert doc["dashboards"] == evaluate()["dashboards"]  # the dashboard selects by the cluster variable only
     assert evaluate()["alerts"] == {"groups": mixin.groups(mixin.default_config())[1:]}
+
+
+def test_the_thresholds_reach_the_rules_as_rules_render_writes_them_from_monitor_yaml():
+    """Each of monitor.yaml's thresholds is a _config key: laid over, the rules are the rule file rendered
+    from a monitor.yaml with those thresholds (numbers where a rule compares, windows in for and in the
+    summary and description); a number given as a jsonnet number works too."""
+    config = {"laggingFor": "2h", "bufferUtilizationRatio": "0.9", "tombstoneGrowthPerHour": "250000",
+              "consumerLagWarningFraction": "0.25", "replicasDisagreeFor": "45m"}
+    doc = evaluate(config)
+    t = mixin.thresholds(config)
+    assert (t.lagging_for, t.buffer_utilization_ratio, t.tombstone_growth_per_hour) == ("2h", 0.9, 250000.0)
+    assert rule_groups(doc) == mixin.groups({**mixin.default_config(), **config})
+    rendered = yaml.safe_load(render_rules(t))["groups"]
+    by_alert = {r["alert"]: r for g in rendered for r in g["rules"] if "alert" in r}
+    mine = {r["alert"]: r for g in doc["alerts"]["groups"] for r in g["rules"]}
+    assert mine["CompactionLagging"]["for"] == by_alert["CompactionLagging"]["for"] == "2h"
+    assert "for 2h" in mine["CompactionLagging"]["annotations"]["description"]
+    assert "> 0.9" in mine["CleanerBufferSaturated"]["expr"] and "> 250000" in mine["TombstonesPilingUp"]["expr"]
+    for alert, r in mine.items():  # the rule file's, bar the selector and runbook's name
+        assert r["for"] == by_alert[alert]["for"] and r["annotations"]["description"] == \
+            by_alert[alert]["annotations"]["description"], alert
+    numbers = evaluate({"bufferUtilizationRatio": 0.5})  # a jsonnet number: however the implementation prints it
+    [saturated] = [r for g in numbers["alerts"]["groups"] for r in g["rules"] if r["alert"] == "CleanerBufferSaturated"]
+    assert float(saturated["expr"].rsplit("> ", 1)[1]) == 0.5
+
+
+def test_every_threshold_is_a_config_key_and_reaches_a_rule():
+    """A threshold added to monitor.yaml is a _config key by itself (THRESHOLD_KEYS: every field of the
+    thresholds but the job and the runbook's base), and rendering fails if one reaches no rule."""
+    import dataclasses
+
+    fields = {f.name for f in dataclasses.fields(Thresholds)} - {"monitor_job", "runbook_base"}
+    assert set(mixin.THRESHOLD_KEYS) == fields
+    text = (ROOT / mixin.ALERTS).read_text()
+    assert all(f"%({key})s" in text for key in mixin.THRESHOLD_KEYS.values())
+    assert set(mixin.default_config()) == {"selector", "runbookURLBase", *mixin.THRESHOLD_KEYS.values()}
 
 
 def test_the_dashboard_is_the_grafana_rendering():
@@ -129,12 +168,15 @@ def test_the_mixins_rules_pass_promtools_fatal_lint(tmp_path):
 def test_the_docs_example_evaluates_with_its_settings():
     """docs/mixin.md's jsonnet, as a user copies it: it evaluates, and its _config reaches the rules."""
     evaluate()  # (fails when jsonnet is missing)
-    [example] = re.findall(r"```jsonnet\n(.*?)```", (ROOT / "docs" / "mixin.md").read_text(), re.S)
+    example, thresholds = re.findall(r"```jsonnet\n(.*?)```", (ROOT / "docs" / "mixin.md").read_text(), re.S)
     out = json.loads(_jsonnet.evaluate_snippet("docs/mixin.md", example, jpathdir=[str(LIBSONNET.parent)]))
     config = {"selector": 'job="kafka-compaction-monitor",namespace="kafka"',
               "runbookURLBase": "https://git.example.com/ops/kafka-compaction-monitor/blob/main/alerts/RUNBOOK.md"}
     assert out["compaction-rules.json"]["groups"] + out["compaction-alerts.json"]["groups"] == mixin.groups(config)
     assert out["compaction-dashboard.json"] == json.loads(render_dashboard(Thresholds()))
+    alerts = json.loads(_jsonnet.evaluate_snippet("docs/mixin.md", thresholds, jpathdir=[str(LIBSONNET.parent)]))
+    assert alerts["groups"] == mixin.groups({**mixin.default_config(), "laggingFor": "2h",
+                                             "tombstoneGrowthPerHour": "250000"})[1:]
 
 
 def _with_job(series: str, job: str) -> str:
