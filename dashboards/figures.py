@@ -296,8 +296,9 @@ def audit_whatif(rows: pd.DataFrame) -> go.Figure:
     fig.update_xaxes(title=f"{X_AXIS}, {xunit}", tickformat=",~f")  # as the contract's titles write a unit
     fig.update_yaxes(title=f"{Y_AXIS}, {yunit}/day", tickformat=",~f")
     drawn = sorted({p["topic"] for p in pts})
-    fig.update_layout(title=CHART_TITLE + (f": {drawn[0]}" if len(drawn) == 1 else ""), showlegend=len(drawn) > 1,
-                      **{**LAYOUT, "height": 440})  # one topic (the page's choice): named in the title
+    one = len(drawn) == 1  # one topic (the page's choice): named under the title, clear of the chart's buttons
+    fig.update_layout(title=CHART_TITLE + (f"<br><sup>{drawn[0]}</sup>" if one else ""), showlegend=not one,
+                      **{**LAYOUT, "height": 440, "margin": {**LAYOUT["margin"], "t": 70 if one else 50}})
     return fig
 
 

@@ -168,18 +168,20 @@ def topics_panel(topics, summary: dict) -> None:
 
 
 # within a 1366-pixel window: the steady size and the cleaner's daily work first; the peak in the details
-WHATIF_MAIN = [Col("topic", "Topic"), Col("setting", "Setting"), Col("size_bytes", "Steady size", BYTES),
+WHATIF_MAIN = [Col("setting", "Setting"), Col("size_bytes", "Steady size", BYTES),
                Col("cleans_per_day", "Cleans per day", lambda v: "unknown" if units.missing(v) else f"{v:,.1f}"),
                Col("read_bytes_per_day", "Cleaner reads per day", BYTES),
                Col("written_bytes_per_day", "Cleaner writes per day", BYTES)]
-WHATIF_MORE = [Col("topic", "Topic"), Col("setting", "Setting"), Col("peak_bytes", "Peak size", BYTES),
+WHATIF_MORE = [Col("setting", "Setting"), Col("peak_bytes", "Peak size", BYTES),
                Col("write_bytes_per_second", "Write rate", units.rate), Col("live_bytes", "Live bytes", BYTES)]
 
 
 def whatif_panel(rows: pd.DataFrame, summary: dict) -> None:
-    """What other settings would do (``monitor.model.whatif``, gathered by ``spark_analysis.whatif``): the
-    chart of size against cleaner bytes per day, each point labelled with its setting, when two or more
-    points are known (else why not), and the table; a run from before the table says so."""
+    """What other settings would do (``monitor.model.whatif``, gathered by ``spark_analysis.whatif``), one topic
+    at a time (picked; the one where a setting changes the steady size the most first, those whose every
+    figure is unknown last): the chart of size against cleaner bytes per day, each point labelled with its
+    setting, when two or more points are known (else why not), and the topic's table; a run from before the
+    table says so. All topics on one chart and in one table ran their labels into each other at 50 topics."""
     from monitor.contract.whatif import ASSUMPTIONS, GRID_TEXT, label
 
     st.subheader("What if: other cleaner settings")
@@ -191,32 +193,34 @@ def whatif_panel(rows: pd.DataFrame, summary: dict) -> None:
         return
     st.caption("What it is for: choosing min.cleanable.dirty.ratio, segment.ms, segment.bytes and "
                f"delete.retention.ms: the disk each would take against the cleaner's work. {GRID_TEXT}")
-    why = sorted({r for r in rows["unknown_reason"] if isinstance(r, str) and r}) \
-        if "unknown_reason" in rows.columns else []
     every = figures.whatif_points(rows)
-    topics = figures.whatif_topics(every)
+    charted = figures.whatif_topics(every)
+    topics = charted + sorted(set(rows["topic"]) - set(charted))
     topic = topics[0] if len(topics) == 1 else st.selectbox(
         "Topic", topics, key="audit.whatif.topic",
-        help="One topic at a time; the one where a setting changes the steady size the most comes first.") \
-        if topics else None
+        help="One topic at a time: the one where a setting changes the steady size the most first, those whose "
+             "figures are all unknown last.")
+    mine = rows[rows["topic"] == topic]
     pts = [p for p in every if p["topic"] == topic]
     no_chart = chart_or_why(len(pts), "the settings' sizes against the cleaner's bytes",
-                            "no row's figures are known" if not pts else
-                            f"for {topic} every setting whose figures are known gives the same steady size and "
-                            f"cleaner bytes ({', '.join(pts[0]['labels'])})")
-    unknown_topics = sorted(set(rows.loc[rows["size_bytes"].isna(), "topic"])) if "size_bytes" in rows else []
+                            "no setting's figures are known" if not pts else
+                            "every setting whose figures are known gives the same steady size and cleaner bytes "
+                            f"({', '.join(pts[0]['labels'])})")
     if no_chart:
-        st.caption(no_chart)
+        st.caption(f"{topic}: {no_chart}")
     else:
-        st.plotly_chart(figures.audit_whatif(rows[rows["topic"] == topic]), width=WIDE, key="audit.whatif.chart")
+        st.plotly_chart(figures.audit_whatif(mine), width=WIDE, key="audit.whatif.chart")
+    unknown = mine[mine["size_bytes"].isna()] if "size_bytes" in mine else mine.iloc[0:0]
+    why = sorted({r for r in unknown.get("unknown_reason", []) if isinstance(r, str) and r})
     if why:  # one line here, the reasons (a path each, often) below it: never a wall of text above a table
-        st.caption(f"Unknown, so left out{' of the chart' if not no_chart else ''}: "
-                   f"{', '.join(unknown_topics) or 'some settings'}.")
+        settings = sorted({label(s, v) for s, v in zip(unknown["setting"], unknown["value"])})
+        st.caption(f"Unknown for {topic}{', so left out of the chart' if not no_chart else ''}: "
+                   f"{', '.join(settings)}.")
         with st.expander(f"Why {len(why)} figure(s) are unknown"):
             st.markdown("\n".join(f"- {w}" for w in why[:20]) + (f"\n- and {len(why) - 20} more" if len(why) > 20 else ""))
-    # the settings whose figures are known first: a topic whose every figure is unknown (said above) after
-    t = rows.assign(setting=[label(s, v) for s, v in zip(rows["setting"], rows["value"])],
-                    _unknown=rows["size_bytes"].isna()).sort_values(["_unknown", "topic"], kind="stable") \
+    # the settings whose figures are known first; the topic is the picker's
+    t = mine.assign(setting=[label(s, v) for s, v in zip(mine["setting"], mine["value"])],
+                    _unknown=mine["size_bytes"].isna()).sort_values("_unknown", kind="stable") \
         .drop(columns="_unknown").reset_index(drop=True)
     table(t, WHATIF_MAIN, key="audit.whatif")
     with st.expander("The model's assumptions; each setting's peak size, write rate and live bytes"):

@@ -150,7 +150,7 @@ def test_what_if_charts_one_topic_at_a_time_the_one_a_setting_changes_most_first
     rows = pd.concat([other, flat, whatif_rows()], ignore_index=True)
     assert figures.whatif_topics(figures.whatif_points(rows)) == ["orders", "audit-log", "flat"]
     fig = figures.audit_whatif(rows[rows["topic"] == "orders"])
-    assert fig.layout.title.text.endswith(": orders") and not fig.layout.showlegend
+    assert fig.layout.title.text.endswith("<br><sup>orders</sup>") and not fig.layout.showlegend
     assert figures.audit_whatif(rows).layout.showlegend  # several topics drawn: the legend names them
 
 

@@ -1,7 +1,7 @@
-"""The Audit page's what-if section (#34): a real audit (local Spark) of one compacted partition whose
-records were written 10 ms apart over 6 s (a write rate the uncleaned tail tells) shows the chart of
-size against cleaner bytes per day and the table of every setting, labelled, with the assumptions; a
-run from before the table says so instead."""
+"""The Audit page's what-if section (#34): a real audit (local Spark) of two compacted topics whose
+records were written 10 and 50 ms apart (a write rate the uncleaned tail tells) shows, for the topic
+picked (the one a setting changes most first), the chart of size against cleaner bytes per day and the
+table of every setting, labelled, with the assumptions; a run from before the table says so instead."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import shutil
 import pyarrow.parquet as pq
 import pytest
 
+from dashboards import figures
 from dashpages import page
 from monitor.contract.auditrun import MARKER, SUMMARY, marker_text
 from monitor.contract.whatif import ASSUMPTIONS, CHART_TITLE
@@ -29,16 +30,23 @@ def audited(_spark_sessions, tmp_path_factory):
     for base in (0, 300):  # two segments of 100 keys updated round robin, 15 batches of 20 records each
         write(part / f"{base:020d}.log", [v2(items(range(o, o + 20), distinct=100, step_ms=10))
                                           for o in range(base, base + 300, 20)])
+    users = tmp / "logs" / "users-0"  # a second topic: the page charts and lists one at a time
+    write(users / f"{0:020d}.log", [v2(items(range(o, o + 20), distinct=40, step_ms=50)) for o in range(0, 200, 20)])
     base, _ = run(build_parser().parse_args(["--input", str(tmp / "logs"), "--out", str(tmp / "out")]), spark=spark)
     return tmp / "out", base
 
 
 def test_the_page_charts_and_lists_each_setting(audited, monkeypatch):
     out, base = audited
-    written = pq.read_table(f"{base}/whatif").to_pylist()
+    every = pq.read_table(f"{base}/whatif").to_pandas()
+    first = figures.whatif_topics(figures.whatif_points(every))[0]
+    written = [r for r in every.to_dict("records") if r["topic"] == first]
     current = next(r for r in written if r["setting"] == "current")
     assert current["write_bytes_per_second"] > 0 and current["size_bytes"] > 0 and current["unknown_reason"] is None
     at = page("audit", monkeypatch, audit_dir=out)
+    picker = at.selectbox(key="audit.whatif.topic")
+    assert picker.options == figures.whatif_topics(figures.whatif_points(every)) and set(picker.options) == {
+        "orders", "users"} and picker.value == first
     assert "What if: other cleaner settings" in [h.value for h in at.subheader]
     assert any(ASSUMPTIONS in c.value for c in at.caption)
     table = next(d.value for d in at.dataframe if "Cleans per day" in d.value.columns)
@@ -53,11 +61,18 @@ def test_the_page_charts_and_lists_each_setting(audited, monkeypatch):
     chart = next(c for c in charts if CHART_TITLE in json.dumps(c.get("layout", {}).get("title", "")))
     # one point per distinct figure, labelled with its settings (all of them in the hover), axes with units
     [trace] = chart["data"]
-    assert trace["name"] == "orders" and trace["mode"] == "markers+text" and len(trace["x"]) >= 2
+    assert trace["name"] == first and trace["mode"] == "markers+text" and len(trace["x"]) >= 2
     assert sum(len(c.split("<br>")) for c in trace["customdata"]) == len(written)
     assert any(t.startswith("current") for t in trace["text"])
     assert chart["layout"]["xaxis"]["title"]["text"].endswith("B")
     assert chart["layout"]["yaxis"]["title"]["text"].endswith("B/day")
+    other = next(t for t in picker.options if t != first)  # picked: the other topic's chart and rows
+    picker.set_value(other).run()
+    [trace] = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                   if CHART_TITLE in json.dumps(json.loads(c.proto.spec).get("layout", {}).get("title", "")))["data"]
+    assert trace["name"] == other
+    table = next(d.value for d in at.dataframe if "Cleans per day" in d.value.columns)
+    assert len(table) == len(every[every["topic"] == other]) and "Topic" not in table.columns
 
 
 def test_a_run_from_before_the_table_says_so(audited, monkeypatch, tmp_path):
