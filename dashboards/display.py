@@ -70,7 +70,7 @@ def key(k: bytes | bytearray | memoryview | None) -> str:
 
 # The widest a table may be: the page's content column in a 1366-pixel window (904 px beside the sidebar),
 # less the grid's borders; a cell's padding, in pixels; the narrowest a column is cut to
-TABLE_PX, CELL_PAD_PX, MIN_COLUMN_PX = 880, 24, 60
+TABLE_PX, CELL_PAD_PX, MIN_COLUMN_PX = 880, 18, 60
 # A character of the grid's font (Source Sans, 14 px) by kind, in pixels, measured on the pages' screenshots
 # and rounded up (on the safe side: a column a little wide wastes space, one too narrow cuts a cell with an
 # ellipsis): a lowercase name runs 6.1 to 6.6 px a character, dots and i/l/t about half that, a character

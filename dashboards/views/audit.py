@@ -132,7 +132,7 @@ def projection_panel(sm: dict) -> None:
 
 
 TOPIC_MAIN = [Col("topic", "Topic"), Col("partitions", "Partitions", COUNT), Col("bytes", "Size", BYTES),
-              Col("reclaimable_bytes", "Reclaimable by the next clean", BYTES),
+              Col("reclaimable_bytes", "Next clean reclaims", BYTES),
               Col("next_clean_bytes", "After the next clean", BYTES), Col("settled_bytes", "Settled", BYTES),
               Col("config_source", "Config from")]
 TOPIC_CLEANING = [Col("topic", "Topic"), Col("records", "Records", COUNT), Col("projection_method", "Projection"),

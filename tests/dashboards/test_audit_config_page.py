@@ -57,8 +57,8 @@ def test_the_topic_table_says_where_each_config_came_from_and_why_one_is_unknown
     records = next(d.value for d in at.table if "Records" in d.value.columns).set_index("Topic")["Records"]
     assert records["accounts"] == records["orders"] == "6"
     assert written["orders"]["reclaimable_bytes"] is not None and written["accounts"]["reclaimable_bytes"] is None
-    assert shown["orders"]["Reclaimable by the next clean"] == units.bytes_iec(written["orders"]["reclaimable_bytes"])
-    assert shown["accounts"]["Reclaimable by the next clean"] == "unknown"
+    assert shown["orders"]["Next clean reclaims"] == units.bytes_iec(written["orders"]["reclaimable_bytes"])
+    assert shown["accounts"]["Next clean reclaims"] == "unknown"
     # and the conclusions name it among the partitions that need attention, with why
     assert "Config unknown: accounts-0" in at.markdown[0].value
 
