@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 
 from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
-from confluent_kafka.admin import ConfigResource, OffsetSpec, ResourceType
+from confluent_kafka.admin import ConfigResource, ConfigSource, OffsetSpec, ResourceType
 
 from boundedhttp import FetchError
 from collectors.admin.client import AdminSession, authorization_failure, call_error_kind
@@ -34,6 +34,23 @@ from monitor.model.transactions import TRANSACTION_MAX_TIMEOUT
 COMPACTION_KEYS = tuple(DEFAULTS)
 LISTED_PARTITIONS = 3  # a failed ListOffsets names this many of the partitions it covered, then counts the rest
 
+
+
+class Described(dict):
+    """A broker's describe_configs answer: each config's value by name, and its Kafka ConfigSource name
+    (``sources``: DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG),
+    which says whether a fix must name this broker (``BrokerSetting.per_broker``)."""
+
+    def __init__(self, entries):
+        super().__init__((k, e.value) for k, e in entries.items())
+        self.sources = {k: _source_name(getattr(e, "source", None)) for k, e in entries.items()}
+
+
+def _source_name(source) -> str | None:
+    try:  # confluent-kafka gives a ConfigSource, or its number
+        return ConfigSource(source).name
+    except ValueError:
+        return None
 
 class TopicFetch:
     """``topics()``: one ``AdminSnapshot`` per refresh, asked through ``session``; ``clock`` stamps it."""
@@ -104,7 +121,7 @@ class TopicFetch:
             try:
                 asked = self.session.admin.describe_configs([res], request_timeout=self.session.timeout)
                 entries = self.session.result(asked[res], f"describe_configs of broker {bid}")
-                out[bid] = {k: e.value for k, e in entries.items()}
+                out[bid] = Described(entries)
             except (KafkaException, FetchError) as exc:
                 key = f"broker {bid} describe_configs"
                 self.session.failed("DescribeConfigs", "CLUSTER", "", exc, errors, kinds, key)
@@ -152,7 +169,8 @@ class TopicFetch:
             admin = {k: got[k] for k in CLEANER_SETTINGS if got.get(k) is not None}
             try:
                 settings = broker_cleaner_settings(admin=admin, file=self.session.cluster.cleaner,
-                                                   admin_error=f"broker {bid} did not list it")
+                                                   admin_error=f"broker {bid} did not list it",
+                                                   kafka_sources=getattr(got, "sources", None))
             except ConfigValueError as exc:
                 settings = broker_cleaner_settings(file=self.session.cluster.cleaner,
                                                    admin_error=f"broker {bid} gave a malformed value: {exc}")

@@ -143,7 +143,10 @@ def broker_facts(broker: str | None, *, gauges=None, gauges_source: str = "", ad
         threads = t.value if t is not None else None
     if gauges is None and enabled is None and threads is None:
         return None
-    return BrokerFacts(dead, gauges_source if gauges is not None else "", enabled, threads, io, io_max, backoff)
+    per_broker = frozenset(k for k, v in (admin.cleaner_settings.get(str(broker or ""), {}) if admin is not None
+                                          else {}).items() if v.per_broker)
+    return BrokerFacts(dead, gauges_source if gauges is not None else "", enabled, threads, io, io_max, backoff,
+                       broker, per_broker)
 
 
 def unreadable_partitions(snapshot) -> list[tuple[str, int, str]]:

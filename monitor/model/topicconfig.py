@@ -278,6 +278,16 @@ class BrokerSetting:
     value: int | float | bool | None
     source: str
     reason: str | None = None
+    # for a value the admin API gave: Kafka's ConfigSource name (DYNAMIC_BROKER_CONFIG, ...), which says how a
+    # change reaches the broker (``per_broker``); None when not known
+    kafka_source: str | None = None
+
+    @property
+    def per_broker(self) -> bool:
+        """Set on this broker alone (``kafka-configs --entity-name <id>``): a dynamic per-broker value comes
+        before the cluster-wide default (DynamicBrokerConfig's precedence), so ``--entity-default`` would not
+        change it."""
+        return self.kafka_source == PER_BROKER_SOURCE
 
     @property
     def known(self) -> bool:
@@ -303,7 +313,11 @@ def parse_broker_value(key: str, raw) -> int | float | bool:
     return value
 
 
-def effective_broker_setting(key: str, *, admin=None, file=None, admin_error: str | None = None) -> BrokerSetting:
+PER_BROKER_SOURCE = "DYNAMIC_BROKER_CONFIG"  # Kafka's ConfigSource of a value set with --entity-name <broker id>
+
+
+def effective_broker_setting(key: str, *, admin=None, file=None, admin_error: str | None = None,
+                             kafka_source: str | None = None) -> BrokerSetting:
     """The one precedence of a broker setting the model reads, as ``effective_config``'s for topics:
     the broker's own value from the admin API (describe_configs on the BROKER resource: what it has in
     force, its default included) when known, else the config file's (``clusters[].<key with _>``, or
@@ -311,7 +325,7 @@ def effective_broker_setting(key: str, *, admin=None, file=None, admin_error: st
     asked and did not answer (``admin_error``), Kafka's default (``BROKER_DEFAULTS``) when it was not
     asked at all."""
     if admin is not None:
-        return BrokerSetting(key, parse_broker_value(key, admin), ADMIN)
+        return BrokerSetting(key, parse_broker_value(key, admin), ADMIN, kafka_source=kafka_source)
     if file is not None:
         return BrokerSetting(key, parse_broker_value(key, file), CONFIG_FILE)
     if admin_error is not None:
@@ -320,10 +334,11 @@ def effective_broker_setting(key: str, *, admin=None, file=None, admin_error: st
 
 
 def broker_cleaner_settings(*, admin: Mapping[str, object] | None = None, file: Mapping[str, object] | None = None,
-                            admin_error: str | None = None) -> dict[str, BrokerSetting]:
+                            admin_error: str | None = None,
+                            kafka_sources: Mapping[str, str] | None = None) -> dict[str, BrokerSetting]:
     """A broker's ``CLEANER_SETTINGS`` by ``effective_broker_setting``: ``admin`` the broker's
-    describe_configs values (None: not asked, or refused with ``admin_error``), ``file`` the config
-    file's ``clusters[].cleaner`` mapping."""
-    admin, file = admin or {}, file or {}
-    return {k: effective_broker_setting(k, admin=admin.get(k), file=file.get(k), admin_error=admin_error)
-            for k in CLEANER_SETTINGS}
+    describe_configs values (None: not asked, or refused with ``admin_error``) and ``kafka_sources`` their
+    ConfigSource names, ``file`` the config file's ``clusters[].cleaner`` mapping."""
+    admin, file, kafka_sources = admin or {}, file or {}, kafka_sources or {}
+    return {k: effective_broker_setting(k, admin=admin.get(k), file=file.get(k), admin_error=admin_error,
+                                        kafka_source=kafka_sources.get(k)) for k in CLEANER_SETTINGS}

@@ -35,6 +35,14 @@ class BrokerFacts:
     cleaner_io: IoRate | None = None
     io_max: BrokerSetting | None = None
     backoff: BrokerSetting | None = None  # log.cleaner.backoff.ms (the cleaner queue's forecast)
+    broker: str | None = None  # its node.id, as the admin API names it
+    # the cleaner settings set on this broker alone (BrokerSetting.per_broker): a fix changes them with
+    # --entity-name <broker>, which the cluster-wide --entity-default would not override
+    per_broker: frozenset[str] = frozenset()
+
+    def entity(self, key: str) -> str | None:
+        """The broker a fix of ``key`` must name (``fixes.alter_brokers``), None for the cluster's default."""
+        return self.broker if key in self.per_broker else None
 
 
 @dataclass(frozen=True)

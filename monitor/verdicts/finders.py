@@ -12,7 +12,7 @@ from monitor.model.compaction import CLEANABLE_RATIO_ABOVE_MIN, PartitionState
 from monitor.contract.units import bytes_iec, duration_ms, rate as rate_text
 from monitor.verdicts.facts import VERDICT_CONFIGS, BrokerFacts, Facts, Found, segment_file
 from monitor.model.topicconfig import ADMIN_DOWN, DEFAULT
-from monitor.verdicts.fixes import (CLEANER_ENABLE_FIX, IO_MAX, abort_transaction, alter_brokers, alter_topic, decompressed_limit_to_fit,
+from monitor.verdicts.fixes import (CLEANER_ENABLE_FIX, IO_MAX, THREADS, abort_transaction, alter_brokers, alter_topic, decompressed_limit_to_fit,
                                     lag_that_releases, more_threads, raised_throttle, ratio_below)
 from monitor.verdicts.forecasts import max_segment_ms, roll_forecast
 
@@ -188,10 +188,16 @@ def throttled_cleaner(f: Facts) -> Found | None:
              "cleaner_io_basis": b.cleaner_io.basis, "throttle_ratio": throttle_ratio(b.cleaner_io, limit),
              "gauge": b.source, "eligible_seconds": f.eligible_seconds, "compaction_delay_ms": s.compaction_delay_ms,
              "configs": {IO_MAX: {"value": f"{limit:g}", "source": b.io_max.source}}},
-            (alter_brokers(f.bootstrap, IO_MAX, f"{raised_throttle(limit):.0f}") + f"   (twice the current "
-             f"{rate_text(limit)}; a dynamic broker config: no restart; --entity-name <broker id> instead of "
-             "--entity-default for one broker)",
+            (alter_brokers(f.bootstrap, IO_MAX, f"{raised_throttle(limit):.0f}", b.entity(IO_MAX))
+             + f"   (twice the current {rate_text(limit)}; a dynamic broker config: no restart; "
+             + (f"set on broker {b.broker} alone, which the cluster's --entity-default would not change)"
+                if b.entity(IO_MAX) else "--entity-name <broker id> instead of --entity-default for one broker)"),
              "more log.cleaner.threads do not help: every cleaner thread shares the one throttle"))
+
+
+def _entity(f: Facts, key: str) -> str | None:
+    """The broker a fix of the cleaner setting ``key`` must name, None for the cluster's default."""
+    return f.broker.entity(key) if f.broker is not None else None
 
 
 def overdue(f: Facts) -> Found | None:
@@ -203,7 +209,7 @@ def overdue(f: Facts) -> Found | None:
              "eligible_seconds": f.eligible_seconds, "configs": f.cfg("max.compaction.lag.ms")},
             ("the cleaner is behind: check CleanerSlow / CleanerBufferSaturated and the cleaner's throttle "
              "(log.cleaner.io.max.bytes.per.second)",
-             alter_brokers(f.bootstrap, "log.cleaner.threads", more_threads(f.broker))))
+             alter_brokers(f.bootstrap, THREADS, more_threads(f.broker), _entity(f, THREADS))))
 
 
 def waiting(f: Facts) -> Found | None:
@@ -216,7 +222,7 @@ def waiting(f: Facts) -> Found | None:
             f"{s.min_cleanable_dirty_ratio:g}) and queued {how_long}: the cleaner takes the filthiest log first",
             {"eligible_seconds": f.eligible_seconds, "configs": f.cfg("min.cleanable.dirty.ratio")},
             ("nothing if it is cleaned soon; if it waits long, the cleaner lacks capacity: "
-             + alter_brokers(f.bootstrap, "log.cleaner.threads", more_threads(f.broker)),))
+             + alter_brokers(f.bootstrap, THREADS, more_threads(f.broker), _entity(f, THREADS)),))
 
 
 def min_compaction_lag(f: Facts) -> Found | None:

@@ -14,6 +14,7 @@ from monitor.model.topicconfig import NO_DECOMPRESSED_CAP
 BOOTSTRAP_PLACEHOLDER = "<bootstrap>"
 MORE_THREADS = "<up to twice the current>"  # log.cleaner.threads may at most double per change
 IO_MAX = "log.cleaner.io.max.bytes.per.second"
+THREADS = "log.cleaner.threads"
 # log.cleaner.enable is deprecated since Kafka 4.1 (KIP-1148, to go in 5.0, after which log.cleaner.threads must
 # be at least 1): the fix never advises setting it, on any version; it removes the false and names what stays
 CLEANER_ENABLE_FIX = ("remove log.cleaner.enable=false from the broker's server.properties (deprecated since Kafka "
@@ -70,11 +71,14 @@ def alter_topic(bootstrap: str, topic: str, key: str, value) -> str:
             f"--entity-name {topic} --add-config {key}={value}")
 
 
-def alter_brokers(bootstrap: str, key: str, value) -> str:
-    """A cluster-wide dynamic broker config (the log cleaner's settings are reconfigurable: LogCleaner).
+def alter_brokers(bootstrap: str, key: str, value, broker: str | None = None) -> str:
+    """A dynamic broker config (the log cleaner's settings are reconfigurable: LogCleaner): cluster-wide
+    (``--entity-default``), or on ``broker`` alone where it is set on that broker alone, since a per-broker
+    value comes before the cluster's default and the default would not change it (``BrokerFacts.entity``).
     log.cleaner.threads may at most double in one change (LogCleaner.validateReconfiguration refuses
     more: "Log cleaner threads cannot be increased to more than double the current value")."""
-    return (f"kafka-configs.sh --bootstrap-server {bootstrap} --alter --entity-type brokers --entity-default "
+    entity = "--entity-default" if broker is None else f"--entity-name {broker}"
+    return (f"kafka-configs.sh --bootstrap-server {bootstrap} --alter --entity-type brokers {entity} "
             f"--add-config {key}={value}")
 
 
@@ -103,8 +107,8 @@ def fix_outline(cause: str, topic: str, partition: int, *, last_stable_offset: i
         "open_transaction": "let the producer commit or abort; if it is gone: "
                             + abort_transaction(b, topic, partition, start),
         "throttled_cleaner": "raise the cleaner's I/O throttle: " + alter_brokers(b, IO_MAX, "<higher>"),
-        "overdue": "the cleaner lacks capacity: " + alter_brokers(b, "log.cleaner.threads", MORE_THREADS),
-        "waiting": "nothing if it is cleaned soon; else " + alter_brokers(b, "log.cleaner.threads", MORE_THREADS),
+        "overdue": "the cleaner lacks capacity: " + alter_brokers(b, THREADS, MORE_THREADS),
+        "waiting": "nothing if it is cleaned soon; else " + alter_brokers(b, THREADS, MORE_THREADS),
         "min_compaction_lag": "nothing if intended; else " + alter_topic(b, topic, "min.compaction.lag.ms", "<lower>"),
         "below_threshold": "nothing (configured); to compact sooner: "
                            + alter_topic(b, topic, "min.cleanable.dirty.ratio", "<lower>"),

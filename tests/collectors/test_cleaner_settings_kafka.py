@@ -16,6 +16,7 @@ import pytest
 
 from collecting import make_collector, refresh
 from collectors.app import build
+from collectors.export.facts import broker_facts
 from monitor.settings.config import BrokerConfig, ClusterConfig, Config
 from localkafka.kafkatools import configs_tool
 from kafkatools import (CLI_MODULE, copy_partition, create_topic, compacted, own_broker, partition_dir, unique_topic,
@@ -25,6 +26,12 @@ from waiting import wait_for
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
 THROTTLE = 5_000_000.0  # bytes/s: below the model's default 40 MiB/s of one thread, so it decides the rate
+IO_MAX = "log.cleaner.io.max.bytes.per.second"
+
+
+def admin_setting(col, broker: str, key: str):
+    """The broker's cleaner setting as the collector's admin source last described it."""
+    return next(s.snapshot for s in col.store.statuses() if s.kind == "admin").cleaner_setting(broker, key)
 
 
 def bval(reg, name: str, broker: str, source: str = "admin"):
@@ -70,6 +77,18 @@ def test_dynamic_cleaner_settings_reach_the_metrics_and_the_next_audit(tmp_path_
                         bval(r, "kafka_compaction_broker_cleaner_io_max_bytes_per_second", b)) == (2, THROTTLE)
 
             wait_for(changed, 60, "the altered cleaner settings in the collector's metrics")
+            assert admin_setting(col, b, IO_MAX).kafka_source == "DYNAMIC_DEFAULT_BROKER_CONFIG"
+            # the same throttle set on this broker alone (--entity-name): it now comes before the cluster's
+            # default, and a fix must name the broker (the audit below reads the same value)
+            proc = configs_tool(state.bootstrap, "--alter", "--entity-type", "brokers", "--entity-name", b,
+                                "--add-config", f"{IO_MAX}={THROTTLE}")
+            assert proc.returncode == 0, proc.stderr[-2000:]
+            wait_for(lambda: refresh(col) and admin_setting(col, b, IO_MAX).per_broker, 60,
+                     "the throttle described as the broker's own")
+            assert admin_setting(col, b, IO_MAX).value == THROTTLE
+            assert not admin_setting(col, b, "log.cleaner.threads").per_broker
+            facts = broker_facts(b, admin=next(s.snapshot for s in col.store.statuses() if s.kind == "admin"))
+            assert (facts.entity(IO_MAX), facts.entity("log.cleaner.threads")) == (b, None)
         finally:
             col.close()
 

@@ -94,6 +94,27 @@ def test_throttled_cleaner_raises_the_throttle_to_a_value_kafka_takes(tmp_path, 
     assert limit < value <= DOUBLE_MAX and math.isfinite(value)
 
 
+def test_a_cleaner_setting_set_on_one_broker_is_fixed_on_that_broker(tmp_path):
+    """A per-broker dynamic value (kafka-configs --entity-name) comes before the cluster's default, so the fix
+    names the broker: --entity-default would leave it as it is. Unknown or cluster-wide: the default."""
+    state, ecfg, _ = build(tmp_path, [plain(0, 20), plain(20, 40), plain(40, 41)], checkpoint=0)
+    limit = 100_000.0
+    own = BrokerSetting(IO_MAX, limit, ADMIN, kafka_source="DYNAMIC_BROKER_CONFIG")
+    for setting, broker_only in ((own, True), (BrokerSetting(IO_MAX, limit, ADMIN, kafka_source=
+                                                             "DYNAMIC_DEFAULT_BROKER_CONFIG"), False),
+                                 (BrokerSetting(IO_MAX, limit, ADMIN), False)):
+        broker = BrokerFacts(0.0, "jmx", True, 1, IoRate(limit * 0.95, 15.0, "given"), setting, broker="2",
+                             per_broker=frozenset({IO_MAX}) if setting.per_broker else frozenset())
+        c = explain(state, ecfg, now_ms=T0 + 10_000, broker=broker)
+        assert c.cause == "throttled_cleaner"
+        assert ("--entity-name 2 --add-config" in c.fix[0]) is broker_only
+        assert ("--entity-default --add-config" in c.fix[0]) is not broker_only
+        assert ("set on broker 2 alone" in c.fix[0]) is broker_only
+    threads = BrokerFacts(0.0, "jmx", True, 2, broker="2", per_broker=frozenset({"log.cleaner.threads"}))
+    c = explain(state, ecfg, now_ms=T0 + 10_000, broker=threads)
+    assert c.cause == "waiting" and "--entity-name 2 --add-config log.cleaner.threads=4" in " ".join(c.fix)
+
+
 @pytest.mark.parametrize("threads", [1, 8, None])
 def test_waiting_and_overdue_add_cleaner_threads(tmp_path, threads):
     """More threads (up to double, what one change may add): twice the current count when it is known."""
