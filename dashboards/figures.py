@@ -91,7 +91,12 @@ def cleanable_heatmap(table: pd.DataFrame) -> go.Figure:
 
 
 MIN_POINTS = 3  # samples a line over time needs to show a trend; with fewer a page says so in a sentence
-TIME_AXIS = dict(title="time (UTC)", tickformat="%H:%M\n%Y-%m-%d")  # minutes at most: never 03:00:59.9995
+# Ticks a minute apart or more read hours and minutes (the date under the first, and where it changes), closer
+# ones seconds: a minute of history had nine ticks all reading 21:14. Never a fraction of a second
+# (03:00:59.9995: Plotly's own format for close ticks).
+TIME_AXIS = dict(title="time (UTC)", tickformat="%H:%M\n%Y-%m-%d",
+                 tickformatstops=[dict(dtickrange=[None, 60_000], value="%H:%M:%S\n%Y-%m-%d"),
+                                  dict(dtickrange=[60_000, None], value="%H:%M\n%Y-%m-%d")])
 
 
 def enough_history(df: pd.DataFrame) -> bool:

@@ -51,7 +51,11 @@ def test_a_line_over_time_needs_three_samples_and_reads_minutes():
     three = pd.DataFrame({"time": t, "value": [1.0, 2.0, 3.0], "topic": ["x"] * 3})
     assert not figures.enough_history(one) and not figures.enough_history(pd.DataFrame())
     assert figures.enough_history(three)
-    assert figures.tombstone_history(three).layout.xaxis.tickformat == "%H:%M\n%Y-%m-%d"
+    axis = figures.tombstone_history(three).layout.xaxis
+    assert axis.tickformat == "%H:%M\n%Y-%m-%d"
+    # ticks under a minute apart read seconds (a minute of history had nine ticks reading the same minute)
+    assert [(tuple(s.dtickrange), s.value) for s in axis.tickformatstops] == [
+        ((None, 60_000), "%H:%M:%S\n%Y-%m-%d"), ((60_000, None), "%H:%M\n%Y-%m-%d")]
 
 
 def test_a_held_back_partition_is_not_drawn_as_a_clean_one():
