@@ -10,6 +10,7 @@ Pure (no Streamlit): tested without a page.
 from __future__ import annotations
 
 import heapq
+import math
 from typing import Callable
 
 import pandas as pd
@@ -89,29 +90,47 @@ def text_px(text: str) -> int:
     return int(px + 0.999)
 
 
-def fit_widths(natural: dict[str, int], budget: int = TABLE_PX) -> dict[str, int] | None:
+HEADER_KEEP_PX = 96  # the least a header wider than its column's cells keeps before a cell is cut (~12 letters)
+
+
+def fit_widths(natural: dict[str, int], budget: int = TABLE_PX,
+               cells: dict[str, int] | None = None) -> dict[str, int] | None:
     """Column widths (pixels) so that a table of these natural widths fits ``budget``; None when it fits
-    as it is. Max-min fair: the narrow columns (what identifies a row: a partition, a state) keep their
-    width, the widest share what is left equally, never below ``MIN_COLUMN_PX``; a cell longer than its
-    column ends in an ellipsis and shows whole when hovered, the table never scrolls sideways."""
+    as it is. First the headers wider than their cells give way (``cells``: each column's widest cell, the
+    header left out), each by its share of what is to be given, down to ``HEADER_KEEP_PX``: a header cut
+    short ("Tombstones unst…") costs less than a cell (a topic's name). Then max-min fair: the narrow columns
+    (what identifies a row: a partition, a state) keep their width, the widest share what is left equally,
+    never below ``MIN_COLUMN_PX``; a cell longer than its column ends in an ellipsis and shows whole when
+    hovered, the table never scrolls sideways."""
     if sum(natural.values()) <= budget:
         return None
-    out, left, todo = {}, budget, sorted(natural, key=natural.get)
+    cells = cells or natural
+    floor = {c: min(w, max(cells.get(c, w), HEADER_KEEP_PX)) for c, w in natural.items()}
+    room, over = sum(natural.values()) - sum(floor.values()), sum(natural.values()) - budget
+    if room >= over:  # the headers alone give enough: each gives its share, no cell is cut
+        return {c: w - math.ceil((w - floor[c]) * over / room) for c, w in natural.items()}
+    out, left, todo = {}, budget, sorted(floor, key=floor.get)
     while todo:
         share = left // len(todo)
         c = todo[0]
-        if natural[c] > share:  # every column from here on is wider than its share: they split what is left
+        if floor[c] > share:  # every column from here on is wider than its share: they split what is left
             for c in todo:
                 out[c] = max(share, MIN_COLUMN_PX)
             break
-        out[c] = natural[c]
-        left -= natural[c]
+        out[c] = floor[c]
+        left -= floor[c]
         todo.pop(0)
     return out
 
 
-def natural_widths(frame: pd.DataFrame) -> dict[str, int]:
-    """Each column's width in pixels as the grid would draw it whole: its longest cell or header."""
+def cell_widths(frame: pd.DataFrame) -> dict[str, int]:
+    """Each column's width in pixels as the grid would draw its widest cell whole, the header left out."""
     def widest(values) -> int:  # measured on the longest few texts: width follows length closely enough
         return max(map(text_px, heapq.nlargest(MEASURED, {str(v) for v in values}, key=len)), default=0)
-    return {str(c): CELL_PAD_PX + max(text_px(str(c)), widest(frame[c])) for c in frame.columns}
+    return {str(c): CELL_PAD_PX + widest(frame[c]) for c in frame.columns}
+
+
+def natural_widths(frame: pd.DataFrame, cells: dict[str, int] | None = None) -> dict[str, int]:
+    """Each column's width in pixels as the grid would draw it whole: its longest cell or header."""
+    cells = cells if cells is not None else cell_widths(frame)
+    return {str(c): max(CELL_PAD_PX + text_px(str(c)), cells[str(c)]) for c in frame.columns}

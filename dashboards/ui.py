@@ -188,7 +188,8 @@ def grid(table, key: str | None = None) -> None:
     whole would not (``display.fit_widths``: a long cell ends in an ellipsis, whole when hovered), so no
     table scrolls sideways. Every page's grids go through here."""
     table = pd.DataFrame(table)
-    widths = display.fit_widths(display.natural_widths(table))
+    cells = display.cell_widths(table)
+    widths = display.fit_widths(display.natural_widths(table, cells), cells=cells)
     config = {c: st.column_config.TextColumn(width=w) for c, w in widths.items()} if widths else None
     st.dataframe(table, hide_index=True, width="stretch", key=key, column_config=config)
 

@@ -57,3 +57,28 @@ def test_a_cell_is_measured_by_its_characters_so_a_fitting_table_is_not_cut():
     assert display.fit_widths(display.natural_widths(findings)) is None
     many = pd.DataFrame({"x": [f"{i}" for i in range(20_000)] + ["the longest text in the column"]})
     assert display.natural_widths(many)["x"] == display.CELL_PAD_PX + display.text_px("the longest text in the column")
+
+
+def test_a_header_wider_than_its_cells_gives_way_before_a_cell_is_cut():
+    """The Tombstones page's delete horizons: long headers over short counts beside a long topic name. The
+    headers are cut first (down to HEADER_KEEP_PX), the topic's name is not; with no header room left, the
+    cells share what is left as before."""
+    import pandas as pd
+
+    from dashboards import display
+
+    table = pd.DataFrame({"Topic": ["browser-7929f643.healthy-changelog"], "Partition": ["0"],
+                          "Next removal (UTC)": ["unknown (none ahead)"], "Tombstones unstamped": ["pending"],
+                          "Tombstones pending": ["pending"], "Tombstones passed": ["pending"]})
+    cells = display.cell_widths(table)
+    natural = display.natural_widths(table, cells)
+    assert sum(natural.values()) > display.TABLE_PX
+    got = display.fit_widths(natural, cells=cells)
+    assert sum(got.values()) <= display.TABLE_PX
+    assert got["Topic"] == natural["Topic"] and got["Next removal (UTC)"] == natural["Next removal (UTC)"]
+    assert all(cells[c] <= got[c] < natural[c] for c in ("Tombstones unstamped", "Tombstones pending"))
+    wide = pd.DataFrame({"Topic": ["a" * 80], "Why": ["x" * 200], "Tombstones unstamped": ["0"]})
+    cells = display.cell_widths(wide)
+    got = display.fit_widths(display.natural_widths(wide, cells), cells=cells)
+    assert got["Tombstones unstamped"] == display.HEADER_KEEP_PX and got["Topic"] == got["Why"]
+    assert sum(got.values()) <= display.TABLE_PX
