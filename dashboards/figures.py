@@ -166,10 +166,13 @@ def consumer_risk(df: pd.DataFrame, warning_fraction: float, critical_fraction: 
     colors = [SEVERITY_COLOR.get(s, "#2ca02c") for s in d["severity"]]
     fig = go.Figure(go.Bar(x=d["value"], y=d["label"], orientation="h", marker_color=colors,
                            hovertemplate="%{y}<br>%{x:.0%} of delete.retention.ms<extra></extra>"))
+    # the lines' names above the bars (inside, they were written over them), away from each other: the warning's
+    # to the left of its line, delete.retention.ms's to the right of its own, however close the two lines are
+    above = dict(yref="paper", y=1.0, yanchor="bottom", showarrow=False, font=dict(size=11))
     fig.add_vline(x=critical_fraction, line_color="#d62728", line_dash="dash", annotation_text="delete.retention.ms",
-                  annotation_position="top right")
-    fig.add_vline(x=warning_fraction, line_color="#ff7f0e", line_dash="dot", annotation_text="warning",
-                  annotation_position="bottom left")
+                  annotation=dict(above, xanchor="left"))
+    fig.add_vline(x=warning_fraction, line_color="#ff7f0e", line_dash="dot",
+                  annotation_text=f"warning ({warning_fraction:.0%})", annotation=dict(above, xanchor="right"))
     top = max(critical_fraction * 1.2, float(d["value"].max()) * 1.05) if not d.empty else 1.2
     fig.update_xaxes(title="time lag / delete.retention.ms", tickformat=".0%", range=[0, top])
     fig.update_layout(title="Consumer groups: time lag against delete.retention.ms",

@@ -99,3 +99,14 @@ def test_a_cause_is_first_on_the_page_only_when_its_alert_fires_for_it():
     assert attention.alerting(dead, alerts(("LogCleanerThreadDead", "firing", None, None)))
     assert attention.alerting(attention.Group("no_such_cause", "", ("x-0",), (), "", True), alerts())
     assert attention.alerting(g, None)
+
+
+def test_the_consumer_chart_names_its_lines_above_the_bars_and_apart():
+    """The two lines' names sat inside the plot, written over a lagging group's bar; now above it, the
+    warning's to the left of its line and delete.retention.ms's to the right of its own."""
+    df = pd.DataFrame({"group": ["g", "g"], "topic": ["t", "t"], "partition": [1, 2], "value": [18.0, 0.2],
+                       "severity": ["critical", ""]})
+    notes = {a.text: a for a in figures.consumer_risk(df, 0.5, 1.0).layout.annotations}
+    assert set(notes) == {"delete.retention.ms", "warning (50%)"}
+    assert all(a.y == 1.0 and a.yanchor == "bottom" for a in notes.values())
+    assert (notes["warning (50%)"].xanchor, notes["delete.retention.ms"].xanchor) == ("right", "left")
