@@ -116,15 +116,18 @@ def tombstone_history(df: pd.DataFrame) -> go.Figure:
 
 
 def tombstone_bars(table: pd.DataFrame) -> go.Figure:
+    """Tombstones on disk per topic, those past their delete horizon (missed) in red: a bar a topic, the most
+    first (``_topic_bars``: the slanted names under vertical bars ran into the legend)."""
     t = table.groupby("topic", as_index=False)[["tombstones", "tombstones_past_delete_horizon"]].sum()
+    t, cut = _topic_rows(t, "tombstones")
     fig = go.Figure()
-    fig.add_bar(x=t["topic"], y=t["tombstones"] - pd.to_numeric(t["tombstones_past_delete_horizon"]).fillna(0),
-                name="before their delete horizon")
-    fig.add_bar(x=t["topic"], y=t["tombstones_past_delete_horizon"], name="past delete horizon (missed)",
-                marker_color="#d62728")
+    fig.add_bar(y=t["topic"], x=t["tombstones"] - pd.to_numeric(t["tombstones_past_delete_horizon"]).fillna(0),
+                orientation="h", name="before their delete horizon")
+    fig.add_bar(y=t["topic"], x=t["tombstones_past_delete_horizon"], orientation="h",
+                name="past delete horizon (missed)", marker_color="#d62728")
     fig.update_layout(barmode="stack")
-    fig.update_yaxes(title="tombstones")
-    return _styled(fig, "Tombstones on disk now, per topic")
+    fig.update_xaxes(title="tombstones", **count_axis(float(t["tombstones"].max()) if len(t) else 0))
+    return _topic_bars(fig, len(t), "Tombstones on disk now, per topic" + cut)
 
 
 HORIZON_COLORS = {"unstamped": "#9e9e9e", "pending": "#1f77b4", "passed": "#d62728"}

@@ -110,3 +110,13 @@ def test_the_consumer_chart_names_its_lines_above_the_bars_and_apart():
     assert set(notes) == {"delete.retention.ms", "warning (50%)"}
     assert all(a.y == 1.0 and a.yanchor == "bottom" for a in notes.values())
     assert (notes["warning (50%)"].xanchor, notes["delete.retention.ms"].xanchor) == ("right", "left")
+
+
+def test_tombstones_per_topic_are_rows_the_most_first_missed_in_red():
+    table = pd.DataFrame({"topic": ["a", "a", "bb", "ccc"], "tombstones": [5, 5, 40, 0],
+                          "tombstones_past_delete_horizon": [0, 2, None, 0]})
+    fig = figures.tombstone_bars(table)
+    before, missed = fig.data
+    assert before.orientation == missed.orientation == "h" and list(before.y) == ["bb", "a", "ccc"]
+    assert list(before.x) == [40, 8, 0] and list(missed.x[:2]) == [0, 2]
+    assert fig.layout.yaxis.autorange == "reversed" and fig.layout.xaxis.title.text == "tombstones"
