@@ -52,6 +52,22 @@ def _formatted(col) -> int | None:
     return None
 
 
+def _traced_render(col, top: int = 0):
+    """One render of the page Prometheus asks for, under tracemalloc: (page, bytes allocated before it, still
+    allocated after it, the peak while rendering, the ``top`` allocation sites still held)."""
+    gc.collect()
+    tracemalloc.start(1)
+    base = tracemalloc.get_traced_memory()[0]
+    tracemalloc.reset_peak()
+    col.rendered.render()
+    page = col.rendered.page(ACCEPT, "gzip")
+    gc.collect()
+    retained, peak = tracemalloc.get_traced_memory()
+    stats = tracemalloc.take_snapshot().statistics("lineno")[:top] if top else []
+    tracemalloc.stop()
+    return page, base, retained, peak, stats
+
+
 def measure(d: Path, partitions: int, changed: float, top: int, granularity: str) -> dict:
     from collectors.app import build
     from monitor.settings.config import BrokerConfig, ClusterConfig, Config
@@ -61,16 +77,7 @@ def measure(d: Path, partitions: int, changed: float, top: int, granularity: str
     try:
         assert col.runner.refresh_all()
         col.runner.refresh_all()  # a measured write rate, as a steady collector has
-        gc.collect()
-        tracemalloc.start(1)
-        base = tracemalloc.get_traced_memory()[0]
-        tracemalloc.reset_peak()
-        col.rendered.render()
-        page = col.rendered.page(ACCEPT, "gzip")
-        gc.collect()
-        retained, peak = tracemalloc.get_traced_memory()
-        stats = tracemalloc.take_snapshot().statistics("lineno")[:top]
-        tracemalloc.stop()
+        page, base, retained, peak, stats = _traced_render(col, top)
         f0 = _formatted(col)
         folders = sorted(p for p in d.iterdir() if p.is_dir())
         step = max(1, round(1 / changed)) if changed else 0
@@ -78,14 +85,7 @@ def measure(d: Path, partitions: int, changed: float, top: int, granularity: str
         for pd in touched:
             _append(pd)
         col.runner.refresh_all()
-        gc.collect()
-        tracemalloc.start(1)
-        base2 = tracemalloc.get_traced_memory()[0]
-        tracemalloc.reset_peak()
-        col.rendered.render()
-        steady = col.rendered.page(ACCEPT, "gzip")
-        peak2 = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
+        steady, base2, _, peak2, _ = _traced_render(col)
         f1 = _formatted(col)
         return {
             "partitions": partitions, "granularity": granularity, "page_gzip_bytes": len(page.body),
