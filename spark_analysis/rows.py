@@ -41,7 +41,8 @@ ROW_TYPES: dict[str, list] = {
         ("cleanable_ratio", pa.float64()), ("min_cleanable_dirty_ratio", pa.float64()), ("eligible", pa.bool_()),
         ("delete_retention_ms", pa.int64()), ("first_timestamp", pa.int64()), ("last_timestamp", pa.int64()),
         ("bucket_ms", pa.int64()),
-        # what one clean drops of aborted transactions and markers (monitor.model.txncleaner), from the record pass
+        # what one clean drops of aborted transactions and markers (monitor.model.txncleaner), from the record pass;
+        # null where the projection counts them (the segments path, but a projection that could not start)
         ("txn_removable_records", pa.int64()), ("txn_reclaimable_bytes", pa.float64()),
         # compact,delete: what one retention check deletes (``monitor.model.retention``); null without delete
         ("retention_deleted_segments", pa.int32()), ("retention_deleted_bytes", pa.int64()),
