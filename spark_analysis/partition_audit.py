@@ -322,8 +322,8 @@ def _record_pass(task: PartitionTask, opener, b: Bounds | None, txn: TxnCleaning
                     win = RecordWindow()
             for f in reader.faults:
                 yield rows.fault_batch(uri, f.kind, f.position, str(f))
-            if reader.faults and feed is not None:
-                projector.fault(uri)
+            if feed is not None:
+                projector.fault(uri) if reader.faults else projector.read_whole(uri)
     if acc is None:
         return
     if win.n:

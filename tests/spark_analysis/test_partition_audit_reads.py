@@ -157,3 +157,27 @@ def test_aborted_data_and_markers_are_counted_once_by_the_projection(tmp_path, m
     assert facts["projection_unknown_reason"] is None
     assert facts["projected_removable_records"] == full.removable_records
     assert facts["bytes"] - facts["next_clean_bytes"] == full.reclaimable_bytes
+
+
+def test_an_empty_segment_does_not_make_the_projection_read_again(tmp_path):
+    """A clean can leave a segment with no batch (every record gone): the record pass reads it (nothing),
+    and the projection takes that read as whole, not as a file it was not handed (which would make it
+    read the partition a second time)."""
+    from recordfixtures import items
+
+    folder = tmp_path / "t-0"
+    folder.mkdir()
+    (folder / f"{0:020d}.log").write_bytes(b"")
+    files = [(str(folder / f"{0:020d}.log"), 0)]
+    for lo in (10, 30, 50):
+        path = folder / f"{lo:020d}.log"
+        write(path, [v2(items(range(lo, lo + 10), distinct=5)), v2(items(range(lo + 10, lo + 20), distinct=5), "lz4")])
+        files.append((str(path), path.stat().st_size))
+    cfg = TopicConfig.from_strings({"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01"})
+    tally: dict = {}
+    table = pa.Table.from_batches(list(audit_partition(PartitionTask("t", 0, files, cfg, T0 + DAY),
+                                                       lambda u: _Counted(u, tally))))
+    [facts] = rows_of(table, "facts")
+    assert facts["projection_unknown_reason"] is None and facts["next_clean_bytes"] < facts["bytes"]
+    for uri, size in files[1:]:
+        assert tally[uri] <= size + 2 * 2 * (HEADER_SIZE + 64), (uri, tally[uri], size)
