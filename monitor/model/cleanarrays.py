@@ -18,6 +18,12 @@ try:
     import numpy as np  # optional: the core install has no numpy; ``PURE`` below stands in
 except ImportError:
     np = None
+try:  # the C decoder's splice loop (a decoder built before it: the slices are joined in Python)
+    if np is None:
+        raise ImportError("no numpy")
+    from monitor.kafka.record._decode import interleave as _c_interleave
+except ImportError:
+    _c_interleave = None
 
 
 def retained(past, latest_for_key, tombstone, retain_deletes):
@@ -185,6 +191,8 @@ class NumpyOps:
         _put_varints(heads, at, body, n_len)
         _put_varints(heads, at + n_len + 1, ts_deltas, n_ts)
         _put_varints(heads, at + n_len + 1 + n_ts, off_deltas, n_off)
+        if _c_interleave is not None:
+            return _c_interleave(heads, head_end, data, src, tails.astype(np.int32, copy=False))
         heads, section = heads.tobytes(), memoryview(data)
         parts = []
         add = parts.append

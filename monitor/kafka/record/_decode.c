@@ -314,6 +314,68 @@ static PyObject *int64_range(PyObject *self, PyObject *args) {
     return Py_BuildValue("(LL)", (long long)lo, (long long)hi);
 }
 
+/*
+ * A records section rebuilt from new record heads and the tails it keeps (monitor/model/cleanarrays.py,
+ * NumpyOps.splice): for each record i, heads[head_ends[i-1]:head_ends[i]] then
+ * section[src[i]:src[i] + tails[i]], back to back, one copy each instead of a Python slice each.
+ * head_ends and src are native int64, tails native int32; every range is checked against its buffer.
+ */
+static PyObject *interleave(PyObject *self, PyObject *args) {
+    Py_buffer heads, head_ends, section, src, tails;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*", &heads, &head_ends, &section, &src, &tails)) return NULL;
+    PyObject *out = NULL;
+    Py_ssize_t n = tails.len / 4;
+    if (head_ends.len / 8 != n || src.len / 8 != n) {
+        PyErr_SetString(PyExc_ValueError, "interleave: head_ends, src and tails differ in length");
+        goto done;
+    }
+    Py_ssize_t total = heads.len;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int32_t t;
+        int64_t s0, h1;
+        memcpy(&t, (const char *)tails.buf + 4 * i, 4);
+        memcpy(&s0, (const char *)src.buf + 8 * i, 8);
+        memcpy(&h1, (const char *)head_ends.buf + 8 * i, 8);
+        if (t < 0 || s0 < 0 || s0 + t > section.len || h1 < 0 || h1 > heads.len) {
+            PyErr_Format(PyExc_ValueError, "interleave: record %zd lies outside its buffers", i);
+            goto done;
+        }
+        total += t;
+    }
+    out = PyBytes_FromStringAndSize(NULL, total);
+    if (out == NULL) goto done;
+    char *w = PyBytes_AS_STRING(out);
+    int64_t h0 = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int32_t t;
+        int64_t s0, h1;
+        memcpy(&t, (const char *)tails.buf + 4 * i, 4);
+        memcpy(&s0, (const char *)src.buf + 8 * i, 8);
+        memcpy(&h1, (const char *)head_ends.buf + 8 * i, 8);
+        if (h1 < h0) {
+            Py_CLEAR(out);
+            PyErr_Format(PyExc_ValueError, "interleave: head_ends fall at record %zd", i);
+            goto done;
+        }
+        memcpy(w, (const char *)heads.buf + h0, (size_t)(h1 - h0));
+        w += h1 - h0;
+        memcpy(w, (const char *)section.buf + s0, (size_t)t);
+        w += t;
+        h0 = h1;
+    }
+    if (h0 != heads.len) {
+        Py_CLEAR(out);
+        PyErr_SetString(PyExc_ValueError, "interleave: head_ends do not end at the heads' end");
+    }
+done:
+    PyBuffer_Release(&heads);
+    PyBuffer_Release(&head_ends);
+    PyBuffer_Release(&section);
+    PyBuffer_Release(&src);
+    PyBuffer_Release(&tails);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"decode_columns", decode_columns, METH_VARARGS,
      "decode_columns(records, count, base_offset, base_timestamp, max_timestamp, log_append) -> "
@@ -324,6 +386,9 @@ static PyMethodDef methods[] = {
     {"xxh64", py_xxh64, METH_VARARGS, "xxh64(data, seed=42) -> signed 64-bit XXH64, as Spark's xxhash64"},
     {"int64_range", int64_range, METH_VARARGS,
      "int64_range(int64s, floor=0) -> (min, max) of the native int64 values >= floor, or None"},
+    {"interleave", interleave, METH_VARARGS,
+     "interleave(heads, head_ends int64, section, src int64, tails int32) -> bytes: each record's head, "
+     "then its tail copied from section"},
     {NULL, NULL, 0, NULL},
 };
 

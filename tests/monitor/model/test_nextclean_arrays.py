@@ -81,7 +81,14 @@ class _NoBodies:
 @NEEDS_TAILS
 @pytest.mark.parametrize("ops", OPS, ids=lambda o: o.name)
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_arrays_size_equals_the_encoders_on_generated_batches(tmp_path, ops, seed):
+@pytest.mark.parametrize("joined", ["c", "python"])
+def test_arrays_size_equals_the_encoders_on_generated_batches(tmp_path, ops, seed, joined, monkeypatch):
+    """``joined``: the vector splice's heads and tails joined by the C decoder's ``interleave`` or by
+    Python slices (a decoder built before it)."""
+    if joined == "python":
+        monkeypatch.setattr(cleanarrays, "_c_interleave", None)
+    elif cleanarrays._c_interleave is None:
+        pytest.skip("no C decoder with interleave here")
     batches, rnd = _batches(tmp_path, seed)
     checked = vector_splices = 0
     for b in batches:
@@ -171,3 +178,22 @@ def test_a_projection_builds_no_record_and_agrees_with_the_records_path(tmp_path
     assert by_arrays.unknown_reason is None and by_arrays.batches_rewritten > 10
     assert by_arrays == by_records
     assert by_arrays.next_clean_bytes < by_arrays.log_bytes and by_arrays.settled_bytes <= by_arrays.next_clean_bytes
+
+
+def test_interleave_refuses_ranges_outside_its_buffers():
+    """The C splice loop checks every range before it copies: a bad one is a ValueError naming the
+    record, never a read past a buffer."""
+    interleave = cleanarrays._c_interleave
+    if interleave is None:
+        pytest.skip("no C decoder with interleave here")
+    np = cleanarrays.np
+    i64, i32 = (lambda *v: np.array(v, dtype=np.int64)), (lambda *v: np.array(v, dtype=np.int32))
+    assert interleave(b"ab", i64(1, 2), b"xyz", i64(0, 1), i32(1, 2)) == b"axbyz"
+    with pytest.raises(ValueError, match="record 1 lies outside"):
+        interleave(b"ab", i64(1, 2), b"xyz", i64(0, 2), i32(1, 2))
+    with pytest.raises(ValueError, match="record 0 lies outside"):
+        interleave(b"ab", i64(3, 2), b"xyz", i64(0, 1), i32(1, 2))
+    with pytest.raises(ValueError, match="heads' end"):
+        interleave(b"abc", i64(1, 2), b"xyz", i64(0, 1), i32(1, 2))
+    with pytest.raises(ValueError, match="differ in length"):
+        interleave(b"ab", i64(1, 2), b"xyz", i64(0), i32(1, 2))
