@@ -18,12 +18,12 @@ try:
     import numpy as np  # optional: the core install has no numpy; ``PURE`` below stands in
 except ImportError:
     np = None
-try:  # the C decoder's splice loop (a decoder built before it: the slices are joined in Python)
+try:  # the C decoder's splice loop (a decoder built before it: the numpy splice below)
     if np is None:
         raise ImportError("no numpy")
-    from monitor.kafka.record._decode import interleave as _c_interleave
+    from monitor.kafka.record._decode import splice as _c_splice
 except ImportError:
-    _c_interleave = None
+    _c_splice = None
 
 
 def retained(past, latest_for_key, tombstone, retain_deletes):
@@ -169,7 +169,12 @@ class NumpyOps:
         own base timestamp ``batch_base_ts``, a CreateTime batch's); None when they do not add up to
         ``data`` (a LogAppendTime batch: its records' own deltas are not in the arrays) or a kept tail is
         not a copy: ``encode.splice_records`` then."""
-        if c.tails is None or len(c.tails) == 0 or c.tails.min() < 0:
+        if c.tails is None or len(c.tails) == 0:
+            return None
+        if _c_splice is not None:  # the same rule a record at a time in C: no per-field vector passes
+            return _c_splice(data, c.offsets, c.timestamps, c.tails, None if keep is None else keep.view(np.uint8),
+                             base_offset, base_ts, batch_base_ts)
+        if c.tails.min() < 0:
             return None
         off_deltas = c.offsets - base_offset
         body = _varint_sizes(off_deltas) + _varint_sizes(c.timestamps - batch_base_ts) + c.tails + 1
@@ -191,8 +196,6 @@ class NumpyOps:
         _put_varints(heads, at, body, n_len)
         _put_varints(heads, at + n_len + 1, ts_deltas, n_ts)
         _put_varints(heads, at + n_len + 1 + n_ts, off_deltas, n_off)
-        if _c_interleave is not None:
-            return _c_interleave(heads, head_end, data, src, tails.astype(np.int32, copy=False))
         heads, section = heads.tobytes(), memoryview(data)
         parts = []
         add = parts.append
