@@ -163,7 +163,8 @@ class NumpyOps:
 
     @staticmethod
     def splice(data: bytes, c: Columns, keep, base_offset: int, base_ts: int, batch_base_ts: int) -> bytes | None:
-        """``encode.splice_records`` with the varints in vector operations: the records section a clean
+        """``encode.splice_records`` in the C decoder's loop (``_decode.splice``, a record at a time in C) or,
+        with a decoder built before it, with the varints in vector operations: the records section a clean
         writes for the kept records, their tails copied from the decompressed section ``data`` behind new
         heads (length, attributes, deltas) built at once. The records' places in ``data`` follow from their sizes (their deltas against the batch's
         own base timestamp ``batch_base_ts``, a CreateTime batch's); None when they do not add up to
