@@ -53,13 +53,21 @@ def write_data(root: Path, gb: float, cleaned: bool = False) -> Path:
             t = f"cleaned-{codec}"
             admin.create_topics([NewTopic(t, 4, 1, config={
                 "cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01",
-                "segment.bytes": str(16 << 20)})])[t].result(30)
+                "segment.bytes": str(cleaned_segment_bytes(gb))})])[t].result(30)
             produce_bulk(st.bootstrap, t, int(gb * 1e9 / 4), codec, partitions=4, on_disk=Path(st.log_dir),
                          tombstone_every=50)
         if cleaned:
             wait_cleaned(Path(st.log_dir), "cleaned-")
         del admin
         return Path(st.log_dir)
+
+
+def cleaned_segment_bytes(gb: float) -> int:
+    """The cleaned topics' segment.bytes: 16 MiB (``--gb`` 1 and up), or less so that a partition (a
+    sixteenth of ``gb`` before the clean) rolls at least three segments: the cleaner never cleans the
+    active one, so a partition of one segment would never be cleaned (``--gb 0.2``); not below Kafka's
+    1 MiB floor."""
+    return max(1 << 20, min(16 << 20, int(gb * 1e9 / 16 / 3)))
 
 
 def cleaned_offsets(log_dir: Path) -> dict:
@@ -85,7 +93,7 @@ def wait_cleaned(log_dir: Path, prefix: str) -> None:
         for d in sorted(log_dir.glob(f"{prefix}*-*")):
             topic, _, part = d.name.rpartition("-")
             active = max(int(f.name[:20]) for f in d.glob("*.log"))
-            if done.get((topic, int(part)), -1) < active:
+            if active > 0 and done.get((topic, int(part)), -1) < active:  # one segment: nothing to clean
                 left.append(d.name)
         if not left:
             log(f"{prefix}* cleaned once: {len(done)} checkpoints")

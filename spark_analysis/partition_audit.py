@@ -189,10 +189,15 @@ def partition_facts(topic: str, partition: int, st, segments: int, counts: dict,
         "delete_retention_ms": cfg.delete_retention_ms,
         "first_timestamp": counts.get("first_timestamp"), "last_timestamp": counts.get("last_timestamp"),
         "bucket_ms": bucket_ms,
+        # null where the projection counts them (``TxnCleaning(counting=False)``)
         "txn_removable_records": counts.get("txn_removable_records", 0),
-        "txn_reclaimable_bytes": float(counts.get("txn_reclaimable_bytes", 0.0)),
+        "txn_reclaimable_bytes": _float(counts.get("txn_reclaimable_bytes", 0.0)),
         **{k: counts.get(k) for k in RETENTION_FACTS},
     }
+
+
+def _float(x) -> float | None:
+    return None if x is None else float(x)
 
 
 RETENTION_FACTS = ("retention_deleted_segments", "retention_deleted_bytes", "projected_log_start_offset")
@@ -215,8 +220,10 @@ def audit_partition(task: PartitionTask, opener):
     if retention is not None and retention.moves:
         b = Bounds(**{**b.to_json(), "retained_from": retention.log_start_offset})
     aborted = aborted_transactions(scan.summaries, st.first_dirty_offset)
-    txn = TxnCleaning(aborted, scan.last_data_offsets, upper, task.now_ms)
     projector = projection_reader(task, opener, st, upper, aborted, scan, retention)
+    # the projection counts what the clean removes of aborted data and markers (to the byte): the record
+    # pass then only needs TxnCleaning's verdicts (aborted data is no key's record), not its totals
+    txn = TxnCleaning(aborted, scan.last_data_offsets, upper, task.now_ms, counting=isinstance(projector, dict))
     largest: dict = {}
     yield from _record_pass(task, opener, b, txn, projector, largest)
     projected = project(projector)
@@ -315,8 +322,8 @@ def _record_pass(task: PartitionTask, opener, b: Bounds | None, txn: TxnCleaning
                     win = RecordWindow()
             for f in reader.faults:
                 yield rows.fault_batch(uri, f.kind, f.position, str(f))
-            if reader.faults and feed is not None:
-                projector.fault(uri)
+            if feed is not None:
+                projector.fault(uri) if reader.faults else projector.read_whole(uri)
     if acc is None:
         return
     if win.n:

@@ -41,7 +41,8 @@ ROW_TYPES: dict[str, list] = {
         ("cleanable_ratio", pa.float64()), ("min_cleanable_dirty_ratio", pa.float64()), ("eligible", pa.bool_()),
         ("delete_retention_ms", pa.int64()), ("first_timestamp", pa.int64()), ("last_timestamp", pa.int64()),
         ("bucket_ms", pa.int64()),
-        # what one clean drops of aborted transactions and markers (monitor.model.txncleaner), from the record pass
+        # what one clean drops of aborted transactions and markers (monitor.model.txncleaner), from the record pass;
+        # null where the projection counts them (the segments path, but a projection that could not start)
         ("txn_removable_records", pa.int64()), ("txn_reclaimable_bytes", pa.float64()),
         # compact,delete: what one retention check deletes (``monitor.model.retention``); null without delete
         ("retention_deleted_segments", pa.int32()), ("retention_deleted_bytes", pa.int64()),
@@ -127,8 +128,22 @@ def fields_ddl(fields: list) -> str:
     return ", ".join(f"{n} {SPARK_TYPES[t]}" for n, t in fields)
 
 
+_SCALARS = (str, bytes, int, float, bool, type(None))
+_ONE_NULL: dict = {}  # kind -> its struct as one null row (Arrow arrays are immutable: shared)
+
+
 def batch(kind: str, n: int, cols: dict) -> pa.RecordBatch:
-    """``n`` rows of one type: its fields from ``cols`` (missing ones null), every other struct null."""
+    """``n`` rows of one type: its fields from ``cols`` (missing ones null), every other struct null.
+
+    One row of plain values (a partition's facts, its key totals: most of a task's batches) is converted
+    in one call, the other structs' null row made once: field by field it cost about 0.8 ms a facts row,
+    a good part of a small partition's audit (``bench``: 3.9 ms a partition of 600 records)."""
+    row = _one_row(cols) if n == 1 else None
+    if row is not None:
+        if not _ONE_NULL:
+            _ONE_NULL.update({k: pa.nulls(1, type=t) for k, t in STRUCTS.items()})
+        filled = pa.array([{name: row.get(name) for name, _ in ROW_TYPES[kind]}], type=STRUCTS[kind])
+        return pa.RecordBatch.from_arrays([filled if k == kind else _ONE_NULL[k] for k in STRUCTS], schema=SCHEMA)
     arrays = []
     for name, typ in ROW_TYPES[kind]:
         v = cols.get(name)
@@ -143,6 +158,23 @@ def batch(kind: str, n: int, cols: dict) -> pa.RecordBatch:
     filled = pa.StructArray.from_arrays(arrays, fields=list(STRUCTS[kind]))
     return pa.RecordBatch.from_arrays(
         [filled if k == kind else pa.nulls(n, type=t) for k, t in STRUCTS.items()], schema=SCHEMA)
+
+
+def _one_row(cols: dict) -> dict | None:
+    """``cols`` as one row of plain values (a value, or a list or Arrow array of one), or None when a
+    value is anything else (``batch`` then builds the row field by field)."""
+    row = {}
+    for name, v in cols.items():
+        t = type(v)
+        if t in _SCALARS:
+            row[name] = v
+        elif t is list and len(v) == 1 and type(v[0]) in _SCALARS:
+            row[name] = v[0]
+        elif isinstance(v, pa.Array) and len(v) == 1:
+            row[name] = v[0].as_py()
+        else:
+            return None
+    return row
 
 
 def fault_batch(segment: str, kind: str, position: int, reason: str) -> pa.RecordBatch:

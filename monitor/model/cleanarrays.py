@@ -18,6 +18,12 @@ try:
     import numpy as np  # optional: the core install has no numpy; ``PURE`` below stands in
 except ImportError:
     np = None
+try:  # the C decoder's splice loop (a decoder built before it: the numpy splice below)
+    if np is None:
+        raise ImportError("no numpy")
+    from monitor.kafka.record._decode import splice as _c_splice
+except ImportError:
+    _c_splice = None
 
 
 def retained(past, latest_for_key, tombstone, retain_deletes):
@@ -157,13 +163,19 @@ class NumpyOps:
 
     @staticmethod
     def splice(data: bytes, c: Columns, keep, base_offset: int, base_ts: int, batch_base_ts: int) -> bytes | None:
-        """``encode.splice_records`` with the varints in vector operations: the records section a clean
+        """``encode.splice_records`` in the C decoder's loop (``_decode.splice``, a record at a time in C) or,
+        with a decoder built before it, with the varints in vector operations: the records section a clean
         writes for the kept records, their tails copied from the decompressed section ``data`` behind new
         heads (length, attributes, deltas) built at once. The records' places in ``data`` follow from their sizes (their deltas against the batch's
         own base timestamp ``batch_base_ts``, a CreateTime batch's); None when they do not add up to
         ``data`` (a LogAppendTime batch: its records' own deltas are not in the arrays) or a kept tail is
         not a copy: ``encode.splice_records`` then."""
-        if c.tails is None or len(c.tails) == 0 or c.tails.min() < 0:
+        if c.tails is None or len(c.tails) == 0:
+            return None
+        if _c_splice is not None:  # the same rule a record at a time in C: no per-field vector passes
+            return _c_splice(data, c.offsets, c.timestamps, c.tails, None if keep is None else keep.view(np.uint8),
+                             base_offset, base_ts, batch_base_ts)
+        if c.tails.min() < 0:
             return None
         off_deltas = c.offsets - base_offset
         body = _varint_sizes(off_deltas) + _varint_sizes(c.timestamps - batch_base_ts) + c.tails + 1

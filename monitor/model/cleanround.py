@@ -97,6 +97,12 @@ class Round:
             return
         b = f.batch
         control = b.is_control
+        if f.settled and self.map is None and not control and not b.is_transactional:
+            # a later settled round (no key of today's records mapped) over a data batch an earlier round
+            # judged with everything mapped and no tombstone kept: it keeps what it holds (``_records``),
+            # no transaction of its own to enter (``CleanedTransactions`` catches up at the next batch it
+            # is given): nothing to do, a batch and round at a time
+            return
         if control:
             can_discard = self.txn.on_control(b.last_offset, b.producer_id, None if f.empty else f.control_key)
             discard = can_discard and self._passed(f.horizon)

@@ -426,6 +426,13 @@ class Projector:
         except (Unknown, MapFull) as exc:
             self.failed = exc
 
+    def read_whole(self, uri: str) -> None:
+        """The caller read every batch of ``uri`` (with none, an empty segment: a clean can leave one), so
+        a file that handed in no batch does not make ``finish`` read the partition again."""
+        i = self.index.get(uri)
+        if i is not None:
+            self.fed.add(i)
+
     def fault(self, uri: str) -> None:
         """The caller's read of ``uri`` skipped bytes it could not read: the projection reads for itself."""
         if uri in self.index:

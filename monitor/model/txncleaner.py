@@ -98,10 +98,18 @@ class CleanedTransactions:
 
 class TxnCleaning:
     """Feed every batch of a partition in offset order (``data_batch``, ``control_batch``); the totals
-    are what one clean at ``now_ms`` removes of transactional data and markers below ``upper``."""
+    are what one clean at ``now_ms`` removes of transactional data and markers below ``upper``.
 
-    def __init__(self, aborted: AbortedRanges, last_data_offsets: dict[int, int], upper: int, now_ms: int):
-        self.upper, self.now_ms = upper, now_ms
+    ``counting=False``: only the verdicts (which data batch is aborted, no key's record), no totals
+    (``removable_records`` and ``reclaimable_bytes`` None): for a partition whose projection counts
+    what the clean removes, aborted data and markers included, byte for byte (``monitor.model.nextclean``),
+    so the same bytes are not counted a second, rougher way. ``counted_batches`` says how many batches
+    were counted."""
+
+    def __init__(self, aborted: AbortedRanges, last_data_offsets: dict[int, int], upper: int, now_ms: int,
+                 counting: bool = True):
+        self.upper, self.now_ms, self.counting = upper, now_ms, counting
+        self.counted_batches = 0
         self.last_data = last_data_offsets  # producer id -> last offset of its last data batch in the log
         # an abort folded from before the first dirty segment has no first offset here: left out (its
         # data went in an earlier clean; monitor.model.nextclean finds its first offset from the log)
@@ -112,29 +120,34 @@ class TxnCleaning:
         self.marker_bytes = 0.0
 
     @property
-    def removable_records(self) -> int:
-        return self.aborted_records + self.markers
+    def removable_records(self) -> int | None:
+        return self.aborted_records + self.markers if self.counting else None
 
     @property
-    def reclaimable_bytes(self) -> float:
-        return self.aborted_bytes + self.marker_bytes
+    def reclaimable_bytes(self) -> float | None:
+        return self.aborted_bytes + self.marker_bytes if self.counting else None
 
     def data_batch(self, batch) -> bool:
         """A data batch; True when it is aborted data (never a key's record, kept or not)."""
         pid = batch.producer_id
         if not self._txn.on_batch(batch.last_offset, batch.is_transactional, pid):
             return False
-        if batch.base_offset < self.upper:
+        if self.counting and batch.base_offset < self.upper:
+            self.counted_batches += 1
             self.aborted_records += batch.records_count
             kept = RETAINED_EMPTY_BATCH_BYTES if self.last_data.get(pid) == batch.last_offset else 0
             self.aborted_bytes += max(batch.size - kept, 0)
         return True
 
-    def control_batch(self, batch, control_key: bytes | None) -> None:
-        """A control batch, with its record's key (None for an empty batch)."""
+    def control_batch(self, batch, control_key: bytes | None) -> bool:
+        """A control batch, with its record's key (None for an empty batch); True when the clean removes it."""
         empty = batch.records_count == 0 or control_key is None
         discardable = self._txn.on_control(batch.last_offset, batch.producer_id, None if empty else control_key)
         horizon = batch.delete_horizon_ms
-        if discardable and batch.base_offset < self.upper and horizon is not None and horizon <= self.now_ms:
+        if not (discardable and batch.base_offset < self.upper and horizon is not None and horizon <= self.now_ms):
+            return False
+        if self.counting:
+            self.counted_batches += 1
             self.markers += batch.records_count
             self.marker_bytes += batch.size
+        return True

@@ -69,12 +69,24 @@ def report(spark: SparkSession, inputs: AuditInputs, found: Found, progress) -> 
                                            is not None else summary["bytes"])
     whatif = whatif_rows(found.facts, rows, inputs)  # monitor.model.whatif: other settings, from the rows above
     return AuditResult(
-        spark.createDataFrame(rows, PARTITION_DDL), spark.createDataFrame(topics, TOPIC_DDL),
-        spark.createDataFrame(bucket_rows(rows_of(small, "bucket"), bucket), BUCKETS_DDL),
-        spark.createDataFrame(top_key_rows(rows_of(small, "top_key"), inputs.top_n), TOP_KEYS_DDL),
-        spark.createDataFrame(top_producer_rows(rows_of(small, "producer"), inputs.top_n), TOP_PRODUCERS_DDL),
-        spark.createDataFrame([f for f in found.faults if f["fault_kind"] != NOTE], FAULTS_DDL), summary,
-        spark.createDataFrame(found.replicas, replicas.REPLICAS_DDL), spark.createDataFrame(whatif, WHATIF_DDL))
+        local_frame(spark, rows, PARTITION_DDL), local_frame(spark, topics, TOPIC_DDL),
+        local_frame(spark, bucket_rows(rows_of(small, "bucket"), bucket), BUCKETS_DDL),
+        local_frame(spark, top_key_rows(rows_of(small, "top_key"), inputs.top_n), TOP_KEYS_DDL),
+        local_frame(spark, top_producer_rows(rows_of(small, "producer"), inputs.top_n), TOP_PRODUCERS_DDL),
+        local_frame(spark, [f for f in found.faults if f["fault_kind"] != NOTE], FAULTS_DDL), summary,
+        local_frame(spark, found.replicas, replicas.REPLICAS_DDL), local_frame(spark, whatif, WHATIF_DDL))
+
+
+def local_frame(spark: SparkSession, rows: list, ddl: str):
+    """A report table (dicts, by column name) as a DataFrame of ``ddl``, handed to Spark as an Arrow table:
+    Spark holds it as local data. Made from the Python rows themselves, classic PySpark makes it an RDD,
+    and every action on it (a collect, each output written) runs a Spark job over it: about 0.17 s a
+    collect on 2 cores against 0.05 s from Arrow."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import _parse_datatype_string
+
+    schema = _parse_datatype_string(ddl)
+    return spark.createDataFrame(pa.Table.from_pylist(rows, schema=to_arrow_schema(schema)), schema)
 
 
 def partition_row(facts: dict, totals: dict, cleaner: CleanerParams) -> dict:

@@ -76,3 +76,24 @@ def test_a_run_is_written_whole_with_its_marker_and_a_failed_one_leaves_nothing(
     assert "\n" not in str(exc.value)
     assert sorted(p.name for p in out.iterdir()) == sorted([base.name, LATEST])
     assert (out / LATEST).read_text() == latest
+
+
+def test_the_report_tables_are_local_data_not_a_job_each(spark, tmp_path):
+    """The report's tables are made on the driver from a few rows a partition (``audit.tables``); handed
+    to Spark as Arrow they are local data (``LocalRelation``), so collecting or writing one is no job over
+    an RDD of pickled rows (what ``createDataFrame`` of Python rows makes in classic PySpark), and they
+    hold the rows given, typed by their DDL."""
+    from spark_analysis.audit import AuditInputs, run_audit
+    from spark_analysis.audit.tables import FAULTS_DDL, local_frame
+    from spark_analysis.inputs import list_inputs
+
+    res = run_audit(spark, AuditInputs(kind="segments", files=list_inputs("segments", [str(segments(tmp_path))])))
+    frames = {n: getattr(res, n) for n in ("partitions", "topics", "tombstone_buckets", "top_keys", "top_producers",
+                                           "faults", "replicas", "whatif")}
+    plans = {n: df._jdf.queryExecution().logical().getClass().getSimpleName() for n, df in frames.items()}
+    assert plans == {n: "LocalRelation" for n in frames}, plans
+    assert [r["records"] for r in res.partitions.collect()] == [6]
+    rows = [{"segment": "s", "fault_kind": "crc", "fault_position": 7, "fault_reason": "r"}]
+    df = local_frame(spark, rows, FAULTS_DDL)
+    assert [r.asDict() for r in df.collect()] == rows
+    assert df.schema == spark.createDataFrame(rows, FAULTS_DDL).schema

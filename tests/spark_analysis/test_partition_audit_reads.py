@@ -110,3 +110,74 @@ def test_the_largest_decompressed_record_is_the_collector_s_from_the_same_read(t
     collector = max(summarize(f, int(f.rsplit("/", 1)[1][:20]))[0].max_decompressed_record_bytes for f, _ in files[:-1])
     assert facts["max_decompressed_record_bytes"] == collector
     assert 0 < collector < 9000  # neither the active segment's 50 kB records nor the uncompressed 9 kB one
+
+
+def test_aborted_data_and_markers_are_counted_once_by_the_projection(tmp_path, monkeypatch):
+    """Where the projection counts the partition, the record pass takes only TxnCleaning's verdicts
+    (aborted data is no key's record): its byte totals are not counted a second way (its counter stays
+    0, the facts' txn columns are null), and the projection's figures are what TxnCleaning counts."""
+    import spark_analysis.partition_audit as pa_mod
+    from monitor.model.txncleaner import TxnCleaning
+    from recordfixtures import items
+
+    made = []
+
+    class Watched(TxnCleaning):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            made.append(self)
+
+    monkeypatch.setattr(pa_mod, "TxnCleaning", Watched)
+    tx = dict(producer_id=7, producer_epoch=0, base_sequence=0, transactional=True)
+    segs = [[v2(items(range(0, 5), "a"), **tx), control(5, "ABORT", 7, 0, T0),
+             v2(items(range(6, 9), "b"), **tx), control(9, "COMMIT", 7, 0, T0)],
+            [v2(items(range(10, 20), "c"))], [v2(items(range(20, 22), "d"))]]
+    files = []
+    for seg in segs:
+        path = tmp_path / "t-0" / f"{seg[0].records[0].offset:020d}.log"
+        write(path, seg)
+        files.append((str(path), path.stat().st_size))
+    cfg = TopicConfig.from_strings({"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01"})
+    now = T0 + 3 * DAY
+    task = PartitionTask("t", 0, files, cfg, now)
+    table = pa.Table.from_batches(list(audit_partition(task, lambda u: open(u, "rb"))))
+    [facts] = rows_of(table, "facts")
+    [txn] = made
+    assert txn.counting is False and txn.counted_batches == 0
+    assert facts["txn_removable_records"] is None and facts["txn_reclaimable_bytes"] is None
+    # TxnCleaning counting over the same batches, as the facts had it before: the same figures
+    scan = scan_headers(files, lambda u: open(u, "rb"))
+    st, upper = bounds_for("t", 0, scan.summaries, cfg, now, None, None)
+    full = TxnCleaning(aborted_transactions(scan.summaries, st.first_dirty_offset), scan.last_data_offsets, upper, now)
+    from monitor.kafka.record import SegmentReader
+    for uri, _ in files:
+        for b, c in SegmentReader(uri).decoded(columns=True):
+            full.control_batch(b, c.keys[0] if len(c) else None) if b.is_control else full.data_batch(b)
+    assert full.counted_batches == 1 and full.removable_records == 5  # the aborted batch, all its records
+    assert facts["projection_unknown_reason"] is None
+    assert facts["projected_removable_records"] == full.removable_records
+    assert facts["bytes"] - facts["next_clean_bytes"] == full.reclaimable_bytes
+
+
+def test_an_empty_segment_does_not_make_the_projection_read_again(tmp_path):
+    """A clean can leave a segment with no batch (every record gone): the record pass reads it (nothing),
+    and the projection takes that read as whole, not as a file it was not handed (which would make it
+    read the partition a second time)."""
+    from recordfixtures import items
+
+    folder = tmp_path / "t-0"
+    folder.mkdir()
+    (folder / f"{0:020d}.log").write_bytes(b"")
+    files = [(str(folder / f"{0:020d}.log"), 0)]
+    for lo in (10, 30, 50):
+        path = folder / f"{lo:020d}.log"
+        write(path, [v2(items(range(lo, lo + 10), distinct=5)), v2(items(range(lo + 10, lo + 20), distinct=5), "lz4")])
+        files.append((str(path), path.stat().st_size))
+    cfg = TopicConfig.from_strings({"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01"})
+    tally: dict = {}
+    table = pa.Table.from_batches(list(audit_partition(PartitionTask("t", 0, files, cfg, T0 + DAY),
+                                                       lambda u: _Counted(u, tally))))
+    [facts] = rows_of(table, "facts")
+    assert facts["projection_unknown_reason"] is None and facts["next_clean_bytes"] < facts["bytes"]
+    for uri, size in files[1:]:
+        assert tally[uri] <= size + 2 * 2 * (HEADER_SIZE + 64), (uri, tally[uri], size)

@@ -74,3 +74,27 @@ def test_spark_reads_the_partitions_ddl_as_the_arrow_fields(spark):
     declared = from_arrow_schema(pa.schema(PARTITION))
     assert [(f.name, f.dataType) for f in parsed.fields[:len(PARTITION)]] == \
            [(f.name, f.dataType) for f in declared.fields]
+
+
+def test_one_row_in_one_call_is_the_row_field_by_field(monkeypatch):
+    """``batch`` converts one row of plain values (a value, a list or an Arrow array of one) in one call;
+    built field by field (``_one_row`` refusing), the very same batch."""
+    import pyarrow as pa
+
+    from spark_analysis import rows
+
+    cases = [
+        ("facts", {"topic": "t", "partition": 3, "records": 10, "cleanable_ratio": 0.5, "eligible": True,
+                   "txn_reclaimable_bytes": None, "next_clean_bytes": None, "projection_method": "counted",
+                   "write_bytes_per_second": 1.25}),
+        ("key_totals", {"topic": "t", "partition": 0, "distinct_keys": 0, "share_reclaimable_bytes": 0.0}),
+        ("producer", {"topic": "t", "producer_id": pa.array([7], pa.int64()), "written_bytes": [1.5], "records": [2]}),
+        ("key_hashes", {"topic": "t", "partition": 1, "hashes": [b"\x01" * 16]}),
+        ("fault", {"segment": ["s.log"], "fault_kind": ["crc"], "fault_position": [61], "fault_reason": ["why"]}),
+    ]
+    fast = [rows.batch(kind, 1, cols) for kind, cols in cases]
+    assert all(rows._one_row(cols) is not None for _, cols in cases)
+    monkeypatch.setattr(rows, "_one_row", lambda cols: None)
+    for (kind, cols), got in zip(cases, fast):
+        want = rows.batch(kind, 1, cols)
+        assert got.equals(want) and got.schema.equals(want.schema), kind

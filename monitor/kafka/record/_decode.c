@@ -315,6 +315,95 @@ static PyObject *int64_range(PyObject *self, PyObject *args) {
     return Py_BuildValue("(LL)", (long long)lo, (long long)hi);
 }
 
+/* bytes of the zigzag varint of v (Java long arithmetic: v as DefaultRecord writes it) */
+static inline int zz_size(int64_t v) {
+    uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+    int n = 1;
+    while (z >= 0x80) { z >>= 7; n++; }
+    return n;
+}
+
+static inline char *zz_put(char *w, int64_t v) {
+    uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+    while (z >= 0x80) { *w++ = (char)((z & 0x7F) | 0x80); z >>= 7; }
+    *w++ = (char)z;
+    return w;
+}
+
+/*
+ * The records section a clean writes for a batch's kept records (monitor/model/cleanarrays.py,
+ * NumpyOps.splice; encode.splice_records is the rule a record at a time): each kept record's new head
+ * (length, attributes 0, timestamp delta against base_ts, offset delta against base_offset) and its
+ * tail copied from the decompressed section. The records' places in the section follow from their
+ * sizes (deltas against the batch's own base timestamp, a CreateTime batch's); None when they do not
+ * add up to the section (a LogAppendTime batch) or a tail is not a copy (-1). offsets and timestamps
+ * native int64, tails native int32, keep one byte a record (nonzero: kept) or None (all kept).
+ */
+static PyObject *splice(PyObject *self, PyObject *args) {
+    Py_buffer section, offsets, timestamps, tails;
+    PyObject *keep_obj;
+    long long base_offset, base_ts, batch_base_ts;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*OLLL", &section, &offsets, &timestamps, &tails, &keep_obj,
+                          &base_offset, &base_ts, &batch_base_ts)) return NULL;
+    Py_buffer keep = {0};
+    int has_keep = keep_obj != Py_None;
+    PyObject *out = NULL;
+    int64_t *src = NULL;
+    Py_ssize_t n = tails.len / 4;
+    if (has_keep && PyObject_GetBuffer(keep_obj, &keep, PyBUF_SIMPLE) < 0) goto done;
+    if (offsets.len / 8 != n || timestamps.len / 8 != n || (has_keep && keep.len != n)) {
+        PyErr_SetString(PyExc_ValueError, "splice: offsets, timestamps, tails and keep differ in length");
+        goto done;
+    }
+    if (n == 0) { out = Py_None; Py_INCREF(out); goto done; }
+    src = PyMem_Malloc(sizeof(int64_t) * n);
+    if (src == NULL) { PyErr_NoMemory(); goto done; }
+    int64_t at = 0, total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int32_t t;
+        int64_t o, ts;
+        memcpy(&t, (const char *)tails.buf + 4 * i, 4);
+        memcpy(&o, (const char *)offsets.buf + 8 * i, 8);
+        memcpy(&ts, (const char *)timestamps.buf + 8 * i, 8);
+        if (t < 0) { out = Py_None; Py_INCREF(out); goto done; }
+        int64_t od = (int64_t)((uint64_t)o - (uint64_t)base_offset);
+        int64_t body = 1 + zz_size(od) + zz_size((int64_t)((uint64_t)ts - (uint64_t)batch_base_ts)) + t;
+        at += zz_size(body) + body;
+        src[i] = at - t;
+        if (has_keep && !((const char *)keep.buf)[i]) continue;
+        int64_t nbody = 1 + zz_size(od) + zz_size((int64_t)((uint64_t)ts - (uint64_t)base_ts)) + t;
+        total += zz_size(nbody) + nbody;
+    }
+    if (at != section.len) { out = Py_None; Py_INCREF(out); goto done; }
+    out = PyBytes_FromStringAndSize(NULL, total);
+    if (out == NULL) goto done;
+    char *w = PyBytes_AS_STRING(out);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (has_keep && !((const char *)keep.buf)[i]) continue;
+        int32_t t;
+        int64_t o, ts;
+        memcpy(&t, (const char *)tails.buf + 4 * i, 4);
+        memcpy(&o, (const char *)offsets.buf + 8 * i, 8);
+        memcpy(&ts, (const char *)timestamps.buf + 8 * i, 8);
+        int64_t od = (int64_t)((uint64_t)o - (uint64_t)base_offset);
+        int64_t td = (int64_t)((uint64_t)ts - (uint64_t)base_ts);
+        w = zz_put(w, 1 + zz_size(od) + zz_size(td) + t);
+        *w++ = 0;  /* attributes: unused, 0 */
+        w = zz_put(w, td);
+        w = zz_put(w, od);
+        memcpy(w, (const char *)section.buf + src[i], (size_t)t);
+        w += t;
+    }
+done:
+    PyMem_Free(src);
+    if (has_keep && keep.obj != NULL) PyBuffer_Release(&keep);
+    PyBuffer_Release(&section);
+    PyBuffer_Release(&offsets);
+    PyBuffer_Release(&timestamps);
+    PyBuffer_Release(&tails);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"decode_columns", decode_columns, METH_VARARGS,
      "decode_columns(records, count, base_offset, base_timestamp, max_timestamp, log_append) -> "
@@ -325,6 +414,9 @@ static PyMethodDef methods[] = {
     {"xxh64", py_xxh64, METH_VARARGS, "xxh64(data, seed=42) -> signed 64-bit XXH64, as Spark's xxhash64"},
     {"int64_range", int64_range, METH_VARARGS,
      "int64_range(int64s, floor=0) -> (min, max) of the native int64 values >= floor, or None"},
+    {"splice", splice, METH_VARARGS,
+     "splice(section, offsets int64, timestamps int64, tails int32, keep bytes|None, base_offset, base_ts, "
+     "batch_base_ts) -> the kept records' section as a clean writes it, or None"},
     {NULL, NULL, 0, NULL},
 };
 

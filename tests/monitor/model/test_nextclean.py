@@ -249,6 +249,15 @@ def test_numpy_and_the_plain_loop_agree_on_a_mixed_log(tmp_path, ops):
     key's last, headers-only re-reads) and the plain loop (a dict, a record at a time) agree."""
     if ops != "numpy":
         pytest.skip("one comparison is enough")
+    files, aborted = _mixed_log(tmp_path)
+    bases = [int(u.rsplit("/", 1)[1][:20]) for u, _ in files]
+    for first_dirty, upper in [(0, bases[-1]), (bases[1], bases[-1]), (bases[2] + 1, bases[-2]), (bases[-1], bases[-1])]:
+        got = [project(files, first_dirty=first_dirty, upper=upper, aborted=aborted, last={7: (None, 0)}, ops=o)
+               for o in (cleanarrays.NumpyOps, cleanarrays.PureOps)]
+        assert got[0] == got[1] and got[0].unknown_reason is None, (first_dirty, upper)
+
+
+def _mixed_log(tmp_path):
     import random
 
     rnd = random.Random(7)
@@ -278,12 +287,45 @@ def test_numpy_and_the_plain_loop_agree_on_a_mixed_log(tmp_path, ops):
             segs.append(seg)
             seg = []
     segs.append(seg + [rf.v2([rec(off, "tail")])])
-    files = segments(tmp_path, *segs)
+    return segments(tmp_path, *segs), aborted
+
+
+def test_a_settled_batch_is_left_alone_by_the_later_rounds(tmp_path, ops, monkeypatch):
+    """A data batch judged with everything mapped and no tombstone kept (``Flow.settled``) is skipped by
+    the settled rounds that map no key (no decision, no transaction state): the projections are those of
+    every round judging every batch, with fewer transaction steps."""
+    from monitor.model import cleanround
+    from monitor.model.txncleaner import CleanedTransactions
+
+    files, aborted = _mixed_log(tmp_path)
     bases = [int(u.rsplit("/", 1)[1][:20]) for u, _ in files]
-    for first_dirty, upper in [(0, bases[-1]), (bases[1], bases[-1]), (bases[2] + 1, bases[-2]), (bases[-1], bases[-1])]:
-        got = [project(files, first_dirty=first_dirty, upper=upper, aborted=aborted, last={7: (None, 0)}, ops=o)
-               for o in (cleanarrays.NumpyOps, cleanarrays.PureOps)]
-        assert got[0] == got[1] and got[0].unknown_reason is None, (first_dirty, upper)
+    steps = [0]
+    on_batch = CleanedTransactions.on_batch
+
+    def counted(self, *a):
+        steps[0] += 1
+        return on_batch(self, *a)
+
+    monkeypatch.setattr(CleanedTransactions, "on_batch", counted)
+
+    def run():
+        steps[0] = 0
+        out = [project(files, first_dirty=fd, upper=up, aborted=aborted, last={7: (None, 0)})
+               for fd, up in [(0, bases[-1]), (bases[1], bases[-1]), (bases[2] + 1, bases[-2])]]
+        return out, steps[0]
+
+    skipping, fewer = run()
+    records = cleanround.Round._records
+
+    def never_settled(self, f):
+        out = records(self, f)
+        f.settled = False
+        return out
+
+    monkeypatch.setattr(cleanround.Round, "_records", never_settled)
+    judging, every = run()
+    assert skipping == judging and all(p.unknown_reason is None for p in skipping)
+    assert fewer < every
 
 
 def test_a_batch_first_cleaned_by_a_later_clean_keeps_that_cleans_stamp(tmp_path):

@@ -81,7 +81,14 @@ class _NoBodies:
 @NEEDS_TAILS
 @pytest.mark.parametrize("ops", OPS, ids=lambda o: o.name)
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_arrays_size_equals_the_encoders_on_generated_batches(tmp_path, ops, seed):
+@pytest.mark.parametrize("spliced_by", ["c", "numpy"])
+def test_arrays_size_equals_the_encoders_on_generated_batches(tmp_path, ops, seed, spliced_by, monkeypatch):
+    """``spliced_by``: a rewritten compressed batch's records spliced by the C decoder's ``splice`` or by
+    numpy vectors (a decoder built before it)."""
+    if spliced_by == "numpy":
+        monkeypatch.setattr(cleanarrays, "_c_splice", None)
+    elif cleanarrays._c_splice is None:
+        pytest.skip("no C decoder with splice here")
     batches, rnd = _batches(tmp_path, seed)
     checked = vector_splices = 0
     for b in batches:
@@ -171,3 +178,27 @@ def test_a_projection_builds_no_record_and_agrees_with_the_records_path(tmp_path
     assert by_arrays.unknown_reason is None and by_arrays.batches_rewritten > 10
     assert by_arrays == by_records
     assert by_arrays.next_clean_bytes < by_arrays.log_bytes and by_arrays.settled_bytes <= by_arrays.next_clean_bytes
+
+
+
+def test_the_c_splice_refuses_what_it_cannot_place():
+    """The C splice returns None where the records' sizes do not add up to the section (a LogAppendTime
+    batch's own deltas are not in the arrays) or a tail is not a copy, and refuses arrays of different
+    lengths; it never reads outside the section."""
+    splice = cleanarrays._c_splice
+    if splice is None:
+        pytest.skip("no C decoder with splice here")
+    np = cleanarrays.np
+    i64, i32 = (lambda *v: np.array(v, dtype=np.int64)), (lambda *v: np.array(v, dtype=np.int32))
+    # two records at offsets 10, 11, timestamps 100, 101 (batch base 100), tails "ab" and "c"
+    # (zigzag varints: a length of 5 is 10; attributes 0; the deltas 0 and 1 are 0 and 2)
+    section = bytes([10, 0, 0, 0]) + b"ab" + bytes([8, 0, 2, 2]) + b"c"
+    keep_second = np.array([False, True]).view(np.uint8)
+    assert splice(section, i64(10, 11), i64(100, 101), i32(2, 1), None, 10, 100, 100) == section
+    # the second alone, its timestamp the new base: its timestamp delta 0, its offset delta still 1
+    assert splice(section, i64(10, 11), i64(100, 101), i32(2, 1), keep_second, 10, 101, 100) == bytes([8, 0, 0, 2]) + b"c"
+    assert splice(section + b"x", i64(10, 11), i64(100, 101), i32(2, 1), None, 10, 100, 100) is None
+    assert splice(section, i64(10, 11), i64(100, 101), i32(2, -1), None, 10, 100, 100) is None
+    assert splice(section[:-1], i64(10, 11), i64(100, 101), i32(2, 1), None, 10, 100, 100) is None
+    with pytest.raises(ValueError, match="differ in length"):
+        splice(section, i64(10), i64(100, 101), i32(2, 1), None, 10, 100, 100)
