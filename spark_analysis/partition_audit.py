@@ -320,10 +320,13 @@ def _record_pass(task: PartitionTask, opener, b: Bounds | None, txn: TxnCleaning
                 if win.n >= task.window:
                     yield from acc.add(win.columns())
                     win = RecordWindow()
-            for f in reader.faults:
+            # the one cut-tail rule (reader.cut_tail_is_fault): a batch cut short at the end of the last segment,
+            # the active one, is being appended (a copy of a live log dir), not damage
+            faults = reader.log_faults(active=uri not in below_active)
+            for f in faults:
                 yield rows.fault_batch(uri, f.kind, f.position, str(f))
             if feed is not None:
-                projector.fault(uri) if reader.faults else projector.read_whole(uri)
+                projector.fault(uri) if faults else projector.read_whole(uri)
     if acc is None:
         return
     if win.n:

@@ -66,14 +66,14 @@ from typing import NamedTuple
 
 from monitor.kafka.kafkanames import offset_file
 from monitor.kafka.record import SegmentReader
-from monitor.kafka.record.reader import CONTROL_BODIES
+from monitor.kafka.record.reader import CONTROL_BODIES, cut_tail_is_fault
 from monitor.kafka.record.codecs import CodecError
 from monitor.kafka.record.codecs import NONE, decompress
 from monitor.kafka.record.encode import (
     EMPTY_BATCH_SIZE, base_timestamp, compress_like_kafka, retained_batch_size, splice_records,
 )
 from monitor.kafka.record.v2 import HEADER_SIZE
-from monitor.kafka.record.errors import RecordFormatError
+from monitor.kafka.record.errors import RecordFormatError, TruncatedBatchError
 from monitor.kafka.record.model import control_type_code
 from monitor.model import cleanarrays, horizon
 from monitor.model.cleanround import Flow, Later, Round, Unknown, Unreadable
@@ -164,6 +164,10 @@ def _walk(files, opener, ops, *, start=0, cache=None, need=None, first_position=
                         yield i, base, b, (ops.columns(b.arrays()) if cols is None else cols), None
                     except (ValueError, CodecError) as exc:  # RecordDecodeError, LegacyDecodeError
                         raise Unreadable(f"{uri}: byte {b.position}: {exc}") from exc
+            except TruncatedBatchError as exc:
+                if i == len(files) - 1 and not cut_tail_is_fault(active=True):
+                    return  # the last segment, the active one: a batch being appended (the one cut-tail rule)
+                raise Unreadable(str(exc)) from exc
             except RecordFormatError as exc:
                 raise Unreadable(str(exc)) from exc
 

@@ -181,3 +181,32 @@ def test_an_empty_segment_does_not_make_the_projection_read_again(tmp_path):
     assert facts["projection_unknown_reason"] is None and facts["next_clean_bytes"] < facts["bytes"]
     for uri, size in files[1:]:
         assert tally[uri] <= size + 2 * 2 * (HEADER_SIZE + 64), (uri, tally[uri], size)
+
+
+def test_a_batch_cut_short_is_damage_below_the_active_segment_only(tmp_path):
+    """The one cut-tail rule (``reader.cut_tail_is_fault``), as the collector, ``logdir`` and ``inspect``
+    apply it: the last segment of a copied live log dir may end inside the batch being appended (no fault,
+    the projection still counted); the same cut in a rolled segment is a fault row and the projection is
+    unknown for it."""
+    from recordfixtures import items
+
+    def audit(cut_segment: int):
+        d = tmp_path / f"cut{cut_segment}" / "t-0"
+        files = []
+        for i, base in enumerate((0, 10, 20)):
+            path = d / f"{base:020d}.log"
+            write(path, [v2(items(range(base, base + 5), "a")), v2(items(range(base + 5, base + 10), "b"))])
+            if i == cut_segment:
+                with open(path, "r+b") as fh:
+                    fh.truncate(path.stat().st_size - 7)  # the second batch cut short
+            files.append((str(path), path.stat().st_size))
+        cfg = TopicConfig.from_strings({"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01"})
+        table = pa.Table.from_batches(list(audit_partition(PartitionTask("t", 0, files, cfg, T0 + DAY),
+                                                           lambda u: open(u, "rb"))))
+        return rows_of(table, "fault"), rows_of(table, "facts")[0]
+
+    faults, facts = audit(2)  # the active segment: a batch being appended
+    assert faults == [] and facts["projection_unknown_reason"] is None
+    faults, facts = audit(1)  # a rolled segment: damage
+    assert [f["fault_kind"] for f in faults] == ["truncated"], faults
+    assert faults[0]["segment"].endswith("00000000000000000010.log")
