@@ -111,7 +111,7 @@ def main(argv) -> int:
     ap.add_argument("--state", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.phase:
-        print(json.dumps(phase(Path(args.log_dir), Path(args.state), args.phase, args.trace)))
+        print(strictjson.dumps(phase(Path(args.log_dir), Path(args.state), args.phase, args.trace)))
         return 0
     from bench.bench_logdir_broker import make_log_dir
 
