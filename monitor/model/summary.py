@@ -55,12 +55,12 @@ class _NoList(list):
 
 
 NO_ARRAY, NO_DICT, NO_LIST = _NoArray("q"), _NoDict(), _NoList()
+_SHARED = {_NoArray: lambda: array("q"), _NoDict: dict, _NoList: list}  # a shared empty's kind -> a writable one
 
 
 def _shared(empty):
     """A field whose default is the shared ``empty`` (a factory: a dataclass takes no container as a default)."""
     return field(default_factory=lambda: empty)
-_SHARED = {_NoArray: lambda: array("q"), _NoDict: dict, _NoList: list}  # a shared empty's kind -> a writable one
 
 
 def own(s, name: str):
@@ -195,7 +195,7 @@ class SegmentSummary:
             return
         others = [r.first_offset for q, r in self.txn_runs.items() if q != pid]
         own(self, "txn_aborts").extend((pid, -1 if run is None else run.first_offset, e.first_offset,
-                                min(others, default=-1), int(first_here)))
+                                        min(others, default=-1), int(first_here)))
 
     def largest_timestamp(self) -> int:
         """LogSegment.largestTimestamp: the max record timestamp, else the file's mtime (ms)."""
