@@ -1,7 +1,7 @@
 """What the compaction model needs to know about one segment, read once and cached.
 
-A ``SegmentSummary`` is small (no record data, tombstones kept as two compact
-arrays) and keyed by what identifies unchanged content: path, size, mtime and
+A ``SegmentSummary`` is small (no record data, tombstones kept as one compact
+array of rows) and keyed by what identifies unchanged content: path, size, mtime and
 inode. A cleaned segment is swapped in as a new file (new inode) even when it
 keeps the name, size and mtime of the one it replaces, so the inode is needed.
 A segment that only grew (the active one) is read from where the last read
@@ -34,7 +34,7 @@ def _refuse(self, *args, **kwargs):
 
 class _NoArray(array):
     """The one empty ``array('q')`` every summary holds until it has something of that kind (most segments hold
-    no tombstone, horizon or abort: 80 B each of five arrays a segment, 16,000 segments at 4,000 partitions).
+    no tombstone, horizon or abort: 80 B each of three arrays a segment, 16,000 segments at 4,000 partitions).
     Writes are refused, never shared: a writer takes the summary's own first (``own``)."""
 
     append = extend = insert = pop = remove = frombytes = fromlist = byteswap = reverse = _refuse
@@ -55,6 +55,7 @@ class _NoList(list):
 
 
 NO_ARRAY, NO_DICT, NO_LIST = _NoArray("q"), _NoDict(), _NoList()
+TOMBSTONE_FIELDS = ("offset", "timestamp", "horizon")  # SegmentSummary.tombstone_rows, flat
 _SHARED = {_NoArray: lambda: array("q"), _NoDict: dict, _NoList: list}  # a shared empty's kind -> a writable one
 
 
@@ -113,9 +114,9 @@ class SegmentSummary:
     # decompresses a batch, the cleaner included (DefaultRecord.readFrom: "Invalid record size: N exceeds the
     # configured maximum record size of M."); an uncompressed batch's records are never checked (0: none read)
     max_decompressed_record_bytes: int = 0
-    tombstone_offsets: array = _shared(NO_ARRAY)
-    tombstone_timestamps: array = _shared(NO_ARRAY)
-    tombstone_horizons: array = _shared(NO_ARRAY)  # -1 when the batch has none
+    # the tombstones, TOMBSTONE_FIELDS flat a tombstone (offset, timestamp, its batch's delete horizon or -1): one
+    # array a segment, not three (issue 43: 80 B an array and its slack; read as three by the properties below)
+    tombstone_rows: array = _shared(NO_ARRAY)
     faults: list[str] = _shared(NO_LIST)
     # the batch the last read found cut short where the file ends ("" none): a fault unless the segment is
     # its partition's active one, which only the partition's listing tells (``segment_faults``)
@@ -156,7 +157,21 @@ class SegmentSummary:
 
     @property
     def tombstones(self) -> int:
-        return len(self.tombstone_offsets)
+        return len(self.tombstone_rows) // len(TOMBSTONE_FIELDS)
+
+    @property
+    def tombstone_offsets(self) -> array:
+        """The tombstones' offsets, in offset order (a copy: ``add_tombstone`` writes)."""
+        return self.tombstone_rows[0::3]
+
+    @property
+    def tombstone_timestamps(self) -> array:
+        return self.tombstone_rows[1::3]
+
+    @property
+    def tombstone_horizons(self) -> array:
+        """Each tombstone's batch's delete horizon, -1 when the batch has none."""
+        return self.tombstone_rows[2::3]
 
     def txn_events(self) -> list[TxnEvent]:
         """The net transaction events, in offset order, for ``monitor.model.transactions.open_transactions``."""
@@ -520,15 +535,17 @@ def _fold_records(s: SegmentSummary, batch, c) -> None:
     s.empty_value_records += c.value_sizes.count(0)
     if getattr(batch, "magic", 0) == 2 and batch.codec and len(c.buf) > s.max_decompressed_record_bytes:
         s.max_decompressed_record_bytes = max(s.max_decompressed_record_bytes, largest_record(c.buf, len(c)))
-    t_off = None
+    rows = None
     for off, ts, vs in zip(c.offsets, c.timestamps, c.value_sizes):
         if vs < 0:
-            if t_off is None:
-                t_off, t_ts, t_hz = (own(s, "tombstone_offsets"), own(s, "tombstone_timestamps"),
-                                     own(s, "tombstone_horizons"))
-            t_off.append(off)
-            t_ts.append(ts)
-            t_hz.append(hz)
+            if rows is None:
+                rows = own(s, "tombstone_rows")
+            rows.extend((off, ts, hz))
+
+
+def add_tombstone(s: SegmentSummary, offset: int, timestamp: int, horizon: int = -1) -> None:
+    """One tombstone after those ``s`` holds (offset order), as a read folds it."""
+    own(s, "tombstone_rows").extend((offset, timestamp, horizon))
 
 
 def largest_record(buf, count: int) -> int:

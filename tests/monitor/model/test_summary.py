@@ -164,11 +164,13 @@ def test_a_summary_holds_containers_only_of_what_its_segment_has(tmp_path):
     tombs = write(tmp_path / "t-1" / "00000000000000000000.log", [v2(items(range(0, 10), tombstone_every=3))])
     a, b = summarize(plain.path, 0)[0], summarize(tombs.path, 0)[0]
     assert a.records == 10 and a.tombstones == 0 and b.tombstones == 3
-    assert a.tombstone_offsets is NO_ARRAY and a.delete_horizons is NO_ARRAY and a.txn_aborts is NO_ARRAY
+    assert a.tombstone_rows is NO_ARRAY and a.delete_horizons is NO_ARRAY and a.txn_aborts is NO_ARRAY
     assert a.txn_markers is NO_DICT and a.txn_runs is NO_DICT and a.txn_first_markers is NO_DICT
     assert a.faults is NO_LIST
-    assert b.tombstone_offsets is not NO_ARRAY and list(b.tombstone_offsets) == [2, 5, 8] and len(NO_ARRAY) == 0
-    for write_into in (lambda: a.tombstone_offsets.append(1), lambda: a.faults.append("x"),
+    assert b.tombstone_rows is not NO_ARRAY and list(b.tombstone_offsets) == [2, 5, 8] and len(NO_ARRAY) == 0
+    assert list(b.tombstone_rows[0::3]) == [2, 5, 8] and list(b.tombstone_horizons) == [-1] * 3
+    assert list(b.tombstone_timestamps) == list(b.tombstone_rows[1::3]) and len(b.tombstone_rows) == 9
+    for write_into in (lambda: a.tombstone_rows.append(1), lambda: a.faults.append("x"),
                        lambda: a.txn_runs.__setitem__(1, None), lambda: a.txn_first_markers.setdefault(1, 2)):
         with pytest.raises(TypeError, match="read-only"):
             write_into()

@@ -16,7 +16,7 @@ import pytest
 from monitor.kafka.offsetgroups import read_segment
 from monitor.model import summarystore as S
 from monitor.model.activekeys import tally
-from monitor.model.summary import NO_ARRAY, NO_DICT, NO_LIST, SegmentSummary, own, summarize
+from monitor.model.summary import NO_ARRAY, NO_DICT, NO_LIST, SegmentSummary, add_tombstone, own, summarize
 from monitor.model.transactions import TxnEvent
 from recordfixtures import gallery, items, v2, write
 
@@ -91,10 +91,10 @@ def test_every_field_of_a_summary_comes_back_equal_through_the_cache_file(tmp_pa
             assert a == b and type(a) is type(b) and getattr(a, "typecode", None) == getattr(b, "typecode", None), \
                 f.name
     got_bare = back[1]
-    assert got_bare.tombstone_offsets is NO_ARRAY and got_bare.txn_runs is NO_DICT and got_bare.faults is NO_LIST
+    assert got_bare.tombstone_rows is NO_ARRAY and got_bare.txn_runs is NO_DICT and got_bare.faults is NO_LIST
     own(got_bare, "faults").append("a fault")
-    own(got_bare, "tombstone_offsets").append(3)
-    assert got_bare.faults == ["a fault"] and list(got_bare.tombstone_offsets) == [3]
+    add_tombstone(got_bare, 3, 4, 5)
+    assert got_bare.faults == ["a fault"] and list(got_bare.tombstone_offsets) == [3] and got_bare.tombstones == 1
     assert NO_LIST == [] and len(NO_ARRAY) == 0 and SegmentSummary("x", 0).faults is NO_LIST
 
 
@@ -115,6 +115,30 @@ def test_a_payload_is_decoded_a_chunk_at_a_time_whole_lines_only(tmp_path):
         with pytest.raises(S.CacheRejected) as exc:
             S.decode(body + hashlib.sha256(body).digest())
         assert exc.value.reason == "malformed"
+
+
+# the version of the cache this monitor wrote before a segment's tombstones were one array of rows (three arrays:
+# tombstone_offsets, tombstone_timestamps, tombstone_horizons; main at 134ae54)
+THREE_ARRAYS_VERSION = "88fd7629813fa1a6"
+
+
+def test_a_cache_of_the_three_array_layout_is_refused_and_read_again_never_misread(tmp_path):
+    """The tombstones' layout changed (issue 43): the fields' digest did with it, so a cache written before is
+    another version, discarded in one line at start, and every segment read again (never three arrays' values
+    read as rows)."""
+    from collectors.logdirs.summary_state import SummaryState
+
+    assert S.VERSION != THREE_ARRAYS_VERSION
+    old = rewrite_header(file_bytes(summaries(tmp_path)), version=THREE_ARRAYS_VERSION)
+    with pytest.raises(S.CacheRejected) as exc:
+        S.decode(old)
+    assert exc.value.reason == "version"
+    said = []
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "c.cache").write_bytes(old)
+    state = SummaryState(tmp_path / "state", "c.cache", notify=said.append)
+    assert state.load() == [] and state.restored == 0
+    assert len(said) == 1 and "discarded (version" in said[0] and "every segment is read" in said[0]
 
 
 def test_another_field_is_another_version():
