@@ -293,11 +293,12 @@ def _lines(data: bytes, start: int, size: int):
         part.append(tail)
         if z.unused_data:
             raise ValueError("bytes after the compressed payload's end")
-    part.append(z.flush())
+    *done, tail = (b"".join(part) + z.flush()).split(b"\n")  # what flush gives may end lines too
     if not z.eof:
         raise ValueError("the compressed payload ends early")
-    if any(part):
-        yield b"".join(part)
+    yield from done
+    if tail:
+        yield tail
 
 
 def _decode_entry(row):
