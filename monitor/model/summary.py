@@ -422,7 +422,7 @@ def _record_pass(s: SegmentSummary, path: Path, take, stop, headers: bool) -> Se
 
 def _read_again_whole(s: SegmentSummary, path: Path, take, reader: SegmentReader) -> tuple[SegmentSummary, int]:
     """A fault found by the record pass: the segment read again whole, its figures a full read's."""
-    fresh, read = summarize(path, s.base_offset, None, take)
+    fresh, read = summarize(s.path, s.base_offset, None, take)  # its path string kept (the reader's key)
     return fresh, reader.bytes_read + read
 
 
