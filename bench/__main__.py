@@ -14,6 +14,7 @@ BENCHES = {
     "exporter": "bench.bench_exporter",
     "nextclean": "bench.bench_nextclean",
     "render": "bench.bench_render",
+    "memory": "bench.bench_memory",
 }
 
 

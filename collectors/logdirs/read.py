@@ -243,31 +243,34 @@ class PartitionReader:
         (``whole``); then, or without headers first, read whole (new bytes only when it grew). ``index_ok``
         (headers first): a new file (not one read before: its summary is read on) summarised from its indexes
         (``from_indexes``), or by its headers when they cannot be trusted."""
-        previous = self._cache.get(str(seg.log))
+        log = str(seg.log)  # one string: the summary's path and its key here (monitor.model.summary._named)
+        previous = self._cache.get(log)
         s = None
         if self.headers_first and not whole and index_ok and (
                 previous is None or previous.headers_pending or previous.inode != os.stat(seg.log).st_ino):
             try:
-                s, read = from_indexes(seg.log, seg.base_offset, previous)  # None: its headers cost less
-                self.untrusted.pop(str(seg.log), None)
+                s, read = from_indexes(log, seg.base_offset, previous)  # None: its headers cost less
+                self.untrusted.pop(log, None)
                 self.budget.charge(read)
                 self.header_bytes += read
             except IndexUntrusted as exc:
-                if self.untrusted.get(str(seg.log)) != exc.code:
+                if self.untrusted.get(log) != exc.code:
                     self.notify(str(exc))
-                self.untrusted[str(seg.log)] = exc.code
+                self.untrusted[log] = exc.code
         if s is None and self.headers_first and not whole:
-            s, read = scan_headers(seg.log, seg.base_offset, previous)
+            s, read = scan_headers(log, seg.base_offset, previous)
             self.budget.charge(read)  # never waits: the first page is not held up (monitor.fileio.iobudget)
             self.header_bytes += read
         elif s is None:
-            s, read = summarize(seg.log, seg.base_offset, previous, self.budget.take)
+            s, read = summarize(log, seg.base_offset, previous, self.budget.take)
             self.detail_bytes += read
         if read:
             self.reads += 1
             self.bytes += read
             self.changed = True
-        self._cache[str(seg.log)] = s
+        if s is not previous:  # a key kept from an earlier summary would be a second string
+            self._cache.pop(log, None)
+        self._cache[s.path] = s
         return s
 
     def detail(self, path: str, stop=None) -> bool:

@@ -1,7 +1,7 @@
 """What the compaction model needs to know about one segment, read once and cached.
 
-A ``SegmentSummary`` is small (no record data, tombstones kept as two compact
-arrays) and keyed by what identifies unchanged content: path, size, mtime and
+A ``SegmentSummary`` is small (no record data, tombstones kept as one compact
+array of rows) and keyed by what identifies unchanged content: path, size, mtime and
 inode. A cleaned segment is swapped in as a new file (new inode) even when it
 keeps the name, size and mtime of the one it replaces, so the inode is needed.
 A segment that only grew (the active one) is read from where the last read
@@ -16,7 +16,7 @@ import os
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, ClassVar
 
 from monitor.kafka.record import RecordFormatError, SegmentReader
 from monitor.kafka.record.reader import PAGE_BYTES, cut_tail_is_fault
@@ -26,6 +26,54 @@ from monitor.kafka.record.varint import read_varint
 from monitor.kafka.segindex import DISAGREES, IndexUntrusted, offset_index_ends, time_index_ends
 from monitor.model.tailcheck import intact, tail
 from monitor.model.transactions import ABORT, ABORT_FIELDS, COMMIT, DATA, MAX_ABORTS_PER_SEGMENT, TxnEvent
+
+
+def _refuse(self, *args, **kwargs):
+    raise TypeError("a shared empty container of SegmentSummary is read-only: take the summary's own (own())")
+
+
+class _NoArray(array):
+    """The one empty ``array('q')`` every summary holds until it has something of that kind (most segments hold
+    no tombstone, horizon or abort: 80 B each of three arrays a segment, 16,000 segments at 4,000 partitions).
+    Writes are refused, never shared: a writer takes the summary's own first (``own``)."""
+
+    append = extend = insert = pop = remove = frombytes = fromlist = byteswap = reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+
+
+class _NoDict(dict):
+    """The one empty dict of ``_NoArray``'s kind, for the transaction maps."""
+
+    __setitem__ = __delitem__ = setdefault = pop = popitem = update = clear = __ior__ = _refuse
+
+
+class _NoList(list):
+    """The one empty list of ``_NoArray``'s kind, for ``faults``."""
+
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+
+
+NO_ARRAY, NO_DICT, NO_LIST = _NoArray("q"), _NoDict(), _NoList()
+TOMBSTONE_FIELDS = ("offset", "timestamp", "horizon")  # SegmentSummary.tombstone_rows, flat
+_SHARED = {_NoArray: lambda: array("q"), _NoDict: dict, _NoList: list}  # a shared empty's kind -> a writable one
+
+
+def _shared(empty):
+    """A field whose default is the shared ``empty`` (a factory: a dataclass takes no container as a default)."""
+    return field(default_factory=lambda: empty)
+
+
+def own(s, name: str):
+    """``s``'s own writable container ``name``, made now in place of the shared empty it held (``NO_ARRAY``,
+    ``NO_DICT``, ``NO_LIST``): every write into a summary's containers goes through here. By type, not
+    identity: a summary unpickled (a Spark worker's) holds copies of the shared empties, still read-only."""
+    v = getattr(s, name)
+    make = _SHARED.get(type(v))
+    if make is not None:
+        v = make()
+        setattr(s, name, v)
+    return v
 
 
 @dataclass(slots=True)
@@ -66,10 +114,10 @@ class SegmentSummary:
     # decompresses a batch, the cleaner included (DefaultRecord.readFrom: "Invalid record size: N exceeds the
     # configured maximum record size of M."); an uncompressed batch's records are never checked (0: none read)
     max_decompressed_record_bytes: int = 0
-    tombstone_offsets: array = field(default_factory=lambda: array("q"))
-    tombstone_timestamps: array = field(default_factory=lambda: array("q"))
-    tombstone_horizons: array = field(default_factory=lambda: array("q"))  # -1 when the batch has none
-    faults: list[str] = field(default_factory=list)
+    # the tombstones, TOMBSTONE_FIELDS flat a tombstone (offset, timestamp, its batch's delete horizon or -1): one
+    # array a segment, not three (issue 43: 80 B an array and its slack; read as three by the properties below)
+    tombstone_rows: array = _shared(NO_ARRAY)
+    faults: list[str] = _shared(NO_LIST)
     # the batch the last read found cut short where the file ends ("" none): a fault unless the segment is
     # its partition's active one, which only the partition's listing tells (``segment_faults``)
     cut_tail: str = ""
@@ -79,21 +127,24 @@ class SegmentSummary:
     # ``monitor.model.horizon.problem`` rejects first; the COMMIT/ABORT marker records its batches hold).
     # A clean stamps every batch it stamps with one horizon, so a segment holds few; a horizon may
     # appear twice (``_note_horizon`` looks back a few entries only), readers add them up.
-    delete_horizons: array = field(default_factory=lambda: array("q"))
+    delete_horizons: array = _shared(NO_ARRAY)
     markers_unstamped: int = 0  # COMMIT/ABORT marker records in batches without a delete horizon
     # The segment's net effect on open transactions (monitor.model.transactions), per producer id: its last
     # COMMIT/ABORT marker here, and its run of transactional data batches after that marker (a
     # transaction still open at the segment's end). At most two events per producer, however many
     # transactions the segment holds (an exactly-once changelog commits many times a second).
-    txn_markers: dict[int, TxnEvent] = field(default_factory=dict)
-    txn_runs: dict[int, TxnEvent] = field(default_factory=dict)
+    txn_markers: dict[int, TxnEvent] = _shared(NO_DICT)
+    txn_runs: dict[int, TxnEvent] = _shared(NO_DICT)
     # The aborted transactions this segment completes (monitor.model.transactions.aborted_transactions folds
     # them across segments into Kafka's AbortedTxn entries): ABORT_FIELDS per ABORT marker that closes
     # an open run, flat. Aborts are rare; past MAX_ABORTS_PER_SEGMENT a segment records no more and
     # counts them in ``txn_aborts_dropped`` (the fold then says its aborted ranges are incomplete).
-    txn_aborts: array = field(default_factory=lambda: array("q"))
+    txn_aborts: array = _shared(NO_ARRAY)
     txn_aborts_dropped: int = 0
-    txn_first_markers: dict[int, int] = field(default_factory=dict)  # producer id -> its first marker's offset here
+    txn_first_markers: dict[int, int] = _shared(NO_DICT)  # producer id -> its first marker's offset here
+    # the container fields above hold the shared read-only empties until first written (``own``); the summary
+    # cache decodes an empty one back to them (monitor.model.summarystore)
+    SHARED_EMPTIES: ClassVar[dict] = {_NoArray: NO_ARRAY, _NoDict: NO_DICT, _NoList: NO_LIST}
 
     @property
     def detail_done(self) -> bool:
@@ -106,7 +157,21 @@ class SegmentSummary:
 
     @property
     def tombstones(self) -> int:
-        return len(self.tombstone_offsets)
+        return len(self.tombstone_rows) // len(TOMBSTONE_FIELDS)
+
+    @property
+    def tombstone_offsets(self) -> array:
+        """The tombstones' offsets, in offset order (a copy: ``add_tombstone`` writes)."""
+        return self.tombstone_rows[0::3]
+
+    @property
+    def tombstone_timestamps(self) -> array:
+        return self.tombstone_rows[1::3]
+
+    @property
+    def tombstone_horizons(self) -> array:
+        """Each tombstone's batch's delete horizon, -1 when the batch has none."""
+        return self.tombstone_rows[2::3]
 
     def txn_events(self) -> list[TxnEvent]:
         """The net transaction events, in offset order, for ``monitor.model.transactions.open_transactions``."""
@@ -125,12 +190,13 @@ class SegmentSummary:
         if e.marker == ABORT:
             self._record_abort(e)
         if e.marker != DATA:
-            self.txn_first_markers.setdefault(e.producer_id, e.first_offset)
-            self.txn_runs.pop(e.producer_id, None)
-            self.txn_markers[e.producer_id] = e
+            own(self, "txn_first_markers").setdefault(e.producer_id, e.first_offset)
+            if e.producer_id in self.txn_runs:
+                del self.txn_runs[e.producer_id]
+            own(self, "txn_markers")[e.producer_id] = e
             return
         run = self.txn_runs.get(e.producer_id)
-        self.txn_runs[e.producer_id] = e if run is None else run._replace(
+        own(self, "txn_runs")[e.producer_id] = e if run is None else run._replace(
             producer_epoch=e.producer_epoch, last_offset=e.last_offset)
 
     def _record_abort(self, e: TxnEvent) -> None:
@@ -143,12 +209,18 @@ class SegmentSummary:
             self.txn_aborts_dropped += 1
             return
         others = [r.first_offset for q, r in self.txn_runs.items() if q != pid]
-        self.txn_aborts.extend((pid, -1 if run is None else run.first_offset, e.first_offset,
-                                min(others, default=-1), int(first_here)))
+        own(self, "txn_aborts").extend((pid, -1 if run is None else run.first_offset, e.first_offset,
+                                        min(others, default=-1), int(first_here)))
 
     def largest_timestamp(self) -> int:
         """LogSegment.largestTimestamp: the max record timestamp, else the file's mtime (ms)."""
         return self.max_timestamp if self.max_timestamp >= 0 else self.mtime_ns // 1_000_000
+
+
+def _named(path: str | Path) -> tuple[str, Path]:
+    """(the path as the summary keeps it, as a Path): a ``str`` given is kept as that very object, so the
+    reader's cache key and the summary's ``path`` are one string, not two of ~100 bytes a segment."""
+    return (path, Path(path)) if isinstance(path, str) else (str(path), path)
 
 
 def _stat(path: Path):
@@ -181,7 +253,7 @@ def summarize(path: str | Path, base_offset: int, previous: SegmentSummary | Non
     Faults (a corrupt or truncated batch) are recorded in ``faults``; reading stops
     at a fault that cannot be skipped, and the summary covers what came before it.
     """
-    path = Path(path)
+    name, path = _named(path)
     (size, mtime_ns, inode), s, same, checked = _unchanged_or_grown(path, previous)
     if same:
         if s.detail_done:
@@ -195,7 +267,7 @@ def summarize(path: str | Path, base_offset: int, previous: SegmentSummary | Non
         return more, read + read2 + checked
     start = 0 if s is None else s.end_position
     if s is None:
-        s = SegmentSummary(str(path), base_offset, size=size, mtime_ns=mtime_ns, inode=inode)
+        s = SegmentSummary(name, base_offset, size=size, mtime_ns=mtime_ns, inode=inode)
     s.size, s.mtime_ns = size, mtime_ns
     read = _read_into(s, path, start=start, take=take)
     return s, read + checked
@@ -209,20 +281,20 @@ def scan_headers(path: str | Path, base_offset: int, previous: SegmentSummary | 
     record-level figures (tombstones, keyless and empty values) stay as they were up to
     ``detail_position``: ``read_detail`` reads on from there. Returns the summary and the bytes read
     (pages touched, ``SegmentReader.bytes_read``)."""
-    path = Path(path)
+    name, path = _named(path)
     (size, mtime_ns, inode), s, same, checked = _unchanged_or_grown(path, previous)
     if same:
         return s, 0
     start = 0 if s is None else s.end_position
     if s is None:
-        s = SegmentSummary(str(path), base_offset, size=size, mtime_ns=mtime_ns, inode=inode)
+        s = SegmentSummary(name, base_offset, size=size, mtime_ns=mtime_ns, inode=inode)
     s.size, s.mtime_ns = size, mtime_ns
     reader = SegmentReader(path, start=start, skip_corrupt=True)
     try:
         for batch in reader.headers():
             _fold_batch(s, batch, _control_key(batch))
     except RecordFormatError as exc:
-        s.faults.append(str(exc))
+        own(s, "faults").append(str(exc))
     fold_end(s)
     s.end_position = reader.end_position
     _note_faults(s, reader)
@@ -248,7 +320,7 @@ def from_indexes(path: str | Path, base_offset: int, previous: SegmentSummary | 
     timestamp is above the time index's last, a batch at the index's last position that does not hold its
     offset, a walk from there that does not end at the file's end. Returns the summary and the bytes read;
     (None, 0) for a segment whose header pass costs less (``INDEX_FIRST_MIN_ENTRIES``)."""
-    path = Path(path)
+    name, path = _named(path)
     size, mtime_ns, inode = _stat(path)
     if previous is not None and previous.path == str(path) and (previous.size, previous.mtime_ns,
                                                                  previous.inode) == (size, mtime_ns, inode):
@@ -297,7 +369,7 @@ def from_indexes(path: str | Path, base_offset: int, previous: SegmentSummary | 
     if times.last[1] > batches[-1].last_offset:
         raise disagrees(f"last entry's offset {times.last[1]} past the segment's last, {batches[-1].last_offset}",
                         ".timeindex")
-    s = SegmentSummary(str(path), base_offset, size=size, mtime_ns=mtime_ns, inode=inode, end_position=size,
+    s = SegmentSummary(name, base_offset, size=size, mtime_ns=mtime_ns, inode=inode, end_position=size,
                        headers_pending=True, first_batch_max_timestamp=first.max_timestamp, max_timestamp=largest,
                        next_offset=batches[-1].last_offset + 1)
     s.tail_position, s.tail_crc = tail(batches[-1])
@@ -350,7 +422,7 @@ def _record_pass(s: SegmentSummary, path: Path, take, stop, headers: bool) -> Se
 
 def _read_again_whole(s: SegmentSummary, path: Path, take, reader: SegmentReader) -> tuple[SegmentSummary, int]:
     """A fault found by the record pass: the segment read again whole, its figures a full read's."""
-    fresh, read = summarize(path, s.base_offset, None, take)
+    fresh, read = summarize(s.path, s.base_offset, None, take)  # its path string kept (the reader's key)
     return fresh, reader.bytes_read + read
 
 
@@ -438,7 +510,7 @@ _LOOK_BACK = 8  # entries searched for the same horizon: constant work a batch, 
 
 def _note_horizon(s: SegmentSummary, horizon: int, position: int, max_timestamp: int, markers: int) -> None:
     """Add a stamped batch to ``delete_horizons``: to its horizon's entry among the last few, else a new one."""
-    h, n = s.delete_horizons, len(HORIZON_FIELDS)
+    h, n = own(s, "delete_horizons"), len(HORIZON_FIELDS)
     for i in range(len(h) - n, max(len(h) - _LOOK_BACK * n, 0) - 1, -n):
         if h[i] == horizon:
             if max_timestamp > h[i + 2]:
@@ -463,12 +535,17 @@ def _fold_records(s: SegmentSummary, batch, c) -> None:
     s.empty_value_records += c.value_sizes.count(0)
     if getattr(batch, "magic", 0) == 2 and batch.codec and len(c.buf) > s.max_decompressed_record_bytes:
         s.max_decompressed_record_bytes = max(s.max_decompressed_record_bytes, largest_record(c.buf, len(c)))
-    t_off, t_ts, t_hz = s.tombstone_offsets, s.tombstone_timestamps, s.tombstone_horizons
+    rows = None
     for off, ts, vs in zip(c.offsets, c.timestamps, c.value_sizes):
         if vs < 0:
-            t_off.append(off)
-            t_ts.append(ts)
-            t_hz.append(hz)
+            if rows is None:
+                rows = own(s, "tombstone_rows")
+            rows.extend((off, ts, hz))
+
+
+def add_tombstone(s: SegmentSummary, offset: int, timestamp: int, horizon: int = -1) -> None:
+    """One tombstone after those ``s`` holds (offset order), as a read folds it."""
+    own(s, "tombstone_rows").extend((offset, timestamp, horizon))
 
 
 def largest_record(buf, count: int) -> int:
@@ -511,7 +588,7 @@ def _read_into(s: SegmentSummary, path: Path, start: int, take=None) -> int:
             if take is not None:
                 take(batch.size)
     except RecordFormatError as exc:  # cannot-read errors (the file vanished, permissions)
-        s.faults.append(str(exc))
+        own(s, "faults").append(str(exc))
     fold_end(s)
     s.end_position = s.detail_position = reader.end_position
     _note_faults(s, reader)
@@ -521,7 +598,9 @@ def _read_into(s: SegmentSummary, path: Path, start: int, take=None) -> int:
 def _note_faults(s: SegmentSummary, reader: SegmentReader) -> None:
     """A read's faults into the summary, its cut tail apart (the read on from ``end_position`` sees it
     again, whole once the append is done)."""
-    s.faults.extend(str(f) for f in reader.log_faults(active=True))
+    found = [str(f) for f in reader.log_faults(active=True)]
+    if found:
+        own(s, "faults").extend(found)
     tail = reader.cut_tail()
     s.cut_tail = "" if tail is None else str(tail)
 

@@ -4,7 +4,7 @@ tests/collectors/test_collect_kafka.py)."""
 import pytest
 
 from monitor.model.compaction import partition_state
-from monitor.model.summary import SegmentSummary
+from monitor.model.summary import SegmentSummary, add_tombstone
 from monitor.model.topicconfig import LONG_MAX, TopicConfig
 
 NOW = 10_000_000
@@ -14,9 +14,7 @@ def seg(base, size, nxt, max_ts=NOW - 1000, first_ts=None, tomb=(), horizon=-1):
     s = SegmentSummary(f"/x/{base:020d}.log", base, size=size, next_offset=nxt, max_timestamp=max_ts,
                        first_batch_max_timestamp=max_ts if first_ts is None else first_ts)
     for off, ts in tomb:
-        s.tombstone_offsets.append(off)
-        s.tombstone_timestamps.append(ts)
-        s.tombstone_horizons.append(horizon)
+        add_tombstone(s, off, ts, horizon)
     return s
 
 

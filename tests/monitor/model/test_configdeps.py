@@ -9,7 +9,7 @@ from monitor.verdicts.causes import explain
 from monitor.verdicts.facts import VERDICT_CONFIGS
 from monitor.model.compaction import PartitionState, partition_state
 from monitor.model.configdeps import DEPENDS, MAX_LAG, MIN_LAG, MIN_RATIO, DELETE_RETENTION, configs_of, series_depends
-from monitor.model.summary import SegmentSummary
+from monitor.model.summary import SegmentSummary, add_tombstone
 from monitor.model.topicconfig import AdminRefusal, TopicConfig, effective_config
 from monitor.contract.metricnames import NAMESPACE
 
@@ -27,9 +27,7 @@ def _segments():
     for i, age in enumerate((5 * DAY, 2 * DAY, DAY // 2)):
         s = SegmentSummary(f"/x/{i * 10:020d}.log", i * 10, size=1000, next_offset=i * 10 + 10,
                            max_timestamp=NOW - age, first_batch_max_timestamp=NOW - age - 1000)
-        s.tombstone_offsets.append(i * 10 + 1)
-        s.tombstone_timestamps.append(NOW - age)
-        s.tombstone_horizons.append(-1)
+        add_tombstone(s, i * 10 + 1, NOW - age, -1)
         out.append(s)
     out.append(SegmentSummary("/x/00000000000000000030.log", 30, size=100, next_offset=31, max_timestamp=NOW,
                               first_batch_max_timestamp=NOW))

@@ -152,3 +152,27 @@ def test_fold_end_keeps_a_read_next_offset():
     s = SegmentSummary("x", 10)
     fold_end(s)
     assert s.next_offset == 10
+
+
+def test_a_summary_holds_containers_only_of_what_its_segment_has(tmp_path):
+    """Issue 43: a segment without tombstones, horizons, transactions or faults holds the shared read-only
+    empties (no arrays or dicts of its own: most segments); one with tombstones its own arrays, which another
+    summary never sees; a write into a shared empty is refused, never shared by every summary."""
+    from monitor.model.summary import NO_ARRAY, NO_DICT, NO_LIST, own
+
+    plain = write(tmp_path / "t-0" / "00000000000000000000.log", [v2(items(range(0, 10), distinct=10))])
+    tombs = write(tmp_path / "t-1" / "00000000000000000000.log", [v2(items(range(0, 10), tombstone_every=3))])
+    a, b = summarize(plain.path, 0)[0], summarize(tombs.path, 0)[0]
+    assert a.records == 10 and a.tombstones == 0 and b.tombstones == 3
+    assert a.tombstone_rows is NO_ARRAY and a.delete_horizons is NO_ARRAY and a.txn_aborts is NO_ARRAY
+    assert a.txn_markers is NO_DICT and a.txn_runs is NO_DICT and a.txn_first_markers is NO_DICT
+    assert a.faults is NO_LIST
+    assert b.tombstone_rows is not NO_ARRAY and list(b.tombstone_offsets) == [2, 5, 8] and len(NO_ARRAY) == 0
+    assert list(b.tombstone_rows[0::3]) == [2, 5, 8] and list(b.tombstone_horizons) == [-1] * 3
+    assert list(b.tombstone_timestamps) == list(b.tombstone_rows[1::3]) and len(b.tombstone_rows) == 9
+    for write_into in (lambda: a.tombstone_rows.append(1), lambda: a.faults.append("x"),
+                       lambda: a.txn_runs.__setitem__(1, None), lambda: a.txn_first_markers.setdefault(1, 2)):
+        with pytest.raises(TypeError, match="read-only"):
+            write_into()
+    own(a, "faults").append("x")
+    assert a.faults == ["x"] and SegmentSummary("y", 0).faults == [] and NO_LIST == []

@@ -9,13 +9,15 @@ import dataclasses
 import hashlib
 import json
 import zlib
+from array import array
 
 import pytest
 
 from monitor.kafka.offsetgroups import read_segment
 from monitor.model import summarystore as S
 from monitor.model.activekeys import tally
-from monitor.model.summary import SegmentSummary, summarize
+from monitor.model.summary import NO_ARRAY, NO_DICT, NO_LIST, SegmentSummary, add_tombstone, own, summarize
+from monitor.model.transactions import TxnEvent
 from recordfixtures import gallery, items, v2, write
 
 
@@ -52,6 +54,91 @@ def test_active_segment_keys_come_back_equal_as_arrays_and_over_bound_without_ke
     _, back = S.decode(data)
     assert back == [keys, over] and back[0]._latest == keys._latest and back[1].over_bound == over.over_bound
     assert len(data) < 600  # 16 bytes a key, base64 and zlib: no JSON pair per key
+
+
+def every_field_set() -> SegmentSummary:
+    """A summary whose every field holds a value of its own (none its default), by the fields' types: a field
+    added later is set here too."""
+    s = SegmentSummary("/d/t-0/00000000000000000100.log", 100)
+    hints = {f.name: f.type for f in dataclasses.fields(SegmentSummary)}
+    for i, f in enumerate(dataclasses.fields(SegmentSummary)):
+        n = 1_700_000_000_000 + i  # past the small ints Python caches: each its own value
+        t = str(hints[f.name])
+        if f.name in ("path", "base_offset"):
+            continue
+        value = {"int": n, "bool": True, "str": f"text {i}", "int | None": n, "list[str]": [f"fault {i}", "second"],
+                 "array": array("q", [n, -1, 7]), "dict[int, int]": {n: 5, 3: n},
+                 "dict[int, TxnEvent]": {n: TxnEvent(n, 3, n + 1, n + 9, 1, n - 5)}}[t]
+        setattr(s, f.name, value)
+    return s
+
+
+def test_every_field_of_a_summary_comes_back_equal_through_the_cache_file(tmp_path):
+    """Every field, set to a value of its own, comes back equal through the bytes and a state file (its type and
+    an array's typecode too); a summary whose containers are empty comes back holding the shared empties (as a
+    cold read leaves it: no container of its own a segment), and a write into one decoded so takes its own."""
+    from collectors.logdirs.summary_state import SummaryState
+
+    full, bare = every_field_set(), SegmentSummary("/d/t-0/00000000000000000000.log", 0, size=5, next_offset=0)
+    assert all(getattr(full, f.name) != f.default_factory() for f in dataclasses.fields(SegmentSummary)
+               if f.default_factory is not dataclasses.MISSING)
+    state = SummaryState(tmp_path, "c.cache")
+    assert state.save([full, bare])
+    _, back = S.decode((tmp_path / "c.cache").read_bytes())
+    for f in dataclasses.fields(SegmentSummary):
+        for was, got in zip((full, bare), back):
+            a, b = getattr(was, f.name), getattr(got, f.name)
+            assert a == b and type(a) is type(b) and getattr(a, "typecode", None) == getattr(b, "typecode", None), \
+                f.name
+    got_bare = back[1]
+    assert got_bare.tombstone_rows is NO_ARRAY and got_bare.txn_runs is NO_DICT and got_bare.faults is NO_LIST
+    own(got_bare, "faults").append("a fault")
+    add_tombstone(got_bare, 3, 4, 5)
+    assert got_bare.faults == ["a fault"] and list(got_bare.tombstone_offsets) == [3] and got_bare.tombstones == 1
+    assert NO_LIST == [] and len(NO_ARRAY) == 0 and SegmentSummary("x", 0).faults is NO_LIST
+
+
+def test_a_payload_is_decoded_a_chunk_at_a_time_whole_lines_only(tmp_path):
+    """The payload inflated a chunk at a time (``S.CHUNK``): a line longer than a chunk (an active segment's
+    many keys) comes back whole; a stream cut short, or with bytes after its end, is refused, never decoded."""
+    seg = write(tmp_path / "t-0" / "00000000000000000000.log", [v2(items(range(0, 6000), distinct=6000))])
+    keys = tally(seg.path, 0)
+    entries = [*summaries(tmp_path), keys, *summaries(tmp_path / "again")]
+    data = file_bytes(entries)
+    assert len(zlib.decompress(data[data.index(b"\n", len(S.MAGIC)) + 1:-S.DIGEST])) > 2 * S.CHUNK
+    assert S.decode(data)[1] == entries
+    lines = b"".join(S._entry(e) + b"\n" for e in entries)
+    whole = zlib.compress(lines)
+    for payload in (whole[:-7], whole + b"more"):
+        head = {"format": S.FORMAT, "version": S.VERSION, "entries": len(entries), "payload_bytes": len(payload)}
+        body = S.MAGIC + json.dumps(head, sort_keys=True).encode() + b"\n" + payload
+        with pytest.raises(S.CacheRejected) as exc:
+            S.decode(body + hashlib.sha256(body).digest())
+        assert exc.value.reason == "malformed"
+
+
+# the version of the cache this monitor wrote before a segment's tombstones were one array of rows (three arrays:
+# tombstone_offsets, tombstone_timestamps, tombstone_horizons; main at 134ae54)
+THREE_ARRAYS_VERSION = "88fd7629813fa1a6"
+
+
+def test_a_cache_of_the_three_array_layout_is_refused_and_read_again_never_misread(tmp_path):
+    """The tombstones' layout changed (issue 43): the fields' digest did with it, so a cache written before is
+    another version, discarded in one line at start, and every segment read again (never three arrays' values
+    read as rows)."""
+    from collectors.logdirs.summary_state import SummaryState
+
+    assert S.VERSION != THREE_ARRAYS_VERSION
+    old = rewrite_header(file_bytes(summaries(tmp_path)), version=THREE_ARRAYS_VERSION)
+    with pytest.raises(S.CacheRejected) as exc:
+        S.decode(old)
+    assert exc.value.reason == "version"
+    said = []
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "c.cache").write_bytes(old)
+    state = SummaryState(tmp_path / "state", "c.cache", notify=said.append)
+    assert state.load() == [] and state.restored == 0
+    assert len(said) == 1 and "discarded (version" in said[0] and "every segment is read" in said[0]
 
 
 def test_another_field_is_another_version():
