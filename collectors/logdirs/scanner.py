@@ -43,7 +43,9 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -51,7 +53,7 @@ from typing import Callable
 from collectors.logdirs.churn import Relister
 from collectors.logdirs.paths import ANY, resolve
 from collectors.logdirs.read import LeaderLsoLookup, PartitionReader, no_leader_lso
-from collectors.logdirs.detail import detail_priority, read_details, slice_seconds
+from collectors.logdirs.detail import RecordReader, detail_priority, read_details, slice_seconds
 from collectors.logdirs.snapshot import (CHANGING, DUPLICATE, LogDirSnapshot, PartitionKey, PartitionReport, ReadIo,
                                         Undecided)
 from monitor.fileio.iobudget import IoBudget
@@ -221,6 +223,7 @@ class LogDirScanner:
         # None before the first (nothing known yet)
         self._detail_queue: list | None = None
         self._header_seconds = 0.0  # how long the last refresh's header half took (logdir_detail.slice_seconds)
+        self._records: RecordReader | None = None  # the serving collector's record pass, on its own thread
         self.notify = notify  # where a name Kafka would not create or load is said, once (see _log_named)
         # the collector's: a partition's fault (an unreadable file, a read fault) said through notify too, once
         # while it lasts, since its page carries only the reason's kind; logdir and explain print them all
@@ -264,23 +267,46 @@ class LogDirScanner:
         res = resolve(self.log_dirs, self.node)
         if self.serves is not None and not self.serves(res.nodes):
             return self._handed_over(now, res)
-        self._restore_cache()
-        before = (self._reader.reads, self._reader.bytes)  # the snapshot's segments and bytes read count from here
-        read_offsets = self._read_pending_records()
-        header_start = time.monotonic()
-        txn_timeout = self.transaction_max_timeout()
-        r = self._start_pass(now, res, txn_timeout, read_offsets, before)
-        for d in res.log_dirs:
-            r.at.log_dirs_listed += 1
-            ld = self._list_log_dir(r, d)
-            if ld is not None:
-                for part in self._counted(ld.partitions, r.at, r.bytes_before):
-                    self._partition(r, d, ld, part)
-        r.reports = self._one_folder_per_partition(r.reports, r.part_errors, r.named, r.folders, r.unknown)
-        if self.headers_first:
-            self._detail_queue = sorted(r.queue)
-            self._header_seconds = time.monotonic() - header_start
-        return self._hand_on(r, res)
+        with self._records.header_turn() if self._records is not None else nullcontext():
+            self._restore_cache()
+            before = (self._reader.reads, self._reader.bytes)  # the snapshot's segments and bytes read count from here
+            read_offsets = self._read_pending_records()
+            header_start = time.monotonic()
+            txn_timeout = self.transaction_max_timeout()
+            r = self._start_pass(now, res, txn_timeout, read_offsets, before)
+            for d in res.log_dirs:
+                r.at.log_dirs_listed += 1
+                ld = self._list_log_dir(r, d)
+                if ld is not None:
+                    for part in self._counted(ld.partitions, r.at, r.bytes_before):
+                        self._partition(r, d, ld, part)
+            r.reports = self._one_folder_per_partition(r.reports, r.part_errors, r.named, r.folders, r.unknown)
+            if self.headers_first:
+                self._detail_queue = sorted(r.queue)
+                self._header_seconds = time.monotonic() - header_start
+                if self._records is not None:
+                    self._records.hand_over(self._detail_queue)
+            return self._hand_on(r, res)
+
+    def start_records(self, drained: Callable[[], None] = lambda: None,
+                      sleep: Callable[[float], None] | None = None) -> None:
+        """Serving, headers first: the record pass on a thread of its own from now on
+        (``collectors.logdirs.detail.RecordReader``), reading what each refresh leaves pending, continuously at
+        the I/O budget, in place of a slice at the start of each refresh. The one-shot commands never start it
+        (they read whole, synchronously). ``drained`` is called when it has read all a refresh left (the runner's
+        wake: the next refresh puts it on the page). ``stop_records`` ends and joins it."""
+        if self.headers_first and self._records is None:
+            node = "" if self.broker_id is None else f"-{self.broker_id}"
+            self._records = RecordReader(self._reader, threading.Lock(), sleep, name=f"records{node}",
+                                         drained=drained)
+            if self._detail_queue:
+                with self._records.header_turn():
+                    self._records.hand_over(self._detail_queue)
+            self._records.start()
+
+    def stop_records(self, timeout: float = 10.0) -> None:
+        if self._records is not None:
+            self._records.stop(timeout)
 
     def _handed_over(self, now: float, res) -> LogDirSnapshot:
         """The snapshot of a scanner the brokers now found under its paths are no longer for (the no-broker
@@ -306,6 +332,8 @@ class LogDirScanner:
         """Headers first, before anything is listed: the records the last refresh left pending read for one
         slice (``collectors.logdirs.detail``), so that they come whatever this pass finds. True when the
         offsets topic's commits are read this pass: they are records too, read once none are pending."""
+        if self._records is not None:  # read on its own thread: none pending is none left in its queue
+            return self._detail_queue is not None and not self._records.pending()
         if self.headers_first and self._detail_queue:
             read_details(self._reader, self._detail_queue, slice_seconds(self._header_seconds))
         return not self.headers_first or self._detail_queue == []
@@ -537,7 +565,11 @@ class LogDirScanner:
             self.progress(at)
 
     def busy(self) -> bool:
-        """Records still to be read (or not yet known): the runner starts the next refresh at once."""
+        """Records still to be read (or not yet known): the runner starts the next refresh at once. With the
+        record pass on its own thread, only once it has read all a refresh left (one refresh then puts it on
+        the page at once): a refresh after each would hold the reader back with header work, the budget idle."""
+        if self._records is not None:
+            return self._detail_queue is None or self._records.drained
         return self.headers_first and self._detail_queue != []
 
     def _io(self) -> ReadIo:
