@@ -68,6 +68,9 @@ def read_details(reader, queue, seconds: float = DETAIL_SLICE_SECONDS) -> None:
 # waits for the next: at the default 20 MiB/s, 2 MiB a turn and ten turns a second, so a refresh that wants
 # the lock waits one batch at most and the thread is not woken for every 16 KiB batch
 STEP_SECONDS = 0.1
+# how long the reader waits for the lock at a time before it looks whether it is to stop: a refresh that holds
+# the lock for its whole pass (tens of seconds at 20,000 partitions) must not hold up the collector's stop
+LOCK_WAIT_SECONDS = 0.5
 
 
 class RecordReader:
@@ -132,26 +135,37 @@ class RecordReader:
     # the reader's side -------------------------------------------------------------------------------
     def turn(self) -> float | None:
         """One turn: with the lock, the segments' records read in order until a refresh wants the lock, the
-        budget is in debt or the queue ends. The seconds to wait before the next turn; None: nothing left."""
-        with self.lock:
-            if not self._paths:
-                self.budget.settle()
+        budget is in debt or the queue ends. The seconds to wait before the next turn; None: nothing left
+        (or stopping)."""
+        while not self.lock.acquire(timeout=LOCK_WAIT_SECONDS):  # a refresh holds it: stop() not held up by it
+            if self._stopping:
                 return None
-            debt = self.budget.debt_seconds()
-            if debt > 0:
-                return debt + STEP_SECONDS
-            stop = lambda: self._wanted > 0 or self._stopping or self.budget.debt_seconds() > 0  # noqa: E731
-            while self._paths and not stop():
-                # not whole and not stopped: replaced or shrunk since its headers were read, left for the
-                # next header pass (as read_details leaves it)
-                if self.reader.detail(self._paths[0], stop, take=self.budget.charge) or not stop():
-                    self._paths.popleft()
-            if not self._paths:
-                self.drained = True
-                self._on_drained()
-                return None
-            debt = self.budget.debt_seconds()
-            return debt + STEP_SECONDS if debt > 0 else 0.0
+        try:
+            return self._turn()
+        finally:
+            self.lock.release()
+
+    def _turn(self) -> float | None:
+        """``turn`` with the lock held."""
+        if not self._paths:
+            self.budget.settle()
+            return None
+        debt = self.budget.debt_seconds()
+        if debt > 0:
+            return debt + STEP_SECONDS
+        stop = lambda: self._wanted > 0 or self._stopping or self.budget.debt_seconds() > 0  # noqa: E731
+        while self._paths and not stop():
+            # not whole and not stopped: replaced or shrunk since its headers were read, left for the
+            # next header pass (as read_details leaves it)
+            if self.reader.detail(self._paths[0], stop, take=self.budget.charge) or not stop():
+                self._paths.popleft()
+        if not self._paths:
+            self.drained = True
+            self.budget.settle()  # a credit kept through a yield is for the work that waited, not later work
+            self._on_drained()
+            return None
+        debt = self.budget.debt_seconds()
+        return debt + STEP_SECONDS if debt > 0 else 0.0
 
     def run(self) -> None:
         while True:

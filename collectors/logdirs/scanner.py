@@ -33,10 +33,12 @@ refresh hands on (keyed by ``(topic, partition)``) ``collectors.logdirs.snapshot
 Headers first (issue 31, ``headers_first``: the serving collector): a refresh reads new segment bytes by
 their batch headers only, which is all the compaction state and cause need, so the first page has every
 partition's ratio, eligibility and cause within seconds. The records (tombstones, keyless and empty
-values, the active segment's keys, ``__consumer_offsets`` commits) are read at the start of the next
-refreshes, for at most ``DETAIL_SLICE_SECONDS`` each and at the I/O budget's pace, partitions that matter
-first (``collectors.logdirs.detail``); until a partition's are read its report says ``detail_pending`` and its
-record-level figures are not exported.
+values, the active segment's keys, ``__consumer_offsets`` commits) are read after, at the I/O budget's pace,
+partitions that matter first (``collectors.logdirs.detail``): serving, on a thread of its own
+(``start_records``: continuously, giving way to each refresh, whose whole pass holds the scanner's lock);
+else at the start of the next refreshes, for at most ``DETAIL_SLICE_SECONDS`` each. Until a partition's are
+read its report says ``detail_pending`` and its record-level figures are not exported (serving: the records
+read show from the next refresh, at the interval, or at once when all a refresh left are read).
 """
 
 from __future__ import annotations

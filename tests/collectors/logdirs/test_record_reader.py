@@ -220,3 +220,31 @@ def test_the_runner_starts_the_record_pass_and_its_stop_joins_it(tmp_path):
     finally:
         col.close()
     assert _records_threads() == []
+
+
+def test_stop_is_not_held_up_by_a_refresh_holding_the_lock():
+    """The reader waiting for the lock a long refresh holds still ends at ``stop`` (the collector's shutdown
+    is not a refresh long)."""
+    inner, trying = threading.Lock(), threading.Event()
+
+    class Watched:  # the scanner's lock, telling when the reader tries it
+        def acquire(self, timeout=-1):
+            if threading.current_thread().name == "records":
+                trying.set()
+            return inner.acquire(timeout=timeout)
+
+        def release(self):
+            inner.release()
+
+    clock = FakeClock()
+    budget = IoBudget(None, clock=clock, sleep=clock.sleep)
+    rr = RecordReader(FakeSegments(budget, clock, {"a": 10 ** 9}), Watched())
+    rr.hand_over([(0, ("t", 0), ["a"])])
+    inner.acquire()  # a refresh's pass, as far as the reader can tell (not announced: it tries the lock)
+    try:
+        rr.start()
+        assert trying.wait(30)
+        rr.stop(timeout=30)
+        assert not rr.running()
+    finally:
+        inner.release()
