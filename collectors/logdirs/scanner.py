@@ -261,6 +261,12 @@ class LogDirScanner:
         self._reports: dict[PartitionKey, PartitionReport] = {}  # the last refresh's, for a partition held (_hold)
 
     def refresh(self) -> LogDirSnapshot:
+        """One pass (``_refresh``); serving, with the record pass on its own thread given way to for all of it
+        (``RecordReader.header_turn``: the summaries it folds in place are read and replaced by the pass)."""
+        with self._records.header_turn() if self._records is not None else nullcontext():
+            return self._refresh()
+
+    def _refresh(self) -> LogDirSnapshot:
         """One pass over the broker's log dirs, in the steps named below: the log dirs under the paths found
         (none read by a scanner the brokers found are no longer for: ``_handed_over``); what the last refresh
         left to read; each log dir listed in its turn and its partitions read where they changed, each into
@@ -269,26 +275,25 @@ class LogDirScanner:
         res = resolve(self.log_dirs, self.node)
         if self.serves is not None and not self.serves(res.nodes):
             return self._handed_over(now, res)
-        with self._records.header_turn() if self._records is not None else nullcontext():
-            self._restore_cache()
-            before = (self._reader.reads, self._reader.bytes)  # the snapshot's segments and bytes read count from here
-            read_offsets = self._read_pending_records()
-            header_start = time.monotonic()
-            txn_timeout = self.transaction_max_timeout()
-            r = self._start_pass(now, res, txn_timeout, read_offsets, before)
-            for d in res.log_dirs:
-                r.at.log_dirs_listed += 1
-                ld = self._list_log_dir(r, d)
-                if ld is not None:
-                    for part in self._counted(ld.partitions, r.at, r.bytes_before):
-                        self._partition(r, d, ld, part)
-            r.reports = self._one_folder_per_partition(r.reports, r.part_errors, r.named, r.folders, r.unknown)
-            if self.headers_first:
-                self._detail_queue = sorted(r.queue)
-                self._header_seconds = time.monotonic() - header_start
-                if self._records is not None:
-                    self._records.hand_over(self._detail_queue)
-            return self._hand_on(r, res)
+        self._restore_cache()
+        before = (self._reader.reads, self._reader.bytes)  # the snapshot's segments and bytes read count from here
+        read_offsets = self._read_pending_records()
+        header_start = time.monotonic()
+        txn_timeout = self.transaction_max_timeout()
+        r = self._start_pass(now, res, txn_timeout, read_offsets, before)
+        for d in res.log_dirs:
+            r.at.log_dirs_listed += 1
+            ld = self._list_log_dir(r, d)
+            if ld is not None:
+                for part in self._counted(ld.partitions, r.at, r.bytes_before):
+                    self._partition(r, d, ld, part)
+        r.reports = self._one_folder_per_partition(r.reports, r.part_errors, r.named, r.folders, r.unknown)
+        if self.headers_first:
+            self._detail_queue = sorted(r.queue)
+            self._header_seconds = time.monotonic() - header_start
+            if self._records is not None:
+                self._records.hand_over(self._detail_queue)
+        return self._hand_on(r, res)
 
     def start_records(self, drained: Callable[[], None] = lambda: None,
                       sleep: Callable[[float], None] | None = None) -> None:
