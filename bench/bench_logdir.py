@@ -62,14 +62,26 @@ def _rss_mb() -> float:
         return int(fh.read().split()[1]) * resource.getpagesize() / 1e6
 
 
+def _counts(text: str) -> list[int]:
+    """``--partitions``: one count or several, comma-separated (``4000,20000``)."""
+    try:
+        counts = [int(x.replace("_", "")) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: partition counts, comma-separated (e.g. 4000,20000)") from None
+    if any(c < 1 for c in counts):
+        raise argparse.ArgumentTypeError(f"{text!r}: each count must be at least 1")
+    return counts
+
+
 def main(argv) -> int:
     ap = argparse.ArgumentParser(prog="bench logdir")
-    ap.add_argument("--partitions", type=int, help="default 5,000; 20,000 with --broker-size")
+    ap.add_argument("--partitions", type=_counts, metavar="N[,N...]",
+                    help="default 5,000; with --broker-size a list run in turn, default 4000,20000")
     ap.add_argument("--rounds", type=int, default=3, help="segments per partition (plus the active one)")
     ap.add_argument("--broker-size", action="store_true",
                     help="a broker's size (bench/bench_logdir_broker.py): cold start, restart with the cache, "
                          "first complete page, peak RSS, each against a plain full read")
-    ap.add_argument("--gb", type=float, default=20.0, help="--broker-size: GB of log (default 20)")
+    ap.add_argument("--gb", type=float, default=20.0, help="--broker-size: GB of log at each partition count (default 20)")
     ap.add_argument("--segments", type=int, default=4, help="--broker-size: rolled segments per partition")
     ap.add_argument("--timeout", type=float, default=7200, help="--broker-size: seconds a collect may take")
     ap.add_argument("--budget-seconds", type=float, default=60, help="--broker-size: the I/O budget's window")
@@ -85,9 +97,11 @@ def main(argv) -> int:
     if args.broker_size:
         from bench.bench_logdir_broker import main as broker_size
 
-        args.partitions = args.partitions or 20_000
+        args.partitions = args.partitions or [4000, 20_000]
         return broker_size(args)
-    args.partitions = args.partitions or 5000
+    if args.partitions is not None and len(args.partitions) > 1:
+        ap.error("--partitions: one count without --broker-size")
+    args.partitions = args.partitions[0] if args.partitions else 5000
     from collectors.logdirs.scanner import LogDirScanner
     from monitor.kafka.record import SegmentReader
 

@@ -189,8 +189,10 @@ def scanner_source(config: Config, store: Store, cluster: ClusterConfig, b: Brok
                             headers_first=headers_first, io_budget=IoBudget(config.io_budget_for(b)),
                             serves=lambda nodes: (label, node) in split_nodes(b.id, nodes))
     name = f"log_dirs:{cluster.name}:{label}" if label is not None else f"log_dirs:{cluster.name}"
+    # serving (headers first): the record pass on a thread of its own, started and joined with the source's
     return Source(name, "log_dirs", cluster.name, scanner.refresh, config.intervals.log_dirs, label,
-                  busy=scanner.busy)
+                  busy=scanner.busy, start=scanner.start_records if headers_first else None,
+                  stop=scanner.stop_records)
 
 
 def build_sources(config: Config, store: Store, include_all: bool = False,

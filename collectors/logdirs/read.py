@@ -273,14 +273,16 @@ class PartitionReader:
         self._cache[s.path] = s
         return s
 
-    def detail(self, path: str, stop=None) -> bool:
+    def detail(self, path: str, stop=None, take: Callable[[int], None] | None = None) -> bool:
         """Read on the records of one segment the header pass read (``monitor.model.summary.read_detail``),
         at the budget's pace, until done or ``stop()``; True when its record-level figures are whole (or
-        it is no longer known here: gone, or read again by the next header pass)."""
+        it is no longer known here: gone, or read again by the next header pass). ``take``: how each batch
+        is charged (default ``budget.take``, which waits; the record reader's thread charges and stops
+        instead, so that it never sleeps holding the scanner's lock: ``collectors.logdirs.detail``)."""
         s = self._cache.get(path)
         if s is None or s.detail_done:
             return True
-        s, read = read_detail(s, self.budget.take, stop)
+        s, read = read_detail(s, take or self.budget.take, stop)
         self._cache[path] = s
         if read:
             self.bytes += read

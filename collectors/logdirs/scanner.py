@@ -33,17 +33,21 @@ refresh hands on (keyed by ``(topic, partition)``) ``collectors.logdirs.snapshot
 Headers first (issue 31, ``headers_first``: the serving collector): a refresh reads new segment bytes by
 their batch headers only, which is all the compaction state and cause need, so the first page has every
 partition's ratio, eligibility and cause within seconds. The records (tombstones, keyless and empty
-values, the active segment's keys, ``__consumer_offsets`` commits) are read at the start of the next
-refreshes, for at most ``DETAIL_SLICE_SECONDS`` each and at the I/O budget's pace, partitions that matter
-first (``collectors.logdirs.detail``); until a partition's are read its report says ``detail_pending`` and its
-record-level figures are not exported.
+values, the active segment's keys, ``__consumer_offsets`` commits) are read after, at the I/O budget's pace,
+partitions that matter first (``collectors.logdirs.detail``): serving, on a thread of its own
+(``start_records``: continuously, giving way to each refresh, whose whole pass holds the scanner's lock);
+else at the start of the next refreshes, for at most ``DETAIL_SLICE_SECONDS`` each. Until a partition's are
+read its report says ``detail_pending`` and its record-level figures are not exported (serving: the records
+read show from the next refresh, at the interval, or at once when all a refresh left are read).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -51,7 +55,7 @@ from typing import Callable
 from collectors.logdirs.churn import Relister
 from collectors.logdirs.paths import ANY, resolve
 from collectors.logdirs.read import LeaderLsoLookup, PartitionReader, no_leader_lso
-from collectors.logdirs.detail import detail_priority, read_details, slice_seconds
+from collectors.logdirs.detail import RecordReader, detail_priority, read_details, slice_seconds
 from collectors.logdirs.snapshot import (CHANGING, DUPLICATE, LogDirSnapshot, PartitionKey, PartitionReport, ReadIo,
                                         Undecided)
 from monitor.fileio.iobudget import IoBudget
@@ -221,6 +225,7 @@ class LogDirScanner:
         # None before the first (nothing known yet)
         self._detail_queue: list | None = None
         self._header_seconds = 0.0  # how long the last refresh's header half took (logdir_detail.slice_seconds)
+        self._records: RecordReader | None = None  # the serving collector's record pass, on its own thread
         self.notify = notify  # where a name Kafka would not create or load is said, once (see _log_named)
         # the collector's: a partition's fault (an unreadable file, a read fault) said through notify too, once
         # while it lasts, since its page carries only the reason's kind; logdir and explain print them all
@@ -256,6 +261,12 @@ class LogDirScanner:
         self._reports: dict[PartitionKey, PartitionReport] = {}  # the last refresh's, for a partition held (_hold)
 
     def refresh(self) -> LogDirSnapshot:
+        """One pass (``_refresh``); serving, with the record pass on its own thread given way to for all of it
+        (``RecordReader.header_turn``: the summaries it folds in place are read and replaced by the pass)."""
+        with self._records.header_turn() if self._records is not None else nullcontext():
+            return self._refresh()
+
+    def _refresh(self) -> LogDirSnapshot:
         """One pass over the broker's log dirs, in the steps named below: the log dirs under the paths found
         (none read by a scanner the brokers found are no longer for: ``_handed_over``); what the last refresh
         left to read; each log dir listed in its turn and its partitions read where they changed, each into
@@ -280,7 +291,29 @@ class LogDirScanner:
         if self.headers_first:
             self._detail_queue = sorted(r.queue)
             self._header_seconds = time.monotonic() - header_start
+            if self._records is not None:
+                self._records.hand_over(self._detail_queue)
         return self._hand_on(r, res)
+
+    def start_records(self, drained: Callable[[], None] = lambda: None,
+                      sleep: Callable[[float], None] | None = None) -> None:
+        """Serving, headers first: the record pass on a thread of its own from now on
+        (``collectors.logdirs.detail.RecordReader``), reading what each refresh leaves pending, continuously at
+        the I/O budget, in place of a slice at the start of each refresh. The one-shot commands never start it
+        (they read whole, synchronously). ``drained`` is called when it has read all a refresh left (the runner's
+        wake: the next refresh puts it on the page). ``stop_records`` ends and joins it."""
+        if self.headers_first and self._records is None:
+            node = "" if self.broker_id is None else f"-{self.broker_id}"
+            self._records = RecordReader(self._reader, threading.Lock(), sleep, name=f"records{node}",
+                                         drained=drained)
+            if self._detail_queue:
+                with self._records.header_turn():
+                    self._records.hand_over(self._detail_queue)
+            self._records.start()
+
+    def stop_records(self, timeout: float = 10.0) -> None:
+        if self._records is not None:
+            self._records.stop(timeout)
 
     def _handed_over(self, now: float, res) -> LogDirSnapshot:
         """The snapshot of a scanner the brokers now found under its paths are no longer for (the no-broker
@@ -306,6 +339,8 @@ class LogDirScanner:
         """Headers first, before anything is listed: the records the last refresh left pending read for one
         slice (``collectors.logdirs.detail``), so that they come whatever this pass finds. True when the
         offsets topic's commits are read this pass: they are records too, read once none are pending."""
+        if self._records is not None:  # read on its own thread: none pending is none left in its queue
+            return self._detail_queue is not None and not self._records.pending()
         if self.headers_first and self._detail_queue:
             read_details(self._reader, self._detail_queue, slice_seconds(self._header_seconds))
         return not self.headers_first or self._detail_queue == []
@@ -537,7 +572,11 @@ class LogDirScanner:
             self.progress(at)
 
     def busy(self) -> bool:
-        """Records still to be read (or not yet known): the runner starts the next refresh at once."""
+        """Records still to be read (or not yet known): the runner starts the next refresh at once. With the
+        record pass on its own thread, only once it has read all a refresh left (one refresh then puts it on
+        the page at once): a refresh after each would hold the reader back with header work, the budget idle."""
+        if self._records is not None:
+            return self._detail_queue is None or self._records.drained
         return self.headers_first and self._detail_queue != []
 
     def _io(self) -> ReadIo:

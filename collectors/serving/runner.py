@@ -181,6 +181,12 @@ class Source:
     # True while the source has work left that its next refresh does (a log-dir scanner's records still to
     # read, headers first): that refresh starts after BUSY_PAUSE_SECONDS, not after the interval
     busy: Callable[[], bool] | None = None
+    # work of its own beside its refreshes (a log-dir scanner's record pass on its own thread): started with
+    # the source's thread when serving (never by refresh_all: the one-shot commands read synchronously), given
+    # the call that ends the source's pause at once (that work done: its next refresh puts it on the page),
+    # stopped and joined when the runner stops or the source is removed
+    start: Callable[[Callable[[], None]], None] | None = None
+    stop: Callable[[], None] | None = None
 
 
 BUSY_PAUSE_SECONDS = 0.5
@@ -213,6 +219,7 @@ class Runner:
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()  # sources added and removed by a hook (collectors.jmx.template)
         self._stops: dict[str, threading.Event] = {}  # a source removed while serving: its thread's own stop
+        self._wakes: dict[str, threading.Event] = {}  # ends a source's pause: stop, remove, its own work done
         self._started = False
         for s in sources:
             store.register(s.name, s.kind, s.cluster, s.broker, s.endpoint)
@@ -231,11 +238,16 @@ class Runner:
     def remove(self, name: str) -> None:
         """A source that is gone: its thread stops after its current refresh, its status leaves the store."""
         with self._lock:
+            gone = [s for s in self.sources if s.name == name]
             self.sources = [s for s in self.sources if s.name != name]
-            stop = self._stops.pop(name, None)
+            stop, wake = self._stops.pop(name, None), self._wakes.pop(name, None)
             if stop is not None:
                 stop.set()
+                wake.set()
             self.store.unregister(name)
+        for s in gone:
+            if s.stop is not None:
+                s.stop()
 
     def refresh_all(self) -> bool:
         """Each source once, in order (``collect --once``); True when all succeeded. A source a hook adds
@@ -268,20 +280,24 @@ class Runner:
 
     def _spawn(self, s: Source, first_done: threading.Event | None = None, waits=()) -> None:
         own = self._stops[s.name] = threading.Event()
-        t = threading.Thread(target=self._loop, args=(s, first_done, waits, own), name=f"source-{s.name}",
+        wake = self._wakes[s.name] = threading.Event()
+        if s.start is not None:
+            s.start(wake.set)
+        t = threading.Thread(target=self._loop, args=(s, first_done, waits, own, wake), name=f"source-{s.name}",
                              daemon=True)
         t.start()
         self._threads.append(t)
 
     def _loop(self, source: Source, first_done: threading.Event | None = None, waits=(),
-              own: threading.Event | None = None) -> None:
+              own: threading.Event | None = None, wake: threading.Event | None = None) -> None:
         deadline = time.monotonic() + self.FIRST_ADMIN_WAIT
-        own = own or threading.Event()
+        own, wake = own or threading.Event(), wake or threading.Event()
         for w in waits:  # each in slices, so that stop() is not held up
             while not w.is_set() and not self._stop.is_set() and time.monotonic() < deadline:
                 w.wait(0.2)
         while not self._stop.is_set() and not own.is_set():
             t0 = time.monotonic()
+            wake.clear()
             refresh_once(self.store, source, gone=own)
             st = next((x for x in self.store.statuses() if x.name == source.name), None)
             if st is not None:
@@ -294,9 +310,16 @@ class Runner:
             pause = max(source.interval - (time.monotonic() - t0), BUSY_PAUSE_SECONDS)
             if source.busy is not None and source.busy():
                 pause = BUSY_PAUSE_SECONDS
-            self._stop.wait(pause)
+            wake.wait(pause)  # set by stop, remove, or the source's own work done
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
+        with self._lock:
+            for wake in self._wakes.values():
+                wake.set()
         for t in self._threads:
             t.join(timeout)
+        with self._lock:
+            own = [s.stop for s in self.sources if s.stop is not None]
+        for stop in own:
+            stop()

@@ -54,3 +54,51 @@ def test_a_dir_that_is_not_there_is_a_usage_error_naming_it(tmp_path, capsys, ma
         main(["--broker-size", "--dir", str(d)])
     assert exc.value.code == 2
     assert f"--dir {d}: {'not a directory' if make else 'no such directory'}" in capsys.readouterr().err
+
+
+def _result(hwm=(300.0, 150.0), restart_s=3.0, cold_s=40.0, read=0.005, io=None, steady=None):
+    r = lambda h, page: {"hwm_mb": h, "rss_kb_per_partition": (h - 30.0) * 1024 / 4000,  # noqa: E731
+                         "first_complete_page_s": page, "read_per_log_byte": read,
+                         "io_budget": io if io is not None else "not available (no budget series)"}
+    res = {"partitions": 4000, "baseline_hwm_mb": 30.0, "budget_seconds": 60.0, "cold": r(hwm[0], cold_s),
+           "restart": r(hwm[1], restart_s)}
+    if steady is not None:
+        res["steady"] = {"cpu_s": steady}
+    return res
+
+
+def test_each_target_is_a_row_met_exceeded_or_not_measured():
+    """Issue 43's targets, one row each: the larger RSS of the two runs against 8 KB a partition, the restart's
+    and the cold start's first page, the cold bytes read, the steady refresh's CPU (not measured until a
+    measurement of it is in the result) and the budget held within 10%."""
+    from bench.bench_logdir_broker import targets, targets_table
+
+    rows = targets(_result())
+    assert [r["what"].split(":")[0].split(" (")[0] for r in rows] == [
+        "peak RSS", "restart with the cache", "cold start", "cold start",
+        "steady refresh, 1% of the partitions changed", "I/O budget held once the record pass runs"]
+    # (300 - 30) MB over 4,000 partitions: 69 KB each; the first page 40 s cold
+    assert [r["verdict"] for r in rows] == ["EXCEEDED", "met", "met", "EXCEEDED", "not measured", "not measured"]
+    assert "300 MiB (300 at the first page)" in rows[0]["figure"] and rows[2]["figure"] == "0.0050"
+    late = _result()
+    late["restart"]["peak_mb"] = 400.0  # the record pass after the first page: the run's peak is what counts
+    assert targets(late)[0]["figure"].startswith("400 MiB (300 at the first page)")
+    io = {"ratio": 0.85, "budget_bytes_per_second": 8e6, "read_bytes_per_second": 6.8e6}
+    rows = targets(_result(hwm=(60.0, 50.0), restart_s=6.0, cold_s=31.0, read=0.02, io=io, steady=0.4))
+    verdicts = [r["verdict"] for r in rows]
+    assert verdicts == ["met", "EXCEEDED", "EXCEEDED", "EXCEEDED", "met", "EXCEEDED"]
+    assert targets(_result(io={**io, "ratio": 1.09}))[-1]["verdict"] == "met"
+    table = targets_table([{"targets": rows}]).splitlines()
+    assert len(table) == 2 + len(rows) and table[2].startswith("| 4,000 | peak RSS")
+
+
+def test_partitions_is_a_list_with_broker_size_and_one_count_without(capsys):
+    from bench.bench_logdir import _counts, main
+
+    assert _counts("4000,20_000") == [4000, 20000]
+    with pytest.raises(SystemExit):
+        main(["--partitions", "4000,x"])
+    assert "partition counts, comma-separated" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--partitions", "10,20"])
+    assert "one count without --broker-size" in capsys.readouterr().err

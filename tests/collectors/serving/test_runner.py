@@ -98,3 +98,26 @@ def test_a_busy_source_refreshes_again_at_once_not_after_its_interval():
     finally:
         runner.stop()
     assert len(calls) == 3  # the third left it idle: the interval (an hour) again
+
+
+def test_a_sources_own_work_starts_with_it_wakes_it_and_stops_with_it():
+    """``Source.start``/``stop`` (a log-dir scanner's record pass on its own thread): started when its thread is
+    spawned, with the call that ends its pause at once (the next refresh then, not after its hour-long
+    interval); stopped when the source is removed, and by the runner's stop for those still there."""
+    store = Store()
+    calls, woken, stopped = [], [], []
+    sources = [Source(name, "log_dirs", "c", lambda: calls.append(1) or object(), 3600.0, "1",
+                      start=woken.append, stop=lambda name=name: stopped.append(name))
+               for name in ("log_dirs:c:1", "log_dirs:c:2")]
+    runner = Runner(store, sources)
+    runner.start()
+    try:
+        assert len(woken) == 2
+        wait_for(lambda: len(calls) >= 2, timeout=30, what="both first refreshes")
+        woken[0]()  # its own work done: the first source refreshes again, its interval not waited out
+        wait_for(lambda: len(calls) >= 3, timeout=30, what="a refresh after the wake")
+        runner.remove("log_dirs:c:2")
+        assert stopped == ["log_dirs:c:2"]
+    finally:
+        runner.stop()
+    assert stopped == ["log_dirs:c:2", "log_dirs:c:1"]
