@@ -158,18 +158,60 @@ def unreadable_partitions(snapshot) -> list[tuple[str, int, str]]:
     return out
 
 
+class CauseCache:
+    """The collector's causes from one build of its facts to the next, by partition: a partition whose report is the
+    same object as at the last build (``collectors.logdirs.scanner`` hands an unchanged partition's report on again)
+    and whose broker's facts, cleaner log and bootstrap are equal keeps its cause; only the others are explained again
+    (``builds`` counts them). Why this is right with the clock moving: a cause is chosen from its report and those
+    facts alone, and a report is handed on only while none of its figures has crossed a time threshold
+    (``monitor.model.compaction.valid_until_ms``). What in a kept cause moves with the clock (how long it has been
+    eligible, a forecast's seconds, an age in its summary) is as of the build that explained it; the page exports
+    none of that from the cause (its roll forecast is made at the render: ``collectors.export.partitions``), and the
+    one-shot commands, which print it, build every cause at their one instant (no cache)."""
+
+    def __init__(self):
+        self._causes: dict = {}  # (cluster, broker, topic, partition) -> (report, cause)
+        self._inputs: dict = {}  # (cluster, broker) -> (broker facts, cleaner log state, bootstrap) of the last build
+        self.builds = 0  # causes explained since start
+
+    def causes(self, cluster: str, broker: str, snapshot, now: float, broker_facts, cleaner, bootstrap) -> list:
+        """The cause of each partition of ``snapshot``, in its order; what it keeps, this build's only."""
+        inputs = (broker_facts, cleaner, bootstrap)
+        last = self._inputs.get((cluster, broker))
+        same = last is not None and all(a is b or a == b for a, b in zip(last, inputs))
+        self._inputs[(cluster, broker)] = inputs
+        out = []
+        for r in snapshot.partitions:
+            key = (cluster, broker, r.state.topic, r.state.partition)
+            hit = self._causes.get(key) if same else None
+            if hit is None or hit[0] is not r:
+                hit = self._causes[key] = (r, r.cause(now, broker=broker_facts, cleaner=cleaner, bootstrap=bootstrap))
+                self.builds += 1
+            out.append(hit[1])
+        return out
+
+    def keep_only(self, kept: set) -> None:
+        """Forget the partitions not in this build (gone, unreadable, or their source down)."""
+        for key in [k for k in self._causes if k not in kept]:
+            del self._causes[key]
+
+
 def log_dir_facts(snapshot, now: float, *, cluster: str = "", broker: str = "", broker_facts: BrokerFacts | None = None,
                   cleaner: CleanerLogState | None = None, leaders: dict | None = None, bootstrap: str | None = None,
-                  one_shot: bool = False) -> LogDirFacts:
+                  one_shot: bool = False, causes: CauseCache | None = None) -> LogDirFacts:
     """Every partition of one broker's log-dir snapshot with its cause (``PartitionReport.cause``, from
-    the broker's facts and its cleaner log), and each unreadable one with its unknown cause."""
+    the broker's facts and its cleaner log), and each unreadable one with its unknown cause. ``causes``: the
+    collector's, kept between builds (``CauseCache``); without it each cause is explained now."""
     leaders = leaders or {}
+    if causes is not None and not one_shot:
+        made = causes.causes(cluster, broker, snapshot, now, broker_facts, cleaner, bootstrap)
+    else:
+        made = [r.cause(now, broker=broker_facts, cleaner=cleaner, bootstrap=bootstrap, one_shot=one_shot)
+                for r in snapshot.partitions]
     read = tuple(
-        PartitionFacts(cluster, broker, r.state.topic, r.state.partition,
-                       r.cause(now, broker=broker_facts, cleaner=cleaner, bootstrap=bootstrap, one_shot=one_shot),
-                       report=r, broker_facts=broker_facts, cleaner=cleaner,
-                       leader=leaders.get((r.state.topic, r.state.partition)))
-        for r in snapshot.partitions)
+        PartitionFacts(cluster, broker, r.state.topic, r.state.partition, c, report=r, broker_facts=broker_facts,
+                       cleaner=cleaner, leader=leaders.get((r.state.topic, r.state.partition)))
+        for r, c in zip(snapshot.partitions, made))
     bad = tuple(PartitionFacts(cluster, broker, t, p, unknown_cause(t, p, reason), fault=reason,
                                unknown_reason=snapshot.unknown_reasons.get((t, p), "read_error"),
                                broker_facts=broker_facts, cleaner=cleaner, leader=leaders.get((t, p)))
@@ -289,8 +331,8 @@ def offsets_groups(statuses) -> dict[str, frozenset | None]:
             for c in sorted({st.cluster for st in statuses if st.kind == LOG_DIRS})}
 
 
-def from_statuses(statuses, now: float) -> Facts:
-    """The collector's facts from the store's statuses, as of ``now``."""
+def from_statuses(statuses, now: float, causes: CauseCache | None = None) -> Facts:
+    """The collector's facts from the store's statuses, as of ``now``; ``causes`` kept from the last build."""
     statuses = tuple(statuses)
     clusters = sorted({st.cluster for st in statuses})
     leaders = {c: leaders_states(statuses, c) for c in clusters}
@@ -303,7 +345,9 @@ def from_statuses(statuses, now: float) -> Facts:
         log_dirs.append(log_dir_facts(st.snapshot, now, cluster=st.cluster, broker=st.broker or "",
                                       broker_facts=brokers[(st.cluster, st.broker)],
                                       cleaner=_cleaner_log(statuses, st.cluster, st.broker),
-                                      leaders=leaders[st.cluster]))
+                                      leaders=leaders[st.cluster], causes=causes))
+    if causes is not None:
+        causes.keep_only({(ld.cluster, ld.broker, f.topic, f.partition) for ld in log_dirs for f in ld.partitions})
     on_disk = offsets_groups(statuses)
     groups = []
     for st in statuses:
@@ -335,6 +379,8 @@ class FactsCache:
         self._lock = threading.Lock()
         self._key: tuple | None = None
         self._facts: Facts | None = None
+        # kept across releases: an unchanged partition's cause is not explained again (issue 43)
+        self.causes = CauseCache()
 
     def get(self) -> Facts:
         statuses = self.store.statuses()
@@ -343,7 +389,7 @@ class FactsCache:
             if self._facts is None or key != self._key:
                 # the old facts let go first: a render's peak holds one refresh's facts, not two (issue 43)
                 self._facts = self._key = None
-                self._facts, self._key = from_statuses(statuses, self.clock()), key
+                self._facts, self._key = from_statuses(statuses, self.clock(), self.causes), key
             return self._facts
 
     def release(self) -> None:

@@ -10,7 +10,7 @@ from collectors.export import metrics as M
 from collectors.export.lines import LinesCache
 from collectors.export.view import EXTRA, StoreCollector, families, line_family
 from collectors.export.facts import ADMIN, Facts, LogDirFacts
-from monitor.verdicts.forecasts import ROLLED_BY, max_segment_ms
+from monitor.verdicts.forecasts import ROLLED_BY, max_segment_ms, roll_at
 from monitor.verdicts.health import worst_cause
 from monitor.kafka.logdir import LEFTOVER_KINDS
 from monitor.model.streams import streams_role
@@ -248,10 +248,10 @@ def _partition_rows(rep, cause, now: float) -> list[tuple[str, dict, float]]:
     add(M.P_ELIGIBLE_SECONDS, max(now - rep.eligible_since, 0.0) if rep.eligible_since else 0.0)
     add(M.P_DELAY, s.compaction_delay_ms / 1000.0)
     add(M.P_FAULTS, s.faults)
-    _horizon_rows(add, s)
+    _horizon_rows(add, s, now)
     for kind in LEFTOVER_KINDS.values():  # every kind, 0 included: absent means not read
         add(M.P_LEFTOVER_FILES, sum(1 for x in rep.leftovers if x.kind == kind), log_dir=rep.log_dir, kind=kind)
-    _active_segment(add, rep, cause, now)
+    _active_segment(add, rep, now)
     if rep.retention is not None:
         add(M.P_RETENTION_START, rep.retention.log_start_offset)
         add(M.P_RETENTION_BYTES, rep.retention.deleted_bytes)
@@ -259,7 +259,7 @@ def _partition_rows(rep, cause, now: float) -> list[tuple[str, dict, float]]:
     if rep.detail_pending is not None:
         add(M.P_DETAIL_PENDING, 1.0 if rep.detail_pending else 0.0)
     if not rep.detail_pending:  # record-level figures: whole, or absent (never a partial count)
-        _record_rows(add, rep)
+        _record_rows(add, rep, now)
     return rows
 
 
@@ -288,13 +288,14 @@ def _drain(fams, queue, lb) -> None:
         fams[M.BROKER_BACKLOG_DRAIN_UNKNOWN].add_metric(lb + [queue.drain_code or "unknown"], 1.0)
 
 
-def _record_rows(add, rep) -> None:
+def _record_rows(add, rep, now: float) -> None:
     """The figures only a partition's records tell (tombstones, keyless and empty values)."""
     s = rep.state
     add(M.P_TOMBSTONES, s.tombstones_clean, section="clean")
     add(M.P_TOMBSTONES, s.tombstones_dirty, section="dirty")
-    if s.oldest_tombstone_age_ms is not None:
-        add(M.P_OLDEST_TOMBSTONE, s.oldest_tombstone_age_ms / 1000.0)
+    age = s.oldest_tombstone_age_at(int(now * 1000))  # at the render: a reused report's state is as of its fold
+    if age is not None:
+        add(M.P_OLDEST_TOMBSTONE, age / 1000.0)
     add(M.P_PAST_RETENTION, s.tombstones_past_retention)
     add(M.P_PAST_HORIZON, s.tombstones_past_delete_horizon)
     # issue 16: producer pitfalls counted on disk
@@ -305,17 +306,18 @@ def _record_rows(add, rep) -> None:
         add(M.P_DECOMPRESSED_LIMIT, s.max_decompressed_message_bytes)
 
 
-def _horizon_rows(add, s) -> None:
+def _horizon_rows(add, s, now: float) -> None:
     """Tombstones and markers per delete-horizon state; a kind not yet known (tombstones while records are
     unread) has no series, nor has the next removal time then (``monitor.model.horizoncount``)."""
     for kind, states in s.delete_horizon_records.items():
         for state, n in (states or {}).items():
             add(M.P_HORIZON_RECORDS, n, kind=kind, state=state)
-    if s.next_delete_horizon_ms is not None:
-        add(M.P_NEXT_HORIZON, s.next_delete_horizon_ms / 1000.0)
+    nxt = s.next_delete_horizon_at(int(now * 1000))  # at the render (monitor.model.compaction.AS_OF_FOLD)
+    if nxt is not None:
+        add(M.P_NEXT_HORIZON, nxt / 1000.0)
 
 
-def _active_segment(add, rep, cause, now: float) -> None:
+def _active_segment(add, rep, now: float) -> None:
     """The active segment against its roll settings; the roll forecast is the cause's
     (``monitor.verdicts.forecasts.active_segment_roll``): absent when unknown, with the reason's own series."""
     s, c, known = rep.state, rep.config.config, rep.config.known
@@ -326,7 +328,9 @@ def _active_segment(add, rep, cause, now: float) -> None:
     add(M.P_SEGMENT_BYTES, c.segment_bytes)  # left out by add when segment.bytes is unknown
     limit = max_segment_ms(c)
     add(M.P_MAX_SEGMENT_AGE, float("inf") if limit >= LONG_MAX else limit / 1000.0)
-    roll = cause.forecast["active_segment_roll"]
+    # the cause's forecast, made at the render: a cause reused from an earlier refresh (collectors.export.facts)
+    # holds it as of its build
+    roll = roll_at(s, c, rep.config.sources, rep.rate(now), int(now * 1000))
     if not known(*CONFIG_DEPENDS[M.P_ROLL]):
         add(M.P_ROLL_UNKNOWN, 1.0, reason="topic_config_unknown")
     elif roll["at_ms"] is not None and roll["code"] in ROLLED_BY:

@@ -58,6 +58,7 @@ class Segment:
     has_index: bool = False
     has_timeindex: bool = False
     has_txnindex: bool = False
+    ino: int = 0  # the .log's inode: a file swapped in under the same name, size and mtime is another file
 
     @property
     def key(self) -> tuple[str, int, int]:
@@ -213,7 +214,7 @@ def scan_partition(path: str | Path) -> PartitionDir:
             continue
         part.segments.append(Segment(
             base_offset=base, log=path / f"{offset_prefix(base)}.log", size=st.st_size, mtime_ns=st.st_mtime_ns,
-            has_index=".index" in f, has_timeindex=".timeindex" in f, has_txnindex=".txnindex" in f,
+            has_index=".index" in f, has_timeindex=".timeindex" in f, has_txnindex=".txnindex" in f, ino=st.st_ino,
         ))
     part.snapshots.sort()
     part.leftovers.sort(key=lambda x: x.name)
