@@ -83,6 +83,9 @@ def main(argv) -> int:
                     help="the CPU of a steady refresh and render with --changed of the partitions written "
                          "(bench/bench_logdir_steady.py), at --partitions (default 4,000 and 20,000)")
     ap.add_argument("--changed", type=float, default=0.01, help="--steady: fraction of partitions written")
+    ap.add_argument("--unhealthy", action="store_true",
+                    help="--steady: leave every partition eligible (unhealthy: all its series exported); default: "
+                         "the cleaner's checkpoint at the last rolled segment, the partitions below the threshold")
     args = ap.parse_args(argv)
     if args.dir is not None and not Path(args.dir).is_dir():  # said before any work, not a traceback after
         ap.error(f"--dir {args.dir}: {'not a directory' if Path(args.dir).exists() else 'no such directory'}")

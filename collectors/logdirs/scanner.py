@@ -295,6 +295,7 @@ class LogDirScanner:
         self._folded: dict[PartitionKey, Folded] = {}  # the last refresh's reports with what they were folded from
         self._configs: dict = {}  # (topic, known compacted) -> the last refresh's EffectiveConfig (_config)
         self.folds = self.reuses = 0  # reports folded and reused since start (a test counts them)
+        self._listings: dict = {}  # log dir -> its last listing, taken again where a folder did not change
 
     def refresh(self) -> LogDirSnapshot:
         """One pass over the broker's log dirs, in the steps named below: the log dirs under the paths found
@@ -372,7 +373,7 @@ class LogDirScanner:
         checkpoint); else its folders not live, its checkpoints' impossible entries for no partition, the
         names Kafka would not load and the partitions held by two folders (a fault of that partition)."""
         try:
-            ld = scan_log_dir(d)
+            ld = self._listings[d] = scan_log_dir(d, self._listings.get(d))
         except OSError as exc:
             r.dir_errors[d] = f"cannot read log dir: {exc}"
             r.down[d] = ("io", r.dir_errors[d])
@@ -596,6 +597,7 @@ class LogDirScanner:
         self._reader.forget(r.seen_paths)  # segments and snapshots that are gone
         self._churn.forget(r.listed)
         self._reports = {(x.state.topic, x.state.partition): x for x in r.reports}  # what a held partition keeps
+        self._listings = {d: x for d, x in self._listings.items() if d in res.log_dirs}  # log dirs gone: forgotten
         self._folded = r.folded  # only this pass's: a partition not folded or reused now is read again when next seen
         self.folds += r.folds
         self.reuses += r.reused
