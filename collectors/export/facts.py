@@ -47,13 +47,29 @@ class PartitionFacts:
     broker: str  # "" when the source names no broker (a one-shot scan)
     topic: str
     partition: int
-    cause: Cause
+    # the cause, or only its name where the collector kept it from an earlier build (``CauseCache``): ``cause``
+    # explains it then, at ``now``, when asked for (the page asks only for the name: ``cause_name``)
+    made: Cause | str
     report: PartitionReport | None = None
     fault: str | None = None
     unknown_reason: str | None = None
     broker_facts: BrokerFacts | None = None
     cleaner: CleanerLogState | None = None
     leader: PartitionState | None = None  # the leader's replica state, when its log dirs are read here
+    now: float = 0.0  # the facts' instant (what a cause kept by name is explained at)
+
+    @property
+    def cause_name(self) -> str:
+        """The partition's cause (one of ``monitor.verdicts.causes.CAUSES``), without explaining it again."""
+        return self.made if isinstance(self.made, str) else self.made.cause
+
+    @property
+    def cause(self) -> Cause:
+        """The partition's cause with its evidence, fix and forecast, as of ``now``."""
+        if isinstance(self.made, str):
+            object.__setattr__(self, "made", self.report.cause(self.now, broker=self.broker_facts,
+                                                               cleaner=self.cleaner))
+        return self.made
 
     @property
     def key(self) -> tuple[str, int]:
@@ -161,21 +177,23 @@ def unreadable_partitions(snapshot) -> list[tuple[str, int, str]]:
 class CauseCache:
     """The collector's causes from one build of its facts to the next, by partition: a partition whose report is the
     same object as at the last build (``collectors.logdirs.scanner`` hands an unchanged partition's report on again)
-    and whose broker's facts, cleaner log and bootstrap are equal keeps its cause; only the others are explained again
-    (``builds`` counts them). Why this is right with the clock moving: a cause is chosen from its report and those
-    facts alone, and a report is handed on only while none of its figures has crossed a time threshold
-    (``monitor.model.compaction.valid_until_ms``). What in a kept cause moves with the clock (how long it has been
-    eligible, a forecast's seconds, an age in its summary) is as of the build that explained it; the page exports
-    none of that from the cause (its roll forecast is made at the render: ``collectors.export.partitions``), and the
-    one-shot commands, which print it, build every cause at their one instant (no cache)."""
+    and whose broker's facts, cleaner log and bootstrap are equal keeps its cause's name; only the others are
+    explained again (``builds`` counts them). Why this is right with the clock moving: which cause holds is chosen
+    from the report and those facts alone (the clock enters the finders only through the report's state, and
+    as text: how long it has been eligible, an age), and a report is handed on only while none of its figures has
+    crossed a time threshold (``monitor.model.compaction.valid_until_ms``). Only the name is kept (what the page
+    exports; ~100 bytes a partition, where a cause with its evidence, fixes and forecast is ~3.5 KB): a kept
+    partition's whole cause is explained at the build's instant if asked for (``PartitionFacts.cause``), so no
+    figure that moves with the clock is ever shown stale."""
 
     def __init__(self):
-        self._causes: dict = {}  # (cluster, broker, topic, partition) -> (report, cause)
+        self._causes: dict = {}  # (cluster, broker, topic, partition) -> (report, its cause's name)
         self._inputs: dict = {}  # (cluster, broker) -> (broker facts, cleaner log state, bootstrap) of the last build
         self.builds = 0  # causes explained since start
 
     def causes(self, cluster: str, broker: str, snapshot, now: float, broker_facts, cleaner, bootstrap) -> list:
-        """The cause of each partition of ``snapshot``, in its order; what it keeps, this build's only."""
+        """The cause of each partition of ``snapshot``, in its order: explained where the report or the inputs
+        changed, else its name (``PartitionFacts.made``)."""
         inputs = (broker_facts, cleaner, bootstrap)
         last = self._inputs.get((cluster, broker))
         same = last is not None and all(a is b or a == b for a, b in zip(last, inputs))
@@ -185,9 +203,12 @@ class CauseCache:
             key = (cluster, broker, r.state.topic, r.state.partition)
             hit = self._causes.get(key) if same else None
             if hit is None or hit[0] is not r:
-                hit = self._causes[key] = (r, r.cause(now, broker=broker_facts, cleaner=cleaner, bootstrap=bootstrap))
+                made = r.cause(now, broker=broker_facts, cleaner=cleaner, bootstrap=bootstrap)
+                self._causes[key] = (r, made.cause)
                 self.builds += 1
-            out.append(hit[1])
+                out.append(made)
+            else:
+                out.append(hit[1])
         return out
 
     def keep_only(self, kept: set) -> None:
@@ -210,7 +231,7 @@ def log_dir_facts(snapshot, now: float, *, cluster: str = "", broker: str = "", 
                 for r in snapshot.partitions]
     read = tuple(
         PartitionFacts(cluster, broker, r.state.topic, r.state.partition, c, report=r, broker_facts=broker_facts,
-                       cleaner=cleaner, leader=leaders.get((r.state.topic, r.state.partition)))
+                       cleaner=cleaner, leader=leaders.get((r.state.topic, r.state.partition)), now=now)
         for r, c in zip(snapshot.partitions, made))
     bad = tuple(PartitionFacts(cluster, broker, t, p, unknown_cause(t, p, reason), fault=reason,
                                unknown_reason=snapshot.unknown_reasons.get((t, p), "read_error"),

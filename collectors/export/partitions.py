@@ -96,8 +96,8 @@ class PartitionCollector(StoreCollector):
             lb0 = [ld.cluster, ld.broker]
             for f in ld.unreadable:  # no state, so the cause is unknown
                 emit((ld.cluster, ld.broker, f.topic, str(f.partition)),
-                     [(M.P_CAUSE, (f.cause.cause,), 1.0), (M.P_STATE_UNKNOWN, (f.unknown_reason,), 1.0)])
-                topics.setdefault(f.topic, _TopicSum()).add_unknown(f.cause.cause)
+                     [(M.P_CAUSE, (f.cause_name,), 1.0), (M.P_STATE_UNKNOWN, (f.unknown_reason,), 1.0)])
+                topics.setdefault(f.topic, _TopicSum()).add_unknown(f.cause_name)
             fams[M.LOG_DIR_RELISTS].add_metric(lb0, ld.snapshot.relists_total)
             if ld.snapshot.state_cache is not None:  # (usable, reason, restored): collectors.logdirs.summary_state
                 up, reason, restored = ld.snapshot.state_cache
@@ -126,13 +126,13 @@ class PartitionCollector(StoreCollector):
                     fams[M.LOG_DIR_CLEAN_NEEDED].add_metric(lb, sp.need.bytes)
             for f in ld.partitions:
                 # only the current cause's series (one per partition, not one per cause): count by (cause) works
-                rows, bad = self.view.select(f.cause.cause, _partition_rows(f.report, f.cause, facts.now)
+                rows, bad = self.view.select(f.cause_name, _partition_rows(f.report, facts.now)
                                              + _queue_rows(ld.queue, f.key))
                 # labels beyond the partition's in the metric's own order
                 emit((ld.cluster, ld.broker, f.topic, str(f.partition)),
-                     [(M.P_CAUSE, (f.cause.cause,), 1.0)]
+                     [(M.P_CAUSE, (f.cause_name,), 1.0)]
                      + [(name, tuple(extra[k] for k in EXTRA[name]), v) for name, extra, v in rows])
-                topics.setdefault(f.topic, _TopicSum()).add(f.state, f.cause.cause, bad, f.report.config.known,
+                topics.setdefault(f.topic, _TopicSum()).add(f.state, f.cause_name, bad, f.report.config.known,
                                                             f.report.detail_pending)
             for topic, t in sorted(topics.items()):
                 t.emit(fams, lb0 + [topic])
@@ -212,7 +212,7 @@ class _TopicSum:
         fams[M.T_UNHEALTHY].add_metric(lb, self.unhealthy)
 
 
-def _partition_rows(rep, cause, now: float) -> list[tuple[str, dict, float]]:
+def _partition_rows(rep, now: float) -> list[tuple[str, dict, float]]:
     """Every series of one partition but its cause: ``(metric, labels beyond the partition's, value)``."""
     s, known = rep.state, rep.config.known
     rows: list[tuple[str, dict, float]] = []

@@ -74,9 +74,11 @@ def test_one_changed_partition_of_a_hundred_costs_one_fold_and_one_cause(tmp_pat
     assert changed.write_rate.bytes_per_second > 0
     facts = log_dir_facts(snap, now[0], causes=causes)
     assert causes.builds == builds + 1
-    # each kept cause is the one explained now from the same report
+    # each kept cause's name is that of the cause explained now from the same report, and the whole cause, when
+    # asked for, is explained at this build's instant (nothing in it stale)
     for f in facts.partitions:
-        assert f.cause.cause == f.report.cause(now[0]).cause
+        fresh = f.report.cause(now[0])
+        assert f.cause_name == fresh.cause and f.cause == fresh
     now[0] += 30
     snap = scanner.refresh()  # partition 7's rate is 0 again: folded once more, the rest reused
     assert (snap.folded, snap.reused) == (1, 99)
