@@ -162,27 +162,34 @@ class ScanProgress:
 class Folded:
     """What a partition's last fold was made from, kept with its report so that an unchanged partition's next
     refresh reuses the report rather than reading and folding it again (issue 43: a refresh costs what changed).
-    ``listing``: ``listing_key`` of its folder and checkpoint entries; ``config``: the topic's config object (one per
+    ``part``: its listing then (``monitor.kafka.logdir.relisted`` hands the same object on while nothing in it
+    moved; another is compared by ``listing_key``); ``entries``: its cleaner and log-start checkpoint entries; the
+    report's ``config``: the topic's config object (one per
     topic while its values are the same: ``LogDirScanner._config``); ``leader``: the leader's LSO as the admin API
     gave it (``leader_key``); ``valid_until_ms``: the first instant a figure of the report moves with the clock
     (``monitor.model.compaction.valid_until_ms``, and its leftovers' file.delete.delay.ms); ``seen``: the files the
     reader keeps for it; ``need``: its next clean's room (``CleanNeed``)."""
 
-    __slots__ = ("listing", "report", "leader", "valid_until_ms", "seen", "need")
+    __slots__ = ("part", "entries", "report", "leader", "valid_until_ms", "seen", "need")
 
-    def __init__(self, listing, report, leader, valid_until, seen, need):
-        self.listing, self.report, self.leader = listing, report, leader
+    def __init__(self, part, entries, report, leader, valid_until, seen, need):
+        self.part, self.entries, self.report, self.leader = part, entries, report, leader
         self.valid_until_ms, self.seen, self.need = valid_until, seen, need
 
 
-def listing_key(part, cleaner_entry, start_entry) -> tuple:
+def listing_key(part) -> tuple:
     """What of a partition's listing its report is folded from: each segment's base, size, mtime, inode and index
-    files, its producer snapshots' offsets, its leftovers and unlogged indexes, and its two checkpoint entries. Equal
-    keys, equal reads: a segment is read only where its size, mtime or inode moved (``collectors.logdirs.read``), a
+    files, its producer snapshots' offsets, its leftovers and unlogged indexes. Equal keys (and checkpoint entries),
+    equal reads: a segment is read only where its size, mtime or inode moved (``collectors.logdirs.read``), a
     snapshot's name is the offset it holds the producers' state at, and Kafka writes it once."""
     return (tuple((x.base_offset, x.size, x.mtime_ns, x.ino, x.has_index, x.has_timeindex, x.has_txnindex)
-                  for x in part.segments), tuple(part.snapshots), tuple(part.leftovers), tuple(part.unlogged),
-            cleaner_entry, start_entry)
+                  for x in part.segments), tuple(part.snapshots), tuple(part.leftovers), tuple(part.unlogged))
+
+
+def entries_of(ld, key) -> tuple:
+    """A partition's cleaner and log-start checkpoint entries in its log dir's listing (None: none)."""
+    return (ld.checkpoints.get("cleaner-offset-checkpoint", {}).get(key),
+            ld.checkpoints.get("log-start-offset-checkpoint", {}).get(key))
 
 
 def leader_key(found) -> tuple | None:
@@ -473,14 +480,14 @@ class LogDirScanner:
         rep = f.report
         if (rep.config is not found or rep.log_dir != d or r.now_ms >= f.valid_until_ms
                 or rep.transaction_max_timeout != r.txn_timeout
-                or f.leader != leader_key(self._reader.leader_lso(*key))
-                or f.listing != listing_key(part, ld.checkpoints.get("cleaner-offset-checkpoint", {}).get(key),
-                                            ld.checkpoints.get("log-start-offset-checkpoint", {}).get(key))):
+                or f.leader != leader_key(self._reader.leader_lso(*key)) or f.entries != entries_of(ld, key)
+                or (f.part is not part and listing_key(f.part) != listing_key(part))):
             return False
         rate = r.rates[key] = self._write_rate(key, r.now, part.segments)
         if rate != rep.write_rate:
             return False
         del r.rates[key]
+        f.part = part  # an equal listing: the one kept from now on
         r.listed.add(str(part.path))
         r.seen_paths.update(f.seen)
         if f.need is not None:
@@ -583,12 +590,10 @@ class LogDirScanner:
                         + [x.changed_ns // 1_000_000 + cfg.file_delete_delay_ms + 1 for x in part.leftovers
                            if x not in stale])
             if until > r.now_ms + 1:
-                cp = ld.checkpoints.get("cleaner-offset-checkpoint", {}).get(key)
                 seen = tuple(x.path for x in summaries) + ((snapshot[0],) if snapshot is not None else ())
-                r.folded[key] = Folded(listing_key(part, cp, ld.checkpoints.get("log-start-offset-checkpoint", {})
-                                                   .get(key)),
-                                       report, leader_key(self._reader.leader_lso(*key)), until, seen,
-                                       None if need is None else CleanNeed(need, part.topic, part.partition))
+                r.folded[key] = Folded(part, entries_of(ld, key), report, leader_key(self._reader.leader_lso(*key)),
+                                       until, seen, None if need is None else CleanNeed(need, part.topic,
+                                                                                          part.partition))
 
     def _hand_on(self, r: "_Pass", res) -> LogDirSnapshot:
         """What the pass leaves behind, then the snapshot: the reader and the active keys forget the files not
