@@ -81,7 +81,9 @@ def measure(d: Path, partitions: int, changed: float) -> dict:
         return {"partitions": partitions, "changed_partitions": len(touched), "cpu_seconds": cpu2 - cpu0,
                 "refresh_cpu_seconds": cpu1 - cpu0, "render_cpu_seconds": cpu2 - cpu1, "wall_seconds": wall2 - wall0,
                 "target_cpu_seconds": target, "met": cpu2 - cpu0 <= target,
-                "folded": sum(s.folded for s in snaps), "reused": sum(s.reused for s in snaps),
+                # (not available: a tree before the counts, measured for comparison)
+                "folded": sum(getattr(s, "folded", len(s.partitions)) for s in snaps),
+                "reused": sum(getattr(s, "reused", 0) for s in snaps),
                 "causes_explained": None if builds0 is None else _builds(col) - builds0}
     finally:
         col.close()
@@ -89,7 +91,9 @@ def measure(d: Path, partitions: int, changed: float) -> dict:
 
 def _snapshots(col) -> list:
     """The log-dir sources' snapshots in the store."""
-    return [st.snapshot for st in col.runner.store.statuses() if hasattr(st.snapshot, "folded")]
+    from collectors.logdirs.snapshot import LogDirSnapshot
+
+    return [st.snapshot for st in col.runner.store.statuses() if isinstance(st.snapshot, LogDirSnapshot)]
 
 
 def _builds(col) -> int | None:
