@@ -408,8 +408,9 @@ def valid_until_ms(state: PartitionState, segments: Sequence[SegmentSummary], co
       largest timestamp + lag;
     * tombstones past delete.retention.ms: one at timestamp t counts from t + delete.retention.ms + 1;
     * delete horizons (KIP-534): a pending one passes at its horizon h; one rejected as later than a clean starting
-      now could set is no longer at h - delete.retention.ms - the skew Kafka accepts."""
-    if state.open_transactions or state.transaction_faults or state.compaction_delay_ms > 0:
+      now could set is no longer at h - delete.retention.ms - the skew Kafka accepts, and while it is, its fault
+      names now: every instant (a fault, rare)."""
+    if state.open_transactions or state.transaction_faults or state.horizon_faults or state.compaction_delay_ms > 0:
         return now_ms + 1
     at: list[int] = []
     bases = [s.base_offset for s in segments]

@@ -123,3 +123,24 @@ def test_a_reused_report_equals_a_fresh_fold_at_every_clock_value_across_the_thr
         t += 97_000
     # both happened: reports reused between thresholds, and folded again as the clock crossed them
     assert reused_at and scanner.folds > 3 * 2 + 3 * 5
+
+
+def test_a_leftover_file_going_stale_folds_the_report_again(tmp_path):
+    """A ``.cleaned`` file left in the folder counts once it is older than file.delete.delay.ms: the report reused
+    before that instant is folded again after it (its leftovers then hold the file), as a fresh fold's."""
+    d = _log_dir(tmp_path, 1)
+    (d / "orders-0" / f"{30:020d}.log.cleaned").write_bytes(b"c" * 10)
+    changed = (d / "orders-0" / f"{30:020d}.log.cleaned").stat().st_ctime_ns // 1_000_000
+    delay = 60_000
+    now = [0.0]
+    scanner = LogDirScanner([d], config_lookup=_lookup(**{"file.delete.delay.ms": delay}), clock=lambda: now[0])
+    seen = []
+    for at in (changed - 30_000, changed, changed + delay - 1_000, changed + delay + 1_000, changed + delay + 2_000):
+        now[0] = at / 1000
+        snap = scanner.refresh()
+        fresh = LogDirScanner([d], config_lookup=_lookup(**{"file.delete.delay.ms": delay}),
+                              clock=lambda: now[0]).refresh()
+        _compare(snap.partitions[0], fresh.partitions[0], at)
+        seen.append((snap.reused, len(snap.partitions[0].leftovers)))
+    # folded, folded (the write rate measured), reused, folded again (stale now), reused
+    assert seen == [(0, 0), (0, 0), (1, 0), (0, 1), (1, 1)]
