@@ -59,7 +59,6 @@ from monitor.model.activekeys import (DEFAULT_BUDGET_BYTES, DEFAULT_MAX_BYTES, D
                                       KEYS_BOUND, ActiveKeys, over_budget_reason, tally)
 from monitor.verdicts.facts import WriteRate
 from monitor.kafka.checkpoint import describe_entry_problem, entry_problem, read_checkpoint
-from monitor.model.topicconfig import LONG_MAX
 from monitor.model.diskspace import CleanNeed, LogDirSpace, largest_clean_group, most_needed
 from monitor.kafka.kafkanames import printable
 from monitor.kafka.logdir import meta_node_id, scan_log_dir
