@@ -91,9 +91,23 @@ def main(argv) -> int:
                          "the records still pending are reported")
     ap.add_argument("--io-budget", type=float, default=None, metavar="BYTES_PER_SECOND",
                     help="--broker-size: collect's --io-budget (default: the collector's own default)")
+    ap.add_argument("--steady", action="store_true",
+                    help="the CPU of a steady refresh and render with --changed of the partitions written "
+                         "(bench/bench_logdir_steady.py), at --partitions (default 4,000 and 20,000)")
+    ap.add_argument("--changed", type=float, default=0.01, help="--steady: fraction of partitions written")
+    ap.add_argument("--unhealthy", action="store_true",
+                    help="--steady: leave every partition eligible (unhealthy: all its series exported); default: "
+                         "the cleaner's checkpoint at the last rolled segment, the partitions below the threshold")
     args = ap.parse_args(argv)
     if args.dir is not None and not Path(args.dir).is_dir():  # said before any work, not a traceback after
         ap.error(f"--dir {args.dir}: {'not a directory' if Path(args.dir).exists() else 'no such directory'}")
+    if args.steady:
+        from bench.bench_logdir_steady import main as steady
+
+        args.partitions_list = [args.partitions] if args.partitions else [4000, 20000]
+        args.gb = args.gb if args.gb != 20.0 else None
+        args.segments = args.segments if args.segments != 4 else 3
+        return steady(args)
     if args.broker_size:
         from bench.bench_logdir_broker import main as broker_size
 

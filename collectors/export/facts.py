@@ -47,13 +47,29 @@ class PartitionFacts:
     broker: str  # "" when the source names no broker (a one-shot scan)
     topic: str
     partition: int
-    cause: Cause
+    # the cause, or only its name where the collector kept it from an earlier build (``CauseCache``): ``cause``
+    # explains it then, at ``now``, when asked for (the page asks only for the name: ``cause_name``)
+    made: Cause | str
     report: PartitionReport | None = None
     fault: str | None = None
     unknown_reason: str | None = None
     broker_facts: BrokerFacts | None = None
     cleaner: CleanerLogState | None = None
     leader: PartitionState | None = None  # the leader's replica state, when its log dirs are read here
+    now: float = 0.0  # the facts' instant (what a cause kept by name is explained at)
+
+    @property
+    def cause_name(self) -> str:
+        """The partition's cause (one of ``monitor.verdicts.causes.CAUSES``), without explaining it again."""
+        return self.made if isinstance(self.made, str) else self.made.cause
+
+    @property
+    def cause(self) -> Cause:
+        """The partition's cause with its evidence, fix and forecast, as of ``now``."""
+        if isinstance(self.made, str):
+            object.__setattr__(self, "made", self.report.cause(self.now, broker=self.broker_facts,
+                                                               cleaner=self.cleaner))
+        return self.made
 
     @property
     def key(self) -> tuple[str, int]:
@@ -161,18 +177,65 @@ def unreadable_partitions(snapshot) -> list[tuple[str, int, str]]:
     return out
 
 
+class CauseCache:
+    """The collector's causes from one build of its facts to the next, by partition: a partition whose report is the
+    same object as at the last build (``collectors.logdirs.scanner`` hands an unchanged partition's report on again)
+    and whose broker's facts, cleaner log and bootstrap are equal keeps its cause's name; only the others are
+    explained again (``builds`` counts them). Why this is right with the clock moving: which cause holds is chosen
+    from the report and those facts alone (the clock enters the finders only through the report's state, and
+    as text: how long it has been eligible, an age), and a report is handed on only while none of its figures has
+    crossed a time threshold (``monitor.model.compaction.valid_until_ms``). Only the name is kept (what the page
+    exports; ~100 bytes a partition, where a cause with its evidence, fixes and forecast is ~3.5 KB): a kept
+    partition's whole cause is explained at the build's instant if asked for (``PartitionFacts.cause``), so no
+    figure that moves with the clock is ever shown stale."""
+
+    def __init__(self):
+        self._causes: dict = {}  # (cluster, broker, topic, partition) -> (report, its cause's name)
+        self._inputs: dict = {}  # (cluster, broker) -> (broker facts, cleaner log state, bootstrap) of the last build
+        self.builds = 0  # causes explained since start
+
+    def causes(self, cluster: str, broker: str, snapshot, now: float, broker_facts, cleaner, bootstrap) -> list:
+        """The cause of each partition of ``snapshot``, in its order: explained where the report or the inputs
+        changed, else its name (``PartitionFacts.made``)."""
+        inputs = (broker_facts, cleaner, bootstrap)
+        last = self._inputs.get((cluster, broker))
+        same = last is not None and all(a is b or a == b for a, b in zip(last, inputs))
+        self._inputs[(cluster, broker)] = inputs
+        out = []
+        for r in snapshot.partitions:
+            key = (cluster, broker, r.state.topic, r.state.partition)
+            hit = self._causes.get(key) if same else None
+            if hit is None or hit[0] is not r:
+                made = r.cause(now, broker=broker_facts, cleaner=cleaner, bootstrap=bootstrap)
+                self._causes[key] = (r, made.cause)
+                self.builds += 1
+                out.append(made)
+            else:
+                out.append(hit[1])
+        return out
+
+    def keep_only(self, kept: set) -> None:
+        """Forget the partitions not in this build (gone, unreadable, or their source down)."""
+        for key in [k for k in self._causes if k not in kept]:
+            del self._causes[key]
+
+
 def log_dir_facts(snapshot, now: float, *, cluster: str = "", broker: str = "", broker_facts: BrokerFacts | None = None,
                   cleaner: CleanerLogState | None = None, leaders: dict | None = None, bootstrap: str | None = None,
-                  one_shot: bool = False) -> LogDirFacts:
+                  one_shot: bool = False, causes: CauseCache | None = None) -> LogDirFacts:
     """Every partition of one broker's log-dir snapshot with its cause (``PartitionReport.cause``, from
-    the broker's facts and its cleaner log), and each unreadable one with its unknown cause."""
+    the broker's facts and its cleaner log), and each unreadable one with its unknown cause. ``causes``: the
+    collector's, kept between builds (``CauseCache``); without it each cause is explained now."""
     leaders = leaders or {}
+    if causes is not None and not one_shot:
+        made = causes.causes(cluster, broker, snapshot, now, broker_facts, cleaner, bootstrap)
+    else:
+        made = [r.cause(now, broker=broker_facts, cleaner=cleaner, bootstrap=bootstrap, one_shot=one_shot)
+                for r in snapshot.partitions]
     read = tuple(
-        PartitionFacts(cluster, broker, r.state.topic, r.state.partition,
-                       r.cause(now, broker=broker_facts, cleaner=cleaner, bootstrap=bootstrap, one_shot=one_shot),
-                       report=r, broker_facts=broker_facts, cleaner=cleaner,
-                       leader=leaders.get((r.state.topic, r.state.partition)))
-        for r in snapshot.partitions)
+        PartitionFacts(cluster, broker, r.state.topic, r.state.partition, c, report=r, broker_facts=broker_facts,
+                       cleaner=cleaner, leader=leaders.get((r.state.topic, r.state.partition)), now=now)
+        for r, c in zip(snapshot.partitions, made))
     bad = tuple(PartitionFacts(cluster, broker, t, p, unknown_cause(t, p, reason), fault=reason,
                                unknown_reason=snapshot.unknown_reasons.get((t, p), "read_error"),
                                broker_facts=broker_facts, cleaner=cleaner, leader=leaders.get((t, p)))
@@ -292,8 +355,8 @@ def offsets_groups(statuses) -> dict[str, frozenset | None]:
             for c in sorted({st.cluster for st in statuses if st.kind == LOG_DIRS})}
 
 
-def from_statuses(statuses, now: float) -> Facts:
-    """The collector's facts from the store's statuses, as of ``now``."""
+def from_statuses(statuses, now: float, causes: CauseCache | None = None) -> Facts:
+    """The collector's facts from the store's statuses, as of ``now``; ``causes`` kept from the last build."""
     statuses = tuple(statuses)
     clusters = sorted({st.cluster for st in statuses})
     leaders = {c: leaders_states(statuses, c) for c in clusters}
@@ -306,7 +369,9 @@ def from_statuses(statuses, now: float) -> Facts:
         log_dirs.append(log_dir_facts(st.snapshot, now, cluster=st.cluster, broker=st.broker or "",
                                       broker_facts=brokers[(st.cluster, st.broker)],
                                       cleaner=_cleaner_log(statuses, st.cluster, st.broker),
-                                      leaders=leaders[st.cluster]))
+                                      leaders=leaders[st.cluster], causes=causes))
+    if causes is not None:
+        causes.keep_only({(ld.cluster, ld.broker, f.topic, f.partition) for ld in log_dirs for f in ld.partitions})
     on_disk = offsets_groups(statuses)
     groups = []
     for st in statuses:
@@ -338,6 +403,8 @@ class FactsCache:
         self._lock = threading.Lock()
         self._key: tuple | None = None
         self._facts: Facts | None = None
+        # kept across releases: an unchanged partition's cause is not explained again (issue 43)
+        self.causes = CauseCache()
 
     def get(self) -> Facts:
         statuses = self.store.statuses()
@@ -346,7 +413,7 @@ class FactsCache:
             if self._facts is None or key != self._key:
                 # the old facts let go first: a render's peak holds one refresh's facts, not two (issue 43)
                 self._facts = self._key = None
-                self._facts, self._key = from_statuses(statuses, self.clock()), key
+                self._facts, self._key = from_statuses(statuses, self.clock(), self.causes), key
             return self._facts
 
     def release(self) -> None:

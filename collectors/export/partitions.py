@@ -10,11 +10,11 @@ from collectors.export import metrics as M
 from collectors.export.lines import LinesCache
 from collectors.export.view import EXTRA, StoreCollector, families, line_family
 from collectors.export.facts import ADMIN, Facts, LogDirFacts
-from monitor.verdicts.forecasts import ROLLED_BY, max_segment_ms
+from monitor.verdicts.forecasts import ROLLED_BY, max_segment_ms, roll_at
 from monitor.verdicts.health import worst_cause
 from monitor.kafka.logdir import LEFTOVER_KINDS
 from monitor.model.streams import streams_role
-from monitor.model.topicconfig import LONG_MAX, NO_DECOMPRESSED_CAP
+from monitor.model.topicconfig import LONG_MAX, NO_DECOMPRESSED_CAP, UNKNOWN
 from monitor.model.configdeps import series_depends
 from monitor.contract.metricnames import NAMESPACE
 
@@ -96,8 +96,8 @@ class PartitionCollector(StoreCollector):
             lb0 = [ld.cluster, ld.broker]
             for f in ld.unreadable:  # no state, so the cause is unknown
                 emit((ld.cluster, ld.broker, f.topic, str(f.partition)),
-                     [(M.P_CAUSE, (f.cause.cause,), 1.0), (M.P_STATE_UNKNOWN, (f.unknown_reason,), 1.0)])
-                topics.setdefault(f.topic, _TopicSum()).add_unknown(f.cause.cause)
+                     [(M.P_CAUSE, (f.cause_name,), 1.0), (M.P_STATE_UNKNOWN, (f.unknown_reason,), 1.0)])
+                topics.setdefault(f.topic, _TopicSum()).add_unknown(f.cause_name)
             fams[M.LOG_DIR_RELISTS].add_metric(lb0, ld.snapshot.relists_total)
             if ld.snapshot.state_cache is not None:  # (usable, reason, restored): collectors.logdirs.summary_state
                 up, reason, restored = ld.snapshot.state_cache
@@ -126,13 +126,13 @@ class PartitionCollector(StoreCollector):
                     fams[M.LOG_DIR_CLEAN_NEEDED].add_metric(lb, sp.need.bytes)
             for f in ld.partitions:
                 # only the current cause's series (one per partition, not one per cause): count by (cause) works
-                rows, bad = self.view.select(f.cause.cause, _partition_rows(f.report, f.cause, facts.now)
+                rows, bad = self.view.select(f.cause_name, _partition_rows(f.report, facts.now)
                                              + _queue_rows(ld.queue, f.key))
                 # labels beyond the partition's in the metric's own order
                 emit((ld.cluster, ld.broker, f.topic, str(f.partition)),
-                     [(M.P_CAUSE, (f.cause.cause,), 1.0)]
+                     [(M.P_CAUSE, (f.cause_name,), 1.0)]
                      + [(name, tuple(extra[k] for k in EXTRA[name]), v) for name, extra, v in rows])
-                topics.setdefault(f.topic, _TopicSum()).add(f.state, f.cause.cause, bad, f.report.config.known,
+                topics.setdefault(f.topic, _TopicSum()).add(f.state, f.cause_name, bad, f.report.config.known,
                                                             f.report.detail_pending)
             for topic, t in sorted(topics.items()):
                 t.emit(fams, lb0 + [topic])
@@ -212,13 +212,14 @@ class _TopicSum:
         fams[M.T_UNHEALTHY].add_metric(lb, self.unhealthy)
 
 
-def _partition_rows(rep, cause, now: float) -> list[tuple[str, dict, float]]:
+def _partition_rows(rep, now: float) -> list[tuple[str, dict, float]]:
     """Every series of one partition but its cause: ``(metric, labels beyond the partition's, value)``."""
     s, known = rep.state, rep.config.known
     rows: list[tuple[str, dict, float]] = []
+    every_known = UNKNOWN not in rep.config.sources.values()  # the common case: no series to check (one test)
 
     def add(n, v, **extra):  # a series made from a config value unknown is left out (CONFIG_DEPENDS)
-        if known(*CONFIG_DEPENDS.get(n, ())):
+        if every_known or known(*CONFIG_DEPENDS.get(n, ())):
             rows.append((n, extra, v))
 
     add(M.P_CLEANABLE_RATIO, s.cleanable_ratio)
@@ -248,10 +249,10 @@ def _partition_rows(rep, cause, now: float) -> list[tuple[str, dict, float]]:
     add(M.P_ELIGIBLE_SECONDS, max(now - rep.eligible_since, 0.0) if rep.eligible_since else 0.0)
     add(M.P_DELAY, s.compaction_delay_ms / 1000.0)
     add(M.P_FAULTS, s.faults)
-    _horizon_rows(add, s)
+    _horizon_rows(add, s, now)
     for kind in LEFTOVER_KINDS.values():  # every kind, 0 included: absent means not read
         add(M.P_LEFTOVER_FILES, sum(1 for x in rep.leftovers if x.kind == kind), log_dir=rep.log_dir, kind=kind)
-    _active_segment(add, rep, cause, now)
+    _active_segment(add, rep, now)
     if rep.retention is not None:
         add(M.P_RETENTION_START, rep.retention.log_start_offset)
         add(M.P_RETENTION_BYTES, rep.retention.deleted_bytes)
@@ -259,7 +260,7 @@ def _partition_rows(rep, cause, now: float) -> list[tuple[str, dict, float]]:
     if rep.detail_pending is not None:
         add(M.P_DETAIL_PENDING, 1.0 if rep.detail_pending else 0.0)
     if not rep.detail_pending:  # record-level figures: whole, or absent (never a partial count)
-        _record_rows(add, rep)
+        _record_rows(add, rep, now)
     return rows
 
 
@@ -288,13 +289,14 @@ def _drain(fams, queue, lb) -> None:
         fams[M.BROKER_BACKLOG_DRAIN_UNKNOWN].add_metric(lb + [queue.drain_code or "unknown"], 1.0)
 
 
-def _record_rows(add, rep) -> None:
+def _record_rows(add, rep, now: float) -> None:
     """The figures only a partition's records tell (tombstones, keyless and empty values)."""
     s = rep.state
     add(M.P_TOMBSTONES, s.tombstones_clean, section="clean")
     add(M.P_TOMBSTONES, s.tombstones_dirty, section="dirty")
-    if s.oldest_tombstone_age_ms is not None:
-        add(M.P_OLDEST_TOMBSTONE, s.oldest_tombstone_age_ms / 1000.0)
+    age = s.oldest_tombstone_age_at(int(now * 1000))  # at the render: a reused report's state is as of its fold
+    if age is not None:
+        add(M.P_OLDEST_TOMBSTONE, age / 1000.0)
     add(M.P_PAST_RETENTION, s.tombstones_past_retention)
     add(M.P_PAST_HORIZON, s.tombstones_past_delete_horizon)
     # issue 16: producer pitfalls counted on disk
@@ -305,17 +307,18 @@ def _record_rows(add, rep) -> None:
         add(M.P_DECOMPRESSED_LIMIT, s.max_decompressed_message_bytes)
 
 
-def _horizon_rows(add, s) -> None:
+def _horizon_rows(add, s, now: float) -> None:
     """Tombstones and markers per delete-horizon state; a kind not yet known (tombstones while records are
     unread) has no series, nor has the next removal time then (``monitor.model.horizoncount``)."""
     for kind, states in s.delete_horizon_records.items():
         for state, n in (states or {}).items():
             add(M.P_HORIZON_RECORDS, n, kind=kind, state=state)
-    if s.next_delete_horizon_ms is not None:
-        add(M.P_NEXT_HORIZON, s.next_delete_horizon_ms / 1000.0)
+    nxt = s.next_delete_horizon_at(int(now * 1000))  # at the render (monitor.model.compaction.AS_OF_FOLD)
+    if nxt is not None:
+        add(M.P_NEXT_HORIZON, nxt / 1000.0)
 
 
-def _active_segment(add, rep, cause, now: float) -> None:
+def _active_segment(add, rep, now: float) -> None:
     """The active segment against its roll settings; the roll forecast is the cause's
     (``monitor.verdicts.forecasts.active_segment_roll``): absent when unknown, with the reason's own series."""
     s, c, known = rep.state, rep.config.config, rep.config.known
@@ -326,7 +329,9 @@ def _active_segment(add, rep, cause, now: float) -> None:
     add(M.P_SEGMENT_BYTES, c.segment_bytes)  # left out by add when segment.bytes is unknown
     limit = max_segment_ms(c)
     add(M.P_MAX_SEGMENT_AGE, float("inf") if limit >= LONG_MAX else limit / 1000.0)
-    roll = cause.forecast["active_segment_roll"]
+    # the cause's forecast, made at the render: a cause reused from an earlier refresh (collectors.export.facts)
+    # holds it as of its build
+    roll = roll_at(s, c, rep.config.sources, rep.rate(now), int(now * 1000))
     if not known(*CONFIG_DEPENDS[M.P_ROLL]):
         add(M.P_ROLL_UNKNOWN, 1.0, reason="topic_config_unknown")
     elif roll["at_ms"] is not None and roll["code"] in ROLLED_BY:

@@ -69,6 +69,7 @@ from monitor.kafka.logdir import meta_node_id, scan_log_dir
 from monitor.model.lsocheck import LsoDisagreement, persist
 from monitor.kafka.offsetgroups import OFFSETS_TOPIC, most_advanced
 from monitor.fileio.regularfile import os_reason
+from monitor.model.compaction import valid_until_ms
 from monitor.model.retention import from_summaries, project_retention
 from monitor.model.topicconfig import (DEFAULT, NOT_CLEANED_BY_LOG_CLEANER, UNKNOWN, BrokerSetting, EffectiveConfig,
                                        effective_broker_setting, effective_config)
@@ -161,6 +162,45 @@ class ScanProgress:
     bytes_read: int = 0  # segment bytes read by this refresh so far
 
 
+class Folded:
+    """What a partition's last fold was made from, kept with its report so that an unchanged partition's next
+    refresh reuses the report rather than reading and folding it again (issue 43: a refresh costs what changed).
+    ``part``: its listing then (``monitor.kafka.logdir.relisted`` hands the same object on while nothing in it
+    moved; another is compared by ``listing_key``); ``entries``: its cleaner and log-start checkpoint entries; the
+    report's ``config``: the topic's config object (one per
+    topic while its values are the same: ``LogDirScanner._config``); ``leader``: the leader's LSO as the admin API
+    gave it (``leader_key``); ``valid_until_ms``: the first instant a figure of the report moves with the clock
+    (``monitor.model.compaction.valid_until_ms``, and its leftovers' file.delete.delay.ms); ``seen``: the files the
+    reader keeps for it; ``need``: its next clean's room (``CleanNeed``)."""
+
+    __slots__ = ("part", "entries", "report", "leader", "valid_until_ms", "seen", "need")
+
+    def __init__(self, part, entries, report, leader, valid_until, seen, need):
+        self.part, self.entries, self.report, self.leader = part, entries, report, leader
+        self.valid_until_ms, self.seen, self.need = valid_until, seen, need
+
+
+def listing_key(part) -> tuple:
+    """What of a partition's listing its report is folded from: each segment's base, size, mtime, inode and index
+    files, its producer snapshots' offsets, its leftovers and unlogged indexes. Equal keys (and checkpoint entries),
+    equal reads: a segment is read only where its size, mtime or inode moved (``collectors.logdirs.read``), a
+    snapshot's name is the offset it holds the producers' state at, and Kafka writes it once."""
+    return (tuple((x.base_offset, x.size, x.mtime_ns, x.ino, x.has_index, x.has_timeindex, x.has_txnindex)
+                  for x in part.segments), tuple(part.snapshots), tuple(part.leftovers), tuple(part.unlogged))
+
+
+def entries_of(ld, key) -> tuple:
+    """A partition's cleaner and log-start checkpoint entries in its log dir's listing (None: none)."""
+    return (ld.checkpoints.get("cleaner-offset-checkpoint", {}).get(key),
+            ld.checkpoints.get("log-start-offset-checkpoint", {}).get(key))
+
+
+def leader_key(found) -> tuple | None:
+    """The leader's LSO input of a partition's LSO check (``monitor.model.lsocheck.check_lso``), without when the
+    admin API gave it: an admin refresh that found the same offsets changes no report."""
+    return None if found is None else (found.leader, found.last_stable_offset, found.high_watermark)
+
+
 @dataclass
 class _Pass:
     """One refresh's tables as its steps fill them (``LogDirScanner.refresh``): what it read and reports,
@@ -193,6 +233,10 @@ class _Pass:
     # (topic, known compacted) -> its EffectiveConfig: looked up once a topic in a pass, so its partitions share one
     # config and its sources rather than a copy each (issue 43: ~700 B a partition)
     configs: dict = field(default_factory=dict)
+    rates: dict = field(default_factory=dict)  # partition -> its write rate, measured by _reuse before a fold
+    folded: dict = field(default_factory=dict)  # partition -> Folded: what the next refresh may reuse
+    reused: int = 0  # reports reused unchanged this pass (_reuse)
+    folds: int = 0  # reports folded this pass (_fold)
 
 
 class LogDirScanner:
@@ -259,6 +303,10 @@ class LogDirScanner:
         self._named: set[str] = set()  # ignored names already logged (monitor.kafka.kafkanames), while they are there
         self._restored = False
         self._reports: dict[PartitionKey, PartitionReport] = {}  # the last refresh's, for a partition held (_hold)
+        self._folded: dict[PartitionKey, Folded] = {}  # the last refresh's reports with what they were folded from
+        self._configs: dict = {}  # (topic, known compacted) -> the last refresh's EffectiveConfig (_config)
+        self.folds = self.reuses = 0  # reports folded and reused since start (a test counts them)
+        self._listings: dict = {}  # log dir -> its last listing, taken again where a folder did not change
 
     def refresh(self) -> LogDirSnapshot:
         """One pass (``_refresh``); serving, with the record pass on its own thread given way to for all of it
@@ -366,7 +414,7 @@ class LogDirScanner:
         checkpoint); else its folders not live, its checkpoints' impossible entries for no partition, the
         names Kafka would not load and the partitions held by two folders (a fault of that partition)."""
         try:
-            ld = scan_log_dir(d)
+            ld = self._listings[d] = scan_log_dir(d, self._listings.get(d))
         except OSError as exc:
             r.dir_errors[d] = f"cannot read log dir: {exc}"
             r.down[d] = ("io", r.dir_errors[d])
@@ -414,10 +462,12 @@ class LogDirScanner:
         asked = (part.topic, key in self._known_compacted)
         found = r.configs.get(asked)
         if found is None:
-            found = r.configs[asked] = self.config_lookup(*asked)
+            found = r.configs[asked] = self._config(asked)
         if not found.config.compacted and not self.include_all:
             if self.list_undecided and found.sources.get("cleanup.policy") in (DEFAULT, UNKNOWN):
                 r.undecided[key] = undecided_partition(d, part, found)
+            return
+        if self._reuse(r, d, ld, part, found):
             return
         read = self._read_settled(r, d, ld, part, found.config)
         if read is None:
@@ -439,6 +489,49 @@ class LogDirScanner:
             r.part_errors[key], r.unknown[key] = moved, CHANGING
         else:
             self._fold(r, d, ld, part, found, got, need)
+
+    def _config(self, asked: tuple[str, bool]) -> EffectiveConfig:
+        """The topic's config for this pass (looked up once a topic a pass); the last pass's object while its values
+        and sources are the same, so that a report folded with it can be told unchanged by identity (``_reuse``)."""
+        found = self.config_lookup(*asked)
+        last = self._configs.get(asked)
+        if last is not None and last == found:
+            found = last
+        self._configs[asked] = found
+        return found
+
+    def _reuse(self, r: "_Pass", d: str, ld, part, found: EffectiveConfig) -> bool:
+        """The partition's last report handed on again, unread and unfolded, when nothing it was folded from moved
+        (``Folded``): the same listing and checkpoint entries, the same config object, transaction.max.timeout.ms and
+        leader LSO, no figure of it due to move with the clock yet, and the same write rate (measured here, as every
+        refresh does; a partition written to since is never reused). A report whose records are pending, held, or
+        without its active segment's keys is never kept for reuse (``_fold``). Costs the listing's stats, a key
+        and a few comparisons; no summary, state or report is made."""
+        key = (part.topic, part.partition)
+        f = self._folded.get(key)
+        if f is None or part.unreadable:
+            return False
+        rep = f.report
+        if (rep.config is not found or rep.log_dir != d or r.now_ms >= f.valid_until_ms
+                or rep.transaction_max_timeout != r.txn_timeout
+                or f.leader != leader_key(self._reader.leader_lso(*key)) or f.entries != entries_of(ld, key)
+                or (f.part is not part and listing_key(f.part) != listing_key(part))):
+            return False
+        rate = r.rates[key] = self._write_rate(key, r.now, part.segments)
+        if rate != rep.write_rate:
+            return False
+        del r.rates[key]
+        f.part = part  # an equal listing: the one kept from now on
+        r.listed.add(str(part.path))
+        r.seen_paths.update(f.seen)
+        if f.need is not None:
+            r.needs[d].append(f.need)
+        if rep.faults:
+            r.part_errors[key] = rep.faults[0]
+        r.reports.append(rep)
+        r.folded[key] = f
+        r.reused += 1
+        return True
 
     def _read_settled(self, r: "_Pass", d: str, ld, part, cfg):
         """(listing, read, why still moving, why its listing has a gap) of the partition read where it
@@ -510,7 +603,7 @@ class LogDirScanner:
             if pending:
                 left = [x.path for x in summaries if not x.detail_done]
                 r.queue.append((detail_priority(state, summaries, r.now_ms), key, left))
-        rate = self._write_rate(key, now, part.segments)
+        rate = r.rates.pop(key, None) or self._write_rate(key, now, part.segments)
         stale = tuple(x for x in part.leftovers if x.stale(r.now_ms, cfg.file_delete_delay_ms))
         retention = None
         if cfg.deletes and found.known("retention.ms", "retention.bytes"):
@@ -518,11 +611,23 @@ class LogDirScanner:
                                           retention_bytes=cfg.retention_bytes, now_ms=r.now_ms,
                                           log_start_offset=state.log_start_offset,
                                           log_end_offset=state.log_end_offset)
-        r.reports.append(PartitionReport(d, state, since, found.source, found, rate, tuple(faults), check,
-                                         disagreement, stale, need, r.txn_timeout,
-                                         None if pending else self._active_duplicates(key, part.segments[-1]),
-                                         sum(x.keyless_records for x in summaries),
-                                         sum(x.empty_value_records for x in summaries), retention, pending))
+        report = PartitionReport(d, state, since, found.source, found, rate, tuple(faults), check, disagreement,
+                                 stale, need, r.txn_timeout,
+                                 None if pending else self._active_duplicates(key, part.segments[-1]),
+                                 sum(x.keyless_records for x in summaries),
+                                 sum(x.empty_value_records for x in summaries), retention, pending)
+        r.reports.append(report)
+        r.folds += 1
+        if not pending and report.active_keys is not None and retention is None:
+            # (a retention projection moves with the clock at every segment's expiry: folded every refresh)
+            until = min([valid_until_ms(state, summaries, cfg, r.now_ms)]
+                        + [x.changed_ns // 1_000_000 + cfg.file_delete_delay_ms + 1 for x in part.leftovers
+                           if x not in stale])
+            if until > r.now_ms + 1:
+                seen = tuple(x.path for x in summaries) + ((snapshot[0],) if snapshot is not None else ())
+                r.folded[key] = Folded(part, entries_of(ld, key), report, leader_key(self._reader.leader_lso(*key)),
+                                       until, seen, None if need is None else CleanNeed(need, part.topic,
+                                                                                          part.partition))
 
     def _hand_on(self, r: "_Pass", res) -> LogDirSnapshot:
         """What the pass leaves behind, then the snapshot: the reader and the active keys forget the files not
@@ -531,6 +636,10 @@ class LogDirScanner:
         self._reader.forget(r.seen_paths)  # segments and snapshots that are gone
         self._churn.forget(r.listed)
         self._reports = {(x.state.topic, x.state.partition): x for x in r.reports}  # what a held partition keeps
+        self._listings = {d: x for d, x in self._listings.items() if d in res.log_dirs}  # log dirs gone: forgotten
+        self._folded = r.folded  # only this pass's: a partition not folded or reused now is read again when next seen
+        self.folds += r.folds
+        self.reuses += r.reused
         space = tuple(self._space(d, r.needs[d]) for d in res.log_dirs)
         for sp in space:
             if sp.error:
@@ -556,7 +665,8 @@ class LogDirScanner:
                               self._reader.bytes - r.bytes_before, r.txn_timeout, tuple(r.entry_problems), space,
                               most_advanced(r.offsets_replicas), r.unknown, self._churn.relists, state_cache=cache,
                               found=res.found, nodes=res.nodes, unresolved=res.unresolved, undecided=r.undecided,
-                              io=self._io() if self.headers_first else None)
+                              io=self._io() if self.headers_first else None,
+                              folded=r.folds, reused=r.reused)
 
     def _counted(self, parts, at: ScanProgress, bytes_before: int):
         """``parts``, with ``progress`` told after each one is done (whichever way its turn ended)."""
@@ -638,6 +748,8 @@ class LogDirScanner:
         written = sum(s.size for s in segments if s.base_offset >= base) - size
         if written < 0:
             return WriteRate(None, "measured between refreshes: the segments changed under the cleaner")
+        if written == 0:  # said without the interval: the same rate whatever the refreshes' spacing (_reuse)
+            return WriteRate(0.0, "measured: no bytes appended since the last refresh")
         return WriteRate(written / (now - t0), f"measured: {written} bytes appended in the last {now - t0:.0f} s")
 
     def _active_duplicates(self, key, seg) -> ActiveKeys | None:

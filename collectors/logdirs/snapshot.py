@@ -146,6 +146,10 @@ class LogDirSnapshot:
     unresolved: dict = field(default_factory=dict)
     undecided: dict = field(default_factory=dict)
     io: ReadIo | None = None  # headers first only (collect --once reads everything before it prints)
+    # reports this refresh folded from the partitions' reads, and reused unchanged from the last refresh (their
+    # partitions' listing, inputs and clock-bound figures the same: collectors.logdirs.scanner.Folded)
+    folded: int = 0
+    reused: int = 0
 
     @property
     def error_details(self) -> list[tuple[str, str]]:

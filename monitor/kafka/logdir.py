@@ -34,6 +34,7 @@ import os
 import re
 import stat
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,6 +59,7 @@ class Segment:
     has_index: bool = False
     has_timeindex: bool = False
     has_txnindex: bool = False
+    ino: int = 0  # the .log's inode: a file swapped in under the same name, size and mtime is another file
 
     @property
     def key(self) -> tuple[str, int, int]:
@@ -108,6 +110,8 @@ class PartitionDir:
     # base offsets with an .index or .timeindex and no .log: a segment mid-rename (Kafka renames a segment's
     # .log before its indexes, to .deleted or from .swap), or a listing that raced it
     unlogged: list[int] = field(default_factory=list)
+    # the folder's (inode, mtime) stat'ed before it was listed: what ``scan_log_dir`` compares to take it again
+    folder_key: tuple[int, int] | None = None
 
     @property
     def size(self) -> int:
@@ -132,6 +136,7 @@ class LogDir:
     checkpoint_errors: dict[str, str] = field(default_factory=dict)
     checkpoint_lines: dict[str, dict] = field(default_factory=dict)  # file name -> {(topic, partition): line}
     meta: dict[str, str] = field(default_factory=dict)
+    listed_ns: int = 0  # the wall clock when its listing began (time.time_ns): see relisted
 
     def partition(self, topic: str, partition: int) -> PartitionDir | None:
         for p in self.partitions:
@@ -213,12 +218,49 @@ def scan_partition(path: str | Path) -> PartitionDir:
             continue
         part.segments.append(Segment(
             base_offset=base, log=path / f"{offset_prefix(base)}.log", size=st.st_size, mtime_ns=st.st_mtime_ns,
-            has_index=".index" in f, has_timeindex=".timeindex" in f, has_txnindex=".txnindex" in f,
+            has_index=".index" in f, has_timeindex=".timeindex" in f, has_txnindex=".txnindex" in f, ino=st.st_ino,
         ))
     part.snapshots.sort()
     part.leftovers.sort(key=lambda x: x.name)
     part.stray.sort()
     return part
+
+
+# How long before the last listing a folder's mtime must lie for that listing's names to be taken again: a file
+# created, removed or renamed in it sets its mtime to the time of the change, but a filesystem's timestamps may
+# be coarse (a jiffy) and the clock step between the change and the listing small, so a folder changed just
+# before or while it was listed is listed again (the "racy" case, as git treats an index entry).
+RACY_NS = 2_000_000_000
+
+
+def relisted(previous: PartitionDir | None, key: tuple[int, int], listed_ns: int) -> PartitionDir | None:
+    """A partition folder's last listing taken again when no name in it can have changed since (its folder's
+    inode and mtime the same, that mtime ``RACY_NS`` before the last listing began, no leftover or unreadable
+    file, whose state is more than a name), with each ``.log`` stat'ed again: the same object when none moved,
+    else a copy with the moved segments' sizes, mtimes and inodes (an append: the active segment grew). None: list
+    it whole (a name may have changed, or a segment is gone or no longer a regular file). Why: an unchanged
+    partition's listing then costs a stat of its folder and one of each segment, and makes no object
+    (issue 43: a refresh costs what changed)."""
+    if (previous is None or previous.folder_key != key or key[1] >= listed_ns - RACY_NS or previous.leftovers
+            or previous.unreadable):
+        return None
+    segments = None
+    for i, seg in enumerate(previous.segments):
+        try:
+            st = os.stat(seg.log)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if (st.st_size, st.st_mtime_ns, st.st_ino) != (seg.size, seg.mtime_ns, seg.ino):
+            if segments is None:
+                segments = list(previous.segments)
+            segments[i] = Segment(seg.base_offset, seg.log, st.st_size, st.st_mtime_ns, seg.has_index,
+                                  seg.has_timeindex, seg.has_txnindex, st.st_ino)
+    if segments is None:
+        return previous
+    return PartitionDir(previous.topic, previous.partition, previous.path, segments, previous.snapshots,
+                        previous.leftovers, previous.unreadable, previous.stray, previous.unlogged, key)
 
 
 MAX_META_BYTES = 64 * 1024  # Kafka's meta.properties is a few lines; more is a damaged or foreign file
@@ -305,9 +347,12 @@ def parse_properties(text: str) -> dict[str, str]:
     return out
 
 
-def scan_log_dir(path: str | Path) -> LogDir:
-    """Walk one log dir: partitions, not-live folders, checkpoints (errors kept, not raised)."""
+def scan_log_dir(path: str | Path, previous: LogDir | None = None) -> LogDir:
+    """Walk one log dir: partitions, not-live folders, checkpoints (errors kept, not raised). ``previous``: its
+    last listing, whose partitions are taken again where their folders did not change (``relisted``)."""
     path = Path(path)
+    listed_ns = time.time_ns()
+    before = {} if previous is None else {p.path.name: p for p in previous.partitions}
     try:  # a symlink loop says so (PathError: os.strerror), never "not a directory" or "no such file"
         if not stat.S_ISDIR(os.stat(path).st_mode):
             raise FileNotFoundError(f"{path}: not a directory")
@@ -316,7 +361,7 @@ def scan_log_dir(path: str | Path) -> LogDir:
         raise exc if not exc.errno else PathError(path, exc) from None
     except OSError as exc:
         raise PathError(path, exc) from None
-    ld = LogDir(path)
+    ld = LogDir(path, listed_ns=listed_ns)
     folders: dict[tuple[str, int], list[str]] = {}
     for entry in entries:
         try:
@@ -343,7 +388,13 @@ def scan_log_dir(path: str | Path) -> LogDir:
             ld.duplicates[tp] = folders[tp]
             continue
         try:
-            ld.partitions.append(scan_partition(entry.path))
+            st = entry.stat()  # before its listing: a change while it is listed shows at the next
+            key = (st.st_ino, st.st_mtime_ns)
+            part = relisted(before.get(entry.name), key, previous.listed_ns) if previous is not None else None
+            if part is None:
+                part = scan_partition(entry.path)
+                part.folder_key = key
+            ld.partitions.append(part)
         except FileNotFoundError:  # partition deleted while we walked
             ld.not_live.append((entry.name, "vanished"))
         except OSError as exc:  # a partition folder that cannot be listed (permissions): its own fault

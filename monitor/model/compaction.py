@@ -39,7 +39,10 @@ from typing import Sequence
 
 from monitor.kafka.checkpoint import entry_problem
 from monitor.model.comparison import Comparison
+from monitor.kafka.record.horizon import TIMESTAMP_AFTER_MAX_MS
+from monitor.model import horizon as hz
 from monitor.model.horizoncount import count_horizons
+from monitor.model.summary import horizon_entries
 from monitor.model.lsocheck import ADMIN as LSO_FROM_ADMIN, LOG as LSO_FROM_LOG
 from monitor.model.summary import SegmentSummary, partition_faults
 from monitor.model.topicconfig import LONG_MAX, NO_DECOMPRESSED_CAP, TopicConfig
@@ -162,6 +165,23 @@ class PartitionState:
         if self.active_segment_bytes <= 0 or self.active_segment_first_timestamp < 0:
             return None
         return max(now_ms - self.active_segment_first_timestamp, 0)
+
+    def oldest_tombstone_age_at(self, now_ms: int) -> int | None:
+        """``oldest_tombstone_age_ms`` at ``now_ms``, from the instant the state keeps: one of the ``AS_OF_FOLD``
+        figures, which a state reused past its fold (``collectors.logdirs.scanner``) holds as of the fold."""
+        return None if self.oldest_tombstone_timestamp is None else max(now_ms - self.oldest_tombstone_timestamp, 0)
+
+    def next_delete_horizon_at(self, now_ms: int) -> int | None:
+        """``next_delete_horizon_ms`` at ``now_ms`` (``monitor.model.horizoncount.count_horizons``' rule): the
+        earliest pending horizon, or for an unstamped tombstone or marker one delete.retention.ms after a clean
+        starting now, whichever is first; unknown stays unknown. Exact while no pending horizon has passed (a
+        state's ``valid_until_ms``); the other ``AS_OF_FOLD`` figure."""
+        if self.next_delete_horizon_ms is None:
+            return None
+        ahead = [h for h in self.pending_delete_horizon_ms.values() if h is not None]
+        if any(c and c.get(hz.UNSTAMPED) for c in self.delete_horizon_records.values()):
+            ahead.append(hz.earliest_removal_ms(None, now_ms, self.delete_retention_ms))
+        return min(ahead) if ahead else self.next_delete_horizon_ms
 
     def as_dict(self) -> dict:
         """The state as plain data (``logdir --format json``); each open transaction says whether it hangs."""
@@ -364,3 +384,45 @@ def _check_with_snapshot(segments, txns, snapshot, first_dirty: int, log_end: in
     events = (e for s in segments if (s.next_offset or 0) > snapshot.offset for e in s.txn_events())
     differs = disagreement(txns, open_transactions_after_snapshot(snapshot.ongoing(), snapshot.offset, events, now_ms))
     return snapshot.path, (() if differs is None else (f"{snapshot.path}: {differs}",))
+
+
+# The figures of a PartitionState that move with the clock at every instant, not at a threshold: a state kept past
+# its fold (collectors.logdirs.scanner reuses an unchanged partition's report) holds them as of the fold, and who
+# shows them computes them at its own instant from what the state keeps (the methods named here). Every other
+# figure is exact until ``valid_until_ms``.
+AS_OF_FOLD = {"oldest_tombstone_age_ms": PartitionState.oldest_tombstone_age_at,
+              "next_delete_horizon_ms": PartitionState.next_delete_horizon_at}
+
+
+def valid_until_ms(state: PartitionState, segments: Sequence[SegmentSummary], config: TopicConfig, now_ms: int) -> int:
+    """The first instant after ``now_ms`` at which ``partition_state`` over the same segments and inputs may give
+    another state than ``state`` (folded at ``now_ms``), but for the ``AS_OF_FOLD`` figures. Each clause is one use
+    of ``now_ms`` in ``partition_state`` and what it feeds; a figure that moves at every instant and is not in
+    ``AS_OF_FOLD`` makes it ``now_ms + 1`` (the state is folded again at the next refresh):
+
+    * open transactions (their ages; hanging past transaction.max.timeout.ms) or transaction faults (the
+      snapshot's fold, aged at now): every instant;
+    * max.compaction.lag.ms overdue (``compaction_delay_ms`` grows): every instant; not yet: the first instant it is
+      (earliest first-batch timestamp + lag + 1);
+    * min.compaction.lag.ms: a dirty rolled segment held while its largest timestamp > now - lag, released at
+      largest timestamp + lag;
+    * tombstones past delete.retention.ms: one at timestamp t counts from t + delete.retention.ms + 1;
+    * delete horizons (KIP-534): a pending one passes at its horizon h; one rejected as later than a clean starting
+      now could set is no longer at h - delete.retention.ms - the skew Kafka accepts, and while it is, its fault
+      names now: every instant (a fault, rare)."""
+    if state.open_transactions or state.transaction_faults or state.horizon_faults or state.compaction_delay_ms > 0:
+        return now_ms + 1
+    at: list[int] = []
+    bases = [s.base_offset for s in segments]
+    dirty = segments[_index_of_segment(bases, state.first_dirty_offset):-1]
+    if config.min_compaction_lag_ms > 0:
+        at += [s.largest_timestamp() + config.min_compaction_lag_ms for s in dirty]
+    if config.max_compaction_lag_ms < LONG_MAX and state.first_dirty_timestamp is not None:
+        at.append(state.first_dirty_timestamp + max(config.max_compaction_lag_ms, 0) + 1)
+    retention = config.delete_retention_ms
+    for s in segments:
+        at += [t + retention + 1 for t in s.tombstone_timestamps if t >= 0]
+        stamped = [h for h, _, _, _ in horizon_entries(s)] + [h for h in s.tombstone_horizons if h >= 0]
+        at += stamped
+        at += [h - max(retention, 0) - TIMESTAMP_AFTER_MAX_MS for h in stamped]
+    return min((t for t in at if t > now_ms), default=LONG_MAX)

@@ -78,7 +78,7 @@ class Facts:
     @property
     def unknown_configs(self) -> tuple[str, ...]:
         """The compaction configs the verdicts are made from that are unknown (the admin API refused)."""
-        return tuple(k for k in VERDICT_CONFIGS if self.sources.get(k) == UNKNOWN)
+        return unknown_configs(self.sources)
 
     def txn_timeout_cfg(self) -> dict:
         """The broker's transaction.max.timeout.ms the state's hanging count was made with, and where it
@@ -95,3 +95,8 @@ def segment_file(base_offset: int) -> str:
     """Kafka's segment file name for a base offset (LogFileUtils.filenamePrefixFromOffset)."""
     return f"{base_offset:020d}.log"
 
+
+
+def unknown_configs(sources: dict) -> tuple[str, ...]:
+    """The compaction configs the verdicts are made from whose source is unknown (``Facts.unknown_configs``)."""
+    return tuple(k for k in VERDICT_CONFIGS if sources.get(k) == UNKNOWN)

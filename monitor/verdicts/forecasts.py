@@ -16,7 +16,7 @@ from __future__ import annotations
 from monitor.model.compaction import PartitionState
 from monitor.model.topicconfig import LONG_MAX, TopicConfig
 from monitor.contract.units import bytes_iec, duration_ms, rate as rate_text
-from monitor.verdicts.facts import Facts, WriteRate
+from monitor.verdicts.facts import Facts, WriteRate, unknown_configs
 
 
 def unknown_at(reason: str, code: str | None = None) -> dict:
@@ -121,9 +121,20 @@ def _next_clean_due(f: Facts) -> dict:
     return unknown_at("nothing dirty")
 
 
+def unknown_configs_at(unknown: tuple[str, ...]) -> dict:
+    return unknown_at(f"topic config unknown ({', '.join(unknown)})")
+
+
+def roll_at(state: PartitionState, config: TopicConfig, sources: dict, rate: WriteRate, now_ms: int) -> dict:
+    """The roll forecast a cause made at ``now_ms`` holds (``forecast``'s "active_segment_roll"), without the cause:
+    what the collector's page exports at its render, whatever refresh the partition's cause was built at."""
+    unknown = unknown_configs(sources)
+    return unknown_configs_at(unknown) if unknown else active_segment_roll(state, config, rate, now_ms)
+
+
 def forecast(f: Facts) -> dict:
     if f.unknown_configs:
-        why = f"topic config unknown ({', '.join(f.unknown_configs)})"
+        why = unknown_configs_at(f.unknown_configs)["reason"]
         return {k: unknown_at(why) for k in ("threshold", "next_clean_due", "active_segment_roll")} | {
             "write_rate_bytes_per_second": f.rate.bytes_per_second, "write_rate_basis": f.rate.basis}
     return {"threshold": _threshold(f), "next_clean_due": _next_clean_due(f), "active_segment_roll": roll_forecast(f),

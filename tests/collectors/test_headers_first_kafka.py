@@ -68,17 +68,17 @@ def test_state_from_headers_then_records_equals_a_whole_read(log_copy):
     assert rep.state.open_transactions == () and rep.state.last_stable_offset == full.state.last_stable_offset
     assert first.io.pending_bytes == sum(x.size for x in reader._cache.values())
     assert scanner.busy()
-    rows = {n for n, _, _ in _partition_rows(rep, rep.cause(NOW), NOW)}
+    rows = {n for n, _, _ in _partition_rows(rep, NOW)}
     assert M.P_CLEANABLE_RATIO in rows and M.P_ELIGIBLE in rows  # the compaction state is out ...
     assert not rows & {M.P_TOMBSTONES, M.P_PAST_HORIZON, M.P_KEYLESS, M.P_EMPTY_VALUES}  # ... its records' not
     # the markers' horizon states come from headers; the tombstones' are unknown (no series), never 0
     horizons = rep.state.delete_horizon_records
     assert horizons["tombstone"] is None and horizons["marker"] == full.state.delete_horizon_records["marker"]
     assert sum(horizons["marker"].values()) >= 3 and rep.state.next_delete_horizon_ms is None
-    kinds = {x["kind"] for n, x, _ in _partition_rows(rep, rep.cause(NOW), NOW) if n == M.P_HORIZON_RECORDS}
+    kinds = {x["kind"] for n, x, _ in _partition_rows(rep, NOW) if n == M.P_HORIZON_RECORDS}
     assert kinds == {"marker"} and M.P_NEXT_HORIZON not in rows
     assert ("kafka_compaction_partition_detail_pending", 1.0) in {(n, v) for n, _, v in
-                                                                 _partition_rows(rep, rep.cause(NOW), NOW)}
+                                                                 _partition_rows(rep, NOW)}
     assert rep.cause(NOW).cause == full.cause(NOW).cause
 
     second = scanner.refresh()
@@ -93,7 +93,7 @@ def test_state_from_headers_then_records_equals_a_whole_read(log_copy):
     assert sum(s.control_records for s in whole_reads) >= 3  # the commit, abort and commit markers
     for path, s in reader._cache.items():  # header pass + record pass == one whole read, field by field
         assert dataclasses.asdict(s) == dataclasses.asdict(ref._reader._cache[path])
-    pending = [v for n, _, v in _partition_rows(rep2, rep2.cause(NOW), NOW) if n == M.P_DETAIL_PENDING]
+    pending = [v for n, _, v in _partition_rows(rep2, NOW) if n == M.P_DETAIL_PENDING]
     assert pending == [0.0]
 
 

@@ -10,6 +10,7 @@ import time
 
 from collectors.logdirs.churn import Relister
 from collectors.logdirs.read import PartitionReader
+from collectors.logdirs.scanner import LogDirScanner
 from kafkatools import (cleaner_checkpoint, compacted, copy_partition, create_topic, partition_dir, roll,
                         transactional_producer, unique_topic, wait_cleaned, write_rounds)
 from monitor.kafka.logdir import scan_partition
@@ -20,6 +21,7 @@ from recordfixtures import v2, items
 from waiting import wait_for
 
 from test_index_first import STATE_FIELDS, SUMMARY_FIELDS
+from test_steady_refresh import _compare as compare_reports
 
 TXN = effective_broker_setting(TRANSACTION_MAX_TIMEOUT)
 # batches of ~4 KB, so that a round's segment holds many and its .index several entries (index first pays from
@@ -82,3 +84,29 @@ def test_the_first_page_from_kafkas_indexes_equals_a_whole_read(kafka, tmp_path)
     for s in got[0]:
         first.detail(s.path)
     assert read(first)[2] == whole[2]
+    # a reused report (issue 43 item 3) equals a fresh fold on this real broker's log (transactions, a clean, a
+    # half-written batch), headers first as the collector reads it, at clock values from now to days ahead; the
+    # thresholds themselves are crossed on generated logs (test_steady_refresh.py, tests/monitor/model/
+    # test_valid_until.py): here the clean's markers' horizons pass before the write rate is first measured
+    (tmp_path / "cleaner-offset-checkpoint").write_text(f"0\n1\n{t} 0 {checkpoint}\n")
+    clock = [now_ms / 1000]
+
+    def lookup(topic, known):
+        return effective_config(topic, compacted=True)
+
+    scanner = LogDirScanner([tmp_path], config_lookup=lookup, clock=lambda: clock[0], headers_first=True)
+    reused = 0
+    for step in (0, 1, 2, 30, 60, 3_600, 86_400, 86_430, 8 * 86_400, 8 * 86_400 + 30):
+        clock[0] = now_ms / 1000 + step
+        snap = scanner.refresh()
+        while scanner.busy():  # its records read to the end, as the collector's next refreshes do
+            snap = scanner.refresh()
+        again = LogDirScanner([tmp_path], config_lookup=lookup, clock=lambda: clock[0], headers_first=True)
+        fresh = again.refresh()
+        while again.busy():
+            fresh = again.refresh()
+        (r,), (f,) = snap.partitions, fresh.partitions
+        compare_reports(r, f, int(clock[0] * 1000))
+        reused += snap.reused
+    assert reused
+
