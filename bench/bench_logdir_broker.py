@@ -42,13 +42,13 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from freeport import free_port
 from bench.common import OUT, log
 from monitor.fileio import strictjson
 
@@ -175,12 +175,6 @@ def reference(d: Path) -> dict:
     out = subprocess.run([sys.executable, "-c", "import json\n" + REFERENCE, str(d)], check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def fetch(port: int) -> str | None:
