@@ -15,6 +15,7 @@ import pytest
 from collectors.export import metrics as M
 from collectors.export.partitions import _partition_rows
 from collectors.logdirs.scanner import LogDirScanner
+from fakeclock import FakeClock
 from kafkatools import (compacted, copy_partition, create_topic, produce, roll, transactional_producer,
                         unique_topic, write_rounds)
 
@@ -95,17 +96,6 @@ def test_state_from_headers_then_records_equals_a_whole_read(log_copy):
         assert dataclasses.asdict(s) == dataclasses.asdict(ref._reader._cache[path])
     pending = [v for n, _, v in _partition_rows(rep2, NOW) if n == M.P_DETAIL_PENDING]
     assert pending == [0.0]
-
-
-class FakeClock:
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, s: float) -> None:
-        self.now += s
 
 
 def test_records_are_read_at_the_budget_slice_by_slice_until_whole(log_copy):

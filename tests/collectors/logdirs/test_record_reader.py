@@ -12,21 +12,11 @@ import pytest
 from collectors.logdirs import detail as detail_mod
 from collectors.logdirs.detail import RecordReader
 from collectors.logdirs.scanner import LogDirScanner
+from fakeclock import FakeClock
 from monitor.fileio import iobudget
 from monitor.fileio.iobudget import BURST_SECONDS, IoBudget
 from recordfixtures import Rec, T0, v2, write
 from waiting import wait_for
-
-
-class FakeClock:
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, s: float) -> None:
-        self.now += s
 
 
 class FakeSegments:

@@ -6,24 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+from fakeclock import FakeClock
 from monitor.fileio.iobudget import BURST_SECONDS, DEFAULT_BYTES_PER_SECOND, IoBudget
 
 
-class FakeClock:
-    def __init__(self):
-        self.now = 100.0
-        self.slept = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, s: float) -> None:
-        self.slept.append(s)
-        self.now += s
-
-
 def test_takes_hold_the_rate_over_a_minute_of_fake_time():
-    clock = FakeClock()
+    clock = FakeClock(100.0)
     rate = 1_000_000
     b = IoBudget(rate, clock=clock, sleep=clock.sleep)
     start, taken, batch = clock.now, 0, 64 * 1024
@@ -41,7 +29,7 @@ def test_takes_hold_the_rate_over_a_minute_of_fake_time():
 
 
 def test_header_charges_never_wait_and_are_paid_off_by_later_reads():
-    clock = FakeClock()
+    clock = FakeClock(100.0)
     b = IoBudget(1000, clock=clock, sleep=clock.sleep)
     b.charge(10_000)  # the header pass: no wait
     assert clock.slept == []
@@ -51,7 +39,7 @@ def test_header_charges_never_wait_and_are_paid_off_by_later_reads():
 
 
 def test_unlimited_counts_only_and_negative_is_refused():
-    clock = FakeClock()
+    clock = FakeClock(100.0)
     b = IoBudget(0, clock=clock, sleep=clock.sleep)
     b.take(10 ** 12)
     assert clock.slept == [] and b.bytes_total == 10 ** 12 and b.rate is None
