@@ -203,7 +203,7 @@ def _topic_bars(fig: go.Figure, n: int, title: str) -> go.Figure:
     """A chart with a horizontal bar per topic: the names on the y axis read across, the largest on top, and
     the chart as tall as its rows need. Slanted labels under vertical bars ran into each other past ten
     topics (53 topics in the browser test's run)."""
-    fig.update_yaxes(type="category", autorange="reversed", automargin=True, title=None)
+    fig.update_yaxes(type="category", autorange="reversed", automargin=True, title="topic")
     fig.update_layout(title=title, **{**LAYOUT, "height": max(240, 110 + 24 * n),
                                       "legend": dict(orientation="h", y=1.0, yanchor="bottom", x=0)})
     return fig
