@@ -225,6 +225,10 @@ def audit_sizes(topics: pd.DataFrame) -> go.Figure:
                         marker=dict(symbol="line-ns", size=18, line=dict(width=4, color="#2ca02c")),
                         hovertemplate="%{y}: %{x:.1f} " + unit + " once every delete horizon has passed and "
                                       "another clean<extra>settled</extra>")
+    unknown = t[pd.to_numeric(t["next_clean_bytes"], errors="coerce").isna()]
+    if not unknown.empty:  # no bar is not no bytes: said on the row (the table below says why)
+        fig.add_scatter(y=unknown["topic"], x=[0] * len(unknown), mode="text", text=["unknown"] * len(unknown),
+                        textposition="middle right", showlegend=False, hoverinfo="skip")
     fig.update_layout(barmode="stack")
     fig.update_xaxes(title=f"size on disk ({unit})", tickformat=",.3~f", rangemode="tozero")
     return _topic_bars(fig, len(t), "What the next clean leaves and reclaims, and settled, per topic" + cut)

@@ -168,6 +168,10 @@ def test_per_topic_bars_are_rows_named_across_the_largest_first_and_say_when_cut
         assert fig.layout.yaxis.autorange == "reversed"
         assert fig.layout.title.text.endswith(f"(the {figures.TOPICS_CHARTED} largest of {n} topics)")
         assert fig.layout.height >= 24 * figures.TOPICS_CHARTED
+    gone = topics.assign(next_clean_bytes=[None] + [1.0] * (n - 1))  # its projection unknown: no bar
+    [mark] = [d for d in figures.audit_sizes(gone.head(3)).data if d.type == "scatter" and d.mode == "text"]
+    assert list(mark.y) == ["a-rather-long-changelog-topic-name-00"] and list(mark.text) == ["unknown"]
+    assert not [d for d in figures.audit_sizes(topics.head(3)).data if d.type == "scatter" and d.mode == "text"]
     few = figures.audit_sizes(topics.head(3))
     assert "largest" not in few.layout.title.text and list(few.data[0].y)[0].endswith("02")
     assert few.layout.xaxis.title.text == "size on disk (MiB)"
