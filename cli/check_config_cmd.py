@@ -12,6 +12,7 @@ from dataclasses import replace
 from cli.clusterreach import UNREACHED_EXIT, unreached_source
 from monitor.fileio import strictjson
 from monitor.verdicts.configreview import format_review, review
+from monitor.contract.sourcekinds import ADMIN
 
 
 def run_check_config(config, *, fmt: str = "text", topics=(), out=sys.stdout, err=sys.stderr) -> int:
@@ -42,7 +43,7 @@ def run_check_config(config, *, fmt: str = "text", topics=(), out=sys.stdout, er
         statuses = col.store.statuses()
         # a --log-dir that yields no log dir (monitor.kafka.discovery; its scanner logged why): a usage error
         wrong = any(getattr(st.snapshot, "unresolved", None) for st in statuses)
-        if wrong or not any(st.kind == "admin" and st.snapshot is not None for st in statuses):
+        if wrong or not any(st.kind == ADMIN and st.snapshot is not None for st in statuses):
             return 2
         facts = topic_facts(from_statuses(statuses, time.time()), cluster.name)
     finally:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 import time
+from monitor.contract.sourcekinds import ADMIN
 
 UNREACHED_EXIT = 1
 
@@ -77,4 +78,4 @@ def unreached_source(statuses) -> str | None:
 
     prefix = ClusterUnreachable.__name__ + ": "  # the store's "<exception type>: <text>" (collectors.serving.runner)
     return next((st.last_error[len(prefix):] for st in statuses
-                 if st.kind == "admin" and not st.up and (st.last_error or "").startswith(prefix)), None)
+                 if st.kind == ADMIN and not st.up and (st.last_error or "").startswith(prefix)), None)

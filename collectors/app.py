@@ -39,6 +39,7 @@ from monitor.settings.roles import BROKER, BROKER_SOURCES, CLUSTER
 from monitor.model.lsocheck import LeaderLso
 from monitor.kafka.offsetgroups import unlisted
 from monitor.model.topicconfig import NOT_LISTED, admin_refusal, effective_broker_setting, effective_config
+from monitor.contract.sourcekinds import ADMIN, CLEANER_LOG, GROUPS, JMX, JOLOKIA, LOG_DIRS
 
 log = logging.getLogger("compaction_monitor.collect")
 
@@ -70,10 +71,10 @@ class Collector:
         judged in one read (issue 41: lint passed it while ConsumerMayMissTombstones fired). True when taken."""
         from collectors.admin.groups import SAMPLE_GAP_SECONDS, undated
 
-        if not any(undated(st.snapshot) for st in self.store.statuses() if st.kind == "consumer_groups"):
+        if not any(undated(st.snapshot) for st in self.store.statuses() if st.kind == GROUPS):
             return False
         time.sleep(SAMPLE_GAP_SECONDS if gap is None else gap)  # a rate needs two points in time: the log end offsets' progress over the gap
-        for kind in ("admin", "consumer_groups"):  # the admin source first: the groups read its offsets
+        for kind in (ADMIN, GROUPS):  # the admin source first: the groups read its offsets
             for src in [x for x in self.runner.sources if x.kind == kind]:
                 refresh_once(self.store, src)
         return True
@@ -190,7 +191,7 @@ def scanner_source(config: Config, store: Store, cluster: ClusterConfig, b: Brok
                             serves=lambda nodes: (label, node) in split_nodes(b.id, nodes))
     name = f"log_dirs:{cluster.name}:{label}" if label is not None else f"log_dirs:{cluster.name}"
     # serving (headers first): the record pass on a thread of its own, started and joined with the source's
-    return Source(name, "log_dirs", cluster.name, scanner.refresh, config.intervals.log_dirs, label,
+    return Source(name, LOG_DIRS, cluster.name, scanner.refresh, config.intervals.log_dirs, label,
                   busy=scanner.busy, start=scanner.start_records if headers_first else None,
                   stop=scanner.stop_records)
 
@@ -218,7 +219,7 @@ def build_sources(config: Config, store: Store, include_all: bool = False,
             fetcher = AdminFetcher(cluster, timeout=to.admin)
             closers.append(fetcher.close)
             admin_name = f"admin:{cluster.name}{suffix}"
-            sources.append(Source(admin_name, "admin", cluster.name, fetcher.topics, config.intervals.admin,
+            sources.append(Source(admin_name, ADMIN, cluster.name, fetcher.topics, config.intervals.admin,
                                   endpoint=_kafka_endpoint(cluster)))
             if cluster.consumer_groups:
                 groups_fetcher = AdminFetcher(cluster, timeout=to.admin)  # its own clients: its own thread
@@ -231,7 +232,7 @@ def build_sources(config: Config, store: Store, include_all: bool = False,
                                          f"{_admin_down_why(store, name)}")
                     return f.group_lags(snap.topics, snap.taken_at)
 
-                sources.append(Source(f"consumer_groups:{cluster.name}{suffix}", "consumer_groups", cluster.name,
+                sources.append(Source(f"consumer_groups:{cluster.name}{suffix}", GROUPS, cluster.name,
                                       groups, config.intervals.consumer_groups, endpoint=_kafka_endpoint(cluster)))
         scanner = partial(
             scanner_source, config, store, admin_name=admin_name, said=said, include_all=include_all,
@@ -251,7 +252,7 @@ def build_sources(config: Config, store: Store, include_all: bool = False,
                         io = None
                     return sampled(parse_jolokia(page, u, io))
 
-                sources.append(Source(f"jolokia:{cluster.name}:{b.id}", "jolokia", cluster.name, jolokia,
+                sources.append(Source(f"jolokia:{cluster.name}:{b.id}", JOLOKIA, cluster.name, jolokia,
                                       config.intervals.jmx, b.id, endpoint=b.jolokia_url))
             # one scanner per broker whose log dirs are under the paths (a DaemonSet's node may run two); the
             # runner's hook (collectors.logdirs.brokers) follows the brokers found there after each refresh
@@ -263,7 +264,7 @@ def build_sources(config: Config, store: Store, include_all: bool = False,
             if b.cleaner_log:
                 follower = CleanerLogFollower(b.cleaner_log)
                 closers.append(follower.close)
-                sources.append(Source(f"cleaner_log:{cluster.name}:{b.id}", "cleaner_log", cluster.name,
+                sources.append(Source(f"cleaner_log:{cluster.name}:{b.id}", CLEANER_LOG, cluster.name,
                                       follower.refresh, config.intervals.cleaner_log, b.id))
     return sources, closers
 
@@ -282,7 +283,7 @@ class HiddenGroupsNotice:
     def __call__(self) -> None:
         statuses = self.store.statuses()
         for st in statuses:
-            if st.kind != "consumer_groups" or st.snapshot is None or st.snapshot.listed is None:
+            if st.kind != GROUPS or st.snapshot is None or st.snapshot.listed is None:
                 continue
             known = offsets_groups(statuses).get(st.cluster)
             hidden = unlisted(known, st.snapshot.listed)
@@ -295,7 +296,7 @@ class HiddenGroupsNotice:
                 self._said[st.cluster] = state
             if state is None:
                 continue
-            admin = next((x.snapshot for x in statuses if x.kind == "admin" and x.cluster == st.cluster
+            admin = next((x.snapshot for x in statuses if x.kind == ADMIN and x.cluster == st.cluster
                           and x.snapshot is not None), None)
             log.warning("cluster %s: ListGroups gives %d consumer group(s) to %s, yet __consumer_offsets in the "
                         "log dirs read holds live committed offsets of %d group(s), %d of them not listed (%s, ...): "
@@ -355,7 +356,7 @@ def run_collect(config: Config, *, once: bool = False, out=sys.stdout, err=sys.s
                     # the endpoint named (its password masked) unless the error already does
                     at = f" ({st.endpoint})" if st.endpoint and st.endpoint not in (st.last_error or "") else ""
                     print(f"collect: source {st.name}{at} failed: {st.last_error}", file=err)
-                also = getattr(st.snapshot, "also_on_page", ()) if st.kind == "jmx" else ()
+                also = getattr(st.snapshot, "also_on_page", ()) if st.kind == JMX else ()
                 if also:
                     print(f"collect: source {st.name}: the page carries the {st.snapshot.shape} and "
                           f"{' and '.join(also)} shapes; read {st.snapshot.shape} (rule-named before catch-all, "
@@ -416,7 +417,7 @@ def scan_once(paths, config: Config, topic_overrides: dict | None = None, *, adm
     store, admin_name = Store(), None
     if admin is not None or admin_error is not None:
         admin_name = "admin"
-        store.register(admin_name, "admin", cluster.name)
+        store.register(admin_name, ADMIN, cluster.name)
         if admin is not None:
             store.success(admin_name, admin, 0.0, 0.0)
         else:

@@ -31,10 +31,8 @@ from monitor.kafka.cleanerlog import CleanerLogState
 from monitor.model.cleanerqueue import QueueForecast
 from monitor.model.compaction import PartitionState
 from monitor.kafka.offsetgroups import unlisted
-
 # the source kinds (collectors.serving.runner.SourceStatus.kind) each fact is joined from
-ADMIN, GROUPS, LOG_DIRS, CLEANER_LOG = "admin", "consumer_groups", "log_dirs", "cleaner_log"
-GAUGES = ("jmx", "jolokia")  # the source kinds that read a broker's cleaner gauges
+from monitor.contract.sourcekinds import ADMIN, CLEANER_LOG, GAUGES, GROUPS, LOG_DIRS
 
 
 @dataclass(frozen=True)

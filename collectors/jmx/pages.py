@@ -11,6 +11,7 @@ from boundedhttp import FetchError, get_text
 from collectors.jmx.gauges import IoSampler, parse_exposition
 from collectors.serving.runner import Source
 from monitor.settings.config import BrokerConfig, ClusterConfig, Config
+from monitor.contract.sourcekinds import JMX
 
 
 def jmx_source(config: Config, cluster: ClusterConfig, b: BrokerConfig, label: str, url: str) -> Source:
@@ -22,7 +23,7 @@ def jmx_source(config: Config, cluster: ClusterConfig, b: BrokerConfig, label: s
         return sampled(parse_exposition(get_text(url, deadline=to.jmx, max_bytes=to.max_page_bytes,
                                                  auth=jmx_credentials(b, url), ca_file=b.jmx_ca_file), cluster, url))
 
-    return Source(f"jmx:{cluster.name}:{label}", "jmx", cluster.name, jmx, config.intervals.jmx, label, endpoint=url)
+    return Source(f"jmx:{cluster.name}:{label}", JMX, cluster.name, jmx, config.intervals.jmx, label, endpoint=url)
 
 
 def jmx_credentials(broker: BrokerConfig, endpoint: str) -> tuple[str, str] | None:

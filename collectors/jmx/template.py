@@ -21,6 +21,7 @@ import threading
 from typing import Callable
 
 from monitor.settings.jmxtemplate import expand
+from monitor.contract.sourcekinds import JMX, JOLOKIA, LOG_DIRS
 
 log = logging.getLogger("compaction_monitor.collect")
 
@@ -50,11 +51,11 @@ class TemplatedJmx:
         with self._lock:  # the hook runs on every source's thread
             statuses = self.store.statuses()
             # brokers whose page the config gives (jmx_url or jolokia_url): that one is read
-            configured = {(s.cluster, s.broker) for s in statuses if s.kind in ("jmx", "jolokia")
+            configured = {(s.cluster, s.broker) for s in statuses if s.kind in (JMX, JOLOKIA)
                           and s.name not in self._added}
             for st in statuses:
                 cluster = self.clusters.get(st.cluster)
-                if st.kind != "log_dirs" or cluster is None or st.snapshot is None or st.broker is None:
+                if st.kind != LOG_DIRS or cluster is None or st.snapshot is None or st.broker is None:
                     continue  # (no broker label: paths holding none, replaced once one is found: logdir_brokers)
                 name = f"jmx:{cluster.name}:{st.broker}"
                 if (st.cluster, st.broker) in configured:
@@ -74,7 +75,7 @@ class TemplatedJmx:
                     del self._added[name], self._owner[name]
                 if node is not None and name not in self._added:
                     self._add(cluster, st.broker, name, node)
-            scanned = {(st.cluster, st.broker) for st in statuses if st.kind == "log_dirs"}
+            scanned = {(st.cluster, st.broker) for st in statuses if st.kind == LOG_DIRS}
             for name in [n for n, owner in self._owner.items() if owner not in scanned]:
                 self.runner.remove(name)  # its broker's log-dir source is gone (collectors.logdirs.brokers)
                 del self._added[name], self._owner[name]

@@ -30,6 +30,7 @@ from typing import Callable
 
 from collectors.logdirs.paths import split_nodes
 from monitor.kafka.discovery import IO
+from monitor.contract.sourcekinds import LOG_DIRS
 
 log = logging.getLogger("compaction_monitor.collect")
 
@@ -65,7 +66,7 @@ class FollowedBrokers:
         if self.runner is None:
             return
         with self._lock:
-            snaps = {s.name: s.snapshot for s in self.store.statuses() if s.kind == "log_dirs" and s.snapshot}
+            snaps = {s.name: s.snapshot for s in self.store.statuses() if s.kind == LOG_DIRS and s.snapshot}
             for f in self._followed:
                 mine = [snaps[s.name] for s in f.sources.values() if s.name in snaps]
                 latest = max(mine, key=lambda s: s.taken_at, default=None)

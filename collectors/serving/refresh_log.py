@@ -21,16 +21,17 @@ import time
 from monitor.settings.redact import redact_url
 
 from monitor.contract.units import bytes_iec, duration_ms, rate
+from monitor.contract.sourcekinds import ADMIN, CLEANER_LOG, GROUPS, JMX, JOLOKIA, LOG_DIRS
 
 log = logging.getLogger("compaction_monitor.collect")
 
 NAMED_AT_MOST = 5  # down sources and log dirs named in a refresh line; more are counted ("and 3 more")
 
 # a source kind as the start-up line counts it: (one, several)
-KIND_NAMES = {"jmx": ("JMX page", "JMX pages"), "jolokia": ("Jolokia page", "Jolokia pages"),
-              "log_dirs": ("log-dir scanner", "log-dir scanners"), "cleaner_log": ("cleaner log", "cleaner logs"),
-              "admin": ("admin API source", "admin API sources"),
-              "consumer_groups": ("consumer-groups source", "consumer-groups sources")}
+KIND_NAMES = {JMX: ("JMX page", "JMX pages"), JOLOKIA: ("Jolokia page", "Jolokia pages"),
+              LOG_DIRS: ("log-dir scanner", "log-dir scanners"), CLEANER_LOG: ("cleaner log", "cleaner logs"),
+              ADMIN: ("admin API source", "admin API sources"),
+              GROUPS: ("consumer-groups source", "consumer-groups sources")}
 
 
 def _count(n: int, kind: str) -> str:
@@ -92,7 +93,7 @@ class RefreshLog:
         with self._lock:
             statuses = self.store.statuses()
             for st in statuses:  # each refresh's bytes once, whichever thread's call sees it first
-                if st.kind == "log_dirs" and st.refreshes > self._counted.get(st.name, 0):
+                if st.kind == LOG_DIRS and st.refreshes > self._counted.get(st.name, 0):
                     self._counted[st.name] = st.refreshes
                     self._bytes += getattr(st.snapshot, "bytes_read", 0) or 0
             if not statuses or any(st.refreshes <= self._at_line.get(st.name, 0) for st in statuses):
@@ -118,7 +119,7 @@ def refresh_line(statuses, bytes_read: int) -> str:
     down = [st for st in statuses if not st.up]
     named = _named([f"{st.name} ({st.last_error_kind or 'error'})" for st in down])
     parts = [f"{len(statuses) - len(down)} of {len(statuses)} sources up" + (f" (down: {named})" if down else "")]
-    dirs = [st.snapshot for st in statuses if st.kind == "log_dirs" and st.snapshot is not None]
+    dirs = [st.snapshot for st in statuses if st.kind == LOG_DIRS and st.snapshot is not None]
     dirs_down = [d for snap in dirs for d in getattr(snap, "down", {})]
     if dirs_down:
         parts.append(f"{len(dirs_down)} log dir(s) down: {_named(dirs_down)}")
@@ -127,7 +128,7 @@ def refresh_line(statuses, bytes_read: int) -> str:
                    for snap in dirs)
         unknown = sum(len(snap.unknown_reasons) for snap in dirs)
         parts.append(f"{seen:,} partitions in log dirs" + (f" ({unknown:,} unknown)" if unknown else ""))
-    admins = [st.snapshot for st in statuses if st.kind == "admin" and st.snapshot is not None]
+    admins = [st.snapshot for st in statuses if st.kind == ADMIN and st.snapshot is not None]
     if admins:
         listed = sum(len(t.partitions) for snap in admins for t in snap.topics.values())
         parts.append(f"{listed:,} compacted partitions listed by the admin API")

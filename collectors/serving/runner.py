@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from boundedhttp import FetchError
 from monitor.settings.redact import redact_url
+from monitor.contract.sourcekinds import ADMIN, GROUPS, LOG_DIRS
 
 log = logging.getLogger("compaction_monitor.sources")
 # a source's state changes are logged at most STATE_LOG_BURST times per this many seconds: a source
@@ -266,15 +267,15 @@ class Runner:
     # sources that read the admin source's snapshot (topic configs, offsets): their first refresh waits
     # for the cluster's admin source's first, up to FIRST_ADMIN_WAIT seconds, rather than find no topic
     # config (unknown until the next refresh: monitor.model.topicconfig never puts Kafka's defaults in its place)
-    ADMIN_READERS = ("log_dirs", "consumer_groups")
+    ADMIN_READERS = (LOG_DIRS, GROUPS)
     FIRST_ADMIN_WAIT = 60.0
 
     def start(self) -> None:
         with self._lock:
             self._started = True
-            firsts = {s.name: threading.Event() for s in self.sources if s.kind == "admin"}
+            firsts = {s.name: threading.Event() for s in self.sources if s.kind == ADMIN}
             for s in list(self.sources):
-                waits = [firsts[o.name] for o in self.sources if o.kind == "admin" and o.cluster == s.cluster] \
+                waits = [firsts[o.name] for o in self.sources if o.kind == ADMIN and o.cluster == s.cluster] \
                     if s.kind in self.ADMIN_READERS else []
                 self._spawn(s, firsts.get(s.name), waits)
 

@@ -6,6 +6,7 @@ import streamlit as st
 from dashboards import figures, panelqueries, sources, ui
 from monitor.contract.panels import panel
 from monitor.contract.rules import ALERT
+from monitor.contract.sourcekinds import GAUGES
 
 s = ui.settings()
 ui.header("Log cleaner per broker", s, "Kafka's cleaner gauges (JMX), in base units.")
@@ -23,9 +24,18 @@ EMPTY = {"clean_time": "no cleaning recorded yet", "since_last_run": "the cleane
          "dead_threads": "no broker has reported its cleaner threads yet"}
 NOTHING_AT_ZERO = {"dead_threads": "no cleaner thread has died"}
 if samples is not None:
-    if sources.metric(samples, "broker_cleaner_dead_threads").empty:
-        st.info("No broker cleaner gauges yet: give the collector each broker's JMX exporter or Jolokia URL.")
+    missing = sources.metric(samples, "broker_cleaner_dead_threads").empty
+    up = sources.metric(samples, "source_up")
+    gauge_sources = up[up["kind"].isin(GAUGES)] if "kind" in up else up.iloc[0:0]
+    if missing and gauge_sources.empty:
+        st.info("No broker cleaner gauges: give the collector each broker's JMX exporter or Jolokia URL.")
+    elif missing and s.mode != "prometheus":
+        st.info("No broker cleaner gauges in this refresh: their source is down (above); they come back with its "
+                "next good refresh.")
     else:
+        if missing:  # the source is down now (said above): Prometheus still has what it scraped before
+            st.caption("The brokers' gauges are missing from the collector's last refresh (their source is down, "
+                       "above): the charts show what Prometheus scraped before.")
         cols = st.columns(2)
         for i, (key, unit) in enumerate(PANELS):
             title, thr = panel(key).title, panelqueries.threshold(key, s.thresholds)

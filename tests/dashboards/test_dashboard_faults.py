@@ -65,3 +65,26 @@ def test_the_page_recovers_with_the_source(fs, monkeypatch):
     fs.set_mode("ok")
     at = page("overview", monkeypatch, collector_url=fs.url)
     assert not [e.value for e in at.error if "Cannot read the data source" in e.value]
+
+
+def _collector(body: str) -> FaultServer:
+    return FaultServer(ok_body=body.encode())
+
+
+@pytest.mark.parametrize("jmx_up, said", [
+    (None, "No broker cleaner gauges: give the collector each broker's JMX exporter or Jolokia URL."),
+    (0.0, "No broker cleaner gauges in this refresh: their source is down (above); they come back with its next "
+          "good refresh."),
+])
+def test_the_brokers_page_tells_no_gauges_configured_from_their_source_down(monkeypatch, jmx_up, said):
+    """Without the cleaner gauges the page said "give the collector each broker's JMX URL" even when one was
+    given and its source was only down this refresh (the collector drops a down source's samples)."""
+    lines = ['kafka_compaction_source_up{cluster="c",source="log_dirs:c:1",kind="log_dirs"} 1.0']
+    if jmx_up is not None:
+        lines.append(f'kafka_compaction_source_up{{cluster="c",source="jmx:c:1",kind="jmx"}} {jmx_up}')
+    server = _collector("\n".join(lines) + "\n")
+    try:
+        at = page("brokers", monkeypatch, collector_url=server.url)
+        assert [i.value for i in at.info if i.value.startswith("No broker cleaner gauges")] == [said]
+    finally:
+        server.close()

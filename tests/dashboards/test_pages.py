@@ -74,7 +74,9 @@ def brokers_page(monkeypatch, **sources):
     gauges yet" line for a refresh (seen on xdist runs)."""
     def shown():
         at = page("brokers", monkeypatch, **sources)
-        return None if any(i.value.startswith("No broker cleaner gauges yet") for i in at.info) else at
+        gone = any(i.value.startswith("No broker cleaner gauges") for i in at.info) or any(
+            c.value.startswith("The brokers' gauges are missing") for c in at.caption)
+        return None if gone else at
 
     return wait_for(shown, 90, "the brokers page with the broker's cleaner gauges", interval=2)
 
