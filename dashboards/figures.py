@@ -22,8 +22,14 @@ def count_axis(largest: float) -> dict:
     return dict(tickformat=",d", rangemode="tozero", dtick=1 if largest <= 10 else None)
 
 
+MODEBAR_PX = 30  # the band at a chart's top where Plotly's buttons are drawn (Streamlit shows them always)
+
+
 def _styled(fig: go.Figure, title: str) -> go.Figure:
-    fig.update_layout(title=title, **LAYOUT)
+    """The pages' chart style, the title under the buttons' band: beside them, a half-width chart's title
+    ("Time since the cleaner last looked for work") ran under the buttons."""
+    fig.update_layout(title=dict(text=title, y=1, yref="container", yanchor="top", pad=dict(t=MODEBAR_PX)),
+                      **{**LAYOUT, "margin": {**LAYOUT["margin"], "t": LAYOUT["margin"]["t"] + MODEBAR_PX}})
     return fig
 
 
