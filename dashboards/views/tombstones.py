@@ -19,7 +19,8 @@ def _horizons(samples) -> None:
         st.info("No partition's delete-horizon series: at granularity topic (the default) they are exported "
                 "for unhealthy partitions only; granularity: partition exports them for all.")
         return
-    if h[tables.HORIZON_COLUMNS].fillna(0).to_numpy().sum() > 0:
+    # (the counts are numbers or None where pending: as numbers, None as nothing counted yet)
+    if h[tables.HORIZON_COLUMNS].apply(pd.to_numeric, errors="coerce").fillna(0).to_numpy().sum() > 0:
         st.plotly_chart(figures.horizon_states(h), width="stretch", key="tombstones.horizons.chart")
     else:
         st.caption("Delete horizons: no chart, no tombstone or transaction marker is counted on any partition yet.")
