@@ -145,22 +145,18 @@ def broker_facts(broker: str | None, *, gauges=None, gauges_source: str = "", ad
     Jolokia snapshot (``gauges``, read from ``gauges_source``), its log.cleaner.enable, log.cleaner.threads
     and log.cleaner.io.max.bytes.per.second from an admin snapshot. None when neither the gauges nor the
     cleaner's enable/threads settings were read (nothing to judge the cleaner by)."""
-    dead = io = enabled = threads = io_max = backoff = None
+    dead = io = enabled = threads = None
     if gauges is not None:
         dead, io = gauges.dead_threads(), gauges.io_rate
-    if admin is not None:
-        e = admin.cleaner_setting(broker or "", "log.cleaner.enable")
-        t = admin.cleaner_setting(broker or "", "log.cleaner.threads")
-        io_max = admin.cleaner_setting(broker or "", IO_MAX)
-        backoff = admin.cleaner_setting(broker or "", BACKOFF)
-        enabled = e.value if e is not None else None
-        threads = t.value if t is not None else None
+    # the broker's cleaner settings, each with where it is set (BrokerSetting.per_broker: a fix names the broker)
+    settings = admin.cleaner_settings.get(str(broker or ""), {}) if admin is not None else {}
+    e, t = settings.get("log.cleaner.enable"), settings.get("log.cleaner.threads")
+    enabled = e.value if e is not None else None
+    threads = t.value if t is not None else None
     if gauges is None and enabled is None and threads is None:
         return None
-    per_broker = frozenset(k for k, v in (admin.cleaner_settings.get(str(broker or ""), {}) if admin is not None
-                                          else {}).items() if v.per_broker)
-    return BrokerFacts(dead, gauges_source if gauges is not None else "", enabled, threads, io, io_max, backoff,
-                       broker, per_broker)
+    return BrokerFacts(dead, gauges_source if gauges is not None else "", enabled, threads, io, settings.get(IO_MAX),
+                       settings.get(BACKOFF), broker, frozenset(k for k, v in settings.items() if v.per_broker))
 
 
 def unreadable_partitions(snapshot) -> list[tuple[str, int, str]]:
