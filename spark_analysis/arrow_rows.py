@@ -76,8 +76,11 @@ class Columns:
 
 
 
-def segment_batches(uri: str, size: int, opener):
-    """Arrow batches for one segment file; faults become rows."""
+def segment_batches(uri: str, size: int, opener, active: bool = True):
+    """Arrow batches for one segment file; faults become rows. ``active``: the segment may be its
+    partition's active one (``sources.files.may_be_appended``), where a batch cut short at the end is
+    the append under way, not a fault (``reader.cut_tail_is_fault``); the rows of its whole batches
+    are read as usual and the next read picks the rest up."""
     topic, partition = topic_partition(uri)
     seg_consts = {"topic": topic, "partition": partition, "segment": uri, "segment_base_offset": segment_base(uri),
                   "segment_bytes": size}
@@ -102,7 +105,7 @@ def segment_batches(uri: str, size: int, opener):
             _add(cols, seg_consts, batch, c.offsets, c.timestamps, c.keys, key_sizes, c.value_sizes)
             if cols.n >= ROWS_PER_BATCH:
                 yield cols.flush()
-        for f in reader.faults:
+        for f in reader.log_faults(active=active):
             cols.add_fault(seg_consts, f.kind, f.position, str(f))
     if cols.n:
         yield cols.flush()
@@ -136,8 +139,9 @@ def _add(cols: Columns, seg_consts: dict, batch, offsets, timestamps, keys, key_
 NOTE = "note"  # the fault kind of a note: what was read differently and why (the summary's notes, not a fault)
 
 
-def dump_batches(uri: str, size: int, opener):
-    """Arrow batches for one kafka-dump-log text file: the records of every segment it dumps."""
+def dump_batches(uri: str, size: int, opener, active: bool = True):
+    """Arrow batches for one kafka-dump-log text file: the records of every segment it dumps. ``active``
+    is the segments' flag (``segment_batches``) and means nothing here: a dump prints whole batches."""
     cols = Columns()
     file_consts = {"topic": None, "partition": None, "segment": uri, "segment_base_offset": None,
                    "segment_bytes": None}

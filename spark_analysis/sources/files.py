@@ -15,20 +15,42 @@ DEFAULT_TARGET_BYTES = 128 * 1024 * 1024
 
 @dataclass
 class FilesPartition(InputPartition):
-    files: list  # [(uri, size)]
+    files: list  # [(uri, size, active)]
 
     def __init__(self, files):
         self.files = files
 
 
+def may_be_appended(files: list[tuple[str, int]]) -> set[str]:
+    """The files a broker may be appending to as they are read: each folder's segment with the highest
+    base offset (its partition's active segment, when the folder is a live log dir or a copy of one) and
+    any file not named as a segment (given alone, it may be). A batch cut short at the end of one of these
+    is the append under way, not damage: the one cut-tail rule, ``reader.cut_tail_is_fault``."""
+    from spark_analysis.arrow_rows import segment_base
+
+    last: dict[str, tuple[int, str]] = {}
+    out = set()
+    for uri, _ in files:
+        base = segment_base(uri)
+        if base is None:
+            out.add(uri)
+            continue
+        folder = uri.rsplit("/", 1)[0]
+        if folder not in last or base > last[folder][0]:
+            last[folder] = (base, uri)
+    return out | {uri for _, uri in last.values()}
+
+
 def plan(files: list[tuple[str, int]], target: int) -> list[FilesPartition]:
-    """Whole files per task; consecutive small files grouped up to ``target`` bytes."""
+    """Whole files per task; consecutive small files grouped up to ``target`` bytes; each with whether
+    it may be being appended to (``may_be_appended``: the listing is whole only here, on the driver)."""
+    active = may_be_appended(files)
     parts, current, size = [], [], 0
     for uri, n in files:
         if current and size + n > target:
             parts.append(FilesPartition(current))
             current, size = [], 0
-        current.append((uri, n))
+        current.append((uri, n, uri in active))
         size += n
     if current:
         parts.append(FilesPartition(current))
@@ -63,8 +85,8 @@ class FilesReader(DataSourceReader):
         from spark_analysis.fs import open_input
 
         batches = getattr(arrow_rows, self.batches_name)
-        for uri, size in partition.files:
-            yield from batches(uri, size, open_input)
+        for uri, size, active in partition.files:
+            yield from batches(uri, size, open_input, active)
 
     def partitions(self):
         files = self._files()
@@ -75,7 +97,7 @@ class FilesReader(DataSourceReader):
 
 class RecordsDataSource(DataSource):
     """A source of records (``schema.DDL``): files ending with ``suffix``, each read by the function
-    of ``arrow_rows`` named ``batches``."""
+    of ``arrow_rows`` named ``batches`` (``(uri, size, opener, active)``)."""
 
     suffix: tuple[str, ...] = ()
     batches = ""
