@@ -63,6 +63,7 @@ def broker_bars(df: pd.DataFrame, title: str, y_title: str, threshold: float | N
     return _styled(fig, title)
 
 
+DARK_CELL = 0.5  # a cleanable ratio from which the heatmap's red is dark enough to need white text
 HELD_COLOR = "#ff7f0e"  # held back: not clean, not cleanable either (min.compaction.lag.ms, an open transaction)
 
 
@@ -80,14 +81,20 @@ def cleanable_heatmap(table: pd.DataFrame) -> go.Figure:
     text = t.pivot_table(index="topic", columns="partition", values="cell", aggfunc="first").reindex_like(grid)
     held_grid = t.pivot_table(index="topic", columns="partition", values="held", aggfunc="max").reindex_like(grid)
     x, y = [str(c) for c in grid.columns], list(grid.index)
+    scale = [[0, "#f7f7f7"], [1, "#d62728"]]
+    hover = "topic %{y}<br>partition %{x}<br>cleanable ratio %{z:.2f}<extra></extra>"
+    dark = grid.values >= DARK_CELL  # Plotly writes a cell's text in one colour: grey on full red did not read
     fig = go.Figure(go.Heatmap(
-        z=grid.values, x=x, y=y, zmin=0, zmax=1,
-        colorscale=[[0, "#f7f7f7"], [1, "#d62728"]],
-        text=text.fillna("").values,
-        texttemplate="%{text}", colorbar=dict(title="cleanable ratio"),
-        hovertemplate="topic %{y}<br>partition %{x}<br>cleanable ratio %{z:.2f}<extra></extra>"))
+        z=grid.values, x=x, y=y, zmin=0, zmax=1, colorscale=scale,
+        text=text.where(~dark, "").fillna("").values, textfont=dict(color="#262730"),
+        texttemplate="%{text}", colorbar=dict(title="cleanable ratio"), hovertemplate=hover))
+    if dark.any():
+        fig.add_heatmap(z=grid.where(dark).values, x=x, y=y, zmin=0, zmax=1, colorscale=scale, showscale=False,
+                        text=text.where(dark, "").fillna("").values, textfont=dict(color="white"),
+                        texttemplate="%{text}", hovertemplate=hover)
     if held.any():
-        fig.add_heatmap(z=held_grid.values, x=x, y=y, zmin=0, zmax=1, showscale=False, text=text.fillna("").values,
+        fig.add_heatmap(z=held_grid.values, x=x, y=y, zmin=0, zmax=1, showscale=False,
+                        text=text.where(held_grid.notna(), "").fillna("").values, textfont=dict(color="#262730"),
                         texttemplate="%{text}", colorscale=[[0, HELD_COLOR], [1, HELD_COLOR]],
                         hovertemplate="topic %{y}<br>partition %{x}<br>held back from the cleaner<extra></extra>")
     fig.update_xaxes(title="partition", type="category")

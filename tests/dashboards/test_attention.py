@@ -71,6 +71,23 @@ def test_a_held_back_partition_is_not_drawn_as_a_clean_one():
     assert cells[("cdc", "0")] == "held 1.00" and cells[("cdc", "1")] == "held 0.25"
     drawn = {(y, x): z for y, row in zip(held.y, held.z) for x, z in zip(held.x, row)}
     assert drawn[("cdc", "0")] == 1 and pd.isna(drawn[("ok", "0")])  # the clean one is left to the ratio's white
+    assert cells[("ok", "0")] == ""  # its text too: written over the others' in the held trace's colour, unread
+
+
+def test_a_full_red_cell_is_written_white_and_a_pale_one_dark():
+    """Plotly writes a heatmap's text in one colour a trace: grey "1.00" on the full red of a partition all
+    cleanable did not read (seen at 1366 px). Dark cells are a trace of their own with white text."""
+    table = pd.DataFrame({"topic": ["a", "a", "b"], "partition": [0, 1, 0], "cleanable_ratio": [1.0, 0.2, 0.5],
+                          "uncleaned_ratio": [1.0, 0.2, 0.5], "lagging": [True, False, False], "blocked": [""] * 3})
+    pale, dark = figures.cleanable_heatmap(table).data
+    assert pale.textfont.color != "white" and dark.textfont.color == "white" and dark.showscale is False
+
+    def cells(trace):
+        return {(y, x): t for y, row in zip(trace.y, trace.text) for x, t in zip(trace.x, row) if t}
+
+    assert cells(pale) == {("a", "1"): "0.20"}
+    assert cells(dark) == {("a", "0"): "1.00 !", ("b", "0"): "0.50"}
+    assert pale.zmin == dark.zmin == 0 and pale.zmax == dark.zmax == 1 and pale.colorscale == dark.colorscale
 
 
 def test_a_binary_key_is_shown_escaped_by_the_one_rule():
