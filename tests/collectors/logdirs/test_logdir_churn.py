@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import struct
-import threading
 from pathlib import Path
 
 from crc32c import crc32c
@@ -241,19 +240,35 @@ def test_a_consumer_offsets_segment_swapped_while_listed_keeps_its_groups(tmp_pa
     assert snap.relists_total == 1
 
 
-def test_a_producer_snapshot_read_while_the_broker_writes_it_is_no_fault(tmp_path):
+def test_a_producer_snapshot_read_while_the_broker_writes_it_is_no_fault(tmp_path, monkeypatch):
     """Kafka writes a producer snapshot in place at a roll (ProducerStateManager.writeSnapshot: created,
-    then written): a read in between finds it empty. Written 25 ms after the listing, while the scanner
-    waits before looking at a snapshot that did not read again: the partition is listed again, with its
-    figures and no read fault."""
+    then written): a read in between finds it empty. Written while the scanner waits before looking at a
+    snapshot that did not read again (``SNAPSHOT_SETTLE_SECONDS``: the wait is where the write lands,
+    not a timer racing it, which lost under load): the partition is listed again, with its figures and
+    no read fault."""
+    import time
+
+    from collectors.logdirs import read
+    from collectors.logdirs.churn import SNAPSHOT_SETTLE_SECONDS
+
     folder = make_partition(tmp_path)
     snapshot = folder / f"{30:020d}.snapshot"
     snapshot.write_bytes(b"")  # created, not yet written
     body = struct.pack(">i", 0)  # no producers
     written = struct.pack(">hI", 1, crc32c(body)) + body
-    timer = threading.Timer(0.025, snapshot.write_bytes, (written,))
-    snap = LogDirScanner([tmp_path], lookup_that(timer.start)).refresh()
-    timer.join()
+    waits = []
+
+    class BrokerWritesMeanwhile:
+        def __getattr__(self, name):
+            return getattr(time, name)
+
+        def sleep(self, seconds):
+            waits.append(seconds)
+            snapshot.write_bytes(written)
+
+    monkeypatch.setattr(read, "time", BrokerWritesMeanwhile())
+    snap = LogDirScanner([tmp_path], lambda topic, compacted: effective_config(topic, compacted=True)).refresh()
+    assert waits == [SNAPSHOT_SETTLE_SECONDS]
     assert snap.partition_errors == {} and snap.relists_total == 1
     [rep] = snap.partitions
     assert rep.faults == () and rep.state.transactions_checked_with == str(snapshot)
