@@ -161,6 +161,14 @@ class LinesCache:
         self._next[base] = pl
         return pl
 
+    def keep(self, base: tuple, pl: PartitionLines) -> bool:
+        """The partition's lines of the last render kept as they are, when ``pl`` is them (its caller knows its
+        rows are the same: ``collectors.export.partitions``, for a report unchanged); False: call ``get``."""
+        if self._last.get(base) is not pl:
+            return False
+        self._next[base] = pl
+        return True
+
     def _format(self, base: tuple, shape: Shape, values: tuple, old: PartitionLines | None) -> PartitionLines:
         """Each family's lines of the partition: the old ones where its rows of that family are the same
         (a clock-dependent series, an age, changes alone), else formatted here."""
