@@ -137,6 +137,8 @@ class LogDir:
     checkpoint_lines: dict[str, dict] = field(default_factory=dict)  # file name -> {(topic, partition): line}
     meta: dict[str, str] = field(default_factory=dict)
     listed_ns: int = 0  # the wall clock when its listing began (time.time_ns): see relisted
+    # checkpoint file name -> what its stat said when read (_checkpoint_key): taken again unread while the same
+    checkpoint_keys: dict[str, tuple] = field(default_factory=dict)
 
     def partition(self, topic: str, partition: int) -> PartitionDir | None:
         for p in self.partitions:
@@ -403,6 +405,8 @@ def scan_log_dir(path: str | Path, previous: LogDir | None = None) -> LogDir:
     if ld.duplicates:
         ld.partitions = [p for p in ld.partitions if (p.topic, p.partition) not in ld.duplicates]
     for name in CHECKPOINT_FILES:
+        if _checkpoint_kept(ld, path / name, name, previous):
+            continue
         try:
             ld.checkpoint_lines[name] = {}
             ld.checkpoints[name] = read_checkpoint(path / name, ld.checkpoint_lines[name])
@@ -411,3 +415,29 @@ def scan_log_dir(path: str | Path, previous: LogDir | None = None) -> LogDir:
             ld.checkpoint_errors[name] = str(exc)
     ld.meta = read_meta_properties(path / "meta.properties")
     return ld
+
+
+def _checkpoint_key(st: os.stat_result) -> tuple:
+    """What a checkpoint file's stat says of its content: Kafka writes ``<file>.tmp`` and renames it (a new inode),
+    and any write in place moves its size, mtime or ctime."""
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _checkpoint_kept(ld: LogDir, file: Path, name: str, previous: LogDir | None) -> bool:
+    """The last listing's entries of checkpoint ``name`` taken into ``ld`` unread when the file is the same (its
+    ``_checkpoint_key``), last read without a fault, and changed ``RACY_NS`` or more before that listing began (as
+    ``relisted``: a write in the same tick as the read could leave its stat as it was). Why: the cleaner's and the
+    log-start checkpoints hold a line per partition, and parsing them was a tenth of a steady refresh (issue 43).
+    False: read it (a file missing or not regular is read, which says so)."""
+    try:
+        st = os.stat(file)
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    key = ld.checkpoint_keys[name] = _checkpoint_key(st)
+    if (previous is None or previous.checkpoint_keys.get(name) != key or name in previous.checkpoint_errors
+            or name not in previous.checkpoints or st.st_mtime_ns >= previous.listed_ns - RACY_NS):
+        return False
+    ld.checkpoints[name], ld.checkpoint_lines[name] = previous.checkpoints[name], previous.checkpoint_lines[name]
+    return True
