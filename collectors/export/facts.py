@@ -163,6 +163,8 @@ def unreadable_partitions(snapshot) -> list[tuple[str, int, str]]:
     """``(topic, partition, reason)`` of each partition whose state could not be computed (a segment
     unreadable or vanished, a checkpoint entry that cannot be right), in the snapshot's order. A partition
     read with a fault (a .txnindex that disagrees) has its report, its faults counted: not here."""
+    if not snapshot.partition_errors:  # the common case: no partition read is looked up
+        return []
     read = {(r.state.topic, r.state.partition) for r in snapshot.partitions}
     out = []
     for (topic, partition), reason in snapshot.partition_errors.items():  # keyed (topic, partition)

@@ -170,10 +170,15 @@ class PartitionCollector(StoreCollector):
                     fams[M.LOG_DIR_FREE].add_metric(lb, sp.free_bytes)
                 if sp.need is not None:
                     fams[M.LOG_DIR_CLEAN_NEEDED].add_metric(lb, sp.need.bytes)
+            ratio_known: dict = {}  # id(config) -> (config, whether the cleanable figures are its own)
             for f in ld.partitions:
                 bad = self._partition(fams, (ld.cluster, ld.broker, f.topic, str(f.partition)), f, ld.queue,
                                       facts.now)
-                topics.setdefault(f.topic, _TopicSum()).add(f.state, f.cause_name, bad, f.report.config.known,
+                cfg = f.report.config
+                known = ratio_known.get(id(cfg))
+                if known is None:  # a topic's partitions share their config object: checked once a topic
+                    known = ratio_known[id(cfg)] = (cfg, cfg.known(*CONFIG_DEPENDS[M.P_CLEANABLE_RATIO]))
+                topics.setdefault(f.topic, _TopicSum()).add(f.state, f.cause_name, bad, known[1],
                                                             f.report.detail_pending)
             for topic, t in sorted(topics.items()):
                 t.emit(fams, lb0 + [topic])
@@ -241,11 +246,12 @@ class _TopicSum:
         self.unhealthy = 0
         self.partitions = 0  # read ones (an unreadable partition adds only its unknown cause)
 
-    def add(self, s, cause: str, bad: bool, known=lambda *keys: True, pending: bool | None = None) -> None:
-        """``known`` is the partition's ``TopicConfig`` check: what is cleanable moves with the
-        compaction lags, so a partition whose lags are unknown adds nothing to the cleanable figures
-        (never Kafka's defaults passed off as its config, as for its own series: ``CONFIG_DEPENDS``)."""
-        if known(*CONFIG_DEPENDS[M.P_CLEANABLE_RATIO]):
+    def add(self, s, cause: str, bad: bool, known: bool = True, pending: bool | None = None) -> None:
+        """``known``: whether the configs the cleanable ratio is made from are the partition's own
+        (``CONFIG_DEPENDS``): what is cleanable moves with the compaction lags, so a partition whose lags are
+        unknown adds nothing to the cleanable figures (never Kafka's defaults passed off as its config, as for its
+        own series)."""
+        if known:
             self.ratio = s.cleanable_ratio if self.ratio is None else max(self.ratio, s.cleanable_ratio)
             self.cleanable += s.cleanable_bytes
         self.partitions += 1

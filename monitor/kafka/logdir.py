@@ -137,6 +137,9 @@ class LogDir:
     checkpoint_lines: dict[str, dict] = field(default_factory=dict)  # file name -> {(topic, partition): line}
     meta: dict[str, str] = field(default_factory=dict)
     listed_ns: int = 0  # the wall clock when its listing began (time.time_ns): see relisted
+    # folder name -> its partition's listing (the partitions', by the name listed): what the next listing takes
+    # again (relisted), its name not parsed again
+    by_name: dict[str, "PartitionDir"] = field(default_factory=dict)
     # checkpoint file name -> what its stat said when read (_checkpoint_key): taken again unread while the same
     checkpoint_keys: dict[str, tuple] = field(default_factory=dict)
 
@@ -354,7 +357,7 @@ def scan_log_dir(path: str | Path, previous: LogDir | None = None) -> LogDir:
     last listing, whose partitions are taken again where their folders did not change (``relisted``)."""
     path = Path(path)
     listed_ns = time.time_ns()
-    before = {} if previous is None else {p.path.name: p for p in previous.partitions}
+    before = {} if previous is None else previous.by_name
     try:  # a symlink loop says so (PathError: os.strerror), never "not a directory" or "no such file"
         if not stat.S_ISDIR(os.stat(path).st_mode):
             raise FileNotFoundError(f"{path}: not a directory")
@@ -375,11 +378,14 @@ def scan_log_dir(path: str | Path, previous: LogDir | None = None) -> LogDir:
             continue
         if not is_dir:
             continue
-        m = NOT_LIVE.fullmatch(entry.name)
-        if m:
+        last = before.get(entry.name)
+        if last is not None:  # a name the last listing read as this partition's: not parsed again
+            tp = (last.topic, last.partition)
+        elif m := NOT_LIVE.fullmatch(entry.name):
             ld.not_live.append((entry.name, m.group("kind")))
             continue
-        tp = parse_partition_dir_name(entry.name)
+        else:
+            tp = parse_partition_dir_name(entry.name)
         if tp is None:
             ld.unrecognised.append(entry.name)
             if entry.name not in KAFKA_OWN_DIRS:
@@ -392,11 +398,12 @@ def scan_log_dir(path: str | Path, previous: LogDir | None = None) -> LogDir:
         try:
             st = entry.stat()  # before its listing: a change while it is listed shows at the next
             key = (st.st_ino, st.st_mtime_ns)
-            part = relisted(before.get(entry.name), key, previous.listed_ns) if previous is not None else None
+            part = relisted(last, key, previous.listed_ns) if previous is not None else None
             if part is None:
                 part = scan_partition(entry.path)
                 part.folder_key = key
             ld.partitions.append(part)
+            ld.by_name[entry.name] = part
         except FileNotFoundError:  # partition deleted while we walked
             ld.not_live.append((entry.name, "vanished"))
         except OSError as exc:  # a partition folder that cannot be listed (permissions): its own fault
@@ -404,6 +411,9 @@ def scan_log_dir(path: str | Path, previous: LogDir | None = None) -> LogDir:
                                               unreadable=[f"{entry.path}: {os_reason(exc)}"]))
     if ld.duplicates:
         ld.partitions = [p for p in ld.partitions if (p.topic, p.partition) not in ld.duplicates]
+        for names in ld.duplicates.values():
+            for name in names:
+                ld.by_name.pop(name, None)
     for name in CHECKPOINT_FILES:
         if _checkpoint_kept(ld, path / name, name, previous):
             continue
