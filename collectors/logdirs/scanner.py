@@ -513,14 +513,15 @@ class LogDirScanner:
             return False
         rep = f.report
         if (rep.config is not found or rep.log_dir != d or r.now_ms >= f.valid_until_ms
-                or rep.transaction_max_timeout != r.txn_timeout
+                or (rep.transaction_max_timeout is not r.txn_timeout and rep.transaction_max_timeout != r.txn_timeout)
                 or f.leader != leader_key(self._reader.leader_lso(*key)) or f.entries != entries_of(ld, key)
                 or (f.part is not part and listing_key(f.part) != listing_key(part))):
             return False
-        rate = r.rates[key] = self._write_rate(key, r.now, part.segments)
-        if rate != rep.write_rate:
-            return False
-        del r.rates[key]
+        if not self._still_unwritten(key, r.now, part, f):
+            rate = r.rates[key] = self._write_rate(key, r.now, part.segments)
+            if rate != rep.write_rate:
+                return False
+            del r.rates[key]
         f.part = part  # an equal listing: the one kept from now on
         r.listed.add(str(part.path))
         r.seen_paths.update(f.seen)
@@ -736,6 +737,19 @@ class LogDirScanner:
         except OSError as exc:
             return LogDirSpace(d, None, need, f"{d}: cannot read its filesystem's free space: {os_reason(exc)}")
         return LogDirSpace(d, st.f_bavail * st.f_frsize, need)
+
+    def _still_unwritten(self, key, now: float, part, f: "Folded") -> bool:
+        """Whether the write rate ``_write_rate`` would measure now is the report's 0 without measuring it: the
+        report's rate is 0 and its listing is the very object measured at the last refresh (``relisted`` hands it
+        on only when no segment moved), so nothing was appended since. The last head is taken as of now, as
+        ``_write_rate`` would. Why: an unchanged partition's refresh then makes no rate or head (issue 43)."""
+        if f.part is not part or f.report.write_rate.bytes_per_second != 0.0:
+            return False
+        last = self._last_head.get(key)
+        if last is None or now <= last[0]:
+            return False
+        self._last_head[key] = (now, last[1], last[2])
+        return True
 
     def _write_rate(self, key, now: float, segments) -> WriteRate:
         """Bytes appended since the last refresh: what lies from the then active segment on, less its
