@@ -234,6 +234,7 @@ class _Pass:
     # config and its sources rather than a copy each (issue 43: ~700 B a partition)
     configs: dict = field(default_factory=dict)
     rates: dict = field(default_factory=dict)  # partition -> its write rate, measured by _reuse before a fold
+    owners: dict = field(default_factory=dict)  # log dir -> (cluster.id, node.id) its meta.properties names
     folded: dict = field(default_factory=dict)  # partition -> Folded: what the next refresh may reuse
     reused: int = 0  # reports reused unchanged this pass (_reuse)
     folds: int = 0  # reports folded this pass (_fold)
@@ -450,8 +451,12 @@ class LogDirScanner:
         ``--all``), read where it changed and folded into its report; one not known to be compacted or not
         is listed as undecided for ``logdir``. Whatever keeps it from a report is its fault, not the pass's."""
         key = (part.topic, part.partition)
-        r.named.update((f"{part.path}/{name}", why) for name, why in part.stray)
-        r.folders.setdefault(key, []).append((d, str(part.path), (ld.meta.get("cluster.id"), meta_node_id(ld.meta))))
+        if part.stray:
+            r.named.update((f"{part.path}/{name}", why) for name, why in part.stray)
+        owner = r.owners.get(d)
+        if owner is None:  # (cluster.id, node.id) of the log dir's meta.properties: read once a log dir a pass
+            owner = r.owners[d] = (ld.meta.get("cluster.id"), meta_node_id(ld.meta))
+        r.folders.setdefault(key, []).append((d, str(part.path), owner))
         if part.topic == OFFSETS_TOPIC and part.segments and not part.unreadable and r.read_offsets:
             part, found_groups = self._reader.offsets_groups(part, r.seen_paths)  # (listed again if it moved)
             if found_groups is not None:
