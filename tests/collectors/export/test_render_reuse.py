@@ -17,15 +17,18 @@ from prometheus_client.exposition import choose_encoder
 
 from collectors.export import metrics as M
 from collectors.export.encoding import fast
-from collectors.export.facts import from_statuses
+from collectors.export.facts import CauseCache, from_statuses, log_dir_facts
 from collectors.export.partitions import (CLOCK, QUEUE, SPLIT, PartitionCollector, _add_lines, _clock_rows,
                                           _partition_rows, _per_partition, _queue_rows, _steady_rows)
 from collectors.export.view import EXTRA, View, line_family
 from collectors.logdirs.scanner import LogDirScanner
 from collectors.serving.runner import Store
 from monitor.contract.sourcekinds import LOG_DIRS
-from monitor.model.topicconfig import effective_config
+from monitor.model.cleanerio import IoRate
+from monitor.model.topicconfig import BrokerSetting, effective_config
 from monitor.settings.config import Thresholds
+from monitor.verdicts.facts import BrokerFacts
+from monitor.verdicts.fixes import IO_MAX
 from monitor.verdicts.health import SETTLED, series_fire
 from recordfixtures import T0, items, v2
 
@@ -216,3 +219,28 @@ def test_a_kept_verdict_is_view_selects_also_where_a_steady_rule_holds_on_a_sett
             verdicts.add((f.cause_name in SETTLED, want))
         pc._kept = pc._next
     assert (True, True) in verdicts and (True, False) in verdicts
+
+
+def _broker(io_bytes_per_second: float) -> BrokerFacts:
+    """A broker whose cleaner runs at ``io_bytes_per_second`` under a 1 MB/s throttle."""
+    return BrokerFacts(0.0, "jmx", True, 1, IoRate(io_bytes_per_second, 30.0, "measured"),
+                       BrokerSetting(IO_MAX, 1_000_000.0, "admin"), broker="1")
+
+
+def test_causes_are_kept_while_the_cleaners_io_rate_moves_and_chosen_again_when_it_reaches_the_throttle(tmp_path):
+    """The gauges measure the cleaner's I/O rate again at every refresh: a rate that moves below the throttle
+    changes no cause (none explained again), one that reaches it makes the eligible partitions' cause
+    throttled_cleaner (all explained again); each kept name is the one explained from scratch."""
+    d = _log_dir(tmp_path, 6)
+    served = _Served(d)
+    now = (T0 + 40 * MINUTE) / 1000
+    snap = served.refresh(now)
+    causes = CauseCache()
+    names = []
+    for rate in (100.0, 250.0, 5_000.0, 999_000.0, 998_000.0):
+        facts = log_dir_facts(snap, now, broker_facts=_broker(rate), causes=causes)
+        for f in facts.partitions:
+            assert f.cause_name == f.report.cause(now, broker=_broker(rate)).cause
+        names.append(({f.cause_name for f in facts.partitions}, causes.builds))
+    assert [b for _, b in names] == [6, 6, 6, 12, 12]
+    assert "throttled_cleaner" in names[-1][0] and "throttled_cleaner" not in names[0][0]
