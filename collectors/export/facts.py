@@ -190,7 +190,8 @@ class CauseCache:
 
     def __init__(self):
         self._causes: dict = {}  # (cluster, broker, topic, partition) -> (report, its cause's name)
-        self._inputs: dict = {}  # (cluster, broker) -> (choice_key of its facts, cleaner log, bootstrap) of the last build
+        # (cluster, broker) -> (choice_key of its facts, cleaner log state, bootstrap) of the last build
+        self._inputs: dict = {}
         self.builds = 0  # causes explained since start
 
     def causes(self, cluster: str, broker: str, snapshot, now: float, broker_facts, cleaner, bootstrap) -> list:

@@ -67,12 +67,13 @@ class PartitionCollector(StoreCollector):
     def _partition(self, fams: dict, base: tuple, f, queue, now: float) -> bool:
         """One read partition's series into the families; whether it is unhealthy (``View.select``'s verdict).
 
-        Its render costs what changed (issue 43): while its report, its cause and the view's thresholds are the same as
-        at the last render (``_Kept``), its steady series are not made again nor checked against the steady
-        health conditions (``monitor.verdicts.health.Split``); its place in the queue (forecast at every build of
-        the facts) is checked against the moving ones, and its clock series (``CLOCK``) are made only where they
-        go out or a condition reads them. A healthy partition whose exported series are all steady keeps its
-        lines object as it is: it costs a few lookups. Exactly the page a render from scratch makes (tested)."""
+        Its render costs what changed (issue 43): while its report, its cause and the view's thresholds are the
+        same as at the last render (``_Kept``), its steady series are not made again nor checked against the
+        steady health conditions (``monitor.verdicts.health.Split``); its place in the queue (forecast at every
+        build of the facts) is checked against the moving ones, and its clock series (``CLOCK``) are made only
+        where they go out or a condition reads them. A healthy partition whose exported series are all steady
+        keeps its lines object as it is: it costs a few lookups. Exactly the page a render from scratch makes
+        (tested: tests/collectors/export/test_render_reuse.py)."""
         view, rep = self.view, f.report
         k = self._kept.get(base)
         if k is None or k.report is not rep or k.cause != f.cause_name or k.thresholds is not view.thresholds:
@@ -207,20 +208,24 @@ def _add_lines(fams: dict, pl) -> None:
         fams[name].entries.append(pl)
 
 
+_NO_ROWS: list = []  # shared by every _Kept without rows the moving conditions read (never written: only added to)
+
+
 class _Kept:
     """One partition's render as of its report, kept from one render to the next while the report (the scanner
-    hands an unchanged partition's on again), its cause's name and the view's thresholds are the same: whether its steady
-    series alone make it unhealthy (its cause not settled, or a steady condition holding: ``bad``), those of
-    them the moving conditions read (``reads``: none with today's rule table), and the lines it had at the last
-    render (``lines``). Its series themselves are not kept (some 5 KB a partition): a healthy one's are in its
-    lines, an unhealthy one's are made again (its clock series move anyway)."""
+    hands an unchanged partition's on again), its cause's name and the view's thresholds are the same: whether
+    its steady series alone make it unhealthy (its cause not settled, or a steady condition holding: ``bad``),
+    those of them the moving conditions read (``reads``: none with today's rule table), and the lines it had at
+    the last render when they were its steady default series alone (``lines``: kept as they are). Its series
+    themselves are not kept (some 5 KB a partition): a healthy one's are in its lines, an unhealthy one's are made
+    again (its clock series move anyway)."""
 
     __slots__ = ("report", "cause", "thresholds", "bad", "reads", "lines")
 
     def __init__(self, report, cause: str, thresholds, steady: list):
         self.report, self.cause, self.thresholds = report, cause, thresholds
         self.bad = cause not in SETTLED or SPLIT.steady_fire(steady, thresholds)
-        self.reads = [r for r in steady if r[0] in SPLIT.moving_reads] if SPLIT.moving_reads else []
+        self.reads = [r for r in steady if r[0] in SPLIT.moving_reads] or _NO_ROWS
         self.lines = None
 
 
