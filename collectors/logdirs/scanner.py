@@ -189,10 +189,14 @@ def listing_key(part) -> tuple:
                   for x in part.segments), tuple(part.snapshots), tuple(part.leftovers), tuple(part.unlogged))
 
 
+_NO_ENTRIES: dict = {}  # a checkpoint the listing has not (read, never written)
+
+
 def entries_of(ld, key) -> tuple:
     """A partition's cleaner and log-start checkpoint entries in its log dir's listing (None: none)."""
-    return (ld.checkpoints.get("cleaner-offset-checkpoint", {}).get(key),
-            ld.checkpoints.get("log-start-offset-checkpoint", {}).get(key))
+    cps = ld.checkpoints
+    return (cps.get("cleaner-offset-checkpoint", _NO_ENTRIES).get(key),
+            cps.get("log-start-offset-checkpoint", _NO_ENTRIES).get(key))
 
 
 def leader_key(found) -> tuple | None:
