@@ -179,13 +179,13 @@ class CauseCache:
     same object as at the last build (``collectors.logdirs.scanner`` hands an unchanged partition's report on again)
     and whose broker's facts (as far as the choice of a cause reads them: ``monitor.verdicts.finders.choice_key``,
     not the cleaner's I/O rate, measured again at every refresh of the gauges), cleaner log and bootstrap are equal
-    keeps its cause's name; only the others are explained again (``builds`` counts them). Why this is right with
-    the clock moving: which cause holds is chosen from the report and those facts alone (the clock enters the
-    finders only through the report's state, and as text: how long it has been eligible, an age), and a report is
-    handed on only while none of its figures has crossed a time threshold (``monitor.model.compaction.valid_until_ms``). Only the name is kept (what the page
-    exports; ~100 bytes a partition, where a cause with its evidence, fixes and forecast is ~3.5 KB): a kept
-    partition's whole cause is explained at the build's instant if asked for (``PartitionFacts.cause``), so no
-    figure that moves with the clock is ever shown stale."""
+    keeps its cause's name; only the others are explained again (``builds`` counts them). Why this is right with the
+    clock moving: which cause holds is chosen from the report and those facts alone (the clock enters the finders
+    only through the report's state, and as text: how long it has been eligible, an age), and a report is handed on
+    only while none of its figures has crossed a time threshold (``monitor.model.compaction.valid_until_ms``). Only
+    the name is kept (what the page exports; ~100 bytes a partition, where a cause with its evidence, fixes and
+    forecast is ~3.5 KB): a kept partition's whole cause is explained at the build's instant if asked for
+    (``PartitionFacts.cause``), so no figure that moves with the clock is ever shown stale."""
 
     def __init__(self):
         self._causes: dict = {}  # (cluster, broker, topic, partition) -> (report, its cause's name)
