@@ -175,15 +175,21 @@ class LinesCache:
         pairs = tuple(zip(self.BASE, base))
         plain = None  # the partition's label text, shared by every family without extra labels
         chunks, ends, at = [], array("I"), 0
+        same_shape = old is not None and old.shape is shape  # (interned: the same series, row for row)
         for name in shape.families:
             idx = shape.of[name]
-            mine = tuple(values[i] for i in idx)
-            if old is not None and name in old.shape.index and old.shape.family_rows(name) == shape.family_rows(name) \
-                    and same_values(old.family_values(name), mine):
+            if same_shape:
+                kept = all(_same_value(old.values[i], values[i]) for i in idx)
+            else:
+                kept = old is not None and name in old.shape.index \
+                    and old.shape.family_rows(name) == shape.family_rows(name) \
+                    and same_values(old.family_values(name), tuple(values[i] for i in idx))
+            if kept:
                 chunk = old.lines(name)
             else:
                 lines = []
-                for i, v in zip(idx, mine):
+                for i in idx:
+                    v = values[i]
                     extra = shape.rows[i][1]
                     if extra:
                         labels = label_text(pairs + tuple(zip(self.extras[name], extra)))

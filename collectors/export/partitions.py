@@ -103,7 +103,7 @@ class PartitionCollector(StoreCollector):
         # only the current cause's series (one per partition, not one per cause): count by (cause) works; labels
         # beyond the partition's in the metric's own order
         pl = self._lines.get(base, [(M.P_CAUSE, (f.cause_name,), 1.0)]
-                             + [(name, tuple(extra[x] for x in EXTRA[name]), v) for name, extra, v in rows])
+                             + [(name, tuple(map(extra.__getitem__, EXTRA[name])), v) for name, extra, v in rows])
         k.lines = None if bad or keep_all or moving else pl  # lines of its steady default series alone: kept
         _add_lines(fams, pl)
         return bad
