@@ -104,7 +104,7 @@ def main(argv) -> int:
     if args.steady:
         from bench.bench_logdir_steady import main as steady
 
-        args.partitions_list = [args.partitions] if args.partitions else [4000, 20000]
+        args.partitions_list = args.partitions or [4000, 20000]  # (_counts: a list)
         args.gb = args.gb if args.gb != 20.0 else None
         args.segments = args.segments if args.segments != 4 else 3
         return steady(args)

@@ -7,8 +7,9 @@ measured), the collector the one ``collect`` builds (headers first, as served), 
 are read to the end and it refreshes twice more (a measured write rate of 0, as a steady collector has); then
 ``--changed`` (1%) of the partitions get a batch appended to their active segment and one refresh and one render
 of the page Prometheus asks for are timed by ``time.process_time`` (CPU seconds: the fair figure on a machine
-shared with other work; wall time is printed beside). Also counted: the reports folded and reused, and the
-causes explained (``collectors.export.facts.CauseCache``)."""
+shared with other work; wall time is printed beside). Also counted: the reports folded and reused, the
+causes explained (``collectors.export.facts.CauseCache``) and the partitions whose series the render made again
+(``collectors.export.partitions.PartitionCollector.rendered``)."""
 
 from __future__ import annotations
 
@@ -70,7 +71,7 @@ def measure(d: Path, partitions: int, changed: float) -> dict:
         touched = folders[::step]
         for pd in touched:
             _append(pd)
-        builds0 = _builds(col)
+        builds0, rendered0 = _builds(col), _rendered(col)
         cpu0, wall0 = time.process_time(), time.monotonic()
         col.runner.refresh_all()
         cpu1 = time.process_time()
@@ -85,7 +86,8 @@ def measure(d: Path, partitions: int, changed: float) -> dict:
                 # (not available: a tree before the counts, measured for comparison)
                 "folded": sum(getattr(s, "folded", len(s.partitions)) for s in snaps),
                 "reused": sum(getattr(s, "reused", 0) for s in snaps),
-                "causes_explained": None if builds0 is None else _builds(col) - builds0}
+                "causes_explained": None if builds0 is None else _builds(col) - builds0,
+                "partitions_rendered": None if rendered0 is None else _rendered(col) - rendered0}
     finally:
         col.close()
 
@@ -95,6 +97,15 @@ def _snapshots(col) -> list:
     from collectors.logdirs.snapshot import LogDirSnapshot
 
     return [st.snapshot for st in col.runner.store.statuses() if isinstance(st.snapshot, LogDirSnapshot)]
+
+
+def _rendered(col) -> int | None:
+    """Partitions whose series the page's partitions area made from their report since start
+    (``PartitionCollector.rendered``); None on a tree without the count (measured for comparison)."""
+    from collectors.export.partitions import PartitionCollector
+
+    found = [c for c in getattr(col.rendered.registry, "_collector_to_names", {}) if isinstance(c, PartitionCollector)]
+    return found[0].rendered if found and hasattr(found[0], "rendered") else None
 
 
 def _builds(col) -> int | None:
@@ -124,7 +135,8 @@ def main(args) -> int:
               f"(refresh {r['refresh_cpu_seconds']:.2f} + render {r['render_cpu_seconds']:.2f}; wall "
               f"{r['wall_seconds']:.2f} s) at {n} partitions, {r['changed_partitions']} written; target <= "
               f"{r['target_cpu_seconds']:.2f} s: {'met' if r['met'] else 'EXCEEDED'}; reports folded {r['folded']}, "
-              f"reused {r['reused']}; causes explained {r['causes_explained']}", flush=True)
+              f"reused {r['reused']}; causes explained {r['causes_explained']}; partitions rendered again "
+              f"{r['partitions_rendered']}", flush=True)
     OUT.mkdir(exist_ok=True)
     (OUT / "logdir_steady.json").write_text(strictjson.dumps(results, indent=2))
     return 0

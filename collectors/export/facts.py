@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from collectors.logdirs.snapshot import PartitionReport, offsets_topic_groups
 from monitor.verdicts.causes import Cause, unknown_cause
 from monitor.verdicts.facts import BrokerFacts
+from monitor.verdicts.finders import choice_key
 from monitor.verdicts.fixes import IO_MAX
 from monitor.verdicts.queue import BACKOFF, broker_queue, unknown_queue
 from monitor.kafka.cleanerlog import CleanerLogState
@@ -163,6 +164,8 @@ def unreadable_partitions(snapshot) -> list[tuple[str, int, str]]:
     """``(topic, partition, reason)`` of each partition whose state could not be computed (a segment
     unreadable or vanished, a checkpoint entry that cannot be right), in the snapshot's order. A partition
     read with a fault (a .txnindex that disagrees) has its report, its faults counted: not here."""
+    if not snapshot.partition_errors:  # the common case: no partition read is looked up
+        return []
     read = {(r.state.topic, r.state.partition) for r in snapshot.partitions}
     out = []
     for (topic, partition), reason in snapshot.partition_errors.items():  # keyed (topic, partition)
@@ -174,24 +177,26 @@ def unreadable_partitions(snapshot) -> list[tuple[str, int, str]]:
 class CauseCache:
     """The collector's causes from one build of its facts to the next, by partition: a partition whose report is the
     same object as at the last build (``collectors.logdirs.scanner`` hands an unchanged partition's report on again)
-    and whose broker's facts, cleaner log and bootstrap are equal keeps its cause's name; only the others are
-    explained again (``builds`` counts them). Why this is right with the clock moving: which cause holds is chosen
-    from the report and those facts alone (the clock enters the finders only through the report's state, and
-    as text: how long it has been eligible, an age), and a report is handed on only while none of its figures has
-    crossed a time threshold (``monitor.model.compaction.valid_until_ms``). Only the name is kept (what the page
-    exports; ~100 bytes a partition, where a cause with its evidence, fixes and forecast is ~3.5 KB): a kept
-    partition's whole cause is explained at the build's instant if asked for (``PartitionFacts.cause``), so no
-    figure that moves with the clock is ever shown stale."""
+    and whose broker's facts (as far as the choice of a cause reads them: ``monitor.verdicts.finders.choice_key``,
+    not the cleaner's I/O rate, measured again at every refresh of the gauges), cleaner log and bootstrap are equal
+    keeps its cause's name; only the others are explained again (``builds`` counts them). Why this is right with the
+    clock moving: which cause holds is chosen from the report and those facts alone (the clock enters the finders
+    only through the report's state, and as text: how long it has been eligible, an age), and a report is handed on
+    only while none of its figures has crossed a time threshold (``monitor.model.compaction.valid_until_ms``). Only
+    the name is kept (what the page exports; ~100 bytes a partition, where a cause with its evidence, fixes and
+    forecast is ~3.5 KB): a kept partition's whole cause is explained at the build's instant if asked for
+    (``PartitionFacts.cause``), so no figure that moves with the clock is ever shown stale."""
 
     def __init__(self):
         self._causes: dict = {}  # (cluster, broker, topic, partition) -> (report, its cause's name)
-        self._inputs: dict = {}  # (cluster, broker) -> (broker facts, cleaner log state, bootstrap) of the last build
+        # (cluster, broker) -> (choice_key of its facts, cleaner log state, bootstrap) of the last build
+        self._inputs: dict = {}
         self.builds = 0  # causes explained since start
 
     def causes(self, cluster: str, broker: str, snapshot, now: float, broker_facts, cleaner, bootstrap) -> list:
         """The cause of each partition of ``snapshot``, in its order: explained where the report or the inputs
         changed, else its name (``PartitionFacts.made``)."""
-        inputs = (broker_facts, cleaner, bootstrap)
+        inputs = (choice_key(broker_facts), cleaner, bootstrap)  # the broker's facts as far as the choice reads them
         last = self._inputs.get((cluster, broker))
         same = last is not None and all(a is b or a == b for a, b in zip(last, inputs))
         self._inputs[(cluster, broker)] = inputs

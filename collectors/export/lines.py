@@ -161,21 +161,35 @@ class LinesCache:
         self._next[base] = pl
         return pl
 
+    def keep(self, base: tuple, pl: PartitionLines) -> bool:
+        """The partition's lines of the last render kept as they are, when ``pl`` is them (its caller knows its
+        rows are the same: ``collectors.export.partitions``, for a report unchanged); False: call ``get``."""
+        if self._last.get(base) is not pl:
+            return False
+        self._next[base] = pl
+        return True
+
     def _format(self, base: tuple, shape: Shape, values: tuple, old: PartitionLines | None) -> PartitionLines:
         """Each family's lines of the partition: the old ones where its rows of that family are the same
         (a clock-dependent series, an age, changes alone), else formatted here."""
         pairs = tuple(zip(self.BASE, base))
         plain = None  # the partition's label text, shared by every family without extra labels
         chunks, ends, at = [], array("I"), 0
+        same_shape = old is not None and old.shape is shape  # (interned: the same series, row for row)
         for name in shape.families:
             idx = shape.of[name]
-            mine = tuple(values[i] for i in idx)
-            if old is not None and name in old.shape.index and old.shape.family_rows(name) == shape.family_rows(name) \
-                    and same_values(old.family_values(name), mine):
+            if same_shape:
+                kept = all(_same_value(old.values[i], values[i]) for i in idx)
+            else:
+                kept = old is not None and name in old.shape.index \
+                    and old.shape.family_rows(name) == shape.family_rows(name) \
+                    and same_values(old.family_values(name), tuple(values[i] for i in idx))
+            if kept:
                 chunk = old.lines(name)
             else:
                 lines = []
-                for i, v in zip(idx, mine):
+                for i in idx:
+                    v = values[i]
                     extra = shape.rows[i][1]
                     if extra:
                         labels = label_text(pairs + tuple(zip(self.extras[name], extra)))

@@ -189,10 +189,14 @@ def listing_key(part) -> tuple:
                   for x in part.segments), tuple(part.snapshots), tuple(part.leftovers), tuple(part.unlogged))
 
 
+_NO_ENTRIES: dict = {}  # a checkpoint the listing has not (read, never written)
+
+
 def entries_of(ld, key) -> tuple:
     """A partition's cleaner and log-start checkpoint entries in its log dir's listing (None: none)."""
-    return (ld.checkpoints.get("cleaner-offset-checkpoint", {}).get(key),
-            ld.checkpoints.get("log-start-offset-checkpoint", {}).get(key))
+    cps = ld.checkpoints
+    return (cps.get("cleaner-offset-checkpoint", _NO_ENTRIES).get(key),
+            cps.get("log-start-offset-checkpoint", _NO_ENTRIES).get(key))
 
 
 def leader_key(found) -> tuple | None:
@@ -234,6 +238,7 @@ class _Pass:
     # config and its sources rather than a copy each (issue 43: ~700 B a partition)
     configs: dict = field(default_factory=dict)
     rates: dict = field(default_factory=dict)  # partition -> its write rate, measured by _reuse before a fold
+    owners: dict = field(default_factory=dict)  # log dir -> (cluster.id, node.id) its meta.properties names
     folded: dict = field(default_factory=dict)  # partition -> Folded: what the next refresh may reuse
     reused: int = 0  # reports reused unchanged this pass (_reuse)
     folds: int = 0  # reports folded this pass (_fold)
@@ -450,8 +455,12 @@ class LogDirScanner:
         ``--all``), read where it changed and folded into its report; one not known to be compacted or not
         is listed as undecided for ``logdir``. Whatever keeps it from a report is its fault, not the pass's."""
         key = (part.topic, part.partition)
-        r.named.update((f"{part.path}/{name}", why) for name, why in part.stray)
-        r.folders.setdefault(key, []).append((d, str(part.path), (ld.meta.get("cluster.id"), meta_node_id(ld.meta))))
+        if part.stray:
+            r.named.update((f"{part.path}/{name}", why) for name, why in part.stray)
+        owner = r.owners.get(d)
+        if owner is None:  # (cluster.id, node.id) of the log dir's meta.properties: read once a log dir a pass
+            owner = r.owners[d] = (ld.meta.get("cluster.id"), meta_node_id(ld.meta))
+        r.folders.setdefault(key, []).append((d, str(part.path), owner))
         if part.topic == OFFSETS_TOPIC and part.segments and not part.unreadable and r.read_offsets:
             part, found_groups = self._reader.offsets_groups(part, r.seen_paths)  # (listed again if it moved)
             if found_groups is not None:
@@ -513,14 +522,15 @@ class LogDirScanner:
             return False
         rep = f.report
         if (rep.config is not found or rep.log_dir != d or r.now_ms >= f.valid_until_ms
-                or rep.transaction_max_timeout != r.txn_timeout
+                or (rep.transaction_max_timeout is not r.txn_timeout and rep.transaction_max_timeout != r.txn_timeout)
                 or f.leader != leader_key(self._reader.leader_lso(*key)) or f.entries != entries_of(ld, key)
                 or (f.part is not part and listing_key(f.part) != listing_key(part))):
             return False
-        rate = r.rates[key] = self._write_rate(key, r.now, part.segments)
-        if rate != rep.write_rate:
-            return False
-        del r.rates[key]
+        if not self._still_unwritten(key, r.now, part, f):
+            rate = r.rates[key] = self._write_rate(key, r.now, part.segments)
+            if rate != rep.write_rate:
+                return False
+            del r.rates[key]
         f.part = part  # an equal listing: the one kept from now on
         r.listed.add(str(part.path))
         r.seen_paths.update(f.seen)
@@ -736,6 +746,19 @@ class LogDirScanner:
         except OSError as exc:
             return LogDirSpace(d, None, need, f"{d}: cannot read its filesystem's free space: {os_reason(exc)}")
         return LogDirSpace(d, st.f_bavail * st.f_frsize, need)
+
+    def _still_unwritten(self, key, now: float, part, f: "Folded") -> bool:
+        """Whether the write rate ``_write_rate`` would measure now is the report's 0 without measuring it: the
+        report's rate is 0 and its listing is the very object measured at the last refresh (``relisted`` hands it
+        on only when no segment moved), so nothing was appended since. The last head is taken as of now, as
+        ``_write_rate`` would. Why: an unchanged partition's refresh then makes no rate or head (issue 43)."""
+        if f.part is not part or f.report.write_rate.bytes_per_second != 0.0:
+            return False
+        last = self._last_head.get(key)
+        if last is None or now <= last[0]:
+            return False
+        self._last_head[key] = (now, last[1], last[2])
+        return True
 
     def _write_rate(self, key, now: float, segments) -> WriteRate:
         """Bytes appended since the last refresh: what lies from the then active segment on, less its

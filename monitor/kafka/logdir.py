@@ -137,6 +137,11 @@ class LogDir:
     checkpoint_lines: dict[str, dict] = field(default_factory=dict)  # file name -> {(topic, partition): line}
     meta: dict[str, str] = field(default_factory=dict)
     listed_ns: int = 0  # the wall clock when its listing began (time.time_ns): see relisted
+    # folder name -> its partition's listing (the partitions', by the name listed): what the next listing takes
+    # again (relisted), its name not parsed again
+    by_name: dict[str, "PartitionDir"] = field(default_factory=dict)
+    # checkpoint file name -> what its stat said when read (_checkpoint_key): taken again unread while the same
+    checkpoint_keys: dict[str, tuple] = field(default_factory=dict)
 
     def partition(self, topic: str, partition: int) -> PartitionDir | None:
         for p in self.partitions:
@@ -352,7 +357,7 @@ def scan_log_dir(path: str | Path, previous: LogDir | None = None) -> LogDir:
     last listing, whose partitions are taken again where their folders did not change (``relisted``)."""
     path = Path(path)
     listed_ns = time.time_ns()
-    before = {} if previous is None else {p.path.name: p for p in previous.partitions}
+    before = {} if previous is None else previous.by_name
     try:  # a symlink loop says so (PathError: os.strerror), never "not a directory" or "no such file"
         if not stat.S_ISDIR(os.stat(path).st_mode):
             raise FileNotFoundError(f"{path}: not a directory")
@@ -373,11 +378,14 @@ def scan_log_dir(path: str | Path, previous: LogDir | None = None) -> LogDir:
             continue
         if not is_dir:
             continue
-        m = NOT_LIVE.fullmatch(entry.name)
-        if m:
+        last = before.get(entry.name)
+        if last is not None:  # a name the last listing read as this partition's: not parsed again
+            tp = (last.topic, last.partition)
+        elif m := NOT_LIVE.fullmatch(entry.name):
             ld.not_live.append((entry.name, m.group("kind")))
             continue
-        tp = parse_partition_dir_name(entry.name)
+        else:
+            tp = parse_partition_dir_name(entry.name)
         if tp is None:
             ld.unrecognised.append(entry.name)
             if entry.name not in KAFKA_OWN_DIRS:
@@ -390,11 +398,12 @@ def scan_log_dir(path: str | Path, previous: LogDir | None = None) -> LogDir:
         try:
             st = entry.stat()  # before its listing: a change while it is listed shows at the next
             key = (st.st_ino, st.st_mtime_ns)
-            part = relisted(before.get(entry.name), key, previous.listed_ns) if previous is not None else None
+            part = relisted(last, key, previous.listed_ns) if previous is not None else None
             if part is None:
                 part = scan_partition(entry.path)
                 part.folder_key = key
             ld.partitions.append(part)
+            ld.by_name[entry.name] = part
         except FileNotFoundError:  # partition deleted while we walked
             ld.not_live.append((entry.name, "vanished"))
         except OSError as exc:  # a partition folder that cannot be listed (permissions): its own fault
@@ -402,7 +411,12 @@ def scan_log_dir(path: str | Path, previous: LogDir | None = None) -> LogDir:
                                               unreadable=[f"{entry.path}: {os_reason(exc)}"]))
     if ld.duplicates:
         ld.partitions = [p for p in ld.partitions if (p.topic, p.partition) not in ld.duplicates]
+        for names in ld.duplicates.values():
+            for name in names:
+                ld.by_name.pop(name, None)
     for name in CHECKPOINT_FILES:
+        if _checkpoint_kept(ld, path / name, name, previous):
+            continue
         try:
             ld.checkpoint_lines[name] = {}
             ld.checkpoints[name] = read_checkpoint(path / name, ld.checkpoint_lines[name])
@@ -411,3 +425,29 @@ def scan_log_dir(path: str | Path, previous: LogDir | None = None) -> LogDir:
             ld.checkpoint_errors[name] = str(exc)
     ld.meta = read_meta_properties(path / "meta.properties")
     return ld
+
+
+def _checkpoint_key(st: os.stat_result) -> tuple:
+    """What a checkpoint file's stat says of its content: Kafka writes ``<file>.tmp`` and renames it (a new inode),
+    and any write in place moves its size, mtime or ctime."""
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _checkpoint_kept(ld: LogDir, file: Path, name: str, previous: LogDir | None) -> bool:
+    """The last listing's entries of checkpoint ``name`` taken into ``ld`` unread when the file is the same (its
+    ``_checkpoint_key``), last read without a fault, and changed ``RACY_NS`` or more before that listing began (as
+    ``relisted``: a write in the same tick as the read could leave its stat as it was). Why: the cleaner's and the
+    log-start checkpoints hold a line per partition, and parsing them was a tenth of a steady refresh (issue 43).
+    False: read it (a file missing or not regular is read, which says so)."""
+    try:
+        st = os.stat(file)
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    key = ld.checkpoint_keys[name] = _checkpoint_key(st)
+    if (previous is None or previous.checkpoint_keys.get(name) != key or name in previous.checkpoint_errors
+            or name not in previous.checkpoints or st.st_mtime_ns >= previous.listed_ns - RACY_NS):
+        return False
+    ld.checkpoints[name], ld.checkpoint_lines[name] = previous.checkpoints[name], previous.checkpoint_lines[name]
+    return True

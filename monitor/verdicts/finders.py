@@ -7,6 +7,8 @@ holds always). ``unchecked`` says which tests could not be made because an input
 
 from __future__ import annotations
 
+from dataclasses import replace as _replace
+
 from monitor.model.cleanerio import at_throttle, throttle_ratio
 from monitor.model.compaction import CLEANABLE_RATIO_ABOVE_MIN, PartitionState
 from monitor.contract.units import bytes_iec, duration_ms, rate as rate_text
@@ -176,9 +178,25 @@ def open_transaction(f: Facts) -> Found | None:
             {"transaction": _txn(t) if t else None, "configs": f.txn_timeout_cfg()}, fix)
 
 
+def _at_throttle(b: BrokerFacts) -> bool:
+    """Whether the broker's cleaner is known to run at its throttle: what ``throttled_cleaner`` is chosen by."""
+    return b.io_max is not None and bool(at_throttle(b.cleaner_io, b.io_max.value))
+
+
+def choice_key(b: BrokerFacts | None) -> tuple | None:
+    """What of a broker's facts the choice of a partition's cause reads: all of them but the cleaner's I/O rate,
+    which enters only as whether the cleaner runs at its throttle (``throttled_cleaner``). Equal keys, the same
+    cause for the same report (its evidence and forecast aside, which are made when explained). Why: the rate is
+    measured again at every refresh of the broker's gauges, and a collector that kept causes only while the whole
+    facts were equal explained every partition's again each time (``collectors.export.facts.CauseCache``)."""
+    if b is None:
+        return None
+    return _replace(b, cleaner_io=None), _at_throttle(b)
+
+
 def throttled_cleaner(f: Facts) -> Found | None:
     s, b = f.state, f.broker
-    if not s.eligible or b is None or b.io_max is None or not at_throttle(b.cleaner_io, b.io_max.value):
+    if not s.eligible or b is None or not _at_throttle(b):
         return None
     rate, limit = b.cleaner_io.bytes_per_second, b.io_max.value
     late = f" and {duration_ms(s.compaction_delay_ms)} past max.compaction.lag.ms" if s.compaction_delay_ms > 0 else ""

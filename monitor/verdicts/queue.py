@@ -55,11 +55,16 @@ def broker_queue(partitions, broker: BrokerFacts | None, cleaner: CleanerLogStat
     queue cannot be told); one log-cleaner.log marks uncleanable is skipped, as Kafka skips it."""
     marked = cleaner.uncleanable if cleaner is not None else {}
     logs = []
+    unknowns: dict = {}  # id(config) -> why its queue figures are unknown (a topic's partitions share one object)
     for state, cfg, rate in partitions:
         if not cfg.config.compacted:
             continue
-        unknown = None if cfg.known(*QUEUE_CONFIGS) else \
-            f"topic config unknown ({', '.join(k for k in QUEUE_CONFIGS if not cfg.known(k))})"
+        if id(cfg) in unknowns:
+            unknown = unknowns[id(cfg)][1]
+        else:
+            unknown = None if cfg.known(*QUEUE_CONFIGS) else \
+                f"topic config unknown ({', '.join(k for k in QUEUE_CONFIGS if not cfg.known(k))})"
+            unknowns[id(cfg)] = (cfg, unknown)  # (the config held: its id is not reused meanwhile)
         u = marked.get((state.topic, state.partition))
         logs.append(from_state(state, cfg.config, rate, unknown=unknown,
                                uncleanable=f"{u.exception} ({u.source})" if u is not None else None))

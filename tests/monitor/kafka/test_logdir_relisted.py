@@ -70,3 +70,52 @@ def test_a_segment_gone_or_swapped_under_its_name_is_listed_whole(tmp_path):
     log.unlink()
     _age(pd, 10)
     assert [s.base_offset for s in scan_log_dir(d, scan_log_dir(d, first)).partitions[0].segments] == [10]
+
+
+def _checkpoint(d, name: str, entries: dict, *, renamed: bool = True, age: float = 10.0) -> None:
+    """A checkpoint as Kafka writes it (a temporary file renamed over it), or written in place; its mtime
+    ``age`` seconds ago."""
+    text = f"0\n{len(entries)}\n" + "".join(f"{t} {p} {o}\n" for (t, p), o in entries.items())
+    target = d / name
+    if renamed:
+        (d / f"{name}.tmp").write_text(text)
+        os.replace(d / f"{name}.tmp", target)
+    else:
+        with open(target, "r+") as fh:
+            fh.write(text)
+    _age(target, age)
+
+
+def test_an_unchanged_checkpoint_is_the_last_listings_entries_and_a_rewritten_one_is_read(tmp_path):
+    """The cleaner's checkpoint taken again unread (the same dict) while its file is the same, and changed
+    before the last listing by more than ``RACY_NS``; rewritten (renamed over, or in place with the same size,
+    or changed just before the last listing) it is read again: the new offsets, never the kept ones."""
+    d, pd = _log_dir(tmp_path)
+    _age(pd, 10)
+    name = "cleaner-offset-checkpoint"
+    _checkpoint(d, name, {("orders", 0): 10})
+    first = scan_log_dir(d)
+    again = scan_log_dir(d, first)
+    assert again.checkpoints[name] is first.checkpoints[name] == {("orders", 0): 10}
+    assert again.checkpoint_lines[name] is first.checkpoint_lines[name]
+    _checkpoint(d, name, {("orders", 0): 20})  # Kafka's write: a new inode, the same size
+    moved = scan_log_dir(d, again)
+    assert moved.checkpoints[name] == {("orders", 0): 20}
+    _checkpoint(d, name, {("orders", 0): 30}, renamed=False)  # in place, the same size: its mtime and ctime move
+    assert scan_log_dir(d, scan_log_dir(d, moved)).checkpoints[name] == {("orders", 0): 30}
+    # written within RACY_NS before a listing, then in place again, its mtime set back to the same instant (its
+    # ctime moves): read again
+    _checkpoint(d, name, {("orders", 0): 40}, renamed=False, age=RACY_NS / 1e9 / 4)
+    racy = scan_log_dir(d)
+    _checkpoint(d, name, {("orders", 0): 50}, renamed=False, age=RACY_NS / 1e9 / 4)
+    assert scan_log_dir(d, racy).checkpoints[name] == {("orders", 0): 50}
+
+
+def test_a_malformed_checkpoint_is_read_and_said_at_every_listing(tmp_path):
+    d, pd = _log_dir(tmp_path)
+    name = "cleaner-offset-checkpoint"
+    (d / name).write_text("0\n2\norders 0 10\n")  # two entries said, one there
+    _age(d / name, 10)
+    first = scan_log_dir(d)
+    again = scan_log_dir(d, first)
+    assert name in first.checkpoint_errors and again.checkpoint_errors[name] == first.checkpoint_errors[name]
