@@ -168,7 +168,8 @@ class PartitionReader:
         indexes: dict = {}  # .txnindex path -> inode read (None: none), checked with the listing below
         # aborts are per-batch figures: checked against the .txnindex once no segment is summarised from its indexes
         txn_faults = ([] if any(s.headers_pending for s in summaries)
-                      else txn_index_faults(summaries, state.first_dirty_offset, indexes))
+                      else txn_index_faults(summaries, state.first_dirty_offset, indexes,
+                                           {x.base_offset for x in part.segments if x.has_txnindex}))
         if txn_faults:  # a .txnindex that is malformed or disagrees with the log: a read fault
             faults += txn_faults
             state = replace(state, faults=state.faults + len(txn_faults))
@@ -245,6 +246,12 @@ class PartitionReader:
         (``from_indexes``), or by its headers when they cannot be trusted."""
         log = str(seg.log)  # one string: the summary's path and its key here (monitor.model.summary._named)
         previous = self._cache.get(log)
+        if (previous is not None and (previous.inode, previous.size, previous.mtime_ns) == (seg.ino, seg.size,
+                                                                                           seg.mtime_ns)
+                and (self.headers_first and not whole or previous.detail_done)):
+            # the file as this refresh's listing stat'ed it is the one summarised: what every read below would
+            # return after a stat of its own (a restart's every segment, an unchanged one at each refresh)
+            return previous
         s = None
         if self.headers_first and not whole and index_ok and (
                 previous is None or previous.headers_pending or previous.inode != os.stat(seg.log).st_ino):
