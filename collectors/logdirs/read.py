@@ -198,7 +198,7 @@ class PartitionReader:
                 if attempt:
                     part = self.churn.relist(part)
                 for seg in part.segments:
-                    c, read = read_segment(seg.log, self._commits.get(str(seg.log)))
+                    c, read = read_segment(seg.path, self._commits.get(seg.path))
                     self._commits[c.path] = c
                     commits.append(c)
                     if read:
@@ -244,7 +244,7 @@ class PartitionReader:
         (``whole``); then, or without headers first, read whole (new bytes only when it grew). ``index_ok``
         (headers first): a new file (not one read before: its summary is read on) summarised from its indexes
         (``from_indexes``), or by its headers when they cannot be trusted."""
-        log = str(seg.log)  # one string: the summary's path and its key here (monitor.model.summary._named)
+        log = seg.path  # one string: the listing's, the summary's path and its key here (monitor.model.summary._named)
         previous = self._cache.get(log)
         if (previous is not None and (previous.inode, previous.size, previous.mtime_ns) == (seg.ino, seg.size,
                                                                                            seg.mtime_ns)
@@ -254,7 +254,7 @@ class PartitionReader:
             return previous
         s = None
         if self.headers_first and not whole and index_ok and (
-                previous is None or previous.headers_pending or previous.inode != os.stat(seg.log).st_ino):
+                previous is None or previous.headers_pending or previous.inode != seg.ino):
             try:
                 s, read = from_indexes(log, seg.base_offset, previous)  # None: its headers cost less
                 self.untrusted.pop(log, None)
