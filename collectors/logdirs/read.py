@@ -222,7 +222,7 @@ class PartitionReader:
         while we listed (the partition is listed again)."""
         if not part.snapshots:
             return None
-        path = str(part.path / f"{offset_prefix(part.snapshots[-1])}.snapshot")
+        path = os.path.join(str(part.path), f"{offset_prefix(part.snapshots[-1])}.snapshot")  # (no Path made)
         try:
             st = os.stat(path)
             key = (st.st_size, st.st_mtime_ns, st.st_ino)
