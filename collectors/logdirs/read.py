@@ -251,6 +251,11 @@ class PartitionReader:
                 and (self.headers_first and not whole or previous.detail_done)):
             # the file as this refresh's listing stat'ed it is the one summarised: what every read below would
             # return after a stat of its own (a restart's every segment, an unchanged one at each refresh)
+            if previous.path is not log:  # (a restart's, decoded from the cache): the listing's string and ints
+                # held from now on, not equal copies beside them (~0.2 KB a segment), its key too
+                del self._cache[log]
+                previous.path, previous.size, previous.mtime_ns, previous.inode = log, seg.size, seg.mtime_ns, seg.ino
+                self._cache[log] = previous
             return previous
         s = None
         if self.headers_first and not whole and index_ok and (

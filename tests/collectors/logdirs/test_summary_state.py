@@ -381,8 +381,8 @@ def test_an_unchanged_serving_restart_folds_from_the_cache_alone_every_field_a_c
                                                                                          monkeypatch):
     """Headers first, nothing changed while the collector was down: the restart's first refresh reads no
     segment byte and stats no segment beyond its listing (each cached summary is taken where the listing shows
-    its file as summarised), and each partition's report is, field by field, a cold whole read's (its records
-    not pending: the cache holds them)."""
+    its file as summarised, and holds the listing's path string), and each partition's report is, field by
+    field, a cold whole read's (its records not pending: the cache holds them)."""
     import dataclasses
 
     import monitor.model.summary as summarymod
@@ -399,8 +399,14 @@ def test_an_unchanged_serving_restart_folds_from_the_cache_alone_every_field_a_c
     stats = []
     real = summarymod._stat
     monkeypatch.setattr(summarymod, "_stat", lambda path: stats.append(path) or real(path))
-    snap = serving().refresh()
+    restarted = serving()
+    snap = restarted.refresh()
     assert snap.bytes_read == 0 and stats == []
+    # each summary decoded from the cache holds the listing's path string, one string a segment, not two
+    listed = {seg.path: seg.path for ld in restarted._listings.values() for p in ld.partitions for seg in p.segments
+              if p.topic == "t"}
+    held = [s for s in restarted._reader._cache.values() if s.path in listed]
+    assert len(held) == PARTITIONS * (ROLLED + 1) and all(s.path is listed[s.path] for s in held)
     _, ref = fresh(logdir)
     got = {(r.state.topic, r.state.partition): r for r in snap.partitions}
     want = {(r.state.topic, r.state.partition): r for r in ref.partitions}
