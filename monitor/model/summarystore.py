@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterable, Union, get_args, get_origin, get_typ
 
 from monitor.fileio import strictjson
 from monitor.kafka.offsetgroups import SegmentCommits
-from monitor.model.activekeys import ActiveKeys
+from monitor.model.activekeys import ActiveKeys, KeySizes
 from monitor.model.summary import SegmentSummary
 
 FORMAT = 1  # bump when a field's meaning changes under the same name and type
@@ -114,11 +114,30 @@ def _intmap_codec() -> Codec:
     return "intmap", enc, dec
 
 
+def _keysizes_codec() -> Codec:
+    """An active segment's key set (``monitor.model.activekeys.KeySizes``) as ``_intmap_codec``'s two arrays,
+    decoded as they are (packed until the tally reads on), never made a dict here."""
+    _, enc_a, dec_a = _array_codec()
+
+    def enc(m: KeySizes):
+        return [enc_a(array("q", m.keys())), enc_a(array("q", m.values()))]
+
+    def dec(v):
+        keys, values = (dec_a(x) for x in _check(list, v))
+        if keys.typecode != "q" or values.typecode != "q" or len(keys) != len(values):
+            raise ValueError("a key set's two arrays differ in type or length")
+        return KeySizes(keys, values) if keys else KeySizes()
+
+    return "keysizes", enc, dec
+
+
 def codec(tp) -> Codec:
     """The codec of one type hint; TypeError for a type this cache cannot hold."""
     origin, args = get_origin(tp), get_args(tp)
     if tp in (int, str, float, bool):
         return _scalar(tp)
+    if tp is KeySizes:
+        return _keysizes_codec()
     if origin is dict and args == (int, int):
         return _intmap_codec()
     if tp is bytes:
