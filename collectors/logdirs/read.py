@@ -168,7 +168,8 @@ class PartitionReader:
         indexes: dict = {}  # .txnindex path -> inode read (None: none), checked with the listing below
         # aborts are per-batch figures: checked against the .txnindex once no segment is summarised from its indexes
         txn_faults = ([] if any(s.headers_pending for s in summaries)
-                      else txn_index_faults(summaries, state.first_dirty_offset, indexes))
+                      else txn_index_faults(summaries, state.first_dirty_offset, indexes,
+                                           {x.base_offset for x in part.segments if x.has_txnindex}))
         if txn_faults:  # a .txnindex that is malformed or disagrees with the log: a read fault
             faults += txn_faults
             state = replace(state, faults=state.faults + len(txn_faults))
@@ -197,7 +198,7 @@ class PartitionReader:
                 if attempt:
                     part = self.churn.relist(part)
                 for seg in part.segments:
-                    c, read = read_segment(seg.log, self._commits.get(str(seg.log)))
+                    c, read = read_segment(seg.path, self._commits.get(seg.path))
                     self._commits[c.path] = c
                     commits.append(c)
                     if read:
@@ -221,7 +222,7 @@ class PartitionReader:
         while we listed (the partition is listed again)."""
         if not part.snapshots:
             return None
-        path = str(part.path / f"{offset_prefix(part.snapshots[-1])}.snapshot")
+        path = os.path.join(str(part.path), f"{offset_prefix(part.snapshots[-1])}.snapshot")  # (no Path made)
         try:
             st = os.stat(path)
             key = (st.st_size, st.st_mtime_ns, st.st_ino)
@@ -243,11 +244,22 @@ class PartitionReader:
         (``whole``); then, or without headers first, read whole (new bytes only when it grew). ``index_ok``
         (headers first): a new file (not one read before: its summary is read on) summarised from its indexes
         (``from_indexes``), or by its headers when they cannot be trusted."""
-        log = str(seg.log)  # one string: the summary's path and its key here (monitor.model.summary._named)
+        log = seg.path  # one string: the listing's, the summary's path and its key here (monitor.model.summary._named)
         previous = self._cache.get(log)
+        if (previous is not None and (previous.inode, previous.size, previous.mtime_ns) == (seg.ino, seg.size,
+                                                                                           seg.mtime_ns)
+                and (self.headers_first and not whole or previous.detail_done)):
+            # the file as this refresh's listing stat'ed it is the one summarised: what every read below would
+            # return after a stat of its own (a restart's every segment, an unchanged one at each refresh)
+            if previous.path is not log:  # (a restart's, decoded from the cache): the listing's string and ints
+                # held from now on, not equal copies beside them (~0.2 KB a segment), its key too
+                del self._cache[log]
+                previous.path, previous.size, previous.mtime_ns, previous.inode = log, seg.size, seg.mtime_ns, seg.ino
+                self._cache[log] = previous
+            return previous
         s = None
         if self.headers_first and not whole and index_ok and (
-                previous is None or previous.headers_pending or previous.inode != os.stat(seg.log).st_ino):
+                previous is None or previous.headers_pending or previous.inode != seg.ino):
             try:
                 s, read = from_indexes(log, seg.base_offset, previous)  # None: its headers cost less
                 self.untrusted.pop(log, None)

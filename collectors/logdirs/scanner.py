@@ -779,7 +779,7 @@ class LogDirScanner:
         """The active segment's duplicates (``monitor.model.activekeys``), read on from the last refresh (at
         the first, from what the state cache kept); None when the file went away while we read (the next
         refresh reads the new active segment). Its bytes are counted in ``active_key_bytes``."""
-        previous = self._active_keys.get(key) or self._reader.restored_keys.pop(str(seg.log), None)
+        previous = self._active_keys.get(key) or self._reader.restored_keys.pop(seg.path, None)
         before = None if previous is None else (previous.end_position, previous.over_bound, previous.tail_crc)
         self.active_keys_held -= self._key_held.pop(key, 0)  # counted again below as it is now
         # the keys this tally may hold: its own bound, or what is left of the budget if less, so the tally stops
@@ -788,7 +788,7 @@ class LogDirScanner:
         max_keys = min(self.active_key_max_keys, room)
         was_over = previous is not None and previous.over_bound is not None
         try:
-            k = tally(seg.log, seg.base_offset, previous, max_bytes=self.active_key_max_bytes,
+            k = tally(seg.path, seg.base_offset, previous, max_bytes=self.active_key_max_bytes,
                       max_keys=max_keys, count=self._count_active)
         except OSError:
             self._active_keys.pop(key, None)

@@ -53,7 +53,9 @@ class Segment:
     """One segment: its base offset and the files that exist for it. Sizes are the ``.log`` file's."""
 
     base_offset: int
-    log: Path
+    # the .log's path as a string: the readers' key (and their summaries' path) as it is, no ``Path`` made and
+    # kept a segment at each listing (issue 43: ~0.4 KB and a parse each; ``log`` makes one when asked)
+    path: str
     size: int
     mtime_ns: int
     has_index: bool = False
@@ -62,9 +64,14 @@ class Segment:
     ino: int = 0  # the .log's inode: a file swapped in under the same name, size and mtime is another file
 
     @property
+    def log(self) -> Path:
+        """The ``.log`` file as a ``Path``."""
+        return Path(self.path)
+
+    @property
     def key(self) -> tuple[str, int, int]:
         """What identifies unchanged content: name, size, mtime (used for incremental reads)."""
-        return (str(self.log), self.size, self.mtime_ns)
+        return (self.path, self.size, self.mtime_ns)
 
 
 LEFTOVER_KINDS = {x: x[1:] for x in TEMP_SUFFIXES}  # LogFileUtils' suffixes: cleaned | swap | deleted
@@ -174,6 +181,7 @@ def unrecognised_reason(name: str) -> str:
 def scan_partition(path: str | Path) -> PartitionDir:
     """The segments of one partition folder, in offset order, with their sizes and mtimes."""
     path = Path(path)
+    folder = str(path)
     parsed = parse_partition_dir_name(path.name)
     topic, partition = parsed if parsed else (path.name, -1)
     part = PartitionDir(topic, partition, path)
@@ -222,7 +230,7 @@ def scan_partition(path: str | Path) -> PartitionDir:
                 part.unlogged.append(base)
             continue
         part.segments.append(Segment(
-            base_offset=base, log=path / f"{offset_prefix(base)}.log", size=st.st_size, mtime_ns=st.st_mtime_ns,
+            base_offset=base, path=os.path.join(folder, f"{offset_prefix(base)}.log"), size=st.st_size, mtime_ns=st.st_mtime_ns,
             has_index=".index" in f, has_timeindex=".timeindex" in f, has_txnindex=".txnindex" in f, ino=st.st_ino,
         ))
     part.snapshots.sort()
@@ -252,7 +260,7 @@ def relisted(previous: PartitionDir | None, key: tuple[int, int], listed_ns: int
     segments = None
     for i, seg in enumerate(previous.segments):
         try:
-            st = os.stat(seg.log)
+            st = os.stat(seg.path)
         except OSError:
             return None
         if not stat.S_ISREG(st.st_mode):
@@ -260,7 +268,7 @@ def relisted(previous: PartitionDir | None, key: tuple[int, int], listed_ns: int
         if (st.st_size, st.st_mtime_ns, st.st_ino) != (seg.size, seg.mtime_ns, seg.ino):
             if segments is None:
                 segments = list(previous.segments)
-            segments[i] = Segment(seg.base_offset, seg.log, st.st_size, st.st_mtime_ns, seg.has_index,
+            segments[i] = Segment(seg.base_offset, seg.path, st.st_size, st.st_mtime_ns, seg.has_index,
                                   seg.has_timeindex, seg.has_txnindex, st.st_ino)
     if segments is None:
         return previous

@@ -20,6 +20,7 @@ damaged or sparse file of any size costs a piece of memory, not its size.
 from __future__ import annotations
 
 import io
+import os
 import struct
 from collections import namedtuple
 from dataclasses import dataclass
@@ -75,7 +76,7 @@ def snapshot_offset(path: str | Path) -> int:
     of ``monitor.kafka.kafkanames``: only the 20-digit name Kafka writes (``LogFileUtils.producerSnapshotFile``);
     ``5.snapshot`` or ``².snapshot`` is not a snapshot of Kafka's (an error naming the file, never a
     ValueError from ``int``)."""
-    found = offset_file(Path(path).name)
+    found = offset_file(os.path.basename(os.fspath(path)))
     if found is None or found[1] != SNAPSHOT_SUFFIX:
         raise ProducerSnapshotError(path, 0, "file name is not <20-digit offset>.snapshot, the name Kafka writes")
     return found[0]

@@ -51,6 +51,54 @@ def over_budget_reason(held: int, budget: int) -> str:
             "(timeouts.active_segment_keys_budget_bytes)")
 
 
+class KeySizes:
+    """An active segment's key hash -> key+value bytes of its latest record (``ActiveKeys``): as a restart decodes
+    it from the cache, two arrays (16 B a key); made a dict (``writable``: a slot and two ints, ~100 B a key) only
+    when the tally reads on, so an active segment that did not grow since holds its keys packed (issue 43: ~1.9 KB
+    a partition at 20 keys). Reads (``len``, ``keys``, ``values``, ``items``, ``==``) are the same either way."""
+
+    __slots__ = ("_hashes", "_sizes", "_dict")
+
+    def __init__(self, hashes: array | None = None, sizes: array | None = None):
+        if (hashes is None) != (sizes is None) or hashes is not None and len(hashes) != len(sizes):
+            raise ValueError("a key set's hashes and sizes differ in length")
+        self._hashes, self._sizes = hashes, sizes
+        self._dict: dict[int, int] | None = {} if hashes is None else None
+
+    def writable(self) -> dict[int, int]:
+        """The key set as a dict, for the tally to read on into (made once from the arrays)."""
+        if self._dict is None:
+            self._dict = dict(zip(self._hashes, self._sizes))
+            self._hashes = self._sizes = None
+        return self._dict
+
+    def __len__(self) -> int:
+        return len(self._dict) if self._dict is not None else len(self._hashes)
+
+    def keys(self):
+        return self._dict.keys() if self._dict is not None else self._hashes
+
+    def values(self):
+        return self._dict.values() if self._dict is not None else self._sizes
+
+    def items(self):
+        return self._dict.items() if self._dict is not None else zip(self._hashes, self._sizes)
+
+    def clear(self) -> None:
+        self._hashes = self._sizes = None
+        self._dict = {}
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, KeySizes):
+            other = dict(other.items())
+        return isinstance(other, dict) and dict(self.items()) == other
+
+    __hash__ = None  # mutable, as a dict
+
+    def __repr__(self) -> str:
+        return f"KeySizes({len(self)} keys)"
+
+
 @dataclass(slots=True)
 class ActiveKeys:
     path: str
@@ -65,8 +113,8 @@ class ActiveKeys:
     over_bound: str | None = None  # why the tally stopped (then the counts are unknown)
     faults: list[str] = field(default_factory=list)
     # key hash -> key+value bytes of its latest record; at most max_keys of them (emptied once over a bound),
-    # kept in the collector's cache (monitor.model.summarystore) as two arrays
-    _latest: dict[int, int] = field(default_factory=dict, repr=False)
+    # kept in the collector's cache (monitor.model.summarystore) as two arrays, and so decoded (``KeySizes``)
+    _latest: KeySizes = field(default_factory=KeySizes, repr=False)
 
     @property
     def distinct_keys(self) -> int:
@@ -115,7 +163,7 @@ def tally(path: str | Path, base_offset: int, previous: ActiveKeys | None = None
         k._latest.clear()
         return k
     reader = SegmentReader(path, start=k.end_position, skip_corrupt=True)
-    latest = k._latest
+    latest = k._latest.writable()
     try:
         for batch, a in reader.decoded(arrays=True):
             k.tail_position, k.tail_crc = tail(batch)

@@ -80,7 +80,12 @@ def count_horizons(segments: Sequence[SegmentSummary], now_ms: int, delete_reten
                 if st == hz.PENDING:
                     note("marker", horizon)
         t = counts["tombstone"]
-        for h in s.tombstone_horizons:
+        horizons = s.tombstone_horizons
+        unstamped = 0 if -1 in bad else horizons.count(-1)  # most tombstones: no horizon yet, counted in one call
+        t[hz.UNSTAMPED] += unstamped
+        for h in horizons if unstamped < len(horizons) else ():
+            if h == -1 and unstamped:
+                continue
             if h in bad:
                 rejected["tombstone"] += 1
                 continue

@@ -24,6 +24,7 @@ file edited by hand must never run code.
 from __future__ import annotations
 
 import base64
+import binascii
 import dataclasses
 import hashlib
 import json
@@ -36,7 +37,7 @@ from typing import Any, Callable, Iterable, Union, get_args, get_origin, get_typ
 
 from monitor.fileio import strictjson
 from monitor.kafka.offsetgroups import SegmentCommits
-from monitor.model.activekeys import ActiveKeys
+from monitor.model.activekeys import ActiveKeys, KeySizes
 from monitor.model.summary import SegmentSummary
 
 FORMAT = 1  # bump when a field's meaning changes under the same name and type
@@ -86,9 +87,11 @@ def _array_codec() -> Codec:
     def dec(v):
         code, data = v
         out = array(_check(str, code))
-        out.frombytes(base64.b64decode(_check(str, data), validate=True))
-        if sys.byteorder == "big":
-            out.byteswap()
+        if data:  # (most are empty: a segment without tombstones, horizons or aborts)
+            # binascii's strict mode: base64's validate=True (no character outside the alphabet), without its wrapper
+            out.frombytes(binascii.a2b_base64(_check(str, data), strict_mode=True))
+            if sys.byteorder == "big":
+                out.byteswap()
         return out
 
     return "array", enc, dec
@@ -111,11 +114,30 @@ def _intmap_codec() -> Codec:
     return "intmap", enc, dec
 
 
+def _keysizes_codec() -> Codec:
+    """An active segment's key set (``monitor.model.activekeys.KeySizes``) as ``_intmap_codec``'s two arrays,
+    decoded as they are (packed until the tally reads on), never made a dict here."""
+    _, enc_a, dec_a = _array_codec()
+
+    def enc(m: KeySizes):
+        return [enc_a(array("q", m.keys())), enc_a(array("q", m.values()))]
+
+    def dec(v):
+        keys, values = (dec_a(x) for x in _check(list, v))
+        if keys.typecode != "q" or values.typecode != "q" or len(keys) != len(values):
+            raise ValueError("a key set's two arrays differ in type or length")
+        return KeySizes(keys, values) if keys else KeySizes()
+
+    return "keysizes", enc, dec
+
+
 def codec(tp) -> Codec:
     """The codec of one type hint; TypeError for a type this cache cannot hold."""
     origin, args = get_origin(tp), get_args(tp)
     if tp in (int, str, float, bool):
         return _scalar(tp)
+    if tp is KeySizes:
+        return _keysizes_codec()
     if origin is dict and args == (int, int):
         return _intmap_codec()
     if tp is bytes:
@@ -165,31 +187,41 @@ class _Plan:
         self.cls, self.width = cls, len(fields)
         self.get = operator.attrgetter(*(n for n, _ in fields))
         self.plain = [(i, hints[n]) for i, (n, _) in enumerate(fields) if hints[n] in _SCALARS]
-        self.coded = [(i, c[1], c[2]) for i, (n, c) in enumerate(fields) if hints[n] not in _SCALARS]
+        # the plain fields' values and types, read and compared in one call each (the check's loop only on a mismatch)
+        idx = [i for i, _ in self.plain]
+        self.plain_get = (operator.itemgetter(*idx) if len(idx) > 1 else
+                          (lambda v, i=idx[0]: (v[i],)) if idx else (lambda v: ()))
+        self.plain_types = tuple(tp for _, tp in self.plain)
         # fields whose default is a shared read-only empty (``SegmentSummary.SHARED_EMPTIES``): decoded empty, they
-        # hold that one again, not an empty container each (the cold read's shape, ~650 B a segment less)
+        # hold that one again, not an empty container each (the cold read's shape, ~650 B a segment less); its
+        # encoding (what most segments hold) is told by equality and never decoded
         shared = getattr(cls, "SHARED_EMPTIES", {}).values()
         made = [f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
                 for f in dataclasses.fields(cls)]
-        self.shared = [(i, v) for i, v in enumerate(made) if any(v is e for e in shared)]
+        empties = {i: v for i, v in enumerate(made) if any(v is e for e in shared)}
+        self.coded = [(i, c[1], c[2], empties.get(i), c[1](empties[i]) if i in empties else None)
+                      for i, (n, c) in enumerate(fields) if hints[n] not in _SCALARS]
 
     def encode(self, obj) -> list:
         vals = list(self.get(obj))
-        for i, enc, _ in self.coded:
+        for i, enc, _, _, _ in self.coded:
             vals[i] = enc(vals[i])
         return vals
 
     def decode(self, vals: list):
         if len(vals) != self.width:
             raise ValueError(f"{len(vals)} fields, {self.cls.__name__} has {self.width}")
-        for i, tp in self.plain:
-            if type(vals[i]) is not tp:
-                raise ValueError(f"field {i}: expected {tp.__name__}, found {type(vals[i]).__name__}")
-        for i, _, dec in self.coded:
-            vals[i] = dec(vals[i])
-        for i, empty in self.shared:
-            if not vals[i]:
+        if tuple(map(type, self.plain_get(vals))) != self.plain_types:
+            for i, tp in self.plain:
+                if type(vals[i]) is not tp:
+                    raise ValueError(f"field {i}: expected {tp.__name__}, found {type(vals[i]).__name__}")
+        for i, _, dec, empty, empty_encoded in self.coded:
+            v = vals[i]
+            if empty is not None and v == empty_encoded:
                 vals[i] = empty
+                continue
+            v = dec(v)
+            vals[i] = empty if empty is not None and not v else v
         return self.cls(*vals)
 
 
@@ -266,7 +298,7 @@ def decode(data: bytes) -> tuple[dict, list]:
     if hashlib.sha256(data[:want - DIGEST]).digest() != data[want - DIGEST:]:
         raise CacheRejected("checksum", "its SHA-256 differs from the one written (edited or damaged since)")
     try:
-        entries = [_decode_entry(json.loads(line)) for line in _lines(data, start, size)]
+        entries = [_decode_entry(row) for rows in _rows(_lines(data, start, size)) for row in rows]
     except (ValueError, TypeError, zlib.error, KeyError) as exc:
         raise CacheRejected("malformed", f"an entry does not decode ({exc})") from None
     if len(entries) != head.get("entries"):
@@ -299,6 +331,29 @@ def _lines(data: bytes, start: int, size: int):
     yield from done
     if tail:
         yield tail
+
+
+ROWS = 512  # lines parsed by one json call
+
+
+def _rows(lines):
+    """The lines' JSON rows, ``ROWS`` lines to a ``json.loads`` (one call a line cost more than its parse: a
+    restart decodes 100,000 of them); ValueError when a line is no one JSON array."""
+    batch = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) == ROWS:
+            yield _parsed(batch)
+            batch = []
+    if batch:
+        yield _parsed(batch)
+
+
+def _parsed(batch: list) -> list:
+    rows = json.loads(b"[" + b",".join(batch) + b"]")
+    if len(rows) != len(batch) or not all(type(r) is list for r in rows):
+        raise ValueError("a line is not one JSON array")
+    return rows
 
 
 def _decode_entry(row):

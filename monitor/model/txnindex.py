@@ -24,7 +24,7 @@ import io
 import os
 import struct
 from pathlib import Path
-from typing import BinaryIO, Sequence
+from typing import BinaryIO, Collection, Sequence
 
 from monitor.kafka import readbound
 from monitor.fileio.regularfile import open_regular, os_reason
@@ -47,6 +47,12 @@ def txn_index_path(log_path: str | Path) -> Path:
     """The segment's ``.txnindex`` next to its ``.log`` (same base-offset name)."""
     p = Path(log_path)
     return p.with_name(p.name[:-len(".log")] + ".txnindex") if p.name.endswith(".log") else p.with_suffix(".txnindex")
+
+
+def _index_name(log_path: str) -> str:
+    """``txn_index_path`` as a string, without a ``Path`` made for it (once a rolled segment at every fold)."""
+    log_path = str(log_path)
+    return log_path[:-len(".log")] + ".txnindex" if log_path.endswith(".log") else str(txn_index_path(log_path))
 
 
 def parse_txn_index(data: bytes, path, base_offset: int) -> tuple[AbortedTxn, ...]:
@@ -183,17 +189,33 @@ def _show(txns) -> str:
     return f"[{shown}{', ...' if len(txns) > 3 else ''}]"
 
 
-def txn_index_faults(segments: Sequence, first_dirty: int, seen: dict | None = None) -> list[str]:
+def txn_index_faults(segments: Sequence, first_dirty: int, seen: dict | None = None,
+                     listed: Collection[int] | None = None) -> list[str]:
     """The read faults of a partition's ``.txnindex`` files (malformed, or disagreeing with the log),
     from its segment summaries (``monitor.model.summary``, offset order, the last one active); ``seen``
-    as in ``read_txn_index``."""
+    as in ``read_txn_index``. ``listed``: the base offsets whose ``.txnindex`` the partition's listing found
+    (``monitor.kafka.logdir.Segment.has_txnindex``); another segment's is taken as missing without an open that
+    fails (Kafka creates one at a segment's first abort only: most segments have none), and noted in ``seen`` as
+    missing, as a read that found none (a reader that checks ``seen`` afterwards finds one made since)."""
     from monitor.model.transactions import aborted_transactions
 
+    if listed is not None and not any(s.base_offset in listed or s.txn_aborts for s in segments):
+        # no index to read and no abort in the log: nothing to disagree (the active segment's aborts included:
+        # the log's aborts are the summaries' ``txn_aborts``, ``aborted_transactions``)
+        if seen is not None:
+            seen.update((_index_name(s.path), None) for s in segments[:-1])
+        return []
     faults: list[str] = []
     indexes, paths, checked = {}, {}, []
     for s in segments[:-1]:
-        path = txn_index_path(s.path)
-        paths[s.base_offset] = str(path)
+        path = _index_name(s.path)
+        paths[s.base_offset] = path
+        if listed is not None and s.base_offset not in listed:
+            if seen is not None:
+                seen[path] = None
+            indexes[s.base_offset] = ()
+            checked.append(s.base_offset)
+            continue
         try:
             indexes[s.base_offset] = read_txn_index(path, s.base_offset, seen)
         except TxnIndexError as exc:

@@ -25,3 +25,4 @@ def test_the_phases_read_every_partition_and_the_restart_restores_the_record_pha
     restart = phase(d, state, "restart", trace=False)
     assert restart["partitions"] == 6 and restart["pending_bytes"] == 0 and total > 0
     assert restart["restored_segments"] == 6 * 3 and cold["restored_segments"] == 0
+    assert restart["first_refresh_cpu_s"] > 0

@@ -54,6 +54,29 @@ def test_an_unchanged_partition_is_not_read_again_and_a_grown_one_only_for_what_
     assert state == read(PartitionReader(Relister()), folder)[2]  # as a reader that never saw it
 
 
+@pytest.mark.parametrize("headers_first", [True, False], ids=["headers-first", "whole"])
+def test_a_segment_as_the_listing_stat_ed_it_is_taken_from_the_reader_without_a_stat_of_its_own(
+        tmp_path, monkeypatch, headers_first):
+    """A summary whose file the refresh's listing found unchanged (inode, size, mtime) is handed on with no stat
+    of its own (a restart trusts every cached segment so: two stats a segment were one); a segment the listing
+    shows grown is stat'ed and read on, and the figures are a fresh reader's."""
+    import monitor.model.summary as summarymod
+
+    folder = partition(tmp_path)
+    reader = PartitionReader(Relister(), headers_first=headers_first)
+    first = read(reader, folder)[0]
+    stats = []
+    real = summarymod._stat
+    monkeypatch.setattr(summarymod, "_stat", lambda path: stats.append(str(path)) or real(path))
+    again = read(reader, folder)
+    assert [a is b for a, b in zip(again[0], first)] == [True, True] and stats == []
+    with open(folder / "00000000000000000010.log", "ab") as fh:
+        fh.write(v2(items(range(15, 18), distinct=5)).data)
+    grown = read(reader, folder)
+    assert stats == [str(folder / "00000000000000000010.log")] and grown[0][0] is first[0]
+    assert grown[2] == read(PartitionReader(Relister(), headers_first=headers_first), folder)[2]
+
+
 def test_a_segment_replaced_under_the_read_is_no_segment_of_the_listing(tmp_path):
     folder = partition(tmp_path)
     listing = scan_partition(folder)

@@ -157,7 +157,9 @@ def test_a_refresh_during_a_record_read_sees_the_summary_a_whole_batch_left(tmp_
                 charged.append(n)
                 if len(charged) == 2:  # inside the second batch's charge: let a refresh come and wait
                     second.set()
-                    wait_for(lambda: rr._wanted > 0, timeout=30, what="the refresh to ask for the lock")
+                    # the scanner's reader, not the test's ``rr``: this thread may get here before start_records returns
+                    wait_for(lambda: scanner_box[0]._records._wanted > 0, timeout=30,
+                             what="the refresh to ask for the lock")
 
     budget = Hooked(None)
     scanner = LogDirScanner([_log_dir(tmp_path)], headers_first=True, io_budget=budget,

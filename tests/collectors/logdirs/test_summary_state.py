@@ -375,3 +375,46 @@ def test_the_serving_collectors_restart_headers_first_reads_only_what_was_append
     assert sum(x.bytes_read for x in snaps) <= 2 * (appended_bytes(logdir) + header)  # headers, then records
     assert restarted.active_key_bytes <= appended_bytes(logdir) + header
     assert all(r.active_keys is not None and r.active_keys.known for r in snaps[-1].partitions)
+
+
+def test_an_unchanged_serving_restart_folds_from_the_cache_alone_every_field_a_cold_reads(logdir, tmp_path,
+                                                                                         monkeypatch):
+    """Headers first, nothing changed while the collector was down: the restart's first refresh reads no
+    segment byte and stats no segment beyond its listing (each cached summary is taken where the listing shows
+    its file as summarised, and holds the listing's path string), and each partition's report is, field by
+    field, a cold whole read's (its records not pending: the cache holds them)."""
+    import dataclasses
+
+    import monitor.model.summary as summarymod
+
+    def serving():
+        state = SummaryState(tmp_path / "state", NAME, notify=[].append, clock=lambda: 0.0)
+        return LogDirScanner([logdir], state=state, clock=lambda: NOW, headers_first=True)
+
+    first = serving()
+    first.refresh()
+    while first.busy():
+        first.refresh()
+    first.refresh()  # the offsets' commits, then the cache holds everything
+    stats = []
+    real = summarymod._stat
+    monkeypatch.setattr(summarymod, "_stat", lambda path: stats.append(path) or real(path))
+    restarted = serving()
+    snap = restarted.refresh()
+    assert snap.bytes_read == 0 and stats == []
+    # each summary decoded from the cache holds the listing's path string, one string a segment, not two
+    listed = {seg.path: seg.path for ld in restarted._listings.values() for p in ld.partitions for seg in p.segments
+              if p.topic == "t"}
+    held = [s for s in restarted._reader._cache.values() if s.path in listed]
+    assert len(held) == PARTITIONS * (ROLLED + 1) and all(s.path is listed[s.path] for s in held)
+    _, ref = fresh(logdir)
+    got = {(r.state.topic, r.state.partition): r for r in snap.partitions}
+    want = {(r.state.topic, r.state.partition): r for r in ref.partitions}
+    assert got.keys() == want.keys() >= {("t", p) for p in range(PARTITIONS)}
+    for key, r in want.items():
+        for f in dataclasses.fields(r):
+            mine, theirs = getattr(got[key], f.name), getattr(r, f.name)
+            if f.name == "detail_pending":  # headers first says False once read; a whole read, None (not asked)
+                assert (mine, theirs) == (False, None), key
+            else:
+                assert mine == theirs, (key, f.name)

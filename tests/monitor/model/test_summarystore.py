@@ -54,6 +54,14 @@ def test_active_segment_keys_come_back_equal_as_arrays_and_over_bound_without_ke
     _, back = S.decode(data)
     assert back == [keys, over] and back[0]._latest == keys._latest and back[1].over_bound == over.over_bound
     assert len(data) < 600  # 16 bytes a key, base64 and zlib: no JSON pair per key
+    # decoded packed (two arrays, 16 B a key), a dict only once the tally reads on: then a fresh tally's figures
+    assert back[0]._latest._dict is None and len(back[0]._latest) == 12
+    with open(seg.path, "ab") as fh:
+        fh.write(v2(items(range(60, 70), distinct=12)).data)
+    on, fresh = tally(seg.path, 0, back[0]), tally(seg.path, 0)
+    assert on is back[0] and on._latest._dict is not None
+    assert (on.records, on.duplicate_records, on.duplicate_bytes, on._latest) == (
+        fresh.records, fresh.duplicate_records, fresh.duplicate_bytes, fresh._latest)
 
 
 def every_field_set() -> SegmentSummary:
@@ -122,14 +130,19 @@ def test_a_payload_is_decoded_a_chunk_at_a_time_whole_lines_only(tmp_path):
 THREE_ARRAYS_VERSION = "88fd7629813fa1a6"
 
 
-def test_a_cache_of_the_three_array_layout_is_refused_and_read_again_never_misread(tmp_path):
+# ... and before an active segment's key set was decoded packed (``KeySizes``; a dict[int, int]; main at 9e2e785)
+DICT_KEYS_VERSION = "2b49ff89ee5375dc"
+
+
+@pytest.mark.parametrize("version", [THREE_ARRAYS_VERSION, DICT_KEYS_VERSION], ids=["three-arrays", "dict-keys"])
+def test_a_cache_of_the_three_array_layout_is_refused_and_read_again_never_misread(tmp_path, version):
     """The tombstones' layout changed (issue 43): the fields' digest did with it, so a cache written before is
     another version, discarded in one line at start, and every segment read again (never three arrays' values
-    read as rows)."""
+    read as rows). The same for the key sets' type (``KeySizes``)."""
     from collectors.logdirs.summary_state import SummaryState
 
-    assert S.VERSION != THREE_ARRAYS_VERSION
-    old = rewrite_header(file_bytes(summaries(tmp_path)), version=THREE_ARRAYS_VERSION)
+    assert S.VERSION != version
+    old = rewrite_header(file_bytes(summaries(tmp_path)), version=version)
     with pytest.raises(S.CacheRejected) as exc:
         S.decode(old)
     assert exc.value.reason == "version"

@@ -203,6 +203,37 @@ def test_an_entry_with_no_marker_of_its_producer_at_its_last_offset_is_still_a_f
         assert fault.startswith(str(tmp_path / f"t{n}-0" / "00000000000000000000.txnindex")), fault
 
 
+@pytest.mark.parametrize("entries", [KEPT, b"", entry(8, 3, 6, 7)], ids=["kept", "empty", "stray"])
+def test_the_listings_txnindex_files_give_what_opening_each_gives(tmp_path, entries):
+    """``listed`` (the base offsets whose ``.txnindex`` the listing found): the faults, and the files noted as read
+    (``seen``: inode, None for none), of opening every rolled segment's index."""
+    summaries = _cleaned_partition(tmp_path / "t-0", entries)
+    listed = {int(f.name[:20]) for f in (tmp_path / "t-0").glob("*.txnindex")}
+    for first_dirty in (10, 8, 0):
+        by_open, by_listing = {}, {}
+        faults = txn_index_faults(summaries, first_dirty, by_open)
+        assert txn_index_faults(summaries, first_dirty, by_listing, listed) == faults
+        assert by_listing == by_open and list(by_open) == [str(tmp_path / "t-0" / "00000000000000000000.txnindex")]
+
+
+def test_a_txnindex_the_listing_did_not_find_is_not_opened(tmp_path):
+    """A log without aborts and no index listed: no fault and no open, each index noted as missing (a reader that
+    checks ``seen`` afterwards, ``collectors.logdirs.churn.check_listing``, finds one made since). A malformed
+    index made after the listing is not read; listed, it is a fault."""
+    from recordfixtures import items, v2, write
+
+    folder = tmp_path / "t-0"
+    write(folder / "00000000000000000000.log", [v2(items(range(0, 3)))])
+    write(folder / "00000000000000000003.log", [v2(items(range(3, 5)))])
+    summaries = [summarize(f, int(f.name[:-4]))[0] for f in sorted(folder.glob("*.log"))]
+    (folder / "00000000000000000000.txnindex").write_bytes(b"\x00" * 5)  # not a whole entry
+    seen = {}
+    assert txn_index_faults(summaries, 0, seen, set()) == []
+    assert seen == {str(folder / "00000000000000000000.txnindex"): None}
+    [fault] = txn_index_faults(summaries, 0, {}, {0})
+    assert fault.startswith(str(folder / "00000000000000000000.txnindex")), fault
+
+
 @pytest.mark.parametrize("committed_after", [True, False], ids=["data-gone", "last-batch-kept-empty"])
 def test_the_brokers_clean_of_an_abort_is_no_fault_with_the_checkpoint_before_or_after_it(kafka, tmp_path_factory,
                                                                                          committed_after):
