@@ -17,6 +17,7 @@ for. ``family`` says which a version is; the launcher (localkafka.broker) starts
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -52,7 +53,8 @@ POMS = {ZOOKEEPER: "pom-zookeeper.xml", KRAFT: "pom.xml"}
 ZOOKEEPER_VERSION = _pom_property("zookeeper.version", POMS[ZOOKEEPER])
 
 # The versions the compatibility tier (tests/compat, one module per version) runs beside the pom's, one of
-# each family: ./dev setup fetches their jars with the default's, so no test downloads in the middle of a run
+# each family: ./dev setup fetches their jars with the default's; ./dev test leaves them to the first test
+# that starts one (``resolve``'s lock: once across xdist workers)
 COMPAT_VERSIONS = ("3.9.1", "4.3.0")
 # What ``compaction-monitor broker start --kafka-version`` starts: the versions a real broker in the tests
 # proves the monitor on (docs/compatibility.md), no other
@@ -119,13 +121,28 @@ def resolve(pom_file: Path, target: Path, properties: dict[str, str], what: str 
             timeout: float | None = None) -> Path:
     """``pom_file``'s runtime dependencies (with these Maven ``properties``) copied by ``mvn`` into
     ``target``, whole or not at all (a temporary folder renamed, marked ``.complete``); cached: a complete
-    ``target`` is returned at once. ``what`` names the set in an error."""
+    ``target`` is returned at once. ``what`` names the set in an error.
+
+    One resolver at a time per ``target`` (an exclusive lock on ``target``'s ``.lock`` file beside it):
+    ``./dev test`` fetches only the default version's jars before pytest starts, and the first test that
+    needs another set (a compatibility broker, kafka-streams) resolves it then, possibly on two xdist
+    workers at once: the second waits for the first and finds the set complete, where it would have run
+    Maven again and replaced the folder under the first one's broker."""
     if (target / ".complete").exists():
         return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f"{target.name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes (or the process dies)
+        if (target / ".complete").exists():  # resolved by whoever held the lock before
+            return target
+        return _resolve_locked(pom_file, target, properties, what, timeout)
+
+
+def _resolve_locked(pom_file: Path, target: Path, properties: dict[str, str], what: str,
+                    timeout: float | None) -> Path:
     mvn = shutil.which("mvn")
     if not mvn:
         raise BrokerError("Maven (`mvn`) is not on PATH: install it (Debian: apt-get install maven)")
-    target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="libs-", dir=target.parent))
     cmd = [mvn, "-q", "-B", "-f", str(pom_file), *(f"-D{k}={v}" for k, v in properties.items()),
            "dependency:copy-dependencies", f"-DoutputDirectory={tmp}", "-DincludeScope=runtime"]

@@ -1,11 +1,12 @@
 """The browser checks' text rules (tests/browsercheck.py), without a browser: what they must flag and
-what they must leave alone (words, dotted names, versions, hex numbers)."""
+what they must leave alone (words, dotted names, versions, hex numbers); and where a grid is scrolled to
+be read whole."""
 
 from __future__ import annotations
 
 import pytest
 
-from browsercheck import cell_problems, label_problems, log_problems, text_problems
+from browsercheck import _spread, cell_problems, label_problems, log_problems, text_problems
 
 FLAGGED = {
     "cleanable None": "None",
@@ -71,3 +72,20 @@ def test_each_deprecation_line_of_a_log_is_named_once_with_its_count(tmp_path):
     clean.write_text("  You can now view your Streamlit app in your browser.\n")
     assert log_problems(clean) == []
     assert log_problems(tmp_path / "absent.log") == [f"no log at {tmp_path / 'absent.log'}"]
+
+
+@pytest.mark.parametrize("scroll_range, step", [(1807, 298), (596, 298), (597, 298), (5, 298), (40, 40),
+                                                (10_000, 30), (3, 30)])
+def test_a_grid_is_read_in_views_that_overlap_reach_its_end_and_never_repeat_one(scroll_range, step):
+    at = _spread(scroll_range, step)
+    assert at[0] == 0 and at[-1] == scroll_range  # from the top to the end
+    gaps = [b - a for a, b in zip(at, at[1:])]
+    assert all(g <= step for g in gaps), gaps  # each view overlaps the one before (step: 3/4 of the view)
+    # evenly spaced: no view a few pixels from the one before (it shows the same cells, and the reader
+    # waits 5 s for a redraw that never comes), unless the grid scrolls by no more than that at all
+    assert max(gaps) - min(gaps) <= 1, gaps
+    assert len(at) == 1 + -(-scroll_range // step)  # no more views than the step needs
+
+
+def test_a_grid_that_does_not_scroll_is_one_view():
+    assert _spread(0, 298) == [0] and _spread(-10, 298) == [0]

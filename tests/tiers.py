@@ -71,7 +71,8 @@ SLOW_NAMES = {
 NOT_FOLLOWED = {
     "cli.main.build_parser": "names every subcommand's function (set_defaults) without calling one; a test "
                              "that runs a subcommand is judged by the subcommand it runs",
-    "localkafka.jars.fetch_jars": "runs Maven only when the jars are not cached yet (./dev setup fetched them)",
+    "localkafka.jars.fetch_jars": "runs Maven only when the jars are not cached yet (./dev test fetched the "
+                                  "default version's; only slow tests start another)",
     "tiers.processes_started": "the fast tier's guard: it wraps the calls that start a process, to see them",
 }
 
