@@ -49,7 +49,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
             from collectors.admin.source import AdminFetcher
             from monitor.settings.config import ClusterConfig
 
-            fetcher = AdminFetcher(cluster or ClusterConfig(bootstrap_servers=bootstrap), timeout=10)
+            fetcher = AdminFetcher(cluster or ClusterConfig(bootstrap_servers=bootstrap), timeout=cfg.timeouts.admin)
             try:
                 snap = fetcher.topics()
             finally:
