@@ -185,9 +185,11 @@ def tiny_input(listed, root: Path) -> list:
     return [(str(dst), end)]
 
 
-def measure(spark, listed, now: int, repeat: int, what: str, scratch: Path) -> dict:
+def measure(spark, listed, now: int, repeat: int, what: str, scratch: Path, log_dirs: dict | None = None) -> dict:
     """The four figures on one set of segments, each the best of ``repeat``, and the Spark audit's
-    fixed cost (its wall on a tiny input, ``tiny_input``)."""
+    fixed cost (its wall on a tiny input, ``tiny_input``). ``log_dirs``: the log dir's checkpoints, as
+    the audit job reads them (``inputs.read_log_dirs``): cleaned-once data is audited from the broker's
+    cleaner checkpoint, as a copy of a broker's log dir would be."""
     from spark_analysis.audit import AuditInputs, run_audit
     from spark_analysis.audit.segments import partition_tasks
 
@@ -195,8 +197,8 @@ def measure(spark, listed, now: int, repeat: int, what: str, scratch: Path) -> d
     total = sum(s for _, s in listed)
     log(f"{len(files)} segment files, {total / 1e6:.0f} MB ({what})")
 
-    def inputs():
-        return AuditInputs(kind="segments", files=listed, now_ms=now)
+    def inputs(files=listed):
+        return AuditInputs(kind="segments", files=files, now_ms=now, log_dirs=log_dirs or {})
 
     ref, (n, _) = best(lambda: read_all(files), repeat)
     log(f"reference, records(): {total / 1e6 / ref:.1f} MB/s ({n} records)")
@@ -205,10 +207,10 @@ def measure(spark, listed, now: int, repeat: int, what: str, scratch: Path) -> d
     one, _ = best(lambda: audit_one_process(partition_tasks(inputs())), repeat)
     log(f"the audit in one process: {total / 1e6 / one:.1f} MB/s")
     with Timer() as warm:  # JVM, Python workers and Spark's planning code warmed up: not measured
-        run_audit(spark, AuditInputs(kind="segments", files=[listed[0]], now_ms=now)).partitions.collect()
+        run_audit(spark, inputs([listed[0]])).partitions.collect()
 
     def run(files):
-        res = run_audit(spark, AuditInputs(kind="segments", files=files, now_ms=now))
+        res = run_audit(spark, inputs(files))
         res.partitions.collect()
         return res
 
@@ -240,18 +242,19 @@ def main(argv) -> int:
     tmp = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="bench-audit-"))
     try:
         log_dir = data_dir(tmp, args.gb, cleaned=True)
-        from spark_analysis.inputs import list_inputs
+        from spark_analysis.inputs import list_inputs, read_log_dirs
         from spark_analysis.session import session
 
         now = int(time.time() * 1000)
         listed = list_inputs("segments", [str(log_dir)])
+        log_dirs = read_log_dirs([str(log_dir)])
         spark = session(args.master, app="bench-audit", conf={"spark.ui.showConsoleProgress": "false"})
         results = {}
         try:
             for name, (prefix, what) in DATASETS.items():
                 files = [(u, s) for u, s in listed if Path(u).parent.name.startswith(prefix)]
                 if files:
-                    results[name] = measure(spark, files, now, args.repeat, what, tmp / "tiny" / name)
+                    results[name] = measure(spark, files, now, args.repeat, what, tmp / "tiny" / name, log_dirs)
         finally:
             spark.stop()
         made = tmp / "data.json"
