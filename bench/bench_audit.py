@@ -165,13 +165,14 @@ TINY_BYTES = 64 << 10
 
 
 def tiny_input(listed, root: Path) -> list:
-    """A partition of one small segment: the first batches (up to ``TINY_BYTES``) of the data set's
-    first segment, copied under ``root`` in its topic-partition folder. The Spark audit's wall on it is
+    """A partition of one small segment: the first batches (up to ``TINY_BYTES``, at least one) of the
+    data set's first segment that holds any (a clean can leave an empty one), copied under ``root`` in
+    its topic-partition folder. The Spark audit's wall on it is
     its fixed cost a run (planning the data source, the tasks' job, the collect, the report tables):
     the work on 64 KiB is a few milliseconds."""
     from monitor.kafka.record import SegmentReader
 
-    src = Path(listed[0][0])
+    src = Path(next((u for u, size in listed if size > 0), listed[0][0]))
     end = 0
     with open(src, "rb") as fh:
         for b in SegmentReader(fh, name=str(src)).batches(bodies=False):

@@ -31,12 +31,15 @@ def test_the_tiny_input_is_the_first_whole_batches_up_to_64_kib(tmp_path):
     assert size + whole[len(got)][2] > TINY_BYTES  # as many whole batches as fit
 
 
-def test_a_first_batch_larger_than_64_kib_is_taken_whole(tmp_path):
+def test_a_first_batch_larger_than_64_kib_is_taken_whole_past_an_empty_segment(tmp_path):
+    """The first segment a clean left empty is passed over; a first batch above 64 KiB is taken whole."""
     from bench.bench_audit import TINY_BYTES, tiny_input
 
-    src = rf.write(tmp_path / "data" / "t-0" / "00000000000000000000.log",
-                   [rf.v2(rf.items(range(0, 3000)), "none"), rf.v2(rf.items(range(3000, 3010)), "none")])
+    empty = rf.write(tmp_path / "data" / "t-0" / "00000000000000000000.log", [])
+    src = rf.write(tmp_path / "data" / "t-0" / "00000000000000003000.log",
+                   [rf.v2(rf.items(range(3000, 6000)), "none"), rf.v2(rf.items(range(6000, 6010)), "none")])
     first = _batches(src.path)[0]
     assert first[2] > TINY_BYTES
-    [(uri, size)] = tiny_input([(str(src.path), src.path.stat().st_size)], tmp_path / "tiny")
-    assert _batches(uri) == [first] and size == first[2]
+    listed = [(str(empty.path), 0), (str(src.path), src.path.stat().st_size)]
+    [(uri, size)] = tiny_input(listed, tmp_path / "tiny")
+    assert uri.endswith("t-0/00000000000000003000.log") and _batches(uri) == [first] and size == first[2]
