@@ -265,9 +265,9 @@ def main(argv) -> int:
         (OUT / "audit.json").write_text(strictjson.dumps(r, indent=2))
         print(f"Spark master {args.master}; best of {args.repeat}; one run, the same data for every row")
         if data:
-            print(f"cleaned-once data: written in {data['cleaned_written_s']:.0f} s ({data['cleaned_segment_bytes'] >> 20} "
-                  f"MiB segments), the broker's clean done {data['clean_wait_after_writes_s']:.0f} s after the "
-                  f"last write (--gb {data['gb']:g})")
+            print(f"cleaned-once data (--gb {data['gb']:g}): written in {data['cleaned_written_s']:.0f} s "
+                  f"({data['cleaned_segment_bytes'] >> 20} MiB segments),\n  the broker's clean done "
+                  f"{data['clean_wait_after_writes_s']:.0f} s after the last write")
         for name, m in results.items():
             print(f"{name}: {m['bytes'] / 1e6:.0f} MB in {m['segments']} segments, {m['records']} records "
                   f"({m['what']})")
@@ -278,8 +278,8 @@ def main(argv) -> int:
                   f"{m['audit_vs_reader']:.2f}x records(), {m['audit_vs_arrays']:.2f}x the arrays read, "
                   f"{m['audit_vs_one_process_audit']:.2f}x the one-process audit")
             beyond = m["spark_beyond_fixed_mb_s"]
-            print(f"    of which fixed a run (the audit of {m['spark_fixed_input_bytes'] / 1e3:.0f} kB)  "
-                  f"{m['spark_fixed_s']:8.3f} s;  beyond it "
+            print(f"    fixed cost a run (audit of {m['spark_fixed_input_bytes'] / 1e3:.0f} kB) "
+                  f"{m['spark_fixed_s']:.3f} s; beyond it "
                   + (f"{beyond:.1f} MB/s" if beyond is not None else "unknown (the run took no longer)"))
         print("targets: one-process audit >= 600 MB/s; Spark audit >= 1.6x records() and >= 0.35x the arrays read")
         return 0
