@@ -1,9 +1,9 @@
 """Spark audit speed: ``local[2]`` against one process of the ``monitor`` reader over the same files.
 
 Writes at least ``--gb`` GB of segments through the real broker (compacted topics, 4 partitions,
-uncompressed and lz4) that it never cleans ("all-dirty"), and half as much (a tombstone every 50th record)
-that the broker's own cleaner cleans once ("cleaned-once": every segment but the active one, waited for on
-its checkpoint), stops it, then times in the same run, on each of the two, (best of ``--repeat`` each):
+uncompressed and lz4) that it never cleans ("all-dirty"), and as much again after a clean (a tombstone every
+50th record, a quarter of the keys written twice) that the broker's own cleaner cleans once ("cleaned-once":
+every segment but the active one, waited for on its checkpoint), stops it, then times in the same run, on each of the two, (best of ``--repeat`` each):
   * reference: one Python process reading every record with its key (``SegmentReader.records()``);
   * also: one process reading the arrays view (the reader's fastest path) and one process running
     the very same per-partition audit code as the Spark tasks, without Spark;
@@ -17,6 +17,7 @@ Prints MB/s and the ratios. Targets (issue 45): the one-process audit >= 600 MB/
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import tempfile
 import time
@@ -33,33 +34,51 @@ DATASETS = {
     "cleaned-once": ("cleaned-", "cleaned once by the broker's own cleaner (every segment but the active one)"),
 }
 CLEAN_WAIT_S = 900
+OVERWRITE = 1.25  # a cleaned topic is written this many times its all-dirty twin's size (see write_data)
 
 
 def write_data(root: Path, gb: float, cleaned: bool = False) -> Path:
-    """``gb`` GB never cleaned (topics ``audit-none``, ``audit-lz4``), and with ``cleaned`` half as much
-    written the same way into topics the broker's cleaner then cleans once (``cleaned-*``: small segments,
-    dirty ratio 0.01), waited for on the cleaner's checkpoint."""
+    """``gb`` GB never cleaned (topics ``audit-none``, ``audit-lz4``), and with ``cleaned`` as much again
+    after a clean: topics the broker's cleaner then cleans once (``cleaned-*``: small segments, dirty
+    ratio 0.01), waited for on the cleaner's checkpoint.
+
+    A cleaned topic has as many keys as its all-dirty twin of the same codec has records (so its live
+    data is that topic's size) and is written ``OVERWRITE`` times that, every key once and then a
+    quarter of them again, a tombstone every 50th record: the clean has records to remove (the older
+    copies) and what it keeps is as large as the all-dirty set, so the two sets' figures differ by the
+    work, not the size. How long the writes and the broker's clean took is kept in ``data.json``
+    beside the log dir and printed with the figures."""
+    took = {}
     with broker(root / "kafka") as st:
         from confluent_kafka.admin import AdminClient, NewTopic
 
         admin = AdminClient({"bootstrap.servers": st.bootstrap})
+        written = {}
         for codec in ("none", "lz4"):
             t = f"audit-{codec}"
             admin.create_topics([NewTopic(t, 4, 1, config={
                 "cleanup.policy": "compact", "min.cleanable.dirty.ratio": "1.0",
                 "segment.bytes": str(128 << 20)})])[t].result(30)
-            produce_bulk(st.bootstrap, t, int(gb * 1e9 / 2), codec, partitions=4, on_disk=Path(st.log_dir))
+            written[codec] = produce_bulk(st.bootstrap, t, int(gb * 1e9 / 2), codec, partitions=4,
+                                          on_disk=Path(st.log_dir))
+        t0 = time.monotonic()
         for codec in ("none", "lz4") if cleaned else ():
             t = f"cleaned-{codec}"
             admin.create_topics([NewTopic(t, 4, 1, config={
                 "cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01",
                 "segment.bytes": str(cleaned_segment_bytes(gb))})])[t].result(30)
-            produce_bulk(st.bootstrap, t, int(gb * 1e9 / 4), codec, partitions=4, on_disk=Path(st.log_dir),
-                         tombstone_every=50)
+            keys = -(-written[codec] // 4) * 4  # a multiple of the partitions: a key stays in one
+            produce_bulk(st.bootstrap, t, int(gb * 1e9 / 2 * OVERWRITE), codec, partitions=4,
+                         tombstone_every=50, keys=keys, records=int(written[codec] * OVERWRITE))
         if cleaned:
+            t1 = time.monotonic()
             wait_cleaned(Path(st.log_dir), "cleaned-")
+            took = {"cleaned_written_s": t1 - t0, "clean_wait_after_writes_s": time.monotonic() - t1,
+                    "cleaned_segment_bytes": cleaned_segment_bytes(gb), "gb": gb}
         del admin
-        return Path(st.log_dir)
+        log_dir = Path(st.log_dir)
+    (root / "data.json").write_text(strictjson.dumps(took, indent=2))
+    return log_dir
 
 
 def cleaned_segment_bytes(gb: float) -> int:
@@ -142,8 +161,36 @@ def best(fn, repeat: int):
     return min(walls), out
 
 
-def measure(spark, listed, now: int, repeat: int, what: str) -> dict:
-    """The four figures on one set of segments, each the best of ``repeat``."""
+TINY_BYTES = 64 << 10
+
+
+def tiny_input(listed, root: Path) -> list:
+    """A partition of one small segment: the first batches (up to ``TINY_BYTES``, at least one) of the
+    data set's first segment that holds any (a clean can leave an empty one), copied under ``root`` in
+    its topic-partition folder. The Spark audit's wall on it is
+    its fixed cost a run (planning the data source, the tasks' job, the collect, the report tables):
+    the work on 64 KiB is a few milliseconds."""
+    from monitor.kafka.record import SegmentReader
+
+    src = Path(next((u for u, size in listed if size > 0), listed[0][0]))
+    end = 0
+    with open(src, "rb") as fh:
+        for b in SegmentReader(fh, name=str(src)).batches(bodies=False):
+            if end and b.position + b.size > TINY_BYTES:
+                break
+            end = b.position + b.size
+    dst = root / src.parent.name / src.name
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with open(src, "rb") as fh:
+        dst.write_bytes(fh.read(end))
+    return [(str(dst), end)]
+
+
+def measure(spark, listed, now: int, repeat: int, what: str, scratch: Path, log_dirs: dict | None = None) -> dict:
+    """The four figures on one set of segments, each the best of ``repeat``, and the Spark audit's
+    fixed cost (its wall on a tiny input, ``tiny_input``). ``log_dirs``: the log dir's checkpoints, as
+    the audit job reads them (``inputs.read_log_dirs``): cleaned-once data is audited from the broker's
+    cleaner checkpoint, as a copy of a broker's log dir would be."""
     from spark_analysis.audit import AuditInputs, run_audit
     from spark_analysis.audit.segments import partition_tasks
 
@@ -151,8 +198,8 @@ def measure(spark, listed, now: int, repeat: int, what: str) -> dict:
     total = sum(s for _, s in listed)
     log(f"{len(files)} segment files, {total / 1e6:.0f} MB ({what})")
 
-    def inputs():
-        return AuditInputs(kind="segments", files=listed, now_ms=now)
+    def inputs(files=listed):
+        return AuditInputs(kind="segments", files=files, now_ms=now, log_dirs=log_dirs or {})
 
     ref, (n, _) = best(lambda: read_all(files), repeat)
     log(f"reference, records(): {total / 1e6 / ref:.1f} MB/s ({n} records)")
@@ -161,14 +208,17 @@ def measure(spark, listed, now: int, repeat: int, what: str) -> dict:
     one, _ = best(lambda: audit_one_process(partition_tasks(inputs())), repeat)
     log(f"the audit in one process: {total / 1e6 / one:.1f} MB/s")
     with Timer() as warm:  # JVM, Python workers and Spark's planning code warmed up: not measured
-        run_audit(spark, AuditInputs(kind="segments", files=[listed[0]], now_ms=now)).partitions.collect()
+        run_audit(spark, inputs([listed[0]])).partitions.collect()
 
-    def full():
-        res = run_audit(spark, inputs())
+    def run(files):
+        res = run_audit(spark, inputs(files))
         res.partitions.collect()
         return res
 
-    spark_wall, res = best(full, repeat)
+    tiny = tiny_input(listed, scratch)
+    fixed, _ = best(lambda: run(tiny), max(repeat, 3))
+    log(f"Spark audit of {tiny[0][1] / 1e3:.0f} kB (its fixed cost a run): {fixed:.3f} s")
+    spark_wall, res = best(lambda: run(listed), repeat)
     log(f"Spark audit: {total / 1e6 / spark_wall:.1f} MB/s")
     assert res.summary["records"] >= n
     return {
@@ -177,6 +227,8 @@ def measure(spark, listed, now: int, repeat: int, what: str) -> dict:
         "one_process_audit_mb_s": total / 1e6 / one, "spark_audit_mb_s": total / 1e6 / spark_wall,
         "audit_vs_reader": ref / spark_wall, "audit_vs_arrays": arr / spark_wall,
         "audit_vs_one_process_audit": one / spark_wall, "spark_startup_s": warm.wall,
+        "spark_fixed_s": fixed, "spark_fixed_input_bytes": tiny[0][1],
+        "spark_beyond_fixed_mb_s": total / 1e6 / (spark_wall - fixed) if spark_wall > fixed else None,
         "reclaimable_bytes": res.summary["reclaimable_bytes"],
     }
 
@@ -191,24 +243,31 @@ def main(argv) -> int:
     tmp = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="bench-audit-"))
     try:
         log_dir = data_dir(tmp, args.gb, cleaned=True)
-        from spark_analysis.inputs import list_inputs
+        from spark_analysis.inputs import list_inputs, read_log_dirs
         from spark_analysis.session import session
 
         now = int(time.time() * 1000)
         listed = list_inputs("segments", [str(log_dir)])
+        log_dirs = read_log_dirs([str(log_dir)])
         spark = session(args.master, app="bench-audit", conf={"spark.ui.showConsoleProgress": "false"})
         results = {}
         try:
             for name, (prefix, what) in DATASETS.items():
                 files = [(u, s) for u, s in listed if Path(u).parent.name.startswith(prefix)]
                 if files:
-                    results[name] = measure(spark, files, now, args.repeat, what)
+                    results[name] = measure(spark, files, now, args.repeat, what, tmp / "tiny" / name, log_dirs)
         finally:
             spark.stop()
-        r = {"master": args.master, "repeat": args.repeat, **results}
+        made = tmp / "data.json"
+        data = json.loads(made.read_text()) if made.exists() else {}
+        r = {"master": args.master, "repeat": args.repeat, "data": data, **results}
         OUT.mkdir(exist_ok=True)
         (OUT / "audit.json").write_text(strictjson.dumps(r, indent=2))
         print(f"Spark master {args.master}; best of {args.repeat}; one run, the same data for every row")
+        if data:
+            print(f"cleaned-once data (--gb {data['gb']:g}): written in {data['cleaned_written_s']:.0f} s "
+                  f"({data['cleaned_segment_bytes'] >> 20} MiB segments),\n  the broker's clean done "
+                  f"{data['clean_wait_after_writes_s']:.0f} s after the last write")
         for name, m in results.items():
             print(f"{name}: {m['bytes'] / 1e6:.0f} MB in {m['segments']} segments, {m['records']} records "
                   f"({m['what']})")
@@ -218,6 +277,10 @@ def main(argv) -> int:
             print(f"  Spark audit (every table but written)      {m['spark_audit_mb_s']:8.1f} MB/s  = "
                   f"{m['audit_vs_reader']:.2f}x records(), {m['audit_vs_arrays']:.2f}x the arrays read, "
                   f"{m['audit_vs_one_process_audit']:.2f}x the one-process audit")
+            beyond = m["spark_beyond_fixed_mb_s"]
+            print(f"    fixed cost a run (audit of {m['spark_fixed_input_bytes'] / 1e3:.0f} kB) "
+                  f"{m['spark_fixed_s']:.3f} s; beyond it "
+                  + (f"{beyond:.1f} MB/s" if beyond is not None else "unknown (the run took no longer)"))
         print("targets: one-process audit >= 600 MB/s; Spark audit >= 1.6x records() and >= 0.35x the arrays read")
         return 0
     finally:

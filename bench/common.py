@@ -33,10 +33,12 @@ def dir_bytes(folder: Path) -> int:
 
 def produce_bulk(bootstrap: str, topic: str, total_bytes: int, codec: str, keys: int = 200_000,
                  partitions: int = 1, on_disk: Path | None = None, value_sizes: tuple[int, int] = (100, 1000),
-                 tombstone_every: int = 0) -> int:
+                 tombstone_every: int = 0, records: int | None = None) -> int:
     """Write keyed records (values ``value_sizes`` bytes, default 100..1000, partly compressible; a
     tombstone every ``tombstone_every``-th record when set) until ``total_bytes`` were sent, or, with
-    ``on_disk`` (a log dir), until the topic's segments hold that many bytes."""
+    ``on_disk`` (a log dir), until the topic's segments hold that many bytes; with ``records``, that many
+    records (a topic a cleaner cleans as it is written may never hold ``total_bytes``). Returns the
+    records written."""
     from confluent_kafka import Producer
     from tqdm import tqdm
 
@@ -52,7 +54,7 @@ def produce_bulk(bootstrap: str, topic: str, total_bytes: int, codec: str, keys:
 
     sent = n = done = 0
     with tqdm(total=total_bytes, unit="B", unit_scale=True, desc=f"produce {topic}", file=sys.stderr) as bar:
-        while done < total_bytes:
+        while (n < records) if records is not None else (done < total_bytes):
             size = value_sizes[0] + (n * 7919) % (value_sizes[1] - value_sizes[0])
             half = size // 2
             off = (n * 131) % (len(rnd) - half)
@@ -70,12 +72,13 @@ def produce_bulk(bootstrap: str, topic: str, total_bytes: int, codec: str, keys:
             sent += size + len(key)
             if n % 20000 == 0:
                 p.poll(0)
-                if on_disk is not None:
+                if on_disk is not None and records is None:
                     p.flush(60)
-                done = progress(sent)
+                done = progress(sent) if records is None else n * total_bytes // records
                 bar.update(min(done, total_bytes) - bar.n)
-        p.flush(120)
-        bar.update(min(progress(sent), total_bytes) - bar.n)
+        if p.flush(300):
+            raise SystemExit(f"{topic}: the broker did not take every record in 300 s")
+        bar.update(min(progress(sent) if records is None else total_bytes, total_bytes) - bar.n)
     return n
 
 

@@ -70,7 +70,7 @@ from monitor.kafka.record.reader import CONTROL_BODIES, cut_tail_is_fault
 from monitor.kafka.record.codecs import CodecError
 from monitor.kafka.record.codecs import NONE, decompress
 from monitor.kafka.record.encode import (
-    EMPTY_BATCH_SIZE, base_timestamp, compress_like_kafka, retained_batch_size, splice_records,
+    EMPTY_BATCH_SIZE, base_timestamp, compressed_size, retained_batch_size, splice_records,
 )
 from monitor.kafka.record.v2 import HEADER_SIZE
 from monitor.kafka.record.errors import RecordFormatError, TruncatedBatchError
@@ -320,7 +320,7 @@ def _rewritten_size(f: Flow, keep, ops, bodies: _Bodies, horizon) -> int:
                 data = splice_records(f.section, None if keep is None else ops.flags(keep), ops.flags(cols.offsets),
                                       ops.flags(cols.timestamps), ops.flags(cols.tails), b.base_offset, base_ts)
             if data is not None:
-                return HEADER_SIZE + len(compress_like_kafka(b.codec, data))
+                return HEADER_SIZE + compressed_size(b.codec, data)
     if f.records is None:
         f.records = (b if b._body is not None else bodies.batch(b)).records()
     recs = f.records

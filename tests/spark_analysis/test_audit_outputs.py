@@ -97,3 +97,20 @@ def test_the_report_tables_are_local_data_not_a_job_each(spark, tmp_path):
     df = local_frame(spark, rows, FAULTS_DDL)
     assert [r.asDict() for r in df.collect()] == rows
     assert df.schema == spark.createDataFrame(rows, FAULTS_DDL).schema
+
+
+def test_a_report_table_s_ddl_is_parsed_once_a_process(spark, monkeypatch):
+    """``local_frame`` parses a DDL string in the JVM once (``_schemas``): an audit makes nine tables a run
+    from the same strings, each parse a Py4J round trip. The cached schema still types the rows."""
+    import pyspark.sql.types as types
+
+    from spark_analysis.audit import tables
+
+    parsed = []
+    real = types._parse_datatype_string
+    monkeypatch.setattr(types, "_parse_datatype_string", lambda ddl: parsed.append(ddl) or real(ddl))
+    tables._schemas.cache_clear()
+    rows = [{"segment": "s", "fault_kind": "crc", "fault_position": 7, "fault_reason": "r"}]
+    for _ in range(3):
+        assert [r.asDict() for r in tables.local_frame(spark, rows, tables.FAULTS_DDL).collect()] == rows
+    assert parsed == [tables.FAULTS_DDL]

@@ -197,6 +197,23 @@ def compress_like_kafka(codec: int, data: bytes) -> bytes:
     raise ValueError(f"unknown compression codec id {codec}")
 
 
+def compressed_size(codec: int, data) -> int:
+    """``len(compress_like_kafka(codec, data))``, without building the framed bytes where the codec
+    allows: lz4 (the codec of most rewritten batches) block by block into one reused buffer, each
+    block's size the smaller of its compressed and raw size (an incompressible block is stored as it
+    is). Why: a clean's sizes only need the length, and the framing copied each 64 KiB block three
+    times (a slice, the codec's output, the join): a third of the CPU of sizing a rewritten lz4 batch."""
+    if codec == LZ4:
+        view = memoryview(data)
+        out = bytearray(cramjam.lz4.compress_block_bound(view[:LZ4_BLOCK]))
+        n = len(LZ4_FRAME_HEADER) + len(LZ4_END_MARK)
+        for start in range(0, len(view), LZ4_BLOCK):
+            raw = view[start : start + LZ4_BLOCK]
+            n += 4 + min(cramjam.lz4.compress_block_into(raw, out, store_size=False), len(raw))
+        return n
+    return len(compress_like_kafka(codec, data))
+
+
 def base_timestamp(batch, first_kept_timestamp: int, delete_horizon_ms) -> tuple[int, bool]:
     """The rebuilt batch's base timestamp and whether it is a horizon. A batch that has a horizon keeps
     it (``filterTo``: ``batch.deleteHorizonMs().orElse(NO_TIMESTAMP)``; only an unstamped batch is stamped);

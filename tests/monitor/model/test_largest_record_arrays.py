@@ -40,3 +40,19 @@ def test_the_arrays_give_the_record_data_s_largest_record(tmp_path, monkeypatch,
     assert all(ops.largest_record(ops.columns(a), b.base_offset, b.base_timestamp) is not None for b, a in create)
     _, big_arr, big_cols = got[1]
     assert largest_record(big_cols.buf, len(big_cols)) > 1200  # the 5th record: 1,220 bytes of value and more
+
+
+@pytest.mark.parametrize("ops", [cleanarrays.PureOps] + ([cleanarrays.NumpyOps] if cleanarrays.np is not None else []))
+def test_the_largest_record_need_not_have_the_longest_tail(tmp_path, monkeypatch, ops):
+    """A record a few bytes shorter in key and value but with a timestamp delta of 9 bytes is the longest
+    (numpy looks only at tails within 18 bytes of the longest: the deltas' varints take 2 to 20 bytes)."""
+    monkeypatch.setattr(cleanarrays, "OPS", ops)
+    recs = [Rec(0, T0, b"k0", b"v" * 100), Rec(1, T0 + (1 << 55), b"k1", b"v" * 95),
+            Rec(2, T0 + (1 << 20), b"k2", b"v" * 90), Rec(3, T0, b"k3", b"v" * 40)]
+    seg = write(tmp_path / "00000000000000000000.log", [v2(recs, "lz4")])
+    [(batch, arr, cols)] = _batches(seg.path)
+    want = largest_record(cols.buf, len(cols))
+    # attributes, offset delta, timestamp delta (9 bytes), key length and key, value length (2) and value,
+    # headers: 112 against the longest tail's record's 109
+    assert want == 1 + 1 + 9 + 1 + 2 + 2 + 95 + 1
+    assert largest_record_of_arrays(batch, arr) == want

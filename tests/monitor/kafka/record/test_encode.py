@@ -100,3 +100,20 @@ def test_records_copied_from_their_bytes_and_encoded_field_by_field_agree(tmp_pa
                                                r.headers) for r in records)
         assert encode.encode_records(records, batch.base_offset, base_ts) == fields
         assert encode.records_size(records, batch.base_offset, base_ts) == len(fields)
+
+
+@pytest.mark.parametrize("codec", [encode.NONE, encode.GZIP, encode.SNAPPY, encode.LZ4, encode.ZSTD])
+def test_compressed_size_is_the_length_of_the_framed_bytes(codec):
+    """``compressed_size`` (lz4 block by block into one buffer, no framed bytes built) against
+    ``compress_like_kafka``'s bytes: sections of no, one, several and a part 64 KiB block, compressible,
+    incompressible (stored as it is) and mixed blocks."""
+    import os
+    import random
+
+    rnd = random.Random(codec)
+    noise = os.urandom(200_000)
+    words = b"customer order invoice shipment " * 8000
+    for size in (0, 1, 100, 65_535, 65_536, 65_537, 200_000):
+        for data in (noise[:size], words[:size], bytes(rnd.choice((noise, words))[i] for i in range(size))):
+            assert encode.compressed_size(codec, data) == len(encode.compress_like_kafka(codec, data)), size
+    assert encode.compressed_size(codec, memoryview(words)[:70_000]) == len(encode.compress_like_kafka(codec, words[:70_000]))
