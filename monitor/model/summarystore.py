@@ -97,38 +97,33 @@ def _array_codec() -> Codec:
     return "array", enc, dec
 
 
-def _intmap_codec() -> Codec:
-    """An int -> int dict as two arrays of 64-bit ints (its keys, its values): an active segment's key
-    hashes and sizes (``ActiveKeys``), up to a million of them, in 16 bytes a key, not a JSON pair each."""
+def _two_arrays_codec(name: str, what: str, make) -> Codec:
+    """A mapping of ints to ints as two arrays of 64-bit ints (its keys, its values), 16 bytes a key, not a
+    JSON pair each; decoded by ``make(keys, values)``. ``what`` names it in a decode error."""
     _, enc_a, dec_a = _array_codec()
 
-    def enc(d: dict):
-        return [enc_a(array("q", d.keys())), enc_a(array("q", d.values()))]
-
-    def dec(v):
-        keys, values = (dec_a(x) for x in _check(list, v))
-        if keys.typecode != "q" or values.typecode != "q" or len(keys) != len(values):
-            raise ValueError("an int map's two arrays differ in type or length")
-        return dict(zip(keys, values))
-
-    return "intmap", enc, dec
-
-
-def _keysizes_codec() -> Codec:
-    """An active segment's key set (``monitor.model.activekeys.KeySizes``) as ``_intmap_codec``'s two arrays,
-    decoded as they are (packed until the tally reads on), never made a dict here."""
-    _, enc_a, dec_a = _array_codec()
-
-    def enc(m: KeySizes):
+    def enc(m):
         return [enc_a(array("q", m.keys())), enc_a(array("q", m.values()))]
 
     def dec(v):
         keys, values = (dec_a(x) for x in _check(list, v))
         if keys.typecode != "q" or values.typecode != "q" or len(keys) != len(values):
-            raise ValueError("a key set's two arrays differ in type or length")
-        return KeySizes(keys, values) if keys else KeySizes()
+            raise ValueError(f"{what}'s two arrays differ in type or length")
+        return make(keys, values)
 
-    return "keysizes", enc, dec
+    return name, enc, dec
+
+
+def _intmap_codec() -> Codec:
+    """An int -> int dict (an active segment's key hashes and sizes, ``ActiveKeys``, up to a million)."""
+    return _two_arrays_codec("intmap", "an int map", lambda keys, values: dict(zip(keys, values)))
+
+
+def _keysizes_codec() -> Codec:
+    """An active segment's key set (``monitor.model.activekeys.KeySizes``) decoded as its two arrays
+    (packed until the tally reads on), never made a dict here."""
+    return _two_arrays_codec("keysizes", "a key set",
+                             lambda keys, values: KeySizes(keys, values) if keys else KeySizes())
 
 
 def codec(tp) -> Codec:
