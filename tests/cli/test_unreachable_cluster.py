@@ -87,6 +87,23 @@ def test_an_audit_of_a_live_topic_says_which_cluster_and_why_and_exits_1_before_
     assert not (tmp_path / "out").exists()  # nothing started
 
 
+def test_an_audit_waits_for_a_silent_cluster_as_long_as_timeouts_admin_says(tmp_path):
+    """A listener that accepts and never answers (an overloaded broker, a proxy): the audit's admin requests wait
+    ``timeouts.admin``, the collector's setting, which its advice names as the wait; it waited a fixed 10 s
+    whatever monitor.yaml said."""
+    cfg = tmp_path / "monitor.yaml"
+    cfg.write_text("timeouts: {admin: 1.5}\n")
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)  # the kernel accepts the connection; nobody reads the request
+        bootstrap = f"127.0.0.1:{silent.getsockname()[1]}"
+        r = run("audit", "--input-kind", "topic", "--input", "orders", "--out", str(tmp_path / "out"),
+                "--config", str(cfg), "--bootstrap-server", bootstrap)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    line = said(r, "audit", bootstrap, "no answer in time")
+    assert "(timeouts.admin is the wait)" in line and "within 1.5s" in line, line
+
+
 def test_a_tls_client_against_a_plaintext_listener_is_told_tls(kafka, tmp_path):
     cfg = tmp_path / "monitor.yaml"
     cfg.write_text(yaml.safe_dump({"clusters": [{"name": "c", "bootstrap_servers": kafka.bootstrap,

@@ -77,8 +77,7 @@ def test_audit_with_its_admin_api_down_passes_no_default_off_as_a_topics_config(
     three_v2_batches(logs / "orders-0" / "00000000000000000000.log")
     shutil.copytree(logs / "orders-0", logs / "accounts-0")
     cfg = tmp_path / "monitor.yaml"
-    # timeouts.admin, the collector's, bounds the audit's admin requests too (it waited a fixed 10 s)
-    cfg.write_text("timeouts: {admin: 2}\nclusters:\n  - name: c\n    topics:\n      orders: {delete.retention.ms: 60000}\n")
+    cfg.write_text("clusters:\n  - name: c\n    topics:\n      orders: {delete.retention.ms: 60000}\n")
     out = tmp_path / "audits"
     with socket.socket() as held:  # the port stays bound (nobody else takes it) and refuses connections
         held.bind(("127.0.0.1", 0))
