@@ -36,13 +36,19 @@ def column(values, fmt: Callable[[float], str], missing: str | list[str] = units
     return [text(v, fmt, why) for v, why in zip(values, reasons)]
 
 
+def elapsed(seconds: float) -> str:
+    """How long something has been so, for a person: whole seconds and up ("3 min 12 s"); under a second,
+    "under 1 s". The pages' clocks (Prometheus' rule evaluation, a refresh) tick in seconds, so "985 ms"
+    or "0 ms" was precision nobody had."""
+    return "under 1 s" if seconds < 1 else units.duration_s(int(seconds))
+
+
 def ago_utc(seconds_since_epoch: float | None, now: float) -> str:
     """A past time for a person: its UTC time and how long ago ("2026-12-07T11:32:53.000Z, 3 min 12 s
     ago")."""
     if units.missing(seconds_since_epoch):
         return units.unknown()
-    return (f"{units.timestamp_utc(seconds_since_epoch * 1000)}, "
-            f"{units.duration_s(max(now - seconds_since_epoch, 0))} ago")
+    return f"{units.timestamp_utc(seconds_since_epoch * 1000)}, {elapsed(max(now - seconds_since_epoch, 0))} ago"
 
 
 def as_text(frame: pd.DataFrame, labels: dict[str, str]) -> pd.DataFrame:

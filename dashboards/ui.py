@@ -136,7 +136,7 @@ def alerts_table(alerts: pd.DataFrame | None, only: str | None = None, key: str 
     clusters = a["cluster"].dropna().nunique() > 1  # one cluster: its name would only widen every row
     began = [_epoch(v) for v in a["since"]]  # each alert's activeAt as Unix time, None without Prometheus
     a = a.assign(where=[where(r, clusters) for r in a.to_dict("records")],
-                 since_text=[f"{state} for {units.duration_s(max(now - t, 0))}" if not units.missing(t)
+                 since_text=[f"{state} for {display.elapsed(max(now - t, 0))}" if not units.missing(t)
                              else f"{state}, " + (units.unknown("no history without Prometheus")
                                                   if state == "active" else units.unknown())
                              for t, state in zip(began, a["state"])],

@@ -90,6 +90,16 @@ def test_a_full_red_cell_is_written_white_and_a_pale_one_dark():
     assert pale.zmin == dark.zmin == 0 and pale.zmax == dark.zmax == 1 and pale.colorscale == dark.colorscale
 
 
+def test_how_long_reads_in_whole_seconds_and_under_one_is_said_so():
+    """An alert pending for 985 ms read "pending for 985 ms" (and a fresh one "0 ms"): Prometheus evaluates
+    rules every few seconds, so the pages say how long in whole seconds, and "under 1 s" below one."""
+    from dashboards import display
+
+    assert [display.elapsed(s) for s in (0, 0.985, 1.2, 61.7, 3700)] == [
+        "under 1 s", "under 1 s", "1 s", "1 min 1 s", "1 h 2 min"]
+    assert display.ago_utc(1_796_690_000.0, 1_796_690_000.4).endswith(", under 1 s ago")
+
+
 def test_a_binary_key_is_shown_escaped_by_the_one_rule():
     from dashboards import display
     from monitor.fileio.excerpt import excerpt

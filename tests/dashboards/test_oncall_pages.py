@@ -105,8 +105,7 @@ def test_the_dashboards_own_source_down_says_which_and_since_when(name, monkeypa
     at = page(name, monkeypatch, collector_url=url)
     [err] = [e.value for e in at.error if "Cannot read the data source" in e.value]
     assert f"the collector at {url}" in err
-    assert re.search(r"Unreadable since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z, \d+ ms ago|"
-                     r"Unreadable since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z, \d+ s ago", err), err
+    assert re.search(r"Unreadable since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z, (under 1 s|\d+ s) ago", err), err
 
 
 def test_a_chart_only_when_it_has_something_to_show(collector, monkeypatch):
