@@ -99,7 +99,10 @@ class IoBudget:
         this out by not starting (``collectors.logdirs.detail.read_details``), not by sleeping in a refresh."""
         with self._lock:
             self._refill()
-            if self.rate is None or self._tokens >= 0:
+            # less than a byte owed is the refill's float rounding (rate x elapsed), not a read to pay for: a
+            # debt of 1e-15 s never paid off on a clock that moved by it (80.5 + 1e-15 == 80.5), and the
+            # record reads, which do not start in debt, stalled for good on a fake clock
+            if self.rate is None or self._tokens > -1:
                 return 0.0
             return -self._tokens / self.rate
 
