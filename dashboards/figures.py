@@ -84,9 +84,12 @@ def cleanable_heatmap(table: pd.DataFrame) -> go.Figure:
     scale = [[0, "#f7f7f7"], [1, "#d62728"]]
     hover = "topic %{y}<br>partition %{x}<br>cleanable ratio %{z:.2f}<extra></extra>"
     dark = grid.values >= DARK_CELL  # Plotly writes a cell's text in one colour: grey on full red did not read
+    # each cell's text written by one trace only: Plotly sizes a trace's text to fit its longest, so "held 1.00"
+    # under the held trace's own shrank every pale cell's "0.00" to a speck in a topic of 20 partitions
+    pale = ~dark & held_grid.isna().values
     fig = go.Figure(go.Heatmap(
         z=grid.values, x=x, y=y, zmin=0, zmax=1, colorscale=scale,
-        text=text.where(~dark, "").fillna("").values, textfont=dict(color="#262730"),
+        text=text.where(pale, "").fillna("").values, textfont=dict(color="#262730"),
         texttemplate="%{text}", colorbar=dict(title="cleanable ratio"), hovertemplate=hover))
     if dark.any():
         fig.add_heatmap(z=grid.where(dark).values, x=x, y=y, zmin=0, zmax=1, colorscale=scale, showscale=False,

@@ -72,6 +72,8 @@ def test_a_held_back_partition_is_not_drawn_as_a_clean_one():
     drawn = {(y, x): z for y, row in zip(held.y, held.z) for x, z in zip(held.x, row)}
     assert drawn[("cdc", "0")] == 1 and pd.isna(drawn[("ok", "0")])  # the clean one is left to the ratio's white
     assert cells[("ok", "0")] == ""  # its text too: written over the others' in the held trace's colour, unread
+    written = {(y, x): t for y, row in zip(ratio.y, ratio.text) for x, t in zip(ratio.x, row) if t}
+    assert written == {("ok", "0"): "0.00"}  # a held cell's text is the held trace's only (one size a trace)
 
 
 def test_a_full_red_cell_is_written_white_and_a_pale_one_dark():
